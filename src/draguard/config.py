@@ -1,0 +1,202 @@
+"""`.draguard.yaml`: rule switches, severity overrides, thresholds, target version and the
+names of objects that live outside the linted set.
+
+    kubeVersion: "1.33"
+    failOn: warning
+    rules:
+      env-partitioning-variable: off          # shorthand: off / on / error / warning / info
+      teardown-grace-period: {severity: warning, minGraceSeconds: 90}
+    external:
+      resourceClaims: [team-a/shared-gpu]    # namespace/name, or a bare name for any namespace
+      resourceClaimTemplates: []
+      deviceClasses: [gpu.acme.com]
+    adminNamespaces: [gpu-ops]
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .findings import Severity
+from .load.loader import InputProblem
+from .load.yamlpos import YMap, mark_of, parse_stream
+from .rules.base import REGISTRY, Rule
+from .schemas import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
+
+CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
+_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces"}
+_EXTERNAL_KEYS = {"resourceClaims", "resourceClaimTemplates", "deviceClasses"}
+_SWITCHES = {"off": False, "on": True, "false": False, "true": True}
+
+
+class ConfigError(Exception):
+    """A configuration the tool cannot run with (exit status 2)."""
+
+
+@dataclass
+class RuleSettings:
+    enabled: bool = True
+    severity: Severity | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Config:
+    path: str | None = None
+    kube_version: str = DEFAULT_KUBE_VERSION
+    fail_on: Severity = Severity.ERROR
+    rules: dict[str, RuleSettings] = field(default_factory=dict)
+    external: dict[str, set] = field(default_factory=lambda: {k: set() for k in _EXTERNAL_KEYS})
+    admin_namespaces: set = field(default_factory=set)
+    problems: list[InputProblem] = field(default_factory=list)
+
+    def settings(self, rule_id: str) -> RuleSettings:
+        return self.rules.get(rule_id) or RuleSettings()
+
+    def rule_option(self, rule: Rule, name: str):
+        configured = self.settings(rule.id).options
+        return configured[name] if name in configured else rule.options[name].default
+
+    def is_external(self, what: str, name: str, namespace: str = "") -> bool:
+        names = self.external.get(what, set())
+        return name in names or f"{namespace}/{name}" in names
+
+
+def check_kube_version(value) -> str:
+    text = str(value).strip().lstrip("v")
+    parts = text.split(".")
+    short = ".".join(parts[:2])
+    if short not in SUPPORTED_KUBE_VERSIONS:
+        raise ValueError(f"unsupported Kubernetes version {value!r} "
+                         f"(supported: {SUPPORTED_KUBE_VERSIONS[0]} to {SUPPORTED_KUBE_VERSIONS[-1]})")
+    return short
+
+
+def find_config(inputs: list[str]) -> str | None:
+    """The nearest `.draguard.yaml` above the first input (the working folder for stdin)."""
+    start = next((p for p in inputs if p != "-"), os.getcwd())
+    directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def load_config(path: str | None) -> Config:
+    config = Config(path=path)
+    if path is None:
+        return config
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    documents, problems = parse_stream(text)
+    if problems:
+        p = problems[0]
+        raise ConfigError(f"{path}:{p.line}:{p.column}: {p.message}")
+    data = documents[0].data if documents else None
+    if data is None:
+        return config
+    _Reader(path, config).read(data)
+    return config
+
+
+class _Reader:
+    def __init__(self, path: str, config: Config):
+        self.path = path
+        self.config = config
+
+    def fail(self, container, key, message: str):
+        line, column = mark_of(container, key)
+        raise ConfigError(f"{self.path}:{line}:{column}: {message}")
+
+    def read(self, data) -> None:
+        if not isinstance(data, YMap):
+            self.fail(data, None, "config must be a mapping")
+        for key in data:
+            if key not in _TOP_KEYS:
+                self.fail(data, key, f"unknown setting '{key}' (expected one of {', '.join(sorted(_TOP_KEYS))})")
+        if "kubeVersion" in data:
+            try:
+                self.config.kube_version = check_kube_version(data["kubeVersion"])
+            except ValueError as exc:
+                self.fail(data, "kubeVersion", str(exc))
+        if "failOn" in data:
+            try:
+                self.config.fail_on = Severity.parse(str(data["failOn"]))
+            except ValueError as exc:
+                self.fail(data, "failOn", str(exc))
+        self._external(data)
+        if "adminNamespaces" in data:
+            self.config.admin_namespaces = set(self._names(data, "adminNamespaces"))
+        rules = data.get("rules")
+        if rules is not None and not isinstance(rules, dict):
+            self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")
+        for rule_id in rules or {}:
+            self._rule(rules, rule_id)
+
+    def _names(self, container, key) -> list[str]:
+        value = container[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(container, key, f"'{key}' must be a list of names")
+        return value
+
+    def _external(self, data) -> None:
+        external = data.get("external")
+        if external is None:
+            return
+        if not isinstance(external, dict):
+            self.fail(data, "external", "'external' must be a mapping")
+        for key in external:
+            if key not in _EXTERNAL_KEYS:
+                self.fail(external, key, f"unknown external kind '{key}' (expected {', '.join(sorted(_EXTERNAL_KEYS))})")
+            self.config.external[key] = set(self._names(external, key))
+
+    def _rule(self, rules, rule_id) -> None:
+        rule = REGISTRY.get(rule_id)
+        if rule is None:
+            line, column = mark_of(rules, rule_id)
+            self.config.problems.append(InputProblem(
+                "unknown-rule", f"config names unknown rule '{rule_id}' (see `draguard rules`)",
+                self.path, line, column))
+            return
+        value = rules[rule_id]
+        settings = self.config.rules.setdefault(rule_id, RuleSettings())
+        if isinstance(value, bool):
+            settings.enabled = value
+        elif isinstance(value, str):
+            if value.lower() in _SWITCHES:
+                settings.enabled = _SWITCHES[value.lower()]
+            else:
+                settings.severity = self._severity(rules, rule_id, value)
+        elif isinstance(value, dict):
+            for key, option in value.items():
+                if key == "enabled":
+                    if not isinstance(option, bool):
+                        self.fail(value, key, "'enabled' must be true or false")
+                    settings.enabled = option
+                elif key == "severity":
+                    settings.severity = self._severity(value, key, option)
+                elif key in rule.options:
+                    try:
+                        settings.options[key] = rule.options[key].coerce(option)
+                    except ValueError as exc:
+                        self.fail(value, key, f"{rule_id}.{key}: {exc}")
+                else:
+                    known = ", ".join(["enabled", "severity", *rule.options]) or "enabled, severity"
+                    self.fail(value, key, f"rule {rule_id} has no setting '{key}' (settings: {known})")
+        else:
+            self.fail(rules, rule_id, f"rule {rule_id}: expected off/on, a severity or a mapping")
+
+    def _severity(self, container, key, value) -> Severity:
+        try:
+            return Severity.parse(str(value))
+        except ValueError as exc:
+            self.fail(container, key, str(exc))

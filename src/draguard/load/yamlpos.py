@@ -1,0 +1,261 @@
+"""YAML to plain Python data that remembers where every key and value came from.
+
+libyaml's C composer (PyYAML's CSafeLoader) does the parsing; this module turns its node
+graph into `YMap`/`YSeq` (dict/list subclasses carrying 1-based positions) in one pass. That
+is as fast as PyYAML's own constructor, and it is where the input limits are enforced: a
+document may not nest deeper than `Limits.max_depth`, nor expand (aliases counted each time
+they are used) to more than `Limits.max_nodes` nodes, nor span more than
+`Limits.max_document_bytes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+try:  # the C loader is a hard requirement for speed, but never for correctness
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
+    from yaml import SafeLoader as _Loader
+
+Mark = tuple  # (line, column), both 1-based
+
+
+class YMap(dict):
+    """A mapping that knows its own position and that of each key and value.
+
+    `marks[key]` is `(key_line, key_col, value_line, value_col)`."""
+
+    __slots__ = ("mark", "marks")
+
+    def key_mark(self, key) -> Mark:
+        m = self.marks.get(key) if hasattr(self, "marks") else None
+        return (m[0], m[1]) if m else getattr(self, "mark", (1, 1))
+
+    def value_mark(self, key) -> Mark:
+        m = self.marks.get(key) if hasattr(self, "marks") else None
+        return (m[2], m[3]) if m else getattr(self, "mark", (1, 1))
+
+
+class YSeq(list):
+    """A sequence that knows its own position and that of each item."""
+
+    __slots__ = ("mark", "marks")
+
+    def item_mark(self, index: int) -> Mark:
+        marks = getattr(self, "marks", ())
+        return marks[index] if 0 <= index < len(marks) else getattr(self, "mark", (1, 1))
+
+
+def mark_of(container, key=None, *, value: bool = False) -> Mark:
+    """Position of `container[key]` (its key, or its value with `value=True`), or of the
+    container itself when `key` is None. Works on plain dicts/lists too (then (1, 1))."""
+    if key is None:
+        return getattr(container, "mark", (1, 1))
+    if isinstance(container, YMap):
+        return container.value_mark(key) if value else container.key_mark(key)
+    if isinstance(container, YSeq):
+        return container.item_mark(key)
+    return (1, 1)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Refusal thresholds for hostile or broken input (documented in the README)."""
+
+    max_file_bytes: int = 32 * 1024 * 1024
+    max_document_bytes: int = 8 * 1024 * 1024
+    max_depth: int = 100
+    max_nodes: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class Problem:
+    """A parse-level problem: `kind` is 'syntax', 'limit' or 'duplicate-key'."""
+
+    kind: str
+    message: str
+    line: int
+    column: int
+
+
+@dataclass
+class Document:
+    index: int
+    data: object
+    start_line: int
+    end_line: int
+    problems: list = field(default_factory=list)
+
+
+class BuildError(Exception):
+    """Raised while building a document; `kind` is a `Problem.kind`."""
+
+    def __init__(self, kind: str, message: str, mark: Mark):
+        super().__init__(message)
+        self.kind = kind
+        self.mark = mark
+
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MERGE = "tag:yaml.org,2002:merge"
+_constructor = yaml.constructor.SafeConstructor()
+
+
+def _scalar(node: ScalarNode):
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag == _INT:
+        return _constructor.construct_yaml_int(node)
+    if tag == _BOOL:
+        return _constructor.bool_values[node.value.lower()]
+    if tag == _NULL:
+        return None
+    if tag == _FLOAT:
+        return _constructor.construct_yaml_float(node)
+    # timestamps, binary and custom tags stay text, as sigs.k8s.io/yaml turns them to JSON strings
+    return node.value
+
+
+class _Builder:
+    """Builds one document; counts expanded nodes so alias bombs are refused early."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.count = 0
+        self.memo: dict[int, tuple] = {}
+        self.problems: list[Problem] = []
+
+    def build(self, node, depth: int = 0):
+        self.count += 1
+        if node.__class__ is ScalarNode:
+            return _scalar(node)
+        if depth >= self.limits.max_depth:
+            self._refuse(f"document nests deeper than {self.limits.max_depth} levels", node)
+        seen = self.memo.get(id(node))
+        if seen is not None:  # an alias: reuse, but count its full size again
+            self.count += seen[1]
+            if self.count > self.limits.max_nodes:
+                self._refuse(f"document expands to more than {self.limits.max_nodes} nodes (alias bomb?)", node)
+            return seen[0]
+        before = self.count
+        if node.__class__ is MappingNode:
+            obj = self._mapping(node, depth)
+        else:
+            obj = self._sequence(node, depth)
+        self.memo[id(node)] = (obj, self.count - before)
+        if self.count > self.limits.max_nodes:
+            self._refuse(f"document expands to more than {self.limits.max_nodes} nodes", node)
+        return obj
+
+    @staticmethod
+    def _refuse(message: str, node) -> None:
+        start = node.start_mark
+        raise BuildError("limit", message, (start.line + 1, start.column + 1))
+
+    def _mapping(self, node: MappingNode, depth: int) -> YMap:
+        result = YMap()
+        start = node.start_mark
+        result.mark = (start.line + 1, start.column + 1)
+        marks = result.marks = {}
+        merges = []
+        for knode, vnode in node.value:
+            km, vm = knode.start_mark, vnode.start_mark
+            if knode.__class__ is not ScalarNode:
+                raise BuildError("syntax", "a mapping key must be a plain scalar (is this an unrendered template?)",
+                                 (km.line + 1, km.column + 1))
+            if knode.tag == _MERGE:
+                merges.append(vnode)
+                continue
+            key = knode.value
+            if key in result:
+                self.problems.append(
+                    Problem("duplicate-key", f"mapping key {key!r} already defined at line {marks[key][0]}",
+                            km.line + 1, km.column + 1)
+                )
+            result[key] = self.build(vnode, depth + 1)
+            marks[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
+        for vnode in merges:  # YAML merge keys: explicit keys win, as in go-yaml
+            sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
+            for source in sources:
+                merged = self.build(source, depth + 1)
+                if isinstance(merged, YMap):
+                    for key, value in merged.items():
+                        if key not in result:
+                            result[key] = value
+                            marks[key] = merged.marks[key]
+        return result
+
+    def _sequence(self, node: SequenceNode, depth: int) -> YSeq:
+        result = YSeq()
+        start = node.start_mark
+        result.mark = (start.line + 1, start.column + 1)
+        marks = result.marks = []
+        append, mark_append = result.append, marks.append
+        for item in node.value:
+            m = item.start_mark
+            append(self.build(item, depth + 1))
+            mark_append((m.line + 1, m.column + 1))
+        return result
+
+
+def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Document], list[Problem]]:
+    """Parse a multi-document YAML (or JSON) stream.
+
+    Returns the documents that parsed and the problems met; a syntax error ends the stream
+    (libyaml cannot resume), but documents before it are kept."""
+    documents: list[Document] = []
+    problems: list[Problem] = []
+    loader = _Loader(text)
+    index = 0
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            start, end = node.start_mark, node.end_mark
+            doc = Document(index, None, start.line + 1, end.line + 1)
+            index += 1
+            documents.append(doc)
+            if end.index - start.index > limits.max_document_bytes:
+                problems.append(Problem(
+                    "limit", f"document is larger than {limits.max_document_bytes} bytes; not checked",
+                    start.line + 1, start.column + 1))
+                continue
+            builder = _Builder(limits)
+            try:
+                doc.data = builder.build(node)
+            except BuildError as exc:
+                problems.append(Problem(exc.kind, f"{exc}; document not checked", *exc.mark))
+            except RecursionError:
+                problems.append(Problem("limit", "document nests too deeply; not checked",
+                                        start.line + 1, start.column + 1))
+            doc.problems = builder.problems
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = " ".join(part for part in (exc.context, exc.problem) if part) or str(exc)
+        problems.append(Problem("syntax", f"YAML syntax error: {message}", line, column))
+    except yaml.YAMLError as exc:  # reader errors (bad bytes) carry a position of their own
+        line, column = _reader_position(text, exc)
+        problems.append(Problem("syntax", f"cannot read input: {exc}", line, column))
+    finally:
+        loader.dispose()
+    return documents, problems
+
+
+def _reader_position(text: str, exc: Exception) -> Mark:
+    position = getattr(exc, "position", None)
+    if not isinstance(position, int):
+        return (1, 1)
+    before = text[:position]
+    line = before.count("\n") + 1
+    return (line, position - (before.rfind("\n") + 1) + 1)

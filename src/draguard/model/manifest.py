@@ -1,0 +1,119 @@
+"""Loaded objects: where they came from, and how to point at a place inside them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+from ..findings import ObjectRef
+from ..load.yamlpos import mark_of
+
+#: Maps a position in the text that was parsed to (file, line, column) shown to the user.
+Locator = Callable[[int, int], tuple]
+
+
+@dataclass
+class Source:
+    """One parsed text: a file, stdin, or the output of a renderer."""
+
+    display: str  # what findings call this text: the path as given, '-' for stdin
+    text: str
+    rendered_by: str | None = None  # 'helm' or 'kustomize'
+    _lines: list | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+    def line_text(self, line: int) -> str:
+        lines = self.lines
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+@dataclass
+class Manifest:
+    """One Kubernetes object (a document, or an item of a `List`)."""
+
+    source: Source
+    doc_index: int
+    data: dict
+    item_index: int | None = None
+    #: Maps a parsed position to what the user should see; identity for plain files.
+    locate: Locator | None = None
+
+    @property
+    def api_version(self) -> str:
+        value = self.data.get("apiVersion")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def kind(self) -> str:
+        value = self.data.get("kind")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def group(self) -> str:
+        api = self.api_version
+        return api.rsplit("/", 1)[0] if "/" in api else ""
+
+    @property
+    def metadata(self) -> dict:
+        meta = self.data.get("metadata")
+        return meta if isinstance(meta, dict) else {}
+
+    @property
+    def name(self) -> str:
+        value = self.metadata.get("name") or self.metadata.get("generateName")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def namespace(self) -> str:
+        value = self.metadata.get("namespace")
+        return value if isinstance(value, str) else ""
+
+    @property
+    def annotations(self) -> dict:
+        value = self.metadata.get("annotations")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def labels(self) -> dict:
+        value = self.metadata.get("labels")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+
+    def position(self, container=None, key=None, *, value: bool = False) -> tuple[str, int, int]:
+        """(file, line, column) of `container[key]` as the user should see it."""
+        line, column = mark_of(self.data if container is None else container, key, value=value)
+        if self.locate is not None:
+            return self.locate(line, column)
+        return (self.source.display, line, column)
+
+
+@dataclass
+class ObjectSet:
+    """Every object of one lint run, with the indexes cross-object rules need."""
+
+    manifests: list[Manifest]
+
+    def __iter__(self) -> Iterator[Manifest]:
+        return iter(self.manifests)
+
+    def __len__(self) -> int:
+        return len(self.manifests)
+
+    def of_kind(self, *kinds: str) -> list[Manifest]:
+        wanted = set(kinds)
+        return [m for m in self.manifests if m.kind in wanted]
+
+    def find(self, kind: str, name: str, namespace: str | None = None) -> Manifest | None:
+        for m in self.manifests:
+            if m.kind == kind and m.name == name and (namespace is None or m.namespace == namespace):
+                return m
+        return None
+

@@ -1,0 +1,27 @@
+"""Source lines for reports: from the loaded texts, else from disk (template files that
+rendered findings map to, the config file)."""
+
+from __future__ import annotations
+
+
+class SourceLines:
+    def __init__(self, sources):
+        self._by_name = {s.display: s.lines for s in sources if not s.rendered_by}
+        self._read: dict[str, list[str] | None] = {}
+
+    def _lines(self, file: str) -> list[str] | None:
+        if file in self._by_name:
+            return self._by_name[file]
+        if file not in self._read:
+            try:
+                with open(file, encoding="utf-8", errors="replace") as handle:
+                    self._read[file] = handle.read().splitlines()
+            except OSError:
+                self._read[file] = None
+        return self._read[file]
+
+    def get(self, file: str, line: int) -> str | None:
+        lines = self._lines(file)
+        if lines is None or not 0 < line <= len(lines):
+            return None
+        return lines[line - 1]

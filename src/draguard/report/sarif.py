@@ -1,0 +1,108 @@
+"""SARIF 2.1.0 as GitHub code scanning reads it: rules with help, repo-relative URIs,
+1-based regions and partial fingerprints that survive lines moving."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import textwrap
+
+from .. import __version__
+from ..findings import Severity
+from ..rules import REGISTRY
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _repo_root(start: str) -> str:
+    directory = os.path.abspath(start)
+    while True:
+        if os.path.exists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return os.path.abspath(start)
+        directory = parent
+
+
+def artifact_uri(file: str, root: str) -> str:
+    if file == "-":
+        return "stdin"
+    rel = os.path.relpath(os.path.abspath(file), root)
+    if rel.startswith(".."):
+        return "file://" + os.path.abspath(file).replace(os.sep, "/")
+    return rel.replace(os.sep, "/")
+
+
+def _rule_descriptor(rule) -> dict:
+    full = " ".join(textwrap.dedent(rule.rationale).split())
+    help_text = f"{rule.summary}\n\n{full}"
+    if rule.upstream_note:
+        help_text += "\n\nUpstream vs. guideline documents: " + " ".join(rule.upstream_note.split())
+    return {
+        "id": rule.id,
+        "name": "".join(part.capitalize() for part in rule.id.split("-")),
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": full},
+        "help": {"text": help_text},
+        "helpUri": rule.help_uri,
+        "defaultConfiguration": {"level": _LEVELS[rule.severity]},
+        "properties": {"category": rule.category, "tags": ["draguard", rule.category]},
+    }
+
+
+def _fingerprint(finding, uri: str, seen: dict) -> str:
+    base = "\x1f".join((finding.rule, uri, str(finding.obj), finding.message))
+    occurrence = seen.get(base, 0)
+    seen[base] = occurrence + 1
+    return hashlib.sha256(f"{base}\x1f{occurrence}".encode()).hexdigest()[:32]
+
+
+def _result(finding, index: dict, root: str, seen: dict, suppressed: bool) -> dict:
+    uri = artifact_uri(finding.file, root)
+    result = {
+        "ruleId": finding.rule,
+        "ruleIndex": index[finding.rule],
+        "level": _LEVELS[finding.severity],
+        "message": {"text": finding.message + (f" Fix: {finding.fix}" if finding.fix else "")},
+        "locations": [{
+            "physicalLocation": {
+                "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"} if not uri.startswith("file://")
+                else {"uri": uri},
+                "region": {"startLine": finding.line, "startColumn": finding.column},
+            },
+        }],
+        "partialFingerprints": {"draguardFinding/v1": _fingerprint(finding, uri, seen)},
+    }
+    if finding.obj.kind:
+        result["properties"] = {"object": finding.obj.as_json()}
+    if suppressed:
+        result["suppressions"] = [{"kind": "inSource", "justification": finding.suppressed_by or ""}]
+    return result
+
+
+def render(result, *, show_suppressed: bool = False, root: str | None = None, **_) -> str:
+    root = root or _repo_root(os.getcwd())
+    rules = list(REGISTRY)
+    index = {rule.id: i for i, rule in enumerate(rules)}
+    seen: dict = {}
+    results = [_result(f, index, root, seen, False) for f in result.findings]
+    if show_suppressed:
+        results += [_result(f, index, root, seen, True) for f in result.suppressed]
+    document = {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "draguard",
+                "version": __version__,
+                "informationUri": "https://github.com/draguard/draguard",
+                "rules": [_rule_descriptor(rule) for rule in rules],
+            }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/").rstrip("/") + "/"}},
+            "results": results,
+        }],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"

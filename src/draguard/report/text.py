@@ -1,0 +1,55 @@
+"""Human output: grouped by file, each finding with its source line and a caret, like a compiler."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from ..findings import Finding, Severity
+from .lines import SourceLines
+
+_COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
+
+
+class _Paint:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
+
+
+def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) -> list[str]:
+    sev = paint(str(f.severity), "1;" + _COLOURS[f.severity])
+    tag = " (suppressed: " + (f.suppressed_by or "no reason given") + ")" if suppressed else ""
+    out = [f"{paint(f'{f.file}:{f.line}:{f.column}', '1')}: {sev} [{f.rule}] {f.message}{tag}"]
+    source = lines.get(f.file, f.line)
+    if source is not None:
+        expanded = source.expandtabs(1)
+        out.append(f"  {f.line:>5} | {expanded}")
+        out.append(f"        | {' ' * max(0, f.column - 1)}{paint('^', '1;32')}")
+    if f.obj.kind:
+        out.append(f"        = in {f.obj}")
+    if f.fix:
+        out.append(f"        = fix: {f.fix}")
+    return out
+
+
+def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> str:
+    paint = _Paint(colour)
+    lines = SourceLines(result.loaded.sources)
+    shown = [(f, False) for f in result.findings]
+    if show_suppressed:
+        shown += [(f, True) for f in result.suppressed]
+        shown.sort(key=lambda pair: pair[0].sort_key())
+    out: list[str] = []
+    for file, group in groupby(shown, key=lambda pair: pair[0].file):
+        out.append(paint(file, "1;4"))
+        for f, suppressed in group:
+            out.extend(_finding(f, lines, paint, suppressed))
+        out.append("")
+    s = result.summary()
+    out.append(
+        f"{s['objects']} objects in {s['files']} files: {s['errors']} errors, {s['warnings']} warnings, "
+        f"{s['info']} info, {s['suppressed']} suppressed"
+    )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,125 @@
+"""Input rules: problems the loader and the configuration reader find before any check runs."""
+
+from ..findings import Severity
+from ..load import loader
+from .base import Rule, register
+
+
+@register
+class YamlSyntax(Rule):
+    id = loader.YAML_SYNTAX
+    name = "YAML syntax error"
+    category = "parse"
+    severity = Severity.ERROR
+    scope = "input"
+    summary = "The input is not valid YAML or JSON, or not UTF-8 text."
+    rationale = """
+        kubectl and the API server reject the whole file, so nothing in it reaches the cluster.
+        draguard reports the first error libyaml meets (parsing cannot resume after it) and
+        still checks the documents before it."""
+    reference = "https://yaml.org/spec/1.2.2/"
+    noncompliant = "metadata:\n  name: [unclosed\n"
+
+
+@register
+class DuplicateKey(Rule):
+    id = loader.DUPLICATE_KEY
+    name = "Duplicate mapping key"
+    category = "parse"
+    severity = Severity.ERROR
+    scope = "input"
+    summary = "A mapping defines the same key twice."
+    rationale = """
+        Plain YAML keeps the last value silently, but kubectl's strict decoding rejects the
+        object ("mapping key already defined"), and a reviewer reading the first value is misled."""
+    reference = "https://kubernetes.io/docs/reference/using-api/api-concepts/#field-validation"
+    noncompliant = "metadata:\n  name: a\n  name: b\n"
+
+
+@register
+class InputLimit(Rule):
+    id = loader.INPUT_LIMIT
+    name = "Input refused by a safety limit"
+    category = "parse"
+    severity = Severity.ERROR
+    scope = "input"
+    summary = "A file or document is too large, too deep, or expands too far through aliases."
+    rationale = """
+        Limits: 32 MiB per file, 8 MiB per document, 100 levels of nesting, 1,000,000 nodes
+        per document with aliases counted every time they are used (so a 'billion laughs'
+        alias bomb is refused after a bounded amount of work). The API server has similar
+        limits (3 MiB request bodies by default); nothing legitimate comes close."""
+    reference = "https://en.wikipedia.org/wiki/Billion_laughs_attack"
+
+
+@register
+class TemplateUnrendered(Rule):
+    id = loader.TEMPLATE_UNRENDERED
+    name = "Unrendered template"
+    category = "parse"
+    severity = Severity.WARNING
+    scope = "input"
+    summary = "The file holds `{{ }}` template markup and is not a manifest until rendered."
+    rationale = """
+        Helm and Go templates only become Kubernetes objects once rendered; linting the raw
+        text would report noise and miss what the template produces. Point draguard at the
+        chart folder (it runs `helm template`), or render first and lint the output."""
+    reference = "https://helm.sh/docs/helm/helm_template/"
+
+
+@register
+class RenderSkipped(Rule):
+    id = loader.RENDER_SKIPPED
+    name = "Renderer not available"
+    category = "parse"
+    severity = Severity.WARNING
+    scope = "input"
+    summary = "A Helm chart or Kustomize folder was skipped because its renderer is not on PATH."
+    rationale = """
+        draguard renders charts with `helm template` and kustomizations with `kustomize build`
+        or `kubectl kustomize`, using the binaries the user already has. Without them the
+        folder is skipped (and said so) while everything else is still checked."""
+    reference = "https://kubectl.docs.kubernetes.io/references/kustomize/"
+
+
+@register
+class RenderFailed(Rule):
+    id = loader.RENDER_FAILED
+    name = "Rendering failed"
+    category = "parse"
+    severity = Severity.ERROR
+    scope = "input"
+    summary = "`helm template` or `kustomize build` exited with an error."
+    rationale = """
+        A chart or kustomization that does not render cannot be deployed either; the
+        renderer's own last error line is reported."""
+    reference = "https://helm.sh/docs/helm/helm_template/"
+
+
+@register
+class NotAnObject(Rule):
+    id = loader.NOT_AN_OBJECT
+    name = "Not a Kubernetes object"
+    category = "schema"
+    severity = Severity.INFO
+    scope = "input"
+    summary = "A document has no apiVersion and kind, so it is not checked."
+    rationale = """
+        Configuration files that share a folder with manifests (device-plugin sharing configs,
+        values files) are skipped; this note says so, so that nothing is skipped silently."""
+    reference = "https://kubernetes.io/docs/concepts/overview/working-with-objects/"
+
+
+@register
+class UnknownRule(Rule):
+    id = "unknown-rule"
+    name = "Unknown rule id"
+    category = "schema"
+    severity = Severity.ERROR
+    scope = "input"
+    summary = "A suppression annotation or the config names a rule draguard does not have."
+    rationale = """
+        A misspelt id would silently suppress nothing (or configure nothing); `draguard rules`
+        lists the valid ids."""
+    reference = "https://github.com/draguard/draguard#suppressions-and-config"
+    noncompliant = "metadata:\n  annotations:\n    ignore.draguard.io/no-such-rule: \"reason\"\n"
