@@ -113,8 +113,8 @@ class _Reader:
         self.path = path
         self.config = config
 
-    def fail(self, container, key, message: str):
-        line, column = mark_of(container, key)
+    def fail(self, container, key, message: str, *, value: bool = False):
+        line, column = mark_of(container, key, value=value)
         raise ConfigError(f"{self.path}:{line}:{column}: {message}")
 
     def read(self, data) -> None:
@@ -127,12 +127,12 @@ class _Reader:
             try:
                 self.config.kube_version = check_kube_version(data["kubeVersion"])
             except ValueError as exc:
-                self.fail(data, "kubeVersion", str(exc))
+                self.fail(data, "kubeVersion", str(exc), value=True)
         if "failOn" in data:
             try:
                 self.config.fail_on = Severity.parse(str(data["failOn"]))
             except ValueError as exc:
-                self.fail(data, "failOn", str(exc))
+                self.fail(data, "failOn", str(exc), value=True)
         self._external(data)
         if "adminNamespaces" in data:
             self.config.admin_namespaces = set(self._names(data, "adminNamespaces"))
@@ -188,7 +188,7 @@ class _Reader:
                     try:
                         settings.options[key] = rule.options[key].coerce(option)
                     except ValueError as exc:
-                        self.fail(value, key, f"{rule_id}.{key}: {exc}")
+                        self.fail(value, key, f"{rule_id}.{key}: {exc}", value=True)
                 else:
                     known = ", ".join(["enabled", "severity", *rule.options]) or "enabled, severity"
                     self.fail(value, key, f"rule {rule_id} has no setting '{key}' (settings: {known})")
@@ -199,4 +199,4 @@ class _Reader:
         try:
             return Severity.parse(str(value))
         except ValueError as exc:
-            self.fail(container, key, str(exc))
+            self.fail(container, key, str(exc), value=True)

@@ -39,7 +39,7 @@ def _render_kind(directory: str) -> str | None:
 
 def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]:
     """Expand paths into units, in a stable order. A folder holding Chart.yaml or a
-    kustomization is one unit to render; other folders are walked (hidden ones skipped)."""
+    kustomization is one unit to render; other folders are walked (hidden entries skipped)."""
     units: list[Unit] = []
     for given in inputs:
         if given == "-":
@@ -75,6 +75,8 @@ def _walk(root: str, include, exclude) -> list[Unit]:
                 keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
+            if name.startswith("."):  # dotfiles: .draguard.yaml, editor and CI configs
+                continue
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, root)
             if _matches(rel, include) and not _matches(rel, exclude):

@@ -37,7 +37,7 @@ def _one_of_types(error) -> str:
     kinds = []
     for branch in error.kind.as_dict().get("context") or []:
         for sub in branch:
-            kinds.extend(re.findall(r'"(\w+)"', str(sub).split("is not of type", 1)[-1]))
+            kinds.extend(re.findall(r'"(\w+)"', sub.message.split("is not of type", 1)[-1]))
     names = [k for k in dict.fromkeys(kinds) if k != "null"]
     return " or ".join(names) if names else "a valid value"
 
