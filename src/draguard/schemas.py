@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from importlib import resources
+from importlib.util import find_spec
+from pathlib import Path
 
 import jsonschema_rs
 
@@ -16,8 +17,17 @@ SUPPORTED_KUBE_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 DEFAULT_KUBE_VERSION = "1.32"
 
 
-def _schema_dir(kube_version: str):
-    return resources.files("kubernetes_validate") / "kubernetes-json-schema" / f"v{kube_version}.0-local-strict"
+@lru_cache(maxsize=None)
+def _schema_root() -> Path:
+    # located, not imported: importing kubernetes_validate pulls in jsonschema (~0.1 s)
+    spec = find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the kubernetes-validate package is not installed")
+    return Path(spec.submodule_search_locations[0]) / "kubernetes-json-schema"
+
+
+def _schema_dir(kube_version: str) -> Path:
+    return _schema_root() / f"v{kube_version}.0-local-strict"
 
 
 @lru_cache(maxsize=None)
