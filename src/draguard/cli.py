@@ -115,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_ERROR
     except Exception as exc:  # a bug must still not look like "findings" (exit 1) or a traceback
+        if os.environ.get("DRAGUARD_DEBUG"):
+            raise
         sys.stderr.write(f"draguard: internal error: {type(exc).__name__}: {exc}\n"
                          "draguard: please report this with the input that caused it\n")
         return EXIT_ERROR

@@ -30,9 +30,9 @@ def rule_markdown(rule) -> str:
         parts.append("## Upstream Kubernetes vs. the guideline documents\n\n"
                      + " ".join(textwrap.dedent(rule.upstream_note).split()) + "\n")
     if rule.noncompliant:
-        parts.append("## Fails\n\n" + _block(rule.noncompliant))
+        parts.append(f"## Fails (Kubernetes {rule.examples_target})\n\n" + _block(rule.noncompliant))
     if rule.compliant:
-        parts.append("## Passes\n\n" + _block(rule.compliant))
+        parts.append(f"## Passes (Kubernetes {rule.examples_target})\n\n" + _block(rule.compliant))
     if rule.options:
         rows = "\n".join(f"| `{name}` | `{option.default!r}` | {option.help} |"
                          for name, option in rule.options.items())

@@ -1,6 +1,8 @@
 """The rule catalog. Importing this package registers every rule."""
 
-from . import input, schema  # noqa: F401  (registration side effect)
+from . import (  # noqa: F401  (registration side effect)
+    currency, env, host, input, isolation, legacy, memory, requests, rollout, schema, teardown, wiring,
+)
 from .base import REGISTRY, Context, Option, Rule, register
 
 __all__ = ["REGISTRY", "Context", "Option", "Rule", "register"]

@@ -50,6 +50,7 @@ class Rule:
     upstream_note: ClassVar[str] = ""  # where circulating guideline documents differ from upstream
     compliant: ClassVar[str] = ""  # YAML example that passes
     noncompliant: ClassVar[str] = ""  # YAML example that fails
+    examples_target: ClassVar[str] = "1.34"  # the --kube-version both examples are written for
     options: ClassVar[dict[str, Option]] = {}
     scope: ClassVar[str] = "object"  # 'object', 'set' or 'input'
     kinds: ClassVar[frozenset | None] = None  # object kinds checked; None = every kind
@@ -117,6 +118,13 @@ class Context:
         self.config = config
         self.objects = objects
         self.kube_version = config.kube_version
+        self._memo: dict = {}
+
+    def memo(self, key, build):
+        """An index over the whole object set, built once per run on first use."""
+        if key not in self._memo:
+            self._memo[key] = build(self.objects)
+        return self._memo[key]
 
     def option(self, rule: Rule, name: str):
         return self.config.rule_option(rule, name)

@@ -122,4 +122,11 @@ class UnknownRule(Rule):
         A misspelt id would silently suppress nothing (or configure nothing); `draguard rules`
         lists the valid ids."""
     reference = "https://github.com/draguard/draguard#suppressions-and-config"
-    noncompliant = "metadata:\n  annotations:\n    ignore.draguard.io/no-such-rule: \"reason\"\n"
+    noncompliant = """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: settings
+          annotations:
+            ignore.draguard.io/no-such-rule: "reason"
+        """

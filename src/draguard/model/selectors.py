@@ -1,0 +1,33 @@
+"""Kubernetes label selectors (matchLabels + matchExpressions), as the API server evaluates them."""
+
+from __future__ import annotations
+
+
+def matches(selector, labels: dict) -> bool:
+    """True when `selector` (a LabelSelector mapping) selects `labels`. An empty selector
+    selects everything; a malformed one selects nothing."""
+    if not isinstance(selector, dict):
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    if not isinstance(match_labels, dict):
+        return False
+    for key, value in match_labels.items():
+        if labels.get(key) != value:
+            return False
+    for expression in selector.get("matchExpressions") or []:
+        if not isinstance(expression, dict):
+            return False
+        key, operator = expression.get("key"), expression.get("operator")
+        values = expression.get("values") or []
+        present = key in labels
+        if operator == "In" and not (present and labels[key] in values):
+            return False
+        if operator == "NotIn" and present and labels[key] in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+        if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True

@@ -1,0 +1,199 @@
+"""api-currency: resource.k8s.io versions, kinds and fields as the target release serves them.
+
+Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube-apiserver)."""
+
+from __future__ import annotations
+
+from ..catalog import resource_api_lifecycle
+from ..findings import Severity
+from ..model.claims import RESOURCE_GROUP, claim_spec
+from ..model.workloads import POD_KINDS, pod_sites
+from .base import Rule, register
+from .examples import COMPLIANT_POD, V1BETA1_POD
+
+_REMOVED_KINDS = {
+    "ResourceClass": "DeviceClass (resource.k8s.io/v1)",
+    "PodSchedulingContext": "nothing: the scheduler allocates structured claims itself",
+    "ResourceClaimParameters": "selectors and opaque config in the claim itself",
+    "ResourceClassParameters": "selectors and opaque config in the DeviceClass itself",
+}
+_CLASSIC_FIELDS = {
+    "resourceClassName": "name a DeviceClass per request (exactly.deviceClassName)",
+    "parametersRef": "put CEL selectors and opaque driver config in the claim",
+    "allocationMode": "drop it: claims are allocated when their first pod is scheduled",
+}
+
+
+def _minor(kube_version: str) -> int:
+    return int(kube_version.split(".")[1])
+
+
+def _lifecycle(obj):
+    if obj.group != RESOURCE_GROUP:
+        return None
+    version = obj.api_version.rsplit("/", 1)[-1]
+    return version, resource_api_lifecycle().get((version, obj.kind))
+
+
+@register
+class ApiRemoved(Rule):
+    id = "api-removed"
+    name = "Removed DRA API"
+    category = "api-currency"
+    severity = Severity.ERROR
+    kinds = None
+    summary = ("Kinds, versions and fields Kubernetes removed: ResourceClass, PodSchedulingContext, v1alpha2/v1alpha3 "
+               "objects, classic resourceClassName/parametersRef/allocationMode, the pod claim `source:` form.")
+    rationale = """
+        "Classic" DRA (KEP-3063: ResourceClass, PodSchedulingContext, claim parameters,
+        claim-level `allocationMode: Immediate | WaitForFirstConsumer`) was replaced by
+        structured parameters (KEP-4381) and removed: resource.k8s.io/v1alpha2 was last served
+        in 1.30, PodSchedulingContext in 1.31, the v1alpha3 claim kinds in 1.33. The pod-level
+        `resourceClaims[].source` wrapper became the flat `resourceClaimName` /
+        `resourceClaimTemplateName` fields in 1.31. The API server of the target release
+        rejects all of these."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
+    upstream_note = """
+        Several GPU guideline documents in circulation still show a ResourceClaim with
+        `resourceClassName: gpu.nvidia.com`, `allocationMode: WaitForFirstConsumer` and a
+        ResourceClass, or a pod claim wrapped in `source:`. None of it exists in Kubernetes
+        1.32+. Upstream: a DeviceClass installed by the driver, a ResourceClaimTemplate whose
+        request names it (`exactly.deviceClassName` in resource.k8s.io/v1, with CEL selectors
+        for the slice), allocation when the pod is scheduled, and
+        `resourceClaimTemplateName` directly on the pod claim."""
+    noncompliant = """
+        apiVersion: resource.k8s.io/v1alpha2
+        kind: ResourceClaim
+        metadata: {name: gpu}
+        spec:
+          resourceClassName: gpu.nvidia.com
+          allocationMode: WaitForFirstConsumer
+        """
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        target = _minor(ctx.kube_version)
+        if obj.group == RESOURCE_GROUP:
+            version, life = _lifecycle(obj)
+            if obj.kind in _REMOVED_KINDS:
+                yield ctx.finding(self, obj, f"{obj.kind} ({obj.api_version}) was removed with classic DRA; use "
+                                  f"{_REMOVED_KINDS[obj.kind]}", obj.data, "kind", value=True)
+            elif version == "v1alpha2" or (life and life["removed"] is not None and target >= life["removed"]):
+                gone = f"1.{life['removed'] - 1}" if life else "1.30"
+                yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is not served by Kubernetes "
+                                  f"{ctx.kube_version} (last served in {gone}); use resource.k8s.io/v1",
+                                  obj.data, "apiVersion", value=True)
+            spec = claim_spec(obj)
+            for field, instead in _CLASSIC_FIELDS.items():
+                if field in spec:
+                    yield ctx.finding(self, obj, f"claim field '{field}' belongs to classic DRA, removed from "
+                                      f"Kubernetes; {instead}", spec, field)
+        if obj.kind in POD_KINDS:
+            for site in pod_sites(obj):
+                claims = site.spec.get("resourceClaims")
+                for entry in claims if isinstance(claims, list) else []:
+                    if isinstance(entry, dict) and "source" in entry:
+                        yield ctx.finding(self, obj, f"pod claim '{entry.get('name')}' uses the removed `source:` "
+                                          "wrapper; put resourceClaimName or resourceClaimTemplateName directly on "
+                                          "the entry", entry, "source")
+
+
+@register
+class ApiVersionUnavailable(Rule):
+    id = "api-version-unavailable"
+    name = "DRA API version newer than the target"
+    category = "api-currency"
+    severity = Severity.ERROR
+    kinds = None
+    summary = "A resource.k8s.io version/kind the target release does not have yet (e.g. v1 before 1.34)."
+    rationale = """
+        resource.k8s.io/v1beta1 arrived in 1.32, v1beta2 in 1.33, v1 (DRA GA) in 1.34, and
+        DeviceTaintRule in v1 in 1.37. Manifests written for a newer cluster fail with "no
+        matches for kind" on the target; lint with the `--kube-version` the cluster runs."""
+    reference = "https://kubernetes.io/docs/reference/using-api/#api-versioning"
+    noncompliant = """
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceTaintRule
+        metadata: {name: gpu-maintenance}
+        spec:
+          deviceSelector: {driver: gpu.nvidia.com}
+          taint: {key: maintenance, effect: NoSchedule}
+        """
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        found = _lifecycle(obj)
+        if found and found[1] and _minor(ctx.kube_version) < found[1]["introduced"]:
+            yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is served from Kubernetes "
+                              f"1.{found[1]['introduced']}; the target is {ctx.kube_version}", obj.data,
+                              "apiVersion", value=True)
+
+
+@register
+class ApiVersionNotDefault(Rule):
+    id = "api-version-not-default"
+    name = "DRA API version not served by default"
+    category = "api-currency"
+    severity = Severity.WARNING
+    kinds = None
+    summary = "A resource.k8s.io version the target serves only with --runtime-config (beta and alpha versions)."
+    rationale = """
+        Beta and alpha API versions are disabled by default in kube-apiserver
+        (beta since 1.24). resource.k8s.io/v1 is the only DRA version served by default, from
+        1.34; v1beta1 and v1beta2 then need `--runtime-config=resource.k8s.io/v1beta1=true`
+        (most managed clusters do not set it). On 1.32 and 1.33 no DRA version is on by
+        default: the cluster must enable the `DynamicResourceAllocation` feature gate and the
+        beta API, so the finding is `info` there."""
+    reference = "https://kubernetes.io/docs/reference/using-api/#enabling-or-disabling"
+    noncompliant = V1BETA1_POD
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        found = _lifecycle(obj)
+        if not found or not found[1]:
+            return
+        version, life = found
+        target = _minor(ctx.kube_version)
+        served = life["introduced"] <= target and (life["removed"] is None or target < life["removed"])
+        deprecated = life["deprecated"] is not None and target >= life["deprecated"]
+        if not served or life["default"] or deprecated:
+            return
+        v1_default = resource_api_lifecycle().get(("v1", obj.kind), {}).get("introduced", 99) <= target
+        severity = Severity.WARNING if v1_default or version.startswith("v1alpha") else Severity.INFO
+        instead = "use resource.k8s.io/v1" if v1_default else \
+            f"enable it with --runtime-config=resource.k8s.io/{version}=true"
+        yield ctx.finding(self, obj, f"{obj.api_version} is not served by default in Kubernetes {ctx.kube_version}; "
+                          f"{instead}", obj.data, "apiVersion", value=True, severity=severity)
+
+
+@register
+class ApiVersionDeprecated(Rule):
+    id = "api-version-deprecated"
+    name = "Deprecated DRA API version"
+    category = "api-currency"
+    severity = Severity.WARNING
+    kinds = None
+    examples_target = "1.35"
+    summary = "A resource.k8s.io version deprecated in the target release, with its replacement."
+    rationale = """
+        Deprecated versions are removed three releases later (v1beta1: deprecated 1.35,
+        removed 1.38; v1beta2: deprecated 1.36, removed 1.39). Migrate while both are served:
+        `kubectl convert` does not cover DRA; `draguard fix` rewrites the manifests."""
+    reference = "https://kubernetes.io/docs/reference/using-api/deprecation-policy/"
+    noncompliant = V1BETA1_POD
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        found = _lifecycle(obj)
+        if not found or not found[1]:
+            return
+        version, life = found
+        target = _minor(ctx.kube_version)
+        if life["deprecated"] is None or target < life["deprecated"]:
+            return
+        if life["removed"] is not None and target >= life["removed"]:
+            return
+        extra = "" if life["default"] else " and not served by default"
+        yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is deprecated since 1.{life['deprecated']}"
+                          f"{extra} (removed in 1.{life['removed']}); use resource.k8s.io/{life['replacement']}",
+                          obj.data, "apiVersion", value=True)

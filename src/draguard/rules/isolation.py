@@ -1,0 +1,139 @@
+"""isolation: one tenant must not reach another tenant's devices."""
+
+from __future__ import annotations
+
+from ..findings import Severity
+from ..model.claims import CLAIM_KINDS, device_requests
+from ..model.workloads import pod_sites, resolve, workload_for
+from .base import Rule, register
+from .examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD
+
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+
+
+def _namespaces(objects) -> dict[str, object]:
+    return {m.name: m for m in objects if m.kind == "Namespace" and m.group == ""}
+
+
+@register
+class AdminAccessNamespace(Rule):
+    id = "admin-access-namespace"
+    name = "adminAccess outside an admin namespace"
+    category = "isolation"
+    severity = Severity.ERROR
+    kinds = CLAIM_KINDS
+    summary = "A request sets adminAccess: true in a namespace not labelled for admin access."
+    rationale = """
+        adminAccess grants a device that is already allocated to someone else (for
+        monitoring or debugging), bypassing the allocator's isolation. Upstream
+        (DRAAdminAccess) only admits it in namespaces labelled
+        `resource.kubernetes.io/admin-access: "true"`. draguard checks that label when the
+        Namespace is in the linted set, and otherwise requires the namespace to be listed
+        under `adminNamespaces` in `.draguard.yaml`."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#admin-access"
+    noncompliant = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              adminAccess: true\n")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        namespaces = ctx.memo("namespaces", _namespaces)
+        for request in device_requests(obj):
+            if not request.admin_access:
+                continue
+            namespace = namespaces.get(obj.namespace)
+            if namespace is not None:
+                if str(namespace.labels.get(ADMIN_LABEL)).lower() == "true":
+                    continue
+                why = f"Namespace '{obj.namespace}' is not labelled {ADMIN_LABEL}: \"true\""
+            elif obj.namespace and obj.namespace in ctx.config.admin_namespaces:
+                continue
+            else:
+                why = f"namespace '{obj.namespace or '(unset)'}' is not an admin namespace"
+            yield ctx.finding(self, obj, f"request '{request.name}' sets adminAccess: true but {why}",
+                              request.fields, "adminAccess")
+
+
+@register
+class DeviceClassNoSelectors(Rule):
+    id = "deviceclass-no-selectors"
+    name = "DeviceClass without selectors"
+    category = "isolation"
+    severity = Severity.WARNING
+    kinds = frozenset({"DeviceClass"})
+    summary = "A DeviceClass with no selectors matches every device of every driver."
+    rationale = """
+        A class is the administrator's boundary around a kind of device. Without selectors it
+        admits any device in the cluster (GPUs, NICs, MIG slices of any profile), so a
+        request that names it can land on hardware it was never meant for."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#deviceclass"
+    noncompliant = """
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {name: any-device}
+        spec: {}
+        """
+    compliant = """
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {name: h100-mig}
+        spec:
+          selectors:
+          - cel:
+              expression: device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'
+        """
+
+    def check(self, obj, ctx):
+        if obj.group != "resource.k8s.io":
+            return
+        spec = obj.data.get("spec")
+        if not isinstance(spec, dict) or not spec.get("selectors"):
+            yield ctx.finding(self, obj, f"DeviceClass '{obj.name}' has no selectors: it matches every device",
+                              obj.data, "spec" if "spec" in obj.data else None)
+
+
+@register
+class SharedClaimReplicas(Rule):
+    id = "shared-claim-replicas"
+    name = "Replicas share one claim"
+    category = "isolation"
+    severity = Severity.WARNING
+    kinds = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
+    summary = "A workload with replicas > 1 whose pods reference one resourceClaimName: every replica shares the device."
+    rationale = """
+        `resourceClaimName` names one pre-created claim; all replicas are then reserved on
+        the same device (and pinned to its node). That is sharing, not scaling: memory and
+        faults are shared, and replicas beyond the device's capacity cannot run. Use
+        `resourceClaimTemplateName` so that each pod gets its own claim."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
+    noncompliant = COMPLIANT_DEPLOYMENT.replace("resourceClaimTemplateName: mig-1g", "resourceClaimName: shared-gpu") \
+        + """---
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: shared-gpu}
+    spec:
+      devices:
+        requests:
+        - name: gpu
+          exactly:
+            deviceClassName: mig.nvidia.com
+            allocationMode: ExactCount
+            count: 1
+            selectors:
+            - cel:
+                expression: device.attributes['gpu.nvidia.com'].profile == '1g.10gb'
+    """
+    compliant = COMPLIANT_DEPLOYMENT
+
+    def check(self, obj, ctx):
+        workload = workload_for(obj)
+        if workload is None or workload.replicas is None:
+            return
+        replicas = next((value for value, _ in resolve(obj.data, workload.replicas)), 1)
+        if not isinstance(replicas, int) or replicas <= 1:
+            return
+        for site in pod_sites(obj):
+            claims = site.spec.get("resourceClaims")
+            for entry in claims if isinstance(claims, list) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("resourceClaimName"), str):
+                    yield ctx.finding(self, obj, f"all {replicas} replicas share ResourceClaim "
+                                      f"'{entry['resourceClaimName']}' (one allocation for every pod)", entry,
+                                      "resourceClaimName", fix="use resourceClaimTemplateName for a claim per pod")

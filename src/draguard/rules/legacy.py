@@ -1,0 +1,90 @@
+"""legacy-resources: accelerators requested through device-plugin extended resources."""
+
+from __future__ import annotations
+
+from ..findings import Severity
+from ..model.workloads import POD_KINDS, pod_sites
+from ..model.gpu import legacy_resources
+from .base import Rule, register
+from .examples import COMPLIANT_POD
+
+
+def _extended_resource_classes(objects) -> dict[str, str]:
+    """extendedResourceName -> DeviceClass name, for DeviceClasses in the linted set."""
+    mapped = {}
+    for m in objects:
+        if m.kind == "DeviceClass" and m.group == "resource.k8s.io":
+            spec = m.data.get("spec")
+            name = spec.get("extendedResourceName") if isinstance(spec, dict) else None
+            if isinstance(name, str):
+                mapped.setdefault(name, m.name)
+    return mapped
+
+
+def _suggestion(resource: str) -> str:
+    if resource.startswith("nvidia.com/mig-"):
+        profile = resource[len("nvidia.com/mig-"):]
+        return (f"request a device of class mig.nvidia.com with the selector "
+                f"device.attributes['gpu.nvidia.com'].profile == '{profile}' in a ResourceClaimTemplate, "
+                f"and reference it from spec.resourceClaims and this container's resources.claims")
+    return ("request the device through a ResourceClaimTemplate (class gpu.nvidia.com for a whole GPU, "
+            "mig.nvidia.com with a profile selector for a slice) and reference it from spec.resourceClaims "
+            "and this container's resources.claims")
+
+
+@register
+class LegacyGpuResource(Rule):
+    id = "legacy-gpu-resource"
+    name = "GPU requested through the device plugin"
+    category = "legacy-resources"
+    severity = Severity.ERROR
+    kinds = POD_KINDS
+    summary = "A container asks for nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu or gpu.intel.com/* in limits or requests."
+    rationale = """
+        Device-plugin resources are opaque counters: the scheduler cannot see which GPU, which
+        MIG profile or how much memory a pod gets, tenants cannot be pinned to a hardware
+        slice, and nothing ties the device's release to the pod's teardown. DRA
+        ResourceClaims name a DeviceClass and select devices by attribute (MIG profile,
+        memory), and the claim is released when the pod is gone. Only the resource keys of
+        limits/requests are flagged; tolerations, node labels, node selectors and quotas that
+        merely mention the name are not. Where a DeviceClass in the linted set maps the name
+        to DRA (`extendedResourceName`, KEP-5004) the finding is `info`: the implicit claim
+        works but cannot pin a slice, so an explicit claim is still recommended."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
+    upstream_note = """
+        Some guideline documents present `nvidia.com/mig-1g.5gb: 1` limits as the way to give a
+        tenant a slice. Upstream DRA expresses the same with a request of class
+        `mig.nvidia.com` and a CEL selector on `device.attributes['gpu.nvidia.com'].profile`."""
+    noncompliant = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: inference}
+        spec:
+          containers:
+          - name: server
+            image: vllm/vllm-openai
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+        """
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        mapped = ctx.memo("extended-resource-classes", _extended_resource_classes)
+        for site in pod_sites(obj):
+            for c in site.containers:
+                for section, values, resource in legacy_resources(c.resources):
+                    where = f"container '{c.name}'" if c.name else c.path
+                    device_class = mapped.get(resource)
+                    if device_class:
+                        yield ctx.finding(
+                            self, obj,
+                            f"{where} asks for {resource} in {section}; DeviceClass '{device_class}' maps it to "
+                            f"DRA (extendedResourceName), but the implicit claim cannot pin a slice",
+                            values, resource, severity=Severity.INFO, fix=_suggestion(resource))
+                    else:
+                        yield ctx.finding(
+                            self, obj,
+                            f"{where} asks for {resource}: {values[resource]} in {section} through the device "
+                            f"plugin: the scheduler only counts it, and its release is not tied to the pod",
+                            values, resource, fix=_suggestion(resource))
