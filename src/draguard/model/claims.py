@@ -70,7 +70,14 @@ def raw_requests(manifest: Manifest) -> list[dict]:
 
 
 def device_requests(manifest: Manifest) -> list[DeviceRequest]:
-    """Every request and subrequest of a claim or claim template."""
+    """Every request and subrequest of a claim or claim template; computed once."""
+    cached = manifest.derived.get("device_requests")
+    if cached is None:
+        cached = manifest.derived["device_requests"] = _find_device_requests(manifest)
+    return cached
+
+
+def _find_device_requests(manifest: Manifest) -> list[DeviceRequest]:
     out = []
     for request in raw_requests(manifest):
         name = request.get("name") if isinstance(request.get("name"), str) else ""

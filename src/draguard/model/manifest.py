@@ -42,21 +42,19 @@ class Manifest:
     item_index: int | None = None
     #: Maps a parsed position to what the user should see; identity for plain files.
     locate: Locator | None = None
+    #: Views derived from `data` (pod sites, device requests), computed once by their owners.
+    derived: dict = field(default_factory=dict, repr=False)
+    api_version: str = field(init=False)
+    kind: str = field(init=False)
+    group: str = field(init=False)
 
-    @property
-    def api_version(self) -> str:
-        value = self.data.get("apiVersion")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def kind(self) -> str:
-        value = self.data.get("kind")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def group(self) -> str:
-        api = self.api_version
-        return api.rsplit("/", 1)[0] if "/" in api else ""
+    def __post_init__(self):
+        # identity fields are read by every rule; the data never changes after loading
+        api = self.data.get("apiVersion")
+        self.api_version = api if isinstance(api, str) else ""
+        kind = self.data.get("kind")
+        self.kind = kind if isinstance(kind, str) else ""
+        self.group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
 
     @property
     def metadata(self) -> dict:
