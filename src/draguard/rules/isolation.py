@@ -7,6 +7,8 @@ from ..model.claims import CLAIM_KINDS, device_requests
 from ..model.workloads import pod_sites, resolve, workload_for
 from .base import Rule, register
 from .examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD
+from .requests import is_gpu_class
+from .wiring import referenced_object
 
 ADMIN_LABEL = "resource.kubernetes.io/admin-access"
 
@@ -97,12 +99,14 @@ class SharedClaimReplicas(Rule):
     category = "isolation"
     severity = Severity.WARNING
     kinds = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
-    summary = "A workload with replicas > 1 whose pods reference one resourceClaimName: every replica shares the device."
+    summary = "A workload with replicas > 1 whose pods reference one GPU ResourceClaim: every replica shares the device."
     rationale = """
         `resourceClaimName` names one pre-created claim; all replicas are then reserved on
         the same device (and pinned to its node). That is sharing, not scaling: memory and
         faults are shared, and replicas beyond the device's capacity cannot run. Use
-        `resourceClaimTemplateName` so that each pod gets its own claim."""
+        `resourceClaimTemplateName` so that each pod gets its own claim. Only claims of the
+        linted set that request GPUs are checked: channels and NICs meant to be shared
+        (IMEX compute-domain channels, for instance) are not flagged."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_DEPLOYMENT.replace("resourceClaimTemplateName: mig-1g", "resourceClaimName: shared-gpu") \
         + """---
@@ -133,7 +137,10 @@ class SharedClaimReplicas(Rule):
         for site in pod_sites(obj):
             claims = site.spec.get("resourceClaims")
             for entry in claims if isinstance(claims, list) else []:
-                if isinstance(entry, dict) and isinstance(entry.get("resourceClaimName"), str):
+                if not isinstance(entry, dict) or not isinstance(entry.get("resourceClaimName"), str):
+                    continue
+                claim = referenced_object(ctx, obj.namespace, entry)
+                if claim is not None and any(is_gpu_class(ctx, r.device_class) for r in device_requests(claim)):
                     yield ctx.finding(self, obj, f"all {replicas} replicas share ResourceClaim "
                                       f"'{entry['resourceClaimName']}' (one allocation for every pod)", entry,
                                       "resourceClaimName", fix="use resourceClaimTemplateName for a claim per pod")

@@ -29,6 +29,12 @@ def _class_selector_text(ctx, name: str) -> str | None:
     return built_in["selector"] if built_in else None
 
 
+def is_gpu_class(ctx, name) -> bool:
+    """True when DeviceClass `name` (in the set or built in) selects a GPU driver's devices."""
+    text = _class_selector_text(ctx, name) if name else None
+    return text is not None and any(driver in text for driver in GPU_DRIVERS)
+
+
 @register
 class RequestDeviceClass(Rule):
     id = "request-device-class"
@@ -126,10 +132,9 @@ class RequestUnpinned(Rule):
     def check(self, obj, ctx):
         for request in device_requests(obj):
             name = request.device_class
-            class_text = _class_selector_text(ctx, name) if name else None
-            if class_text is None or not any(driver in class_text for driver in GPU_DRIVERS):
+            if not is_gpu_class(ctx, name):
                 continue
-            texts = [expression for _, expression in request.cel_expressions()] + [class_text]
+            texts = [expression for _, expression in request.cel_expressions()] + [_class_selector_text(ctx, name)]
             if not any(_PINS_SLICE.search(text) for text in texts):
                 yield ctx.finding(self, obj, f"request '{request.name}' (class {name}) pins neither a MIG profile "
                                   "nor a memory size", request.fields, "deviceClassName",
