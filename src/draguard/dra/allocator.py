@@ -1,0 +1,584 @@
+"""The structured allocator, with the semantics of the `stable` variant of
+k8s.io/dynamic-resource-allocation/structured (Kubernetes 1.37; features AdminAccess,
+PrioritizedList, PartitionableDevices and DeviceTaints).
+
+Semantics kept from upstream:
+- pools are gathered per node: a slice counts if it is for the node (nodeName, allNodes,
+  nodeSelector, or per-device node selection) or publishes shared counters; only the newest
+  generation of a pool counts; a pool with fewer slices than `resourceSliceCount` is
+  incomplete (skipped, and `All` requests fail on it); duplicate device names or counters
+  that do not exist make a pool invalid;
+- claims, requests, subrequests and devices are tried in order, depth first with
+  backtracking; a device must pass the class selectors, then the request selectors (a CEL
+  runtime error aborts the whole allocation), per-device node selection, must not be in use
+  (adminAccess may reuse devices, but not twice in one claim), must have its shared counters
+  available, must not carry a NoSchedule/NoExecute taint the request does not tolerate, and
+  must keep every `matchAttribute` constraint of its claim satisfied;
+- `firstAvailable` subrequests are tried in order and the first that fits wins;
+- `All` takes every matching device of the node's pools and fails if one is unavailable.
+
+One deliberate difference: upstream visits pools in Go map order (random); draguard sorts
+them by driver and pool name, so the same input always gives the same choice."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .celenv import CelRuntimeError, compile_selector
+from .model import Claim, Device, DeviceClass, Node, Slice
+
+ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
+
+
+class AllocationError(Exception):
+    """Upstream returns an error, not "unschedulable": the scheduler retries nothing."""
+
+
+@dataclass(frozen=True)
+class Features:
+    admin_access: bool = True
+    prioritized_list: bool = True
+    partitionable_devices: bool = True
+    device_taints: bool = True
+
+
+@dataclass
+class Pool:
+    driver: str
+    name: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices: list = field(default_factory=list)  # slices with devices, for the node
+    other_slices: list = field(default_factory=list)  # same pool, not for the node (counter use)
+    counter_sets: dict = field(default_factory=dict)
+
+
+@dataclass
+class DeviceResult:
+    request: str
+    driver: str
+    pool: str
+    device: str
+    admin_access: bool | None = None
+
+    def as_json(self) -> dict:
+        out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
+        if self.admin_access is not None:
+            out["adminAccess"] = self.admin_access
+        return out
+
+
+@dataclass
+class AllocationResult:
+    claim: Claim
+    results: list
+    config: list
+    node_selector: dict | None
+
+    def as_json(self) -> dict:
+        out = {"devices": {"results": [r.as_json() for r in self.results], "config": self.config}}
+        if self.node_selector is not None:
+            out["nodeSelector"] = self.node_selector
+        return out
+
+
+def node_matches(node: Node | None, node_name, all_nodes: bool, node_selector) -> bool:
+    if node_name:
+        return node is not None and node.name == node_name
+    if all_nodes:
+        return True
+    if node_selector is not None:
+        return node is not None and node.matches(node_selector)
+    return False
+
+
+def _newest_generation(slices: list[Slice]) -> list[Slice]:
+    newest = max(s.generation for s in slices)
+    return [s for s in slices if s.generation == newest]
+
+
+def gather_pools(slices: list[Slice], node: Node | None, features: Features = Features()) -> list[Pool]:
+    by_pool: dict[tuple, list[Slice]] = {}
+    for s in slices:
+        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+            continue
+        if s.shared_counters:
+            take = True
+        elif s.node_name or s.all_nodes or s.node_selector is not None:
+            take = node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+        elif s.per_device_node_selection:
+            take = any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
+        else:
+            take = False
+        if take:
+            by_pool.setdefault((s.driver, s.pool), []).append(s)
+    everything: dict[tuple, list[Slice]] = {}
+    for s in slices:
+        everything.setdefault((s.driver, s.pool), []).append(s)
+    pools = []
+    for key in sorted(by_pool):
+        taken = _newest_generation(by_pool[key])
+        generation = taken[0].generation
+        all_of_pool = [s for s in everything[key] if s.generation == generation]
+        if any(s.generation > generation for s in everything[key]):
+            continue  # obsolete: a newer generation exists but does not target the node
+        if len(all_of_pool) != taken[0].slice_count:
+            pools.append(Pool(key[0], key[1], incomplete=True))
+            continue
+        pools.append(_build_pool(key, taken, all_of_pool, features))
+    return pools
+
+
+def _build_pool(key, taken: list[Slice], all_of_pool: list[Slice], features: Features) -> Pool:
+    pool = Pool(key[0], key[1])
+    device_slices = [s for s in taken if not (features.partitionable_devices and s.shared_counters)]
+    names = set()
+    for s in device_slices:
+        for d in s.devices:
+            if d.name in names:
+                return Pool(key[0], key[1], invalid=True, invalid_reason=f"duplicate device name {d.name}")
+            names.add(d.name)
+    pool.slices = device_slices
+    if not features.partitionable_devices:
+        return pool
+    for s in taken:
+        for name, counters in s.shared_counters.items():
+            if name in pool.counter_sets:
+                return Pool(key[0], key[1], invalid=True, invalid_reason=f"duplicate counter set name {name}")
+            pool.counter_sets[name] = counters
+    taken_ids = {id(s) for s in taken}
+    pool.other_slices = [s for s in all_of_pool if id(s) not in taken_ids and not s.shared_counters]
+    for s in device_slices + pool.other_slices:
+        for d in s.devices:
+            for set_name, counters in d.consumes_counters:
+                if set_name not in pool.counter_sets:
+                    return Pool(key[0], key[1], invalid=True, invalid_reason=f"counter set {set_name} not found")
+                for counter in counters:
+                    if counter not in pool.counter_sets[set_name]:
+                        return Pool(key[0], key[1], invalid=True,
+                                    invalid_reason=f"counter {counter} not found in counter set {set_name}")
+    return pool
+
+
+@dataclass
+class _RequestData:
+    request: object  # model.Request (a request or one subrequest)
+    parent: object | None
+    device_class: DeviceClass | None
+    num_devices: int = 0
+    all_devices: list = field(default_factory=list)
+    selected_sub: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.parent.name}/{self.request.name}" if self.parent else self.request.name
+
+
+class _MatchAttribute:
+    def __init__(self, requests, attribute: str):
+        self.requests, self.attribute = set(requests), attribute
+        self.value, self.count = None, 0
+
+    def applies(self, base: str, sub: str) -> bool:
+        if not self.requests:
+            return True
+        return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+    def add(self, base: str, sub: str, device: Device) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = device.attribute(self.attribute)
+        if value is None:
+            return False
+        if self.count == 0:
+            self.value, self.count = value, 1
+            return True
+        if value != self.value:
+            return False
+        self.count += 1
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self.applies(base, sub):
+            self.count -= 1
+
+
+class Allocator:
+    """Allocates claims against a fixed inventory. `allocated` holds the device ids
+    (driver, pool, device) that already-allocated claims use."""
+
+    def __init__(self, slices: list[Slice], classes: dict[str, DeviceClass], allocated=(),
+                 features: Features = Features()):
+        self.slices, self.classes, self.features = slices, classes, features
+        self.allocated = set(allocated)
+        self._pools_by_node: dict = {}
+
+    def pools(self, node: Node | None) -> list[Pool]:
+        key = (node.name, tuple(sorted(node.labels.items()))) if node else None
+        if key not in self._pools_by_node:
+            self._pools_by_node[key] = gather_pools(self.slices, node, self.features)
+        return self._pools_by_node[key]
+
+    def allocate(self, claims: list[Claim], node: Node | None) -> list[AllocationResult] | None:
+        """The allocation of all `claims` on `node`, None when they do not fit there; raises
+        AllocationError where upstream returns an error."""
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20000))
+        try:
+            return _Run(self, claims, node).run()
+        finally:
+            sys.setrecursionlimit(limit)
+
+
+class _Run:
+    """One allocation attempt; the state upstream keeps in its `allocator` struct."""
+
+    def __init__(self, owner: Allocator, claims: list[Claim], node: Node | None):
+        self.owner, self.claims, self.node = owner, claims, node
+        self.features = owner.features
+        self.pools = owner.pools(node)
+        self.request_data: dict[tuple, _RequestData] = {}
+        self.constraints: list[list[_MatchAttribute]] = []
+        self.allocating: dict[tuple, set] = {}
+        self.results: list[list] = [[] for _ in claims]
+        self.matches: dict = {}
+        self.available: dict = {}
+        self.consumed: dict = {}
+
+    # -- validation (upstream validateDeviceRequest) --
+    def _validate(self, claim: Claim, request, parent, key) -> _RequestData:
+        data = _RequestData(request, parent, None)
+        where = f"claim {claim.key}, request {data.name}"
+        if any(not expr for expr in request.selectors):
+            raise AllocationError(f"{where}: CEL expression empty (unsupported selector type?)")
+        if not self.features.admin_access and request.admin_access is not None:
+            raise AllocationError(f"{where}: admin access is requested, but the feature is disabled")
+        if not request.class_name:
+            raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
+        data.device_class = self.owner.classes.get(request.class_name)
+        if data.device_class is None:
+            raise AllocationError(f"{where}: could not retrieve device class {request.class_name}: not found")
+        if request.mode == "ExactCount":
+            data.num_devices = request.count
+        elif request.mode == "All":
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(f"{where}: asks for all devices, but resource pool "
+                                          f"{pool.driver}/{pool.name} is currently being updated")
+                if pool.invalid:
+                    raise AllocationError(f"{where}: asks for all devices, but resource pool "
+                                          f"{pool.driver}/{pool.name} is currently invalid")
+                for s in pool.slices:
+                    for device in s.devices:
+                        if self._selectable(key, data, s, device):
+                            data.all_devices.append((device, s, pool))
+            data.num_devices = len(data.all_devices)
+        else:
+            raise AllocationError(f"{where}: unsupported count mode {request.mode}")
+        return data
+
+    def run(self) -> list[AllocationResult] | None:
+        for ci, claim in enumerate(self.claims):
+            minimum = 0
+            for ri, request in enumerate(claim.requests):
+                if request.subrequests is not None:
+                    if not self.features.prioritized_list:
+                        raise AllocationError(f"claim {claim.key}, request {request.name}: has subrequests, but "
+                                              "the DRAPrioritizedList feature is disabled")
+                    smallest = None
+                    for si, sub in enumerate(request.subrequests):
+                        data = self.request_data[(ci, ri, si)] = self._validate(claim, sub, request, (ci, ri, si))
+                        smallest = data.num_devices if smallest is None else min(smallest, data.num_devices)
+                    per_request = smallest or 0
+                else:
+                    data = self.request_data[(ci, ri, 0)] = self._validate(claim, request, None, (ci, ri, 0))
+                    per_request = data.num_devices
+                if per_request > ALLOCATION_RESULTS_MAX_SIZE - minimum:
+                    raise AllocationError(f"claim {claim.key}, request {request.name}: adding {per_request} devices "
+                                          f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {minimum} "
+                                          "already accounted for")
+                minimum += per_request
+            constraints = []
+            for i, c in enumerate(claim.constraints):
+                if not c.match_attribute:
+                    raise AllocationError(f"claim {claim.key}, constraint #{i}: empty constraint "
+                                          "(unsupported constraint type?)")
+                constraints.append(_MatchAttribute(c.requests, c.match_attribute))
+            self.constraints.append(constraints)
+        done = self._allocate_one(0, 0, 0, 0, False)
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise AllocationError("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
+
+    # -- the search (upstream allocateOne) --
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.requests):
+            try:
+                return self._allocate_one(ci + 1, 0, 0, 0, False)
+            except _MaxSizeExceeded:
+                return False
+        data = self.request_data[(ci, ri, si)]
+        if not in_sub and data.parent is not None:
+            exceeded_all = True
+            sub = 0
+            while (ci, ri, sub) in self.request_data:
+                try:
+                    ok = self._allocate_one(ci, ri, sub, di, True)
+                except _MaxSizeExceeded:
+                    sub += 1
+                    continue
+                exceeded_all = False
+                if ok:
+                    for s in range(len(claim.requests[ri].subrequests)):
+                        self.request_data[(ci, ri, s)].selected_sub = sub
+                    return True
+                sub += 1
+            if exceeded_all:
+                raise _MaxSizeExceeded()
+            return False
+        request = data.request
+        if request.mode == "All" and not data.all_devices:
+            return False
+        if di >= data.num_devices:
+            return self._allocate_one(ci, ri + 1, 0, 0, False)
+        if data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE - len(self.results[ci]):
+            raise _MaxSizeExceeded()
+        if request.mode == "All":
+            device, s, pool = data.all_devices[di]
+            ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=True)
+            if not ok:
+                return False
+            try:
+                if self._allocate_one(ci, ri, si, di + 1, in_sub):
+                    return True
+            except BaseException:
+                undo()
+                raise
+            undo()
+            return False
+        admin = request.admin_access is True
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for s in pool.slices:
+                for device in s.devices:
+                    if admin and ci in self.allocating.get(device.id, ()):
+                        continue
+                    if not admin and self._in_use(device.id):
+                        continue
+                    if not self._selectable((ci, ri, si), data, s, device):
+                        continue
+                    ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=False)
+                    if not ok:
+                        continue
+                    try:
+                        if self._allocate_one(ci, ri, si, di + 1, in_sub):
+                            return True
+                    except BaseException:
+                        undo()
+                        raise
+                    undo()
+        return False
+
+    def _in_use(self, device_id) -> bool:
+        return device_id in self.owner.allocated or bool(self.allocating.get(device_id))
+
+    def _selectable(self, key, data: _RequestData, s: Slice, device: Device) -> bool:
+        if device.binding_conditions:
+            return False
+        cache_key = (device.id, key)
+        found = self.matches.get(cache_key)
+        if found is not None:
+            return found
+        claim = self.claims[key[0]]
+        matched = True
+        if data.device_class is not None:
+            matched = self._selectors_match(device, data.device_class.selectors,
+                                            f"class {data.device_class.name}")
+        if matched:
+            matched = self._selectors_match(device, data.request.selectors, f"claim {claim.key}")
+        if matched and s.per_device_node_selection:
+            matched = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
+        self.matches[cache_key] = matched
+        return matched
+
+    @staticmethod
+    def _selectors_match(device: Device, selectors, owner: str) -> bool:
+        for i, expression in enumerate(selectors):
+            compiled = compile_selector(expression)
+            if compiled.error is not None:
+                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {compiled.error.message}")
+            try:
+                if not compiled.matches(device):
+                    return False
+            except CelRuntimeError as exc:
+                raise AllocationError(f"{owner}: selector #{i} on device {'/'.join(device.id)}: "
+                                      f"CEL runtime error: {exc}") from None
+        return True
+
+    def _allocate_device(self, ci, ri, si, device: Device, s: Slice, pool: Pool, must: bool):
+        data = self.request_data[(ci, ri, si)]
+        request = data.request
+        admin = request.admin_access is True
+        if admin and ci in self.allocating.get(device.id, ()):
+            return False, None
+        if not admin and self._in_use(device.id):
+            return False, None
+        if not self.features.partitionable_devices and device.consumes_counters:
+            return False, None
+        reserved = False
+        if device.consumes_counters:
+            if not self._reserve_counters(device, pool):
+                return False, None
+            reserved = True
+        base = data.parent.name if data.parent else request.name
+        sub = request.name if data.parent else ""
+        if self.features.device_taints and self._tainted(device, request):
+            if reserved:
+                self._release_counters(device, pool)
+            return False, None
+        added = []
+        for constraint in self.constraints[ci]:
+            if not constraint.add(base, sub, device):
+                for c in reversed(added):
+                    c.remove(base, sub)
+                if reserved:
+                    self._release_counters(device, pool)
+                if must:
+                    raise AllocationError(f"claim {self.claims[ci].key}, request {request.name}: cannot add device "
+                                          f"{'/'.join(device.id)} because a claim constraint would not be satisfied")
+                return False, None
+            added.append(constraint)
+        self.allocating.setdefault(device.id, set()).add(ci)
+        self.results[ci].append((data.name, device, s, True if admin else None))
+        size = len(self.results[ci])
+
+        def undo():
+            del self.results[ci][size - 1:]
+            self.allocating[device.id].discard(ci)
+            for c in reversed(added):
+                c.remove(base, sub)
+            if reserved:
+                self._release_counters(device, pool)
+        return True, undo
+
+    @staticmethod
+    def _tainted(device: Device, request) -> bool:
+        for taint in device.taints:
+            if taint.effect in ("NoSchedule", "NoExecute") and \
+                    not any(t.tolerates(taint) for t in request.tolerations):
+                return True
+        return False
+
+    def _available_counters(self, pool: Pool) -> dict:
+        key = (pool.driver, pool.name)
+        if key not in self.available:
+            available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            for s in pool.slices + pool.other_slices:
+                for d in s.devices:
+                    if d.id not in self.owner.allocated:
+                        continue
+                    for set_name, counters in d.consumes_counters:
+                        for counter, value in counters.items():
+                            if counter in available.get(set_name, {}):
+                                available[set_name][counter] -= value
+            self.available[key] = available
+        return self.available[key]
+
+    def _reserve_counters(self, device: Device, pool: Pool) -> bool:
+        available = self._available_counters(pool)
+        consumed = self.consumed.setdefault((pool.driver, pool.name), {})
+        for set_name, counters in device.consumes_counters:
+            target = consumed.setdefault(set_name, {})
+            for counter, value in counters.items():
+                target[counter] = target.get(counter, Fraction(0)) + value
+        for set_name, counters in available.items():
+            for counter, value in counters.items():
+                if value < consumed.get(set_name, {}).get(counter, 0):
+                    self._release_counters(device, pool)
+                    return False
+        return True
+
+    def _release_counters(self, device: Device, pool: Pool) -> None:
+        consumed = self.consumed[(pool.driver, pool.name)]
+        for set_name, counters in device.consumes_counters:
+            for counter, value in counters.items():
+                consumed[set_name][counter] -= value
+
+    # -- the result (upstream Allocate, after the search) --
+    def _result(self, ci: int, claim: Claim) -> AllocationResult:
+        results = [DeviceResult(name, d.driver, d.pool, d.name, admin) for name, d, _, admin in self.results[ci]]
+        config, class_configs = [], {}
+        for ri, request in enumerate(claim.requests):
+            data = self.request_data[(ci, ri, 0)]
+            if data.parent is not None:
+                data = self.request_data[(ci, ri, data.selected_sub)]
+            cls = data.device_class
+            if cls is None:
+                continue
+            if cls.name in class_configs:
+                start, end = class_configs[cls.name]
+                for entry in config[start:end]:
+                    entry["requests"].append(data.name)
+                continue
+            start = len(config)
+            for entry in cls.config:
+                config.append({"source": "FromClass", "requests": [data.name],
+                               **{k: v for k, v in entry.items() if k != "requests"}})
+            class_configs[cls.name] = (start, len(config))
+        chosen = {}
+        for ri, request in enumerate(claim.requests):
+            data = self.request_data[(ci, ri, 0)]
+            if data.parent is not None:
+                chosen[request.name] = f"{request.name}/{request.subrequests[data.selected_sub].name}"
+        for entry in claim.config:
+            names = list(entry.get("requests") or [])
+            if not names or any(n in names or chosen.get(n) in names for n in (r.name for r in claim.requests)):
+                config.append({"source": "FromClaim", "requests": names,
+                               **{k: v for k, v in entry.items() if k != "requests"}})
+        all_names = [r.name for r in claim.requests]
+        for entry in config:
+            names = entry["requests"]
+            if names and all(n in names or chosen.get(n) in names for n in all_names):
+                entry["requests"] = []
+        return AllocationResult(claim, results, config, self._node_selector(ci))
+
+    def _node_selector(self, ci: int) -> dict | None:
+        match_fields, match_expressions = [], []
+        for _, device, s, _ in self.results[ci]:
+            node_name, selector = ((device.node_name, device.node_selector) if s.per_device_node_selection
+                                   else (s.node_name, s.node_selector))
+            if node_name:
+                return {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+            if selector is not None:
+                terms = selector.get("nodeSelectorTerms") or []
+                if len(terms) > 1:
+                    raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+                if terms:
+                    for requirement in terms[0].get("matchFields") or []:
+                        if requirement not in match_fields:
+                            match_fields.append(requirement)
+                    for requirement in terms[0].get("matchExpressions") or []:
+                        if requirement not in match_expressions:
+                            match_expressions.append(requirement)
+        if not match_fields and not match_expressions:
+            return None
+        term = {}
+        if match_fields:
+            term["matchFields"] = match_fields
+        if match_expressions:
+            term["matchExpressions"] = match_expressions
+        return {"nodeSelectorTerms": [term]}
+
+
+class _MaxSizeExceeded(Exception):
+    """Upstream errAllocationResultMaxSizeExceeded: this subrequest choice cannot fit."""

@@ -1,0 +1,343 @@
+"""One internal model of DRA objects, whatever their resource.k8s.io version.
+
+v1alpha3/v1beta1 nest a device's fields under `basic` and put request fields on the request;
+v1beta2/v1 have flat devices and `exactly`/`firstAvailable` requests. API defaults are applied
+here (allocationMode ExactCount, count 1), so the allocator sees one shape."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from .celenv import quantity_message, semver_message
+from .quantity import QuantityError, parse_quantity
+
+Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
+_ATTR_KINDS = {"string": "string", "int": "int", "bool": "bool", "version": "version"}
+MISSING = Attr("missing", None)
+
+
+class ModelError(ValueError):
+    """An object that cannot be modelled; `container`/`key` locate the offending field."""
+
+    def __init__(self, message: str, container=None, key=None):
+        super().__init__(message)
+        self.container, self.key = container, key
+
+
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def quantity(container: dict, key) -> Fraction:
+    value = container[key]
+    raw = value.get("value") if isinstance(value, dict) else value
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:
+        raise ModelError(str(exc), container, key) from None
+
+
+def split_name(qualified: str, default_domain: str) -> tuple[str, str]:
+    domain, sep, name = qualified.partition("/")
+    return (domain, name) if sep else (default_domain, qualified)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+@dataclass(eq=False)
+class Device:
+    name: str
+    driver: str
+    pool: str
+    attributes: dict = field(default_factory=dict)  # domain -> name -> Attr
+    capacity: dict = field(default_factory=dict)  # domain -> name -> Fraction
+    consumes_counters: list = field(default_factory=list)  # [(counter set, {counter: Fraction})]
+    taints: tuple = ()
+    node_name: str | None = None
+    node_selector: dict | None = None
+    all_nodes: bool = False
+    allow_multiple_allocations: bool = False
+    binding_conditions: tuple = ()
+    _cel: dict | None = field(default=None, repr=False)
+
+    @property
+    def id(self) -> tuple[str, str, str]:
+        return (self.driver, self.pool, self.name)
+
+    def attribute(self, qualified: str) -> Attr | None:
+        """Upstream lookupAttribute: 'domain/name', where the driver's own domain may be omitted."""
+        domain, name = split_name(qualified, self.driver)
+        value = self.attributes.get(domain, {}).get(name)
+        return value
+
+    def memo_key(self, refs) -> tuple:
+        """What a selector with references `refs` can see of this device."""
+        if refs.everything:
+            return (id(self),)
+        key = [self.driver, self.allow_multiple_allocations]
+        for kind, domain, name in refs.items:
+            table = self.attributes if kind == "attributes" else self.capacity
+            values = table.get(domain, {})
+            if name is None:
+                key.append(tuple(sorted(values.items())))
+            else:
+                key.append(values.get(name, MISSING))
+        return tuple(key)
+
+    def cel_data(self, domains) -> dict:
+        if self._cel is None:
+            self._cel = {
+                "device_driver": self.driver,
+                "device_allowMultipleAllocations": self.allow_multiple_allocations,
+                "device_attributes": {d: {n: (semver_message(a.value) if a.kind == "version" else a.value)
+                                          for n, a in names.items()} for d, names in self.attributes.items()},
+                "device_capacity": {d: {n: quantity_message(q) for n, q in names.items()}
+                                    for d, names in self.capacity.items()},
+            }
+        missing = [d for d in domains if d not in self._cel["device_attributes"]]
+        if not missing:
+            return self._cel
+        # upstream: an unknown domain is an empty map, not an error
+        attributes = dict(self._cel["device_attributes"], **{d: {} for d in missing})
+        return dict(self._cel, device_attributes=attributes)
+
+
+@dataclass(eq=False)
+class Slice:
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    devices: list
+    node_name: str | None = None
+    node_selector: dict | None = None
+    all_nodes: bool = False
+    per_device_node_selection: bool = False
+    shared_counters: dict = field(default_factory=dict)  # counter set -> {counter: Fraction}
+    manifest: object = None
+
+
+@dataclass
+class DeviceClass:
+    name: str
+    selectors: list  # CEL expressions
+    config: list = field(default_factory=list)
+    extended_resource_name: str | None = None
+    manifest: object = None
+
+
+@dataclass
+class Request:
+    name: str
+    class_name: str | None
+    selectors: list = field(default_factory=list)
+    mode: str = "ExactCount"
+    count: int = 1
+    admin_access: bool | None = None
+    tolerations: tuple = ()
+    subrequests: list | None = None  # firstAvailable alternatives (each a Request)
+
+
+@dataclass
+class Constraint:
+    requests: tuple
+    match_attribute: str | None
+
+
+@dataclass
+class Claim:
+    name: str
+    namespace: str
+    requests: list
+    constraints: list = field(default_factory=list)
+    config: list = field(default_factory=list)
+    manifest: object = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+# --- parsing from manifests ----------------------------------------------------------------
+
+def _attributes(raw: dict, driver: str) -> dict:
+    out: dict[str, dict] = {}
+    for qualified, value in _dict(raw).items():
+        if not isinstance(value, dict) or len(value) != 1:
+            raise ModelError(f"attribute {qualified} must set exactly one of string, int, bool, version", raw,
+                             qualified)
+        (kind, v), = value.items()
+        if kind not in _ATTR_KINDS:
+            raise ModelError(f"attribute {qualified}: unknown value type {kind!r}", raw, qualified)
+        domain, name = split_name(str(qualified), driver)
+        out.setdefault(domain, {})[name] = Attr(_ATTR_KINDS[kind], v)
+    return out
+
+
+def _capacity(raw: dict, driver: str) -> dict:
+    out: dict[str, dict] = {}
+    for qualified in _dict(raw):
+        domain, name = split_name(str(qualified), driver)
+        out.setdefault(domain, {})[name] = quantity(raw, qualified)
+    return out
+
+
+def _counters(raw: dict) -> dict:
+    return {name: quantity(raw, name) for name in _dict(raw)}
+
+
+def _taints(raw) -> tuple:
+    return tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                 for t in _list(raw) if isinstance(t, dict))
+
+
+def tolerations(raw) -> tuple:
+    return tuple(Toleration(str(t.get("key", "")), str(t.get("operator", "Equal")), str(t.get("value", "")),
+                            str(t.get("effect", ""))) for t in _list(raw) if isinstance(t, dict))
+
+
+def device_from(raw: dict, driver: str, pool: str) -> Device:
+    body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
+    return Device(
+        name=str(raw.get("name", "")), driver=driver, pool=pool,
+        attributes=_attributes(body.get("attributes"), driver),
+        capacity=_capacity(body.get("capacity"), driver),
+        consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters")))
+                           for c in _list(body.get("consumesCounters")) if isinstance(c, dict)],
+        taints=_taints(body.get("taints")),
+        node_name=body.get("nodeName"), node_selector=body.get("nodeSelector"),
+        all_nodes=body.get("allNodes") is True,
+        allow_multiple_allocations=body.get("allowMultipleAllocations") is True,
+        binding_conditions=tuple(_list(body.get("bindingConditions"))),
+    )
+
+
+def slice_from(manifest) -> Slice:
+    spec = _dict(manifest.data.get("spec"))
+    driver, pool = str(spec.get("driver", "")), _dict(spec.get("pool"))
+    pool_name = str(pool.get("name", ""))
+    return Slice(
+        name=manifest.name, driver=driver, pool=pool_name,
+        generation=int(pool.get("generation", 0) or 0), slice_count=int(pool.get("resourceSliceCount", 1) or 1),
+        devices=[device_from(d, driver, pool_name) for d in _list(spec.get("devices")) if isinstance(d, dict)],
+        node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
+        all_nodes=spec.get("allNodes") is True, per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
+        shared_counters={str(s.get("name", "")): _counters(s.get("counters"))
+                         for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)},
+        manifest=manifest,
+    )
+
+
+def device_class_from(manifest) -> DeviceClass:
+    spec = _dict(manifest.data.get("spec"))
+    selectors = [str(_dict(s.get("cel")).get("expression", "")) for s in _list(spec.get("selectors"))
+                 if isinstance(s, dict)]
+    return DeviceClass(manifest.name, selectors, _list(spec.get("config")), spec.get("extendedResourceName"),
+                       manifest)
+
+
+def _request_fields(name: str, body: dict) -> Request:
+    count = body.get("count", 1)
+    return Request(
+        name=name, class_name=body.get("deviceClassName") or None,
+        selectors=[str(_dict(s.get("cel")).get("expression", "")) for s in _list(body.get("selectors"))
+                   if isinstance(s, dict)],
+        mode=str(body.get("allocationMode") or "ExactCount"),
+        count=count if isinstance(count, int) and not isinstance(count, bool) else 1,
+        admin_access=body.get("adminAccess") if isinstance(body.get("adminAccess"), bool) else None,
+        tolerations=tolerations(body.get("tolerations")),
+    )
+
+
+def request_from(raw: dict) -> Request:
+    name = str(raw.get("name", ""))
+    if isinstance(raw.get("exactly"), dict):
+        return _request_fields(name, raw["exactly"])
+    alternatives = raw.get("firstAvailable")
+    if isinstance(alternatives, list) and alternatives:
+        request = Request(name, None)
+        request.subrequests = [_request_fields(str(s.get("name", "")), s) for s in alternatives if isinstance(s, dict)]
+        return request
+    return _request_fields(name, raw)  # v1alpha3/v1beta1: the fields are on the request
+
+
+def claim_from(manifest, spec: dict | None = None, name: str | None = None) -> Claim:
+    """A ResourceClaim, or the claim a ResourceClaimTemplate would create."""
+    if spec is None:
+        spec = _dict(manifest.data.get("spec"))
+        if manifest.kind == "ResourceClaimTemplate":
+            spec = _dict(spec.get("spec"))
+    devices = _dict(spec.get("devices"))
+    constraints = [Constraint(tuple(_list(c.get("requests"))), c.get("matchAttribute"))
+                   for c in _list(devices.get("constraints")) if isinstance(c, dict)]
+    return Claim(name or manifest.name, manifest.namespace,
+                 [request_from(r) for r in _list(devices.get("requests")) if isinstance(r, dict)],
+                 constraints, _list(devices.get("config")), manifest)
+
+
+@dataclass
+class Node:
+    name: str
+    labels: dict = field(default_factory=dict)
+
+    def matches(self, selector: dict | None) -> bool:
+        """core/v1 NodeSelector: terms are ORed, requirements within a term ANDed."""
+        terms = _list(_dict(selector).get("nodeSelectorTerms"))
+        return any(self._term(_dict(term)) for term in terms)
+
+    def _term(self, term: dict) -> bool:
+        expressions, fields = _list(term.get("matchExpressions")), _list(term.get("matchFields"))
+        if not expressions and not fields:
+            return False
+        return all(self._requirement(_dict(r), self.labels) for r in expressions) and \
+            all(self._requirement(_dict(r), {"metadata.name": self.name}) for r in fields)
+
+    @staticmethod
+    def _requirement(requirement: dict, labels: dict) -> bool:
+        key, op = requirement.get("key"), requirement.get("operator")
+        values = [str(v) for v in _list(requirement.get("values"))]
+        present = key in labels
+        value = str(labels.get(key, ""))
+        if op == "In":
+            return present and value in values
+        if op == "NotIn":
+            return not present or value not in values
+        if op == "Exists":
+            return present
+        if op == "DoesNotExist":
+            return not present
+        if op in ("Gt", "Lt") and present and len(values) == 1:
+            try:
+                return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])
+            except ValueError:
+                return False
+        return False
