@@ -13,13 +13,14 @@ from .config import ConfigError, check_kube_version, find_config, load_config
 from .docs import rule_markdown
 from .engine import LintRequest, run
 from .findings import Severity
+from .commands import allocate_command, inventory_command
 from .fsutil import write_atomic
 from .load.sources import DEFAULT_INCLUDE, InputError
 from .report import FORMATS
 from .rules import REGISTRY
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-COMMANDS = ("lint", "rules", "explain")
+COMMANDS = ("lint", "rules", "explain", "inventory", "allocate")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -44,12 +45,27 @@ def _parser() -> argparse.ArgumentParser:
                       help="file or folder globs skipped in folders")
     lint.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
     lint.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    lint.add_argument("--inventory", action="append", metavar="PATH",
+                      help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
+                           "(default: the built-in GPU catalog)")
 
     rules = sub.add_parser("rules", help="list the rule catalog")
     rules.add_argument("-f", "--format", choices=["text", "json"], default="text")
 
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("rule_id")
+
+    inventory = sub.add_parser("inventory", help="inventory tools")
+    inventory_sub = inventory.add_subparsers(dest="inventory_command", required=True)
+    generate = inventory_sub.add_parser("generate", help="Nodes and ResourceSlices from a short spec")
+    generate.add_argument("spec", help="the spec file (see docs: nodes, gpus.model, mig layout)")
+    generate.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+
+    allocate = sub.add_parser("allocate", help="allocate claims on an inventory, or explain why not")
+    allocate.add_argument("claims", nargs="+", help="files with ResourceClaims or ResourceClaimTemplates")
+    allocate.add_argument("--inventory", action="append", required=True, metavar="PATH",
+                          help="ResourceSlices, Nodes, DeviceClasses and allocated claims")
+    allocate.add_argument("-f", "--format", choices=["text", "json"], default="text")
     return parser
 
 
@@ -67,6 +83,8 @@ def _lint(args) -> int:
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
     fail_on = Severity.parse(args.fail_on) if args.fail_on else config.fail_on
+    if args.inventory:
+        config.inventory = args.inventory
     request = LintRequest(args.paths, config, tuple(args.include or DEFAULT_INCLUDE), tuple(args.exclude))
     result = run(request)
     to_file = bool(args.output)
@@ -106,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # argparse already printed the usage error
         return EXIT_OK if exc.code == 0 else EXIT_ERROR
-    handlers = {"lint": _lint, "rules": _rules, "explain": _explain}
+    handlers = {"lint": _lint, "rules": _rules, "explain": _explain, "inventory": inventory_command,
+                "allocate": allocate_command}
     try:
         return handlers[args.command](args)
     except (InputError, ConfigError, ValueError, OSError) as exc:

@@ -11,6 +11,7 @@ names of objects that live outside the linted set.
       resourceClaimTemplates: []
       deviceClasses: [gpu.acme.com]
     adminNamespaces: [gpu-ops]
+inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU catalog)
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .rules.base import REGISTRY, Rule
 from .schemas import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 
 CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
-_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces"}
+_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "inventory"}
 _EXTERNAL_KEYS = {"resourceClaims", "resourceClaimTemplates", "deviceClasses"}
 _SWITCHES = {"off": False, "on": True, "false": False, "true": True}
 
@@ -49,6 +50,7 @@ class Config:
     rules: dict[str, RuleSettings] = field(default_factory=dict)
     external: dict[str, set] = field(default_factory=lambda: {k: set() for k in _EXTERNAL_KEYS})
     admin_namespaces: set = field(default_factory=set)
+    inventory: list = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
     problems: list[InputProblem] = field(default_factory=list)
 
     def settings(self, rule_id: str) -> RuleSettings:
@@ -136,6 +138,9 @@ class _Reader:
         self._external(data)
         if "adminNamespaces" in data:
             self.config.admin_namespaces = set(self._names(data, "adminNamespaces"))
+        if "inventory" in data:  # relative to the config file
+            base = os.path.dirname(os.path.abspath(self.path))
+            self.config.inventory = [os.path.join(base, p) for p in self._names(data, "inventory")]
         rules = data.get("rules")
         if rules is not None and not isinstance(rules, dict):
             self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from ..findings import ObjectRef
+from ..load.scalars import char_position
 from ..load.yamlpos import mark_of
 
 #: Maps a position in the text that was parsed to (file, line, column) shown to the user.
@@ -85,9 +86,13 @@ class Manifest:
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
-    def position(self, container=None, key=None, *, value: bool = False) -> tuple[str, int, int]:
-        """(file, line, column) of `container[key]` as the user should see it."""
-        line, column = mark_of(self.data if container is None else container, key, value=value)
+    def position(self, container=None, key=None, *, value: bool = False,
+                 offset: int | None = None) -> tuple[str, int, int]:
+        """(file, line, column) of `container[key]` as the user should see it; with `offset`,
+        of that character inside the string value (a CEL error's exact character)."""
+        line, column = mark_of(self.data if container is None else container, key, value=value or offset is not None)
+        if offset is not None:
+            line, column = char_position(self.source.lines, line, column, offset)
         if self.locate is not None:
             return self.locate(line, column)
         return (self.source.display, line, column)

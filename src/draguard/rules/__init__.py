@@ -1,7 +1,8 @@
 """The rule catalog. Importing this package registers every rule."""
 
 from . import (  # noqa: F401  (registration side effect)
-    currency, env, host, input, isolation, legacy, memory, requests, rollout, schema, teardown, wiring,
+    cel, currency, env, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema, teardown,
+    wiring,
 )
 from .base import REGISTRY, Context, Option, Rule, register
 

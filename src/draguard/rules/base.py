@@ -130,8 +130,10 @@ class Context:
         return self.config.rule_option(rule, name)
 
     def finding(self, rule: Rule, obj: "Manifest", message: str, container=None, key=None, *,
-                value: bool = False, fix: str | None = None, severity: Severity | None = None) -> Finding:
-        """A finding of `rule` at `container[key]` inside `obj` (the object itself if None)."""
-        file, line, column = obj.position(container, key, value=value)
+                value: bool = False, fix: str | None = None, severity: Severity | None = None,
+                offset: int | None = None) -> Finding:
+        """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);
+        `offset` points at one character of that string value."""
+        file, line, column = obj.position(container, key, value=value, offset=offset)
         return Finding(rule.id, rule.category, severity or rule.severity, message, file, line, column,
                        obj.ref, fix)

@@ -1,0 +1,162 @@
+"""Why a request can or cannot be satisfied: the funnel of candidate devices.
+
+The scheduler only says "cannot allocate all claims". For each request (and each
+firstAvailable subrequest) draguard counts the devices that survive each step:
+
+    in slices -> driver -> class selectors -> request selector #0 .. #n -> free
+
+and names the step that emptied the funnel. When every step keeps a device but the claim
+still does not fit on any node, the count, the claim's constraints or shared counters are to
+blame, and the explanation says how many devices were free on the best node."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .allocator import AllocationError, Allocator, gather_pools
+from .celenv import CelRuntimeError, compile_selector
+from .model import Claim
+
+_DRIVER = re.compile(r"""device\.driver\s*==\s*(?:'([^']*)'|"([^"]*)")""")
+
+
+@dataclass
+class Stage:
+    label: str
+    count: int
+    selector: int | None = None  # index of the request selector this stage applied
+
+
+@dataclass
+class RequestExplanation:
+    request: str
+    wanted: str  # "1 device", "all devices"
+    stages: list = field(default_factory=list)
+    emptied_at: Stage | None = None
+    errors: list = field(default_factory=list)
+    note: str = ""
+
+    def text(self) -> str:
+        funnel = " -> ".join(f"{s.label}: {s.count}" for s in self.stages)
+        out = f"request '{self.request}' ({self.wanted}): {funnel}"
+        if self.emptied_at is not None:
+            out += f"; nothing left after {self.emptied_at.label}"
+        if self.note:
+            out += f"; {self.note}"
+        for error in self.errors:
+            out += f"; {error}"
+        return out
+
+
+def class_drivers(selectors: list[str]) -> set[str]:
+    """Drivers a class pins with `device.driver == '...'` (empty: not pinned)."""
+    return {m.group(1) if m.group(1) is not None else m.group(2) for e in selectors for m in _DRIVER.finditer(e)}
+
+
+def visible_devices(allocator: Allocator, nodes) -> dict:
+    """Every device of complete, valid pools visible from any node, by id."""
+    found = {}
+    for node in nodes or [None]:
+        for pool in gather_pools(allocator.slices, node, allocator.features):
+            if pool.incomplete or pool.invalid:
+                continue
+            for s in pool.slices:
+                for d in s.devices:
+                    found.setdefault(d.id, d)
+    return found
+
+
+def _survivors(devices, expression: str, errors: list, what: str):
+    compiled = compile_selector(expression)
+    if compiled.error is not None:
+        errors.append(f"{what} does not compile: {compiled.error.message}")
+        return []
+    kept, failures = [], {}
+    for d in devices:
+        try:
+            if compiled.matches(d):
+                kept.append(d)
+        except CelRuntimeError as exc:
+            failures.setdefault(str(exc), 0)
+            failures[str(exc)] += 1
+    for message, count in failures.items():
+        errors.append(f"{what} fails at runtime on {count} device(s) ({message}); upstream aborts the "
+                      "whole allocation on such an error")
+    return kept
+
+
+def explain_request(allocator: Allocator, request, name: str, devices: list) -> RequestExplanation:
+    wanted = "all devices" if request.mode == "All" else f"{request.count} device" + ("s" if request.count != 1 else "")
+    out = RequestExplanation(name, wanted, [Stage("in slices", len(devices))])
+    cls = allocator.classes.get(request.class_name or "")
+    if cls is None:
+        out.note = f"device class {request.class_name!r} does not exist"
+        out.stages.append(Stage(f"class {request.class_name}", 0))
+        out.emptied_at = out.stages[-1]
+        return out
+    pool = devices
+    drivers = class_drivers(cls.selectors)
+    if drivers:
+        pool = [d for d in pool if d.driver in drivers]
+        out.stages.append(Stage(f"driver {'/'.join(sorted(drivers))}", len(pool)))
+    for i, expression in enumerate(cls.selectors):
+        pool = _survivors(pool, expression, out.errors, f"class {cls.name} selector #{i}")
+    out.stages.append(Stage(f"class {cls.name} selectors", len(pool)))
+    for i, expression in enumerate(request.selectors):
+        pool = _survivors(pool, expression, out.errors, f"selector #{i}")
+        out.stages.append(Stage(f"selector #{i} ({expression.strip()})", len(pool), selector=i))
+    admin = request.admin_access is True
+    free = [d for d in pool if admin or d.id not in allocator.allocated]
+    free = [d for d in free if not any(t.effect in ("NoSchedule", "NoExecute") and
+                                       not any(tol.tolerates(t) for tol in request.tolerations)
+                                       for t in d.taints)]
+    out.stages.append(Stage("free (unallocated, untainted)", len(free)))
+    out.emptied_at = next((s for s in out.stages if s.count == 0), None)
+    return out
+
+
+def explain(allocator: Allocator, claim: Claim, nodes) -> list[RequestExplanation]:
+    devices = list(visible_devices(allocator, nodes).values())
+    out = []
+    for request in claim.requests:
+        if request.subrequests is None:
+            out.append(explain_request(allocator, request, request.name, devices))
+        else:
+            out.extend(explain_request(allocator, sub, f"{request.name}/{sub.name}", devices)
+                       for sub in request.subrequests)
+    return out
+
+
+@dataclass
+class Verdict:
+    claim: Claim
+    node: str | None = None  # where it fits
+    allocation: object = None
+    error: str | None = None  # an error upstream would return
+    requests: list = field(default_factory=list)  # RequestExplanation, when it does not fit
+
+    @property
+    def satisfiable(self) -> bool:
+        return self.node is not None or (self.allocation is not None)
+
+
+def verdict(allocator: Allocator, claim: Claim, nodes) -> Verdict:
+    """Try the claim on every node in order (as the scheduler's filter would), and explain
+    a failure."""
+    result = Verdict(claim)
+    for node in nodes or [None]:
+        try:
+            allocation = allocator.allocate([claim], node)
+        except AllocationError as exc:
+            result.error = str(exc)
+            break
+        if allocation is not None:
+            result.node, result.allocation = (node.name if node else None), allocation[0]
+            return result
+    result.requests = explain(allocator, claim, nodes)
+    if result.error is None and all(r.emptied_at is None for r in result.requests):
+        for r in result.requests:
+            r.note = ("enough matching devices exist, but not on one node together with the claim's "
+                      "constraints, count and shared counters")
+    return result

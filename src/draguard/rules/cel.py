@@ -1,0 +1,139 @@
+"""cel: device selectors compiled and type-checked as kube-scheduler would."""
+
+from __future__ import annotations
+
+import re
+
+from ..catalog import device_classes
+from ..dra.celenv import compile_selector
+from ..dra.explain import class_drivers
+from ..dra.inventory import driver_attributes, latest_driver_version
+from ..findings import Severity
+from ..model.claims import CLAIM_KINDS, device_requests
+from .base import Option, Rule, register
+from .examples import COMPLIANT_POD
+
+
+def selector_sites(obj):
+    """(cel mapping, expression, DeviceRequest or None for a DeviceClass) of every selector."""
+    if obj.group != "resource.k8s.io":
+        return []
+    if obj.kind == "DeviceClass":
+        spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+        sites = []
+        for selector in spec.get("selectors") or []:
+            cel = selector.get("cel") if isinstance(selector, dict) else None
+            if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
+                sites.append((cel, cel["expression"], None))
+        return sites
+    return [(cel, expression, request) for request in device_requests(obj)
+            for cel, expression in request.cel_expressions()]
+
+
+@register
+class CelInvalid(Rule):
+    id = "cel-invalid"
+    name = "Selector does not compile"
+    category = "cel"
+    severity = Severity.ERROR
+    kinds = CLAIM_KINDS | {"DeviceClass"}
+    summary = "A CEL selector has a syntax or type error, does not return bool, or exceeds 10 KiB."
+    rationale = """
+        The API server compiles selectors when the object is created and rejects bad ones;
+        a selector that slips through (older clusters, stored objects) makes every allocation
+        that uses it fail. draguard compiles each selector in the environment kube-scheduler
+        gives it (`device.driver`, `device.attributes[domain].name`,
+        `device.capacity[domain].name` as Quantity, the Kubernetes quantity and semver
+        libraries, strings, `cel.bind`) with cel-cpp's type checker, and points at the
+        offending character in the manifest."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
+    upstream_note = """
+        A GPU guideline document in circulation recommends
+        `device.attributes['gpu.nvidia.com'].memory >= 40Gi`. That is not CEL (`40Gi` is not a
+        literal) and memory is a capacity, not an attribute. Upstream:
+        `device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0`."""
+    noncompliant = COMPLIANT_POD.replace("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
+                                         "device.attributes['gpu.nvidia.com'].memory >= 10Gi")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        for cel, expression, _ in selector_sites(obj):
+            compiled = compile_selector(expression)
+            if compiled.error is None:
+                continue
+            fix = f"`{compiled.error.suggestion}`" if compiled.error.suggestion else None
+            yield ctx.finding(self, obj, f"CEL: {compiled.error.message}", cel, "expression",
+                              offset=compiled.error.offset, fix=fix)
+
+
+_MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
+
+
+def _device_types(ctx, class_name: str | None) -> set[str]:
+    """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
+    selectors = []
+    if class_name:
+        for m in ctx.objects.of_kind("DeviceClass"):
+            if m.name == class_name and isinstance(m.data.get("spec"), dict):
+                selectors = [str((s.get("cel") or {}).get("expression", "")) for s in m.data["spec"].get("selectors") or []
+                             if isinstance(s, dict)]
+        if not selectors and class_name in device_classes():
+            selectors = [device_classes()[class_name]["selector"]]
+    text = " ".join(selectors)
+    types = {t for t in ("gpu", "mig") if re.search(rf"type\s*==\s*['\"]{t}['\"]", text)}
+    if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
+        return set()  # another driver's class
+    return types or {"gpu", "mig"}
+
+
+@register
+class CelUnknownAttribute(Rule):
+    id = "cel-unknown-attribute"
+    name = "Selector reads an attribute the driver does not publish"
+    category = "cel"
+    severity = Severity.WARNING
+    kinds = CLAIM_KINDS | {"DeviceClass"}
+    summary = "A selector names an attribute or capacity the target driver version does not publish for that device type."
+    rationale = """
+        Looking up a name a device does not have is not a non-match in CEL: it is a runtime
+        error ("no such key"), and kube-scheduler aborts the whole allocation attempt for the
+        pod on it. NVIDIA's driver dropped `index` and `minor` in v25.8 and `pcieBusID` in
+        v25.12; `profile` and `parentUUID` exist only on MIG devices, and a full GPU has no
+        capacity but `memory`. Guard optional names with `has(...)`, or select on what the
+        driver publishes. The driver version is the rule setting `nvidiaDriverVersion`."""
+    reference = "https://github.com/NVIDIA/k8s-dra-driver-gpu"
+    options = {"nvidiaDriverVersion": Option(latest_driver_version(), "NVIDIA DRA driver version whose attributes count")}
+    noncompliant = COMPLIANT_POD.replace("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
+                                         "device.attributes['gpu.nvidia.com'].index == 0")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        version = str(ctx.option(self, "nvidiaDriverVersion"))
+        schemas = driver_attributes()["gpu.nvidia.com"]["versions"]
+        schema = schemas.get(version)
+        if schema is None:
+            return
+        for cel, expression, request in selector_sites(obj):
+            compiled = compile_selector(expression)
+            if compiled.error is not None:
+                continue
+            guarded = set(re.findall(r"has\(\s*device\.(?:attributes|capacity)\[[^\]]*\]\.(\w+)", expression))
+            types = _device_types(ctx, request.device_class if request else None) if request else {"gpu", "mig"}
+            for field, domain, name in compiled.references.items:
+                if domain != "gpu.nvidia.com" or name is None or name in guarded or not types:
+                    continue
+                published = set()
+                for t in types:
+                    entries = schema[t]["attributes" if field == "attributes" else "capacity"]
+                    published |= {n.rstrip("*") for n in entries}
+                if name in published or (field == "capacity" and any(name.startswith(p) for p in published
+                                                                     if p.endswith("Slice"))):
+                    continue
+                where = re.search(rf"\.\s*{re.escape(name)}\b|\[\s*['\"]{re.escape(name)}['\"]", expression)
+                kinds = " or ".join(sorted(types))
+                why = " (MIG devices only)" if name in _MIG_ONLY and types == {"gpu"} else ""
+                yield ctx.finding(self, obj, f"NVIDIA driver {version} publishes no {field[:-1] if field == 'attributes' else 'capacity'} "
+                                  f"'{name}' on {kinds} devices{why}: upstream the selector fails with a runtime "
+                                  "error that aborts the whole allocation", cel, "expression",
+                                  offset=(where.start() + 1 if where and where.group(0).startswith(".") else
+                                          where.start() if where else 0))
