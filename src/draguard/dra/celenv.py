@@ -384,4 +384,8 @@ def _diagnostic(expression: str, text: str) -> CelDiagnostic:
     message = (match.group(3) if match else text.splitlines()[0]).replace("device_", "device.")
     offset = _offset(expression, int(match.group(1)), int(match.group(2))) if match else 0
     message = message.replace("draguard.Quantity", "Quantity").replace("draguard.Semver", "Semver")
+    unknown = re.match(r"undeclared reference to 'device\.(\w+)'", message)
+    if unknown:  # `device` is not a variable here, so cel-cpp cannot say "undefined field" itself
+        message = (f"undefined field '{unknown.group(1)}' of device (it has "
+                   f"{', '.join(DEVICE_FIELDS)})")
     return CelDiagnostic(message, max(0, min(offset, len(expression))), suggest(expression))

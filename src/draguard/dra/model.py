@@ -14,7 +14,6 @@ from .celenv import quantity_message, semver_message
 from .quantity import QuantityError, parse_quantity
 
 Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
-_ATTR_KINDS = {"string": "string", "int": "int", "bool": "bool", "version": "version"}
 MISSING = Attr("missing", None)
 
 
@@ -192,14 +191,13 @@ class Claim:
 def _attributes(raw: dict, driver: str) -> dict:
     out: dict[str, dict] = {}
     for qualified, value in _dict(raw).items():
-        if not isinstance(value, dict) or len(value) != 1:
-            raise ModelError(f"attribute {qualified} must set exactly one of string, int, bool, version", raw,
-                             qualified)
-        (kind, v), = value.items()
-        if kind not in _ATTR_KINDS:
-            raise ModelError(f"attribute {qualified}: unknown value type {kind!r}", raw, qualified)
+        # the API requires exactly one value; like upstream's CEL binding, take int, bool,
+        # string, version in that order if more are set
+        kind = next((k for k in ("int", "bool", "string", "version") if k in _dict(value)), None)
+        if kind is None:
+            raise ModelError(f"attribute {qualified} sets none of int, bool, string, version", raw, qualified)
         domain, name = split_name(str(qualified), driver)
-        out.setdefault(domain, {})[name] = Attr(_ATTR_KINDS[kind], v)
+        out.setdefault(domain, {})[name] = Attr(kind, value[kind])
     return out
 
 
@@ -280,13 +278,13 @@ def _request_fields(name: str, body: dict) -> Request:
 
 def request_from(raw: dict) -> Request:
     name = str(raw.get("name", ""))
-    if isinstance(raw.get("exactly"), dict):
-        return _request_fields(name, raw["exactly"])
     alternatives = raw.get("firstAvailable")
-    if isinstance(alternatives, list) and alternatives:
+    if isinstance(alternatives, list) and alternatives:  # upstream checks subrequests first
         request = Request(name, None)
         request.subrequests = [_request_fields(str(s.get("name", "")), s) for s in alternatives if isinstance(s, dict)]
         return request
+    if isinstance(raw.get("exactly"), dict):
+        return _request_fields(name, raw["exactly"])
     return _request_fields(name, raw)  # v1alpha3/v1beta1: the fields are on the request
 
 

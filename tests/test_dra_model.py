@@ -1,0 +1,71 @@
+"""One model whatever the resource.k8s.io version: the same workloads written for v1beta1 and
+v1 (the NVIDIA quickstart ships both) and the API round-trip fixtures normalize equal."""
+
+import dataclasses
+
+import pytest
+
+from draguard.dra.model import ModelError, claim_from, device_class_from, slice_from
+from draguard.load.loader import load_units
+from draguard.load.sources import expand
+
+from conftest import CORPUS, corpus_files
+from dra_support import manifest
+
+
+def objects(relative):
+    corpus_files()
+    return load_units(expand([str(CORPUS / relative)])).manifests
+
+
+def normalized_claims(relative):
+    out = {}
+    for m in objects(relative):
+        if m.kind in ("ResourceClaim", "ResourceClaimTemplate"):
+            c = claim_from(m)
+            requests = [dataclasses.asdict(r) for r in c.requests]
+            for r in requests:  # CEL ignores layout: compare selectors token by token
+                r["selectors"] = [" ".join(e.split()) for e in r["selectors"]]
+            out[(m.kind, m.namespace, m.name)] = (requests, [dataclasses.asdict(x) for x in c.constraints], c.config)
+    return out
+
+
+@pytest.mark.parametrize("name", ["gpu-test1", "gpu-test2", "gpu-test3", "gpu-test4", "gpu-test5", "gpu-test6",
+                                  "gpu-test-mps", "gpu-test-vfiopci"])
+def test_quickstart_v1beta1_and_v1_normalize_equal(name):
+    old = normalized_claims(f"dra/k8s-dra-driver-gpu__demo__specs__quickstart__v1beta1__{name}.yaml")
+    new = normalized_claims(f"dra/k8s-dra-driver-gpu__demo__specs__quickstart__v1__{name}.yaml")
+    assert old and old == new
+
+
+def test_round_trip_slices_v1beta1_and_v1_hold_the_same_device():
+    [old] = [slice_from(m) for m in objects("dra/kubernetes-api__testdata__HEAD__resource.k8s.io.v1beta1.ResourceSlice.yaml")]
+    [new] = [slice_from(m) for m in objects("dra/kubernetes-api__testdata__HEAD__resource.k8s.io.v1.ResourceSlice.yaml")]
+    fields = ("name", "attributes", "capacity", "consumes_counters", "taints", "node_name", "all_nodes")
+    for a, b in zip(old.devices, new.devices):
+        assert {f: getattr(a, f) for f in fields} == {f: getattr(b, f) for f in fields}
+    assert old.shared_counters == new.shared_counters and old.pool == new.pool
+
+
+def test_v1_round_trip_claim_has_every_request_shape():
+    [claim] = [claim_from(m) for m in objects("dra/kubernetes-api__testdata__HEAD__resource.k8s.io.v1.ResourceClaim.yaml")]
+    [request] = claim.requests
+    assert request.subrequests and request.subrequests[0].name == "nameValue"
+    assert claim.constraints[0].match_attribute == "matchAttributeValue"
+
+
+def test_device_class_fixture():
+    [cls] = [device_class_from(m) for m in objects("dra/kubernetes-api__testdata__HEAD__resource.k8s.io.v1beta2.DeviceClass.yaml")]
+    assert cls.selectors == ["expressionValue"] and cls.extended_resource_name
+
+
+def test_defaults_are_applied():
+    c = claim_from(manifest("ResourceClaim", "c", {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "x"}}]}}))
+    assert (c.requests[0].mode, c.requests[0].count) == ("ExactCount", 1)
+
+
+def test_bad_quantities_are_model_errors_with_their_place():
+    spec = {"driver": "d", "pool": {"name": "p"}, "devices": [{"name": "a", "capacity": {"memory": {"value": "lots"}}}]}
+    with pytest.raises(ModelError) as excinfo:
+        slice_from(manifest("ResourceSlice", "s", spec))
+    assert excinfo.value.key == "memory"

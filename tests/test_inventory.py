@@ -1,0 +1,86 @@
+import pytest
+import yaml
+
+from draguard.dra.inventory import InventoryError, generate, place_layout
+
+
+
+def test_static_layouts_follow_the_placement_rules():
+    assert place_layout("A100-40GB", ["3g.20gb", "2g.10gb", "1g.5gb", "1g.5gb"]) == \
+        [("3g.20gb", 4), ("2g.10gb", 0), ("1g.5gb", 2), ("1g.5gb", 3)]
+    assert len(place_layout("H200-141GB", ["1g.18gb"] * 7)) == 7
+
+
+@pytest.mark.parametrize("model, layout, message", [
+    ("H100-80GB", ["4g.40gb", "4g.40gb"], "at most 1 instances"),
+    ("H100-80GB", ["4g.40gb", "3g.40gb", "1g.10gb"], "compute slices"),
+    ("A30-24GB", ["2g.12gb", "2g.12gb", "1g.6gb"], "compute slices"),
+    ("H100-80GB", ["3g.40gb", "3g.40gb", "1g.10gb"], "does not fit"),
+    ("H100-80GB", ["1g.20gb", "1g.20gb", "1g.20gb", "1g.20gb", "1g.10gb"], "does not fit"),
+    ("H100-80GB", ["9g.90gb"], "no MIG profile"),
+    ("T4", [], "unknown GPU model"),
+])
+def test_invalid_layouts_are_refused(model, layout, message):
+    with pytest.raises(InventoryError, match=message):
+        place_layout(model, layout)
+
+
+def test_generate_static_mig_nodes():
+    objects = generate({"nodes": [{"namePrefix": "h", "count": 2, "labels": {"zone": "a"},
+                                   "gpus": {"model": "H100-80GB", "count": 8, "mig": "static",
+                                            "layout": ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]}}]})
+    nodes = [o for o in objects if o["kind"] == "Node"]
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"]
+    assert [n["metadata"]["name"] for n in nodes] == ["h-0", "h-1"] and nodes[0]["metadata"]["labels"]["zone"] == "a"
+    devices = slices[0]["spec"]["devices"]
+    assert len(devices) == 32
+    mig = devices[0]
+    assert mig["attributes"]["profile"] == {"string": "3g.40gb"} and mig["attributes"]["type"] == {"string": "mig"}
+    assert "index" not in mig["attributes"] and "pcieBusID" not in mig["attributes"]  # driver 25.12
+    assert mig["capacity"]["memory"] == {"value": "40Gi"} and "memorySlice4" in mig["capacity"]
+
+
+def test_driver_version_decides_the_attributes():
+    spec = {"driverVersion": "25.3", "nodes": [{"gpus": {"model": "A100-80GB", "count": 1}}]}
+    [_, s] = generate(spec)
+    gpu = s["spec"]["devices"][0]
+    assert {"index", "minor"} <= set(gpu["attributes"]) and list(gpu["capacity"]) == ["memory"]
+    with pytest.raises(InventoryError, match="unknown NVIDIA driver version"):
+        generate({"driverVersion": "1.0", "nodes": []})
+
+
+def test_dynamic_mig_publishes_counters_in_their_own_slice():
+    objects = generate({"nodes": [{"gpus": {"model": "A30-24GB", "count": 1, "mig": "dynamic"}}]})
+    devices, counters = [o for o in objects if o["kind"] == "ResourceSlice"]
+    assert devices["spec"]["pool"] == counters["spec"]["pool"] == {"name": "node-0", "generation": 1, "resourceSliceCount": 2}
+    assert counters["spec"]["sharedCounters"][0]["counters"]["computeSlices"] == {"value": "4"}
+    assert len(devices["spec"]["devices"]) == 1 + 4 + 4 + 2 + 2 + 1  # whole GPU + each profile at each placement
+
+
+def test_cli_generate_and_allocate(tmp_path, cli):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("nodes:\n- namePrefix: n\n  count: 1\n  gpus: {model: H100-80GB, count: 1, mig: static, "
+                    "layout: [4g.40gb, 3g.40gb]}\n")
+    inventory = tmp_path / "inventory.yaml"
+    assert cli("inventory", "generate", spec, "-o", inventory).code == 0
+    assert [d["kind"] for d in yaml.safe_load_all(inventory.read_text())] == ["Node", "ResourceSlice"]
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("\n---\n".join(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c%d}\nspec:\n  devices:\n    requests:\n"
+        "    - name: gpu\n      exactly:\n        deviceClassName: mig.nvidia.com\n        selectors:\n"
+        "        - cel: {expression: \"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0\"}\n" % i
+        for i in range(3)))
+    result = cli("allocate", claims, "--inventory", inventory)
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0].startswith("default/c0: allocated on n-0") or lines[0].startswith("c0: allocated on n-0")
+    assert "c2: cannot be allocated" in result.out and "free (unallocated, untainted): 0" in result.out
+    as_json = cli("allocate", claims, "--inventory", inventory, "-f", "json").json
+    assert as_json[0]["allocation"]["devices"]["results"][0]["driver"] == "gpu.nvidia.com"
+
+
+def test_bad_spec_is_an_input_error(tmp_path, cli):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("nodes:\n- gpus: {model: H100-80GB, mig: static, layout: [7g.80gb, 1g.10gb]}\n")
+    result = cli("inventory", "generate", spec)
+    assert result.code == 2 and "does not fit" in result.err or "compute slices" in result.err
