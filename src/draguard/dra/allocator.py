@@ -100,9 +100,29 @@ def _newest_generation(slices: list[Slice]) -> list[Slice]:
     return [s for s in slices if s.generation == newest]
 
 
-def gather_pools(slices: list[Slice], node: Node | None, features: Features = Features()) -> list[Pool]:
+class SliceIndex:
+    """Slices by node name and by pool, so gathering one node's pools does not scan the
+    whole cluster (upstream rescans every slice on every call)."""
+
+    def __init__(self, slices: list[Slice]):
+        self.by_node: dict[str, list[Slice]] = {}
+        self.unbound: list[Slice] = []  # allNodes, nodeSelector, per-device selection, counters
+        self.by_pool: dict[tuple, list[Slice]] = {}
+        for s in slices:
+            self.by_pool.setdefault((s.driver, s.pool), []).append(s)
+            if s.node_name and not s.shared_counters:
+                self.by_node.setdefault(s.node_name, []).append(s)
+            else:
+                self.unbound.append(s)
+
+    def candidates(self, node: Node | None) -> list[Slice]:
+        return (self.by_node.get(node.name, []) if node else []) + self.unbound
+
+
+def gather_pools(slices, node: Node | None, features: Features = Features()) -> list[Pool]:
+    index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
     by_pool: dict[tuple, list[Slice]] = {}
-    for s in slices:
+    for s in index.candidates(node):
         if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
         if s.shared_counters:
@@ -115,9 +135,7 @@ def gather_pools(slices: list[Slice], node: Node | None, features: Features = Fe
             take = False
         if take:
             by_pool.setdefault((s.driver, s.pool), []).append(s)
-    everything: dict[tuple, list[Slice]] = {}
-    for s in slices:
-        everything.setdefault((s.driver, s.pool), []).append(s)
+    everything = index.by_pool
     pools = []
     for key in sorted(by_pool):
         taken = _newest_generation(by_pool[key])
@@ -213,13 +231,14 @@ class Allocator:
     def __init__(self, slices: list[Slice], classes: dict[str, DeviceClass], allocated=(),
                  features: Features = Features()):
         self.slices, self.classes, self.features = slices, classes, features
+        self.index = SliceIndex(slices)
         self.allocated = set(allocated)
         self._pools_by_node: dict = {}
 
     def pools(self, node: Node | None) -> list[Pool]:
         key = (node.name, tuple(sorted(node.labels.items()))) if node else None
         if key not in self._pools_by_node:
-            self._pools_by_node[key] = gather_pools(self.slices, node, self.features)
+            self._pools_by_node[key] = gather_pools(self.index, node, self.features)
         return self._pools_by_node[key]
 
     def allocate(self, claims: list[Claim], node: Node | None) -> list[AllocationResult] | None:

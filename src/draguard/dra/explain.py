@@ -58,7 +58,7 @@ def visible_devices(allocator: Allocator, nodes) -> dict:
     """Every device of complete, valid pools visible from any node, by id."""
     found = {}
     for node in nodes or [None]:
-        for pool in gather_pools(allocator.slices, node, allocator.features):
+        for pool in gather_pools(allocator.index, node, allocator.features):
             if pool.incomplete or pool.invalid:
                 continue
             for s in pool.slices:
