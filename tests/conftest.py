@@ -12,6 +12,11 @@ import pytest
 from draguard.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--scenarios", type=int, default=2000,
+                     help="generated scenarios compared with the upstream allocator (test_oracle)")
 CORPUS = ROOT.parent / "shared" / "corpus"
 EXAMPLES = ROOT / "examples"
 

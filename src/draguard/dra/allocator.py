@@ -105,21 +105,24 @@ class SliceIndex:
     whole cluster (upstream rescans every slice on every call)."""
 
     def __init__(self, slices: list[Slice]):
-        self.by_node: dict[str, list[Slice]] = {}
-        self.unbound: list[Slice] = []  # allNodes, nodeSelector, per-device selection, counters
+        self.by_node: dict[str, list] = {}
+        self.unbound: list = []  # allNodes, nodeSelector, per-device selection, counters
         self.by_pool: dict[tuple, list[Slice]] = {}
-        for s in slices:
+        for position, s in enumerate(slices):
             self.by_pool.setdefault((s.driver, s.pool), []).append(s)
             if s.node_name and not s.shared_counters:
-                self.by_node.setdefault(s.node_name, []).append(s)
+                self.by_node.setdefault(s.node_name, []).append((position, s))
             else:
-                self.unbound.append(s)
+                self.unbound.append((position, s))
 
     def candidates(self, node: Node | None) -> list[Slice]:
-        return (self.by_node.get(node.name, []) if node else []) + self.unbound
+        """In input order: upstream reads a pool's slice count from its first slice."""
+        found = (self.by_node.get(node.name, []) if node else []) + self.unbound
+        return [s for _, s in sorted(found, key=lambda pair: pair[0])]
 
 
-def gather_pools(slices, node: Node | None, features: Features = Features()) -> list[Pool]:
+def gather_pools(slices, node: Node | None, features: Features = Features(), order=sorted) -> list[Pool]:
+    """The node's pools, visited in `order` (a function over (driver, pool) keys)."""
     index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
     by_pool: dict[tuple, list[Slice]] = {}
     for s in index.candidates(node):
@@ -137,7 +140,7 @@ def gather_pools(slices, node: Node | None, features: Features = Features()) -> 
             by_pool.setdefault((s.driver, s.pool), []).append(s)
     everything = index.by_pool
     pools = []
-    for key in sorted(by_pool):
+    for key in order(by_pool):
         taken = _newest_generation(by_pool[key])
         generation = taken[0].generation
         all_of_pool = [s for s in everything[key] if s.generation == generation]
@@ -229,8 +232,11 @@ class Allocator:
     (driver, pool, device) that already-allocated claims use."""
 
     def __init__(self, slices: list[Slice], classes: dict[str, DeviceClass], allocated=(),
-                 features: Features = Features()):
+                 features: Features = Features(), pool_order=sorted):
+        """`pool_order` orders the (driver, pool) keys the search visits: sorted by default;
+        the differential tests pass other orders to cover upstream's random map order."""
         self.slices, self.classes, self.features = slices, classes, features
+        self.pool_order = pool_order
         self.index = SliceIndex(slices)
         self.allocated = set(allocated)
         self._pools_by_node: dict = {}
@@ -238,7 +244,7 @@ class Allocator:
     def pools(self, node: Node | None) -> list[Pool]:
         key = (node.name, tuple(sorted(node.labels.items()))) if node else None
         if key not in self._pools_by_node:
-            self._pools_by_node[key] = gather_pools(self.index, node, self.features)
+            self._pools_by_node[key] = gather_pools(self.index, node, self.features, self.pool_order)
         return self._pools_by_node[key]
 
     def allocate(self, claims: list[Claim], node: Node | None) -> list[AllocationResult] | None:
@@ -384,14 +390,17 @@ class _Run:
             undo()
             return False
         admin = request.admin_access is True
+        allocated, allocating = self.owner.allocated, self.allocating
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
             for s in pool.slices:
                 for device in s.devices:
-                    if admin and ci in self.allocating.get(device.id, ()):
-                        continue
-                    if not admin and self._in_use(device.id):
+                    device_id = device.id
+                    if admin:
+                        if ci in allocating.get(device_id, ()):
+                            continue
+                    elif device_id in allocated or allocating.get(device_id):
                         continue
                     if not self._selectable((ci, ri, si), data, s, device):
                         continue

@@ -86,10 +86,10 @@ class Device:
     allow_multiple_allocations: bool = False
     binding_conditions: tuple = ()
     _cel: dict | None = field(default=None, repr=False)
+    id: tuple = field(init=False, repr=False)  # (driver, pool, name), read in the search's inner loop
 
-    @property
-    def id(self) -> tuple[str, str, str]:
-        return (self.driver, self.pool, self.name)
+    def __post_init__(self):
+        self.id = (self.driver, self.pool, self.name)
 
     def attribute(self, qualified: str) -> Attr | None:
         """Upstream lookupAttribute: 'domain/name', where the driver's own domain may be omitted."""

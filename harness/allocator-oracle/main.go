@@ -1,0 +1,131 @@
+// Command allocator-oracle runs the upstream structured allocator
+// (k8s.io/dynamic-resource-allocation/structured) on scenarios read as JSON lines from stdin
+// and prints one JSON line per scenario: the allocation results, "unschedulable", or the error.
+// It is a test harness for draguard's own allocator, not part of the product.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/dynamic-resource-allocation/structured"
+)
+
+type deviceID struct {
+	Driver string `json:"driver"`
+	Pool   string `json:"pool"`
+	Device string `json:"device"`
+}
+
+type scenario struct {
+	ID               string                       `json:"id"`
+	DeviceClasses    []*resourceapi.DeviceClass   `json:"deviceClasses"`
+	ResourceSlices   []*resourceapi.ResourceSlice `json:"resourceSlices"`
+	Claims           []*resourceapi.ResourceClaim `json:"claims"`
+	AllocatedDevices []deviceID                   `json:"allocatedDevices"`
+	Node             *v1.Node                     `json:"node"`
+	// Nodes, when set, makes this a timing run: Allocate once per node, as the scheduler's
+	// Filter does, and report how many nodes fit and the total time.
+	Nodes    []*v1.Node          `json:"nodes"`
+	Features structured.Features `json:"features"`
+}
+
+type outcome struct {
+	ID      string                         `json:"id"`
+	Outcome string                         `json:"outcome"` // allocated, unschedulable, error
+	Results []resourceapi.AllocationResult `json:"results,omitempty"`
+	Error   string                         `json:"error,omitempty"`
+	Fitting int                            `json:"fitting,omitempty"` // timing runs: nodes where the claims fit
+	Nanos   int64                          `json:"nanos"`
+}
+
+type classLister map[string]*resourceapi.DeviceClass
+
+func (l classLister) List() ([]*resourceapi.DeviceClass, error) {
+	out := make([]*resourceapi.DeviceClass, 0, len(l))
+	for _, c := range l {
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
+	if c, ok := l[name]; ok {
+		return c, nil
+	}
+	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+}
+
+func run(ctx context.Context, cache *cel.Cache, s *scenario) outcome {
+	classes := classLister{}
+	for _, c := range s.DeviceClasses {
+		classes[c.Name] = c
+	}
+	allocated := sets.New[structured.DeviceID]()
+	for _, d := range s.AllocatedDevices {
+		allocated.Insert(structured.MakeDeviceID(d.Driver, d.Pool, d.Device))
+	}
+	start := time.Now()
+	allocator, err := structured.NewAllocator(ctx, s.Features, structured.AllocatedState{AllocatedDevices: allocated},
+		classes, s.ResourceSlices, cache)
+	if err != nil {
+		return outcome{ID: s.ID, Outcome: "error", Error: err.Error(), Nanos: time.Since(start).Nanoseconds()}
+	}
+	if len(s.Nodes) > 0 {
+		fitting := 0
+		for _, node := range s.Nodes {
+			results, err := allocator.Allocate(ctx, node, s.Claims)
+			if err != nil {
+				return outcome{ID: s.ID, Outcome: "error", Error: err.Error(), Nanos: time.Since(start).Nanoseconds()}
+			}
+			if results != nil {
+				fitting++
+			}
+		}
+		return outcome{ID: s.ID, Outcome: "timing", Fitting: fitting, Nanos: time.Since(start).Nanoseconds()}
+	}
+	results, err := allocator.Allocate(ctx, s.Node, s.Claims)
+	elapsed := time.Since(start).Nanoseconds()
+	switch {
+	case err != nil:
+		return outcome{ID: s.ID, Outcome: "error", Error: err.Error(), Nanos: elapsed}
+	case results == nil:
+		return outcome{ID: s.ID, Outcome: "unschedulable", Nanos: elapsed}
+	default:
+		return outcome{ID: s.ID, Outcome: "allocated", Results: results, Nanos: elapsed}
+	}
+}
+
+func main() {
+	ctx := context.Background()
+	cache := cel.NewCache(10000, cel.Features{})
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	encoder := json.NewEncoder(out)
+	for in.Scan() {
+		var s scenario
+		if err := json.Unmarshal(in.Bytes(), &s); err != nil {
+			fmt.Fprintf(os.Stderr, "allocator-oracle: bad scenario: %v\n", err)
+			os.Exit(2)
+		}
+		if err := encoder.Encode(run(ctx, cache, &s)); err != nil {
+			fmt.Fprintf(os.Stderr, "allocator-oracle: %v\n", err)
+			os.Exit(2)
+		}
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "allocator-oracle: reading stdin: %v\n", err)
+		os.Exit(2)
+	}
+}
