@@ -14,7 +14,7 @@ from .dra.model import ModelError, claim_from
 from .fsutil import write_atomic
 from .load.loader import load_units
 from .load.sources import InputError, expand
-from .load.yamlpos import parse_stream
+from .load.yamlpos import DocumentError, read_document
 
 EXIT_OK, EXIT_UNSATISFIED, EXIT_ERROR = 0, 1, 2
 
@@ -27,22 +27,11 @@ def _load(paths: list[str]):
     return loaded.manifests
 
 
-def _spec(path: str):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read: {exc}") from None
-    documents, problems = parse_stream(text)
-    if problems:
-        raise InputError(f"{path}:{problems[0].line}:{problems[0].column}: {problems[0].message}")
-    return documents[0].data if documents else None
-
-
 def inventory_command(args) -> int:
-    spec_doc = _spec(args.spec)
     try:
-        objects = generate(spec_doc)
+        objects = generate(read_document(args.spec))
+    except DocumentError as exc:
+        raise InputError(str(exc)) from None
     except InventoryError as exc:
         raise InputError(f"{args.spec}: {exc}") from None
     text = yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from .findings import Severity
 from .load.loader import InputProblem
-from .load.yamlpos import YMap, mark_of, parse_stream
+from .load.yamlpos import DocumentError, YMap, mark_of, read_document
 from .rules.base import REGISTRY, Rule
 from .schemas import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 
@@ -95,15 +95,9 @@ def load_config(path: str | None) -> Config:
     if path is None:
         return config
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read config: {exc}") from None
-    documents, problems = parse_stream(text)
-    if problems:
-        p = problems[0]
-        raise ConfigError(f"{path}:{p.line}:{p.column}: {p.message}")
-    data = documents[0].data if documents else None
+        data = read_document(path)
+    except DocumentError as exc:
+        raise ConfigError(str(exc)) from None
     if data is None:
         return config
     _Reader(path, config).read(data)

@@ -379,16 +379,7 @@ class _Run:
         if request.mode == "All":
             device, s, pool = data.all_devices[di]
             ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=True)
-            if not ok:
-                return False
-            try:
-                if self._allocate_one(ci, ri, si, di + 1, in_sub):
-                    return True
-            except BaseException:
-                undo()
-                raise
-            undo()
-            return False
+            return ok and self._search_on(undo, ci, ri, si, di, in_sub)
         admin = request.admin_access is True
         allocated, allocating = self.owner.allocated, self.allocating
         for pool in self.pools:
@@ -405,15 +396,19 @@ class _Run:
                     if not self._selectable((ci, ri, si), data, s, device):
                         continue
                     ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=False)
-                    if not ok:
-                        continue
-                    try:
-                        if self._allocate_one(ci, ri, si, di + 1, in_sub):
-                            return True
-                    except BaseException:
-                        undo()
-                        raise
-                    undo()
+                    if ok and self._search_on(undo, ci, ri, si, di, in_sub):
+                        return True
+        return False
+
+    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+        """Continue the search with a device added; take it back unless the search succeeds."""
+        try:
+            if self._allocate_one(ci, ri, si, di + 1, in_sub):
+                return True
+        except BaseException:
+            undo()
+            raise
+        undo()
         return False
 
     def _in_use(self, device_id) -> bool:

@@ -296,3 +296,22 @@ def _reader_position(text: str, exc: Exception) -> Mark:
     before = text[:position]
     line = before.count("\n") + 1
     return (line, position - (before.rfind("\n") + 1) + 1)
+
+
+class DocumentError(ValueError):
+    """A file that should hold one YAML document could not be read or parsed."""
+
+
+def read_document(path: str):
+    """The first document of a small YAML file (config, inventory spec) with positions;
+    DocumentError says `file:line:col: problem`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DocumentError(f"{path}: cannot read: {exc}") from None
+    documents, problems = parse_stream(text)
+    problems = problems + [p for d in documents for p in d.problems]
+    if problems:
+        raise DocumentError(f"{path}:{problems[0].line}:{problems[0].column}: {problems[0].message}")
+    return documents[0].data if documents else None

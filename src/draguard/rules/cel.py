@@ -8,6 +8,7 @@ from ..catalog import device_classes
 from ..dra.celenv import compile_selector
 from ..dra.explain import class_drivers
 from ..dra.inventory import driver_attributes, latest_driver_version
+from ..dra.model import device_class_from
 from ..findings import Severity
 from ..model.claims import CLAIM_KINDS, device_requests
 from .base import Option, Rule, register
@@ -74,9 +75,8 @@ def _device_types(ctx, class_name: str | None) -> set[str]:
     selectors = []
     if class_name:
         for m in ctx.objects.of_kind("DeviceClass"):
-            if m.name == class_name and isinstance(m.data.get("spec"), dict):
-                selectors = [str((s.get("cel") or {}).get("expression", "")) for s in m.data["spec"].get("selectors") or []
-                             if isinstance(s, dict)]
+            if m.name == class_name and m.group == "resource.k8s.io":
+                selectors = device_class_from(m).selectors
         if not selectors and class_name in device_classes():
             selectors = [device_classes()[class_name]["selector"]]
     text = " ".join(selectors)

@@ -35,6 +35,14 @@ def _lifecycle(obj):
     return version, resource_api_lifecycle().get((version, obj.kind))
 
 
+def _known_lifecycle(obj, ctx):
+    """(version, lifecycle entry, target minor) for a resource.k8s.io kind the table knows."""
+    found = _lifecycle(obj)
+    if not found or not found[1]:
+        return None
+    return found[0], found[1], _minor(ctx.kube_version)
+
+
 @register
 class ApiRemoved(Rule):
     id = "api-removed"
@@ -122,10 +130,10 @@ class ApiVersionUnavailable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        found = _lifecycle(obj)
-        if found and found[1] and _minor(ctx.kube_version) < found[1]["introduced"]:
+        known = _known_lifecycle(obj, ctx)
+        if known and known[2] < known[1]["introduced"]:
             yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is served from Kubernetes "
-                              f"1.{found[1]['introduced']}; the target is {ctx.kube_version}", obj.data,
+                              f"1.{known[1]['introduced']}; the target is {ctx.kube_version}", obj.data,
                               "apiVersion", value=True)
 
 
@@ -149,11 +157,10 @@ class ApiVersionNotDefault(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        found = _lifecycle(obj)
-        if not found or not found[1]:
+        known = _known_lifecycle(obj, ctx)
+        if known is None:
             return
-        version, life = found
-        target = _minor(ctx.kube_version)
+        version, life, target = known
         served = life["introduced"] <= target and (life["removed"] is None or target < life["removed"])
         deprecated = life["deprecated"] is not None and target >= life["deprecated"]
         if not served or life["default"] or deprecated:
@@ -184,11 +191,10 @@ class ApiVersionDeprecated(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        found = _lifecycle(obj)
-        if not found or not found[1]:
+        known = _known_lifecycle(obj, ctx)
+        if known is None:
             return
-        version, life = found
-        target = _minor(ctx.kube_version)
+        _, life, target = known
         if life["deprecated"] is None or target < life["deprecated"]:
             return
         if life["removed"] is not None and target >= life["removed"]:

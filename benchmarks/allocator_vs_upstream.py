@@ -1,0 +1,97 @@
+"""draguard's allocator against the upstream Go allocator on the same inputs.
+
+1. The generated scenario set of the differential tests (tests/oracle.py), each side in one
+   process, each timed on its allocator construction and Allocate calls only.
+2. A large case: 1,000 nodes x 8 H100 with a static MIG layout (32,000 devices) and one MIG
+   claim, allocated on every node in turn as the scheduler's Filter does. draguard's
+   selector memoization (one CEL evaluation per distinct profile, not per device) pays here.
+
+    python benchmarks/allocator_vs_upstream.py [--scenarios 2000] [--nodes 1000]
+Needs Go (the oracle is built by harness/allocator-oracle/build.sh, cached)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from oracle import FEATURES, oracle_binary, run_oracle, scenario  # noqa: E402
+
+from draguard.dra.allocator import AllocationError, Allocator  # noqa: E402
+from draguard.dra.inventory import generate  # noqa: E402
+from draguard.dra.model import Node, claim_from, device_class_from, slice_from  # noqa: E402
+from draguard.model.manifest import Manifest, Source  # noqa: E402
+
+SOURCE = Source("(benchmark)", "")
+
+
+def _manifests(objects):
+    return [Manifest(SOURCE, i, o) for i, o in enumerate(objects)]
+
+
+def draguard_time(s: dict) -> float:
+    """Seconds draguard spends constructing the allocator and allocating (parsing excluded)."""
+    slices = [slice_from(m) for m in _manifests(s["resourceSlices"])]
+    classes = {m.name: device_class_from(m) for m in _manifests(s["deviceClasses"])}
+    claims = [claim_from(m) for m in _manifests(s["claims"])]
+    allocated = {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]}
+    nodes = [Node(n["metadata"]["name"], n["metadata"].get("labels", {})) for n in s.get("nodes") or [s["node"]]]
+    start = time.perf_counter()
+    allocator = Allocator(slices, classes, allocated)
+    for node in nodes:
+        try:
+            allocator.allocate(claims, node)
+        except AllocationError:
+            break
+    return time.perf_counter() - start
+
+
+def large_case(nodes: int) -> dict:
+    inventory = generate({"nodes": [{"namePrefix": "gpu-node", "count": nodes, "gpus": {
+        "model": "H100-80GB", "count": 8, "mig": "static", "layout": ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]}}]})
+    mig_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "mig.nvidia.com"},
+                 "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && "
+                                                               "device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}}
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "default"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "mig.nvidia.com", "allocationMode": "ExactCount", "count": 1,
+                 "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]}}]}}}
+    return {"id": "large", "deviceClasses": [mig_class],
+            "resourceSlices": [o for o in inventory if o["kind"] == "ResourceSlice"],
+            "claims": [claim], "allocatedDevices": [],
+            "nodes": [o for o in inventory if o["kind"] == "Node"], "node": None, "features": FEATURES}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenarios", type=int, default=2000)
+    parser.add_argument("--nodes", type=int, default=1000)
+    args = parser.parse_args()
+    binary = oracle_binary()
+    if binary is None:
+        print("Go is not installed: cannot build the upstream oracle", file=sys.stderr)
+        return 2
+
+    scenarios = [scenario(seed) for seed in range(args.scenarios)]
+    upstream = sum(line["nanos"] for line in run_oracle(binary, scenarios)) / 1e9
+    ours = sum(draguard_time(s) for s in scenarios)
+    print(f"{args.scenarios} generated scenarios: upstream {upstream:.3f} s, draguard {ours:.3f} s, "
+          f"draguard/upstream {ours / upstream:.2f}x")
+
+    big = large_case(args.nodes)
+    devices = sum(len(s["spec"].get("devices", [])) for s in big["resourceSlices"])
+    [line] = run_oracle(binary, [big])
+    upstream = line["nanos"] / 1e9
+    ours = draguard_time(big)
+    print(f"large case ({args.nodes} nodes, {devices} MIG devices, one claim tried on every node): "
+          f"upstream {upstream:.2f} s ({line.get('fitting')} nodes fit), draguard {ours:.2f} s, "
+          f"draguard/upstream {ours / upstream:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
