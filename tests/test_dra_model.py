@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from draguard.dra.model import ModelError, claim_from, device_class_from, slice_from
+from draguard.dra.model import ModelError, Taint, claim_from, device_class_from, device_taint_rule_from, slice_from
 from draguard.load.loader import load_units
 from draguard.load.sources import expand
 
@@ -69,3 +69,13 @@ def test_bad_quantities_are_model_errors_with_their_place():
     with pytest.raises(ModelError) as excinfo:
         slice_from(manifest("ResourceSlice", "s", spec))
     assert excinfo.value.key == "memory"
+
+
+@pytest.mark.parametrize("relative, driver, effect", [
+    ("dra/dra-example-driver__demo__examples__device-taints-tolerations__device-taint-pod-noschedule__3-device-taint-rule.yaml",
+     "gpu.example.com", "NoSchedule"),
+    ("dra/kubernetes__test__e2e__dra__test-driver__deploy__example__devicetaintrule.yaml", "test-driver.cdi.k8s.io", "NoExecute"),
+])
+def test_device_taint_rules_of_both_versions(relative, driver, effect):
+    [rule] = [device_taint_rule_from(m) for m in objects(relative)]
+    assert rule.driver == driver and rule.taint.effect == effect and rule.taint.key.endswith("unhealthy")

@@ -84,3 +84,23 @@ def test_bad_spec_is_an_input_error(tmp_path, cli):
     spec.write_text("nodes:\n- gpus: {model: H100-80GB, mig: static, layout: [7g.80gb, 1g.10gb]}\n")
     result = cli("inventory", "generate", spec)
     assert result.code == 2 and "does not fit" in result.err or "compute slices" in result.err
+
+
+def test_device_taint_rules_taint_the_devices_they_select(tmp_path, cli):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("nodes:\n- namePrefix: n\n  count: 1\n  gpus: {model: H100-80GB, count: 2}\n")
+    inventory = tmp_path / "inventory.yaml"
+    cli("inventory", "generate", spec, "-o", inventory)
+    rule = tmp_path / "rule.yaml"
+    rule.write_text("apiVersion: resource.k8s.io/v1beta2\nkind: DeviceTaintRule\nmetadata: {name: broken}\n"
+                    "spec:\n  deviceSelector: {driver: gpu.nvidia.com, pool: n-0, device: gpu-0}\n"
+                    "  taint: {key: health, value: bad, effect: NoSchedule}\n")
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("\n---\n".join(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c%d}\nspec:\n  devices:\n"
+        "    requests:\n    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}\n" % i for i in range(2)))
+    without = cli("allocate", claims, "--inventory", inventory, "-f", "json").json
+    assert [r["allocation"] is not None for r in without] == [True, True]
+    tainted = cli("allocate", claims, "--inventory", inventory, "--inventory", rule, "-f", "json").json
+    assert tainted[0]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"
+    assert tainted[1]["allocation"] is None and "untainted): 0" in tainted[1]["explanation"][0]

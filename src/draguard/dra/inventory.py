@@ -19,7 +19,7 @@ driver would publish them, validating MIG layouts against the GPU's placement ru
 consumes the GPU's memory-slice counters (KEP-4815), plus the whole GPU.
 
 `Inventory.from_manifests` turns linted or given objects (ResourceSlices, Nodes,
-DeviceClasses, allocated ResourceClaims) into what the allocator needs."""
+DeviceClasses, DeviceTaintRules, allocated ResourceClaims) into what the allocator needs."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from functools import lru_cache
 from uuid import NAMESPACE_DNS, uuid5
 
 from ..catalog import _load, device_classes
-from .model import DeviceClass, Node, device_class_from, slice_from
+from .model import DeviceClass, Node, device_class_from, device_taint_rule_from, slice_from
 
 DRIVER = "gpu.nvidia.com"
 
@@ -226,6 +226,7 @@ class Inventory:
     nodes: list = field(default_factory=list)
     classes: dict = field(default_factory=dict)
     allocated: set = field(default_factory=set)
+    taint_rules: list = field(default_factory=list)
 
     @classmethod
     def from_manifests(cls, manifests, with_builtin_classes: bool = True) -> "Inventory":
@@ -241,6 +242,13 @@ class Inventory:
                 inventory.nodes.append(Node(m.name, dict(m.labels)))
             elif m.group == "resource.k8s.io" and m.kind == "ResourceClaim":
                 inventory.allocated.update(allocated_devices(m.data))
+            elif m.group == "resource.k8s.io" and m.kind == "DeviceTaintRule":
+                inventory.taint_rules.append(device_taint_rule_from(m))
+        for rule in inventory.taint_rules:  # as the scheduler sees devices: rule taints added
+            for s in inventory.slices:
+                for device in s.devices:
+                    if rule.selects(device, inventory.classes):
+                        device.taints = device.taints + (rule.taint,)
         known = {n.name for n in inventory.nodes}
         for s in inventory.slices:  # nodes that publish slices exist, even if not listed
             for name in [s.node_name] + [d.node_name for d in s.devices]:

@@ -10,7 +10,7 @@ from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .celenv import quantity_message, semver_message
+from .celenv import CelRuntimeError, compile_selector, quantity_message, semver_message
 from .quantity import QuantityError, parse_quantity
 
 Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
@@ -85,6 +85,7 @@ class Device:
     all_nodes: bool = False
     allow_multiple_allocations: bool = False
     binding_conditions: tuple = ()
+    binds_to_node: bool = False
     _cel: dict | None = field(default=None, repr=False)
     id: tuple = field(init=False, repr=False)  # (driver, pool, name), read in the search's inner loop
 
@@ -236,6 +237,7 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         all_nodes=body.get("allNodes") is True,
         allow_multiple_allocations=body.get("allowMultipleAllocations") is True,
         binding_conditions=tuple(_list(body.get("bindingConditions"))),
+        binds_to_node=body.get("bindsToNode") is True,
     )
 
 
@@ -300,6 +302,47 @@ def claim_from(manifest, spec: dict | None = None, name: str | None = None) -> C
     return Claim(name or manifest.name, manifest.namespace,
                  [request_from(r) for r in _list(devices.get("requests")) if isinstance(r, dict)],
                  constraints, _list(devices.get("config")), manifest)
+
+
+@dataclass
+class DeviceTaintRule:
+    """Taints an admin puts on devices without changing their slices (KEP-5055)."""
+
+    name: str
+    taint: Taint
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    device_class: str | None = None  # v1alpha3 only
+    selectors: list = field(default_factory=list)  # v1alpha3 only
+
+    def selects(self, device: Device, classes: dict) -> bool:
+        if any(want and have != want for want, have in ((self.driver, device.driver), (self.pool, device.pool),
+                                                         (self.device, device.name))):
+            return False
+        expressions = list(self.selectors)
+        if self.device_class:
+            cls = classes.get(self.device_class)
+            if cls is None:
+                return False
+            expressions = cls.selectors + expressions
+        for expression in expressions:
+            compiled = compile_selector(expression)
+            try:
+                if compiled.error is not None or not compiled.matches(device):
+                    return False
+            except CelRuntimeError:
+                return False
+        return True
+
+
+def device_taint_rule_from(manifest) -> DeviceTaintRule:
+    spec = _dict(manifest.data.get("spec"))
+    selector, taint = _dict(spec.get("deviceSelector")), _dict(spec.get("taint"))
+    return DeviceTaintRule(
+        manifest.name, Taint(str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))),
+        selector.get("driver"), selector.get("pool"), selector.get("device"), selector.get("deviceClassName"),
+        [str(_dict(s.get("cel")).get("expression", "")) for s in _list(selector.get("selectors")) if isinstance(s, dict)])
 
 
 @dataclass
