@@ -13,6 +13,7 @@ from ..findings import Severity
 from ..model.claims import CLAIM_KINDS, device_requests
 from .base import Option, Rule, register
 from .examples import COMPLIANT_POD
+from .requests import set_device_classes
 
 
 def selector_sites(obj):
@@ -74,9 +75,9 @@ def _device_types(ctx, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
     selectors = []
     if class_name:
-        for m in ctx.objects.of_kind("DeviceClass"):
-            if m.name == class_name and m.group == "resource.k8s.io":
-                selectors = device_class_from(m).selectors
+        in_set = ctx.memo("device-classes", set_device_classes).get(class_name)
+        if in_set is not None:
+            selectors = device_class_from(in_set).selectors
         if not selectors and class_name in device_classes():
             selectors = [device_classes()[class_name]["selector"]]
     text = " ".join(selectors)

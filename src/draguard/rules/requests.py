@@ -14,13 +14,13 @@ from .examples import COMPLIANT_POD
 _PINS_SLICE = re.compile(r"\.profile\b|\[['\"]profile['\"]\]|\bmemory\b")
 
 
-def _set_device_classes(objects) -> dict[str, object]:
+def set_device_classes(objects) -> dict[str, object]:
     return {m.name: m for m in objects if m.kind == "DeviceClass" and m.group == "resource.k8s.io"}
 
 
 def _class_selector_text(ctx, name: str) -> str | None:
     """The CEL text of a known DeviceClass's own selectors (None for an unknown class)."""
-    in_set = ctx.memo("device-classes", _set_device_classes).get(name)
+    in_set = ctx.memo("device-classes", set_device_classes).get(name)
     if in_set is not None:
         spec = in_set.data.get("spec") if isinstance(in_set.data.get("spec"), dict) else {}
         selectors = spec.get("selectors") if isinstance(spec.get("selectors"), list) else []

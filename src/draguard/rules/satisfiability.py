@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..dra.allocator import Allocator
@@ -26,16 +28,34 @@ def catalog_manifests() -> tuple:
     return tuple(Manifest(source, i, obj) for i, obj in enumerate(generate(spec)))
 
 
-def _inventory(ctx) -> tuple[Inventory, bool]:
-    """(inventory, is the built-in catalog) for this run."""
+@dataclass
+class _Target:
+    """What this run checks requests against, built once: the inventory (or catalog), its
+    allocator, its devices, and explanations already computed per request shape."""
+
+    inventory: Inventory
+    is_catalog: bool
+    allocator: Allocator
+    devices: list
+    explained: dict = field(default_factory=dict)
+
+    def explain(self, request, name: str):
+        key = (request.class_name, tuple(request.selectors), request.mode, request.count, request.admin_access,
+               request.tolerations)
+        if key not in self.explained:  # replicated manifests repeat the same requests
+            self.explained[key] = explain_request(self.allocator, request, name, self.devices)
+        return dataclasses.replace(self.explained[key], request=name)
+
+
+def _target(ctx) -> _Target:
     def build(objects):
         set_classes = [m for m in objects if m.kind == "DeviceClass" and m.group == "resource.k8s.io"]
         paths = ctx.config.inventory
-        if paths:
-            loaded = load_units(expand(paths))
-            return Inventory.from_manifests(list(loaded.manifests) + set_classes), False
-        return Inventory.from_manifests(list(catalog_manifests()) + set_classes), True
-    return ctx.memo("inventory", build)
+        manifests = list(load_units(expand(paths)).manifests) if paths else list(catalog_manifests())
+        inventory = Inventory.from_manifests(manifests + set_classes)
+        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
+        return _Target(inventory, not paths, allocator, list(visible_devices(allocator, inventory.nodes).values()))
+    return ctx.memo("satisfiability-target", build)
 
 
 def _hint(class_name: str, expression: str) -> str:
@@ -68,31 +88,29 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        inventory, is_catalog = _inventory(ctx)
+        target = _target(ctx)
         try:
             claim = claim_from(obj)
         except ModelError:
             return
-        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
         sites = {r.name: r for r in device_requests(obj)}
-        if is_catalog:
-            yield from self._against_catalog(obj, ctx, claim, allocator, inventory, sites)
+        if target.is_catalog:
+            yield from self._against_catalog(obj, ctx, claim, target, sites)
             return
-        result = verdict(allocator, claim, inventory.nodes)
+        result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
             return
         reason = result.error or "; ".join(r.text() for r in result.requests)
         first = next((r for r in result.requests if r.emptied_at is not None), None)
         yield self._finding(obj, ctx, sites, first, f"claim cannot be allocated on the inventory: {reason}")
 
-    def _against_catalog(self, obj, ctx, claim, allocator, inventory, sites):
+    def _against_catalog(self, obj, ctx, claim, target, sites):
         """Only selection counts here. A class that keeps no catalog device is for hardware
         the catalog does not model (NICs, other vendors): nothing can be said about it."""
-        devices = list(visible_devices(allocator, inventory.nodes).values())
         for request in claim.requests:
             options = request.subrequests if request.subrequests is not None else [request]
             names = [f"{request.name}/{o.name}" if request.subrequests is not None else request.name for o in options]
-            explained = [explain_request(allocator, option, name, devices) for option, name in zip(options, names)]
+            explained = [target.explain(option, name) for option, name in zip(options, names)]
             if all(_excluded_by_request_selector(e) for e in explained):
                 for option, e in zip(options, explained):
                     hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
