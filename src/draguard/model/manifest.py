@@ -100,7 +100,7 @@ class Manifest:
 
 @dataclass
 class ObjectSet:
-    """Every object of one lint run, with the indexes cross-object rules need."""
+    """Every object of one lint run (cross-object rules build their indexes with Context.memo)."""
 
     manifests: list[Manifest]
 
@@ -109,14 +109,3 @@ class ObjectSet:
 
     def __len__(self) -> int:
         return len(self.manifests)
-
-    def of_kind(self, *kinds: str) -> list[Manifest]:
-        wanted = set(kinds)
-        return [m for m in self.manifests if m.kind in wanted]
-
-    def find(self, kind: str, name: str, namespace: str | None = None) -> Manifest | None:
-        for m in self.manifests:
-            if m.kind == kind and m.name == name and (namespace is None or m.namespace == namespace):
-                return m
-        return None
-
