@@ -1,6 +1,11 @@
 """Compliant examples shared by several rules' documentation (and their tests): a complete,
 clean DRA workload targeting Kubernetes 1.34+. Rules derive their failing examples from these
-by small textual edits, so each failing example differs from a clean one in one place."""
+by small textual edits, so each failing example differs from a clean one in one place.
+
+The texts keep a 4-space base indentation (docs and tests dedent them); the request and the
+pod spec are written once and placed at the depth each object needs."""
+
+from textwrap import indent
 
 
 def replace_last(text: str, old: str, new: str) -> str:
@@ -9,58 +14,48 @@ def replace_last(text: str, old: str, new: str) -> str:
         raise ValueError(f"{old!r} not in example")
     return head + new + tail
 
-CLAIM_TEMPLATE = """
-    apiVersion: resource.k8s.io/v1
-    kind: ResourceClaimTemplate
-    metadata: {name: mig-1g}
-    spec:
-      spec:
-        devices:
-          requests:
-          - name: gpu
-            exactly:
-              deviceClassName: mig.nvidia.com
-              allocationMode: ExactCount
-              count: 1
-              selectors:
-              - cel:
-                  expression: device.attributes['gpu.nvidia.com'].profile == '1g.10gb'
-    """
 
-CLAIM_TEMPLATE_V1BETA1 = """
-    apiVersion: resource.k8s.io/v1beta1
-    kind: ResourceClaimTemplate
-    metadata: {name: mig-1g}
-    spec:
-      spec:
-        devices:
-          requests:
-          - name: gpu
-            deviceClassName: mig.nvidia.com
-            allocationMode: ExactCount
-            count: 1
-            selectors:
-            - cel:
-                expression: device.attributes['gpu.nvidia.com'].profile == '1g.10gb'
-    """
+def _at(text: str, spaces: int) -> str:
+    return indent(text, " " * spaces)
 
-POD = """---
-    apiVersion: v1
-    kind: Pod
-    metadata: {name: inference}
-    spec:
-      terminationGracePeriodSeconds: 60
-      resourceClaims:
-      - {name: gpu, resourceClaimTemplateName: mig-1g}
-      containers:
-      - name: server
-        image: vllm/vllm-openai
-        resources:
-          claims: [{name: gpu}]
-        lifecycle:
-          preStop:
-            exec: {command: [sh, -c, sleep 10]}
-    """
+
+_SELECTOR = """selectors:
+- cel:
+    expression: device.attributes['gpu.nvidia.com'].profile == '1g.10gb'
+"""
+_FIELDS = "deviceClassName: mig.nvidia.com\nallocationMode: ExactCount\ncount: 1\n" + _SELECTOR
+_REQUESTS = "requests:\n- name: gpu\n  exactly:\n" + _at(_FIELDS, 4)
+_REQUESTS_V1BETA1 = "requests:\n- name: gpu\n" + _at(_FIELDS, 2)  # fields on the request itself
+
+_POD_SPEC = """terminationGracePeriodSeconds: 60
+resourceClaims:
+- {name: gpu, resourceClaimTemplateName: mig-1g}
+containers:
+- name: server
+  image: vllm/vllm-openai
+  resources:
+    claims: [{name: gpu}]
+  lifecycle:
+    preStop:
+      exec: {command: [sh, -c, sleep 10]}
+"""
+
+
+def _template(api_version: str, requests: str) -> str:
+    return (f"\n    apiVersion: {api_version}\n    kind: ResourceClaimTemplate\n    metadata: {{name: mig-1g}}\n"
+            "    spec:\n      spec:\n        devices:\n" + _at(requests, 10) + "    ")
+
+
+def resource_claim(name: str) -> str:
+    """A ResourceClaim with the same request as the template (for shared-claim examples)."""
+    return (f"    apiVersion: resource.k8s.io/v1\n    kind: ResourceClaim\n    metadata: {{name: {name}}}\n"
+            "    spec:\n      devices:\n" + _at(_REQUESTS, 8) + "    ")
+
+
+CLAIM_TEMPLATE = _template("resource.k8s.io/v1", _REQUESTS)
+CLAIM_TEMPLATE_V1BETA1 = _template("resource.k8s.io/v1beta1", _REQUESTS_V1BETA1)
+
+POD = "---\n    apiVersion: v1\n    kind: Pod\n    metadata: {name: inference}\n    spec:\n" + _at(_POD_SPEC, 6) + "    "
 
 COMPLIANT_POD = CLAIM_TEMPLATE + POD
 V1BETA1_POD = CLAIM_TEMPLATE_V1BETA1 + POD
@@ -78,18 +73,7 @@ COMPLIANT_DEPLOYMENT = CLAIM_TEMPLATE + """---
       template:
         metadata: {labels: {app: inference}}
         spec:
-          terminationGracePeriodSeconds: 60
-          resourceClaims:
-          - {name: gpu, resourceClaimTemplateName: mig-1g}
-          containers:
-          - name: server
-            image: vllm/vllm-openai
-            resources:
-              claims: [{name: gpu}]
-            lifecycle:
-              preStop:
-                exec: {command: [sh, -c, sleep 10]}
-    ---
+""" + _at(_POD_SPEC, 10) + """    ---
     apiVersion: policy/v1
     kind: PodDisruptionBudget
     metadata: {name: inference}

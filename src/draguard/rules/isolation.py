@@ -6,7 +6,7 @@ from ..findings import Severity
 from ..model.claims import CLAIM_KINDS, device_requests
 from ..model.workloads import pod_sites, resolve, workload_for
 from .base import Rule, register
-from .examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD
+from .examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD, resource_claim
 from .requests import is_gpu_class
 from .wiring import referenced_object
 
@@ -109,22 +109,7 @@ class SharedClaimReplicas(Rule):
         (IMEX compute-domain channels, for instance) are not flagged."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_DEPLOYMENT.replace("resourceClaimTemplateName: mig-1g", "resourceClaimName: shared-gpu") \
-        + """---
-    apiVersion: resource.k8s.io/v1
-    kind: ResourceClaim
-    metadata: {name: shared-gpu}
-    spec:
-      devices:
-        requests:
-        - name: gpu
-          exactly:
-            deviceClassName: mig.nvidia.com
-            allocationMode: ExactCount
-            count: 1
-            selectors:
-            - cel:
-                expression: device.attributes['gpu.nvidia.com'].profile == '1g.10gb'
-    """
+        + "---\n" + resource_claim("shared-gpu")
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
