@@ -143,7 +143,7 @@ class ControlPlane:
                 process.terminate()
         for _, process in reversed(self.processes):
             try:
-                process.wait(timeout=15)
+                process.wait(timeout=5)  # then SIGKILL: nothing here needs a graceful shutdown
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
