@@ -71,10 +71,7 @@ def raw_requests(manifest: Manifest) -> list[dict]:
 
 def device_requests(manifest: Manifest) -> list[DeviceRequest]:
     """Every request and subrequest of a claim or claim template; computed once."""
-    cached = manifest.derived.get("device_requests")
-    if cached is None:
-        cached = manifest.derived["device_requests"] = _find_device_requests(manifest)
-    return cached
+    return manifest.derive("device_requests", _find_device_requests)
 
 
 def _find_device_requests(manifest: Manifest) -> list[DeviceRequest]:

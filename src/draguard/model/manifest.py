@@ -43,7 +43,7 @@ class Manifest:
     item_index: int | None = None
     #: Maps a parsed position to what the user should see; identity for plain files.
     locate: Locator | None = None
-    #: Views derived from `data` (pod sites, device requests), computed once by their owners.
+    #: Views derived from `data`, filled by `derive`.
     derived: dict = field(default_factory=dict, repr=False)
     api_version: str = field(init=False)
     kind: str = field(init=False)
@@ -56,6 +56,14 @@ class Manifest:
         kind = self.data.get("kind")
         self.kind = kind if isinstance(kind, str) else ""
         self.group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
+
+    def derive(self, key: str, compute):
+        """A view of `data` (pod sites, device requests), computed on first use and kept:
+        every rule asks for the same views and the data never changes after loading."""
+        found = self.derived.get(key)
+        if found is None:
+            found = self.derived[key] = compute(self)
+        return found
 
     @property
     def metadata(self) -> dict:

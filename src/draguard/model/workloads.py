@@ -162,10 +162,7 @@ def _pod_containers(spec: dict, path: str, inline: tuple) -> list[ContainerSite]
 
 def pod_sites(manifest: Manifest) -> list[PodSite]:
     """Every pod spec of `manifest` (none for kinds that hold no pods); computed once."""
-    cached = manifest.derived.get("pod_sites")
-    if cached is None:
-        cached = manifest.derived["pod_sites"] = _find_pod_sites(manifest)
-    return cached
+    return manifest.derive("pod_sites", _find_pod_sites)
 
 
 def _find_pod_sites(manifest: Manifest) -> list[PodSite]:
