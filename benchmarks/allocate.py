@@ -17,8 +17,9 @@ import time
 
 from draguard.dra.allocator import Allocator
 from draguard.dra.inventory import Inventory, generate
-from draguard.dra.model import claim_from
-from draguard.model.manifest import Manifest, Source
+from draguard.dra.devices import claim_from
+from draguard.model.manifest import Manifest
+from draguard.sources.loader import Source
 
 LAYOUT = ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]
 SOURCE = Source("(benchmark)", "")

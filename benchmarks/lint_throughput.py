@@ -69,11 +69,11 @@ def measure(mode: str, directory: str) -> None:
                 pass
         seconds = time.perf_counter() - start
     else:
-        from draguard.config import Config
-        from draguard.engine import LintRequest, run
+        from draguard.core.config import Config
+        from draguard.engine import lint_paths
 
         start = time.perf_counter()
-        result = run(LintRequest([directory], Config()))
+        result = lint_paths([directory], Config())
         seconds = time.perf_counter() - start
         assert result.objects > 0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -1,39 +1,19 @@
-"""Shared helpers: run the CLI in-process, lint text, find the shared corpus."""
+"""Fixtures shared by every test: run the CLI in-process, lint text from stdin."""
 
 from __future__ import annotations
 
 import io
-import json
 import sys
-from pathlib import Path
 
 import pytest
 
 from draguard.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
+from support.reports import CliResult
 
 
 def pytest_addoption(parser):
     parser.addoption("--scenarios", type=int, default=2000,
                      help="generated scenarios compared with the upstream allocator (test_oracle)")
-CORPUS = ROOT.parent / "shared" / "corpus"
-EXAMPLES = ROOT / "examples"
-
-
-def corpus_files() -> list[Path]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"shared corpus not found at {CORPUS}")
-    return sorted(p for p in CORPUS.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
-
-
-class CliResult:
-    def __init__(self, code: int, out: str, err: str):
-        self.code, self.out, self.err = code, out, err
-
-    @property
-    def json(self) -> dict:
-        return json.loads(self.out)
 
 
 @pytest.fixture
@@ -62,7 +42,3 @@ def lint_json(cli):
         return result.json
 
     return run
-
-
-def rules_of(report: dict) -> list[str]:
-    return [f["rule"] for f in report["findings"]]

@@ -17,23 +17,54 @@ Semantics kept from upstream:
 - `firstAvailable` subrequests are tried in order and the first that fits wins;
 - `All` takes every matching device of the node's pools and fails if one is unavailable.
 
-One deliberate difference: upstream visits pools in Go map order (random); draguard sorts
-them by driver and pool name, so the same input always gives the same choice."""
+Two deliberate differences: upstream visits pools in Go map order (random); draguard sorts
+them by driver and pool name, so the same input always gives the same choice. And upstream
+bounds a search by time (kube-scheduler's DynamicResources Filter cancels the allocation after
+`filterTimeout`, 10 s by default with DRASchedulerFilterTimeout, checked at the top of
+allocateOne); draguard bounds it by a number of allocateOne steps, so the bound does not
+depend on the machine: `BudgetExceeded` is its own outcome, never "unschedulable".
+
+The search is depth first with backtracking, as upstream's recursive allocateOne; here each
+step is a generator driven from an explicit stack, so no recursion limit applies."""
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .celenv import CelRuntimeError, compile_selector
-from .model import Claim, Device, DeviceClass, Node, Slice
+from .devices import Claim, Device, DeviceClass, Node, Slice
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
+DEFAULT_SEARCH_BUDGET = 1_000_000  # allocateOne steps per allocation attempt
 
 
 class AllocationError(Exception):
     """Upstream returns an error, not "unschedulable": the scheduler retries nothing."""
+
+
+class BudgetExceeded(Exception):
+    """The search took more steps than its budget (upstream: "filter operation aborted")."""
+
+    def __init__(self, steps: int):
+        super().__init__(f"search budget exceeded after {steps} steps (upstream's Filter times out on such "
+                         "searches too); the claims were neither allocated nor proven unschedulable")
+        self.steps = steps
+
+
+@dataclass
+class Outcome:
+    """One allocation attempt on one node: `allocated` (with `results`), `unschedulable`,
+    `error` (what upstream returns as an error) or `budget-exceeded`."""
+
+    kind: str
+    results: list | None = None
+    error: str | None = None
+    steps: int = 0
+
+    @property
+    def allocated(self) -> bool:
+        return self.kind == "allocated"
 
 
 @dataclass(frozen=True)
@@ -232,14 +263,23 @@ class Allocator:
     (driver, pool, device) that already-allocated claims use."""
 
     def __init__(self, slices: list[Slice], classes: dict[str, DeviceClass], allocated=(),
-                 features: Features = Features(), pool_order=sorted):
+                 features: Features = Features(), pool_order=sorted, budget: int | None = DEFAULT_SEARCH_BUDGET):
         """`pool_order` orders the (driver, pool) keys the search visits: sorted by default;
-        the differential tests pass other orders to cover upstream's random map order."""
+        the differential tests pass other orders to cover upstream's random map order.
+        `budget` bounds the allocateOne steps of one attempt (None: unbounded)."""
         self.slices, self.classes, self.features = slices, classes, features
         self.pool_order = pool_order
+        self.budget = budget
         self.index = SliceIndex(slices)
         self.allocated = set(allocated)
         self._pools_by_node: dict = {}
+
+    def invalidate(self, slices: list[Slice] | None = None) -> None:
+        """Forget what was derived from the slices (new slices, or devices re-tainted)."""
+        if slices is not None:
+            self.slices = slices
+        self.index = SliceIndex(self.slices)
+        self._pools_by_node.clear()
 
     def pools(self, node: Node | None) -> list[Pool]:
         key = (node.name, tuple(sorted(node.labels.items()))) if node else None
@@ -249,13 +289,19 @@ class Allocator:
 
     def allocate(self, claims: list[Claim], node: Node | None) -> list[AllocationResult] | None:
         """The allocation of all `claims` on `node`, None when they do not fit there; raises
-        AllocationError where upstream returns an error."""
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, 20000))
+        AllocationError where upstream returns an error, BudgetExceeded past the budget."""
+        return _Run(self, claims, node).run()
+
+    def attempt(self, claims: list[Claim], node: Node | None) -> Outcome:
+        """`allocate` as an outcome value: what long-running callers (simulate, audit) branch on."""
+        run = _Run(self, claims, node)
         try:
-            return _Run(self, claims, node).run()
-        finally:
-            sys.setrecursionlimit(limit)
+            results = run.run()
+        except AllocationError as exc:
+            return Outcome("error", error=str(exc), steps=run.steps)
+        except BudgetExceeded as exc:
+            return Outcome("budget-exceeded", error=str(exc), steps=run.steps)
+        return Outcome("allocated" if results is not None else "unschedulable", results, steps=run.steps)
 
 
 class _Run:
@@ -272,6 +318,7 @@ class _Run:
         self.matches: dict = {}
         self.available: dict = {}
         self.consumed: dict = {}
+        self.steps = 0
 
     # -- validation (upstream validateDeviceRequest) --
     def _validate(self, claim: Claim, request, parent, key) -> _RequestData:
@@ -333,7 +380,7 @@ class _Run:
                                           "(unsupported constraint type?)")
                 constraints.append(_MatchAttribute(c.requests, c.match_attribute))
             self.constraints.append(constraints)
-        done = self._allocate_one(0, 0, 0, 0, False)
+        done = self._search((0, 0, 0, 0, False))
         if not done:
             if any(p.invalid for p in self.pools):
                 raise AllocationError("invalid resource pools were encountered")
@@ -341,13 +388,45 @@ class _Run:
         return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
 
     # -- the search (upstream allocateOne) --
-    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+    def _search(self, start: tuple) -> bool:
+        """Drive `_allocate_one` steps from an explicit stack: each step yields the arguments of
+        the step it needs next and is sent that step's result (or has its exception thrown in),
+        exactly as the recursive calls upstream return or fail."""
+        budget = self.owner.budget
+        stack = [self._allocate_one(*start)]
+        self.steps = 1
+        value, error = None, None
+        while True:
+            top = stack[-1]
+            try:
+                call = top.throw(error) if error is not None else top.send(value)
+            except StopIteration as done:
+                stack.pop()
+                if not stack:
+                    return done.value
+                value, error = done.value, None
+                continue
+            except Exception as exc:  # noqa: BLE001 - re-raised in the caller's frame
+                stack.pop()
+                if not stack:
+                    raise
+                value, error = None, exc
+                continue
+            self.steps += 1
+            if budget is not None and self.steps > budget:
+                for frame in reversed(stack):
+                    frame.close()
+                raise BudgetExceeded(self.steps - 1)
+            stack.append(self._allocate_one(*call))
+            value, error = None, None
+
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool):
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
         if ri >= len(claim.requests):
             try:
-                return self._allocate_one(ci + 1, 0, 0, 0, False)
+                return (yield (ci + 1, 0, 0, 0, False))
             except _MaxSizeExceeded:
                 return False
         data = self.request_data[(ci, ri, si)]
@@ -356,7 +435,7 @@ class _Run:
             sub = 0
             while (ci, ri, sub) in self.request_data:
                 try:
-                    ok = self._allocate_one(ci, ri, sub, di, True)
+                    ok = yield (ci, ri, sub, di, True)
                 except _MaxSizeExceeded:
                     sub += 1
                     continue
@@ -373,13 +452,13 @@ class _Run:
         if request.mode == "All" and not data.all_devices:
             return False
         if di >= data.num_devices:
-            return self._allocate_one(ci, ri + 1, 0, 0, False)
+            return (yield (ci, ri + 1, 0, 0, False))
         if data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE - len(self.results[ci]):
             raise _MaxSizeExceeded()
         if request.mode == "All":
             device, s, pool = data.all_devices[di]
             ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=True)
-            return ok and self._search_on(undo, ci, ri, si, di, in_sub)
+            return ok and (yield from self._search_on(undo, ci, ri, si, di, in_sub))
         admin = request.admin_access is True
         allocated, allocating = self.owner.allocated, self.allocating
         for pool in self.pools:
@@ -396,14 +475,14 @@ class _Run:
                     if not self._selectable((ci, ri, si), data, s, device):
                         continue
                     ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=False)
-                    if ok and self._search_on(undo, ci, ri, si, di, in_sub):
+                    if ok and (yield from self._search_on(undo, ci, ri, si, di, in_sub)):
                         return True
         return False
 
-    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool):
         """Continue the search with a device added; take it back unless the search succeeds."""
         try:
-            if self._allocate_one(ci, ri, si, di + 1, in_sub):
+            if (yield (ci, ri, si, di + 1, in_sub)):
                 return True
         except BaseException:
             undo()

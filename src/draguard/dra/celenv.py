@@ -26,42 +26,80 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
-import semver
-from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_strings
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
 from .quantity import QuantityError, is_quantity, parse_quantity
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
+MEMO_LIMIT = 1 << 16  # results kept per selector; a long-running process sees new devices forever
+
+
+# --- the engine, built on first use ------------------------------------------------------------
+
+class _Runtime:
+    """cel-expr-python, protobuf and semver, imported when the first selector is compiled:
+    commands that compile none (`draguard rules`, `explain`) do not load them."""
+
+    def __init__(self):
+        import semver
+        from cel_expr_python import cel
+        from cel_expr_python.ext import ext_bindings, ext_strings
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+        self.cel, self.semver = cel, semver
+        self.extensions = (ext_strings, ext_bindings)
+        proto = descriptor_pb2.FileDescriptorProto(name="draguard/dra_cel.proto", package="draguard",
+                                                   syntax="proto3")
+        for name in ("Quantity", "Semver"):
+            message = proto.message_type.add(name=name)
+            message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                              label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+        self.pool = descriptor_pool.DescriptorPool()
+        self.pool.Add(proto)
+        self.Quantity, self.Semver = (
+            message_factory.GetMessageClass(self.pool.FindMessageTypeByName(f"draguard.{name}"))
+            for name in ("Quantity", "Semver"))
+        self.T = cel.Type
+        self.QT, self.ST = cel.Type("draguard.Quantity"), cel.Type("draguard.Semver")
+        self.functions = _function_table(self)
+        self.variables = {
+            "device_driver": self.T.STRING,
+            "device_attributes": self.T.Map(self.T.STRING, self.T.Map(self.T.STRING, self.T.DYN)),
+            "device_capacity": self.T.Map(self.T.STRING, self.T.Map(self.T.STRING, self.QT)),
+            "device_allowMultipleAllocations": self.T.BOOL,
+        }
+        self.env = self.new_env()
+
+    def new_env(self, constants: dict[str, object] | None = None):
+        cel = self.cel
+        declarations: dict[str, list] = {}
+        for name, overload_id, returns, params, member, impl in self.functions:
+            overload = (cel.Overload(overload_id, returns, params, is_member=member, impl=impl) if impl else
+                        cel.Overload(overload_id, returns, params, is_member=member))
+            declarations.setdefault(name, []).append(overload)
+        variables = dict(self.variables)
+        for name in constants or {}:
+            variables[name] = self.QT
+        ext_strings, ext_bindings = self.extensions
+        return cel.NewEnv(self.pool, variables=variables,
+                          extensions=[ext_strings.ExtStrings(version=2), ext_bindings.ExtBindings()],
+                          functions=[cel.FunctionDecl(name, overloads) for name, overloads in declarations.items()])
+
+
+_RUNTIME: _Runtime | None = None
+
+
+def runtime() -> _Runtime:
+    global _RUNTIME
+    if _RUNTIME is None:
+        _RUNTIME = _Runtime()
+    return _RUNTIME
 
 
 # --- value types ---------------------------------------------------------------------------
 
-def _message_types():
-    proto = descriptor_pb2.FileDescriptorProto(name="draguard/dra_cel.proto", package="draguard",
-                                               syntax="proto3")
-    for name in ("Quantity", "Semver"):
-        message = proto.message_type.add(name=name)
-        message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                          label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-    pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
-    classes = {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"draguard.{name}"))
-               for name in ("Quantity", "Semver")}
-    return pool, classes
-
-
-_POOL, _CLASSES = _message_types()
-QuantityMsg, SemverMsg = _CLASSES["Quantity"], _CLASSES["Semver"]
-QT, ST = cel.Type("draguard.Quantity"), cel.Type("draguard.Semver")
-T = cel.Type
-
-
 def quantity_message(value: Fraction) -> object:
     """A Quantity value for CEL. The exact fraction is the value, so `==` compares numbers."""
-    return QuantityMsg(value=f"{value.numerator}/{value.denominator}")
+    return runtime().Quantity(value=f"{value.numerator}/{value.denominator}")
 
 
 def _q(message) -> Fraction:
@@ -74,12 +112,12 @@ def _fraction(text: str) -> Fraction:
 
 
 @lru_cache(maxsize=4096)
-def _version(text: str) -> semver.Version:
-    return semver.Version.parse(text)
+def _version(text: str):
+    return runtime().semver.Version.parse(text)
 
 
 def semver_message(text: str) -> object:
-    return SemverMsg(value=str(_version(text)))
+    return runtime().Semver(value=str(_version(text)))
 
 
 def _normalize_semver(text: str) -> str:
@@ -97,7 +135,7 @@ def _cmp(a, b) -> int:
 
 
 def _compare(a, b) -> int:
-    if isinstance(a, SemverMsg):
+    if isinstance(a, runtime().Semver):
         return _version(a.value).compare(_version(b.value))
     return _cmp(_q(a), _q(b))
 
@@ -107,10 +145,6 @@ def _as_integer(message) -> int:
     if value.denominator != 1 or not -(2**63) <= value.numerator < 2**63:
         raise ValueError("cannot convert value to integer")
     return value.numerator
-
-
-def _to_quantity(value) -> Fraction:
-    return Fraction(value) if isinstance(value, int) else _q(value)
 
 
 def _semver(text, normalize=False):
@@ -146,68 +180,40 @@ def _find(text, pattern):
     return match.group(0) if match else ""
 
 
-# (name, overload id, return type, parameter types, is member, implementation)
-_FUNCTIONS = [
-    ("quantity", "quantity_string", QT, [T.STRING], False, _quantity),
-    ("isQuantity", "isQuantity_string", T.BOOL, [T.STRING], False, is_quantity),
-    ("sign", "quantity_sign", T.INT, [QT], True, lambda q: _cmp(_q(q), 0)),
-    ("isInteger", "quantity_isInteger", T.BOOL, [QT], True, lambda q: _q(q).denominator == 1),
-    ("asInteger", "quantity_asInteger", T.INT, [QT], True, _as_integer),
-    ("asApproximateFloat", "quantity_asApproximateFloat", T.DOUBLE, [QT], True, lambda q: float(_q(q))),
-    ("add", "quantity_add", QT, [QT, QT], True, lambda a, b: quantity_message(_q(a) + _q(b))),
-    ("add", "quantity_add_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(_q(a) + b)),
-    ("sub", "quantity_sub", QT, [QT, QT], True, lambda a, b: quantity_message(_q(a) - _q(b))),
-    ("sub", "quantity_sub_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(_q(a) - b)),
-    # cel-cpp registers implementations by argument kind (message, message), so the Quantity
-    # and Semver overloads of these three share one implementation that dispatches on type
-    ("compareTo", "quantity_compareTo", T.INT, [QT, QT], True, lambda a, b: _compare(a, b)),
-    ("isGreaterThan", "quantity_isGreaterThan", T.BOOL, [QT, QT], True, lambda a, b: _compare(a, b) > 0),
-    ("isLessThan", "quantity_isLessThan", T.BOOL, [QT, QT], True, lambda a, b: _compare(a, b) < 0),
-    ("semver", "semver_string", ST, [T.STRING], False, _semver),
-    ("semver", "semver_string_bool", ST, [T.STRING, T.BOOL], False, _semver),
-    ("isSemver", "isSemver_string", T.BOOL, [T.STRING], False, _is_semver),
-    ("isSemver", "isSemver_string_bool", T.BOOL, [T.STRING, T.BOOL], False, _is_semver),
-    ("major", "semver_major", T.INT, [ST], True, lambda s: _version(s.value).major),
-    ("minor", "semver_minor", T.INT, [ST], True, lambda s: _version(s.value).minor),
-    ("patch", "semver_patch", T.INT, [ST], True, lambda s: _version(s.value).patch),
-    ("compareTo", "semver_compareTo", T.INT, [ST, ST], True, None),
-    ("isGreaterThan", "semver_isGreaterThan", T.BOOL, [ST, ST], True, None),
-    ("isLessThan", "semver_isLessThan", T.BOOL, [ST, ST], True, None),
-    ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
-    ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
-    ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
-]
-
-_VARIABLES = {
-    "device_driver": T.STRING,
-    "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
-    "device_capacity": T.Map(T.STRING, T.Map(T.STRING, QT)),
-    "device_allowMultipleAllocations": T.BOOL,
-}
-
-
-def _new_env(constants: dict[str, object] | None = None):
-    declarations: dict[str, list] = {}
-    for name, overload_id, returns, params, member, impl in _FUNCTIONS:
-        overload = (cel.Overload(overload_id, returns, params, is_member=member, impl=impl) if impl else
-                    cel.Overload(overload_id, returns, params, is_member=member))
-        declarations.setdefault(name, []).append(overload)
-    variables = dict(_VARIABLES)
-    for name in constants or {}:
-        variables[name] = QT
-    return cel.NewEnv(_POOL, variables=variables,
-                      extensions=[ext_strings.ExtStrings(version=2), ext_bindings.ExtBindings()],
-                      functions=[cel.FunctionDecl(name, overloads) for name, overloads in declarations.items()])
-
-
-_ENV = None
-
-
-def environment():
-    global _ENV
-    if _ENV is None:
-        _ENV = _new_env()
-    return _ENV
+def _function_table(rt: _Runtime) -> list:
+    """(name, overload id, return type, parameter types, is member, implementation): the
+    Kubernetes quantity and semver libraries and the regex library's find/findAll."""
+    T, QT, ST = rt.T, rt.QT, rt.ST
+    return [
+        ("quantity", "quantity_string", QT, [T.STRING], False, _quantity),
+        ("isQuantity", "isQuantity_string", T.BOOL, [T.STRING], False, is_quantity),
+        ("sign", "quantity_sign", T.INT, [QT], True, lambda q: _cmp(_q(q), 0)),
+        ("isInteger", "quantity_isInteger", T.BOOL, [QT], True, lambda q: _q(q).denominator == 1),
+        ("asInteger", "quantity_asInteger", T.INT, [QT], True, _as_integer),
+        ("asApproximateFloat", "quantity_asApproximateFloat", T.DOUBLE, [QT], True, lambda q: float(_q(q))),
+        ("add", "quantity_add", QT, [QT, QT], True, lambda a, b: quantity_message(_q(a) + _q(b))),
+        ("add", "quantity_add_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(_q(a) + b)),
+        ("sub", "quantity_sub", QT, [QT, QT], True, lambda a, b: quantity_message(_q(a) - _q(b))),
+        ("sub", "quantity_sub_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(_q(a) - b)),
+        # cel-cpp registers implementations by argument kind (message, message), so the Quantity
+        # and Semver overloads of these three share one implementation that dispatches on type
+        ("compareTo", "quantity_compareTo", T.INT, [QT, QT], True, lambda a, b: _compare(a, b)),
+        ("isGreaterThan", "quantity_isGreaterThan", T.BOOL, [QT, QT], True, lambda a, b: _compare(a, b) > 0),
+        ("isLessThan", "quantity_isLessThan", T.BOOL, [QT, QT], True, lambda a, b: _compare(a, b) < 0),
+        ("semver", "semver_string", ST, [T.STRING], False, _semver),
+        ("semver", "semver_string_bool", ST, [T.STRING, T.BOOL], False, _semver),
+        ("isSemver", "isSemver_string", T.BOOL, [T.STRING], False, _is_semver),
+        ("isSemver", "isSemver_string_bool", T.BOOL, [T.STRING, T.BOOL], False, _is_semver),
+        ("major", "semver_major", T.INT, [ST], True, lambda s: _version(s.value).major),
+        ("minor", "semver_minor", T.INT, [ST], True, lambda s: _version(s.value).minor),
+        ("patch", "semver_patch", T.INT, [ST], True, lambda s: _version(s.value).patch),
+        ("compareTo", "semver_compareTo", T.INT, [ST, ST], True, None),
+        ("isGreaterThan", "semver_isGreaterThan", T.BOOL, [ST, ST], True, None),
+        ("isLessThan", "semver_isLessThan", T.BOOL, [ST, ST], True, None),
+        ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
+        ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
+        ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
+    ]
 
 
 # --- source rewriting ----------------------------------------------------------------------
@@ -258,8 +264,10 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
 
 # --- references (memo keys) ------------------------------------------------------------------
 
+# `.name` after a domain subscript is an attribute, unless a call follows: `.size()`,
+# `.exists(k, ...)` and other members of the domain map read the whole domain
 _REF = re.compile(r"""device_(attributes|capacity)\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\]"""
-                  r"""(?:\s*\.\s*([A-Za-z_]\w*)|\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\])?""")
+                  r"""(?:\s*\.\s*([A-Za-z_]\w*)\b(?!\s*\()|\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\])?""")
 
 
 @dataclass(frozen=True)
@@ -334,11 +342,13 @@ class CompiledSelector:
     _memo: dict = field(default_factory=dict)
 
     def matches(self, device) -> bool:
-        """Evaluate on a device (see dra.model.Device). Memoized by the values the expression
+        """Evaluate on a device (see dra.devices.Device). Memoized by the values the expression
         reads. Raises CelRuntimeError as upstream aborts the allocation on one."""
         key = device.memo_key(self.references)
         found = self._memo.get(key)
         if found is None:
+            if len(self._memo) >= MEMO_LIMIT:
+                self._memo.clear()
             found = self._memo[key] = self._evaluate(device)
         if isinstance(found, CelRuntimeError):
             raise found
@@ -350,9 +360,10 @@ class CompiledSelector:
             data = dict(data, **self._constants)
         result = self._program.eval(data=data)
         kind = result.type()
-        if kind == T.BOOL:
+        types = runtime().T
+        if kind == types.BOOL:
             return bool(result.value())
-        if kind == T.ERROR:
+        if kind == types.ERROR:
             return CelRuntimeError(str(result.value()).replace("device_", "device."))
         # never read the value of a null result (crashes cel-expr-python 0.1.3 on 3.11)
         return CelRuntimeError(f"expression must evaluate to bool, got {kind.name().lower()}")
@@ -366,16 +377,17 @@ def compile_selector(expression: str) -> CompiledSelector:
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
             MAX_EXPRESSION_LENGTH))
     code = rewrite_device_fields(expression)
+    rt = runtime()
     try:
-        checked = environment().compile(code)
+        checked = rt.env.compile(code)
     except RuntimeError as exc:
         return CompiledSelector(expression, _diagnostic(expression, str(exc)))
     returns = checked.return_type()
-    if returns != T.BOOL and returns != T.DYN:
+    if returns != rt.T.BOOL and returns != rt.T.DYN:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression must evaluate to bool, not {returns.name().lower()}", 0))
     folded, constants = _fold_quantities(code)
-    program = _new_env(constants).compile(folded) if constants else checked
+    program = rt.new_env(constants).compile(folded) if constants else checked
     return CompiledSelector(expression, None, _references(code), program, constants)
 
 

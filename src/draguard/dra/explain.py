@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .allocator import AllocationError, Allocator, gather_pools
+from .allocator import Allocator, gather_pools
 from .celenv import CelRuntimeError, compile_selector
-from .model import Claim
+from .devices import Claim
 
 _DRIVER = re.compile(r"""device\.driver\s*==\s*(?:'([^']*)'|"([^"]*)")""")
 
@@ -133,7 +133,8 @@ class Verdict:
     claim: Claim
     node: str | None = None  # where it fits
     allocation: object = None
-    error: str | None = None  # an error upstream would return
+    error: str | None = None  # an error upstream would return, or the search budget's
+    budget_exceeded: bool = False  # undecided: neither allocated nor proven unschedulable
     requests: list = field(default_factory=list)  # RequestExplanation, when it does not fit
 
     @property
@@ -146,14 +147,14 @@ def verdict(allocator: Allocator, claim: Claim, nodes) -> Verdict:
     a failure."""
     result = Verdict(claim)
     for node in nodes or [None]:
-        try:
-            allocation = allocator.allocate([claim], node)
-        except AllocationError as exc:
-            result.error = str(exc)
-            break
-        if allocation is not None:
-            result.node, result.allocation = (node.name if node else None), allocation[0]
+        outcome = allocator.attempt([claim], node)
+        if outcome.allocated:
+            result.node, result.allocation = (node.name if node else None), outcome.results[0]
             return result
+        if outcome.kind != "unschedulable":
+            result.error = outcome.error
+            result.budget_exceeded = outcome.kind == "budget-exceeded"
+            break
     result.requests = explain(allocator, claim, nodes)
     if result.error is None and all(r.emptied_at is None for r in result.requests):
         for r in result.requests:

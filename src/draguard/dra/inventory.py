@@ -27,29 +27,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from uuid import NAMESPACE_DNS, uuid5
 
-from ..catalog import _load, device_classes
-from .model import DeviceClass, Node, device_class_from, device_taint_rule_from, slice_from
-
-DRIVER = "gpu.nvidia.com"
+from ..facts.catalog import NVIDIA_DRIVER as DRIVER
+from ..facts.catalog import device_classes, driver_attributes, gpu_models, latest_driver_version
+from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, slice_from
 
 
 class InventoryError(ValueError):
     pass
-
-
-@lru_cache(maxsize=None)
-def gpu_models() -> dict:
-    return _load("gpus.yaml")["models"]
-
-
-@lru_cache(maxsize=None)
-def driver_attributes() -> dict:
-    return _load("driver-attributes.yaml")["drivers"]
-
-
-def latest_driver_version(driver: str = DRIVER) -> str:
-    versions = driver_attributes()[driver]["versions"]
-    return max(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
 # --- MIG placement ------------------------------------------------------------------------
@@ -230,25 +214,19 @@ class Inventory:
 
     @classmethod
     def from_manifests(cls, manifests, with_builtin_classes: bool = True) -> "Inventory":
+        """InventoryError (with file:line:column) for an object the allocator cannot model."""
         inventory = cls()
         if with_builtin_classes:
             inventory.classes.update(builtin_classes())
         for m in manifests:
-            if m.group == "resource.k8s.io" and m.kind == "ResourceSlice":
-                inventory.slices.append(slice_from(m))
-            elif m.group == "resource.k8s.io" and m.kind == "DeviceClass":
-                inventory.classes[m.name] = device_class_from(m)
-            elif m.group == "" and m.kind == "Node":
-                inventory.nodes.append(Node(m.name, dict(m.labels)))
-            elif m.group == "resource.k8s.io" and m.kind == "ResourceClaim":
-                inventory.allocated.update(allocated_devices(m.data))
-            elif m.group == "resource.k8s.io" and m.kind == "DeviceTaintRule":
-                inventory.taint_rules.append(device_taint_rule_from(m))
-        for rule in inventory.taint_rules:  # as the scheduler sees devices: rule taints added
-            for s in inventory.slices:
-                for device in s.devices:
-                    if rule.selects(device, inventory.classes):
-                        device.taints = device.taints + (rule.taint,)
+            try:
+                inventory._add(m)
+            except ModelError as exc:
+                where = m.location(exc.container, exc.key, value=True) if exc.container is not None \
+                    else m.location()
+                position = f":{where.line}:{where.column}" if where.line else ""
+                raise InventoryError(f"{where.file}{position}: {m.kind} '{m.name}': {exc}") from None
+        inventory.apply_taint_rules()
         known = {n.name for n in inventory.nodes}
         for s in inventory.slices:  # nodes that publish slices exist, even if not listed
             for name in [s.node_name] + [d.node_name for d in s.devices]:
@@ -257,6 +235,26 @@ class Inventory:
                     known.add(name)
         inventory.nodes.sort(key=lambda n: n.name)
         return inventory
+
+    def _add(self, m) -> None:
+        if m.group == "resource.k8s.io" and m.kind == "ResourceSlice":
+            self.slices.append(slice_from(m))
+        elif m.group == "resource.k8s.io" and m.kind == "DeviceClass":
+            self.classes[m.name] = device_class_from(m)
+        elif m.group == "" and m.kind == "Node":
+            self.nodes.append(Node(m.name, dict(m.labels)))
+        elif m.group == "resource.k8s.io" and m.kind == "ResourceClaim":
+            self.allocated.update(allocated_devices(m.data))
+        elif m.group == "resource.k8s.io" and m.kind == "DeviceTaintRule":
+            self.taint_rules.append(device_taint_rule_from(m))
+
+    def apply_taint_rules(self) -> None:
+        """Devices as the scheduler sees them: their published taints plus every
+        DeviceTaintRule's that selects them (KEP-5055)."""
+        for s in self.slices:
+            for device in s.devices:
+                device.taints = device.published_taints + tuple(
+                    rule.taint for rule in self.taint_rules if rule.selects(device, self.classes))
 
 
 def allocated_devices(claim: dict) -> set:

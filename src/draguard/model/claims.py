@@ -1,115 +1,172 @@
-"""One view of device requests across resource.k8s.io versions.
+"""The one parser of device requests, whatever the resource.k8s.io version.
 
-v1beta1 puts deviceClassName/selectors/allocationMode/count/adminAccess on the request itself;
-v1beta2 and v1 put them under `exactly`, or list alternatives under `firstAvailable`
-(subrequests, which v1beta1 also accepts since 1.33). Rules see a flat list of
-`DeviceRequest`s whatever the version, each knowing the mapping it came from (for positions)."""
+v1alpha3/v1beta1 put deviceClassName/selectors/allocationMode/count/adminAccess on the request
+itself; v1beta2 and v1 put them under `exactly`, or list alternatives under `firstAvailable`
+(subrequests, which v1beta1 also accepts since 1.33). As upstream's allocator does
+(structured/internal/stable allocator_stable.go: `hasSubRequests := len(request.FirstAvailable) > 0`),
+a non-empty `firstAvailable` wins over everything else. API defaults are applied here
+(allocationMode ExactCount, count 1), so the allocator and the rules read one shape; each
+request keeps the mappings it came from, so rules can point at its fields."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from .manifest import Manifest
+from .pods import mapping, mappings, text
 
-CLAIM_KINDS = frozenset({"ResourceClaim", "ResourceClaimTemplate"})
 RESOURCE_GROUP = "resource.k8s.io"
+CLAIM_TARGETS = frozenset({(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")})
+DEVICE_CLASS_TARGETS = frozenset({(RESOURCE_GROUP, "DeviceClass")})
+_FLAT_VERSIONS = ("v1alpha3", "v1beta1")  # request fields on the request itself
 
 
-@dataclass
+@dataclass(frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+def tolerations(raw) -> tuple:
+    return tuple(Toleration(str(t.get("key", "")), str(t.get("operator", "Equal")), str(t.get("value", "")),
+                            str(t.get("effect", ""))) for t in mappings(raw))
+
+
+@dataclass(eq=False)
 class DeviceRequest:
-    """A request (or a firstAvailable subrequest) with its fields, version-independent."""
+    """A request, or one `firstAvailable` subrequest, with the API defaults applied.
 
-    manifest: Manifest
-    name: str  # 'gpu', or 'gpu/large' for a subrequest
-    fields: dict  # the mapping that holds deviceClassName, selectors, ... (for positions)
+    shape: 'flat' (v1alpha3/v1beta1), 'exactly', 'first-available' (holds `subrequests`),
+    'subrequest', or 'empty' (v1beta2/v1 with neither `exactly` nor `firstAvailable`)."""
+
+    name: str
+    shape: str
+    fields: dict  # the mapping holding deviceClassName, selectors, ... (for positions)
     request: dict  # the top-level request mapping (holds `name`)
-    shape: str  # 'flat' (v1beta1), 'exactly', 'subrequest' or 'empty' (neither exactly nor firstAvailable)
+    parent: str | None = None  # the request's name, for a subrequest
+    class_name: str | None = None
+    selector_sites: tuple = ()  # ((the `cel` mapping, its expression), ...)
+    mode: str = "ExactCount"
+    count: int = 1
+    admin_access: bool | None = None
+    tolerations: tuple = ()
+    subrequests: list | None = None
 
     @property
-    def device_class(self):
-        value = self.fields.get("deviceClassName")
-        return value if isinstance(value, str) and value else None
+    def full_name(self) -> str:
+        """'gpu', or 'gpu/large' for a subrequest: how containers and constraints name it."""
+        return f"{self.parent}/{self.name}" if self.parent is not None else self.name
 
     @property
-    def selectors(self) -> list[dict]:
-        value = self.fields.get("selectors")
-        return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
-
-    def cel_expressions(self) -> list[tuple[dict, str]]:
-        """(the `cel` mapping, its expression) for every CEL selector."""
-        out = []
-        for selector in self.selectors:
-            cel = selector.get("cel")
-            if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
-                out.append((cel, cel["expression"]))
-        return out
+    def selectors(self) -> tuple:
+        """Every selector's CEL expression ('' for a selector type draguard does not know)."""
+        return tuple(expression for _, expression in self.selector_sites)
 
     @property
-    def allocation_mode(self):
-        return self.fields.get("allocationMode")
+    def cel_sites(self) -> tuple:
+        """(the `cel` mapping, its expression) of the CEL selectors, for positions."""
+        return tuple(site for site in self.selector_sites if site[0])
 
     @property
-    def admin_access(self) -> bool:
-        return self.fields.get("adminAccess") is True
+    def has_both_shapes(self) -> bool:
+        """`exactly` and `firstAvailable` both set: the API server rejects it."""
+        return "exactly" in self.request and "firstAvailable" in self.request and self.shape != "flat"
+
+    def leaves(self) -> list["DeviceRequest"]:
+        """Itself, or its subrequests."""
+        return list(self.subrequests) if self.subrequests is not None else [self]
+
+
+def _selector_sites(body: dict) -> tuple:
+    out = []
+    for selector in mappings(body.get("selectors")):
+        cel = selector.get("cel")
+        if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
+            out.append((cel, cel["expression"]))
+        else:
+            out.append(({}, ""))  # a selector type draguard does not know: an empty expression
+    return tuple(out)
+
+
+def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
+    count = body.get("count", 1)
+    admin = body.get("adminAccess")
+    request.class_name = body.get("deviceClassName") if isinstance(body.get("deviceClassName"), str) and \
+        body.get("deviceClassName") else None
+    request.selector_sites = _selector_sites(body)
+    request.mode = body.get("allocationMode") if isinstance(body.get("allocationMode"), str) and \
+        body.get("allocationMode") else "ExactCount"
+    request.count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+    request.admin_access = admin if isinstance(admin, bool) else None
+    request.tolerations = tolerations(body.get("tolerations"))
+    return request
+
+
+def parse_request(raw: dict, api_version: str) -> DeviceRequest:
+    name = text(raw.get("name"))
+    alternatives = mappings(raw.get("firstAvailable"))
+    if alternatives:
+        parent = DeviceRequest(name, "first-available", raw, raw)
+        parent.subrequests = [_with_fields(DeviceRequest(text(sub.get("name")), "subrequest", sub, raw, name), sub)
+                              for sub in alternatives]
+        return parent
+    if api_version.rsplit("/", 1)[-1] in _FLAT_VERSIONS:
+        return _with_fields(DeviceRequest(name, "flat", raw, raw), raw)
+    exactly = raw.get("exactly")
+    if isinstance(exactly, dict):
+        return _with_fields(DeviceRequest(name, "exactly", exactly, raw), exactly)
+    return DeviceRequest(name, "empty", raw, raw)
 
 
 def claim_spec(manifest: Manifest) -> dict:
     """The ResourceClaimSpec of a ResourceClaim or ResourceClaimTemplate ({} otherwise)."""
-    if manifest.group != RESOURCE_GROUP or manifest.kind not in CLAIM_KINDS:
+    if (manifest.group, manifest.kind) not in CLAIM_TARGETS:
         return {}
-    spec = manifest.data.get("spec")
-    if manifest.kind == "ResourceClaimTemplate" and isinstance(spec, dict):
-        spec = spec.get("spec")
-    return spec if isinstance(spec, dict) else {}
+    spec = manifest.spec
+    if manifest.kind == "ResourceClaimTemplate":
+        spec = mapping(spec.get("spec"))
+    return spec
 
 
-def raw_requests(manifest: Manifest) -> list[dict]:
-    devices = claim_spec(manifest).get("devices")
-    requests = devices.get("requests") if isinstance(devices, dict) else None
-    return [r for r in requests if isinstance(r, dict)] if isinstance(requests, list) else []
+def requests_of(manifest: Manifest) -> list[DeviceRequest]:
+    """The top-level requests of a claim or claim template; computed once."""
+    return manifest.derive("requests", _parse_requests)
+
+
+def _parse_requests(manifest: Manifest) -> list[DeviceRequest]:
+    devices = mapping(claim_spec(manifest).get("devices"))
+    return [parse_request(raw, manifest.api_version) for raw in mappings(devices.get("requests"))]
 
 
 def device_requests(manifest: Manifest) -> list[DeviceRequest]:
-    """Every request and subrequest of a claim or claim template; computed once."""
-    return manifest.derive("device_requests", _find_device_requests)
-
-
-def _find_device_requests(manifest: Manifest) -> list[DeviceRequest]:
-    out = []
-    for request in raw_requests(manifest):
-        name = request.get("name") if isinstance(request.get("name"), str) else ""
-        exactly = request.get("exactly")
-        alternatives = request.get("firstAvailable")
-        if isinstance(exactly, dict):
-            out.append(DeviceRequest(manifest, name, exactly, request, "exactly"))
-        elif isinstance(alternatives, list):
-            for sub in alternatives:
-                if isinstance(sub, dict):
-                    sub_name = sub.get("name") if isinstance(sub.get("name"), str) else ""
-                    out.append(DeviceRequest(manifest, f"{name}/{sub_name}", sub, request, "subrequest"))
-        elif manifest.api_version.endswith(("/v1beta1", "/v1alpha3")):
-            out.append(DeviceRequest(manifest, name, request, request, "flat"))
-        else:
-            out.append(DeviceRequest(manifest, name, request, request, "empty"))
-    return out
+    """Every request and subrequest that selects devices (requests holding subrequests are
+    replaced by them); computed once."""
+    return manifest.derive("device_requests", lambda m: [leaf for r in requests_of(m) for leaf in r.leaves()])
 
 
 def request_names(manifest: Manifest) -> set[str]:
     """Names a container may use in `resources.claims[].request`: requests and subrequests."""
     names = set()
-    for request in raw_requests(manifest):
-        name = request.get("name")
-        if isinstance(name, str):
-            names.add(name)
-            for sub in request.get("firstAvailable") or []:
-                if isinstance(sub, dict) and isinstance(sub.get("name"), str):
-                    names.add(f"{name}/{sub['name']}")
+    for request in requests_of(manifest):
+        names.add(request.name)
+        names.update(sub.full_name for sub in request.subrequests or ())
     return names
 
 
 @dataclass
 class ClaimIndex:
-    """Which claims and claim templates the linted set defines, by (namespace, name).
+    """Which claims and claim templates a set of objects defines, by (namespace, name).
     NVIDIA ComputeDomains count as defining the template they create."""
 
     claims: dict = field(default_factory=dict)
@@ -119,14 +176,13 @@ class ClaimIndex:
     def build(cls, objects) -> "ClaimIndex":
         index = cls()
         for m in objects:
-            if m.group == RESOURCE_GROUP and m.kind == "ResourceClaim":
+            if (m.group, m.kind) == (RESOURCE_GROUP, "ResourceClaim"):
                 index.claims.setdefault((m.namespace, m.name), m)
-            elif m.group == RESOURCE_GROUP and m.kind == "ResourceClaimTemplate":
+            elif (m.group, m.kind) == (RESOURCE_GROUP, "ResourceClaimTemplate"):
                 index.templates.setdefault((m.namespace, m.name), m)
-            elif m.kind == "ComputeDomain":
-                channel = (m.data.get("spec") or {}).get("channel") if isinstance(m.data.get("spec"), dict) else None
-                template = channel.get("resourceClaimTemplate") if isinstance(channel, dict) else None
-                if isinstance(template, dict) and isinstance(template.get("name"), str):
+            elif (m.group, m.kind) == ("resource.nvidia.com", "ComputeDomain"):
+                template = mapping(mapping(m.spec.get("channel")).get("resourceClaimTemplate"))
+                if isinstance(template.get("name"), str):
                     index.templates.setdefault((m.namespace, template["name"]), m)
         return index
 
@@ -146,3 +202,11 @@ class ClaimIndex:
 
     def template(self, namespace: str, name: str):
         return self._lookup(self.templates, namespace, name)
+
+    def referenced(self, namespace: str, entry: dict):
+        """The claim or template a pod's resourceClaims entry names (None if not defined)."""
+        if isinstance(entry.get("resourceClaimName"), str):
+            return self.claim(namespace, entry["resourceClaimName"])
+        if isinstance(entry.get("resourceClaimTemplateName"), str):
+            return self.template(namespace, entry["resourceClaimTemplateName"])
+        return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .workloads import PodSite
+from .pods import ContainerSite, PodSite, mapping
 
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel).
 LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+)$")
@@ -15,8 +15,9 @@ DEVICE_ENV_VARS = frozenset({
     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK",
 })
 
-#: Host paths that expose GPU device nodes or driver/MPS state.
-HOST_GPU_PATH = re.compile(r"^(/dev/?|/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)$")
+#: Host paths that expose GPU device nodes or driver/MPS state (trailing slashes allowed);
+#: RE2 syntax, so admission policies use the same pattern.
+HOST_GPU_PATH = re.compile(r"^(/dev|/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
 
 
 def legacy_resources(resources: dict):
@@ -30,26 +31,25 @@ def legacy_resources(resources: dict):
                     yield section, values, name
 
 
-def device_env(container: dict):
+def device_env(container: ContainerSite):
     """Yield (env entry, variable name) for each device-selecting variable set inline."""
-    env = container.get("env")
-    if isinstance(env, list):
-        for entry in env:
-            if isinstance(entry, dict) and entry.get("name") in DEVICE_ENV_VARS:
-                yield entry, entry["name"]
+    for entry in container.env:
+        if entry.get("name") in DEVICE_ENV_VARS:
+            yield entry, entry["name"]
+
+
+def host_gpu_path(volume: dict) -> str | None:
+    """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
+    path = mapping(volume.get("hostPath")).get("path")
+    return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
 
 
 def uses_gpu(site: PodSite) -> bool:
     """A pod uses accelerators if it asks for them by claim, by device-plugin resource,
     by device-selecting environment, or by mounting GPU device nodes from the host."""
-    if site.spec.get("resourceClaims"):
+    if site.claims:
         return True
     for c in site.containers:
-        if any(True for _ in legacy_resources(c.resources)) or any(True for _ in device_env(c.container)):
+        if any(True for _ in legacy_resources(c.resources)) or any(True for _ in device_env(c)):
             return True
-    volumes = site.spec.get("volumes")
-    for volume in volumes if isinstance(volumes, list) else []:
-        host = volume.get("hostPath") if isinstance(volume, dict) else None
-        if isinstance(host, dict) and isinstance(host.get("path"), str) and HOST_GPU_PATH.match(host["path"].rstrip("/") or "/"):
-            return True
-    return False
+    return any(host_gpu_path(volume) for volume in site.volumes)

@@ -1,65 +1,56 @@
-"""Loaded objects: where they came from, and how to point at a place inside them."""
+"""One Kubernetes object, where it came from, and how to point at a place inside it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
-from ..findings import ObjectRef
-from ..load.scalars import char_position
-from ..load.yamlpos import mark_of
+from ..core.finding import ObjectRef
+from ..core.location import Location
+from ..sources.loader import Entry, Locator, Source
+from ..sources.scalars import char_position
+from ..sources.yamlpos import YMap, mark_of, path_of, positioned
 
-#: Maps a position in the text that was parsed to (file, line, column) shown to the user.
-Locator = Callable[[int, int], tuple]
-
-
-@dataclass
-class Source:
-    """One parsed text: a file, stdin, or the output of a renderer."""
-
-    display: str  # what findings call this text: the path as given, '-' for stdin
-    text: str
-    rendered_by: str | None = None  # 'helm' or 'kustomize'
-    _lines: list | None = field(default=None, repr=False)
-
-    @property
-    def lines(self) -> list[str]:
-        if self._lines is None:
-            self._lines = self.text.splitlines()
-        return self._lines
-
-    def line_text(self, line: int) -> str:
-        lines = self.lines
-        return lines[line - 1] if 0 < line <= len(lines) else ""
+_NO_TEXT = Source("(object)", "")
 
 
 @dataclass
 class Manifest:
-    """One Kubernetes object (a document, or an item of a `List`)."""
+    """One Kubernetes object (a document, or an item of a `List` document). The data never
+    changes after loading: views derived from it are computed once (`derive`)."""
 
     source: Source
-    doc_index: int
+    document: int
     data: dict
-    item_index: int | None = None
+    item: int | None = None
     #: Maps a parsed position to what the user should see; identity for plain files.
     locate: Locator | None = None
-    #: Views derived from `data`, filled by `derive`.
     derived: dict = field(default_factory=dict, repr=False)
     api_version: str = field(init=False)
     kind: str = field(init=False)
     group: str = field(init=False)
 
     def __post_init__(self):
-        # identity fields are read by every rule; the data never changes after loading
+        if not isinstance(self.data, YMap):  # built in memory: give every node its path
+            self.data = positioned(self.data)
+        # identity fields are read by every rule
         api = self.data.get("apiVersion")
         self.api_version = api if isinstance(api, str) else ""
         kind = self.data.get("kind")
         self.kind = kind if isinstance(kind, str) else ""
         self.group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
 
+    @classmethod
+    def from_entry(cls, entry: Entry) -> "Manifest":
+        return cls(entry.source, entry.document, entry.data, entry.item, entry.locate)
+
+    @classmethod
+    def from_data(cls, data: dict, display: str = "(object)") -> "Manifest":
+        """An object that never had text (an admission request, a live object): paths only."""
+        source = _NO_TEXT if display == _NO_TEXT.display else Source(display, "")
+        return cls(source, 0, data)
+
     def derive(self, key: str, compute):
-        """A view of `data` (pod sites, device requests), computed on first use and kept:
-        every rule asks for the same views and the data never changes after loading."""
+        """A view of `data` (pod sites, device requests), computed on first use and kept."""
         found = self.derived.get(key)
         if found is None:
             found = self.derived[key] = compute(self)
@@ -70,15 +61,17 @@ class Manifest:
         meta = self.data.get("metadata")
         return meta if isinstance(meta, dict) else {}
 
-    @property
-    def name(self) -> str:
-        value = self.metadata.get("name") or self.metadata.get("generateName")
+    def _meta_text(self, key: str) -> str:
+        value = self.metadata.get(key)
         return value if isinstance(value, str) else ""
 
     @property
+    def name(self) -> str:
+        return self._meta_text("name") or self._meta_text("generateName")
+
+    @property
     def namespace(self) -> str:
-        value = self.metadata.get("namespace")
-        return value if isinstance(value, str) else ""
+        return self._meta_text("namespace")
 
     @property
     def annotations(self) -> dict:
@@ -91,29 +84,27 @@ class Manifest:
         return value if isinstance(value, dict) else {}
 
     @property
+    def spec(self) -> dict:
+        value = self.data.get("spec")
+        return value if isinstance(value, dict) else {}
+
+    @property
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
-    def position(self, container=None, key=None, *, value: bool = False,
-                 offset: int | None = None) -> tuple[str, int, int]:
-        """(file, line, column) of `container[key]` as the user should see it; with `offset`,
-        of that character inside the string value (a CEL error's exact character)."""
-        line, column = mark_of(self.data if container is None else container, key, value=value or offset is not None)
+    def location(self, container=None, key=None, *, value: bool = False, offset: int | None = None) -> Location:
+        """Where `container[key]` is (its key, or its value with `value=True`; the object itself
+        when `container` is None); with `offset`, that character inside the string value (a
+        CEL error's exact character)."""
+        container = self.data if container is None else container
+        path = path_of(container, key)
+        mark = mark_of(container, key, value=value or offset is not None)
+        if mark is None:
+            return Location(self.source.display, None, None, path, self.document)
+        line, column = mark
         if offset is not None:
             line, column = char_position(self.source.lines, line, column, offset)
+        file = self.source.display
         if self.locate is not None:
-            return self.locate(line, column)
-        return (self.source.display, line, column)
-
-
-@dataclass
-class ObjectSet:
-    """Every object of one lint run (cross-object rules build their indexes with Context.memo)."""
-
-    manifests: list[Manifest]
-
-    def __iter__(self) -> Iterator[Manifest]:
-        return iter(self.manifests)
-
-    def __len__(self) -> int:
-        return len(self.manifests)
+            file, line, column = self.locate(line, column)
+        return Location(file, line, column, path, self.document)

@@ -1,11 +1,11 @@
-"""One view of every pod spec, wherever it lives: built-in workloads and CRDs that embed pod
-specs. The table is data: supporting a new kind is one `Workload(...)` row.
+"""Where pod specs live, in built-in workloads and in CRDs that embed them. The table is data:
+supporting a new kind is one `Workload(...)` row.
 
 Path syntax: dotted keys; `[*]` is every item of a list, `*` every value of a mapping."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 
 from .manifest import Manifest
@@ -71,43 +71,8 @@ WORKLOADS = (
              templates=("spec.template.spec.replicatedJobs[*].template.spec.template",)),
 )
 _BY_KEY = {(w.group, w.kind): w for w in WORKLOADS}
-POD_KINDS = frozenset(w.kind for w in WORKLOADS)
-
-
-@dataclass
-class ContainerSite:
-    """One container (or container-like object) and where it sits."""
-
-    container: dict
-    path: str
-    resources_key: str = "resources"
-    init: bool = False
-
-    @property
-    def name(self) -> str:
-        name = self.container.get("name")
-        return name if isinstance(name, str) else ""
-
-    @property
-    def resources(self) -> dict:
-        value = self.container.get(self.resources_key)
-        return value if isinstance(value, dict) else {}
-
-
-@dataclass
-class PodSite:
-    """One pod spec inside an object, with its template metadata ({} when it has none)."""
-
-    owner: Manifest
-    spec: dict
-    metadata: dict
-    path: str
-    containers: list[ContainerSite] = field(default_factory=list)
-
-    @property
-    def labels(self) -> dict:
-        labels = self.metadata.get("labels")
-        return labels if isinstance(labels, dict) else {}
+#: (group, kind) of every object that holds pod specs.
+POD_TARGETS = frozenset(_BY_KEY)
 
 
 @lru_cache(maxsize=None)
@@ -122,7 +87,7 @@ def _compile(path: str) -> tuple:
 
 
 def resolve(data, path: str):
-    """Yield (node, concrete path) for every match of `path` in `data`."""
+    """Yield (node, concrete path as a tuple) for every match of `path` in `data`."""
     def walk(node, parts, here):
         if not parts:
             yield node, here
@@ -131,61 +96,26 @@ def resolve(data, path: str):
         if head == "[*]":
             if isinstance(node, list):
                 for i, item in enumerate(node):
-                    yield from walk(item, rest, f"{here}[{i}]")
+                    yield from walk(item, rest, here + (i,))
         elif head == "*":
             if isinstance(node, dict):
                 for key, value in node.items():
-                    yield from walk(value, rest, f"{here}.{key}")
+                    yield from walk(value, rest, here + (key,))
         elif isinstance(node, dict) and head in node:
-            yield from walk(node[head], rest, f"{here}.{head}" if here else head)
+            yield from walk(node[head], rest, here + (head,))
 
-    yield from walk(data, _compile(path), "")
+    yield from walk(data, _compile(path), ())
 
 
 def workload_for(manifest: Manifest) -> Workload | None:
     return _BY_KEY.get((manifest.group, manifest.kind))
 
 
-def _pod_containers(spec: dict, path: str, inline: tuple) -> list[ContainerSite]:
-    sites = []
-    for list_key, init in (("initContainers", True), ("containers", False)):
-        items = spec.get(list_key)
-        if isinstance(items, list):
-            sites.extend(ContainerSite(c, f"{path}.{list_key}[{i}]", init=init)
-                         for i, c in enumerate(items) if isinstance(c, dict))
-    for key in inline:
-        value = spec.get(key)
-        if isinstance(value, dict):
-            sites.append(ContainerSite(value, f"{path}.{key}"))
-    return sites
-
-
-def pod_sites(manifest: Manifest) -> list[PodSite]:
-    """Every pod spec of `manifest` (none for kinds that hold no pods); computed once."""
-    return manifest.derive("pod_sites", _find_pod_sites)
-
-
-def _find_pod_sites(manifest: Manifest) -> list[PodSite]:
+def replica_count(manifest: Manifest) -> int | None:
+    """The replica count of a scaling workload (its API default 1 when unset), None for
+    kinds that do not scale pods by a count or when the count is not an integer."""
     workload = workload_for(manifest)
-    if workload is None:
-        return []
-    data = manifest.data
-    sites = []
-    for template_path in workload.templates:
-        for template, path in resolve(data, template_path):
-            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
-                meta = template.get("metadata")
-                spec = template["spec"]
-                sites.append(PodSite(manifest, spec, meta if isinstance(meta, dict) else {}, path,
-                                     _pod_containers(spec, f"{path}.spec", workload.inline_containers)))
-    for spec_path in workload.pod_specs:
-        for spec, path in resolve(data, spec_path):
-            if isinstance(spec, dict):
-                meta = manifest.metadata if spec_path == "spec" else {}
-                sites.append(PodSite(manifest, spec, meta, path,
-                                     _pod_containers(spec, path, workload.inline_containers)))
-    for container_path, resources_key in workload.containers:
-        for container, path in resolve(data, container_path):
-            if isinstance(container, dict):
-                sites.append(PodSite(manifest, {}, {}, path, [ContainerSite(container, path, resources_key)]))
-    return sites
+    if workload is None or workload.replicas is None:
+        return None
+    found = next((value for value, _ in resolve(manifest.data, workload.replicas)), 1)
+    return found if isinstance(found, int) and not isinstance(found, bool) else None

@@ -1,13 +1,13 @@
-"""Report writers. Each takes a `LintResult` and returns the text to print."""
+"""Report writers. Each takes a `LintResult` and returns the text to print; a writer's
+module is imported only when it is used."""
 
 from __future__ import annotations
 
-from . import github, json_report, junit, sarif, text
+from importlib import import_module
 
-FORMATS = {
-    "text": text.render,
-    "json": json_report.render,
-    "sarif": sarif.render,
-    "junit": junit.render,
-    "github": github.render,
-}
+FORMAT_NAMES = ("text", "json", "sarif", "junit", "github")
+_MODULES = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit", "github": "github"}
+
+
+def renderer(name: str):
+    return import_module(f"{__name__}.{_MODULES[name]}").render

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
+from ..core.finding import Severity
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -18,7 +18,7 @@ def _escape_property(text: str) -> str:
 def render(result, **_) -> str:
     lines = []
     for f in result.findings:
-        message = f.message + (f" Fix: {f.fix}" if f.fix else "")
+        message = f.message + (f" Help: {f.help}" if f.help else "")
         lines.append(
             f"::{_COMMANDS[f.severity]} file={_escape_property(f.file)},line={f.line},col={f.column},"
             f"title={_escape_property(f.rule)}::{_escape_data(message)}"

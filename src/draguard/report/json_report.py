@@ -1,13 +1,15 @@
-"""`--format json`: the documented contract, version 1."""
+"""`--format json`: the documented contract, version 2 (README: "JSON report")."""
 
 from __future__ import annotations
 
 import json
 
+VERSION = 2
+
 
 def render(result, *, show_suppressed: bool = False, **_) -> str:
     document = {
-        "version": 1,
+        "version": VERSION,
         "findings": [f.as_json() for f in result.findings],
         "summary": result.summary(),
     }

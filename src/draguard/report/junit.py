@@ -6,13 +6,13 @@ from __future__ import annotations
 from itertools import groupby
 from xml.etree import ElementTree as ET
 
-from ..findings import Severity
+from ..core.finding import Severity
 
 
 def render(result, *, fail_on: Severity = Severity.ERROR, **_) -> str:
     suites = ET.Element("testsuites", name="draguard")
     by_file = {f: list(g) for f, g in groupby(result.findings, key=lambda f: f.file)}
-    files = sorted(set(by_file) | {s.display for s in result.loaded.sources if not s.rendered_by})
+    files = sorted(set(by_file) | {s.display for s in result.sources if not s.rendered_by})
     total = failures = 0
     for file in files:
         findings = by_file.get(file, [])
@@ -23,8 +23,8 @@ def render(result, *, fail_on: Severity = Severity.ERROR, **_) -> str:
         for f in findings:
             case = ET.SubElement(suite, "testcase", name=f"{f.rule} {f.obj} {f.line}:{f.column}", classname=file)
             body = f"{f.file}:{f.line}:{f.column}: {f.severity} [{f.rule}] {f.message}"
-            if f.fix:
-                body += f"\nfix: {f.fix}"
+            if f.help:
+                body += f"\nhelp: {f.help}"
             if f.severity >= fail_on:
                 failure = ET.SubElement(case, "failure", message=f.message, type=f.rule)
                 failure.text = body

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 class SourceLines:
     def __init__(self, sources):
-        self._by_name = {s.display: s.lines for s in sources if not s.rendered_by}
+        self._by_name = {s.display: s for s in sources if not s.rendered_by}
         self._read: dict[str, list[str] | None] = {}
 
     def _lines(self, file: str) -> list[str] | None:
         if file in self._by_name:
-            return self._by_name[file]
+            return self._by_name[file].lines
         if file not in self._read:
             try:
                 with open(file, encoding="utf-8", errors="replace") as handle:
@@ -25,3 +25,8 @@ class SourceLines:
         if lines is None or not 0 < line <= len(lines):
             return None
         return lines[line - 1]
+
+    def text(self, file: str) -> str | None:
+        """The whole text of a loaded (not rendered) source."""
+        source = self._by_name.get(file)
+        return source.text if source is not None else None

@@ -1,5 +1,7 @@
 """SARIF 2.1.0 as GitHub code scanning reads it: rules with help, repo-relative URIs,
-1-based regions and partial fingerprints that survive lines moving."""
+1-based regions (columns in Unicode code points, as the run declares) and partial
+fingerprints that survive lines moving. A finding's fix is a SARIF `fixes[]` entry when each
+of its edits maps to a region of the file's text."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import os
 import textwrap
 
 from .. import __version__
-from ..findings import Severity
+from ..core.finding import Severity
 from ..rules import REGISTRY
+from ..sources.spans import text_replacement
+from .lines import SourceLines
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -49,7 +53,8 @@ def _rule_descriptor(rule) -> dict:
         "help": {"text": help_text},
         "helpUri": rule.help_uri,
         "defaultConfiguration": {"level": _LEVELS[rule.severity]},
-        "properties": {"category": rule.category, "tags": ["draguard", rule.category]},
+        "properties": {"category": rule.category, "tags": ["draguard", rule.category],
+                       "needs": str(rule.needs), "fixable": str(rule.fixable)},
     }
 
 
@@ -60,22 +65,47 @@ def _fingerprint(finding, uri: str, seen: dict) -> str:
     return hashlib.sha256(f"{base}\x1f{occurrence}".encode()).hexdigest()[:32]
 
 
-def _result(finding, index: dict, root: str, seen: dict, suppressed: bool) -> dict:
+def _artifact(uri: str) -> dict:
+    return {"uri": uri, "uriBaseId": "%SRCROOT%"} if not uri.startswith("file://") else {"uri": uri}
+
+
+def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
+    """The fix as text replacements, when every edit maps to a region of the file."""
+    text = lines.text(finding.file)
+    if finding.fix is None or text is None or finding.location.document is None:
+        return None
+    replacements = []
+    for edit in finding.fix.edits:
+        found = text_replacement(text, finding.location.document, edit)
+        if found is None:
+            return None
+        start, end = found.span.start, found.span.end
+        replacements.append({"deletedRegion": {"startLine": start.line, "startColumn": start.column,
+                                               "endLine": end.line, "endColumn": end.column},
+                             "insertedContent": {"text": found.text}})
+    return [{"description": {"text": f"{finding.fix.title} ({finding.fix.applicability})"},
+             "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]
+
+
+def _result(finding, index: dict, root: str, seen: dict, suppressed: bool, lines: SourceLines) -> dict:
     uri = artifact_uri(finding.file, root)
+    physical = {"artifactLocation": _artifact(uri)}
+    if finding.location.line:
+        physical["region"] = {"startLine": finding.line, "startColumn": finding.column}
     result = {
         "ruleId": finding.rule,
         "ruleIndex": index[finding.rule],
         "level": _LEVELS[finding.severity],
-        "message": {"text": finding.message + (f" Fix: {finding.fix}" if finding.fix else "")},
-        "locations": [{
-            "physicalLocation": {
-                "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"} if not uri.startswith("file://")
-                else {"uri": uri},
-                "region": {"startLine": finding.line, "startColumn": finding.column},
-            },
-        }],
+        "message": {"text": finding.message + (f" Help: {finding.help}" if finding.help else "")},
+        "locations": [{"physicalLocation": physical}],
         "partialFingerprints": {"draguardFinding/v1": _fingerprint(finding, uri, seen)},
     }
+    if finding.location.path is not None:
+        result["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": finding.location.dotted or "(root)",
+                                                       "kind": "element"}]
+    fixes = _fixes(finding, _artifact(uri), lines)
+    if fixes:
+        result["fixes"] = fixes
     if finding.obj.kind:
         result["properties"] = {"object": finding.obj.as_json()}
     if suppressed:
@@ -88,9 +118,10 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
     rules = list(REGISTRY)
     index = {rule.id: i for i, rule in enumerate(rules)}
     seen: dict = {}
-    results = [_result(f, index, root, seen, False) for f in result.findings]
+    lines = SourceLines(result.sources)
+    results = [_result(f, index, root, seen, False, lines) for f in result.findings]
     if show_suppressed:
-        results += [_result(f, index, root, seen, True) for f in result.suppressed]
+        results += [_result(f, index, root, seen, True, lines) for f in result.suppressed]
     document = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -102,6 +133,7 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/").rstrip("/") + "/"}},
+            "columnKind": "unicodeCodePoints",
             "results": results,
         }],
     }

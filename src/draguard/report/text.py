@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from ..findings import Finding, Severity
+from ..core.finding import Finding, Severity
 from .lines import SourceLines
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
@@ -21,22 +21,26 @@ class _Paint:
 def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) -> list[str]:
     sev = paint(str(f.severity), "1;" + _COLOURS[f.severity])
     tag = " (suppressed: " + (f.suppressed_by or "no reason given") + ")" if suppressed else ""
-    out = [f"{paint(f'{f.file}:{f.line}:{f.column}', '1')}: {sev} [{f.rule}] {f.message}{tag}"]
-    source = lines.get(f.file, f.line)
+    where = f"{f.file}:{f.line}:{f.column}" if f.location.line else \
+        f"{f.file}: {f.location.dotted}" if f.location.dotted else f.file
+    out = [f"{paint(where, '1')}: {sev} [{f.rule}] {f.message}{tag}"]
+    source = lines.get(f.file, f.line) if f.location.line else None
     if source is not None:
         expanded = source.expandtabs(1)
         out.append(f"  {f.line:>5} | {expanded}")
         out.append(f"        | {' ' * max(0, f.column - 1)}{paint('^', '1;32')}")
     if f.obj.kind:
         out.append(f"        = in {f.obj}")
+    if f.help:
+        out.append(f"        = help: {f.help}")
     if f.fix:
-        out.append(f"        = fix: {f.fix}")
+        out.append(f"        = fix ({f.fix.applicability}): {f.fix.title}")
     return out
 
 
 def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> str:
     paint = _Paint(colour)
-    lines = SourceLines(result.loaded.sources)
+    lines = SourceLines(result.sources)
     shown = [(f, False) for f in result.findings]
     if show_suppressed:
         shown += [(f, True) for f in result.suppressed]
@@ -48,8 +52,9 @@ def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) 
             out.extend(_finding(f, lines, paint, suppressed))
         out.append("")
     s = result.summary()
+    fixable = f", {s['fixable']} fixable" if s["fixable"] else ""
     out.append(
         f"{s['objects']} objects in {s['files']} files: {s['errors']} errors, {s['warnings']} warnings, "
-        f"{s['info']} info, {s['suppressed']} suppressed"
+        f"{s['info']} info, {s['suppressed']} suppressed{fixable}"
     )
     return "\n".join(out) + "\n"

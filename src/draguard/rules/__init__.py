@@ -4,6 +4,6 @@ from . import (  # noqa: F401  (registration side effect)
     cel, currency, env, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema, teardown,
     wiring,
 )
-from .base import REGISTRY, Context, Option, Rule, register
+from .registry import REGISTRY
 
-__all__ = ["REGISTRY", "Context", "Option", "Rule", "register"]
+__all__ = ["REGISTRY"]

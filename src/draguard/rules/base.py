@@ -1,22 +1,37 @@
-"""What a rule is, and the registry: the one place rule metadata lives.
-
-A rule is a small class: its id, metadata, documentation, options (thresholds with defaults)
-and its check sit side by side. Input rules (`scope = "input"`) have no check: the loader
-reports them, and they are here so that docs, SARIF and `draguard rules` know them."""
+"""What a rule is. A rule is a small class: its id, metadata, documentation, options
+(thresholds with defaults), what it needs, whether it can fix, its admission expression and
+its check sit side by side. The docs, `draguard rules`, SARIF rule metadata and (with the
+policy export) admission policies are generated from this one place."""
 
 from __future__ import annotations
 
+import enum
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
-from ..findings import CATEGORIES, Finding, Severity
+from ..core.finding import Finding, Severity
+from ..core.fixes import FixAvailability
 
 if TYPE_CHECKING:
-    from ..config import Config
-    from ..model.manifest import Manifest, ObjectSet
+    from ..model.manifest import Manifest
+    from .context import Context
 
 DOCS_BASE_URL = "https://github.com/draguard/draguard/blob/main/docs/rules"
+
+
+class Needs(enum.Enum):
+    """The widest input a rule reads, which decides where it can run: an admission webhook
+    has one object (and a cache of the cluster); an audit has the cluster, not files."""
+
+    INPUT = "input"  # the raw text: reported while reading it (parse errors, limits)
+    OBJECT = "object"  # the object alone
+    OBJECT_SET = "object-set"  # other objects too (the claim a pod names, a PDB, a ConfigMap)
+    INVENTORY = "inventory"  # devices: an inventory, or the built-in GPU catalog
+    CLUSTER = "cluster"  # live cluster state: status, events, what drivers publish
+
+    def __str__(self) -> str:
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -36,9 +51,22 @@ class Option:
         return value
 
 
+@dataclass(frozen=True)
+class Admission:
+    """The rule's error-level condition as a CEL validation on one object, for
+    ValidatingAdmissionPolicies. `expression` is true when the object passes. Besides
+    `object` it may read the variables the policy export defines per kind from the model's
+    tables: `variables.podSpecs` (every pod spec of a workload), `variables.containers`
+    (their containers and init containers) and `variables.requests` (every request and
+    subrequest of a claim or claim template, as the fields mapping: `exactly`, the subrequest,
+    or the v1beta1 request itself)."""
+
+    expression: str
+    message: str
+
+
 class Rule:
-    """Base class. Subclasses set the metadata and override `check` (one object) or
-    `check_set` (the whole object set, for cross-object rules)."""
+    """Base class. Subclasses set the metadata and override `check`."""
 
     id: ClassVar[str]
     name: ClassVar[str]
@@ -52,17 +80,23 @@ class Rule:
     noncompliant: ClassVar[str] = ""  # YAML example that fails
     examples_target: ClassVar[str] = "1.34"  # the --kube-version both examples are written for
     options: ClassVar[dict[str, Option]] = {}
-    scope: ClassVar[str] = "object"  # 'object', 'set' or 'input'
-    kinds: ClassVar[frozenset | None] = None  # object kinds checked; None = every kind
+    needs: ClassVar[Needs] = Needs.OBJECT
+    #: who reports it, for rules without a check: 'loader', 'config' or 'engine'
+    reported_by: ClassVar[str] = "check"
+    #: (apiGroup, kind) pairs the check applies to; None = every object
+    targets: ClassVar[frozenset | None] = None
+    fixable: ClassVar[FixAvailability] = FixAvailability.NEVER
+    admission: ClassVar[Admission | None] = None
 
     @property
     def help_uri(self) -> str:
         return f"{DOCS_BASE_URL}/{self.id}.md"
 
-    def check(self, obj: "Manifest", ctx: "Context") -> Iterable[Finding]:
-        return ()
+    @property
+    def has_check(self) -> bool:
+        return self.reported_by == "check"
 
-    def check_set(self, objects: "ObjectSet", ctx: "Context") -> Iterable[Finding]:
+    def check(self, obj: "Manifest", ctx: "Context") -> Iterable[Finding]:
         return ()
 
     @classmethod
@@ -75,65 +109,10 @@ class Rule:
             "summary": cls.summary,
             "rationale": " ".join(textwrap.dedent(cls.rationale).split()),
             "reference": cls.reference,
+            "needs": str(cls.needs),
+            "fixable": str(cls.fixable),
+            "targets": sorted(f"{g}/{k}" if g else k for g, k in cls.targets) if cls.targets else None,
+            "admission": {"expression": cls.admission.expression, "message": cls.admission.message}
+            if cls.admission else None,
             "options": {k: {"default": o.default, "help": o.help} for k, o in cls.options.items()},
         }
-
-
-class Registry:
-    def __init__(self):
-        self._rules: dict[str, Rule] = {}
-
-    def add(self, cls: type[Rule]) -> type[Rule]:
-        for attr in ("id", "name", "category", "severity", "summary", "rationale"):
-            if not getattr(cls, attr, None):
-                raise TypeError(f"rule {cls.__name__} lacks {attr}")
-        if cls.category not in CATEGORIES:
-            raise TypeError(f"rule {cls.id}: unknown category {cls.category!r}")
-        if cls.id in self._rules:
-            raise TypeError(f"rule id {cls.id} registered twice")
-        self._rules[cls.id] = cls()
-        return cls
-
-    def get(self, rule_id: str) -> Rule | None:
-        return self._rules.get(rule_id)
-
-    def __contains__(self, rule_id: str) -> bool:
-        return rule_id in self._rules
-
-    def __iter__(self):
-        return iter(sorted(self._rules.values(), key=lambda r: (r.category, r.id)))
-
-    def __len__(self) -> int:
-        return len(self._rules)
-
-
-REGISTRY = Registry()
-register = REGISTRY.add
-
-
-class Context:
-    """What a check may consult: the object set, the config and its own options."""
-
-    def __init__(self, config: "Config", objects: "ObjectSet"):
-        self.config = config
-        self.objects = objects
-        self.kube_version = config.kube_version
-        self._memo: dict = {}
-
-    def memo(self, key, build):
-        """An index over the whole object set, built once per run on first use."""
-        if key not in self._memo:
-            self._memo[key] = build(self.objects)
-        return self._memo[key]
-
-    def option(self, rule: Rule, name: str):
-        return self.config.rule_option(rule, name)
-
-    def finding(self, rule: Rule, obj: "Manifest", message: str, container=None, key=None, *,
-                value: bool = False, fix: str | None = None, severity: Severity | None = None,
-                offset: int | None = None) -> Finding:
-        """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);
-        `offset` points at one character of that string value."""
-        file, line, column = obj.position(container, key, value=value, offset=offset)
-        return Finding(rule.id, rule.category, severity or rule.severity, message, file, line, column,
-                       obj.ref, fix)

@@ -4,32 +4,26 @@ from __future__ import annotations
 
 import re
 
-from ..catalog import device_classes
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..dra.celenv import compile_selector
 from ..dra.explain import class_drivers
-from ..dra.inventory import driver_attributes, latest_driver_version
-from ..dra.model import device_class_from
-from ..findings import Severity
-from ..model.claims import CLAIM_KINDS, device_requests
-from .base import Option, Rule, register
+from ..facts.catalog import driver_attributes, latest_driver_version
+from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
+from ..model.classes import class_selectors
+from ..model.pods import mapping, mappings
+from ..sources.yamlpos import path_of
+from .base import Needs, Option, Rule
 from .examples import COMPLIANT_POD
-from .requests import set_device_classes
+from .registry import register
 
 
 def selector_sites(obj):
     """(cel mapping, expression, DeviceRequest or None for a DeviceClass) of every selector."""
-    if obj.group != "resource.k8s.io":
-        return []
     if obj.kind == "DeviceClass":
-        spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
-        sites = []
-        for selector in spec.get("selectors") or []:
-            cel = selector.get("cel") if isinstance(selector, dict) else None
-            if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
-                sites.append((cel, cel["expression"], None))
-        return sites
-    return [(cel, expression, request) for request in device_requests(obj)
-            for cel, expression in request.cel_expressions()]
+        return [(cel, cel["expression"], None) for selector in mappings(obj.spec.get("selectors"))
+                if isinstance((cel := mapping(selector.get("cel"))).get("expression"), str)]
+    return [(cel, expression, request) for request in device_requests(obj) for cel, expression in request.cel_sites]
 
 
 @register
@@ -38,7 +32,8 @@ class CelInvalid(Rule):
     name = "Selector does not compile"
     category = "cel"
     severity = Severity.ERROR
-    kinds = CLAIM_KINDS | {"DeviceClass"}
+    targets = CLAIM_TARGETS | DEVICE_CLASS_TARGETS
+    fixable = FixAvailability.SOMETIMES  # the size-literal mistake has a known correction
     summary = "A CEL selector has a syntax or type error, does not return bool, or exceeds 10 KiB."
     rationale = """
         The API server compiles selectors when the object is created and rejects bad ones;
@@ -63,9 +58,11 @@ class CelInvalid(Rule):
             compiled = compile_selector(expression)
             if compiled.error is None:
                 continue
-            fix = f"`{compiled.error.suggestion}`" if compiled.error.suggestion else None
+            suggestion = compiled.error.suggestion
+            fix = Fix("compare the capacity as a quantity()", Applicability.UNSAFE,
+                      (set_value(path_of(cel, "expression"), suggestion),)) if suggestion else None
             yield ctx.finding(self, obj, f"CEL: {compiled.error.message}", cel, "expression",
-                              offset=compiled.error.offset, fix=fix)
+                              offset=compiled.error.offset, help=f"`{suggestion}`" if suggestion else None, fix=fix)
 
 
 _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
@@ -73,13 +70,7 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 def _device_types(ctx, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
-    selectors = []
-    if class_name:
-        in_set = ctx.memo("device-classes", set_device_classes).get(class_name)
-        if in_set is not None:
-            selectors = device_class_from(in_set).selectors
-        if not selectors and class_name in device_classes():
-            selectors = [device_classes()[class_name]["selector"]]
+    selectors = class_selectors(ctx.objects, class_name) or []
     text = " ".join(selectors)
     types = {t for t in ("gpu", "mig") if re.search(rf"type\s*==\s*['\"]{t}['\"]", text)}
     if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
@@ -93,7 +84,8 @@ class CelUnknownAttribute(Rule):
     name = "Selector reads an attribute the driver does not publish"
     category = "cel"
     severity = Severity.WARNING
-    kinds = CLAIM_KINDS | {"DeviceClass"}
+    targets = CLAIM_TARGETS | DEVICE_CLASS_TARGETS
+    needs = Needs.OBJECT_SET  # the request's DeviceClass tells which device types it can get
     summary = "A selector names an attribute or capacity the target driver version does not publish for that device type."
     rationale = """
         Looking up a name a device does not have is not a non-match in CEL: it is a runtime
@@ -119,7 +111,7 @@ class CelUnknownAttribute(Rule):
             if compiled.error is not None:
                 continue
             guarded = set(re.findall(r"has\(\s*device\.(?:attributes|capacity)\[[^\]]*\]\.(\w+)", expression))
-            types = _device_types(ctx, request.device_class if request else None) if request else {"gpu", "mig"}
+            types = _device_types(ctx, request.class_name) if request else {"gpu", "mig"}
             for field, domain, name in compiled.references.items:
                 if domain != "gpu.nvidia.com" or name is None or name in guarded or not types:
                     continue

@@ -4,12 +4,17 @@ Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube
 
 from __future__ import annotations
 
-from ..catalog import resource_api_lifecycle
-from ..findings import Severity
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
+from ..core.versions import minor
+from ..facts.catalog import resource_api_lifecycle
 from ..model.claims import RESOURCE_GROUP, claim_spec
-from ..model.workloads import POD_KINDS, pod_sites
-from .base import Rule, register
+from ..model.pods import pod_sites
+from ..model.workloads import POD_TARGETS
+from ..sources.yamlpos import path_of
+from .base import Rule
 from .examples import COMPLIANT_POD, V1BETA1_POD
+from .registry import register
 
 _REMOVED_KINDS = {
     "ResourceClass": "DeviceClass (resource.k8s.io/v1)",
@@ -24,8 +29,18 @@ _CLASSIC_FIELDS = {
 }
 
 
-def _minor(kube_version: str) -> int:
-    return int(kube_version.split(".")[1])
+def _flatten_source(entry: dict) -> Fix | None:
+    """`source: {resourceClaimTemplateName: x}` -> `resourceClaimTemplateName: x` (what 1.31
+    renamed; the meaning is the same)."""
+    source = entry.get("source")
+    if not isinstance(source, dict):
+        return None
+    moved = {key: source[key] for key in ("resourceClaimName", "resourceClaimTemplateName") if key in source}
+    if not moved or len(moved) != len(source) or any(key in entry for key in moved):
+        return None
+    edits = [set_value(path_of(entry, key), value) for key, value in moved.items()]
+    edits.append(remove(path_of(entry, "source")))
+    return Fix("move the claim source onto the entry", Applicability.SAFE, tuple(edits))
 
 
 def _lifecycle(obj):
@@ -40,7 +55,7 @@ def _known_lifecycle(obj, ctx):
     found = _lifecycle(obj)
     if not found or not found[1]:
         return None
-    return found[0], found[1], _minor(ctx.kube_version)
+    return found[0], found[1], minor(ctx.kube_version)
 
 
 @register
@@ -49,7 +64,7 @@ class ApiRemoved(Rule):
     name = "Removed DRA API"
     category = "api-currency"
     severity = Severity.ERROR
-    kinds = None
+    fixable = FixAvailability.SOMETIMES  # the pod claim `source:` wrapper
     summary = ("Kinds, versions and fields Kubernetes removed: ResourceClass, PodSchedulingContext, v1alpha2/v1alpha3 "
                "objects, classic resourceClassName/parametersRef/allocationMode, the pod claim `source:` form.")
     rationale = """
@@ -76,11 +91,23 @@ class ApiRemoved(Rule):
         spec:
           resourceClassName: gpu.nvidia.com
           allocationMode: WaitForFirstConsumer
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: inference}
+        spec:
+          resourceClaims:
+          - name: gpu
+            source: {resourceClaimName: gpu}
+          containers:
+          - name: server
+            image: vllm/vllm-openai
+            resources: {claims: [{name: gpu}]}
         """
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        target = _minor(ctx.kube_version)
+        target = minor(ctx.kube_version)
         if obj.group == RESOURCE_GROUP:
             version, life = _lifecycle(obj)
             if obj.kind in _REMOVED_KINDS:
@@ -96,14 +123,13 @@ class ApiRemoved(Rule):
                 if field in spec:
                     yield ctx.finding(self, obj, f"claim field '{field}' belongs to classic DRA, removed from "
                                       f"Kubernetes; {instead}", spec, field)
-        if obj.kind in POD_KINDS:
+        if (obj.group, obj.kind) in POD_TARGETS:
             for site in pod_sites(obj):
-                claims = site.spec.get("resourceClaims")
-                for entry in claims if isinstance(claims, list) else []:
-                    if isinstance(entry, dict) and "source" in entry:
+                for entry in site.claims:
+                    if "source" in entry:
                         yield ctx.finding(self, obj, f"pod claim '{entry.get('name')}' uses the removed `source:` "
                                           "wrapper; put resourceClaimName or resourceClaimTemplateName directly on "
-                                          "the entry", entry, "source")
+                                          "the entry", entry, "source", fix=_flatten_source(entry))
 
 
 @register
@@ -112,7 +138,6 @@ class ApiVersionUnavailable(Rule):
     name = "DRA API version newer than the target"
     category = "api-currency"
     severity = Severity.ERROR
-    kinds = None
     summary = "A resource.k8s.io version/kind the target release does not have yet (e.g. v1 before 1.34)."
     rationale = """
         resource.k8s.io/v1beta1 arrived in 1.32, v1beta2 in 1.33, v1 (DRA GA) in 1.34, and
@@ -143,7 +168,6 @@ class ApiVersionNotDefault(Rule):
     name = "DRA API version not served by default"
     category = "api-currency"
     severity = Severity.WARNING
-    kinds = None
     summary = "A resource.k8s.io version the target serves only with --runtime-config (beta and alpha versions)."
     rationale = """
         Beta and alpha API versions are disabled by default in kube-apiserver
@@ -179,7 +203,6 @@ class ApiVersionDeprecated(Rule):
     name = "Deprecated DRA API version"
     category = "api-currency"
     severity = Severity.WARNING
-    kinds = None
     examples_target = "1.35"
     summary = "A resource.k8s.io version deprecated in the target release, with its replacement."
     rationale = """

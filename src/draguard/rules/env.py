@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, remove
 from ..model.gpu import DEVICE_ENV_VARS, device_env
-from ..model.workloads import POD_KINDS, pod_sites
-from .base import Rule, register
+from ..model.pods import mapping, pod_sites
+from ..model.workloads import POD_TARGETS
+from ..sources.yamlpos import path_of
+from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
+from .registry import register
 
 _HIDING_VALUES = frozenset({"void", "none"})
+_HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exactly the allocated devices"
 
 
-def _config_maps(objects) -> dict[tuple[str, str], object]:
-    return {(m.namespace, m.name): m for m in objects if m.kind == "ConfigMap" and m.group == ""}
+def _removal(variable: str, env: list, entry: dict) -> Fix | None:
+    """Drop the variable (unsafe: what the process sees changes)."""
+    path = path_of(env, env.index(entry))
+    if path is None:
+        return None
+    return Fix(f"remove {variable}", Applicability.UNSAFE, (remove(path),))
 
 
 @register
@@ -21,7 +30,14 @@ class DeviceVisibilityEnv(Rule):
     name = "Devices selected by environment variable"
     category = "env-partitioning"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    needs = Needs.OBJECT_SET  # variables taken from ConfigMaps of the set
+    fixable = FixAvailability.SOMETIMES  # inline variables; not those from a ConfigMap
+    admission = Admission(
+        "variables.containers.all(c, !has(c.env) || c.env.all(e, !(e.name in "
+        f"{sorted(DEVICE_ENV_VARS)}) || (has(e.value) && e.value.trim().lowerAscii() in "
+        f"{sorted(_HIDING_VALUES)})))",
+        "a container selects devices with an environment variable; give the pod a ResourceClaim")
     summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
                "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")
     rationale = """
@@ -52,38 +68,31 @@ class DeviceVisibilityEnv(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        config_maps = ctx.memo("config-maps", _config_maps)
         for site in pod_sites(obj):
             for c in site.containers:
-                where = f"container '{c.name}'" if c.name else c.path
-                for entry, variable in device_env(c.container):
+                for entry, variable in device_env(c):
                     value = entry.get("value")
                     if isinstance(value, str) and value.strip().lower() in _HIDING_VALUES:
-                        yield ctx.finding(self, obj, f"{where} sets {variable}={value} to hide devices",
+                        yield ctx.finding(self, obj, f"{c.label} sets {variable}={value} to hide devices",
                                           entry, "name", severity=Severity.INFO)
-                    elif "valueFrom" in entry:
-                        yield ctx.finding(self, obj, f"{where} takes {variable} from valueFrom to select devices; "
-                                          "the scheduler does not see this split", entry, "name",
-                                          fix="remove it and give the pod a ResourceClaim")
-                    else:
-                        yield ctx.finding(self, obj, f"{where} sets {variable}={value!s} to select devices; "
-                                          "the scheduler does not see this split", entry, "name",
-                                          fix="remove it and give the pod a ResourceClaim")
-                yield from self._env_from(obj, ctx, c, where, config_maps)
+                        continue
+                    how = f"takes {variable} from valueFrom" if "valueFrom" in entry else \
+                        f"sets {variable}={value!s}"
+                    yield ctx.finding(self, obj, f"{c.label} {how} to select devices; the scheduler does not see "
+                                      "this split", entry, "name", help=_HELP,
+                                      fix=_removal(variable, c.container["env"], entry))
+                yield from self._env_from(obj, ctx, c)
 
-    def _env_from(self, obj, ctx, c, where, config_maps):
-        sources = c.container.get("envFrom")
-        for source in sources if isinstance(sources, list) else []:
-            ref = source.get("configMapRef") if isinstance(source, dict) else None
+    def _env_from(self, obj, ctx, c):
+        for source in c.env_from:
+            ref = source.get("configMapRef")
             if not isinstance(ref, dict):
                 continue
-            config_map = config_maps.get((obj.namespace, ref.get("name")))
-            data = config_map.data.get("data") if config_map else None
-            if not isinstance(data, dict):
-                continue
-            prefix = source.get("prefix") or ""
+            config_map = ctx.objects.config_maps.get((obj.namespace, ref.get("name")))
+            data = mapping(config_map.data.get("data")) if config_map else {}
+            prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
             for key in data:
                 if f"{prefix}{key}" in DEVICE_ENV_VARS:
-                    yield ctx.finding(self, obj, f"{where} gets {prefix}{key} from ConfigMap '{ref.get('name')}' "
+                    yield ctx.finding(self, obj, f"{c.label} gets {prefix}{key} from ConfigMap '{ref.get('name')}' "
                                       "through envFrom to select devices", ref, "name",
-                                      fix="remove the key from the ConfigMap and give the pod a ResourceClaim")
+                                      help="remove the key from the ConfigMap and give the pod a ResourceClaim")

@@ -2,15 +2,32 @@
 
 from __future__ import annotations
 
-import re
-
-from ..findings import Severity
-from ..model.gpu import HOST_GPU_PATH, uses_gpu
-from ..model.workloads import POD_KINDS, pod_sites
-from .base import Rule, register
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, remove
+from ..model.gpu import HOST_GPU_PATH, host_gpu_path, uses_gpu
+from ..model.pods import PodSite, pod_sites
+from ..model.workloads import POD_TARGETS
+from ..sources.yamlpos import path_of
+from .base import Admission, Rule
 from .examples import COMPLIANT_POD
+from .registry import register
 
-_MPS_CONTROL = re.compile(r"nvidia-cuda-mps-control")
+_MPS_CONTROL = "nvidia-cuda-mps-control"
+
+
+def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
+    """Remove the volume and every mount of it (a mount of a missing volume is invalid)."""
+    name = volume.get("name")
+    edits = [remove(path_of(volumes, volumes.index(volume)))]
+    for c in site.containers:
+        mounts = c.container.get("volumeMounts")
+        edits.extend(remove(path_of(mounts, i)) for i, mount in enumerate(mounts if isinstance(mounts, list) else [])
+                     if isinstance(mount, dict) and mount.get("name") == name)
+    return Fix(f"remove volume '{name}' and its mounts", Applicability.UNSAFE, tuple(edits))
+
+
+def _drop_key(container: dict, key: str, title: str) -> Fix:
+    return Fix(title, Applicability.UNSAFE, (remove(path_of(container, key)),))
 
 
 @register
@@ -19,7 +36,12 @@ class HostDeviceMount(Rule):
     name = "GPU device nodes or driver state mounted from the host"
     category = "host-sharing"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    fixable = FixAvailability.ALWAYS
+    admission = Admission(
+        "variables.podSpecs.all(s, !has(s.volumes) || s.volumes.all(v, !has(v.hostPath) || "
+        f"!has(v.hostPath.path) || !v.hostPath.path.matches(r'{HOST_GPU_PATH.pattern}')))",
+        "a hostPath volume mounts GPU device nodes or driver state; let a DRA driver inject the device")
     summary = "A hostPath volume onto /dev, /dev/nvidia*, /dev/dri, /tmp/nvidia-mps, /var/run/nvidia* or /run/nvidia*."
     rationale = """
         Mounting the host's device nodes hands the container every GPU on the node (and the
@@ -43,14 +65,13 @@ class HostDeviceMount(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            volumes = site.spec.get("volumes")
-            for volume in volumes if isinstance(volumes, list) else []:
-                host = volume.get("hostPath") if isinstance(volume, dict) else None
-                path = host.get("path") if isinstance(host, dict) else None
-                if isinstance(path, str) and HOST_GPU_PATH.match(path.rstrip("/") or "/"):
+            for volume in site.volumes:
+                path = host_gpu_path(volume)
+                if path is not None:
                     yield ctx.finding(self, obj, f"volume '{volume.get('name')}' mounts {path} from the host: "
-                                      "every tenant on the node can reach these devices", host, "path", value=True,
-                                      fix="drop the hostPath and let a DRA driver inject the allocated device")
+                                      "every tenant on the node can reach these devices", volume["hostPath"], "path",
+                                      value=True, help="drop the hostPath and let a DRA driver inject the allocated "
+                                      "device", fix=_drop_volume(site, site.spec["volumes"], volume))
 
 
 @register
@@ -59,7 +80,8 @@ class HostIpc(Rule):
     name = "hostIPC in a GPU pod"
     category = "host-sharing"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    fixable = FixAvailability.ALWAYS
     summary = "A pod that uses GPUs shares the host's IPC namespace."
     rationale = """
         CUDA IPC handles and MPS live in shared memory: with `hostIPC: true` a tenant can
@@ -84,7 +106,8 @@ class HostIpc(Rule):
         for site in pod_sites(obj):
             if site.spec.get("hostIPC") is True and uses_gpu(site):
                 yield ctx.finding(self, obj, "pod uses GPUs and shares the host's IPC namespace (hostIPC: true)",
-                                  site.spec, "hostIPC", fix="remove hostIPC; share a device through one ResourceClaim")
+                                  site.spec, "hostIPC", help="remove hostIPC; share a device through one ResourceClaim",
+                                  fix=_drop_key(site.spec, "hostIPC", "remove hostIPC"))
 
 
 @register
@@ -93,7 +116,8 @@ class PrivilegedGpuContainer(Rule):
     name = "Privileged container in a GPU pod"
     category = "host-sharing"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    fixable = FixAvailability.ALWAYS
     summary = "A container of a pod that uses GPUs runs privileged."
     rationale = """
         A privileged container sees every device node of the host, so the allocation the
@@ -118,11 +142,12 @@ class PrivilegedGpuContainer(Rule):
             if not uses_gpu(site):
                 continue
             for c in site.containers:
-                security = c.container.get("securityContext")
-                if isinstance(security, dict) and security.get("privileged") is True:
-                    yield ctx.finding(self, obj, f"container '{c.name}' is privileged in a pod that uses GPUs: it "
+                security = c.security_context
+                if security.get("privileged") is True:
+                    yield ctx.finding(self, obj, f"{c.label} is privileged in a pod that uses GPUs: it "
                                       "sees every device of the node", security, "privileged",
-                                      fix="drop privileged; the DRA driver injects the allocated device")
+                                      help="drop privileged; the DRA driver injects the allocated device",
+                                      fix=_drop_key(security, "privileged", "remove privileged: true"))
 
 
 @register
@@ -131,7 +156,12 @@ class MpsDaemonInTenantPod(Rule):
     name = "MPS control daemon started by a tenant"
     category = "host-sharing"
     severity = Severity.ERROR
-    kinds = POD_KINDS - {"DaemonSet"}
+    targets = POD_TARGETS - {("apps", "DaemonSet")}
+    admission = Admission(
+        "variables.containers.all(c, "
+        f"!(has(c.command) && c.command.exists(a, string(a).contains('{_MPS_CONTROL}'))) && "
+        f"!(has(c.args) && c.args.exists(a, string(a).contains('{_MPS_CONTROL}'))))",
+        "a tenant workload starts the MPS control daemon; use the DRA driver's MPS sharing")
     summary = "A workload other than a node-level DaemonSet starts nvidia-cuda-mps-control."
     rationale = """
         An MPS control daemon started inside a tenant pod serves every process that can reach
@@ -158,8 +188,8 @@ class MpsDaemonInTenantPod(Rule):
                 for key in ("command", "args"):
                     value = c.container.get(key)
                     text = " ".join(map(str, value)) if isinstance(value, list) else str(value or "")
-                    if _MPS_CONTROL.search(text):
-                        yield ctx.finding(self, obj, f"container '{c.name}' starts the MPS control daemon inside a "
+                    if _MPS_CONTROL in text:
+                        yield ctx.finding(self, obj, f"{c.label} starts the MPS control daemon inside a "
                                           "tenant workload", c.container, key,
-                                          fix="use the DRA driver's MPS sharing config on the claim")
+                                          help="use the DRA driver's MPS sharing config on the claim")
                         break

@@ -1,17 +1,23 @@
-"""Input rules: problems the loader and the configuration reader find before any check runs."""
+"""Input rules: problems the loader, the configuration reader and the engine report; they
+have no check of their own, and are here so that docs, SARIF and `draguard rules` know them."""
 
-from ..findings import Severity
-from ..load import loader
-from .base import Rule, register
+from ..core.finding import Severity
+from ..sources import loader
+from .base import Needs, Rule
+from .registry import register
+
+
+class InputRule(Rule):
+    needs = Needs.INPUT
+    reported_by = "loader"
 
 
 @register
-class YamlSyntax(Rule):
+class YamlSyntax(InputRule):
     id = loader.YAML_SYNTAX
     name = "YAML syntax error"
     category = "parse"
     severity = Severity.ERROR
-    scope = "input"
     summary = "The input is not valid YAML or JSON, or not UTF-8 text."
     rationale = """
         kubectl and the API server reject the whole file, so nothing in it reaches the cluster.
@@ -22,12 +28,11 @@ class YamlSyntax(Rule):
 
 
 @register
-class DuplicateKey(Rule):
+class DuplicateKey(InputRule):
     id = loader.DUPLICATE_KEY
     name = "Duplicate mapping key"
     category = "parse"
     severity = Severity.ERROR
-    scope = "input"
     summary = "A mapping defines the same key twice."
     rationale = """
         Plain YAML keeps the last value silently, but kubectl's strict decoding rejects the
@@ -37,12 +42,11 @@ class DuplicateKey(Rule):
 
 
 @register
-class InputLimit(Rule):
+class InputLimit(InputRule):
     id = loader.INPUT_LIMIT
     name = "Input refused by a safety limit"
     category = "parse"
     severity = Severity.ERROR
-    scope = "input"
     summary = "A file or document is too large, too deep, or expands too far through aliases."
     rationale = """
         Limits: 32 MiB per file, 8 MiB per document, 100 levels of nesting, 1,000,000 nodes
@@ -53,12 +57,11 @@ class InputLimit(Rule):
 
 
 @register
-class TemplateUnrendered(Rule):
+class TemplateUnrendered(InputRule):
     id = loader.TEMPLATE_UNRENDERED
     name = "Unrendered template"
     category = "parse"
     severity = Severity.WARNING
-    scope = "input"
     summary = "The file holds `{{ }}` template markup and is not a manifest until rendered."
     rationale = """
         Helm and Go templates only become Kubernetes objects once rendered; linting the raw
@@ -68,12 +71,11 @@ class TemplateUnrendered(Rule):
 
 
 @register
-class RenderSkipped(Rule):
+class RenderSkipped(InputRule):
     id = loader.RENDER_SKIPPED
     name = "Renderer not available"
     category = "parse"
     severity = Severity.WARNING
-    scope = "input"
     summary = "A Helm chart or Kustomize folder was skipped because its renderer is not on PATH."
     rationale = """
         draguard renders charts with `helm template` and kustomizations with `kustomize build`
@@ -83,12 +85,11 @@ class RenderSkipped(Rule):
 
 
 @register
-class RenderFailed(Rule):
+class RenderFailed(InputRule):
     id = loader.RENDER_FAILED
     name = "Rendering failed"
     category = "parse"
     severity = Severity.ERROR
-    scope = "input"
     summary = "`helm template` or `kustomize build` exited with an error."
     rationale = """
         A chart or kustomization that does not render cannot be deployed either; the
@@ -97,12 +98,11 @@ class RenderFailed(Rule):
 
 
 @register
-class NotAnObject(Rule):
+class NotAnObject(InputRule):
     id = loader.NOT_AN_OBJECT
     name = "Not a Kubernetes object"
     category = "schema"
     severity = Severity.INFO
-    scope = "input"
     summary = "A document has no apiVersion and kind, so it is not checked."
     rationale = """
         Configuration files that share a folder with manifests (device-plugin sharing configs,
@@ -111,12 +111,12 @@ class NotAnObject(Rule):
 
 
 @register
-class UnknownRule(Rule):
+class UnknownRule(InputRule):
     id = "unknown-rule"
+    reported_by = "engine"
     name = "Unknown rule id"
     category = "schema"
     severity = Severity.ERROR
-    scope = "input"
     summary = "A suppression annotation or the config names a rule draguard does not have."
     rationale = """
         A misspelt id would silently suppress nothing (or configure nothing); `draguard rules`
@@ -130,3 +130,18 @@ class UnknownRule(Rule):
           annotations:
             ignore.draguard.io/no-such-rule: "reason"
         """
+
+
+@register
+class InternalError(InputRule):
+    id = "internal-error"
+    name = "A rule failed"
+    category = "internal"
+    severity = Severity.ERROR
+    reported_by = "engine"
+    summary = "A rule raised an exception on an object: a draguard bug. The run exits 2; every other rule still ran."
+    rationale = """
+        Each rule runs on each object in isolation: when one fails, draguard reports which
+        rule on which object (and why), skips only that pair, and exits with status 2 so
+        that a crash never passes for a clean result. Please report it with the object."""
+    reference = "https://github.com/draguard/draguard/issues"

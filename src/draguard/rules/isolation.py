@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
-from ..model.claims import CLAIM_KINDS, device_requests
-from ..model.workloads import pod_sites, resolve, workload_for
-from .base import Rule, register
+from ..core.finding import Severity
+from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
+from ..model.classes import is_gpu_class
+from ..model.pods import pod_sites
+from ..model.workloads import replica_count
+from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD, resource_claim
-from .requests import is_gpu_class
-from .wiring import referenced_object
+from .registry import register
 
 ADMIN_LABEL = "resource.kubernetes.io/admin-access"
-
-
-def _namespaces(objects) -> dict[str, object]:
-    return {m.name: m for m in objects if m.kind == "Namespace" and m.group == ""}
 
 
 @register
@@ -23,7 +20,8 @@ class AdminAccessNamespace(Rule):
     name = "adminAccess outside an admin namespace"
     category = "isolation"
     severity = Severity.ERROR
-    kinds = CLAIM_KINDS
+    targets = CLAIM_TARGETS
+    needs = Needs.OBJECT_SET  # the Namespace and its label
     summary = "A request sets adminAccess: true in a namespace not labelled for admin access."
     rationale = """
         adminAccess grants a device that is already allocated to someone else (for
@@ -37,7 +35,7 @@ class AdminAccessNamespace(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        namespaces = ctx.memo("namespaces", _namespaces)
+        namespaces = ctx.objects.namespaces
         for request in device_requests(obj):
             if not request.admin_access:
                 continue
@@ -50,7 +48,7 @@ class AdminAccessNamespace(Rule):
                 continue
             else:
                 why = f"namespace '{obj.namespace or '(unset)'}' is not an admin namespace"
-            yield ctx.finding(self, obj, f"request '{request.name}' sets adminAccess: true but {why}",
+            yield ctx.finding(self, obj, f"request '{request.full_name}' sets adminAccess: true but {why}",
                               request.fields, "adminAccess")
 
 
@@ -60,7 +58,9 @@ class DeviceClassNoSelectors(Rule):
     name = "DeviceClass without selectors"
     category = "isolation"
     severity = Severity.WARNING
-    kinds = frozenset({"DeviceClass"})
+    targets = DEVICE_CLASS_TARGETS
+    admission = Admission("has(object.spec) && has(object.spec.selectors) && size(object.spec.selectors) > 0",
+                          "a DeviceClass without selectors matches every device of every driver")
     summary = "A DeviceClass with no selectors matches every device of every driver."
     rationale = """
         A class is the administrator's boundary around a kind of device. Without selectors it
@@ -84,8 +84,6 @@ class DeviceClassNoSelectors(Rule):
         """
 
     def check(self, obj, ctx):
-        if obj.group != "resource.k8s.io":
-            return
         spec = obj.data.get("spec")
         if not isinstance(spec, dict) or not spec.get("selectors"):
             yield ctx.finding(self, obj, f"DeviceClass '{obj.name}' has no selectors: it matches every device",
@@ -98,7 +96,8 @@ class SharedClaimReplicas(Rule):
     name = "Replicas share one claim"
     category = "isolation"
     severity = Severity.WARNING
-    kinds = frozenset({"Deployment", "StatefulSet", "ReplicaSet"})
+    targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
+    needs = Needs.OBJECT_SET
     summary = "A workload with replicas > 1 whose pods reference one GPU ResourceClaim: every replica shares the device."
     rationale = """
         `resourceClaimName` names one pre-created claim; all replicas are then reserved on
@@ -113,19 +112,15 @@ class SharedClaimReplicas(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        workload = workload_for(obj)
-        if workload is None or workload.replicas is None:
-            return
-        replicas = next((value for value, _ in resolve(obj.data, workload.replicas)), 1)
-        if not isinstance(replicas, int) or replicas <= 1:
+        replicas = replica_count(obj)
+        if replicas is None or replicas <= 1:
             return
         for site in pod_sites(obj):
-            claims = site.spec.get("resourceClaims")
-            for entry in claims if isinstance(claims, list) else []:
-                if not isinstance(entry, dict) or not isinstance(entry.get("resourceClaimName"), str):
+            for entry in site.claims:
+                if not isinstance(entry.get("resourceClaimName"), str):
                     continue
-                claim = referenced_object(ctx, obj.namespace, entry)
-                if claim is not None and any(is_gpu_class(ctx, r.device_class) for r in device_requests(claim)):
+                claim = ctx.objects.claims.referenced(obj.namespace, entry)
+                if claim is not None and any(is_gpu_class(ctx.objects, r.class_name) for r in device_requests(claim)):
                     yield ctx.finding(self, obj, f"all {replicas} replicas share ResourceClaim "
                                       f"'{entry['resourceClaimName']}' (one allocation for every pod)", entry,
-                                      "resourceClaimName", fix="use resourceClaimTemplateName for a claim per pod")
+                                      "resourceClaimName", help="use resourceClaimTemplateName for a claim per pod")

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
-from ..model.workloads import POD_KINDS, pod_sites
-from ..model.gpu import legacy_resources
-from .base import Rule, register
+from ..core.finding import Severity
+from ..model.gpu import LEGACY_RESOURCE, legacy_resources
+from ..model.pods import pod_sites
+from ..model.workloads import POD_TARGETS
+from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
+from .registry import register
 
-
-def _extended_resource_classes(objects) -> dict[str, str]:
-    """extendedResourceName -> DeviceClass name, for DeviceClasses in the linted set."""
-    mapped = {}
-    for m in objects:
-        if m.kind == "DeviceClass" and m.group == "resource.k8s.io":
-            spec = m.data.get("spec")
-            name = spec.get("extendedResourceName") if isinstance(spec, dict) else None
-            if isinstance(name, str):
-                mapped.setdefault(name, m.name)
-    return mapped
+_NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}')"
 
 
 def _suggestion(resource: str) -> str:
@@ -38,7 +30,13 @@ class LegacyGpuResource(Rule):
     name = "GPU requested through the device plugin"
     category = "legacy-resources"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    needs = Needs.OBJECT_SET  # DeviceClasses that serve the resource through DRA
+    admission = Admission(
+        "variables.containers.all(c, !has(c.resources) || "
+        f"((!has(c.resources.limits) || c.resources.limits.all(k, {_NOT_LEGACY})) && "
+        f"(!has(c.resources.requests) || c.resources.requests.all(k, {_NOT_LEGACY}))))",
+        "a container asks for a GPU through a device-plugin resource; request it with a ResourceClaim")
     summary = "A container asks for nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu or gpu.intel.com/* in limits or requests."
     rationale = """
         Device-plugin resources are opaque counters: the scheduler cannot see which GPU, which
@@ -70,21 +68,20 @@ class LegacyGpuResource(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        mapped = ctx.memo("extended-resource-classes", _extended_resource_classes)
+        mapped = ctx.objects.extended_resource_classes
         for site in pod_sites(obj):
             for c in site.containers:
                 for section, values, resource in legacy_resources(c.resources):
-                    where = f"container '{c.name}'" if c.name else c.path
                     device_class = mapped.get(resource)
                     if device_class:
                         yield ctx.finding(
                             self, obj,
-                            f"{where} asks for {resource} in {section}; DeviceClass '{device_class}' maps it to "
+                            f"{c.label} asks for {resource} in {section}; DeviceClass '{device_class}' maps it to "
                             f"DRA (extendedResourceName), but the implicit claim cannot pin a slice",
-                            values, resource, severity=Severity.INFO, fix=_suggestion(resource))
+                            values, resource, severity=Severity.INFO, help=_suggestion(resource))
                     else:
                         yield ctx.finding(
                             self, obj,
-                            f"{where} asks for {resource}: {values[resource]} in {section} through the device "
+                            f"{c.label} asks for {resource}: {values[resource]} in {section} through the device "
                             f"plugin: the scheduler only counts it, and its release is not tied to the pod",
-                            values, resource, fix=_suggestion(resource))
+                            values, resource, help=_suggestion(resource))

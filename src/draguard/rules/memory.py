@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
-from ..model.workloads import POD_KINDS, pod_sites
-from .base import Rule, register
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, set_value
+from ..model.pods import pod_sites, text
+from ..model.workloads import POD_TARGETS
+from ..sources.yamlpos import path_of
+from .admission import SPEC_CONTAINERS
+from .base import Admission, Option, Rule
 from .examples import COMPLIANT_POD
+from .registry import register
+
+_SHM = "/dev/shm"
 
 
 @register
@@ -14,7 +21,15 @@ class ShmSizeLimit(Rule):
     name = "/dev/shm without a size limit"
     category = "memory"
     severity = Severity.WARNING
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    fixable = FixAvailability.ALWAYS
+    options = {"sizeLimit": Option("8Gi", "the sizeLimit the fix sets")}
+    admission = Admission(
+        "variables.podSpecs.all(s, !has(s.volumes) || s.volumes.all(v, !(has(v.emptyDir) && "
+        "has(v.emptyDir.medium) && v.emptyDir.medium == 'Memory' && !has(v.emptyDir.sizeLimit) && "
+        f"{SPEC_CONTAINERS}.exists(c, has(c.volumeMounts) && c.volumeMounts.exists(m, has(m.name) && "
+        "has(v.name) && m.name == v.name && has(m.mountPath) && string(m.mountPath).matches('^/dev/shm/*$'))))))",
+        "a memory-backed /dev/shm has no sizeLimit")
     summary = "An emptyDir with medium: Memory mounted at /dev/shm has no sizeLimit."
     rationale = """
         Inference and training frameworks (NCCL, PyTorch data loaders, vLLM) use /dev/shm
@@ -38,17 +53,15 @@ class ShmSizeLimit(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        size = ctx.option(self, "sizeLimit")
         for site in pod_sites(obj):
-            shm = set()
-            for c in site.containers:
-                mounts = c.container.get("volumeMounts")
-                for mount in mounts if isinstance(mounts, list) else []:
-                    if isinstance(mount, dict) and str(mount.get("mountPath", "")).rstrip("/") == "/dev/shm":
-                        shm.add(mount.get("name"))
-            volumes = site.spec.get("volumes")
-            for volume in volumes if isinstance(volumes, list) else []:
-                empty = volume.get("emptyDir") if isinstance(volume, dict) else None
+            shm = {text(mount.get("name")) for c in site.containers for mount in c.volume_mounts
+                   if str(mount.get("mountPath", "")).rstrip("/") == _SHM}
+            for volume in site.volumes:
+                empty = volume.get("emptyDir")
                 if isinstance(empty, dict) and empty.get("medium") == "Memory" and "sizeLimit" not in empty \
-                        and volume.get("name") in shm:
+                        and text(volume.get("name")) in shm:
                     yield ctx.finding(self, obj, f"volume '{volume.get('name')}' backs /dev/shm with memory and no "
-                                      "sizeLimit", volume, "emptyDir", fix="add emptyDir.sizeLimit (e.g. 8Gi)")
+                                      "sizeLimit", volume, "emptyDir", help="add emptyDir.sizeLimit: what the workload "
+                                      "was sized for", fix=Fix(f"set sizeLimit: {size}", Applicability.UNSAFE,
+                                                               (set_value(path_of(empty, "sizeLimit"), size),)))

@@ -4,35 +4,30 @@ from __future__ import annotations
 
 import re
 
-from ..catalog import GPU_DRIVERS, device_classes
-from ..findings import Severity
-from ..model.claims import CLAIM_KINDS, device_requests
-from .base import Rule, register
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
+from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
+from ..model.classes import class_selectors, is_gpu_class, is_known_class
+from ..sources.yamlpos import path_of
+from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
+from .registry import register
 
 #: A selector pins a GPU slice when it constrains the MIG profile or the device memory.
 _PINS_SLICE = re.compile(r"\.profile\b|\[['\"]profile['\"]\]|\bmemory\b")
+#: ExactDeviceRequest fields: on a v1beta2/v1 request they belong under `exactly`.
+_EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
+                 "capacity")
 
 
-def set_device_classes(objects) -> dict[str, object]:
-    return {m.name: m for m in objects if m.kind == "DeviceClass" and m.group == "resource.k8s.io"}
-
-
-def _class_selector_text(ctx, name: str) -> str | None:
-    """The CEL text of a known DeviceClass's own selectors (None for an unknown class)."""
-    in_set = ctx.memo("device-classes", set_device_classes).get(name)
-    if in_set is not None:
-        spec = in_set.data.get("spec") if isinstance(in_set.data.get("spec"), dict) else {}
-        selectors = spec.get("selectors") if isinstance(spec.get("selectors"), list) else []
-        return " ".join(str((s.get("cel") or {}).get("expression", "")) for s in selectors if isinstance(s, dict))
-    built_in = device_classes().get(name)
-    return built_in["selector"] if built_in else None
-
-
-def is_gpu_class(ctx, name) -> bool:
-    """True when DeviceClass `name` (in the set or built in) selects a GPU driver's devices."""
-    text = _class_selector_text(ctx, name) if name else None
-    return text is not None and any(driver in text for driver in GPU_DRIVERS)
+def _move_under_exactly(request) -> Fix | None:
+    """A v1beta2/v1 request written in the v1beta1 shape: the same fields, under `exactly`."""
+    moved = {key: request.request[key] for key in _EXACT_FIELDS if key in request.request}
+    if not moved or "exactly" in request.request or "firstAvailable" in request.request:
+        return None
+    edits = [remove(path_of(request.request, key)) for key in moved]
+    edits.append(set_value(path_of(request.request, "exactly"), moved))
+    return Fix("move the request's fields under exactly", Applicability.SAFE, tuple(edits))
 
 
 @register
@@ -41,14 +36,17 @@ class RequestDeviceClass(Rule):
     name = "Request must name a known DeviceClass"
     category = "request-shape"
     severity = Severity.ERROR
-    kinds = CLAIM_KINDS
+    targets = CLAIM_TARGETS
+    needs = Needs.OBJECT_SET
+    fixable = FixAvailability.SOMETIMES
     summary = "A request has no deviceClassName, or names a class neither in the set, the built-in catalog nor the config."
     rationale = """
         The device class is what ties a request to a driver and its admin-defined selectors;
         a request without one is rejected by the API server, and one naming a class that does
         not exist can never be allocated. In resource.k8s.io/v1beta1 the field sits on the
-        request; in v1beta2 and v1 under `exactly` or on each `firstAvailable` subrequest.
-        Classes created outside the linted set go under `external.deviceClasses`."""
+        request; in v1beta2 and v1 under `exactly` or on each `firstAvailable` subrequest
+        (a request may not set both). Classes created outside the linted set go under
+        `external.deviceClasses`."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
     upstream_note = """
         Guideline documents written for v1beta1 put `deviceClassName` directly on the request;
@@ -57,19 +55,24 @@ class RequestDeviceClass(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        for top in requests_of(obj):
+            if top.has_both_shapes:
+                yield ctx.finding(self, obj, f"request '{top.name}' sets both exactly and firstAvailable; the API "
+                                  "server rejects it (the allocator would read firstAvailable)", top.request, "exactly")
         for request in device_requests(obj):
             if request.shape == "empty":
                 yield ctx.finding(self, obj, f"request '{request.name}' sets neither exactly nor firstAvailable "
                                   f"({obj.api_version} needs one of them)", request.request, "name",
-                                  fix="move deviceClassName, selectors and count under `exactly:`")
+                                  help="move deviceClassName, selectors and count under `exactly:`",
+                                  fix=_move_under_exactly(request))
                 continue
-            name = request.device_class
+            name = request.class_name
             if name is None:
-                yield ctx.finding(self, obj, f"request '{request.name}' names no deviceClassName",
+                yield ctx.finding(self, obj, f"request '{request.full_name}' names no deviceClassName",
                                   request.request if request.shape != "subrequest" else request.fields, "name")
-            elif _class_selector_text(ctx, name) is None and not ctx.config.is_external("deviceClasses", name):
-                yield ctx.finding(self, obj, f"request '{request.name}' names DeviceClass '{name}', which is neither "
-                                  "in the linted set nor a class a known driver installs",
+            elif not is_known_class(ctx.objects, name) and not ctx.config.is_external("deviceClasses", name):
+                yield ctx.finding(self, obj, f"request '{request.full_name}' names DeviceClass '{name}', which is "
+                                  "neither in the linted set nor a class a known driver installs",
                                   request.fields, "deviceClassName", value=True)
 
 
@@ -79,7 +82,11 @@ class RequestAllocationMode(Rule):
     name = "Allocation mode spelled out"
     category = "request-shape"
     severity = Severity.WARNING
-    kinds = CLAIM_KINDS
+    targets = CLAIM_TARGETS
+    fixable = FixAvailability.SOMETIMES  # the defaults can be spelled out; `All` needs a decision
+    admission = Admission(
+        "variables.requests.all(r, has(r.allocationMode) && (r.allocationMode != 'ExactCount' || has(r.count)))",
+        "a request leaves allocationMode or count to their defaults")
     summary = "A request leaves allocationMode or count to defaults, or takes All devices in a tenant namespace."
     rationale = """
         `allocationMode` defaults to ExactCount and `count` to 1; spelling both out makes a
@@ -94,19 +101,25 @@ class RequestAllocationMode(Rule):
         for request in device_requests(obj):
             if request.shape == "empty":
                 continue
-            mode = request.allocation_mode
+            mode = request.fields.get("allocationMode")
             if mode is None:
-                yield ctx.finding(self, obj, f"request '{request.name}' does not spell out allocationMode "
+                edits = [set_value(path_of(request.fields, "allocationMode"), "ExactCount")]
+                if "count" not in request.fields:
+                    edits.append(set_value(path_of(request.fields, "count"), 1))
+                yield ctx.finding(self, obj, f"request '{request.full_name}' does not spell out allocationMode "
                                   "(defaults to ExactCount, count 1)", request.fields,
                                   "deviceClassName" if "deviceClassName" in request.fields else None,
-                                  fix="add allocationMode: ExactCount and count")
+                                  help="add allocationMode: ExactCount and count",
+                                  fix=Fix("spell out allocationMode: ExactCount", Applicability.SAFE, tuple(edits)))
             elif mode == "ExactCount" and "count" not in request.fields:
-                yield ctx.finding(self, obj, f"request '{request.name}' uses ExactCount without count (defaults to 1)",
-                                  request.fields, "allocationMode", fix="add count")
+                yield ctx.finding(self, obj, f"request '{request.full_name}' uses ExactCount without count "
+                                  "(defaults to 1)", request.fields, "allocationMode", help="add count",
+                                  fix=Fix("spell out count: 1", Applicability.SAFE,
+                                          (set_value(path_of(request.fields, "count"), 1),)))
             elif mode == "All" and obj.namespace not in ctx.config.admin_namespaces:
-                yield ctx.finding(self, obj, f"request '{request.name}' takes All matching devices of a node in a "
-                                  "tenant namespace", request.fields, "allocationMode", value=True,
-                                  severity=Severity.ERROR, fix="use ExactCount with a count")
+                yield ctx.finding(self, obj, f"request '{request.full_name}' takes All matching devices of a node in "
+                                  "a tenant namespace", request.fields, "allocationMode", value=True,
+                                  severity=Severity.ERROR, help="use ExactCount with a count")
 
 
 @register
@@ -115,7 +128,8 @@ class RequestUnpinned(Rule):
     name = "GPU request does not pin a slice"
     category = "request-shape"
     severity = Severity.WARNING
-    kinds = CLAIM_KINDS
+    targets = CLAIM_TARGETS
+    needs = Needs.OBJECT_SET  # the request's DeviceClass may pin the slice
     summary = "A GPU request has no selector on the MIG profile or the device memory (in the request or its class)."
     rationale = """
         Without a profile or memory selector a tenant gets whatever device the allocator
@@ -131,11 +145,11 @@ class RequestUnpinned(Rule):
 
     def check(self, obj, ctx):
         for request in device_requests(obj):
-            name = request.device_class
-            if not is_gpu_class(ctx, name):
+            name = request.class_name
+            if not is_gpu_class(ctx.objects, name):
                 continue
-            texts = [expression for _, expression in request.cel_expressions()] + [_class_selector_text(ctx, name)]
+            texts = list(request.selectors) + class_selectors(ctx.objects, name)
             if not any(_PINS_SLICE.search(text) for text in texts):
-                yield ctx.finding(self, obj, f"request '{request.name}' (class {name}) pins neither a MIG profile "
-                                  "nor a memory size", request.fields, "deviceClassName",
-                                  fix="add a CEL selector on the profile attribute or the memory capacity")
+                yield ctx.finding(self, obj, f"request '{request.full_name}' (class {name}) pins neither a MIG "
+                                  "profile nor a memory size", request.fields, "deviceClassName",
+                                  help="add a CEL selector on the profile attribute or the memory capacity")

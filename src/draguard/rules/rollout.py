@@ -2,48 +2,34 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
-from ..model.selectors import matches
-from ..model.workloads import pod_sites
-from .base import Option, Rule, register
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
+from ..core.selectors import matches
+from ..model.objectset import pdb_selector
+from ..model.pods import claim_sites, mapping, pod_sites
+from ..model.rollout import Strategy
+from ..sources.yamlpos import path_of
+from .base import Needs, Option, Rule
 from .examples import COMPLIANT_DEPLOYMENT, replace_last
-from .wiring import pod_claims
+from .registry import register
 
-
-def _is_zero(value) -> bool:
-    return value == 0 or (isinstance(value, str) and value.strip() in ("0", "0%"))
-
-
-def _positive(value) -> bool:
-    if isinstance(value, int):
-        return value >= 1
-    if isinstance(value, str) and value.strip().endswith("%"):
-        try:
-            return float(value.strip()[:-1]) > 0
-        except ValueError:
-            return False
-    return False
-
-
-def _pdbs(objects) -> list:
-    return [m for m in objects if m.kind == "PodDisruptionBudget" and m.group == "policy"]
-
-
-def _pod_templates(objects) -> list:
-    return [(m, site) for m in objects for site in pod_sites(m) if site.metadata]
+_DEPLOYMENT = frozenset({("apps", "Deployment")})
 
 
 def _same_namespace(a, b) -> bool:
     return not a.namespace or not b.namespace or a.namespace == b.namespace
 
 
-def _selector(pdb):
-    spec = pdb.data.get("spec")
-    return spec.get("selector") if isinstance(spec, dict) else None
-
-
-def uses_template_claims(site) -> bool:
-    return any(isinstance(entry.get("resourceClaimTemplateName"), str) for entry in pod_claims(site))
+def _no_surge(strategy: Strategy) -> Fix | None:
+    """maxSurge 0, maxUnavailable 1: a device is released before one is claimed."""
+    base = path_of(strategy.spec, "strategy")
+    if base is None:
+        return None
+    edits = [set_value(base + ("rollingUpdate", "maxSurge"), 0),
+             set_value(base + ("rollingUpdate", "maxUnavailable"), 1)]
+    if mapping(strategy.spec.get("strategy")).get("type") not in (None, "RollingUpdate"):
+        edits.append(set_value(base + ("type",), "RollingUpdate"))
+    return Fix("roll out with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE, tuple(edits))
 
 
 @register
@@ -52,14 +38,16 @@ class RolloutSurge(Rule):
     name = "Surge-first rollout of claim-template pods"
     category = "rollout"
     severity = Severity.ERROR
-    kinds = frozenset({"Deployment"})
+    targets = _DEPLOYMENT
+    fixable = FixAvailability.ALWAYS
     summary = "A Deployment whose pods get claims from templates may surge (maxSurge > 0 or the 25% default)."
     rationale = """
         A surge-first rollout creates new pods before old ones go. Each new pod needs a fresh
         claim; on a full accelerator pool there is no free device, the new pod stays Pending
         ("cannot allocate all claims"), the old pods are never removed, and the rollout
         deadlocks. With `maxSurge: 0` and `maxUnavailable >= 1` (or `type: Recreate`) a device
-        is released before one is claimed."""
+        is released before one is claimed. maxSurge is scaled as the Deployment controller
+        does: a percentage of the replicas, rounded up."""
     reference = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment"
     upstream_note = """
         The Deployment defaults (maxSurge 25%, maxUnavailable 25%) are surge-first; some
@@ -70,21 +58,27 @@ class RolloutSurge(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        if obj.group != "apps" or not any(uses_template_claims(site) for site in pod_sites(obj)):
+        if not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
-        spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
-        strategy = spec.get("strategy") if isinstance(spec.get("strategy"), dict) else {}
-        if strategy.get("type") == "Recreate":
+        strategy = Strategy.of(obj)
+        rolling, spec = strategy.rolling, strategy.spec
+        where = (rolling, "maxSurge") if "maxSurge" in rolling else \
+            (spec, "strategy") if "strategy" in spec else (spec, None)
+        written = dict(value="maxSurge" in rolling, fix=_no_surge(strategy))
+        try:
+            surges = strategy.surges()
+        except ValueError as exc:
+            yield ctx.finding(self, obj, f"rollout strategy: {exc}; the API server rejects it", *where, **written,
+                              help="use an integer or a percentage such as '25%'")
             return
-        rolling = strategy.get("rollingUpdate") if isinstance(strategy.get("rollingUpdate"), dict) else {}
-        surge, unavailable = rolling.get("maxSurge", "25%"), rolling.get("maxUnavailable", "25%")
-        if _is_zero(surge) and _positive(unavailable):
-            return
-        where = (rolling, "maxSurge") if "maxSurge" in rolling else (spec, "strategy") if strategy else (spec, None)
-        yield ctx.finding(self, obj, f"rollout may surge (maxSurge {surge}, maxUnavailable {unavailable}): new pods "
-                          "need fresh claims before old ones release theirs, which deadlocks a full pool",
-                          *where, value="maxSurge" in rolling,
-                          fix="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
+        if strategy.both_zero:
+            yield ctx.finding(self, obj, "maxSurge and maxUnavailable are both 0: the API server rejects this "
+                              "strategy", *where, **written, help="set maxUnavailable: 1")
+        elif surges:
+            yield ctx.finding(self, obj, f"rollout may surge (maxSurge {strategy.max_surge}, maxUnavailable "
+                              f"{strategy.max_unavailable}): new pods need fresh claims before old ones release "
+                              "theirs, which deadlocks a full pool", *where, **written,
+                              help="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
 
 
 @register
@@ -93,37 +87,57 @@ class RolloutPdb(Rule):
     name = "Claim-consuming workload without a matching PodDisruptionBudget"
     category = "rollout"
     severity = Severity.WARNING
-    kinds = frozenset({"Deployment", "StatefulSet"})
+    targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
+    needs = Needs.OBJECT_SET
+    fixable = FixAvailability.SOMETIMES  # a budget can be added when the pods have labels to select
     summary = "No PodDisruptionBudget selects the workload's pods, or its budget differs from the configured maxUnavailable."
     rationale = """
         Node drains evict pods through the eviction API, which honours PodDisruptionBudgets.
         Without one, a drain can evict every replica at once, and their replacements compete
         for devices with everything else. A budget of `maxUnavailable: 1` (configurable)
-        keeps eviction in step with device release."""
+        keeps eviction in step with device release. The fix adds a budget that selects the
+        workload's pods by its pod template's labels."""
     reference = "https://kubernetes.io/docs/tasks/run-application/configure-pdb/"
     options = {"maxUnavailable": Option(1, "the budget expected on PDBs of claim-consuming workloads")}
     noncompliant = COMPLIANT_DEPLOYMENT.replace("maxUnavailable: 1\n      selector", "maxUnavailable: 3\n      selector")
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        sites = [site for site in pod_sites(obj) if pod_claims(site)]
+        sites = claim_sites(obj)
         if not sites:
             return
         wanted = ctx.option(self, "maxUnavailable")
         labels = sites[0].labels
-        pdbs = [p for p in ctx.memo("pdbs", _pdbs) if _same_namespace(p, obj) and matches(_selector(p), labels)]
+        pdbs = [p for p in ctx.objects.pdbs if _same_namespace(p, obj) and matches(pdb_selector(p), labels)]
         if not pdbs:
             yield ctx.finding(self, obj, "no PodDisruptionBudget selects this workload's pods; a drain may evict "
-                              "every replica at once", fix=f"add a PodDisruptionBudget with maxUnavailable: {wanted}")
+                              "every replica at once", help=f"add a PodDisruptionBudget with maxUnavailable: {wanted}",
+                              fix=self._new_budget(obj, ctx, labels, wanted))
             return
         for pdb in pdbs:
-            spec = pdb.data["spec"]
+            spec = pdb.spec
             if spec.get("maxUnavailable") != wanted:
                 found = f"maxUnavailable {spec['maxUnavailable']}" if "maxUnavailable" in spec else \
                     f"minAvailable {spec.get('minAvailable')}"
                 key = "maxUnavailable" if "maxUnavailable" in spec else "minAvailable" if "minAvailable" in spec else None
+                edits = [set_value(path_of(spec, "maxUnavailable"), wanted)]
+                if "minAvailable" in spec:  # the API allows one of the two
+                    edits.append(remove(path_of(spec, "minAvailable")))
                 yield ctx.finding(self, pdb, f"PodDisruptionBudget '{pdb.name}' for {obj.kind} '{obj.name}' uses "
-                                  f"{found}; expected maxUnavailable {wanted}", spec, key, value=key is not None)
+                                  f"{found}; expected maxUnavailable {wanted}", spec, key, value=key is not None,
+                                  fix=Fix(f"set maxUnavailable: {wanted}", Applicability.UNSAFE, tuple(edits)))
+
+    @staticmethod
+    def _new_budget(obj, ctx, labels: dict, wanted) -> Fix | None:
+        if not labels or any(p.name == obj.name and _same_namespace(p, obj) for p in ctx.objects.pdbs):
+            return None
+        metadata = {"name": obj.name}
+        if obj.namespace:
+            metadata["namespace"] = obj.namespace
+        budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": metadata,
+                  "spec": {"maxUnavailable": wanted, "selector": {"matchLabels": dict(labels)}}}
+        return Fix(f"add PodDisruptionBudget '{obj.name}' (maxUnavailable: {wanted})", Applicability.UNSAFE,
+                   (add_document(budget),))
 
 
 @register
@@ -132,7 +146,8 @@ class PdbSelectsNothing(Rule):
     name = "PodDisruptionBudget selects no pod"
     category = "rollout"
     severity = Severity.WARNING
-    kinds = frozenset({"PodDisruptionBudget"})
+    targets = frozenset({("policy", "PodDisruptionBudget")})
+    needs = Needs.OBJECT_SET
     summary = "A PodDisruptionBudget whose selector matches no pod template of the linted set."
     rationale = """
         A budget that selects nothing protects nothing; it usually means the labels drifted
@@ -142,12 +157,10 @@ class PdbSelectsNothing(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        if obj.group != "policy":
-            return
-        selector = _selector(obj)
-        for owner, site in ctx.memo("pod-templates", _pod_templates):
-            if _same_namespace(owner, obj) and matches(selector, site.labels):
+        selector = pdb_selector(obj)
+        for site in ctx.objects.pod_templates:
+            if _same_namespace(site.owner, obj) and matches(selector, site.labels):
                 return
-        spec = obj.data.get("spec") if isinstance(obj.data.get("spec"), dict) else {}
+        spec = obj.spec
         yield ctx.finding(self, obj, f"PodDisruptionBudget '{obj.name}' selects no pod template in the linted set",
                           spec, "selector" if "selector" in spec else None)

@@ -2,60 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field
-from functools import lru_cache
-
-from ..dra.allocator import Allocator
-from ..dra.explain import explain_request, verdict, visible_devices
-from ..dra.inventory import Inventory, generate, gpu_models
-from ..dra.model import ModelError, claim_from
-from ..findings import Severity
-from ..load.loader import load_units
-from ..load.sources import expand
-from ..model.claims import CLAIM_KINDS, device_requests
-from ..model.manifest import Manifest, Source
-from .base import Rule, register
+from ..core.finding import Severity
+from ..dra.devices import ModelError, claim_from
+from ..dra.explain import verdict
+from ..model.claims import CLAIM_TARGETS, device_requests
+from .base import Needs, Rule
 from .examples import COMPLIANT_POD
-
-
-@lru_cache(maxsize=1)
-def catalog_manifests() -> tuple:
-    """One node per GPU model with the whole GPU and every MIG profile at every placement."""
-    spec = {"nodes": [{"namePrefix": name.lower(), "count": 1, "gpus": {"model": name, "count": 1, "mig": "dynamic"}}
-                      for name in gpu_models()]}
-    source = Source("(built-in catalog)", "")
-    return tuple(Manifest(source, i, obj) for i, obj in enumerate(generate(spec)))
-
-
-@dataclass
-class _Target:
-    """What this run checks requests against, built once: the inventory (or catalog), its
-    allocator, its devices, and explanations already computed per request shape."""
-
-    inventory: Inventory
-    is_catalog: bool
-    allocator: Allocator
-    devices: list
-    explained: dict = field(default_factory=dict)
-
-    def explain(self, request, name: str):
-        key = (request.class_name, tuple(request.selectors), request.mode, request.count, request.admin_access,
-               request.tolerations)
-        if key not in self.explained:  # replicated manifests repeat the same requests
-            self.explained[key] = explain_request(self.allocator, request, name, self.devices)
-        return dataclasses.replace(self.explained[key], request=name)
-
-
-def _target(ctx) -> _Target:
-    def build(objects):
-        set_classes = [m for m in objects if m.kind == "DeviceClass" and m.group == "resource.k8s.io"]
-        paths = ctx.config.inventory
-        manifests = list(load_units(expand(paths)).manifests) if paths else list(catalog_manifests())
-        inventory = Inventory.from_manifests(manifests + set_classes)
-        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
-        return _Target(inventory, not paths, allocator, list(visible_devices(allocator, inventory.nodes).values()))
-    return ctx.memo("satisfiability-target", build)
+from .registry import register
 
 
 def _hint(class_name: str, expression: str) -> str:
@@ -72,7 +25,8 @@ class RequestUnsatisfiable(Rule):
     name = "Request can never be satisfied"
     category = "satisfiability"
     severity = Severity.ERROR
-    kinds = CLAIM_KINDS
+    targets = CLAIM_TARGETS
+    needs = Needs.INVENTORY
     summary = "No device of the inventory (or of the built-in GPU catalog) passes the request's class and selectors."
     rationale = """
         A claim that no device can satisfy leaves its pod Pending forever with the
@@ -88,17 +42,21 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        target = _target(ctx)
+        target = ctx.satisfiability
         try:
             claim = claim_from(obj)
         except ModelError:
             return
-        sites = {r.name: r for r in device_requests(obj)}
+        sites = {r.full_name: r for r in device_requests(obj)}
         if target.is_catalog:
             yield from self._against_catalog(obj, ctx, claim, target, sites)
             return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
+            return
+        if result.budget_exceeded:
+            yield ctx.finding(self, obj, f"could not decide on the inventory: {result.error}",
+                              severity=Severity.INFO)
             return
         reason = result.error or "; ".join(r.text() for r in result.requests)
         first = next((r for r in result.requests if r.emptied_at is not None), None)
@@ -108,9 +66,8 @@ class RequestUnsatisfiable(Rule):
         """Only selection counts here. A class that keeps no catalog device is for hardware
         the catalog does not model (NICs, other vendors): nothing can be said about it."""
         for request in claim.requests:
-            options = request.subrequests if request.subrequests is not None else [request]
-            names = [f"{request.name}/{o.name}" if request.subrequests is not None else request.name for o in options]
-            explained = [target.explain(option, name) for option, name in zip(options, names)]
+            options = request.leaves()
+            explained = [target.explain(option, option.full_name) for option in options]
             if all(_excluded_by_request_selector(e) for e in explained):
                 for option, e in zip(options, explained):
                     hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
@@ -122,12 +79,11 @@ class RequestUnsatisfiable(Rule):
             return ctx.finding(self, obj, message)
         stage = explanation.emptied_at
         if stage is not None and stage.selector is not None:
-            cel_maps = site.cel_expressions()
-            if stage.selector < len(cel_maps):
-                return ctx.finding(self, obj, message, cel_maps[stage.selector][0], "expression", value=True)
+            cel_sites = site.selector_sites
+            if stage.selector < len(cel_sites) and cel_sites[stage.selector][0]:
+                return ctx.finding(self, obj, message, cel_sites[stage.selector][0], "expression", value=True)
         return ctx.finding(self, obj, message, site.fields, "deviceClassName" if "deviceClassName" in site.fields
                            else None, value="deviceClassName" in site.fields)
-
 
 
 def _excluded_by_request_selector(explanation) -> bool:

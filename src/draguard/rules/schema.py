@@ -4,20 +4,19 @@ from __future__ import annotations
 
 import re
 
-from ..findings import Severity
-from ..load.yamlpos import YMap
-from ..schemas import validator_for
-from .base import Option, Rule, register
+from ..core.finding import Severity
+from ..core.location import format_path
+from ..facts.schemas import validator_for
+from ..sources.yamlpos import YMap
+from .base import Option, Rule
+from .registry import register
 
 _NULL_TYPES = re.compile(r'is not of types "null", ')
 _ONE_OF = re.compile(r"is not valid under any of the schemas listed in the 'oneOf' keyword")
 
 
 def _dotted(path) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(object)"
+    return format_path(tuple(path)) or "(object)"
 
 
 def _resolve(data, path):

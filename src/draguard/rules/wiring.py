@@ -2,37 +2,16 @@
 
 from __future__ import annotations
 
-from ..findings import Severity
-from ..model.claims import ClaimIndex, request_names
-from ..model.workloads import POD_KINDS, pod_sites
-from .base import Rule, register
+from ..core.finding import Severity
+from ..model.claims import request_names
+from ..model.pods import pod_sites, text
+from ..model.workloads import POD_TARGETS
+from .admission import SPEC_CONTAINERS
+from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
+from .registry import register
 
 _SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
-
-
-def pod_claims(site) -> list[dict]:
-    claims = site.spec.get("resourceClaims")
-    return [c for c in claims if isinstance(c, dict)] if isinstance(claims, list) else []
-
-
-def container_claims(c) -> list[dict]:
-    claims = c.resources.get("claims")
-    return [x for x in claims if isinstance(x, dict)] if isinstance(claims, list) else []
-
-
-def _claim_index(objects) -> ClaimIndex:
-    return ClaimIndex.build(objects)
-
-
-def referenced_object(ctx, namespace: str, entry: dict):
-    """The claim or template a pod claim entry names, from the set (None if absent)."""
-    index = ctx.memo("claim-index", _claim_index)
-    if isinstance(entry.get("resourceClaimName"), str):
-        return index.claim(namespace, entry["resourceClaimName"])
-    if isinstance(entry.get("resourceClaimTemplateName"), str):
-        return index.template(namespace, entry["resourceClaimTemplateName"])
-    return None
 
 
 @register
@@ -41,7 +20,12 @@ class ContainerClaimUndefined(Rule):
     name = "Container uses a claim the pod does not define"
     category = "claim-wiring"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    admission = Admission(
+        f"variables.podSpecs.all(s, {SPEC_CONTAINERS}.all(c, !has(c.resources) || !has(c.resources.claims) || "
+        "c.resources.claims.all(r, has(s.resourceClaims) && s.resourceClaims.exists(p, has(p.name) && "
+        "has(r.name) && p.name == r.name))))",
+        "a container uses a claim that spec.resourceClaims does not define")
     summary = "A container's resources.claims[].name names no entry of the pod's spec.resourceClaims."
     rationale = """
         The API server rejects the pod ("must be the name of an entry in
@@ -63,13 +47,13 @@ class ContainerClaimUndefined(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            defined = {c.get("name") for c in pod_claims(site)}
+            defined = {text(c.get("name")) for c in site.claims}
             for c in site.containers:
-                for claim in container_claims(c):
-                    if claim.get("name") not in defined:
-                        yield ctx.finding(self, obj, f"container '{c.name}' uses claim '{claim.get('name')}', which "
+                for claim in c.claims:
+                    if text(claim.get("name")) not in defined or not text(claim.get("name")):
+                        yield ctx.finding(self, obj, f"{c.label} uses claim '{claim.get('name')}', which "
                                           f"spec.resourceClaims does not define (defined: "
-                                          f"{', '.join(sorted(map(str, defined))) or 'none'})", claim, "name",
+                                          f"{', '.join(sorted(n for n in defined if n)) or 'none'})", claim, "name",
                                           value=True)
 
 
@@ -79,7 +63,8 @@ class ContainerRequestUndefined(Rule):
     name = "Container names a request the claim does not have"
     category = "claim-wiring"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    needs = Needs.OBJECT_SET
     summary = "resources.claims[].request names no request (or subrequest) of the claim or template."
     rationale = """
         A container may limit itself to one request of a claim. A name that the claim does
@@ -91,19 +76,19 @@ class ContainerRequestUndefined(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            entries = {c.get("name"): c for c in pod_claims(site)}
+            entries = {text(c.get("name")): c for c in site.claims}
             for c in site.containers:
-                for claim in container_claims(c):
+                for claim in c.claims:
                     request = claim.get("request")
-                    entry = entries.get(claim.get("name"))
+                    entry = entries.get(text(claim.get("name")))
                     if not request or entry is None:
                         continue
-                    target = referenced_object(ctx, obj.namespace, entry)
+                    target = ctx.objects.claims.referenced(obj.namespace, entry)
                     if target is None or target.kind == "ComputeDomain":
                         continue
                     names = request_names(target)
                     if request not in names:
-                        yield ctx.finding(self, obj, f"container '{c.name}' asks for request '{request}' of "
+                        yield ctx.finding(self, obj, f"{c.label} asks for request '{request}' of "
                                           f"{target.kind} '{target.name}', which has {', '.join(sorted(names)) or 'none'}",
                                           claim, "request", value=True)
 
@@ -114,7 +99,12 @@ class PodClaimSource(Rule):
     name = "Pod claim must name exactly one source"
     category = "claim-wiring"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    admission = Admission(
+        "variables.podSpecs.all(s, !has(s.resourceClaims) || s.resourceClaims.all(c, has(c.source) || "
+        "((has(c.resourceClaimName) && c.resourceClaimName != '') != "
+        "(has(c.resourceClaimTemplateName) && c.resourceClaimTemplateName != ''))))",
+        "a pod claim must set exactly one of resourceClaimName and resourceClaimTemplateName")
     summary = "A spec.resourceClaims entry sets neither or both of resourceClaimName and resourceClaimTemplateName."
     rationale = """
         Exactly one of the two must be set: a shared, pre-created ResourceClaim
@@ -127,7 +117,7 @@ class PodClaimSource(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            for entry in pod_claims(site):
+            for entry in site.claims:
                 if "source" in entry:
                     continue
                 count = sum(1 for key in _SOURCES if entry.get(key))
@@ -143,7 +133,8 @@ class ClaimReferenceMissing(Rule):
     name = "Referenced claim or template is not defined"
     category = "claim-wiring"
     severity = Severity.ERROR
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    needs = Needs.OBJECT_SET
     summary = "The ResourceClaim or ResourceClaimTemplate a pod names is not in the linted set (same namespace)."
     rationale = """
         A pod whose claim does not exist stays Pending forever ("waiting for resource claim").
@@ -156,14 +147,14 @@ class ClaimReferenceMissing(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            for entry in pod_claims(site):
+            for entry in site.claims:
                 for key, what, external in (("resourceClaimName", "ResourceClaim", "resourceClaims"),
                                             ("resourceClaimTemplateName", "ResourceClaimTemplate",
                                              "resourceClaimTemplates")):
                     name = entry.get(key)
                     if not isinstance(name, str) or not name:
                         continue
-                    if referenced_object(ctx, obj.namespace, {key: name}) is None and \
+                    if ctx.objects.claims.referenced(obj.namespace, {key: name}) is None and \
                             not ctx.config.is_external(external, name, obj.namespace):
                         ns = f" in namespace '{obj.namespace}'" if obj.namespace else ""
                         yield ctx.finding(self, obj, f"{what} '{name}'{ns} is not in the linted set; the pod would "
@@ -177,7 +168,12 @@ class PodClaimUnused(Rule):
     name = "Pod claim used by no container"
     category = "claim-wiring"
     severity = Severity.WARNING
-    kinds = POD_KINDS
+    targets = POD_TARGETS
+    admission = Admission(
+        "variables.podSpecs.all(s, !has(s.resourceClaims) || s.resourceClaims.all(p, "
+        f"{SPEC_CONTAINERS}.exists(c, has(c.resources) && has(c.resources.claims) && "
+        "c.resources.claims.exists(r, has(r.name) && has(p.name) && r.name == p.name))))",
+        "a pod claim is allocated but no container lists it in resources.claims")
     summary = "A spec.resourceClaims entry that no container or init container lists in resources.claims."
     rationale = """
         The device is allocated and held for the pod's lifetime, but no container gets it:
@@ -189,8 +185,8 @@ class PodClaimUnused(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            used = {claim.get("name") for c in site.containers for claim in container_claims(c)}
-            for entry in pod_claims(site):
-                if entry.get("name") not in used:
+            used = {text(claim.get("name")) for c in site.containers for claim in c.claims}
+            for entry in site.claims:
+                if text(entry.get("name")) not in used or not text(entry.get("name")):
                     yield ctx.finding(self, obj, f"pod claim '{entry.get('name')}' is allocated but no container "
                                       "lists it in resources.claims", entry, "name")

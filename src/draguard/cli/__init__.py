@@ -1,0 +1,61 @@
+"""The `draguard` command line: an argparse shell over one module per command. A command
+module is imported only to add its arguments; what it runs with (the CEL engine, the schemas,
+the allocator) is imported when it runs, so `draguard rules` starts fast.
+
+Exit status (`core.errors`): 0 nothing at or above --fail-on, 1 findings, 2 usage, input or
+configuration errors and failures of draguard itself (never 1 for those)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from importlib import import_module
+
+from .. import __version__
+from ..core.errors import EXIT_ERROR, EXIT_OK, UsageError
+
+#: command -> (module under draguard.cli, one-line help)
+COMMANDS = {
+    "lint": ("lint", "lint manifests (files, folders, charts, kustomizations, '-')"),
+    "rules": ("catalog", "list the rule catalog"),
+    "explain": ("catalog", "print a rule's documentation"),
+    "inventory": ("inventory", "inventory tools"),
+    "allocate": ("allocate", "allocate claims on an inventory, or explain why not"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="draguard",
+        description="GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation.")
+    parser.add_argument("--version", action="version", version=f"draguard {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text)
+        import_module(f"{__name__}.{module}").arguments(name, command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        argv.insert(0, "lint")  # `draguard deploy/` means `draguard lint deploy/`
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the usage error
+        return EXIT_OK if exc.code == 0 else EXIT_ERROR
+    module = import_module(f"{__name__}.{COMMANDS[args.command][0]}")
+    try:
+        return module.run(args)
+    except (UsageError, ValueError, OSError) as exc:
+        sys.stderr.write(f"draguard: {exc}\n")
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return EXIT_ERROR
+    except Exception as exc:  # a bug must still not look like "findings" (exit 1) or a traceback
+        if os.environ.get("DRAGUARD_DEBUG"):
+            raise
+        sys.stderr.write(f"draguard: internal error: {type(exc).__name__}: {exc}\n"
+                         "draguard: please report this with the input that caused it\n")
+        return EXIT_ERROR

@@ -1,0 +1,66 @@
+"""`draguard lint`."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ..report import FORMAT_NAMES
+from ..sources.discover import DEFAULT_INCLUDE
+
+
+def arguments(name, parser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], help="inputs; '-' reads stdin (default: .)")
+    parser.add_argument("-f", "--format", choices=FORMAT_NAMES, default="text")
+    parser.add_argument("-o", "--output", help="write the report to this file (atomically) instead of stdout")
+    parser.add_argument("--fail-on", choices=["error", "warning", "info"],
+                        help="lowest severity that makes the exit status 1 (default: error, or failOn)")
+    parser.add_argument("--config", help="config file (default: nearest .draguard.yaml above the first input)")
+    parser.add_argument("--no-config", action="store_true", help="ignore any .draguard.yaml")
+    parser.add_argument("--kube-version", help="target Kubernetes version, 1.32 to 1.37 (default 1.32)")
+    parser.add_argument("--include", action="append", metavar="GLOB",
+                        help=f"file globs taken from folders (default: {' '.join(DEFAULT_INCLUDE)})")
+    parser.add_argument("--exclude", action="append", metavar="GLOB", default=[],
+                        help="file or folder globs skipped in folders")
+    parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
+    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    parser.add_argument("--inventory", action="append", metavar="PATH",
+                        help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
+                             "(default: the built-in GPU catalog)")
+
+
+def _colour(choice: str, stream) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    return stream.isatty() and "NO_COLOR" not in os.environ
+
+
+def run(args) -> int:
+    from ..core.atomic import write_atomic
+    from ..core.finding import Severity
+    from ..core.versions import check_kube_version
+    from ..engine import lint_paths
+    from ..engine.config_file import find_config, load_config
+    from ..report import renderer
+
+    config = load_config(None if args.no_config else args.config or find_config(args.paths))
+    if args.kube_version:
+        config.kube_version = check_kube_version(args.kube_version)
+    fail_on = Severity.parse(args.fail_on) if args.fail_on else config.fail_on
+    if args.inventory:
+        config.inventory = args.inventory
+    result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
+                        exclude=tuple(args.exclude))
+    to_file = bool(args.output)
+    text = renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
+                                 show_suppressed=args.show_suppressed, fail_on=fail_on)
+    if to_file:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    if result.internal_errors:
+        sys.stderr.write(f"draguard: {result.internal_errors} rule failure(s) (internal-error findings): the "
+                         "result is incomplete\n")
+        return EXIT_ERROR
+    return EXIT_FINDINGS if result.failed(fail_on) else EXIT_OK

@@ -1,0 +1,46 @@
+"""What a run is configured with: `.draguard.yaml` and the command line, as plain data.
+
+Reading and validating the file against the rule catalog is the engine's job
+(`engine.config_file`); rules only read these values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .finding import Problem, Severity
+from .versions import DEFAULT_KUBE_VERSION
+
+EXTERNAL_KINDS = ("resourceClaims", "resourceClaimTemplates", "deviceClasses")
+
+
+@dataclass
+class RuleSettings:
+    enabled: bool = True
+    severity: Severity | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Config:
+    path: str | None = None
+    kube_version: str = DEFAULT_KUBE_VERSION
+    fail_on: Severity = Severity.ERROR
+    rules: dict[str, RuleSettings] = field(default_factory=dict)
+    external: dict[str, set] = field(default_factory=lambda: {k: set() for k in EXTERNAL_KINDS})
+    admin_namespaces: set = field(default_factory=set)
+    inventory: list = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
+    problems: list[Problem] = field(default_factory=list)  # unknown rule ids in the file
+
+    def settings(self, rule_id: str) -> RuleSettings:
+        return self.rules.get(rule_id) or _DEFAULT_SETTINGS
+
+    def rule_option(self, rule, name: str):
+        configured = self.settings(rule.id).options
+        return configured[name] if name in configured else rule.options[name].default
+
+    def is_external(self, what: str, name: str, namespace: str = "") -> bool:
+        names = self.external.get(what, set())
+        return name in names or f"{namespace}/{name}" in names
+
+
+_DEFAULT_SETTINGS = RuleSettings()

@@ -1,0 +1,126 @@
+"""The finding: the one record every stage produces and every report consumes."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+from .fixes import Fix
+from .location import Location
+
+#: The fixed set of categories a rule may belong to (documented in the README).
+CATEGORIES = (
+    "schema",
+    "parse",
+    "legacy-resources",
+    "env-partitioning",
+    "host-sharing",
+    "claim-wiring",
+    "request-shape",
+    "cel",
+    "satisfiability",
+    "isolation",
+    "teardown",
+    "rollout",
+    "memory",
+    "api-currency",
+    "internal",
+)
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `--fail-on` is a plain comparison."""
+
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[str(text).strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    """Which Kubernetes object a finding is about (empty strings when unknown)."""
+
+    api_version: str = ""
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+
+    def as_json(self) -> dict:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+    def __str__(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind or '?'} {ns}{self.name or '?'}"
+
+
+@dataclass
+class Finding:
+    """One problem at one place; `help` says in prose what to do, `fix` is the change as data."""
+
+    rule: str
+    category: str
+    severity: Severity
+    message: str
+    location: Location
+    obj: ObjectRef = field(default_factory=ObjectRef)
+    help: str | None = None
+    fix: Fix | None = None
+    suppressed_by: str | None = None
+
+    # the file position, flat: every text report reads these
+    @property
+    def file(self) -> str:
+        return self.location.file
+
+    @property
+    def line(self) -> int:
+        return self.location.line or 1
+
+    @property
+    def column(self) -> int:
+        return self.location.column or 1
+
+    def sort_key(self) -> tuple:
+        return (self.file, self.line, self.column, self.rule, self.message)
+
+    def as_json(self) -> dict:
+        location = self.location
+        return {
+            "rule": self.rule,
+            "category": self.category,
+            "severity": str(self.severity),
+            "message": self.message,
+            "help": self.help,
+            "file": location.file,
+            "line": location.line,
+            "column": location.column,
+            "document": location.document,
+            "path": location.dotted,
+            "object": self.obj.as_json(),
+            "fix": self.fix.as_json() if self.fix else None,
+        }
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something found before any rule runs (reading, parsing, configuration): the engine
+    turns it into a finding of the input rule `rule`."""
+
+    rule: str
+    message: str
+    location: Location

@@ -1,0 +1,172 @@
+"""Fixes as data: what a rule proposes to change, addressed by paths, never by text.
+
+The same `Fix` serves `draguard fix` (spliced into the original text), the mutating webhook
+(as JSON Patch), SARIF `fixes[]` and the before/after in the rule docs. Applicability follows
+ruff's three levels: a `safe` fix keeps the meaning and is applied by default, an `unsafe` fix
+changes behaviour and is applied only when asked, a `display-only` fix is a suggestion."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .location import Path, format_path
+
+
+class Applicability(enum.Enum):
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class FixAvailability(enum.Enum):
+    """What a rule declares about its findings: whether they carry a fix."""
+
+    NEVER = "never"
+    SOMETIMES = "sometimes"
+    ALWAYS = "always"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Op(enum.Enum):
+    SET = "set"  # a mapping key (created with any missing parent mappings) or an existing list item
+    REMOVE = "remove"  # a mapping key or a list item
+    APPEND = "append"  # an item at the end of the list at `path` (the list is created if missing)
+    ADD_DOCUMENT = "add-document"  # a new document after the finding's document, in the same file
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One change inside the finding's document (`path` from the document root), or a new
+    document (`value` is the object). Every path of a fix names the document as it was
+    before the fix: removing `containers[0]` does not renumber `containers[1]` for the
+    fix's other edits."""
+
+    op: Op
+    path: Path = ()
+    value: object = None
+
+    def as_json(self) -> dict:
+        out: dict = {"op": str(self.op)}
+        if self.op is not Op.ADD_DOCUMENT:
+            out["path"] = format_path(self.path)
+        if self.op is not Op.REMOVE:
+            out["value"] = self.value
+        return out
+
+
+def set_value(path: Path, value) -> Edit:
+    return Edit(Op.SET, tuple(path), value)
+
+
+def remove(path: Path) -> Edit:
+    return Edit(Op.REMOVE, tuple(path))
+
+
+def append(path: Path, value) -> Edit:
+    return Edit(Op.APPEND, tuple(path), value)
+
+
+def add_document(value: dict) -> Edit:
+    return Edit(Op.ADD_DOCUMENT, (), value)
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple
+
+    def as_json(self) -> dict:
+        return {"title": self.title, "applicability": str(self.applicability),
+                "edits": [e.as_json() for e in self.edits]}
+
+
+class EditError(ValueError):
+    """An edit whose path does not lead where it says (the document changed under it)."""
+
+
+def plain(node):
+    """A deep copy as plain dicts and lists (positioned YAML nodes lose their positions)."""
+    if isinstance(node, dict):
+        return {key: plain(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [plain(value) for value in node]
+    return node
+
+
+def apply_edits(document, edits) -> list:
+    """Apply `edits` to a plain copy of `document`; returns [the new document, then any added
+    documents]. Raises EditError when a path does not resolve. Sets and appends go first,
+    in order (they never renumber a list item); removals last, from the highest index down,
+    so that every path keeps naming what it named before the fix."""
+    root = plain(document)
+    added = []
+    removals = sorted((e for e in edits if e.op is Op.REMOVE), key=lambda e: _path_order(e.path), reverse=True)
+    for edit in [e for e in edits if e.op is not Op.REMOVE] + removals:
+        if edit.op is Op.ADD_DOCUMENT:
+            added.append(plain(edit.value))
+            continue
+        if not edit.path:
+            raise EditError("an edit needs a path inside the document")
+        parent = _walk(root, edit.path[:-1], create=edit.op is not Op.REMOVE)
+        key = edit.path[-1]
+        if edit.op is Op.SET:
+            _set(parent, key, plain(edit.value), edit.path)
+        elif edit.op is Op.REMOVE:
+            _remove(parent, key, edit.path)
+        else:
+            target = parent.setdefault(key, []) if isinstance(parent, dict) else _item(parent, key, edit.path)
+            if not isinstance(target, list):
+                raise EditError(f"{format_path(edit.path)} is not a list")
+            target.append(plain(edit.value))
+    return [root, *added]
+
+
+def _path_order(path: Path) -> tuple:
+    return tuple((0, part, "") if isinstance(part, int) else (1, 0, part) for part in path)
+
+
+def _walk(node, path: Path, create: bool):
+    for depth, part in enumerate(path):
+        if isinstance(node, dict) and isinstance(part, str):
+            if part not in node:
+                if not create:
+                    raise EditError(f"{format_path(path[:depth + 1])} does not exist")
+                node[part] = {}
+            node = node[part]
+        else:
+            node = _item(node, part, path[:depth + 1])
+    return node
+
+
+def _item(node, index, path: Path):
+    if isinstance(node, list) and isinstance(index, int) and 0 <= index < len(node):
+        return node[index]
+    raise EditError(f"{format_path(path)} does not exist")
+
+
+def _set(parent, key, value, path: Path) -> None:
+    if isinstance(parent, dict) and isinstance(key, str):
+        parent[key] = value
+    elif isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):
+        parent[key] = value
+    else:
+        raise EditError(f"cannot set {format_path(path)}")
+
+
+def _remove(parent, key, path: Path) -> None:
+    if isinstance(parent, dict) and key in parent:
+        del parent[key]
+    elif isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):
+        del parent[key]
+    else:
+        raise EditError(f"{format_path(path)} does not exist")

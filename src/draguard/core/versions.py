@@ -1,0 +1,20 @@
+"""Kubernetes releases draguard targets."""
+
+from __future__ import annotations
+
+SUPPORTED_KUBE_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+DEFAULT_KUBE_VERSION = "1.32"
+
+
+def check_kube_version(value) -> str:
+    """'1.34', 'v1.34.2' or 1.34 -> '1.34'; ValueError for releases draguard does not know."""
+    text = str(value).strip().lstrip("v")
+    short = ".".join(text.split(".")[:2])
+    if short not in SUPPORTED_KUBE_VERSIONS:
+        raise ValueError(f"unsupported Kubernetes version {value!r} "
+                         f"(supported: {SUPPORTED_KUBE_VERSIONS[0]} to {SUPPORTED_KUBE_VERSIONS[-1]})")
+    return short
+
+
+def minor(kube_version: str) -> int:
+    return int(str(kube_version).split(".")[1])

@@ -1,0 +1,348 @@
+"""One internal model of DRA objects, whatever their resource.k8s.io version: devices,
+slices, classes, claims, taint rules and nodes, as the allocator sees them.
+
+v1alpha3/v1beta1 nest a device's fields under `basic`; v1beta2/v1 have flat devices. Requests
+are parsed once, by `model.claims` (which applies the API defaults)."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ..model.claims import requests_of
+from ..model.pods import mapping, mappings
+from .celenv import CelRuntimeError, compile_selector, quantity_message, semver_message
+from .quantity import QuantityError, parse_quantity
+
+Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
+MISSING = Attr("missing", None)
+
+
+class ModelError(ValueError):
+    """An object that cannot be modelled; `container`/`key` locate the offending field."""
+
+    def __init__(self, message: str, container=None, key=None):
+        super().__init__(message)
+        self.container, self.key = container, key
+
+
+def _dict(value) -> dict:
+    return mapping(value)
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
+
+
+def quantity(container: dict, key) -> Fraction:
+    value = container[key]
+    raw = value.get("value") if isinstance(value, dict) else value
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:
+        raise ModelError(str(exc), container, key) from None
+
+
+def integer(container: dict, key, default: int) -> int:
+    value = container.get(key, default)
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ModelError(f"{key} must be an integer, not {value!r}", container, key)
+    return value
+
+
+def split_name(qualified: str, default_domain: str) -> tuple[str, str]:
+    domain, sep, name = qualified.partition("/")
+    return (domain, name) if sep else (default_domain, qualified)
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(eq=False)
+class Device:
+    name: str
+    driver: str
+    pool: str
+    attributes: dict = field(default_factory=dict)  # domain -> name -> Attr
+    capacity: dict = field(default_factory=dict)  # domain -> name -> Fraction
+    consumes_counters: list = field(default_factory=list)  # [(counter set, {counter: Fraction})]
+    taints: tuple = ()  # what the scheduler sees: the slice's own taints and DeviceTaintRules'
+    node_name: str | None = None
+    node_selector: dict | None = None
+    all_nodes: bool = False
+    allow_multiple_allocations: bool = False
+    binding_conditions: tuple = ()
+    binds_to_node: bool = False
+    _cel: dict | None = field(default=None, repr=False)
+    _content: tuple | None = field(default=None, repr=False)
+    id: tuple = field(init=False, repr=False)  # (driver, pool, name), read in the search's inner loop
+    published_taints: tuple = field(init=False, repr=False)  # the slice's own
+
+    def __post_init__(self):
+        self.id = (self.driver, self.pool, self.name)
+        self.published_taints = self.taints
+
+    def attribute(self, qualified: str) -> Attr | None:
+        """Upstream lookupAttribute: 'domain/name', where the driver's own domain may be omitted."""
+        domain, name = split_name(qualified, self.driver)
+        value = self.attributes.get(domain, {}).get(name)
+        return value
+
+    def content_key(self) -> tuple:
+        """Everything a selector can read of this device, as a hashable value. Selector results
+        are memoized by it (never by object identity: a process-wide cache would hand a dead
+        device's answer to a new device allocated at the same address)."""
+        if self._content is None:
+            self._content = (self.driver, self.allow_multiple_allocations,
+                             tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self.attributes.items())),
+                             tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self.capacity.items())))
+        return self._content
+
+    def memo_key(self, refs) -> tuple:
+        """What a selector with references `refs` can see of this device."""
+        if refs.everything:
+            return self.content_key()
+        key = [self.driver, self.allow_multiple_allocations]
+        for kind, domain, name in refs.items:
+            table = self.attributes if kind == "attributes" else self.capacity
+            values = table.get(domain, {})
+            if name is None:
+                key.append(tuple(sorted(values.items())))
+            else:
+                key.append(values.get(name, MISSING))
+        return tuple(key)
+
+    def cel_data(self, domains) -> dict:
+        if self._cel is None:
+            self._cel = {
+                "device_driver": self.driver,
+                "device_allowMultipleAllocations": self.allow_multiple_allocations,
+                "device_attributes": {d: {n: (semver_message(a.value) if a.kind == "version" else a.value)
+                                          for n, a in names.items()} for d, names in self.attributes.items()},
+                "device_capacity": {d: {n: quantity_message(q) for n, q in names.items()}
+                                    for d, names in self.capacity.items()},
+            }
+        missing = [d for d in domains if d not in self._cel["device_attributes"]]
+        if not missing:
+            return self._cel
+        # upstream: an unknown domain is an empty map, not an error
+        attributes = dict(self._cel["device_attributes"], **{d: {} for d in missing})
+        return dict(self._cel, device_attributes=attributes)
+
+
+@dataclass(eq=False)
+class Slice:
+    name: str
+    driver: str
+    pool: str
+    generation: int
+    slice_count: int
+    devices: list
+    node_name: str | None = None
+    node_selector: dict | None = None
+    all_nodes: bool = False
+    per_device_node_selection: bool = False
+    shared_counters: dict = field(default_factory=dict)  # counter set -> {counter: Fraction}
+    manifest: object = None
+
+
+@dataclass
+class DeviceClass:
+    name: str
+    selectors: list  # CEL expressions
+    config: list = field(default_factory=list)
+    extended_resource_name: str | None = None
+    manifest: object = None
+
+
+@dataclass
+class Constraint:
+    requests: tuple
+    match_attribute: str | None
+
+
+@dataclass
+class Claim:
+    name: str
+    namespace: str
+    requests: list
+    constraints: list = field(default_factory=list)
+    config: list = field(default_factory=list)
+    manifest: object = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+# --- parsing from manifests ----------------------------------------------------------------
+
+def _attributes(raw: dict, driver: str) -> dict:
+    out: dict[str, dict] = {}
+    for qualified, value in _dict(raw).items():
+        # the API requires exactly one value; like upstream's CEL binding, take int, bool,
+        # string, version in that order if more are set
+        kind = next((k for k in ("int", "bool", "string", "version") if k in _dict(value)), None)
+        if kind is None:
+            raise ModelError(f"attribute {qualified} sets none of int, bool, string, version", raw, qualified)
+        domain, name = split_name(str(qualified), driver)
+        out.setdefault(domain, {})[name] = Attr(kind, value[kind])
+    return out
+
+
+def _capacity(raw: dict, driver: str) -> dict:
+    out: dict[str, dict] = {}
+    for qualified in _dict(raw):
+        domain, name = split_name(str(qualified), driver)
+        out.setdefault(domain, {})[name] = quantity(raw, qualified)
+    return out
+
+
+def _counters(raw: dict) -> dict:
+    return {name: quantity(raw, name) for name in _dict(raw)}
+
+
+def _taints(raw) -> tuple:
+    return tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                 for t in _list(raw) if isinstance(t, dict))
+
+
+def device_from(raw: dict, driver: str, pool: str) -> Device:
+    body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
+    return Device(
+        name=str(raw.get("name", "")), driver=driver, pool=pool,
+        attributes=_attributes(body.get("attributes"), driver),
+        capacity=_capacity(body.get("capacity"), driver),
+        consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters")))
+                           for c in _list(body.get("consumesCounters")) if isinstance(c, dict)],
+        taints=_taints(body.get("taints")),
+        node_name=body.get("nodeName"), node_selector=body.get("nodeSelector"),
+        all_nodes=body.get("allNodes") is True,
+        allow_multiple_allocations=body.get("allowMultipleAllocations") is True,
+        binding_conditions=tuple(_list(body.get("bindingConditions"))),
+        binds_to_node=body.get("bindsToNode") is True,
+    )
+
+
+def slice_from(manifest) -> Slice:
+    spec = _dict(manifest.data.get("spec"))
+    driver, pool = str(spec.get("driver", "")), _dict(spec.get("pool"))
+    pool_name = str(pool.get("name", ""))
+    return Slice(
+        name=manifest.name, driver=driver, pool=pool_name,
+        generation=integer(pool, "generation", 0), slice_count=integer(pool, "resourceSliceCount", 1) or 1,
+        devices=[device_from(d, driver, pool_name) for d in _list(spec.get("devices")) if isinstance(d, dict)],
+        node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
+        all_nodes=spec.get("allNodes") is True, per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
+        shared_counters={str(s.get("name", "")): _counters(s.get("counters"))
+                         for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)},
+        manifest=manifest,
+    )
+
+
+def device_class_from(manifest) -> DeviceClass:
+    spec = _dict(manifest.data.get("spec"))
+    selectors = [str(_dict(s.get("cel")).get("expression", "")) for s in _list(spec.get("selectors"))
+                 if isinstance(s, dict)]
+    return DeviceClass(manifest.name, selectors, _list(spec.get("config")), spec.get("extendedResourceName"),
+                       manifest)
+
+
+def claim_from(manifest) -> Claim:
+    """A ResourceClaim, or the claim a ResourceClaimTemplate would create."""
+    spec = manifest.spec
+    if manifest.kind == "ResourceClaimTemplate":
+        spec = mapping(spec.get("spec"))
+    devices = mapping(spec.get("devices"))
+    constraints = [Constraint(tuple(c.get("requests") or ()) if isinstance(c.get("requests"), list) else (),
+                              c.get("matchAttribute") if isinstance(c.get("matchAttribute"), str) else None)
+                   for c in mappings(devices.get("constraints"))]
+    return Claim(manifest.name, manifest.namespace, requests_of(manifest), constraints,
+                 mappings(devices.get("config")), manifest)
+
+
+@dataclass
+class DeviceTaintRule:
+    """Taints an admin puts on devices without changing their slices (KEP-5055)."""
+
+    name: str
+    taint: Taint
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    device_class: str | None = None  # v1alpha3 only
+    selectors: list = field(default_factory=list)  # v1alpha3 only
+
+    def selects(self, device: Device, classes: dict) -> bool:
+        if any(want and have != want for want, have in ((self.driver, device.driver), (self.pool, device.pool),
+                                                         (self.device, device.name))):
+            return False
+        expressions = list(self.selectors)
+        if self.device_class:
+            cls = classes.get(self.device_class)
+            if cls is None:
+                return False
+            expressions = cls.selectors + expressions
+        for expression in expressions:
+            compiled = compile_selector(expression)
+            try:
+                if compiled.error is not None or not compiled.matches(device):
+                    return False
+            except CelRuntimeError:
+                return False
+        return True
+
+
+def device_taint_rule_from(manifest) -> DeviceTaintRule:
+    spec = _dict(manifest.data.get("spec"))
+    selector, taint = _dict(spec.get("deviceSelector")), _dict(spec.get("taint"))
+    return DeviceTaintRule(
+        manifest.name, Taint(str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))),
+        selector.get("driver"), selector.get("pool"), selector.get("device"), selector.get("deviceClassName"),
+        [str(_dict(s.get("cel")).get("expression", "")) for s in _list(selector.get("selectors")) if isinstance(s, dict)])
+
+
+@dataclass
+class Node:
+    name: str
+    labels: dict = field(default_factory=dict)
+
+    def matches(self, selector: dict | None) -> bool:
+        """core/v1 NodeSelector: terms are ORed, requirements within a term ANDed."""
+        terms = _list(_dict(selector).get("nodeSelectorTerms"))
+        return any(self._term(_dict(term)) for term in terms)
+
+    def _term(self, term: dict) -> bool:
+        expressions, fields = _list(term.get("matchExpressions")), _list(term.get("matchFields"))
+        if not expressions and not fields:
+            return False
+        return all(self._requirement(_dict(r), self.labels) for r in expressions) and \
+            all(self._requirement(_dict(r), {"metadata.name": self.name}) for r in fields)
+
+    @staticmethod
+    def _requirement(requirement: dict, labels: dict) -> bool:
+        key, op = requirement.get("key"), requirement.get("operator")
+        values = [str(v) for v in _list(requirement.get("values"))]
+        present = key in labels
+        value = str(labels.get(key, ""))
+        if op == "In":
+            return present and value in values
+        if op == "NotIn":
+            return not present or value not in values
+        if op == "Exists":
+            return present
+        if op == "DoesNotExist":
+            return not present
+        if op in ("Gt", "Lt") and present and len(values) == 1:
+            try:
+                return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])
+            except ValueError:
+                return False
+        return False

@@ -1,0 +1,52 @@
+"""What a run judges claims against: an inventory, or the built-in catalog of every GPU model
+(one node per model, the whole GPU and every MIG profile at every placement), with the
+allocator, its visible devices and explanations built once per run."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..facts.catalog import gpu_models
+from ..model.manifest import Manifest
+from ..sources.loader import Source
+from .allocator import Allocator
+from .explain import explain_request, visible_devices
+from .inventory import Inventory, generate
+
+
+@lru_cache(maxsize=1)
+def catalog_manifests() -> tuple:
+    spec = {"nodes": [{"namePrefix": name.lower(), "count": 1, "gpus": {"model": name, "count": 1, "mig": "dynamic"}}
+                      for name in gpu_models()]}
+    source = Source("(built-in catalog)", "")
+    return tuple(Manifest(source, i, obj) for i, obj in enumerate(generate(spec)))
+
+
+@dataclass
+class Target:
+    inventory: Inventory
+    is_catalog: bool
+    allocator: Allocator
+    devices: list
+    explained: dict = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, inventory: Inventory | None, set_classes: list[Manifest]) -> "Target":
+        """`inventory` as given (the engine adds the set's DeviceClasses to it), or the
+        catalog with the set's DeviceClasses."""
+        is_catalog = inventory is None
+        if is_catalog:
+            inventory = Inventory.from_manifests(list(catalog_manifests()) + list(set_classes))
+        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
+        return cls(inventory, is_catalog, allocator, list(visible_devices(allocator, inventory.nodes).values()))
+
+    def explain(self, request, name: str):
+        """The funnel of one request, computed once per request shape (replicated manifests
+        repeat the same requests)."""
+        key = (request.class_name, request.selectors, request.mode, request.count, request.admin_access,
+               request.tolerations)
+        if key not in self.explained:
+            self.explained[key] = explain_request(self.allocator, request, name, self.devices)
+        return dataclasses.replace(self.explained[key], request=name)

@@ -1,0 +1,158 @@
+"""`.draguard.yaml`: found upward from the first input, read with positions, and validated
+against the rule catalog (rule ids, their options and severities). Errors say
+file:line:column and stop the run (exit status 2); unknown rule ids are findings.
+
+    kubeVersion: "1.33"
+    failOn: warning
+    rules:
+      env-device-visibility: off              # shorthand: off / on / error / warning / info
+      teardown-grace-period: {severity: warning, minGraceSeconds: 90}
+    external:
+      resourceClaims: [team-a/shared-gpu]    # namespace/name, or a bare name for any namespace
+      resourceClaimTemplates: []
+      deviceClasses: [gpu.acme.com]
+    adminNamespaces: [gpu-ops]
+    inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU catalog)
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..core.config import EXTERNAL_KINDS, Config, RuleSettings
+from ..core.errors import ConfigError
+from ..core.finding import Problem, Severity
+from ..core.location import Location
+from ..core.versions import check_kube_version
+from ..rules import REGISTRY
+from ..sources.yamlpos import DocumentError, YMap, mark_of, read_document
+
+CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
+_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "inventory"}
+_SWITCHES = {"off": False, "on": True, "false": False, "true": True}
+
+
+def find_config(inputs: list[str]) -> str | None:
+    """The nearest `.draguard.yaml` above the first input (the working folder for stdin)."""
+    start = next((p for p in inputs if p != "-"), os.getcwd())
+    directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
+                return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def load_config(path: str | None) -> Config:
+    config = Config(path=path)
+    if path is None:
+        return config
+    try:
+        data = read_document(path)
+    except DocumentError as exc:
+        raise ConfigError(str(exc)) from None
+    if data is None:
+        return config
+    _Reader(path, config).read(data)
+    return config
+
+
+class _Reader:
+    def __init__(self, path: str, config: Config):
+        self.path = path
+        self.config = config
+
+    def fail(self, container, key, message: str, *, value: bool = False):
+        line, column = mark_of(container, key, value=value) or (1, 1)
+        raise ConfigError(f"{self.path}:{line}:{column}: {message}")
+
+    def read(self, data) -> None:
+        if not isinstance(data, YMap):
+            self.fail(data, None, "config must be a mapping")
+        for key in data:
+            if key not in _TOP_KEYS:
+                self.fail(data, key, f"unknown setting '{key}' (expected one of {', '.join(sorted(_TOP_KEYS))})")
+        if "kubeVersion" in data:
+            try:
+                self.config.kube_version = check_kube_version(data["kubeVersion"])
+            except ValueError as exc:
+                self.fail(data, "kubeVersion", str(exc), value=True)
+        if "failOn" in data:
+            try:
+                self.config.fail_on = Severity.parse(str(data["failOn"]))
+            except ValueError as exc:
+                self.fail(data, "failOn", str(exc), value=True)
+        self._external(data)
+        if "adminNamespaces" in data:
+            self.config.admin_namespaces = set(self._names(data, "adminNamespaces"))
+        if "inventory" in data:  # relative to the config file
+            base = os.path.dirname(os.path.abspath(self.path))
+            self.config.inventory = [os.path.join(base, p) for p in self._names(data, "inventory")]
+        rules = data.get("rules")
+        if rules is not None and not isinstance(rules, dict):
+            self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")
+        for rule_id in rules or {}:
+            self._rule(rules, rule_id)
+
+    def _names(self, container, key) -> list[str]:
+        value = container[key]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.fail(container, key, f"'{key}' must be a list of names")
+        return value
+
+    def _external(self, data) -> None:
+        external = data.get("external")
+        if external is None:
+            return
+        if not isinstance(external, dict):
+            self.fail(data, "external", "'external' must be a mapping")
+        for key in external:
+            if key not in EXTERNAL_KINDS:
+                self.fail(external, key, f"unknown external kind '{key}' (expected {', '.join(sorted(EXTERNAL_KINDS))})")
+            self.config.external[key] = set(self._names(external, key))
+
+    def _rule(self, rules, rule_id) -> None:
+        rule = REGISTRY.get(rule_id)
+        if rule is None:
+            line, column = mark_of(rules, rule_id) or (1, 1)
+            self.config.problems.append(Problem(
+                "unknown-rule", f"config names unknown rule '{rule_id}' (see `draguard rules`)",
+                Location(self.path, line, column)))
+            return
+        value = rules[rule_id]
+        settings = self.config.rules.setdefault(rule_id, RuleSettings())
+        if isinstance(value, bool):
+            settings.enabled = value
+        elif isinstance(value, str):
+            if value.lower() in _SWITCHES:
+                settings.enabled = _SWITCHES[value.lower()]
+            else:
+                settings.severity = self._severity(rules, rule_id, value)
+        elif isinstance(value, dict):
+            for key, option in value.items():
+                if key == "enabled":
+                    if not isinstance(option, bool):
+                        self.fail(value, key, "'enabled' must be true or false")
+                    settings.enabled = option
+                elif key == "severity":
+                    settings.severity = self._severity(value, key, option)
+                elif key in rule.options:
+                    try:
+                        settings.options[key] = rule.options[key].coerce(option)
+                    except ValueError as exc:
+                        self.fail(value, key, f"{rule_id}.{key}: {exc}", value=True)
+                else:
+                    known = ", ".join(["enabled", "severity", *rule.options]) or "enabled, severity"
+                    self.fail(value, key, f"rule {rule_id} has no setting '{key}' (settings: {known})")
+        else:
+            self.fail(rules, rule_id, f"rule {rule_id}: expected off/on, a severity or a mapping")
+
+    def _severity(self, container, key, value) -> Severity:
+        try:
+            return Severity.parse(str(value))
+        except ValueError as exc:
+            self.fail(container, key, str(exc), value=True)

@@ -1,0 +1,146 @@
+"""One lint run: objects -> rules (each call isolated) -> suppressions and config -> result.
+
+`lint_objects` judges objects already in memory (an admission request, a cluster snapshot);
+`lint_paths` reads files, folders, charts and stdin first. Both return the same result."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from ..core.config import Config
+from ..core.finding import Finding, Problem, Severity
+from ..dra.inventory import Inventory
+from ..model.manifest import Manifest
+from ..model.objectset import ObjectSet
+from ..rules import REGISTRY
+from ..rules.context import Context
+from ..sources.discover import DEFAULT_INCLUDE, expand
+from ..sources.loader import Source, load_units
+from ..sources.yamlpos import DEFAULT_LIMITS, Limits
+from .inventory import load_inventory
+from .suppress import suppressions
+
+INTERNAL_ERROR = "internal-error"
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    suppressed: list[Finding]
+    config: Config
+    objects: int = 0
+    sources: list[Source] = field(default_factory=list)
+
+    @property
+    def internal_errors(self) -> int:
+        """Rule failures: the run's exit status is 2 whatever else was found."""
+        return sum(1 for f in self.findings if f.rule == INTERNAL_ERROR)
+
+    def failed(self, fail_on: Severity) -> bool:
+        return any(f.severity >= fail_on for f in self.findings)
+
+    def summary(self) -> dict:
+        by_severity = {str(s): 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+        by_rule: dict[str, int] = {}
+        for f in self.findings:
+            by_severity[str(f.severity)] += 1
+            by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+        return {
+            "total": len(self.findings),
+            "errors": by_severity["error"],
+            "warnings": by_severity["warning"],
+            "info": by_severity["info"],
+            "suppressed": len(self.suppressed),
+            "fixable": sum(1 for f in self.findings if f.fix is not None),
+            "files": len({s.display for s in self.sources}),
+            "objects": self.objects,
+            "byRule": dict(sorted(by_rule.items())),
+        }
+
+
+def _problem_finding(problem: Problem) -> Finding:
+    rule = REGISTRY.get(problem.rule)
+    return Finding(rule.id, rule.category, rule.severity, problem.message, problem.location)
+
+
+def _internal_error(rule, obj: Manifest, exc: Exception) -> Finding:
+    internal = REGISTRY.get(INTERNAL_ERROR)
+    return Finding(internal.id, internal.category, internal.severity,
+                   f"rule {rule.id} failed on this object ({type(exc).__name__}: {exc}); its findings for it "
+                   "are missing (a draguard bug: please report it)", obj.location(), obj.ref)
+
+
+def _checks(config: Config) -> list:
+    return [r for r in REGISTRY if r.has_check and config.settings(r.id).enabled]
+
+
+def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventory: Inventory | None = None,
+                 problems: Iterable[Problem] = (), sources: Iterable[Source] = ()) -> LintResult:
+    """Judge `objects` (manifests, or plain object data) with every enabled rule. Each rule
+    call on each object is isolated: an exception becomes one `internal-error` finding
+    naming the rule and the object, and every other rule still runs. `DRAGUARD_DEBUG=1`
+    lets it raise instead."""
+    manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o) for o in objects]
+    object_set = ObjectSet(manifests)
+    ctx = Context(config, object_set, inventory)
+    raw: list[Finding] = [_problem_finding(p) for p in [*problems, *config.problems]]
+    checks = _checks(config)
+    by_target: dict[tuple, list] = {}
+    suppressed_by: dict = {}  # ObjectRef -> rule id -> reason
+    debug = bool(os.environ.get("DRAGUARD_DEBUG"))
+    for manifest in object_set:
+        target = (manifest.group, manifest.kind)
+        rules = by_target.get(target)
+        if rules is None:
+            rules = by_target[target] = [r for r in checks if r.targets is None or target in r.targets]
+        for rule in rules:
+            found: list[Finding] = []
+            try:
+                found.extend(rule.check(manifest, ctx))
+            except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others' findings
+                if debug:
+                    raise
+                found.append(_internal_error(rule, manifest, exc))
+            raw.extend(found)
+        if manifest.annotations:
+            reasons, unknown = suppressions(manifest)
+            raw.extend(unknown)
+            if reasons:
+                suppressed_by.setdefault(manifest.ref, {}).update(reasons)
+    return _settle(raw, config, suppressed_by, len(manifests), list(sources))
+
+
+def _settle(raw: list[Finding], config: Config, suppressed_by: dict, objects: int,
+            sources: list[Source]) -> LintResult:
+    """Apply the config's switches and severities and the objects' suppressions."""
+    findings, suppressed = [], []
+    for finding in raw:
+        settings = config.settings(finding.rule)
+        if not settings.enabled:
+            continue
+        if settings.severity is not None and finding.rule != INTERNAL_ERROR:
+            finding.severity = settings.severity
+        reason = suppressed_by.get(finding.obj, {}).get(finding.rule)
+        if reason is not None and finding.rule != INTERNAL_ERROR:
+            finding.suppressed_by = reason
+            suppressed.append(finding)
+        else:
+            findings.append(finding)
+    findings.sort(key=Finding.sort_key)
+    suppressed.sort(key=Finding.sort_key)
+    return LintResult(findings, suppressed, config, objects, sources)
+
+
+def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_INCLUDE, exclude: tuple = (),
+               limits: Limits = DEFAULT_LIMITS, stdin=None) -> LintResult:
+    """Read `inputs` (files, folders, charts, kustomizations, '-') and lint what they hold.
+    A configured inventory that cannot be read stops the run (UsageError, exit status 2)."""
+    loaded = load_units(expand(inputs, include, exclude), limits, stdin)
+    manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
+    inventory = None
+    if config.inventory:
+        set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
+        inventory = load_inventory(config.inventory, set_classes)
+    return lint_objects(manifests, config, inventory=inventory, problems=loaded.problems, sources=loaded.sources)

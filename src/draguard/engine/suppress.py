@@ -1,0 +1,27 @@
+"""Suppression annotations: `ignore.draguard.io/<rule-id>: "<reason>"` on an object."""
+
+from __future__ import annotations
+
+from ..core.finding import Finding
+from ..model.manifest import Manifest
+from ..rules import REGISTRY
+
+SUPPRESS_PREFIX = "ignore.draguard.io/"
+
+
+def suppressions(manifest: Manifest) -> tuple[dict[str, str], list[Finding]]:
+    """(rule id -> reason, unknown-rule findings for ids draguard does not have)."""
+    found, unknown = {}, []
+    annotations = manifest.annotations
+    for key, reason in annotations.items():
+        if not isinstance(key, str) or not key.startswith(SUPPRESS_PREFIX):
+            continue
+        rule_id = key[len(SUPPRESS_PREFIX):]
+        if rule_id in REGISTRY:
+            found[rule_id] = str(reason) if reason is not None else ""
+        else:
+            rule = REGISTRY.get("unknown-rule")
+            unknown.append(Finding(rule.id, rule.category, rule.severity,
+                                   f"suppression names unknown rule '{rule_id}' (see `draguard rules`)",
+                                   manifest.location(annotations, key), manifest.ref))
+    return found, unknown

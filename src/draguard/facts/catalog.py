@@ -1,0 +1,62 @@
+"""Loaders for the YAML facts under `data/`."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from ..core.versions import minor
+
+DATA = Path(__file__).parent / "data"
+
+#: Drivers whose devices are GPUs (or GPU partitions); their requests must pin a slice.
+GPU_DRIVERS = frozenset({"gpu.nvidia.com", "gpu.intel.com", "gpu.amd.com", "gpu.example.com"})
+
+NVIDIA_DRIVER = "gpu.nvidia.com"
+
+
+def _load(name: str) -> dict:
+    with open(DATA / name, encoding="utf-8") as handle:
+        return yaml.load(handle, Loader=yaml.CSafeLoader)
+
+
+@lru_cache(maxsize=None)
+def device_classes() -> dict[str, dict]:
+    """Built-in DeviceClasses by name."""
+    return {entry["name"]: entry for entry in _load("deviceclasses.yaml")["deviceClasses"]}
+
+
+@lru_cache(maxsize=None)
+def resource_api_lifecycle() -> dict[tuple[str, str], dict]:
+    """(version, kind) -> lifecycle entry with minors as ints: introduced, deprecated,
+    removed (None when not set), default (enabled by default), replacement."""
+    table = {}
+    for entry in _load("resource-api-lifecycle.yaml")["kinds"]:
+        for kind in entry["kinds"]:
+            table[(entry["version"], kind)] = {
+                "introduced": minor(entry["introduced"]),
+                "deprecated": minor(entry["deprecated"]) if "deprecated" in entry else None,
+                "removed": minor(entry["removed"]) if "removed" in entry else None,
+                "default": entry["default"],
+                "replacement": entry.get("replacement"),
+            }
+    return table
+
+
+@lru_cache(maxsize=None)
+def gpu_models() -> dict:
+    """GPU models with their MIG profiles, instance limits and placements."""
+    return _load("gpus.yaml")["models"]
+
+
+@lru_cache(maxsize=None)
+def driver_attributes() -> dict:
+    """Attributes and capacities each driver version publishes, per device type."""
+    return _load("driver-attributes.yaml")["drivers"]
+
+
+def latest_driver_version(driver: str = NVIDIA_DRIVER) -> str:
+    versions = driver_attributes()[driver]["versions"]
+    return max(versions, key=lambda v: tuple(int(x) for x in v.split(".")))

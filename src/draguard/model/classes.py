@@ -1,0 +1,31 @@
+"""DeviceClasses as requests see them: defined in the object set, or installed by a driver
+(the built-in catalog)."""
+
+from __future__ import annotations
+
+from ..facts.catalog import GPU_DRIVERS, device_classes
+from .objectset import ObjectSet
+from .pods import mapping, mappings
+
+
+def class_selectors(objects: ObjectSet, name: str | None) -> list[str] | None:
+    """The CEL expressions of DeviceClass `name` (the set's definition wins over a built-in
+    one); None when neither defines it."""
+    if not name:
+        return None
+    in_set = objects.device_classes.get(name)
+    if in_set is not None:
+        return [expression for s in mappings(in_set.spec.get("selectors"))
+                if isinstance(expression := mapping(s.get("cel")).get("expression"), str)]
+    built_in = device_classes().get(name)
+    return [built_in["selector"]] if built_in else None
+
+
+def is_known_class(objects: ObjectSet, name: str | None) -> bool:
+    return class_selectors(objects, name) is not None
+
+
+def is_gpu_class(objects: ObjectSet, name: str | None) -> bool:
+    """True when DeviceClass `name` selects a GPU driver's devices."""
+    selectors = class_selectors(objects, name)
+    return selectors is not None and any(driver in " ".join(selectors) for driver in GPU_DRIVERS)

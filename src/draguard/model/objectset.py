@@ -1,0 +1,70 @@
+"""Every object of one run, with the typed indexes cross-object rules look things up in.
+
+Each index is built on first use and kept for the run: the objects never change after loading."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator
+
+from .claims import RESOURCE_GROUP, ClaimIndex
+from .manifest import Manifest
+from .pods import PodSite, mapping, pod_sites
+
+
+@dataclass
+class ObjectSet:
+    manifests: list[Manifest]
+
+    def __iter__(self) -> Iterator[Manifest]:
+        return iter(self.manifests)
+
+    def __len__(self) -> int:
+        return len(self.manifests)
+
+    def _of(self, group: str, kind: str) -> list[Manifest]:
+        return [m for m in self.manifests if m.kind == kind and m.group == group]
+
+    @cached_property
+    def claims(self) -> ClaimIndex:
+        return ClaimIndex.build(self.manifests)
+
+    @cached_property
+    def device_classes(self) -> dict[str, Manifest]:
+        """resource.k8s.io DeviceClasses by name (the first one wins)."""
+        found: dict[str, Manifest] = {}
+        for m in self._of(RESOURCE_GROUP, "DeviceClass"):
+            found.setdefault(m.name, m)
+        return found
+
+    @cached_property
+    def extended_resource_classes(self) -> dict[str, str]:
+        """extendedResourceName -> the DeviceClass that serves it through DRA (KEP-5004)."""
+        mapped: dict[str, str] = {}
+        for name, m in self.device_classes.items():
+            resource = m.spec.get("extendedResourceName")
+            if isinstance(resource, str):
+                mapped.setdefault(resource, name)
+        return mapped
+
+    @cached_property
+    def namespaces(self) -> dict[str, Manifest]:
+        return {m.name: m for m in self._of("", "Namespace")}
+
+    @cached_property
+    def config_maps(self) -> dict[tuple[str, str], Manifest]:
+        return {(m.namespace, m.name): m for m in self._of("", "ConfigMap")}
+
+    @cached_property
+    def pdbs(self) -> list[Manifest]:
+        return self._of("policy", "PodDisruptionBudget")
+
+    @cached_property
+    def pod_templates(self) -> list[PodSite]:
+        """Pod specs that carry template metadata (the labels a PDB or Service selects)."""
+        return [site for m in self.manifests for site in pod_sites(m) if site.metadata]
+
+
+def pdb_selector(pdb: Manifest):
+    return mapping(pdb.spec).get("selector")

@@ -1,0 +1,173 @@
+"""One view of every pod spec and container, wherever the pod spec lives (see `workloads`).
+
+Rules read pods through these views only: the claims a pod and a container use, lifecycle
+hooks, the grace period, volumes, mounts and environment. Every accessor tolerates a wrong
+type where a mapping or a list belongs (the schema rule reports those): it reads as absent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.location import format_path
+from ..sources.yamlpos import path_of
+from .manifest import Manifest
+from .workloads import resolve, workload_for
+
+#: terminationGracePeriodSeconds when a pod does not set it (core/v1 API default).
+DEFAULT_GRACE_SECONDS = 30
+
+
+def mapping(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def mappings(value) -> list[dict]:
+    """The mapping items of a list (other items, and non-lists, read as absent)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
+@dataclass
+class ContainerSite:
+    """One container (or a container-like object of a CRD) and where it sits."""
+
+    container: dict
+    resources_key: str = "resources"
+    init: bool = False
+
+    @property
+    def path(self) -> tuple:
+        """From the document root (what fixes address)."""
+        return path_of(self.container)
+
+    @property
+    def name(self) -> str:
+        return text(self.container.get("name"))
+
+    @property
+    def label(self) -> str:
+        """How messages name it: `container 'server'`, or its path when it has no name."""
+        return f"container '{self.name}'" if self.name else format_path(self.path)
+
+    @property
+    def resources(self) -> dict:
+        return mapping(self.container.get(self.resources_key))
+
+    @property
+    def claims(self) -> list[dict]:
+        """resources.claims entries: {name, request?}."""
+        return mappings(self.resources.get("claims"))
+
+    @property
+    def env(self) -> list[dict]:
+        return mappings(self.container.get("env"))
+
+    @property
+    def env_from(self) -> list[dict]:
+        return mappings(self.container.get("envFrom"))
+
+    @property
+    def volume_mounts(self) -> list[dict]:
+        return mappings(self.container.get("volumeMounts"))
+
+    @property
+    def security_context(self) -> dict:
+        return mapping(self.container.get("securityContext"))
+
+    @property
+    def lifecycle(self) -> dict:
+        return mapping(self.container.get("lifecycle"))
+
+    @property
+    def pre_stop(self) -> dict | None:
+        hook = self.lifecycle.get("preStop")
+        return hook if isinstance(hook, dict) else None
+
+
+@dataclass
+class PodSite:
+    """One pod spec inside an object, with its template metadata ({} when it has none)."""
+
+    owner: Manifest
+    spec: dict
+    metadata: dict
+    containers: list[ContainerSite] = field(default_factory=list)
+
+    @property
+    def labels(self) -> dict:
+        return mapping(self.metadata.get("labels"))
+
+    @property
+    def path(self) -> tuple | None:
+        """The pod spec's path from the document root (None for a bare container site)."""
+        return path_of(self.spec)
+
+    @property
+    def claims(self) -> list[dict]:
+        """spec.resourceClaims entries: {name, resourceClaimName | resourceClaimTemplateName}."""
+        return mappings(self.spec.get("resourceClaims"))
+
+    @property
+    def volumes(self) -> list[dict]:
+        return mappings(self.spec.get("volumes"))
+
+    @property
+    def grace_period(self) -> tuple[int, bool]:
+        """(terminationGracePeriodSeconds, whether the pod states it) - the API default when not."""
+        grace = self.spec.get("terminationGracePeriodSeconds")
+        if isinstance(grace, int) and not isinstance(grace, bool):
+            return grace, True
+        return DEFAULT_GRACE_SECONDS, False
+
+    def uses_template_claims(self) -> bool:
+        return any(isinstance(entry.get("resourceClaimTemplateName"), str) for entry in self.claims)
+
+
+def pod_sites(manifest: Manifest) -> list[PodSite]:
+    """Every pod spec of `manifest` (none for kinds that hold no pods); computed once."""
+    return manifest.derive("pod_sites", _find_pod_sites)
+
+
+def claim_sites(manifest: Manifest) -> list[PodSite]:
+    """Pod sites that consume DRA claims."""
+    return [site for site in pod_sites(manifest) if site.claims]
+
+
+def _pod_containers(spec: dict, inline: tuple) -> list[ContainerSite]:
+    sites = []
+    for list_key, init in (("initContainers", True), ("containers", False)):
+        items = spec.get(list_key)
+        if isinstance(items, list):
+            sites.extend(ContainerSite(c, init=init) for c in items if isinstance(c, dict))
+    for key in inline:
+        value = spec.get(key)
+        if isinstance(value, dict):
+            sites.append(ContainerSite(value))
+    return sites
+
+
+def _find_pod_sites(manifest: Manifest) -> list[PodSite]:
+    workload = workload_for(manifest)
+    if workload is None:
+        return []
+    data = manifest.data
+    sites = []
+    for template_path in workload.templates:
+        for template, _ in resolve(data, template_path):
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                spec = template["spec"]
+                sites.append(PodSite(manifest, spec, mapping(template.get("metadata")),
+                                     _pod_containers(spec, workload.inline_containers)))
+    for spec_path in workload.pod_specs:
+        for spec, _ in resolve(data, spec_path):
+            if isinstance(spec, dict):
+                meta = manifest.metadata if spec_path == "spec" else {}
+                sites.append(PodSite(manifest, spec, meta, _pod_containers(spec, workload.inline_containers)))
+    for container_path, resources_key in workload.containers:
+        for container, _ in resolve(data, container_path):
+            if isinstance(container, dict):
+                sites.append(PodSite(manifest, {}, {}, [ContainerSite(container, resources_key)]))
+    return sites

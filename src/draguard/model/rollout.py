@@ -1,0 +1,65 @@
+"""A Deployment's rollout arithmetic, as the Deployment controller computes it.
+
+Mirrors pkg/controller/deployment/util/deployment_util.go ResolveFenceposts: maxSurge is
+scaled from a percentage rounding up, maxUnavailable rounding down (intstr
+GetScaledValueFromIntOrPercent), and when both resolve to 0, maxUnavailable becomes 1. The API
+defaults are RollingUpdate with 25%/25% (pkg/apis/apps/v1/defaults.go) and one replica."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.intstr import scaled_value
+from .manifest import Manifest
+from .pods import mapping
+
+DEFAULT_MAX_SURGE = "25%"
+DEFAULT_MAX_UNAVAILABLE = "25%"
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """spec.strategy of a Deployment with the API defaults applied."""
+
+    type: str
+    max_surge: object  # as written (int or "N%"), the default when unset
+    max_unavailable: object
+    replicas: int
+    rolling: dict  # the rollingUpdate mapping ({} when absent), for positions
+    spec: dict
+
+    @classmethod
+    def of(cls, deployment: Manifest) -> "Strategy":
+        spec = deployment.spec
+        strategy = mapping(spec.get("strategy"))
+        rolling = mapping(strategy.get("rollingUpdate"))
+        replicas = spec.get("replicas", 1)
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            replicas = 1
+        kind = strategy.get("type") if isinstance(strategy.get("type"), str) else "RollingUpdate"
+        return cls(kind, rolling.get("maxSurge", DEFAULT_MAX_SURGE),
+                   rolling.get("maxUnavailable", DEFAULT_MAX_UNAVAILABLE), replicas, rolling, spec)
+
+    def fenceposts(self) -> tuple[int, int]:
+        """(surge, unavailable) in pods; ValueError when a value is not an int or a
+        percentage (the API server rejects those)."""
+        surge = scaled_value(self.max_surge, self.replicas, round_up=True)
+        unavailable = scaled_value(self.max_unavailable, self.replicas, round_up=False)
+        if surge == 0 and unavailable == 0:
+            unavailable = 1
+        return surge, unavailable
+
+    @property
+    def both_zero(self) -> bool:
+        """Both written as zero: the API server rejects it ("may not be 0 when maxSurge is 0")."""
+        return _written_zero(self.max_surge) and _written_zero(self.max_unavailable)
+
+    def surges(self) -> bool:
+        """Whether a rollout may create pods before old ones are gone."""
+        if self.type == "Recreate":
+            return False
+        return self.fenceposts()[0] > 0
+
+
+def _written_zero(value) -> bool:
+    return value == 0 or value in ("0%",)

@@ -1,0 +1,44 @@
+"""What a check may consult: the object set and its indexes, the config and its own options,
+the inventory; and the one way to make a finding."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from ..core.config import Config
+from ..core.finding import Finding, Severity
+from ..core.fixes import Fix
+from ..model.manifest import Manifest
+from ..model.objectset import ObjectSet
+
+if TYPE_CHECKING:
+    from ..dra.inventory import Inventory
+    from ..dra.target import Target
+    from .base import Rule
+
+
+class Context:
+    def __init__(self, config: Config, objects: ObjectSet, inventory: "Inventory | None" = None):
+        self.config = config
+        self.objects = objects
+        self.inventory = inventory  # None: judge satisfiability against the built-in catalog
+        self.kube_version = config.kube_version
+
+    def option(self, rule: "Rule", name: str):
+        return self.config.rule_option(rule, name)
+
+    @cached_property
+    def satisfiability(self) -> "Target":
+        """The inventory (or the catalog) with its allocator, built on first use for the run."""
+        from ..dra.target import Target
+
+        return Target.build(self.inventory, list(self.objects.device_classes.values()))
+
+    def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
+                value: bool = False, help: str | None = None, fix: Fix | None = None,
+                severity: Severity | None = None, offset: int | None = None) -> Finding:
+        """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);
+        `offset` points at one character of that string value."""
+        return Finding(rule.id, rule.category, severity or rule.severity, message,
+                       obj.location(container, key, value=value, offset=offset), obj.ref, help, fix)

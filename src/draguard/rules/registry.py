@@ -1,0 +1,40 @@
+"""The registry: every rule by id, checked for complete metadata when it registers."""
+
+from __future__ import annotations
+
+from ..core.finding import CATEGORIES
+from .base import Rule
+
+_REQUIRED = ("id", "name", "category", "severity", "summary", "rationale")
+
+
+class Registry:
+    def __init__(self):
+        self._rules: dict[str, Rule] = {}
+
+    def add(self, cls: type[Rule]) -> type[Rule]:
+        for attr in _REQUIRED:
+            if not getattr(cls, attr, None):
+                raise TypeError(f"rule {cls.__name__} lacks {attr}")
+        if cls.category not in CATEGORIES:
+            raise TypeError(f"rule {cls.id}: unknown category {cls.category!r}")
+        if cls.id in self._rules:
+            raise TypeError(f"rule id {cls.id} registered twice")
+        self._rules[cls.id] = cls()
+        return cls
+
+    def get(self, rule_id: str) -> Rule | None:
+        return self._rules.get(rule_id)
+
+    def __contains__(self, rule_id: str) -> bool:
+        return rule_id in self._rules
+
+    def __iter__(self):
+        return iter(sorted(self._rules.values(), key=lambda r: (r.category, r.id)))
+
+    def __len__(self) -> int:
+        return len(self._rules)
+
+
+REGISTRY = Registry()
+register = REGISTRY.add

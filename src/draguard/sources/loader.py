@@ -1,0 +1,255 @@
+"""Load units into entries (one per Kubernetes object, with its source text). Nothing here
+raises on bad input: every problem becomes a `Problem` with a location, and whatever could
+be loaded is still returned."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+
+from typing import Callable
+
+from ..core.finding import Problem
+from ..core.location import Location
+from .discover import KUSTOMIZATION_FILES, Unit
+from .render import SourceMap, render
+from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, parse_stream
+
+_TEMPLATE_MARK = re.compile(r"\{\{")
+_COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
+
+# ids of the input rules (their metadata lives in draguard.rules.input)
+YAML_SYNTAX = "yaml-syntax"
+DUPLICATE_KEY = "duplicate-key"
+INPUT_LIMIT = "input-limit"
+TEMPLATE_UNRENDERED = "template-unrendered"
+RENDER_SKIPPED = "render-skipped"
+RENDER_FAILED = "render-failed"
+NOT_AN_OBJECT = "not-an-object"
+_PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit": INPUT_LIMIT}
+
+
+#: Maps a position in the text that was parsed to (file, line, column) shown to the user.
+Locator = Callable[[int, int], tuple]
+
+
+@dataclass
+class Source:
+    """One parsed text: a file, stdin, or the output of a renderer."""
+
+    display: str  # what findings call this text: the path as given, '-' for stdin
+    text: str
+    rendered_by: str | None = None  # 'helm' or 'kustomize'
+    _lines: list | None = field(default=None, repr=False)
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+
+@dataclass
+class Entry:
+    """One Kubernetes object as loaded: a document, or an item of a `List` document."""
+
+    source: Source
+    document: int
+    data: dict
+    item: int | None = None
+    #: Maps a parsed position to what the user should see; None for plain files.
+    locate: Locator | None = None
+
+
+@dataclass
+class Loaded:
+    entries: list[Entry] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    bytes_read: int = 0
+
+
+def _at(file: str, line: int = 1, column: int = 1) -> Location:
+    return Location(file, line, column)
+
+
+def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None) -> Loaded:
+    loaded = Loaded()
+    for unit in units:
+        if unit.kind in ("helm", "kustomize"):
+            _load_rendered(unit, loaded, limits)
+            continue
+        text = _read(unit, loaded, limits, stdin)
+        if text is not None:
+            load_text(Source(unit.display, text), loaded, limits)
+    return loaded
+
+
+def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
+    try:
+        if unit.kind == "stdin":
+            raw = (stdin or sys.stdin.buffer).read(limits.max_file_bytes + 1)
+        else:
+            with open(unit.path, "rb") as handle:
+                raw = handle.read(limits.max_file_bytes + 1)
+    except OSError as exc:
+        loaded.problems.append(Problem(YAML_SYNTAX, f"cannot read: {exc.strerror or exc}", Location(unit.display)))
+        return None
+    loaded.bytes_read += len(raw)
+    if len(raw) > limits.max_file_bytes:
+        loaded.problems.append(Problem(
+            INPUT_LIMIT, f"input is larger than {limits.max_file_bytes} bytes; not checked", Location(unit.display)))
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        loaded.problems.append(Problem(
+            YAML_SYNTAX, "input is not UTF-8 text; not checked", _at(unit.display, line, column)))
+        return None
+    if "\x00" in text:
+        index = text.index("\x00")
+        loaded.problems.append(Problem(
+            YAML_SYNTAX, "input holds NUL bytes (a binary file?); not checked",
+            _at(unit.display, text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1)))
+        return None
+    return text
+
+
+def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, locate=None) -> None:
+    """Parse one text and add its objects and problems to `loaded`."""
+    loaded.sources.append(source)
+    documents, problems = parse_stream(source.text, limits)
+    if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
+        documents, problems = _parse_json_stream(source.text, limits)
+    template = _template_position(source.text)
+    if template and (problems or _templated_identity(documents)):
+        line, column = template
+        loaded.problems.append(Problem(
+            TEMPLATE_UNRENDERED,
+            "unrendered template ('{{' found): render it (helm template / the generator) and lint the "
+            "output, or lint the chart folder; this file was not checked",
+            _at(source.display, line, column)))
+        return
+    for problem in problems:
+        loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line, problem.column, locate))
+    for doc in documents:
+        for problem in doc.problems:
+            loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line,
+                                            problem.column, locate))
+        _add_objects(source, doc, loaded, locate)
+
+
+def _problem(source, kind, message, line, column, locate) -> Problem:
+    file, line, column = locate(line, column) if locate else (source.display, line, column)
+    return Problem(_PROBLEM_RULES[kind], message, _at(file, line, column))
+
+
+def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
+    data = doc.data
+    if data is None:
+        return
+    if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
+        if isinstance(data, dict) and not data:
+            return
+        line = getattr(data, "mark", (doc.start_line, 1))
+        file, line, column = locate(*line) if locate else (source.display, *line)
+        loaded.problems.append(Problem(
+            NOT_AN_OBJECT, "document is not a Kubernetes object (no apiVersion and kind); skipped",
+            Location(file, line, column, (), doc.index)))
+        return
+    kind = data.get("kind")
+    items = data.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        for index, item in enumerate(items):
+            if isinstance(item, dict) and item.get("kind"):
+                loaded.entries.append(Entry(source, doc.index, item, index, locate))
+        return
+    loaded.entries.append(Entry(source, doc.index, data, None, locate))
+
+
+def _template_position(text: str) -> tuple[int, int] | None:
+    """Where the first `{{` outside a comment line is, if any."""
+    if "{{" not in text:
+        return None
+    masked = _COMMENT_LINE.sub(lambda m: " " * len(m.group(0)), text)
+    found = _TEMPLATE_MARK.search(masked)
+    if not found:
+        return None
+    index = found.start()
+    return (text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1)
+
+
+def _templated_identity(documents) -> bool:
+    """True when a template marker sits where YAML parsed it as data: an object's identity."""
+    for doc in documents:
+        data = doc.data
+        if isinstance(data, dict):
+            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            for value in (data.get("apiVersion"), data.get("kind"), meta.get("name"), meta.get("namespace")):
+                if not isinstance(value, (str, type(None))) or (isinstance(value, str) and "{{" in value):
+                    return True
+    return False
+
+
+def _looks_like_json_stream(text: str) -> bool:
+    stripped = text.lstrip()
+    return stripped[:1] in ("{", "[")
+
+
+def _parse_json_stream(text: str, limits: Limits):
+    """Concatenated JSON values (JSON Lines, `kubectl get -o json` appended): each value is
+    parsed on its own, padded so that positions stay those of the whole text."""
+    decoder = json.JSONDecoder()
+    documents, problems = [], []
+    index, length = 0, len(text)
+    while True:
+        while index < length and text[index] in " \t\r\n":
+            index += 1
+        if index >= length:
+            break
+        try:
+            _, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError as exc:
+            return parse_stream(text, limits) if not documents else (documents, problems + [
+                _json_problem(exc)])
+        line = text.count("\n", 0, index)
+        column = index - (text.rfind("\n", 0, index) + 1)
+        padded = "\n" * line + " " * column + text[index:end]
+        docs, probs = parse_stream(padded, limits)
+        for doc in docs:
+            doc.index = len(documents)
+            documents.append(doc)
+        problems.extend(probs)
+        index = end
+    return documents, problems
+
+
+def _json_problem(exc: json.JSONDecodeError) -> ParseProblem:
+    return ParseProblem("syntax", f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno)
+
+
+def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits) -> None:
+    result = render(unit.kind, unit.path)
+    if result.text is None:
+        rule = RENDER_SKIPPED if result.missing_binary else RENDER_FAILED
+        anchor = "Chart.yaml" if unit.kind == "helm" else _kustomization_file(unit.path)
+        loaded.problems.append(Problem(rule, result.problem, Location(f"{unit.display.rstrip('/')}/{anchor}")))
+        return
+    source = Source(f"{unit.display.rstrip('/')} ({unit.kind})", result.text, rendered_by=unit.kind)
+    if unit.kind == "helm":
+        locate = SourceMap(unit.display.rstrip("/"), result.text).locate
+    else:
+        anchor = f"{unit.display.rstrip('/')}/{_kustomization_file(unit.path)}"
+
+        def locate(line, column, _anchor=anchor):
+            return (_anchor, 1, 1)
+    load_text(source, loaded, limits, locate)
+
+
+def _kustomization_file(path: str) -> str:
+    return next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(path, n))), "kustomization.yaml")

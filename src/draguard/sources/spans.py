@@ -1,0 +1,157 @@
+"""Where a path's text is: start and end of a key and its value in the original source.
+
+Loading keeps only start positions (cheap, and all a finding needs). A text edit needs the
+end too, so the one document it touches is composed again with libyaml on demand and the
+path walked on its node graph. `text_replacement` turns the simple edits into a replacement
+of a text region; anything it cannot express exactly returns None (the caller then leaves
+the edit to a careful rewrite, or does not offer it as a text change)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from ..core.fixes import Edit, Op
+from .yamlpos import _Loader
+
+
+@dataclass(frozen=True)
+class Point:
+    index: int  # character offset into the text
+    line: int  # 1-based
+    column: int  # 1-based, in characters
+
+
+@dataclass(frozen=True)
+class Span:
+    start: Point
+    end: Point  # exclusive
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A mapping key (or a sequence item, `key` None) and its value, as found in the text."""
+
+    key: Span | None
+    value: Span
+    value_node: object
+    flow: bool  # the container is in flow style ({...} or [...])
+
+
+@dataclass(frozen=True)
+class Replacement:
+    span: Span
+    text: str
+
+
+def _point(mark) -> Point:
+    return Point(mark.index, mark.line + 1, mark.column + 1)
+
+
+def _span(node) -> Span:
+    return Span(_point(node.start_mark), _point(node.end_mark))
+
+
+def document_node(text: str, document: int):
+    """The node graph of document number `document` (0-based), None when it is not there."""
+    loader = _Loader(text)
+    try:
+        index = 0
+        while loader.check_node():
+            node = loader.get_node()
+            if index == document:
+                return node
+            index += 1
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+    return None
+
+
+def locate(text: str, document: int, path: tuple) -> Entry | None:
+    """The entry at `path` in that document; None when the path does not lead to one."""
+    node = document_node(text, document)
+    if node is None or not path:
+        return None
+    entry = None
+    for part in path:
+        entry = _child(node, part)
+        if entry is None:
+            return None
+        node = entry.value_node
+    return entry
+
+
+def _child(node, part) -> Entry | None:
+    if isinstance(node, MappingNode) and isinstance(part, str):
+        found = None
+        for key, value in node.value:  # the last of duplicate keys wins, as when loading
+            if isinstance(key, ScalarNode) and key.value == part:
+                found = Entry(_span(key), _span(value), value, node.flow_style)
+        if found is not None:
+            return found
+    if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        value = node.value[part]
+        return Entry(None, _span(value), value, node.flow_style)
+    return None
+
+
+def scalar_text(value) -> str | None:
+    """`value` as one YAML scalar token (None for collections)."""
+    if isinstance(value, (dict, list)):
+        return None
+    dumped = yaml.safe_dump(value, width=1 << 30, allow_unicode=True)
+    return dumped.removesuffix("...\n").rstrip("\n")
+
+
+def _content_end(node) -> int:
+    """Where the node's last token ends: a block collection's end mark lies past trailing
+    comments and blank lines, at the next token."""
+    while isinstance(node, (MappingNode, SequenceNode)) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, MappingNode) else last
+    return node.end_mark.index
+
+
+def _line_start(text: str, index: int) -> int:
+    return text.rfind("\n", 0, index) + 1
+
+
+def _rest_of_line_blank(text: str, index: int) -> bool:
+    end = text.find("\n", index)
+    rest = text[index:] if end < 0 else text[index:end]
+    return not rest.strip() or rest.lstrip().startswith("#")
+
+
+def text_replacement(text: str, document: int, edit: Edit) -> Replacement | None:
+    """The edit as a replacement of a region of `text`, when it maps to one exactly: setting a
+    scalar that is there (its token is replaced), or removing a block-style entry that has
+    its lines to itself (the lines go). None otherwise."""
+    if edit.op is Op.SET:
+        entry = locate(text, document, edit.path)
+        new = scalar_text(edit.value)
+        if entry is None or new is None or not isinstance(entry.value_node, ScalarNode):
+            return None
+        return Replacement(entry.value, new)
+    if edit.op is Op.REMOVE:
+        entry = locate(text, document, edit.path)
+        if entry is None or entry.flow:
+            return None
+        first = entry.key.start if entry.key is not None else entry.value.start
+        start_index = _line_start(text, first.index)
+        prefix = text[start_index:first.index].strip()
+        content_end = _content_end(entry.value_node)
+        if prefix != ("" if entry.key is not None else "-") or not _rest_of_line_blank(text, content_end):
+            return None  # the entry shares its lines with others
+        end_index = text.find("\n", content_end)
+        end_index = len(text) if end_index < 0 else end_index + 1
+        return Replacement(Span(_offset_point(text, start_index), _offset_point(text, end_index)), "")
+    return None
+
+
+def _offset_point(text: str, index: int) -> Point:
+    line_start = _line_start(text, index)
+    return Point(index, text.count("\n", 0, index) + 1, index - line_start + 1)

@@ -1,0 +1,346 @@
+"""YAML to plain Python data that remembers where every key and value came from.
+
+libyaml's C composer (PyYAML's CSafeLoader) does the parsing; this module turns its node
+graph into `YMap`/`YSeq` (dict/list subclasses carrying 1-based positions and their path from
+the document root, see `core.location`) in one pass. That
+is as fast as PyYAML's own constructor, and it is where the input limits are enforced: a
+document may not nest deeper than `Limits.max_depth`, nor expand (aliases counted each time
+they are used) to more than `Limits.max_nodes` nodes, nor span more than
+`Limits.max_document_bytes`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+try:  # the C loader is a hard requirement for speed, but never for correctness
+    from yaml import CSafeLoader as _BaseLoader
+except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
+    from yaml import SafeLoader as _BaseLoader
+
+
+class _Loader(_BaseLoader):
+    """The safe loader with plain-scalar tag resolution memoized: manifests repeat the same
+    keys and values (name, image, nvidia.com/gpu, ...) thousands of times, and the regex
+    resolver was a third of the parse time."""
+
+
+    def resolve(self, kind, value, implicit):
+        if kind is ScalarNode and implicit[0]:
+            return _plain_scalar_tag(value)
+        return super().resolve(kind, value, implicit)
+
+    # The safe loader has no path resolvers, yet libyaml's composer calls these for every
+    # node: skip the Python calls that would only find that out.
+    def descend_resolver(self, current_node, current_index):
+        pass
+
+    def ascend_resolver(self):
+        pass
+
+
+@lru_cache(maxsize=1 << 16)
+def _plain_scalar_tag(value: str) -> str:
+    return _BaseLoader.resolve(_RESOLVER, ScalarNode, value, (True, False))
+
+Mark = tuple  # (line, column), both 1-based
+
+
+class YMap(dict):
+    """A mapping that knows where it is: `mark` (line, column), `marks[key]` =
+    (key_line, key_col, value_line, value_col), and `path` from the document root.
+    Objects that never had text (admission requests, live objects) have a path only."""
+
+    __slots__ = ("mark", "marks", "path")
+
+    def key_mark(self, key) -> Mark | None:
+        m = self.marks.get(key) if hasattr(self, "marks") else None
+        return (m[0], m[1]) if m else getattr(self, "mark", None)
+
+    def value_mark(self, key) -> Mark | None:
+        m = self.marks.get(key) if hasattr(self, "marks") else None
+        return (m[2], m[3]) if m else getattr(self, "mark", None)
+
+
+class YSeq(list):
+    """A sequence that knows where it is and where each item is, and its path."""
+
+    __slots__ = ("mark", "marks", "path")
+
+    def item_mark(self, index: int) -> Mark | None:
+        marks = getattr(self, "marks", ())
+        return marks[index] if 0 <= index < len(marks) else getattr(self, "mark", None)
+
+
+def mark_of(container, key=None, *, value: bool = False) -> Mark | None:
+    """Position of `container[key]` (its key, or its value with `value=True`), or of the
+    container itself when `key` is None; None when the data has no positions."""
+    if key is None:
+        return getattr(container, "mark", None)
+    if isinstance(container, YMap):
+        return container.value_mark(key) if value else container.key_mark(key)
+    if isinstance(container, YSeq):
+        return container.item_mark(key)
+    return None
+
+
+def path_of(container, key=None):
+    """The path of `container[key]` (or of the container), None for data without paths."""
+    base = getattr(container, "path", None)
+    if base is None or key is None:
+        return base
+    return base + (key,)
+
+
+def positioned(data, path: tuple = ()):
+    """Plain data (JSON from an AdmissionReview or the API) as YMap/YSeq carrying paths, so
+    rules address it as they address parsed files."""
+    if isinstance(data, dict):
+        out = YMap()
+        out.path = path
+        for key, value in data.items():
+            out[key] = positioned(value, path + (key,))
+        return out
+    if isinstance(data, list):
+        out = YSeq()
+        out.path = path
+        out.extend(positioned(value, path + (i,)) for i, value in enumerate(data))
+        return out
+    return data
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Refusal thresholds for hostile or broken input (documented in the README)."""
+
+    max_file_bytes: int = 32 * 1024 * 1024
+    max_document_bytes: int = 8 * 1024 * 1024
+    max_depth: int = 100
+    max_nodes: int = 1_000_000
+
+
+DEFAULT_LIMITS = Limits()
+
+
+@dataclass
+class ParseProblem:
+    """A parse-level problem: `kind` is 'syntax', 'limit' or 'duplicate-key'."""
+
+    kind: str
+    message: str
+    line: int
+    column: int
+
+
+@dataclass
+class Document:
+    index: int
+    data: object
+    start_line: int
+    end_line: int
+    problems: list = field(default_factory=list)
+
+
+class BuildError(Exception):
+    """Raised while building a document; `kind` is a `ParseProblem.kind`."""
+
+    def __init__(self, kind: str, message: str, mark: Mark):
+        super().__init__(message)
+        self.kind = kind
+        self.mark = mark
+
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_MERGE = "tag:yaml.org,2002:merge"
+_constructor = yaml.constructor.SafeConstructor()
+_RESOLVER = yaml.resolver.Resolver()
+
+
+def _scalar(node: ScalarNode):
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag == _INT:
+        return _constructor.construct_yaml_int(node)
+    if tag == _BOOL:
+        return _constructor.bool_values[node.value.lower()]
+    if tag == _NULL:
+        return None
+    if tag == _FLOAT:
+        return _constructor.construct_yaml_float(node)
+    # timestamps, binary and custom tags stay text, as sigs.k8s.io/yaml turns them to JSON strings
+    return node.value
+
+
+class _Builder:
+    """Builds one document; counts expanded nodes so alias bombs are refused early."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.count = 0
+        self.memo: dict[int, tuple] = {}
+        self.problems: list[ParseProblem] = []
+
+    def build(self, node, path: tuple = ()):
+        """Scalars inside collections are converted inline by `_mapping`/`_sequence` (one
+        call fewer per scalar: most of the nodes); this handles a top-level scalar too."""
+        self.count += 1
+        if node.__class__ is ScalarNode:
+            return _scalar(node)
+        if len(path) >= self.limits.max_depth:
+            self._refuse(f"document nests deeper than {self.limits.max_depth} levels", node)
+        seen = self.memo.get(id(node))
+        if seen is not None:  # an alias: reuse, but count its full size again
+            self.count += seen[1]
+            if self.count > self.limits.max_nodes:
+                self._refuse(f"document expands to more than {self.limits.max_nodes} nodes (alias bomb?)", node)
+            return seen[0]
+        before = self.count
+        if node.__class__ is MappingNode:
+            obj = self._mapping(node, path)
+        else:
+            obj = self._sequence(node, path)
+        self.memo[id(node)] = (obj, self.count - before)
+        if self.count > self.limits.max_nodes:
+            self._refuse(f"document expands to more than {self.limits.max_nodes} nodes", node)
+        return obj
+
+    @staticmethod
+    def _refuse(message: str, node) -> None:
+        start = node.start_mark
+        raise BuildError("limit", message, (start.line + 1, start.column + 1))
+
+    def _mapping(self, node: MappingNode, path: tuple) -> YMap:
+        """Aliased nodes keep the path of their anchor: that is where their text is."""
+        result = YMap()
+        start = node.start_mark
+        result.mark = (start.line + 1, start.column + 1)
+        result.path = path
+        marks = result.marks = {}
+        merges = []
+        for knode, vnode in node.value:
+            km, vm = knode.start_mark, vnode.start_mark
+            if knode.__class__ is not ScalarNode:
+                raise BuildError("syntax", "a mapping key must be a plain scalar (is this an unrendered template?)",
+                                 (km.line + 1, km.column + 1))
+            if knode.tag == _MERGE:
+                merges.append(vnode)
+                continue
+            key = knode.value
+            if key in result:
+                self.problems.append(
+                    ParseProblem("duplicate-key", f"mapping key {key!r} already defined at line {marks[key][0]}",
+                            km.line + 1, km.column + 1)
+                )
+            if vnode.__class__ is ScalarNode:
+                self.count += 1
+                result[key] = vnode.value if vnode.tag == _STR else _scalar(vnode)
+            else:
+                result[key] = self.build(vnode, path + (key,))
+            marks[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
+        for vnode in merges:  # YAML merge keys: explicit keys win, as in go-yaml
+            sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
+            for source in sources:
+                merged = self.build(source, path + ("<<",))
+                if isinstance(merged, YMap):
+                    for key, value in merged.items():
+                        if key not in result:
+                            result[key] = value
+                            marks[key] = merged.marks[key]
+        return result
+
+    def _sequence(self, node: SequenceNode, path: tuple) -> YSeq:
+        result = YSeq()
+        start = node.start_mark
+        result.mark = (start.line + 1, start.column + 1)
+        result.path = path
+        marks = result.marks = []
+        append, mark_append = result.append, marks.append
+        for index, item in enumerate(node.value):
+            m = item.start_mark
+            if item.__class__ is ScalarNode:
+                self.count += 1
+                append(item.value if item.tag == _STR else _scalar(item))
+            else:
+                append(self.build(item, path + (index,)))
+            mark_append((m.line + 1, m.column + 1))
+        return result
+
+
+def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Document], list[ParseProblem]]:
+    """Parse a multi-document YAML (or JSON) stream.
+
+    Returns the documents that parsed and the problems met; a syntax error ends the stream
+    (libyaml cannot resume), but documents before it are kept."""
+    documents: list[Document] = []
+    problems: list[ParseProblem] = []
+    loader = _Loader(text)
+    index = 0
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            start, end = node.start_mark, node.end_mark
+            doc = Document(index, None, start.line + 1, end.line + 1)
+            index += 1
+            documents.append(doc)
+            if end.index - start.index > limits.max_document_bytes:
+                problems.append(ParseProblem(
+                    "limit", f"document is larger than {limits.max_document_bytes} bytes; not checked",
+                    start.line + 1, start.column + 1))
+                continue
+            builder = _Builder(limits)
+            try:
+                doc.data = builder.build(node)
+            except BuildError as exc:
+                problems.append(ParseProblem(exc.kind, f"{exc}; document not checked", *exc.mark))
+            except RecursionError:
+                problems.append(ParseProblem("limit", "document nests too deeply; not checked",
+                                        start.line + 1, start.column + 1))
+            doc.problems = builder.problems
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        message = " ".join(part for part in (exc.context, exc.problem) if part) or str(exc)
+        problems.append(ParseProblem("syntax", f"YAML syntax error: {message}", line, column))
+    except yaml.YAMLError as exc:  # reader errors (bad bytes) carry a position of their own
+        line, column = _reader_position(text, exc)
+        problems.append(ParseProblem("syntax", f"cannot read input: {exc}", line, column))
+    finally:
+        loader.dispose()
+    return documents, problems
+
+
+def _reader_position(text: str, exc: Exception) -> Mark:
+    position = getattr(exc, "position", None)
+    if not isinstance(position, int):
+        return (1, 1)
+    before = text[:position]
+    line = before.count("\n") + 1
+    return (line, position - (before.rfind("\n") + 1) + 1)
+
+
+class DocumentError(ValueError):
+    """A file that should hold one YAML document could not be read or parsed."""
+
+
+def read_document(path: str):
+    """The first document of a small YAML file (config, inventory spec) with positions;
+    DocumentError says `file:line:col: problem`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DocumentError(f"{path}: cannot read: {exc}") from None
+    documents, problems = parse_stream(text)
+    problems = problems + [p for d in documents for p in d.problems]
+    if problems:
+        raise DocumentError(f"{path}:{problems[0].line}:{problems[0].column}: {problems[0].message}")
+    return documents[0].data if documents else None

@@ -1,0 +1,136 @@
+"""Smoke tests that prove the integration harness is a real control plane: the real
+scheduler allocates claims from the fake driver's slices, and a surge-first rollout on a full
+GPU pool deadlocks while a release-first one completes."""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import pytest
+from kubernetes import client
+
+from support.cluster import ControlPlane, FakeKubelet, build, gpu_inventory
+
+pytestmark = pytest.mark.cluster
+NS = "smoke"
+
+
+@pytest.fixture(scope="session")
+def plane(tmp_path_factory):
+    if shutil.which("go") is None:
+        pytest.skip("Go is not installed: the control plane cannot be built")
+    plane = ControlPlane(build(), tmp_path_factory.mktemp("control-plane"))
+    kubelet = None
+    try:
+        plane.start()
+        nodes, driver_objects = gpu_inventory(nodes=2, gpus=2)
+        kubelet = FakeKubelet(plane, nodes)
+        kubelet.register_nodes()
+        plane.apply(driver_objects)
+        plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}])
+        kubelet.start()
+        yield plane
+    finally:
+        if kubelet is not None:
+            kubelet.stopping.set()
+        plane.stop()
+
+
+def until(what: str, check, timeout: float = 60, every: float = 0.5):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
+
+def claim_template() -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": NS},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}]}}}}
+
+
+def deployment(name: str, replicas: int, surge: int, unavailable: int) -> dict:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "strategy": {"type": "RollingUpdate",
+                                  "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable}},
+                     "template": {"metadata": {"labels": labels}, "spec": {
+                         "terminationGracePeriodSeconds": 2,
+                         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                         "containers": [{"name": "server", "image": "registry.k8s.io/pause:3.10",
+                                         "resources": {"claims": [{"name": "gpu"}]},
+                                         "lifecycle": {"preStop": {"sleep": {"seconds": 1}}}}]}}}}
+
+
+def pods(plane, app: str) -> list:
+    return client.CoreV1Api(plane.api()).list_namespaced_pod(NS, label_selector=f"app={app}").items
+
+
+def running(plane, app: str) -> list:
+    return [p for p in pods(plane, app) if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
+
+
+def test_scheduler_allocates_claims_from_the_driver_slices(plane):
+    plane.apply([claim_template(), deployment("alloc", 2, 0, 1)])
+    until("2 running pods", lambda: len(running(plane, "alloc")) == 2)
+    resource = client.ResourceV1Api(plane.api())
+    claims = [c for c in resource.list_namespaced_resource_claim(NS).items
+              if any(r.name.startswith("alloc-") for r in (c.metadata.owner_references or []))]
+    assert len(claims) == 2
+    devices = set()
+    for claim in claims:
+        allocation = claim.status.allocation
+        [result] = allocation.devices.results
+        assert (result.driver, result.request) == ("gpu.nvidia.com", "gpu")
+        devices.add((result.pool, result.device))
+        terms = allocation.node_selector.node_selector_terms
+        assert terms[0].match_fields[0].key == "metadata.name"
+        assert [r.resource for r in claim.status.reserved_for] == ["pods"]
+    assert len(devices) == 2
+    client.AppsV1Api(plane.api()).delete_namespaced_deployment("alloc", NS)
+    until("claims released", lambda: not [c for c in resource.list_namespaced_resource_claim(NS).items
+                                          if c.metadata.name.startswith("alloc-")], timeout=60)
+
+
+def rollout(plane, name: str) -> None:
+    client.AppsV1Api(plane.api()).patch_namespaced_deployment(name, NS, {"spec": {"template": {"metadata": {
+        "annotations": {"draguard.io/rollout": str(time.time())}}}}})
+
+
+def test_surge_first_rollout_deadlocks_a_full_pool_and_release_first_completes(plane):
+    apps = client.AppsV1Api(plane.api())
+    core = client.CoreV1Api(plane.api())
+    plane.apply([deployment("full", 4, 1, 0)])  # 2 nodes x 2 GPUs: the pool is full
+    until("4 running pods", lambda: len(running(plane, "full")) == 4, timeout=90)
+
+    rollout(plane, "full")
+    def surge_pod_stuck():
+        pending = [p for p in pods(plane, "full") if p.status.phase == "Pending"]
+        for pod in pending:
+            for condition in pod.status.conditions or []:
+                if condition.type == "PodScheduled" and condition.status == "False" and \
+                        "cannot allocate all claims" in (condition.message or ""):
+                    return pod
+        return None
+    stuck = until("the surge pod to be unschedulable", surge_pod_stuck, timeout=60)
+    time.sleep(5)  # the rollout makes no progress: the old pods keep all four GPUs
+    assert len(running(plane, "full")) == 4
+    assert core.read_namespaced_pod(stuck.metadata.name, NS).status.phase == "Pending"
+
+    apps.patch_namespaced_deployment("full", NS, {"spec": {"strategy": {
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}}})
+
+    def done():
+        d = apps.read_namespaced_deployment("full", NS)
+        status = d.status
+        return (status.updated_replicas == 4 and status.available_replicas == 4 and
+                (status.replicas or 0) == 4 and d.status.observed_generation == d.metadata.generation)
+    until("the release-first rollout to complete", done, timeout=180)
+    assert len(running(plane, "full")) == 4

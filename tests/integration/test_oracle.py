@@ -1,0 +1,44 @@
+"""draguard's allocator against the real upstream one (harness/allocator-oracle) on generated
+scenarios. Upstream visits pools in Go's random map order, so with several pools its outcome
+(even allocated vs. error, when a CEL runtime error lurks in one pool) depends on luck;
+draguard is run for every pool order and upstream's outcome, devices included, must be one of
+them. With one pool the comparison is exact. `--scenarios N` runs more."""
+
+import pytest
+
+from support.oracle import draguard_outcome, oracle_binary, possible_outcomes, run_oracle, scenario, upstream_outcome
+from support.oracle_regressions import REGRESSIONS
+
+
+@pytest.fixture(scope="module")
+def oracle():
+    binary = oracle_binary()
+    if binary is None:
+        pytest.skip("Go is not installed: the upstream allocator oracle cannot be built")
+    return binary
+
+
+def compare(oracle, scenarios):
+    disagreements = []
+    for s, line in zip(scenarios, run_oracle(oracle, scenarios), strict=True):
+        theirs = upstream_outcome(line)
+        ours = possible_outcomes(s)
+        if not any(o.kind == theirs.kind and (o.kind != "allocated" or o.devices == theirs.devices) for o in ours):
+            disagreements.append((s["id"], [(o.kind, o.devices, o.error) for o in ours],
+                                  (theirs.kind, theirs.devices, theirs.error)))
+    return disagreements
+
+
+def test_generated_scenarios_agree_with_upstream(oracle, request):
+    count = request.config.getoption("--scenarios")
+    scenarios = [scenario(seed) for seed in range(count)]
+    disagreements = compare(oracle, scenarios)
+    kinds = {k: sum(1 for s in scenarios if draguard_outcome(s).kind == k) for k in ("allocated", "unschedulable", "error")}
+    print(f"\n{count} scenarios: {kinds}; {len(disagreements)} disagreements")
+    assert not disagreements, disagreements[:5]
+    assert all(kinds.values()), "the generator must produce every outcome"
+
+
+@pytest.mark.parametrize("name", sorted(REGRESSIONS))
+def test_named_regressions(oracle, name):
+    assert not compare(oracle, [REGRESSIONS[name]])

@@ -1,0 +1,240 @@
+"""A real Kubernetes control plane for integration tests, on loopback only.
+
+etcd, kube-apiserver (all resource.k8s.io versions served), kube-scheduler and
+kube-controller-manager (leader election off; the resourceclaim, deployment, replicaset,
+disruption, garbage-collector, podgc, statefulset and job controllers; node lifecycle off) are
+built from upstream modules by harness/control-plane/build.sh. There is no kubelet: a fake one
+keeps the GPU nodes Ready, moves bound pods to Running and, on deletion, waits out the
+preStop/grace-period model before removing the pod; a fake driver publishes the nodes'
+ResourceSlices from draguard's inventory generator."""
+
+from __future__ import annotations
+
+import base64
+import os
+import socket
+import ssl
+import subprocess
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from kubernetes import client, dynamic
+
+from draguard.facts.catalog import device_classes
+from draguard.dra.inventory import generate
+from draguard.model.teardown import hook_budget
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "harness" / "control-plane" / "build.sh"
+FEATURE_GATES = "DRAPartitionableDevices=true,DRAConsumableCapacity=true,DRADeviceBindingConditions=true"
+CONTROLLERS = ("resourceclaim-controller,deployment-controller,replicaset-controller,disruption-controller,"
+               "garbage-collector-controller,pod-garbage-collector-controller,statefulset-controller,job-controller")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def build() -> Path:
+    done = subprocess.run([str(BUILD)], capture_output=True, text=True, check=True)
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+@dataclass
+class ControlPlane:
+    bin_dir: Path
+    work: Path
+    token: str = field(default_factory=lambda: base64.b32encode(os.urandom(20)).decode().lower())
+    processes: list = field(default_factory=list)
+
+    def __post_init__(self):
+        self.etcd_port, self.etcd_peer, self.api_port = free_port(), free_port(), free_port()
+        self.url = f"https://127.0.0.1:{self.api_port}"
+        self.ca_file = self.work / "certs" / "apiserver.crt"  # the self-signed serving cert
+
+    # -- processes --
+    def _spawn(self, name: str, *args: str) -> None:
+        log = open(self.work / f"{name}.log", "wb")
+        self.processes.append((name, subprocess.Popen([str(self.bin_dir / name), *args], stdout=log,
+                                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)))
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.work / f"{name}.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+    def _wait(self, what: str, probe, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for name, process in self.processes:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{name} exited ({process.returncode}):\n{self.log_tail(name)}")
+            try:
+                if probe():
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise RuntimeError(f"{what} not ready after {timeout}s")
+
+    def _get(self, url: str, token: bool = True) -> bool:
+        if url.startswith("https") and not self.ca_file.exists():
+            return False
+        request = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.token}"} if token else {})
+        context = ssl.create_default_context(cafile=str(self.ca_file)) \
+            if url.startswith("https") else None
+        with urllib.request.urlopen(request, timeout=5, context=context) as response:
+            return response.status == 200
+
+    def start(self) -> None:
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        (self.work / "sa.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                              serialization.PrivateFormat.TraditionalOpenSSL,
+                                                              serialization.NoEncryption()))
+        (self.work / "tokens.csv").write_text(f"{self.token},admin,admin,system:masters\n")
+        self._write_kubeconfig()
+        self._spawn("etcd", "--data-dir", str(self.work / "etcd"), "--name", "draguard",
+                    "--listen-client-urls", f"http://127.0.0.1:{self.etcd_port}",
+                    "--advertise-client-urls", f"http://127.0.0.1:{self.etcd_port}",
+                    "--listen-peer-urls", f"http://127.0.0.1:{self.etcd_peer}",
+                    "--initial-advertise-peer-urls", f"http://127.0.0.1:{self.etcd_peer}",
+                    "--initial-cluster", f"draguard=http://127.0.0.1:{self.etcd_peer}",
+                    "--unsafe-no-fsync", "--log-level", "warn")
+        self._wait("etcd", lambda: self._get(f"http://127.0.0.1:{self.etcd_port}/health", token=False))
+        self._spawn("kube-apiserver", "--etcd-servers", f"http://127.0.0.1:{self.etcd_port}",
+                    "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+                    "--endpoint-reconciler-type", "none",  # loopback cannot back the kubernetes Service
+                    "--secure-port", str(self.api_port), "--cert-dir", str(self.work / "certs"),
+                    "--token-auth-file", str(self.work / "tokens.csv"), "--authorization-mode", "RBAC",
+                    "--service-account-issuer", "https://kubernetes.default.svc",
+                    "--service-account-key-file", str(self.work / "sa.key"),
+                    "--service-account-signing-key-file", str(self.work / "sa.key"),
+                    "--service-cluster-ip-range", "10.96.0.0/24",
+                    "--runtime-config", "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,"
+                                        "resource.k8s.io/v1alpha3=true",
+                    "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
+                    "--feature-gates", FEATURE_GATES)
+        self._wait("kube-apiserver", lambda: self._get(f"{self.url}/readyz"))
+        common = ("--kubeconfig", str(self.kubeconfig), "--leader-elect=false", "--bind-address", "127.0.0.1",
+                  "--secure-port", "0", "--feature-gates", FEATURE_GATES)
+        self._spawn("kube-scheduler", *common)
+        self._spawn("kube-controller-manager", *common, "--controllers", CONTROLLERS,
+                    "--use-service-account-credentials=false")
+        time.sleep(1)  # let a bad flag or kubeconfig surface as an exit, which _wait reports
+        self._wait("kube-scheduler and kube-controller-manager", lambda: True, timeout=2)
+
+    def _write_kubeconfig(self) -> None:
+        self.kubeconfig = self.work / "kubeconfig"
+        self.kubeconfig.write_text(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: draguard\n  cluster:\n"
+            f"    server: {self.url}\n    certificate-authority: {self.ca_file}\nusers:\n- name: admin\n  user:\n"
+            f"    token: {self.token}\ncontexts:\n- name: draguard\n  context: {{cluster: draguard, user: admin}}\n"
+            "current-context: draguard\n")
+
+    def stop(self) -> None:
+        for _, process in reversed(self.processes):
+            if process.poll() is None:
+                process.terminate()
+        for _, process in reversed(self.processes):
+            try:
+                process.wait(timeout=5)  # then SIGKILL: nothing here needs a graceful shutdown
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    # -- clients --
+    def api(self) -> client.ApiClient:
+        configuration = client.Configuration()
+        configuration.host = self.url
+        configuration.ssl_ca_cert = str(self.ca_file)
+        configuration.api_key = {"authorization": f"Bearer {self.token}"}
+        return client.ApiClient(configuration)
+
+    def apply(self, objects: list[dict], namespace: str | None = None) -> None:
+        dyn = dynamic.DynamicClient(self.api())
+        for obj in objects:
+            resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+            ns = obj.get("metadata", {}).get("namespace") or (namespace if resource.namespaced else None)
+            resource.create(body=obj, namespace=ns)
+
+
+class FakeKubelet(threading.Thread):
+    """Plays the kubelet for `nodes`: Ready nodes, Running pods, modelled teardown."""
+
+    def __init__(self, plane: ControlPlane, nodes: list[dict]):
+        super().__init__(daemon=True)
+        self.plane, self.nodes = plane, nodes
+        self.core = client.CoreV1Api(plane.api())
+        self.stopping = threading.Event()
+        self.errors: list[str] = []
+
+    def register_nodes(self) -> None:
+        for node in self.nodes:
+            self.core.create_node(node)
+            name = node["metadata"]["name"]
+            status = {"status": {
+                "conditions": [{"type": "Ready", "status": "True", "reason": "FakeKubelet", "message": "ready",
+                                "lastHeartbeatTime": _now(), "lastTransitionTime": _now()}],
+                "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+                "allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}
+            self.core.patch_node_status(name, status)
+
+    def run(self) -> None:
+        names = {n["metadata"]["name"] for n in self.nodes}
+        while not self.stopping.is_set():
+            try:
+                for pod in self.core.list_pod_for_all_namespaces().items:
+                    if pod.spec.node_name in names:
+                        self._step(pod)
+            except Exception as exc:  # keep playing; the test reports what it saw
+                self.errors.append(str(exc))
+            self.stopping.wait(0.3)
+
+    def _step(self, pod) -> None:
+        meta = pod.metadata
+        if meta.deletion_timestamp is not None:
+            # the pod is gone once its preStop hooks' bounded waits are over, or at the
+            # latest when the grace period ends (SIGKILL)
+            grace = meta.deletion_grace_period_seconds or 0
+            requested = meta.deletion_timestamp.timestamp() - grace
+            hooks = [hook_budget(_pre_stop(c)) for c in pod.spec.containers if _pre_stop(c)]
+            if time.time() >= requested + min(grace, max(hooks, default=0.0)):
+                self.core.delete_namespaced_pod(meta.name, meta.namespace, grace_period_seconds=0)
+            return
+        if pod.status.phase == "Pending":
+            self.core.patch_namespaced_pod_status(meta.name, meta.namespace, {"status": {
+                "phase": "Running", "startTime": _now(),
+                "conditions": [{"type": t, "status": "True", "lastTransitionTime": _now()}
+                               for t in ("Initialized", "ContainersReady", "Ready")],
+                "containerStatuses": [{"name": c.name, "image": c.image, "imageID": "", "ready": True,
+                                       "restartCount": 0, "started": True,
+                                       "state": {"running": {"startedAt": _now()}}} for c in pod.spec.containers]}})
+
+
+def _pre_stop(container) -> dict | None:
+    lifecycle = container.lifecycle
+    if lifecycle is None or lifecycle.pre_stop is None:
+        return None
+    return client.ApiClient().sanitize_for_serialization(lifecycle.pre_stop)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def gpu_inventory(nodes: int = 2, gpus: int = 2) -> tuple[list[dict], list[dict]]:
+    """(Node objects, ResourceSlices + DeviceClasses) of the fake NVIDIA driver."""
+    objects = generate({"nodes": [{"namePrefix": "gpu-node", "count": nodes,
+                                   "gpus": {"model": "H100-80GB", "count": gpus, "mig": "none"}}]})
+    nodes_ = [o for o in objects if o["kind"] == "Node"]
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"]
+    classes = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": name},
+                "spec": {"selectors": [{"cel": {"expression": entry["selector"]}}]}}
+               for name, entry in device_classes().items() if entry["driver"] == "gpu.nvidia.com"]
+    return nodes_, classes + slices

@@ -1,0 +1,216 @@
+"""Differential testing against the upstream allocator: a seeded scenario generator, the
+oracle process, and draguard's side of the same scenario."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from draguard.dra.allocator import AllocationError, Allocator
+from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
+from draguard.model.manifest import Manifest
+from draguard.sources.loader import Source
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = ROOT / "harness" / "allocator-oracle"
+GPU, NIC = "gpu.example.com", "nic.example.com"
+FEATURES = {"AdminAccess": True, "PrioritizedList": True, "PartitionableDevices": True, "DeviceTaints": True}
+_SOURCE = Source("(oracle)", "")
+
+EXPRESSIONS = [
+    "device.attributes['gpu.example.com'].model == 'a'",
+    "device.attributes['gpu.example.com'].model != 'c'",
+    "device.attributes['gpu.example.com'].index >= 2",
+    "device.capacity['gpu.example.com'].memory.compareTo(quantity('40Gi')) >= 0",
+    "device.capacity['gpu.example.com'].memory.isLessThan(quantity('64Gi'))",
+    "device.attributes['gpu.example.com'].driverVersion.isGreaterThan(semver('1.1.0'))",
+    "device.attributes['gpu.example.com'].healthy",
+    "has(device.attributes['gpu.example.com'].index) && device.attributes['gpu.example.com'].index % 2 == 0",
+    "device.attributes['gpu.example.com'].missing == 1",
+    "device.attributes['nic.example.com'].speed > 100",
+    "device.driver == 'nic.example.com' || device.attributes['gpu.example.com'].model in ['a', 'b']",
+    "cel.bind(g, device.attributes['gpu.example.com'], g.model == 'b' || g.index == 0)",
+]
+
+
+def _obj(kind: str, name: str, spec: dict, **meta) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": dict(name=name, **meta), "spec": spec}
+
+
+def _device(rng: random.Random, driver: str, name: str) -> dict:
+    if driver == GPU:
+        attrs = {"model": {"string": rng.choice("abc")}, "driverVersion": {"version": f"1.{rng.randint(0, 2)}.0"}}
+        if rng.random() < 0.85:
+            attrs["index"] = {"int": rng.randint(0, 4)}
+        if rng.random() < 0.8:
+            attrs["healthy"] = {"bool": rng.random() < 0.8}
+        capacity = {"memory": {"value": f"{rng.choice([16, 40, 48, 80])}Gi"}}
+    else:
+        attrs = {"speed": {"int": rng.choice([100, 200, 400])}}
+        capacity = {}
+    device = {"name": name, "attributes": attrs, "capacity": capacity}
+    if rng.random() < 0.15:
+        device["taints"] = [{"key": "maintenance", "value": rng.choice(["now", "later"]),
+                             "effect": rng.choice(["NoSchedule", "NoExecute", "PreferNoSchedule"])}]
+    return device
+
+
+def _pool_slices(rng: random.Random, driver: str, pool: str, nodes: list[str]) -> list[dict]:
+    """A pool, mostly on the scenario's node (nodes[0]), sometimes elsewhere or network-attached."""
+    where = rng.choice(["node", "node", "node", "all", "selector"])
+    placement = ({"nodeName": nodes[0] if rng.random() < 0.8 else nodes[1]} if where == "node" else {"allNodes": True} if where == "all" else
+                 {"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "rack", "operator": "In", "values": [rng.choice(["r1", "r2"])]}]}]}})
+    devices = [_device(rng, driver, f"dev-{i}") for i in range(rng.randint(0, 6))]
+    generation = rng.randint(1, 2)
+    counters = rng.random() < 0.25 and devices
+    count = 2 if counters else 1
+    incomplete = rng.random() < 0.05
+    slices = []
+    if counters:
+        capacity = rng.randint(2, 5)
+        for d in devices:
+            d["consumesCounters"] = [{"counterSet": "shared", "counters": {"units": {"value": str(rng.randint(1, 3))}}}]
+        slices.append(_obj("ResourceSlice", f"{pool}-counters", dict(
+            placement, driver=driver, pool={"name": pool, "generation": generation, "resourceSliceCount": count},
+            sharedCounters=[{"name": "shared", "counters": {"units": {"value": str(capacity)}}}])))
+    slices.append(_obj("ResourceSlice", f"{pool}-devices", dict(
+        placement, driver=driver, pool={"name": pool, "generation": generation,
+                                        "resourceSliceCount": count + (1 if incomplete else 0)},
+        devices=devices)))
+    if rng.random() < 0.1:  # a stale slice of an older generation
+        slices.append(_obj("ResourceSlice", f"{pool}-old", dict(
+            placement, driver=driver, pool={"name": pool, "generation": generation - 1, "resourceSliceCount": 1},
+            devices=[_device(rng, driver, "old-dev")])))
+    return slices
+
+
+def _request(rng: random.Random, name: str, classes: list[str]) -> dict:
+    def fields():
+        body = {"deviceClassName": rng.choice(classes + (["missing"] if rng.random() < 0.03 else []))}
+        if rng.random() < 0.08:
+            body["allocationMode"] = "All"
+        else:
+            body["allocationMode"] = "ExactCount"
+            body["count"] = rng.choice([1, 1, 1, 2, 3])
+        body["selectors"] = [{"cel": {"expression": rng.choice(EXPRESSIONS)}} for _ in range(rng.choice([0, 0, 0, 1, 1, 2]))]
+        if rng.random() < 0.2:
+            body["tolerations"] = [rng.choice([{"key": "maintenance", "operator": "Exists"},
+                                               {"key": "maintenance", "operator": "Equal", "value": "now"},
+                                               {"operator": "Exists", "effect": "NoSchedule"}])]
+        return body
+    if rng.random() < 0.25:
+        return {"name": name, "firstAvailable": [dict(fields(), name=f"sub{i}") for i in range(rng.randint(1, 3))]}
+    body = fields()
+    if rng.random() < 0.1:
+        body["adminAccess"] = True
+    return {"name": name, "exactly": body}
+
+
+MAX_DEVICES_ASKED = 6
+
+
+def _devices_asked(claims: list[dict]) -> int:
+    total = 0
+    for c in claims:
+        for r in c["spec"]["devices"]["requests"]:
+            options = r.get("firstAvailable") or [r.get("exactly", {})]
+            total += max(o.get("count", 1) if o.get("allocationMode") != "All" else 3 for o in options)
+    return total
+
+
+def scenario(seed: int) -> dict:
+    """One scenario from a seed: pools on nodes and network-attached, counters, taints, stale
+    generations, incomplete pools, claims with every request shape, pre-allocated devices."""
+    rng = random.Random(seed)
+    nodes = rng.sample(["node-0", "node-1"], 2)  # nodes[0] is the one allocated for
+    drivers = [GPU] if rng.random() < 0.6 else [GPU, NIC]
+    slices = []
+    for driver in drivers:
+        for p in range(rng.randint(1, 2)):
+            slices += _pool_slices(rng, driver, f"{driver.split('.')[0]}-pool-{p}", nodes)
+    classes = [_obj("DeviceClass", "gpu", {"selectors": [{"cel": {"expression": f"device.driver == '{GPU}'"}}]}),
+               _obj("DeviceClass", "nic", {"selectors": [{"cel": {"expression": f"device.driver == '{NIC}'"}}]}),
+               _obj("DeviceClass", "any", {})]
+    names = ["gpu", "gpu", "gpu", "nic", "any"]
+    claims = []
+    for c in range(rng.choice([1, 1, 2, 3])):
+        requests = [_request(rng, f"r{r}", names) for r in range(rng.choice([1, 1, 2]))]
+        devices = {"requests": requests}
+        if rng.random() < 0.25:
+            devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model"])}]
+        claims.append(_obj("ResourceClaim", f"claim-{c}", devices and {"devices": devices}, namespace="default"))
+    while claims and _devices_asked(claims) > MAX_DEVICES_ASKED:
+        claims.pop()  # the search is exponential in what is asked; upstream too (60 s on one seed)
+    all_devices = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"])
+                   for s in slices for d in s["spec"].get("devices", [])]
+    allocated = [d for d in all_devices if rng.random() < 0.1]
+    node = {"metadata": {"name": nodes[0], "labels": {"rack": rng.choice(["r1", "r2"])}}}
+    return {"id": f"seed-{seed}", "deviceClasses": classes, "resourceSlices": slices, "claims": claims,
+            "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
+            "node": node, "features": FEATURES}
+
+
+@dataclass
+class Outcome:
+    kind: str  # allocated, unschedulable, error
+    devices: list | None = None  # per claim: [(request, driver, pool, device)]
+    error: str = ""
+
+
+def pool_keys(s: dict) -> list[tuple]:
+    return sorted({(x["spec"]["driver"], x["spec"]["pool"]["name"]) for x in s["resourceSlices"]})
+
+
+def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
+    """draguard's outcome, visiting pools in `order` (default: draguard's own sorted order)."""
+    manifests = lambda key: [Manifest(_SOURCE, i, o) for i, o in enumerate(s[key])]  # noqa: E731
+    rank = {key: i for i, key in enumerate(order or ())}
+    allocator = Allocator([slice_from(m) for m in manifests("resourceSlices")],
+                          {m.name: device_class_from(m) for m in manifests("deviceClasses")},
+                          {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]},
+                          pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted)
+    node = Node(s["node"]["metadata"]["name"], s["node"]["metadata"].get("labels", {}))
+    try:
+        results = allocator.allocate([claim_from(m) for m in manifests("claims")], node)
+    except AllocationError as exc:
+        return Outcome("error", error=str(exc))
+    if results is None:
+        return Outcome("unschedulable")
+    return Outcome("allocated", [[(r.request, r.driver, r.pool, r.device) for r in x.results] for x in results])
+
+
+def upstream_outcome(line: dict) -> Outcome:
+    if line["outcome"] != "allocated":
+        return Outcome(line["outcome"], error=line.get("error", ""))
+    return Outcome("allocated", [[(r["request"], r["driver"], r["pool"], r["device"]) for r in x["devices"]["results"]]
+                                 for x in line["results"]])
+
+
+def possible_outcomes(s: dict, limit: int = 24) -> list[Outcome]:
+    """draguard's outcome for each order in which upstream may visit the pools (Go map order is
+    random): with one pool that is one outcome, with several every permutation (up to `limit`)."""
+    keys = pool_keys(s)
+    orders = list(itertools.islice(itertools.permutations(keys), limit)) if len(keys) > 1 else [tuple(keys)]
+    return [draguard_outcome(s, order) for order in orders]
+
+
+def oracle_binary() -> str | None:
+    if shutil.which("go") is None:
+        return None
+    done = subprocess.run([str(HARNESS / "build.sh")], capture_output=True, text=True, check=True)
+    return done.stdout.strip().splitlines()[-1]
+
+
+def run_oracle(binary: str, scenarios: list[dict]) -> list[dict]:
+    """All scenarios through one oracle process (JSON lines in, JSON lines out)."""
+    payload = "".join(json.dumps(s) + "\n" for s in scenarios)
+    done = subprocess.run([binary], input=payload, capture_output=True, text=True, check=True,
+                          env=dict(os.environ, GOGC="400"))
+    return [json.loads(line) for line in done.stdout.splitlines()]

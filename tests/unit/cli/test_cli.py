@@ -1,0 +1,62 @@
+import json
+import subprocess
+import sys
+
+from support.paths import EXAMPLES, ROOT
+
+BAD = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {template: {}}\n"
+
+
+def test_python_dash_m_runs_the_same_cli():
+    done = subprocess.run([sys.executable, "-m", "draguard", "rules", "-f", "json"], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert done.returncode == 0
+    assert "schema-invalid" in {r["id"] for r in json.loads(done.stdout)}
+
+
+def test_exit_codes(cli, tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert cli("lint", good, "--no-config").code == 0
+    assert cli("lint", "-", "--no-config", stdin=BAD).code == 1
+    assert cli("lint", tmp_path / "missing.yaml").code == 2
+    assert cli("lint", good, "--kube-version", "1.20").code == 2
+    assert cli("lint", good, "--format", "xml").code == 2
+    assert cli("explain", "no-such-rule").code == 2
+
+
+def test_bare_paths_mean_lint(cli):
+    result = cli(EXAMPLES / "dra-inference", "--color", "never")
+    assert result.code == 0 and "objects in" in result.out
+
+
+def test_text_report_shows_source_line_and_caret(cli):
+    result = cli("lint", "-", "--no-config", "--color", "never", stdin=BAD)
+    lines = result.out.splitlines()
+    index = next(i for i, line in enumerate(lines) if line.startswith("-:4:1: error [schema-invalid]"))
+    assert lines[index + 1] == "      4 | spec: {template: {}}"
+    assert lines[index + 2] == "        | ^"
+
+
+def test_colour_only_when_asked_or_on_a_tty(cli):
+    assert "\x1b[" not in cli("lint", "-", "--no-config", stdin=BAD).out
+    assert "\x1b[" in cli("lint", "-", "--no-config", "--color", "always", stdin=BAD).out
+
+
+def test_output_file_is_written(cli, tmp_path):
+    target = tmp_path / "report.json"
+    result = cli("lint", "-", "--no-config", "-f", "json", "-o", target, stdin=BAD)
+    assert result.code == 1 and result.out == ""
+    assert json.loads(target.read_text())["summary"]["errors"] == 1
+
+
+def test_rules_and_explain(cli):
+    listing = cli("rules")
+    assert listing.code == 0 and "schema-invalid" in listing.out
+    doc = cli("explain", "schema-invalid")
+    assert doc.code == 0 and doc.out.startswith("# `schema-invalid`") and "## Why" in doc.out
+
+
+def test_examples_main_job(cli):
+    """The README's first command: the compliant example passes on its own."""
+    assert cli("lint", EXAMPLES / "dra-inference", "-f", "json").json["summary"]["total"] == 0

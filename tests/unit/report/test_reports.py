@@ -1,0 +1,90 @@
+import json
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import jsonschema
+
+from support.paths import DATA
+
+from draguard.report.sarif import artifact_uri
+
+BAD = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a, namespace: ns}\nspec: {template: {}}\n"
+SARIF_SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
+
+
+FINDING_KEYS = {"rule", "category", "severity", "message", "help", "file", "line", "column", "document", "path",
+                "object", "fix"}
+
+
+def test_json_contract_exactly(cli):
+    report = cli("lint", "-", "--no-config", "-f", "json", stdin=BAD).json
+    assert set(report) == {"version", "findings", "summary"} and report["version"] == 2
+    [finding] = report["findings"]
+    assert set(finding) == FINDING_KEYS
+    assert finding["file"] == "-" and finding["line"] == 4 and finding["column"] == 1
+    assert finding["document"] == 0 and finding["path"] == "spec" and finding["help"] is None and finding["fix"] is None
+    assert finding["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "ns", "name": "a"}
+    assert report["summary"]["errors"] == 1 and report["summary"]["byRule"] == {"schema-invalid": 1}
+    assert report["summary"]["fixable"] == 0
+
+
+def test_json_fix_is_data_with_paths(cli):
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q}\n" \
+           "spec:\n  hostIPC: true\n  containers:\n  - name: c\n    image: x\n" \
+           "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    report = cli("lint", "-", "--no-config", "-f", "json", stdin=text).json
+    [finding] = [f for f in report["findings"] if f["rule"] == "host-ipc"]
+    assert (finding["document"], finding["path"], finding["line"], finding["column"]) == (1, "spec.hostIPC", 9, 3)
+    assert finding["help"] and finding["fix"] == {"title": "remove hostIPC", "applicability": "unsafe",
+                                                  "edits": [{"op": "remove", "path": "spec.hostIPC"}]}
+    [legacy] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
+    assert legacy["path"] == 'spec.containers[0].resources.limits["nvidia.com/gpu"]'
+    assert report["summary"]["fixable"] == 1
+
+
+def test_sarif_is_valid_and_has_what_github_needs(cli, tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "app.yaml").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    sarif = cli("lint", "deploy", "--no-config", "-f", "sarif").json
+    jsonschema.validate(sarif, SARIF_SCHEMA)
+    run = sarif["runs"][0]
+    rule = next(r for r in run["tool"]["driver"]["rules"] if r["id"] == "schema-invalid")
+    for key in ("id", "name", "shortDescription", "fullDescription", "help", "helpUri"):
+        assert rule[key]
+    [result] = run["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "deploy/app.yaml"
+    assert location["region"] == {"startLine": 4, "startColumn": 1}
+    assert result["level"] == "error" and result["partialFingerprints"]
+    assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == "schema-invalid"
+
+
+def test_fingerprints_survive_lines_moving(cli):
+    first = cli("lint", "-", "--no-config", "-f", "sarif", stdin=BAD).json
+    moved = cli("lint", "-", "--no-config", "-f", "sarif", stdin="# a new comment\n" + BAD).json
+    fp = lambda doc: doc["runs"][0]["results"][0]["partialFingerprints"]  # noqa: E731
+    assert fp(first) == fp(moved)
+
+
+def test_artifact_uris():
+    assert artifact_uri("/repo/a/b.yaml", "/repo") == "a/b.yaml"
+    assert artifact_uri("-", "/repo") == "stdin"
+    assert artifact_uri("/elsewhere/x.yaml", "/repo") == "file:///elsewhere/x.yaml"
+
+
+def test_junit_has_a_failure_per_finding(cli):
+    xml = cli("lint", "-", "--no-config", "-f", "junit", stdin=BAD).out
+    root = ET.fromstring(xml.split("\n", 1)[1])
+    assert root.get("failures") == "1"
+    failure = root.find("./testsuite/testcase/failure")
+    assert failure.get("type") == "schema-invalid" and "-:4:1" in failure.text
+
+
+def test_github_annotations_escape_their_fields(cli):
+    out = cli("lint", "-", "--no-config", "-f", "github", stdin=BAD).out
+    assert out.startswith("::error file=-,line=4,col=1,title=schema-invalid::spec: required field")
+    from draguard.report.github import _escape_data, _escape_property
+
+    assert _escape_data("a%b\nc") == "a%25b%0Ac" and _escape_property("a:b,c") == "a%3Ab%2Cc"

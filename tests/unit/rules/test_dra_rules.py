@@ -1,0 +1,114 @@
+"""The DRA-core rules on manifests: CEL errors at the exact character, attributes the driver
+does not publish, and requests no device can satisfy."""
+
+import textwrap
+
+from draguard.rules.examples import COMPLIANT_POD
+
+from support.reports import rules_of
+
+CLAIM = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: %s
+          allocationMode: ExactCount
+          count: 1
+          selectors:
+          - cel:
+              expression: %s
+"""
+
+
+def lint(lint_json, text, *args):
+    return lint_json(text, "--kube-version", "1.34", *args)
+
+
+def findings(report, rule):
+    return [f for f in report["findings"] if f["rule"] == rule]
+
+
+def test_syntax_error_points_at_the_character_and_suggests_the_fix(lint_json):
+    report = lint(lint_json, CLAIM % ("gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].memory >= 40Gi"))
+    [finding] = findings(report, "cel-invalid")
+    line = (CLAIM % ("gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].memory >= 40Gi")).splitlines()[14]
+    assert finding["line"] == 15 and line[finding["column"] - 1:].startswith("Gi")
+    fixed = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
+    assert finding["help"] == f"`{fixed}`"
+    assert finding["fix"]["applicability"] == "unsafe"
+    assert finding["fix"]["edits"] == [{"op": "set", "value": fixed,
+                                        "path": "spec.spec.devices.requests[0].exactly.selectors[0].cel.expression"}]
+
+
+def test_errors_inside_block_scalars(lint_json):
+    text = CLAIM % ("gpu.nvidia.com", "|\n                device.driver == 'gpu.nvidia.com' &&\n"
+                    "                device.capacity['gpu.nvidia.com'].memory > 3")
+    [finding] = findings(lint(lint_json, text), "cel-invalid")
+    assert finding["line"] == 17 and "no matching overload" in finding["message"]
+    assert text.splitlines()[16][finding["column"] - 1] == ">"
+
+
+def test_type_errors_in_device_classes(lint_json):
+    text = "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\nspec:\n  selectors:\n" \
+           "  - cel: {expression: \"device.driver\"}\n"
+    [finding] = findings(lint(lint_json, text), "cel-invalid")
+    assert "must evaluate to bool" in finding["message"] and finding["line"] == 6
+
+
+def test_dropped_and_mig_only_attributes_are_warnings(lint_json, tmp_path, cli):
+    index = CLAIM % ("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].index == 0")
+    [finding] = findings(lint(lint_json, index), "cel-unknown-attribute")
+    assert "index" in finding["message"] and finding["severity"] == "warning"
+    assert index.splitlines()[14][finding["column"] - 1:].startswith("index")
+    (tmp_path / ".draguard.yaml").write_text("rules: {cel-unknown-attribute: {nvidiaDriverVersion: '25.3'}}\n")
+    (tmp_path / "c.yaml").write_text(index)
+    old = cli("lint", tmp_path / "c.yaml", "--kube-version", "1.34", "-f", "json").json
+    assert not findings(old, "cel-unknown-attribute")
+    profile = CLAIM % ("gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'")
+    [finding] = findings(lint(lint_json, profile), "cel-unknown-attribute")
+    assert "MIG devices only" in finding["message"]
+    guarded = CLAIM % ("gpu.nvidia.com", "\"has(device.attributes['gpu.nvidia.com'].index) && "
+                       "device.attributes['gpu.nvidia.com'].index == 0\"")
+    assert not findings(lint(lint_json, guarded), "cel-unknown-attribute")
+
+
+def test_mig_profile_under_the_full_gpu_class_is_unsatisfiable(lint_json):
+    report = lint(lint_json, CLAIM % ("gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"))
+    [finding] = findings(report, "request-unsatisfiable")
+    assert "selector #0" in finding["message"] and "class gpu.nvidia.com selects only full GPUs" in finding["message"]
+    assert finding["line"] == 15
+
+
+def test_satisfiable_against_the_catalog(lint_json):
+    for cls, expression in [("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"),
+                            ("gpu.nvidia.com", "\"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('140Gi')) >= 0\""),
+                            ("gpu.nvidia.com", "\"device.attributes['gpu.nvidia.com'].cudaComputeCapability.isGreaterThan(semver('9.0.0'))\"")]:
+        assert not findings(lint(lint_json, CLAIM % (cls, expression)), "request-unsatisfiable"), expression
+    too_big = CLAIM % ("gpu.nvidia.com", "\"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('200Gi')) >= 0\"")
+    assert findings(lint(lint_json, too_big), "request-unsatisfiable")
+
+
+def test_other_hardware_is_not_judged_by_the_gpu_catalog(lint_json):
+    text = CLAIM % ("netdev.example.com", "device.attributes['netdev.example.com'].speed == 400")
+    text += "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: netdev.example.com}\n" \
+            "spec: {selectors: [{cel: {expression: \"device.driver == 'netdev.example.com'\"}}]}\n"
+    assert not findings(lint(lint_json, text), "request-unsatisfiable")
+
+
+def test_against_an_inventory(tmp_path, cli):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("nodes:\n- count: 1\n  gpus: {model: A100-40GB, count: 1, mig: static, layout: [7g.40gb]}\n")
+    inventory = tmp_path / "inv.yaml"
+    cli("inventory", "generate", spec, "-o", inventory)
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(textwrap.dedent(COMPLIANT_POD))
+    report = cli("lint", manifest, "--kube-version", "1.34", "--inventory", inventory, "-f", "json").json
+    [finding] = findings(report, "request-unsatisfiable")
+    assert "cannot be allocated on the inventory" in finding["message"] and "nothing left after selector #0" in finding["message"]
+    clean = cli("lint", manifest, "--kube-version", "1.34", "-f", "json").json
+    assert clean["findings"] == []

@@ -1,0 +1,29 @@
+"""Every rule's documented examples are its fixtures: the failing one must trigger the rule,
+the passing one must trigger no rule at all."""
+
+import textwrap
+
+import pytest
+
+from draguard.rules import REGISTRY
+
+from support.reports import rules_of
+
+WITH_EXAMPLES = [rule for rule in REGISTRY if rule.noncompliant or rule.compliant]
+
+
+def test_every_check_rule_has_both_examples():
+    missing = [r.id for r in REGISTRY if r.has_check and not (r.noncompliant and r.compliant)]
+    assert not missing
+
+
+@pytest.mark.parametrize("rule", [r for r in WITH_EXAMPLES if r.noncompliant], ids=lambda r: r.id)
+def test_failing_example_triggers_the_rule(rule, lint_json):
+    report = lint_json(textwrap.dedent(rule.noncompliant), "--kube-version", rule.examples_target)
+    assert rule.id in rules_of(report), report["findings"]
+
+
+@pytest.mark.parametrize("rule", [r for r in WITH_EXAMPLES if r.compliant], ids=lambda r: r.id)
+def test_passing_example_is_clean(rule, lint_json):
+    report = lint_json(textwrap.dedent(rule.compliant), "--kube-version", rule.examples_target)
+    assert report["findings"] == []

@@ -1,0 +1,171 @@
+"""Edge semantics of the catalog rules beyond their documented examples."""
+
+import textwrap
+
+import pytest
+
+from draguard.core.selectors import matches
+from draguard.rules.examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD
+from draguard.model.teardown import hook_budget
+
+from support.reports import rules_of
+
+
+def lint(lint_json, text, *args):
+    return lint_json(textwrap.dedent(text), "--kube-version", "1.34", *args)
+
+
+@pytest.mark.parametrize("selector, labels, expected", [
+    ({"matchLabels": {"app": "a"}}, {"app": "a", "x": "y"}, True),
+    ({"matchLabels": {"app": "a"}}, {"app": "b"}, False),
+    ({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["gpu"]}]}, {"tier": "gpu"}, True),
+    ({"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["gpu"]}]}, {}, True),
+    ({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}, {}, False),
+    ({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}, {}, True),
+    ({"matchExpressions": [{"key": "tier", "operator": "Near"}]}, {"tier": "x"}, False),
+    ({}, {"anything": "x"}, True),
+    (None, {"app": "a"}, False),
+])
+def test_label_selectors(selector, labels, expected):
+    assert matches(selector, labels) is expected
+
+
+@pytest.mark.parametrize("hook, seconds", [
+    ({"exec": {"command": ["sh", "-c", "sleep 5; timeout 85 drain"]}}, 90),
+    ({"exec": {"command": ["sh", "-c", "sleep 2m"]}}, 120),
+    ({"sleep": {"seconds": 15}}, 15),
+    ({"httpGet": {"path": "/drain", "port": 8080}}, 0),
+])
+def test_hook_budget(hook, seconds):
+    assert hook_budget(hook) == seconds
+
+
+def test_grace_period_must_exceed_hook_waits(lint_json):
+    text = COMPLIANT_POD.replace("sleep 10", "sleep 5; timeout 85 drain")
+    report = lint(lint_json, text)
+    [finding] = report["findings"]
+    assert finding["rule"] == "teardown-grace-period" and "waits up to 90 s" in finding["message"]
+    assert not lint(lint_json, text.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 120"))["findings"]
+
+
+def test_grace_floor_is_configurable(lint_json, tmp_path, cli):
+    (tmp_path / ".draguard.yaml").write_text("rules: {teardown-grace-period: {minGraceSeconds: 90}}\n")
+    (tmp_path / "pod.yaml").write_text(textwrap.dedent(COMPLIANT_POD))
+    report = cli("lint", tmp_path / "pod.yaml", "--kube-version", "1.34", "-f", "json").json
+    assert rules_of(report) == ["teardown-grace-period"]
+
+
+def test_missing_grace_period_uses_the_default(lint_json):
+    report = lint(lint_json, COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "restartPolicy: Always"))
+    [finding] = report["findings"]
+    assert "30 (the default; not set)" in finding["message"]
+
+
+@pytest.mark.parametrize("strategy, fires", [
+    ("rollingUpdate: {maxSurge: 0, maxUnavailable: 1}", False),
+    ("rollingUpdate: {maxSurge: '0%', maxUnavailable: '50%'}", False),
+    ("rollingUpdate: {maxSurge: 0, maxUnavailable: 0}", True),
+    ("rollingUpdate: {maxUnavailable: 1}", True),  # maxSurge defaults to 25%
+])
+def test_rollout_surge_strategies(lint_json, strategy, fires):
+    text = COMPLIANT_DEPLOYMENT.replace("rollingUpdate: {maxSurge: 0, maxUnavailable: 1}", strategy)
+    assert ("rollout-surge" in rules_of(lint(lint_json, text))) is fires
+
+
+def test_recreate_strategy_never_surges(lint_json):
+    text = COMPLIANT_DEPLOYMENT.replace("type: RollingUpdate", "type: Recreate").replace(
+        "rollingUpdate: {maxSurge: 0, maxUnavailable: 1}", "{}")
+    assert "rollout-surge" not in rules_of(lint(lint_json, text))
+
+
+def test_pdb_must_be_in_the_same_namespace(lint_json):
+    text = COMPLIANT_DEPLOYMENT.replace("metadata: {name: inference}\n    spec:\n      replicas",
+                                        "metadata: {name: inference, namespace: a}\n    spec:\n      replicas")
+    text = text.replace("kind: PodDisruptionBudget\n    metadata: {name: inference}",
+                        "kind: PodDisruptionBudget\n    metadata: {name: inference, namespace: b}")
+    found = rules_of(lint(lint_json, text))
+    assert "rollout-pdb" in found and "pdb-selects-nothing" in found
+
+
+def test_env_from_a_config_map_in_the_set(lint_json):
+    text = """
+        apiVersion: v1
+        kind: ConfigMap
+        metadata: {name: gpu-env}
+        data: {CUDA_VISIBLE_DEVICES: "1", OTHER: x}
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - name: c
+            image: x
+            envFrom: [{configMapRef: {name: gpu-env}}]
+        """
+    report = lint(lint_json, text)
+    [finding] = [f for f in report["findings"] if f["rule"] == "env-device-visibility"]
+    assert "CUDA_VISIBLE_DEVICES from ConfigMap 'gpu-env'" in finding["message"] and finding["line"] == 14
+
+
+def test_admin_access_in_labelled_namespace_or_configured(lint_json, tmp_path, cli):
+    claim = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              adminAccess: true\n").replace(
+        "metadata: {name: mig-1g}", "metadata: {name: mig-1g, namespace: ops}").replace(
+        "metadata: {name: inference}", "metadata: {name: inference, namespace: ops}")
+    assert "admin-access-namespace" in rules_of(lint(lint_json, claim))
+    labelled = claim + "---\n    apiVersion: v1\n    kind: Namespace\n    metadata:\n      name: ops\n" \
+        "      labels: {resource.kubernetes.io/admin-access: \"true\"}\n"
+    assert "admin-access-namespace" not in rules_of(lint(lint_json, labelled))
+    (tmp_path / ".draguard.yaml").write_text("adminNamespaces: [ops]\n")
+    (tmp_path / "m.yaml").write_text(textwrap.dedent(claim))
+    report = cli("lint", tmp_path / "m.yaml", "--kube-version", "1.34", "-f", "json").json
+    assert "admin-access-namespace" not in rules_of(report)
+
+
+def test_external_claim_templates_from_config(tmp_path, cli):
+    pod = COMPLIANT_POD.split("---", 1)[1]
+    (tmp_path / "pod.yaml").write_text(textwrap.dedent(pod))
+    assert "claim-reference-missing" in rules_of(cli("lint", tmp_path / "pod.yaml", "--kube-version", "1.34",
+                                                     "-f", "json").json)
+    (tmp_path / ".draguard.yaml").write_text("external: {resourceClaimTemplates: [mig-1g]}\n")
+    assert "claim-reference-missing" not in rules_of(cli("lint", tmp_path / "pod.yaml", "--kube-version", "1.34",
+                                                         "-f", "json").json)
+
+
+def test_subrequest_names_are_valid_container_requests(lint_json):
+    text = """
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: t}
+        spec:
+          spec:
+            devices:
+              requests:
+              - name: gpu
+                firstAvailable:
+                - {name: big, deviceClassName: mig.nvidia.com, allocationMode: ExactCount, count: 1,
+                   selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"}}]}
+                - {name: small, deviceClassName: mig.nvidia.com, allocationMode: ExactCount, count: 1,
+                   selectors: [{cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'"}}]}
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          terminationGracePeriodSeconds: 60
+          resourceClaims: [{name: g, resourceClaimTemplateName: t}]
+          containers:
+          - name: c
+            image: x
+            resources: {claims: [{name: g, request: gpu/small}]}
+            lifecycle: {preStop: {exec: {command: [sh, -c, sleep 1]}}}
+        """
+    assert lint(lint_json, text)["findings"] == []
+    broken = lint(lint_json, text.replace("request: gpu/small", "request: gpu/tiny"))
+    assert rules_of(broken) == ["claim-request-undefined"]
+
+
+def test_v1_request_without_exactly_is_reported(lint_json):
+    report = lint(lint_json, COMPLIANT_POD.replace("exactly:", "exact:"))
+    [finding] = [f for f in report["findings"] if f["rule"] == "request-device-class"]
+    assert "sets neither exactly nor firstAvailable" in finding["message"]

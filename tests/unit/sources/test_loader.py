@@ -1,0 +1,142 @@
+import io
+import os
+import shutil
+
+import pytest
+
+from draguard.core.errors import InputError
+from draguard.sources import loader
+from draguard.sources.discover import expand
+from draguard.sources.loader import load_units
+
+from support.load import manifests, where
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text) if isinstance(text, str) else path.write_bytes(text)
+    return path
+
+
+POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  containers: [{{name: c, image: x}}]\n"
+
+
+def test_folders_are_walked_with_include_and_exclude(tmp_path):
+    write(tmp_path, "a.yaml", POD.format(name="a"))
+    write(tmp_path, "deep/b.yml", POD.format(name="b"))
+    write(tmp_path, "deep/c.json", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "c"}}')
+    write(tmp_path, "notes.txt", "not yaml")
+    write(tmp_path, ".hidden/d.yaml", POD.format(name="d"))
+    write(tmp_path, "skip/e.yaml", POD.format(name="e"))
+    units = expand([str(tmp_path)], exclude=("skip",))
+    names = sorted(os.path.relpath(u.path, tmp_path) for u in units)
+    assert names == ["a.yaml", "deep/b.yml", "deep/c.json"]
+    only_json = expand([str(tmp_path)], include=("*.json",))
+    assert [os.path.basename(u.path) for u in only_json] == ["c.json"]
+
+
+def test_missing_input_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        expand([str(tmp_path / "nope.yaml")])
+
+
+def test_list_kinds_are_split_into_items(tmp_path):
+    path = write(tmp_path, "list.yaml", "apiVersion: v1\nkind: List\nitems:\n"
+                 "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: one}\n"
+                 "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: two}\n")
+    loaded = load_units(expand([str(path)]))
+    assert [(m.name, m.item) for m in manifests(loaded)] == [("one", 0), ("two", 1)]
+    location = manifests(loaded)[1].location()
+    assert where(location) == (str(path), 7, 3) and location.path == ("items", 1) and location.document == 0
+
+
+def test_concatenated_json_values_keep_their_positions(tmp_path):
+    text = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}\n' \
+           '  {"apiVersion": "v1", "kind": "ConfigMap",\n   "metadata": {"name": "b"}}\n'
+    path = write(tmp_path, "stream.json", text)
+    loaded = load_units(expand([str(path)]))
+    assert [m.name for m in manifests(loaded)] == ["a", "b"]
+    b = manifests(loaded)[1]
+    assert where(b.location(b.data, "metadata")) == (str(path), 3, 4)
+    assert b.location(b.data, "metadata").document == 1
+    assert loaded.problems == []
+
+
+def test_stdin_is_read_and_named_dash():
+    stdin = io.BytesIO(POD.format(name="from-stdin").encode())
+    loaded = load_units(expand(["-"]), stdin=stdin)
+    assert manifests(loaded)[0].name == "from-stdin"
+    assert manifests(loaded)[0].location().file == "-"
+
+
+@pytest.mark.parametrize("raw, expected, column", [
+    (b"a: \xff\xfe\n", "not UTF-8", 4),
+    (b"a: 1\x00\n", "NUL bytes", 5),
+])
+def test_binary_input_is_a_finding_with_position(tmp_path, raw, expected, column):
+    path = write(tmp_path, "bad.yaml", raw)
+    loaded = load_units(expand([str(path)]))
+    [problem] = loaded.problems
+    assert problem.rule == loader.YAML_SYNTAX and expected in problem.message
+    assert (problem.location.line, problem.location.column) == (1, column)
+
+
+def test_unrendered_templates_are_reported_not_parsed(tmp_path):
+    path = write(tmp_path, "t.yaml", "# {{ in a comment is fine }}\napiVersion: {{ .Values.api }}\nkind: Pod\n")
+    loaded = load_units(expand([str(path)]))
+    assert loaded.entries == []
+    [problem] = loaded.problems
+    assert problem.rule == loader.TEMPLATE_UNRENDERED and where(problem.location)[1:] == (2, 13)
+
+
+def test_template_text_inside_a_string_value_is_data(tmp_path):
+    path = write(tmp_path, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: alerts}\n"
+                 "data:\n  msg: '{{ $labels.instance }} is down'\n")
+    loaded = load_units(expand([str(path)]))
+    assert loaded.problems == [] and manifests(loaded)[0].name == "alerts"
+
+
+def test_documents_without_kind_are_noted(tmp_path):
+    path = write(tmp_path, "cfg.yaml", "version: v1\nsharing: {}\n")
+    loaded = load_units(expand([str(path)]))
+    assert [p.rule for p in loaded.problems] == [loader.NOT_AN_OBJECT]
+
+
+def test_oversized_file_is_refused(tmp_path):
+    from draguard.sources.yamlpos import Limits
+
+    path = write(tmp_path, "big.yaml", "a: " + "x" * 200 + "\n")
+    loaded = load_units(expand([str(path)]), Limits(max_file_bytes=100))
+    assert [p.rule for p in loaded.problems] == [loader.INPUT_LIMIT]
+
+
+def test_chart_without_helm_binary_is_skipped_with_a_finding(tmp_path, monkeypatch):
+    chart = tmp_path / "chart"
+    write(chart, "Chart.yaml", "apiVersion: v2\nname: demo\nversion: 0.1.0\n")
+    write(chart, "templates/pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}\n")
+    write(tmp_path, "plain.yaml", POD.format(name="plain"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    units = expand([str(tmp_path)])
+    assert [u.kind for u in units] == ["helm", "file"]
+    loaded = load_units(units)
+    assert [m.name for m in manifests(loaded)] == ["plain"]
+    [problem] = loaded.problems
+    assert problem.rule == loader.RENDER_SKIPPED and problem.location.file.endswith("chart/Chart.yaml")
+    assert "helm not found" in problem.message
+
+
+@pytest.mark.skipif(not (shutil.which("kustomize") or shutil.which("kubectl")), reason="needs kustomize or kubectl")
+def test_kustomize_folders_are_rendered(tmp_path):
+    write(tmp_path, "kustomization.yaml", "resources: [pod.yaml]\nnamePrefix: team-\n")
+    write(tmp_path, "pod.yaml", POD.format(name="web"))
+    loaded = load_units(expand([str(tmp_path)]))
+    assert [m.name for m in manifests(loaded)] == ["team-web"]
+    assert where(manifests(loaded)[0].location()) == (f"{tmp_path}/kustomization.yaml", 1, 1)
+
+
+@pytest.mark.skipif(not (shutil.which("kustomize") or shutil.which("kubectl")), reason="needs kustomize or kubectl")
+def test_kustomize_failure_is_a_finding(tmp_path):
+    write(tmp_path, "kustomization.yaml", "resources: [missing.yaml]\n")
+    loaded = load_units(expand([str(tmp_path)]))
+    assert [p.rule for p in loaded.problems] == [loader.RENDER_FAILED]

@@ -1,0 +1,49 @@
+"""Helm output mapping. `helm` itself is not on the CI image; the mapping is tested on the
+exact text `helm template` prints (`---` + `# Source:` per document)."""
+
+from draguard.sources.render import SourceMap
+
+RENDERED = """---
+# Source: demo/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: draguard-demo
+---
+# Source: demo/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+spec:
+  template:
+    spec:
+      containers:
+      - name: {{ .Chart.Name }}
+        resources:
+          limits:
+              nvidia.com/gpu: {{ .Values.gpus }}
+"""
+
+
+def test_positions_map_to_the_template_named_by_source_comments(tmp_path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "deployment.yaml").write_text(TEMPLATE)
+    (tmp_path / "templates" / "service.yaml").write_text("apiVersion: v1\nkind: Service\n")
+    mapping = SourceMap(str(tmp_path), RENDERED)
+    assert mapping.template_for(4) == f"{tmp_path}/templates/service.yaml"
+    # the limits key: same text in the template, different indentation
+    assert mapping.locate(17, 11) == (f"{tmp_path}/templates/deployment.yaml", 9, 11)
+    # the gpu key: value interpolated, so matched by its token
+    assert mapping.locate(18, 13) == (f"{tmp_path}/templates/deployment.yaml", 10, 15)
+    assert mapping.locate(4, 1) == (f"{tmp_path}/templates/service.yaml", 2, 1)

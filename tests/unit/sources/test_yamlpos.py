@@ -1,0 +1,77 @@
+from draguard.sources.yamlpos import Limits, YMap, YSeq, mark_of, parse_stream
+
+
+def test_positions_of_keys_values_and_items():
+    docs, problems = parse_stream("a: 1\nlimits:\n  nvidia.com/gpu: 2\nlist:\n- x\n-   y\n")
+    assert problems == []
+    data = docs[0].data
+    assert isinstance(data, YMap) and isinstance(data["list"], YSeq)
+    assert data.key_mark("a") == (1, 1)
+    assert data["limits"].key_mark("nvidia.com/gpu") == (3, 3)
+    assert data["limits"].value_mark("nvidia.com/gpu") == (3, 19)
+    assert data["list"].item_mark(1) == (6, 5)
+    assert mark_of(data["limits"], "nvidia.com/gpu", value=True) == (3, 19)
+
+
+def test_scalar_types_follow_yaml_1_1_like_kubernetes():
+    docs, _ = parse_stream("i: 3\nf: 1.5\nb: yes\nn: ~\ns: '3'\nt: 2001-12-14\n")
+    assert docs[0].data == {"i": 3, "f": 1.5, "b": True, "n": None, "s": "3", "t": "2001-12-14"}
+
+
+def test_columns_count_characters_not_bytes():
+    docs, _ = parse_stream("é€: 1\nb: [x, ü, z]\n")
+    assert docs[0].data.value_mark("é€") == (1, 5)
+    assert docs[0].data["b"].item_mark(2) == (2, 11)
+
+
+def test_multi_document_indices_and_lines():
+    docs, _ = parse_stream("a: 1\n---\nb: 2\n---\n# only a comment\n---\nc: 3\n")
+    assert [d.index for d in docs] == [0, 1, 2, 3]  # the empty document keeps its place
+    assert [d.data for d in docs] == [{"a": 1}, {"b": 2}, None, {"c": 3}]
+    assert docs[3].start_line == 7
+
+
+def test_syntax_error_keeps_earlier_documents_and_has_position():
+    docs, problems = parse_stream("a: 1\n---\nb: [1, 2\nc: 3\n")
+    assert docs[0].data == {"a": 1}
+    assert len(problems) == 1 and problems[0].kind == "syntax"
+    assert problems[0].line == 4
+
+
+def test_duplicate_key_is_a_problem_at_the_second_key():
+    docs, _ = parse_stream("metadata:\n  name: a\n  name: b\n")
+    [problem] = docs[0].problems
+    assert (problem.kind, problem.line, problem.column) == ("duplicate-key", 3, 3)
+    assert "line 2" in problem.message
+
+
+def test_aliases_and_merge_keys():
+    docs, _ = parse_stream("base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\ncopy: *b\n")
+    data = docs[0].data
+    assert data["other"] == {"x": 1, "y": 3}
+    assert data["copy"] == {"x": 1, "y": 2}
+
+
+def test_alias_bomb_is_refused_quickly():
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev, cur = chr(96 + i), chr(97 + i)
+        lines.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 10) + "]")
+    docs, problems = parse_stream("\n".join(lines) + "\n")
+    assert docs[0].data is None
+    assert problems[0].kind == "limit" and "alias bomb" in problems[0].message
+
+
+def test_deep_nesting_and_large_documents_are_refused():
+    deep = "".join("  " * i + f"k{i}:\n" for i in range(30)) + "  " * 30 + "v: 1\n"
+    _, problems = parse_stream(deep, Limits(max_depth=20))
+    assert problems[0].kind == "limit" and "deeper than 20" in problems[0].message
+    _, problems = parse_stream("a: " + "x" * 5000 + "\n", Limits(max_document_bytes=1000))
+    assert problems[0].kind == "limit" and "larger than 1000 bytes" in problems[0].message
+    docs, problems = parse_stream("[" * 2000 + "]" * 2000)
+    assert problems and problems[0].kind in ("syntax", "limit")
+
+
+def test_complex_keys_are_reported_not_raised():
+    _, problems = parse_stream("apiVersion: {{ .Values.x }}\n")
+    assert problems and problems[0].kind == "syntax"
