@@ -12,6 +12,7 @@ from ..facts.catalog import gpu_models
 from ..model.manifest import Manifest
 from ..sources.loader import Source
 from .allocator import Allocator
+from .devices import device_class_from
 from .explain import explain_request, visible_devices
 from .inventory import Inventory, generate
 
@@ -22,6 +23,15 @@ def catalog_manifests() -> tuple:
                       for name in gpu_models()]}
     source = Source("(built-in catalog)", "")
     return tuple(Manifest(source, i, obj) for i, obj in enumerate(generate(spec)))
+
+
+@lru_cache(maxsize=1)
+def _catalog() -> tuple[Inventory, list]:
+    """The catalog's inventory and its visible devices, built once per process: a run only
+    adds its own DeviceClasses, which change no device."""
+    inventory = Inventory.from_manifests(list(catalog_manifests()))
+    allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
+    return inventory, list(visible_devices(allocator, inventory.nodes).values())
 
 
 @dataclass
@@ -36,11 +46,14 @@ class Target:
     def build(cls, inventory: Inventory | None, set_classes: list[Manifest]) -> "Target":
         """`inventory` as given (the engine adds the set's DeviceClasses to it), or the
         catalog with the set's DeviceClasses."""
-        is_catalog = inventory is None
-        if is_catalog:
-            inventory = Inventory.from_manifests(list(catalog_manifests()) + list(set_classes))
-        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
-        return cls(inventory, is_catalog, allocator, list(visible_devices(allocator, inventory.nodes).values()))
+        if inventory is not None:
+            allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
+            return cls(inventory, False, allocator, list(visible_devices(allocator, inventory.nodes).values()))
+        catalog, devices = _catalog()
+        classes = dict(catalog.classes)
+        classes.update((m.name, device_class_from(m)) for m in set_classes)
+        inventory = dataclasses.replace(catalog, classes=classes)
+        return cls(inventory, True, Allocator(inventory.slices, classes, inventory.allocated), devices)
 
     def explain(self, request, name: str):
         """The funnel of one request, computed once per request shape (replicated manifests

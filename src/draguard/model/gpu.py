@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .pods import ContainerSite, PodSite, mapping
+from .pods import ContainerSite, PodSite, mapping, text
 
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel).
 LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+)$")
@@ -34,7 +34,7 @@ def legacy_resources(resources: dict):
 def device_env(container: ContainerSite):
     """Yield (env entry, variable name) for each device-selecting variable set inline."""
     for entry in container.env:
-        if entry.get("name") in DEVICE_ENV_VARS:
+        if text(entry.get("name")) in DEVICE_ENV_VARS:
             yield entry, entry["name"]
 
 

@@ -2,11 +2,13 @@
 
 Rules read pods through these views only: the claims a pod and a container use, lifecycle
 hooks, the grace period, volumes, mounts and environment. Every accessor tolerates a wrong
-type where a mapping or a list belongs (the schema rule reports those): it reads as absent."""
+type where a mapping or a list belongs (the schema rule reports those): it reads as absent.
+Each is computed once (every rule asks again, and the data never changes after loading)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from ..core.cached import cached
 
 from ..core.location import format_path
 from ..sources.yamlpos import path_of
@@ -38,50 +40,50 @@ class ContainerSite:
     resources_key: str = "resources"
     init: bool = False
 
-    @property
+    @cached
     def path(self) -> tuple:
         """From the document root (what fixes address)."""
         return path_of(self.container)
 
-    @property
+    @cached
     def name(self) -> str:
         return text(self.container.get("name"))
 
-    @property
+    @cached
     def label(self) -> str:
         """How messages name it: `container 'server'`, or its path when it has no name."""
         return f"container '{self.name}'" if self.name else format_path(self.path)
 
-    @property
+    @cached
     def resources(self) -> dict:
         return mapping(self.container.get(self.resources_key))
 
-    @property
+    @cached
     def claims(self) -> list[dict]:
         """resources.claims entries: {name, request?}."""
         return mappings(self.resources.get("claims"))
 
-    @property
+    @cached
     def env(self) -> list[dict]:
         return mappings(self.container.get("env"))
 
-    @property
+    @cached
     def env_from(self) -> list[dict]:
         return mappings(self.container.get("envFrom"))
 
-    @property
+    @cached
     def volume_mounts(self) -> list[dict]:
         return mappings(self.container.get("volumeMounts"))
 
-    @property
+    @cached
     def security_context(self) -> dict:
         return mapping(self.container.get("securityContext"))
 
-    @property
+    @cached
     def lifecycle(self) -> dict:
         return mapping(self.container.get("lifecycle"))
 
-    @property
+    @cached
     def pre_stop(self) -> dict | None:
         hook = self.lifecycle.get("preStop")
         return hook if isinstance(hook, dict) else None
@@ -96,25 +98,25 @@ class PodSite:
     metadata: dict
     containers: list[ContainerSite] = field(default_factory=list)
 
-    @property
+    @cached
     def labels(self) -> dict:
         return mapping(self.metadata.get("labels"))
 
-    @property
+    @cached
     def path(self) -> tuple | None:
         """The pod spec's path from the document root (None for a bare container site)."""
         return path_of(self.spec)
 
-    @property
+    @cached
     def claims(self) -> list[dict]:
         """spec.resourceClaims entries: {name, resourceClaimName | resourceClaimTemplateName}."""
         return mappings(self.spec.get("resourceClaims"))
 
-    @property
+    @cached
     def volumes(self) -> list[dict]:
         return mappings(self.spec.get("volumes"))
 
-    @property
+    @cached
     def grace_period(self) -> tuple[int, bool]:
         """(terminationGracePeriodSeconds, whether the pod states it) - the API default when not."""
         grace = self.spec.get("terminationGracePeriodSeconds")

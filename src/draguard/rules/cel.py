@@ -6,8 +6,6 @@ import re
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
-from ..dra.celenv import compile_selector
-from ..dra.explain import class_drivers
 from ..facts.catalog import driver_attributes, latest_driver_version
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
 from ..model.classes import class_selectors
@@ -54,6 +52,8 @@ class CelInvalid(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        from ..dra.celenv import compile_selector  # the engine loads only when there is CEL to judge
+
         for cel, expression, _ in selector_sites(obj):
             compiled = compile_selector(expression)
             if compiled.error is None:
@@ -70,6 +70,8 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 def _device_types(ctx, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
+    from ..dra.explain import class_drivers
+
     selectors = class_selectors(ctx.objects, class_name) or []
     text = " ".join(selectors)
     types = {t for t in ("gpu", "mig") if re.search(rf"type\s*==\s*['\"]{t}['\"]", text)}
@@ -101,6 +103,8 @@ class CelUnknownAttribute(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        from ..dra.celenv import compile_selector
+
         version = str(ctx.option(self, "nvidiaDriverVersion"))
         schemas = driver_attributes()["gpu.nvidia.com"]["versions"]
         schema = schemas.get(version)

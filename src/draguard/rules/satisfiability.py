@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
-from ..dra.devices import ModelError, claim_from
-from ..dra.explain import verdict
 from ..model.claims import CLAIM_TARGETS, device_requests
 from .base import Needs, Rule
 from .examples import COMPLIANT_POD
@@ -42,6 +40,9 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        from ..dra.devices import ModelError, claim_from  # the allocator loads only for claims
+        from ..dra.explain import verdict
+
         target = ctx.satisfiability
         try:
             claim = claim_from(obj)

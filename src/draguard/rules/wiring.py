@@ -87,7 +87,7 @@ class ContainerRequestUndefined(Rule):
                     if target is None or target.kind == "ComputeDomain":
                         continue
                     names = request_names(target)
-                    if request not in names:
+                    if not isinstance(request, str) or request not in names:
                         yield ctx.finding(self, obj, f"{c.label} asks for request '{request}' of "
                                           f"{target.kind} '{target.name}', which has {', '.join(sorted(names)) or 'none'}",
                                           claim, "request", value=True)

@@ -1,0 +1,23 @@
+"""A computed-once attribute for read-only views.
+
+`functools.cached_property` takes a lock on every first access up to Python 3.11, which cost
+more than the views it cached (the model builds hundreds of thousands of them on a large
+run). Views here are built and read by one thread, so the value is simply stored in the
+instance's `__dict__`, where later reads find it without calling this descriptor again."""
+
+from __future__ import annotations
+
+
+class cached:  # noqa: N801 - used like `property`
+    def __init__(self, compute):
+        self.compute = compute
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value

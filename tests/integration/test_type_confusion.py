@@ -1,0 +1,72 @@
+"""Type confusion: every subtree of every rule example replaced by a value of another type
+(null, int, string, list, map). Each rule call is isolated, so a crash would show as an
+`internal-error` finding; the bar is zero of them. Mutations are applied to plain data and
+judged in memory (`lint_objects`), so one run covers every rule on every mutation."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from draguard.core.config import Config
+from draguard.engine import lint_objects
+from draguard.rules import REGISTRY
+
+REPLACEMENTS = (None, 7, "x", [1], {"a": 1})
+
+
+def _paths(node, here=()):
+    yield here
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, here + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _paths(value, here + (index,))
+
+
+def _replaced(node, path, value):
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {k: (_replaced(v, rest, value) if k == head else v) for k, v in node.items()}
+    return [(_replaced(v, rest, value) if i == head else v) for i, v in enumerate(node)]
+
+
+def _examples():
+    for rule in REGISTRY:
+        for which in ("noncompliant", "compliant"):
+            text = getattr(rule, which)
+            if not text:
+                continue
+            try:
+                documents = [d for d in yaml.safe_load_all(textwrap.dedent(text)) if isinstance(d, dict)]
+            except yaml.YAMLError:
+                continue  # the yaml-syntax rule's own example
+            if documents:
+                yield pytest.param(rule, documents, id=f"{rule.id}-{which}")
+
+
+def mutations(documents):
+    for index, document in enumerate(documents):
+        for path in _paths(document):
+            if not path:
+                continue
+            for value in REPLACEMENTS:
+                mutated = list(documents)
+                mutated[index] = _replaced(document, path, value)
+                yield path, value, [d for d in mutated if isinstance(d, dict)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule, documents", list(_examples()))
+def test_no_rule_crashes_on_confused_types(rule, documents):
+    config = Config(kube_version=rule.examples_target)
+    crashes = []
+    for path, value, mutated in mutations(documents):
+        result = lint_objects(mutated, config)
+        crashes.extend((path, value, f.message) for f in result.findings if f.rule == "internal-error")
+    assert not crashes, crashes[:5]
