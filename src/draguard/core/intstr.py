@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import re
+
+_ATOI = re.compile(r"[+-]?[0-9]+")  # strconv.Atoi: ASCII digits, an optional sign, nothing else
 
 
 def scaled_value(value, total: int, round_up: bool) -> int:
@@ -13,9 +16,8 @@ def scaled_value(value, total: int, round_up: bool) -> int:
         return value
     if not isinstance(value, str) or not value.endswith("%"):
         raise ValueError(f"invalid value {value!r}: expected an integer or a percentage")
-    try:
-        percent = int(value[:-1])  # strconv.Atoi: no spaces, no fraction
-    except ValueError:
-        raise ValueError(f"invalid value {value!r}: expected an integer or a percentage") from None
+    if not _ATOI.fullmatch(value[:-1]):
+        raise ValueError(f"invalid value {value!r}: expected an integer or a percentage")
+    percent = int(value[:-1])
     scaled = percent * total / 100
     return math.ceil(scaled) if round_up else math.floor(scaled)

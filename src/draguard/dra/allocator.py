@@ -412,11 +412,11 @@ class _Run:
                     raise
                 value, error = None, exc
                 continue
-            self.steps += 1
-            if budget is not None and self.steps > budget:
+            if budget is not None and self.steps >= budget:
                 for frame in reversed(stack):
                     frame.close()
-                raise BudgetExceeded(self.steps - 1)
+                raise BudgetExceeded(self.steps)
+            self.steps += 1
             stack.append(self._allocate_one(*call))
             value, error = None, None
 

@@ -94,7 +94,8 @@ def _checks(config: Config) -> list:
 
 def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventory: Inventory | None = None,
                  problems: Iterable[Problem] = (), sources: Iterable[Source] = ()) -> LintResult:
-    """Judge `objects` (manifests, or plain object data) with every enabled rule. Each rule
+    """Judge `objects` (manifests, or plain object data, numbered as documents in the order
+    given) with every enabled rule. Each rule
     call on each object is isolated: an exception becomes one `internal-error` finding
     naming the rule and the object, and every other rule still runs. `DRAGUARD_DEBUG=1`
     lets it raise instead."""
@@ -103,7 +104,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
 
 
 def _lint(objects, config: Config, inventory, problems, sources) -> LintResult:
-    manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o) for o in objects]
+    manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = ObjectSet(manifests)
     ctx = Context(config, object_set, inventory)
     raw: list[Finding] = [_problem_finding(p) for p in [*problems, *config.problems]]

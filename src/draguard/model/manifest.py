@@ -44,10 +44,11 @@ class Manifest:
         return cls(entry.source, entry.document, entry.data, entry.item, entry.locate)
 
     @classmethod
-    def from_data(cls, data: dict, display: str = "(object)") -> "Manifest":
-        """An object that never had text (an admission request, a live object): paths only."""
+    def from_data(cls, data: dict, display: str = "(object)", document: int = 0) -> "Manifest":
+        """An object that never had text (an admission request, a live object): paths only;
+        `document` numbers it among the objects it came with."""
         source = _NO_TEXT if display == _NO_TEXT.display else Source(display, "")
-        return cls(source, 0, data)
+        return cls(source, document, data)
 
     def derive(self, key: str, compute):
         """A view of `data` (pod sites, device requests), computed on first use and kept."""

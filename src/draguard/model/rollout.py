@@ -62,4 +62,4 @@ class Strategy:
 
 
 def _written_zero(value) -> bool:
-    return value == 0 or value in ("0%",)
+    return (type(value) is int and value == 0) or value == "0%"

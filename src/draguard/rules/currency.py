@@ -4,6 +4,8 @@ Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube
 
 from __future__ import annotations
 
+import re
+
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
@@ -27,6 +29,40 @@ _CLASSIC_FIELDS = {
     "parametersRef": "put CEL selectors and opaque driver config in the claim",
     "allocationMode": "drop it: claims are allocated when their first pod is scheduled",
 }
+
+
+_STRUCTURED_VERSIONS = ("v1", "v1beta2", "v1beta1")  # newest first; v1beta1 keeps request fields flat
+
+
+def _structured_version(kube_version: str) -> str | None:
+    """The newest resource.k8s.io version the target serves, for claims."""
+    target, table = minor(kube_version), resource_api_lifecycle()
+    for version in _STRUCTURED_VERSIONS:
+        life = table.get((version, "ResourceClaim"))
+        if life and life["introduced"] <= target and (life["removed"] is None or target < life["removed"]):
+            return version
+    return None
+
+
+def _structured_claim(obj, spec: dict, kube_version: str) -> Fix | None:
+    """A classic claim (`resourceClassName`, no opaque `parametersRef`) as one structured
+    request of the DeviceClass of the same name: what the NVIDIA and example drivers name
+    their classes. Unsafe: the class must exist, and `allocationMode: Immediate` has no
+    structured equivalent (claims are allocated when their first pod is scheduled)."""
+    class_name = spec.get("resourceClassName")
+    version = _structured_version(kube_version)
+    if not isinstance(class_name, str) or not class_name or "parametersRef" in spec or "devices" in spec \
+            or version is None:
+        return None
+    name = re.sub(r"[^a-z0-9-]", "-", class_name.split(".")[0].lower()).strip("-") or "device"
+    fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": 1}
+    request = {"name": name, **fields} if version == "v1beta1" else {"name": name, "exactly": fields}
+    edits = [remove(path_of(spec, key)) for key in _CLASSIC_FIELDS if key in spec]
+    edits.append(set_value(path_of(spec, "devices"), {"requests": [request]}))
+    if obj.api_version != f"{RESOURCE_GROUP}/{version}":
+        edits.append(set_value(path_of(obj.data, "apiVersion"), f"{RESOURCE_GROUP}/{version}"))
+    return Fix(f"request DeviceClass '{class_name}' with a structured {RESOURCE_GROUP}/{version} request",
+               Applicability.UNSAFE, tuple(edits))
 
 
 def _flatten_source(entry: dict) -> Fix | None:
@@ -110,6 +146,8 @@ class ApiRemoved(Rule):
         target = minor(ctx.kube_version)
         if obj.group == RESOURCE_GROUP:
             version, life = _lifecycle(obj)
+            spec = claim_spec(obj)
+            fix = _structured_claim(obj, spec, ctx.kube_version)
             if obj.kind in _REMOVED_KINDS:
                 yield ctx.finding(self, obj, f"{obj.kind} ({obj.api_version}) was removed with classic DRA; use "
                                   f"{_REMOVED_KINDS[obj.kind]}", obj.data, "kind", value=True)
@@ -117,12 +155,11 @@ class ApiRemoved(Rule):
                 gone = f"1.{life['removed'] - 1}" if life else "1.30"
                 yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is not served by Kubernetes "
                                   f"{ctx.kube_version} (last served in {gone}); use resource.k8s.io/v1",
-                                  obj.data, "apiVersion", value=True)
-            spec = claim_spec(obj)
+                                  obj.data, "apiVersion", value=True, fix=fix)
             for field, instead in _CLASSIC_FIELDS.items():
                 if field in spec:
                     yield ctx.finding(self, obj, f"claim field '{field}' belongs to classic DRA, removed from "
-                                      f"Kubernetes; {instead}", spec, field)
+                                      f"Kubernetes; {instead}", spec, field, fix=fix)
         if (obj.group, obj.kind) in POD_TARGETS:
             for site in pod_sites(obj):
                 for entry in site.claims:

@@ -94,7 +94,7 @@ class RequestAllocationMode(Rule):
         of a node (and fails when any of them is in use), which starves other tenants: it is
         an error outside the namespaces listed as admin in `.draguard.yaml`."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
-    noncompliant = COMPLIANT_POD.replace("allocationMode: ExactCount", "allocationMode: All")
+    noncompliant = re.sub(r"\n *allocationMode: ExactCount", "", COMPLIANT_POD)
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):

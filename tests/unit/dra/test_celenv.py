@@ -88,3 +88,37 @@ def test_results_are_memoized_by_the_values_read():
     devices = [gpu(uuid=Attr("string", f"GPU-{i}")) for i in range(50)]
     assert all(compiled.matches(d) for d in devices)
     assert len(compiled._memo) == 1  # uuid is not read: one evaluation for 50 devices
+
+
+@pytest.mark.parametrize("expression, device_a, device_b", [
+    # `.size()` after a domain subscript reads the whole domain, not an attribute named "size"
+    ("device.attributes['gpu.nvidia.com'].size() == 3", {}, {"extra": Attr("int", 1)}),
+    ("device.attributes['gpu.nvidia.com'].exists(k, k == 'profile')", {}, {"profile": Attr("string", "1g.10gb")}),
+    ("device.capacity['gpu.nvidia.com'].all(k, k == 'memory')", {}, {"cores": Fraction(1)}),
+])
+def test_member_calls_on_a_domain_read_the_whole_domain(expression, device_a, device_b):
+    """Both orders of evaluation give each device its own answer (a memo keyed by a phantom
+    attribute would hand the first device's answer to the second)."""
+    def device(extra):
+        d = gpu(**{k: v for k, v in extra.items() if isinstance(v, Attr)})
+        d.capacity[NV].update({k: v for k, v in extra.items() if not isinstance(v, Attr)})
+        return d
+
+    compiled = compile_selector(expression)
+    a, b = device(device_a), device(device_b)
+    first = (compiled.matches(a), compiled.matches(b))
+    compiled._memo.clear()
+    assert (compiled.matches(a), compiled.matches(b)) == first  # evaluation order does not matter
+    assert first[0] != first[1]
+
+
+def test_results_are_never_keyed_by_object_identity():
+    """An expression that reads the device opaquely is memoized by the device's content (a
+    key built from id() would hand a dead device's answer to a new one at its address)."""
+    compiled = compile_selector("device.attributes.exists(d, d == 'gpu.nvidia.com')")
+    refs = compiled.references
+    assert refs.everything
+    assert gpu().memo_key(refs) == gpu().memo_key(refs)  # two objects, one content: one key
+    other = Device("gpu-1", NV, "node-a", {"other.example.com": {"x": Attr("int", 1)}}, {})
+    assert other.memo_key(refs) != gpu().memo_key(refs)
+    assert compiled.matches(gpu()) is True and compiled.matches(other) is False

@@ -1,3 +1,4 @@
+import difflib
 import json
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -88,3 +89,68 @@ def test_github_annotations_escape_their_fields(cli):
     from draguard.report.github import _escape_data, _escape_property
 
     assert _escape_data("a%b\nc") == "a%25b%0Ac" and _escape_property("a:b,c") == "a%3Ab%2Cc"
+
+
+FIXABLE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          allocationMode: ExactCount
+          count: 1
+          selectors:
+          - cel:
+              expression: device.attributes['gpu.nvidia.com'].memory >= 40Gi
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  hostIPC: true   # shared memory with the host
+  terminationGracePeriodSeconds: 90
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: t}]
+  containers:
+  - name: c
+    image: x
+    resources: {claims: [{name: gpu}]}
+"""
+
+
+def _apply_sarif_fix(text: str, fix: dict) -> str:
+    lines = text.splitlines(keepends=True)
+
+    def offset(line, column):
+        return sum(len(x) for x in lines[:line - 1]) + column - 1
+
+    [change] = fix["artifactChanges"]
+    for replacement in sorted(change["replacements"], key=lambda r: (r["deletedRegion"]["startLine"],
+                                                                       r["deletedRegion"]["startColumn"]), reverse=True):
+        region = replacement["deletedRegion"]
+        start, end = offset(region["startLine"], region["startColumn"]), offset(region["endLine"], region["endColumn"])
+        text = text[:start] + replacement["insertedContent"]["text"] + text[end:]
+    return text
+
+
+def test_sarif_fixes_are_text_replacements_that_remove_the_finding(cli, tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text(FIXABLE)
+    sarif = cli("lint", path, "--no-config", "--kube-version", "1.34", "-f", "sarif").json
+    jsonschema.validate(sarif, SARIF_SCHEMA)
+    assert sarif["runs"][0]["columnKind"] == "unicodeCodePoints"
+    with_fixes = {r["ruleId"]: r for r in sarif["runs"][0]["results"] if r.get("fixes")}
+    assert {"cel-invalid", "host-ipc"} <= set(with_fixes)
+    for rule_id in ("cel-invalid", "host-ipc"):
+        fixed = _apply_sarif_fix(FIXABLE, with_fixes[rule_id]["fixes"][0])
+        diff = [line for line in difflib.ndiff(FIXABLE.splitlines(), fixed.splitlines()) if line[:2] in ("- ", "+ ")]
+        assert len([d for d in diff if d.startswith("- ")]) == 1 and len(diff) <= 2  # every other line as it was
+        path.write_text(fixed)
+        after = cli("lint", path, "--no-config", "--kube-version", "1.34", "-f", "json").json
+        assert rule_id not in {f["rule"] for f in after["findings"]}
+    result = with_fixes["host-ipc"]
+    assert result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "spec.hostIPC"

@@ -1,0 +1,181 @@
+"""Fixes beyond the rules' documented examples: what each fix writes, when it declines, and
+that applying it removes the finding."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from draguard.core.config import Config
+from draguard.core.fixes import Applicability, apply_edits
+from draguard.engine import lint_objects
+
+
+def docs(text: str) -> list:
+    return [d for d in yaml.safe_load_all(textwrap.dedent(text)) if d]
+
+
+def findings(documents, rule, kube="1.34"):
+    return [f for f in lint_objects(documents, Config(kube_version=kube)).findings if f.rule == rule]
+
+
+def fixed(documents, finding) -> list:
+    index = finding.location.document
+    return documents[:index] + apply_edits(documents[index], finding.fix.edits) + documents[index + 1:]
+
+
+V1_FLAT_REQUEST = """
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: c}
+    spec:
+      devices:
+        requests:
+        - name: gpu
+          deviceClassName: gpu.nvidia.com
+          count: 1
+    """
+
+
+def test_a_v1_request_in_the_v1beta1_shape_moves_under_exactly():
+    documents = docs(V1_FLAT_REQUEST)
+    [finding] = findings(documents, "request-device-class")
+    assert finding.fix.applicability is Applicability.SAFE
+    after = fixed(documents, finding)
+    assert after[0]["spec"]["devices"]["requests"][0] == {
+        "name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 1}}
+    assert not findings(after, "request-device-class")
+
+
+@pytest.mark.parametrize("kube, api_version, structured", [
+    ("1.32", "resource.k8s.io/v1beta1",
+     {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}),
+    ("1.33", "resource.k8s.io/v1beta2",
+     {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}),
+    ("1.37", "resource.k8s.io/v1",
+     {"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1}}),
+])
+def test_classic_claims_become_structured_in_the_version_the_target_serves(kube, api_version, structured):
+    documents = docs("""
+        apiVersion: resource.k8s.io/v1alpha2
+        kind: ResourceClaimTemplate
+        metadata: {name: t}
+        spec:
+          spec: {resourceClassName: gpu.nvidia.com, allocationMode: Immediate}
+        """)
+    first = findings(documents, "api-removed", kube)[0]
+    after = fixed(documents, first)
+    assert after[0]["apiVersion"] == api_version and after[0]["spec"]["spec"] == {"devices": {"requests": [structured]}}
+    assert not findings(after, "api-removed", kube)
+
+
+def test_classic_claims_with_opaque_parameters_are_not_converted():
+    documents = docs("""
+        apiVersion: resource.k8s.io/v1alpha2
+        kind: ResourceClaim
+        metadata: {name: c}
+        spec:
+          resourceClassName: example
+          parametersRef: {kind: ConfigMap, name: params}
+        """)
+    assert all(f.fix is None for f in findings(documents, "api-removed"))
+
+
+def test_surge_fix_writes_the_strategy_when_there_is_none():
+    documents = docs("""
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: t}
+        spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: d}
+        spec:
+          replicas: 3
+          selector: {matchLabels: {app: d}}
+          template:
+            metadata: {labels: {app: d}}
+            spec:
+              resourceClaims: [{name: g, resourceClaimTemplateName: t}]
+              containers: [{name: c, image: x, resources: {claims: [{name: g}]}}]
+        """)
+    [finding] = findings(documents, "rollout-surge")
+    after = fixed(documents, finding)
+    assert after[1]["spec"]["strategy"] == {"rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    assert not findings(after, "rollout-surge")
+
+
+def test_a_budget_with_min_available_is_rewritten_to_max_unavailable():
+    documents = docs("""
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {name: s}
+        spec:
+          selector: {matchLabels: {app: s}}
+          template:
+            metadata: {labels: {app: s}}
+            spec:
+              resourceClaims: [{name: g, resourceClaimTemplateName: t}]
+              containers: [{name: c, image: x, resources: {claims: [{name: g}]}}]
+        ---
+        apiVersion: policy/v1
+        kind: PodDisruptionBudget
+        metadata: {name: s}
+        spec: {minAvailable: 2, selector: {matchLabels: {app: s}}}
+        """)
+    [finding] = findings(documents, "rollout-pdb")
+    assert finding.location.document == 1
+    after = fixed(documents, finding)
+    assert after[1]["spec"] == {"selector": {"matchLabels": {"app": "s"}}, "maxUnavailable": 1}
+
+
+def test_removing_a_volume_removes_every_mount_of_it():
+    documents = docs("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - name: a
+            image: x
+            volumeMounts: [{name: dev, mountPath: /dev}, {name: data, mountPath: /data}, {name: dev, mountPath: /d2}]
+          - {name: b, image: x, volumeMounts: [{name: dev, mountPath: /dev}]}
+          volumes: [{name: data, emptyDir: {}}, {name: dev, hostPath: {path: /dev/}}]
+        """)
+    [finding] = findings(documents, "host-device-mount")
+    after = fixed(documents, finding)
+    spec = after[0]["spec"]
+    assert spec["volumes"] == [{"name": "data", "emptyDir": {}}]
+    assert [c["volumeMounts"] for c in spec["containers"]] == [[{"name": "data", "mountPath": "/data"}], []]
+
+
+def test_all_devices_in_a_tenant_namespace_is_an_error_without_a_fix():
+    documents = docs(V1_FLAT_REQUEST.replace("deviceClassName: gpu.nvidia.com\n          count: 1",
+                                             "exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}"))
+    [finding] = findings(documents, "request-allocation-mode")
+    assert str(finding.severity) == "error" and finding.fix is None
+    config = Config(kube_version="1.34", admin_namespaces={""})
+    assert not [f for f in lint_objects(documents, config).findings if f.rule == "request-allocation-mode"]
+
+
+def test_grace_period_fix_leaves_room_after_the_hooks_waits():
+    documents = docs("""
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          terminationGracePeriodSeconds: 60
+          resourceClaims: [{name: g, resourceClaimTemplateName: t}]
+          containers:
+          - name: c
+            image: x
+            resources: {claims: [{name: g}]}
+            lifecycle: {preStop: {exec: {command: [sh, -c, "sleep 5; timeout 85 drain"]}}}
+        """)
+    [finding] = findings(documents, "teardown-grace-period")
+    after = fixed(documents, finding)
+    assert after[0]["spec"]["terminationGracePeriodSeconds"] == 120
+    assert not findings(after, "teardown-grace-period")
