@@ -36,6 +36,14 @@ EXPRESSIONS = [
     "device.attributes['nic.example.com'].speed > 100",
     "device.driver == 'nic.example.com' || device.attributes['gpu.example.com'].model in ['a', 'b']",
     "cel.bind(g, device.attributes['gpu.example.com'], g.model == 'b' || g.index == 0)",
+    # member calls on a domain read the whole domain (a memo keyed by a phantom attribute
+    # named "size" or "exists" would give every device the first device's answer)
+    "device.attributes['gpu.example.com'].size() >= 4",
+    "device.attributes['gpu.example.com'].exists(k, k == 'healthy')",
+    "device.capacity['gpu.example.com'].all(k, k == 'memory')",
+    # opaque reads: memoized by the device's content, never by object identity
+    "device.attributes.exists(d, d == 'nic.example.com')",
+    "device.capacity['nic.example.com'].size() == 0",
 ]
 
 

@@ -8,9 +8,10 @@ environment kube-scheduler gives them (k8s.io/dynamic-resource-allocation/cel):
   macros and `cel.bind`;
 - a selector must evaluate to bool; it may be at most 10 KiB long
   (resourceapi.CELSelectorExpressionMaxLength);
-- looking up an attribute domain a device does not have yields an empty map (upstream's
-  map-with-default), so `device.attributes['other.com'].x` is a "no such key" runtime error
-  rather than a domain error, exactly as upstream.
+- looking up an attribute or capacity domain a device does not have yields an empty map
+  (upstream's newStringInterfaceMapWithDefault in cel/compile.go), so
+  `device.attributes['other.com'].x` is a "no such key" runtime error rather than a domain
+  error, exactly as upstream.
 
 cel-cpp has no record type with map-of-map fields, so `device.<field>` is rewritten to the
 variable `device_<field>` (same length, so every error column stays valid). Two known issues
@@ -278,9 +279,9 @@ class References:
     items: tuple = ()
     everything: bool = False
 
-    @property
-    def domains(self) -> set[str]:
-        return {domain for kind, domain, _ in self.items if kind == "attributes"}
+    def domains(self, field_name: str) -> set[str]:
+        """Domains of `field_name` ('attributes' or 'capacity') the expression subscripts."""
+        return {domain for kind, domain, _ in self.items if kind == field_name}
 
 
 def _references(code: str) -> References:
@@ -355,7 +356,7 @@ class CompiledSelector:
         return found
 
     def _evaluate(self, device):
-        data = device.cel_data(self.references.domains)
+        data = device.cel_data(self.references)
         if self._constants:
             data = dict(data, **self._constants)
         result = self._program.eval(data=data)

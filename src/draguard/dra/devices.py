@@ -119,7 +119,9 @@ class Device:
                 key.append(values.get(name, MISSING))
         return tuple(key)
 
-    def cel_data(self, domains) -> dict:
+    def cel_data(self, references) -> dict:
+        """The device as the selector's variables; every domain the expression subscripts
+        exists, empty when the device has none of it (upstream: a map with a default)."""
         if self._cel is None:
             self._cel = {
                 "device_driver": self.driver,
@@ -129,12 +131,13 @@ class Device:
                 "device_capacity": {d: {n: quantity_message(q) for n, q in names.items()}
                                     for d, names in self.capacity.items()},
             }
-        missing = [d for d in domains if d not in self._cel["device_attributes"]]
-        if not missing:
-            return self._cel
-        # upstream: an unknown domain is an empty map, not an error
-        attributes = dict(self._cel["device_attributes"], **{d: {} for d in missing})
-        return dict(self._cel, device_attributes=attributes)
+        data = self._cel
+        for field_name in ("attributes", "capacity"):
+            variable = f"device_{field_name}"
+            missing = [d for d in references.domains(field_name) if d not in data[variable]]
+            if missing:
+                data = dict(data, **{variable: dict(data[variable], **{d: {} for d in missing})})
+        return data
 
 
 @dataclass(eq=False)

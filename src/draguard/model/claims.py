@@ -141,7 +141,7 @@ def claim_spec(manifest: Manifest) -> dict:
 
 def requests_of(manifest: Manifest) -> list[DeviceRequest]:
     """The top-level requests of a claim or claim template; computed once."""
-    return manifest.derive("requests", _parse_requests)
+    return manifest.derive(_parse_requests)
 
 
 def _parse_requests(manifest: Manifest) -> list[DeviceRequest]:
@@ -152,7 +152,11 @@ def _parse_requests(manifest: Manifest) -> list[DeviceRequest]:
 def device_requests(manifest: Manifest) -> list[DeviceRequest]:
     """Every request and subrequest that selects devices (requests holding subrequests are
     replaced by them); computed once."""
-    return manifest.derive("device_requests", lambda m: [leaf for r in requests_of(m) for leaf in r.leaves()])
+    return manifest.derive(_leaf_requests)
+
+
+def _leaf_requests(manifest: Manifest) -> list[DeviceRequest]:
+    return [leaf for request in requests_of(manifest) for leaf in request.leaves()]
 
 
 def request_names(manifest: Manifest) -> set[str]:

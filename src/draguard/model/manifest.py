@@ -50,11 +50,12 @@ class Manifest:
         source = _NO_TEXT if display == _NO_TEXT.display else Source(display, "")
         return cls(source, document, data)
 
-    def derive(self, key: str, compute):
-        """A view of `data` (pod sites, device requests), computed on first use and kept."""
-        found = self.derived.get(key)
+    def derive(self, compute):
+        """The view `compute(self)` of `data` (pod sites, device requests), computed on first
+        use and kept, keyed by the function that computes it."""
+        found = self.derived.get(compute)
         if found is None:
-            found = self.derived[key] = compute(self)
+            found = self.derived[compute] = compute(self)
         return found
 
     @property

@@ -130,7 +130,7 @@ class PodSite:
 
 def pod_sites(manifest: Manifest) -> list[PodSite]:
     """Every pod spec of `manifest` (none for kinds that hold no pods); computed once."""
-    return manifest.derive("pod_sites", _find_pod_sites)
+    return manifest.derive(_find_pod_sites)
 
 
 def claim_sites(manifest: Manifest) -> list[PodSite]:
