@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     module = import_module(f"{__name__}.{COMMANDS[args.command][0]}")
     try:
         return module.run(args)
+    except BrokenPipeError:  # `draguard rules | head`: the reader left; say nothing more
+        sys.stdout = open(os.devnull, "w")
+        return EXIT_ERROR
     except (UsageError, ValueError, OSError) as exc:
         sys.stderr.write(f"draguard: {exc}\n")
         return EXIT_ERROR

@@ -1,0 +1,61 @@
+"""An inventory the run judges against is read in full or not at all: a broken one stops the
+run with file:line:column and exit status 2 (never a silent fallback, never a false
+`request-unsatisfiable`)."""
+
+import pytest
+
+CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 1}
+"""
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: n
+  pool: {name: n, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes: {type: {string: gpu}}
+    capacity: {memory: {value: %s}}
+"""
+
+
+@pytest.mark.parametrize("inventory, where, message", [
+    ("a: [\n", "inventory.yaml:2:1", "YAML syntax error"),
+    (SLICE % "lots", "inventory.yaml:11:24", "quantities must match"),
+    (SLICE.replace("generation: 1", "generation: one") % "80Gi", "inventory.yaml:7:31", "generation must be an integer"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "inventory.yaml", "no ResourceSlice found"),
+])
+def test_a_broken_inventory_stops_the_run(tmp_path, cli, inventory, where, message):
+    (tmp_path / "claim.yaml").write_text(CLAIM)
+    (tmp_path / "inventory.yaml").write_text(inventory)
+    result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--inventory", tmp_path / "inventory.yaml")
+    assert result.code == 2 and result.out == ""
+    assert f"{tmp_path}/{where}" in result.err and message in result.err
+
+
+def test_a_missing_inventory_is_a_usage_error(tmp_path, cli):
+    (tmp_path / "claim.yaml").write_text(CLAIM)
+    result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--inventory", tmp_path / "nope.yaml")
+    assert result.code == 2 and "no such file" in result.err
+
+
+def test_a_good_inventory_is_used(tmp_path, cli):
+    (tmp_path / "claim.yaml").write_text(CLAIM)
+    (tmp_path / "inventory.yaml").write_text(SLICE % "80Gi")
+    result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--kube-version", "1.34",
+                 "--inventory", tmp_path / "inventory.yaml", "-f", "json")
+    assert result.code == 0 and "request-unsatisfiable" not in {f["rule"] for f in result.json["findings"]}
+    (tmp_path / "inventory.yaml").write_text((SLICE % "80Gi").replace("gpu.nvidia.com", "gpu.other.com"))
+    result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--kube-version", "1.34",
+                 "--inventory", tmp_path / "inventory.yaml", "-f", "json")
+    assert result.code == 1 and "request-unsatisfiable" in {f["rule"] for f in result.json["findings"]}
