@@ -64,14 +64,17 @@ def test_shared_imex_channels_are_not_gpu_sharing(lint_corpus):
 def test_v1_quickstart_is_current_on_1_34_and_too_new_for_1_32(lint_corpus):
     path = "dra/k8s-dra-driver-gpu__demo__specs__quickstart__v1__gpu-test1.yaml"
     assert not [f for f in lint_corpus(path, "--kube-version", "1.34") if f[0].startswith("api-")]
-    assert {f[0] for f in lint_corpus(path)} >= {"api-version-unavailable"}
+    assert {f[0] for f in lint_corpus(path, "--kube-version", "1.32")} >= {"api-version-unavailable"}
 
 
 def test_v1beta1_quickstart_by_version(lint_corpus):
     path = "dra/k8s-dra-driver-gpu__demo__specs__quickstart__v1beta1__gpu-test1.yaml"
-    on_132 = [f for f in lint_corpus(path) if f[0].startswith("api-")]
+    on_132 = [f for f in lint_corpus(path, "--kube-version", "1.32") if f[0].startswith("api-")]
     assert on_132 and all(f[0] == "api-version-not-default" and f[3] == "info" for f in on_132)
     on_134 = [f for f in lint_corpus(path, "--kube-version", "1.34") if f[0].startswith("api-")]
     assert on_134 and all(f[0] == "api-version-not-default" and f[3] == "warning" for f in on_134)
     on_135 = [f for f in lint_corpus(path, "--kube-version", "1.35") if f[0].startswith("api-")]
     assert on_135 and all(f[0] == "api-version-deprecated" for f in on_135)
+
+    by_default = [f for f in lint_corpus(path) if f[0].startswith("api-")]
+    assert by_default and all(f[0] == "api-version-deprecated" for f in by_default)  # the default is 1.37

@@ -6,6 +6,7 @@ import os
 import sys
 
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ..core.versions import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 from ..report import FORMAT_NAMES
 from ..sources.discover import DEFAULT_INCLUDE
 
@@ -18,7 +19,8 @@ def arguments(name, parser) -> None:
                         help="lowest severity that makes the exit status 1 (default: error, or failOn)")
     parser.add_argument("--config", help="config file (default: nearest .draguard.yaml above the first input)")
     parser.add_argument("--no-config", action="store_true", help="ignore any .draguard.yaml")
-    parser.add_argument("--kube-version", help="target Kubernetes version, 1.32 to 1.37 (default 1.32)")
+    parser.add_argument("--kube-version", help=f"target Kubernetes version, {SUPPORTED_KUBE_VERSIONS[0]} to "
+                                               f"{SUPPORTED_KUBE_VERSIONS[-1]} (default {DEFAULT_KUBE_VERSION})")
     parser.add_argument("--include", action="append", metavar="GLOB",
                         help=f"file globs taken from folders (default: {' '.join(DEFAULT_INCLUDE)})")
     parser.add_argument("--exclude", action="append", metavar="GLOB", default=[],

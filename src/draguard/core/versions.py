@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 SUPPORTED_KUBE_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
-DEFAULT_KUBE_VERSION = "1.32"
+#: The newest release draguard knows: manifests written today should target current clusters,
+#: and a finding about an API a newer release removed is worth more than silence about it.
+#: Older clusters set `kubeVersion` in .draguard.yaml or `--kube-version`.
+DEFAULT_KUBE_VERSION = "1.37"
 
 
 def check_kube_version(value) -> str:

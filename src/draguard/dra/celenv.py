@@ -321,16 +321,17 @@ def _offset(expression: str, line: int, column: int) -> int:
 
 
 def suggest(expression: str) -> str | None:
-    """A corrected expression for the classic mistake of comparing a size without quantity()."""
-    match = _SIZE_LITERAL.search(expression)
-    if not match:
-        return None
-    _, field_name, _, domain, name, operator, literal = match.groups()
-    literal = literal.strip("'\"")
-    if not is_quantity(literal) or (field_name == "attributes" and literal.isdigit()):
-        return None  # a plain number compared with an attribute is fine
-    fixed = (f"device.capacity['{domain}'].{name}.compareTo(quantity('{literal}')) {_CMP_TO[operator]}")
-    return expression[: match.start()] + fixed + expression[match.end():]
+    """A corrected expression for the classic mistake of comparing a size without quantity(),
+    wherever such comparisons stand in the expression (every one is rewritten)."""
+    def rewrite(match):
+        _, field_name, _, domain, name, operator, literal = match.groups()
+        literal = literal.strip("'\"")
+        if not is_quantity(literal) or (field_name == "attributes" and literal.isdigit()):
+            return match.group(0)  # a plain number compared with an attribute is fine
+        return f"device.capacity['{domain}'].{name}.compareTo(quantity('{literal}')) {_CMP_TO[operator]}"
+
+    fixed = _SIZE_LITERAL.sub(rewrite, expression)
+    return fixed if fixed != expression else None
 
 
 @dataclass
@@ -392,9 +393,16 @@ def compile_selector(expression: str) -> CompiledSelector:
     return CompiledSelector(expression, None, _references(code), program, constants)
 
 
+def all_compile(expressions) -> bool:
+    """Whether every expression compiles (cel-invalid reports those that do not: other rules
+    leave such requests alone rather than report the same fault again)."""
+    return all(compile_selector(expression).error is None for expression in expressions)
+
+
 def _diagnostic(expression: str, text: str) -> CelDiagnostic:
     match = _ERROR_AT.search(text)
     message = (match.group(3) if match else text.splitlines()[0]).replace("device_", "device.")
+    message = message.replace(" (in container '')", "")  # cel-cpp's, about its own containers
     offset = _offset(expression, int(match.group(1)), int(match.group(2))) if match else 0
     message = message.replace("draguard.Quantity", "Quantity").replace("draguard.Semver", "Semver")
     unknown = re.match(r"undeclared reference to 'device\.(\w+)'", message)

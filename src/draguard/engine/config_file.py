@@ -18,6 +18,7 @@ file:line:column and stop the run (exit status 2); unknown rule ids are findings
 from __future__ import annotations
 
 import os
+import re
 
 from ..core.config import EXTERNAL_KINDS, Config, RuleSettings
 from ..core.errors import ConfigError
@@ -78,7 +79,7 @@ class _Reader:
                 self.fail(data, key, f"unknown setting '{key}' (expected one of {', '.join(sorted(_TOP_KEYS))})")
         if "kubeVersion" in data:
             try:
-                self.config.kube_version = check_kube_version(data["kubeVersion"])
+                self.config.kube_version = check_kube_version(self._as_written(data, "kubeVersion"))
             except ValueError as exc:
                 self.fail(data, "kubeVersion", str(exc), value=True)
         if "failOn" in data:
@@ -97,6 +98,17 @@ class _Reader:
             self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")
         for rule_id in rules or {}:
             self._rule(rules, rule_id)
+
+    def _as_written(self, container, key):
+        """A number as its text in the file: YAML reads an unquoted `1.30` as the float 1.3."""
+        value = container[key]
+        mark = mark_of(container, key, value=True)
+        if not isinstance(value, float) or mark is None:
+            return value
+        with open(self.path, encoding="utf-8") as handle:
+            line = handle.read().splitlines()[mark[0] - 1]
+        token = re.match(r"[^\s,#}\]]+", line[mark[1] - 1:])
+        return token.group(0) if token else value
 
     def _names(self, container, key) -> list[str]:
         value = container[key]

@@ -61,6 +61,13 @@ class ObjectSet:
         return self._of("policy", "PodDisruptionBudget")
 
     @cached_property
+    def autoscaled(self) -> set[tuple[str, str, str]]:
+        """(namespace, kind, name) of the workloads a HorizontalPodAutoscaler of the set scales."""
+        return {(m.namespace, mapping(m.spec.get("scaleTargetRef")).get("kind"),
+                 mapping(m.spec.get("scaleTargetRef")).get("name"))
+                for m in self.manifests if m.kind == "HorizontalPodAutoscaler" and m.group == "autoscaling"}
+
+    @cached_property
     def pod_templates(self) -> list[PodSite]:
         """Pod specs that carry template metadata (the labels a PDB or Service selects)."""
         return [site for m in self.manifests for site in pod_sites(m) if site.metadata]

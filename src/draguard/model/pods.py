@@ -32,6 +32,11 @@ def text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
+def named(what: str, name) -> str:
+    """How a message names a thing: `pod claim 'gpu'`, or `an unnamed pod claim`."""
+    return f"{what} '{name}'" if isinstance(name, str) and name else f"an unnamed {what}"
+
+
 @dataclass
 class ContainerSite:
     """One container (or a container-like object of a CRD) and where it sits."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
+from .prose import with_help
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -18,7 +19,7 @@ def _escape_property(text: str) -> str:
 def render(result, **_) -> str:
     lines = []
     for f in result.findings:
-        message = f.message + (f" Help: {f.help}" if f.help else "")
+        message = with_help(f.message, f.help)
         lines.append(
             f"::{_COMMANDS[f.severity]} file={_escape_property(f.file)},line={f.line},col={f.column},"
             f"title={_escape_property(f.rule)}::{_escape_data(message)}"

@@ -7,6 +7,7 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from ..core.finding import Severity
+from .prose import sentence, with_help
 
 
 def render(result, *, fail_on: Severity = Severity.ERROR, **_) -> str:
@@ -22,11 +23,9 @@ def render(result, *, fail_on: Severity = Severity.ERROR, **_) -> str:
             ET.SubElement(suite, "testcase", name="no findings", classname=file)
         for f in findings:
             case = ET.SubElement(suite, "testcase", name=f"{f.rule} {f.obj} {f.line}:{f.column}", classname=file)
-            body = f"{f.file}:{f.line}:{f.column}: {f.severity} [{f.rule}] {f.message}"
-            if f.help:
-                body += f"\nhelp: {f.help}"
+            body = f"{f.file}:{f.line}:{f.column}: {f.severity} [{f.rule}] {with_help(f.message, f.help)}"
             if f.severity >= fail_on:
-                failure = ET.SubElement(case, "failure", message=f.message, type=f.rule)
+                failure = ET.SubElement(case, "failure", message=sentence(f.message), type=f.rule)
                 failure.text = body
                 suite_failures += 1
             else:

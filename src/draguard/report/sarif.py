@@ -15,6 +15,7 @@ from ..core.finding import Severity
 from ..rules import REGISTRY
 from ..sources.spans import text_replacement
 from .lines import SourceLines
+from .prose import with_help
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -96,7 +97,7 @@ def _result(finding, index: dict, root: str, seen: dict, suppressed: bool, lines
         "ruleId": finding.rule,
         "ruleIndex": index[finding.rule],
         "level": _LEVELS[finding.severity],
-        "message": {"text": finding.message + (f" Help: {finding.help}" if finding.help else "")},
+        "message": {"text": with_help(finding.message, finding.help)},
         "locations": [{"physicalLocation": physical}],
         "partialFingerprints": {"draguardFinding/v1": _fingerprint(finding, uri, seen)},
     }

@@ -6,6 +6,7 @@ from itertools import groupby
 
 from ..core.finding import Finding, Severity
 from .lines import SourceLines
+from .prose import sentence
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
@@ -23,7 +24,7 @@ def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) ->
     tag = " (suppressed: " + (f.suppressed_by or "no reason given") + ")" if suppressed else ""
     where = f"{f.file}:{f.line}:{f.column}" if f.location.line else \
         f"{f.file}: {f.location.dotted}" if f.location.dotted else f.file
-    out = [f"{paint(where, '1')}: {sev} [{f.rule}] {f.message}{tag}"]
+    out = [f"{paint(where, '1')}: {sev} [{f.rule}] {sentence(f.message)}{tag}"]
     source = lines.get(f.file, f.line) if f.location.line else None
     if source is not None:
         expanded = source.expandtabs(1)
@@ -32,7 +33,7 @@ def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) ->
     if f.obj.kind:
         out.append(f"        = in {f.obj}")
     if f.help:
-        out.append(f"        = help: {f.help}")
+        out.append(f"        = help: {sentence(f.help)}")
     if f.fix:
         out.append(f"        = fix ({f.fix.applicability}): {f.fix.title}")
     return out

@@ -11,7 +11,7 @@ from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
 from ..facts.catalog import resource_api_lifecycle
 from ..model.claims import RESOURCE_GROUP, claim_spec
-from ..model.pods import pod_sites
+from ..model.pods import named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .base import Rule
@@ -164,7 +164,7 @@ class ApiRemoved(Rule):
             for site in pod_sites(obj):
                 for entry in site.claims:
                     if "source" in entry:
-                        yield ctx.finding(self, obj, f"pod claim '{entry.get('name')}' uses the removed `source:` "
+                        yield ctx.finding(self, obj, f"{named('pod claim', entry.get('name'))} uses the removed `source:` "
                                           "wrapper; put resourceClaimName or resourceClaimTemplateName directly on "
                                           "the entry", entry, "source", fix=_flatten_source(entry))
 
@@ -196,7 +196,9 @@ class ApiVersionUnavailable(Rule):
         if known and known[2] < known[1]["introduced"]:
             yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is served from Kubernetes "
                               f"1.{known[1]['introduced']}; the target is {ctx.kube_version}", obj.data,
-                              "apiVersion", value=True)
+                              "apiVersion", value=True,
+                              help=f"if the cluster runs 1.{known[1]['introduced']} or later, lint with "
+                                   f"--kube-version 1.{known[1]['introduced']} (or kubeVersion in .draguard.yaml)")
 
 
 @register

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove
 from ..model.gpu import DEVICE_ENV_VARS, device_env
-from ..model.pods import mapping, pod_sites
+from ..model.pods import mapping, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
@@ -77,7 +77,7 @@ class DeviceVisibilityEnv(Rule):
                                           entry, "name", severity=Severity.INFO)
                         continue
                     how = f"takes {variable} from valueFrom" if "valueFrom" in entry else \
-                        f"sets {variable}={value!s}"
+                        f"sets {variable}={value}" if value is not None else f"sets {variable}"
                     yield ctx.finding(self, obj, f"{c.label} {how} to select devices; the scheduler does not see "
                                       "this split", entry, "name", help=_HELP,
                                       fix=_removal(variable, c.container["env"], entry))
@@ -93,6 +93,6 @@ class DeviceVisibilityEnv(Rule):
             prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
             for key in data:
                 if f"{prefix}{key}" in DEVICE_ENV_VARS:
-                    yield ctx.finding(self, obj, f"{c.label} gets {prefix}{key} from ConfigMap '{ref.get('name')}' "
+                    yield ctx.finding(self, obj, f"{c.label} gets {prefix}{key} from {named('ConfigMap', ref.get('name'))} "
                                       "through envFrom to select devices", ref, "name",
                                       help="remove the key from the ConfigMap and give the pod a ResourceClaim")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove
 from ..model.gpu import HOST_GPU_PATH, host_gpu_path, uses_gpu
-from ..model.pods import PodSite, pod_sites
+from ..model.pods import PodSite, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .base import Admission, Rule
@@ -68,7 +68,7 @@ class HostDeviceMount(Rule):
             for volume in site.volumes:
                 path = host_gpu_path(volume)
                 if path is not None:
-                    yield ctx.finding(self, obj, f"volume '{volume.get('name')}' mounts {path} from the host: "
+                    yield ctx.finding(self, obj, f"{named('volume', volume.get('name'))} mounts {path} from the host: "
                                       "every tenant on the node can reach these devices", volume["hostPath"], "path",
                                       value=True, help="drop the hostPath and let a DRA driver inject the allocated "
                                       "device", fix=_drop_volume(site, site.spec["volumes"], volume))

@@ -47,7 +47,8 @@ class AdminAccessNamespace(Rule):
             elif obj.namespace and obj.namespace in ctx.config.admin_namespaces:
                 continue
             else:
-                why = f"namespace '{obj.namespace or '(unset)'}' is not an admin namespace"
+                why = f"namespace '{obj.namespace}' is not an admin namespace" if obj.namespace else \
+                    "the object sets no namespace, so draguard cannot tell that it goes to an admin namespace"
             yield ctx.finding(self, obj, f"request '{request.full_name}' sets adminAccess: true but {why}",
                               request.fields, "adminAccess")
 

@@ -71,17 +71,22 @@ class LegacyGpuResource(Rule):
         mapped = ctx.objects.extended_resource_classes
         for site in pod_sites(obj):
             for c in site.containers:
+                found: dict[str, list] = {}  # one finding per resource: limits and requests are one fault
                 for section, values, resource in legacy_resources(c.resources):
+                    found.setdefault(resource, []).append((section, values))
+                for resource, places in found.items():
+                    section, values = places[0]
+                    sections = " and ".join(s for s, _ in places)
                     device_class = mapped.get(resource)
                     if device_class:
                         yield ctx.finding(
                             self, obj,
-                            f"{c.label} asks for {resource} in {section}; DeviceClass '{device_class}' maps it to "
+                            f"{c.label} asks for {resource} in {sections}; DeviceClass '{device_class}' maps it to "
                             f"DRA (extendedResourceName), but the implicit claim cannot pin a slice",
                             values, resource, severity=Severity.INFO, help=_suggestion(resource))
                     else:
                         yield ctx.finding(
                             self, obj,
-                            f"{c.label} asks for {resource}: {values[resource]} in {section} through the device "
+                            f"{c.label} asks for {resource}: {values[resource]} in {sections} through the device "
                             f"plugin: the scheduler only counts it, and its release is not tied to the pod",
                             values, resource, help=_suggestion(resource))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
-from ..model.pods import pod_sites, text
+from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .admission import SPEC_CONTAINERS
@@ -61,7 +61,7 @@ class ShmSizeLimit(Rule):
                 empty = volume.get("emptyDir")
                 if isinstance(empty, dict) and empty.get("medium") == "Memory" and "sizeLimit" not in empty \
                         and text(volume.get("name")) in shm:
-                    yield ctx.finding(self, obj, f"volume '{volume.get('name')}' backs /dev/shm with memory and no "
+                    yield ctx.finding(self, obj, f"{named('volume', volume.get('name'))} backs /dev/shm with memory and no "
                                       "sizeLimit", volume, "emptyDir", help="add emptyDir.sizeLimit: what the workload "
                                       "was sized for", fix=Fix(f"set sizeLimit: {size}", Applicability.UNSAFE,
                                                                (set_value(path_of(empty, "sizeLimit"), size),)))

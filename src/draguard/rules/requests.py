@@ -144,10 +144,12 @@ class RequestUnpinned(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        from ..dra.celenv import all_compile
+
         for request in device_requests(obj):
             name = request.class_name
-            if not is_gpu_class(ctx.objects, name):
-                continue
+            if not is_gpu_class(ctx.objects, name) or not all_compile(request.selectors):
+                continue  # a selector that does not compile is cel-invalid's finding
             texts = list(request.selectors) + class_selectors(ctx.objects, name)
             if not any(_PINS_SLICE.search(text) for text in texts):
                 yield ctx.finding(self, obj, f"request '{request.full_name}' (class {name}) pins neither a MIG "

@@ -8,6 +8,7 @@ from ..core.selectors import matches
 from ..model.objectset import pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
 from ..model.rollout import Strategy
+from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
 from .base import Needs, Option, Rule
 from .examples import COMPLIANT_DEPLOYMENT, replace_last
@@ -96,7 +97,10 @@ class RolloutPdb(Rule):
         Without one, a drain can evict every replica at once, and their replacements compete
         for devices with everything else. A budget of `maxUnavailable: 1` (configurable)
         keeps eviction in step with device release. The fix adds a budget that selects the
-        workload's pods by its pod template's labels."""
+        workload's pods by its pod template's labels. Workloads of one replica are not
+        checked: `maxUnavailable: 1` lets a drain evict the only pod anyway, and
+        `minAvailable: 1` blocks every drain of its node; only a second replica keeps the
+        service up through a drain."""
     reference = "https://kubernetes.io/docs/tasks/run-application/configure-pdb/"
     options = {"maxUnavailable": Option(1, "the budget expected on PDBs of claim-consuming workloads")}
     noncompliant = COMPLIANT_DEPLOYMENT.replace("maxUnavailable: 1\n      selector", "maxUnavailable: 3\n      selector")
@@ -104,7 +108,7 @@ class RolloutPdb(Rule):
 
     def check(self, obj, ctx):
         sites = claim_sites(obj)
-        if not sites:
+        if not sites or self._single_replica(obj, ctx):
             return
         wanted = ctx.option(self, "maxUnavailable")
         labels = sites[0].labels
@@ -118,7 +122,7 @@ class RolloutPdb(Rule):
             spec = pdb.spec
             if spec.get("maxUnavailable") != wanted:
                 found = f"maxUnavailable {spec['maxUnavailable']}" if "maxUnavailable" in spec else \
-                    f"minAvailable {spec.get('minAvailable')}"
+                    f"minAvailable {spec['minAvailable']}" if "minAvailable" in spec else "no budget"
                 key = "maxUnavailable" if "maxUnavailable" in spec else "minAvailable" if "minAvailable" in spec else None
                 edits = [set_value(path_of(spec, "maxUnavailable"), wanted)]
                 if "minAvailable" in spec:  # the API allows one of the two
@@ -126,6 +130,13 @@ class RolloutPdb(Rule):
                 yield ctx.finding(self, pdb, f"PodDisruptionBudget '{pdb.name}' for {obj.kind} '{obj.name}' uses "
                                   f"{found}; expected maxUnavailable {wanted}", spec, key, value=key is not None,
                                   fix=Fix(f"set maxUnavailable: {wanted}", Applicability.UNSAFE, tuple(edits)))
+
+    @staticmethod
+    def _single_replica(obj, ctx) -> bool:
+        """One replica, stated or by default; an HPA of the set may scale an unset count."""
+        if (obj.namespace, obj.kind, obj.name) in ctx.objects.autoscaled and "replicas" not in obj.spec:
+            return False
+        return replica_count(obj) == 1
 
     @staticmethod
     def _new_budget(obj, ctx, labels: dict, wanted) -> Fix | None:

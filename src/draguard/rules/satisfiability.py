@@ -40,9 +40,12 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        from ..dra.devices import ModelError, claim_from  # the allocator loads only for claims
+        from ..dra.celenv import all_compile  # the allocator and CEL load only for claims
+        from ..dra.devices import ModelError, claim_from
         from ..dra.explain import verdict
 
+        if not all_compile(e for r in device_requests(obj) for e in r.selectors):
+            return  # cel-invalid says what is wrong; nothing can be judged about the claim
         target = ctx.satisfiability
         try:
             claim = claim_from(obj)

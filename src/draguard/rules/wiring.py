@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..model.claims import request_names
-from ..model.pods import pod_sites, text
+from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
 from .admission import SPEC_CONTAINERS
 from .base import Admission, Needs, Rule
@@ -51,7 +51,7 @@ class ContainerClaimUndefined(Rule):
             for c in site.containers:
                 for claim in c.claims:
                     if text(claim.get("name")) not in defined or not text(claim.get("name")):
-                        yield ctx.finding(self, obj, f"{c.label} uses claim '{claim.get('name')}', which "
+                        yield ctx.finding(self, obj, f"{c.label} uses {named('claim', claim.get('name'))}, which "
                                           f"spec.resourceClaims does not define (defined: "
                                           f"{', '.join(sorted(n for n in defined if n)) or 'none'})", claim, "name",
                                           value=True)
@@ -123,7 +123,7 @@ class PodClaimSource(Rule):
                 count = sum(1 for key in _SOURCES if entry.get(key))
                 if count != 1:
                     what = "both" if count == 2 else "neither of"
-                    yield ctx.finding(self, obj, f"pod claim '{entry.get('name')}' sets {what} resourceClaimName and "
+                    yield ctx.finding(self, obj, f"{named('pod claim', entry.get('name'))} sets {what} resourceClaimName and "
                                       "resourceClaimTemplateName; exactly one is required", entry, "name")
 
 
@@ -188,5 +188,5 @@ class PodClaimUnused(Rule):
             used = {text(claim.get("name")) for c in site.containers for claim in c.claims}
             for entry in site.claims:
                 if text(entry.get("name")) not in used or not text(entry.get("name")):
-                    yield ctx.finding(self, obj, f"pod claim '{entry.get('name')}' is allocated but no container "
+                    yield ctx.finding(self, obj, f"{named('pod claim', entry.get('name'))} is allocated but no container "
                                       "lists it in resources.claims", entry, "name")

@@ -70,3 +70,18 @@ def test_severity_override_and_disable_take_effect(tmp_path, cli):
     (tmp_path / ".draguard.yaml").write_text("rules: {schema-invalid: off}\n")
     assert rules_of(cli("lint", manifest, "-f", "json").json) == []
     assert cli("lint", manifest, "--no-config").code == 1
+
+
+@pytest.mark.parametrize("written, read", [("1.35", "1.35"), ("'1.36'", "1.36"), ("v1.34.2", "1.34"),
+                                            ("{kubeVersion: 1.33}", "1.33")])
+def test_kube_version_is_read_as_written(tmp_path, written, read):
+    path = tmp_path / ".draguard.yaml"
+    path.write_text(written if written.startswith("{") else f"kubeVersion: {written}\n")
+    assert load_config(str(path)).kube_version == read
+
+
+def test_an_unquoted_version_that_looks_like_a_float_keeps_its_zero(tmp_path):
+    path = tmp_path / ".draguard.yaml"
+    path.write_text("kubeVersion: 1.30\n")
+    with pytest.raises(ConfigError, match="unsupported Kubernetes version '1.30'"):
+        load_config(str(path))

@@ -114,6 +114,7 @@ def test_a_budget_with_min_available_is_rewritten_to_max_unavailable():
         kind: StatefulSet
         metadata: {name: s}
         spec:
+          replicas: 3
           selector: {matchLabels: {app: s}}
           template:
             metadata: {labels: {app: s}}

@@ -169,3 +169,58 @@ def test_v1_request_without_exactly_is_reported(lint_json):
     report = lint(lint_json, COMPLIANT_POD.replace("exactly:", "exact:"))
     [finding] = [f for f in report["findings"] if f["rule"] == "request-device-class"]
     assert "sets neither exactly nor firstAvailable" in finding["message"]
+
+
+@pytest.mark.parametrize("replicas, autoscaled, fires", [
+    ("replicas: 1", False, False),  # a budget cannot protect one pod without blocking drains
+    ("", False, False),  # the API default is one replica
+    ("", True, True),  # an HPA of the set scales it
+    ("replicas: 3", False, True),
+])
+def test_rollout_pdb_leaves_single_replica_workloads_alone(lint_json, replicas, autoscaled, fires):
+    head, sep, _ = COMPLIANT_DEPLOYMENT.rpartition("---")
+    text = head.replace("replicas: 2", replicas or "paused: false")
+    if autoscaled:
+        text += ("---\n    apiVersion: autoscaling/v2\n    kind: HorizontalPodAutoscaler\n    metadata: {name: h}\n"
+                 "    spec: {scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: inference}, maxReplicas: 4}\n")
+    assert ("rollout-pdb" in rules_of(lint(lint_json, text))) is fires
+
+
+def test_limits_and_requests_of_one_resource_are_one_finding(lint_json):
+    report = lint(lint_json, """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - name: c
+            image: x
+            resources: {limits: {nvidia.com/gpu: 1}, requests: {nvidia.com/gpu: 1}}
+        """)
+    [finding] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
+    assert "in limits and requests" in finding["message"]
+
+
+def test_a_selector_that_does_not_compile_is_reported_once(lint_json):
+    report = lint(lint_json, COMPLIANT_POD.replace("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
+                                                   "device.attributes['gpu.nvidia.com'].productName ==="))
+    assert rules_of(report) == ["cel-invalid"]
+
+
+def test_messages_never_show_none(lint_json):
+    report = lint(lint_json, """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          resourceClaims: [{resourceClaimTemplateName: t}]
+          containers:
+          - name: c
+            image: x
+            env: [{name: CUDA_VISIBLE_DEVICES}]
+            resources: {claims: [{request: x}]}
+          volumes: [{hostPath: {path: /dev/nvidia0}}]
+        """)
+    messages = [f["message"] for f in report["findings"]]
+    assert messages and not [m for m in messages if "None" in m or "''" in m]
+    assert any("an unnamed pod claim" in m for m in messages) and any("an unnamed volume" in m for m in messages)

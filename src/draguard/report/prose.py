@@ -1,0 +1,22 @@
+"""Messages as sentences for the reports people read (text, SARIF, GitHub, JUnit): a capital
+first letter where the message starts with a plain word, and a full stop. A message that
+starts with a name as written (`resource.k8s.io/v1`, `maxSurge`, `spec.template:`) keeps it."""
+
+from __future__ import annotations
+
+import re
+
+_PLAIN_WORD = re.compile(r"[a-z]+\b(?![.:/\-_])")
+
+
+def sentence(text: str) -> str:
+    text = text.strip()
+    if not text:
+        return text
+    if _PLAIN_WORD.match(text):
+        text = text[0].upper() + text[1:]
+    return text if text[-1] in ".!?" else text + "."
+
+
+def with_help(message: str, help_text: str | None) -> str:
+    return sentence(message) + (f" {sentence(help_text)}" if help_text else "")
