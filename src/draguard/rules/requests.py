@@ -83,16 +83,15 @@ class RequestAllocationMode(Rule):
     category = "request-shape"
     severity = Severity.WARNING
     targets = CLAIM_TARGETS
-    fixable = FixAvailability.SOMETIMES  # the defaults can be spelled out; `All` needs a decision
+    fixable = FixAvailability.ALWAYS
     admission = Admission(
         "variables.requests.all(r, has(r.allocationMode) && (r.allocationMode != 'ExactCount' || has(r.count)))",
         "a request leaves allocationMode or count to their defaults")
-    summary = "A request leaves allocationMode or count to defaults, or takes All devices in a tenant namespace."
+    summary = "A request leaves allocationMode or count to their defaults."
     rationale = """
         `allocationMode` defaults to ExactCount and `count` to 1; spelling both out makes a
-        reviewer see what a tenant gets. `allocationMode: All` takes every matching device
-        of a node (and fails when any of them is in use), which starves other tenants: it is
-        an error outside the namespaces listed as admin in `.draguard.yaml`."""
+        reviewer see what a tenant gets. The fix writes the defaults (safe: the API server
+        applies the same values)."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = re.sub(r"\n *allocationMode: ExactCount", "", COMPLIANT_POD)
     compliant = COMPLIANT_POD
@@ -116,10 +115,35 @@ class RequestAllocationMode(Rule):
                                   "(defaults to 1)", request.fields, "allocationMode", help="add count",
                                   fix=Fix("spell out count: 1", Applicability.SAFE,
                                           (set_value(path_of(request.fields, "count"), 1),)))
-            elif mode == "All" and obj.namespace not in ctx.config.admin_namespaces:
-                yield ctx.finding(self, obj, f"request '{request.full_name}' takes All matching devices of a node in "
-                                  "a tenant namespace", request.fields, "allocationMode", value=True,
-                                  severity=Severity.ERROR, help="use ExactCount with a count")
+
+
+@register
+class RequestAllDevices(Rule):
+    id = "request-all-devices"
+    name = "All devices of a node taken by a tenant"
+    category = "request-shape"
+    severity = Severity.ERROR
+    targets = CLAIM_TARGETS
+    summary = "A request in a tenant namespace takes All matching devices of a node."
+    rationale = """
+        `allocationMode: All` takes every matching device of the node the pod lands on, and
+        fails when any of them is in use: one tenant's pod starves every other tenant on the
+        node, and its allocation depends on what happens to be free. It belongs to admin and
+        node-level workloads: the namespaces listed under `adminNamespaces` in
+        `.draguard.yaml` are not checked. Admin-access requests consume no device and are
+        not checked either."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
+    noncompliant = COMPLIANT_POD.replace("allocationMode: ExactCount\n              count: 1", "allocationMode: All")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        if obj.namespace in ctx.config.admin_namespaces:
+            return
+        for request in device_requests(obj):
+            if request.mode == "All" and request.admin_access is not True and request.shape != "empty":
+                yield ctx.finding(self, obj, f"request '{request.full_name}' takes All matching devices of a node "
+                                  "in a tenant namespace", request.fields, "allocationMode", value=True,
+                                  help="use ExactCount with a count, or move the workload to an admin namespace")
 
 
 @register

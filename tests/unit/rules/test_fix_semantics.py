@@ -153,13 +153,17 @@ def test_removing_a_volume_removes_every_mount_of_it():
     assert [c["volumeMounts"] for c in spec["containers"]] == [[{"name": "data", "mountPath": "/data"}], []]
 
 
-def test_all_devices_in_a_tenant_namespace_is_an_error_without_a_fix():
-    documents = docs(V1_FLAT_REQUEST.replace("deviceClassName: gpu.nvidia.com\n          count: 1",
-                                             "exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}"))
-    [finding] = findings(documents, "request-allocation-mode")
+def test_all_devices_in_a_tenant_namespace_is_its_own_error_without_a_fix():
+    text = V1_FLAT_REQUEST.replace("deviceClassName: gpu.nvidia.com\n          count: 1",
+                                   "exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}")
+    documents = docs(text.replace("metadata: {name: c}", "metadata: {name: c, namespace: team-a}"))
+    [finding] = findings(documents, "request-all-devices")
     assert str(finding.severity) == "error" and finding.fix is None
-    config = Config(kube_version="1.34", admin_namespaces={""})
-    assert not [f for f in lint_objects(documents, config).findings if f.rule == "request-allocation-mode"]
+    assert not findings(documents, "request-allocation-mode")  # spelled out: not this rule's business
+    config = Config(kube_version="1.34", admin_namespaces={"team-a"})
+    assert not [f for f in lint_objects(documents, config).findings if f.rule == "request-all-devices"]
+    admin = docs(text.replace("allocationMode: All}", "allocationMode: All, adminAccess: true}"))
+    assert not findings(admin, "request-all-devices")
 
 
 def test_grace_period_fix_leaves_room_after_the_hooks_waits():
