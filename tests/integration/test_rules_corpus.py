@@ -50,10 +50,20 @@ def test_pod_claim_source_wrapper(lint_corpus):
     assert ("api-removed", 12, 5, "error") in found
 
 
-def test_operator_daemonset_host_mounts(lint_corpus):
+def test_operator_daemonset_host_mounts_are_one_node_agent_note(lint_corpus):
     found = lint_corpus("legacy/gpu-operator__assets__state-device-plugin__0500_daemonset.yaml")
-    assert ("host-device-mount", 163, 19, "error") in found  # /run/nvidia/mps
-    assert not [f for f in found if f[0] == "mps-daemon-in-tenant-pod"]  # a DaemonSet is the node's
+    host_rules = {"host-device-mount", "host-ipc", "privileged-gpu-container", "mps-daemon-in-tenant-pod"}
+    assert not [f for f in found if f[0] in host_rules]  # a DaemonSet is the node's, not a tenant's
+    assert [f for f in found if f[0] == "daemonset-host-access"] == [("daemonset-host-access", 19, 7, "info")]
+
+
+def test_a_bare_dev_mount_does_not_make_a_gpu_pod(cli, tmp_path):
+    (tmp_path / "csi.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: csi-node}\nspec:\n  hostIPC: true\n  containers:\n"
+        "  - {name: plugin, image: x, securityContext: {privileged: true}}\n"
+        "  volumes: [{name: dev, hostPath: {path: /dev}}]\n")
+    rules = {f["rule"] for f in cli("lint", tmp_path / "csi.yaml", "--no-config", "-f", "json").json["findings"]}
+    assert "host-device-mount" in rules and not rules & {"host-ipc", "privileged-gpu-container"}
 
 
 def test_shared_imex_channels_are_not_gpu_sharing(lint_corpus):

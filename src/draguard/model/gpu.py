@@ -1,9 +1,17 @@
-"""What marks a pod as a GPU consumer, shared by the rules that only apply to GPU pods."""
+"""What marks a pod as a GPU consumer, shared by the rules that only apply to GPU pods.
+
+A pod uses GPUs when it holds a GPU claim, asks for a device-plugin GPU resource, selects
+devices by environment, or mounts GPU device nodes or driver state from the host. A bare
+`/dev` mount (CSI node plugins, node exporters) or a privileged flag alone does not make a
+GPU pod, nor do claims that hold no GPU (IMEX channels, NICs, admin-access monitoring)."""
 
 from __future__ import annotations
 
 import re
 
+from .claims import device_requests
+from .classes import is_gpu_class
+from .objectset import ObjectSet
 from .pods import ContainerSite, PodSite, mapping, text
 
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel).
@@ -16,8 +24,10 @@ DEVICE_ENV_VARS = frozenset({
 })
 
 #: Host paths that expose GPU device nodes or driver/MPS state (trailing slashes allowed);
-#: RE2 syntax, so admission policies use the same pattern.
+#: RE2 syntax, so admission policies use the same pattern. `/dev` exposes them all.
 HOST_GPU_PATH = re.compile(r"^(/dev|/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
+#: ... of which these name GPUs specifically (a `/dev` mount alone does not make a GPU pod)
+GPU_SPECIFIC_PATH = re.compile(r"^(/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
 
 
 def legacy_resources(resources: dict):
@@ -44,12 +54,23 @@ def host_gpu_path(volume: dict) -> str | None:
     return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
 
 
-def uses_gpu(site: PodSite) -> bool:
-    """A pod uses accelerators if it asks for them by claim, by device-plugin resource,
-    by device-selecting environment, or by mounting GPU device nodes from the host."""
-    if site.claims:
+def holds_gpu(objects: ObjectSet, namespace: str, entry: dict) -> bool:
+    """Whether a pod's resourceClaims entry holds GPU devices: its claim or template (in the
+    set) requests a GPU class without admin access. A claim outside the set may: it counts."""
+    target = objects.claims.referenced(namespace, entry)
+    if target is None:
+        return True
+    return any(is_gpu_class(objects, r.class_name) and r.admin_access is not True for r in device_requests(target))
+
+
+def gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
+    return [entry for entry in site.claims if holds_gpu(objects, site.owner.namespace, entry)]
+
+
+def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
+    if gpu_claim_entries(site, objects):
         return True
     for c in site.containers:
         if any(True for _ in legacy_resources(c.resources)) or any(True for _ in device_env(c)):
             return True
-    return any(host_gpu_path(volume) for volume in site.volumes)
+    return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)

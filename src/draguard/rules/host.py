@@ -8,11 +8,14 @@ from ..model.gpu import HOST_GPU_PATH, host_gpu_path, uses_gpu
 from ..model.pods import PodSite, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
-from .base import Admission, Rule
+from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
 _MPS_CONTROL = "nvidia-cuda-mps-control"
+_DAEMONSET = ("apps", "DaemonSet")
+#: tenant workloads; node-level DaemonSets are reported by daemonset-host-access instead
+TENANT_TARGETS = POD_TARGETS - {_DAEMONSET}
 
 
 def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
@@ -36,7 +39,7 @@ class HostDeviceMount(Rule):
     name = "GPU device nodes or driver state mounted from the host"
     category = "host-sharing"
     severity = Severity.ERROR
-    targets = POD_TARGETS
+    targets = TENANT_TARGETS
     fixable = FixAvailability.ALWAYS
     admission = Admission(
         "variables.podSpecs.all(s, !has(s.volumes) || s.volumes.all(v, !has(v.hostPath) || "
@@ -47,8 +50,8 @@ class HostDeviceMount(Rule):
         Mounting the host's device nodes hands the container every GPU on the node (and the
         MPS pipes or driver sockets of every other tenant), whatever the scheduler
         allocated. DRA drivers inject only the allocated devices through CDI; nothing needs
-        a hostPath. Driver and device-plugin DaemonSets do need these mounts: suppress the
-        rule on them with a reason."""
+        a hostPath. Node-level DaemonSets (drivers, device plugins, exporters) do need these
+        mounts: they are reported by `daemonset-host-access` instead."""
     reference = "https://kubernetes.io/docs/concepts/storage/volumes/#hostpath"
     noncompliant = """
         apiVersion: v1
@@ -80,8 +83,9 @@ class HostIpc(Rule):
     name = "hostIPC in a GPU pod"
     category = "host-sharing"
     severity = Severity.ERROR
-    targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
+    targets = TENANT_TARGETS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     summary = "A pod that uses GPUs shares the host's IPC namespace."
     rationale = """
         CUDA IPC handles and MPS live in shared memory: with `hostIPC: true` a tenant can
@@ -104,7 +108,7 @@ class HostIpc(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            if site.spec.get("hostIPC") is True and uses_gpu(site):
+            if site.spec.get("hostIPC") is True and uses_gpu(site, ctx.objects):
                 yield ctx.finding(self, obj, "pod uses GPUs and shares the host's IPC namespace (hostIPC: true)",
                                   site.spec, "hostIPC", help="remove hostIPC; share a device through one ResourceClaim",
                                   fix=_drop_key(site.spec, "hostIPC", "remove hostIPC"))
@@ -116,8 +120,9 @@ class PrivilegedGpuContainer(Rule):
     name = "Privileged container in a GPU pod"
     category = "host-sharing"
     severity = Severity.ERROR
-    targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
+    targets = TENANT_TARGETS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     summary = "A container of a pod that uses GPUs runs privileged."
     rationale = """
         A privileged container sees every device node of the host, so the allocation the
@@ -139,7 +144,7 @@ class PrivilegedGpuContainer(Rule):
 
     def check(self, obj, ctx):
         for site in pod_sites(obj):
-            if not uses_gpu(site):
+            if not uses_gpu(site, ctx.objects):
                 continue
             for c in site.containers:
                 security = c.security_context
@@ -156,7 +161,7 @@ class MpsDaemonInTenantPod(Rule):
     name = "MPS control daemon started by a tenant"
     category = "host-sharing"
     severity = Severity.ERROR
-    targets = POD_TARGETS - {("apps", "DaemonSet")}
+    targets = TENANT_TARGETS
     admission = Admission(
         "variables.containers.all(c, "
         f"!(has(c.command) && c.command.exists(a, string(a).contains('{_MPS_CONTROL}'))) && "
@@ -193,3 +198,53 @@ class MpsDaemonInTenantPod(Rule):
                                           "tenant workload", c.container, key,
                                           help="use the DRA driver's MPS sharing config on the claim")
                         break
+
+
+@register
+class DaemonSetHostAccess(Rule):
+    id = "daemonset-host-access"
+    name = "Node agent with host access to GPUs"
+    category = "host-sharing"
+    severity = Severity.INFO
+    targets = frozenset({_DAEMONSET})
+    summary = "A DaemonSet mounts GPU device nodes or driver state from the host, runs privileged or shares hostIPC."
+    rationale = """
+        GPU drivers, device plugins, DRA kubelet plugins, MPS control daemons and exporters
+        run on every node and need the host's devices: for them this is expected, which is
+        why the tenant rules (`host-device-mount`, `host-ipc`, `privileged-gpu-container`,
+        `mps-daemon-in-tenant-pod`) skip DaemonSets. It is still worth one note per
+        DaemonSet: any tenant who can create a DaemonSet gets every GPU of every node this
+        way. Keep node agents in infrastructure namespaces tenants cannot write to, and
+        suppress this note there with the reason."""
+    reference = "https://kubernetes.io/docs/concepts/security/pod-security-standards/"
+    noncompliant = """
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata: {name: gpu-exporter, namespace: monitoring}
+        spec:
+          selector: {matchLabels: {app: gpu-exporter}}
+          template:
+            metadata: {labels: {app: gpu-exporter}}
+            spec:
+              containers:
+              - name: exporter
+                image: nvcr.io/nvidia/k8s/dcgm-exporter
+                securityContext: {privileged: true}
+              volumes:
+              - name: nvidia
+                hostPath: {path: /run/nvidia}
+        """
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        for site in pod_sites(obj):
+            access = [f"mounts {path}" for v in site.volumes if (path := host_gpu_path(v))]
+            access += [f"runs {c.label} privileged" for c in site.containers if c.security_context.get("privileged") is True]
+            if site.spec.get("hostIPC") is True:
+                access.append("shares the host's IPC namespace")
+            if access:
+                yield ctx.finding(self, obj, f"node agent {obj.name or 'DaemonSet'} {', '.join(access)}: expected for "
+                                  "GPU drivers, device plugins and exporters, and a way to every GPU of every node for "
+                                  "anyone who can create it", site.spec, None,
+                                  help="run it in an infrastructure namespace tenants cannot write to, and suppress "
+                                       "this note there with the reason")

@@ -54,6 +54,45 @@ class AdminAccessNamespace(Rule):
 
 
 @register
+class AdminAccessLabel(Rule):
+    id = "admin-access-label"
+    name = "Namespace opened to admin access"
+    category = "isolation"
+    severity = Severity.ERROR
+    targets = frozenset({("", "Namespace")})
+    summary = "A Namespace labelled for DRA admin access that the config does not list as an admin namespace."
+    rationale = """
+        The label `resource.kubernetes.io/admin-access: "true"` lets every ResourceClaim in
+        the namespace request admin access: access to devices other tenants hold. Whoever can
+        create or label a namespace can grant it. In a tenant's manifests that label is an
+        escalation; namespaces that really serve operators are listed under
+        `adminNamespaces` in `.draguard.yaml`, and only those may carry it."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#admin-access"
+    noncompliant = f"""
+        apiVersion: v1
+        kind: Namespace
+        metadata:
+          name: team-a
+          labels: {{{ADMIN_LABEL}: "true"}}
+        """
+    compliant = """
+        apiVersion: v1
+        kind: Namespace
+        metadata:
+          name: team-a
+          labels: {team: a}
+        """
+
+    def check(self, obj, ctx):
+        labels = obj.labels
+        if str(labels.get(ADMIN_LABEL)).lower() == "true" and obj.name not in ctx.config.admin_namespaces:
+            yield ctx.finding(self, obj, f"Namespace '{obj.name}' is labelled {ADMIN_LABEL}: \"true\", which lets "
+                              "its claims reach devices other tenants hold, but the config does not list it under "
+                              "adminNamespaces", labels, ADMIN_LABEL,
+                              help="remove the label, or list the namespace under adminNamespaces in .draguard.yaml")
+
+
+@register
 class DeviceClassNoSelectors(Rule):
     id = "deviceclass-no-selectors"
     name = "DeviceClass without selectors"

@@ -6,16 +6,26 @@ import math
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
-from ..model.pods import claim_sites
+from ..model.gpu import gpu_claim_entries
+from ..model.pods import pod_sites, text
 from ..model.teardown import Timeline, hook_budget, loops_unbounded
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
-from .base import Option, Rule
+from .base import Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
 #: seconds of SIGTERM handling the grace-period fix leaves after the hook's own waits
 MARGIN_SECONDS = 30
+
+
+def gpu_sites(obj, ctx):
+    """(pod site, names of its claims that hold GPUs) for pods that hold GPU claims: a claim
+    of IMEX channels, NICs or admin-access monitoring has no GPU to release."""
+    for site in pod_sites(obj):
+        names = {text(entry.get("name")) for entry in gpu_claim_entries(site, ctx.objects)}
+        if names:
+            yield site, names
 
 
 @register
@@ -26,8 +36,9 @@ class TeardownPreStop(Rule):
     severity = Severity.WARNING
     targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     options = {"preStopSeconds": Option(10, "seconds of the sleep hook the fix adds")}
-    summary = "A container that uses a claim has no preStop hook."
+    summary = "A container that uses a GPU claim has no preStop hook."
     rationale = """
         When a pod is deleted the kubelet sends SIGTERM at once; an inference server that
         dies mid-request or mid-CUDA-context can leave the device busy until the driver
@@ -41,9 +52,10 @@ class TeardownPreStop(Rule):
 
     def check(self, obj, ctx):
         seconds = ctx.option(self, "preStopSeconds")
-        for site in claim_sites(obj):
+        for site, gpu_claims in gpu_sites(obj, ctx):
             for c in site.containers:
-                if c.claims and c.pre_stop is None and not c.init:
+                uses = {text(claim.get("name")) for claim in c.claims} & gpu_claims
+                if uses and c.pre_stop is None and not c.init:
                     yield ctx.finding(self, obj, f"{c.label} holds a device claim but has no preStop hook to "
                                       "release it deterministically", c.container, "name",
                                       help="add lifecycle.preStop that drains work, bounded by `timeout N`",
@@ -60,6 +72,7 @@ class TeardownGracePeriod(Rule):
     severity = Severity.WARNING
     targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     summary = "terminationGracePeriodSeconds is below the floor, or not longer than the preStop hook's own waits."
     rationale = """
         The grace period bounds preStop plus SIGTERM handling; when it runs out the kubelet
@@ -74,7 +87,7 @@ class TeardownGracePeriod(Rule):
 
     def check(self, obj, ctx):
         floor = ctx.option(self, "minGraceSeconds")
-        for site in claim_sites(obj):
+        for site, _ in gpu_sites(obj, ctx):
             seconds, stated = site.grace_period
             where = (site.spec, "terminationGracePeriodSeconds") if stated else (site.spec, None)
             hooks = [(hook_budget(c.pre_stop), c) for c in site.containers if c.pre_stop]
@@ -101,6 +114,7 @@ class TeardownUnboundedHook(Rule):
     category = "teardown"
     severity = Severity.WARNING
     targets = POD_TARGETS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     summary = "A preStop hook loops (while/until) without a timeout: it runs until SIGKILL."
     rationale = """
         `while pgrep server; do sleep 1; done` waits for a condition that may never come;
@@ -112,7 +126,7 @@ class TeardownUnboundedHook(Rule):
     compliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'timeout 30 sh -c \"while pgrep vllm; do sleep 1; done\"']")
 
     def check(self, obj, ctx):
-        for site in claim_sites(obj):
+        for site, _ in gpu_sites(obj, ctx):
             for c in site.containers:
                 hook = c.pre_stop
                 if hook and loops_unbounded(hook):
