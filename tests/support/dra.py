@@ -3,7 +3,7 @@ parsed by draguard's own model (so the model's defaults apply, as they would to 
 
 from __future__ import annotations
 
-from draguard.dra.allocator import Allocator, Features
+from draguard.dra.allocator import DEFAULT_SEARCH_BUDGET, Allocator, Features
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
@@ -77,9 +77,9 @@ def claim(name: str, *requests: dict, constraints: list | None = None, config: l
     return claim_from(manifest("ResourceClaim", name, {"devices": devices}))
 
 
-def allocator(slices, classes=None, allocated=(), features=Features()) -> Allocator:
+def allocator(slices, classes=None, allocated=(), features=Features(), budget=DEFAULT_SEARCH_BUDGET) -> Allocator:
     classes = classes if classes is not None else [device_class()]
-    return Allocator(list(slices), {c.name: c for c in classes}, allocated, features)
+    return Allocator(list(slices), {c.name: c for c in classes}, allocated, features, budget=budget)
 
 
 def node(name: str = "node-1", **labels) -> Node:

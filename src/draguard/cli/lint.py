@@ -26,6 +26,8 @@ def arguments(name, parser) -> None:
     parser.add_argument("--exclude", action="append", metavar="GLOB", default=[],
                         help="file or folder globs skipped in folders")
     parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     parser.add_argument("--inventory", action="append", metavar="PATH",
                         help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
@@ -61,6 +63,12 @@ def run(args) -> int:
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
+    if result.objects == 0 and not args.allow_empty:
+        summary = result.summary()
+        sys.stderr.write(f"draguard: no Kubernetes object was checked in {summary['files']} file(s) "
+                         f"({summary['refused']} refused, {summary['total']} finding(s) above say why); "
+                         "pass --allow-empty if that is expected\n")
+        return EXIT_ERROR
     if result.internal_errors:
         sys.stderr.write(f"draguard: {result.internal_errors} rule failure(s) (internal-error findings): the "
                          "result is incomplete\n")

@@ -34,6 +34,7 @@ class LintResult:
     config: Config
     objects: int = 0
     sources: list[Source] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # files read and refused (binary, too large)
 
     @property
     def internal_errors(self) -> int:
@@ -56,7 +57,8 @@ class LintResult:
             "info": by_severity["info"],
             "suppressed": len(self.suppressed),
             "fixable": sum(1 for f in self.findings if f.fix is not None),
-            "files": len({s.display for s in self.sources}),
+            "files": len({s.display for s in self.sources} | set(self.refused)),
+            "refused": len(set(self.refused)),
             "objects": self.objects,
             "byRule": dict(sorted(by_rule.items())),
         }
@@ -166,4 +168,6 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
         if config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
-        return _lint(manifests, config, inventory, loaded.problems, loaded.sources)
+        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources)
+        result.refused = loaded.refused
+        return result

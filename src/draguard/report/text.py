@@ -54,8 +54,9 @@ def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) 
         out.append("")
     s = result.summary()
     fixable = f", {s['fixable']} fixable" if s["fixable"] else ""
+    refused = f" ({s['refused']} refused)" if s["refused"] else ""
     out.append(
-        f"{s['objects']} objects in {s['files']} files: {s['errors']} errors, {s['warnings']} warnings, "
+        f"{s['objects']} objects in {s['files']} files{refused}: {s['errors']} errors, {s['warnings']} warnings, "
         f"{s['info']} info, {s['suppressed']} suppressed{fixable}"
     )
     return "\n".join(out) + "\n"

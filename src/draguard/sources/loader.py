@@ -69,6 +69,7 @@ class Loaded:
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # files read but not parsed: binary, too large
     bytes_read: int = 0
 
 
@@ -97,11 +98,13 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
                 raw = handle.read(limits.max_file_bytes + 1)
     except OSError as exc:
         loaded.problems.append(Problem(YAML_SYNTAX, f"cannot read: {exc.strerror or exc}", Location(unit.display)))
+        loaded.refused.append(unit.display)
         return None
     loaded.bytes_read += len(raw)
     if len(raw) > limits.max_file_bytes:
         loaded.problems.append(Problem(
             INPUT_LIMIT, f"input is larger than {limits.max_file_bytes} bytes; not checked", Location(unit.display)))
+        loaded.refused.append(unit.display)
         return None
     try:
         text = raw.decode("utf-8-sig")
@@ -110,12 +113,14 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         loaded.problems.append(Problem(
             YAML_SYNTAX, "input is not UTF-8 text; not checked", _at(unit.display, line, column)))
+        loaded.refused.append(unit.display)
         return None
     if "\x00" in text:
         index = text.index("\x00")
         loaded.problems.append(Problem(
             YAML_SYNTAX, "input holds NUL bytes (a binary file?); not checked",
             _at(unit.display, text.count("\n", 0, index) + 1, index - (text.rfind("\n", 0, index) + 1) + 1)))
+        loaded.refused.append(unit.display)
         return None
     return text
 

@@ -60,3 +60,18 @@ def test_rules_and_explain(cli):
 def test_examples_main_job(cli):
     """The README's first command: the compliant example passes on its own."""
     assert cli("lint", EXAMPLES / "dra-inference", "-f", "json").json["summary"]["total"] == 0
+
+
+def test_a_run_that_checks_no_object_exits_2_unless_allowed(cli, tmp_path):
+    (tmp_path / "values.yaml").write_text("replicas: 3\n")
+    (tmp_path / "blob.yaml").write_bytes(b"\x00\x01binary")
+    result = cli("lint", tmp_path, "--no-config")
+    assert result.code == 2 and "no Kubernetes object was checked in 2 file(s) (1 refused" in result.err
+    assert "0 objects in 2 files (1 refused)" in result.out  # the report still says why
+    assert cli("lint", tmp_path, "--no-config", "--allow-empty").code == 1  # the refused file is an error
+    assert cli("lint", tmp_path / "values.yaml", "--no-config", "--allow-empty").code == 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert cli("lint", empty, "--no-config").code == 2
+    summary = cli("lint", tmp_path, "--no-config", "--allow-empty", "-f", "json").json["summary"]
+    assert (summary["files"], summary["refused"], summary["objects"]) == (2, 1, 0)
