@@ -16,7 +16,7 @@ from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, Unit
 from .render import SourceMap, render
-from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, parse_stream
+from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, parse_stream, split_documents
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
@@ -128,18 +128,39 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
 def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, locate=None) -> None:
     """Parse one text and add its objects and problems to `loaded`."""
     loaded.sources.append(source)
+    if _template_position(source.text) is not None:
+        _load_templated(source, loaded, limits, locate)
+        return
     documents, problems = parse_stream(source.text, limits)
     if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
         documents, problems = _parse_json_stream(source.text, limits)
-    template = _template_position(source.text)
-    if template and (problems or _templated_identity(documents)):
-        line, column = template
-        loaded.problems.append(Problem(
-            TEMPLATE_UNRENDERED,
-            "unrendered template ('{{' found): render it (helm template / the generator) and lint the "
-            "output, or lint the chart folder; this file was not checked",
-            _at(source.display, line, column)))
-        return
+    _add(source, documents, problems, loaded, locate)
+
+
+def _load_templated(source: Source, loaded: Loaded, limits: Limits, locate) -> None:
+    """A stream holding `{{ }}` markup, one document at a time: a document whose markup breaks
+    it (it does not parse, or its identity is templated) is reported and skipped; the others
+    are checked (markup inside a string value is data, as in alerting rules)."""
+    index = 0
+    for _, text in split_documents(source.text):
+        documents, problems = parse_stream(text, limits)
+        for doc in documents:
+            doc.index += index
+        # a part that does not parse is still a document of the file: later ones keep their numbers
+        index += len(documents) or int(bool(_COMMENT_LINE.sub("", text).replace("---", "").strip()))
+        template = _template_position(text)
+        if template and (problems or _templated_identity(documents)):
+            line, column = template
+            file, line, column = locate(line, column) if locate else (source.display, line, column)
+            loaded.problems.append(Problem(
+                TEMPLATE_UNRENDERED,
+                "unrendered template ('{{' found): render it (helm template / the generator) and lint the "
+                "output, or lint the chart folder; this document was not checked", _at(file, line, column)))
+            continue
+        _add(source, documents, problems, loaded, locate)
+
+
+def _add(source: Source, documents, problems, loaded: Loaded, locate) -> None:
     for problem in problems:
         loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line, problem.column, locate))
     for doc in documents:

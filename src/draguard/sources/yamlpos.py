@@ -11,6 +11,7 @@ they are used) to more than `Limits.max_nodes` nodes, nor span more than
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -316,6 +317,23 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Docum
     finally:
         loader.dispose()
     return documents, problems
+
+
+_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+def split_documents(text: str) -> list[tuple[int, str]]:
+    """(first line, text) of each document of a stream, split at `---` markers at the start of
+    a line; each text is padded with the lines before it, so positions parsed from it are
+    positions in `text`. For streams holding template markup: each part is parsed on its
+    own, so one broken document costs only itself."""
+    starts = [m.start() for m in _DOCUMENT_START.finditer(text)]
+    bounds = ([0] if not starts or starts[0] != 0 else []) + starts + [len(text)]
+    parts = []
+    for start, end in zip(bounds, bounds[1:]):
+        first_line = text.count("\n", 0, start) + 1
+        parts.append((first_line, "\n" * (first_line - 1) + text[start:end]))
+    return parts
 
 
 def _reader_position(text: str, exc: Exception) -> Mark:

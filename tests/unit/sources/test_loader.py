@@ -140,3 +140,41 @@ def test_kustomize_failure_is_a_finding(tmp_path):
     write(tmp_path, "kustomization.yaml", "resources: [missing.yaml]\n")
     loaded = load_units(expand([str(tmp_path)]))
     assert [p.rule for p in loaded.problems] == [loader.RENDER_FAILED]
+
+
+STREAM_WITH_A_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: before}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-templated
+spec: {containers: [{{ include "containers" . }}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: alerts}
+data: {summary: '{{ $labels.instance }} is down'}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: after}
+"""
+
+
+def test_one_template_document_skips_only_itself():
+    loaded = load_units(expand(["-"]), stdin=io.BytesIO(STREAM_WITH_A_TEMPLATE.encode()))
+    objects = manifests(loaded)
+    assert [(m.name, m.document) for m in objects] == [("before", 0), ("alerts", 2), ("after", 3)]
+    [problem] = loaded.problems
+    assert problem.rule == loader.TEMPLATE_UNRENDERED and where(problem.location)[1:] == (8, 9)
+    assert where(objects[2].location(objects[2].data, "metadata")) == ("-", 18, 1)
+
+
+def test_a_broken_document_does_not_end_a_templated_stream():
+    text = STREAM_WITH_A_TEMPLATE.replace("data: {summary:", "data: [summary:")
+    loaded = load_units(expand(["-"]), stdin=io.BytesIO(text.encode()))
+    assert [m.name for m in manifests(loaded)] == ["before", "after"]
+    assert sorted(p.rule for p in loaded.problems) == [loader.TEMPLATE_UNRENDERED, loader.TEMPLATE_UNRENDERED]
