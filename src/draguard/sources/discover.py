@@ -53,22 +53,27 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
     return units
 
 
-def _walk(root: str, include, exclude) -> list[Unit]:
+def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
+    """Units of a folder: a chart is rendered (its files are templates and values); a
+    kustomization is rendered and every manifest file below it that it does not use is
+    linted as a file too (nothing is skipped silently); other folders are walked."""
+    top = top or root
     kind = _render_kind(root)
-    if kind:
+    if kind == "helm":
         return [Unit(kind, root, root)]
-    units = []
+    units, used = [], set()
+    if kind == "kustomize":
+        units.append(Unit(kind, root, root))
+        used = kustomize_inputs(root)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         keep = []
         for name in dirnames:
             sub = os.path.join(dirpath, name)
-            rel = os.path.relpath(sub, root)
-            if name.startswith(".") or _matches(rel, exclude):
+            if name.startswith(".") or _matches(os.path.relpath(sub, top), exclude) or os.path.abspath(sub) in used:
                 continue
-            sub_kind = _render_kind(sub)
-            if sub_kind:
-                units.append(Unit(sub_kind, sub, sub))
+            if _render_kind(sub):
+                units.extend(_walk(sub, include, exclude, top))
             else:
                 keep.append(name)
         dirnames[:] = keep
@@ -76,7 +81,45 @@ def _walk(root: str, include, exclude) -> list[Unit]:
             if name.startswith("."):  # dotfiles: .draguard.yaml, editor and CI configs
                 continue
             path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, root)
+            rel = os.path.relpath(path, top)
+            if kind == "kustomize" and (name in KUSTOMIZATION_FILES or os.path.abspath(path) in used):
+                continue
             if _matches(rel, include) and not _matches(rel, exclude):
                 units.append(Unit("file", path, path))
     return units
+
+
+#: kustomization fields that name files or folders (kustomize's types/kustomization.go)
+_PATH_LISTS = ("resources", "bases", "components", "crds", "configurations", "transformers", "generators",
+               "validators", "patchesStrategicMerge")
+_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
+_GENERATORS = ("configMapGenerator", "secretGenerator")
+
+
+def kustomize_inputs(directory: str) -> set[str]:
+    """Absolute paths of the files and folders the kustomization in `directory` uses (its
+    resources, patches, generator sources...), so the walk does not lint them again on their
+    own; a kustomization that does not parse uses nothing (its render reports why)."""
+    import yaml
+
+    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
+    try:
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            spec = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError):
+        return set()
+    if not isinstance(spec, dict):
+        return set()
+    named = []
+    for key in _PATH_LISTS:
+        named += [v for v in spec.get(key) or [] if isinstance(v, str)]
+    for key in _PATH_ENTRIES:
+        named += [v.get("path") for v in spec.get(key) or [] if isinstance(v, dict) and isinstance(v.get("path"), str)]
+    for key in _GENERATORS:
+        for generator in spec.get(key) or []:
+            if isinstance(generator, dict):
+                for source in (generator.get("files") or []) + (generator.get("envs") or []) + [generator.get("env")]:
+                    if isinstance(source, str):
+                        named.append(source.split("=", 1)[-1])
+    base = os.path.abspath(directory)
+    return {os.path.normpath(os.path.join(base, path)) for path in named if "://" not in path}

@@ -178,3 +178,16 @@ def test_a_broken_document_does_not_end_a_templated_stream():
     loaded = load_units(expand(["-"]), stdin=io.BytesIO(text.encode()))
     assert [m.name for m in manifests(loaded)] == ["before", "after"]
     assert sorted(p.rule for p in loaded.problems) == [loader.TEMPLATE_UNRENDERED, loader.TEMPLATE_UNRENDERED]
+
+
+def test_a_kustomize_folder_is_rendered_and_its_unused_files_are_linted(tmp_path):
+    write(tmp_path, "app/kustomization.yaml", "resources: [deploy.yaml, base]\npatches: [{path: patch.yaml}]\n"
+          "configMapGenerator: [{name: c, files: [conf=settings.yaml]}]\n")
+    for name in ("app/deploy.yaml", "app/patch.yaml", "app/settings.yaml", "app/base/x.yaml", "app/extra.yaml",
+                 "app/more/y.yaml", "app/overlay/z.yaml", "top.yaml"):
+        write(tmp_path, name, POD.format(name="x"))
+    write(tmp_path, "app/overlay/kustomization.yaml", "resources: [z.yaml]\n")
+    units = expand([str(tmp_path)])
+    assert sorted((u.kind, os.path.relpath(u.path, tmp_path)) for u in units) == [
+        ("file", "app/extra.yaml"), ("file", "app/more/y.yaml"), ("file", "top.yaml"),
+        ("kustomize", "app"), ("kustomize", "app/overlay")]
