@@ -30,14 +30,14 @@ HOST_GPU_PATH = re.compile(r"^(/dev|/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps
 GPU_SPECIFIC_PATH = re.compile(r"^(/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
 
 
-def legacy_resources(resources: dict):
+def legacy_resources(resources: dict, aliases: tuple = ()):
     """Yield ('limits' or 'requests', that mapping, resource name) for each legacy
-    accelerator resource."""
+    accelerator resource (and each of the CRD's own `aliases` for one)."""
     for section in ("limits", "requests"):
         values = resources.get(section)
         if isinstance(values, dict):
             for name in values:
-                if isinstance(name, str) and LEGACY_RESOURCE.match(name):
+                if isinstance(name, str) and (LEGACY_RESOURCE.match(name) or name in aliases):
                     yield section, values, name
 
 
@@ -71,6 +71,6 @@ def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
     if gpu_claim_entries(site, objects):
         return True
     for c in site.containers:
-        if any(True for _ in legacy_resources(c.resources)) or any(True for _ in device_env(c)):
+        if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):
             return True
     return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)

@@ -44,6 +44,7 @@ class ContainerSite:
     container: dict
     resources_key: str = "resources"
     init: bool = False
+    gpu_aliases: tuple = ()  # resource names the owning CRD turns into a device-plugin GPU
 
     @cached
     def path(self) -> tuple:
@@ -56,8 +57,8 @@ class ContainerSite:
 
     @cached
     def label(self) -> str:
-        """How messages name it: `container 'server'`, or its path when it has no name."""
-        return f"container '{self.name}'" if self.name else format_path(self.path)
+        """How messages name it: `container 'server'`, or where it is when it has no name."""
+        return f"container '{self.name}'" if self.name else f"the container at {format_path(self.path)}"
 
     @cached
     def resources(self) -> dict:
@@ -176,5 +177,30 @@ def _find_pod_sites(manifest: Manifest) -> list[PodSite]:
     for container_path, resources_key in workload.containers:
         for container, _ in resolve(data, container_path):
             if isinstance(container, dict):
-                sites.append(PodSite(manifest, {}, {}, [ContainerSite(container, resources_key)]))
+                sites.append(PodSite(manifest, {}, {}, [ContainerSite(container, resources_key,
+                                                                      gpu_aliases=workload.gpu_aliases)]))
     return sites
+
+
+_CONTAINER_LISTS = ("containers", "initContainers")
+
+
+def unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
+    """Containers found anywhere in an object of a kind the workload table does not know: every
+    `containers`/`initContainers` list item that has `resources`. A safety net, not a model."""
+    return manifest.derive(_find_unmodelled_containers)
+
+
+def _find_unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
+    found, stack = [], [manifest.data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _CONTAINER_LISTS and isinstance(value, list):
+                    found.extend(ContainerSite(c, init=key == "initContainers") for c in value
+                                 if isinstance(c, dict) and isinstance(c.get("resources"), dict))
+                stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return sorted(found, key=lambda c: c.path or ())

@@ -22,7 +22,9 @@ class Workload:
     pod_specs: paths to bare pod specs (no template metadata);
     inline_containers: for each pod spec path, keys under it that hold a single container;
     containers: paths to container-like objects with no pod spec around them, with the key
-        that holds their resource requirements."""
+        that holds their resource requirements;
+    gpu_aliases: resource names the CRD itself turns into a device-plugin GPU (Dynamo's `gpu`);
+    replicas: paths whose integer values multiply into the number of pods (each 1 when unset)."""
 
     group: str
     kind: str
@@ -30,17 +32,18 @@ class Workload:
     pod_specs: tuple = ()
     inline_containers: tuple = ()
     containers: tuple = ()  # ((path, resources_key), ...)
-    replicas: str | None = None  # path of the replica count, for workloads that scale pods
+    gpu_aliases: tuple = ()
+    replicas: tuple = ()
 
 
 WORKLOADS = (
     Workload("", "Pod", pod_specs=("spec",)),
     Workload("", "PodTemplate", templates=("template",)),
-    Workload("apps", "Deployment", templates=("spec.template",), replicas="spec.replicas"),
-    Workload("apps", "ReplicaSet", templates=("spec.template",), replicas="spec.replicas"),
-    Workload("apps", "StatefulSet", templates=("spec.template",), replicas="spec.replicas"),
+    Workload("apps", "Deployment", templates=("spec.template",), replicas=("spec.replicas",)),
+    Workload("apps", "ReplicaSet", templates=("spec.template",), replicas=("spec.replicas",)),
+    Workload("apps", "StatefulSet", templates=("spec.template",), replicas=("spec.replicas",)),
     Workload("apps", "DaemonSet", templates=("spec.template",)),
-    Workload("batch", "Job", templates=("spec.template",)),
+    Workload("batch", "Job", templates=("spec.template",), replicas=("spec.parallelism",)),
     Workload("batch", "CronJob", templates=("spec.jobTemplate.spec.template",)),
     Workload("ray.io", "RayCluster",
              templates=("spec.headGroupSpec.template", "spec.workerGroupSpecs[*].template")),
@@ -57,7 +60,7 @@ WORKLOADS = (
              pod_specs=("spec.template", "spec.worker", "spec.prefill.template", "spec.prefill.worker")),
     Workload("leaderworkerset.x-k8s.io", "LeaderWorkerSet",
              templates=("spec.leaderWorkerTemplate.leaderTemplate", "spec.leaderWorkerTemplate.workerTemplate"),
-             replicas="spec.replicas"),
+             replicas=("spec.replicas", "spec.leaderWorkerTemplate.size")),
     Workload("jobset.x-k8s.io", "JobSet", templates=("spec.replicatedJobs[*].template.spec.template",)),
     Workload("kubeflow.org", "MPIJob", templates=("spec.mpiReplicaSpecs.*.template",)),
     Workload("kubeflow.org", "PyTorchJob", templates=("spec.pytorchReplicaSpecs.*.template",)),
@@ -69,6 +72,23 @@ WORKLOADS = (
              templates=("spec.template.spec.replicatedJobs[*].template.spec.template",)),
     Workload("trainer.kubeflow.org", "ClusterTrainingRuntime",
              templates=("spec.template.spec.replicatedJobs[*].template.spec.template",)),
+    Workload("batch.volcano.sh", "Job", templates=("spec.tasks[*].template",)),
+    Workload("kueue.x-k8s.io", "Workload", templates=("spec.podSets[*].template",)),
+    Workload("serving.knative.dev", "Service", templates=("spec.template",)),
+    Workload("serving.kserve.io", "ServingRuntime", pod_specs=("spec",)),
+    Workload("serving.kserve.io", "ClusterServingRuntime", pod_specs=("spec",)),
+    # NVIDIA NIM operator: the service's pods get spec.resources (the cache job its own)
+    Workload("apps.nvidia.com", "NIMService", containers=(("spec", "resources"),), replicas=("spec.replicas",)),
+    Workload("apps.nvidia.com", "NIMCache", containers=(("spec", "resources"),)),
+    # NVIDIA Dynamo: v1alpha1 services (a `gpu` count and an extraPodSpec with its mainContainer),
+    # v1beta1 components with a podTemplate
+    Workload("nvidia.com", "DynamoGraphDeployment", templates=("spec.components[*].podTemplate",),
+             pod_specs=("spec.services.*.extraPodSpec",), inline_containers=("mainContainer",),
+             containers=(("spec.services.*", "resources"),), gpu_aliases=("gpu",)),
+    *(Workload("argoproj.io", kind, containers=tuple((f"{base}.templates[*].{where}", "resources") for where in (
+        "container", "script", "containerSet.containers[*]", "initContainers[*]", "sidecars[*]")))
+      for kind, base in (("Workflow", "spec"), ("WorkflowTemplate", "spec"), ("ClusterWorkflowTemplate", "spec"),
+                         ("CronWorkflow", "spec.workflowSpec"))),
 )
 _BY_KEY = {(w.group, w.kind): w for w in WORKLOADS}
 #: (group, kind) of every object that holds pod specs.
@@ -112,10 +132,15 @@ def workload_for(manifest: Manifest) -> Workload | None:
 
 
 def replica_count(manifest: Manifest) -> int | None:
-    """The replica count of a scaling workload (its API default 1 when unset), None for
-    kinds that do not scale pods by a count or when the count is not an integer."""
+    """How many pods a scaling workload runs (each count its API default 1 when unset), None
+    for kinds that do not scale pods by a count or when a count is not an integer."""
     workload = workload_for(manifest)
-    if workload is None or workload.replicas is None:
+    if workload is None or not workload.replicas:
         return None
-    found = next((value for value, _ in resolve(manifest.data, workload.replicas)), 1)
-    return found if isinstance(found, int) and not isinstance(found, bool) else None
+    total = 1
+    for path in workload.replicas:
+        found = next((value for value, _ in resolve(manifest.data, path)), 1)
+        if not isinstance(found, int) or isinstance(found, bool):
+            return None
+        total *= found
+    return total

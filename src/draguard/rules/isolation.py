@@ -136,12 +136,14 @@ class SharedClaimReplicas(Rule):
     name = "Replicas share one claim"
     category = "isolation"
     severity = Severity.WARNING
-    targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
+    targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet"), ("batch", "Job"),
+                         ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")})
     needs = Needs.OBJECT_SET
-    summary = "A workload with replicas > 1 whose pods reference one GPU ResourceClaim: every replica shares the device."
+    summary = "A workload of more than one pod whose pods reference one GPU ResourceClaim: every pod shares the device."
     rationale = """
-        `resourceClaimName` names one pre-created claim; all replicas are then reserved on
-        the same device (and pinned to its node). That is sharing, not scaling: memory and
+        `resourceClaimName` names one pre-created claim; all pods are then reserved on the
+        same device (and pinned to its node). Pods are counted as the controllers run them:
+        replicas, a Job's parallelism, a LeaderWorkerSet's replicas times its group size. That is sharing, not scaling: memory and
         faults are shared, and replicas beyond the device's capacity cannot run. Use
         `resourceClaimTemplateName` so that each pod gets its own claim. Only claims of the
         linted set that request GPUs are checked: channels and NICs meant to be shared
@@ -161,6 +163,6 @@ class SharedClaimReplicas(Rule):
                     continue
                 claim = ctx.objects.claims.referenced(obj.namespace, entry)
                 if claim is not None and any(is_gpu_class(ctx.objects, r.class_name) for r in device_requests(claim)):
-                    yield ctx.finding(self, obj, f"all {replicas} replicas share ResourceClaim "
+                    yield ctx.finding(self, obj, f"all {replicas} pods share ResourceClaim "
                                       f"'{entry['resourceClaimName']}' (one allocation for every pod)", entry,
                                       "resourceClaimName", help="use resourceClaimTemplateName for a claim per pod")
