@@ -11,14 +11,12 @@ blame, and the explanation says how many devices were free on the best node."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from ..model.classes import class_drivers
 from .allocator import Allocator, gather_pools
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim
-
-_DRIVER = re.compile(r"""device\.driver\s*==\s*(?:'([^']*)'|"([^"]*)")""")
 
 
 @dataclass
@@ -47,11 +45,6 @@ class RequestExplanation:
         for error in self.errors:
             out += f"; {error}"
         return out
-
-
-def class_drivers(selectors: list[str]) -> set[str]:
-    """Drivers a class pins with `device.driver == '...'` (empty: not pinned)."""
-    return {m.group(1) if m.group(1) is not None else m.group(2) for e in selectors for m in _DRIVER.finditer(e)}
 
 
 def visible_devices(allocator: Allocator, nodes) -> dict:

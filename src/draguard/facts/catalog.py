@@ -11,9 +11,6 @@ from ..core.versions import minor
 
 DATA = Path(__file__).parent / "data"
 
-#: Drivers whose devices are GPUs (or GPU partitions); their requests must pin a slice.
-GPU_DRIVERS = frozenset({"gpu.nvidia.com", "gpu.intel.com", "gpu.amd.com", "gpu.example.com"})
-
 NVIDIA_DRIVER = "gpu.nvidia.com"
 
 
@@ -26,6 +23,25 @@ def _load(name: str) -> dict:
 def device_classes() -> dict[str, dict]:
     """Built-in DeviceClasses by name."""
     return {entry["name"]: entry for entry in _load("deviceclasses.yaml")["deviceClasses"]}
+
+
+@lru_cache(maxsize=None)
+def gpu_drivers() -> frozenset:
+    """Drivers whose devices are GPUs (or partitions of them) or AI accelerators: the devices
+    the tenant rules are about (classes of kind gpu or accelerator)."""
+    return frozenset(c["driver"] for c in device_classes().values() if c["kind"] in ("gpu", "accelerator"))
+
+
+@lru_cache(maxsize=None)
+def slice_pins() -> dict[str, dict]:
+    """driver -> {pins: attribute or capacity names that pin a slice, slices: what a slice is}."""
+    return _load("deviceclasses.yaml")["drivers"]
+
+
+@lru_cache(maxsize=None)
+def sharing_knobs() -> dict[str, list]:
+    """Fractional GPU sharing outside DRA: resource name and annotation patterns with what they are."""
+    return _load("sharing.yaml")
 
 
 @lru_cache(maxsize=None)

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from ..facts.catalog import GPU_DRIVERS, device_classes
+import re
+
+from ..facts.catalog import device_classes, gpu_drivers
 from .objectset import ObjectSet
 from .pods import mapping, mappings
 
@@ -21,6 +23,14 @@ def class_selectors(objects: ObjectSet, name: str | None) -> list[str] | None:
     return [built_in["selector"]] if built_in else None
 
 
+_DRIVER = re.compile(r"""device\.driver\s*==\s*(?:'([^']*)'|"([^"]*)")""")
+
+
+def class_drivers(selectors: list[str]) -> set[str]:
+    """Drivers a class pins with `device.driver == '...'` (empty: not pinned)."""
+    return {m.group(1) if m.group(1) is not None else m.group(2) for e in selectors for m in _DRIVER.finditer(e)}
+
+
 def is_known_class(objects: ObjectSet, name: str | None) -> bool:
     return class_selectors(objects, name) is not None
 
@@ -28,4 +38,4 @@ def is_known_class(objects: ObjectSet, name: str | None) -> bool:
 def is_gpu_class(objects: ObjectSet, name: str | None) -> bool:
     """True when DeviceClass `name` selects a GPU driver's devices."""
     selectors = class_selectors(objects, name)
-    return selectors is not None and any(driver in " ".join(selectors) for driver in GPU_DRIVERS)
+    return selectors is not None and any(driver in " ".join(selectors) for driver in gpu_drivers())

@@ -14,8 +14,8 @@ from .classes import is_gpu_class
 from .objectset import ObjectSet
 from .pods import ContainerSite, PodSite, mapping, text
 
-#: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel).
-LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+)$")
+#: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel GPUs and Gaudi).
+LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+|habana\.ai/gaudi)$")
 
 #: Variables that select devices inside the container runtime or the CUDA/ROCm/oneAPI stack.
 DEVICE_ENV_VARS = frozenset({

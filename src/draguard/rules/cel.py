@@ -8,7 +8,7 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.catalog import driver_attributes, latest_driver_version
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
-from ..model.classes import class_selectors
+from ..model.classes import class_drivers, class_selectors
 from ..model.pods import mapping, mappings
 from ..sources.yamlpos import path_of
 from .base import Needs, Option, Rule
@@ -70,8 +70,6 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 def _device_types(ctx, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
-    from ..dra.explain import class_drivers
-
     selectors = class_selectors(ctx.objects, class_name) or []
     text = " ".join(selectors)
     types = {t for t in ("gpu", "mig") if re.search(rf"type\s*==\s*['\"]{t}['\"]", text)}

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 from ..core.finding import Severity
+from ..facts.catalog import sharing_knobs
 from ..model.gpu import LEGACY_RESOURCE, legacy_resources
 from ..model.pods import pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS
@@ -18,11 +22,19 @@ def _alias_note(obj, resource: str, c) -> str:
 
 
 def _suggestion(resource: str) -> str:
+    """The DRA request that replaces the resource, in its own vendor's terms."""
+    claim = "in a ResourceClaimTemplate, and reference it from spec.resourceClaims and this container's resources.claims"
     if resource.startswith("nvidia.com/mig-"):
         profile = resource[len("nvidia.com/mig-"):]
         return (f"request a device of class mig.nvidia.com with the selector "
-                f"device.attributes['gpu.nvidia.com'].profile == '{profile}' in a ResourceClaimTemplate, "
-                f"and reference it from spec.resourceClaims and this container's resources.claims")
+                f"device.attributes['gpu.nvidia.com'].profile == '{profile}' {claim}")
+    if resource == "amd.com/gpu":
+        return ("request a device of class gpu.amd.com (a whole GPU: device.attributes['gpu.amd.com'].type == "
+                "'amdgpu'; a partition: type 'amdgpu-partition' with its partitionProfile) " + claim)
+    if resource.startswith("gpu.intel.com/"):
+        return "request a device of class gpu.intel.com (a memory size or millicores pin a share of it) " + claim
+    if resource == "habana.ai/gaudi":
+        return "request a device of class gaudi.intel.com " + claim
     return ("request the device through a ResourceClaimTemplate (class gpu.nvidia.com for a whole GPU, "
             "mig.nvidia.com with a profile selector for a slice) and reference it from spec.resourceClaims "
             "and this container's resources.claims")
@@ -40,7 +52,8 @@ class LegacyGpuResource(Rule):
         f"((!has(c.resources.limits) || c.resources.limits.all(k, {_NOT_LEGACY})) && "
         f"(!has(c.resources.requests) || c.resources.requests.all(k, {_NOT_LEGACY}))))",
         "a container asks for a GPU through a device-plugin resource; request it with a ResourceClaim")
-    summary = "A container asks for nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu or gpu.intel.com/* in limits or requests."
+    summary = ("A container asks for nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/* or habana.ai/gaudi in "
+               "limits or requests.")
     rationale = """
         Device-plugin resources are opaque counters: the scheduler cannot see which GPU, which
         MIG profile or how much memory a pod gets, tenants cannot be pinned to a hardware
@@ -119,3 +132,75 @@ def _by_resource(c):
         found.setdefault(resource, []).append((section, values))
     for resource, places in found.items():
         yield resource, " and ".join(section for section, _ in places), places[0]
+
+
+@lru_cache(maxsize=None)
+def _knobs(kind: str) -> tuple:
+    return tuple((re.compile(entry["pattern"]), entry["what"]) for entry in sharing_knobs()[kind])
+
+
+def _knob(kind: str, name) -> str | None:
+    return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
+
+
+@register
+class LegacyGpuSharing(Rule):
+    id = "legacy-gpu-sharing"
+    name = "GPU shared by a scheduler extension"
+    category = "legacy-resources"
+    severity = Severity.ERROR
+    targets = POD_TARGETS
+    summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"
+               "gpumem and gpucores, Volcano vgpu-*, Koordinator, Alibaba Cloud) or a pod through KAI's gpu-fraction or "
+               "gpu-memory annotation.")
+    rationale = """
+        These knobs split a GPU outside the scheduler's view of devices: HAMi and similar
+        extensions enforce memory and compute shares, if at all, with an interception
+        library inside the container; KAI's fractions are not enforced (no memory isolation
+        between the pods on a GPU). The DRA allocator does not see the share, nothing ties
+        its release to the pod, and one tenant can still take the whole device. With DRA a
+        hardware slice is a device of its own (a MIG profile, an AMD partition), and a
+        deliberately shared GPU is one claim with the driver's sharing configuration (MPS
+        with memory limits, time-slicing). The resource names and annotations come from the
+        projects' own charts and documentation (`data/sharing.yaml`)."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
+    upstream_note = """
+        Guideline documents that suggest HAMi's `nvidia.com/gpumem` or a `gpu-fraction`
+        annotation for tenant isolation describe shares that upstream Kubernetes neither
+        schedules nor enforces; MIG slices through DRA are isolated in hardware."""
+    noncompliant = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: gpu-pod}
+        spec:
+          containers:
+          - name: ubuntu-container
+            image: ubuntu:22.04
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+                nvidia.com/gpumem: 3000
+                nvidia.com/gpucores: 30
+        """
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
+                     "share one claim with the driver's MPS or time-slicing configuration")
+        for site in pod_sites(obj):
+            annotations = site.metadata.get("annotations")
+            for key in annotations if isinstance(annotations, dict) else {}:
+                what = _knob("annotations", key)
+                if what:
+                    yield ctx.finding(self, obj, f"the pod is shared through annotation {key}: {annotations[key]} "
+                                      f"({what}): a share of a GPU the DRA allocator does not see", annotations, key,
+                                      help=help_text)
+            for c in site.containers:
+                for section in ("limits", "requests"):
+                    values = c.resources.get(section)
+                    for resource in values if isinstance(values, dict) else {}:
+                        what = _knob("resources", resource)
+                        if what and not (section == "requests" and resource in (c.resources.get("limits") or {})):
+                            yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} ({what}): "
+                                              "a share of a GPU the DRA allocator does not see", values, resource,
+                                              help=help_text)

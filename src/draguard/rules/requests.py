@@ -7,14 +7,21 @@ import re
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
-from ..model.classes import class_selectors, is_gpu_class, is_known_class
+from ..facts.catalog import slice_pins
+from ..model.classes import class_drivers, class_selectors, is_gpu_class, is_known_class
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
-#: A selector pins a GPU slice when it constrains the MIG profile or the device memory.
-_PINS_SLICE = re.compile(r"\.profile\b|\[['\"]profile['\"]\]|\bmemory\b")
+#: Without a driver of its own (a class that does not name one), a selector pins a slice when
+#: it constrains a profile or the memory.
+_DEFAULT_PINS = ("profile", "memory")
+
+
+def _pins_pattern(names) -> re.Pattern:
+    alternatives = "|".join(re.escape(n) for n in sorted(names))
+    return re.compile(rf"\.({alternatives})\b|\[\s*['\"]({alternatives})['\"]\s*\]")
 #: ExactDeviceRequest fields: on a v1beta2/v1 request they belong under `exactly`.
 _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
                  "capacity")
@@ -154,14 +161,17 @@ class RequestUnpinned(Rule):
     severity = Severity.WARNING
     targets = CLAIM_TARGETS
     needs = Needs.OBJECT_SET  # the request's DeviceClass may pin the slice
-    summary = "A GPU request has no selector on the MIG profile or the device memory (in the request or its class)."
+    summary = ("A GPU request selects no slice in its driver's terms (NVIDIA MIG profile or memory, AMD partitionProfile, "
+               "Intel memory or millicores), in the request or its class.")
     rationale = """
         Without a profile or memory selector a tenant gets whatever device the allocator
         finds first: a 1g.10gb slice today, a whole H200 tomorrow. Pin the slice the
         workload was sized for, e.g.
         `device.attributes['gpu.nvidia.com'].profile == '3g.40gb'` or
-        `device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0`.
-        Only requests for GPU drivers' classes are checked."""
+        `device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0`. Each
+        driver pins its own way: NVIDIA by MIG profile or memory, AMD by partitionProfile or
+        memory, Intel by memory or millicores. Requests for classes of accelerators that are
+        not partitioned (Gaudi) and admin-access requests are not checked."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
     noncompliant = COMPLIANT_POD.replace("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
                                          "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'")
@@ -174,8 +184,15 @@ class RequestUnpinned(Rule):
             name = request.class_name
             if not is_gpu_class(ctx.objects, name) or not all_compile(request.selectors) or request.admin_access:
                 continue  # cel-invalid reports selectors that do not compile; admin access takes no device
-            texts = list(request.selectors) + class_selectors(ctx.objects, name)
-            if not any(_PINS_SLICE.search(text) for text in texts):
-                yield ctx.finding(self, obj, f"request '{request.full_name}' (class {name}) pins neither a MIG "
-                                  "profile nor a memory size", request.fields, "deviceClassName",
-                                  help="add a CEL selector on the profile attribute or the memory capacity")
+            selectors = class_selectors(ctx.objects, name)
+            drivers = class_drivers(selectors)
+            known = [slice_pins()[d] for d in sorted(drivers) if d in slice_pins()]
+            if drivers and not known:
+                continue  # accelerators without partitions: a whole device is the only slice
+            pins = {p for entry in known for p in entry["pins"]} or set(_DEFAULT_PINS)
+            pattern = _pins_pattern(pins)
+            if not any(pattern.search(text) for text in list(request.selectors) + selectors):
+                slices = "; ".join(entry["slices"] for entry in known) or "a profile or a memory size"
+                yield ctx.finding(self, obj, f"request '{request.full_name}' (class {name}) pins no slice: it names "
+                                  f"none of {', '.join(sorted(pins))}", request.fields, "deviceClassName",
+                                  help=f"add a CEL selector for the slice the workload was sized for ({slices})")
