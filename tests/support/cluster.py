@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes import client, dynamic
 
 from draguard.facts.catalog import device_classes
-from draguard.dra.inventory import generate
+from draguard.dra.generate import generate
 from draguard.model.teardown import hook_budget
 
 ROOT = Path(__file__).resolve().parents[2]

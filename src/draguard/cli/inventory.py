@@ -15,21 +15,23 @@ def arguments(name, parser) -> None:
 
 
 def run(args) -> int:
-    import yaml
+    from contextlib import nullcontext
 
-    from ..core.atomic import write_atomic
-    from ..dra.inventory import InventoryError, generate
-    from ..sources.yamlpos import DocumentError, read_document
+    from ..core.atomic import atomic_writer
+    from ..dra.generate import generate_yaml
+    from ..dra.inventory import InventoryError
+    from ..sources.yamlpos import DocumentError, mark_of, read_document
 
     try:
-        objects = generate(read_document(args.spec))
+        spec = read_document(args.spec)
     except DocumentError as exc:
         raise InputError(str(exc)) from None
+    try:
+        with atomic_writer(args.output) if args.output else nullcontext(sys.stdout) as out:
+            for text in generate_yaml(spec):
+                out.write(text)
     except InventoryError as exc:
-        raise InputError(f"{args.spec}: {exc}") from None
-    text = yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)
-    if args.output:
-        write_atomic(args.output, text)
-    else:
-        sys.stdout.write(text)
+        mark = mark_of(exc.container, exc.key, value=True) if exc.container is not None else None
+        where = f"{args.spec}:{mark[0]}:{mark[1]}" if mark else args.spec
+        raise InputError(f"{where}: {exc}") from None
     return EXIT_OK

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
+from typing import IO, Iterator
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename over it (atomic on POSIX)."""
+@contextmanager
+def atomic_writer(path: str) -> Iterator[IO[str]]:
+    """A text handle onto a temporary file beside `path`, renamed over it (atomic on POSIX)
+    when the block finishes; on an error the temporary file goes and `path` is untouched."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if os.path.exists(path):
@@ -24,3 +28,8 @@ def write_atomic(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_atomic(path: str, text: str) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(text)

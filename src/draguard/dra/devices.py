@@ -169,6 +169,7 @@ class DeviceClass:
 class Constraint:
     requests: tuple
     match_attribute: str | None
+    distinct_attribute: str | None = None  # consumable capacity (KEP-5075): not modelled yet
 
 
 @dataclass
@@ -265,7 +266,8 @@ def claim_from(manifest) -> Claim:
         spec = mapping(spec.get("spec"))
     devices = mapping(spec.get("devices"))
     constraints = [Constraint(tuple(c.get("requests") or ()) if isinstance(c.get("requests"), list) else (),
-                              c.get("matchAttribute") if isinstance(c.get("matchAttribute"), str) else None)
+                              c.get("matchAttribute") if isinstance(c.get("matchAttribute"), str) else None,
+                              c.get("distinctAttribute") if isinstance(c.get("distinctAttribute"), str) else None)
                    for c in mappings(devices.get("constraints"))]
     return Claim(manifest.name, manifest.namespace, requests_of(manifest), constraints,
                  mappings(devices.get("config")), manifest)

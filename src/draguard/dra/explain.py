@@ -31,6 +31,7 @@ class RequestExplanation:
     request: str
     wanted: str  # "1 device", "all devices"
     stages: list = field(default_factory=list)
+    needed: int = 1  # devices the request takes at least (its count; one for All)
     emptied_at: Stage | None = None
     errors: list = field(default_factory=list)
     note: str = ""
@@ -81,7 +82,8 @@ def _survivors(devices, expression: str, errors: list, what: str):
 
 def explain_request(allocator: Allocator, request, name: str, devices: list) -> RequestExplanation:
     wanted = "all devices" if request.mode == "All" else f"{request.count} device" + ("s" if request.count != 1 else "")
-    out = RequestExplanation(name, wanted, [Stage("in slices", len(devices))])
+    needed = 1 if request.mode == "All" else max(request.count, 1)
+    out = RequestExplanation(name, wanted, [Stage("in slices", len(devices))], needed)
     cls = allocator.classes.get(request.class_name or "")
     if cls is None:
         out.note = f"device class {request.class_name!r} does not exist"
@@ -151,6 +153,40 @@ def verdict(allocator: Allocator, claim: Claim, nodes) -> Verdict:
     result.requests = explain(allocator, claim, nodes)
     if result.error is None and all(r.emptied_at is None for r in result.requests):
         for r in result.requests:
-            r.note = ("enough matching devices exist, but not on one node together with the claim's "
-                      "constraints, count and shared counters")
+            r.note = _shortfall(r)
     return result
+
+
+def _shortfall(r: RequestExplanation) -> str:
+    """Why a request whose funnel never empties still does not fit: too few free devices in
+    all, or enough in all but not on one node with the rest of the claim."""
+    free = r.stages[-1].count
+    if free < r.needed:
+        return f"only {free} matching device{'s are' if free != 1 else ' is'} free across all nodes, it needs {r.needed}"
+    return (f"{free} matching devices are free across all nodes ({r.needed} needed), but not on one node together "
+            "with the claim's other requests, constraints and shared counters")
+
+
+def unmodelled_features(allocator: Allocator, claim: Claim, devices) -> list[str]:
+    """Features upstream's allocator has and draguard's does not model yet (until the fidelity
+    work lands), with the gate that carries them, that this claim or the devices its classes
+    can reach use: a verdict on such a claim would not be upstream's."""
+    found = []
+    leaves = [leaf for request in claim.requests for leaf in request.leaves()]
+    if any(leaf.capacity_requests for leaf in leaves) or any(c.distinct_attribute for c in claim.constraints):
+        found.append("consumable capacity (capacity.requests, distinctAttribute; gate DRAConsumableCapacity, KEP-5075)")
+    drivers = set()
+    for leaf in leaves:
+        cls = allocator.classes.get(leaf.class_name or "")
+        pinned = class_drivers(cls.selectors) if cls is not None else set()
+        if cls is not None and not pinned:
+            drivers = None  # a class of every driver: every device is reachable
+            break
+        drivers |= pinned
+    reachable = [d for d in devices if drivers is None or d.driver in drivers]
+    if any(d.allow_multiple_allocations for d in reachable):
+        found.append("devices shared by several allocations (allowMultipleAllocations; gate DRAConsumableCapacity, "
+                     "KEP-5075)")
+    if any(d.binding_conditions for d in reachable):
+        found.append("devices with binding conditions (gate DRADeviceBindingConditions, KEP-5007)")
+    return found

@@ -14,7 +14,8 @@ from ..sources.loader import Source
 from .allocator import Allocator
 from .devices import device_class_from
 from .explain import explain_request, visible_devices
-from .inventory import Inventory, generate
+from .generate import generate
+from .inventory import Inventory
 
 
 @lru_cache(maxsize=1)

@@ -61,6 +61,7 @@ class DeviceRequest:
     count: int = 1
     admin_access: bool | None = None
     tolerations: tuple = ()
+    capacity_requests: dict = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
     subrequests: list | None = None
 
     @property
@@ -110,6 +111,9 @@ def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
     request.count = count if isinstance(count, int) and not isinstance(count, bool) else 1
     request.admin_access = admin if isinstance(admin, bool) else None
     request.tolerations = tolerations(body.get("tolerations"))
+    capacity = body.get("capacity")
+    requested = capacity.get("requests") if isinstance(capacity, dict) else None
+    request.capacity_requests = dict(requested) if isinstance(requested, dict) else {}
     return request
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..model.claims import CLAIM_TARGETS, device_requests
+from ..model.classes import is_gpu_class
 from .base import Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
@@ -34,7 +35,11 @@ class RequestUnsatisfiable(Rule):
         every GPU model it knows (A100, A30, H100, H200, B200, whole GPUs and every MIG
         profile, as the NVIDIA driver publishes them), and names the class or selector
         that excluded every device. Against the catalog only the selection counts (not the
-        count or availability); against an inventory the whole claim must fit on one node."""
+        count or availability); against an inventory the whole claim must fit on one node.
+        What cannot be judged is said as `info`, never as an error: requests for other
+        vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's), and
+        claims or devices using features draguard's allocator does not model yet (consumable
+        capacity, binding conditions)."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_POD.replace("deviceClassName: mig.nvidia.com", "deviceClassName: gpu.nvidia.com")
     compliant = COMPLIANT_POD
@@ -42,7 +47,7 @@ class RequestUnsatisfiable(Rule):
     def check(self, obj, ctx):
         from ..dra.celenv import all_compile  # the allocator and CEL load only for claims
         from ..dra.devices import ModelError, claim_from
-        from ..dra.explain import verdict
+        from ..dra.explain import unmodelled_features, verdict
 
         if not all_compile(e for r in device_requests(obj) for e in r.selectors):
             return  # cel-invalid says what is wrong; nothing can be judged about the claim
@@ -54,6 +59,12 @@ class RequestUnsatisfiable(Rule):
         sites = {r.full_name: r for r in device_requests(obj)}
         if target.is_catalog:
             yield from self._against_catalog(obj, ctx, claim, target, sites)
+            return
+        unmodelled = unmodelled_features(target.allocator, claim, target.devices)
+        if unmodelled:
+            yield ctx.finding(self, obj, "not judged: the claim or its devices use "
+                              f"{' and '.join(unmodelled)}, which draguard's allocator does not model yet",
+                              severity=Severity.INFO)
             return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
@@ -68,26 +79,42 @@ class RequestUnsatisfiable(Rule):
 
     def _against_catalog(self, obj, ctx, claim, target, sites):
         """Only selection counts here. A class that keeps no catalog device is for hardware
-        the catalog does not model (NICs, other vendors): nothing can be said about it."""
+        the catalog does not model: said out loud for other vendors' GPUs and accelerators,
+        quiet for NICs and channels (no tenant slicing to judge there)."""
         for request in claim.requests:
             options = request.leaves()
             explained = [target.explain(option, option.full_name) for option in options]
+            if all(_excluded_by_class(e) for e in explained):
+                uncatalogued = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
+                if uncatalogued:
+                    yield self._finding(obj, ctx, sites, explained[0], (
+                        f"not judged: the built-in catalog holds NVIDIA GPUs only, none of class "
+                        f"{', '.join(sorted(set(uncatalogued)))}; pass --inventory with the driver's ResourceSlices "
+                        "to check this request"), severity=Severity.INFO)
+                continue
             if all(_excluded_by_request_selector(e) for e in explained):
                 for option, e in zip(options, explained):
                     hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
                     yield self._finding(obj, ctx, sites, e, f"no GPU in the catalog can satisfy it: {e.text()}{hint}")
 
-    def _finding(self, obj, ctx, sites, explanation, message):
+    def _finding(self, obj, ctx, sites, explanation, message, severity=None):
         site = sites.get(explanation.request) if explanation else None
         if site is None:
-            return ctx.finding(self, obj, message)
+            return ctx.finding(self, obj, message, severity=severity)
         stage = explanation.emptied_at
         if stage is not None and stage.selector is not None:
             cel_sites = site.selector_sites
             if stage.selector < len(cel_sites) and cel_sites[stage.selector][0]:
-                return ctx.finding(self, obj, message, cel_sites[stage.selector][0], "expression", value=True)
+                return ctx.finding(self, obj, message, cel_sites[stage.selector][0], "expression", value=True,
+                                   severity=severity)
         return ctx.finding(self, obj, message, site.fields, "deviceClassName" if "deviceClassName" in site.fields
-                           else None, value="deviceClassName" in site.fields)
+                           else None, value="deviceClassName" in site.fields, severity=severity)
+
+
+def _excluded_by_class(explanation) -> bool:
+    """The class (its driver or its own selectors) keeps no catalog device."""
+    stage = explanation.emptied_at
+    return stage is not None and stage.selector is None
 
 
 def _excluded_by_request_selector(explanation) -> bool:

@@ -1,7 +1,8 @@
 import pytest
 import yaml
 
-from draguard.dra.inventory import InventoryError, generate, place_layout
+from draguard.dra.generate import _gpu_uuid, generate, generate_yaml, place_layout
+from draguard.dra.inventory import InventoryError
 
 
 
@@ -104,3 +105,36 @@ def test_device_taint_rules_taint_the_devices_they_select(tmp_path, cli):
     tainted = cli("allocate", claims, "--inventory", inventory, "--inventory", rule, "-f", "json").json
     assert tainted[0]["allocation"]["devices"]["results"][0]["device"] == "gpu-1"
     assert tainted[1]["allocation"] is None and "untainted): 0" in tainted[1]["explanation"][0]
+
+
+def test_streamed_yaml_is_the_generated_objects():
+    """generate_yaml copies a group's template per node: the result must be exactly what
+    generate builds node by node (names and GPU UUIDs included)."""
+    spec = {"nodes": [{"namePrefix": "dyn", "count": 3, "labels": {"zone": "a"},
+                       "gpus": {"model": "A30-24GB", "count": 2, "mig": "dynamic"}},
+                      {"namePrefix": "static", "count": 2, "gpus": {"model": "H100-80GB", "count": 1, "mig": "static",
+                                                                     "layout": ["4g.40gb", "3g.40gb"]}},
+                      {"namePrefix": "none", "count": 0, "gpus": {"model": "H200-141GB"}}]}
+    streamed = [doc for text in generate_yaml(spec) for doc in yaml.safe_load_all(text)]
+    assert streamed == generate(spec)
+    uuids = {d["attributes"].get("parentUUID", d["attributes"]["uuid"])["string"] for o in streamed
+             if o["kind"] == "ResourceSlice" for d in o["spec"].get("devices", [])}  # each physical GPU's
+    assert len(uuids) == 3 * 2 + 2 and not any(_gpu_uuid("NODE-PLACEHOLDER", 0) in u for u in uuids)
+
+
+@pytest.mark.parametrize("spec, where, message", [
+    ("nodes:\n- count: -1\n  gpus: {model: A30-24GB}\n", "2:10", "count must be a non-negative integer, not -1"),
+    ("nodes:\n- gpus: {model: A30-24GB, count: -8}\n", "2:34", "count must be a non-negative integer, not -8"),
+    ("nodes:\n- count: two\n  gpus: {model: A30-24GB}\n", "2:10", "not 'two'"),
+    ("nodes:\n- namePrefix: GPU_Nodes\n  gpus: {model: A30-24GB}\n", "2:15", "namePrefix must be lower-case"),
+    ("nodes:\n- gpus: {model: A30-24GB, mig: sometimes}\n", "2:32", "mig must be none, static or dynamic"),
+    ("nodes:\n- gpus: {model: T4}\n", "2:9", "unknown GPU model 'T4'"),
+    ("driverVersion: '1.0'\nnodes: []\n", "1:16", "unknown NVIDIA driver version"),
+])
+def test_a_bad_spec_is_refused_at_its_position(tmp_path, cli, spec, where, message):
+    path = tmp_path / "spec.yaml"
+    path.write_text(spec)
+    out = tmp_path / "inventory.yaml"
+    result = cli("inventory", "generate", path, "-o", out)
+    assert result.code == 2 and f"{path}:{where}: " in result.err and message in result.err, result.err
+    assert not out.exists() and list(tmp_path.iterdir()) == [path]  # nothing half-written

@@ -1,0 +1,91 @@
+"""request-unsatisfiable says only what is true (issue: precision): a shortfall is named as
+one, "enough devices" only when there are, and what draguard cannot judge (other vendors
+without an inventory, features its allocator does not model yet) is info, never an error."""
+
+import pytest
+
+SLICE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: {node}}}
+spec:
+  driver: gpu.nvidia.com
+  nodeName: {node}
+  pool: {{name: {node}, generation: 1, resourceSliceCount: 1}}
+  devices:
+{devices}
+"""
+DEVICE = "  - {{name: gpu-{i}, attributes: {{type: {{string: gpu}}}}{extra}}}\n"
+
+
+def _inventory(tmp_path, nodes: dict, extra: str = "") -> str:
+    text = "---\n".join(SLICE.format(node=node, devices="".join(DEVICE.format(i=i, extra=extra) for i in range(n)))
+                        for node, n in nodes.items())
+    path = tmp_path / "inventory.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def _claim(count: int = 1, extra: str = "") -> str:
+    return ("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+            f"    requests:\n    - name: gpu\n      exactly: {{deviceClassName: gpu.nvidia.com, allocationMode: "
+            f"ExactCount, count: {count}{extra}}}\n")
+
+
+def _unsatisfiable(lint_json, text, *args):
+    return [(f["severity"], f["message"]) for f in lint_json(text, "--kube-version", "1.37", *args)["findings"]
+            if f["rule"] == "request-unsatisfiable"]
+
+
+def test_too_few_devices_in_all_is_a_shortfall_not_enough(tmp_path, lint_json):
+    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory",
+                                           _inventory(tmp_path, {"a": 2, "b": 2}))
+    assert severity == "error"
+    assert "only 4 matching devices are free across all nodes, it needs 5" in message
+    assert "enough" not in message
+
+
+def test_enough_in_all_but_not_on_one_node_says_so(tmp_path, lint_json):
+    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=3), "--inventory",
+                                           _inventory(tmp_path, {"a": 2, "b": 2}))
+    assert severity == "error"
+    assert "4 matching devices are free across all nodes (3 needed), but not on one node" in message
+
+
+def test_a_claim_that_fits_has_no_finding(tmp_path, lint_json):
+    assert _unsatisfiable(lint_json, _claim(count=2), "--inventory", _inventory(tmp_path, {"a": 2})) == []
+
+
+@pytest.mark.parametrize("claim_extra, device_extra, feature", [
+    (", capacity: {requests: {memory: 10Gi}}", "", "consumable capacity"),
+    ("", ", allowMultipleAllocations: true", "allowMultipleAllocations"),
+    ("", ", bindingConditions: [attached], bindingFailureConditions: [failed]", "binding conditions"),
+])
+def test_unmodelled_features_are_not_judged(tmp_path, lint_json, claim_extra, device_extra, feature):
+    findings = _unsatisfiable(lint_json, _claim(count=5, extra=claim_extra), "--inventory",
+                              _inventory(tmp_path, {"a": 1}, device_extra))
+    [(severity, message)] = findings
+    assert severity == "info" and message.startswith("not judged") and feature in message
+
+
+def test_unmodelled_devices_of_another_driver_do_not_stop_judging(tmp_path, lint_json):
+    path = _inventory(tmp_path, {"a": 1})
+    other = (SLICE.format(node="x", devices=DEVICE.format(i=0, extra=", allowMultipleAllocations: true"))
+             .replace("gpu.nvidia.com", "nic.example.com"))
+    with open(path, "a") as f:
+        f.write("---\n" + other)
+    [(severity, _)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", path)
+    assert severity == "error"
+
+
+@pytest.mark.parametrize("class_name, expected", [
+    ("gpu.amd.com", [("info", "gpu.amd.com")]),
+    ("gpu.intel.com", [("info", "gpu.intel.com")]),
+    ("gaudi.intel.com", [("info", "gaudi.intel.com")]),
+    ("compute-domain-default-channel.nvidia.com", []),  # a channel, not a GPU: nothing to judge
+])
+def test_catalog_says_when_it_cannot_judge_another_vendor(lint_json, class_name, expected):
+    text = _claim().replace("gpu.nvidia.com", class_name)
+    found = [(severity, class_name) for severity, message in _unsatisfiable(lint_json, text)
+             if "built-in catalog holds NVIDIA GPUs only" in message]
+    assert found == expected
