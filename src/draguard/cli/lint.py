@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
+from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.versions import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 from ..report import FORMAT_NAMES
 from ..sources.discover import DEFAULT_INCLUDE
@@ -21,6 +21,9 @@ def arguments(name, parser) -> None:
     parser.add_argument("--no-config", action="store_true", help="ignore any .draguard.yaml")
     parser.add_argument("--kube-version", help=f"target Kubernetes version, {SUPPORTED_KUBE_VERSIONS[0]} to "
                                                f"{SUPPORTED_KUBE_VERSIONS[-1]} (default {DEFAULT_KUBE_VERSION})")
+    parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
+                        help="DRA feature gates the cluster sets differently from the release defaults, as given "
+                             "to its components (e.g. DRAConsumableCapacity=true)")
     parser.add_argument("--include", action="append", metavar="GLOB",
                         help=f"file globs taken from folders (default: {' '.join(DEFAULT_INCLUDE)})")
     parser.add_argument("--exclude", action="append", metavar="GLOB", default=[],
@@ -45,12 +48,18 @@ def run(args) -> int:
     from ..core.finding import Severity
     from ..core.versions import check_kube_version
     from ..engine import lint_paths
+    from ..facts.gates import parse_gates
     from ..engine.config_file import find_config, load_config
     from ..report import renderer
 
     config = load_config(None if args.no_config else args.config or find_config(args.paths))
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
+    if args.feature_gates:
+        try:
+            config.feature_gates.update(parse_gates(args.feature_gates))
+        except ValueError as exc:
+            raise UsageError(f"--feature-gates: {exc}") from None
     fail_on = Severity.parse(args.fail_on) if args.fail_on else config.fail_on
     if args.inventory:
         config.inventory = args.inventory

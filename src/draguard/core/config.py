@@ -29,6 +29,7 @@ class Config:
     external: dict[str, set] = field(default_factory=lambda: {k: set() for k in EXTERNAL_KINDS})
     admin_namespaces: set = field(default_factory=set)
     inventory: list = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
+    feature_gates: dict = field(default_factory=dict)  # gate -> enabled, where the cluster differs from defaults
     problems: list[Problem] = field(default_factory=list)  # unknown rule ids in the file
 
     def settings(self, rule_id: str) -> RuleSettings:

@@ -13,6 +13,7 @@ file:line:column and stop the run (exit status 2); unknown rule ids are findings
       deviceClasses: [gpu.acme.com]
     adminNamespaces: [gpu-ops]
     inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU catalog)
+    featureGates: {DRAConsumableCapacity: true}   # where the cluster's gates differ from the release defaults
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from ..core.errors import ConfigError
 from ..core.finding import Problem, Severity
 from ..core.location import Location
 from ..core.versions import check_kube_version
+from ..facts.gates import known_gates
 from ..rules import REGISTRY
 from ..sources.yamlpos import DocumentError, YMap, mark_of, read_document
 
 CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
-_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "inventory"}
+_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "inventory", "featureGates"}
 _SWITCHES = {"off": False, "on": True, "false": False, "true": True}
 
 
@@ -93,6 +95,8 @@ class _Reader:
         if "inventory" in data:  # relative to the config file
             base = os.path.dirname(os.path.abspath(self.path))
             self.config.inventory = [os.path.join(base, p) for p in self._names(data, "inventory")]
+        if "featureGates" in data:
+            self._feature_gates(data)
         rules = data.get("rules")
         if rules is not None and not isinstance(rules, dict):
             self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")
@@ -115,6 +119,17 @@ class _Reader:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             self.fail(container, key, f"'{key}' must be a list of names")
         return value
+
+    def _feature_gates(self, data) -> None:
+        gates = data["featureGates"]
+        if not isinstance(gates, dict):
+            self.fail(data, "featureGates", "'featureGates' must map gate names to true or false")
+        for name, enabled in gates.items():
+            if name not in known_gates():
+                self.fail(gates, name, f"unknown DRA feature gate '{name}' (known: {', '.join(sorted(known_gates()))})")
+            if not isinstance(enabled, bool):
+                self.fail(gates, name, f"feature gate {name} must be true or false", value=True)
+            self.config.feature_gates[name] = enabled
 
     def _external(self, data) -> None:
         external = data.get("external")

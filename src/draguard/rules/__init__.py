@@ -1,8 +1,8 @@
 """The rule catalog. Importing this package registers every rule."""
 
 from . import (  # noqa: F401  (registration side effect)
-    cel, currency, env, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema, teardown,
-    wiring,
+    cel, currency, env, gated, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema,
+    teardown, validation, wiring,
 )
 from .registry import REGISTRY
 

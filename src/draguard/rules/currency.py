@@ -19,10 +19,11 @@ from .examples import COMPLIANT_POD, V1BETA1_POD
 from .registry import register
 
 _REMOVED_KINDS = {
-    "ResourceClass": "DeviceClass (resource.k8s.io/v1)",
-    "PodSchedulingContext": "nothing: the scheduler allocates structured claims itself",
-    "ResourceClaimParameters": "selectors and opaque config in the claim itself",
-    "ResourceClassParameters": "selectors and opaque config in the DeviceClass itself",
+    "ResourceClass": "use a DeviceClass (resource.k8s.io/v1)",
+    "PodSchedulingContext": "nothing replaces it: the scheduler allocates structured claims itself",
+    "PodScheduling": "nothing replaces it: the scheduler allocates structured claims itself",
+    "ResourceClaimParameters": "put selectors and opaque config in the claim itself",
+    "ResourceClassParameters": "put selectors and opaque config in the DeviceClass itself",
 }
 _CLASSIC_FIELDS = {
     "resourceClassName": "name a DeviceClass per request (exactly.deviceClassName)",
@@ -149,7 +150,7 @@ class ApiRemoved(Rule):
             spec = claim_spec(obj)
             fix = _structured_claim(obj, spec, ctx.kube_version)
             if obj.kind in _REMOVED_KINDS:
-                yield ctx.finding(self, obj, f"{obj.kind} ({obj.api_version}) was removed with classic DRA; use "
+                yield ctx.finding(self, obj, f"{obj.kind} ({obj.api_version}) was removed with classic DRA; "
                                   f"{_REMOVED_KINDS[obj.kind]}", obj.data, "kind", value=True)
             elif version == "v1alpha2" or (life and life["removed"] is not None and target >= life["removed"]):
                 gone = f"1.{life['removed'] - 1}" if life else "1.30"

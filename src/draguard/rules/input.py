@@ -111,6 +111,22 @@ class NotAnObject(InputRule):
 
 
 @register
+class MiscasedTypeKey(InputRule):
+    id = loader.MISCASED_TYPE_KEY
+    name = "apiVersion or kind spelled with the wrong case"
+    category = "schema"
+    severity = Severity.ERROR
+    summary = "A document spells apiVersion or kind with the wrong case (`apiversion`, `Kind`), so it has no type."
+    rationale = """
+        JSON and YAML keys are case-sensitive: a document with `apiversion:` has no
+        apiVersion, kubectl refuses it ("apiVersion not set") and nothing in it is deployed.
+        Unlike a values file (`not-an-object`), such a document was meant to be an object,
+        so this is an error at the miscased key."""
+    reference = "https://kubernetes.io/docs/concepts/overview/working-with-objects/"
+    noncompliant = "apiversion: v1\nkind: Pod\nmetadata: {name: p}\n"
+
+
+@register
 class UnknownRule(InputRule):
     id = "unknown-rule"
     reported_by = "engine"

@@ -22,6 +22,8 @@ _DEFAULT_PINS = ("profile", "memory")
 def _pins_pattern(names) -> re.Pattern:
     alternatives = "|".join(re.escape(n) for n in sorted(names))
     return re.compile(rf"\.({alternatives})\b|\[\s*['\"]({alternatives})['\"]\s*\]")
+
+
 #: ExactDeviceRequest fields: on a v1beta2/v1 request they belong under `exactly`.
 _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations",
                  "capacity")
@@ -191,6 +193,8 @@ class RequestUnpinned(Rule):
                 continue  # accelerators without partitions: a whole device is the only slice
             pins = {p for entry in known for p in entry["pins"]} or set(_DEFAULT_PINS)
             pattern = _pins_pattern(pins)
+            if pins & {str(name).rsplit("/", 1)[-1] for name in request.capacity_requests}:
+                continue  # capacity.requests takes that much of a device (consumable capacity, KEP-5075)
             if not any(pattern.search(text) for text in list(request.selectors) + selectors):
                 slices = "; ".join(entry["slices"] for entry in known) or "a profile or a memory size"
                 yield ctx.finding(self, obj, f"request '{request.full_name}' (class {name}) pins no slice: it names "

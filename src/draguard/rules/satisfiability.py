@@ -88,7 +88,7 @@ class RequestUnsatisfiable(Rule):
                 uncatalogued = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
                 if uncatalogued:
                     yield self._finding(obj, ctx, sites, explained[0], (
-                        f"not judged: the built-in catalog holds NVIDIA GPUs only, none of class "
+                        f"not judged: the built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class "
                         f"{', '.join(sorted(set(uncatalogued)))}; pass --inventory with the driver's ResourceSlices "
                         "to check this request"), severity=Severity.INFO)
                 continue

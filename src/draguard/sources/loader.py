@@ -16,7 +16,7 @@ from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, Unit
 from .render import SourceMap, render
-from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, parse_stream, split_documents
+from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, YMap, parse_stream, split_documents
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
@@ -29,6 +29,8 @@ TEMPLATE_UNRENDERED = "template-unrendered"
 RENDER_SKIPPED = "render-skipped"
 RENDER_FAILED = "render-failed"
 NOT_AN_OBJECT = "not-an-object"
+MISCASED_TYPE_KEY = "miscased-type-key"
+_TYPE_KEYS = {"apiversion": "apiVersion", "kind": "kind"}
 _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit": INPUT_LIMIT}
 
 
@@ -175,6 +177,11 @@ def _problem(source, kind, message, line, column, locate) -> Problem:
     return Problem(_PROBLEM_RULES[kind], message, _at(file, line, column))
 
 
+def _position(source: Source, mark, doc, locate) -> tuple:
+    line, column = mark or (doc.start_line, 1)
+    return locate(line, column) if locate else (source.display, line, column)
+
+
 def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
     data = doc.data
     if data is None:
@@ -182,8 +189,17 @@ def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
     if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
         if isinstance(data, dict) and not data:
             return
-        line = getattr(data, "mark", (doc.start_line, 1))
-        file, line, column = locate(*line) if locate else (source.display, *line)
+        miscased = [key for key in data if isinstance(key, str) and _TYPE_KEYS.get(key.lower(), key) != key] \
+            if isinstance(data, dict) else []
+        for key in miscased:
+            file, line, column = _position(source, data.key_mark(key) if isinstance(data, YMap) else None, doc, locate)
+            loaded.problems.append(Problem(
+                MISCASED_TYPE_KEY, f"key '{key}' must be spelled '{_TYPE_KEYS[key.lower()]}' (keys are case-sensitive): "
+                "kubectl and the API server see no type and reject the object; it is not checked",
+                Location(file, line, column, (key,), doc.index)))
+        if miscased:
+            return
+        file, line, column = _position(source, getattr(data, "mark", None), doc, locate)
         loaded.problems.append(Problem(
             NOT_AN_OBJECT, "document is not a Kubernetes object (no apiVersion and kind); skipped",
             Location(file, line, column, (), doc.index)))

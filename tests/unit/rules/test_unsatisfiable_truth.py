@@ -87,5 +87,5 @@ def test_unmodelled_devices_of_another_driver_do_not_stop_judging(tmp_path, lint
 def test_catalog_says_when_it_cannot_judge_another_vendor(lint_json, class_name, expected):
     text = _claim().replace("gpu.nvidia.com", class_name)
     found = [(severity, class_name) for severity, message in _unsatisfiable(lint_json, text)
-             if "built-in catalog holds NVIDIA GPUs only" in message]
+             if "built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class" in message]
     assert found == expected

@@ -1,0 +1,113 @@
+"""api-currency: fields the target release's API server drops while their feature gate is off.
+
+The API server does not reject such a field: its registry strategy clears it on create
+(`dropDisabled*Fields`), so the object is stored without it and behaves differently from
+what was written. Facts in `facts/data/feature-gates.yaml`."""
+
+from __future__ import annotations
+
+from ..core.finding import Severity
+from ..core.location import format_path
+from ..facts.gates import gate_state, gated_fields, on_by_default_since
+from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec
+from ..sources.yamlpos import path_of
+from .base import Rule
+from .registry import register
+
+#: resource.k8s.io versions whose ResourceSlice devices keep their fields under `basic`.
+_BASIC_DEVICE_VERSIONS = ("v1alpha3", "v1beta1")
+
+
+def _owner_and_spec(obj) -> tuple[str, dict]:
+    if (obj.group, obj.kind) in CLAIM_TARGETS:
+        return "claim", claim_spec(obj)
+    return ("slice" if obj.kind == "ResourceSlice" else "class"), obj.spec
+
+
+def _steps(owner: str, obj, steps: tuple) -> tuple:
+    if owner == "slice" and obj.api_version.rsplit("/", 1)[-1] in _BASIC_DEVICE_VERSIONS and steps[:2] == ("devices", "[]") \
+            and len(steps) > 2:
+        return steps[:2] + ("basic",) + steps[2:]
+    return steps
+
+
+def _occurrences(node, steps: tuple, container=None, key=None):
+    """(container, key) of every value at `steps` below `node`."""
+    if not steps:
+        if container is not None:
+            yield container, key
+        return
+    step, rest = steps[0], steps[1:]
+    if step == "[]":
+        for i, item in enumerate(node if isinstance(node, list) else ()):
+            yield from _occurrences(item, rest, node, i)
+    elif step == "*":
+        for name, value in (node.items() if isinstance(node, dict) else ()):
+            yield from _occurrences(value, rest, node, name)
+    elif isinstance(node, dict) and step in node:
+        yield from _occurrences(node[step], rest, node, step)
+
+
+@register
+class ApiFieldGated(Rule):
+    id = "api-field-gated"
+    name = "Field dropped while its feature gate is off"
+    category = "api-currency"
+    severity = Severity.WARNING
+    targets = CLAIM_TARGETS | {(RESOURCE_GROUP, "ResourceSlice"), (RESOURCE_GROUP, "DeviceClass")}
+    summary = ("A DRA field (capacity requests, distinctAttribute, device tolerations, extendedResourceName, binding "
+               "conditions, ...) whose feature gate the target release leaves off by default.")
+    rationale = """
+        The API server keeps newer DRA fields only while their feature gate is on, and
+        silently clears them otherwise: a request's `capacity.requests` disappears and the
+        request takes whole devices, a `distinctAttribute` constraint is emptied and the claim
+        rejected, a device's `bindingConditions` vanish and pods bind before the device is
+        ready. This rule knows each gate's stage and default per release (read off
+        kubernetes' versioned feature specs) and names the gate. Where a cluster enables or
+        disables gates differently, say so with `featureGates` in `.draguard.yaml` or
+        `--feature-gates DRAConsumableCapacity=true`. Fields a release does not have at all
+        are `schema-invalid`."""
+    reference = "https://kubernetes.io/docs/reference/command-line-tools-reference/feature-gates/"
+    noncompliant = """
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {name: gpu.example.com}
+        spec:
+          selectors:
+          - cel: {expression: "device.driver == 'gpu.example.com'"}
+          extendedResourceName: example.com/gpu
+        """
+    compliant = """
+        apiVersion: resource.k8s.io/v1
+        kind: DeviceClass
+        metadata: {name: gpu.example.com}
+        spec:
+          selectors:
+          - cel: {expression: "device.driver == 'gpu.example.com'"}
+        """
+
+    def check(self, obj, ctx):
+        owner, spec = _owner_and_spec(obj)
+        gates = ctx.config.feature_gates
+        for gated in gated_fields(owner):
+            state = gate_state(gated.gate, ctx.kube_version)
+            enabled = gates.get(gated.gate, state.default if state else False)
+            if state is None or enabled:
+                continue  # before the gate existed the field is schema-invalid
+            for container, key in _occurrences(spec, _steps(owner, obj, gated.path)):
+                yield ctx.finding(self, obj, self._message(container, key, gated, state, ctx, gated.gate in gates),
+                                  container, key, help=self._help(gated.gate))
+
+    def _message(self, container, key, gated, state, ctx, configured: bool) -> str:
+        where = format_path(path_of(container, key) or ()) or str(key)
+        why = "is disabled in the config" if configured else \
+            f"is {state.stage} since {state.since} and off by default"
+        return (f"{where} is dropped by the API server of Kubernetes {ctx.kube_version}: feature gate {gated.gate} "
+                f"{why}, so {gated.effect}")
+
+    @staticmethod
+    def _help(gate: str) -> str:
+        on_by_default = on_by_default_since(gate)
+        later = f", or target Kubernetes {on_by_default} or later, where it is on by default" if on_by_default else ""
+        return (f"enable {gate} on the API server, scheduler, controller manager and kubelets and tell draguard "
+                f"(featureGates in .draguard.yaml, or --feature-gates {gate}=true){later}")

@@ -1,0 +1,139 @@
+"""schema: what the API server's validation rejects and the OpenAPI schema cannot express.
+
+Mirrors kubernetes v1.37.2 pkg/apis/resource/validation/validation.go:
+validateResourceSliceSpec and validateDevice (node access), validateDeviceRequest,
+validateDeviceSubRequest and validateDeviceAllocationMode (names, counts),
+validateDeviceConstraint and validateDeviceClaimConfiguration (request references)."""
+
+from __future__ import annotations
+
+import re
+
+from ..core.finding import Severity
+from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec, device_requests, requests_of
+from ..model.pods import mapping, mappings
+from .base import Rule
+from .examples import COMPLIANT_POD
+from .registry import register
+
+#: Request and subrequest names are DNS labels (corevalidation.ValidateDNS1123Label).
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SLICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
+_DEVICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
+
+
+def _name_problem(name) -> str | None:
+    if name is None or name == "":
+        return "is required"
+    if not isinstance(name, str):
+        return "must be a string"
+    if len(name) > 63 or not _DNS_LABEL.match(name):
+        return "must be a DNS label: at most 63 lower-case letters, digits and '-', starting and ending alphanumeric"
+    return None
+
+
+@register
+class ApiValidation(Rule):
+    id = "api-validation"
+    name = "Rejected by the API server's validation"
+    category = "schema"
+    severity = Severity.ERROR
+    targets = CLAIM_TARGETS | {(RESOURCE_GROUP, "ResourceSlice")}
+    summary = ("A resource.k8s.io object the API server rejects for a rule its schema does not state: a ResourceSlice "
+               "without exactly one node field, a request name that is not a DNS label, a count with allocationMode "
+               "All, a constraint naming no request.")
+    rationale = """
+        The OpenAPI schema only knows field types, so `kubectl apply --dry-run=client` and
+        schema validators accept these objects; the API server then refuses them. The
+        checks mirror upstream's validation code: a ResourceSlice sets exactly one of
+        `nodeName`, `nodeSelector`, `allNodes` and `perDeviceNodeSelection` (and a device
+        sets its own node field only under `perDeviceNodeSelection`); request and subrequest
+        names are unique DNS labels; `count` is not set with `allocationMode: All` and is
+        positive with `ExactCount`; constraints and config name requests of the claim."""
+    reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
+    noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        if obj.kind == "ResourceSlice":
+            yield from self._slice(obj, ctx)
+        else:
+            yield from self._claim(obj, ctx)
+
+    def _slice(self, obj, ctx):
+        spec = obj.spec
+        set_fields = [f for f in _SLICE_NODE_FIELDS if spec.get(f) not in (None, "", False)]
+        for field in ("nodeName", "allNodes", "perDeviceNodeSelection"):
+            if field in spec and spec[field] in ("", False):
+                yield ctx.finding(self, obj, f"{field} must be unset or {'true' if field != 'nodeName' else 'a name'}, "
+                                  f"not {spec[field]!r}", spec, field, value=True)
+        if len(set_fields) != 1:
+            listed = ", ".join(set_fields) if set_fields else "none of them"
+            yield ctx.finding(self, obj, "a ResourceSlice sets exactly one of nodeName, nodeSelector, allNodes and "
+                              f"perDeviceNodeSelection; this one sets {listed}",
+                              spec if set_fields else obj.data, set_fields[1] if len(set_fields) > 1 else
+                              ("spec" if "spec" in obj.data else None))
+        if "sharedCounters" in spec and "devices" in spec:
+            yield ctx.finding(self, obj, "only one of sharedCounters or devices is allowed in one ResourceSlice",
+                              spec, "devices")
+        per_device = spec.get("perDeviceNodeSelection") is True
+        for device in mappings(spec.get("devices")):
+            chosen = [f for f in _DEVICE_NODE_FIELDS if f in device]
+            if chosen and not per_device:
+                yield ctx.finding(self, obj, f"device '{device.get('name')}' sets {chosen[0]}, which is only allowed "
+                                  "when the slice sets perDeviceNodeSelection: true", device, chosen[0])
+            elif per_device and len(chosen) != 1:
+                yield ctx.finding(self, obj, f"device '{device.get('name')}' must set exactly one of nodeName, "
+                                  f"nodeSelector and allNodes under perDeviceNodeSelection; it sets "
+                                  f"{', '.join(chosen) or 'none'}", device, chosen[1] if chosen else "name")
+
+    def _claim(self, obj, ctx):
+        devices = mapping(claim_spec(obj).get("devices"))
+        names = {}
+        for top in requests_of(obj):
+            yield from self._name(obj, ctx, top.request, names.setdefault(None, set()), "request")
+            subnames = names.setdefault(top.name, set()) if top.subrequests is not None else None
+            for sub in top.subrequests or ():
+                yield from self._name(obj, ctx, sub.fields, subnames, "subrequest")
+        for request in device_requests(obj):
+            yield from self._count(obj, ctx, request)
+        for section in ("constraints", "config"):
+            for entry in mappings(devices.get(section)):
+                refs = entry.get("requests")
+                for i, ref in enumerate(refs if isinstance(refs, list) else ()):
+                    if not _resolves(ref, names):
+                        yield ctx.finding(self, obj, f"{section} names request {ref!r}, which the claim does not have "
+                                          "(a request, or request/subrequest)", refs, i)
+
+    def _name(self, obj, ctx, holder, seen: set, what: str):
+        name = holder.get("name")
+        problem = _name_problem(name)
+        if problem:
+            yield ctx.finding(self, obj, f"{what} name {name!r} {problem}", holder,
+                              "name" if "name" in holder else None, value="name" in holder)
+        elif name in seen:
+            yield ctx.finding(self, obj, f"{what} name '{name}' is used twice", holder, "name", value=True)
+        if isinstance(name, str):
+            seen.add(name)
+
+    def _count(self, obj, ctx, request):
+        fields = request.fields
+        if request.shape == "empty" or "count" not in fields:
+            return
+        count = fields["count"]
+        if request.mode == "All":
+            yield ctx.finding(self, obj, f"request '{request.full_name}' sets count with allocationMode All (All takes "
+                              "every matching device; the API server refuses a count)", fields, "count")
+        elif isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+            yield ctx.finding(self, obj, f"request '{request.full_name}' count must be greater than zero, not {count}",
+                              fields, "count", value=True)
+
+
+def _resolves(ref, names: dict) -> bool:
+    """A constraint's or config's request reference: 'request' or 'request/subrequest'."""
+    if not isinstance(ref, str):
+        return False
+    top, _, sub = ref.partition("/")
+    if top not in names.get(None, set()):
+        return False
+    return not sub or sub in names.get(top, set())

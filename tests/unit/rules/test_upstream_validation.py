@@ -1,0 +1,168 @@
+"""Newer DRA fields by target version and the API server's own validation (issue: precision):
+each check mirrors kubernetes v1.37.2 (pkg/apis/resource/validation, the registry strategies'
+dropDisabled*Fields, pkg/features/kube_features.go)."""
+
+import pytest
+
+CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {{name: c}}
+spec:
+  devices:
+    requests:
+{requests}
+"""
+
+
+def _rules(report, rule):
+    return [(f["line"], f["column"], f["message"]) for f in report["findings"] if f["rule"] == rule]
+
+
+def _claim(requests: str) -> str:
+    return CLAIM.format(requests=requests)
+
+
+SLICE = """\
+apiVersion: resource.k8s.io/{version}
+kind: ResourceSlice
+metadata: {{name: s}}
+spec:
+  driver: gpu.example.com
+  pool: {{name: p, generation: 1, resourceSliceCount: 1}}
+{node}
+  devices:
+  - name: d
+{device}
+"""
+
+
+@pytest.mark.parametrize("node, device, expected", [
+    ("  nodeName: n", "", []),
+    ("  allNodes: true", "", []),
+    ("  nodeName: n\n  allNodes: true", "", ["sets exactly one of nodeName, nodeSelector, allNodes and "
+                                            "perDeviceNodeSelection; this one sets nodeName, allNodes"]),
+    ("", "", ["this one sets none of them"]),
+    ("  nodeName: ''", "", ["this one sets none of them", "nodeName must be unset or a name, not ''"]),
+    ("  nodeName: n", "    nodeName: n", ["device 'd' sets nodeName, which is only allowed when the slice sets "
+                                           "perDeviceNodeSelection: true"]),
+    ("  perDeviceNodeSelection: true", "    allNodes: true", []),
+    ("  perDeviceNodeSelection: true", "", ["device 'd' must set exactly one of nodeName, nodeSelector and allNodes"]),
+])
+def test_resource_slice_node_access(lint_json, node, device, expected):
+    text = SLICE.format(version="v1", node=node, device=device)
+    messages = [m for _, _, m in _rules(lint_json(text), "api-validation")]
+    assert len(messages) == len(expected) and all(e in m for e, m in zip(expected, messages)), messages
+
+
+@pytest.mark.parametrize("requests, expected", [
+    ("    - name: gpu\n      exactly: {deviceClassName: gpu.nvidia.com}", []),
+    ("    - name: GPU_1\n      exactly: {deviceClassName: gpu.nvidia.com}",
+     [(7, 13, "request name 'GPU_1' must be a DNS label")]),
+    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com}\n"
+     "    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com}", [(9, 13, "request name 'a' is used twice")]),
+    ("    - name: a\n      firstAvailable:\n      - {name: Big, deviceClassName: gpu.nvidia.com}",
+     [(9, 16, "subrequest name 'Big' must be a DNS label")]),
+    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}",
+     [(8, 71, "request 'a' sets count with allocationMode All")]),
+    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, count: 0}",
+     [(8, 57, "request 'a' count must be greater than zero, not 0")]),
+])
+def test_request_names_and_counts(lint_json, requests, expected):
+    found = [(line, column, m) for line, column, m in _rules(lint_json(_claim(requests)), "api-validation")]
+    assert [(line, column) for line, column, _ in found] == [(line, column) for line, column, _ in expected]
+    assert all(e in m for (_, _, e), (_, _, m) in zip(expected, found)), found
+
+
+@pytest.mark.parametrize("refs, bad", [
+    ("[a, b/x]", []),
+    ("[a, c]", ["c"]),
+    ("[b/y, b]", ["b/y"]),
+    ("[a/x]", ["a/x"]),
+])
+def test_constraint_and_config_references(lint_json, refs, bad):
+    text = _claim("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com}\n"
+                  "    - name: b\n      firstAvailable: [{name: x, deviceClassName: gpu.nvidia.com}]") + \
+        f"    constraints:\n    - {{matchAttribute: gpu.nvidia.com/uuid, requests: {refs}}}\n"
+    messages = [m for _, _, m in _rules(lint_json(text), "api-validation")]
+    assert messages == [f"constraints names request '{r}', which the claim does not have (a request, or "
+                        "request/subrequest)" for r in bad]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("apiversion: v1\nkind: Pod\nmetadata: {name: p}\n", [(1, 1, "'apiversion' must be spelled 'apiVersion'")]),
+    ("apiVersion: v1\nKind: Pod\nmetadata: {name: p}\n", [(2, 1, "'Kind' must be spelled 'kind'")]),
+    ("APIVERSION: v1\nKIND: Pod\n", [(1, 1, "'APIVERSION'"), (2, 1, "'KIND'")]),
+])
+def test_miscased_type_keys_are_errors(cli, text, expected):
+    result = cli("lint", "-", "--no-config", "-f", "json", "--allow-empty", stdin=text)
+    found = [(f["line"], f["column"], f["message"]) for f in result.json["findings"]]
+    assert result.code == 1 and [f[:2] for f in found] == [e[:2] for e in expected]
+    assert all(e[2] in f[2] for e, f in zip(expected, found))
+    assert "not-an-object" not in {f["rule"] for f in result.json["findings"]}
+
+
+def test_v1alpha1_is_known_as_removed(lint_json):
+    report = lint_json("apiVersion: resource.k8s.io/v1alpha1\nkind: ResourceClaimTemplate\nmetadata: {name: t}\n"
+                       "spec: {spec: {}}\n")
+    assert [m for _, _, m in _rules(report, "api-removed")] == [
+        "resource.k8s.io/v1alpha1 ResourceClaimTemplate is not served by Kubernetes 1.37 (last served in 1.26); "
+        "use resource.k8s.io/v1"]
+
+
+CAPACITY = "    - name: a\n      exactly:\n        deviceClassName: gpu.nvidia.com\n" \
+           "        capacity: {requests: {memory: 10Gi}}"
+
+
+@pytest.mark.parametrize("version, args, expected", [
+    ("1.34", [], [(10, 9, "DRAConsumableCapacity is alpha since 1.34 and off by default, so the request takes "
+                          "whole devices")]),
+    ("1.35", [], [(10, 9, "DRAConsumableCapacity is alpha since 1.34")]),
+    ("1.36", [], []),  # beta, on by default
+    ("1.35", ["--feature-gates", "DRAConsumableCapacity=true"], []),
+    ("1.37", ["--feature-gates", "DRAConsumableCapacity=false"], [(10, 9, "DRAConsumableCapacity is disabled in the "
+                                                                          "config")]),
+])
+def test_gated_fields_follow_the_target_release(lint_json, version, args, expected):
+    report = lint_json(_claim(CAPACITY), "--kube-version", version, *args)
+    found = _rules(report, "api-field-gated")
+    assert [f[:2] for f in found] == [e[:2] for e in expected]
+    assert all(e[2] in f[2] and f[2].startswith("spec.devices.requests[0].exactly.capacity is dropped") for e, f in
+               zip(expected, found))
+
+
+def test_capacity_requests_pin_memory(lint_json):
+    assert _rules(lint_json(_claim(CAPACITY)), "request-unpinned") == []
+    without = CAPACITY.replace("        capacity: {requests: {memory: 10Gi}}", "")
+    assert len(_rules(lint_json(_claim(without)), "request-unpinned")) == 1
+
+
+def test_v1beta1_slice_devices_are_found_under_basic(lint_json):
+    text = SLICE.format(version="v1beta1", node="  nodeName: n",
+                        device="    basic:\n      allowMultipleAllocations: true\n      bindsToNode: true")
+    found = [m.split(" is dropped")[0] for _, _, m in _rules(lint_json(text, "--kube-version", "1.35"),
+                                                             "api-field-gated")]
+    assert sorted(found) == ["spec.devices[0].basic.allowMultipleAllocations", "spec.devices[0].basic.bindsToNode"]
+
+
+def test_feature_gates_in_the_config(tmp_path, cli):
+    (tmp_path / ".draguard.yaml").write_text("kubeVersion: '1.35'\nfeatureGates: {DRAConsumableCapacity: true}\n")
+    (tmp_path / "claim.yaml").write_text(_claim(CAPACITY))
+    report = cli("lint", tmp_path / "claim.yaml", "-f", "json").json
+    assert _rules(report, "api-field-gated") == []
+    (tmp_path / ".draguard.yaml").write_text("featureGates: {DRAConsumableCapacty: true}\n")
+    result = cli("lint", tmp_path / "claim.yaml")
+    assert result.code == 2 and ".draguard.yaml:1:16: unknown DRA feature gate 'DRAConsumableCapacty'" in result.err
+    (tmp_path / ".draguard.yaml").write_text("featureGates: {DRAConsumableCapacity: yes please}\n")
+    result = cli("lint", tmp_path / "claim.yaml")
+    assert result.code == 2 and ".draguard.yaml:1:39: feature gate DRAConsumableCapacity must be true or false" \
+        in result.err
+
+
+@pytest.mark.parametrize("value, message", [
+    ("NoSuchGate=true", "unknown DRA feature gate 'NoSuchGate'"),
+    ("DRAConsumableCapacity=on", "must be =true or =false"),
+])
+def test_bad_feature_gates_flag_is_a_usage_error(cli, value, message):
+    result = cli("lint", "-", "--no-config", "--feature-gates", value, stdin=_claim(CAPACITY))
+    assert result.code == 2 and message in result.err and "Traceback" not in result.err
