@@ -16,7 +16,8 @@ import sys
 import time
 
 from draguard.dra.allocator import Allocator
-from draguard.dra.inventory import Inventory, generate
+from draguard.dra.generate import generate
+from draguard.dra.inventory import Inventory
 from draguard.dra.devices import claim_from
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source

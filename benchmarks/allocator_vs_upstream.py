@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from oracle import FEATURES, oracle_binary, run_oracle, scenario  # noqa: E402
 
 from draguard.dra.allocator import AllocationError, Allocator  # noqa: E402
-from draguard.dra.inventory import generate  # noqa: E402
+from draguard.dra.generate import generate  # noqa: E402
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from  # noqa: E402
 from draguard.model.manifest import Manifest  # noqa: E402
 from draguard.sources.loader import Source

@@ -25,6 +25,7 @@ from .inventory import load_inventory
 from .suppress import suppressions
 
 INTERNAL_ERROR = "internal-error"
+LIVE_OBJECTS = "live-objects"
 
 
 @dataclass
@@ -114,11 +115,14 @@ def _lint(objects, config: Config, inventory, problems, sources) -> LintResult:
     by_target: dict[tuple, list] = {}
     suppressed_by: dict = {}  # ObjectRef -> rule id -> reason
     debug = bool(os.environ.get("DRAGUARD_DEBUG"))
+    live = 0
     for manifest in object_set:
-        target = (manifest.group, manifest.kind)
+        target = (manifest.group, manifest.kind, manifest.is_live)
         rules = by_target.get(target)
         if rules is None:
-            rules = by_target[target] = [r for r in checks if r.targets is None or target in r.targets]
+            rules = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
+                                         and not (manifest.is_live and r.authored_only)]
+        live += manifest.is_live
         for rule in rules:
             found: list[Finding] = []
             try:
@@ -133,7 +137,17 @@ def _lint(objects, config: Config, inventory, problems, sources) -> LintResult:
             raw.extend(unknown)
             if reasons:
                 suppressed_by.setdefault(manifest.ref, {}).update(reasons)
+    if live:
+        raw.append(_live_note(live, checks, manifests))
     return _settle(raw, config, suppressed_by, len(manifests), list(sources))
+
+
+def _live_note(live: int, checks: list, manifests: list) -> Finding:
+    skipped = ", ".join(r.id for r in checks if r.authored_only) or "none"
+    first = next(m for m in manifests if m.is_live)
+    return _problem_finding(Problem(
+        LIVE_OBJECTS, f"{live} object(s) are live cluster state (metadata.uid set); rules about how a manifest is "
+        f"written were not run on them: {skipped}", first.location()))
 
 
 def _settle(raw: list[Finding], config: Config, suppressed_by: dict, objects: int,

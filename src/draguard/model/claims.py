@@ -179,6 +179,9 @@ class ClaimIndex:
 
     claims: dict = field(default_factory=dict)
     templates: dict = field(default_factory=dict)
+    #: name -> the first claim (template) of that name in any namespace, for objects without one
+    claims_by_name: dict = field(default_factory=dict)
+    templates_by_name: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, objects) -> "ClaimIndex":
@@ -192,29 +195,35 @@ class ClaimIndex:
                 template = mapping(mapping(m.spec.get("channel")).get("resourceClaimTemplate"))
                 if isinstance(template.get("name"), str):
                     index.templates.setdefault((m.namespace, template["name"]), m)
+        for table, by_name in ((index.claims, index.claims_by_name), (index.templates, index.templates_by_name)):
+            for (_, name), m in table.items():
+                by_name.setdefault(name, m)
         return index
 
     @staticmethod
-    def _lookup(table: dict, namespace: str, name: str):
+    def _lookup(table: dict, by_name: dict, namespace: str, name: str):
         """Same namespace; an object without a namespace matches any (it is applied with -n)."""
         found = table.get((namespace, name))
         if found is not None:
             return found
-        for (ns, n), m in table.items():
-            if n == name and (not ns or not namespace):
-                return m
-        return None
+        return table.get(("", name)) if namespace else by_name.get(name)
 
     def claim(self, namespace: str, name: str):
-        return self._lookup(self.claims, namespace, name)
+        return self._lookup(self.claims, self.claims_by_name, namespace, name)
 
     def template(self, namespace: str, name: str):
-        return self._lookup(self.templates, namespace, name)
+        return self._lookup(self.templates, self.templates_by_name, namespace, name)
 
-    def referenced(self, namespace: str, entry: dict):
-        """The claim or template a pod's resourceClaims entry names (None if not defined)."""
+    def referenced(self, namespace: str, entry: dict, generated: dict | None = None):
+        """The claim or template a pod's resourceClaims entry names (None if not defined);
+        for a live pod, the claim its controller generated from the template when the set
+        holds it (`generated`: PodSite.generated_claims)."""
+        made = (generated or {}).get(text(entry.get("name")))
+        if isinstance(made, str) and self.claim(namespace, made) is not None:
+            return self.claim(namespace, made)
         if isinstance(entry.get("resourceClaimName"), str):
             return self.claim(namespace, entry["resourceClaimName"])
         if isinstance(entry.get("resourceClaimTemplateName"), str):
             return self.template(namespace, entry["resourceClaimTemplateName"])
         return None
+

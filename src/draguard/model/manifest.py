@@ -86,6 +86,11 @@ class Manifest:
         return value if isinstance(value, dict) else {}
 
     @property
+    def is_live(self) -> bool:
+        """Read back from a cluster (`kubectl get -o yaml`): the API server set its uid."""
+        return bool(self._meta_text("uid"))
+
+    @property
     def spec(self) -> dict:
         value = self.data.get("spec")
         return value if isinstance(value, dict) else {}

@@ -130,6 +130,16 @@ class PodSite:
             return grace, True
         return DEFAULT_GRACE_SECONDS, False
 
+    @cached
+    def generated_claims(self) -> dict:
+        """A live Pod's status.resourceClaimStatuses: pod claim name -> the ResourceClaim its
+        controller generated from the template (None: none was needed). The reference is
+        resolved whether or not that claim is in the linted set."""
+        if self.owner.kind != "Pod" or self.spec is not self.owner.spec:
+            return {}
+        statuses = mappings(mapping(self.owner.data.get("status")).get("resourceClaimStatuses"))
+        return {s["name"]: s.get("resourceClaimName") for s in statuses if isinstance(s.get("name"), str)}
+
     def uses_template_claims(self) -> bool:
         return any(isinstance(entry.get("resourceClaimTemplateName"), str) for entry in self.claims)
 

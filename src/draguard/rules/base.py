@@ -87,6 +87,10 @@ class Rule:
     targets: ClassVar[frozenset | None] = None
     fixable: ClassVar[FixAvailability] = FixAvailability.NEVER
     admission: ClassVar[Admission | None] = None
+    #: judges how a manifest is written (defaults spelt out, the apiVersion chosen): not run on
+    #: live objects, which the API server wrote back with defaults filled in, in the version
+    #: the client asked for
+    authored_only: ClassVar[bool] = False
 
     @property
     def help_uri(self) -> str:
@@ -115,4 +119,5 @@ class Rule:
             "admission": {"expression": cls.admission.expression, "message": cls.admission.message}
             if cls.admission else None,
             "options": {k: {"default": o.default, "help": o.help} for k, o in cls.options.items()},
+            "authoredOnly": cls.authored_only,
         }

@@ -208,6 +208,7 @@ class ApiVersionNotDefault(Rule):
     name = "DRA API version not served by default"
     category = "api-currency"
     severity = Severity.WARNING
+    authored_only = True
     summary = "A resource.k8s.io version the target serves only with --runtime-config (beta and alpha versions)."
     rationale = """
         Beta and alpha API versions are disabled by default in kube-apiserver
@@ -243,6 +244,7 @@ class ApiVersionDeprecated(Rule):
     name = "Deprecated DRA API version"
     category = "api-currency"
     severity = Severity.WARNING
+    authored_only = True
     examples_target = "1.35"
     summary = "A resource.k8s.io version deprecated in the target release, with its replacement."
     rationale = """

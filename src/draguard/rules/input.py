@@ -127,6 +127,24 @@ class MiscasedTypeKey(InputRule):
 
 
 @register
+class LiveObjects(InputRule):
+    id = "live-objects"
+    name = "Live objects: rules for authored manifests skipped"
+    category = "schema"
+    severity = Severity.INFO
+    reported_by = "engine"
+    summary = "Some objects were read back from a cluster; rules about how a manifest is written were not run on them."
+    rationale = """
+        `kubectl get -o yaml` returns objects as the API server stores them: every default
+        filled in, in the apiVersion the client asked for, with status and managedFields.
+        Rules that judge the authored text (spelling out allocationMode, choosing a served
+        apiVersion) would report the server's choices, so they are skipped on objects with a
+        `metadata.uid`, and this note names them. Every other rule runs; managedFields are
+        ignored, and a Pod's `status.resourceClaimStatuses` resolves its generated claims."""
+    reference = "https://kubernetes.io/docs/reference/kubectl/generated/kubectl_get/"
+
+
+@register
 class UnknownRule(InputRule):
     id = "unknown-rule"
     reported_by = "engine"

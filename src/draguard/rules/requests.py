@@ -91,6 +91,7 @@ class RequestAllocationMode(Rule):
     name = "Allocation mode spelled out"
     category = "request-shape"
     severity = Severity.WARNING
+    authored_only = True
     targets = CLAIM_TARGETS
     fixable = FixAvailability.ALWAYS
     admission = Admission(

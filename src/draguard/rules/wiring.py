@@ -83,7 +83,7 @@ class ContainerRequestUndefined(Rule):
                     entry = entries.get(text(claim.get("name")))
                     if not request or entry is None:
                         continue
-                    target = ctx.objects.claims.referenced(obj.namespace, entry)
+                    target = ctx.objects.claims.referenced(obj.namespace, entry, site.generated_claims)
                     if target is None or target.kind == "ComputeDomain":
                         continue
                     names = request_names(target)
@@ -139,6 +139,8 @@ class ClaimReferenceMissing(Rule):
     rationale = """
         A pod whose claim does not exist stays Pending forever ("waiting for resource claim").
         Declare claims that are created elsewhere under `external` in `.draguard.yaml`.
+        A live Pod (`kubectl get -o yaml`) whose `status.resourceClaimStatuses` names the
+        claim generated for an entry is not waiting for it, whatever else the set holds.
         NVIDIA ComputeDomains count as defining the template they create
         (`spec.channel.resourceClaimTemplate.name`)."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
@@ -148,6 +150,8 @@ class ClaimReferenceMissing(Rule):
     def check(self, obj, ctx):
         for site in pod_sites(obj):
             for entry in site.claims:
+                if text(entry.get("name")) in site.generated_claims:
+                    continue  # a live pod whose claim was generated (or found not needed): nothing is pending
                 for key, what, external in (("resourceClaimName", "ResourceClaim", "resourceClaims"),
                                             ("resourceClaimTemplateName", "ResourceClaimTemplate",
                                              "resourceClaimTemplates")):

@@ -15,8 +15,9 @@ from typing import Callable
 from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, Unit
+from .lists import may_hold_lists, span_text, split_lists
 from .render import SourceMap, render
-from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, YMap, parse_stream, split_documents
+from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, split_documents
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
@@ -133,10 +134,49 @@ def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, l
     if _template_position(source.text) is not None:
         _load_templated(source, loaded, limits, locate)
         return
+    if may_hold_lists(source.text):
+        parts = split_lists(source.text)
+        if parts is not None and any(part.items is not None for part in parts):
+            _load_parts(source, parts, loaded, limits, locate)
+            return
     documents, problems = parse_stream(source.text, limits)
     if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
         documents, problems = _parse_json_stream(source.text, limits)
     _add(source, documents, problems, loaded, locate)
+
+
+def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, locate) -> None:
+    """A stream holding Lists: each item (and each other document) parsed from its own span,
+    its positions shifted back into the stream."""
+    for part in parts:
+        spans = [(item, ("items", i), i) for i, item in enumerate(part.items)] if part.items is not None \
+            else [(part.span, (), None)]
+        for span, root, item in spans:
+            text = span_text(source.text, span)
+            piece = Source(source.display, text, source.rendered_by)
+            at = _shifted(source.display, span.line - 1, locate)
+            documents, problems = parse_stream(text, limits, root)
+            for doc in documents:
+                doc.index = part.index
+            if item is None:
+                _add(piece, documents, problems, loaded, at)
+                continue
+            _add_problems(piece, documents, problems, loaded, at)
+            data = documents[0].data if documents else None
+            if isinstance(data, dict) and data.get("kind"):
+                loaded.entries.append(Entry(piece, part.index, data, item, at))
+            elif documents and documents[0].data is not None:
+                file, line, column = at(1, span.column)
+                loaded.problems.append(Problem(
+                    NOT_AN_OBJECT, f"item {item} of the {part.kind} is not a Kubernetes object (no kind); skipped",
+                    Location(file, line, column, root, part.index)))
+
+
+def _shifted(display: str, lines: int, locate) -> Locator:
+    """Positions in a span's own text -> positions the user sees."""
+    def at(line: int, column: int) -> tuple:
+        return locate(line + lines, column) if locate else (display, line + lines, column)
+    return at
 
 
 def _load_templated(source: Source, loaded: Loaded, limits: Limits, locate) -> None:
@@ -163,13 +203,19 @@ def _load_templated(source: Source, loaded: Loaded, limits: Limits, locate) -> N
 
 
 def _add(source: Source, documents, problems, loaded: Loaded, locate) -> None:
+    _add_problems(source, documents, problems, loaded, locate)
+    for doc in documents:
+        _add_objects(source, doc, loaded, locate)
+
+
+def _add_problems(source: Source, documents, problems, loaded: Loaded, locate) -> None:
     for problem in problems:
         loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line, problem.column, locate))
     for doc in documents:
         for problem in doc.problems:
             loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line,
                                             problem.column, locate))
-        _add_objects(source, doc, loaded, locate)
+
 
 
 def _problem(source, kind, message, line, column, locate) -> Problem:
@@ -210,6 +256,12 @@ def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
         for index, item in enumerate(items):
             if isinstance(item, dict) and item.get("kind"):
                 loaded.entries.append(Entry(source, doc.index, item, index, locate))
+            else:
+                file, line, column = _position(source, items.item_mark(index) if isinstance(items, YSeq) else None,
+                                               doc, locate)
+                loaded.problems.append(Problem(
+                    NOT_AN_OBJECT, f"item {index} of the {kind} is not a Kubernetes object (no kind); skipped",
+                    Location(file, line, column, ("items", index), doc.index)))
         return
     loaded.entries.append(Entry(source, doc.index, data, None, locate))
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from sys import intern as _intern
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -51,30 +52,45 @@ def _plain_scalar_tag(value: str) -> str:
 Mark = tuple  # (line, column), both 1-based
 
 
+#: Positions are packed into one int per key (or item): a tuple of four ints cost ~130 bytes
+#: per key, a third of the memory of a large live-cluster List. 26 bits hold any line or
+#: column of a file under the 32 MiB limit.
+_BITS = 26
+_MASK = (1 << _BITS) - 1
+
+
+def pack_mark(line: int, column: int) -> int:
+    return line << _BITS | column
+
+
+def unpack_mark(packed: int) -> Mark:
+    return packed >> _BITS, packed & _MASK
+
+
 class YMap(dict):
-    """A mapping that knows where it is: `mark` (line, column), `marks[key]` =
-    (key_line, key_col, value_line, value_col), and `path` from the document root.
-    Objects that never had text (admission requests, live objects) have a path only."""
+    """A mapping that knows where it is: `mark` (line, column), `marks[key]` = the packed
+    positions of the key and its value (`key_mark`, `value_mark`), and `path` from the
+    document root. Objects that never had text (admission requests) have a path only."""
 
     __slots__ = ("mark", "marks", "path")
 
     def key_mark(self, key) -> Mark | None:
         m = self.marks.get(key) if hasattr(self, "marks") else None
-        return (m[0], m[1]) if m else getattr(self, "mark", None)
+        return unpack_mark(m >> 2 * _BITS) if m is not None else getattr(self, "mark", None)
 
     def value_mark(self, key) -> Mark | None:
         m = self.marks.get(key) if hasattr(self, "marks") else None
-        return (m[2], m[3]) if m else getattr(self, "mark", None)
+        return unpack_mark(m & ((1 << 2 * _BITS) - 1)) if m is not None else getattr(self, "mark", None)
 
 
 class YSeq(list):
-    """A sequence that knows where it is and where each item is, and its path."""
+    """A sequence that knows where it is, where each item is (`item_mark`), and its path."""
 
     __slots__ = ("mark", "marks", "path")
 
     def item_mark(self, index: int) -> Mark | None:
         marks = getattr(self, "marks", ())
-        return marks[index] if 0 <= index < len(marks) else getattr(self, "mark", None)
+        return unpack_mark(marks[index]) if 0 <= index < len(marks) else getattr(self, "mark", None)
 
 
 def mark_of(container, key=None, *, value: bool = False) -> Mark | None:
@@ -181,6 +197,11 @@ def _scalar(node: ScalarNode):
     return node.value
 
 
+def _short(value: str) -> str:
+    """Short string values repeat too (images, 'True', namespaces): shared like the keys."""
+    return _intern(value) if len(value) <= 64 else value
+
+
 class _Builder:
     """Builds one document; counts expanded nodes so alias bombs are refused early."""
 
@@ -235,18 +256,20 @@ class _Builder:
             if knode.tag == _MERGE:
                 merges.append(vnode)
                 continue
-            key = knode.value
+            key = _intern(knode.value)  # keys repeat in every object: one string each saves a fifth of the memory
+            if key == "managedFields" and path[-1:] == ("metadata",) and vnode.__class__ is SequenceNode:
+                continue  # server-side apply records of a live object: half its size, read by no rule
             if key in result:
                 self.problems.append(
-                    ParseProblem("duplicate-key", f"mapping key {key!r} already defined at line {marks[key][0]}",
+                    ParseProblem("duplicate-key", f"mapping key {key!r} already defined at line {result.key_mark(key)[0]}",
                             km.line + 1, km.column + 1)
                 )
             if vnode.__class__ is ScalarNode:
                 self.count += 1
-                result[key] = vnode.value if vnode.tag == _STR else _scalar(vnode)
+                result[key] = _short(vnode.value) if vnode.tag == _STR else _scalar(vnode)
             else:
                 result[key] = self.build(vnode, path + (key,))
-            marks[key] = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
+            marks[key] = ((((km.line + 1) << _BITS | km.column + 1) << _BITS | vm.line + 1) << _BITS) | vm.column + 1
         for vnode in merges:  # YAML merge keys: explicit keys win, as in go-yaml
             sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
             for source in sources:
@@ -269,18 +292,20 @@ class _Builder:
             m = item.start_mark
             if item.__class__ is ScalarNode:
                 self.count += 1
-                append(item.value if item.tag == _STR else _scalar(item))
+                append(_short(item.value) if item.tag == _STR else _scalar(item))
             else:
                 append(self.build(item, path + (index,)))
-            mark_append((m.line + 1, m.column + 1))
+            mark_append((m.line + 1) << _BITS | m.column + 1)
         return result
 
 
-def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Document], list[ParseProblem]]:
+def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
+                 root_path: tuple = ()) -> tuple[list[Document], list[ParseProblem]]:
     """Parse a multi-document YAML (or JSON) stream.
 
     Returns the documents that parsed and the problems met; a syntax error ends the stream
-    (libyaml cannot resume), but documents before it are kept."""
+    (libyaml cannot resume), but documents before it are kept. `root_path` is where the text
+    sits in its document (a List item parsed on its own: ("items", 3))."""
     documents: list[Document] = []
     problems: list[ParseProblem] = []
     loader = _Loader(text)
@@ -299,7 +324,7 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Docum
                 continue
             builder = _Builder(limits)
             try:
-                doc.data = builder.build(node)
+                doc.data = builder.build(node, root_path)
             except BuildError as exc:
                 problems.append(ParseProblem(exc.kind, f"{exc}; document not checked", *exc.mark))
             except RecursionError:
