@@ -24,6 +24,10 @@ def arguments(name, parser) -> None:
     parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
                         help="DRA feature gates the cluster sets differently from the release defaults, as given "
                              "to its components (e.g. DRAConsumableCapacity=true)")
+    parser.add_argument("--values", action="append", default=[], metavar="PATH",
+                        help="values file for Helm charts among the inputs (passed to helm template; repeatable)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_values",
+                        help="value for Helm charts among the inputs (passed to helm template; repeatable)")
     parser.add_argument("--include", action="append", metavar="GLOB",
                         help=f"file globs taken from folders (default: {' '.join(DEFAULT_INCLUDE)})")
     parser.add_argument("--exclude", action="append", metavar="GLOB", default=[],
@@ -63,8 +67,12 @@ def run(args) -> int:
     fail_on = Severity.parse(args.fail_on) if args.fail_on else config.fail_on
     if args.inventory:
         config.inventory = args.inventory
+    missing = [v for v in args.values if not os.path.isfile(v)]
+    if missing:
+        raise UsageError(f"--values: no such file: {missing[0]}")
     result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
-                        exclude=tuple(args.exclude))
+                        exclude=tuple(args.exclude), helm_values=tuple(os.path.abspath(v) for v in args.values),
+                        helm_set=tuple(args.set_values))
     to_file = bool(args.output)
     text = renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
                                  show_suppressed=args.show_suppressed, fail_on=fail_on)

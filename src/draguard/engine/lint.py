@@ -20,6 +20,7 @@ from ..rules import REGISTRY
 from ..rules.context import Context
 from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Source, load_units
+from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .inventory import load_inventory
 from .suppress import suppressions
@@ -172,11 +173,14 @@ def _settle(raw: list[Finding], config: Config, suppressed_by: dict, objects: in
 
 
 def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_INCLUDE, exclude: tuple = (),
-               limits: Limits = DEFAULT_LIMITS, stdin=None) -> LintResult:
-    """Read `inputs` (files, folders, charts, kustomizations, '-') and lint what they hold.
+               limits: Limits = DEFAULT_LIMITS, stdin=None, helm_values: tuple = (),
+               helm_set: tuple = ()) -> LintResult:
+    """Read `inputs` (files, folders, charts, kustomizations, '-') and lint what they hold;
+    charts are rendered for the target release with the given values files and --set pairs.
     A configured inventory that cannot be read stops the run (UsageError, exit status 2)."""
+    options = RenderOptions(tuple(helm_values), tuple(helm_set), config.kube_version)
     with _cyclic_gc_paused():
-        loaded = load_units(expand(inputs, include, exclude), limits, stdin)
+        loaded = load_units(expand(inputs, include, exclude), limits, stdin, options)
         manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         inventory = None
         if config.inventory:

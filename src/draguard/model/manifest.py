@@ -113,5 +113,5 @@ class Manifest:
             line, column = char_position(self.source.lines, line, column, offset)
         file = self.source.display
         if self.locate is not None:
-            file, line, column = self.locate(line, column)
+            file, line, column = self.locate(line, column, path)
         return Location(file, line, column, path, self.document)

@@ -59,10 +59,15 @@ class Admission:
     tables: `variables.podSpecs` (every pod spec of a workload), `variables.containers`
     (their containers and init containers) and `variables.requests` (every request and
     subrequest of a claim or claim template, as the fields mapping: `exactly`, the subrequest,
-    or the v1beta1 request itself)."""
+    or the v1beta1 request itself). `targets` narrows the kinds a policy matches where the
+    check reports some kinds only as `info` (node-agent DaemonSets)."""
 
     expression: str
     message: str
+    targets: frozenset | None = None  # (apiGroup, kind); None: the rule's own targets
+
+    def kinds(self, rule_targets: frozenset | None) -> frozenset | None:
+        return self.targets if self.targets is not None else rule_targets
 
 
 class Rule:

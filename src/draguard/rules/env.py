@@ -37,7 +37,8 @@ class DeviceVisibilityEnv(Rule):
         "variables.containers.all(c, !has(c.env) || c.env.all(e, !(e.name in "
         f"{sorted(DEVICE_ENV_VARS)}) || (has(e.value) && e.value.trim().lowerAscii() in "
         f"{sorted(_HIDING_VALUES)})))",
-        "a container selects devices with an environment variable; give the pod a ResourceClaim")
+        "a container selects devices with an environment variable; give the pod a ResourceClaim",
+        targets=POD_TARGETS - {("apps", "DaemonSet")})
     summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
                "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")
     rationale = """
@@ -47,8 +48,10 @@ class DeviceVisibilityEnv(Rule):
         device, and the scheduler knows nothing about the split. With DRA the driver injects
         exactly the allocated devices (through CDI), so the variables are neither needed nor
         safe to set by hand. Values `void` and `none`, used to hide every device from a
-        container, are reported as `info`. Variables taken from a ConfigMap of the linted set
-        through `envFrom` are found too."""
+        container, are reported as `info`, as are the variables of DaemonSets: node agents
+        (a DRA driver's kubelet plugin, a device plugin) manage the devices and must see
+        them. Variables taken from a ConfigMap of the linted set through `envFrom` are found
+        too."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Guideline documents that "partition" a shared GPU by giving each container a different
@@ -78,6 +81,11 @@ class DeviceVisibilityEnv(Rule):
                         continue
                     how = f"takes {variable} from valueFrom" if "valueFrom" in entry else \
                         f"sets {variable}={value}" if value is not None else f"sets {variable}"
+                    if obj.kind == "DaemonSet":  # a node agent (a DRA driver, a device plugin) manages devices
+                        yield ctx.finding(self, obj, f"{c.label} of node agent {obj.name} {how}: expected for GPU "
+                                          "drivers and device plugins, never for a tenant workload", entry, "name",
+                                          severity=Severity.INFO)
+                        continue
                     yield ctx.finding(self, obj, f"{c.label} {how} to select devices; the scheduler does not see "
                                       "this split", entry, "name", help=_HELP,
                                       fix=_removal(variable, c.container["env"], entry))

@@ -16,7 +16,8 @@ from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, Unit
 from .lists import may_hold_lists, span_text, split_lists
-from .render import SourceMap, render
+from .origins import OriginIndex
+from .render import RenderOptions, SourceMap, render
 from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, split_documents
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
@@ -36,7 +37,7 @@ _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit"
 
 
 #: Maps a position in the text that was parsed to (file, line, column) shown to the user.
-Locator = Callable[[int, int], tuple]
+Locator = Callable[..., tuple]  # (line, column, path=None) -> (file, line, column)
 
 
 @dataclass
@@ -63,7 +64,7 @@ class Entry:
     document: int
     data: dict
     item: int | None = None
-    #: Maps a parsed position to what the user should see; None for plain files.
+    #: Maps a parsed position (and the YAML path there, when known) to what the user should see.
     locate: Locator | None = None
 
 
@@ -80,11 +81,12 @@ def _at(file: str, line: int = 1, column: int = 1) -> Location:
     return Location(file, line, column)
 
 
-def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None) -> Loaded:
+def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
+               render_options: RenderOptions = RenderOptions()) -> Loaded:
     loaded = Loaded()
     for unit in units:
         if unit.kind in ("helm", "kustomize"):
-            _load_rendered(unit, loaded, limits)
+            _load_rendered(unit, loaded, limits, render_options)
             continue
         text = _read(unit, loaded, limits, stdin)
         if text is not None:
@@ -174,8 +176,8 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
 
 def _shifted(display: str, lines: int, locate) -> Locator:
     """Positions in a span's own text -> positions the user sees."""
-    def at(line: int, column: int) -> tuple:
-        return locate(line + lines, column) if locate else (display, line + lines, column)
+    def at(line: int, column: int, path: tuple | None = None) -> tuple:
+        return locate(line + lines, column, path) if locate else (display, line + lines, column)
     return at
 
 
@@ -327,22 +329,29 @@ def _json_problem(exc: json.JSONDecodeError) -> ParseProblem:
     return ParseProblem("syntax", f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno)
 
 
-def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits) -> None:
-    result = render(unit.kind, unit.path)
+def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits, options: RenderOptions) -> None:
+    result = render(unit.kind, unit.path, options)
     if result.text is None:
         rule = RENDER_SKIPPED if result.missing_binary else RENDER_FAILED
         anchor = "Chart.yaml" if unit.kind == "helm" else _kustomization_file(unit.path)
-        loaded.problems.append(Problem(rule, result.problem, Location(f"{unit.display.rstrip('/')}/{anchor}")))
+        file, line, column = result.where or (anchor, None, None)
+        loaded.problems.append(Problem(rule, result.problem, Location(f"{unit.display.rstrip('/')}/{file}", line,
+                                                                      column)))
         return
     source = Source(f"{unit.display.rstrip('/')} ({unit.kind})", result.text, rendered_by=unit.kind)
     if unit.kind == "helm":
-        locate = SourceMap(unit.display.rstrip("/"), result.text).locate
-    else:
-        anchor = f"{unit.display.rstrip('/')}/{_kustomization_file(unit.path)}"
+        load_text(source, loaded, limits, SourceMap(unit.display.rstrip("/"), result.text).locate)
+        return
+    anchor = f"{unit.display.rstrip('/')}/{_kustomization_file(unit.path)}"
 
-        def locate(line, column, _anchor=anchor):
-            return (_anchor, 1, 1)
-    load_text(source, loaded, limits, locate)
+    def at_anchor(line, column, path=None):
+        return (anchor, 1, 1)
+
+    first = len(loaded.entries)
+    load_text(source, loaded, limits, at_anchor)
+    origins = OriginIndex(result.build_dir, os.path.abspath(unit.path), unit.display.rstrip("/"))
+    for entry in loaded.entries[first:]:
+        entry.locate = origins.locator(entry.data, anchor) or at_anchor
 
 
 def _kustomization_file(path: str) -> str:

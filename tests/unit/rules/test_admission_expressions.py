@@ -29,7 +29,8 @@ def _verdicts(rule, objects: list[Manifest], kube_version: str):
     the schema are left out: the apiserver rejects them while decoding, before admission."""
     config = Config(kube_version=kube_version)
     for obj in objects:
-        if rule.targets is not None and (obj.group, obj.kind) not in rule.targets:
+        kinds = rule.admission.kinds(rule.targets)
+        if kinds is not None and (obj.group, obj.kind) not in kinds:
             continue
         found = lint_objects([obj], config).findings
         if any(f.rule == "schema-invalid" for f in found):

@@ -132,7 +132,8 @@ def test_kustomize_folders_are_rendered(tmp_path):
     write(tmp_path, "pod.yaml", POD.format(name="web"))
     loaded = load_units(expand([str(tmp_path)]))
     assert [m.name for m in manifests(loaded)] == ["team-web"]
-    assert where(manifests(loaded)[0].location()) == (f"{tmp_path}/kustomization.yaml", 1, 1)
+    # kustomize's origin annotation leads back to the resource file
+    assert where(manifests(loaded)[0].location()) == (f"{tmp_path}/pod.yaml", 1, 1)
 
 
 @pytest.mark.skipif(not (shutil.which("kustomize") or shutil.which("kubectl")), reason="needs kustomize or kubectl")

@@ -1,0 +1,131 @@
+"""Where a kustomize-built object came from, so findings point into the user's files.
+
+draguard builds a kustomization through a wrapper that sets `buildMetadata: [originAnnotations,
+transformerAnnotations]` (kustomize's own provenance: `config.kubernetes.io/origin` names the
+resource file, `alpha.config.kubernetes.io/transformations` the kustomizations whose patches
+changed it). A finding's path is then looked up in the resource file and in those patches;
+the deepest match wins: a key a patch added points into the patch, one from the base into
+the base. The two annotations are removed before the rules see the object."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import yaml
+
+from .yamlpos import YMap, YSeq, mark_of, parse_stream
+
+ORIGIN = "config.kubernetes.io/origin"
+TRANSFORMATIONS = "alpha.config.kubernetes.io/transformations"
+WRAPPER = "resources:\n- {target}\nbuildMetadata: [originAnnotations, transformerAnnotations]\n"
+#: kustomization fields whose files are strategic-merge patches (kustomize's types/kustomization.go)
+_PATCH_FIELDS = ("patches", "patchesStrategicMerge")
+
+
+@dataclass
+class OriginIndex:
+    """Parsed files of one kustomization build, read once each."""
+
+    wrapper_dir: str  # where the build ran: origin paths are relative to it
+    user_dir: str  # the kustomization folder the user named
+    display_dir: str  # how the user wrote it
+    _documents: dict = field(default_factory=dict)
+
+    def display(self, absolute: str) -> str:
+        return os.path.normpath(os.path.join(self.display_dir, os.path.relpath(absolute, self.user_dir)))
+
+    def objects(self, absolute: str) -> list:
+        if absolute not in self._documents:
+            try:
+                with open(absolute, encoding="utf-8") as handle:
+                    documents, _ = parse_stream(handle.read())
+            except (OSError, UnicodeDecodeError):
+                documents = []
+            self._documents[absolute] = [d.data for d in documents if isinstance(d.data, YMap)]
+        return self._documents[absolute]
+
+    def locator(self, data: dict, fallback: str):
+        """A locator for one built object (its provenance annotations removed from `data`),
+        or None when kustomize recorded none (a generated ConfigMap, a remote base)."""
+        annotations = data.get("metadata", {}).get("annotations") if isinstance(data.get("metadata"), dict) else None
+        if not isinstance(annotations, dict):
+            return None
+        origin = _yaml(annotations.pop(ORIGIN, None))
+        changed = _yaml(annotations.pop(TRANSFORMATIONS, None))
+        if not annotations:
+            del data["metadata"]["annotations"]
+        if not isinstance(origin, dict) or not isinstance(origin.get("path"), str) or origin.get("repo"):
+            return None
+        source = os.path.normpath(os.path.join(self.wrapper_dir, origin["path"]))
+        patches = [p for entry in (changed if isinstance(changed, list) else []) if isinstance(entry, dict)
+                   for p in self._patch_files(entry.get("configuredIn"))]
+        name = data["metadata"].get("name")
+        return _ObjectLocator(self, source, patches, str(data.get("kind", "")), name, fallback)
+
+    def _patch_files(self, configured_in) -> list[str]:
+        if not isinstance(configured_in, str):
+            return []
+        kustomization = os.path.normpath(os.path.join(self.wrapper_dir, configured_in))
+        found = self.objects(kustomization)
+        spec = found[0] if found else {}
+        files = []
+        for key in _PATCH_FIELDS:
+            for entry in spec.get(key) or []:
+                path = entry.get("path") if isinstance(entry, dict) else entry
+                if isinstance(path, str):
+                    files.append(os.path.normpath(os.path.join(os.path.dirname(kustomization), path)))
+        return files
+
+
+def _yaml(text):
+    try:
+        return yaml.safe_load(text) if isinstance(text, str) else None
+    except yaml.YAMLError:
+        return None
+
+
+@dataclass
+class _ObjectLocator:
+    index: OriginIndex
+    source: str
+    patches: list
+    kind: str
+    name: object
+    fallback: str  # the kustomization file, when nothing better is known
+
+    def _candidates(self, file: str) -> list:
+        """The object in a file: same kind and name, else (a namePrefix renamed it) same kind."""
+        same_kind = [obj for obj in self.index.objects(file) if obj.get("kind") == self.kind]
+        named = [obj for obj in same_kind if isinstance(obj.get("metadata"), dict)
+                 and obj["metadata"].get("name") == self.name]
+        return named or same_kind
+
+    def __call__(self, line: int, column: int, path: tuple | None = None) -> tuple:
+        best = None
+        for file in [self.source, *self.patches]:
+            for obj in self._candidates(file):
+                depth, mark = _deepest(obj, path or ())
+                if best is None or depth > best[0]:
+                    best = (depth, file, mark)
+        if best is None or best[2] is None:
+            return (self.fallback, 1, 1)
+        _, file, (found_line, found_column) = best
+        return (self.index.display(file), found_line, found_column)
+
+
+def _deepest(obj, path: tuple) -> tuple[int, tuple | None]:
+    """How many steps of `path` exist in `obj`, and the position of the last one. A patch's
+    list usually holds only the item it changes: a missing index falls back to a sole item."""
+    node, container, key, depth = obj, None, None, 0
+    for step in path:
+        if isinstance(node, YSeq) and isinstance(step, int):
+            step = step if step < len(node) else (0 if len(node) == 1 else None)
+            if step is None:
+                break
+        elif not (isinstance(node, YMap) and step in node):
+            break
+        container, key, node = node, step, node[step]
+        depth += 1
+    mark = mark_of(container, key) if container is not None else getattr(obj, "mark", None)
+    return depth, mark

@@ -1,0 +1,93 @@
+"""Real Helm charts and a Kustomize overlay rendered by the real helm and kustomize (issue:
+precision), built from their Go modules: findings land on the template or patch line that
+produced them, and values files, --set and the target release reach `helm template`.
+Sources: tests/support/data/render/SOURCES.tsv."""
+
+import os
+
+import pytest
+
+from support.paths import DATA
+from support.renderers import renderers_dir
+
+RENDER = DATA / "render"
+CHARTS = RENDER / "charts"
+
+
+@pytest.fixture(scope="module")
+def renderers():
+    folder = renderers_dir()
+    if folder is None:
+        pytest.skip("Go is not installed: helm and kustomize cannot be built")
+    return folder
+
+
+@pytest.fixture
+def lint(cli, renderers, monkeypatch):
+    monkeypatch.setenv("PATH", f"{renderers}{os.pathsep}{os.environ['PATH']}")
+
+    def run(*args):
+        return cli("lint", *map(str, args), "--no-config", "-f", "json")
+    return run
+
+
+def _at(report, rule):
+    return [(os.path.relpath(f["file"], RENDER), f["line"], f["column"]) for f in report["findings"]
+            if f["rule"] == rule]
+
+
+def test_values_files_and_set_reach_helm_and_map_to_the_directive(lint):
+    chart = CHARTS / "ray-cluster"
+    assert _at(lint(chart).json, "legacy-gpu-resource") == []
+    expected = [("charts/ray-cluster/templates/raycluster-cluster.yaml", 241, 13)]  # {{- toYaml . | nindent 12 }}
+    assert _at(lint(chart, "--values", RENDER / "values" / "ray-gpu-worker.yaml").json, "legacy-gpu-resource") \
+        == expected
+    assert _at(lint(chart, "--set", "worker.resources.limits.nvidia\\.com/gpu=2").json, "legacy-gpu-resource") \
+        == expected
+
+
+def test_a_template_line_the_chart_holds_verbatim_is_exact(lint):
+    report = lint(CHARTS / "ray-cluster", "--values", RENDER / "values" / "ray-gpu-worker.yaml").json
+    [finding] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
+    assert finding["object"]["kind"] == "RayCluster"
+    # the container the finding names is written in the template as is
+    lines = (CHARTS / "ray-cluster" / "templates" / "raycluster-cluster.yaml").read_text().splitlines()
+    assert "{{- toYaml . | nindent 12 }}" in lines[finding["line"] - 1]
+    assert lines[finding["line"] - 2].strip() == "resources:"
+
+
+def test_a_chart_that_refuses_to_render_is_blamed_where_it_fails(lint):
+    result = lint(CHARTS / "dra-driver-nvidia-gpu", "--allow-empty")
+    [failed] = [f for f in result.json["findings"] if f["rule"] == "render-failed"]
+    assert _at(result.json, "render-failed") == [("charts/dra-driver-nvidia-gpu/templates/validation.yaml", 30, 4)]
+    assert "Running in the 'default' namespace is not recommended" in failed["message"]
+
+
+def test_the_dra_driver_chart_renders_with_its_settings(lint):
+    report = lint(CHARTS / "dra-driver-nvidia-gpu", "--set", "allowDefaultNamespace=true",
+                  "--set", "gpuResourcesEnabledOverride=true").json
+    assert report["summary"]["objects"] > 10
+    assert not [f for f in report["findings"] if f["severity"] == "error"]  # the driver's own DaemonSet is infra
+    node_agent = _at(report, "env-device-visibility")
+    assert node_agent and {f for f, _, _ in node_agent} <= {"charts/dra-driver-nvidia-gpu/templates/kubeletplugin.yaml",
+                                                            "charts/dra-driver-nvidia-gpu/templates/controller.yaml"}
+    lines = (CHARTS / "dra-driver-nvidia-gpu" / "templates" / "kubeletplugin.yaml").read_text().splitlines()
+    for file, line, column in node_agent:
+        if file.endswith("kubeletplugin.yaml"):
+            assert lines[line - 1][column - 1:].startswith("- name: NVIDIA_") or \
+                lines[line - 1][column - 1:].startswith("name: NVIDIA_")
+
+
+@pytest.mark.parametrize("version, api_version", [("1.33", "resource.k8s.io/v1beta1"), ("1.37", None)])
+def test_the_target_release_reaches_helm(lint, version, api_version):
+    report = lint(CHARTS / "kube-version-branch", "--kube-version", version).json
+    versions = {f["object"]["apiVersion"] for f in report["findings"] if f["rule"].startswith("api-")}
+    assert versions == ({api_version} if api_version else set()), report["findings"]
+
+
+def test_kustomize_findings_point_into_the_base_and_the_patch(lint):
+    report = lint(RENDER / "overlays" / "diffusers" / "h100").json
+    assert _at(report, "legacy-gpu-resource") == [("overlays/diffusers/h100/patch-resources.yaml", 29, 15)]
+    assert _at(report, "shm-size-limit") == [("overlays/diffusers/base/deployment.yaml", 101, 11)]
+    [finding] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
+    assert finding["object"]["name"] == "diffusers-h100-flux-1-schnell"  # the object as built
