@@ -91,3 +91,11 @@ def test_kustomize_findings_point_into_the_base_and_the_patch(lint):
     assert _at(report, "shm-size-limit") == [("overlays/diffusers/base/deployment.yaml", 101, 11)]
     [finding] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
     assert finding["object"]["name"] == "diffusers-h100-flux-1-schnell"  # the object as built
+
+
+def test_a_kustomization_that_does_not_build_names_the_users_file(lint, tmp_path):
+    (tmp_path / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+    [failed] = lint(tmp_path, "--allow-empty").json["findings"]
+    assert failed["rule"] == "render-failed" and failed["file"] == f"{tmp_path}/kustomization.yaml"
+    assert f" {tmp_path} failed: accumulating resources from 'missing.yaml'" in failed["message"]
+    assert "draguard-kustomize-" not in failed["message"] and "'../" not in failed["message"]

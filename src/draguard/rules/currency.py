@@ -102,7 +102,7 @@ class ApiRemoved(Rule):
     category = "api-currency"
     severity = Severity.ERROR
     fixable = FixAvailability.SOMETIMES  # the pod claim `source:` wrapper
-    summary = ("Kinds, versions and fields Kubernetes removed: ResourceClass, PodSchedulingContext, v1alpha2/v1alpha3 "
+    summary = ("Kinds, versions and fields Kubernetes removed: ResourceClass, PodScheduling(Context), v1alpha1 to v1alpha3 "
                "objects, classic resourceClassName/parametersRef/allocationMode, the pod claim `source:` form.")
     rationale = """
         "Classic" DRA (KEP-3063: ResourceClass, PodSchedulingContext, claim parameters,

@@ -59,7 +59,15 @@ def _failure(command: list[str], output: str) -> tuple[str, tuple | None]:
             return f"{name} failed: {message}", (path, int(row), int(column))
     error = next((line for line in lines if line.startswith("Error:")), None)
     detail = error or (lines[-1] if lines else "")
+    quoted = _KLOG_ERROR.search(detail)  # kubectl logs through klog: ... "command failed" err="..."
+    detail = quoted.group(1) if quoted else detail
+    cause = detail.rfind(_KUSTOMIZE_CAUSE)  # kustomize nests causes; the innermost names the user's file
+    detail = detail[cause:] if cause > 0 else detail
     return f"{name} failed: {detail or 'no message'}", None
+
+
+_KLOG_ERROR = re.compile(r'err="(.*)"\s*$')
+_KUSTOMIZE_CAUSE = "accumulating resources from '"
 
 
 def _renderer_command(kind: str, path: str, options: RenderOptions) -> list[str] | None:
