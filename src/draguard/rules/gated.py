@@ -77,14 +77,7 @@ class ApiFieldGated(Rule):
           - cel: {expression: "device.driver == 'gpu.example.com'"}
           extendedResourceName: example.com/gpu
         """
-    compliant = """
-        apiVersion: resource.k8s.io/v1
-        kind: DeviceClass
-        metadata: {name: gpu.example.com}
-        spec:
-          selectors:
-          - cel: {expression: "device.driver == 'gpu.example.com'"}
-        """
+    compliant = noncompliant.replace("  extendedResourceName: example.com/gpu\n", "")
 
     def check(self, obj, ctx):
         owner, spec = _owner_and_spec(obj)
