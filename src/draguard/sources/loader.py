@@ -16,7 +16,6 @@ from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, Unit
 from .lists import may_hold_lists, span_text, split_lists
-from .origins import OriginIndex
 from .render import RenderOptions, SourceMap, render
 from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, split_documents
 
@@ -346,6 +345,8 @@ def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits, options: RenderOp
 
     def at_anchor(line, column, path=None):
         return (anchor, 1, 1)
+
+    from .origins import OriginIndex  # kustomize builds only
 
     first = len(loaded.entries)
     load_text(source, loaded, limits, at_anchor)

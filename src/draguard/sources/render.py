@@ -12,10 +12,7 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
-
-from .origins import WRAPPER
 
 RENDER_TIMEOUT_S = 120
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+?)\s*$", re.MULTILINE)
@@ -95,6 +92,10 @@ def render(kind: str, path: str, options: RenderOptions = RenderOptions()) -> Re
     kustomization that asks kustomize to annotate each object with its origin (see origins)."""
     if kind == "helm":
         return _run(_renderer_command(kind, path, options), kind, path)
+    import tempfile  # only a kustomize build needs these; every command imports this module
+
+    from .origins import WRAPPER
+
     with tempfile.TemporaryDirectory(prefix="draguard-kustomize-") as build_dir:
         target = os.path.relpath(os.path.abspath(path), build_dir)
         with open(os.path.join(build_dir, "kustomization.yaml"), "w", encoding="utf-8") as handle:
