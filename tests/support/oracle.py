@@ -69,12 +69,41 @@ def _device(rng: random.Random, driver: str, name: str) -> dict:
     return device
 
 
+def _requirement(rng: random.Random, nodes: list[str]) -> tuple[str, dict]:
+    """('labels' or 'fields', a requirement): every operator, sometimes one upstream cannot parse
+    (the allocation then fails as a whole, not with "no match")."""
+    if rng.random() < 0.25:
+        values = [rng.choice(nodes)] if rng.random() < 0.95 else list(nodes)  # two values: invalid
+        operator = rng.choice(["In", "In", "NotIn"]) if rng.random() < 0.97 else "Exists"  # Exists: invalid
+        return "fields", {"key": "metadata.name", "operator": operator, "values": values}
+    kind = rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"])
+    if kind in ("Gt", "Lt"):
+        values = [str(rng.randint(0, 8))] if rng.random() < 0.85 else rng.choice([["+3"], ["x"], ["1", "2"], []])
+        return "labels", {"key": "gpus", "operator": kind, "values": values}
+    if kind in ("In", "NotIn"):
+        values = rng.choice([["r1"], ["r2"], ["r1", "r2"]]) if rng.random() < 0.95 else []
+        return "labels", {"key": rng.choice(["rack", "rack", "zone"]), "operator": kind, "values": values}
+    values = [] if rng.random() < 0.95 else ["r1"]
+    return "labels", {"key": rng.choice(["rack", "zone", "bad key!"]) if rng.random() < 0.1 else "rack",
+                      "operator": kind, "values": values}
+
+
+def _node_selector(rng: random.Random, nodes: list[str]) -> dict:
+    terms = []
+    for _ in range(1 if rng.random() < 0.9 else 2):
+        term: dict = {}
+        for _ in range(rng.choice([1, 1, 2])):
+            where, requirement = _requirement(rng, nodes)
+            term.setdefault("matchFields" if where == "fields" else "matchExpressions", []).append(requirement)
+        terms.append(term)
+    return {"nodeSelectorTerms": terms}
+
+
 def _pool_slices(rng: random.Random, driver: str, pool: str, nodes: list[str]) -> list[dict]:
     """A pool, mostly on the scenario's node (nodes[0]), sometimes elsewhere or network-attached."""
-    where = rng.choice(["node", "node", "node", "all", "selector"])
+    where = rng.choice(["node", "node", "node", "all", "selector", "selector"])
     placement = ({"nodeName": nodes[0] if rng.random() < 0.8 else nodes[1]} if where == "node" else {"allNodes": True} if where == "all" else
-                 {"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [
-                     {"key": "rack", "operator": "In", "values": [rng.choice(["r1", "r2"])]}]}]}})
+                 {"nodeSelector": _node_selector(rng, nodes)})
     devices = [_device(rng, driver, f"dev-{i}") for i in range(rng.randint(0, 6))]
     generation = rng.randint(1, 2)
     counters = rng.random() < 0.25 and devices
@@ -159,7 +188,10 @@ def scenario(seed: int) -> dict:
     all_devices = [(s["spec"]["driver"], s["spec"]["pool"]["name"], d["name"])
                    for s in slices for d in s["spec"].get("devices", [])]
     allocated = [d for d in all_devices if rng.random() < 0.1]
-    node = {"metadata": {"name": nodes[0], "labels": {"rack": rng.choice(["r1", "r2"])}}}
+    labels = {"rack": rng.choice(["r1", "r2"])}
+    if rng.random() < 0.7:
+        labels["gpus"] = rng.choice([str(rng.randint(0, 8)), "-1", "many"])
+    node = {"metadata": {"name": nodes[0], "labels": labels}}
     return {"id": f"seed-{seed}", "deviceClasses": classes, "resourceSlices": slices, "claims": claims,
             "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
             "node": node, "features": FEATURES}

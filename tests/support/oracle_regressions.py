@@ -8,9 +8,25 @@ _GPU_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metada
 
 
 def _slice(name: str, count: int, **spec) -> dict:
+    placement = {} if "nodeSelector" in spec or "allNodes" in spec else {"nodeName": "node-0"}
     return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
-            "spec": dict(driver=GPU, nodeName="node-0", pool={"name": "p", "generation": 1, "resourceSliceCount": count},
-                         **spec)}
+            "spec": dict(driver=GPU, pool={"name": "p", "generation": 1, "resourceSliceCount": count},
+                         **placement, **spec)}
+
+
+_ONE_GPU_CLAIM = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                  "metadata": {"name": "claim-0", "namespace": "default"},
+                  "spec": {"devices": {"requests": [{"name": "r0", "exactly": {
+                      "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}}
+
+
+def _selected(name: str, requirement: dict, labels: dict, field: str = "matchExpressions") -> dict:
+    """One device in a pool placed by a node selector with one requirement."""
+    return {"id": name, "deviceClasses": [_GPU_CLASS],
+            "resourceSlices": [_slice("p", 1, nodeSelector={"nodeSelectorTerms": [{field: [requirement]}]},
+                                      devices=[{"name": "dev-0"}])],
+            "claims": [_ONE_GPU_CLAIM], "allocatedDevices": [],
+            "node": {"metadata": {"name": "node-0", "labels": labels}}, "features": FEATURES}
 
 
 REGRESSIONS: dict[str, dict] = {
@@ -34,4 +50,23 @@ REGRESSIONS: dict[str, dict] = {
         "node": {"metadata": {"name": "node-0", "labels": {}}},
         "features": FEATURES,
     },
+    # Node selectors upstream cannot parse fail the allocation (GatherPools), they do not
+    # "not match" (draguard once returned unschedulable for each of these).
+    **{name: _selected(name, requirement, {"rack": "r1", "gpus": "4"}, field) for name, requirement, field in [
+        ("selector-exists-with-values", {"key": "rack", "operator": "Exists", "values": ["r1"]}, "matchExpressions"),
+        ("selector-in-without-values", {"key": "rack", "operator": "In", "values": []}, "matchExpressions"),
+        ("selector-gt-not-an-integer", {"key": "gpus", "operator": "Gt", "values": ["x"]}, "matchExpressions"),
+        ("selector-gt-two-values", {"key": "gpus", "operator": "Gt", "values": ["1", "2"]}, "matchExpressions"),
+        ("selector-bad-label-key", {"key": "bad key!", "operator": "Exists"}, "matchExpressions"),
+        ("selector-fields-two-values", {"key": "metadata.name", "operator": "In", "values": ["node-0", "node-1"]},
+         "matchFields"),
+        ("selector-fields-exists", {"key": "metadata.name", "operator": "Exists"}, "matchFields"),
+    ]},
+    # Gt/Lt values are strconv.ParseInt integers and label values at once: "+3" parses as an
+    # integer but is no label value (an error); a node label that is not an integer never
+    # matches (unschedulable, not an error).
+    "selector-gt-signed": _selected("selector-gt-signed", {"key": "gpus", "operator": "Gt", "values": ["+3"]},
+                                    {"gpus": "4"}),
+    "selector-lt-label-not-integer": _selected("selector-lt-label-not-integer",
+                                               {"key": "gpus", "operator": "Lt", "values": ["9"]}, {"gpus": "many"}),
 }

@@ -34,6 +34,7 @@ from fractions import Fraction
 
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim, Device, DeviceClass, Node, Slice
+from .nodeselector import NodeSelectorError
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 #: allocateOne steps per allocation attempt: about 5 s of search on one core here (~40,000
@@ -118,14 +119,19 @@ class AllocationResult:
         return out
 
 
-def node_matches(node: Node | None, node_name, all_nodes: bool, node_selector) -> bool:
-    if node_name:
-        return node is not None and node.name == node_name
-    if all_nodes:
+def node_matches(node: Node | None, holder, what: str) -> bool:
+    """Upstream NodeMatches for a slice or a per-device selection: its nodeName, allNodes,
+    else its node selector; one that does not parse fails the allocation (GatherPools)."""
+    if holder.node_name:
+        return node is not None and node.name == holder.node_name
+    if holder.all_nodes:
         return True
-    if node_selector is not None:
-        return node is not None and node.matches(node_selector)
-    return False
+    parsed = holder.parsed_selector
+    if parsed is None:
+        return False
+    if isinstance(parsed, NodeSelectorError):
+        raise AllocationError(f"failed to perform node selection for {what}: failed to parse node selector: {parsed}")
+    return parsed.matches(node)
 
 
 def _newest_generation(slices: list[Slice]) -> list[Slice]:
@@ -164,9 +170,9 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
         if s.shared_counters:
             take = True
         elif s.node_name or s.all_nodes or s.node_selector is not None:
-            take = node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+            take = node_matches(node, s, f"slice {s.name}")
         elif s.per_device_node_selection:
-            take = any(node_matches(node, d.node_name, d.all_nodes, d.node_selector) for d in s.devices)
+            take = any(node_matches(node, d, f"device {d.name} in slice {s.name}") for d in s.devices)
         else:
             take = False
         if take:
@@ -510,7 +516,7 @@ class _Run:
         if matched:
             matched = self._selectors_match(device, data.request.selectors, f"claim {claim.key}")
         if matched and s.per_device_node_selection:
-            matched = node_matches(self.node, device.node_name, device.all_nodes, device.node_selector)
+            matched = node_matches(self.node, device, f"device {device.name}")
         self.matches[cache_key] = matched
         return matched
 
@@ -668,12 +674,8 @@ class _Run:
                 if len(terms) > 1:
                     raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
                 if terms:
-                    for requirement in terms[0].get("matchFields") or []:
-                        if requirement not in match_fields:
-                            match_fields.append(requirement)
-                    for requirement in terms[0].get("matchExpressions") or []:
-                        if requirement not in match_expressions:
-                            match_expressions.append(requirement)
+                    _add_new_requirements(terms[0].get("matchFields") or [], match_fields)
+                    _add_new_requirements(terms[0].get("matchExpressions") or [], match_expressions)
         if not match_fields and not match_expressions:
             return None
         term = {}
@@ -682,6 +684,17 @@ class _Run:
         if match_expressions:
             term["matchExpressions"] = match_expressions
         return {"nodeSelectorTerms": [term]}
+
+
+def _add_new_requirements(new: list, into: list) -> None:
+    """Upstream addNewNodeSelectorRequirements: a requirement is already there when key,
+    operator and the set of values are equal."""
+    def same(a, b) -> bool:
+        return a.get("key") == b.get("key") and a.get("operator") == b.get("operator") and \
+            set(map(str, a.get("values") or [])) == set(map(str, b.get("values") or []))
+    for requirement in new:
+        if isinstance(requirement, dict) and not any(same(requirement, existing) for existing in into):
+            into.append(requirement)
 
 
 class _MaxSizeExceeded(Exception):

@@ -13,6 +13,7 @@ from fractions import Fraction
 from ..model.claims import requests_of
 from ..model.pods import mapping, mappings
 from .celenv import CelRuntimeError, compile_selector, quantity_message, semver_message
+from .nodeselector import NodeSelectorError, parse_node_selector
 from .quantity import QuantityError, parse_quantity
 
 Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
@@ -85,9 +86,12 @@ class Device:
     id: tuple = field(init=False, repr=False)  # (driver, pool, name), read in the search's inner loop
     published_taints: tuple = field(init=False, repr=False)  # the slice's own
 
+    parsed_selector: object = field(init=False, repr=False)  # NodeSelector, NodeSelectorError or None
+
     def __post_init__(self):
         self.id = (self.driver, self.pool, self.name)
         self.published_taints = self.taints
+        self.parsed_selector = _parsed(self.node_selector)
 
     def attribute(self, qualified: str) -> Attr | None:
         """Upstream lookupAttribute: 'domain/name', where the driver's own domain may be omitted."""
@@ -154,6 +158,21 @@ class Slice:
     per_device_node_selection: bool = False
     shared_counters: dict = field(default_factory=dict)  # counter set -> {counter: Fraction}
     manifest: object = None
+    parsed_selector: object = field(init=False, repr=False)  # NodeSelector, NodeSelectorError or None
+
+    def __post_init__(self):
+        self.parsed_selector = _parsed(self.node_selector)
+
+
+def _parsed(node_selector):
+    """Parsed once with the object; a selector upstream cannot parse fails the allocation
+    that meets it (GatherPools), so its error is kept, not raised, here."""
+    if node_selector is None:
+        return None
+    try:
+        return parse_node_selector(node_selector)
+    except NodeSelectorError as exc:
+        return exc
 
 
 @dataclass
@@ -319,35 +338,3 @@ class Node:
     name: str
     labels: dict = field(default_factory=dict)
 
-    def matches(self, selector: dict | None) -> bool:
-        """core/v1 NodeSelector: terms are ORed, requirements within a term ANDed."""
-        terms = _list(_dict(selector).get("nodeSelectorTerms"))
-        return any(self._term(_dict(term)) for term in terms)
-
-    def _term(self, term: dict) -> bool:
-        expressions, fields = _list(term.get("matchExpressions")), _list(term.get("matchFields"))
-        if not expressions and not fields:
-            return False
-        return all(self._requirement(_dict(r), self.labels) for r in expressions) and \
-            all(self._requirement(_dict(r), {"metadata.name": self.name}) for r in fields)
-
-    @staticmethod
-    def _requirement(requirement: dict, labels: dict) -> bool:
-        key, op = requirement.get("key"), requirement.get("operator")
-        values = [str(v) for v in _list(requirement.get("values"))]
-        present = key in labels
-        value = str(labels.get(key, ""))
-        if op == "In":
-            return present and value in values
-        if op == "NotIn":
-            return not present or value not in values
-        if op == "Exists":
-            return present
-        if op == "DoesNotExist":
-            return not present
-        if op in ("Gt", "Lt") and present and len(values) == 1:
-            try:
-                return int(value) > int(values[0]) if op == "Gt" else int(value) < int(values[0])
-            except ValueError:
-                return False
-        return False

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from ..facts.catalog import device_classes
 from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, slice_from
+from .nodeselector import NodeSelectorError
 
 
 class InventoryError(ValueError):
@@ -58,7 +59,7 @@ class Inventory:
 
     def _add(self, m) -> None:
         if m.group == "resource.k8s.io" and m.kind == "ResourceSlice":
-            self.slices.append(slice_from(m))
+            self.slices.append(_checked(slice_from(m), m))
         elif m.group == "resource.k8s.io" and m.kind == "DeviceClass":
             self.classes[m.name] = device_class_from(m)
         elif m.group == "" and m.kind == "Node":
@@ -75,6 +76,19 @@ class Inventory:
             for device in s.devices:
                 device.taints = device.published_taints + tuple(
                     rule.taint for rule in self.taint_rules if rule.selects(device, self.classes))
+
+
+def _checked(s, manifest):
+    """A slice whose node selectors parse: upstream would fail every allocation that meets
+    one that does not, so an inventory holding one is refused at its position."""
+    spec = manifest.data.get("spec") if isinstance(manifest.data.get("spec"), dict) else {}
+    if isinstance(s.parsed_selector, NodeSelectorError):
+        raise ModelError(f"nodeSelector: {s.parsed_selector}", spec, "nodeSelector")
+    devices = spec.get("devices") if isinstance(spec.get("devices"), list) else []
+    for device, raw in zip(s.devices, devices):
+        if isinstance(device.parsed_selector, NodeSelectorError):
+            raise ModelError(f"device {device.name} nodeSelector: {device.parsed_selector}", raw, "nodeSelector")
+    return s
 
 
 def allocated_devices(claim: dict) -> set:
