@@ -125,7 +125,30 @@ def _pool_slices(rng: random.Random, driver: str, pool: str, nodes: list[str]) -
         slices.append(_obj("ResourceSlice", f"{pool}-old", dict(
             placement, driver=driver, pool={"name": pool, "generation": generation - 1, "resourceSliceCount": 1},
             devices=[_device(rng, driver, "old-dev")])))
+    _odd_slices(rng, driver, pool, nodes, slices, generation, count)
     return slices
+
+
+def _odd_slices(rng: random.Random, driver: str, pool: str, nodes: list[str], slices: list, generation: int,
+                count: int) -> None:
+    """What upstream judges pool by pool: slices of the pool on the other node (of the same,
+    a newer or an older generation, counted in resourceSliceCount or not), a count of 0,
+    compatibility groups the stable variant does not know, counters and devices in one slice."""
+    if rng.random() < 0.12:
+        elsewhere = {"nodeName": nodes[1]}
+        newer = rng.random() < 0.3
+        slices.append(_obj("ResourceSlice", f"{pool}-elsewhere", dict(
+            elsewhere, driver=driver, pool={"name": pool, "generation": generation + (1 if newer else 0),
+                                            "resourceSliceCount": count + rng.choice([0, 1])},
+            devices=[_device(rng, driver, "far-dev")])))
+    if rng.random() < 0.03:
+        slices[-1]["spec"]["pool"]["resourceSliceCount"] = 0
+    devices = [d for s in slices for d in s["spec"].get("devices", []) if d.get("consumesCounters")]
+    if devices and rng.random() < 0.1:
+        devices[0]["consumesCounters"][0]["compatibilityGroups"] = ["mig"]
+    counter_slices = [s for s in slices if s["spec"].get("sharedCounters")]
+    if counter_slices and rng.random() < 0.05:
+        counter_slices[0]["spec"]["devices"] = [_device(rng, driver, "counter-dev")]
 
 
 def _request(rng: random.Random, name: str, classes: list[str]) -> dict:

@@ -8,10 +8,12 @@ _GPU_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metada
 
 
 def _slice(name: str, count: int, **spec) -> dict:
-    placement = {} if "nodeSelector" in spec or "allNodes" in spec else {"nodeName": "node-0"}
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
-            "spec": dict(driver=GPU, pool={"name": "p", "generation": 1, "resourceSliceCount": count},
-                         **placement, **spec)}
+    """A slice of pool p (generation 1) on node-0 unless `spec` places it or names its pool."""
+    body = {"driver": GPU, "pool": {"name": "p", "generation": 1, "resourceSliceCount": count}}
+    if not {"nodeName", "nodeSelector", "allNodes"} & set(spec):
+        body["nodeName"] = "node-0"
+    body.update(spec)
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name}, "spec": body}
 
 
 _ONE_GPU_CLAIM = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
@@ -27,6 +29,12 @@ def _selected(name: str, requirement: dict, labels: dict, field: str = "matchExp
                                       devices=[{"name": "dev-0"}])],
             "claims": [_ONE_GPU_CLAIM], "allocatedDevices": [],
             "node": {"metadata": {"name": "node-0", "labels": labels}}, "features": FEATURES}
+
+
+def _pool(name: str, slices: list) -> dict:
+    """One GPU claim against the pool these slices make."""
+    return {"id": name, "deviceClasses": [_GPU_CLASS], "resourceSlices": slices, "claims": [_ONE_GPU_CLAIM],
+            "allocatedDevices": [], "node": {"metadata": {"name": "node-0", "labels": {}}}, "features": FEATURES}
 
 
 REGRESSIONS: dict[str, dict] = {
@@ -69,4 +77,23 @@ REGRESSIONS: dict[str, dict] = {
                                     {"gpus": "4"}),
     "selector-lt-label-not-integer": _selected("selector-lt-label-not-integer",
                                                {"key": "gpus", "operator": "Lt", "values": ["9"]}, {"gpus": "many"}),
+    # Pool completeness, as GatherPools decides it: the node's own slices of the newest
+    # generation it sees complete the pool when they reach resourceSliceCount, whatever lies
+    # elsewhere; only otherwise are the pool's other slices counted (and a newer generation
+    # elsewhere makes it obsolete).
+    "pool-complete-on-node-despite-newer-elsewhere": _pool("pool-complete-on-node-despite-newer-elsewhere", [
+        _slice("p-here", 1, devices=[{"name": "dev-0"}]),
+        _slice("p-there", 1, nodeName="node-1", pool={"name": "p", "generation": 2, "resourceSliceCount": 1},
+               devices=[{"name": "dev-1"}])]),
+    "pool-complete-on-node-extra-slice-elsewhere": _pool("pool-complete-on-node-extra-slice-elsewhere", [
+        _slice("p-here", 1, devices=[{"name": "dev-0"}]),
+        _slice("p-there", 1, nodeName="node-1", devices=[{"name": "dev-1"}])]),
+    "pool-slice-count-zero": _pool("pool-slice-count-zero", [_slice("p", 0, devices=[{"name": "dev-0"}])]),
+    # the stable variant ignores slices whose devices name compatibilityGroups, which leaves
+    # their pool incomplete
+    "pool-compatibility-groups-ignored": _pool("pool-compatibility-groups-ignored", [
+        _slice("p-counters", 2, sharedCounters=[{"name": "s", "counters": {"units": {"value": "2"}}}]),
+        _slice("p-devices", 2, devices=[{"name": "dev-0", "consumesCounters": [
+            {"counterSet": "s", "counters": {"units": {"value": "1"}}, "compatibilityGroups": ["mig"]}]}])]),
 }
+

@@ -76,6 +76,7 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = True
     device_taints: bool = True
+    compatibility_groups: bool = False  # DRADeviceCompatibilityGroups: the stable variant lacks it
 
 
 @dataclass
@@ -167,6 +168,8 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
     for s in index.candidates(node):
         if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
             continue
+        if not features.compatibility_groups and s.uses_compatibility_groups:
+            continue  # ignored, so its pool is incomplete: its devices cannot be checked
         if s.shared_counters:
             take = True
         elif s.node_name or s.all_nodes or s.node_selector is not None:
@@ -181,11 +184,16 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
     pools = []
     for key in order(by_pool):
         taken = _newest_generation(by_pool[key])
+        count = taken[0].slice_count
+        if len(taken) == count:  # the node's own slices complete the pool: nothing else is read
+            pools.append(_build_pool(key, taken, taken, features))
+            continue
         generation = taken[0].generation
-        all_of_pool = [s for s in everything[key] if s.generation == generation]
         if any(s.generation > generation for s in everything[key]):
             continue  # obsolete: a newer generation exists but does not target the node
-        if len(all_of_pool) != taken[0].slice_count:
+        all_of_pool = [s for s in everything[key] if s.generation == generation
+                       and (features.compatibility_groups or not s.uses_compatibility_groups)]
+        if len(all_of_pool) != count:
             pools.append(Pool(key[0], key[1], incomplete=True))
             continue
         pools.append(_build_pool(key, taken, all_of_pool, features))

@@ -157,6 +157,7 @@ class Slice:
     all_nodes: bool = False
     per_device_node_selection: bool = False
     shared_counters: dict = field(default_factory=dict)  # counter set -> {counter: Fraction}
+    uses_compatibility_groups: bool = False  # a device's consumesCounters names compatibilityGroups (KEP-5963)
     manifest: object = None
     parsed_selector: object = field(init=False, repr=False)  # NodeSelector, NodeSelectorError or None
 
@@ -260,12 +261,15 @@ def slice_from(manifest) -> Slice:
     pool_name = str(pool.get("name", ""))
     return Slice(
         name=manifest.name, driver=driver, pool=pool_name,
-        generation=integer(pool, "generation", 0), slice_count=integer(pool, "resourceSliceCount", 1) or 1,
+        # a missing count is 0, as upstream decodes it: the pool is never complete
+        generation=integer(pool, "generation", 0), slice_count=integer(pool, "resourceSliceCount", 0),
         devices=[device_from(d, driver, pool_name) for d in _list(spec.get("devices")) if isinstance(d, dict)],
         node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
         all_nodes=spec.get("allNodes") is True, per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
         shared_counters={str(s.get("name", "")): _counters(s.get("counters"))
                          for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)},
+        uses_compatibility_groups=any(_dict(c).get("compatibilityGroups") for d in _list(spec.get("devices"))
+                                      for c in _list(_dict(d).get("consumesCounters"))),
         manifest=manifest,
     )
 
