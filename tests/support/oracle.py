@@ -59,6 +59,8 @@ def _device(rng: random.Random, driver: str, name: str) -> dict:
         if rng.random() < 0.8:
             attrs["healthy"] = {"bool": rng.random() < 0.8}
         capacity = {"memory": {"value": f"{rng.choice([16, 40, 48, 80])}Gi"}}
+        if rng.random() < 0.2:  # published with the driver's domain: constraints find it differently
+            attrs[f"{GPU}/model"] = attrs.pop("model")
     else:
         attrs = {"speed": {"int": rng.choice([100, 200, 400])}}
         capacity = {}
@@ -166,7 +168,10 @@ def _request(rng: random.Random, name: str, classes: list[str]) -> dict:
                                                {"operator": "Exists", "effect": "NoSchedule"}])]
         return body
     if rng.random() < 0.25:
-        return {"name": name, "firstAvailable": [dict(fields(), name=f"sub{i}") for i in range(rng.randint(1, 3))]}
+        subrequests = [dict(fields(), name=f"sub{i}") for i in range(rng.randint(1, 3))]
+        if rng.random() < 0.15:  # a field subrequests do not have: upstream never reads it
+            subrequests[0]["adminAccess"] = True
+        return {"name": name, "firstAvailable": subrequests}
     body = fields()
     if rng.random() < 0.1:
         body["adminAccess"] = True
@@ -204,7 +209,7 @@ def scenario(seed: int) -> dict:
         requests = [_request(rng, f"r{r}", names) for r in range(rng.choice([1, 1, 2]))]
         devices = {"requests": requests}
         if rng.random() < 0.25:
-            devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model"])}]
+            devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model", "index"])}]
         claims.append(_obj("ResourceClaim", f"claim-{c}", devices and {"devices": devices}, namespace="default"))
     while claims and _devices_asked(claims) > MAX_DEVICES_ASKED:
         claims.pop()  # the search is exponential in what is asked; upstream too (60 s on one seed)

@@ -95,5 +95,26 @@ REGRESSIONS: dict[str, dict] = {
         _slice("p-counters", 2, sharedCounters=[{"name": "s", "counters": {"units": {"value": "2"}}}]),
         _slice("p-devices", 2, devices=[{"name": "dev-0", "consumesCounters": [
             {"counterSet": "s", "counters": {"units": {"value": "1"}}, "compatibilityGroups": ["mig"]}]}])]),
+    # A constraint's attribute name without a domain finds only an attribute published the
+    # same way (lookupAttribute); these devices publish the qualified name: unschedulable.
+    "constraint-unqualified-name": {
+        **_pool("constraint-unqualified-name", [_slice("p", 1, devices=[
+            {"name": f"dev-{i}", "attributes": {f"{GPU}/model": {"string": "a"}}} for i in range(2)])]),
+        "claims": [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "claim-0", "namespace": "default"},
+                    "spec": {"devices": {"requests": [{"name": "r0", "exactly": {
+                        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}}],
+                        "constraints": [{"matchAttribute": "model"}]}}}],
+    },
+    # adminAccess written on a subrequest is not a field of DeviceSubRequest: the subrequest
+    # is an ordinary one and cannot take the device another claim holds.
+    "subrequest-admin-access-ignored": {
+        **_pool("subrequest-admin-access-ignored", [_slice("p", 1, devices=[{"name": "dev-0"}])]),
+        "claims": [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "claim-0", "namespace": "default"},
+                    "spec": {"devices": {"requests": [{"name": "r0", "firstAvailable": [{
+                        "name": "s0", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1,
+                        "adminAccess": True}]}]}}}],
+        "allocatedDevices": [{"driver": GPU, "pool": "p", "device": "dev-0"}],
+    },
 }
-

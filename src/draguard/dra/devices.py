@@ -81,6 +81,7 @@ class Device:
     allow_multiple_allocations: bool = False
     binding_conditions: tuple = ()
     binds_to_node: bool = False
+    unqualified: frozenset = frozenset()  # attribute names published without a domain
     _cel: dict | None = field(default=None, repr=False)
     _content: tuple | None = field(default=None, repr=False)
     id: tuple = field(init=False, repr=False)  # (driver, pool, name), read in the search's inner loop
@@ -94,10 +95,13 @@ class Device:
         self.parsed_selector = _parsed(self.node_selector)
 
     def attribute(self, qualified: str) -> Attr | None:
-        """Upstream lookupAttribute: 'domain/name', where the driver's own domain may be omitted."""
+        """Upstream lookupAttribute (constraints): the name as published, or 'domain/name' that
+        also finds a name the driver published without its own domain; a name without a domain
+        finds only an attribute published that way."""
+        if "/" not in qualified:
+            return self.attributes.get(self.driver, {}).get(qualified) if qualified in self.unqualified else None
         domain, name = split_name(qualified, self.driver)
-        value = self.attributes.get(domain, {}).get(name)
-        return value
+        return self.attributes.get(domain, {}).get(name)
 
     def content_key(self) -> tuple:
         """Everything a selector can read of this device, as a hashable value. Selector results
@@ -252,6 +256,7 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         allow_multiple_allocations=body.get("allowMultipleAllocations") is True,
         binding_conditions=tuple(_list(body.get("bindingConditions"))),
         binds_to_node=body.get("bindsToNode") is True,
+        unqualified=frozenset(k for k in _dict(body.get("attributes")) if isinstance(k, str) and "/" not in k),
     )
 
 

@@ -117,12 +117,20 @@ def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
     return request
 
 
+def _subrequest(request: DeviceRequest, body: dict) -> DeviceRequest:
+    """A DeviceSubRequest has no adminAccess: one written there is not read (upstream's
+    deviceSubRequestAccessor answers false)."""
+    request = _with_fields(request, body)
+    request.admin_access = None
+    return request
+
+
 def parse_request(raw: dict, api_version: str) -> DeviceRequest:
     name = text(raw.get("name"))
     alternatives = mappings(raw.get("firstAvailable"))
     if alternatives:
         parent = DeviceRequest(name, "first-available", raw, raw)
-        parent.subrequests = [_with_fields(DeviceRequest(text(sub.get("name")), "subrequest", sub, raw, name), sub)
+        parent.subrequests = [_subrequest(DeviceRequest(text(sub.get("name")), "subrequest", sub, raw, name), sub)
                               for sub in alternatives]
         return parent
     if api_version.rsplit("/", 1)[-1] in _FLAT_VERSIONS:
