@@ -360,7 +360,12 @@ class CompiledSelector:
         data = device.cel_data(self.references)
         if self._constants:
             data = dict(data, **self._constants)
-        result = self._program.eval(data=data)
+        try:
+            result = self._program.eval(data=data)
+        except RuntimeError as exc:  # cel-cpp's own iteration budget: upstream's cost limit ends it the same way
+            if "budget" in str(exc).lower():
+                return CelRuntimeError("operation cancelled: actual cost limit exceeded")
+            return CelRuntimeError(str(exc).replace("device_", "device."))
         kind = result.type()
         types = runtime().T
         if kind == types.BOOL:

@@ -4,7 +4,7 @@ import pytest
 
 from draguard.dra.celenv import (CelRuntimeError, MAX_EXPRESSION_LENGTH, compile_selector, rewrite_device_fields,
                                  suggest)
-from draguard.dra.devices import Attr, Device
+from draguard.dra.devices import Attr, Device, device_from
 
 NV = "gpu.nvidia.com"
 
@@ -122,3 +122,14 @@ def test_results_are_never_keyed_by_object_identity():
     other = Device("gpu-1", NV, "node-a", {"other.example.com": {"x": Attr("int", 1)}}, {})
     assert other.memo_key(refs) != gpu().memo_key(refs)
     assert compiled.matches(gpu()) is True and compiled.matches(other) is False
+
+
+def test_an_evaluation_over_the_iteration_budget_is_a_runtime_error_not_a_crash():
+    """Upstream's runtime cost limit cancels such an evaluation and the allocation fails with
+    it; cel-cpp's iteration budget ends it here, raised the same way (it once escaped as a
+    RuntimeError and crashed the rule)."""
+    ten = "[1,2,3,4,5,6,7,8,9,10]"
+    compiled = compile_selector(f"{ten}.all(a, {ten}.all(b, {ten}.all(c, {ten}.all(d, a + b + c + d > 0))))")
+    assert compiled.error is None
+    with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
+        compiled.matches(device_from({"name": "d"}, "gpu.example.com", "p"))
