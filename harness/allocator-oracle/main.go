@@ -37,6 +37,32 @@ type scenario struct {
 	// Filter does, and report how many nodes fit and the total time.
 	Nodes    []*v1.Node          `json:"nodes"`
 	Features structured.Features `json:"features"`
+	// CEL, when set, makes this a selector run: each expression compiled by upstream's DRA
+	// CEL compiler and evaluated on each device, with no allocation.
+	CEL *celScenario `json:"cel"`
+}
+
+type celScenario struct {
+	Expressions []string     `json:"expressions"`
+	Devices     []celDevice  `json:"devices"`
+	Features    cel.Features `json:"features"`
+}
+
+type celDevice struct {
+	Driver string             `json:"driver"`
+	Device resourceapi.Device `json:"device"`
+}
+
+type celVerdict struct {
+	CompileError string `json:"compileError,omitempty"`
+	// MaxCost is the compile-time cost estimate (what the apiserver compares with its limit).
+	MaxCost uint64       `json:"maxCost"`
+	Results []celOutcome `json:"results,omitempty"`
+}
+
+type celOutcome struct {
+	Match bool   `json:"match"`
+	Error string `json:"error,omitempty"`
 }
 
 type outcome struct {
@@ -45,6 +71,7 @@ type outcome struct {
 	Results []resourceapi.AllocationResult `json:"results,omitempty"`
 	Error   string                         `json:"error,omitempty"`
 	Fitting int                            `json:"fitting,omitempty"` // timing runs: nodes where the claims fit
+	CEL     []celVerdict                   `json:"cel,omitempty"`     // selector runs: one per expression
 	Nanos   int64                          `json:"nanos"`
 }
 
@@ -65,7 +92,39 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
 }
 
+// evaluate compiles and evaluates selectors as the scheduler does (stored-expressions
+// environment, the DRA cost limit), reporting compile errors, cost estimates and per-device
+// results or runtime errors.
+func evaluate(ctx context.Context, s *scenario) outcome {
+	compiler := cel.GetCompiler(s.CEL.Features)
+	verdicts := make([]celVerdict, 0, len(s.CEL.Expressions))
+	for _, expression := range s.CEL.Expressions {
+		compiled := compiler.CompileCELExpression(expression, cel.Options{})
+		verdict := celVerdict{MaxCost: compiled.MaxCost}
+		if compiled.Error != nil {
+			verdict.CompileError = compiled.Error.Error()
+			verdicts = append(verdicts, verdict)
+			continue
+		}
+		for _, d := range s.CEL.Devices {
+			match, _, err := compiled.DeviceMatches(ctx, cel.Device{Driver: d.Driver,
+				AllowMultipleAllocations: d.Device.AllowMultipleAllocations,
+				Attributes:               d.Device.Attributes, Capacity: d.Device.Capacity})
+			result := celOutcome{Match: match}
+			if err != nil {
+				result = celOutcome{Error: err.Error()}
+			}
+			verdict.Results = append(verdict.Results, result)
+		}
+		verdicts = append(verdicts, verdict)
+	}
+	return outcome{ID: s.ID, Outcome: "cel", CEL: verdicts}
+}
+
 func run(ctx context.Context, cache *cel.Cache, s *scenario) outcome {
+	if s.CEL != nil {
+		return evaluate(ctx, s)
+	}
 	classes := classLister{}
 	for _, c := range s.DeviceClasses {
 		classes[c.Name] = c

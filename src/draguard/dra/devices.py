@@ -12,7 +12,8 @@ from fractions import Fraction
 
 from ..model.claims import requests_of
 from ..model.pods import mapping, mappings
-from .celenv import CelRuntimeError, compile_selector, quantity_message, semver_message
+from .celenv import CelRuntimeError, compile_selector
+from .cellib import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
 from .quantity import QuantityError, parse_quantity
 

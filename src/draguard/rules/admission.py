@@ -43,7 +43,7 @@ def variables_for(obj: Manifest) -> dict:
 
 @lru_cache(maxsize=256)
 def _program(expression: str):
-    from ..dra.celenv import runtime
+    from ..dra.cellib import runtime
 
     rt = runtime()
     env = rt.cel.NewEnv(variables={"object": rt.T.DYN, "variables": rt.T.DYN},
@@ -61,7 +61,7 @@ def passes(expression: str, obj: Manifest) -> bool:
 
 
 def _program_types():
-    from ..dra.celenv import runtime
+    from ..dra.cellib import runtime
 
     return runtime().T
 

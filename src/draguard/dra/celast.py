@@ -1,0 +1,160 @@
+"""The checked AST of a compiled expression, read from cel-cpp's serialized
+cel.expr.CheckedExpr (cel-spec proto/cel/expr/checked.proto and syntax.proto).
+
+Only the fields the validations in dra.celvalidate read are declared; protobuf skips the rest.
+Maps (type_map, positions) are declared as their wire form, repeated key/value entries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+_STRING, _INT64, _INT32, _BOOL, _MESSAGE, _BYTES = 9, 3, 5, 8, 11, 12
+_OPTIONAL, _REPEATED = 1, 3
+
+# message -> [(field, number, type, label, message type)]
+_SCHEMA = {
+    "Expr": [("id", 2, _INT64, _OPTIONAL, None), ("const_expr", 3, _MESSAGE, _OPTIONAL, "Constant"),
+             ("select_expr", 5, _MESSAGE, _OPTIONAL, "Select"), ("call_expr", 6, _MESSAGE, _OPTIONAL, "Call"),
+             ("list_expr", 7, _MESSAGE, _OPTIONAL, "CreateList"),
+             ("struct_expr", 8, _MESSAGE, _OPTIONAL, "CreateStruct"),
+             ("comprehension_expr", 9, _MESSAGE, _OPTIONAL, "Comprehension")],
+    "Constant": [("string_value", 6, _STRING, _OPTIONAL, None)],
+    "Select": [("operand", 1, _MESSAGE, _OPTIONAL, "Expr")],
+    "Call": [("target", 1, _MESSAGE, _OPTIONAL, "Expr"), ("function", 2, _STRING, _OPTIONAL, None),
+             ("args", 3, _MESSAGE, _REPEATED, "Expr")],
+    "CreateList": [("elements", 1, _MESSAGE, _REPEATED, "Expr"), ("optional_indices", 2, _INT32, _REPEATED, None)],
+    "CreateStruct": [("entries", 2, _MESSAGE, _REPEATED, "Entry")],
+    "Entry": [("id", 1, _INT64, _OPTIONAL, None), ("map_key", 3, _MESSAGE, _OPTIONAL, "Expr"),
+              ("value", 4, _MESSAGE, _OPTIONAL, "Expr"), ("optional_entry", 5, _BOOL, _OPTIONAL, None)],
+    "Comprehension": [("iter_range", 2, _MESSAGE, _OPTIONAL, "Expr"), ("accu_init", 4, _MESSAGE, _OPTIONAL, "Expr"),
+                      ("loop_condition", 5, _MESSAGE, _OPTIONAL, "Expr"),
+                      ("loop_step", 6, _MESSAGE, _OPTIONAL, "Expr"), ("result", 7, _MESSAGE, _OPTIONAL, "Expr")],
+    "Type": [("dyn", 1, _BYTES, _OPTIONAL, None), ("null", 2, _INT32, _OPTIONAL, None),
+             ("primitive", 3, _INT32, _OPTIONAL, None), ("wrapper", 4, _INT32, _OPTIONAL, None),
+             ("well_known", 5, _INT32, _OPTIONAL, None), ("list_type", 6, _MESSAGE, _OPTIONAL, "ListType"),
+             ("map_type", 7, _MESSAGE, _OPTIONAL, "MapType"), ("message_type", 9, _STRING, _OPTIONAL, None),
+             ("type_param", 10, _STRING, _OPTIONAL, None), ("type", 11, _MESSAGE, _OPTIONAL, "Type"),
+             ("error", 12, _BYTES, _OPTIONAL, None), ("abstract_type", 14, _MESSAGE, _OPTIONAL, "AbstractType")],
+    "ListType": [("elem_type", 1, _MESSAGE, _OPTIONAL, "Type")],
+    "MapType": [("key_type", 1, _MESSAGE, _OPTIONAL, "Type"), ("value_type", 2, _MESSAGE, _OPTIONAL, "Type")],
+    "AbstractType": [("name", 1, _STRING, _OPTIONAL, None), ("parameter_types", 2, _MESSAGE, _REPEATED, "Type")],
+    "TypeEntry": [("key", 1, _INT64, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "Type")],
+    "PositionEntry": [("key", 1, _INT64, _OPTIONAL, None), ("value", 2, _INT32, _OPTIONAL, None)],
+    "SourceInfo": [("positions", 4, _MESSAGE, _REPEATED, "PositionEntry")],
+    "CheckedExpr": [("type_map", 3, _MESSAGE, _REPEATED, "TypeEntry"), ("expr", 4, _MESSAGE, _OPTIONAL, "Expr"),
+                    ("source_info", 5, _MESSAGE, _OPTIONAL, "SourceInfo")],
+    "Any": [("type_url", 1, _STRING, _OPTIONAL, None), ("value", 2, _BYTES, _OPTIONAL, None)],
+}
+_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+_WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
+
+
+@lru_cache(maxsize=1)
+def _messages() -> dict:
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    proto = descriptor_pb2.FileDescriptorProto(name="draguard/cel_checked.proto", package="draguard.celast",
+                                               syntax="proto2")  # presence for every field
+    for message_name, fields in _SCHEMA.items():
+        message = proto.message_type.add(name=message_name)
+        for name, number, kind, label, type_name in fields:
+            message.field.add(name=name, number=number, type=kind, label=label,
+                              type_name=f".draguard.celast.{type_name}" if type_name else None)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"draguard.celast.{name}"))
+            for name in _SCHEMA}
+
+
+@dataclass
+class CheckedAst:
+    root: object  # Expr
+    types: dict  # expression id -> Type
+    positions: dict  # expression id -> character offset
+
+    def type_name(self, expr_id: int) -> str:
+        return type_name(self.types.get(expr_id))
+
+    def same_type(self, a: int, b: int) -> bool:
+        """cel-go's Type.IsEquivalentType: the same kind, name and parameters."""
+        left, right = self.types.get(a), self.types.get(b)
+        return left is not None and right is not None and left.SerializeToString(deterministic=True) == \
+            right.SerializeToString(deterministic=True)
+
+
+def checked_ast(serialized: bytes) -> CheckedAst:
+    """Decode cel-expr-python's Expression.serialize() (an Any holding a CheckedExpr)."""
+    messages = _messages()
+    wrapper = messages["Any"].FromString(serialized)
+    checked = messages["CheckedExpr"].FromString(wrapper.value)
+    return CheckedAst(checked.expr, {e.key: e.value for e in checked.type_map},
+                      {p.key: p.value for p in checked.source_info.positions})
+
+
+def type_name(t) -> str:
+    """A type as cel-go prints it in checker errors."""
+    if t is None:
+        return "dyn"
+    kind = _set_field(t)  # dyn and error are empty messages: nothing is set for them
+    if kind == "primitive":
+        return _PRIMITIVES.get(t.primitive, "dyn")
+    if kind == "well_known":
+        return _WELL_KNOWN.get(t.well_known, "dyn")
+    if kind == "wrapper":
+        return f"wrapper({_PRIMITIVES.get(t.wrapper, 'dyn')})"
+    if kind == "list_type":
+        return f"list({type_name(t.list_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({type_name(t.map_type.key_type)}, {type_name(t.map_type.value_type)})"
+    if kind == "message_type":
+        return t.message_type
+    if kind == "type_param":
+        return t.type_param
+    if kind == "type":
+        return f"type({type_name(t.type)})"
+    if kind == "abstract_type":
+        params = ", ".join(type_name(p) for p in t.abstract_type.parameter_types)
+        return f"{t.abstract_type.name}({params})" if params else t.abstract_type.name
+    if kind == "null":
+        return "null_type"
+    if kind == "error":
+        return "*error*"
+    return "dyn"
+
+
+def _set_field(message) -> str | None:
+    fields = message.ListFields()
+    return fields[0][0].name if fields else None
+
+
+def children(expr) -> list:
+    """The direct subexpressions of `expr`."""
+    kind = _set_field_of(expr, ("select_expr", "call_expr", "list_expr", "struct_expr", "comprehension_expr"))
+    if kind == "select_expr":
+        return [expr.select_expr.operand]
+    if kind == "call_expr":
+        call = expr.call_expr
+        return ([call.target] if call.HasField("target") else []) + list(call.args)
+    if kind == "list_expr":
+        return list(expr.list_expr.elements)
+    if kind == "struct_expr":
+        return [part for entry in expr.struct_expr.entries for part in (entry.map_key, entry.value)]
+    if kind == "comprehension_expr":
+        c = expr.comprehension_expr
+        return [c.iter_range, c.accu_init, c.loop_condition, c.loop_step, c.result]
+    return []
+
+
+def _set_field_of(expr, names) -> str | None:
+    for name in names:
+        if expr.HasField(name):
+            return name
+    return None
+
+
+def walk(expr, ancestors: tuple = ()):
+    """(expression, its ancestors outermost first) for every node, depth first."""
+    yield expr, ancestors
+    for child in children(expr):
+        yield from walk(child, ancestors + (expr,))

@@ -1,0 +1,268 @@
+"""The CEL environment Kubernetes gives device selectors, built on cel-expr-python (Google's
+cel-cpp): the base environment of k8s.io/apiserver/pkg/cel/environment/base.go as of 1.33+
+and the DRA extensions of k8s.io/dynamic-resource-allocation/cel/compile.go.
+
+- language options: optional types (`.?`, `orValue`, `[?x]`), cross-type numeric ordering
+  (`1 < 2.5`, `1u < 2`; equality stays strictly typed at compile time), two-variable
+  comprehensions, ext sets, ext strings v2 and `cel.bind`;
+- the Kubernetes libraries: quantity (`sign()` is a global function, the rest members),
+  semver v1 (equality and order ignore build metadata), regex `find`/`findAll` with Go's
+  regexp semantics (dra.goregex);
+- homogeneous aggregate literals and regex-literal checks run on the checked AST
+  (dra.celvalidate), as cel-go's checker and AST validators do.
+
+cel-cpp cannot declare cross-type ordering as an option, so the ordering operators are taken
+out of its standard library and declared again with the cross-type overloads; cel-cpp's own
+runtime implements them (heterogeneous comparisons are on by default there)."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+
+from . import goregex
+from .quantity import QuantityError, is_quantity, parse_quantity
+
+_ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
+_ENV_CONFIG = """name: kubernetes-dra
+extensions:
+  - name: optional
+  - name: sets
+  - name: two-var-comprehensions
+stdlib:
+  exclude_functions:
+""" + "".join(f"    - name: {name}\n" for name in _ORDERING)
+
+
+class _Runtime:
+    """cel-expr-python, protobuf and semver, imported when the first selector is compiled:
+    commands that compile none (`draguard rules`, `explain`) do not load them."""
+
+    def __init__(self):
+        import semver
+        from cel_expr_python import cel
+        from cel_expr_python.ext import ext_bindings, ext_strings
+        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+        self.cel, self.semver = cel, semver
+        self.extensions = (ext_strings, ext_bindings)
+        # named as upstream's types are, so error messages read the same
+        proto = descriptor_pb2.FileDescriptorProto(name="draguard/kubernetes_cel.proto", package="kubernetes",
+                                                   syntax="proto3")
+        for name in ("Quantity", "Semver"):
+            message = proto.message_type.add(name=name)
+            message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                              label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+        self.pool = descriptor_pool.DescriptorPool()
+        self.pool.Add(proto)
+        self.Quantity, self.Semver = (
+            message_factory.GetMessageClass(self.pool.FindMessageTypeByName(f"kubernetes.{name}"))
+            for name in ("Quantity", "Semver"))
+        self.T = cel.Type
+        self.QT, self.ST = cel.Type("kubernetes.Quantity"), cel.Type("kubernetes.Semver")
+        self.declarations = _declarations(self)
+        self.config = cel.NewEnvConfigFromYaml(_ENV_CONFIG)
+
+    def new_env(self, variables: dict, constants: dict[str, object] | None = None):
+        """An environment with `variables` and quantity `constants` (folded literals)."""
+        cel = self.cel
+        variables = dict(variables, **{name: self.QT for name in constants or {}})
+        ext_strings, ext_bindings = self.extensions
+        return cel.NewEnv(self.pool, config=self.config, variables=variables,
+                          extensions=[ext_strings.ExtStrings(version=2), ext_bindings.ExtBindings()],
+                          functions=self.declarations)
+
+
+_RUNTIME: _Runtime | None = None
+
+
+def runtime() -> _Runtime:
+    global _RUNTIME
+    if _RUNTIME is None:
+        _RUNTIME = _Runtime()
+    return _RUNTIME
+
+
+# --- Quantity ---------------------------------------------------------------------------------
+
+def quantity_message(value: Fraction) -> object:
+    """A Quantity value for CEL. The exact fraction is the value, so `==` compares numbers
+    (apiservercel.Quantity.Equal compares with Cmp)."""
+    return runtime().Quantity(value=f"{value.numerator}/{value.denominator}")
+
+
+def quantity_value(message) -> Fraction:
+    return _fraction(message.value)
+
+
+@lru_cache(maxsize=8192)
+def _fraction(text: str) -> Fraction:
+    return Fraction(text)
+
+
+def _quantity(text):
+    try:
+        return quantity_message(parse_quantity(text, trim=False))
+    except QuantityError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _as_integer(message) -> int:
+    value = quantity_value(message)
+    if value.denominator != 1 or not -(2**63) <= value.numerator < 2**63:
+        raise ValueError("cannot convert value to integer")
+    return value.numerator
+
+
+def _is_integer(message) -> bool:
+    try:
+        _as_integer(message)
+    except ValueError:
+        return False
+    return True
+
+
+# --- Semver -----------------------------------------------------------------------------------
+
+_NUMBER = r"(?:0|[1-9][0-9]*)"
+_IDENTIFIER = r"[0-9A-Za-z-]+"
+_SEMVER = re.compile(rf"({_NUMBER})\.({_NUMBER})\.({_NUMBER})"
+                     rf"(?:-({_IDENTIFIER}(?:\.{_IDENTIFIER})*))?(?:\+({_IDENTIFIER}(?:\.{_IDENTIFIER})*))?")
+
+
+@lru_cache(maxsize=4096)
+def _version(text: str):
+    """blang/semver/v4 Parse: strict MAJOR.MINOR.PATCH (ASCII, no leading zeros, each below
+    2^64), prerelease identifiers without leading zeros when numeric, non-empty build parts."""
+    match = _SEMVER.fullmatch(text)
+    if not match or any(int(part) >= 2**64 for part in match.groups()[:3]) or any(
+            p.isdigit() and len(p) > 1 and p[0] == "0" for p in (match.group(4) or "").split(".")):
+        raise ValueError(f"{text!r} is not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD])")
+    return runtime().semver.Version.parse(text)
+
+
+def semver_message(text: str) -> object:
+    """A Semver value for CEL, without build metadata: upstream's equality ignores it."""
+    return runtime().Semver(value=str(_version(text).replace(build=None)))
+
+
+def _normalize_semver(text: str) -> str:
+    """library.normalizeAndParse: drop a leading 'v' and leading zeros of the first three
+    dot-separated parts, and fill in a missing minor/patch (a short version cannot carry
+    prerelease or build data)."""
+    parts = (text[1:] if text.startswith("v") else text).split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            parts[i] = part if part[:1].isdigit() and part[:1].isascii() else "0" + part
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def _semver(text, normalize=False):
+    try:
+        return semver_message(_normalize_semver(text) if normalize else text)
+    except ValueError as exc:
+        raise ValueError(f"could not parse {text!r} as a semantic version: {exc}") from None
+
+
+def _is_semver(text, normalize=False) -> bool:
+    try:
+        _semver(text, normalize)
+    except ValueError:
+        return False
+    return True
+
+
+def _int64(value: int) -> int:
+    """Go's int64(uint64) conversion."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+# --- shared by both types ---------------------------------------------------------------------
+
+def _cmp(a, b) -> int:
+    return (a > b) - (a < b)
+
+
+def _compare(a, b) -> int:
+    if isinstance(a, runtime().Semver):
+        return _version(a.value).compare(_version(b.value))
+    return _cmp(quantity_value(a), quantity_value(b))
+
+
+def _find(text, pattern):
+    return goregex.find(text, pattern)
+
+
+def _find_all(text, pattern, limit=-1):
+    return goregex.find_all(text, pattern, limit)
+
+
+def _ordering_overloads(rt: _Runtime) -> list:
+    """Every overload of the four ordering operators, the cross-type numeric ones included
+    (cel-go's CrossTypeNumericComparisons); implementations are cel-cpp's built-ins."""
+    T = rt.T
+    same = {"bool": T.BOOL, "int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE, "string": T.STRING,
+            "bytes": T.BYTES, "timestamp": T.TIMESTAMP, "duration": T.DURATION}
+    numeric = {"int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE}
+    table = []
+    for operator, prefix in _ORDERING.items():
+        for name, kind in same.items():
+            table.append((operator, f"{prefix}_{name}", T.BOOL, [kind, kind], False, None))
+        for left, left_type in numeric.items():
+            for right, right_type in numeric.items():
+                if left != right:
+                    table.append((operator, f"{prefix}_{left}_{right}", T.BOOL, [left_type, right_type], False, None))
+    return table
+
+
+def _function_table(rt: _Runtime) -> list:
+    """(name, overload id, return type, parameter types, is member, implementation): the
+    Kubernetes quantity, semver and regex libraries."""
+    T, QT, ST = rt.T, rt.QT, rt.ST
+    return [
+        ("quantity", "quantity_string", QT, [T.STRING], False, _quantity),
+        ("isQuantity", "isQuantity_string", T.BOOL, [T.STRING], False, lambda text: is_quantity(text, trim=False)),
+        ("sign", "quantity_sign", T.INT, [QT], False, lambda q: _cmp(quantity_value(q), 0)),
+        ("isInteger", "quantity_isInteger", T.BOOL, [QT], True, _is_integer),
+        ("asInteger", "quantity_asInteger", T.INT, [QT], True, _as_integer),
+        ("asApproximateFloat", "quantity_asApproximateFloat", T.DOUBLE, [QT], True,
+         lambda q: float(quantity_value(q))),
+        ("add", "quantity_add", QT, [QT, QT], True, lambda a, b: quantity_message(quantity_value(a) + quantity_value(b))),
+        ("add", "quantity_add_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(quantity_value(a) + b)),
+        ("sub", "quantity_sub", QT, [QT, QT], True, lambda a, b: quantity_message(quantity_value(a) - quantity_value(b))),
+        ("sub", "quantity_sub_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(quantity_value(a) - b)),
+        # cel-cpp registers implementations by argument kind (message, message), so the Quantity
+        # and Semver overloads of these three share one implementation that dispatches on type
+        ("compareTo", "quantity_compareTo", T.INT, [QT, QT], True, _compare),
+        ("isGreaterThan", "quantity_isGreaterThan", T.BOOL, [QT, QT], True, lambda a, b: _compare(a, b) > 0),
+        ("isLessThan", "quantity_isLessThan", T.BOOL, [QT, QT], True, lambda a, b: _compare(a, b) < 0),
+        ("semver", "semver_string", ST, [T.STRING], False, _semver),
+        ("semver", "semver_string_bool", ST, [T.STRING, T.BOOL], False, _semver),
+        ("isSemver", "isSemver_string", T.BOOL, [T.STRING], False, _is_semver),
+        ("isSemver", "isSemver_string_bool", T.BOOL, [T.STRING, T.BOOL], False, _is_semver),
+        ("major", "semver_major", T.INT, [ST], True, lambda s: _int64(_version(s.value).major)),
+        ("minor", "semver_minor", T.INT, [ST], True, lambda s: _int64(_version(s.value).minor)),
+        ("patch", "semver_patch", T.INT, [ST], True, lambda s: _int64(_version(s.value).patch)),
+        ("compareTo", "semver_compareTo", T.INT, [ST, ST], True, None),
+        ("isGreaterThan", "semver_isGreaterThan", T.BOOL, [ST, ST], True, None),
+        ("isLessThan", "semver_isLessThan", T.BOOL, [ST, ST], True, None),
+        ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
+        ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
+        ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
+    ] + _ordering_overloads(rt)
+
+
+def _declarations(rt: _Runtime) -> list:
+    cel = rt.cel
+    by_name: dict[str, list] = {}
+    for name, overload_id, returns, params, member, impl in _function_table(rt):
+        overload = (cel.Overload(overload_id, returns, params, is_member=member, impl=impl) if impl else
+                    cel.Overload(overload_id, returns, params, is_member=member))
+        by_name.setdefault(name, []).append(overload)
+    return [cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()]

@@ -1,0 +1,90 @@
+"""Checks Kubernetes' CEL environment makes at compile time that cel-cpp does not, run on the
+checked AST (dra.celast):
+
+- homogeneous aggregate literals (cel.HomogeneousAggregateLiterals and
+  cel.ValidateHomogeneousAggregateLiterals): every element of a list literal, and every key
+  and every value of a map literal, has exactly the type of the first one (`[1, 'a']`,
+  `[1, dyn(2)]` and `{'a': 1, 'b': 'x'}` are rejected); literals inside a `format()` call are
+  exempt, as ext strings declares;
+- regular-expression literals (cel.ValidateRegexLiterals): a constant pattern given to
+  `matches` must compile ("invalid matches argument"); a constant pattern given to `find` or
+  `findAll` is compiled when the program is built (the Kubernetes regex library's
+  optimization), so a bad one fails there too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import goregex
+from .celast import CheckedAst, type_name, walk
+
+_EXEMPT_FUNCTIONS = frozenset({"format"})
+_PRECOMPILED_REGEX_FUNCTIONS = frozenset({"find", "findAll"})
+
+
+@dataclass(frozen=True)
+class Problem:
+    message: str
+    offset: int
+
+
+def first_problem(ast: CheckedAst) -> Problem | None:
+    for expr, ancestors in walk(ast.root):
+        problem = _literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr)
+        if problem:
+            return problem
+    return None
+
+
+def _unwrapped_optional(t):
+    """T of optional_type(T), for optional list elements and map entries."""
+    if t is not None and t.HasField("abstract_type") and t.abstract_type.name == "optional_type":
+        return t.abstract_type.parameter_types[0]
+    return t
+
+
+def _mismatch(ast: CheckedAst, ids_and_types) -> Problem | None:
+    first = None
+    for expr_id, t in ids_and_types:
+        if first is None:
+            first = t
+            continue
+        if first.SerializeToString(deterministic=True) != t.SerializeToString(deterministic=True):
+            return Problem(f"expected type '{type_name(first)}' but found '{type_name(t)}'",
+                           ast.positions.get(expr_id, 0))
+    return None
+
+
+def _literal_problem(ast: CheckedAst, expr, ancestors) -> Problem | None:
+    if not (expr.HasField("list_expr") or expr.HasField("struct_expr")):
+        return None
+    if any(a.HasField("call_expr") and a.call_expr.function in _EXEMPT_FUNCTIONS for a in ancestors):
+        return None
+    if expr.HasField("list_expr"):
+        optional = set(expr.list_expr.optional_indices)
+        return _mismatch(ast, [(e.id, _unwrapped_optional(ast.types.get(e.id)) if i in optional else ast.types.get(e.id))
+                               for i, e in enumerate(expr.list_expr.elements) if e.id in ast.types])
+    entries = [entry for entry in expr.struct_expr.entries if entry.HasField("map_key")]
+    return (_mismatch(ast, [(e.map_key.id, ast.types.get(e.map_key.id)) for e in entries if e.map_key.id in ast.types])
+            or _mismatch(ast, [(e.value.id, _unwrapped_optional(ast.types.get(e.value.id)) if e.optional_entry
+                                else ast.types.get(e.value.id)) for e in entries if e.value.id in ast.types]))
+
+
+def _regex_problem(ast: CheckedAst, expr) -> Problem | None:
+    if not expr.HasField("call_expr"):
+        return None
+    call = expr.call_expr
+    arguments = ([call.target] if call.HasField("target") else []) + list(call.args)
+    if call.function not in _PRECOMPILED_REGEX_FUNCTIONS | {"matches"} or len(arguments) < 2:
+        return None
+    pattern = arguments[1]
+    if not (pattern.HasField("const_expr") and pattern.const_expr.HasField("string_value")):
+        return None
+    try:
+        goregex.compile_pattern(pattern.const_expr.string_value)
+    except goregex.RegexError as exc:
+        offset = ast.positions.get(pattern.id, 0)
+        if call.function == "matches":
+            return Problem("invalid matches argument", offset)
+        return Problem(f"program instantiation failed: {exc}", offset)
+    return None

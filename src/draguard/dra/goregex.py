@@ -1,0 +1,75 @@
+"""Regular expressions as Go's regexp package runs them for the Kubernetes CEL regex library
+(k8s.io/apiserver/pkg/cel/library/regex.go): RE2 syntax and semantics (no look-around or
+back-references, ASCII `\\d`, leftmost-first), Go's error texts, and FindAllString's rule that
+an empty match right after the previous match is skipped."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import re2
+
+# RE2's messages -> regexp/syntax ErrorCode texts (both name the offending fragment after ": ")
+_GO_ERRORS = {
+    "missing )": "missing closing )",
+    "missing ]": "missing closing ]",
+    "unexpected )": "unexpected )",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "invalid named capture group": "invalid named capture",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid character class range": "invalid character class range",
+    "invalid character class": "invalid character class",
+    "invalid escape sequence": "invalid escape sequence",
+    "bad UTF-8": "invalid UTF-8",
+    "pattern too large - compile failed": "expression too large",
+}
+
+
+class RegexError(ValueError):
+    """A pattern Go's regexp.Compile rejects; the text is Go's ("error parsing regexp: ...")."""
+
+
+def _options():
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print every rejected pattern to stderr
+    return options
+
+
+_OPTIONS = _options()
+
+
+@lru_cache(maxsize=1024)
+def compile_pattern(pattern: str):
+    try:
+        return re2.compile(pattern, _OPTIONS)
+    except re2.error as exc:
+        text = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        code, _, fragment = text.partition(": ")
+        raise RegexError(f"error parsing regexp: {_GO_ERRORS.get(code, code)}: `{fragment or pattern}`") from None
+
+
+def find(text: str, pattern: str) -> str:
+    """regexp.FindString: the leftmost match, or '' when there is none."""
+    match = compile_pattern(pattern).search(text)
+    return match.group(0) if match else ""
+
+
+def find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
+    """regexp.FindAllString(text, limit): successive non-overlapping matches, at most `limit`
+    when it is not negative; an empty match abutting the previous match is not reported."""
+    regex = compile_pattern(pattern)
+    found: list[str] = []
+    position, previous_end = 0, -1
+    while (limit < 0 or len(found) < limit) and position <= len(text):
+        match = regex.search(text, position)
+        if match is None:
+            break
+        start, end = match.start(), match.end()
+        accept = not (start == end and start == previous_end)
+        position = end + 1 if start == end else end
+        previous_end = end
+        if accept:
+            found.append(match.group(0))
+    return found
