@@ -14,6 +14,8 @@ from support.reports import CliResult
 def pytest_addoption(parser):
     parser.addoption("--scenarios", type=int, default=2000,
                      help="generated scenarios compared with the upstream allocator (test_oracle)")
+    parser.addoption("--selectors", type=int, default=2000,
+                     help="generated CEL selectors compared with upstream's compiler (test_cel_oracle)")
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/rules/<rule-id>/ from the rules' examples and current behaviour")
 

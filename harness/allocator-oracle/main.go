@@ -96,6 +96,7 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 // environment, the DRA cost limit), reporting compile errors, cost estimates and per-device
 // results or runtime errors.
 func evaluate(ctx context.Context, s *scenario) outcome {
+	start := time.Now()
 	compiler := cel.GetCompiler(s.CEL.Features)
 	verdicts := make([]celVerdict, 0, len(s.CEL.Expressions))
 	for _, expression := range s.CEL.Expressions {
@@ -118,7 +119,7 @@ func evaluate(ctx context.Context, s *scenario) outcome {
 		}
 		verdicts = append(verdicts, verdict)
 	}
-	return outcome{ID: s.ID, Outcome: "cel", CEL: verdicts}
+	return outcome{ID: s.ID, Outcome: "cel", CEL: verdicts, Nanos: time.Since(start).Nanoseconds()}
 }
 
 func run(ctx context.Context, cache *cel.Cache, s *scenario) outcome {

@@ -90,7 +90,7 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
     def replace(match):
         text = match.group(1) if match.group(1) is not None else match.group(2)
         try:
-            value = parse_quantity(text)
+            value = parse_quantity(text, trim=False)
         except QuantityError:
             return match.group(0)  # left for the runtime to report, as upstream
         name = f"draguard_q{len(constants)}"
@@ -102,9 +102,10 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
 
 # --- references (memo keys) ------------------------------------------------------------------
 
+# `[?'domain']` (an optional index) reads the domain as `['domain']` does.
 # `.name` after a domain subscript is an attribute, unless a call follows: `.size()`,
 # `.exists(k, ...)` and other members of the domain map read the whole domain
-_REF = re.compile(r"""device_(attributes|capacity)\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\]"""
+_REF = re.compile(r"""device_(attributes|capacity)\s*\[\s*\??\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\]"""
                   r"""(?:\s*\.\s*([A-Za-z_]\w*)\b(?!\s*\()|\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\])?""")
 
 
@@ -144,6 +145,14 @@ class CelDiagnostic:
 
 class CelRuntimeError(Exception):
     pass
+
+
+class CelUnsupported(CelRuntimeError):
+    """An evaluation draguard cannot do (two-variable transformMap needs cel.@mapInsert,
+    which cel-expr-python does not register); upstream would evaluate it."""
+
+
+_UNIMPLEMENTED = re.compile(r"No overload found in reference resolve step for (\S+)")
 
 
 _ERROR_AT = re.compile(r"<input>:(\d+):(\d+): (.*?)(?:\n|$)")
@@ -202,15 +211,23 @@ class CompiledSelector:
         except RuntimeError as exc:  # cel-cpp's own iteration budget: upstream's cost limit ends it the same way
             if "budget" in str(exc).lower():
                 return CelRuntimeError("operation cancelled: actual cost limit exceeded")
-            return CelRuntimeError(str(exc).replace("device_", "device."))
+            return _runtime_error(str(exc))
         kind = result.type()
         types = runtime().T
         if kind == types.BOOL:
             return bool(result.value())
         if kind == types.ERROR:
-            return CelRuntimeError(str(result.value()).replace("device_", "device."))
+            return _runtime_error(str(result.value()))
         # never read the value of a null result (crashes cel-expr-python 0.1.3 on 3.11)
         return CelRuntimeError(f"expression must evaluate to bool, got {kind.name().lower()}")
+
+
+def _runtime_error(text: str) -> CelRuntimeError:
+    missing = _UNIMPLEMENTED.search(text)
+    if missing:  # the engine lacks it; upstream would evaluate it, so say so rather than blame the selector
+        return CelUnsupported(f"draguard's CEL engine (cel-expr-python) does not implement "
+                              f"{missing.group(1)!r}, which this expression needs")
+    return CelRuntimeError(text.replace("device_", "device."))
 
 
 @lru_cache(maxsize=4096)

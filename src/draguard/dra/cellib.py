@@ -21,10 +21,11 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from . import goregex
+from . import celnet, goregex
 from .quantity import QuantityError, is_quantity, parse_quantity
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
+_REDECLARED = (*_ORDERING, "string")  # standard functions Kubernetes' libraries add overloads to
 _ENV_CONFIG = """name: kubernetes-dra
 extensions:
   - name: optional
@@ -32,7 +33,10 @@ extensions:
   - name: two-var-comprehensions
 stdlib:
   exclude_functions:
-""" + "".join(f"    - name: {name}\n" for name in _ORDERING)
+""" + "".join(f"    - name: {name}\n" for name in _REDECLARED)
+# message types standing in for upstream's, named as they are so error messages read the same;
+# draguard.ListElement is never written in an expression (see _lists_table)
+_TYPES = {"kubernetes": ("Quantity", "Semver", "URL"), "net": ("IP", "CIDR"), "draguard": ("ListElement",)}
 
 
 class _Runtime:
@@ -47,20 +51,22 @@ class _Runtime:
 
         self.cel, self.semver = cel, semver
         self.extensions = (ext_strings, ext_bindings)
-        # named as upstream's types are, so error messages read the same
-        proto = descriptor_pb2.FileDescriptorProto(name="draguard/kubernetes_cel.proto", package="kubernetes",
-                                                   syntax="proto3")
-        for name in ("Quantity", "Semver"):
-            message = proto.message_type.add(name=name)
-            message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                              label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
         self.pool = descriptor_pool.DescriptorPool()
-        self.pool.Add(proto)
-        self.Quantity, self.Semver = (
-            message_factory.GetMessageClass(self.pool.FindMessageTypeByName(f"kubernetes.{name}"))
-            for name in ("Quantity", "Semver"))
+        for package, names in _TYPES.items():
+            proto = descriptor_pb2.FileDescriptorProto(name=f"draguard/cel_{package}.proto", package=package,
+                                                       syntax="proto3")
+            for name in names:
+                message = proto.message_type.add(name=name)
+                message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                                  label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+            self.pool.Add(proto)
+        self.Quantity, self.Semver, self.URL, self.IP, self.CIDR = (
+            message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
+            for name in ("kubernetes.Quantity", "kubernetes.Semver", "kubernetes.URL", "net.IP", "net.CIDR"))
         self.T = cel.Type
         self.QT, self.ST = cel.Type("kubernetes.Quantity"), cel.Type("kubernetes.Semver")
+        self.URLT, self.IPT, self.CIDRT = cel.Type("kubernetes.URL"), cel.Type("net.IP"), cel.Type("net.CIDR")
+        self.ElementT = cel.Type("draguard.ListElement")
         self.declarations = _declarations(self)
         self.config = cel.NewEnvConfigFromYaml(_ENV_CONFIG)
 
@@ -69,9 +75,11 @@ class _Runtime:
         cel = self.cel
         variables = dict(variables, **{name: self.QT for name in constants or {}})
         ext_strings, ext_bindings = self.extensions
-        return cel.NewEnv(self.pool, config=self.config, variables=variables,
-                          extensions=[ext_strings.ExtStrings(version=2), ext_bindings.ExtBindings()],
-                          functions=self.declarations)
+        declared, merged = self.declarations
+        # after ext strings, so its indexOf/lastIndexOf gain the list overloads instead of clashing
+        lists = cel.CelExtension("kubernetes.lists", merged)
+        return cel.NewEnv(self.pool, config=self.config, variables=variables, functions=declared,
+                          extensions=[ext_strings.ExtStrings(version=2), ext_bindings.ExtBindings(), lists])
 
 
 _RUNTIME: _Runtime | None = None
@@ -221,6 +229,80 @@ def _ordering_overloads(rt: _Runtime) -> list:
     return table
 
 
+def _string_overloads(rt: _Runtime) -> list:
+    """string() of the standard library (cel-cpp's built-ins), plus string(ip) and string(cidr)."""
+    T = rt.T
+    standard = {"int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE, "bytes": T.BYTES, "string": T.STRING,
+                "timestamp": T.TIMESTAMP, "duration": T.DURATION, "bool": T.BOOL}
+    return [("string", f"{name}_to_string", T.STRING, [kind], False, None) for name, kind in standard.items()] + [
+        ("string", "ip_to_string", T.STRING, [rt.IPT], False, lambda message: message.value),
+        ("string", "cidr_to_string", T.STRING, [rt.CIDRT], False, None)]
+
+
+# --- the Kubernetes lists library -------------------------------------------------------------
+
+def _max(values):
+    if not values:
+        raise ValueError("max called on empty list")
+    return max(values)
+
+
+def _min(values):
+    if not values:
+        raise ValueError("min called on empty list")
+    return min(values)
+
+
+def _index_of(values, item) -> int:
+    return next((i for i, value in enumerate(values) if _same(value, item)), -1)
+
+
+def _last_index_of(values, item) -> int:
+    return next((i for i in range(len(values) - 1, -1, -1) if _same(values[i], item)), -1)
+
+
+def _same(a, b) -> bool:
+    """CEL equality as upstream's lists library uses it: numbers compare across int, uint
+    and double; other values only within their own type."""
+    numbers = (int, float)
+    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+_LISTS = {
+    "isSorted": (lambda values: all(a <= b for a, b in zip(values, values[1:])), "comparable", "bool"),
+    "sum": (lambda values: sum(values[1:], values[0]) if values else 0, "summable", "element"),
+    "max": (_max, "comparable", "element"),
+    "min": (_min, "comparable", "element"),
+}
+
+
+def _lists_table(rt: _Runtime) -> list:
+    """library.Lists: isSorted, sum, max and min over the comparable or summable element types
+    (templatedOverloads), indexOf and lastIndexOf over any. cel-cpp runs one implementation per
+    argument kind and converts its result with that overload's return type, so each function's
+    implementation hangs on one extra overload over draguard.ListElement (a type no expression
+    can name) that returns dyn; the typed overloads keep the checker exact. indexOf and
+    lastIndexOf take a second argument of each kind, so every typed overload carries one."""
+    T = rt.T
+    comparable = {"int": T.INT, "uint": T.UINT, "double": T.DOUBLE, "bool": T.BOOL, "string": T.STRING,
+                  "bytes": T.BYTES, "duration": T.DURATION, "timestamp": T.TIMESTAMP}
+    kinds = {"comparable": comparable, "summable": {n: comparable[n] for n in ("int", "uint", "double", "duration")}}
+    table = []
+    for name, (impl, kind, returns) in _LISTS.items():
+        for type_name, element in kinds[kind].items():
+            table.append((name, f"list_{type_name}_{name}", T.BOOL if returns == "bool" else element,
+                          [T.List(element)], True, None))
+        table.append((name, f"list_element_{name}", T.DYN, [T.List(rt.ElementT)], True, impl))
+    # every message type is one argument kind, so lists of Quantity, Semver, IP... are left out
+    anything = dict(comparable, list=T.List(T.DYN), map=T.Map(T.DYN, T.DYN))  # null would collide with all
+    for name, impl in (("indexOf", _index_of), ("lastIndexOf", _last_index_of)):
+        for type_name, element in anything.items():  # (list, int), (list, string)...: one kind each
+            table.append((name, f"list_{type_name}_{name}", T.INT, [T.List(element), element], True, impl))
+    return table
+
+
 def _function_table(rt: _Runtime) -> list:
     """(name, overload id, return type, parameter types, is member, implementation): the
     Kubernetes quantity, semver and regex libraries."""
@@ -255,14 +337,22 @@ def _function_table(rt: _Runtime) -> list:
         ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
         ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
         ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
-    ] + _ordering_overloads(rt)
+    ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt)
 
 
-def _declarations(rt: _Runtime) -> list:
+_MERGED_WITH_EXT_STRINGS = frozenset({"indexOf", "lastIndexOf"})
+
+
+def _declarations(rt: _Runtime) -> tuple[list, list]:
+    """(declarations given as functions, declarations given as an extension). Only an
+    extension merges overloads into a name ext strings declares; only plain functions may
+    re-declare overloads whose implementations cel-cpp's runtime already has."""
     cel = rt.cel
     by_name: dict[str, list] = {}
     for name, overload_id, returns, params, member, impl in _function_table(rt):
         overload = (cel.Overload(overload_id, returns, params, is_member=member, impl=impl) if impl else
                     cel.Overload(overload_id, returns, params, is_member=member))
         by_name.setdefault(name, []).append(overload)
-    return [cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()]
+    declarations = {name: cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()}
+    return ([d for name, d in declarations.items() if name not in _MERGED_WITH_EXT_STRINGS],
+            [d for name, d in declarations.items() if name in _MERGED_WITH_EXT_STRINGS])

@@ -29,8 +29,16 @@ class Problem:
 
 
 def first_problem(ast: CheckedAst) -> Problem | None:
-    for expr, ancestors in walk(ast.root):
-        problem = _literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr)
+    """The first problem upstream reports: its homogeneous-literal validator runs before the
+    regex one (cel.HomogeneousAggregateLiterals is registered first), each in pre-order, and
+    find/findAll patterns are compiled only when the program is built, after both."""
+    nodes = list(walk(ast.root))
+    for expr, ancestors in nodes:
+        problem = _literal_problem(ast, expr, ancestors)
+        if problem:
+            return problem
+    for functions in ({"matches"}, _PRECOMPILED_REGEX_FUNCTIONS):  # validators, then program building
+        problem = next(filter(None, (_regex_problem(ast, expr, functions) for expr, _ in nodes)), None)
         if problem:
             return problem
     return None
@@ -70,12 +78,12 @@ def _literal_problem(ast: CheckedAst, expr, ancestors) -> Problem | None:
                                 else ast.types.get(e.value.id)) for e in entries if e.value.id in ast.types]))
 
 
-def _regex_problem(ast: CheckedAst, expr) -> Problem | None:
+def _regex_problem(ast: CheckedAst, expr, functions) -> Problem | None:
     if not expr.HasField("call_expr"):
         return None
     call = expr.call_expr
     arguments = ([call.target] if call.HasField("target") else []) + list(call.args)
-    if call.function not in _PRECOMPILED_REGEX_FUNCTIONS | {"matches"} or len(arguments) < 2:
+    if call.function not in functions or len(arguments) < 2:
         return None
     pattern = arguments[1]
     if not (pattern.HasField("const_expr") and pattern.const_expr.HasField("string_value")):

@@ -1,0 +1,322 @@
+"""Seeded device selectors drawn from every library of Kubernetes' CEL environment and from the
+literal forms that are easy to get wrong (quantity and semver syntax, RE2 vs Perl regexes,
+mixed-type literals, cross-type numbers), judged by upstream's DRA CEL compiler in the
+allocator oracle's selector mode, and draguard's verdict on the same devices."""
+
+from __future__ import annotations
+
+import random
+import re
+from functools import lru_cache
+
+from draguard.dra.celenv import CelRuntimeError, compile_selector
+from draguard.dra.devices import device_from
+
+DOMAIN = "gpu.example.com"
+ATTR = f"device.attributes['{DOMAIN}']"
+CAP = f"device.capacity['{DOMAIN}']"
+
+DEVICES = [
+    {"name": "full", "attributes": {"model": {"string": "a100"}, "index": {"int": 3}, "healthy": {"bool": True},
+                                    "driverVersion": {"version": "1.2.3-rc.1+build.5"}, "ip": {"string": "10.0.0.7"},
+                                    "url": {"string": "https://host.example.com:8443/path?q=1"}},
+     "capacity": {"memory": {"value": "40Gi"}, "cores": {"value": "1500m"}}},
+    {"name": "sparse", "attributes": {"model": {"string": "h100"}, "index": {"int": -2},
+                                      "driverVersion": {"version": "2.0.0"}},
+     "capacity": {"memory": {"value": "80Gi"}}},
+    {"name": "bare", "attributes": {"other.example.com/model": {"string": "x"}}, "capacity": {}},
+]
+
+QUANTITIES = ["1", "1.", ".5", ".", "-", "+", "0", "1e3", "1E3", "1E", "1e", "1e-3", "1e+2", "0.1n", "-0.1n",
+              "0.0000000001", "1.5Gi", "0.5Ki", "1Ki", "1K", "1k", "\u0661", " 1", "1 ", "+1.5e+3", "00012",
+              "1.000000001", "1.0000000001", "9223372036854775807", "9223372036854775808", "8Ei", "16Ei",
+              "1e4294967296", "1Mi", "1000m", "40Gi", "1500m", "1.5", "-1.5", "1ee3", "1e3.5", "2m3", "1.2.3"]
+VERSIONS = ["1.2.3", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.3-alpha", "1.2.3-alpha.01", "1.2.3-alpha.1",
+            "1.2.3+build", "1.2.3-rc.1+b", "1.2.3-", "1.2.3+", "18446744073709551616.0.0", "18446744073709551615.0.0",
+            "1.2.3-alpha..1", "1.2.3-al_pha", "v01.2", "1.2-rc", "1.2.3-rc.1+build.5", "2.0.0", "1.10.0",
+            "1.2.3-0", "1.2.3-00", " 1.2.3", "\u0661.2.3"]
+PATTERNS = ["a", "^a", "a$", "[0-9]+", "\\d", "\\w+", "(?i)A", "a(?=b)", "a(?!b)", "(a)\\1", "a**", "x{1001}",
+            "x{2,3}", "(", ")", "[a", "[z-a]", "\\8", "(?P<n>a)", "(?<n>a)", "\\Q.\\E", "\\z", "\\Z", "\\pL",
+            "[[:alpha:]]+", "a*", "x*", "", "(?s).", "\\b", "(?U)a+", "a|b", "[^a]", "\\.", "é"]
+STRINGS = ["", "abc", "a1b2", "aaa", "\u0663", "\u00e9t\u00e9", "A", "a.b", "ab\n", "x y"]
+IPS = ["10.0.0.7", "::1", "::ffff:10.0.0.1", "fe80::1%eth0", "010.0.0.1", "1.2.3", "2001:db8::", "2001:DB8::",
+       "0.0.0.0", "224.0.0.1", "fe80::1", "255.255.255.255", "", "a"]
+CIDRS = ["10.0.0.0/8", "10.0.0.1/8", "::/0", "2001:db8::/32", "::ffff:10.0.0.0/104", "10.0.0.0/33", "10.0.0.0",
+         "10.0.0.0/08", "192.168.0.0/16"]
+URLS = ["https://host.example.com:8443/path?q=1", "http://[::1]:80/", "/relative", "host:80", "https://a.b/c%20d",
+        "ftp://u:p@h/", "https://h/?a=1&a=2&b", "", "://x", "https://h:port/", "http://%zz/"]
+FORMATS = ["dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
+           "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date", "datetime"]
+
+
+def _lit(rng: random.Random, kind: str | None = None) -> str:
+    kind = kind or rng.choice(["int", "uint", "double", "string", "bool", "null", "bytes", "list", "dyn"])
+    return {
+        "int": lambda: str(rng.choice([0, 1, 3, -2, 9223372036854775807])),
+        "uint": lambda: f"{rng.choice([0, 1, 3])}u",
+        "double": lambda: rng.choice(["1.0", "2.5", "-0.5", "3.0", "1e3"]),
+        "string": lambda: repr(rng.choice(["a", "a100", "1", ""])),
+        "bool": lambda: rng.choice(["true", "false"]),
+        "null": lambda: "null",
+        "bytes": lambda: "b'a'",
+        "list": lambda: f"[{rng.choice(['1', '2.0', repr('a')])}]",
+        "dyn": lambda: f"dyn({rng.choice(['1', '2.5', repr('a')])})",
+    }[kind]()
+
+
+def _keys(rng) -> tuple[str, str]:
+    """Two different map keys of kinds both engines accept (cel-cpp refuses double and
+    duplicate keys, see _map_literal_keys)."""
+    def key():
+        return _lit(rng, rng.choice(["int", "uint", "string", "bool", "dyn"])).replace("2.5", "2")
+
+    first, second = key(), key()
+    return first, second if second != first else "'zz'"
+
+
+def _q(rng):
+    return f"quantity('{rng.choice(QUANTITIES)}')"
+
+
+def _sv(rng):
+    return f"semver('{rng.choice(VERSIONS)}'{rng.choice(['', ', true', ', false'])})"
+
+
+def _numbers(rng):
+    left = rng.choice([f"{ATTR}.index", "1", "1u", "2.5", "dyn(1)", "dyn(1u)", "dyn(2.5)", f"{ATTR}.model"])
+    return f"{left} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {_lit(rng, rng.choice(['int', 'uint', 'double']))}"
+
+
+def _quantity(rng):
+    return rng.choice([
+        lambda: f"isQuantity('{rng.choice(QUANTITIES)}')",
+        lambda: f"{_q(rng)}.compareTo({_q(rng)}) {rng.choice(['==', '<', '>'])} 0",
+        lambda: f"{_q(rng)} == {_q(rng)}",
+        lambda: f"sign({_q(rng)}) == {rng.choice([-1, 0, 1])}",
+        lambda: f"{_q(rng)}.sign() == 1",
+        lambda: f"{_q(rng)}.add({rng.choice(['1', _q(rng)])}).isGreaterThan({_q(rng)})",
+        lambda: f"{_q(rng)}.sub({rng.choice(['1', _q(rng)])}).isLessThan({_q(rng)})",
+        lambda: f"{_q(rng)}.asApproximateFloat() {rng.choice(['>', '<', '=='])} {rng.choice(['0.0', '1.0', '1e3'])}",
+        lambda: f"{CAP}.memory.compareTo({_q(rng)}) >= 0",
+        lambda: f"{_q(rng)} == '1'",
+    ])()
+
+
+def _semver(rng):
+    return rng.choice([
+        lambda: f"isSemver('{rng.choice(VERSIONS)}'{rng.choice(['', ', true', ', false'])})",
+        lambda: f"{_sv(rng)} == {_sv(rng)}",
+        lambda: f"{_sv(rng)}.compareTo({_sv(rng)}) {rng.choice(['==', '<', '>'])} 0",
+        lambda: f"{_sv(rng)}.isGreaterThan({_sv(rng)})",
+        lambda: f"{_sv(rng)}.{rng.choice(['major', 'minor', 'patch'])}() == {rng.choice([0, 1, 2, 3])}",
+        lambda: f"{ATTR}.driverVersion.isLessThan({_sv(rng)})",
+        lambda: f"{ATTR}.driverVersion == {_sv(rng)}",
+        lambda: f"'{rng.choice(VERSIONS)}' == {ATTR}.driverVersion",
+        lambda: f"{_sv(rng)} == '1.2.3'",
+    ])()
+
+
+def _regex(rng):
+    text, pattern = repr(rng.choice(STRINGS)), repr(rng.choice(PATTERNS))
+    return rng.choice([
+        lambda: f"{text}.matches({pattern})",
+        lambda: f"matches({text}, {pattern})",
+        lambda: f"{text}.find({pattern}) == {repr(rng.choice(STRINGS))}",
+        lambda: f"{text}.findAll({pattern}).size() == {rng.randint(0, 4)}",
+        lambda: f"{text}.findAll({pattern}, {rng.choice([-1, 0, 1, 2])}) == {text}.findAll({pattern})",
+        lambda: f"{ATTR}.model.find({pattern}) != ''",
+        lambda: f"'a100'.matches({ATTR}.model)",
+        lambda: f"{text}.find({ATTR}.model) == ''",
+    ])()
+
+
+def _optional(rng):
+    return rng.choice([
+        lambda: f"{ATTR}.?{rng.choice(['model', 'missing', 'index'])}.orValue({_lit(rng)}) == {_lit(rng)}",
+        lambda: f"{ATTR}.?model.hasValue()",
+        lambda: f"device.attributes[?'{rng.choice([DOMAIN, 'nope.example.com'])}'].hasValue()",
+        lambda: f"optional.of({_lit(rng)}).hasValue()",
+        lambda: "optional.none().orValue(1) == 1",
+        lambda: f"[?optional.of({_lit(rng)}), {_lit(rng)}].size() == 2",
+        lambda: f"{{?'a': optional.{rng.choice(['none()', 'of(1)'])}}}.size() == 0",
+        lambda: f"optional.ofNonZeroValue({_lit(rng)}).hasValue()",
+        lambda: "[optional.of(1), optional.none()].size() == 2",
+    ])()
+
+
+def _comprehension(rng):
+    coll = rng.choice(["[1, 2, 3]", "[3, 1]", "['a', 'b']", "{'a': 1, 'b': 2}", f"{ATTR}", "[]"])
+    return rng.choice([
+        lambda: f"{coll}.all(i, v, {rng.choice(['i >= 0', 'v != null', 'i < 5'])})",
+        lambda: f"{coll}.exists(k, v, {rng.choice(['1 == v', 'k == v', 'true'])})",
+        lambda: f"{coll}.existsOne(i, v, 1 == v)",
+        lambda: f"{coll}.transformList(i, v, v).size() >= 0",
+        lambda: f"{coll}.all(x, x != null)",
+        lambda: f"{coll}.map(x, x).size() >= 0",
+        lambda: f"{coll}.filter(x, 1 == x).size() == 0",
+        lambda: f"{coll}.exists_one(x, 1 == x)",
+    ])()
+
+
+def _sets_and_lists(rng):
+    a, b = rng.choice(["[1, 2]", "[1]", "[]", "['a']", "[1.0]", "[1u]"]), rng.choice(["[1, 2]", "[2]", "[]", "[1.0]"])
+    return rng.choice([
+        lambda: f"sets.{rng.choice(['contains', 'intersects', 'equivalent'])}({a}, {b})",
+        lambda: f"[{_lit(rng)}, {_lit(rng)}].size() == 2",
+        lambda: f"{{'a': {_lit(rng)}, 'b': {_lit(rng)}}}.size() == 2",
+        lambda: "{%s: 1, %s: 2}.size() >= 1" % _keys(rng),
+        lambda: f"[[1], [{_lit(rng)}]].size() == 2",
+        lambda: f"{a}.{rng.choice(['isSorted()', 'sum() == 3', 'min() == 1', 'max() == 2'])}",
+        lambda: f"{a}.{rng.choice(['indexOf', 'lastIndexOf'])}({_lit(rng).replace('null', '[]')}) == 0",
+        lambda: f"'%s and %s'.format([{_lit(rng)}, {_lit(rng)}]) != ''",
+    ])()
+
+
+def _network(rng):
+    ip, cidr, url = repr(rng.choice(IPS)), repr(rng.choice(CIDRS)), repr(rng.choice(URLS))
+    return rng.choice([
+        lambda: f"isIP({ip})",
+        lambda: f"ip({ip}).family() == {rng.choice([4, 6])}",
+        lambda: f"ip.isCanonical({ip})",
+        lambda: f"ip({ip}).{rng.choice(['isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast'])}()",
+        lambda: f"string(ip({ip})) == {ip}",
+        lambda: f"ip({ip}) == ip({repr(rng.choice(IPS))})",
+        lambda: f"isCIDR({cidr})",
+        lambda: f"cidr({cidr}).containsIP({rng.choice([ip, f'ip({ip})'])})",
+        lambda: f"cidr({cidr}).containsCIDR({rng.choice([cidr, f'cidr({cidr})'])})",
+        lambda: f"cidr({cidr}).prefixLength() == {rng.choice([8, 16, 32])}",
+        lambda: f"string(cidr({cidr}).masked()) == {cidr}",
+        lambda: f"cidr({cidr}).ip() == ip({ip})",
+        lambda: f"isIP({ATTR}.ip) && ip({ATTR}.ip).family() == 4",
+        lambda: f"isURL({url})",
+        lambda: f"url({url}).{rng.choice(['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath'])}() == ''",
+        lambda: f"url({url}).getQuery().size() >= 0",
+    ])()
+
+
+def _strings(rng):
+    s = repr(rng.choice(STRINGS))
+    return rng.choice([
+        lambda: f"{s}.charAt({rng.randint(-1, 3)}) != 'x'",
+        lambda: f"{s}.indexOf('a') >= 0",
+        lambda: f"{s}.lowerAscii() == {s}",
+        lambda: f"{s}.substring({rng.randint(0, 2)}) != 'x'",
+        lambda: f"{s}.split('a').size() > 0",
+        lambda: "['a', 'b'].join('-') == 'a-b'",
+        lambda: f"strings.quote({s}) != ''",
+        lambda: f"{s}.reverse() == {s}",
+        lambda: f"{ATTR}.model.startsWith('a') && {ATTR}.model.size() > 2",
+        lambda: f"{ATTR}.healthy",
+        lambda: f"has({ATTR}.healthy) && {ATTR}.healthy == true",
+    ])()
+
+
+_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _network, _strings]
+
+
+# --- where draguard still differs, each with the reason (test_cel_oracle expects them to) ------
+
+def _quantity_representation(rng):
+    """isInteger/asInteger follow Quantity.AsInt64, which depends on how the value is stored
+    (1000m and 1.5Gi are not "integers" upstream); draguard's Quantity values carry only the
+    exact number, so that `==` compares numbers as upstream's Equal does."""
+    return rng.choice([f"{_q(rng)}.isInteger()", f"{_q(rng)}.asInteger() == {rng.choice([0, 1, 1000, 1024])}",
+                       f"{CAP}.cores.isInteger()"])
+
+
+def _dyn_version_equality(rng):
+    """A version attribute on the left of `==` is a "no such overload" error upstream unless
+    the right side is a semver; cel-cpp's heterogeneous equality answers false."""
+    return rng.choice([f"{ATTR}.driverVersion == '{rng.choice(VERSIONS)}'",
+                       f"{ATTR}.existsOne(i, v, v == 1)", f"{ATTR}.exists(k, v, v == 1)"])
+
+
+def _format_library(rng):
+    """format.<name>() and format.named() return optionals, which cel-expr-python functions
+    cannot return: draguard declares no format library."""
+    return rng.choice([
+        f"format.{rng.choice(FORMATS)}().validate({repr(rng.choice(STRINGS + ['my-name', 'a' * 70]))}).hasValue()",
+        f"format.named('{rng.choice(FORMATS + ['nope'])}').hasValue()"])
+
+
+def _format_clause_types(rng):
+    """cel-go checks a literal format() call's clauses against the argument types at compile
+    time; cel-cpp fails (or formats) at run time."""
+    return f"'%s and %d'.format([{_lit(rng)}, {_lit(rng, rng.choice(['double', 'list', 'string']))}]) != ''"
+
+
+def _two_variable_transform_map(rng):
+    """transformMap/transformMapEntry need cel.@mapInsert, which cel-expr-python does not
+    register: draguard says it cannot evaluate them (CelUnsupported)."""
+    return f"{rng.choice(['[1, 2]', '{1: 2}', ATTR])}.transformMap(k, v, v).size() >= 0"
+
+
+def _index_of_null(rng):
+    """indexOf(null): cel-cpp lets null stand for any element type, so an overload for it
+    would collide with every other; draguard declares none and fails to evaluate."""
+    return f"{rng.choice(['[]', '[1]'])}.{rng.choice(['indexOf', 'lastIndexOf'])}(null) == -1"
+
+
+def _map_literal_keys(rng):
+    """cel-go accepts double and duplicate keys in map literals; cel-cpp refuses them."""
+    return rng.choice(["{-0.5: 1, 2.5: 2}.size() == 2", "{3u: 1, 3u: 2}.size() == 2"])
+
+
+GAPS = {family.__name__.lstrip("_"): family for family in (
+    _quantity_representation, _dyn_version_equality, _format_library, _format_clause_types,
+    _two_variable_transform_map, _index_of_null, _map_literal_keys)}
+
+
+def expression(rng: random.Random) -> str:
+    """One selector; sometimes two joined, so errors meet short-circuiting."""
+    first = rng.choice(_FAMILIES)(rng)
+    if rng.random() < 0.15:
+        return f"{first} {rng.choice(['&&', '||'])} {rng.choice(_FAMILIES)(rng)}"
+    return first
+
+
+def expressions(seed: int, count: int, family=None) -> list[str]:
+    """`count` selectors from every agreed family, or from one gap family."""
+    rng = random.Random(seed)
+    return [family(rng) if family else expression(rng) for _ in range(count)]
+
+
+def selector_run(expressions_: list[str], run_id: str = "cel") -> dict:
+    """The oracle's selector-mode input for these expressions on DEVICES."""
+    return {"id": run_id, "cel": {"expressions": expressions_,
+                                  "devices": [{"driver": DOMAIN, "device": d} for d in DEVICES]}}
+
+
+def upstream_verdict(verdict: dict) -> tuple:
+    """('compile', column or None) or ('eval', per-device 'true'/'false'/'error')."""
+    if verdict.get("compileError"):
+        where = re.search(r"<input>:\d+:(\d+):", verdict["compileError"])
+        return "compile", int(where.group(1)) if where else None
+    return "eval", tuple("error" if r.get("error") else str(bool(r["match"])).lower() for r in verdict["results"])
+
+
+@lru_cache(maxsize=1)
+def _device_models() -> tuple:
+    return tuple(device_from(d, DOMAIN, "pool") for d in DEVICES)
+
+
+def draguard_verdict(expression_: str) -> tuple:
+    compiled = compile_selector(expression_)
+    if compiled.error:
+        return "compile", compiled.error.offset + 1
+    results = []
+    for device in _device_models():
+        try:
+            results.append(str(compiled.matches(device)).lower())
+        except CelRuntimeError:
+            results.append("error")
+    return "eval", tuple(results)
+
+
+def agree(ours: tuple, theirs: tuple) -> bool:
+    """Same verdict; for compile errors the column must match where upstream gives one."""
+    if ours[0] != theirs[0]:
+        return False
+    if ours[0] == "compile":
+        return theirs[1] is None or ours[1] == theirs[1]
+    return ours == theirs

@@ -1,0 +1,67 @@
+"""The Kubernetes CEL libraries and checks draguard adds to cel-cpp, on cases whose upstream
+answers were taken from the allocator oracle's selector mode (test_cel_oracle re-checks them
+against upstream whenever Go is present)."""
+
+from fractions import Fraction
+
+import pytest
+
+from draguard.dra import goregex
+from draguard.dra.celenv import CelRuntimeError, compile_selector
+from draguard.dra.devices import device_from
+from draguard.dra.quantity import QuantityError, parse_quantity
+
+DEVICE = device_from({"name": "d", "attributes": {"model": {"string": "a100"}}}, "gpu.example.com", "p")
+
+
+def evaluate(expression: str):
+    compiled = compile_selector(expression)
+    assert compiled.error is None, compiled.error
+    return compiled.matches(DEVICE)
+
+
+@pytest.mark.parametrize("text, value", [
+    ("1.", 1), (".5", Fraction(1, 2)), ("-", 0), (".", 0), ("1e4294967296", 1), ("0.1n", Fraction(1, 10**9)),
+    ("-0.1n", Fraction(-1, 10**9)), ("16Ei", 2**63 - 1), ("1.5Gi", 3 * 2**29)])
+def test_quantities_parse_as_parsequantity_does(text, value):
+    assert parse_quantity(text, trim=False) == value
+
+
+@pytest.mark.parametrize("text", ["\u0661", " 1", "1e", "1K", "1ee3", "2m3", ""])
+def test_text_parsequantity_refuses(text):
+    with pytest.raises(QuantityError):
+        parse_quantity(text, trim=False)
+
+
+def test_find_all_follows_go_for_empty_matches():
+    assert goregex.find_all("aaa", "a*") == ["aaa"]
+    assert goregex.find_all("abc", "x*") == ["", "", "", ""]
+    with pytest.raises(goregex.RegexError, match="invalid or unsupported Perl syntax"):
+        goregex.compile_pattern("a(?=b)")
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("1 < 2.5 && 1u < 2", True), ("sign(quantity('-1')) == -1", True), ("[1, 2, 3].sum() == 6", True),
+    ("semver('1.2.3+b') == semver('1.2.3')", True), ("cidr('10.0.0.1/8').ip() == ip('10.0.0.1')", True),
+    ("url('https://h:8/p').getPort() == '8'", True), ("isURL('relative/path')", False), ("isURL('host:80')", True), ("isIP('::ffff:10.0.0.1')", False),
+    ("device.attributes['gpu.example.com'].?missing.orValue('x') == 'x'", True),
+    ("device.attributes[?'other.example.com'].hasValue()", True), ("[1, 2].all(i, v, v > i)", True)])
+def test_kubernetes_libraries_and_language_options(expression, expected):
+    assert evaluate(expression) is expected
+
+
+@pytest.mark.parametrize("expression, message, column", [
+    ("[1, 'a'].size() == 2", "expected type 'int' but found 'string'", 5),
+    ("[1, dyn(2)].size() == 2", "expected type 'int' but found 'dyn'", 8),
+    ("'abc'.matches('a(?=b)')", "invalid matches argument", 15),
+    ("'abc'.find('b(') == 'b'", "missing closing )", 12),
+    ("quantity('1').sign() == 1", "undeclared reference to 'sign'", None)])
+def test_compile_time_checks_upstream_makes(expression, message, column):
+    error = compile_selector(expression).error
+    assert error is not None and message in error.message
+    assert column is None or error.offset + 1 == column
+
+
+def test_an_engine_gap_is_said_as_such():
+    with pytest.raises(CelRuntimeError, match="does not implement 'cel.@mapInsert'"):
+        evaluate("[1].transformMap(k, v, v).size() == 1")
