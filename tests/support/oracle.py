@@ -178,6 +178,10 @@ def _request(rng: random.Random, name: str, classes: list[str]) -> dict:
     return {"name": name, "exactly": body}
 
 
+def _opaque(owner: str, index: int) -> dict:
+    return {"opaque": {"driver": GPU, "parameters": {"owner": owner, "index": index}}}
+
+
 MAX_DEVICES_ASKED = 6
 
 
@@ -203,6 +207,9 @@ def scenario(seed: int) -> dict:
     classes = [_obj("DeviceClass", "gpu", {"selectors": [{"cel": {"expression": f"device.driver == '{GPU}'"}}]}),
                _obj("DeviceClass", "nic", {"selectors": [{"cel": {"expression": f"device.driver == '{NIC}'"}}]}),
                _obj("DeviceClass", "any", {})]
+    for cls in classes:
+        if rng.random() < 0.3:  # class configs reach results once per class (AllocationConfigSourceClass)
+            cls["spec"]["config"] = [_opaque(cls["metadata"]["name"], i) for i in range(rng.randint(1, 2))]
     names = ["gpu", "gpu", "gpu", "nic", "any"]
     claims = []
     for c in range(rng.choice([1, 1, 2, 3])):
@@ -210,6 +217,10 @@ def scenario(seed: int) -> dict:
         devices = {"requests": requests}
         if rng.random() < 0.25:
             devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model", "index"])}]
+        if rng.random() < 0.3:  # claim configs: for all requests, some, or a subrequest
+            targets = [r["name"] for r in requests] + [f"{r['name']}/sub0" for r in requests if "firstAvailable" in r]
+            devices["config"] = [dict(_opaque(f"claim-{c}", i), requests=rng.sample(targets, rng.randint(0, len(targets))))
+                                 for i in range(rng.randint(1, 2))]
         claims.append(_obj("ResourceClaim", f"claim-{c}", devices and {"devices": devices}, namespace="default"))
     while claims and _devices_asked(claims) > MAX_DEVICES_ASKED:
         claims.pop()  # the search is exponential in what is asked; upstream too (60 s on one seed)
@@ -228,7 +239,7 @@ def scenario(seed: int) -> dict:
 @dataclass
 class Outcome:
     kind: str  # allocated, unschedulable, error
-    devices: list | None = None  # per claim: [(request, driver, pool, device)]
+    devices: list | None = None  # per claim: its AllocationResult as JSON (see _normalized)
     error: str = ""
 
 
@@ -251,14 +262,24 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
         return Outcome("error", error=str(exc))
     if results is None:
         return Outcome("unschedulable")
-    return Outcome("allocated", [[(r.request, r.driver, r.pool, r.device) for r in x.results] for x in results])
+    return Outcome("allocated", [_normalized(x.as_json()) for x in results])
 
 
 def upstream_outcome(line: dict) -> Outcome:
     if line["outcome"] != "allocated":
         return Outcome(line["outcome"], error=line.get("error", ""))
-    return Outcome("allocated", [[(r["request"], r["driver"], r["pool"], r["device"]) for r in x["devices"]["results"]]
-                                 for x in line["results"]])
+    return Outcome("allocated", [_normalized(x) for x in line["results"]])
+
+
+def _normalized(value):
+    """An AllocationResult as JSON without the empty fields Go's omitempty leaves out, so the
+    whole result compares: devices with adminAccess and tolerations, config, node selector."""
+    if isinstance(value, dict):
+        out = {k: _normalized(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in (None, [], {}, "")}
+    if isinstance(value, list):
+        return [_normalized(v) for v in value]
+    return value
 
 
 def possible_outcomes(s: dict, limit: int = 24) -> list[Outcome]:

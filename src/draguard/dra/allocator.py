@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from ..model.pods import mappings
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
@@ -98,11 +99,14 @@ class DeviceResult:
     pool: str
     device: str
     admin_access: bool | None = None
+    tolerations: tuple = ()  # the request's, whatever the device's taints (upstream copies them all)
 
     def as_json(self) -> dict:
         out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
         if self.admin_access is not None:
             out["adminAccess"] = self.admin_access
+        if self.tolerations:
+            out["tolerations"] = [dict(t) for t in self.tolerations]
         return out
 
 
@@ -576,7 +580,7 @@ class _Run:
                 return False, None
             added.append(constraint)
         self.allocating.setdefault(device.id, set()).add(ci)
-        self.results[ci].append((data.name, device, s, True if admin else None))
+        self.results[ci].append((data.name, device, s, True if admin else None, data.request.fields.get("tolerations")))
         size = len(self.results[ci])
 
         def undo():
@@ -633,7 +637,8 @@ class _Run:
 
     # -- the result (upstream Allocate, after the search) --
     def _result(self, ci: int, claim: Claim) -> AllocationResult:
-        results = [DeviceResult(name, d.driver, d.pool, d.name, admin) for name, d, _, admin in self.results[ci]]
+        results = [DeviceResult(name, d.driver, d.pool, d.name, admin, tuple(mappings(tolerations)))
+                   for name, d, _, admin, tolerations in self.results[ci]]
         config, class_configs = [], {}
         for ri, request in enumerate(claim.requests):
             data = self.request_data[(ci, ri, 0)]
@@ -671,7 +676,7 @@ class _Run:
 
     def _node_selector(self, ci: int) -> dict | None:
         match_fields, match_expressions = [], []
-        for _, device, s, _ in self.results[ci]:
+        for _, device, s, _, _ in self.results[ci]:
             node_name, selector = ((device.node_name, device.node_selector) if s.per_device_node_selection
                                    else (s.node_name, s.node_selector))
             if node_name:
