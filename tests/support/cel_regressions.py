@@ -39,6 +39,13 @@ REGRESSIONS = {
     "short version with prerelease": "isSemver('1.2-rc', true)",
     "major beyond uint64": "isSemver('18446744073709551616.0.0')",
     "semver compared with a string": "semver('1.2.3') == '1.2.3'",
+    # equality asks the left operand
+    "a version attribute == a string is no such overload": "device.attributes['gpu.example.com'].driverVersion == '1.2.3'",
+    "a string == a version attribute is false": "'1.2.3' == device.attributes['gpu.example.com'].driverVersion",
+    "errors inside lists do not count": "[device.attributes['gpu.example.com'].driverVersion] == ['a']",
+    "errors inside maps do not count": "{'a': device.attributes['gpu.example.com'].driverVersion} == {'a': 1}",
+    "dyn numbers compare across types": "dyn([1, 2.0]) == [1.0, 2]",
+    "a global call's name is part of its span": "semver('1.0.0') == dyn('1.0.0')",
     # regular expressions: RE2 and Go's regexp
     "look-ahead is a compile error": "'abc'.matches('a(?=b)')",
     "bad find pattern fails the program": "'abc'.find('b(') == 'b'",

@@ -111,7 +111,7 @@ def _semver(rng):
         lambda: f"{_sv(rng)}.{rng.choice(['major', 'minor', 'patch'])}() == {rng.choice([0, 1, 2, 3])}",
         lambda: f"{ATTR}.driverVersion.isLessThan({_sv(rng)})",
         lambda: f"{ATTR}.driverVersion == {_sv(rng)}",
-        lambda: f"'{rng.choice(VERSIONS)}' == {ATTR}.driverVersion",
+        lambda: f"{ATTR}.driverVersion == '{rng.choice(VERSIONS)}'",
         lambda: f"{_sv(rng)} == '1.2.3'",
     ])()
 
@@ -148,13 +148,13 @@ def _comprehension(rng):
     coll = rng.choice(["[1, 2, 3]", "[3, 1]", "['a', 'b']", "{'a': 1, 'b': 2}", f"{ATTR}", "[]"])
     return rng.choice([
         lambda: f"{coll}.all(i, v, {rng.choice(['i >= 0', 'v != null', 'i < 5'])})",
-        lambda: f"{coll}.exists(k, v, {rng.choice(['1 == v', 'k == v', 'true'])})",
-        lambda: f"{coll}.existsOne(i, v, 1 == v)",
+        lambda: f"{coll}.exists(k, v, {rng.choice(['v == 1', 'k == v', 'true'])})",
+        lambda: f"{coll}.existsOne(i, v, v == 1)",
         lambda: f"{coll}.transformList(i, v, v).size() >= 0",
         lambda: f"{coll}.all(x, x != null)",
         lambda: f"{coll}.map(x, x).size() >= 0",
-        lambda: f"{coll}.filter(x, 1 == x).size() == 0",
-        lambda: f"{coll}.exists_one(x, 1 == x)",
+        lambda: f"{coll}.filter(x, x == 1).size() == 0",
+        lambda: f"{coll}.exists_one(x, x == 1)",
     ])()
 
 
@@ -211,7 +211,21 @@ def _strings(rng):
     ])()
 
 
-_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _network, _strings]
+def _dyn_equality(rng):
+    """cel-go asks the left operand: a version (or quantity, IP, ...) held in a dyn value on the
+    left of == is a "no such overload" error unless the right one has its type; inside lists and
+    maps such errors do not count."""
+    value = rng.choice([f"{ATTR}.driverVersion", f"{ATTR}.model", "dyn(semver('1.2.3'))", "dyn(quantity('1'))",
+                        "dyn(ip('::1'))", "dyn(1)", "dyn(1u)", "dyn(true)", "dyn(null)", "dyn([1, 2.0])"])
+    other = rng.choice([f"'{rng.choice(VERSIONS)}'", "semver('1.2.3')", "1", "dyn(1.0)", "quantity('1')", "null",
+                        f"{ATTR}.driverVersion", "[1.0, 2]", "ip('::1')"])
+    return rng.choice([f"{value} {rng.choice(['==', '!='])} {other}", f"{other} == {value}",
+                       f"[{value}] == [{other}]", f"{{'k': {value}}} != {{'k': {other}}}",
+                       f"{ATTR}.exists(k, v, v == {other})", f"{ATTR}.existsOne(i, v, v != {other})"])
+
+
+_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _network, _strings,
+             _dyn_equality]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to) ------
@@ -222,13 +236,6 @@ def _quantity_representation(rng):
     exact number, so that `==` compares numbers as upstream's Equal does."""
     return rng.choice([f"{_q(rng)}.isInteger()", f"{_q(rng)}.asInteger() == {rng.choice([0, 1, 1000, 1024])}",
                        f"{CAP}.cores.isInteger()"])
-
-
-def _dyn_version_equality(rng):
-    """A version attribute on the left of `==` is a "no such overload" error upstream unless
-    the right side is a semver; cel-cpp's heterogeneous equality answers false."""
-    return rng.choice([f"{ATTR}.driverVersion == '{rng.choice(VERSIONS)}'",
-                       f"{ATTR}.existsOne(i, v, v == 1)", f"{ATTR}.exists(k, v, v == 1)"])
 
 
 def _format_library(rng):
@@ -263,7 +270,7 @@ def _map_literal_keys(rng):
 
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
-    _quantity_representation, _dyn_version_equality, _format_library, _format_clause_types,
+    _quantity_representation, _format_library, _format_clause_types,
     _two_variable_transform_map, _index_of_null, _map_literal_keys)}
 
 

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from . import celequality
 from .celast import checked_ast
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
@@ -239,11 +240,16 @@ def compile_selector(expression: str) -> CompiledSelector:
             MAX_EXPRESSION_LENGTH))
     code = rewrite_device_fields(expression)
     rt = runtime()
+    reserved = _RESERVED.search(_without_strings(code))
+    if reserved:  # names draguard's rewritten programs use; upstream has no such names
+        return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
+                                                          reserved.start()))
     try:
         checked = _env().compile(code)
     except RuntimeError as exc:
         return CompiledSelector(expression, _diagnostic(expression, str(exc)))
-    problem = first_problem(checked_ast(checked.serialize()))
+    ast = checked_ast(checked.serialize())
+    problem = first_problem(ast)
     if problem:
         return CompiledSelector(expression, CelDiagnostic(problem.message.replace("device_", "device."),
                                                           problem.offset, suggest(expression)))
@@ -251,9 +257,19 @@ def compile_selector(expression: str) -> CompiledSelector:
     if returns != rt.T.BOOL and returns != rt.T.DYN:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression must evaluate to bool, not {returns.name().lower()}", 0))
-    folded, constants = _fold_quantities(code)
-    program = rt.new_env(_variables(), constants).compile(folded) if constants else checked
+    evaluated = celequality.rewrite(ast, code) or code  # cel-go's equality for version values
+    folded, constants = _fold_quantities(evaluated)
+    env = rt.new_env(_variables(), constants) if constants else _env()
+    program = env.compile(folded) if folded != code else checked
     return CompiledSelector(expression, None, _references(code), program, constants)
+
+
+_RESERVED = re.compile(r"\bdraguard_\w+")
+
+
+def _without_strings(code: str) -> str:
+    """`code` with string literals blanked (same length)."""
+    return _STRING.sub(lambda m: " " * len(m.group(0)), code)
 
 
 def all_compile(expressions) -> bool:

@@ -21,7 +21,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from . import celnet, goregex
+from . import celequality, celnet, goregex
 from .quantity import QuantityError, is_quantity, parse_quantity
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
@@ -337,6 +337,11 @@ def _function_table(rt: _Runtime) -> list:
         ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
         ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
         ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
+        # what dra.celequality routes comparisons of version, quantity and network values through
+        ("draguard_equals", "draguard_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
+         lambda left, right: celequality.equals(celequality.SPECIAL_TYPES, left[0], right[0])),
+        ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
+         lambda left, right: celequality.not_equals(celequality.SPECIAL_TYPES, left[0], right[0])),
     ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt)
 
 

@@ -1,0 +1,177 @@
+"""Equality as cel-go runs it for Kubernetes' value types, where cel-cpp's differs.
+
+cel-go asks the left operand: a Semver, Quantity, IP, CIDR or URL on the left of `==` or `!=`
+answers "no such overload" unless the right one has its type (apiservercel Semver.Equal and
+friends), while cel-cpp's heterogeneous equality answers false. Only a value typed dyn (an
+attribute, a comprehension variable) or one of those types can be such a left operand, so those
+comparisons (and those of lists and maps that may hold such values, compared element by
+element), found on the checked AST, are rewritten in the source to `draguard_equals([l], [r])`
+or `draguard_not_equals(...)` (`!=` is "not true", so its errors read as unequal), which
+implement cel-go's rules; the program evaluated is built from the rewritten text while
+every diagnostic still refers to the original.
+
+Spans come from the AST positions (cel-cpp's conventions: a call at its `(`, a select at its
+`.`, an index at its `[`, an operator at its token, a macro at its `(`) and a scan of the
+source for where each construct ends."""
+
+from __future__ import annotations
+
+import re
+
+from .celast import CheckedAst, children, walk
+
+_OPERATORS = {"_==_", "_!=_"}
+SPECIAL_TYPES = frozenset({"kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "net.IP", "net.CIDR"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
+                     re.S)
+_NUMBER = re.compile(r"-?0[xX][0-9a-fA-F]+[uU]?|-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?")
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def _matching(source: str, opening: int) -> int:
+    """The index after the bracket closing the one at `opening`, skipping string literals."""
+    depth, i = 0, opening
+    while i < len(source):
+        literal = _STRING.match(source, i) if source[i] in "'\"bBrR" else None
+        if literal:
+            i = literal.end()
+            continue
+        if source[i] in _CLOSING:
+            depth += 1
+        elif source[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(source)
+
+
+def _token_end(source: str, position: int) -> int:
+    for pattern in (_STRING, _NUMBER, _IDENTIFIER):
+        match = pattern.match(source, position)
+        if match:
+            return match.end()
+    return position + 1
+
+
+def _own_end(source: str, expr, position: int) -> int:
+    """Where the construct at `position` ends, not counting its operands."""
+    if expr.HasField("comprehension_expr") or expr.HasField("list_expr") or expr.HasField("struct_expr"):
+        return _matching(source, position)
+    if expr.HasField("select_expr") or (expr.HasField("call_expr") and expr.call_expr.function == "_?._"):
+        match = re.compile(r"\.\s*\??\s*").match(source, position)
+        return _token_end(source, match.end() if match else position + 1)
+    if expr.HasField("call_expr"):
+        function = expr.call_expr.function
+        if function in ("_[_]", "_[?_]") or (not function.startswith(("_", "!", "@")) and source[position:position + 1] == "("):
+            return _matching(source, position)
+        return position + 1
+    return _token_end(source, position)
+
+
+def _own_start(source: str, expr, position: int) -> int:
+    """A global call's position is its `(`: its (possibly dotted) name comes before."""
+    if expr.HasField("call_expr") and not expr.call_expr.HasField("target") and \
+            not expr.call_expr.function.startswith(("_", "!", "@")):
+        start = len(source[:position].rstrip())
+        return start - len(expr.call_expr.function) if source[:start].endswith(expr.call_expr.function) else start
+    return position
+
+
+def _spans(ast: CheckedAst, source: str) -> dict:
+    """expression id -> (start, end) in `source`, for every node with a position."""
+    spans: dict = {}
+
+    def visit(expr) -> tuple[int, int] | None:
+        position = ast.positions.get(expr.id)
+        own = (_own_start(source, expr, position), _own_end(source, expr, position)) if position is not None else None
+        parts = [p for p in (visit(child) for child in children(expr)) if p] + ([own] if own else [])
+        if not parts:
+            return None
+        span = (min(p[0] for p in parts), max(p[1] for p in parts))
+        spans[expr.id] = span
+        return span
+
+    visit(ast.root)
+    return spans
+
+
+def _targets(ast: CheckedAst) -> list:
+    found = []
+    for expr, _ in walk(ast.root):
+        if not (expr.HasField("call_expr") and expr.call_expr.function in _OPERATORS):
+            continue
+        left, right = expr.call_expr.args
+        left_type, right_type = ast.type_name(left.id), ast.type_name(right.id)
+        may_hold = "dyn" in left_type or any(t in left_type for t in SPECIAL_TYPES)  # lists and maps too
+        if may_hold and (right_type != left_type or "dyn" in right_type):
+            found.append(expr)
+    return found
+
+
+def rewrite(ast: CheckedAst, source: str) -> str | None:
+    """`source` with each such comparison routed through draguard_equals, or None if none."""
+    targets = _targets(ast)
+    if not targets:
+        return None
+    spans = _spans(ast, source)
+    replacements: list[tuple[int, int, str]] = []  # innermost first, so outer ones can reuse them
+
+    def text(start: int, end: int) -> str:
+        out, cursor = [], start
+        for s, e, new in sorted((r for r in replacements if start <= r[0] and r[1] <= end), key=lambda r: r[0]):
+            if s < cursor:
+                continue  # inside a replacement already taken
+            out.append(source[cursor:s] + new)
+            cursor = e
+        return "".join(out) + source[cursor:end]
+
+    for expr in sorted(targets, key=lambda e: spans[e.id][1] - spans[e.id][0]):
+        left, right = expr.call_expr.args
+        # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a dyn
+        # parameter matches none of them, while list(dyn) matches every list
+        function = "draguard_not_equals" if expr.call_expr.function == "_!=_" else "draguard_equals"
+        call = f"({function}([{text(*spans[left.id])}], [{text(*spans[right.id])}]))"
+        start, end = spans[expr.id]
+        replacements = [r for r in replacements if not (start <= r[0] and r[1] <= end)] + [(start, end, call)]
+    return text(0, len(source))
+
+
+def equals(special_types: frozenset, left, right) -> bool:
+    """cel-go's types.Equal, left operand first (see the module docstring): null equals only
+    null, whatever the other side; lists and maps compare element by element and are unequal
+    only on an element that is (an element's error does not count: baseList.Equal and
+    baseMap.Equal look only for False)."""
+    if left is None or right is None:
+        return left is None and right is None
+    left_type = getattr(getattr(left, "DESCRIPTOR", None), "full_name", None)
+    if left_type in special_types:
+        if getattr(getattr(right, "DESCRIPTOR", None), "full_name", None) != left_type:
+            raise ValueError("no such overload")
+        return left == right
+    if isinstance(left, bool) or isinstance(right, bool):
+        return isinstance(left, bool) and isinstance(right, bool) and left == right
+    if isinstance(left, (int, float)) and isinstance(right, (int, float)):
+        return left == right
+    if isinstance(left, list) and isinstance(right, list):
+        return len(left) == len(right) and all(_not_unequal(special_types, a, b) for a, b in zip(left, right))
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(_not_unequal(special_types, v, right[k]) for k, v in left.items())
+    return type(left) is type(right) and left == right
+
+
+def not_equals(special_types: frozenset, left, right) -> bool:
+    """cel-go's `!=`: true unless Equal is true, so an error counts as unequal."""
+    try:
+        return not equals(special_types, left, right)
+    except ValueError:
+        return True
+
+
+def _not_unequal(special_types: frozenset, left, right) -> bool:
+    try:
+        return equals(special_types, left, right)
+    except ValueError:
+        return True
+
