@@ -98,6 +98,12 @@ def _quantity(rng):
         lambda: f"{_q(rng)}.sub({rng.choice(['1', _q(rng)])}).isLessThan({_q(rng)})",
         lambda: f"{_q(rng)}.asApproximateFloat() {rng.choice(['>', '<', '=='])} {rng.choice(['0.0', '1.0', '1e3'])}",
         lambda: f"{CAP}.memory.compareTo({_q(rng)}) >= 0",
+        # AsInt64 reads how the value is stored: 1000m and 1.5Gi are not integers upstream
+        lambda: f"{_q(rng)}.isInteger()",
+        lambda: f"{_q(rng)}.asInteger() == {rng.choice([0, 1, 1000, 1024])}",
+        lambda: f"{CAP}.{rng.choice(['cores', 'memory'])}.isInteger()",
+        lambda: f"{_q(rng)}.{rng.choice(['add', 'sub'])}({rng.choice(['0', '1', '-1', _q(rng)])}).isInteger()",
+        lambda: f"[{_q(rng)}] == [{_q(rng)}]",
         lambda: f"{_q(rng)} == '1'",
     ])()
 
@@ -230,14 +236,6 @@ _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _s
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to) ------
 
-def _quantity_representation(rng):
-    """isInteger/asInteger follow Quantity.AsInt64, which depends on how the value is stored
-    (1000m and 1.5Gi are not "integers" upstream); draguard's Quantity values carry only the
-    exact number, so that `==` compares numbers as upstream's Equal does."""
-    return rng.choice([f"{_q(rng)}.isInteger()", f"{_q(rng)}.asInteger() == {rng.choice([0, 1, 1000, 1024])}",
-                       f"{CAP}.cores.isInteger()"])
-
-
 def _format_library(rng):
     """format.<name>() and format.named() return optionals, which cel-expr-python functions
     cannot return: draguard declares no format library."""
@@ -270,7 +268,7 @@ def _map_literal_keys(rng):
 
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
-    _quantity_representation, _format_library, _format_clause_types,
+    _format_library, _format_clause_types,
     _two_variable_transform_map, _index_of_null, _map_literal_keys)}
 
 

@@ -29,7 +29,7 @@ from . import celequality
 from .celast import checked_ast
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
-from .quantity import QuantityError, is_quantity, parse_quantity
+from .quantity import QuantityError, is_quantity, parse_quantity_form
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
@@ -91,11 +91,11 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
     def replace(match):
         text = match.group(1) if match.group(1) is not None else match.group(2)
         try:
-            value = parse_quantity(text, trim=False)
+            value, form = parse_quantity_form(text, trim=False)
         except QuantityError:
             return match.group(0)  # left for the runtime to report, as upstream
         name = f"draguard_q{len(constants)}"
-        constants[name] = quantity_message(value)
+        constants[name] = quantity_message(value, form)
         return name
 
     return _QUANTITY_LITERAL.sub(replace, code), constants

@@ -5,7 +5,8 @@ answers "no such overload" unless the right one has its type (apiservercel Semve
 friends), while cel-cpp's heterogeneous equality answers false. Only a value typed dyn (an
 attribute, a comprehension variable) or one of those types can be such a left operand, so those
 comparisons (and those of lists and maps that may hold such values, compared element by
-element), found on the checked AST, are rewritten in the source to `draguard_equals([l], [r])`
+element), and every comparison of Quantities (their messages carry how upstream stores the value,
+which == must ignore), found on the checked AST, are rewritten in the source to `draguard_equals([l], [r])`
 or `draguard_not_equals(...)` (`!=` is "not true", so its errors read as unequal), which
 implement cel-go's rules; the program evaluated is built from the rewritten text while
 every diagnostic still refers to the original.
@@ -22,6 +23,7 @@ from .celast import CheckedAst, children, walk
 
 _OPERATORS = {"_==_", "_!=_"}
 SPECIAL_TYPES = frozenset({"kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "net.IP", "net.CIDR"})
+_QUANTITY = "kubernetes.Quantity"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
                      re.S)
@@ -105,7 +107,8 @@ def _targets(ast: CheckedAst) -> list:
         left, right = expr.call_expr.args
         left_type, right_type = ast.type_name(left.id), ast.type_name(right.id)
         may_hold = "dyn" in left_type or any(t in left_type for t in SPECIAL_TYPES)  # lists and maps too
-        if may_hold and (right_type != left_type or "dyn" in right_type):
+        quantities = _QUANTITY in left_type or _QUANTITY in right_type  # never compared as messages
+        if quantities or (may_hold and (right_type != left_type or "dyn" in right_type)):
             found.append(expr)
     return found
 
@@ -149,7 +152,7 @@ def equals(special_types: frozenset, left, right) -> bool:
     if left_type in special_types:
         if getattr(getattr(right, "DESCRIPTOR", None), "full_name", None) != left_type:
             raise ValueError("no such overload")
-        return left == right
+        return left.value == right.value if left_type == _QUANTITY else left == right
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
     if isinstance(left, (int, float)) and isinstance(right, (int, float)):

@@ -22,7 +22,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 from . import celequality, celnet, goregex
-from .quantity import QuantityError, is_quantity, parse_quantity
+from .quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
 _REDECLARED = (*_ORDERING, "string")  # standard functions Kubernetes' libraries add overloads to
@@ -57,8 +57,9 @@ class _Runtime:
                                                        syntax="proto3")
             for name in names:
                 message = proto.message_type.add(name=name)
-                message.field.add(name="value", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                                  label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+                for number, field_name in enumerate(("value", "form") if name == "Quantity" else ("value",), 1):
+                    message.field.add(name=field_name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
             self.pool.Add(proto)
         self.Quantity, self.Semver, self.URL, self.IP, self.CIDR = (
             message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
@@ -94,14 +95,24 @@ def runtime() -> _Runtime:
 
 # --- Quantity ---------------------------------------------------------------------------------
 
-def quantity_message(value: Fraction) -> object:
-    """A Quantity value for CEL. The exact fraction is the value, so `==` compares numbers
-    (apiservercel.Quantity.Equal compares with Cmp)."""
-    return runtime().Quantity(value=f"{value.numerator}/{value.denominator}")
+def quantity_message(value: Fraction, form: Form = None) -> object:
+    """A Quantity value for CEL: the exact fraction, and how upstream would store it ("i:value:
+    scale" for an int64Amount, "d" for an inf.Dec), which isInteger, asInteger and sums read.
+    Two Quantities are never compared as messages: dra.celequality routes their == through
+    draguard_equals, which compares the values only (apiservercel.Quantity.Equal uses Cmp)."""
+    encoded = "d" if form is None else f"i:{form[0]}:{form[1]}"
+    return runtime().Quantity(value=f"{value.numerator}/{value.denominator}", form=encoded)
 
 
 def quantity_value(message) -> Fraction:
     return _fraction(message.value)
+
+
+def _form(message) -> Form:
+    if message.form.startswith("i:"):
+        _, value, scale = message.form.split(":")
+        return int(value), int(scale)
+    return None
 
 
 @lru_cache(maxsize=8192)
@@ -111,24 +122,30 @@ def _fraction(text: str) -> Fraction:
 
 def _quantity(text):
     try:
-        return quantity_message(parse_quantity(text, trim=False))
+        return quantity_message(*parse_quantity_form(text, trim=False))
     except QuantityError as exc:
         raise ValueError(str(exc)) from None
 
 
 def _as_integer(message) -> int:
-    value = quantity_value(message)
-    if value.denominator != 1 or not -(2**63) <= value.numerator < 2**63:
+    value = as_int64(_form(message))
+    if value is None:
         raise ValueError("cannot convert value to integer")
-    return value.numerator
+    return value
 
 
 def _is_integer(message) -> bool:
-    try:
-        _as_integer(message)
-    except ValueError:
-        return False
-    return True
+    return as_int64(_form(message)) is not None
+
+
+def _add(a, b):
+    other_value, other_form = (Fraction(b), (b, 0)) if isinstance(b, int) else (quantity_value(b), _form(b))
+    return quantity_message(quantity_value(a) + other_value, add_forms(_form(a), other_form))
+
+
+def _sub(a, b):
+    other_value, other_form = (Fraction(b), (b, 0)) if isinstance(b, int) else (quantity_value(b), _form(b))
+    return quantity_message(quantity_value(a) - other_value, subtract_forms(_form(a), other_form))
 
 
 # --- Semver -----------------------------------------------------------------------------------
@@ -315,10 +332,10 @@ def _function_table(rt: _Runtime) -> list:
         ("asInteger", "quantity_asInteger", T.INT, [QT], True, _as_integer),
         ("asApproximateFloat", "quantity_asApproximateFloat", T.DOUBLE, [QT], True,
          lambda q: float(quantity_value(q))),
-        ("add", "quantity_add", QT, [QT, QT], True, lambda a, b: quantity_message(quantity_value(a) + quantity_value(b))),
-        ("add", "quantity_add_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(quantity_value(a) + b)),
-        ("sub", "quantity_sub", QT, [QT, QT], True, lambda a, b: quantity_message(quantity_value(a) - quantity_value(b))),
-        ("sub", "quantity_sub_int", QT, [QT, T.INT], True, lambda a, b: quantity_message(quantity_value(a) - b)),
+        ("add", "quantity_add", QT, [QT, QT], True, _add),
+        ("add", "quantity_add_int", QT, [QT, T.INT], True, _add),
+        ("sub", "quantity_sub", QT, [QT, QT], True, _sub),
+        ("sub", "quantity_sub_int", QT, [QT, T.INT], True, _sub),
         # cel-cpp registers implementations by argument kind (message, message), so the Quantity
         # and Semver overloads of these three share one implementation that dispatches on type
         ("compareTo", "quantity_compareTo", T.INT, [QT, QT], True, _compare),

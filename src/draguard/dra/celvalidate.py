@@ -7,9 +7,9 @@ checked AST (dra.celast):
   `[1, dyn(2)]` and `{'a': 1, 'b': 'x'}` are rejected); literals inside a `format()` call are
   exempt, as ext strings declares;
 - regular-expression literals (cel.ValidateRegexLiterals): a constant pattern given to
-  `matches` must compile ("invalid matches argument"); a constant pattern given to `find` or
-  `findAll` is compiled when the program is built (the Kubernetes regex library's
-  optimization), so a bad one fails there too."""
+  `s.matches(p)` must compile ("invalid matches argument"); the constant patterns of
+  `matches(s, p)`, `find` and `findAll` are compiled when the program is built (regex
+  optimizations), so a bad one fails there."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from . import goregex
 from .celast import CheckedAst, type_name, walk
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
-_PRECOMPILED_REGEX_FUNCTIONS = frozenset({"find", "findAll"})
+_PRECOMPILED_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
 
 
 @dataclass(frozen=True)
@@ -29,19 +29,16 @@ class Problem:
 
 
 def first_problem(ast: CheckedAst) -> Problem | None:
-    """The first problem upstream reports: its homogeneous-literal validator runs before the
-    regex one (cel.HomogeneousAggregateLiterals is registered first), each in pre-order, and
-    find/findAll patterns are compiled only when the program is built, after both."""
+    """The first problem upstream reports. Compile-time validators (homogeneous literals; the
+    regex validator, which sees only the member form `s.matches(p)`) report together, sorted
+    by position; only without them is the program built, which compiles the constant patterns
+    of `matches(s, p)`, `find` and `findAll` (the first one failing, in pre-order)."""
     nodes = list(walk(ast.root))
-    for expr, ancestors in nodes:
-        problem = _literal_problem(ast, expr, ancestors)
-        if problem:
-            return problem
-    for functions in ({"matches"}, _PRECOMPILED_REGEX_FUNCTIONS):  # validators, then program building
-        problem = next(filter(None, (_regex_problem(ast, expr, functions) for expr, _ in nodes)), None)
-        if problem:
-            return problem
-    return None
+    at_compile = [p for p in (_literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr, member=True)
+                              for expr, ancestors in nodes) if p]
+    if at_compile:
+        return min(at_compile, key=lambda p: p.offset)
+    return next(filter(None, (_regex_problem(ast, expr, member=False) for expr, _ in nodes)), None)
 
 
 def _unwrapped_optional(t):
@@ -78,12 +75,20 @@ def _literal_problem(ast: CheckedAst, expr, ancestors) -> Problem | None:
                                 else ast.types.get(e.value.id)) for e in entries if e.value.id in ast.types]))
 
 
-def _regex_problem(ast: CheckedAst, expr, functions) -> Problem | None:
+def _regex_problem(ast: CheckedAst, expr, member: bool) -> Problem | None:
+    """A constant pattern that does not compile: for `s.matches(p)` when `member` (the
+    validator's "invalid matches argument"), else for `matches(s, p)`, `find` and `findAll`
+    (the program fails to build)."""
     if not expr.HasField("call_expr"):
         return None
     call = expr.call_expr
-    arguments = ([call.target] if call.HasField("target") else []) + list(call.args)
-    if call.function not in functions or len(arguments) < 2:
+    is_member = call.HasField("target")
+    if member != (is_member and call.function == "matches"):
+        return None
+    if not member and call.function not in _PRECOMPILED_REGEX_FUNCTIONS:
+        return None
+    arguments = ([call.target] if is_member else []) + list(call.args)
+    if len(arguments) < 2:
         return None
     pattern = arguments[1]
     if not (pattern.HasField("const_expr") and pattern.const_expr.HasField("string_value")):
@@ -92,7 +97,5 @@ def _regex_problem(ast: CheckedAst, expr, functions) -> Problem | None:
         goregex.compile_pattern(pattern.const_expr.string_value)
     except goregex.RegexError as exc:
         offset = ast.positions.get(pattern.id, 0)
-        if call.function == "matches":
-            return Problem("invalid matches argument", offset)
-        return Problem(f"program instantiation failed: {exc}", offset)
+        return Problem("invalid matches argument" if member else f"program instantiation failed: {exc}", offset)
     return None

@@ -15,7 +15,7 @@ from ..model.pods import mapping, mappings
 from .celenv import CelRuntimeError, compile_selector
 from .cellib import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
-from .quantity import QuantityError, parse_quantity
+from .quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
 
 Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
 MISSING = Attr("missing", None)
@@ -74,6 +74,7 @@ class Device:
     pool: str
     attributes: dict = field(default_factory=dict)  # domain -> name -> Attr
     capacity: dict = field(default_factory=dict)  # domain -> name -> Fraction
+    capacity_forms: dict = field(default_factory=dict)  # domain -> name -> how upstream stores it (quantity.Form)
     consumes_counters: list = field(default_factory=list)  # [(counter set, {counter: Fraction})]
     taints: tuple = ()  # what the scheduler sees: the slice's own taints and DeviceTaintRules'
     node_name: str | None = None
@@ -111,8 +112,14 @@ class Device:
         if self._content is None:
             self._content = (self.driver, self.allow_multiple_allocations,
                              tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self.attributes.items())),
-                             tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self.capacity.items())))
+                             tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self._quantities().items())))
         return self._content
+
+    def _quantities(self) -> dict:
+        """Capacities as CEL sees them: (value, form), since isInteger reads the form."""
+        forms = self.capacity_forms
+        return {d: {n: (q, forms[d][n] if n in forms.get(d, {}) else canonical_form(q)) for n, q in names.items()}
+                for d, names in self.capacity.items()}
 
     def memo_key(self, refs) -> tuple:
         """What a selector with references `refs` can see of this device."""
@@ -120,7 +127,7 @@ class Device:
             return self.content_key()
         key = [self.driver, self.allow_multiple_allocations]
         for kind, domain, name in refs.items:
-            table = self.attributes if kind == "attributes" else self.capacity
+            table = self.attributes if kind == "attributes" else self._quantities()
             values = table.get(domain, {})
             if name is None:
                 key.append(tuple(sorted(values.items())))
@@ -137,8 +144,8 @@ class Device:
                 "device_allowMultipleAllocations": self.allow_multiple_allocations,
                 "device_attributes": {d: {n: (semver_message(a.value) if a.kind == "version" else a.value)
                                           for n, a in names.items()} for d, names in self.attributes.items()},
-                "device_capacity": {d: {n: quantity_message(q) for n, q in names.items()}
-                                    for d, names in self.capacity.items()},
+                "device_capacity": {d: {n: quantity_message(*q) for n, q in names.items()}
+                                    for d, names in self._quantities().items()},
             }
         data = self._cel
         for field_name in ("attributes", "capacity"):
@@ -226,12 +233,20 @@ def _attributes(raw: dict, driver: str) -> dict:
     return out
 
 
-def _capacity(raw: dict, driver: str) -> dict:
-    out: dict[str, dict] = {}
+def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
+    """(domain -> name -> value, domain -> name -> form)."""
+    values: dict[str, dict] = {}
+    forms: dict[str, dict] = {}
     for qualified in _dict(raw):
         domain, name = split_name(str(qualified), driver)
-        out.setdefault(domain, {})[name] = quantity(raw, qualified)
-    return out
+        values.setdefault(domain, {})[name] = quantity(raw, qualified)
+        forms.setdefault(domain, {})[name] = _form(raw[qualified])
+    return values, forms
+
+
+def _form(value):
+    raw = value.get("value") if isinstance(value, dict) else value
+    return parse_quantity_form(raw)[1]
 
 
 def _counters(raw: dict) -> dict:
@@ -245,10 +260,11 @@ def _taints(raw) -> tuple:
 
 def device_from(raw: dict, driver: str, pool: str) -> Device:
     body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
+    capacity, capacity_forms = _capacity(body.get("capacity"), driver)
     return Device(
         name=str(raw.get("name", "")), driver=driver, pool=pool,
         attributes=_attributes(body.get("attributes"), driver),
-        capacity=_capacity(body.get("capacity"), driver),
+        capacity=capacity, capacity_forms=capacity_forms,
         consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters")))
                            for c in _list(body.get("consumesCounters")) if isinstance(c, dict)],
         taints=_taints(body.get("taints")),

@@ -70,27 +70,105 @@ def _scale(suffix: str, text: str) -> tuple[int, int]:
     raise QuantityError(f"unable to parse quantity's suffix in {text!r}")
 
 
-@lru_cache(maxsize=4096)
+# How a Quantity holds its value, which decides AsInt64 (CEL's isInteger/asInteger) and the
+# form of sums: an int64Amount (value, scale), meaning value * 10^scale, or None for an inf.Dec.
+Form = tuple[int, int] | None
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def parse_quantity(text, trim: bool = True) -> Fraction:
     """The exact value of a quantity; ints and floats (YAML numbers) are taken as is. `trim`
     strips surrounding blanks as Quantity's JSON decoding does; CEL's quantity() does not."""
+    return parse_quantity_form(text, trim)[0]
+
+
+@lru_cache(maxsize=4096)
+def parse_quantity_form(text, trim: bool = True) -> tuple[Fraction, Form]:
+    """(value, form): the value as parse_quantity, the form as ParseQuantity stores it."""
     if isinstance(text, bool):
         raise QuantityError(f"{_EXPECTED}, got {text!r}")
     if isinstance(text, int):
-        return Fraction(text)
+        return Fraction(text), (text, 0) if _fits(text) else None
     if isinstance(text, float):
-        return Fraction(str(text))
+        return Fraction(str(text)), None
     text = str(text).strip() if trim else str(text)
     if not text:
         raise QuantityError(f"{_EXPECTED}, got {text!r}")
+    if text == "0":
+        return Fraction(0), (0, 0)
     negative, numerator, fraction, suffix = _split(text)
     base, exponent = _scale(suffix, text)
     magnitude = Fraction(int(numerator + fraction), 10 ** len(fraction)) * Fraction(base) ** exponent
-    if magnitude.denominator != 1 and _NANO % magnitude.denominator:  # finer than 1n: round up
-        magnitude = Fraction(-(-magnitude.numerator * _NANO // magnitude.denominator), _NANO)
-    if base == 2 and magnitude > _MAX_BINARY:
-        magnitude = _MAX_BINARY
-    return -magnitude if negative else magnitude
+    form = _int64_form(negative, numerator, fraction, base, exponent)
+    if form is None:  # the inf.Dec path: rounded up to 1n, binary values capped
+        if magnitude.denominator != 1 and _NANO % magnitude.denominator:
+            magnitude = Fraction(-(-magnitude.numerator * _NANO // magnitude.denominator), _NANO)
+        if base == 2 and magnitude > _MAX_BINARY:
+            magnitude = _MAX_BINARY
+    return (-magnitude if negative else magnitude), form
+
+
+def _int64_form(negative: bool, numerator: str, fraction: str, base: int, exponent: int) -> Form:
+    """ParseQuantity's fast path: enough int64 precision, no finer than 1n, no overflow."""
+    if base == 10:
+        scale, mantissa, precision = exponent, 1, 18 - len(numerator) - len(fraction)
+    elif exponent >= 0 and not fraction:
+        scale, mantissa = 0, 1 << exponent
+        precision = 15 - len(numerator) - int(exponent * 3 / 10) - 1
+    else:
+        return None
+    scale -= len(fraction)
+    if precision < 0 or scale < -9:
+        return None
+    value = int(numerator + fraction) * mantissa
+    if not _fits(value):
+        return None
+    return (-value if negative else value), scale
+
+
+def canonical_form(value: Fraction) -> Form:
+    """The form of a value given as its plain decimal text (a capacity built in code, not
+    parsed from a manifest): an integer that fits is an int64Amount."""
+    return (value.numerator, 0) if value.denominator == 1 and _fits(value.numerator) else None
+
+
+def _fits(value: int) -> bool:
+    return _INT64[0] <= value <= _INT64[1]
+
+
+def _scaled(value: int, scale: int) -> int | None:
+    """positiveScaleInt64: value * 10^scale, or None on overflow."""
+    result = value * 10**scale
+    return result if _fits(result) else None
+
+
+def add_forms(a: Form, b: Form) -> Form:
+    """The form of a sum (Quantity.Add, int64Amount.Add): an int64Amount at the smaller scale
+    while nothing overflows, else an inf.Dec."""
+    if a is None or b is None:
+        return None
+    (av, ascale), (bv, bscale) = a, b
+    if bv == 0:
+        return a
+    if av == 0:
+        return b
+    low = min(ascale, bscale)
+    left, right = _scaled(av, ascale - low), _scaled(bv, bscale - low)
+    if left is None or right is None or not _fits(left + right):
+        return None
+    return left + right, low
+
+
+def subtract_forms(a: Form, b: Form) -> Form:
+    """Quantity.Sub: a + (-b) (int64Amount.Sub)."""
+    return None if b is None else add_forms(a, (-b[0], b[1]))
+
+
+def as_int64(form: Form) -> int | None:
+    """Quantity.AsInt64: only an int64Amount with a scale of 0 or more that fits."""
+    if form is None or form[1] < 0:
+        return None
+    return _scaled(*form)
 
 
 def is_quantity(text, trim: bool = True) -> bool:
