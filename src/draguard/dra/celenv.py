@@ -47,7 +47,16 @@ def _variables() -> dict:
         "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
         "device_capacity": T.Map(T.STRING, T.Map(T.STRING, rt.QT)),
         "device_allowMultipleAllocations": T.BOOL,
+        # slots for folded quantity literals, so a folded program needs no environment of its own
+        **{_constant(i): rt.QT for i in range(CONSTANT_SLOTS)},
     }
+
+
+CONSTANT_SLOTS = 32
+
+
+def _constant(index: int) -> str:
+    return f"draguard_q{index}"
 
 
 @lru_cache(maxsize=1)
@@ -94,7 +103,7 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
             value, form = parse_quantity_form(text, trim=False)
         except QuantityError:
             return match.group(0)  # left for the runtime to report, as upstream
-        name = f"draguard_q{len(constants)}"
+        name = _constant(len(constants))
         constants[name] = quantity_message(value, form)
         return name
 
@@ -259,7 +268,7 @@ def compile_selector(expression: str) -> CompiledSelector:
             f"expression must evaluate to bool, not {returns.name().lower()}", 0))
     evaluated = celequality.rewrite(ast, code) or code  # cel-go's equality for version values
     folded, constants = _fold_quantities(evaluated)
-    env = rt.new_env(_variables(), constants) if constants else _env()
+    env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked
     return CompiledSelector(expression, None, _references(code), program, constants)
 
