@@ -22,6 +22,12 @@ REGRESSIONS = {
     "the global matches form is not validated at compile": "matches('x y', 'a(?=b)') || ['1', dyn('a')].size() == 2",
     "compile errors are sorted by position": "'x y'.matches('a(?=b)') || ['1', dyn('a')].size() == 2",
     "a bad global matches pattern fails the program": "matches('a.b', '[z-a]')",
+    "format clauses are checked against literal types": "'%s and %d'.format([false, 3.0]) != ''",
+    "format with too many arguments": "'%d'.format([1, 2]) == ''",
+    "format with an unknown verb": "'%q'.format([1]) == ''",
+    "%s cannot print a Quantity": "'%s'.format([quantity('1')]) == ''",
+    "clauses are checked in order, parse errors when reached": "'%f %. %e'.format([b'a', 0u, '1']) != ''",
+    "a dyn element is checked when it runs": "'%d'.format([dyn(2.5)]) != ''",
     # the quantity library
     "sign() is a global function": "sign(quantity('1')) == 1",
     "sign() is not a member": "quantity('1').sign() == 1",

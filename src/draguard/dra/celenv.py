@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import celequality
+from . import celrewrite
 from .celast import checked_ast
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
@@ -266,7 +266,7 @@ def compile_selector(expression: str) -> CompiledSelector:
     if returns != rt.T.BOOL and returns != rt.T.DYN:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression must evaluate to bool, not {returns.name().lower()}", 0))
-    evaluated = celequality.rewrite(ast, code) or code  # cel-go's equality for version values
+    evaluated = celrewrite.rewrite(ast, code) or code  # cel-go's equality for version values
     folded, constants = _fold_quantities(evaluated)
     env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked

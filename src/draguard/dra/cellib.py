@@ -21,7 +21,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from . import celequality, celnet, goregex
+from . import celformat, celnet, celrewrite, goregex
 from .quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
@@ -98,7 +98,7 @@ def runtime() -> _Runtime:
 def quantity_message(value: Fraction, form: Form = None) -> object:
     """A Quantity value for CEL: the exact fraction, and how upstream would store it ("i:value:
     scale" for an int64Amount, "d" for an inf.Dec), which isInteger, asInteger and sums read.
-    Two Quantities are never compared as messages: dra.celequality routes their == through
+    Two Quantities are never compared as messages: dra.celrewrite routes their == through
     draguard_equals, which compares the values only (apiservercel.Quantity.Equal uses Cmp)."""
     encoded = "d" if form is None else f"i:{form[0]}:{form[1]}"
     return runtime().Quantity(value=f"{value.numerator}/{value.denominator}", form=encoded)
@@ -354,11 +354,13 @@ def _function_table(rt: _Runtime) -> list:
         ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
         ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
         ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
-        # what dra.celequality routes comparisons of version, quantity and network values through
+        # what dra.celrewrite routes comparisons of version, quantity and network values through
         ("draguard_equals", "draguard_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda left, right: celequality.equals(celequality.SPECIAL_TYPES, left[0], right[0])),
+         lambda left, right: celrewrite.equals(celrewrite.SPECIAL_TYPES, left[0], right[0])),
+        ("draguard_format_args", "draguard_format_args_string_list", T.List(T.DYN), [T.STRING, T.List(T.DYN)], False,
+         celformat.checked_arguments),
         ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda left, right: celequality.not_equals(celequality.SPECIAL_TYPES, left[0], right[0])),
+         lambda left, right: celrewrite.not_equals(celrewrite.SPECIAL_TYPES, left[0], right[0])),
     ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt)
 
 

@@ -9,13 +9,15 @@ checked AST (dra.celast):
 - regular-expression literals (cel.ValidateRegexLiterals): a constant pattern given to
   `s.matches(p)` must compile ("invalid matches argument"); the constant patterns of
   `matches(s, p)`, `find` and `findAll` are compiled when the program is built (regex
-  optimizations), so a bad one fails there."""
+  optimizations), so a bad one fails there;
+- format strings (ext strings' stringFormatValidator): a literal `'...'.format([...])` has its
+  clauses parsed and each checked against the type of the list element it formats."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import goregex
+from . import celformat, goregex
 from .celast import CheckedAst, type_name, walk
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
@@ -35,7 +37,7 @@ def first_problem(ast: CheckedAst) -> Problem | None:
     of `matches(s, p)`, `find` and `findAll` (the first one failing, in pre-order)."""
     nodes = list(walk(ast.root))
     at_compile = [p for p in (_literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr, member=True)
-                              for expr, ancestors in nodes) if p]
+                              or _format_problem(ast, expr) for expr, ancestors in nodes) if p]
     if at_compile:
         return min(at_compile, key=lambda p: p.offset)
     return next(filter(None, (_regex_problem(ast, expr, member=False) for expr, _ in nodes)), None)
@@ -98,4 +100,43 @@ def _regex_problem(ast: CheckedAst, expr, member: bool) -> Problem | None:
     except goregex.RegexError as exc:
         offset = ast.positions.get(pattern.id, 0)
         return Problem("invalid matches argument" if member else f"program instantiation failed: {exc}", offset)
+    return None
+
+
+# --- format strings (cel-go ext/formatting.go, strings library version 2) ----------------------
+
+def _kind(ast: CheckedAst, expr_id: int) -> str:
+    """cel-go's Type.TypeName: the kind's name, without type parameters."""
+    return ast.type_name(expr_id).split("(")[0]
+
+
+def _unprintable(ast: CheckedAst, expr) -> int | None:
+    """verifyString: the id of the first (possibly nested) literal element %s cannot print."""
+    if celformat.clause_error("s", _kind(ast, expr.id)):
+        return expr.id
+    nested = (list(expr.list_expr.elements) if expr.HasField("list_expr") else
+              [part for e in expr.struct_expr.entries for part in (e.map_key, e.value)] if expr.HasField("struct_expr")
+              else [])
+    return next(filter(lambda found: found is not None, (_unprintable(ast, e) for e in nested)), None)
+
+
+def _format_problem(ast: CheckedAst, expr) -> Problem | None:
+    """A literal format string whose clauses do not fit its list literal's elements."""
+    call = celformat.literal_format_call(expr)
+    if call is None:
+        return None
+    text, elements = call
+    used = 0
+    try:
+        for verb, element in zip(celformat.clauses(text, len(elements)), elements):
+            used += 1
+            bad = _unprintable(ast, element) if verb == "s" else element.id
+            error = celformat.clause_error(verb, _kind(ast, bad)) if bad is not None else None
+            if error:
+                return Problem(error, ast.positions.get(bad, 0))
+    except celformat.FormatError as exc:
+        return Problem(str(exc), ast.positions.get(expr.id, 0))
+    if len(elements) > used:
+        return Problem(f"too many arguments supplied to string.format (expected {used}, got {len(elements)})",
+                       ast.positions.get(expr.id, 0))
     return None

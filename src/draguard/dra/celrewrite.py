@@ -1,5 +1,8 @@
-"""Equality as cel-go runs it for Kubernetes' value types, where cel-cpp's differs.
+"""Where cel-cpp evaluates differently from cel-go, the evaluated program is rewritten so
+that cel-go's semantics apply: equality of Kubernetes' value types, and the kinds format()
+clauses accept at run time (dra.celformat).
 
+Equality:
 cel-go asks the left operand: a Semver, Quantity, IP, CIDR or URL on the left of `==` or `!=`
 answers "no such overload" unless the right one has its type (apiservercel Semver.Equal and
 friends), while cel-cpp's heterogeneous equality answers false. Only a value typed dyn (an
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from . import celformat
 from .celast import CheckedAst, children, walk
 
 _OPERATORS = {"_==_", "_!=_"}
@@ -113,9 +117,20 @@ def _targets(ast: CheckedAst) -> list:
     return found
 
 
+def _format_targets(ast: CheckedAst) -> list:
+    """Literal format() calls with a dyn element: its kind is known only when it runs."""
+    found = []
+    for expr, _ in walk(ast.root):
+        call = celformat.literal_format_call(expr)
+        if call and any("dyn" in ast.type_name(element.id) for element in call[1]):
+            found.append(expr)
+    return found
+
+
 def rewrite(ast: CheckedAst, source: str) -> str | None:
-    """`source` with each such comparison routed through draguard_equals, or None if none."""
-    targets = _targets(ast)
+    """`source` with each such comparison routed through draguard_equals and each literal
+    format() call with dyn elements through draguard_format_args, or None if there is none."""
+    targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)]
     if not targets:
         return None
     spans = _spans(ast, source)
@@ -130,14 +145,19 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
             cursor = e
         return "".join(out) + source[cursor:end]
 
-    for expr in sorted(targets, key=lambda e: spans[e.id][1] - spans[e.id][0]):
-        left, right = expr.call_expr.args
-        # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a dyn
-        # parameter matches none of them, while list(dyn) matches every list
-        function = "draguard_not_equals" if expr.call_expr.function == "_!=_" else "draguard_equals"
-        call = f"({function}([{text(*spans[left.id])}], [{text(*spans[right.id])}]))"
-        start, end = spans[expr.id]
-        replacements = [r for r in replacements if not (start <= r[0] and r[1] <= end)] + [(start, end, call)]
+    for expr, kind in sorted(targets, key=lambda t: spans[t[0].id][1] - spans[t[0].id][0]):
+        if kind == "equality":
+            left, right = expr.call_expr.args
+            # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a
+            # dyn parameter matches none of them, while list(dyn) matches every list
+            function = "draguard_not_equals" if expr.call_expr.function == "_!=_" else "draguard_equals"
+            start, end = spans[expr.id]
+            new = f"({function}([{text(*spans[left.id])}], [{text(*spans[right.id])}]))"
+        else:
+            target, arguments = expr.call_expr.target, expr.call_expr.args[0]
+            start, end = spans[arguments.id]
+            new = f"draguard_format_args({text(*spans[target.id])}, {text(start, end)})"
+        replacements = [r for r in replacements if not (start <= r[0] and r[1] <= end)] + [(start, end, new)]
     return text(0, len(source))
 
 
