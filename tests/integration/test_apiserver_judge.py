@@ -1,8 +1,13 @@
-"""The real kube-apiserver as the judge of cel-invalid: generated selectors (every library,
-valid and invalid) and the CEL regressions are sent in DeviceClasses and in
-ResourceClaimTemplates with server-side dry-run; the server's accept/reject, and the column
-of its first CEL error, must match draguard's compile_selector. `--selectors N` sets how many
-generated selectors are sent (default 2000, each in both kinds).
+"""The real kube-apiserver as the judge of draguard's validity rules, by server-side dry-run.
+
+- Selectors: generated selectors (every library, valid and invalid) and the CEL regressions
+  go in DeviceClasses and ResourceClaimTemplates; the server's accept/reject, and the column
+  of its first CEL error, must match compile_selector. `--selectors N` sets how many
+  generated selectors are sent (default 2000, each in both kinds).
+- Objects: every DRA object of ../shared/corpus and of the rules' examples, in the API
+  version it is written in, with its namespace created unlabelled: the server accepts it
+  exactly when draguard's validity rules (schema, API validation, CEL, removed versions,
+  gated fields, the admin-access namespace label) find no error in it and that namespace.
 
 One class is still open and counted apart: the server refuses a selector whose estimated
 cost (cel-go's cost estimator with the Kubernetes library costs) exceeds 1,000,000, and
@@ -18,11 +23,17 @@ import urllib.error
 import urllib.request
 
 import pytest
+import yaml
 
+from draguard.core.config import Config
+from draguard.core.finding import Severity
 from draguard.dra.celenv import compile_selector
+from draguard.engine.lint import lint_objects
+from draguard.rules.registry import REGISTRY
 from support import celgen
 from support.cel_regressions import REGRESSIONS
 from support.cluster import ControlPlane, build
+from support.paths import corpus_files
 
 pytestmark = pytest.mark.cluster
 NS = "default"
@@ -63,21 +74,25 @@ class Judge:
         self.url, self.token = plane.url, plane.token
         self.context = ssl.create_default_context(cafile=str(plane.ca_file))
 
+    def post(self, path: str, body: dict, dry_run: bool = True) -> tuple[int, str]:
+        """(HTTP status, the server's message)."""
+        request = urllib.request.Request(f"{self.url}{path}{'?dryRun=All' if dry_run else ''}",
+                                         data=json.dumps(body).encode(), method="POST",
+                                         headers={"Authorization": f"Bearer {self.token}",
+                                                  "Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, context=self.context, timeout=30) as response:
+                return response.status, ""
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"{}").get("message", "")
+
     def verdict(self, path: str, body: dict) -> tuple[bool, int | None, str]:
         """(accepted, column of the first CEL error or None, the server's message)."""
-        request = urllib.request.Request(f"{self.url}{path}?dryRun=All", data=json.dumps(body).encode(),
-                                         method="POST", headers={"Authorization": f"Bearer {self.token}",
-                                                                 "Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, context=self.context, timeout=30):
-                return True, None, ""
-        except urllib.error.HTTPError as exc:
-            status = json.loads(exc.read() or b"{}")
-            message = status.get("message", "")
-            if exc.code != 422:
-                raise AssertionError(f"{exc.code}: {message}") from None
-            where = _COLUMN.search(message)
-            return False, int(where.group(1)) if where else None, message
+        status, message = self.post(path, body)
+        if status not in (201, 422):
+            raise AssertionError(f"{status}: {message}")
+        where = _COLUMN.search(message)
+        return status == 201, int(where.group(1)) if where else None, message
 
 
 def disagreements(judge: Judge, expressions: list[str]) -> list:
@@ -106,3 +121,55 @@ def test_generated_selectors_are_judged_alike(plane, request):
 def test_regressions_are_judged_alike(plane):
     found = disagreements(Judge(plane), list(REGRESSIONS.values()))
     assert not [f for f in found if not (f[2][0] and OVER_COST in f[4])], found[:5]
+
+
+_RESOURCES = {"ResourceClaim": "resourceclaims", "ResourceClaimTemplate": "resourceclaimtemplates",
+              "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices"}
+_VALIDITY = {"schema-invalid", "api-validation", "cel-invalid", "api-removed", "api-field-gated",
+             "admin-access-namespace"}
+
+
+def _dra_objects() -> list[tuple[str, dict]]:
+    """(where it comes from, object) for every DRA object of the corpus and rule examples."""
+    sources = [(str(path), path.read_text()) for path in corpus_files() if "helm-templates" not in path.parts]
+    sources += [(f"rule {rule.id} {which}", getattr(rule, which) or "") for rule in REGISTRY
+                for which in ("compliant", "noncompliant")]
+    objects = []
+    for where, text in sources:
+        try:
+            documents = list(yaml.safe_load_all(text))
+        except yaml.YAMLError:
+            continue  # a file the loader refuses; its own tests cover that
+        objects += [(where, json.loads(json.dumps(d, default=str))) for d in documents
+                    if isinstance(d, dict) and d.get("kind") in _RESOURCES
+                    and str(d.get("apiVersion", "")).startswith("resource.k8s.io/")]
+    return objects
+
+
+def _path(obj: dict) -> str:
+    version = obj["apiVersion"].split("/")[1]
+    namespace = "" if obj["kind"] in ("DeviceClass", "ResourceSlice") else f"namespaces/{obj['metadata']['namespace']}/"
+    return f"/apis/resource.k8s.io/{version}/{namespace}{_RESOURCES[obj['kind']]}"
+
+
+def test_corpus_and_example_objects_are_judged_alike(plane):
+    judge, config, found = Judge(plane), Config(), []
+    objects = _dra_objects()
+    for where, obj in objects:
+        metadata = obj.setdefault("metadata", {})
+        metadata.setdefault("name", "judged")
+        namespace = None
+        if obj["kind"] not in ("DeviceClass", "ResourceSlice"):
+            metadata.setdefault("namespace", "default")
+            namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": metadata["namespace"]}}
+            judge.post("/api/v1/namespaces", namespace, dry_run=False)  # 409 once it exists
+        status, message = judge.post(_path(obj), obj)
+        # 404: the version is not served, or the namespace cannot exist (an invalid name)
+        accepted = status == 201
+        assert status in (201, 400, 404, 422), (where, status, message)
+        findings = lint_objects([namespace, obj] if namespace else [obj], config).findings
+        errors = [(f.rule, f.message) for f in findings if f.rule in _VALIDITY and f.severity is Severity.ERROR]
+        if accepted == bool(errors):
+            found.append((where, obj["apiVersion"], obj["kind"], status, message[:300], errors[:3]))
+    print(f"\n{len(objects)} DRA objects; {len(found)} disagreements")
+    assert not found, found[:5]
