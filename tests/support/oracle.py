@@ -12,7 +12,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from draguard.dra.allocator import AllocationError, Allocator
+from draguard.dra.allocator import AllocationError, Allocator, Features
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
@@ -231,9 +231,11 @@ def scenario(seed: int) -> dict:
     if rng.random() < 0.7:
         labels["gpus"] = rng.choice([str(rng.randint(0, 8)), "-1", "many"])
     node = {"metadata": {"name": nodes[0], "labels": labels}}
+    # each gate the stable variant knows is off now and then (a cluster where it is not enabled)
+    features = {gate: rng.random() < 0.85 for gate in FEATURES}
     return {"id": f"seed-{seed}", "deviceClasses": classes, "resourceSlices": slices, "claims": claims,
             "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
-            "node": node, "features": FEATURES}
+            "node": node, "features": features}
 
 
 @dataclass
@@ -254,6 +256,7 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
     allocator = Allocator([slice_from(m) for m in manifests("resourceSlices")],
                           {m.name: device_class_from(m) for m in manifests("deviceClasses")},
                           {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]},
+                          features=allocator_features(s["features"]),
                           pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted)
     node = Node(s["node"]["metadata"]["name"], s["node"]["metadata"].get("labels", {}))
     try:
@@ -263,6 +266,14 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
     if results is None:
         return Outcome("unschedulable")
     return Outcome("allocated", [_normalized(x.as_json()) for x in results])
+
+
+def allocator_features(features: dict) -> Features:
+    """draguard's allocator features from upstream's structured.Features field names."""
+    return Features(admin_access=features.get("AdminAccess", False),
+                    prioritized_list=features.get("PrioritizedList", False),
+                    partitionable_devices=features.get("PartitionableDevices", False),
+                    device_taints=features.get("DeviceTaints", False))
 
 
 def upstream_outcome(line: dict) -> Outcome:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError
+from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
+from ..core.versions import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 
 
 def arguments(name, parser) -> None:
@@ -14,15 +15,32 @@ def arguments(name, parser) -> None:
     parser.add_argument("--inventory", action="append", required=True, metavar="PATH",
                         help="ResourceSlices, Nodes, DeviceClasses and allocated claims")
     parser.add_argument("-f", "--format", choices=["text", "json"], default="text")
+    parser.add_argument("--kube-version", help=f"the cluster's Kubernetes version, {SUPPORTED_KUBE_VERSIONS[0]} to "
+                                               f"{SUPPORTED_KUBE_VERSIONS[-1]} (default {DEFAULT_KUBE_VERSION}): "
+                                               "its feature gate defaults decide what the allocator may do")
+    parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
+                        help="DRA feature gates the cluster sets differently from the release defaults")
 
 
 def run(args) -> int:
+    from ..core.versions import check_kube_version
     from ..dra.devices import ModelError, claim_from
     from ..dra.explain import verdict
     from ..dra.state import ClusterState
+    from ..dra.variants import variant_for
     from ..engine.inventory import load_inventory, load_manifests
+    from ..facts.gates import parse_gates
 
-    state = ClusterState(load_inventory(args.inventory))
+    kube_version = check_kube_version(args.kube_version) if args.kube_version else DEFAULT_KUBE_VERSION
+    try:
+        gates = parse_gates(args.feature_gates or "")
+    except ValueError as exc:
+        raise UsageError(f"--feature-gates: {exc}") from None
+    variant = variant_for(kube_version, gates)
+    note = variant.note(kube_version)
+    if note:
+        sys.stderr.write(f"draguard: note: {note}\n")
+    state = ClusterState(load_inventory(args.inventory), variant.features())
     try:
         claims = [claim_from(m) for m in load_manifests(args.claims, "claims")
                   if (m.group, m.kind) in (("resource.k8s.io", "ResourceClaim"),
@@ -41,6 +59,7 @@ def run(args) -> int:
             "claim": r.claim.key, "node": r.node,
             "allocation": r.allocation.as_json() if r.allocation else None,
             "error": r.error, "explanation": [e.text() for e in r.requests],
+            "upstreamVariant": variant.name,
         } for r in report], indent=2) + "\n")
     else:
         for r in report:

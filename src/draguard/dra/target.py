@@ -11,7 +11,7 @@ from functools import lru_cache
 from ..facts.catalog import gpu_models
 from ..model.manifest import Manifest
 from ..sources.loader import Source
-from .allocator import Allocator
+from .allocator import Allocator, Features
 from .devices import device_class_from
 from .explain import explain_request, visible_devices
 from .generate import generate
@@ -26,12 +26,12 @@ def catalog_manifests() -> tuple:
     return tuple(Manifest(source, i, obj) for i, obj in enumerate(generate(spec)))
 
 
-@lru_cache(maxsize=1)
-def _catalog() -> tuple[Inventory, list]:
-    """The catalog's inventory and its visible devices, built once per process: a run only
-    adds its own DeviceClasses, which change no device."""
+@lru_cache(maxsize=4)
+def _catalog(features: Features) -> tuple[Inventory, list]:
+    """The catalog's inventory and its visible devices, built once per process and feature
+    set: a run only adds its own DeviceClasses, which change no device."""
     inventory = Inventory.from_manifests(list(catalog_manifests()))
-    allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
+    allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features)
     return inventory, list(visible_devices(allocator, inventory.nodes).values())
 
 
@@ -44,17 +44,18 @@ class Target:
     explained: dict = field(default_factory=dict)
 
     @classmethod
-    def build(cls, inventory: Inventory | None, set_classes: list[Manifest]) -> "Target":
+    def build(cls, inventory: Inventory | None, set_classes: list[Manifest],
+              features: Features = Features()) -> "Target":
         """`inventory` as given (the engine adds the set's DeviceClasses to it), or the
-        catalog with the set's DeviceClasses."""
+        catalog with the set's DeviceClasses; allocated with the cluster's `features`."""
         if inventory is not None:
-            allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated)
+            allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features)
             return cls(inventory, False, allocator, list(visible_devices(allocator, inventory.nodes).values()))
-        catalog, devices = _catalog()
+        catalog, devices = _catalog(features)
         classes = dict(catalog.classes)
         classes.update((m.name, device_class_from(m)) for m in set_classes)
         inventory = dataclasses.replace(catalog, classes=classes)
-        return cls(inventory, True, Allocator(inventory.slices, classes, inventory.allocated), devices)
+        return cls(inventory, True, Allocator(inventory.slices, classes, inventory.allocated, features), devices)
 
     def explain(self, request, name: str):
         """The funnel of one request, computed once per request shape (replicated manifests

@@ -32,8 +32,10 @@ class Context:
     def satisfiability(self) -> "Target":
         """The inventory (or the catalog) with its allocator, built on first use for the run."""
         from ..dra.target import Target
+        from ..dra.variants import variant_for
 
-        return Target.build(self.inventory, list(self.objects.device_classes.values()))
+        features = variant_for(self.kube_version, self.config.feature_gates).features()
+        return Target.build(self.inventory, list(self.objects.device_classes.values()), features)
 
     def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
                 value: bool = False, help: str | None = None, fix: Fix | None = None,

@@ -1,0 +1,75 @@
+"""Which upstream allocator a cluster runs. kube-scheduler turns its feature gates into
+structured.Features (AllocatorFeatures in pkg/scheduler/framework/plugins/dynamicresources,
+kubernetes v1.37.2), and structured.NewAllocator takes the first variant (stable,
+incubating, experimental) whose SupportedFeatures cover every enabled feature.
+
+draguard's allocator is the stable variant, with its four features switchable; a cluster that
+runs another variant is named so that a caller can say so rather than pass off stable results
+as that cluster's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..facts.gates import gate_state
+from .allocator import Features
+
+# structured.Features field -> the gates that must all be on for it
+ALLOCATOR_FEATURES = {
+    "AdminAccess": ("DRAAdminAccess",),
+    "PrioritizedList": ("DRAPrioritizedList",),
+    "PartitionableDevices": ("DRAPartitionableDevices",),
+    "DeviceTaints": ("DRADeviceTaints",),
+    "DeviceBindingAndStatus": ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"),
+    "ConsumableCapacity": ("DRAConsumableCapacity",),
+    "FractionalCapacityRange": ("DRAFractionalCapacityRange",),
+    "ListTypeAttributes": ("DRAListTypeAttributes",),
+    "OptionalNodeOperations": ("DRAOptionalNodeOperations",),
+    "DerivedAttributes": ("DRADerivedAttributes",),
+    "CompatibilityGroups": ("DRADeviceCompatibilityGroups",),
+}
+_STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
+_INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
+VARIANTS = (("stable", _STABLE), ("incubating", _INCUBATING), ("experimental", frozenset(ALLOCATOR_FEATURES)))
+
+
+def gate_enabled(gate: str, kube_version: str, overrides: dict) -> bool:
+    """A gate as set on the components, else its default in that release (off before it
+    existed)."""
+    if gate in overrides:
+        return overrides[gate]
+    state = gate_state(gate, kube_version)
+    return bool(state and state.default)
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str  # stable, incubating, experimental
+    enabled: frozenset  # structured.Features fields that are on
+
+    @property
+    def beyond_stable(self) -> list[str]:
+        """Enabled features the stable variant (draguard's allocator) does not have."""
+        return sorted(self.enabled - _STABLE)
+
+    def features(self) -> Features:
+        """draguard's allocator features: the stable ones, each as the cluster has it."""
+        return Features(admin_access="AdminAccess" in self.enabled, prioritized_list="PrioritizedList" in self.enabled,
+                        partitionable_devices="PartitionableDevices" in self.enabled,
+                        device_taints="DeviceTaints" in self.enabled)
+
+    def note(self, kube_version: str) -> str | None:
+        """What a caller should say when draguard's results may not be this cluster's."""
+        if self.name == "stable":
+            return None
+        return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
+                f"({', '.join(self.beyond_stable)} enabled); draguard implements the stable one, so claims or "
+                f"devices that use those features may be allocated differently")
+
+
+def variant_for(kube_version: str, overrides: dict | None = None) -> Variant:
+    overrides = overrides or {}
+    enabled = frozenset(feature for feature, gates in ALLOCATOR_FEATURES.items()
+                        if all(gate_enabled(g, kube_version, overrides) for g in gates))
+    name = next(name for name, supported in VARIANTS if enabled <= supported)
+    return Variant(name, enabled)
