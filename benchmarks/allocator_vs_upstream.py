@@ -1,7 +1,8 @@
 """draguard's allocator against the upstream Go allocator on the same inputs.
 
-1. The generated scenario set of the differential tests (tests/oracle.py), each side in one
-   process, each timed on its allocator construction and Allocate calls only.
+1. The generated scenario set of the differential tests (tests/support/oracle.py), each side in
+   one process, each timed on its allocator construction and Allocate calls only; the ratio
+   is printed per class (upstream's outcome, the number of slices) and overall.
 2. A large case: 1,000 nodes x 8 H100 with a static MIG layout (32,000 devices) and one MIG
    claim, allocated on every node in turn as the scheduler's Filter does. draguard's
    selector memoization (one CEL evaluation per distinct profile, not per device) pays here.
@@ -19,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from oracle import FEATURES, oracle_binary, run_oracle, scenario  # noqa: E402
+from support.oracle import FEATURES, allocator_features, oracle_binary, run_oracle, scenario  # noqa: E402
 
 from draguard.dra.allocator import AllocationError, Allocator  # noqa: E402
 from draguard.dra.generate import generate  # noqa: E402
@@ -42,7 +43,7 @@ def draguard_time(s: dict) -> float:
     allocated = {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]}
     nodes = [Node(n["metadata"]["name"], n["metadata"].get("labels", {})) for n in s.get("nodes") or [s["node"]]]
     start = time.perf_counter()
-    allocator = Allocator(slices, classes, allocated)
+    allocator = Allocator(slices, classes, allocated, allocator_features(s["features"]))
     for node in nodes:
         try:
             allocator.allocate(claims, node)
@@ -78,10 +79,18 @@ def main() -> int:
         return 2
 
     scenarios = [scenario(seed) for seed in range(args.scenarios)]
-    upstream = sum(line["nanos"] for line in run_oracle(binary, scenarios)) / 1e9
-    ours = sum(draguard_time(s) for s in scenarios)
-    print(f"{args.scenarios} generated scenarios: upstream {upstream:.3f} s, draguard {ours:.3f} s, "
-          f"draguard/upstream {ours / upstream:.2f}x")
+    lines = run_oracle(binary, scenarios)
+    classes: dict[str, list] = {}
+    for s, line in zip(scenarios, lines):
+        theirs, ours = line["nanos"] / 1e9, draguard_time(s)
+        for name in (f"outcome {line['outcome']}", f"{len(s['resourceSlices'])} slices" if
+                     len(s["resourceSlices"]) < 4 else "4+ slices", "all"):
+            classes.setdefault(name, []).append((theirs, ours))
+    print(f"{args.scenarios} generated scenarios, per class (allocator construction and Allocate only):")
+    for name, pairs in sorted(classes.items(), key=lambda item: (item[0] == "all", item[0])):
+        upstream, ours = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+        print(f"  {name:22s} {len(pairs):5d} scenarios: upstream {upstream * 1e3:8.1f} ms, draguard "
+              f"{ours * 1e3:8.1f} ms, draguard/upstream {ours / upstream:5.2f}x")
 
     big = large_case(args.nodes)
     devices = sum(len(s["spec"].get("devices", [])) for s in big["resourceSlices"])
