@@ -16,6 +16,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
 )
@@ -46,6 +47,9 @@ type celScenario struct {
 	Expressions []string     `json:"expressions"`
 	Devices     []celDevice  `json:"devices"`
 	Features    cel.Features `json:"features"`
+	// NewExpressions compiles as the API server does for new objects (feature-gated device
+	// fields only when their gate is on) instead of as the scheduler does (stored expressions).
+	NewExpressions bool `json:"newExpressions"`
 }
 
 type celDevice struct {
@@ -100,7 +104,12 @@ func evaluate(ctx context.Context, s *scenario) outcome {
 	compiler := cel.GetCompiler(s.CEL.Features)
 	verdicts := make([]celVerdict, 0, len(s.CEL.Expressions))
 	for _, expression := range s.CEL.Expressions {
-		compiled := compiler.CompileCELExpression(expression, cel.Options{})
+		options := cel.Options{}
+		if s.CEL.NewExpressions {
+			envType := environment.NewExpressions
+			options.EnvType = &envType
+		}
+		compiled := compiler.CompileCELExpression(expression, options)
 		verdict := celVerdict{MaxCost: compiled.MaxCost}
 		if compiled.Error != nil {
 			verdict.CompileError = compiled.Error.Error()

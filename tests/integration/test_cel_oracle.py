@@ -19,11 +19,12 @@ def oracle():
     return binary
 
 
-def disagreements(oracle, expressions):
-    verdicts = run_oracle(oracle, [celgen.selector_run(expressions)])[0]["cel"]
+def disagreements(oracle, expressions, consumable_capacity=None):
+    verdicts = run_oracle(oracle, [celgen.selector_run(expressions, consumable_capacity=consumable_capacity)])[0]["cel"]
     found = []
     for expression, verdict in zip(expressions, verdicts, strict=True):
-        theirs, ours = celgen.upstream_verdict(verdict), celgen.draguard_verdict(expression)
+        theirs = celgen.upstream_verdict(verdict)
+        ours = celgen.draguard_verdict(expression, consumable_capacity is not False)
         if not celgen.agree(ours, theirs):
             found.append((expression, ours, theirs, verdict.get("compileError", "")[:200]))
     return found
@@ -37,6 +38,14 @@ def test_generated_selectors_agree_with_upstream(oracle, request):
     print(f"\n{count} generated selectors ({compile_errors} compile errors); {len(found)} disagreements")
     assert not found, found[:5]
     assert 0 < compile_errors < count, "the generator must produce valid and invalid selectors"
+
+
+@pytest.mark.parametrize("consumable_capacity", [True, False])
+def test_new_objects_compile_as_the_api_server_does(oracle, consumable_capacity):
+    """The API server's environment for new objects declares device.allowMultipleAllocations
+    only while DRAConsumableCapacity is on; cel-invalid follows the target's gate."""
+    expressions = celgen.expressions(2, 300, celgen.device_fields)
+    assert not disagreements(oracle, expressions, consumable_capacity)
 
 
 def test_regressions_agree_with_upstream(oracle):

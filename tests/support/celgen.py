@@ -239,8 +239,17 @@ def _format_strings(rng):
     return f"'{clauses}'.format([{elements}]) != ''"
 
 
+def device_fields(rng):
+    """The device's own fields, unknown ones included; allowMultipleAllocations is declared
+    for new objects only while DRAConsumableCapacity is on (see gated_run)."""
+    field = rng.choice(["allowMultipleAllocations", "driver", "nope", "attribute"])
+    return rng.choice([f"device.{field} == {rng.choice(['true', repr(DOMAIN)])}",
+                       f"!device.{field} || device.driver == '{DOMAIN}'",
+                       f"device.driver.startsWith('gpu') && device.{field} != null"])
+
+
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _network, _strings,
-             _dyn_equality, _format_strings]
+             _dyn_equality, _format_strings, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to) ------
@@ -265,6 +274,14 @@ def _index_of_null(rng):
     return f"{rng.choice(['[]', '[1]'])}.{rng.choice(['indexOf', 'lastIndexOf'])}(null) == -1"
 
 
+def _device_as_a_value(rng):
+    """`device` itself as a value (cel.bind(d, device, ...), has(device.attributes)): cel-cpp has
+    no record type with map-of-map fields, so draguard declares device's fields as variables
+    and `device` alone is not one."""
+    return rng.choice([f"cel.bind(d, device, d.driver == '{DOMAIN}')", "has(device.attributes)",
+                       "has(device.allowMultipleAllocations)"])
+
+
 def _map_literal_keys(rng):
     """cel-go accepts double and duplicate keys in map literals; cel-cpp refuses them."""
     return rng.choice(["{-0.5: 1, 2.5: 2}.size() == 2", "{3u: 1, 3u: 2}.size() == 2"])
@@ -272,7 +289,7 @@ def _map_literal_keys(rng):
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _format_library,
-    _two_variable_transform_map, _index_of_null, _map_literal_keys)}
+    _two_variable_transform_map, _index_of_null, _device_as_a_value, _map_literal_keys)}
 
 
 def expression(rng: random.Random) -> str:
@@ -289,10 +306,15 @@ def expressions(seed: int, count: int, family=None) -> list[str]:
     return [family(rng) if family else expression(rng) for _ in range(count)]
 
 
-def selector_run(expressions_: list[str], run_id: str = "cel") -> dict:
-    """The oracle's selector-mode input for these expressions on DEVICES."""
-    return {"id": run_id, "cel": {"expressions": expressions_,
-                                  "devices": [{"driver": DOMAIN, "device": d} for d in DEVICES]}}
+def selector_run(expressions_: list[str], run_id: str = "cel", consumable_capacity: bool | None = None) -> dict:
+    """The oracle's selector-mode input for these expressions on DEVICES: as the scheduler
+    compiles them, or (`consumable_capacity` given) as the API server compiles a new object's
+    with DRAConsumableCapacity on or off."""
+    run = {"id": run_id, "cel": {"expressions": expressions_,
+                                 "devices": [{"driver": DOMAIN, "device": d} for d in DEVICES]}}
+    if consumable_capacity is not None:
+        run["cel"].update(newExpressions=True, features={"EnableConsumableCapacity": consumable_capacity})
+    return run
 
 
 def upstream_verdict(verdict: dict) -> tuple:
@@ -308,8 +330,8 @@ def _device_models() -> tuple:
     return tuple(device_from(d, DOMAIN, "pool") for d in DEVICES)
 
 
-def draguard_verdict(expression_: str) -> tuple:
-    compiled = compile_selector(expression_)
+def draguard_verdict(expression_: str, consumable_capacity: bool = True) -> tuple:
+    compiled = compile_selector(expression_, consumable_capacity)
     if compiled.error:
         return "compile", compiled.error.offset + 1
     results = []

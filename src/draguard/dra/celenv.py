@@ -38,15 +38,15 @@ MEMO_LIMIT = 1 << 16  # results kept per selector; a long-running process sees n
 
 # --- the environment -----------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def _variables() -> dict:
+@lru_cache(maxsize=2)
+def _variables(allow_multiple_allocations: bool = True) -> dict:
     rt = runtime()
     T = rt.T
     return {
         "device_driver": T.STRING,
         "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
         "device_capacity": T.Map(T.STRING, T.Map(T.STRING, rt.QT)),
-        "device_allowMultipleAllocations": T.BOOL,
+        **({"device_allowMultipleAllocations": T.BOOL} if allow_multiple_allocations else {}),
         # slots for folded quantity literals, so a folded program needs no environment of its own
         **{_constant(i): rt.QT for i in range(CONSTANT_SLOTS)},
     }
@@ -59,9 +59,12 @@ def _constant(index: int) -> str:
     return f"draguard_q{index}"
 
 
-@lru_cache(maxsize=1)
-def _env():
-    return runtime().new_env(_variables())
+@lru_cache(maxsize=2)
+def _env(allow_multiple_allocations: bool = True):
+    """The environment; without `device.allowMultipleAllocations` as the API server compiles
+    new selectors while DRAConsumableCapacity is off (its NewExpressions environment declares
+    that field only with the gate; the scheduler's stored-expressions one always does)."""
+    return runtime().new_env(_variables(allow_multiple_allocations))
 
 
 # --- source rewriting ----------------------------------------------------------------------
@@ -241,8 +244,10 @@ def _runtime_error(text: str) -> CelRuntimeError:
 
 
 @lru_cache(maxsize=4096)
-def compile_selector(expression: str) -> CompiledSelector:
-    """Compile and type-check one selector (cached by its text)."""
+def compile_selector(expression: str, allow_multiple_allocations: bool = True) -> CompiledSelector:
+    """Compile and type-check one selector (cached by its text), in the scheduler's
+    environment, or with `allow_multiple_allocations` off as the API server does for a new
+    object while DRAConsumableCapacity is off."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
@@ -254,7 +259,7 @@ def compile_selector(expression: str) -> CompiledSelector:
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
     try:
-        checked = _env().compile(code)
+        checked = _env(allow_multiple_allocations).compile(code)
     except RuntimeError as exc:
         return CompiledSelector(expression, _diagnostic(expression, str(exc)))
     ast = checked_ast(checked.serialize())
@@ -294,6 +299,7 @@ def _diagnostic(expression: str, text: str) -> CelDiagnostic:
     offset = _offset(expression, int(match.group(1)), int(match.group(2))) if match else 0
     unknown = re.match(r"undeclared reference to 'device\.(\w+)'", message)
     if unknown:  # `device` is not a variable here, so cel-cpp cannot say "undefined field" itself
-        message = (f"undefined field '{unknown.group(1)}' of device (it has "
-                   f"{', '.join(DEVICE_FIELDS)})")
+        message = f"undefined field '{unknown.group(1)}'"
+        dot = re.compile(r"device\s*(?:_|\.)").match(expression, offset)
+        offset = dot.end() - 1 if dot else offset  # upstream points at the field's `.`
     return CelDiagnostic(message, max(0, min(offset, len(expression))), suggest(expression))

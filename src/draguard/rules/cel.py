@@ -53,9 +53,13 @@ class CelInvalid(Rule):
 
     def check(self, obj, ctx):
         from ..dra.celenv import compile_selector  # the engine loads only when there is CEL to judge
+        from ..dra.variants import gate_enabled
 
+        # the API server compiles a new object's selectors with device.allowMultipleAllocations
+        # declared only while DRAConsumableCapacity is on (NewExpressions environment)
+        consumable = gate_enabled("DRAConsumableCapacity", ctx.kube_version, ctx.config.feature_gates)
         for cel, expression, _ in selector_sites(obj):
-            compiled = compile_selector(expression)
+            compiled = compile_selector(expression, consumable)
             if compiled.error is None:
                 continue
             suggestion = compiled.error.suggestion
