@@ -36,11 +36,15 @@ class CelInvalid(Rule):
     rationale = """
         The API server compiles selectors when the object is created and rejects bad ones;
         a selector that slips through (older clusters, stored objects) makes every allocation
-        that uses it fail. draguard compiles each selector in the environment kube-scheduler
-        gives it (`device.driver`, `device.attributes[domain].name`,
-        `device.capacity[domain].name` as Quantity, the Kubernetes quantity and semver
-        libraries, strings, `cel.bind`) with cel-cpp's type checker, and points at the
-        offending character in the manifest."""
+        that uses it fail. draguard compiles each selector in the environment Kubernetes gives
+        it (`device.driver`, `device.attributes[domain].name`, `device.capacity[domain].name`
+        as Quantity, `device.allowMultipleAllocations` where DRAConsumableCapacity is on; the
+        quantity, semver, regex, lists, IP, CIDR and URL libraries, optional types, sets,
+        two-variable comprehensions, strings and `cel.bind`) with cel-cpp's type checker plus
+        the checks cel-go makes (homogeneous literals, regex and format literals), and points
+        at the offending character in the manifest. Checked against upstream's compiler and
+        the real API server on generated selectors; draguard does not estimate CEL cost yet,
+        so a selector the API server refuses as too complex passes here."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
     upstream_note = """
         A GPU guideline document in circulation recommends
