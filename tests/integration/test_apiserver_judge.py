@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import ssl
 import urllib.error
 import urllib.request
@@ -32,25 +31,13 @@ from draguard.engine.lint import lint_objects
 from draguard.rules.registry import REGISTRY
 from support import celgen
 from support.cel_regressions import REGRESSIONS
-from support.cluster import ControlPlane, build
+from support.cluster import ControlPlane
 from support.paths import corpus_files
 
 pytestmark = pytest.mark.cluster
 NS = "default"
 _COLUMN = re.compile(r"<input>:\d+:(\d+):")
 OVER_COST = "too complex, exceeds cost limit"
-
-
-@pytest.fixture(scope="module")
-def plane(tmp_path_factory):
-    if shutil.which("go") is None:
-        pytest.skip("Go is not installed: the control plane cannot be built")
-    plane = ControlPlane(build(), tmp_path_factory.mktemp("apiserver-judge"))
-    try:
-        plane.start()
-        yield plane
-    finally:
-        plane.stop()
 
 
 def _objects(expression: str) -> list[tuple[str, dict]]:
@@ -107,10 +94,10 @@ def disagreements(judge: Judge, expressions: list[str]) -> list:
     return found
 
 
-def test_generated_selectors_are_judged_alike(plane, request):
+def test_generated_selectors_are_judged_alike(bare_plane, request):
     count = request.config.getoption("--selectors")
     expressions = celgen.expressions(0, count)
-    found = disagreements(Judge(plane), expressions)
+    found = disagreements(Judge(bare_plane), expressions)
     over_cost = [f for f in found if f[2][0] and OVER_COST in f[4]]
     rejected = sum(1 for e in expressions if compile_selector(e).error)
     print(f"\n{count} generated selectors x 2 kinds ({rejected} rejected by draguard); "
@@ -118,8 +105,8 @@ def test_generated_selectors_are_judged_alike(plane, request):
     assert not [f for f in found if f not in over_cost], found[:5]
 
 
-def test_regressions_are_judged_alike(plane):
-    found = disagreements(Judge(plane), list(REGRESSIONS.values()))
+def test_regressions_are_judged_alike(bare_plane):
+    found = disagreements(Judge(bare_plane), list(REGRESSIONS.values()))
     assert not [f for f in found if not (f[2][0] and OVER_COST in f[4])], found[:5]
 
 
@@ -152,8 +139,8 @@ def _path(obj: dict) -> str:
     return f"/apis/resource.k8s.io/{version}/{namespace}{_RESOURCES[obj['kind']]}"
 
 
-def test_corpus_and_example_objects_are_judged_alike(plane):
-    judge, config, found = Judge(plane), Config(), []
+def test_corpus_and_example_objects_are_judged_alike(bare_plane):
+    judge, config, found = Judge(bare_plane), Config(), []
     objects = _dra_objects()
     for where, obj in objects:
         metadata = obj.setdefault("metadata", {})

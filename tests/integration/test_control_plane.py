@@ -5,7 +5,6 @@ devices free for later claims exactly as draguard's ClusterState predicts."""
 
 from __future__ import annotations
 
-import shutil
 import time
 
 import pytest
@@ -16,31 +15,10 @@ from draguard.dra.inventory import Inventory
 from draguard.dra.state import ClusterState
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
-from support.cluster import ControlPlane, FakeKubelet, build, gpu_inventory
+from support.cluster import gpu_inventory
 
 pytestmark = pytest.mark.cluster
-NS = "smoke"
-
-
-@pytest.fixture(scope="session")
-def plane(tmp_path_factory):
-    if shutil.which("go") is None:
-        pytest.skip("Go is not installed: the control plane cannot be built")
-    plane = ControlPlane(build(), tmp_path_factory.mktemp("control-plane"))
-    kubelet = None
-    try:
-        plane.start()
-        nodes, driver_objects = gpu_inventory(nodes=2, gpus=2)
-        kubelet = FakeKubelet(plane, nodes)
-        kubelet.register_nodes()
-        plane.apply(driver_objects)
-        plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}])
-        kubelet.start()
-        yield plane
-    finally:
-        if kubelet is not None:
-            kubelet.stopping.set()
-        plane.stop()
+NS = "smoke"  # created by the `plane` fixture (tests/integration/conftest.py)
 
 
 def until(what: str, check, timeout: float = 60, every: float = 0.5):

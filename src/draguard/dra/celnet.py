@@ -15,43 +15,46 @@ from functools import lru_cache
 from . import gourl
 
 
-@lru_cache(maxsize=4096)
-def parse_ip(text: str):
-    """library.parseIPAddr: netip.ParseAddr, then no zone and no IPv4-mapped IPv6."""
+def _address(text: str, context: str):
+    """netip.ParseAddr; a failure is worded with `context` first, as each library words it."""
     try:
-        address = ipaddress.ip_address(text)
+        return ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(f"IP Address {text!r} parse error during conversion from string: "
-                         f"ParseAddr({text!r}): unable to parse IP") from None
-    if getattr(address, "scope_id", None) is not None:
-        raise ValueError(f"IP address {text!r} with zone value is not allowed")
+        raise ValueError(f"{context}: ParseAddr({text!r}): unable to parse IP") from None
+
+
+def _no_mapped(address, text: str):
     if address.version == 6 and address.ipv4_mapped is not None:
         raise ValueError(f"IPv4-mapped IPv6 address {text!r} is not allowed")
     return address
 
 
 @lru_cache(maxsize=4096)
+def parse_ip(text: str):
+    """library.parseIPAddr: netip.ParseAddr, then no zone and no IPv4-mapped IPv6."""
+    address = _address(text, f"IP Address {text!r} parse error during conversion from string")
+    if getattr(address, "scope_id", None) is not None:
+        raise ValueError(f"IP address {text!r} with zone value is not allowed")
+    return _no_mapped(address, text)
+
+
+@lru_cache(maxsize=4096)
 def parse_cidr(text: str):
     """library.parseCIDR: netip.ParsePrefix (address, then a plain decimal length within the
     family's bits), no IPv4-mapped IPv6. Returns (address, bits)."""
+    context = f"network address parse error during conversion from string: netip.ParsePrefix({text!r})"
     address_text, slash, bits_text = text.rpartition("/")
     if not slash:
-        raise ValueError(f"network address parse error during conversion from string: netip.ParsePrefix({text!r}): no '/'")
-    try:
-        address = ipaddress.ip_address(address_text)
-    except ValueError:
-        raise ValueError(f"network address parse error during conversion from string: "
-                         f"netip.ParsePrefix({text!r}): ParseAddr({address_text!r}): unable to parse IP") from None
+        raise ValueError(f"{context}: no '/'")
+    address = _address(address_text, context)
     if getattr(address, "scope_id", None) is not None:
-        raise ValueError(f"netip.ParsePrefix({text!r}): IPv6 zones cannot be present in a prefix")
+        raise ValueError(f"{context}: IPv6 zones cannot be present in a prefix")
     if not bits_text.isascii() or not bits_text.isdigit() or (len(bits_text) > 1 and bits_text[0] == "0"):
-        raise ValueError(f"netip.ParsePrefix({text!r}): bad bits after slash: {bits_text!r}")
+        raise ValueError(f"{context}: bad bits after slash: {bits_text!r}")
     bits = int(bits_text)
     if bits > address.max_prefixlen:
-        raise ValueError(f"netip.ParsePrefix({text!r}): prefix length out of range")
-    if address.version == 6 and address.ipv4_mapped is not None:
-        raise ValueError(f"IPv4-mapped IPv6 address {text!r} is not allowed")
-    return address, bits
+        raise ValueError(f"{context}: prefix length out of range")
+    return _no_mapped(address, text), bits
 
 
 def _network(address, bits):
