@@ -14,6 +14,7 @@ from pathlib import Path
 
 from draguard.dra.allocator import AllocationError, Allocator, Features
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
+from draguard.dra.variants import variant_of
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
 
@@ -231,8 +232,11 @@ def scenario(seed: int) -> dict:
     if rng.random() < 0.7:
         labels["gpus"] = rng.choice([str(rng.randint(0, 8)), "-1", "many"])
     node = {"metadata": {"name": nodes[0], "labels": labels}}
-    # each gate the stable variant knows is off now and then (a cluster where it is not enabled)
+    # each gate the stable variant knows is off now and then (a cluster where it is not enabled);
+    # a third of the scenarios enable what makes upstream run the incubating variant (1.36+ defaults)
     features = {gate: rng.random() < 0.85 for gate in FEATURES}
+    if rng.random() < 0.35:
+        features.update(ConsumableCapacity=True, DeviceBindingAndStatus=rng.random() < 0.5)
     return {"id": f"seed-{seed}", "deviceClasses": classes, "resourceSlices": slices, "claims": claims,
             "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
             "node": node, "features": features}
@@ -269,11 +273,9 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
 
 
 def allocator_features(features: dict) -> Features:
-    """draguard's allocator features from upstream's structured.Features field names."""
-    return Features(admin_access=features.get("AdminAccess", False),
-                    prioritized_list=features.get("PrioritizedList", False),
-                    partitionable_devices=features.get("PartitionableDevices", False),
-                    device_taints=features.get("DeviceTaints", False))
+    """draguard's allocator features from upstream's structured.Features field names, with the
+    variant upstream picks for them."""
+    return variant_of(name for name, on in features.items() if on).features()
 
 
 def upstream_outcome(line: dict) -> Outcome:

@@ -78,6 +78,9 @@ class Features:
     partitionable_devices: bool = True
     device_taints: bool = True
     compatibility_groups: bool = False  # DRADeviceCompatibilityGroups: the stable variant lacks it
+    # the upstream variant whose pool gathering to follow: "stable", or "incubating" and
+    # "experimental", which share pools_incubating.go (dra.variants picks it from the gates)
+    variant: str = "stable"
 
 
 @dataclass
@@ -152,12 +155,18 @@ class SliceIndex:
         self.by_node: dict[str, list] = {}
         self.unbound: list = []  # allNodes, nodeSelector, per-device selection, counters
         self.by_pool: dict[tuple, list[Slice]] = {}
+        self.named: dict[str, list[Slice]] = {}  # by nodeName, counter slices too (incubating)
+        self.shared: list[Slice] = []  # no nodeName (incubating)
         for position, s in enumerate(slices):
             self.by_pool.setdefault((s.driver, s.pool), []).append(s)
             if s.node_name and not s.shared_counters:
                 self.by_node.setdefault(s.node_name, []).append((position, s))
             else:
                 self.unbound.append((position, s))
+            if s.node_name:
+                self.named.setdefault(s.node_name, []).append(s)
+            else:
+                self.shared.append(s)
 
     def candidates(self, node: Node | None) -> list[Slice]:
         """In input order: upstream reads a pool's slice count from its first slice."""
@@ -166,8 +175,11 @@ class SliceIndex:
 
 
 def gather_pools(slices, node: Node | None, features: Features = Features(), order=sorted) -> list[Pool]:
-    """The node's pools, visited in `order` (a function over (driver, pool) keys)."""
+    """The node's pools, visited in `order` (a function over (driver, pool) keys) by the stable
+    variant; the newer variants sort them themselves."""
     index = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
+    if features.variant != "stable":
+        return _gather_pools_incubating(index, node, features)
     by_pool: dict[tuple, list[Slice]] = {}
     for s in index.candidates(node):
         if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
@@ -205,25 +217,93 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
 
 
 def _build_pool(key, taken: list[Slice], all_of_pool: list[Slice], features: Features) -> Pool:
-    pool = Pool(key[0], key[1])
-    device_slices = [s for s in taken if not (features.partitionable_devices and s.shared_counters)]
+    """buildPool of the stable variant: the node's slices in the order seen, counter slices
+    among them (GatherPools always takes those), the rest of the pool for counter use."""
+    partitionable = features.partitionable_devices
+    taken_ids = {id(s) for s in taken}
+    elsewhere = [s for s in all_of_pool if id(s) not in taken_ids and not s.shared_counters]
+    return _validated(key, [s for s in taken if not (partitionable and s.shared_counters)],
+                      [s for s in taken if partitionable and s.shared_counters], elsewhere, partitionable)
+
+
+def _gather_pools_incubating(index: SliceIndex, node: Node | None, features: Features) -> list[Pool]:
+    """GatherPools of the incubating and experimental variants (pools_incubating.go): the
+    node's slices, then those naming no node; a counter slice counts only where it targets the
+    node (an incomplete pool then reads the rest); slices by name within a pool; pools by
+    (driver, pool), those with binding conditions last."""
+    by_pool: dict[tuple, list[Slice]] = {}
+    for s in (index.named.get(node.name, []) if node else []) + index.shared:
+        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+            continue
+        if not features.compatibility_groups and s.uses_compatibility_groups:
+            continue
+        if s.node_name or s.all_nodes or s.node_selector is not None:
+            relevant = node_matches(node, s, f"slice {s.name}")
+        elif s.per_device_node_selection:
+            relevant = any(node_matches(node, d, f"device {d.name} in slice {s.name}") for d in s.devices)
+        else:
+            continue
+        if relevant:
+            taken = by_pool.setdefault((s.driver, s.pool), [])
+            if taken and s.generation > taken[0].generation:
+                taken.clear()
+            if not taken or s.generation == taken[0].generation:
+                taken.append(s)
+    pools, bound = [], []
+    for key, taken in by_pool.items():
+        count, generation = taken[0].slice_count, taken[0].generation
+        all_of_pool = None
+        if len(taken) != count:
+            everything = index.by_pool[key]
+            if any(s.generation > generation for s in everything):
+                continue  # obsolete
+            all_of_pool = [s for s in everything if s.generation == generation
+                           and (features.compatibility_groups or not s.uses_compatibility_groups)]
+            if len(all_of_pool) != count:
+                pools.append(Pool(key[0], key[1], incomplete=True))
+                continue
+        pool = _build_pool_incubating(key, taken, all_of_pool, features)
+        binding = any(d.binding_conditions for s in pool.slices for d in s.devices)
+        (bound if binding else pools).append(pool)
+    by_id = lambda pool: (pool.driver, pool.name)  # noqa: E731
+    return sorted(pools, key=by_id) + sorted(bound, key=by_id)
+
+
+def _build_pool_incubating(key, taken: list[Slice], all_of_pool: list[Slice] | None, features: Features) -> Pool:
+    """buildPool of pools_incubating.go: slices sorted by name; counter sets from every slice
+    of the pool; device names checked among the node's slices; counter use checked for the
+    node's devices and the rest of the pool's."""
+    partitionable = features.partitionable_devices
+    taken = sorted(taken, key=lambda s: s.name)
+    counter_slices = [s for s in taken if partitionable and s.shared_counters]
+    device_slices = [s for s in taken if not (partitionable and s.shared_counters)]
+    elsewhere = []
+    if all_of_pool is not None and len(taken) < len(all_of_pool):
+        names = {s.name for s in taken}
+        for s in all_of_pool:
+            if s.name not in names:
+                (counter_slices if partitionable and s.shared_counters else elsewhere).append(s)
+    return _validated(key, device_slices, counter_slices, elsewhere, partitionable)
+
+
+def _validated(key, device_slices, counter_slices, elsewhere, partitionable: bool) -> Pool:
+    """The pool, or an invalid one: duplicate device or counter set names, devices consuming
+    counters the pool does not define (getAndValidateCounterSets, validateDeviceCounterConsumption)."""
     names = set()
     for s in device_slices:
         for d in s.devices:
             if d.name in names:
                 return Pool(key[0], key[1], invalid=True, invalid_reason=f"duplicate device name {d.name}")
             names.add(d.name)
-    pool.slices = device_slices
-    if not features.partitionable_devices:
-        return pool
-    for s in taken:
+    if not partitionable:
+        return Pool(key[0], key[1], slices=device_slices)
+    pool = Pool(key[0], key[1], slices=device_slices, other_slices=elsewhere)
+    for s in counter_slices:
         for name, counters in s.shared_counters.items():
             if name in pool.counter_sets:
                 return Pool(key[0], key[1], invalid=True, invalid_reason=f"duplicate counter set name {name}")
             pool.counter_sets[name] = counters
-    taken_ids = {id(s) for s in taken}
-    pool.other_slices = [s for s in all_of_pool if id(s) not in taken_ids and not s.shared_counters]
-    for s in device_slices + pool.other_slices:
+    for s in device_slices + elsewhere:
         for d in s.devices:
             for set_name, counters in d.consumes_counters:
                 if set_name not in pool.counter_sets:

@@ -3,9 +3,10 @@ structured.Features (AllocatorFeatures in pkg/scheduler/framework/plugins/dynami
 kubernetes v1.37.2), and structured.NewAllocator takes the first variant (stable,
 incubating, experimental) whose SupportedFeatures cover every enabled feature.
 
-draguard's allocator is the stable variant, with its four features switchable; a cluster that
-runs another variant is named so that a caller can say so rather than pass off stable results
-as that cluster's."""
+draguard's allocator is the stable variant, with its four features switchable, and follows
+the newer variants' pool gathering when the cluster runs one; what those variants add
+(consumable capacity, binding conditions, ...) it does not model, so a cluster that runs one is
+named and a caller says so rather than pass off such results as that cluster's."""
 
 from __future__ import annotations
 
@@ -53,23 +54,28 @@ class Variant:
         return sorted(self.enabled - _STABLE)
 
     def features(self) -> Features:
-        """draguard's allocator features: the stable ones, each as the cluster has it."""
+        """draguard's allocator features: the stable ones as the cluster has them, and the
+        variant (whose pool gathering draguard follows)."""
         return Features(admin_access="AdminAccess" in self.enabled, prioritized_list="PrioritizedList" in self.enabled,
                         partitionable_devices="PartitionableDevices" in self.enabled,
-                        device_taints="DeviceTaints" in self.enabled)
+                        device_taints="DeviceTaints" in self.enabled, variant=self.name)
 
     def note(self, kube_version: str) -> str | None:
         """What a caller should say when draguard's results may not be this cluster's."""
         if self.name == "stable":
             return None
         return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
-                f"({', '.join(self.beyond_stable)} enabled); draguard implements the stable one, so claims or "
-                f"devices that use those features may be allocated differently")
+                f"({', '.join(self.beyond_stable)} enabled); draguard follows its pool gathering but not those "
+                f"features, so claims or devices that use them may be allocated differently")
 
 
 def variant_for(kube_version: str, overrides: dict | None = None) -> Variant:
     overrides = overrides or {}
-    enabled = frozenset(feature for feature, gates in ALLOCATOR_FEATURES.items()
-                        if all(gate_enabled(g, kube_version, overrides) for g in gates))
-    name = next(name for name, supported in VARIANTS if enabled <= supported)
-    return Variant(name, enabled)
+    return variant_of(feature for feature, gates in ALLOCATOR_FEATURES.items()
+                      if all(gate_enabled(g, kube_version, overrides) for g in gates))
+
+
+def variant_of(enabled) -> Variant:
+    """The variant structured.NewAllocator picks for these enabled structured.Features."""
+    enabled = frozenset(enabled)
+    return Variant(next(name for name, supported in VARIANTS if enabled <= supported), enabled)

@@ -24,6 +24,7 @@ def test_gates_override_the_defaults():
     assert "DeviceBindingAndStatus" not in variant_for("1.37", {"DRAResourceClaimDeviceStatus": False}).enabled
     features = variant_for("1.33", {"DRADeviceTaints": True}).features()
     assert (features.admin_access, features.device_taints, features.partitionable_devices) == (False, True, False)
+    assert features.variant == "stable" and variant_for("1.37").features().variant == "incubating"
 
 
 def test_allocate_follows_the_clusters_gates(tmp_path, cli):
