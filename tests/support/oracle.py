@@ -69,6 +69,10 @@ def _device(rng: random.Random, driver: str, name: str) -> dict:
     if rng.random() < 0.15:
         device["taints"] = [{"key": "maintenance", "value": rng.choice(["now", "later"]),
                              "effect": rng.choice(["NoSchedule", "NoExecute", "PreferNoSchedule"])}]
+    if rng.random() < 0.1:  # KEP-5007: only the newer variants, with DeviceBindingAndStatus, select it
+        device["bindingConditions"] = ["attached"]
+        device["bindingFailureConditions"] = ["failed"]
+        device["bindsToNode"] = rng.random() < 0.5
     return device
 
 

@@ -81,6 +81,9 @@ class Features:
     # the upstream variant whose pool gathering to follow: "stable", or "incubating" and
     # "experimental", which share pools_incubating.go (dra.variants picks it from the gates)
     variant: str = "stable"
+    # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (KEP-5007), newer variants only:
+    # devices with binding conditions become selectable and results carry their conditions
+    device_binding_and_status: bool = False
 
 
 @dataclass
@@ -103,6 +106,8 @@ class DeviceResult:
     device: str
     admin_access: bool | None = None
     tolerations: tuple = ()  # the request's, whatever the device's taints (upstream copies them all)
+    binding_conditions: tuple = ()  # the device's, with DeviceBindingAndStatus
+    binding_failure_conditions: tuple = ()
 
     def as_json(self) -> dict:
         out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
@@ -110,6 +115,10 @@ class DeviceResult:
             out["adminAccess"] = self.admin_access
         if self.tolerations:
             out["tolerations"] = [dict(t) for t in self.tolerations]
+        if self.binding_conditions:
+            out["bindingConditions"] = list(self.binding_conditions)
+        if self.binding_failure_conditions:
+            out["bindingFailureConditions"] = list(self.binding_failure_conditions)
         return out
 
 
@@ -594,8 +603,8 @@ class _Run:
         return device_id in self.owner.allocated or bool(self.allocating.get(device_id))
 
     def _selectable(self, key, data: _RequestData, s: Slice, device: Device) -> bool:
-        if device.binding_conditions:
-            return False
+        if device.binding_conditions and not self.features.device_binding_and_status:
+            return False  # the stable variant never selects such devices (isSelectable)
         cache_key = (device.id, key)
         found = self.matches.get(cache_key)
         if found is not None:
@@ -717,7 +726,9 @@ class _Run:
 
     # -- the result (upstream Allocate, after the search) --
     def _result(self, ci: int, claim: Claim) -> AllocationResult:
-        results = [DeviceResult(name, d.driver, d.pool, d.name, admin, tuple(mappings(tolerations)))
+        binding = self.features.device_binding_and_status
+        results = [DeviceResult(name, d.driver, d.pool, d.name, admin, tuple(mappings(tolerations)),
+                                d.binding_conditions if binding else (), d.binding_failure_conditions if binding else ())
                    for name, d, _, admin, tolerations in self.results[ci]]
         config, class_configs = [], {}
         for ri, request in enumerate(claim.requests):
@@ -759,9 +770,11 @@ class _Run:
         for _, device, s, _, _ in self.results[ci]:
             node_name, selector = ((device.node_name, device.node_selector) if s.per_device_node_selection
                                    else (s.node_name, s.node_selector))
-            if node_name:
+            if node_name or (device.binds_to_node and self.features.device_binding_and_status):
+                # local to one node, or binding to the node it is allocated for (createNodeSelector)
+                target = self.node.name if self.node is not None else node_name
                 return {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+                    {"key": "metadata.name", "operator": "In", "values": [target]}]}]}
             if selector is not None:
                 terms = selector.get("nodeSelectorTerms") or []
                 if len(terms) > 1:

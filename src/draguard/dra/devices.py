@@ -82,6 +82,7 @@ class Device:
     all_nodes: bool = False
     allow_multiple_allocations: bool = False
     binding_conditions: tuple = ()
+    binding_failure_conditions: tuple = ()
     binds_to_node: bool = False
     unqualified: frozenset = frozenset()  # attribute names published without a domain
     _cel: dict | None = field(default=None, repr=False)
@@ -272,6 +273,7 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         all_nodes=body.get("allNodes") is True,
         allow_multiple_allocations=body.get("allowMultipleAllocations") is True,
         binding_conditions=tuple(_list(body.get("bindingConditions"))),
+        binding_failure_conditions=tuple(_list(body.get("bindingFailureConditions"))),
         binds_to_node=body.get("bindsToNode") is True,
         unqualified=frozenset(k for k in _dict(body.get("attributes")) if isinstance(k, str) and "/" not in k),
     )

@@ -187,6 +187,4 @@ def unmodelled_features(allocator: Allocator, claim: Claim, devices) -> list[str
     if any(d.allow_multiple_allocations for d in reachable):
         found.append("devices shared by several allocations (allowMultipleAllocations; gate DRAConsumableCapacity, "
                      "KEP-5075)")
-    if any(d.binding_conditions for d in reachable):
-        found.append("devices with binding conditions (gate DRADeviceBindingConditions, KEP-5007)")
     return found

@@ -58,7 +58,8 @@ class Variant:
         variant (whose pool gathering draguard follows)."""
         return Features(admin_access="AdminAccess" in self.enabled, prioritized_list="PrioritizedList" in self.enabled,
                         partitionable_devices="PartitionableDevices" in self.enabled,
-                        device_taints="DeviceTaints" in self.enabled, variant=self.name)
+                        device_taints="DeviceTaints" in self.enabled, variant=self.name,
+                        device_binding_and_status="DeviceBindingAndStatus" in self.enabled)
 
     def note(self, kube_version: str) -> str | None:
         """What a caller should say when draguard's results may not be this cluster's."""

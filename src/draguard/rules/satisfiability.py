@@ -39,7 +39,8 @@ class RequestUnsatisfiable(Rule):
         What cannot be judged is said as `info`, never as an error: requests for other
         vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's), and
         claims or devices using features draguard's allocator does not model yet (consumable
-        capacity, binding conditions)."""
+        capacity). The allocator follows the target release and `--feature-gates`: with
+        DRADeviceBindingConditions on (1.36+), devices with binding conditions count."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_POD.replace("deviceClassName: mig.nvidia.com", "deviceClassName: gpu.nvidia.com")
     compliant = COMPLIANT_POD

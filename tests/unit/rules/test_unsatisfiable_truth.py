@@ -32,8 +32,8 @@ def _claim(count: int = 1, extra: str = "") -> str:
             f"ExactCount, count: {count}{extra}}}\n")
 
 
-def _unsatisfiable(lint_json, text, *args):
-    return [(f["severity"], f["message"]) for f in lint_json(text, "--kube-version", "1.37", *args)["findings"]
+def _unsatisfiable(lint_json, text, *args, kube_version: str = "1.37"):
+    return [(f["severity"], f["message"]) for f in lint_json(text, "--kube-version", kube_version, *args)["findings"]
             if f["rule"] == "request-unsatisfiable"]
 
 
@@ -59,13 +59,21 @@ def test_a_claim_that_fits_has_no_finding(tmp_path, lint_json):
 @pytest.mark.parametrize("claim_extra, device_extra, feature", [
     (", capacity: {requests: {memory: 10Gi}}", "", "consumable capacity"),
     ("", ", allowMultipleAllocations: true", "allowMultipleAllocations"),
-    ("", ", bindingConditions: [attached], bindingFailureConditions: [failed]", "binding conditions"),
 ])
 def test_unmodelled_features_are_not_judged(tmp_path, lint_json, claim_extra, device_extra, feature):
     findings = _unsatisfiable(lint_json, _claim(count=5, extra=claim_extra), "--inventory",
                               _inventory(tmp_path, {"a": 1}, device_extra))
     [(severity, message)] = findings
     assert severity == "info" and message.startswith("not judged") and feature in message
+
+
+def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them(tmp_path, lint_json):
+    """The newer variants select them with DRADeviceBindingConditions on (1.36+ defaults); the
+    stable variant, which 1.35 runs, never does."""
+    inventory = _inventory(tmp_path, {"a": 1}, ", bindingConditions: [attached], bindingFailureConditions: [failed]")
+    assert _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory) == []
+    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory, kube_version="1.35")
+    assert severity == "error"
 
 
 def test_unmodelled_devices_of_another_driver_do_not_stop_judging(tmp_path, lint_json):
