@@ -98,8 +98,10 @@ def runtime() -> _Runtime:
 def quantity_message(value: Fraction, form: Form = None) -> object:
     """A Quantity value for CEL: the exact fraction, and how upstream would store it ("i:value:
     scale" for an int64Amount, "d" for an inf.Dec), which isInteger, asInteger and sums read.
-    Two Quantities are never compared as messages: dra.celrewrite routes their == through
-    draguard_equals, which compares the values only (apiservercel.Quantity.Equal uses Cmp)."""
+    dra.celrewrite routes every == and != on Quantities through draguard_equals, which
+    compares the values only (apiservercel.Quantity.Equal uses Cmp); `in` and the sets
+    library still compare them as messages, so a Quantity stored differently (1 vs 1000m) is
+    not found there as it is upstream."""
     encoded = "d" if form is None else f"i:{form[0]}:{form[1]}"
     return runtime().Quantity(value=f"{value.numerator}/{value.denominator}", form=encoded)
 
