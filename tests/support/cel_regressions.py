@@ -45,6 +45,7 @@ REGRESSIONS = {
     "sums keep the smaller scale": "!quantity('1').add(quantity('5m')).sub(quantity('5m')).isInteger()",
     "quantities compare by value whatever their form": "quantity('1') == quantity('1000m')",
     "capacity forms reach CEL": "device.capacity['gpu.example.com'].memory.isInteger()",
+    "list membership compares quantities by value": "quantity('1') in [quantity('1000m')]",
     # the semver library
     "build metadata is ignored by ==": "semver('1.2.3+build') == semver('1.2.3')",
     "leading zeros are not semver": "isSemver('01.2.3')",

@@ -99,9 +99,9 @@ def quantity_message(value: Fraction, form: Form = None) -> object:
     """A Quantity value for CEL: the exact fraction, and how upstream would store it ("i:value:
     scale" for an int64Amount, "d" for an inf.Dec), which isInteger, asInteger and sums read.
     dra.celrewrite routes every == and != on Quantities through draguard_equals, which
-    compares the values only (apiservercel.Quantity.Equal uses Cmp); `in` and the sets
-    library still compare them as messages, so a Quantity stored differently (1 vs 1000m) is
-    not found there as it is upstream."""
+    compares the values only (apiservercel.Quantity.Equal uses Cmp), and list membership
+    (`in`) through draguard_in; the sets library still compares them as messages, so a
+    Quantity stored differently (1 vs 1000m) is not found there as it is upstream."""
     encoded = "d" if form is None else f"i:{form[0]}:{form[1]}"
     return runtime().Quantity(value=f"{value.numerator}/{value.denominator}", form=encoded)
 
@@ -359,6 +359,8 @@ def _function_table(rt: _Runtime) -> list:
         # what dra.celrewrite routes comparisons of version, quantity and network values through
         ("draguard_equals", "draguard_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda left, right: celrewrite.equals(celrewrite.SPECIAL_TYPES, left[0], right[0])),
+        ("draguard_in", "draguard_in_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
+         lambda item, values: celrewrite.contained(celrewrite.SPECIAL_TYPES, item[0], values)),
         ("draguard_format_args", "draguard_format_args_string_list", T.List(T.DYN), [T.STRING, T.List(T.DYN)], False,
          celformat.checked_arguments),
         ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,

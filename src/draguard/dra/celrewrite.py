@@ -9,7 +9,7 @@ friends), while cel-cpp's heterogeneous equality answers false. Only a value typ
 attribute, a comprehension variable) or one of those types can be such a left operand, so those
 comparisons (and those of lists and maps that may hold such values, compared element by
 element), and every comparison of Quantities (their messages carry how upstream stores the value,
-which == must ignore), found on the checked AST, are rewritten in the source to `draguard_equals([l], [r])`
+which == and list membership must ignore), found on the checked AST, are rewritten in the source to `draguard_equals([l], [r])`
 or `draguard_not_equals(...)` (`!=` is "not true", so its errors read as unequal), which
 implement cel-go's rules; the program evaluated is built from the rewritten text while
 every diagnostic still refers to the original.
@@ -106,7 +106,15 @@ def _spans(ast: CheckedAst, source: str) -> dict:
 def _targets(ast: CheckedAst) -> list:
     found = []
     for expr, _ in walk(ast.root):
-        if not (expr.HasField("call_expr") and expr.call_expr.function in _OPERATORS):
+        if not expr.HasField("call_expr"):
+            continue
+        if expr.call_expr.function == "@in":  # list membership: the Quantities in it, by value
+            left, right = expr.call_expr.args
+            if ast.type_name(right.id).startswith("list(") and (
+                    _QUANTITY in ast.type_name(left.id) or _QUANTITY in ast.type_name(right.id)):
+                found.append(expr)
+            continue
+        if expr.call_expr.function not in _OPERATORS:
             continue
         left, right = expr.call_expr.args
         left_type, right_type = ast.type_name(left.id), ast.type_name(right.id)
@@ -150,9 +158,11 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
             left, right = expr.call_expr.args
             # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a
             # dyn parameter matches none of them, while list(dyn) matches every list
-            function = "draguard_not_equals" if expr.call_expr.function == "_!=_" else "draguard_equals"
+            function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(expr.call_expr.function,
+                                                                                 "draguard_equals")
             start, end = spans[expr.id]
-            new = f"({function}([{text(*spans[left.id])}], [{text(*spans[right.id])}]))"
+            right_text = text(*spans[right.id]) if function == "draguard_in" else f"[{text(*spans[right.id])}]"
+            new = f"({function}([{text(*spans[left.id])}], {right_text}))"
         else:
             target, arguments = expr.call_expr.target, expr.call_expr.args[0]
             start, end = spans[arguments.id]
@@ -190,6 +200,19 @@ def not_equals(special_types: frozenset, left, right) -> bool:
         return not equals(special_types, left, right)
     except ValueError:
         return True
+
+
+def contained(special_types: frozenset, item, values: list) -> bool:
+    """cel-go's list Contains: item.Equal(each value), an error counting as not equal."""
+    return any(not _errs(special_types, item, value) and equals(special_types, item, value) for value in values)
+
+
+def _errs(special_types: frozenset, left, right) -> bool:
+    try:
+        equals(special_types, left, right)
+    except ValueError:
+        return True
+    return False
 
 
 def _not_unequal(special_types: frozenset, left, right) -> bool:
