@@ -27,7 +27,8 @@ def run(args) -> int:
     from ..dra.devices import ModelError, claim_from
     from ..dra.explain import verdict
     from ..dra.state import ClusterState
-    from ..dra.variants import variant_for
+    from ..dra.storage import as_stored, dropped
+    from ..dra.variants import disabled_gates, variant_for
     from ..engine.inventory import load_inventory, load_manifests
     from ..facts.gates import parse_gates
 
@@ -40,7 +41,12 @@ def run(args) -> int:
     note = variant.note(kube_version)
     if note:
         sys.stderr.write(f"draguard: note: {note}\n")
-    state = ClusterState(load_inventory(args.inventory), variant.features())
+    # slices as that cluster stores them: the fields of its disabled gates are dropped
+    loaded, disabled = load_inventory(args.inventory), disabled_gates(kube_version, gates)
+    for line in dropped(loaded, disabled):
+        sys.stderr.write(f"draguard: note: Kubernetes {kube_version}: {line}\n")
+    inventory = as_stored(loaded, disabled)
+    state = ClusterState(inventory, variant.features())
     try:
         claims = [claim_from(m) for m in load_manifests(args.claims, "claims")
                   if (m.group, m.kind) in (("resource.k8s.io", "ResourceClaim"),

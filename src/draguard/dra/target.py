@@ -16,6 +16,7 @@ from .devices import device_class_from
 from .explain import explain_request, visible_devices
 from .generate import generate
 from .inventory import Inventory
+from .storage import as_stored
 
 
 @lru_cache(maxsize=1)
@@ -27,10 +28,11 @@ def catalog_manifests() -> tuple:
 
 
 @lru_cache(maxsize=4)
-def _catalog(features: Features) -> tuple[Inventory, list]:
-    """The catalog's inventory and its visible devices, built once per process and feature
-    set: a run only adds its own DeviceClasses, which change no device."""
-    inventory = Inventory.from_manifests(list(catalog_manifests()))
+def _catalog(features: Features, disabled: frozenset) -> tuple[Inventory, list]:
+    """The catalog's inventory as a cluster with the `disabled` gates stores it, and its
+    visible devices, built once per process and setting: a run only adds its own
+    DeviceClasses, which change no device."""
+    inventory = as_stored(Inventory.from_manifests(list(catalog_manifests())), disabled)
     allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features)
     return inventory, list(visible_devices(allocator, inventory.nodes).values())
 
@@ -45,13 +47,15 @@ class Target:
 
     @classmethod
     def build(cls, inventory: Inventory | None, set_classes: list[Manifest],
-              features: Features = Features()) -> "Target":
+              features: Features = Features(), disabled: frozenset = frozenset()) -> "Target":
         """`inventory` as given (the engine adds the set's DeviceClasses to it), or the
-        catalog with the set's DeviceClasses; allocated with the cluster's `features`."""
+        catalog with the set's DeviceClasses; stored as a cluster with the `disabled` gates
+        stores slices, allocated with the cluster's `features`."""
         if inventory is not None:
+            inventory = as_stored(inventory, disabled)
             allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features)
             return cls(inventory, False, allocator, list(visible_devices(allocator, inventory.nodes).values()))
-        catalog, devices = _catalog(features)
+        catalog, devices = _catalog(features, disabled)
         classes = dict(catalog.classes)
         classes.update((m.name, device_class_from(m)) for m in set_classes)
         inventory = dataclasses.replace(catalog, classes=classes)

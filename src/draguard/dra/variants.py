@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from ..facts.gates import gate_state
 from .allocator import Features
+from .storage import STORAGE_GATES
 
 # structured.Features field -> the gates that must all be on for it
 ALLOCATOR_FEATURES = {
@@ -66,8 +67,15 @@ class Variant:
         if self.name == "stable":
             return None
         return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
-                f"({', '.join(self.beyond_stable)} enabled); draguard follows its pool gathering but not those "
-                f"features, so claims or devices that use them may be allocated differently")
+                f"({', '.join(self.beyond_stable)} enabled); draguard follows its pool gathering and binding "
+                f"conditions but not consumable capacity, so claims or devices that use it may be allocated "
+                f"differently")
+
+
+def disabled_gates(kube_version: str, overrides: dict | None = None) -> frozenset:
+    """The gates (of those whose slice fields matter to allocation) off in this cluster: the
+    API server stores slices without their fields (dra.storage)."""
+    return frozenset(g for g in STORAGE_GATES if not gate_enabled(g, kube_version, overrides or {}))
 
 
 def variant_for(kube_version: str, overrides: dict | None = None) -> Variant:

@@ -32,10 +32,11 @@ class Context:
     def satisfiability(self) -> "Target":
         """The inventory (or the catalog) with its allocator, built on first use for the run."""
         from ..dra.target import Target
-        from ..dra.variants import variant_for
+        from ..dra.variants import disabled_gates, variant_for
 
-        features = variant_for(self.kube_version, self.config.feature_gates).features()
-        return Target.build(self.inventory, list(self.objects.device_classes.values()), features)
+        gates = self.config.feature_gates
+        return Target.build(self.inventory, list(self.objects.device_classes.values()),
+                            variant_for(self.kube_version, gates).features(), disabled_gates(self.kube_version, gates))
 
     def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
                 value: bool = False, help: str | None = None, fix: Fix | None = None,

@@ -68,11 +68,15 @@ def test_unmodelled_features_are_not_judged(tmp_path, lint_json, claim_extra, de
 
 
 def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them(tmp_path, lint_json):
-    """The newer variants select them with DRADeviceBindingConditions on (1.36+ defaults); the
-    stable variant, which 1.35 runs, never does."""
+    """Selected with DeviceBindingAndStatus (DRADeviceBindingConditions and
+    DRAResourceClaimDeviceStatus, 1.36+ defaults); stored without their conditions where
+    DRADeviceBindingConditions is off (1.35), so plain devices there; never selected while the
+    conditions are kept but DRAResourceClaimDeviceStatus is off."""
     inventory = _inventory(tmp_path, {"a": 1}, ", bindingConditions: [attached], bindingFailureConditions: [failed]")
     assert _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory) == []
-    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory, kube_version="1.35")
+    assert _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory, kube_version="1.35") == []
+    [(severity, _)] = _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory,
+                                     "--feature-gates", "DRAResourceClaimDeviceStatus=false")
     assert severity == "error"
 
 
