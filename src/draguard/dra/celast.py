@@ -50,6 +50,12 @@ _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "byt
 _WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
 
 
+# the oneof each message's kinds belong to, as in the .proto files (WhichOneof names the one set)
+_KINDS = {"Expr": ("expr_kind", {"const_expr", "select_expr", "call_expr", "list_expr", "struct_expr",
+                                 "comprehension_expr"}),
+          "Type": ("type_kind", {name for name, *_ in _SCHEMA["Type"]})}
+
+
 @lru_cache(maxsize=1)
 def _messages() -> dict:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -58,9 +64,14 @@ def _messages() -> dict:
                                                syntax="proto2")  # presence for every field
     for message_name, fields in _SCHEMA.items():
         message = proto.message_type.add(name=message_name)
+        oneof, members = _KINDS.get(message_name, (None, set()))
+        if oneof:
+            message.oneof_decl.add(name=oneof)
         for name, number, kind, label, type_name in fields:
-            message.field.add(name=name, number=number, type=kind, label=label,
-                              type_name=f".draguard.celast.{type_name}" if type_name else None)
+            field = message.field.add(name=name, number=number, type=kind, label=label,
+                                      type_name=f".draguard.celast.{type_name}" if type_name else None)
+            if name in members:
+                field.oneof_index = 0
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"draguard.celast.{name}"))
@@ -76,11 +87,6 @@ class CheckedAst:
     def type_name(self, expr_id: int) -> str:
         return type_name(self.types.get(expr_id))
 
-    def same_type(self, a: int, b: int) -> bool:
-        """cel-go's Type.IsEquivalentType: the same kind, name and parameters."""
-        left, right = self.types.get(a), self.types.get(b)
-        return left is not None and right is not None and left.SerializeToString(deterministic=True) == \
-            right.SerializeToString(deterministic=True)
 
 
 def checked_ast(serialized: bytes) -> CheckedAst:
@@ -92,11 +98,16 @@ def checked_ast(serialized: bytes) -> CheckedAst:
                       {p.key: p.value for p in checked.source_info.positions})
 
 
+def equivalent(a, b) -> bool:
+    """cel-go's Type.IsEquivalentType: the same kind, name and parameters."""
+    return a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)
+
+
 def type_name(t) -> str:
     """A type as cel-go prints it in checker errors."""
     if t is None:
         return "dyn"
-    kind = _set_field(t)  # dyn and error are empty messages: nothing is set for them
+    kind = t.WhichOneof("type_kind")
     if kind == "primitive":
         return _PRIMITIVES.get(t.primitive, "dyn")
     if kind == "well_known":
@@ -123,14 +134,9 @@ def type_name(t) -> str:
     return "dyn"
 
 
-def _set_field(message) -> str | None:
-    fields = message.ListFields()
-    return fields[0][0].name if fields else None
-
-
 def children(expr) -> list:
     """The direct subexpressions of `expr`."""
-    kind = _set_field_of(expr, ("select_expr", "call_expr", "list_expr", "struct_expr", "comprehension_expr"))
+    kind = expr.WhichOneof("expr_kind")
     if kind == "select_expr":
         return [expr.select_expr.operand]
     if kind == "call_expr":
@@ -144,13 +150,6 @@ def children(expr) -> list:
         c = expr.comprehension_expr
         return [c.iter_range, c.accu_init, c.loop_condition, c.loop_step, c.result]
     return []
-
-
-def _set_field_of(expr, names) -> str | None:
-    for name in names:
-        if expr.HasField(name):
-            return name
-    return None
 
 
 def walk(expr, ancestors: tuple = ()):

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from . import celrewrite
 from .celast import checked_ast
+from .celrewrite import STRING_LITERAL
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
 from .quantity import QuantityError, is_quantity, parse_quantity_form
@@ -69,7 +70,6 @@ def _env(allow_multiple_allocations: bool = True):
 
 # --- source rewriting ----------------------------------------------------------------------
 
-_STRING = re.compile(r"""[rR]?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""", re.S)
 _DEVICE_FIELD = re.compile(r"\bdevice\s*\.\s*(" + "|".join(DEVICE_FIELDS) + r")\b")
 _QUANTITY_LITERAL = re.compile(r"""\bquantity\(\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\)""")
 
@@ -77,7 +77,7 @@ _QUANTITY_LITERAL = re.compile(r"""\bquantity\(\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*
 def _code_spans(text: str):
     """(start, end) of the parts of `text` outside string literals."""
     position = 0
-    for literal in _STRING.finditer(text):
+    for literal in STRING_LITERAL.finditer(text):
         yield position, literal.start()
         position = literal.end()
     yield position, len(text)
@@ -91,7 +91,7 @@ def rewrite_device_fields(expression: str) -> str:
         out.append(_DEVICE_FIELD.sub(lambda m: "device_" + m.group(1) + " " * (len(m.group(0)) - 7 - len(m.group(1))),
                                      code))
         if end < len(expression):
-            literal = _STRING.match(expression, end)
+            literal = STRING_LITERAL.match(expression, end)
             out.append(literal.group(0) if literal else "")
     return "".join(out)
 
@@ -283,7 +283,7 @@ _RESERVED = re.compile(r"\bdraguard_\w+")
 
 def _without_strings(code: str) -> str:
     """`code` with string literals blanked (same length)."""
-    return _STRING.sub(lambda m: " " * len(m.group(0)), code)
+    return STRING_LITERAL.sub(lambda m: " " * len(m.group(0)), code)
 
 
 def all_compile(expressions) -> bool:

@@ -222,24 +222,22 @@ def _compare(a, b) -> int:
     return _cmp(quantity_value(a), quantity_value(b))
 
 
-def _find(text, pattern):
-    return goregex.find(text, pattern)
-
-
-def _find_all(text, pattern, limit=-1):
-    return goregex.find_all(text, pattern, limit)
+def _scalars(T) -> dict:
+    """The ordered scalar types by their names in cel-cpp's overload ids: what the ordering
+    operators, string() and the lists library's comparable functions take. The order counts:
+    the checker types a call on an empty list literal by the first overload (`[].max()` is int)."""
+    return {"int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE, "bool": T.BOOL, "string": T.STRING,
+            "bytes": T.BYTES, "duration": T.DURATION, "timestamp": T.TIMESTAMP}
 
 
 def _ordering_overloads(rt: _Runtime) -> list:
     """Every overload of the four ordering operators, the cross-type numeric ones included
     (cel-go's CrossTypeNumericComparisons); implementations are cel-cpp's built-ins."""
     T = rt.T
-    same = {"bool": T.BOOL, "int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE, "string": T.STRING,
-            "bytes": T.BYTES, "timestamp": T.TIMESTAMP, "duration": T.DURATION}
     numeric = {"int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE}
     table = []
     for operator, prefix in _ORDERING.items():
-        for name, kind in same.items():
+        for name, kind in _scalars(T).items():
             table.append((operator, f"{prefix}_{name}", T.BOOL, [kind, kind], False, None))
         for left, left_type in numeric.items():
             for right, right_type in numeric.items():
@@ -251,9 +249,7 @@ def _ordering_overloads(rt: _Runtime) -> list:
 def _string_overloads(rt: _Runtime) -> list:
     """string() of the standard library (cel-cpp's built-ins), plus string(ip) and string(cidr)."""
     T = rt.T
-    standard = {"int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE, "bytes": T.BYTES, "string": T.STRING,
-                "timestamp": T.TIMESTAMP, "duration": T.DURATION, "bool": T.BOOL}
-    return [("string", f"{name}_to_string", T.STRING, [kind], False, None) for name, kind in standard.items()] + [
+    return [("string", f"{name}_to_string", T.STRING, [kind], False, None) for name, kind in _scalars(T).items()] + [
         ("string", "ip_to_string", T.STRING, [rt.IPT], False, lambda message: message.value),
         ("string", "cidr_to_string", T.STRING, [rt.CIDRT], False, None)]
 
@@ -273,20 +269,12 @@ def _min(values):
 
 
 def _index_of(values, item) -> int:
-    return next((i for i, value in enumerate(values) if _same(value, item)), -1)
+    """library.Lists indexOf: the first `values[i].Equal(item) == True`."""
+    return next((i for i, value in enumerate(values) if celrewrite.is_equal(value, item)), -1)
 
 
 def _last_index_of(values, item) -> int:
-    return next((i for i in range(len(values) - 1, -1, -1) if _same(values[i], item)), -1)
-
-
-def _same(a, b) -> bool:
-    """CEL equality as upstream's lists library uses it: numbers compare across int, uint
-    and double; other values only within their own type."""
-    numbers = (int, float)
-    if isinstance(a, numbers) and isinstance(b, numbers) and not isinstance(a, bool) and not isinstance(b, bool):
-        return a == b
-    return type(a) is type(b) and a == b
+    return next((i for i in range(len(values) - 1, -1, -1) if celrewrite.is_equal(values[i], item)), -1)
 
 
 _LISTS = {
@@ -305,9 +293,9 @@ def _lists_table(rt: _Runtime) -> list:
     can name) that returns dyn; the typed overloads keep the checker exact. indexOf and
     lastIndexOf take a second argument of each kind, so every typed overload carries one."""
     T = rt.T
-    comparable = {"int": T.INT, "uint": T.UINT, "double": T.DOUBLE, "bool": T.BOOL, "string": T.STRING,
-                  "bytes": T.BYTES, "duration": T.DURATION, "timestamp": T.TIMESTAMP}
-    kinds = {"comparable": comparable, "summable": {n: comparable[n] for n in ("int", "uint", "double", "duration")}}
+    comparable = _scalars(T)
+    kinds = {"comparable": comparable,
+             "summable": {n: comparable[n] for n in ("int64", "uint64", "double", "duration")}}
     table = []
     for name, (impl, kind, returns) in _LISTS.items():
         for type_name, element in kinds[kind].items():
@@ -353,18 +341,18 @@ def _function_table(rt: _Runtime) -> list:
         ("compareTo", "semver_compareTo", T.INT, [ST, ST], True, None),
         ("isGreaterThan", "semver_isGreaterThan", T.BOOL, [ST, ST], True, None),
         ("isLessThan", "semver_isLessThan", T.BOOL, [ST, ST], True, None),
-        ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, _find),
-        ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, _find_all),
-        ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, _find_all),
+        ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, goregex.find),
+        ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, goregex.find_all),
+        ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, goregex.find_all),
         # what dra.celrewrite routes comparisons of version, quantity and network values through
         ("draguard_equals", "draguard_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda left, right: celrewrite.equals(celrewrite.SPECIAL_TYPES, left[0], right[0])),
+         lambda left, right: celrewrite.equals(left[0], right[0])),
         ("draguard_in", "draguard_in_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda item, values: celrewrite.contained(celrewrite.SPECIAL_TYPES, item[0], values)),
+         lambda item, values: celrewrite.contained(item[0], values)),
         ("draguard_format_args", "draguard_format_args_string_list", T.List(T.DYN), [T.STRING, T.List(T.DYN)], False,
          celformat.checked_arguments),
         ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda left, right: celrewrite.not_equals(celrewrite.SPECIAL_TYPES, left[0], right[0])),
+         lambda left, right: celrewrite.not_equals(left[0], right[0])),
     ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt)
 
 

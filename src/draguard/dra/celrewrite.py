@@ -8,10 +8,10 @@ answers "no such overload" unless the right one has its type (apiservercel Semve
 friends), while cel-cpp's heterogeneous equality answers false. Only a value typed dyn (an
 attribute, a comprehension variable) or one of those types can be such a left operand, so those
 comparisons (and those of lists and maps that may hold such values, compared element by
-element), and every comparison of Quantities (their messages carry how upstream stores the value,
-which == and list membership must ignore), found on the checked AST, are rewritten in the source to `draguard_equals([l], [r])`
-or `draguard_not_equals(...)` (`!=` is "not true", so its errors read as unequal), which
-implement cel-go's rules; the program evaluated is built from the rewritten text while
+element), and every comparison of Quantities (their messages carry how upstream stores the
+value, which == and list membership must ignore), found on the checked AST, are rewritten in
+the source to `draguard_equals([l], [r])`, `draguard_not_equals(...)` (`!=` is "not true", so
+its errors read as unequal) or `draguard_in([x], list)`, which implement cel-go's rules; the program evaluated is built from the rewritten text while
 every diagnostic still refers to the original.
 
 Spans come from the AST positions (cel-cpp's conventions: a call at its `(`, a select at its
@@ -29,8 +29,9 @@ _OPERATORS = {"_==_", "_!=_"}
 SPECIAL_TYPES = frozenset({"kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "net.IP", "net.CIDR"})
 _QUANTITY = "kubernetes.Quantity"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_STRING = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
+STRING_LITERAL = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
                      re.S)
+_FIELD_SELECTION = re.compile(r"\.\s*\??\s*")  # `.name` or `.?name`
 _NUMBER = re.compile(r"-?0[xX][0-9a-fA-F]+[uU]?|-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?")
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
@@ -39,7 +40,7 @@ def _matching(source: str, opening: int) -> int:
     """The index after the bracket closing the one at `opening`, skipping string literals."""
     depth, i = 0, opening
     while i < len(source):
-        literal = _STRING.match(source, i) if source[i] in "'\"bBrR" else None
+        literal = STRING_LITERAL.match(source, i) if source[i] in "'\"bBrR" else None
         if literal:
             i = literal.end()
             continue
@@ -54,7 +55,7 @@ def _matching(source: str, opening: int) -> int:
 
 
 def _token_end(source: str, position: int) -> int:
-    for pattern in (_STRING, _NUMBER, _IDENTIFIER):
+    for pattern in (STRING_LITERAL, _NUMBER, _IDENTIFIER):
         match = pattern.match(source, position)
         if match:
             return match.end()
@@ -66,7 +67,7 @@ def _own_end(source: str, expr, position: int) -> int:
     if expr.HasField("comprehension_expr") or expr.HasField("list_expr") or expr.HasField("struct_expr"):
         return _matching(source, position)
     if expr.HasField("select_expr") or (expr.HasField("call_expr") and expr.call_expr.function == "_?._"):
-        match = re.compile(r"\.\s*\??\s*").match(source, position)
+        match = _FIELD_SELECTION.match(source, position)
         return _token_end(source, match.end() if match else position + 1)
     if expr.HasField("call_expr"):
         function = expr.call_expr.function
@@ -171,7 +172,7 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     return text(0, len(source))
 
 
-def equals(special_types: frozenset, left, right) -> bool:
+def equals(left, right) -> bool:
     """cel-go's types.Equal, left operand first (see the module docstring): null equals only
     null, whatever the other side; lists and maps compare element by element and are unequal
     only on an element that is (an element's error does not count: baseList.Equal and
@@ -179,7 +180,7 @@ def equals(special_types: frozenset, left, right) -> bool:
     if left is None or right is None:
         return left is None and right is None
     left_type = getattr(getattr(left, "DESCRIPTOR", None), "full_name", None)
-    if left_type in special_types:
+    if left_type in SPECIAL_TYPES:
         if getattr(getattr(right, "DESCRIPTOR", None), "full_name", None) != left_type:
             raise ValueError("no such overload")
         return left.value == right.value if left_type == _QUANTITY else left == right
@@ -188,36 +189,31 @@ def equals(special_types: frozenset, left, right) -> bool:
     if isinstance(left, (int, float)) and isinstance(right, (int, float)):
         return left == right
     if isinstance(left, list) and isinstance(right, list):
-        return len(left) == len(right) and all(_not_unequal(special_types, a, b) for a, b in zip(left, right))
+        return len(left) == len(right) and all(_equal_or(a, b, True) for a, b in zip(left, right))
     if isinstance(left, dict) and isinstance(right, dict):
-        return left.keys() == right.keys() and all(_not_unequal(special_types, v, right[k]) for k, v in left.items())
+        return left.keys() == right.keys() and all(_equal_or(v, right[k], True) for k, v in left.items())
     return type(left) is type(right) and left == right
 
 
-def not_equals(special_types: frozenset, left, right) -> bool:
-    """cel-go's `!=`: true unless Equal is true, so an error counts as unequal."""
+def is_equal(left, right) -> bool:
+    """`left.Equal(right) == True`, how cel-go's `!=`, list Contains and the Kubernetes lists
+    library's indexOf read equality: an error counts as unequal."""
+    return _equal_or(left, right, False)
+
+
+def not_equals(left, right) -> bool:
+    """cel-go's `!=`: true unless Equal is true."""
+    return not is_equal(left, right)
+
+
+def contained(item, values: list) -> bool:
+    """cel-go's list Contains: item.Equal(each value)."""
+    return any(is_equal(item, value) for value in values)
+
+
+def _equal_or(left, right, on_error: bool) -> bool:
+    """equals, with `on_error` standing for a "no such overload" error."""
     try:
-        return not equals(special_types, left, right)
+        return equals(left, right)
     except ValueError:
-        return True
-
-
-def contained(special_types: frozenset, item, values: list) -> bool:
-    """cel-go's list Contains: item.Equal(each value), an error counting as not equal."""
-    return any(not _errs(special_types, item, value) and equals(special_types, item, value) for value in values)
-
-
-def _errs(special_types: frozenset, left, right) -> bool:
-    try:
-        equals(special_types, left, right)
-    except ValueError:
-        return True
-    return False
-
-
-def _not_unequal(special_types: frozenset, left, right) -> bool:
-    try:
-        return equals(special_types, left, right)
-    except ValueError:
-        return True
-
+        return on_error

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import celformat, goregex
-from .celast import CheckedAst, type_name, walk
+from .celast import CheckedAst, equivalent, type_name, walk
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
 _PRECOMPILED_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
@@ -56,7 +56,7 @@ def _mismatch(ast: CheckedAst, ids_and_types) -> Problem | None:
         if first is None:
             first = t
             continue
-        if first.SerializeToString(deterministic=True) != t.SerializeToString(deterministic=True):
+        if not equivalent(first, t):
             return Problem(f"expected type '{type_name(first)}' but found '{type_name(t)}'",
                            ast.positions.get(expr_id, 0))
     return None
