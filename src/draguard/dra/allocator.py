@@ -191,21 +191,11 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
         return _gather_pools_incubating(index, node, features)
     by_pool: dict[tuple, list[Slice]] = {}
     for s in index.candidates(node):
-        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+        if _ignored(s, features):
             continue
-        if not features.compatibility_groups and s.uses_compatibility_groups:
-            continue  # ignored, so its pool is incomplete: its devices cannot be checked
-        if s.shared_counters:
-            take = True
-        elif s.node_name or s.all_nodes or s.node_selector is not None:
-            take = node_matches(node, s, f"slice {s.name}")
-        elif s.per_device_node_selection:
-            take = any(node_matches(node, d, f"device {d.name} in slice {s.name}") for d in s.devices)
-        else:
-            take = False
-        if take:
+        # counter slices are always taken, whatever nodes they name
+        if s.shared_counters or _targets_node(s, node):
             by_pool.setdefault((s.driver, s.pool), []).append(s)
-    everything = index.by_pool
     pools = []
     for key in order(by_pool):
         taken = _newest_generation(by_pool[key])
@@ -213,16 +203,41 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
         if len(taken) == count:  # the node's own slices complete the pool: nothing else is read
             pools.append(_build_pool(key, taken, taken, features))
             continue
-        generation = taken[0].generation
-        if any(s.generation > generation for s in everything[key]):
+        all_of_pool = _pool_slices(index, key, taken[0].generation, features)
+        if all_of_pool is None:
             continue  # obsolete: a newer generation exists but does not target the node
-        all_of_pool = [s for s in everything[key] if s.generation == generation
-                       and (features.compatibility_groups or not s.uses_compatibility_groups)]
         if len(all_of_pool) != count:
             pools.append(Pool(key[0], key[1], incomplete=True))
             continue
         pools.append(_build_pool(key, taken, all_of_pool, features))
     return pools
+
+
+def _ignored(s: Slice, features: Features) -> bool:
+    """A slice GatherPools skips: partitionable fields while that feature is off, or
+    compatibility groups while theirs is (its pool is then incomplete)."""
+    return ((not features.partitionable_devices and (s.per_device_node_selection or bool(s.shared_counters)))
+            or (not features.compatibility_groups and s.uses_compatibility_groups))
+
+
+def _targets_node(s: Slice, node: Node | None) -> bool | None:
+    """Whether the slice (its nodeName, allNodes or nodeSelector), or with per-device
+    selection one of its devices, targets the node; None when it names no node at all."""
+    if s.node_name or s.all_nodes or s.node_selector is not None:
+        return node_matches(node, s, f"slice {s.name}")
+    if s.per_device_node_selection:
+        return any(node_matches(node, d, f"device {d.name} in slice {s.name}") for d in s.devices)
+    return None
+
+
+def _pool_slices(index: SliceIndex, key: tuple, generation: int, features: Features) -> list[Slice] | None:
+    """checkSlicesInPool: every slice of the pool at `generation` (those using compatibility
+    groups left out while that feature is off), or None when a newer generation exists."""
+    everything = index.by_pool[key]
+    if any(s.generation > generation for s in everything):
+        return None
+    return [s for s in everything if s.generation == generation
+            and (features.compatibility_groups or not s.uses_compatibility_groups)]
 
 
 def _build_pool(key, taken: list[Slice], all_of_pool: list[Slice], features: Features) -> Pool:
@@ -242,32 +257,21 @@ def _gather_pools_incubating(index: SliceIndex, node: Node | None, features: Fea
     (driver, pool), those with binding conditions last."""
     by_pool: dict[tuple, list[Slice]] = {}
     for s in (index.named.get(node.name, []) if node else []) + index.shared:
-        if not features.partitionable_devices and (s.per_device_node_selection or s.shared_counters):
+        if _ignored(s, features) or not _targets_node(s, node):
             continue
-        if not features.compatibility_groups and s.uses_compatibility_groups:
-            continue
-        if s.node_name or s.all_nodes or s.node_selector is not None:
-            relevant = node_matches(node, s, f"slice {s.name}")
-        elif s.per_device_node_selection:
-            relevant = any(node_matches(node, d, f"device {d.name} in slice {s.name}") for d in s.devices)
-        else:
-            continue
-        if relevant:
-            taken = by_pool.setdefault((s.driver, s.pool), [])
-            if taken and s.generation > taken[0].generation:
-                taken.clear()
-            if not taken or s.generation == taken[0].generation:
-                taken.append(s)
+        taken = by_pool.setdefault((s.driver, s.pool), [])
+        if taken and s.generation > taken[0].generation:
+            taken.clear()
+        if not taken or s.generation == taken[0].generation:
+            taken.append(s)
     pools, bound = [], []
     for key, taken in by_pool.items():
-        count, generation = taken[0].slice_count, taken[0].generation
+        count = taken[0].slice_count
         all_of_pool = None
         if len(taken) != count:
-            everything = index.by_pool[key]
-            if any(s.generation > generation for s in everything):
+            all_of_pool = _pool_slices(index, key, taken[0].generation, features)
+            if all_of_pool is None:
                 continue  # obsolete
-            all_of_pool = [s for s in everything if s.generation == generation
-                           and (features.compatibility_groups or not s.uses_compatibility_groups)]
             if len(all_of_pool) != count:
                 pools.append(Pool(key[0], key[1], incomplete=True))
                 continue

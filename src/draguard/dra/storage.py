@@ -13,6 +13,19 @@ from ..facts.gates import gated_fields
 from .devices import Device, Slice
 from .inventory import Inventory
 
+# gate -> the slice and device fields it carries, each with the value a slice stored without
+# it has (dropDisabledFields); a device's published taints stand for its `taints` field
+_SLICE_FIELDS = {
+    "DRAPartitionableDevices": {"shared_counters": {}, "per_device_node_selection": False,
+                                "uses_compatibility_groups": False},  # named inside consumesCounters
+    "DRADeviceCompatibilityGroups": {"uses_compatibility_groups": False},
+}
+_DEVICE_FIELDS = {
+    "DRAPartitionableDevices": {"consumes_counters": [], "node_name": None, "node_selector": None, "all_nodes": False},
+    "DRADeviceTaints": {"published_taints": ()},
+    "DRADeviceBindingConditions": {"binding_conditions": (), "binding_failure_conditions": (), "binds_to_node": False},
+    "DRAConsumableCapacity": {"allow_multiple_allocations": False},
+}
 # the gates whose dropped slice fields change what the allocator can do
 STORAGE_GATES = ("DRAPartitionableDevices", "DRADeviceTaints", "DRADeviceBindingConditions", "DRAConsumableCapacity",
                  "DRADeviceCompatibilityGroups")
@@ -31,44 +44,33 @@ def as_stored(inventory: Inventory, disabled: frozenset) -> Inventory:
 
 def dropped(inventory: Inventory, disabled: frozenset) -> list[str]:
     """What storing the inventory changes, a sentence per gate that drops fields it has."""
-    present = {
-        "DRAPartitionableDevices": any(s.shared_counters or s.per_device_node_selection or
-                                       any(d.consumes_counters or d.node_name or d.node_selector or d.all_nodes
-                                           for d in s.devices) for s in inventory.slices),
-        "DRADeviceTaints": bool(inventory.taint_rules) or any(d.published_taints for s in inventory.slices
-                                                              for d in s.devices),
-        "DRADeviceBindingConditions": any(d.binding_conditions or d.binds_to_node for s in inventory.slices
-                                          for d in s.devices),
-        "DRAConsumableCapacity": any(d.allow_multiple_allocations for s in inventory.slices for d in s.devices),
-        "DRADeviceCompatibilityGroups": any(s.uses_compatibility_groups for s in inventory.slices),
-    }
     effects: dict[str, str] = {}
     for entry in gated_fields("slice"):
         effects.setdefault(entry.gate, entry.effect)
     return [f"{gate} is off, so the API server stores these slices without its fields: {effects[gate]}"
-            for gate in STORAGE_GATES if gate in disabled and present[gate]]
+            for gate in STORAGE_GATES if gate in disabled and _has_fields(inventory, gate)]
+
+
+def _has_fields(inventory: Inventory, gate: str) -> bool:
+    if gate == "DRADeviceTaints" and inventory.taint_rules:
+        return True
+    slice_fields, device_fields = _SLICE_FIELDS.get(gate, {}), _DEVICE_FIELDS.get(gate, {})
+    return any(any(getattr(s, f) != empty for f, empty in slice_fields.items()) or
+               any(getattr(d, f) != empty for d in s.devices for f, empty in device_fields.items())
+               for s in inventory.slices)
+
+
+def _dropping(table: dict, disabled: frozenset) -> dict:
+    return {f: empty for gate in STORAGE_GATES if gate in disabled for f, empty in table.get(gate, {}).items()}
 
 
 def _slice(s: Slice, disabled: frozenset) -> Slice:
-    partitionable = "DRAPartitionableDevices" not in disabled
-    return dataclasses.replace(
-        s, devices=[_device(d, disabled) for d in s.devices],
-        shared_counters=s.shared_counters if partitionable else {},
-        per_device_node_selection=s.per_device_node_selection and partitionable,
-        uses_compatibility_groups=(s.uses_compatibility_groups and partitionable
-                                   and "DRADeviceCompatibilityGroups" not in disabled))
+    return dataclasses.replace(s, devices=[_device(d, disabled) for d in s.devices], **_dropping(_SLICE_FIELDS, disabled))
 
 
 def _device(d: Device, disabled: frozenset) -> Device:
-    changes: dict = {"_cel": None, "_content": None}
-    if "DRAPartitionableDevices" in disabled:
-        changes.update(consumes_counters=[], node_name=None, node_selector=None, all_nodes=False)
-    if "DRADeviceTaints" in disabled:
-        changes["taints"] = ()
-    else:
-        changes["taints"] = d.published_taints  # the rules' taints are applied again
-    if "DRADeviceBindingConditions" in disabled:
-        changes.update(binding_conditions=(), binding_failure_conditions=(), binds_to_node=False)
-    if "DRAConsumableCapacity" in disabled:
-        changes["allow_multiple_allocations"] = False
-    return dataclasses.replace(d, **changes)
+    changes = _dropping(_DEVICE_FIELDS, disabled)
+    # `taints` is what the scheduler sees: the published ones (gone with the gate), and the
+    # rules' applied again by as_stored; the memo caches belong to the old device
+    return dataclasses.replace(d, taints=changes.pop("published_taints", d.published_taints), _cel=None,
+                               _content=None, **changes)

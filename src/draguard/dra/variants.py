@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..facts.gates import gate_state
+from ..facts.gates import gate_enabled
 from .allocator import Features
 from .storage import STORAGE_GATES
 
@@ -33,15 +33,6 @@ ALLOCATOR_FEATURES = {
 _STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
 _INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
 VARIANTS = (("stable", _STABLE), ("incubating", _INCUBATING), ("experimental", frozenset(ALLOCATOR_FEATURES)))
-
-
-def gate_enabled(gate: str, kube_version: str, overrides: dict) -> bool:
-    """A gate as set on the components, else its default in that release (off before it
-    existed)."""
-    if gate in overrides:
-        return overrides[gate]
-    state = gate_state(gate, kube_version)
-    return bool(state and state.default)
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,15 @@ def gate_state(gate: str, kube_version: str) -> GateState | None:
     return state
 
 
+def gate_enabled(gate: str, kube_version: str, overrides: dict) -> bool:
+    """A gate as set on the components (`overrides`), else its default in that release (off
+    before it existed)."""
+    if gate in overrides:
+        return overrides[gate]
+    state = gate_state(gate, kube_version)
+    return bool(state and state.default)
+
+
 def on_by_default_since(gate: str) -> str | None:
     """The first release whose default turns the gate on, as far as draguard knows."""
     return next((entry["since"] for entry in _data()["gates"][gate] if entry["default"]), None)

@@ -7,6 +7,7 @@ import re
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.catalog import driver_attributes, latest_driver_version
+from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
 from ..model.classes import class_drivers, class_selectors
 from ..model.pods import mapping, mappings
@@ -57,7 +58,6 @@ class CelInvalid(Rule):
 
     def check(self, obj, ctx):
         from ..dra.celenv import compile_selector  # the engine loads only when there is CEL to judge
-        from ..dra.variants import gate_enabled
 
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
         # declared only while DRAConsumableCapacity is on (NewExpressions environment)

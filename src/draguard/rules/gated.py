@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.location import format_path
-from ..facts.gates import gate_state, gated_fields, on_by_default_since
+from ..facts.gates import gate_enabled, gate_state, gated_fields, on_by_default_since
 from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec
 from ..sources.yamlpos import path_of
 from .base import Rule
@@ -84,8 +84,7 @@ class ApiFieldGated(Rule):
         gates = ctx.config.feature_gates
         for gated in gated_fields(owner):
             state = gate_state(gated.gate, ctx.kube_version)
-            enabled = gates.get(gated.gate, state.default if state else False)
-            if state is None or enabled:
+            if state is None or gate_enabled(gated.gate, ctx.kube_version, gates):
                 continue  # before the gate existed the field is schema-invalid
             for container, key in _occurrences(spec, _steps(owner, obj, gated.path)):
                 yield ctx.finding(self, obj, self._message(container, key, gated, state, ctx, gated.gate in gates),
