@@ -1,6 +1,7 @@
-"""The control planes the cluster tests share, each started once per session (a start costs
-seconds): `plane` with the fake kubelet's GPU nodes and the fake driver's slices and classes,
-`bare_plane` with nothing in it (dry-run judgements need no objects of their own)."""
+"""What the integration tests share, each built or started once per session: `oracle`, the
+upstream allocator and CEL compiler (harness/allocator-oracle); the control planes, `plane`
+with the fake kubelet's GPU nodes and the fake driver's slices and classes, and `bare_plane`
+with nothing in it (dry-run judgements need no objects of their own)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ from contextlib import contextmanager
 import pytest
 
 from support.cluster import ControlPlane, FakeKubelet, build, gpu_inventory
+from support.oracle import oracle_binary
 
 SMOKE_NAMESPACE = "smoke"
+
+
+@pytest.fixture(scope="session")
+def oracle():
+    binary = oracle_binary()
+    if binary is None:
+        pytest.skip("Go is not installed: the upstream allocator oracle cannot be built")
+    return binary
 
 
 @contextmanager

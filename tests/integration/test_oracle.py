@@ -6,16 +6,8 @@ them. With one pool the comparison is exact. `--scenarios N` runs more."""
 
 import pytest
 
-from support.oracle import draguard_outcome, oracle_binary, possible_outcomes, run_oracle, scenario, upstream_outcome
+from support.oracle import draguard_outcome, possible_outcomes, run_oracle, scenario, upstream_outcome
 from support.oracle_regressions import REGRESSIONS
-
-
-@pytest.fixture(scope="module")
-def oracle():
-    binary = oracle_binary()
-    if binary is None:
-        pytest.skip("Go is not installed: the upstream allocator oracle cannot be built")
-    return binary
 
 
 def compare(oracle, scenarios):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 from ..model.claims import requests_of
 from ..model.pods import mapping, mappings
@@ -113,11 +114,14 @@ class Device:
         if self._content is None:
             self._content = (self.driver, self.allow_multiple_allocations,
                              tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self.attributes.items())),
-                             tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self._quantities().items())))
+                             tuple((d, tuple(sorted(names.items()))) for d, names in sorted(self.quantities.items())))
         return self._content
 
-    def _quantities(self) -> dict:
-        """Capacities as CEL sees them: (value, form), since isInteger reads the form."""
+
+    @cached_property
+    def quantities(self) -> dict:
+        """Capacities as CEL sees them: domain -> name -> (value, form), since isInteger reads
+        the form; built once, on the first selector that reads them."""
         forms = self.capacity_forms
         return {d: {n: (q, forms[d][n] if n in forms.get(d, {}) else canonical_form(q)) for n, q in names.items()}
                 for d, names in self.capacity.items()}
@@ -128,7 +132,7 @@ class Device:
             return self.content_key()
         key = [self.driver, self.allow_multiple_allocations]
         for kind, domain, name in refs.items:
-            table = self.attributes if kind == "attributes" else self._quantities()
+            table = self.attributes if kind == "attributes" else self.quantities
             values = table.get(domain, {})
             if name is None:
                 key.append(tuple(sorted(values.items())))
@@ -146,7 +150,7 @@ class Device:
                 "device_attributes": {d: {n: (semver_message(a.value) if a.kind == "version" else a.value)
                                           for n, a in names.items()} for d, names in self.attributes.items()},
                 "device_capacity": {d: {n: quantity_message(*q) for n, q in names.items()}
-                                    for d, names in self._quantities().items()},
+                                    for d, names in self.quantities.items()},
             }
         data = self._cel
         for field_name in ("attributes", "capacity"):
