@@ -127,13 +127,6 @@ def function_table(rt) -> list:
         outer, bits = prefix(message)
         return rt.CIDR(value=f"{_network(outer, bits).network_address}/{bits}")
 
-    def is_url(text):
-        try:
-            gourl.parse(text, True)
-        except gourl.URLError:
-            return False
-        return True
-
     return [
         ("ip", "string_to_ip", IP, [T.STRING], False, ip),
         ("family", "ip_family", T.INT, [IP], True, lambda m: address(m).version),
@@ -162,6 +155,7 @@ def function_table(rt) -> list:
         ("getPort", "url_get_port", T.STRING, [URL], True, lambda m: parsed(m).port()),
         ("getEscapedPath", "url_get_escaped_path", T.STRING, [URL], True, lambda m: parsed(m).escaped_path()),
         ("getQuery", "url_get_query", T.Map(T.STRING, T.List(T.STRING)), [URL], True, lambda m: parsed(m).query()),
-        ("isURL", "is_url_string", T.BOOL, [T.STRING], False, is_url),
+        ("isURL", "is_url_string", T.BOOL, [T.STRING], False,
+         lambda text: _valid(lambda t: gourl.parse(t, True), text)),
     ]
 

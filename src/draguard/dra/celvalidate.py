@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import celformat, goregex
-from .celast import CheckedAst, equivalent, type_name, walk
+from .celast import CheckedAst, children, equivalent, type_name, walk
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
 _PRECOMPILED_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
@@ -114,9 +114,7 @@ def _unprintable(ast: CheckedAst, expr) -> int | None:
     """verifyString: the id of the first (possibly nested) literal element %s cannot print."""
     if celformat.clause_error("s", _kind(ast, expr.id)):
         return expr.id
-    nested = (list(expr.list_expr.elements) if expr.HasField("list_expr") else
-              [part for e in expr.struct_expr.entries for part in (e.map_key, e.value)] if expr.HasField("struct_expr")
-              else [])
+    nested = children(expr) if expr.WhichOneof("expr_kind") in ("list_expr", "struct_expr") else []
     return next(filter(lambda found: found is not None, (_unprintable(ast, e) for e in nested)), None)
 
 
