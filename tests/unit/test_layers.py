@@ -1,4 +1,4 @@
-"""The code reads as core -> sources -> facts -> model -> dra -> rules -> engine -> report ->
+"""The code reads as teardown -> core -> sources -> facts -> model -> dra -> rules -> engine -> report ->
 cli: a package imports only packages before it (lazy imports inside functions included),
 rule modules never import one another, and module-level imports have no cycles."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import draguard
 
 PACKAGE = Path(draguard.__file__).parent
-LAYERS = ["core", "sources", "facts", "model", "dra", "rules", "engine", "report", "cli"]
+LAYERS = ["teardown", "core", "sources", "facts", "model", "dra", "rules", "engine", "report", "cli"]
 #: modules of rules/ that category modules share; everything else there is one category
 RULE_SUPPORT = {"base", "registry", "context", "examples", "admission", "input"}
 
@@ -55,6 +55,25 @@ def test_no_package_imports_a_later_layer():
         for target, line in _imports(path, parts, top_level_only=False):
             if target and target[0] in LAYERS and LAYERS.index(target[0]) > rank:
                 wrong.append(f"{'/'.join(parts)}.py:{line} imports {'.'.join(target)}")
+    assert not wrong, wrong
+
+
+def test_the_teardown_helper_needs_only_the_standard_library_and_nvml():
+    """It runs in a preStop hook from a minimal install (`pip install --no-deps draguard
+    nvidia-ml-py`): no third-party import but pynvml, anywhere in its modules."""
+    import sys
+
+    wrong = []
+    for path, parts in _modules():
+        if parts[0] != "teardown":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and not node.level else []
+            for name in names:
+                top = name.split(".")[0]
+                if top not in sys.stdlib_module_names and top not in ("pynvml", "__future__"):
+                    wrong.append(f"{'/'.join(parts)}.py:{node.lineno} imports {name}")
     assert not wrong, wrong
 
 
