@@ -4,18 +4,36 @@ termination timeline.
 Mirrors kubelet's killContainer (pkg/kubelet/kuberuntime/kuberuntime_container.go): the
 preStop hook runs first and its time is taken out of the grace period; then SIGTERM, with at
 least `minimumGracePeriodInSeconds` (2 s) before SIGKILL, even when the hook used the whole
-period. The devices are unprepared only after every container stopped."""
+period. The devices are unprepared only after every container stopped.
+
+With native sidecars (restartable init containers) the kubelet still runs every container's
+preStop at once (killContainersWithSyncResult starts one killContainer per container); only a
+sidecar's SIGTERM waits, within its grace period, until every main container and every later
+sidecar has stopped (kuberuntime_termination_order.go, waitForTurn). So a sidecar's preStop
+does not start after the main container stopped: a check there must itself wait for the end."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass
+
+from ..teardown.servers import Server, detect, flag_value
 
 MINIMUM_SIGTERM_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
 
-_BOUNDED_WAIT = re.compile(r"\b(?:sleep|timeout)\s+(\d+(?:\.\d+)?)(s|m|h)?\b")
+_BOUNDED_WAIT = re.compile(r"(?<![-\w])(?:sleep|timeout)\s+(\d+(?:\.\d+)?)(s|m|h)?\b")
 _LOOP = re.compile(r"\b(while|until)\b")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}  # findall yields "" for no unit
+
+
+#: draguard-teardown's own bounded steps inside a hook: `drain --deadline N`, `verify --timeout N`,
+#: or either with `--grace-period G [--margin M]` (the bound is G - M; the helper's margin is 5)
+_HELPER = re.compile(r"draguard-teardown\s+(drain|verify)\b([^;&|]*)")
+_HELPER_BOUND = {"drain": "--deadline", "verify": "--timeout"}
+HELPER_MARGIN = 5.0
+#: `kill [-SIG | -s SIG | --]... 1`: signals PID 1, the container's own main process
+_KILLS_PID1 = re.compile(r"\bkill\s+(?:(?:-s\s+\w+|-\w+|--)\s+)*1(?![\w.])")
 
 
 def hook_command(hook: dict) -> str:
@@ -33,7 +51,53 @@ def hook_budget(hook: dict) -> float:
     if isinstance(sleep, dict) and isinstance(sleep.get("seconds"), (int, float)) \
             and not isinstance(sleep.get("seconds"), bool):
         return float(sleep["seconds"])
-    return sum(float(n) * _UNITS[unit] for n, unit in _BOUNDED_WAIT.findall(hook_command(hook)))
+    command = hook_command(hook)
+    waits = sum(float(n) * _UNITS[unit] for n, unit in _BOUNDED_WAIT.findall(command))
+    return waits + sum(helper_bound(step, args) for step, args in _HELPER.findall(command))
+
+
+def helper_bound(step: str, args: str) -> float:
+    """The bound draguard-teardown puts on one of its steps, from its command line (0 when
+    it has none: the helper then refuses to run, which its usage error says)."""
+    try:
+        words = shlex.split(args)
+    except ValueError:
+        words = args.split()
+    bound = flag_value(words, _HELPER_BOUND[step])
+    if bound is not None:
+        return bound
+    grace = flag_value(words, "--grace-period")
+    margin = flag_value(words, "--margin")
+    return max(grace - (HELPER_MARGIN if margin is None else margin), 0.0) if grace is not None else 0.0
+
+
+def runs_helper(container: dict) -> bool:
+    """Whether the container runs draguard-teardown: as its process or in its preStop hook."""
+    pre_stop = (container.get("lifecycle") or {}).get("preStop") if isinstance(container.get("lifecycle"), dict) else None
+    text = " ".join(argv(container)) + " " + (hook_command(pre_stop) if isinstance(pre_stop, dict) else "")
+    return "draguard-teardown" in text
+
+
+def kills_pid1(hook: dict) -> bool:
+    """The hook signals PID 1: its own container's main process (without a shared PID
+    namespace). The container stops, and the rest of the hook dies with it."""
+    return _KILLS_PID1.search(hook_command(hook)) is not None
+
+
+def argv(container: dict) -> list[str]:
+    """command + args, the strings only."""
+    words = []
+    for key in ("command", "args"):
+        value = container.get(key)
+        if isinstance(value, list):
+            words.extend(str(word) for word in value if isinstance(word, (str, int, float)))
+    return words
+
+
+def server_of(container: dict) -> Server | None:
+    """The inference server the container runs, from its image, command and args."""
+    image = container.get("image")
+    return detect(" ".join([image if isinstance(image, str) else "", *argv(container)]))
 
 
 def loops_unbounded(hook: dict) -> bool:
@@ -61,3 +125,45 @@ class Timeline:
     def hook_cut_short(self) -> bool:
         """The hook's waits do not end before the grace period does."""
         return self.pre_stop >= self.grace > 0
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """One container of a pod being deleted: its name, its preStop hook's own waits (0 without
+    a hook), and whether it is a native sidecar."""
+
+    name: str
+    pre_stop: float
+    sidecar: bool = False
+
+
+@dataclass(frozen=True)
+class Stopped:
+    name: str
+    sigterm_at: float  # when the kubelet sends SIGTERM (the container is gone then if it exits on it)
+    kill_at: float  # when SIGKILL comes at the latest
+
+
+def schedule(grace: float, containers: list[Stopping]) -> list[Stopped]:
+    """When each container gets SIGTERM and SIGKILL after the deletion request, for processes
+    that exit on SIGTERM. Mirrors killContainer: the hook runs first, bounded by the grace
+    period, and its whole seconds are taken out of it; a sidecar then waits for its turn
+    within what is left (waitForTurn, truncated to whole seconds); at least 2 s of SIGTERM
+    always follow. Sidecars stop in reverse spec order, after every main container."""
+    def hook_end(c: Stopping) -> float:
+        return min(c.pre_stop, grace) if c.pre_stop and grace > 0 else 0.0
+
+    stopped = {}
+    for c in containers:
+        if not c.sidecar:
+            end = hook_end(c)
+            stopped[c.name] = Stopped(c.name, end, end + max(grace - int(end), MINIMUM_SIGTERM_SECONDS))
+    turn = max((s.sigterm_at for s in stopped.values()), default=0.0)
+    for c in reversed([c for c in containers if c.sidecar]):
+        end = hook_end(c)
+        left = grace - int(end)
+        waited = min(max(turn - end, 0.0), left) if left > 0 else 0.0
+        sigterm = end + waited
+        stopped[c.name] = Stopped(c.name, sigterm, sigterm + max(left - int(waited), MINIMUM_SIGTERM_SECONDS))
+        turn = sigterm
+    return [stopped[c.name] for c in containers]

@@ -33,6 +33,7 @@ resourceClaims:
 containers:
 - name: server
   image: vllm/vllm-openai
+  args: [--shutdown-timeout, '30']
   resources:
     claims: [{name: gpu}]
   lifecycle:

@@ -5,18 +5,27 @@ from __future__ import annotations
 import math
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, set_value
+from ..core.fixes import Applicability, Fix, FixAvailability, append, set_value
 from ..model.gpu import gpu_claim_entries
-from ..model.pods import pod_sites, text
-from ..model.teardown import Timeline, hook_budget, loops_unbounded
+from ..model.pods import claim_sites, pod_sites, text
+from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
+    server_of
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
-from .base import Needs, Option, Rule
-from .examples import COMPLIANT_POD
+from .base import Admission, Needs, Option, Rule
+from .examples import COMPLIANT_POD, replace_last
 from .registry import register
 
 #: seconds of SIGTERM handling the grace-period fix leaves after the hook's own waits
 MARGIN_SECONDS = 30
+#: the parts of a teardown besides the hook and the server's drain, as settings of the rules
+#: that read the budget (teardown-grace-period, teardown-drain-disabled)
+BUDGET_OPTIONS = {
+    "releaseSeconds": Option(10, "seconds from the server's exit until its CUDA contexts and memory are gone"),
+    "verifySeconds": Option(5, "seconds the teardown helper's verify needs after the release (when the pod runs it)"),
+    "marginSeconds": Option(10, "seconds kept free before SIGKILL"),
+    "unknownDrainSeconds": Option(30, "drain assumed for a server that documents no bound (SGLang, KServe's own)"),
+}
 
 
 def gpu_sites(obj, ctx):
@@ -64,6 +73,41 @@ class TeardownPreStop(Rule):
                                                          {"sleep": {"seconds": seconds}}),)))
 
 
+def teardown_budget(site, gpu_claims, ctx, rule) -> "Budget | None":
+    """What tearing the pod down takes when a GPU container runs a known inference server:
+    its preStop waits, then the server's drain after SIGTERM, the release, the helper's verify
+    (when the pod runs it) and a margin. The largest over the pod's servers; None without one."""
+    option = lambda name: ctx.option(rule, name)  # noqa: E731
+    verify = option("verifySeconds") if any(runs_helper(c.container) for c in site.containers) else 0
+    best = None
+    for c in site.containers:
+        server = server_of(c.container)
+        if c.init or server is None or not {text(claim.get("name")) for claim in c.claims} & gpu_claims:
+            continue
+        drain, source = server.drain_budget(argv(c.container))
+        if drain is None:
+            drain, source = option("unknownDrainSeconds"), "assumed: no documented bound"
+        parts = (("preStop", hook_budget(c.pre_stop) if c.pre_stop else 0.0),
+                 (f"{server.title} drain ({source})", drain), ("release", option("releaseSeconds")),
+                 ("verify", verify), ("margin", option("marginSeconds")))
+        budget = Budget(c, server, tuple((what, float(n)) for what, n in parts if n))
+        if best is None or budget.total > best.total:
+            best = budget
+    return best
+
+
+class Budget:
+    def __init__(self, container, server, parts):
+        self.container, self.server, self.parts = container, server, parts
+
+    @property
+    def total(self) -> float:
+        return sum(n for _, n in self.parts)
+
+    def __str__(self) -> str:
+        return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
+
+
 @register
 class TeardownGracePeriod(Rule):
     id = "teardown-grace-period"
@@ -73,35 +117,50 @@ class TeardownGracePeriod(Rule):
     targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
     needs = Needs.OBJECT_SET  # whether its claims hold GPUs
-    summary = "terminationGracePeriodSeconds is below the floor, or not longer than the preStop hook's own waits."
+    summary = ("terminationGracePeriodSeconds is shorter than the teardown budget of the detected inference server, "
+               "below the floor, or not longer than the preStop hook's own waits.")
     rationale = """
         The grace period bounds preStop plus SIGTERM handling; when it runs out the kubelet
-        sends SIGKILL and the hook's work is cut short. The default (30 s) is rarely enough to
-        drain GPU work. draguard requires at least `minGraceSeconds` (default 60) and more
-        than the hook's own bounded waits (`sleep N`, `timeout N` and the sleep action are
-        added up)."""
+        sends SIGKILL and the drain, the release and any check of it are cut short. When a
+        GPU container runs a known inference server (`draguard-teardown servers`), draguard
+        adds up what its teardown takes: the preStop hook's own waits (endpoint removal),
+        the server's drain after SIGTERM (vLLM `--shutdown-timeout`, Triton
+        `--exit-timeout-secs`, TGI's fixed 90 s), the release of its CUDA contexts, the
+        helper's verify when the pod runs it, and a margin; the grace period must cover the
+        sum. Without a known server it requires at least `minGraceSeconds` (the default 30 s
+        is rarely enough to drain GPU work). Either way it must exceed the hook's own bounded
+        waits (`sleep N`, `timeout N`, the sleep action and draguard-teardown's own bounds
+        are added up)."""
     reference = "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
-    options = {"minGraceSeconds": Option(60, "smallest acceptable terminationGracePeriodSeconds")}
-    noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 10")
+    options = {"minGraceSeconds": Option(60, "smallest acceptable terminationGracePeriodSeconds without a known server"),
+               **BUDGET_OPTIONS}
+    noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 45")
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
         floor = ctx.option(self, "minGraceSeconds")
-        for site, _ in gpu_sites(obj, ctx):
+        for site, gpu_claims in gpu_sites(obj, ctx):
             seconds, stated = site.grace_period
+            if stated and seconds == 0:
+                continue  # teardown-grace-zero
             where = (site.spec, "terminationGracePeriodSeconds") if stated else (site.spec, None)
             hooks = [(hook_budget(c.pre_stop), c) for c in site.containers if c.pre_stop]
             longest, container = max(hooks, default=(0.0, None), key=lambda pair: pair[0])
-            timeline = Timeline(seconds, longest)
-            wanted = max(floor, math.ceil(longest) + MARGIN_SECONDS)
+            budget = teardown_budget(site, gpu_claims, ctx, self)
+            wanted = math.ceil(budget.total) if budget else max(floor, math.ceil(longest) + MARGIN_SECONDS)
+            wanted = max(wanted, math.ceil(longest) + 1)
             fix = Fix(f"set terminationGracePeriodSeconds: {wanted}", Applicability.UNSAFE,
                       (set_value(path_of(site.spec, "terminationGracePeriodSeconds"), wanted),))
-            if seconds < floor:
-                origin = "" if stated else " (the default; not set)"
+            origin = "" if stated else " (the default; not set)"
+            if budget is not None and seconds < budget.total:
+                yield ctx.finding(self, obj, f"terminationGracePeriodSeconds is {seconds}{origin}, but tearing down "
+                                  f"{budget.server.title} in {budget.container.label} takes {budget}", *where,
+                                  value=stated, help=f"set terminationGracePeriodSeconds to at least {wanted}", fix=fix)
+            elif budget is None and seconds < floor:
                 yield ctx.finding(self, obj, f"terminationGracePeriodSeconds is {seconds}{origin}, below the "
                                   f"{floor} s floor for pods that hold devices", *where, value=stated,
                                   help=f"set terminationGracePeriodSeconds to at least {floor}", fix=fix)
-            elif container is not None and timeline.hook_cut_short:
+            elif container is not None and Timeline(seconds, longest).hook_cut_short:
                 yield ctx.finding(self, obj, f"the preStop hook of {container.label} waits up to {longest:g} s but "
                                   f"the grace period is {seconds} s: SIGKILL cuts it short", *where, value=stated,
                                   help=f"set terminationGracePeriodSeconds above {longest:g}", fix=fix)
@@ -123,7 +182,7 @@ class TeardownUnboundedHook(Rule):
         point. Wrap the wait in `timeout N` so the hook ends on its own."""
     reference = "https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#hook-handler-execution"
     noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'while pgrep vllm; do sleep 1; done']")
-    compliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'timeout 30 sh -c \"while pgrep vllm; do sleep 1; done\"']")
+    compliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'timeout 9 sh -c \"while pgrep vllm; do sleep 1; done\"']")
 
     def check(self, obj, ctx):
         for site, _ in gpu_sites(obj, ctx):
@@ -132,3 +191,188 @@ class TeardownUnboundedHook(Rule):
                 if hook and loops_unbounded(hook):
                     yield ctx.finding(self, obj, f"the preStop hook of {c.label} loops without a timeout: it will "
                                       "run until SIGKILL", hook.get("exec"), "command", help="wrap the loop in `timeout N`")
+
+
+@register
+class TeardownDrainDisabled(Rule):
+    id = "teardown-drain-disabled"
+    name = "Inference server aborts in-flight work on SIGTERM"
+    category = "teardown"
+    severity = Severity.WARNING
+    targets = POD_TARGETS
+    fixable = FixAvailability.SOMETIMES
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
+    options = BUDGET_OPTIONS
+    summary = "A GPU container runs vLLM without --shutdown-timeout (or with 0): SIGTERM aborts every in-flight request."
+    rationale = """
+        vLLM drains on SIGTERM only when `--shutdown-timeout N` is given: it then rejects new
+        requests and waits up to N s for the running ones. Without it (the default, 0) every
+        in-flight request is aborted the moment the kubelet sends SIGTERM, however long the
+        grace period is. The fix adds the flag with what the grace period leaves after the
+        preStop waits, the release, the helper's verify and the margin (the servers whose
+        flag is optional are in `draguard-teardown servers`)."""
+    reference = "https://github.com/vllm-project/vllm/pull/36666"
+    noncompliant = COMPLIANT_POD.replace("[--shutdown-timeout, '30']", "[--model, /models/llama-3.1-8b]")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        for site, gpu_claims in gpu_sites(obj, ctx):
+            for c in site.containers:
+                server = server_of(c.container)
+                if c.init or server is None or not server.flag_required or \
+                        not {text(claim.get("name")) for claim in c.claims} & gpu_claims:
+                    continue
+                drain, _ = server.drain_budget(argv(c.container))
+                if drain:
+                    continue
+                yield ctx.finding(self, obj, f"{c.label} runs {server.title} without {server.drain_flag}: SIGTERM aborts "
+                                  "every in-flight request instead of draining them", c.container, "name",
+                                  help=f"add {server.drain_flag} N, N being what the grace period leaves after the "
+                                  "preStop waits and the release", fix=self._fix(site, c, server, ctx))
+
+    def _fix(self, site, c, server, ctx) -> Fix | None:
+        args = c.container.get("args")
+        words = argv(c.container)
+        if not isinstance(args, list) or any(" " in w for w in words):
+            return None  # a shell line or a command without args: say it, do not guess
+        grace, _ = site.grace_period
+        hook = hook_budget(c.pre_stop) if c.pre_stop else 0.0
+        verify = ctx.option(self, "verifySeconds") if any(runs_helper(x.container) for x in site.containers) else 0
+        seconds = max(1, math.floor(grace - hook - ctx.option(self, "releaseSeconds") - verify
+                                    - ctx.option(self, "marginSeconds")))
+        flag, path = server.drain_flag, path_of(args)
+        for i, word in enumerate(args):
+            if word == flag and i + 1 < len(args):
+                edit = set_value(path + (i + 1,), str(seconds))
+                break
+            if isinstance(word, str) and word.startswith(flag + "="):
+                edit = set_value(path + (i,), f"{flag}={seconds}")
+                break
+        else:
+            edit = append(path, f"{flag}={seconds}")
+        return Fix(f"drain for {seconds} s on SIGTERM ({flag}={seconds})", Applicability.UNSAFE, (edit,))
+
+
+@register
+class TeardownKillsPid1(Rule):
+    id = "teardown-prestop-kills-pid1"
+    name = "preStop hook kills its own container's main process"
+    category = "teardown"
+    severity = Severity.WARNING
+    targets = POD_TARGETS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
+    summary = "A preStop hook signals PID 1 (`kill -SIGTERM 1 && while pgrep ...`): the container stops and the hook dies with it."
+    rationale = """
+        Without a shared PID namespace, PID 1 of a container is its main process. A hook that
+        signals it ends the container, and the kubelet's exec session ends with it: whatever
+        the hook does next (wait for the process, flush, verify the release) never runs, and
+        the SIGTERM the kubelet sends after the hook anyway comes early. Let the hook wait for
+        endpoint removal and leave SIGTERM to the kubelet; to check the GPU was released, run
+        `draguard-teardown verify` from a native sidecar that lists the same claim."""
+    upstream_note = """
+        The GPU guideline documents recommend `kill -SIGTERM 1 && while pgrep python; do sleep
+        1; done` as a preStop hook: the loop never runs, because the container is gone once
+        PID 1 exits."""
+    reference = "https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#hook-handler-execution"
+    noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'kill -SIGTERM 1 && sleep 10']")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        for site, _ in gpu_sites(obj, ctx):
+            for c in site.containers:
+                if c.pre_stop and kills_pid1(c.pre_stop):
+                    yield ctx.finding(self, obj, f"the preStop hook of {c.label} signals PID 1, its own main process: "
+                                      "the container stops and the rest of the hook never runs "
+                                      f"({hook_command(c.pre_stop)!r})", c.pre_stop.get("exec"), "command",
+                                      help="wait for endpoint removal in the hook and let the kubelet send SIGTERM")
+
+
+@register
+class TeardownGraceZero(Rule):
+    id = "teardown-grace-zero"
+    name = "Claim holder with a zero grace period"
+    category = "teardown"
+    severity = Severity.ERROR
+    targets = POD_TARGETS
+    fixable = FixAvailability.ALWAYS
+    options = {"graceSeconds": Option(60, "the grace period the fix sets")}
+    admission = Admission(
+        "variables.podSpecs.all(s, !has(s.resourceClaims) || size(s.resourceClaims) == 0 || "
+        "!has(s.terminationGracePeriodSeconds) || s.terminationGracePeriodSeconds != 0)",
+        "a pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0")
+    summary = "A pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0."
+    rationale = """
+        With a grace period of 0 the API server removes the Pod object at once when it is
+        deleted (pod strategy CheckGracefulDelete), while its containers still run on the
+        node until the kubelet notices. The resourceclaim controller then sees no pod
+        reserving the claim, deallocates it, and the scheduler can hand the same device to
+        another pod while the old processes still hold it: a double allocation, and a
+        tenant's memory visible to the next. Give the pod a grace period that covers its
+        teardown."""
+    reference = "https://kubernetes.io/docs/tasks/run-application/force-delete-stateful-set-pod/"
+    noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 0")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        seconds = ctx.option(self, "graceSeconds")
+        for site in claim_sites(obj):
+            grace, stated = site.grace_period
+            if stated and grace == 0:
+                yield ctx.finding(self, obj, "terminationGracePeriodSeconds is 0 on a pod that holds a ResourceClaim: "
+                                  "deleting it frees the claim while its containers still run, and the device can "
+                                  "be allocated twice", site.spec, "terminationGracePeriodSeconds", value=True,
+                                  help=f"set terminationGracePeriodSeconds to cover the teardown (e.g. {seconds})",
+                                  fix=Fix(f"set terminationGracePeriodSeconds: {seconds}", Applicability.UNSAFE,
+                                          (set_value(path_of(site.spec, "terminationGracePeriodSeconds"), seconds),)))
+
+
+@register
+class TeardownHelperClaim(Rule):
+    id = "teardown-helper-claim"
+    name = "Teardown helper without the claim it checks"
+    category = "teardown"
+    severity = Severity.WARNING
+    targets = POD_TARGETS
+    fixable = FixAvailability.ALWAYS
+    needs = Needs.OBJECT_SET  # whether its claims hold GPUs
+    summary = "A container that runs draguard-teardown does not list the pod's GPU claims in resources.claims."
+    rationale = """
+        The driver injects a claim's devices only into the containers that list the claim in
+        `resources.claims`. A helper container that does not list it sees no GPU through
+        NVML: its baseline fails and its verify can prove nothing. Several containers of one
+        pod may list the same claim; the helper only reads NVML."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
+    compliant = replace_last(COMPLIANT_POD.replace("GracePeriodSeconds: 60", "GracePeriodSeconds: 70"),
+                             "containers:\n", "initContainers:\n"
+                             "      - name: release-check\n"
+                             "        image: draguard/teardown\n"
+                             "        restartPolicy: Always\n"
+                             "        command: [draguard-teardown, sidecar]\n"
+                             "        resources:\n"
+                             "          claims: [{name: gpu}]\n"
+                             "        lifecycle:\n"
+                             "          preStop:\n"
+                             "            exec: {command: [draguard-teardown, verify, --timeout, '20']}\n"
+                             "      containers:\n")
+    noncompliant = compliant.replace("        resources:\n          claims: [{name: gpu}]\n        lifecycle:",
+                                     "        lifecycle:", 1)  # the sidecar's, the first one
+
+    def check(self, obj, ctx):
+        for site, gpu_claims in gpu_sites(obj, ctx):
+            used = {text(claim.get("name")) for c in site.containers if not runs_helper(c.container)
+                    for claim in c.claims} & gpu_claims
+            for c in site.containers:
+                if not runs_helper(c.container):
+                    continue
+                missing = sorted(used - {text(claim.get("name")) for claim in c.claims})
+                if not missing:
+                    continue
+                claims_path = c.path + (c.resources_key, "claims")
+                edits = tuple(append(claims_path, {"name": name}) for name in missing) \
+                    if isinstance(c.resources.get("claims"), list) else \
+                    (set_value(claims_path, [{"name": name} for name in missing]),)
+                yield ctx.finding(self, obj, f"{c.label} runs draguard-teardown but does not list "
+                                  f"{', '.join(repr(m) for m in missing)} in resources.claims: NVML shows it no GPU",
+                                  c.container, "name", help="list the claims it checks in its resources.claims",
+                                  fix=Fix(f"list {', '.join(missing)} in {c.label}'s resources.claims",
+                                          Applicability.SAFE, edits))

@@ -40,17 +40,76 @@ def test_hook_budget(hook, seconds):
     assert hook_budget(hook) == seconds
 
 
+#: the compliant pod with an image no server entry knows: the floor and the hook govern
+UNKNOWN_SERVER_POD = COMPLIANT_POD.replace("vllm/vllm-openai", "registry.example.com/batch-scorer")
+
+
 def test_grace_period_must_exceed_hook_waits(lint_json):
-    text = COMPLIANT_POD.replace("sleep 10", "sleep 5; timeout 85 drain")
+    text = UNKNOWN_SERVER_POD.replace("sleep 10", "sleep 5; timeout 85 drain")
     report = lint(lint_json, text)
     [finding] = report["findings"]
     assert finding["rule"] == "teardown-grace-period" and "waits up to 90 s" in finding["message"]
     assert not lint(lint_json, text.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 120"))["findings"]
 
 
+def test_a_known_server_sets_the_budget_instead_of_the_floor(lint_json):
+    text = COMPLIANT_POD.replace("sleep 10", "sleep 5; timeout 85 drain")
+    [finding] = lint(lint_json, text)["findings"]
+    assert finding["message"].endswith("takes 90 s preStop + 30 s vLLM drain (--shutdown-timeout 30) + 10 s release "
+                                       "+ 10 s margin = 140 s")
+    assert finding["fix"]["edits"][0]["value"] == 140
+    assert not lint(lint_json, text.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 140"))["findings"]
+    # a short budget needs no 60 s floor
+    short = COMPLIANT_POD.replace("'30'", "'5'").replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 35")
+    assert not lint(lint_json, short)["findings"]
+
+
+@pytest.mark.parametrize("image, args, part", [
+    ("nvcr.io/nvidia/tritonserver:24.08-py3", "[tritonserver, --model-repository=/models]", "30 s NVIDIA Triton Inference Server drain (its default)"),
+    ("nvcr.io/nvidia/tritonserver:24.08-py3", "[tritonserver, --exit-timeout-secs=50]", "50 s NVIDIA Triton Inference Server drain (--exit-timeout-secs 50)"),
+    ("ghcr.io/huggingface/text-generation-inference:3.0", "[--model-id, x]", "90 s Hugging Face Text Generation Inference drain (its default)"),
+    ("lmsysorg/sglang:latest", "[python3, -m, sglang.launch_server]", "30 s SGLang drain (assumed: no documented bound)"),
+])
+def test_budget_per_server(lint_json, image, args, part):
+    text = COMPLIANT_POD.replace("vllm/vllm-openai", image).replace("[--shutdown-timeout, '30']", args) \
+        .replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 30")
+    [finding] = [f for f in lint(lint_json, text)["findings"] if f["rule"] == "teardown-grace-period"]
+    assert part in finding["message"]
+
+
+def test_the_helper_verify_counts_in_the_budget(lint_json):
+    text = COMPLIANT_POD.replace("exec: {command: [sh, -c, sleep 10]}",
+                                 "exec: {command: [sh, -c, 'sleep 10; draguard-teardown verify --timeout 5']}")
+    [finding] = [f for f in lint(lint_json, text)["findings"] if f["rule"] == "teardown-grace-period"]
+    assert "15 s preStop" in finding["message"] and "5 s verify" in finding["message"]
+
+
+def test_drain_disabled_fix_fits_the_grace_period(lint_json):
+    text = COMPLIANT_POD.replace("[--shutdown-timeout, '30']", "[--model, /models/m, --shutdown-timeout=0]")
+    [finding] = lint(lint_json, text)["findings"]
+    assert finding["rule"] == "teardown-drain-disabled"
+    assert finding["fix"]["edits"] == [{"op": "set", "path": "spec.containers[0].args[2]", "value": "--shutdown-timeout=30"}]
+    shell = COMPLIANT_POD.replace("[--shutdown-timeout, '30']", "[sh, -c, 'vllm serve /models/m']")
+    [finding] = [f for f in lint(lint_json, shell)["findings"] if f["rule"] == "teardown-drain-disabled"]
+    assert finding["fix"] is None  # a shell line: no guess at where the flag goes
+
+
+@pytest.mark.parametrize("command, fires", [
+    ("kill -SIGTERM 1 && while pgrep python; do sleep 1; done", True),
+    ("kill -s TERM 1; sleep 5", True),
+    ("kill -- 1", True),
+    ("kill 1", True),
+    ("kill 12; pkill -f vllm; sleep 1", False),
+    ("kill -TERM 10", False),
+])
+def test_kills_pid1(lint_json, command, fires):
+    text = COMPLIANT_POD.replace("[sh, -c, sleep 10]", f"[sh, -c, '{command}']")
+    assert ("teardown-prestop-kills-pid1" in rules_of(lint(lint_json, text))) is fires
+
+
 def test_grace_floor_is_configurable(lint_json, tmp_path, cli):
     (tmp_path / ".draguard.yaml").write_text("rules: {teardown-grace-period: {minGraceSeconds: 90}}\n")
-    (tmp_path / "pod.yaml").write_text(textwrap.dedent(COMPLIANT_POD))
+    (tmp_path / "pod.yaml").write_text(textwrap.dedent(UNKNOWN_SERVER_POD))
     report = cli("lint", tmp_path / "pod.yaml", "--kube-version", "1.34", "-f", "json").json
     assert rules_of(report) == ["teardown-grace-period"]
 
