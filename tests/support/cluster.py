@@ -27,7 +27,7 @@ from kubernetes import client, dynamic
 
 from draguard.facts.catalog import device_classes
 from draguard.dra.generate import generate
-from draguard.model.teardown import hook_budget
+from draguard.model.teardown import pod_gone_after
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "harness" / "control-plane" / "build.sh"
@@ -199,12 +199,13 @@ class FakeKubelet(threading.Thread):
     def _step(self, pod) -> None:
         meta = pod.metadata
         if meta.deletion_timestamp is not None:
-            # the pod is gone once its preStop hooks' bounded waits are over, or at the
-            # latest when the grace period ends (SIGKILL)
+            # the pod is gone once its last container stopped, in the kubelet's order (every
+            # preStop at once, sidecars after the main containers), for processes that exit
+            # on SIGTERM: draguard's termination model, played against the real controllers
             grace = meta.deletion_grace_period_seconds or 0
             requested = meta.deletion_timestamp.timestamp() - grace
-            hooks = [hook_budget(_pre_stop(c)) for c in pod.spec.containers if _pre_stop(c)]
-            if time.time() >= requested + min(grace, max(hooks, default=0.0)):
+            spec = client.ApiClient().sanitize_for_serialization(pod.spec)
+            if time.time() >= requested + pod_gone_after(grace, spec):
                 self.core.delete_namespaced_pod(meta.name, meta.namespace, grace_period_seconds=0)
             return
         if pod.status.phase == "Pending":
@@ -215,13 +216,6 @@ class FakeKubelet(threading.Thread):
                 "containerStatuses": [{"name": c.name, "image": c.image, "imageID": "", "ready": True,
                                        "restartCount": 0, "started": True,
                                        "state": {"running": {"startedAt": _now()}}} for c in pod.spec.containers]}})
-
-
-def _pre_stop(container) -> dict | None:
-    lifecycle = container.lifecycle
-    if lifecycle is None or lifecycle.pre_stop is None:
-        return None
-    return client.ApiClient().sanitize_for_serialization(lifecycle.pre_stop)
 
 
 def _now() -> str:

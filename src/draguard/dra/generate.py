@@ -117,6 +117,12 @@ def _mig_values(gpu: dict, profile: dict, start: int, index: int) -> tuple[dict,
     return attrs, capacity
 
 
+def _label(profile: str) -> str:
+    """A MIG profile as part of a device name, which must be a DNS label: '1g.10gb+me' ->
+    '1g-10gb-me' (the API server refuses dots)."""
+    return re.sub(r"[^a-z0-9]+", "-", profile.lower()).strip("-")
+
+
 def _device(name: str, kind: str, attrs: dict, capacity: dict, schema: dict) -> dict:
     return {"name": name, "attributes": _attributes(schema[kind]["attributes"], attrs),
             "capacity": _capacity(schema[kind]["capacity"], capacity)}
@@ -139,7 +145,7 @@ def _node_devices(model_name: str, gpus: dict, node: str, driver_version: str) -
             for i, (profile_name, start) in enumerate(placed):
                 profile = profiles[profile_name]
                 attrs, capacity = _mig_values(gpu, profile, start, i)
-                devices.append(_device(f"gpu-{g}-mig-{profile_name.replace('+', '-')}-{start}-{profile['slices']}",
+                devices.append(_device(f"gpu-{g}-mig-{_label(profile_name)}-{start}-{profile['slices']}",
                                        "mig", attrs, capacity, schema))
         else:  # dynamic (modes are checked by _groups)
             counter_set = f"gpu-{g}-counters"
@@ -152,7 +158,7 @@ def _node_devices(model_name: str, gpus: dict, node: str, driver_version: str) -
             for profile in model["profiles"]:
                 for start in profile["placements"]:
                     attrs, capacity = _mig_values(gpu, profile, start, start)
-                    device = _device(f"gpu-{g}-mig-{profile['name'].replace('+', '-')}-{start}-{profile['slices']}",
+                    device = _device(f"gpu-{g}-mig-{_label(profile['name'])}-{start}-{profile['slices']}",
                                      "mig", attrs, capacity, schema)
                     device["consumesCounters"] = [{"counterSet": counter_set, "counters": dict(
                         {f"memorySlice{i}": {"value": "1"} for i in range(start, start + profile["slices"])},

@@ -14,6 +14,7 @@ does not start after the main container stopped: a check there must itself wait 
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -135,6 +136,9 @@ class Stopping:
     name: str
     pre_stop: float
     sidecar: bool = False
+    #: the hook returns once the main containers have stopped, within its bound (a sidecar
+    #: running `draguard-teardown verify`, when the release is clean)
+    ends_with_mains: bool = False
 
 
 @dataclass(frozen=True)
@@ -150,20 +154,42 @@ def schedule(grace: float, containers: list[Stopping]) -> list[Stopped]:
     period, and its whole seconds are taken out of it; a sidecar then waits for its turn
     within what is left (waitForTurn, truncated to whole seconds); at least 2 s of SIGTERM
     always follow. Sidecars stop in reverse spec order, after every main container."""
-    def hook_end(c: Stopping) -> float:
-        return min(c.pre_stop, grace) if c.pre_stop and grace > 0 else 0.0
+    def hook_end(c: Stopping, mains_stop: float = math.inf) -> float:
+        bound = min(c.pre_stop, mains_stop) if c.ends_with_mains else c.pre_stop
+        return min(bound, grace) if c.pre_stop and grace > 0 else 0.0
 
     stopped = {}
     for c in containers:
         if not c.sidecar:
             end = hook_end(c)
             stopped[c.name] = Stopped(c.name, end, end + max(grace - int(end), MINIMUM_SIGTERM_SECONDS))
-    turn = max((s.sigterm_at for s in stopped.values()), default=0.0)
+    turn = mains_stop = max((s.sigterm_at for s in stopped.values()), default=0.0)
     for c in reversed([c for c in containers if c.sidecar]):
-        end = hook_end(c)
+        end = hook_end(c, mains_stop)
         left = grace - int(end)
         waited = min(max(turn - end, 0.0), left) if left > 0 else 0.0
         sigterm = end + waited
         stopped[c.name] = Stopped(c.name, sigterm, sigterm + max(left - int(waited), MINIMUM_SIGTERM_SECONDS))
         turn = sigterm
     return [stopped[c.name] for c in containers]
+
+
+def stopping_of(spec: dict) -> list[Stopping]:
+    """The containers of a pod spec as `schedule` takes them: native sidecars (init containers
+    with restartPolicy Always, which keep running) and the main containers, in spec order."""
+    containers = []
+    for key, sidecars in (("initContainers", True), ("containers", False)):
+        for c in spec.get(key) or ():
+            if not isinstance(c, dict) or (sidecars and c.get("restartPolicy") != "Always"):
+                continue
+            hook = (c.get("lifecycle") or {}).get("preStop")
+            hook = hook if isinstance(hook, dict) else None
+            containers.append(Stopping(str(c.get("name")), hook_budget(hook) if hook else 0.0, sidecars,
+                                       sidecars and hook is not None and "draguard-teardown verify" in hook_command(hook)))
+    return containers
+
+
+def pod_gone_after(grace: float, spec: dict) -> float:
+    """Seconds from the deletion request until the last container stopped, for processes
+    that exit on SIGTERM: when the kubelet removes the pod and the claim can be released."""
+    return max((s.sigterm_at for s in schedule(grace, stopping_of(spec))), default=0.0)

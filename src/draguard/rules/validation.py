@@ -40,15 +40,15 @@ class ApiValidation(Rule):
     severity = Severity.ERROR
     targets = CLAIM_TARGETS | {(RESOURCE_GROUP, "ResourceSlice")}
     summary = ("A resource.k8s.io object the API server rejects for a rule its schema does not state: a ResourceSlice "
-               "without exactly one node field, a request name that is not a DNS label, a count with allocationMode "
+               "without exactly one node field, a request or device name that is not a DNS label, a count with allocationMode "
                "All, a constraint naming no request.")
     rationale = """
         The OpenAPI schema only knows field types, so `kubectl apply --dry-run=client` and
         schema validators accept these objects; the API server then refuses them. The
         checks mirror upstream's validation code: a ResourceSlice sets exactly one of
         `nodeName`, `nodeSelector`, `allNodes` and `perDeviceNodeSelection` (and a device
-        sets its own node field only under `perDeviceNodeSelection`); request and subrequest
-        names are unique DNS labels; `count` is not set with `allocationMode: All` and is
+        sets its own node field only under `perDeviceNodeSelection`); device, request and
+        subrequest names are unique DNS labels (a MIG profile's dot does not belong in one); `count` is not set with `allocationMode: All` and is
         positive with `ExactCount`; constraints and config name requests of the claim."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
     noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
@@ -77,7 +77,9 @@ class ApiValidation(Rule):
             yield ctx.finding(self, obj, "only one of sharedCounters or devices is allowed in one ResourceSlice",
                               spec, "devices")
         per_device = spec.get("perDeviceNodeSelection") is True
+        seen = set()
         for device in mappings(spec.get("devices")):
+            yield from self._name(obj, ctx, device, seen, "device")
             chosen = [f for f in _DEVICE_NODE_FIELDS if f in device]
             if chosen and not per_device:
                 yield ctx.finding(self, obj, f"device '{device.get('name')}' sets {chosen[0]}, which is only allowed "

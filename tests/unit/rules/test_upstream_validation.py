@@ -55,6 +55,20 @@ def test_resource_slice_node_access(lint_json, node, device, expected):
     assert len(messages) == len(expected) and all(e in m for e, m in zip(expected, messages)), messages
 
 
+@pytest.mark.parametrize("names, expected", [
+    (["gpu-0-mig-3g-40gb-0-4"], []),
+    (["gpu-0-mig-3g.40gb-0-4"], ["device name 'gpu-0-mig-3g.40gb-0-4' must be a DNS label"]),
+    (["gpu-0", "gpu-0"], ["device name 'gpu-0' is used twice"]),
+])
+def test_resource_slice_device_names(lint_json, names, expected):
+    """The generator once named MIG devices after their profile ('3g.40gb'): the real API
+    server refused the slice, draguard did not."""
+    text = SLICE.format(version="v1", node="  nodeName: n", device="").replace(
+        "  - name: d\n", "".join(f"  - name: {n}\n" for n in names))
+    messages = [m for _, _, m in _rules(lint_json(text), "api-validation")]
+    assert len(messages) == len(expected) and all(e in m for e, m in zip(expected, messages)), messages
+
+
 @pytest.mark.parametrize("requests, expected", [
     ("    - name: gpu\n      exactly: {deviceClassName: gpu.nvidia.com}", []),
     ("    - name: GPU_1\n      exactly: {deviceClassName: gpu.nvidia.com}",
