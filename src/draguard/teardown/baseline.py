@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 
@@ -71,6 +70,8 @@ def record(nvml: Nvml, only: list[str] | None = None, shared: str | None = None)
 
 def save(baseline: Baseline, path: str) -> None:
     """Write atomically (temp file + rename beside it), creating the folder."""
+    import tempfile  # only here: it costs the other commands 5 ms of start-up
+
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".baseline-", dir=folder)

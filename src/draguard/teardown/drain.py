@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import signal as signals
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 
 from . import procs
@@ -128,7 +126,11 @@ def drain(plan: Plan, proc_root: str = "/proc", clock=time.monotonic, sleep=time
 
 
 def http_post(url: str, timeout: float) -> int | str:
-    """POST with an empty body; the status code, or the error in words."""
+    """POST with an empty body; the status code, or the error in words. (urllib is imported
+    here: it pulls in http.client and ssl, a third of the helper's start-up otherwise.)"""
+    import urllib.error
+    import urllib.request
+
     request = urllib.request.Request(url, data=b"", method="POST")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:

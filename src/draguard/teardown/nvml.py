@@ -29,7 +29,8 @@ TRANSIENT = frozenset({"in-use", "timeout", "not-ready"})
 
 
 class NvmlProblem(Exception):
-    """An NVML call failed; `kind` is one of PROBLEM_KINDS' values, or 'nvml-error'."""
+    """An NVML call failed; `kind` is one of PROBLEM_KINDS' values, 'nvml-error', or
+    'bindings-missing' when nvidia-ml-py itself is not installed."""
 
     def __init__(self, kind: str, message: str):
         super().__init__(message)
@@ -65,7 +66,7 @@ class Nvml:
             try:
                 import pynvml as lib
             except ImportError as exc:
-                raise NvmlProblem("library-missing", "the nvidia-ml-py package is not installed "
+                raise NvmlProblem("bindings-missing", "the nvidia-ml-py package is not installed "
                                   "(pip install 'draguard[teardown]')") from exc
         session = cls(lib)
         session.call(lib.nvmlInit)

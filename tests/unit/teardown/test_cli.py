@@ -105,3 +105,18 @@ def test_the_helper_loads_no_lint_stack():
              "'jsonschema', 'pynvml'))))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert all(m == "draguard" or m.startswith("draguard.teardown") for m in eval(loaded)), loaded
+
+
+def test_runs_with_nothing_but_the_standard_library_and_nvml(tmp_path):
+    """A minimal install (`pip install --no-deps draguard nvidia-ml-py`): with site-packages
+    off (-S) and only src/ and a copy of pynvml on the path, every command starts."""
+    import pynvml
+
+    shutil.copy(pynvml.__file__, tmp_path / "pynvml.py")
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(tmp_path)])}
+    for argv, code in [(["servers"], 0), (["drain", "--deadline", "1", "--proc", str(tmp_path)], 0),
+                       (["verify", "--timeout", "1", "--state", str(tmp_path / "none.json")], 3),
+                       (["baseline", "--state", str(tmp_path / "b.json")], 3)]:
+        done = subprocess.run([sys.executable, "-S", "-m", "draguard.teardown.cli", *argv], capture_output=True,
+                              text=True, env=env, timeout=60)
+        assert done.returncode == code and "Traceback" not in done.stderr, (argv, done.stderr)
