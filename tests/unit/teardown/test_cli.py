@@ -120,3 +120,18 @@ def test_runs_with_nothing_but_the_standard_library_and_nvml(tmp_path):
         done = subprocess.run([sys.executable, "-S", "-m", "draguard.teardown.cli", *argv], capture_output=True,
                               text=True, env=env, timeout=60)
         assert done.returncode == code and "Traceback" not in done.stderr, (argv, done.stderr)
+
+
+def test_the_servers_table_in_the_docs_matches_the_data():
+    from draguard.teardown.servers import SERVERS
+
+    docs = (ROOT / "docs" / "teardown.md").read_text()
+    rows = {line.split("|")[1].strip().lower(): line for line in docs.splitlines()
+            if line.startswith("| ") and "| SIGTERM |" in line}
+    assert sorted(rows) == sorted(s.name for s in SERVERS)
+    for server in SERVERS:
+        row = rows[server.name]
+        bound = row.split("|")[3]
+        assert (f"`{server.drain_flag}" in bound) if server.drain_flag else bound.strip().startswith("none"), row
+        if server.drain_seconds is not None:
+            assert f"{server.drain_seconds:g}" in row.split("|")[4], row
