@@ -15,21 +15,10 @@ from draguard.dra.inventory import Inventory
 from draguard.dra.state import ClusterState
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
-from support.cluster import gpu_inventory
+from support.cluster import gpu_inventory, until
 
 pytestmark = pytest.mark.cluster
 NS = "smoke"  # created by the `plane` fixture (tests/integration/conftest.py)
-
-
-def until(what: str, check, timeout: float = 60, every: float = 0.5):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def claim_template() -> dict:

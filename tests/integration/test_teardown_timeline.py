@@ -16,22 +16,11 @@ from kubernetes import client
 
 from draguard.dra.generate import generate
 from draguard.model.teardown import pod_gone_after
-from support.cluster import FakeKubelet
+from support.cluster import FakeKubelet, until
 from support.paths import EXAMPLES
 
 pytestmark = pytest.mark.cluster
 NS = "inference"  # the example's namespace
-
-
-def until(what: str, check, timeout: float = 90, every: float = 0.2):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 @pytest.fixture

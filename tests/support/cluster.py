@@ -218,6 +218,19 @@ class FakeKubelet(threading.Thread):
                                        "state": {"running": {"startedAt": _now()}}} for c in pod.spec.containers]}})
 
 
+def until(what: str, check, timeout: float = 60, every: float = 0.5):
+    """check()'s first truthy answer, polling every `every` s; an AssertionError naming `what`
+    and the last answer when `timeout` passes first."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
+
+
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, append, set_value
@@ -12,6 +13,7 @@ from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pi
     server_of
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
+from ..teardown.servers import Server
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
 from .registry import register
@@ -26,6 +28,11 @@ BUDGET_OPTIONS = {
     "marginSeconds": Option(10, "seconds kept free before SIGKILL"),
     "unknownDrainSeconds": Option(30, "drain assumed for a server that documents no bound (SGLang, KServe's own)"),
 }
+
+
+def claim_names(container) -> set[str]:
+    """The pod claims a container lists in resources.claims."""
+    return {text(claim.get("name")) for claim in container.claims}
 
 
 def gpu_sites(obj, ctx):
@@ -63,7 +70,7 @@ class TeardownPreStop(Rule):
         seconds = ctx.option(self, "preStopSeconds")
         for site, gpu_claims in gpu_sites(obj, ctx):
             for c in site.containers:
-                uses = {text(claim.get("name")) for claim in c.claims} & gpu_claims
+                uses = claim_names(c) & gpu_claims
                 if uses and c.pre_stop is None and not c.init:
                     yield ctx.finding(self, obj, f"{c.label} holds a device claim but has no preStop hook to "
                                       "release it deterministically", c.container, "name",
@@ -73,16 +80,34 @@ class TeardownPreStop(Rule):
                                                          {"sleep": {"seconds": seconds}}),)))
 
 
-def teardown_budget(site, gpu_claims, ctx, rule) -> "Budget | None":
+@dataclass(frozen=True)
+class Budget:
+    """One server's teardown, part by part: (what, seconds)."""
+
+    container: object  # the ContainerSite that runs the server
+    server: Server
+    parts: tuple
+
+    @property
+    def total(self) -> float:
+        return sum(n for _, n in self.parts)
+
+    def __str__(self) -> str:
+        return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
+
+
+def teardown_budget(site, gpu_claims, ctx, rule) -> Budget | None:
     """What tearing the pod down takes when a GPU container runs a known inference server:
     its preStop waits, then the server's drain after SIGTERM, the release, the helper's verify
     (when the pod runs it) and a margin. The largest over the pod's servers; None without one."""
-    option = lambda name: ctx.option(rule, name)  # noqa: E731
+    def option(name: str):
+        return ctx.option(rule, name)
+
     verify = option("verifySeconds") if any(runs_helper(c.container) for c in site.containers) else 0
     best = None
     for c in site.containers:
         server = server_of(c.container)
-        if c.init or server is None or not {text(claim.get("name")) for claim in c.claims} & gpu_claims:
+        if c.init or server is None or not claim_names(c) & gpu_claims:
             continue
         drain, source = server.drain_budget(argv(c.container))
         if drain is None:
@@ -94,18 +119,6 @@ def teardown_budget(site, gpu_claims, ctx, rule) -> "Budget | None":
         if best is None or budget.total > best.total:
             best = budget
     return best
-
-
-class Budget:
-    def __init__(self, container, server, parts):
-        self.container, self.server, self.parts = container, server, parts
-
-    @property
-    def total(self) -> float:
-        return sum(n for _, n in self.parts)
-
-    def __str__(self) -> str:
-        return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
 
 
 @register
@@ -220,7 +233,7 @@ class TeardownDrainDisabled(Rule):
             for c in site.containers:
                 server = server_of(c.container)
                 if c.init or server is None or not server.flag_required or \
-                        not {text(claim.get("name")) for claim in c.claims} & gpu_claims:
+                        not claim_names(c) & gpu_claims:
                     continue
                 drain, _ = server.drain_budget(argv(c.container))
                 if drain:
@@ -364,7 +377,7 @@ class TeardownHelperClaim(Rule):
             for c in site.containers:
                 if not runs_helper(c.container):
                     continue
-                missing = sorted(used - {text(claim.get("name")) for claim in c.claims})
+                missing = sorted(used - claim_names(c))
                 if not missing:
                     continue
                 claims_path = c.path + (c.resources_key, "claims")
