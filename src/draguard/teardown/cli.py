@@ -155,12 +155,10 @@ def _sidecar(args) -> int:
     """Record, then idle: a native sidecar's main process. A failed baseline is said and the
     sidecar stays up (exiting would restart it and hold back the pod's containers); verify
     then reports that it has no baseline."""
+    stops = {signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stops)  # a stop that comes while recording waits for sigwait
     _record(args)
-    stop = []
-    for number in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(number, lambda *_: stop.append(True))
-    while not stop:
-        signal.pause()
+    signal.sigwait(stops)
     return 0
 
 
