@@ -18,6 +18,7 @@ from ..core.errors import EXIT_ERROR, EXIT_OK, UsageError
 #: command -> (module under draguard.cli, one-line help)
 COMMANDS = {
     "lint": ("lint", "lint manifests (files, folders, charts, kustomizations, '-')"),
+    "fix": ("fix", "apply the rules' fixes in place, byte-minimal (--diff, --check, --unsafe-fixes)"),
     "rules": ("catalog", "list the rule catalog"),
     "explain": ("catalog", "print a rule's documentation"),
     "inventory": ("inventory", "inventory tools"),

@@ -12,9 +12,18 @@ from ..sources.discover import DEFAULT_INCLUDE
 
 
 def arguments(name, parser) -> None:
-    parser.add_argument("paths", nargs="*", default=["."], help="inputs; '-' reads stdin (default: .)")
+    input_arguments(parser)
     parser.add_argument("-f", "--format", choices=FORMAT_NAMES, default="text")
     parser.add_argument("-o", "--output", help="write the report to this file (atomically) instead of stdout")
+    parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
+    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+
+
+def input_arguments(parser) -> None:
+    """What to read and how to judge it: shared by the commands that lint (lint, fix)."""
+    parser.add_argument("paths", nargs="*", default=["."], help="inputs; '-' reads stdin (default: .)")
     parser.add_argument("--fail-on", choices=["error", "warning", "info"],
                         help="lowest severity that makes the exit status 1 (default: error, or failOn)")
     parser.add_argument("--config", help="config file (default: nearest .draguard.yaml above the first input)")
@@ -32,13 +41,32 @@ def arguments(name, parser) -> None:
                         help=f"file globs taken from folders (default: {' '.join(DEFAULT_INCLUDE)})")
     parser.add_argument("--exclude", action="append", metavar="GLOB", default=[],
                         help="file or folder globs skipped in folders")
-    parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
-    parser.add_argument("--allow-empty", action="store_true",
-                        help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
-    parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
     parser.add_argument("--inventory", action="append", metavar="PATH",
                         help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
                              "(default: the built-in GPU catalog)")
+
+
+def configure(args):
+    """(config, fail-on severity) from the config file and the command line."""
+    from ..core.finding import Severity
+    from ..core.versions import check_kube_version
+    from ..engine.config_file import find_config, load_config
+    from ..facts.gates import parse_gates
+
+    config = load_config(None if args.no_config else args.config or find_config(args.paths))
+    if args.kube_version:
+        config.kube_version = check_kube_version(args.kube_version)
+    if args.feature_gates:
+        try:
+            config.feature_gates.update(parse_gates(args.feature_gates))
+        except ValueError as exc:
+            raise UsageError(f"--feature-gates: {exc}") from None
+    if args.inventory:
+        config.inventory = args.inventory
+    missing = [v for v in args.values if not os.path.isfile(v)]
+    if missing:
+        raise UsageError(f"--values: no such file: {missing[0]}")
+    return config, Severity.parse(args.fail_on) if args.fail_on else config.fail_on
 
 
 def _colour(choice: str, stream) -> bool:
@@ -49,27 +77,10 @@ def _colour(choice: str, stream) -> bool:
 
 def run(args) -> int:
     from ..core.atomic import write_atomic
-    from ..core.finding import Severity
-    from ..core.versions import check_kube_version
     from ..engine import lint_paths
-    from ..facts.gates import parse_gates
-    from ..engine.config_file import find_config, load_config
     from ..report import renderer
 
-    config = load_config(None if args.no_config else args.config or find_config(args.paths))
-    if args.kube_version:
-        config.kube_version = check_kube_version(args.kube_version)
-    if args.feature_gates:
-        try:
-            config.feature_gates.update(parse_gates(args.feature_gates))
-        except ValueError as exc:
-            raise UsageError(f"--feature-gates: {exc}") from None
-    fail_on = Severity.parse(args.fail_on) if args.fail_on else config.fail_on
-    if args.inventory:
-        config.inventory = args.inventory
-    missing = [v for v in args.values if not os.path.isfile(v)]
-    if missing:
-        raise UsageError(f"--values: no such file: {missing[0]}")
+    config, fail_on = configure(args)
     result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
                         exclude=tuple(args.exclude), helm_values=tuple(os.path.abspath(v) for v in args.values),
                         helm_set=tuple(args.set_values))

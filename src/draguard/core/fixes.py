@@ -71,6 +71,15 @@ def remove(path: Path) -> Edit:
     return Edit(Op.REMOVE, tuple(path))
 
 
+def remove_items(list_path: Path, indices, length: int) -> tuple[Edit, ...]:
+    """Remove these items of a list of `length` items; the whole key when none would be left
+    (a fixed manifest says nothing rather than `env: []`)."""
+    indices = sorted(set(indices))
+    if len(indices) >= length:
+        return (remove(list_path),)
+    return tuple(remove(tuple(list_path) + (i,)) for i in indices)
+
+
 def append(path: Path, value) -> Edit:
     return Edit(Op.APPEND, tuple(path), value)
 

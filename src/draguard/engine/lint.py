@@ -19,7 +19,7 @@ from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
 from ..rules.context import Context
 from ..sources.discover import DEFAULT_INCLUDE, expand
-from ..sources.loader import Source, load_units
+from ..sources.loader import Loaded, Source, load_units
 from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .inventory import load_inventory
@@ -181,6 +181,13 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
     options = RenderOptions(tuple(helm_values), tuple(helm_set), config.kube_version)
     with _cyclic_gc_paused():
         loaded = load_units(expand(inputs, include, exclude), limits, stdin, options)
+    return lint_loaded(loaded, config)
+
+
+def lint_loaded(loaded: Loaded, config: Config) -> LintResult:
+    """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
+    problems met reading them), against the configured inventory when there is one."""
+    with _cyclic_gc_paused():
         manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         inventory = None
         if config.inventory:

@@ -61,6 +61,20 @@ def resource_api_lifecycle() -> dict[tuple[str, str], dict]:
     return table
 
 
+_STRUCTURED_VERSIONS = ("v1", "v1beta2", "v1beta1")  # newest first; v1beta1 keeps request fields flat
+
+
+def structured_claim_version(kube_version: str) -> str | None:
+    """The newest resource.k8s.io version the target serves for claims and claim templates
+    (None before structured parameters)."""
+    target, table = minor(kube_version), resource_api_lifecycle()
+    for version in _STRUCTURED_VERSIONS:
+        life = table.get((version, "ResourceClaim"))
+        if life and life["introduced"] <= target and (life["removed"] is None or target < life["removed"]):
+            return version
+    return None
+
+
 @lru_cache(maxsize=None)
 def gpu_models() -> dict:
     """GPU models with their MIG profiles, instance limits and placements."""

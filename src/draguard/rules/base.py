@@ -40,9 +40,13 @@ class Option:
 
     default: object
     help: str
+    choices: tuple = ()  # the only values allowed, when not empty
 
     def coerce(self, value):
-        """Check a configured value against the default's type; raise ValueError if wrong."""
+        """Check a configured value against the default's type (and the choices); raise
+        ValueError if wrong."""
+        if self.choices and value not in self.choices:
+            raise ValueError(f"expected one of {', '.join(map(repr, self.choices))}, got {value!r}")
         expected = type(self.default)
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)

@@ -9,7 +9,7 @@ import re
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
-from ..facts.catalog import resource_api_lifecycle
+from ..facts.catalog import resource_api_lifecycle, structured_claim_version
 from ..model.claims import RESOURCE_GROUP, claim_spec
 from ..model.pods import named, pod_sites
 from ..model.workloads import POD_TARGETS
@@ -32,26 +32,13 @@ _CLASSIC_FIELDS = {
 }
 
 
-_STRUCTURED_VERSIONS = ("v1", "v1beta2", "v1beta1")  # newest first; v1beta1 keeps request fields flat
-
-
-def _structured_version(kube_version: str) -> str | None:
-    """The newest resource.k8s.io version the target serves, for claims."""
-    target, table = minor(kube_version), resource_api_lifecycle()
-    for version in _STRUCTURED_VERSIONS:
-        life = table.get((version, "ResourceClaim"))
-        if life and life["introduced"] <= target and (life["removed"] is None or target < life["removed"]):
-            return version
-    return None
-
-
 def _structured_claim(obj, spec: dict, kube_version: str) -> Fix | None:
     """A classic claim (`resourceClassName`, no opaque `parametersRef`) as one structured
     request of the DeviceClass of the same name: what the NVIDIA and example drivers name
     their classes. Unsafe: the class must exist, and `allocationMode: Immediate` has no
     structured equivalent (claims are allocated when their first pod is scheduled)."""
     class_name = spec.get("resourceClassName")
-    version = _structured_version(kube_version)
+    version = structured_claim_version(kube_version)
     if not isinstance(class_name, str) or not class_name or "parametersRef" in spec or "devices" in spec \
             or version is None:
         return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, remove
+from ..core.fixes import Applicability, Fix, FixAvailability, remove_items
 from ..model.gpu import DEVICE_ENV_VARS, device_env
 from ..model.pods import mapping, named, pod_sites
 from ..model.workloads import POD_TARGETS
@@ -18,10 +18,10 @@ _HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exac
 
 def _removal(variable: str, env: list, entry: dict) -> Fix | None:
     """Drop the variable (unsafe: what the process sees changes)."""
-    path = path_of(env, env.index(entry))
+    path = path_of(env)
     if path is None:
         return None
-    return Fix(f"remove {variable}", Applicability.UNSAFE, (remove(path),))
+    return Fix(f"remove {variable}", Applicability.UNSAFE, remove_items(path, [env.index(entry)], len(env)))
 
 
 @register

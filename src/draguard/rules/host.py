@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, remove
+from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items
 from ..model.gpu import HOST_GPU_PATH, host_gpu_path, uses_gpu
 from ..model.pods import PodSite, named, pod_sites
 from ..model.workloads import POD_TARGETS
@@ -21,11 +21,13 @@ TENANT_TARGETS = POD_TARGETS - {_DAEMONSET}
 def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
     """Remove the volume and every mount of it (a mount of a missing volume is invalid)."""
     name = volume.get("name")
-    edits = [remove(path_of(volumes, volumes.index(volume)))]
+    edits = list(remove_items(path_of(volumes), [volumes.index(volume)], len(volumes)))
     for c in site.containers:
         mounts = c.container.get("volumeMounts")
-        edits.extend(remove(path_of(mounts, i)) for i, mount in enumerate(mounts if isinstance(mounts, list) else [])
-                     if isinstance(mount, dict) and mount.get("name") == name)
+        mounts = mounts if isinstance(mounts, list) else []
+        hits = [i for i, mount in enumerate(mounts) if isinstance(mount, dict) and mount.get("name") == name]
+        if hits:
+            edits.extend(remove_items(path_of(mounts), hits, len(mounts)))
     return Fix(f"remove volume '{name}' and its mounts", Applicability.UNSAFE, tuple(edits))
 
 

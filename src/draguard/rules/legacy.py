@@ -6,11 +6,13 @@ import re
 from functools import lru_cache
 
 from ..core.finding import Severity
-from ..facts.catalog import sharing_knobs
+from ..core.fixes import Applicability, Fix, FixAvailability, add_document, append, remove
+from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
 from ..model.gpu import LEGACY_RESOURCE, legacy_resources
 from ..model.pods import pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS
-from .base import Admission, Needs, Rule
+from ..sources.yamlpos import path_of
+from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
@@ -38,6 +40,101 @@ def _suggestion(resource: str) -> str:
     return ("request the device through a ResourceClaimTemplate (class gpu.nvidia.com for a whole GPU, "
             "mig.nvidia.com with a profile selector for a slice) and reference it from spec.resourceClaims "
             "and this container's resources.claims")
+
+
+#: device-plugin resource -> (DeviceClass, CEL selector or None, name part) for the resources
+#: whose DRA request is one device each; shares (time-slicing's nvidia.com/gpu.shared, Intel
+#: millicores and memory) have no such request and get no fix
+def _dra_request(resource: str) -> tuple[str, str | None, str] | None:
+    if resource == "nvidia.com/gpu":
+        return "gpu.nvidia.com", None, "gpu"
+    if resource.startswith("nvidia.com/mig-"):
+        profile = resource[len("nvidia.com/mig-"):]
+        return "mig.nvidia.com", f"device.attributes['gpu.nvidia.com'].profile == '{profile}'", "mig-" + profile
+    if resource == "amd.com/gpu":
+        return "gpu.amd.com", "device.attributes['gpu.amd.com'].type == 'amdgpu'", "amd-gpu"
+    if resource in ("gpu.intel.com/i915", "gpu.intel.com/xe"):
+        return "gpu.intel.com", None, "intel-gpu"
+    if resource == "habana.ai/gaudi":
+        return "gaudi.intel.com", None, "gaudi"
+    return None
+
+
+def _label(text: str, limit: int = 63) -> str:
+    """`text` as a DNS label: lower case, [a-z0-9-], at most `limit` characters."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
+
+
+def _count(value) -> int | None:
+    """A device-plugin quantity as a device count: a positive whole number, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, str) and value.isdigit() and int(value) > 0:
+        return int(value)
+    return None
+
+
+def _claim_template(name: str, namespace: str, version: str, request: tuple, count: int) -> dict:
+    class_name, selector, request_name = request
+    fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+    if selector:
+        fields["selectors"] = [{"cel": {"expression": selector}}]
+    entry = {"name": _label(request_name.split("-")[0])}
+    entry.update(fields if version == "v1beta1" else {"exactly": fields})
+    metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaimTemplate", "metadata": metadata,
+            "spec": {"spec": {"devices": {"requests": [entry]}}}}
+
+
+def _extended_class(resource: str, request: tuple) -> dict:
+    class_name, selector, part = request
+    base = device_classes().get(class_name, {}).get("selector", f"device.driver == '{class_name}'")
+    expression = f"{base} && {selector}" if selector else base
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": f"{_label(part)}-extended"},
+            "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
+
+
+def migration(obj, site, c, resource: str, pairs: list, strategy: str, kube_version: str) -> Fix | None:
+    """The fix that moves one container's device-plugin resource to DRA (see the rule's docs)."""
+    request = _dra_request(resource)
+    count = _count(mapping_value(c.resources, resource))
+    if request is None or count is None or site.path is None or resource in c.gpu_aliases:
+        return None
+    removals = []
+    for section in ("limits", "requests"):
+        values = c.resources.get(section)
+        if isinstance(values, dict) and resource in values:
+            target = values if len(values) > 1 else c.resources
+            removals.append(remove(path_of(target, resource if target is values else section)))
+    if strategy == "extended-resource":
+        if structured_claim_version(kube_version) != "v1":
+            return None  # DeviceClass.extendedResourceName needs resource.k8s.io/v1 (1.34+)
+        return Fix(f"serve {resource} through DRA with a DeviceClass (extendedResourceName)", Applicability.UNSAFE,
+                   (add_document(_extended_class(resource, request)),))
+    version = structured_claim_version(kube_version)
+    if version is None:
+        return None
+    claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
+    claim = _label(claim)
+    owner = _label(obj.name or obj.kind, 40)
+    template = _label(f"{owner}-{c.name}-{request[2]}", 253)
+    return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}",
+               Applicability.UNSAFE, (
+                   add_document(_claim_template(template, obj.namespace, version, request, count)),
+                   append(site.path + ("resourceClaims",), {"name": claim, "resourceClaimTemplateName": template}),
+                   append(c.path + (c.resources_key, "claims"), {"name": claim}),
+                   *removals))
+
+
+def mapping_value(resources: dict, resource: str):
+    """The resource's quantity: its limit, else its request."""
+    for section in ("limits", "requests"):
+        values = resources.get(section)
+        if isinstance(values, dict) and resource in values:
+            return values[resource]
+    return None
 
 
 @register
@@ -84,18 +181,26 @@ class LegacyGpuResource(Rule):
                 nvidia.com/gpu: 1
         """
     compliant = COMPLIANT_POD
+    fixable = FixAvailability.SOMETIMES  # one device per unit; not shares, not a CRD's own count
+    options = {"strategy": Option("claims", choices=("claims", "extended-resource"), help="how the fix migrates: 'claims' (a ResourceClaimTemplate per container "
+                                  "and resource) or 'extended-resource' (keep the limit; a DeviceClass with "
+                                  "extendedResourceName serves it, KEP-5004, 1.34+)")}
 
     def check(self, obj, ctx):
         if (obj.group, obj.kind) in POD_TARGETS:
-            containers = [c for site in pod_sites(obj) for c in site.containers]
+            sites = pod_sites(obj)
         elif _custom(obj.group):
             yield from self._unmodelled(obj, ctx)
             return
         else:
             return
         mapped = ctx.objects.extended_resource_classes
-        for c in containers:
-            for resource, section_list, (section, values) in _by_resource(c):
+        strategy = ctx.option(self, "strategy")
+        for site in sites:
+            found = [(c, resource, section_list, values) for c in site.containers
+                     for resource, section_list, (_, values) in _by_resource(c)]
+            pairs = [(c, resource) for c, resource, _, _ in found]
+            for c, resource, section_list, values in found:
                 device_class = mapped.get(resource)
                 if device_class:
                     yield ctx.finding(
@@ -108,7 +213,8 @@ class LegacyGpuResource(Rule):
                         self, obj,
                         f"{c.label} asks for {resource}: {values[resource]} in {section_list} through the device "
                         f"plugin{_alias_note(obj, resource, c)}: the scheduler only counts it, and its release is "
-                        f"not tied to the pod", values, resource, help=_suggestion(resource))
+                        f"not tied to the pod", values, resource, help=_suggestion(resource),
+                        fix=migration(obj, site, c, resource, pairs, strategy, ctx.config.kube_version))
 
     def _unmodelled(self, obj, ctx):
         for c in unmodelled_containers(obj):

@@ -107,13 +107,18 @@ def scalar_text(value) -> str | None:
     return dumped.removesuffix("...\n").rstrip("\n")
 
 
-def _content_end(node) -> int:
+def _content_end(node, text: str | None = None) -> int:
     """Where the node's last token ends: a block collection's end mark lies past trailing
-    comments and blank lines, at the next token."""
+    comments and blank lines, at the next token, and a block scalar's (`|`, `>`) past its
+    line breaks and the blank lines after it; with the text, those are stepped back over."""
     while isinstance(node, (MappingNode, SequenceNode)) and not node.flow_style and node.value:
         last = node.value[-1]
         node = last[1] if isinstance(node, MappingNode) else last
-    return node.end_mark.index
+    end = node.end_mark.index
+    if text is not None and isinstance(node, ScalarNode) and node.style in ("|", ">"):
+        while end > node.start_mark.index and text[end - 1] in " \t\r\n":
+            end -= 1
+    return end
 
 
 def _line_start(text: str, index: int) -> int:
@@ -143,7 +148,7 @@ def text_replacement(text: str, document: int, edit: Edit) -> Replacement | None
         first = entry.key.start if entry.key is not None else entry.value.start
         start_index = _line_start(text, first.index)
         prefix = text[start_index:first.index].strip()
-        content_end = _content_end(entry.value_node)
+        content_end = _content_end(entry.value_node, text)
         if prefix != ("" if entry.key is not None else "-") or not _rest_of_line_blank(text, content_end):
             return None  # the entry shares its lines with others
         end_index = text.find("\n", content_end)

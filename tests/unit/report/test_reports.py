@@ -40,7 +40,8 @@ def test_json_fix_is_data_with_paths(cli):
                                                   "edits": [{"op": "remove", "path": "spec.hostIPC"}]}
     [legacy] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
     assert legacy["path"] == 'spec.containers[0].resources.limits["nvidia.com/gpu"]'
-    assert report["summary"]["fixable"] == 1
+    assert legacy["fix"]["applicability"] == "unsafe" and legacy["fix"]["edits"][0]["op"] == "add-document"
+    assert report["summary"]["fixable"] == 2
 
 
 def test_sarif_is_valid_and_has_what_github_needs(cli, tmp_path, monkeypatch):

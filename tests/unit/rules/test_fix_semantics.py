@@ -150,7 +150,7 @@ def test_removing_a_volume_removes_every_mount_of_it():
     after = fixed(documents, finding)
     spec = after[0]["spec"]
     assert spec["volumes"] == [{"name": "data", "emptyDir": {}}]
-    assert [c["volumeMounts"] for c in spec["containers"]] == [[{"name": "data", "mountPath": "/data"}], []]
+    assert [c.get("volumeMounts") for c in spec["containers"]] == [[{"name": "data", "mountPath": "/data"}], None]
 
 
 def test_all_devices_in_a_tenant_namespace_is_its_own_error_without_a_fix():

@@ -1,0 +1,110 @@
+"""`draguard fix`: apply the rules' fixes to the files in place, byte-minimal.
+
+Exit status: with --check or --diff, 1 when a fix would apply, else 0; otherwise 1 when
+findings at or above --fail-on remain after fixing, else 0; 2 for usage and input errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
+from ..sources.discover import DEFAULT_INCLUDE
+from .lint import configure, input_arguments
+
+
+def arguments(name, parser) -> None:
+    input_arguments(parser)
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="also apply fixes that change behaviour (the migration to DRA is one)")
+    parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and write nothing")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 when a fix would apply (for CI)")
+    parser.add_argument("--select", action="append", default=[], metavar="RULES",
+                        help="only these rules' fixes (comma-separated ids; repeatable)")
+    parser.add_argument("--ignore", action="append", default=[], metavar="RULES",
+                        help="never these rules' fixes (comma-separated ids; repeatable)")
+
+
+def _rule_ids(values: list[str], flag: str) -> frozenset:
+    from ..rules import REGISTRY
+
+    known = {rule.id for rule in REGISTRY}
+    ids = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
+    unknown = sorted(ids - known)
+    if unknown:
+        raise UsageError(f"{flag}: no such rule: {', '.join(unknown)} (see `draguard rules`)")
+    return ids
+
+
+def run(args) -> int:
+    from ..sources.discover import expand
+    from ..sources.loader import load_units
+    from ..sources.render import RenderOptions
+    from ..fix.files import decode, encode, read, unified_diff, write
+    from ..fix.run import Choice, FileText, fix_texts
+
+    config, fail_on = configure(args)
+    choice = Choice(args.unsafe_fixes, _rule_ids(args.select, "--select"), _rule_ids(args.ignore, "--ignore"))
+    units = expand(args.paths, tuple(args.include or DEFAULT_INCLUDE), tuple(args.exclude))
+    options = RenderOptions(tuple(os.path.abspath(v) for v in args.values), tuple(args.set_values),
+                            config.kube_version)
+    rendered = load_units([u for u in units if u.kind in ("helm", "kustomize")], render_options=options)
+    reads, paths, unreadable = {}, {}, []
+    for unit in units:
+        if unit.kind == "file":
+            try:
+                reads[unit.display] = read(unit.path, unit.display)
+                paths[unit.display] = unit.path
+            except OSError as exc:
+                unreadable.append(f"{unit.display}: cannot read: {exc.strerror or exc}")
+        elif unit.kind == "stdin":
+            reads["-"] = decode("-", sys.stdin.buffer.read())
+    files = [FileText(r.display, r.text, r.bom) for r in reads.values() if r.text is not None]
+    unreadable += [f"{r.display}: not UTF-8 text: left untouched" for r in reads.values() if r.text is None]
+    run_ = fix_texts(files, config, choice, rendered)
+
+    out = sys.stderr if "-" in reads else sys.stdout
+    if args.diff:
+        sys.stdout.write("".join(unified_diff(f.display, f.original, f.text) for f in run_.changed if f.display != "-"))
+    not_written = []
+    for f in run_.changed:
+        if f.display == "-":
+            continue
+        if not (args.check or args.diff):
+            reason = write(paths[f.display], reads[f.display].raw, encode(f.text, f.bom))
+            if reason:
+                not_written.append(f"{f.display}: {reason}")
+    if "-" in reads:
+        stdin_file = next((f for f in files if f.display == "-"), None)
+        if stdin_file is None:  # not UTF-8: passed through as it came, never lost
+            if not (args.check or args.diff):
+                sys.stdout.buffer.write(reads["-"].raw)
+        elif args.diff:
+            sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
+        elif not args.check:
+            sys.stdout.write(encode(stdin_file.text, stdin_file.bom).decode("utf-8"))
+    _summary(out, run_, not_written + unreadable, dry=args.check or args.diff)
+    if args.check or args.diff:
+        return EXIT_FINDINGS if run_.changed else EXIT_OK
+    if not_written or unreadable:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if run_.result.failed(fail_on) else EXIT_OK
+
+
+def _summary(out, run_, problems: list[str], dry: bool) -> None:
+    verb = "would fix" if dry else "fixed"
+    fixed = 0
+    for f in run_.changed:
+        fixed += len(f.applied)
+        rules = sorted({rule for rule, _ in f.applied})
+        out.write(f"{f.display}: {verb} {len(f.applied)} ({', '.join(rules)})\n")
+    for problem in problems:
+        out.write(f"{problem}\n")
+    left = [item for item in run_.left]
+    for item in left:
+        loc = item.finding.location
+        where = f"{loc.file}:{loc.line}:{loc.column}" if loc.line else loc.file
+        out.write(f"{where}: {item.finding.severity} [{item.finding.rule}] left: {item.reason}\n")
+    files = len(run_.changed)
+    out.write(f"{verb} {fixed} finding(s) in {files} file(s); {len(left)} left\n")

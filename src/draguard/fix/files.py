@@ -1,0 +1,80 @@
+"""Reading the files to fix and writing them back safely: atomically (a temporary file beside
+it, renamed over it, mode and ownership kept), never over a file that changed on disk since
+it was read, never half-written; and the unified diff `--diff` prints."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from dataclasses import dataclass
+
+BOM = "\ufeff"
+
+
+@dataclass
+class Read:
+    display: str
+    raw: bytes
+    text: str | None  # None: not UTF-8 text (reported by the lint of it, never written)
+    bom: bool
+
+
+def read(path: str, display: str) -> Read:
+    with open(path, "rb") as handle:
+        raw = handle.read()
+    return decode(display, raw)
+
+
+def decode(display: str, raw: bytes) -> Read:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return Read(display, raw, None, False)
+    return Read(display, raw, text.removeprefix(BOM), text.startswith(BOM))
+
+
+def encode(text: str, bom: bool) -> bytes:
+    return ((BOM if bom else "") + text).encode("utf-8")
+
+
+def write(path: str, original: bytes, data: bytes) -> str | None:
+    """Replace `path` with `data` if it still holds `original`; the reason it was not
+    written, or None. The rename is atomic: a kill at any point leaves the old or the new file."""
+    try:
+        with open(path, "rb") as handle:
+            if handle.read() != original:
+                return "it changed on disk since it was read: not overwritten"
+        status = os.stat(path)
+    except OSError as exc:
+        return f"cannot read it again: {exc.strerror or exc}"
+    if not os.access(path, os.W_OK) or not status.st_mode & 0o222:
+        return "it is read-only: not written"  # the mode says so, even to root
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".draguard-fix-", dir=directory)
+    except OSError as exc:
+        return f"cannot write beside it: {exc.strerror or exc}"
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, status.st_mode & 0o7777)
+        try:
+            os.chown(tmp, status.st_uid, status.st_gid)
+        except PermissionError:
+            pass  # another owner: only root may keep it; the mode is kept
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return None
+
+
+def unified_diff(display: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                 f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}")
+    out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    return out

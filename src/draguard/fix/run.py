@@ -1,0 +1,169 @@
+"""draguard fix: the findings' fixes applied to the texts they came from, round after round.
+
+Each round lints every file together (so cross-object rules see the whole set, charts and
+kustomizations included as context), takes the fixes the run allows, applies those that do
+not touch one another (per document: no edit path inside another's, a list that lost or
+gained an item is not indexed into again), and lints again; it stops when no fix is left to
+apply. A fix whose edits cannot be spliced exactly is not applied and is reported, never
+forced. Objects that come from a render (Helm, Kustomize) or from a List item are reported,
+never written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.config import Config
+from ..core.finding import Finding
+from ..core.fixes import Applicability, EditError, Op
+from ..engine.lint import lint_loaded
+from ..sources.loader import Loaded, Source, load_text
+from .splice import Changes, NotSpliceable, apply_fix
+
+MAX_ROUNDS = 50
+
+
+@dataclass
+class FileText:
+    """One file (or stdin) as read, and its text as the fixes leave it."""
+
+    display: str
+    original: str
+    bom: bool = False
+    text: str = ""
+    applied: list[tuple[str, str]] = field(default_factory=list)  # (rule, fix title)
+    changes: Changes = field(default_factory=Changes)
+
+    def __post_init__(self):
+        self.text = self.text or self.original
+
+    @property
+    def changed(self) -> bool:
+        return self.text != self.original
+
+
+@dataclass
+class Left:
+    finding: Finding
+    reason: str
+
+
+@dataclass
+class FixRun:
+    files: list[FileText]
+    left: list[Left]
+    result: object  # the LintResult of the fixed texts
+
+    @property
+    def changed(self) -> list[FileText]:
+        return [f for f in self.files if f.changed]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which fixes a run applies."""
+
+    unsafe: bool = False
+    select: frozenset = frozenset()  # rule ids; empty: every rule
+    ignore: frozenset = frozenset()
+
+    def reason_not(self, finding: Finding) -> str | None:
+        """Why this finding's fix is not applied, or None when it is wanted."""
+        fix = finding.fix
+        if fix is None:
+            return "the rule has no fix for it"
+        if self.select and finding.rule not in self.select or finding.rule in self.ignore:
+            return "not selected"
+        if fix.applicability is Applicability.DISPLAY_ONLY:
+            return "its fix is display-only: apply it by hand"
+        if fix.applicability is Applicability.UNSAFE and not self.unsafe:
+            return "its fix changes behaviour: pass --unsafe-fixes"
+        return None
+
+
+def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None = None) -> FixRun:
+    """Apply the chosen fixes to `files` until none is left to apply. `context` holds what
+    was read but is not written (renders), so rules see it."""
+    by_name = {f.display: f for f in files}
+    failed: dict[tuple, str] = {}
+    for _ in range(MAX_ROUNDS):
+        loaded, list_items = _load(files, context)
+        result = lint_loaded(loaded, config)
+        plan = _plan(result.findings, by_name, list_items, failed, choice)
+        if not plan:
+            break
+        for (display, document), fixes in sorted(plan.items(), key=lambda kv: (kv[0][0], -kv[0][1])):
+            target = by_name[display]
+            for finding in fixes:
+                try:
+                    target.text = apply_fix(target.text, document, finding.fix.edits, target.changes)
+                    target.applied.append((finding.rule, finding.fix.title))
+                except (NotSpliceable, EditError) as exc:
+                    failed[_key(finding)] = f"its edits could not be applied exactly ({exc}): left unchanged"
+    else:
+        raise RuntimeError(f"fixes still apply after {MAX_ROUNDS} rounds")
+    left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
+    return FixRun(files, left, result)
+
+
+def _load(files: list[FileText], context: Loaded | None) -> tuple[Loaded, set]:
+    loaded = Loaded()
+    for f in files:
+        load_text(Source(f.display, f.text), loaded)
+    list_items = {(e.source.display, e.document) for e in loaded.entries if e.item is not None}
+    if context is not None:
+        loaded.entries += context.entries
+        loaded.problems += context.problems
+        loaded.sources += context.sources
+    return loaded, list_items
+
+
+def _key(finding: Finding) -> tuple:
+    location = finding.location
+    return location.file, location.document, finding.rule, location.path, finding.fix.title
+
+
+def _reason(finding, by_name, list_items, failed, choice) -> str:
+    location = finding.location
+    if location.file not in by_name:
+        return "it is in rendered output (Helm, Kustomize): reported, never written"
+    if (location.file, location.document) in list_items:
+        return "it is an item of a List (cluster output): not written in place"
+    return failed.get(_key(finding)) if finding.fix and _key(finding) in failed else \
+        choice.reason_not(finding) or "its fix applies in a later run"
+
+
+def _plan(findings, by_name, list_items, failed, choice) -> dict:
+    """(file, document) -> the fixes to apply this round, none touching another's paths."""
+    plan: dict[tuple, list] = {}
+    touched: dict[tuple, list] = {}
+    for finding in findings:
+        location = finding.location
+        where = (location.file, location.document)
+        if location.file not in by_name or where in list_items or location.document is None \
+                or choice.reason_not(finding) is not None or _key(finding) in failed:
+            continue
+        paths = _paths(finding.fix.edits)
+        seen = touched.setdefault(where, [])
+        if any(_related(p, q) for p in paths for q in seen):
+            continue
+        seen.extend(paths)
+        plan.setdefault(where, []).append(finding)
+    return plan
+
+
+def _paths(edits) -> list[tuple]:
+    """The paths a fix touches: each edit's path, and for a removal or an append the whole
+    list (its items are renumbered or extended)."""
+    paths = []
+    for edit in edits:
+        if edit.op is Op.ADD_DOCUMENT:
+            continue
+        paths.append(tuple(edit.path))
+        if edit.op is Op.REMOVE and edit.path and isinstance(edit.path[-1], int):
+            paths.append(tuple(edit.path[:-1]))
+    return paths
+
+
+def _related(a: tuple, b: tuple) -> bool:
+    shorter = min(len(a), len(b))
+    return a[:shorter] == b[:shorter]

@@ -1,0 +1,133 @@
+"""`draguard fix` as a user runs it: the legacy example migrated in place and then linting
+clean, --diff and --check writing nothing, stdin to stdout, rule selection, and files that
+must not be written (read-only, changed on disk, not UTF-8) left alone and reported."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+from draguard.fix.files import write
+from support.paths import EXAMPLES
+
+LEGACY = EXAMPLES / "legacy-multitenant" / "shared-gpu.yaml"
+
+
+def legacy_copy(tmp_path):
+    target = tmp_path / "shared-gpu.yaml"
+    shutil.copy(LEGACY, target)
+    return target
+
+
+def test_the_legacy_example_is_migrated_and_then_lints_clean(cli, tmp_path):
+    target = legacy_copy(tmp_path)
+    os.chmod(target, 0o640)
+    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    assert done.code == 0, done.out
+    assert "fixed 12 finding(s) in 1 file(s)" in done.out
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640  # the mode is kept
+    assert cli("lint", "--no-config", target).code == 0
+    again = cli("fix", "--unsafe-fixes", "--no-config", target)
+    assert again.code == 0 and "fixed 0 finding(s) in 0 file(s)" in again.out
+    assert target.read_text().startswith(LEGACY.read_text().split("apiVersion")[0])  # the header comments
+
+
+def test_diff_and_check_write_nothing(cli, tmp_path):
+    target = legacy_copy(tmp_path)
+    before = target.read_bytes()
+    diff = cli("fix", "--unsafe-fixes", "--diff", "--no-config", target)
+    assert diff.code == 1 and f"--- a/{str(target).lstrip('/')}" in diff.out and "+kind: ResourceClaimTemplate" in diff.out
+    check = cli("fix", "--unsafe-fixes", "--check", "--no-config", target)
+    assert check.code == 1 and "would fix 12" in check.out
+    assert target.read_bytes() == before
+
+
+def test_safe_fixes_only_unless_asked(cli, tmp_path):
+    target = legacy_copy(tmp_path)
+    done = cli("fix", "--no-config", "--check", target)
+    assert "would fix 0" in done.out and "pass --unsafe-fixes" in done.out
+
+
+def test_select_and_ignore(cli, tmp_path):
+    target = legacy_copy(tmp_path)
+    only = cli("fix", "--unsafe-fixes", "--no-config", "--check", "--select", "host-ipc", target)
+    assert "would fix 1 (host-ipc)" in only.out
+    without = cli("fix", "--unsafe-fixes", "--no-config", "--check", "--ignore", "legacy-gpu-resource,host-ipc", target)
+    assert "legacy-gpu-resource" not in without.out.split("\n")[0] and "host-ipc" not in without.out.split("\n")[0]
+    unknown = cli("fix", "--select", "no-such-rule", target)
+    assert unknown.code == 2 and "no such rule: no-such-rule" in unknown.err
+
+
+def test_stdin_is_fixed_to_stdout_with_the_summary_on_stderr(cli):
+    done = cli("fix", "--unsafe-fixes", "--no-config", "-", stdin=LEGACY.read_text())
+    assert "kind: ResourceClaimTemplate" in done.out and "fixed 12 finding(s)" in done.err
+
+
+def test_a_read_only_file_is_reported_not_written(cli, tmp_path):
+    if os.geteuid() == 0:
+        # root writes anyway: the helper's own check is what stops it
+        target = legacy_copy(tmp_path)
+        os.chmod(target, 0o444)
+        assert write(str(target), target.read_bytes(), b"x") == "it is read-only: not written"
+        return
+    target = legacy_copy(tmp_path)
+    os.chmod(target, 0o444)
+    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    assert done.code == 2 and "read-only" in done.out and target.read_bytes() == LEGACY.read_bytes()
+
+
+def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path):
+    target = legacy_copy(tmp_path)
+    read_then = target.read_bytes()
+    target.write_text("# edited by someone else meanwhile\n")
+    assert write(str(target), read_then, b"fixed") == "it changed on disk since it was read: not overwritten"
+    assert target.read_text() == "# edited by someone else meanwhile\n"
+
+
+def test_not_utf8_is_left_untouched(cli, tmp_path):
+    target = tmp_path / "latin1.yaml"
+    target.write_bytes("metadata: {name: caf\xe9}\n".encode("latin-1"))
+    done = cli("fix", "--no-config", target)
+    assert "not UTF-8 text: left untouched" in done.out and done.code == 2
+
+
+def test_a_bom_and_crlf_survive(cli, tmp_path):
+    target = tmp_path / "crlf.yaml"
+    target.write_bytes(b"\xef\xbb\xbf" + LEGACY.read_bytes().replace(b"\n", b"\r\n"))
+    assert cli("fix", "--unsafe-fixes", "--no-config", target).code == 0
+    data = target.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf# The habits") and b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_kill_9_leaves_every_file_old_or_new(tmp_path):
+    """Atomic writes: SIGKILL at any moment of a run over many files leaves each one either
+    as it was or completely fixed, never half-written. The kills are spread over the run's
+    length, its writing phase (the end) included."""
+    folder = tmp_path / "many"
+    command = [sys.executable, "-m", "draguard", "fix", "--unsafe-fixes", "--no-config", str(folder)]
+
+    def fresh():
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+        for i in range(60):
+            shutil.copy(LEGACY, folder / f"f{i:03}.yaml")
+
+    fresh()
+    started = time.monotonic()
+    subprocess.run(command, capture_output=True, check=False)
+    full = time.monotonic() - started
+    old, new = LEGACY.read_bytes(), (folder / "f000.yaml").read_bytes()
+    assert old != new
+    for fraction in (0.5, 0.9, 0.97):
+        fresh()
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(full * fraction)
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        for path in folder.glob("*.yaml"):
+            assert path.read_bytes() in (old, new), path

@@ -1,0 +1,122 @@
+"""Edits spliced into the original text: each kind of edit in block and flow style, and the
+text around it kept byte for byte (comments, quotes, CRLF, document markers, indentation)."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from draguard.core.fixes import EditError, add_document, append, remove, set_value
+from draguard.fix.splice import Changes, NotSpliceable, apply_fix
+from support.byteminimal import untouched_lines_lost
+
+TEXT = """\
+# header comment, before the first document
+---
+apiVersion: apps/v1   # trailing comment
+kind: Deployment
+metadata: {name: web, labels: {app: web}}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers:
+        - name: "server"      # quoted, indented sequence
+          image: 'nginx'
+          env:
+            - {name: A, value: "1"}
+            - name: B
+              value: "2"
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+      volumes: [{name: data, emptyDir: {}}]
+# between documents
+---
+kind: ConfigMap
+apiVersion: v1
+metadata:
+  name: other
+"""
+
+
+def fix(text, *edits, document=0):
+    changes = Changes()
+    after = apply_fix(text, document, list(edits), changes)
+    assert untouched_lines_lost(text, after, changes.original_regions()) == []
+    return after
+
+
+def data(text, document=0):
+    return list(yaml.safe_load_all(text))[document]
+
+
+def test_setting_a_scalar_replaces_its_token_only():
+    after = fix(TEXT, set_value(("spec", "replicas"), 1))
+    assert "  replicas: 1\n" in after and after.count("\n") == TEXT.count("\n")
+
+
+def test_a_new_key_goes_after_its_mapping_at_its_indentation():
+    after = fix(TEXT, set_value(("spec", "template", "spec", "terminationGracePeriodSeconds"), 60))
+    assert "      volumes: [{name: data, emptyDir: {}}]\n      terminationGracePeriodSeconds: 60\n" in after
+
+
+def test_missing_parents_are_created_in_the_files_sequence_style():
+    after = fix(TEXT, set_value(("spec", "strategy", "rollingUpdate", "maxSurge"), 0))
+    assert "  strategy:\n    rollingUpdate:\n      maxSurge: 0\n" in after
+    after = fix(TEXT, append(("spec", "template", "spec", "resourceClaims"), {"name": "gpu"}))
+    assert "      resourceClaims:\n        - name: gpu\n" in after  # indented, as the file writes lists
+
+
+def test_append_to_block_and_flow_sequences():
+    after = fix(TEXT, append(("spec", "template", "spec", "containers", 0, "env"), {"name": "C", "value": "3"}))
+    assert '              value: "2"\n            - name: C\n              value: \'3\'\n' in after
+    after = fix(TEXT, append(("spec", "template", "spec", "volumes"), {"name": "shm"}))
+    assert "volumes: [{name: data, emptyDir: {}}, {name: shm}]" in after
+
+
+def test_set_in_a_flow_mapping_keeps_it_flow():
+    after = fix(TEXT, set_value(("metadata", "namespace"), "team-a"))
+    assert "metadata: {name: web, labels: {app: web}, namespace: team-a}\n" in after
+
+
+def test_remove_a_block_entry_a_flow_item_and_a_last_item():
+    after = fix(TEXT, remove(("spec", "template", "spec", "containers", 0, "env", 1)))
+    assert "name: B" not in after and '- {name: A, value: "1"}' in after
+    after = fix(TEXT, remove(("spec", "template", "spec", "containers", 0, "env", 0)))
+    assert "name: A" not in after and "- name: B" in after
+    after = fix(TEXT, remove(("spec", "template", "spec", "volumes", 0)))
+    assert "      volumes: []\n" in after  # the data says [], so does the text
+    after = fix(TEXT, remove(("spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")))
+    assert data(after)["spec"]["template"]["spec"]["containers"][0]["resources"] == {"limits": {}}
+
+
+def test_a_fix_with_several_edits_and_a_new_document():
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"}}
+    after = fix(TEXT, add_document(template),
+                append(("spec", "template", "spec", "resourceClaims"), {"name": "gpu", "resourceClaimTemplateName": "t"}),
+                append(("spec", "template", "spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
+                remove(("spec", "template", "spec", "containers", 0, "resources", "limits")))
+    documents = list(yaml.safe_load_all(after))
+    assert [d["kind"] for d in documents] == ["Deployment", "ResourceClaimTemplate", "ConfigMap"]
+    assert "# between documents\n---\nkind: ConfigMap" in after
+    assert after.startswith("# header comment, before the first document\n---\n")
+
+
+def test_crlf_files_stay_crlf():
+    crlf = TEXT.replace("\n", "\r\n")
+    after = fix(crlf, set_value(("spec", "template", "spec", "hostIPC"), False), append(
+        ("spec", "template", "spec", "containers", 0, "env"), {"name": "C"}))
+    assert "\n" not in after.replace("\r\n", "")
+
+
+def test_edits_without_an_exact_text_form_are_refused_not_forced():
+    with pytest.raises(EditError):  # a list item that is not there
+        apply_fix("a: 1\nb: [x, y]\n", 0, [set_value(("b", 5, "c"), 1)])
+    with pytest.raises(NotSpliceable):  # the key shares its line with the item's dash
+        apply_fix("items:\n- name: x\n  value: 1\n", 0, [remove(("items", 0, "name"))])
+
+
+def test_documents_that_are_not_there_are_refused():
+    with pytest.raises(NotSpliceable):
+        apply_fix(TEXT, 7, [set_value(("a",), 1)])
