@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
+from ..core.config import RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..sources.discover import DEFAULT_INCLUDE
 from .lint import configure, input_arguments
@@ -20,6 +21,11 @@ def arguments(name, parser) -> None:
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and write nothing")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when a fix would apply (for CI)")
+    parser.add_argument("--strategy", choices=["claims", "extended-resource"],
+                        help="how device-plugin GPUs move to DRA: a ResourceClaimTemplate per container and resource "
+                             "(claims, the default), or keep the limits and serve them with a DeviceClass that sets "
+                             "extendedResourceName (extended-resource, KEP-5004, 1.34+); the config's "
+                             "legacy-gpu-resource strategy otherwise")
     parser.add_argument("--select", action="append", default=[], metavar="RULES",
                         help="only these rules' fixes (comma-separated ids; repeatable)")
     parser.add_argument("--ignore", action="append", default=[], metavar="RULES",
@@ -45,6 +51,9 @@ def run(args) -> int:
     from ..fix.run import Choice, FileText, fix_texts
 
     config, fail_on = configure(args)
+    if args.strategy:
+        settings = config.rules.setdefault("legacy-gpu-resource", RuleSettings())
+        settings.options = {**settings.options, "strategy": args.strategy}
     choice = Choice(args.unsafe_fixes, _rule_ids(args.select, "--select"), _rule_ids(args.ignore, "--ignore"))
     units = expand(args.paths, tuple(args.include or DEFAULT_INCLUDE), tuple(args.exclude))
     options = RenderOptions(tuple(os.path.abspath(v) for v in args.values), tuple(args.set_values),

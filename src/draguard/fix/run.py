@@ -99,8 +99,12 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
                     target.applied.append((finding.rule, finding.fix.title))
                 except (NotSpliceable, EditError) as exc:
                     failed[_key(finding)] = f"its edits could not be applied exactly ({exc}): left unchanged"
-    else:
-        raise RuntimeError(f"fixes still apply after {MAX_ROUNDS} rounds")
+    else:  # a fix that keeps coming back: stop, keep what was done, say so
+        loaded, list_items = _load(files, context)
+        result = lint_loaded(loaded, config)
+        for finding in _plan(result.findings, by_name, list_items, failed, choice).values():
+            for f in finding:
+                failed[_key(f)] = f"fixes still applied after {MAX_ROUNDS} rounds: stopped"
     left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
     return FixRun(files, left, result)
 
@@ -136,17 +140,19 @@ def _plan(findings, by_name, list_items, failed, choice) -> dict:
     """(file, document) -> the fixes to apply this round, none touching another's paths."""
     plan: dict[tuple, list] = {}
     touched: dict[tuple, list] = {}
+    added: set = set()  # objects the round's fixes add: two fixes adding one DeviceClass is one too many
     for finding in findings:
         location = finding.location
         where = (location.file, location.document)
         if location.file not in by_name or where in list_items or location.document is None \
                 or choice.reason_not(finding) is not None or _key(finding) in failed:
             continue
-        paths = _paths(finding.fix.edits)
+        paths, objects = _paths(finding.fix.edits), _added(finding)
         seen = touched.setdefault(where, [])
-        if any(_related(p, q) for p in paths for q in seen):
+        if any(_related(p, q) for p in paths for q in seen) or objects & added:
             continue
         seen.extend(paths)
+        added |= objects
         plan.setdefault(where, []).append(finding)
     return plan
 
@@ -162,6 +168,17 @@ def _paths(edits) -> list[tuple]:
         if edit.op is Op.REMOVE and edit.path and isinstance(edit.path[-1], int):
             paths.append(tuple(edit.path[:-1]))
     return paths
+
+
+def _added(finding: Finding) -> set:
+    """(kind, namespace, name) of the objects a fix adds; a namespaced one is in the finding's
+    object's namespace when it names none."""
+    objects = set()
+    for edit in finding.fix.edits:
+        if edit.op is Op.ADD_DOCUMENT and isinstance(edit.value, dict):
+            meta = edit.value.get("metadata") or {}
+            objects.add((edit.value.get("kind"), meta.get("namespace", ""), meta.get("name")))
+    return objects
 
 
 def _related(a: tuple, b: tuple) -> bool:

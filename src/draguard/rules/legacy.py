@@ -96,8 +96,11 @@ def _extended_class(resource: str, request: tuple) -> dict:
             "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
 
 
-def migration(obj, site, c, resource: str, pairs: list, strategy: str, kube_version: str) -> Fix | None:
-    """The fix that moves one container's device-plugin resource to DRA (see the rule's docs)."""
+def migration(obj, site, c, resource: str, pairs: list, strategy: str, ctx) -> Fix | None:
+    """The fix that moves one container's device-plugin resource to DRA (see the rule's docs).
+    Names derive from the workload, container and resource, so a template made before (by an
+    earlier run, or for a copy of the workload in another file) is found and reused."""
+    kube_version = ctx.config.kube_version
     request = _dra_request(resource)
     count = _count(mapping_value(c.resources, resource))
     if request is None or count is None or site.path is None or resource in c.gpu_aliases:
@@ -111,8 +114,10 @@ def migration(obj, site, c, resource: str, pairs: list, strategy: str, kube_vers
     if strategy == "extended-resource":
         if structured_claim_version(kube_version) != "v1":
             return None  # DeviceClass.extendedResourceName needs resource.k8s.io/v1 (1.34+)
-        return Fix(f"serve {resource} through DRA with a DeviceClass (extendedResourceName)", Applicability.UNSAFE,
-                   (add_document(_extended_class(resource, request)),))
+        device_class = _extended_class(resource, request)
+        return Fix(f"serve {resource} through DRA: DeviceClass '{device_class['metadata']['name']}' with "
+                   "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)",
+                   Applicability.UNSAFE, (add_document(device_class),))
     version = structured_claim_version(kube_version)
     if version is None:
         return None
@@ -120,9 +125,11 @@ def migration(obj, site, c, resource: str, pairs: list, strategy: str, kube_vers
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
     template = _label(f"{owner}-{c.name}-{request[2]}", 253)
+    exists = ctx.objects.claims.template(obj.namespace, template) is not None
+    made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, count)),)
     return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}",
                Applicability.UNSAFE, (
-                   add_document(_claim_template(template, obj.namespace, version, request, count)),
+                   *made,
                    append(site.path + ("resourceClaims",), {"name": claim, "resourceClaimTemplateName": template}),
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
                    *removals))
@@ -214,7 +221,7 @@ class LegacyGpuResource(Rule):
                         f"{c.label} asks for {resource}: {values[resource]} in {section_list} through the device "
                         f"plugin{_alias_note(obj, resource, c)}: the scheduler only counts it, and its release is "
                         f"not tied to the pod", values, resource, help=_suggestion(resource),
-                        fix=migration(obj, site, c, resource, pairs, strategy, ctx.config.kube_version))
+                        fix=migration(obj, site, c, resource, pairs, strategy, ctx))
 
     def _unmodelled(self, obj, ctx):
         for c in unmodelled_containers(obj):
@@ -310,3 +317,48 @@ class LegacyGpuSharing(Rule):
                             yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} ({what}): "
                                               "a share of a GPU the DRA allocator does not see", values, resource,
                                               help=help_text)
+
+
+#: node labels that GPU feature discovery sets for the device plugin's scheduling
+_PLUGIN_LABEL = re.compile(r"^(nvidia\.com/(gpu\.(present|count|deploy\..+)|mig\..+)|amd\.com/gpu\..+|gpu\.intel\.com/.+)$")
+
+
+@register
+class LegacySchedulingLeftover(Rule):
+    id = "legacy-scheduling-leftover"
+    name = "Device-plugin scheduling left on a DRA pod"
+    category = "legacy-resources"
+    severity = Severity.INFO
+    targets = POD_TARGETS
+    summary = ("A pod that gets its devices from DRA claims, and asks for no device-plugin resource, still tolerates "
+               "the device plugin's taint or selects nodes by its labels.")
+    rationale = """
+        Tolerations for the `nvidia.com/gpu` taint and node selectors on
+        `nvidia.com/gpu.present` or `nvidia.com/gpu.count` were there for the device plugin.
+        With DRA the allocator places the pod on a node whose ResourceSlices can satisfy its
+        claims, and the claim's selectors say which device. These entries may still be
+        needed: the nodes may keep the taint, and a label may carry meaning of its own. So
+        `draguard fix` leaves them in place, and this note says where they are."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
+    noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60\n",
+                                         "terminationGracePeriodSeconds: 60\n      tolerations:\n"
+                                         "      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        for site in pod_sites(obj):
+            if not site.claims or any(True for c in site.containers for _ in _by_resource(c)):
+                continue
+            tolerations = site.spec.get("tolerations")
+            for toleration in tolerations if isinstance(tolerations, list) else ():
+                key = toleration.get("key") if isinstance(toleration, dict) else None
+                if isinstance(key, str) and LEGACY_RESOURCE.match(key):
+                    yield ctx.finding(self, obj, f"the pod tolerates the device plugin's taint {key}; with DRA claims "
+                                      "it is needed only where nodes keep that taint: left as it is", toleration, "key",
+                                      help="remove it once the GPU nodes no longer carry the taint")
+            selector = site.spec.get("nodeSelector")
+            for key in selector if isinstance(selector, dict) else ():
+                if isinstance(key, str) and _PLUGIN_LABEL.match(key):
+                    yield ctx.finding(self, obj, f"the pod selects nodes by {key}, a label set for the device plugin; "
+                                      "the claims already place it on a node with the devices: left as it is",
+                                      selector, key, help="remove it, or move what it means into the claim's selectors")

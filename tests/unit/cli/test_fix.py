@@ -106,28 +106,53 @@ def test_a_bom_and_crlf_survive(cli, tmp_path):
 
 def test_kill_9_leaves_every_file_old_or_new(tmp_path):
     """Atomic writes: SIGKILL at any moment of a run over many files leaves each one either
-    as it was or completely fixed, never half-written. The kills are spread over the run's
-    length, its writing phase (the end) included."""
-    folder = tmp_path / "many"
-    command = [sys.executable, "-m", "draguard", "fix", "--unsafe-fixes", "--no-config", str(folder)]
-
-    def fresh():
+    as it was or as a complete run leaves it, never half-written. The kills are spread over
+    the run's length, its writing phase (the end) included."""
+    def fresh(folder):
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir()
         for i in range(60):
-            shutil.copy(LEGACY, folder / f"f{i:03}.yaml")
+            text = LEGACY.read_text().replace("shared-gpu-inference", f"app-{i:03}")
+            (folder / f"f{i:03}.yaml").write_text(text)
+        return folder
 
-    fresh()
+    def command(folder):
+        return [sys.executable, "-m", "draguard", "fix", "--unsafe-fixes", "--no-config", str(folder)]
+
+    reference = fresh(tmp_path / "reference")
     started = time.monotonic()
-    subprocess.run(command, capture_output=True, check=False)
+    subprocess.run(command(reference), capture_output=True, check=False)
     full = time.monotonic() - started
-    old, new = LEGACY.read_bytes(), (folder / "f000.yaml").read_bytes()
-    assert old != new
+    old = {p.name: p.read_bytes() for p in fresh(tmp_path / "old").glob("*.yaml")}
+    new = {p.name: p.read_bytes() for p in reference.glob("*.yaml")}
+    assert all(old[name] != new[name] for name in old)
     for fraction in (0.5, 0.9, 0.97):
-        fresh()
-        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        folder = fresh(tmp_path / "killed")
+        run = subprocess.Popen(command(folder), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(full * fraction)
         run.send_signal(signal.SIGKILL)
         run.wait()
         for path in folder.glob("*.yaml"):
-            assert path.read_bytes() in (old, new), path
+            assert path.read_bytes() in (old[path.name], new[path.name]), path
+
+
+def test_extended_resource_strategy_keeps_the_limits_and_adds_one_device_class_per_resource(cli, tmp_path):
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    shutil.copy(LEGACY, a)
+    b.write_text(LEGACY.read_text().replace("name: shared-gpu-inference\n", "name: other\n", 1))
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--kube-version", "1.36", "--strategy", "extended-resource",
+               "--select", "legacy-gpu-resource", tmp_path)
+    assert "no per-pod selector, no claim sharing, no driver config" not in done.out  # titles are not printed
+    texts = a.read_text() + b.read_text()
+    assert texts.count("kind: DeviceClass") == 2  # one per resource, not one per workload
+    assert "extendedResourceName: nvidia.com/gpu\n" in texts and "extendedResourceName: nvidia.com/mig-1g.5gb" in texts
+    assert texts.count("nvidia.com/gpu: 1") == 2  # the limits stay
+    lint = cli("lint", "--no-config", "--kube-version", "1.36", "-f", "json", tmp_path).json
+    assert {f["severity"] for f in lint["findings"] if f["rule"] == "legacy-gpu-resource"} == {"info"}
+
+
+def test_extended_resource_strategy_needs_1_34(cli, tmp_path):
+    target = legacy_copy(tmp_path)
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--kube-version", "1.33", "--strategy", "extended-resource",
+               "--select", "legacy-gpu-resource", "--check", target)
+    assert "would fix 0" in done.out and "the rule has no fix for it" in done.out
