@@ -41,6 +41,9 @@ def rule_markdown(rule) -> str:
                      + " ".join(textwrap.dedent(rule.upstream_note).split()) + "\n")
     if rule.noncompliant:
         parts.append(f"## Fails (Kubernetes {rule.examples_target})\n\n" + _block(rule.noncompliant))
+    fixed = _fix_example(rule) if rule.noncompliant and str(rule.fixable) != "never" else None
+    if fixed:
+        parts.append(fixed)
     if rule.compliant:
         parts.append(f"## Passes (Kubernetes {rule.examples_target})\n\n" + _block(rule.compliant))
     if rule.admission:
@@ -56,6 +59,37 @@ def rule_markdown(rule) -> str:
     if rule.reference:
         parts.append(f"## Reference\n\n{rule.reference}\n")
     return "\n".join(parts)
+
+
+def _fix_example(rule) -> str | None:
+    """The rule's fix run on its own failing example by the real `draguard fix` (this rule's
+    fixes only, unsafe ones included), as a diff; None when it fixes nothing there."""
+    from ..core.config import Config
+    from ..fix.files import unified_diff
+    from ..fix.run import Choice, FileText, fix_texts
+
+    example = textwrap.dedent(rule.noncompliant).strip("\n") + "\n"
+    file = FileText("example.yaml", example)
+    fix_texts([file], Config(kube_version=rule.examples_target), Choice(unsafe=True, select=frozenset({rule.id})))
+    if not file.changed:
+        return None
+    kinds = sorted({str(f.fix.applicability) for f in _fixes_of(rule, example)})
+    flag = " --unsafe-fixes" if "unsafe" in kinds else ""
+    titles = "; ".join(dict.fromkeys(title for _, title in file.applied))
+    diff = unified_diff("example.yaml", file.original, file.text)
+    return (f"## Fix ({', '.join(kinds)})\n\n`draguard fix{flag}` on the failing example ({titles}):\n\n"
+            f"```diff\n{diff}```\n")
+
+
+def _fixes_of(rule, text: str) -> list:
+    from ..core.config import Config
+    from ..engine import lint_loaded
+    from ..sources.loader import Loaded, Source, load_text
+
+    loaded = Loaded()
+    load_text(Source("example.yaml", text), loaded)
+    result = lint_loaded(loaded, Config(kube_version=rule.examples_target))
+    return [f for f in result.findings if f.rule == rule.id and f.fix is not None]
 
 
 def _kinds(targets) -> str:
