@@ -14,9 +14,8 @@ import pytest
 import yaml
 from kubernetes import client
 
-from draguard.dra.generate import generate
 from draguard.model.teardown import pod_gone_after
-from support.cluster import FakeKubelet, until
+from support.cluster import extra_gpu_node, until
 from support.paths import EXAMPLES
 
 pytestmark = pytest.mark.cluster
@@ -25,27 +24,16 @@ NS = "inference"  # the example's namespace
 
 @pytest.fixture
 def mig_node(plane):
-    """One H100 with two 3g.40gb MIG devices, played by its own fake kubelet: the example's
-    two replicas fill it."""
-    objects = generate({"nodes": [{"namePrefix": "mig-node", "count": 1, "gpus": {
-        "model": "H100-80GB", "count": 1, "mig": "static", "layout": ["3g.40gb", "3g.40gb"]}}]})
-    nodes = [o for o in objects if o["kind"] == "Node"]
-    kubelet = FakeKubelet(plane, nodes)
-    kubelet.register_nodes()
-    plane.apply([o for o in objects if o["kind"] == "ResourceSlice"])
-    kubelet.start()
-    yield nodes[0]["metadata"]["name"]
-    # the harness runs no namespace controller: remove what the example created, one by one
-    core, apps = client.CoreV1Api(plane.api()), client.AppsV1Api(plane.api())
-    apps.delete_collection_namespaced_deployment(NS)
-    apps.delete_collection_namespaced_replica_set(NS)
-    core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
-    until("the example's pods to go", lambda: not core.list_namespaced_pod(NS).items)
-    kubelet.stopping.set()
-    for o in objects:
-        if o["kind"] == "ResourceSlice":
-            client.ResourceV1Api(plane.api()).delete_resource_slice(o["metadata"]["name"])
-    core.delete_node(nodes[0]["metadata"]["name"])
+    """One H100 with two 3g.40gb MIG devices: the example's two replicas fill it."""
+    gpus = {"model": "H100-80GB", "count": 1, "mig": "static", "layout": ["3g.40gb", "3g.40gb"]}
+    with extra_gpu_node(plane, gpus, "mig-node") as name:
+        yield name
+        # the harness runs no namespace controller: remove what the example created, one by one
+        core, apps = client.CoreV1Api(plane.api()), client.AppsV1Api(plane.api())
+        apps.delete_collection_namespaced_deployment(NS)
+        apps.delete_collection_namespaced_replica_set(NS)
+        core.delete_collection_namespaced_pod(NS, grace_period_seconds=0)
+        until("the example's pods to go", lambda: not core.list_namespaced_pod(NS).items)
 
 
 def test_example_pods_release_their_mig_slice_on_the_predicted_timeline(plane, mig_node):

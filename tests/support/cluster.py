@@ -16,6 +16,7 @@ import socket
 import ssl
 import subprocess
 import threading
+from contextlib import contextmanager
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -216,6 +217,27 @@ class FakeKubelet(threading.Thread):
                 "containerStatuses": [{"name": c.name, "image": c.image, "imageID": "", "ready": True,
                                        "restartCount": 0, "started": True,
                                        "state": {"running": {"startedAt": _now()}}} for c in pod.spec.containers]}})
+
+
+@contextmanager
+def extra_gpu_node(plane: ControlPlane, gpus: dict, prefix: str):
+    """A node of the fake driver added to a running plane for one test, with its own fake
+    kubelet (`gpus`: the inventory spec's gpus entry); yields its name; removes its slices
+    and the node afterwards (the caller removes its own workloads first)."""
+    objects = generate({"nodes": [{"namePrefix": prefix, "count": 1, "gpus": gpus}]})
+    nodes = [o for o in objects if o["kind"] == "Node"]
+    slices = [o for o in objects if o["kind"] == "ResourceSlice"]
+    kubelet = FakeKubelet(plane, nodes)
+    kubelet.register_nodes()
+    plane.apply(slices)
+    kubelet.start()
+    try:
+        yield nodes[0]["metadata"]["name"]
+    finally:
+        kubelet.stopping.set()
+        for o in slices:
+            client.ResourceV1Api(plane.api()).delete_resource_slice(o["metadata"]["name"])
+        client.CoreV1Api(plane.api()).delete_node(nodes[0]["metadata"]["name"])
 
 
 def until(what: str, check, timeout: float = 60, every: float = 0.5):
