@@ -65,6 +65,8 @@ class DryRun:
         try:
             resource.create(body=obj, namespace=namespace, dry_run="All")
         except ApiException as exc:
+            if exc.status == 409:
+                return None  # it exists (a namespace made for an earlier object): validated before the store said so
             return json.loads(exc.body or "{}").get("message", str(exc.status))
         return None
 
