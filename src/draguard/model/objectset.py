@@ -72,6 +72,38 @@ class ObjectSet:
         """Pod specs that carry template metadata (the labels a PDB or Service selects)."""
         return [site for m in self.manifests for site in pod_sites(m) if site.metadata]
 
+    def pdbs_near(self, namespace: str) -> list[Manifest]:
+        """The PodDisruptionBudgets that may select pods of `namespace`: its own and those
+        that name no namespace (all of them for an object that names none)."""
+        return _near(self._pdbs_by_namespace, self.pdbs, namespace)
+
+    def pod_templates_near(self, namespace: str) -> list[PodSite]:
+        """The pod templates a PodDisruptionBudget of `namespace` may select (as pdbs_near)."""
+        return _near(self._templates_by_namespace, self.pod_templates, namespace)
+
+    @cached_property
+    def _pdbs_by_namespace(self) -> dict[str, list]:
+        return _by_namespace(self.pdbs, lambda m: m.namespace)
+
+    @cached_property
+    def _templates_by_namespace(self) -> dict[str, list]:
+        return _by_namespace(self.pod_templates, lambda site: site.owner.namespace)
+
+
+def _by_namespace(items, namespace_of) -> dict[str, list]:
+    grouped: dict[str, list] = {}
+    for item in items:
+        grouped.setdefault(namespace_of(item), []).append(item)
+    return grouped
+
+
+def _near(grouped: dict, every: list, namespace: str) -> list:
+    """Rollout rules match objects of one namespace, or where either names none (a manifest
+    applied with `-n`): the namespace's own items and the unnamespaced ones."""
+    if not namespace:
+        return every
+    return grouped.get(namespace, []) + grouped.get("", [])
+
 
 def pdb_selector(pdb: Manifest):
     return mapping(pdb.spec).get("selector")

@@ -27,7 +27,9 @@ def _block(yaml_text: str) -> str:
     return "```yaml\n" + textwrap.dedent(yaml_text).strip("\n") + "\n```\n"
 
 
-def rule_markdown(rule) -> str:
+def rule_markdown(rule, with_fix: bool = False) -> str:
+    """The rule's documentation; `with_fix` adds its fix run on its failing example (that
+    runs the lint stack: the generated docs have it, `draguard explain` stays light)."""
     parts = [
         f"# `{rule.id}` — {rule.name}\n",
         f"- Category: `{rule.category}`\n- Default severity: `{rule.severity}`\n"
@@ -41,7 +43,7 @@ def rule_markdown(rule) -> str:
                      + " ".join(textwrap.dedent(rule.upstream_note).split()) + "\n")
     if rule.noncompliant:
         parts.append(f"## Fails (Kubernetes {rule.examples_target})\n\n" + _block(rule.noncompliant))
-    fixed = _fix_example(rule) if rule.noncompliant and str(rule.fixable) != "never" else None
+    fixed = _fix_example(rule) if with_fix and rule.noncompliant and str(rule.fixable) != "never" else None
     if fixed:
         parts.append(fixed)
     if rule.compliant:
@@ -121,7 +123,8 @@ def readme_table() -> str:
 
 def expected_files(root: str) -> dict[str, str]:
     """Path -> content for every generated doc, the README with its table spliced in."""
-    files = {os.path.join(root, "docs", "rules", f"{rule.id}.md"): rule_markdown(rule) for rule in REGISTRY}
+    files = {os.path.join(root, "docs", "rules", f"{rule.id}.md"): rule_markdown(rule, with_fix=True)
+             for rule in REGISTRY}
     readme_path = os.path.join(root, "README.md")
     with open(readme_path, encoding="utf-8") as handle:
         readme = handle.read()

@@ -17,10 +17,6 @@ from .registry import register
 _DEPLOYMENT = frozenset({("apps", "Deployment")})
 
 
-def _same_namespace(a, b) -> bool:
-    return not a.namespace or not b.namespace or a.namespace == b.namespace
-
-
 def _no_surge(strategy: Strategy) -> Fix | None:
     """maxSurge 0, maxUnavailable 1: a device is released before one is claimed."""
     base = path_of(strategy.spec, "strategy")
@@ -112,7 +108,7 @@ class RolloutPdb(Rule):
             return
         wanted = ctx.option(self, "maxUnavailable")
         labels = sites[0].labels
-        pdbs = [p for p in ctx.objects.pdbs if _same_namespace(p, obj) and matches(pdb_selector(p), labels)]
+        pdbs = [p for p in ctx.objects.pdbs_near(obj.namespace) if matches(pdb_selector(p), labels)]
         if not pdbs:
             yield ctx.finding(self, obj, "no PodDisruptionBudget selects this workload's pods; a drain may evict "
                               "every replica at once", help=f"add a PodDisruptionBudget with maxUnavailable: {wanted}",
@@ -140,7 +136,7 @@ class RolloutPdb(Rule):
 
     @staticmethod
     def _new_budget(obj, ctx, labels: dict, wanted) -> Fix | None:
-        if not labels or any(p.name == obj.name and _same_namespace(p, obj) for p in ctx.objects.pdbs):
+        if not labels or any(p.name == obj.name for p in ctx.objects.pdbs_near(obj.namespace)):
             return None
         metadata = {"name": obj.name}
         if obj.namespace:
@@ -169,8 +165,8 @@ class PdbSelectsNothing(Rule):
 
     def check(self, obj, ctx):
         selector = pdb_selector(obj)
-        for site in ctx.objects.pod_templates:
-            if _same_namespace(site.owner, obj) and matches(selector, site.labels):
+        for site in ctx.objects.pod_templates_near(obj.namespace):
+            if matches(selector, site.labels):
                 return
         spec = obj.spec
         yield ctx.finding(self, obj, f"PodDisruptionBudget '{obj.name}' selects no pod template in the linted set",
