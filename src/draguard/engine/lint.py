@@ -107,7 +107,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
         return _lint(objects, config, inventory, problems, sources)
 
 
-def _lint(objects, config: Config, inventory, problems, sources) -> LintResult:
+def _lint(objects, config: Config, inventory, problems, sources, only=None) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = ObjectSet(manifests)
     ctx = Context(config, object_set, inventory)
@@ -118,6 +118,8 @@ def _lint(objects, config: Config, inventory, problems, sources) -> LintResult:
     debug = bool(os.environ.get("DRAGUARD_DEBUG"))
     live = 0
     for manifest in object_set:
+        if only is not None and not only(manifest):
+            continue  # context only: other objects' rules read it
         target = (manifest.group, manifest.kind, manifest.is_live)
         rules = by_target.get(target)
         if rules is None:
@@ -184,15 +186,17 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
     return lint_loaded(loaded, config)
 
 
-def lint_loaded(loaded: Loaded, config: Config) -> LintResult:
+def lint_loaded(loaded: Loaded, config: Config, only=None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
-    problems met reading them), against the configured inventory when there is one."""
+    problems met reading them), against the configured inventory when there is one. With
+    `only` (a predicate on manifests), the rules judge just those objects; every object is
+    still there for the others to read (how `draguard fix` lints again what it changed)."""
     with _cyclic_gc_paused():
         manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         inventory = None
         if config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
-        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources)
+        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only)
         result.refused = loaded.refused
         return result

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, Op
-from ..engine.lint import lint_loaded
-from ..sources.loader import Loaded, Source, load_text
+from ..sources.loader import Loaded
+from .relint import Relinter
 from .splice import Changes, NotSpliceable, apply_fix
 
 MAX_ROUNDS = 50
@@ -32,6 +32,7 @@ class FileText:
     text: str = ""
     applied: list[tuple[str, str]] = field(default_factory=list)  # (rule, fix title)
     changes: Changes = field(default_factory=Changes)
+    parsed: tuple | None = None  # the text's last verified parse, reused by the next fix
 
     def __post_init__(self):
         self.text = self.text or self.original
@@ -85,9 +86,9 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
     was read but is not written (renders), so rules see it."""
     by_name = {f.display: f for f in files}
     failed: dict[tuple, str] = {}
+    relinter = Relinter(config, context)
     for _ in range(MAX_ROUNDS):
-        loaded, list_items = _load(files, context)
-        result = lint_loaded(loaded, config)
+        result, list_items = relinter.lint(files)
         plan = _plan(result.findings, by_name, list_items, failed, choice)
         if not plan:
             break
@@ -95,30 +96,18 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
             target = by_name[display]
             for finding in fixes:
                 try:
-                    target.text = apply_fix(target.text, document, finding.fix.edits, target.changes)
+                    target.text, target.parsed = apply_fix(target.text, document, finding.fix.edits, target.changes,
+                                                           target.parsed)
                     target.applied.append((finding.rule, finding.fix.title))
                 except (NotSpliceable, EditError) as exc:
                     failed[_key(finding)] = f"its edits could not be applied exactly ({exc}): left unchanged"
     else:  # a fix that keeps coming back: stop, keep what was done, say so
-        loaded, list_items = _load(files, context)
-        result = lint_loaded(loaded, config)
+        result, list_items = relinter.lint(files)
         for finding in _plan(result.findings, by_name, list_items, failed, choice).values():
             for f in finding:
                 failed[_key(f)] = f"fixes still applied after {MAX_ROUNDS} rounds: stopped"
     left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
     return FixRun(files, left, result)
-
-
-def _load(files: list[FileText], context: Loaded | None) -> tuple[Loaded, set]:
-    loaded = Loaded()
-    for f in files:
-        load_text(Source(f.display, f.text), loaded)
-    list_items = {(e.source.display, e.document) for e in loaded.entries if e.item is not None}
-    if context is not None:
-        loaded.entries += context.entries
-        loaded.problems += context.problems
-        loaded.sources += context.sources
-    return loaded, list_items
 
 
 def _key(finding: Finding) -> tuple:

@@ -42,7 +42,7 @@ metadata:
 
 def fix(text, *edits, document=0):
     changes = Changes()
-    after = apply_fix(text, document, list(edits), changes)
+    after, _ = apply_fix(text, document, list(edits), changes)
     assert untouched_lines_lost(text, after, changes.original_regions()) == []
     return after
 
