@@ -50,3 +50,26 @@ def test_the_migration_reaches_most_of_the_legacy_corpus():
         file, _ = fixed(path)
         migrated += any(rule == "legacy-gpu-resource" for rule, _ in file.applied)
     assert migrated >= 40, migrated
+
+
+def test_incremental_lints_end_where_a_full_lint_of_the_result_does():
+    """fix judges again only what a round's changes can reach; its final findings must be
+    those of a fresh lint of the fixed texts (all corpus files in one run: cross-file
+    references, namespaces shared between files)."""
+    from draguard.engine import lint_loaded
+    from draguard.sources.loader import Loaded, Source, load_text
+
+    files = []
+    for path in corpus_files():
+        source = read(str(path), f"{path.parent.name}/{path.name}")
+        files.append(FileText(source.display, source.text, source.bom))
+    run = fix_texts(files, Config(), EVERYTHING)
+    fresh = Loaded()
+    for f in files:
+        load_text(Source(f.display, f.text), fresh)
+    full = lint_loaded(fresh, Config())
+
+    def key(f):
+        return f.rule, f.location.file, f.location.line, f.location.column, f.message
+    assert sorted(map(key, run.result.findings)) == sorted(map(key, full.findings))
+    assert sum(f.changed for f in files) > 80

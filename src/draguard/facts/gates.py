@@ -33,6 +33,7 @@ def known_gates() -> frozenset:
     return frozenset(_data()["gates"])
 
 
+@lru_cache(maxsize=None)
 def gate_state(gate: str, kube_version: str) -> GateState | None:
     """The gate's stage and default in `kube_version`; None before the gate existed."""
     state = None

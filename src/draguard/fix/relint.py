@@ -1,8 +1,13 @@
 """Linting again after each round of fixes, without paying for what did not change: a text
-that did not change is not parsed again, and only the files that changed, or that share a
-namespace with what changed, are judged again (every object stays in the set for the rules
-that read others). Cross-object rules look within a namespace, at objects that name none, or
-at cluster-scoped classes and slices; a change to one of those re-judges every file."""
+that did not change is not parsed again, and only the files that changed, or that hold an
+object a changed object can change the verdict on, are judged again (every object stays in
+the set for the rules that read others).
+
+Which objects rules read across files (model.objectset): claims and claim templates, PDBs,
+ConfigMaps and HPAs are read by the workloads of their namespace; workloads' pod templates by
+the PDBs of their namespace; a Namespace by everything in it; cluster-scoped classes, slices
+and nodes by everything. An object that names no namespace may be applied to any, so it
+counts for every namespace."""
 
 from __future__ import annotations
 
@@ -13,6 +18,9 @@ from ..sources.loader import Loaded, Source, load_text
 
 EVERY = "*"  # a changed cluster-scoped object that every rule may read: re-judge everything
 _CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node"}
+#: kinds the workloads of their namespace read
+_READ_BY_WORKLOADS = {"ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBudget", "ConfigMap",
+                      "HorizontalPodAutoscaler"}
 
 
 class Relinter:
@@ -25,14 +33,15 @@ class Relinter:
 
     def lint(self, files) -> tuple[LintResult, set]:
         """(the findings of every file as they stand now, (file, document) of List items)."""
-        parts, dirty = {}, set()
+        parts, changed, dirty = {}, set(), Dirty()
         for f in files:
             cached = self.parsed.get(f.display)
             if cached is None or cached[0] != f.text:
                 part = Loaded()
                 load_text(Source(f.display, f.text), part)
                 if cached is not None:
-                    dirty |= _changed_namespaces(cached[1], part)
+                    changed.add(f.display)
+                    dirty.add(cached[1], part)
                 self.parsed[f.display] = (f.text, part)
             parts[f.display] = self.parsed[f.display][1]
         everything = Loaded()
@@ -46,7 +55,7 @@ class Relinter:
             self._judge(everything, None, {s.display for s in everything.sources})
             self.first = False
         else:
-            again = {display for display, part in parts.items() if _touches(_namespaces(part), dirty)}
+            again = {display for display, part in parts.items() if display in changed or dirty.reaches(part)}
             if again:
                 problems = [p for p in everything.problems if p.location.file in again]
                 subset = Loaded(everything.entries, problems, everything.sources, everything.refused)
@@ -68,17 +77,59 @@ class Relinter:
         return LintResult(findings, suppressed, self.config, len(loaded.entries), loaded.sources, loaded.refused)
 
 
-def _namespaces(part: Loaded) -> set[str]:
-    """The namespaces a file's objects are in ('' for those that name none); a Namespace
-    object stands for itself; cluster-scoped classes and slices for everything."""
-    return {_scope(entry.data) for entry in part.entries}
+class Dirty:
+    """What a round's changes can reach in other files: the namespaces whose workloads, or
+    whose PDBs, or whose every object must be judged again."""
+
+    def __init__(self):
+        self.everything: set[str] = set()  # namespaces ('*': all of them)
+        self.workloads: set[str] = set()
+        self.budgets: set[str] = set()
+
+    def add(self, before: Loaded, after: Loaded) -> None:
+        old = [entry.data for entry in before.entries]
+        new = [entry.data for entry in after.entries]
+        for data in [d for d in old if d not in new] + [d for d in new if d not in old]:
+            kind, scope = _kind(data), _scope(data)
+            if kind in _CLUSTER_WIDE or kind == "Namespace":
+                self.everything.add(scope)
+            elif kind in _READ_BY_WORKLOADS:
+                self.workloads.add(scope)
+            elif _holds_pods(data):
+                self.budgets.add(scope)
+
+    def reaches(self, part: Loaded) -> bool:
+        for entry in part.entries:
+            scope = _scope(entry.data)
+            if _meets(scope, self.everything):
+                return True
+            if _holds_pods(entry.data) and _meets(scope, self.workloads):
+                return True
+            if _kind(entry.data) == "PodDisruptionBudget" and _meets(scope, self.budgets):
+                return True
+        return False
 
 
-def _changed_namespaces(before: Loaded, after: Loaded) -> set[str]:
-    """The scopes of the objects a round added, removed or changed in one file."""
-    old = [entry.data for entry in before.entries]
-    new = [entry.data for entry in after.entries]
-    return {_scope(data) for data in old if data not in new} | {_scope(data) for data in new if data not in old}
+def _meets(scope: str, namespaces: set[str]) -> bool:
+    """Whether an object of `scope` is in one of `namespaces` (an object or a change that
+    names no namespace meets every one; '*' is everything)."""
+    return bool(namespaces) and (scope in namespaces or EVERY in namespaces or "" in namespaces or scope == "")
+
+
+#: kinds that hold no pod spec; anything else may (workload custom resources included)
+_PODLESS = {"Service", "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+            "ClusterRoleBinding", "Ingress", "NetworkPolicy", "PriorityClass", "StorageClass",
+            "PersistentVolumeClaim", "PersistentVolume", "ResourceClaim", "ResourceClaimTemplate",
+            "PodDisruptionBudget", "HorizontalPodAutoscaler", "DeviceClass", "ResourceSlice", "Namespace", "Node",
+            "CustomResourceDefinition", "LimitRange", "ResourceQuota", "Endpoints", "EndpointSlice"}
+
+
+def _holds_pods(data) -> bool:
+    return _kind(data) not in _PODLESS
+
+
+def _kind(data) -> str:
+    return data.get("kind") if isinstance(data, dict) and isinstance(data.get("kind"), str) else ""
 
 
 def _scope(data) -> str:
@@ -90,9 +141,3 @@ def _scope(data) -> str:
     if kind == "Namespace":
         return str(metadata.get("name", ""))
     return str(metadata.get("namespace") or "")
-
-
-def _touches(namespaces: set[str], dirty: set[str]) -> bool:
-    if not dirty:
-        return False
-    return EVERY in dirty or "" in dirty or "" in namespaces or bool(namespaces & dirty)

@@ -16,8 +16,9 @@ from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, Op
 from ..sources.loader import Loaded
+from ..sources.yamlpos import remembering_parses
 from .relint import Relinter
-from .splice import Changes, NotSpliceable, apply_fix
+from .splice import Changes, NotSpliceable, apply_fix, apply_fixes
 
 MAX_ROUNDS = 50
 
@@ -84,6 +85,11 @@ class Choice:
 def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None = None) -> FixRun:
     """Apply the chosen fixes to `files` until none is left to apply. `context` holds what
     was read but is not written (renders), so rules see it."""
+    with remembering_parses():  # the text a fix verified is the text the next lint reads
+        return _fix_texts(files, config, choice, context)
+
+
+def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None) -> FixRun:
     by_name = {f.display: f for f in files}
     failed: dict[tuple, str] = {}
     relinter = Relinter(config, context)
@@ -92,15 +98,11 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
         plan = _plan(result.findings, by_name, list_items, failed, choice)
         if not plan:
             break
-        for (display, document), fixes in sorted(plan.items(), key=lambda kv: (kv[0][0], -kv[0][1])):
-            target = by_name[display]
-            for finding in fixes:
-                try:
-                    target.text, target.parsed = apply_fix(target.text, document, finding.fix.edits, target.changes,
-                                                           target.parsed)
-                    target.applied.append((finding.rule, finding.fix.title))
-                except (NotSpliceable, EditError) as exc:
-                    failed[_key(finding)] = f"its edits could not be applied exactly ({exc}): left unchanged"
+        by_file: dict[str, dict[int, list]] = {}
+        for (display, document), fixes in plan.items():
+            by_file.setdefault(display, {})[document] = fixes
+        for display, by_document in by_file.items():
+            _apply(by_name[display], by_document, failed)
     else:  # a fix that keeps coming back: stop, keep what was done, say so
         result, list_items = relinter.lint(files)
         for finding in _plan(result.findings, by_name, list_items, failed, choice).values():
@@ -108,6 +110,26 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
                 failed[_key(f)] = f"fixes still applied after {MAX_ROUNDS} rounds: stopped"
     left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
     return FixRun(files, left, result)
+
+
+def _apply(target: FileText, by_document: dict[int, list], failed: dict) -> None:
+    """This round's fixes of one file: all at once when they splice and verify together,
+    else one at a time (a fix that fails alone is reported and left out)."""
+    ordered = [(document, finding) for document in sorted(by_document, reverse=True) for finding in by_document[document]]
+    try:
+        target.text, target.parsed = apply_fixes(target.text, [(d, f.fix.edits) for d, f in ordered], target.changes,
+                                                 target.parsed)
+        target.applied.extend((f.rule, f.fix.title) for _, f in ordered)
+        return
+    except (NotSpliceable, EditError):
+        pass
+    for document, finding in ordered:  # highest document first: an added document renumbers those after it
+        try:
+            target.text, target.parsed = apply_fix(target.text, document, finding.fix.edits, target.changes,
+                                                   target.parsed)
+            target.applied.append((finding.rule, finding.fix.title))
+        except (NotSpliceable, EditError) as exc:
+            failed[_key(finding)] = f"its edits could not be applied exactly ({exc}): left unchanged"
 
 
 def _key(finding: Finding) -> tuple:
@@ -147,15 +169,15 @@ def _plan(findings, by_name, list_items, failed, choice) -> dict:
 
 
 def _paths(edits) -> list[tuple]:
-    """The paths a fix touches: each edit's path, and for a removal or an append the whole
-    list (its items are renumbered or extended)."""
+    """(path, op) for each place a fix touches: each edit's path, and for a removal of a list
+    item the whole list too (its items are renumbered)."""
     paths = []
     for edit in edits:
         if edit.op is Op.ADD_DOCUMENT:
             continue
-        paths.append(tuple(edit.path))
+        paths.append((tuple(edit.path), edit.op))
         if edit.op is Op.REMOVE and edit.path and isinstance(edit.path[-1], int):
-            paths.append(tuple(edit.path[:-1]))
+            paths.append((tuple(edit.path[:-1]), Op.REMOVE))
     return paths
 
 
@@ -171,5 +193,10 @@ def _added(finding: Finding) -> set:
 
 
 def _related(a: tuple, b: tuple) -> bool:
-    shorter = min(len(a), len(b))
-    return a[:shorter] == b[:shorter]
+    """Two touched places that must not change in one round: one inside the other, unless
+    both append to the same list (appends renumber nothing; they land in plan order)."""
+    (path_a, op_a), (path_b, op_b) = a, b
+    if op_a is Op.APPEND and op_b is Op.APPEND and path_a == path_b:
+        return False
+    shorter = min(len(path_a), len(path_b))
+    return path_a[:shorter] == path_b[:shorter]

@@ -20,7 +20,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.fixes import Edit, EditError, Op, apply_edits, plain
 from ..sources.spans import Entry, _child, _content_end, document_node, scalar_text
-from ..sources.yamlpos import parse_stream
+from ..sources.yamlpos import parse_stream_remembered
 
 
 class NotSpliceable(Exception):
@@ -69,7 +69,7 @@ class Replacement:
 
 def parse(text: str) -> tuple[list, list]:
     """(the documents as plain data, the problems met) as the loader reads them."""
-    documents, problems = parse_stream(text)
+    documents, problems = parse_stream_remembered(text)
     return [plain(d.data) for d in documents], sorted((p.kind, p.message) for p in problems)
 
 
@@ -77,15 +77,39 @@ def apply_fix(text: str, document: int, edits, changes: Changes | None = None,
               parsed: tuple | None = None) -> tuple[str, tuple]:
     """`text` with a fix's edits applied to document `document`, verified by parsing it again,
     and that parse (to pass as `parsed` with the next fix of the same text). Each edit's
-    replacement is recorded in `changes` once the whole fix verified. Raises NotSpliceable
-    (or EditError when the edits do not fit the data)."""
+    replacement is recorded in `changes` once the fix verified. Raises NotSpliceable (or
+    EditError when the edits do not fit the data)."""
+    return apply_fixes(text, [(document, edits)], changes, parsed)
+
+
+def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | None = None,
+                parsed: tuple | None = None) -> tuple[str, tuple]:
+    """Several fixes of one text, (document, edits) each, spliced one after another and
+    verified together by one parse: the result must be what the fixes make of the data, in
+    that order (a caller applies a file's fixes in descending document order, so that an
+    added document renumbers none of those still to come)."""
     before, known = parsed or parse(text)
-    if not 0 <= document < len(before) or before[document] is None:
-        raise NotSpliceable(f"document {document} is not there to edit")
-    expected = before[:document] + apply_edits(before[document], edits) + before[document + 1:]
+    expected, steps = list(before), []
+    for document, edits in planned:
+        if not 0 <= document < len(expected) or expected[document] is None:
+            raise NotSpliceable(f"document {document} is not there to edit")
+        expected[document:document + 1] = apply_edits(expected[document], edits)
+        text = _splice_fix(text, document, edits, steps)
+    after = parse(text)
+    if after[1] != known or after[0] != expected:
+        raise NotSpliceable("the edited text does not parse to the fixed object")
+    if changes is not None:
+        for step in steps:
+            changes.record(*step)
+    return text, after
+
+
+def _splice_fix(text: str, document: int, edits, steps: list) -> str:
+    """Sets and appends in order, then removals from the highest index down (as apply_edits
+    does); each edit located in the text as the previous one left it."""
     ordered = [e for e in edits if e.op is not Op.REMOVE] + sorted(
         (e for e in edits if e.op is Op.REMOVE), key=lambda e: _order(e.path), reverse=True)
-    added, steps = 0, []
+    added = 0
     for edit in ordered:
         if edit.op is Op.ADD_DOCUMENT:
             replacement = _add_document(_Document(text, document + added), edit.value)
@@ -94,13 +118,7 @@ def apply_fix(text: str, document: int, edits, changes: Changes | None = None,
             replacement = _splice(_Document(text, document), edit)
         steps.append((replacement.start, replacement.end - replacement.start, len(replacement.text)))
         text = replacement.apply(text)
-    after = parse(text)
-    if after[1] != known or after[0] != expected:
-        raise NotSpliceable("the edited text does not parse to the fixed object")
-    if changes is not None:
-        for step in steps:
-            changes.record(*step)
-    return text, after
+    return text
 
 
 def _order(path) -> tuple:

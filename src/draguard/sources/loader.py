@@ -17,7 +17,8 @@ from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, Unit
 from .lists import may_hold_lists, span_text, split_lists
 from .render import RenderOptions, SourceMap, render
-from .yamlpos import DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, split_documents
+from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, parse_stream_remembered,
+                      split_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
@@ -140,7 +141,7 @@ def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, l
         if parts is not None and any(part.items is not None for part in parts):
             _load_parts(source, parts, loaded, limits, locate)
             return
-    documents, problems = parse_stream(source.text, limits)
+    documents, problems = parse_stream_remembered(source.text, limits)
     if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
         documents, problems = _parse_json_stream(source.text, limits)
     _add(source, documents, problems, loaded, locate)

@@ -12,6 +12,8 @@ they are used) to more than `Limits.max_nodes` nodes, nor span more than
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from sys import intern as _intern
@@ -342,6 +344,53 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
     finally:
         loader.dispose()
     return documents, problems
+
+
+class _Recent:
+    """The last parses, by the identity of the text object, while a command asks for it:
+    `draguard fix` parses each text it writes to verify it, then lints that same string.
+    Off by default (a lint keeps no texts alive); bounded when on."""
+
+    size = 4096
+
+    def __init__(self):
+        self.entries: "OrderedDict[int, tuple] | None" = None
+
+    def get(self, text: str, limits: Limits):
+        hit = self.entries.get(id(text)) if self.entries is not None else None
+        if hit is not None and hit[0] is text and hit[1] == limits:
+            return hit[2]
+        return None
+
+    def put(self, text: str, limits: Limits, result) -> None:
+        if self.entries is not None:
+            self.entries[id(text)] = (text, limits, result)
+            if len(self.entries) > self.size:
+                self.entries.popitem(last=False)
+
+
+_RECENT = _Recent()
+
+
+@contextmanager
+def remembering_parses():
+    """While the block runs, parse_stream_remembered answers a text parsed before from memory."""
+    _RECENT.entries = OrderedDict()
+    try:
+        yield
+    finally:
+        _RECENT.entries = None
+
+
+def parse_stream_remembered(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Document], list[ParseProblem]]:
+    """parse_stream of a whole text; within remembering_parses(), answered from memory when
+    this very string object was parsed with the same limits. Callers must not change what it
+    returns."""
+    result = _RECENT.get(text, limits)
+    if result is None:
+        result = parse_stream(text, limits)
+        _RECENT.put(text, limits, result)
+    return result
 
 
 _DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
