@@ -17,7 +17,7 @@ from draguard.sources.loader import load_units
 
 from support.goldens import GOLDENS
 from support.load import manifests
-from support.paths import CORPUS, corpus_files
+from support.paths import corpus_files
 
 OBJECT_RULES = {rule.id for rule in REGISTRY if rule.has_check and rule.needs is Needs.OBJECT}
 

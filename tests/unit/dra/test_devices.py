@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from draguard.dra.devices import ModelError, Taint, claim_from, device_class_from, device_taint_rule_from, slice_from
+from draguard.dra.devices import ModelError, claim_from, device_class_from, device_taint_rule_from, slice_from
 from draguard.sources.loader import load_units
 from draguard.sources.discover import expand
 

@@ -1,6 +1,5 @@
 import difflib
 import json
-from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import jsonschema

@@ -5,7 +5,6 @@ import textwrap
 
 from draguard.rules.examples import COMPLIANT_POD
 
-from support.reports import rules_of
 
 CLAIM = """apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
