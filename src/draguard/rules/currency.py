@@ -9,6 +9,7 @@ import re
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
+from ..dra.convert import to_v1
 from ..facts.catalog import resource_api_lifecycle, structured_claim_version
 from ..model.claims import RESOURCE_GROUP, claim_spec
 from ..model.pods import named, pod_sites
@@ -72,6 +73,12 @@ def _lifecycle(obj):
         return None
     version = obj.api_version.rsplit("/", 1)[-1]
     return version, resource_api_lifecycle().get((version, obj.kind))
+
+
+def _v1_fix(obj) -> Fix | None:
+    """The object moved to resource.k8s.io/v1 (the same meaning: upstream converts it so)."""
+    edits = to_v1(obj)
+    return Fix("move to resource.k8s.io/v1", Applicability.SAFE, edits) if edits else None
 
 
 def _known_lifecycle(obj, ctx):
@@ -196,6 +203,7 @@ class ApiVersionNotDefault(Rule):
     category = "api-currency"
     severity = Severity.WARNING
     authored_only = True
+    fixable = FixAvailability.SOMETIMES  # claims, templates, classes and slices, where v1 is served
     summary = "A resource.k8s.io version the target serves only with --runtime-config (beta and alpha versions)."
     rationale = """
         Beta and alpha API versions are disabled by default in kube-apiserver
@@ -222,7 +230,8 @@ class ApiVersionNotDefault(Rule):
         instead = "use resource.k8s.io/v1" if v1_default else \
             f"enable it with --runtime-config=resource.k8s.io/{version}=true"
         yield ctx.finding(self, obj, f"{obj.api_version} is not served by default in Kubernetes {ctx.kube_version}; "
-                          f"{instead}", obj.data, "apiVersion", value=True, severity=severity)
+                          f"{instead}", obj.data, "apiVersion", value=True, severity=severity,
+                          fix=_v1_fix(obj) if v1_default else None)
 
 
 @register
@@ -232,6 +241,7 @@ class ApiVersionDeprecated(Rule):
     category = "api-currency"
     severity = Severity.WARNING
     authored_only = True
+    fixable = FixAvailability.SOMETIMES  # claims, templates, classes and slices, where v1 is served
     examples_target = "1.35"
     summary = "A resource.k8s.io version deprecated in the target release, with its replacement."
     rationale = """
@@ -252,6 +262,8 @@ class ApiVersionDeprecated(Rule):
         if life["removed"] is not None and target >= life["removed"]:
             return
         extra = "" if life["default"] else " and not served by default"
+        v1_served = resource_api_lifecycle().get(("v1", obj.kind), {}).get("introduced", 99) <= target
         yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is deprecated since 1.{life['deprecated']}"
                           f"{extra} (removed in 1.{life['removed']}); use resource.k8s.io/{life['replacement']}",
-                          obj.data, "apiVersion", value=True)
+                          obj.data, "apiVersion", value=True,
+                          fix=_v1_fix(obj) if life["replacement"] == "v1" and v1_served else None)
