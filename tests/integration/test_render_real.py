@@ -99,3 +99,17 @@ def test_a_kustomization_that_does_not_build_names_the_users_file(lint, tmp_path
     assert failed["rule"] == "render-failed" and failed["file"] == f"{tmp_path}/kustomization.yaml"
     assert f" {tmp_path} failed: accumulating resources from 'missing.yaml'" in failed["message"]
     assert "draguard-kustomize-" not in failed["message"] and "'../" not in failed["message"]
+
+
+def test_fix_reports_findings_in_rendered_output_and_writes_no_template(cli, renderers, monkeypatch, tmp_path):
+    """A chart's objects exist only once rendered: their fixes are reported, never written
+    into the templates."""
+    import shutil
+
+    monkeypatch.setenv("PATH", f"{renderers}{os.pathsep}{os.environ['PATH']}")
+    chart = tmp_path / "ray-cluster"
+    shutil.copytree(CHARTS / "ray-cluster", chart)
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    done = cli("fix", "--unsafe-fixes", "--no-config", chart, "--values", RENDER / "values" / "ray-gpu-worker.yaml")
+    assert "[legacy-gpu-resource] left: it is in rendered output (Helm, Kustomize): reported, never written" in done.out
+    assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
