@@ -156,3 +156,13 @@ def test_extended_resource_strategy_needs_1_34(cli, tmp_path):
     done = cli("fix", "--unsafe-fixes", "--no-config", "--kube-version", "1.33", "--strategy", "extended-resource",
                "--select", "legacy-gpu-resource", "--check", target)
     assert "would fix 0" in done.out and "the rule has no fix for it" in done.out
+
+
+def test_a_file_with_a_broken_document_gets_only_the_parseable_ones_fixed(cli, tmp_path):
+    target = tmp_path / "mixed.yaml"
+    broken = "---\nkind: ConfigMap\nmetadata: {name: [unclosed\n"
+    target.write_text(LEGACY.read_text() + broken)
+    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    text = target.read_text()
+    assert "kind: ResourceClaimTemplate" in text and text.endswith(broken)
+    assert "[yaml-syntax]" in done.out
