@@ -186,13 +186,16 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
     return lint_loaded(loaded, config)
 
 
-def lint_loaded(loaded: Loaded, config: Config, only=None) -> LintResult:
+def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
     problems met reading them), against the configured inventory when there is one. With
     `only` (a predicate on manifests), the rules judge just those objects; every object is
-    still there for the others to read (how `draguard fix` lints again what it changed)."""
+    still there for the others to read (how `draguard fix` lints again what it changed).
+    `manifests`, when given, are `loaded.entries` already made into manifests (reused, they
+    keep what rules derived from them)."""
     with _cyclic_gc_paused():
-        manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
+        if manifests is None:
+            manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         inventory = None
         if config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..core.config import Config
 from ..core.finding import Finding
 from ..engine.lint import LintResult, lint_loaded
+from ..model.manifest import Manifest
 from ..sources.loader import Loaded, Source, load_text
 
 EVERY = "*"  # a changed cluster-scoped object that every rule may read: re-judge everything
@@ -26,10 +27,12 @@ _READ_BY_WORKLOADS = {"ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBu
 class Relinter:
     def __init__(self, config: Config, context: Loaded | None):
         self.config, self.context = config, context
-        self.parsed: dict[str, tuple[str, Loaded]] = {}  # display -> (text, what it loaded to)
+        self.parsed: dict[str, tuple[str, Loaded, list]] = {}  # display -> (text, what it loaded to, manifests)
         self.findings: dict[str | None, list[Finding]] = {}  # by file; None: the run's own (config)
         self.suppressed: dict[str | None, list[Finding]] = {}
         self.first = True
+        self.manifests: list[Manifest] = []
+        self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
 
     def lint(self, files) -> tuple[LintResult, set]:
         """(the findings of every file as they stand now, (file, document) of List items)."""
@@ -42,14 +45,19 @@ class Relinter:
                 if cached is not None:
                     changed.add(f.display)
                     dirty.add(cached[1], part)
-                self.parsed[f.display] = (f.text, part)
+                self.parsed[f.display] = (f.text, part, [Manifest.from_entry(e) for e in part.entries])
             parts[f.display] = self.parsed[f.display][1]
-        everything = Loaded()
+        everything, manifests = Loaded(), []
+        for display in parts:
+            manifests += self.parsed[display][2]
+        if self.context is not None:
+            manifests += self.context_manifests
         for part in [*parts.values(), *([self.context] if self.context else [])]:
             everything.entries += part.entries
             everything.problems += part.problems
             everything.sources += part.sources
             everything.refused += part.refused
+        self.manifests = manifests
         list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
         if self.first:
             self._judge(everything, None, {s.display for s in everything.sources})
@@ -63,7 +71,7 @@ class Relinter:
         return self._merged(everything), list_items
 
     def _judge(self, loaded: Loaded, only, displays: set) -> None:
-        result = lint_loaded(loaded, self.config, only)
+        result = lint_loaded(loaded, self.config, only, self.manifests)
         for display in [*displays, None]:
             self.findings[display], self.suppressed[display] = [], []
         for bucket, found in ((self.findings, result.findings), (self.suppressed, result.suppressed)):

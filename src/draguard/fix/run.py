@@ -169,15 +169,16 @@ def _plan(findings, by_name, list_items, failed, choice) -> dict:
 
 
 def _paths(edits) -> list[tuple]:
-    """(path, op) for each place a fix touches: each edit's path, and for a removal of a list
-    item the whole list too (its items are renumbered)."""
+    """(path, op) for each place a fix touches: each edit's path, and for a removal the whole
+    collection it removes from (a list's items are renumbered; a fix that removes keys may be
+    reshaping the mapping, as moving a request's fields under `exactly` does)."""
     paths = []
     for edit in edits:
         if edit.op is Op.ADD_DOCUMENT:
             continue
         paths.append((tuple(edit.path), edit.op))
-        if edit.op is Op.REMOVE and edit.path and isinstance(edit.path[-1], int):
-            paths.append((tuple(edit.path[:-1]), Op.REMOVE))
+        if edit.op is Op.REMOVE and edit.path:
+            paths.append((tuple(edit.path[:-1]), Op.REMOVE))  # a list renumbered, a mapping reshaped
     return paths
 
 

@@ -295,9 +295,21 @@ def _remove(doc: _Document, path: tuple) -> Replacement:
     start = doc.line_start(first.index)
     prefix = doc.text[start:first.index].strip()
     content_end = _content_end(entry.value_node, doc.text)
+    if prefix == "-" and entry.key is not None:
+        return _remove_first_key(doc, parent, path[-1])
     if prefix != ("" if entry.key is not None else "-") or not doc.ends_line(content_end):
         raise NotSpliceable("the entry shares its lines with others")
     return Replacement(start, doc.after_line(content_end), "")
+
+
+def _remove_first_key(doc: _Document, mapping: MappingNode, key: str) -> Replacement:
+    """The first key of a sequence item (`- deviceClassName: x`): the text from it to the
+    next key goes, so that the next key moves up onto the dash line."""
+    keys = [k for k, _ in mapping.value]
+    index = next(i for i, k in enumerate(keys) if isinstance(k, ScalarNode) and k.value == key)
+    if index + 1 >= len(keys) or keys[index + 1].start_mark.column != keys[index].start_mark.column:
+        raise NotSpliceable("the entry shares its lines with others")
+    return Replacement(keys[index].start_mark.index, keys[index + 1].start_mark.index, "")
 
 
 def _remove_flow(text: str, entry) -> Replacement:

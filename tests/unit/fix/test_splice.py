@@ -113,8 +113,14 @@ def test_crlf_files_stay_crlf():
 def test_edits_without_an_exact_text_form_are_refused_not_forced():
     with pytest.raises(EditError):  # a list item that is not there
         apply_fix("a: 1\nb: [x, y]\n", 0, [set_value(("b", 5, "c"), 1)])
-    with pytest.raises(NotSpliceable):  # the key shares its line with the item's dash
-        apply_fix("items:\n- name: x\n  value: 1\n", 0, [remove(("items", 0, "name"))])
+    with pytest.raises(NotSpliceable):  # the only key of a flow item... in block style, on the dash line
+        apply_fix("items:\n- name: x\n  value: 1\n- 3\n", 0, [remove(("items", 0, "name")),
+                                                                 remove(("items", 0, "value"))])
+
+
+def test_the_first_key_of_a_sequence_item_goes_and_the_next_moves_up():
+    after = fix("items:\n- name: x   # gone with it\n  value: 1\n", remove(("items", 0, "name")))
+    assert after == "items:\n- value: 1\n"
 
 
 def test_documents_that_are_not_there_are_refused():
