@@ -1,12 +1,12 @@
 """draguard fix: the findings' fixes applied to the texts they came from, round after round.
 
-Each round lints every file together (so cross-object rules see the whole set, charts and
-kustomizations included as context), takes the fixes the run allows, applies those that do
-not touch one another (per document: no edit path inside another's, a list that lost or
-gained an item is not indexed into again), and lints again; it stops when no fix is left to
-apply. A fix whose edits cannot be spliced exactly is not applied and is reported, never
-forced. Objects that come from a render (Helm, Kustomize) or from a List item are reported,
-never written."""
+Each round takes the fixes the run allows from the findings of all files together (so
+cross-object rules see the whole set, charts and kustomizations included as context),
+applies those that do not touch one another (per document: no edit path inside another's, a
+collection that lost an item is not edited again, two fixes never add the same object), and
+lints again what the round changed (relint); it stops when no fix is left to apply. A fix
+whose edits cannot be spliced exactly is not applied and is reported, never forced. Objects
+that come from a render (Helm, Kustomize) or from a List item are reported, never written."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, Op
+from ..engine.lint import LintResult
 from ..sources.loader import Loaded
 from ..sources.yamlpos import remembering_parses
 from .relint import Relinter
@@ -53,7 +54,7 @@ class Left:
 class FixRun:
     files: list[FileText]
     left: list[Left]
-    result: object  # the LintResult of the fixed texts
+    result: LintResult  # the findings of the fixed texts
 
     @property
     def changed(self) -> list[FileText]:

@@ -19,7 +19,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.fixes import Edit, EditError, Op, apply_edits, plain
-from ..sources.spans import Entry, _child, _content_end, document_node, scalar_text
+from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import parse_stream_remembered
 
 
@@ -150,7 +150,7 @@ class _Document:
     def entry(self, path: tuple) -> Entry | None:
         node, entry = self.root, None
         for part in path:
-            entry = _child(node, part)
+            entry = child(node, part)
             if entry is None:
                 return None
             node = entry.value_node
@@ -206,7 +206,7 @@ class _Document:
 
     def insert_after(self, node, column: int, value) -> Replacement:
         """A block entry or item inserted on a new line after `node`'s last line, at `column`."""
-        at = self.after_line(_content_end(node, self.text))
+        at = self.after_line(content_end(node, self.text))
         prefix = "" if at == 0 or self.text[at - 1] == "\n" else self.newline
         return Replacement(at, at, prefix + " " * column + self.block(value, column))
 
@@ -265,7 +265,7 @@ def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
         return Replacement(entry.value.start.index, entry.value.end.index, _flow(value))
     if entry.key is None:
         raise NotSpliceable("replacing a whole block sequence item")
-    end = doc.after_line(max(_content_end(old, doc.text), entry.key.end.index))
+    end = doc.after_line(max(content_end(old, doc.text), entry.key.end.index))
     return Replacement(entry.key.start.index, end, doc.block({key: value}, entry.key.start.column - 1))
 
 
@@ -294,12 +294,12 @@ def _remove(doc: _Document, path: tuple) -> Replacement:
     first = entry.key.start if entry.key is not None else entry.value.start
     start = doc.line_start(first.index)
     prefix = doc.text[start:first.index].strip()
-    content_end = _content_end(entry.value_node, doc.text)
+    last = content_end(entry.value_node, doc.text)
     if prefix == "-" and entry.key is not None:
         return _remove_first_key(doc, parent, path[-1])
-    if prefix != ("" if entry.key is not None else "-") or not doc.ends_line(content_end):
+    if prefix != ("" if entry.key is not None else "-") or not doc.ends_line(last):
         raise NotSpliceable("the entry shares its lines with others")
-    return Replacement(start, doc.after_line(content_end), "")
+    return Replacement(start, doc.after_line(last), "")
 
 
 def _remove_first_key(doc: _Document, mapping: MappingNode, key: str) -> Replacement:
@@ -331,7 +331,7 @@ def _remove_flow(text: str, entry) -> Replacement:
 
 
 def _add_document(doc: _Document, value) -> Replacement:
-    at = doc.after_line(_content_end(doc.root, doc.text))
+    at = doc.after_line(content_end(doc.root, doc.text))
     prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline
     return Replacement(at, at, prefix + "---" + doc.newline + doc.dump(value).replace("\n", doc.newline))
 

@@ -78,14 +78,14 @@ def locate(text: str, document: int, path: tuple) -> Entry | None:
         return None
     entry = None
     for part in path:
-        entry = _child(node, part)
+        entry = child(node, part)
         if entry is None:
             return None
         node = entry.value_node
     return entry
 
 
-def _child(node, part) -> Entry | None:
+def child(node, part) -> Entry | None:
     if isinstance(node, MappingNode) and isinstance(part, str):
         found = None
         for key, value in node.value:  # the last of duplicate keys wins, as when loading
@@ -107,7 +107,7 @@ def scalar_text(value) -> str | None:
     return dumped.removesuffix("...\n").rstrip("\n")
 
 
-def _content_end(node, text: str | None = None) -> int:
+def content_end(node, text: str | None = None) -> int:
     """Where the node's last token ends: a block collection's end mark lies past trailing
     comments and blank lines, at the next token, and a block scalar's (`|`, `>`) past its
     line breaks and the blank lines after it; with the text, those are stepped back over."""
@@ -148,10 +148,10 @@ def text_replacement(text: str, document: int, edit: Edit) -> Replacement | None
         first = entry.key.start if entry.key is not None else entry.value.start
         start_index = _line_start(text, first.index)
         prefix = text[start_index:first.index].strip()
-        content_end = _content_end(entry.value_node, text)
-        if prefix != ("" if entry.key is not None else "-") or not _rest_of_line_blank(text, content_end):
+        last = content_end(entry.value_node, text)
+        if prefix != ("" if entry.key is not None else "-") or not _rest_of_line_blank(text, last):
             return None  # the entry shares its lines with others
-        end_index = text.find("\n", content_end)
+        end_index = text.find("\n", last)
         end_index = len(text) if end_index < 0 else end_index + 1
         return Replacement(Span(_offset_point(text, start_index), _offset_point(text, end_index)), "")
     return None
