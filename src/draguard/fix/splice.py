@@ -19,7 +19,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.fixes import Edit, EditError, Op, apply_edits, plain
-from ..sources.spans import Entry, child, content_end, document_node, scalar_text
+from ..sources.spans import Entry, content_end, document_node, scalar_text, walk
 from ..sources.yamlpos import parse_stream_remembered
 
 
@@ -148,13 +148,7 @@ class _Document:
         self.newline = "\r\n" if "\r\n" in text else "\n"
 
     def entry(self, path: tuple) -> Entry | None:
-        node, entry = self.root, None
-        for part in path:
-            entry = child(node, part)
-            if entry is None:
-                return None
-            node = entry.value_node
-        return entry
+        return walk(self.root, path)
 
     def node(self, path: tuple):
         if not path:

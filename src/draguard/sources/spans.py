@@ -74,8 +74,11 @@ def document_node(text: str, document: int):
 def locate(text: str, document: int, path: tuple) -> Entry | None:
     """The entry at `path` in that document; None when the path does not lead to one."""
     node = document_node(text, document)
-    if node is None or not path:
-        return None
+    return walk(node, path) if node is not None and path else None
+
+
+def walk(node, path: tuple) -> Entry | None:
+    """The entry at `path` below a composed node; None when the path does not lead to one."""
     entry = None
     for part in path:
         entry = child(node, part)
