@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 
 from ..core.config import RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
@@ -108,6 +109,8 @@ def _summary(out, run_, problems: list[str], dry: bool) -> None:
         fixed += len(f.applied)
         rules = sorted({rule for rule, _ in f.applied})
         out.write(f"{f.display}: {verb} {len(f.applied)} ({', '.join(rules)})\n")
+        for (rule, title), count in Counter(f.applied).items():
+            out.write(f"  {rule}: {title}{f' (x{count})' if count > 1 else ''}\n")
     for problem in problems:
         out.write(f"{problem}\n")
     left = [item for item in run_.left]
