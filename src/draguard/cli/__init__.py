@@ -23,6 +23,8 @@ COMMANDS = {
     "explain": ("catalog", "print a rule's documentation"),
     "inventory": ("inventory", "inventory tools"),
     "allocate": ("allocate", "allocate claims on an inventory, or explain why not"),
+    "agent-rules": ("agent_rules", "write rule files for AI coding assistants (Cursor, Claude, AGENTS.md, Copilot, "
+                                   "Windsurf), every example checked"),
 }
 
 
