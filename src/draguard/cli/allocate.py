@@ -23,50 +23,17 @@ def arguments(name, parser) -> None:
 
 
 def run(args) -> int:
-    from ..core.versions import check_kube_version
-    from ..dra.devices import ModelError, claim_from
-    from ..dra.explain import verdict
-    from ..dra.state import ClusterState
-    from ..dra.storage import as_stored, dropped
-    from ..dra.variants import disabled_gates, variant_for
-    from ..engine.inventory import load_inventory, load_manifests
     from ..facts.gates import parse_gates
 
-    kube_version = check_kube_version(args.kube_version) if args.kube_version else DEFAULT_KUBE_VERSION
     try:
         gates = parse_gates(args.feature_gates or "")
     except ValueError as exc:
         raise UsageError(f"--feature-gates: {exc}") from None
-    variant = variant_for(kube_version, gates)
-    note = variant.note(kube_version)
-    if note:
+    report, notes, variant = allocate(args.claims, args.inventory, args.kube_version, gates)
+    for note in notes:
         sys.stderr.write(f"draguard: note: {note}\n")
-    # slices as that cluster stores them: the fields of its disabled gates are dropped
-    loaded, disabled = load_inventory(args.inventory), disabled_gates(kube_version, gates)
-    for line in dropped(loaded, disabled):
-        sys.stderr.write(f"draguard: note: Kubernetes {kube_version}: {line}\n")
-    inventory = as_stored(loaded, disabled)
-    state = ClusterState(inventory, variant.features())
-    try:
-        claims = [claim_from(m) for m in load_manifests(args.claims, "claims")
-                  if (m.group, m.kind) in (("resource.k8s.io", "ResourceClaim"),
-                                           ("resource.k8s.io", "ResourceClaimTemplate"))]
-    except ModelError as exc:
-        raise InputError(str(exc)) from None
-    report, failed = [], False
-    for claim in claims:
-        result = verdict(state.allocator, claim, state.inventory.nodes)
-        if result.satisfiable:
-            state.commit(claim.key, result.allocation)
-        failed |= not result.satisfiable
-        report.append(result)
     if args.format == "json":
-        sys.stdout.write(json.dumps([{
-            "claim": r.claim.key, "node": r.node,
-            "allocation": r.allocation.as_json() if r.allocation else None,
-            "error": r.error, "explanation": [e.text() for e in r.requests],
-            "upstreamVariant": variant.name,
-        } for r in report], indent=2) + "\n")
+        sys.stdout.write(json.dumps(as_json(report, variant), indent=2) + "\n")
     else:
         for r in report:
             if r.satisfiable:
@@ -76,4 +43,43 @@ def run(args) -> int:
                 sys.stdout.write(f"{r.claim.key}: cannot be allocated{': ' + r.error if r.error else ''}\n")
                 for e in r.requests:
                     sys.stdout.write(f"  {e.text()}\n")
-    return EXIT_FINDINGS if failed else EXIT_OK
+    return EXIT_FINDINGS if any(not r.satisfiable for r in report) else EXIT_OK
+
+
+def allocate(claim_paths: list[str], inventory_paths: list[str], kube_version: str | None, gates: dict):
+    """(one verdict per claim, in order, earlier ones holding their devices; notes on what the
+    target cluster drops or does differently; the upstream allocator variant it selects)."""
+    from ..core.versions import check_kube_version
+    from ..dra.devices import ModelError, claim_from
+    from ..dra.explain import verdict
+    from ..dra.state import ClusterState
+    from ..dra.storage import as_stored, dropped
+    from ..dra.variants import disabled_gates, variant_for
+    from ..engine.inventory import load_inventory, load_manifests
+
+    kube_version = check_kube_version(kube_version) if kube_version else DEFAULT_KUBE_VERSION
+    variant = variant_for(kube_version, gates)
+    notes = [note] if (note := variant.note(kube_version)) else []
+    # slices as that cluster stores them: the fields of its disabled gates are dropped
+    loaded, disabled = load_inventory(inventory_paths), disabled_gates(kube_version, gates)
+    notes += [f"Kubernetes {kube_version}: {line}" for line in dropped(loaded, disabled)]
+    state = ClusterState(as_stored(loaded, disabled), variant.features())
+    try:
+        claims = [claim_from(m) for m in load_manifests(claim_paths, "claims")
+                  if (m.group, m.kind) in (("resource.k8s.io", "ResourceClaim"),
+                                           ("resource.k8s.io", "ResourceClaimTemplate"))]
+    except ModelError as exc:
+        raise InputError(str(exc)) from None
+    report = []
+    for claim in claims:
+        result = verdict(state.allocator, claim, state.inventory.nodes)
+        if result.satisfiable:
+            state.commit(claim.key, result.allocation)
+        report.append(result)
+    return report, notes, variant
+
+
+def as_json(report, variant) -> list[dict]:
+    return [{"claim": r.claim.key, "node": r.node, "allocation": r.allocation.as_json() if r.allocation else None,
+             "error": r.error, "explanation": [e.text() for e in r.requests], "upstreamVariant": variant.name}
+            for r in report]

@@ -1,0 +1,162 @@
+"""`draguard mcp`: draguard as a Model Context Protocol server (the official `mcp` SDK), for
+the AI assistants that write manifests. Tools, with JSON schemas from their signatures: lint
+(manifest text or paths), rules, explain, allocate (claims on an inventory, with the reason a
+claim does not fit), fix (a diff; it writes only when asked). stdio by default, streamable
+HTTP with --http. Simulate and audit come with their commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+
+from ..core.errors import EXIT_ERROR
+
+
+def arguments(name, parser) -> None:
+    parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8765, help="with --http (default 8765)")
+
+
+def run(args) -> int:
+    try:
+        server = build_server()
+    except ImportError:
+        sys.stderr.write("draguard: the MCP server needs the mcp package: pip install 'draguard[mcp]'\n")
+        return EXIT_ERROR
+    if args.http:
+        server.run("streamable-http", host=args.host, port=args.port)
+    else:
+        server.run("stdio")
+    return 0
+
+
+def build_server():
+    from mcp.server.mcpserver import MCPServer
+
+    from .. import __version__
+
+    server = MCPServer("draguard", version=__version__, instructions=(
+        "GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation. Lint every Kubernetes "
+        "manifest you write or change that requests GPUs, and apply or propose the fixes it reports."))
+
+    @server.tool()
+    def lint(manifest: str = "", paths: list[str] | None = None, kube_version: str = "") -> dict:
+        """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
+        charts and Kustomize folders in `paths`. Returns draguard's JSON report (version 2):
+        each finding with its rule, severity, message, file, line, column, path and fix."""
+        from ..engine import lint_paths
+        from ..report.json_report import render
+
+        config = _config(kube_version)
+        with _inputs(manifest, paths) as inputs:
+            result = lint_paths(inputs, config)
+        return _json(render(result))
+
+    @server.tool()
+    def rules() -> list[dict]:
+        """draguard's rule catalog: id, category, severity, what each checks, its fixability."""
+        from ..rules import REGISTRY
+
+        return [rule.describe() for rule in REGISTRY]
+
+    @server.tool()
+    def explain(rule_id: str) -> str:
+        """A rule's documentation in markdown: why it matters, failing and passing examples,
+        settings, how to suppress it."""
+        from ..report.docs import rule_markdown
+        from ..rules import REGISTRY
+
+        rule = REGISTRY.get(rule_id)
+        if rule is None:
+            raise ValueError(f"unknown rule '{rule_id}' (the rules tool lists them)")
+        return rule_markdown(rule)
+
+    @server.tool()
+    def allocate(claims: str, inventory: str, kube_version: str = "", feature_gates: str = "") -> list[dict]:
+        """Allocate ResourceClaims / ResourceClaimTemplates (YAML text) in order on an inventory
+        (ResourceSlices, Nodes, DeviceClasses, allocated claims; YAML text) as the scheduler's
+        allocator would; for a claim that does not fit, why, per request."""
+        from ..facts.gates import parse_gates
+        from .allocate import allocate as run_allocate, as_json
+
+        with _inputs(claims, None) as claim_files, _inputs(inventory, None) as inventory_files:
+            report, notes, variant = run_allocate(claim_files, inventory_files, kube_version or None,
+                                                  parse_gates(feature_gates))
+        return as_json(report, variant) + [{"note": note} for note in notes]
+
+    @server.tool()
+    def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,
+            kube_version: str = "") -> dict:
+        """draguard's fixes for manifest text or files: a unified diff, the fixed text (for
+        `manifest`), and what was left with the reason. Files are written only with
+        `write: true`; `unsafe: true` adds fixes that change behaviour (the migration of
+        device-plugin GPUs to DRA claims is one)."""
+        from ..fix.files import encode, read, unified_diff, write as write_file
+        from ..fix.run import Choice, FileText, fix_texts
+
+        config, choice = _config(kube_version), Choice(unsafe=unsafe)
+        if manifest:
+            files = [FileText("manifest.yaml", manifest)]
+        else:
+            reads = [read(path, path) for path in _files(paths or [])]
+            files = [FileText(r.display, r.text, r.bom) for r in reads if r.text is not None]
+        run = fix_texts(files, config, choice)
+        written = []
+        if write and not manifest:
+            originals = {r.display: r.raw for r in reads}
+            for f in run.changed:
+                reason = write_file(f.display, originals[f.display], encode(f.text, f.bom))
+                written.append({"file": f.display, "written": reason is None, "reason": reason})
+        return {"diff": "".join(unified_diff(f.display, f.original, f.text) for f in run.changed),
+                "fixed": files[0].text if manifest and files else None,
+                "applied": [{"file": f.display, "rule": rule, "fix": title} for f in files for rule, title in f.applied],
+                "left": [{"rule": item.finding.rule, "message": item.finding.message, "file": item.finding.location.file,
+                          "line": item.finding.location.line, "reason": item.reason} for item in run.left],
+                "written": written}
+
+    return server
+
+
+def _config(kube_version: str):
+    from ..core.config import Config
+    from ..core.versions import check_kube_version
+
+    config = Config()
+    if kube_version:
+        config.kube_version = check_kube_version(kube_version)
+    return config
+
+
+def _files(paths: list[str]) -> list[str]:
+    from ..sources.discover import expand
+
+    return [unit.path for unit in expand(paths) if unit.kind == "file"]
+
+
+class _inputs:
+    """Manifest text as a temporary file (removed afterwards), or the paths as given."""
+
+    def __init__(self, text: str, paths: list[str] | None):
+        self.text, self.paths, self.temp = text, paths, None
+
+    def __enter__(self) -> list[str]:
+        if self.text:
+            fd, self.temp = tempfile.mkstemp(prefix="draguard-mcp-", suffix=".yaml")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(self.text)
+            return [self.temp]
+        if not self.paths:
+            raise ValueError("give manifest text or paths")
+        return list(self.paths)
+
+    def __exit__(self, *exc) -> None:
+        if self.temp:
+            os.unlink(self.temp)
+
+
+def _json(text: str) -> dict:
+    import json
+
+    return json.loads(text)

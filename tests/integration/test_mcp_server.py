@@ -1,0 +1,93 @@
+"""`draguard mcp` driven by the official MCP SDK's own client over stdio: the tools and their
+JSON schemas are listed, and each tool answers as draguard does on the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import pytest
+import yaml
+
+from draguard.dra.generate import generate
+from support.paths import EXAMPLES
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+LEGACY = (EXAMPLES / "legacy-multitenant" / "shared-gpu.yaml").read_text()
+CLAIM = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: big, namespace: t}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 3}
+"""
+
+
+def session_run(calls):
+    """Start the server, run `calls(session)`, return what it returns."""
+    async def main():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "draguard", "mcp"])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await calls(session)
+    return asyncio.run(main())
+
+
+def payload(result):
+    assert not result.is_error, result.content
+    if result.structured_content is not None:
+        content = result.structured_content
+        return content.get("result", content) if isinstance(content, dict) and set(content) == {"result"} else content
+    return json.loads(result.content[0].text)
+
+
+def test_tools_and_their_schemas_are_listed():
+    tools = session_run(lambda s: s.list_tools())
+    by_name = {tool.name: tool for tool in tools.tools}
+    assert set(by_name) == {"lint", "rules", "explain", "allocate", "fix"}
+    assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version"}
+
+
+def test_lint_rules_and_explain():
+    async def calls(session):
+        return (await session.call_tool("lint", {"manifest": LEGACY}),
+                await session.call_tool("lint", {"paths": [str(EXAMPLES / "dra-inference")]}),
+                await session.call_tool("rules", {}),
+                await session.call_tool("explain", {"rule_id": "host-ipc"}))
+    legacy, clean, rules, explained = session_run(calls)
+    assert "legacy-gpu-resource" in {f["rule"] for f in payload(legacy)["findings"]}
+    assert payload(clean)["summary"]["total"] == 0
+    assert "host-ipc" in {r["id"] for r in payload(rules)}
+    assert explained.content[0].text.startswith("# `host-ipc`")
+
+
+def test_fix_returns_a_diff_and_writes_only_when_asked(tmp_path):
+    target = tmp_path / "shared-gpu.yaml"
+    target.write_text(LEGACY)
+
+    async def calls(session):
+        return (await session.call_tool("fix", {"manifest": LEGACY, "unsafe": True}),
+                await session.call_tool("fix", {"paths": [str(target)], "unsafe": True}),
+                await session.call_tool("fix", {"paths": [str(target)], "unsafe": True, "write": True}))
+    text, dry, written = map(payload, session_run(calls))
+    assert "+kind: ResourceClaimTemplate" in text["diff"] and "kind: ResourceClaimTemplate" in text["fixed"]
+    assert dry["written"] == [] and "+kind: ResourceClaimTemplate" in dry["diff"]
+    assert written["written"] == [{"file": str(target), "written": True, "reason": None}]
+    assert "kind: ResourceClaimTemplate" in target.read_text()
+
+
+def test_allocate_says_why_a_claim_does_not_fit():
+    """Three GPUs asked of a node with two: no allocation, and the reason per request."""
+    objects = generate({"nodes": [{"namePrefix": "n", "count": 1, "gpus": {"model": "H100-80GB", "count": 2,
+                                                                            "mig": "none"}}]})
+    result = session_run(lambda s: s.call_tool("allocate", {"claims": CLAIM, "inventory": yaml.safe_dump_all(objects)}))
+    [verdict] = [v for v in payload(result) if "claim" in v]
+    assert verdict["allocation"] is None and verdict["explanation"]
