@@ -24,6 +24,7 @@ COMMANDS = {
     "inventory": ("inventory", "inventory tools"),
     "allocate": ("allocate", "allocate claims on an inventory, or explain why not"),
     "mcp": ("mcp", "serve draguard's tools to AI assistants over the Model Context Protocol (stdio, or --http)"),
+    "completion": ("completion", "print the shell completion script (bash, zsh or fish)"),
     "agent-rules": ("agent_rules", "write rule files for AI coding assistants (Cursor, Claude, AGENTS.md, Copilot, "
                                    "Windsurf), every example checked"),
 }
@@ -42,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions (`draguard completion`)
+        import argcomplete
+
+        argcomplete.autocomplete(_parser())  # answers and exits
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv.insert(0, "lint")  # `draguard deploy/` means `draguard lint deploy/`
