@@ -80,10 +80,15 @@ def run(args) -> int:
     from ..engine import lint_paths
     from ..report import renderer
 
+    from ..report.progress import for_run
+
     config, fail_on = configure(args)
+    progress = for_run(args.format)
     result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
                         exclude=tuple(args.exclude), helm_values=tuple(os.path.abspath(v) for v in args.values),
-                        helm_set=tuple(args.set_values))
+                        helm_set=tuple(args.set_values), progress=progress)
+    if progress:
+        progress.close()
     to_file = bool(args.output)
     text = renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
                                  show_suppressed=args.show_suppressed, fail_on=fail_on)

@@ -107,7 +107,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
         return _lint(objects, config, inventory, problems, sources)
 
 
-def _lint(objects, config: Config, inventory, problems, sources, only=None) -> LintResult:
+def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = ObjectSet(manifests)
     ctx = Context(config, object_set, inventory)
@@ -118,6 +118,8 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None) -> L
     debug = bool(os.environ.get("DRAGUARD_DEBUG"))
     live = 0
     for manifest in object_set:
+        if advance is not None:
+            advance()
         if only is not None and not only(manifest):
             continue  # context only: other objects' rules read it
         target = (manifest.group, manifest.kind, manifest.is_live)
@@ -176,17 +178,20 @@ def _settle(raw: list[Finding], config: Config, suppressed_by: dict, objects: in
 
 def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_INCLUDE, exclude: tuple = (),
                limits: Limits = DEFAULT_LIMITS, stdin=None, helm_values: tuple = (),
-               helm_set: tuple = ()) -> LintResult:
+               helm_set: tuple = (), progress=None) -> LintResult:
     """Read `inputs` (files, folders, charts, kustomizations, '-') and lint what they hold;
     charts are rendered for the target release with the given values files and --set pairs.
-    A configured inventory that cannot be read stops the run (UsageError, exit status 2)."""
+    A configured inventory that cannot be read stops the run (UsageError, exit status 2).
+    `progress(stage, total)`, when given, returns the callable that advances that stage."""
     options = RenderOptions(tuple(helm_values), tuple(helm_set), config.kube_version)
+    units = expand(inputs, include, exclude)
     with _cyclic_gc_paused():
-        loaded = load_units(expand(inputs, include, exclude), limits, stdin, options)
-    return lint_loaded(loaded, config)
+        loaded = load_units(units, limits, stdin, options, progress("reading", len(units)) if progress else None)
+    return lint_loaded(loaded, config, advance=progress("checking", len(loaded.entries)) if progress else None)
 
 
-def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None) -> LintResult:
+def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
+                advance=None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
     problems met reading them), against the configured inventory when there is one. With
     `only` (a predicate on manifests), the rules judge just those objects; every object is
@@ -200,6 +205,6 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
         if config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
-        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only)
+        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance)
         result.refused = loaded.refused
         return result

@@ -82,9 +82,12 @@ def _at(file: str, line: int = 1, column: int = 1) -> Location:
 
 
 def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
-               render_options: RenderOptions = RenderOptions()) -> Loaded:
+               render_options: RenderOptions = RenderOptions(), advance=None) -> Loaded:
+    """Read and parse each unit; `advance()`, when given, is called once per unit (a progress bar)."""
     loaded = Loaded()
     for unit in units:
+        if advance is not None:
+            advance()
         if unit.kind in ("helm", "kustomize"):
             _load_rendered(unit, loaded, limits, render_options)
             continue
