@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from importlib import import_module
 
-FORMAT_NAMES = ("text", "json", "sarif", "junit", "github")
-_MODULES = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit", "github": "github"}
+FORMAT_NAMES = ("text", "json", "sarif", "junit", "github", "html")
+_MODULES = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "junit", "github": "github",
+            "html": "html"}
 
 
 def renderer(name: str):

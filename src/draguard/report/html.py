@@ -1,0 +1,113 @@
+"""A self-contained HTML report: no script and no external resource, one file to attach to a
+ticket or publish from CI. It has the summary by severity, tables by category, rule and file,
+and each finding with its source excerpt and its fix as a diff (the real `draguard fix`
+splice on the finding's own document, or the edits when they do not splice alone). The
+styles are meant for the simulate and audit reports too."""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+
+from ..core.finding import Finding
+from .lines import SourceLines
+from .prose import sentence
+
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d1d1f;max-width:80rem}
+h1{font-size:1.6rem;margin:0 0 .3rem} h2{font-size:1.2rem;margin:2rem 0 .6rem;border-bottom:1px solid #ddd}
+.counts span{display:inline-block;margin-right:1rem;padding:.2rem .6rem;border-radius:.3rem;font-weight:600}
+.error{background:#fde2e1;color:#8a1c14} .warning{background:#fff1cc;color:#7a5600} .info{background:#dff1fb;color:#0b5574}
+table{border-collapse:collapse;margin:.4rem 0 1rem} td,th{padding:.25rem .7rem;border-bottom:1px solid #eee;text-align:left}
+.finding{border:1px solid #e3e3e3;border-radius:.4rem;padding:.7rem 1rem;margin:.8rem 0}
+.finding .where{font-family:ui-monospace,Menlo,monospace;color:#555} .sev{font-size:.8rem;padding:.1rem .4rem;border-radius:.2rem}
+pre{background:#f6f8fa;padding:.6rem;border-radius:.3rem;overflow-x:auto;font-size:12.5px}
+pre .add{color:#116329} pre .del{color:#82071e} .muted{color:#777}
+"""
+
+
+def render(result, *, show_suppressed: bool = False, **_) -> str:
+    lines = SourceLines(result.sources)
+    findings = list(result.findings) + (list(result.suppressed) if show_suppressed else [])
+    summary = result.summary()
+    by_severity = Counter(str(f.severity) for f in result.findings)
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        "<title>draguard report</title>", f"<style>{STYLE}</style></head><body>",
+        "<h1>draguard report</h1>",
+        f'<p class="muted">{summary["objects"]} objects in {summary["files"]} files, Kubernetes '
+        f"{escape(result.config.kube_version)}; {summary['fixable']} findings have a fix</p>",
+        '<p class="counts">' + "".join(f'<span class="{s}">{by_severity.get(s, 0)} {s}</span>'
+                                       for s in ("error", "warning", "info")) + "</p>",
+        _table("By category", Counter(f.category for f in result.findings)),
+        _table("By rule", Counter(f.rule for f in result.findings)),
+        _table("By file", Counter(f.file for f in result.findings)),
+        "<h2>Findings</h2>",
+    ]
+    parts += [_finding(f, lines) for f in findings] or ['<p class="muted">No findings.</p>']
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def _table(title: str, counts: Counter) -> str:
+    if not counts:
+        return ""
+    rows = "".join(f"<tr><td>{escape(str(name))}</td><td>{n}</td></tr>" for name, n in counts.most_common())
+    return f"<h2>{escape(title)}</h2><table><tr><th></th><th>findings</th></tr>{rows}</table>"
+
+
+def _finding(f: Finding, lines: SourceLines) -> str:
+    where = f"{f.file}:{f.line}:{f.column}" if f.location.line else f.file
+    out = [f'<div class="finding"><div><span class="sev {f.severity}">{f.severity}</span> '
+           f"<b>{escape(f.rule)}</b> <span class=\"where\">{escape(where)}</span></div>",
+           f"<p>{escape(sentence(f.message))}</p>"]
+    if f.obj.kind:
+        out.append(f'<p class="muted">in {escape(str(f.obj))}</p>')
+    excerpt = _excerpt(f, lines)
+    if excerpt:
+        out.append(f"<pre>{excerpt}</pre>")
+    if f.help:
+        out.append(f"<p>Help: {escape(sentence(f.help))}</p>")
+    if f.fix:
+        out.append(f'<p>Fix ({f.fix.applicability}): {escape(f.fix.title)}</p>')
+        diff = _fix_diff(f, lines)
+        if diff:
+            out.append("<pre>" + "".join(_diff_line(line) for line in diff.splitlines(keepends=True)) + "</pre>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _excerpt(f: Finding, lines: SourceLines) -> str:
+    if not f.location.line:
+        return ""
+    shown = []
+    for number in range(max(1, f.line - 2), f.line + 3):
+        text = lines.get(f.file, number)
+        if text is None:
+            continue
+        mark = "&gt;" if number == f.line else " "
+        shown.append(f"{mark}{number:>5} | {escape(text)}")
+    return "\n".join(shown)
+
+
+def _fix_diff(f: Finding, lines: SourceLines) -> str:
+    """The fix applied to the finding's document of the loaded text, as a unified diff."""
+    from ..core.fixes import EditError
+    from ..fix.files import unified_diff
+    from ..fix.splice import NotSpliceable, apply_fix
+
+    text = lines.text(f.file)
+    if text is None or f.location.document is None:
+        return ""
+    try:
+        fixed, _ = apply_fix(text, f.location.document, f.fix.edits)
+    except (NotSpliceable, EditError):
+        return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in f.fix.edits)
+    return unified_diff(f.file, text, fixed)
+
+
+def _diff_line(line: str) -> str:
+    kind = "add" if line.startswith("+") and not line.startswith("+++") else \
+        "del" if line.startswith("-") and not line.startswith("---") else ""
+    return f'<span class="{kind}">{escape(line)}</span>' if kind else escape(line)
+
