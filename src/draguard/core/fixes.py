@@ -112,15 +112,21 @@ def plain(node):
     return node
 
 
+def application_order(edits) -> list:
+    """The order a fix's edits are applied in: sets and appends first, as given (they never
+    renumber a list item); removals last, from the highest index down, so that every path
+    keeps naming what it named before the fix. Applying to data and splicing into text both
+    follow it."""
+    removals = sorted((e for e in edits if e.op is Op.REMOVE), key=lambda e: _path_order(e.path), reverse=True)
+    return [e for e in edits if e.op is not Op.REMOVE] + removals
+
+
 def apply_edits(document, edits) -> list:
-    """Apply `edits` to a plain copy of `document`; returns [the new document, then any added
-    documents]. Raises EditError when a path does not resolve. Sets and appends go first,
-    in order (they never renumber a list item); removals last, from the highest index down,
-    so that every path keeps naming what it named before the fix."""
+    """Apply `edits` to a plain copy of `document`, in application_order; returns [the new
+    document, then any added documents]. Raises EditError when a path does not resolve."""
     root = plain(document)
     added = []
-    removals = sorted((e for e in edits if e.op is Op.REMOVE), key=lambda e: _path_order(e.path), reverse=True)
-    for edit in [e for e in edits if e.op is not Op.REMOVE] + removals:
+    for edit in application_order(edits):
         if edit.op is Op.ADD_DOCUMENT:
             added.append(plain(edit.value))
             continue

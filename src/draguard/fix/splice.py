@@ -18,7 +18,7 @@ from functools import cached_property
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from ..core.fixes import Edit, EditError, Op, apply_edits, plain
+from ..core.fixes import Edit, EditError, Op, application_order, apply_edits, plain
 from ..sources.spans import Entry, content_end, document_node, scalar_text, walk
 from ..sources.yamlpos import parse_stream_remembered
 
@@ -105,12 +105,10 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
 
 
 def _splice_fix(text: str, document: int, edits, steps: list) -> str:
-    """Sets and appends in order, then removals from the highest index down (as apply_edits
-    does); each edit located in the text as the previous one left it."""
-    ordered = [e for e in edits if e.op is not Op.REMOVE] + sorted(
-        (e for e in edits if e.op is Op.REMOVE), key=lambda e: _order(e.path), reverse=True)
+    """The edits in application_order (as apply_edits takes them), each located in the text as
+    the previous one left it."""
     added = 0
-    for edit in ordered:
+    for edit in application_order(edits):
         if edit.op is Op.ADD_DOCUMENT:
             replacement = _add_document(_Document(text, document + added), edit.value)
             added += 1
@@ -119,10 +117,6 @@ def _splice_fix(text: str, document: int, edits, steps: list) -> str:
         steps.append((replacement.start, replacement.end - replacement.start, len(replacement.text)))
         text = replacement.apply(text)
     return text
-
-
-def _order(path) -> tuple:
-    return tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in path)
 
 
 def _splice(doc: "_Document", edit: Edit) -> Replacement:
