@@ -9,18 +9,25 @@ from typing import IO, Iterator
 
 
 @contextmanager
-def atomic_writer(path: str) -> Iterator[IO[str]]:
-    """A text handle onto a temporary file beside `path`, renamed over it (atomic on POSIX)
-    when the block finishes; on an error the temporary file goes and `path` is untouched."""
+def atomic_writer(path: str, binary: bool = False) -> Iterator[IO]:
+    """A handle (text, or bytes with `binary`) onto a temporary file beside `path`, renamed
+    over it (atomic on POSIX) when the block finishes, with the mode and, where allowed, the
+    owner of the file it replaces; on an error the temporary file goes and `path` is
+    untouched."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            status = os.stat(path)
+            os.chmod(tmp, status.st_mode & 0o7777)
+            try:
+                os.chown(tmp, status.st_uid, status.st_gid)
+            except PermissionError:
+                pass  # another owner: only root may keep it; the mode is kept
         else:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)

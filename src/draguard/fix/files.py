@@ -1,13 +1,14 @@
-"""Reading the files to fix and writing them back safely: atomically (a temporary file beside
-it, renamed over it, mode and ownership kept), never over a file that changed on disk since
-it was read, never half-written; and the unified diff `--diff` prints."""
+"""Reading the files to fix and writing them back safely: atomically (core.atomic: a
+temporary file beside it, renamed over it, mode and ownership kept), never over a file that
+changed on disk since it was read, never half-written; and the unified diff `--diff` prints."""
 
 from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass
+
+from ..core.atomic import atomic_writer
 
 BOM = "\ufeff"
 
@@ -50,26 +51,11 @@ def write(path: str, original: bytes, data: bytes) -> str | None:
         return f"cannot read it again: {exc.strerror or exc}"
     if not os.access(path, os.W_OK) or not status.st_mode & 0o222:
         return "it is read-only: not written"  # the mode says so, even to root
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".draguard-fix-", dir=directory)
+        with atomic_writer(path, binary=True) as handle:
+            handle.write(data)
     except OSError as exc:
         return f"cannot write beside it: {exc.strerror or exc}"
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, status.st_mode & 0o7777)
-        try:
-            os.chown(tmp, status.st_uid, status.st_gid)
-        except PermissionError:
-            pass  # another owner: only root may keep it; the mode is kept
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return None
 
 
