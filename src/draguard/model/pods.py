@@ -37,6 +37,12 @@ def named(what: str, name) -> str:
     return f"{what} '{name}'" if isinstance(name, str) and name else f"an unnamed {what}"
 
 
+def pre_stop_of(container: dict) -> dict | None:
+    """A container's lifecycle.preStop hook, when it has one that is a mapping."""
+    hook = mapping(container.get("lifecycle")).get("preStop")
+    return hook if isinstance(hook, dict) else None
+
+
 @dataclass
 class ContainerSite:
     """One container (or a container-like object of a CRD) and where it sits."""
@@ -91,8 +97,7 @@ class ContainerSite:
 
     @cached
     def pre_stop(self) -> dict | None:
-        hook = self.lifecycle.get("preStop")
-        return hook if isinstance(hook, dict) else None
+        return pre_stop_of(self.container)
 
 
 @dataclass

@@ -20,6 +20,7 @@ import shlex
 from dataclasses import dataclass
 
 from ..teardown.servers import Server, detect, flag_value
+from .pods import pre_stop_of
 
 MINIMUM_SIGTERM_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
 
@@ -74,8 +75,8 @@ def helper_bound(step: str, args: str) -> float:
 
 def runs_helper(container: dict) -> bool:
     """Whether the container runs draguard-teardown: as its process or in its preStop hook."""
-    pre_stop = (container.get("lifecycle") or {}).get("preStop") if isinstance(container.get("lifecycle"), dict) else None
-    text = " ".join(argv(container)) + " " + (hook_command(pre_stop) if isinstance(pre_stop, dict) else "")
+    pre_stop = pre_stop_of(container)
+    text = " ".join(argv(container)) + " " + (hook_command(pre_stop) if pre_stop else "")
     return "draguard-teardown" in text
 
 
@@ -182,8 +183,7 @@ def stopping_of(spec: dict) -> list[Stopping]:
         for c in spec.get(key) or ():
             if not isinstance(c, dict) or (sidecars and c.get("restartPolicy") != "Always"):
                 continue
-            hook = (c.get("lifecycle") or {}).get("preStop")
-            hook = hook if isinstance(hook, dict) else None
+            hook = pre_stop_of(c)
             containers.append(Stopping(str(c.get("name")), hook_budget(hook) if hook else 0.0, sidecars,
                                        sidecars and hook is not None and "draguard-teardown verify" in hook_command(hook)))
     return containers
