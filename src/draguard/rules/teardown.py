@@ -87,38 +87,44 @@ class Budget:
     container: object  # the ContainerSite that runs the server
     server: Server
     parts: tuple
+    drain: float  # the server's part
 
     @property
     def total(self) -> float:
         return sum(n for _, n in self.parts)
 
+    @property
+    def besides_drain(self) -> float:
+        """What the rest of the teardown takes: the grace period minus this is the drain's."""
+        return self.total - self.drain
+
     def __str__(self) -> str:
         return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
 
 
-def teardown_budget(site, gpu_claims, ctx, rule) -> Budget | None:
-    """What tearing the pod down takes when a GPU container runs a known inference server:
-    its preStop waits, then the server's drain after SIGTERM, the release, the helper's verify
-    (when the pod runs it) and a margin. The largest over the pod's servers; None without one."""
+def container_budget(site, c, server, ctx, rule) -> Budget:
+    """What tearing down the server of container `c` takes: its preStop waits, then the
+    server's drain after SIGTERM, the release, the helper's verify (when the pod runs it) and
+    a margin (the options of BUDGET_OPTIONS, read from `rule`)."""
     def option(name: str):
         return ctx.option(rule, name)
 
-    verify = option("verifySeconds") if any(runs_helper(c.container) for c in site.containers) else 0
-    best = None
-    for c in site.containers:
-        server = server_of(c.container)
-        if c.init or server is None or not claim_names(c) & gpu_claims:
-            continue
-        drain, source = server.drain_budget(argv(c.container))
-        if drain is None:
-            drain, source = option("unknownDrainSeconds"), "assumed: no documented bound"
-        parts = (("preStop", hook_budget(c.pre_stop) if c.pre_stop else 0.0),
-                 (f"{server.title} drain ({source})", drain), ("release", option("releaseSeconds")),
-                 ("verify", verify), ("margin", option("marginSeconds")))
-        budget = Budget(c, server, tuple((what, float(n)) for what, n in parts if n))
-        if best is None or budget.total > best.total:
-            best = budget
-    return best
+    verify = option("verifySeconds") if any(runs_helper(x.container) for x in site.containers) else 0
+    drain, source = server.drain_budget(argv(c.container))
+    if drain is None:
+        drain, source = option("unknownDrainSeconds"), "assumed: no documented bound"
+    parts = (("preStop", hook_budget(c.pre_stop) if c.pre_stop else 0.0),
+             (f"{server.title} drain ({source})", drain), ("release", option("releaseSeconds")),
+             ("verify", verify), ("margin", option("marginSeconds")))
+    return Budget(c, server, tuple((what, float(n)) for what, n in parts if n), float(drain))
+
+
+def teardown_budget(site, gpu_claims, ctx, rule) -> Budget | None:
+    """The largest teardown budget over the pod's GPU containers that run a known inference
+    server; None without one."""
+    budgets = [container_budget(site, c, server, ctx, rule) for c in site.containers
+               if not c.init and (server := server_of(c.container)) is not None and claim_names(c) & gpu_claims]
+    return max(budgets, key=lambda b: b.total, default=None)
 
 
 @register
@@ -249,10 +255,7 @@ class TeardownDrainDisabled(Rule):
         if not isinstance(args, list) or any(" " in w for w in words):
             return None  # a shell line or a command without args: say it, do not guess
         grace, _ = site.grace_period
-        hook = hook_budget(c.pre_stop) if c.pre_stop else 0.0
-        verify = ctx.option(self, "verifySeconds") if any(runs_helper(x.container) for x in site.containers) else 0
-        seconds = max(1, math.floor(grace - hook - ctx.option(self, "releaseSeconds") - verify
-                                    - ctx.option(self, "marginSeconds")))
+        seconds = max(1, math.floor(grace - container_budget(site, c, server, ctx, self).besides_drain))
         flag, path = server.drain_flag, path_of(args)
         for i, word in enumerate(args):
             if word == flag and i + 1 < len(args):
