@@ -19,7 +19,7 @@ from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
 from ..rules.context import Context
 from ..sources.discover import DEFAULT_INCLUDE, expand
-from ..sources.loader import Loaded, Source, load_units
+from ..sources.loader import Loaded, Source, load_text, load_units
 from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .inventory import load_inventory
@@ -188,6 +188,13 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
     with _cyclic_gc_paused():
         loaded = load_units(units, limits, stdin, options, progress("reading", len(units)) if progress else None)
     return lint_loaded(loaded, config, advance=progress("checking", len(loaded.entries)) if progress else None)
+
+
+def lint_text(display: str, text: str, config: Config) -> LintResult:
+    """Lint one text held in memory (a rule's example, an edited file), named `display`."""
+    loaded = Loaded()
+    load_text(Source(display, text), loaded)
+    return lint_loaded(loaded, config)
 
 
 def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,

@@ -47,14 +47,12 @@ def verify(rules) -> None:
     """Lint each rule's examples at the rule's target release: the good one must be clean,
     the bad one must trigger the rule. Raises ExampleError naming the first that does not."""
     from ..core.config import Config
-    from ..engine import lint_loaded
-    from ..sources.loader import Loaded, Source, load_text
+    from ..engine import lint_text
 
     for rule in rules:
         for text, wanted in ((rule.compliant, "clean"), (rule.noncompliant, "found")):
-            loaded = Loaded()
-            load_text(Source(f"{rule.id} example", textwrap.dedent(text)), loaded)
-            found = lint_loaded(loaded, Config(kube_version=rule.examples_target)).findings
+            config = Config(kube_version=rule.examples_target)
+            found = lint_text(f"{rule.id} example", textwrap.dedent(text), config).findings
             if wanted == "clean" and found:
                 raise ExampleError(f"{rule.id}: its good example is not clean ({found[0].rule}: {found[0].message})")
             if wanted == "found" and not any(f.rule == rule.id for f in found):

@@ -85,12 +85,9 @@ def _fix_example(rule) -> str | None:
 
 def _fixes_of(rule, text: str) -> list:
     from ..core.config import Config
-    from ..engine import lint_loaded
-    from ..sources.loader import Loaded, Source, load_text
+    from ..engine import lint_text
 
-    loaded = Loaded()
-    load_text(Source("example.yaml", text), loaded)
-    result = lint_loaded(loaded, Config(kube_version=rule.examples_target))
+    result = lint_text("example.yaml", text, Config(kube_version=rule.examples_target))
     return [f for f in result.findings if f.rule == rule.id and f.fix is not None]
 
 
