@@ -48,7 +48,7 @@ def run(args) -> int:
     from ..sources.discover import expand
     from ..sources.loader import load_units
     from ..sources.render import RenderOptions
-    from ..fix.files import decode, encode, read, unified_diff, write
+    from ..fix.files import BOM, decode, encode, read, unified_diff, write
     from ..fix.run import Choice, FileText, fix_texts
 
     config, fail_on = configure(args)
@@ -93,7 +93,7 @@ def run(args) -> int:
         elif args.diff:
             sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
         elif not args.check:
-            sys.stdout.write(encode(stdin_file.text, stdin_file.bom).decode("utf-8"))
+            sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
     _summary(out, run_, not_written + unreadable, dry=args.check or args.diff)
     if args.check or args.diff:
         return EXIT_FINDINGS if run_.changed else EXIT_OK
@@ -113,10 +113,8 @@ def _summary(out, run_, problems: list[str], dry: bool) -> None:
             out.write(f"  {rule}: {title}{f' (x{count})' if count > 1 else ''}\n")
     for problem in problems:
         out.write(f"{problem}\n")
-    left = [item for item in run_.left]
-    for item in left:
+    for item in run_.left:
         loc = item.finding.location
         where = f"{loc.file}:{loc.line}:{loc.column}" if loc.line else loc.file
         out.write(f"{where}: {item.finding.severity} [{item.finding.rule}] left: {item.reason}\n")
-    files = len(run_.changed)
-    out.write(f"{verb} {fixed} finding(s) in {files} file(s); {len(left)} left\n")
+    out.write(f"{verb} {fixed} finding(s) in {len(run_.changed)} file(s); {len(run_.left)} left\n")
