@@ -31,7 +31,6 @@ class Relinter:
         self.findings: dict[str | None, list[Finding]] = {}  # by file; None: the run's own (config)
         self.suppressed: dict[str | None, list[Finding]] = {}
         self.first = True
-        self.manifests: list[Manifest] = []
         self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
 
     def lint(self, files) -> tuple[LintResult, set]:
@@ -47,31 +46,29 @@ class Relinter:
                     dirty.add(cached[1], part)
                 self.parsed[f.display] = (f.text, part, [Manifest.from_entry(e) for e in part.entries])
             parts[f.display] = self.parsed[f.display][1]
-        everything, manifests = Loaded(), []
-        for display in parts:
-            manifests += self.parsed[display][2]
-        if self.context is not None:
-            manifests += self.context_manifests
+        manifests = [m for display in parts for m in self.parsed[display][2]] + self.context_manifests
+        everything = Loaded()
         for part in [*parts.values(), *([self.context] if self.context else [])]:
             everything.entries += part.entries
             everything.problems += part.problems
             everything.sources += part.sources
             everything.refused += part.refused
-        self.manifests = manifests
         list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
         if self.first:
-            self._judge(everything, None, {s.display for s in everything.sources})
+            self._judge(everything, manifests, None, {s.display for s in everything.sources})
             self.first = False
         else:
             again = {display for display, part in parts.items() if display in changed or dirty.reaches(part)}
             if again:
                 problems = [p for p in everything.problems if p.location.file in again]
                 subset = Loaded(everything.entries, problems, everything.sources, everything.refused)
-                self._judge(subset, lambda m: m.source.display in again, again)
+                self._judge(subset, manifests, lambda m: m.source.display in again, again)
         return self._merged(everything), list_items
 
-    def _judge(self, loaded: Loaded, only, displays: set) -> None:
-        result = lint_loaded(loaded, self.config, only, self.manifests)
+    def _judge(self, loaded: Loaded, manifests: list[Manifest], only, displays: set) -> None:
+        """Lint `loaded` (whose entries `manifests` are), judging what `only` lets through, and
+        keep the findings of `displays` in place of their earlier ones."""
+        result = lint_loaded(loaded, self.config, only, manifests)
         for display in [*displays, None]:
             self.findings[display], self.suppressed[display] = [], []
         for bucket, found in ((self.findings, result.findings), (self.suppressed, result.suppressed)):

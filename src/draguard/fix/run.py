@@ -184,8 +184,8 @@ def _paths(edits) -> list[tuple]:
 
 
 def _added(finding: Finding) -> set:
-    """(kind, namespace, name) of the objects a fix adds; a namespaced one is in the finding's
-    object's namespace when it names none."""
+    """(kind, namespace as written, name) of the objects a fix adds (two that name no
+    namespace count as one: the conservative reading)."""
     objects = set()
     for edit in finding.fix.edits:
         if edit.op is Op.ADD_DOCUMENT and isinstance(edit.value, dict):
