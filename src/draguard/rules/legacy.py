@@ -96,31 +96,28 @@ def _extended_class(resource: str, request: tuple) -> dict:
             "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
 
 
-def migration(obj, site, c, resource: str, pairs: list, strategy: str, ctx) -> Fix | None:
-    """The fix that moves one container's device-plugin resource to DRA (see the rule's docs).
-    Names derive from the workload, container and resource, so a template made before (by an
-    earlier run, or for a copy of the workload in another file) is found and reused."""
-    kube_version = ctx.config.kube_version
-    request = _dra_request(resource)
-    count = _count(mapping_value(c.resources, resource))
-    if request is None or count is None or site.path is None or resource in c.gpu_aliases:
+def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | None:
+    """The fix that moves one container's device-plugin resource (asking for `quantity`) to
+    DRA (see the rule's docs). Names derive from the workload, container and resource, so a
+    template made before (by an earlier run, or for a copy of the workload in another file)
+    is found and reused."""
+    request, count = _dra_request(resource), _count(quantity)
+    version = structured_claim_version(ctx.config.kube_version)
+    if request is None or count is None or version is None or site.path is None or resource in c.gpu_aliases:
         return None
+    if strategy == "extended-resource":
+        if version != "v1":
+            return None  # DeviceClass.extendedResourceName needs resource.k8s.io/v1 (1.34+)
+        device_class = _extended_class(resource, request)
+        return Fix(f"serve {resource} through DRA: DeviceClass '{device_class['metadata']['name']}' with "
+                   "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)",
+                   Applicability.UNSAFE, (add_document(device_class),))
     removals = []
     for section in ("limits", "requests"):
         values = c.resources.get(section)
         if isinstance(values, dict) and resource in values:
             target = values if len(values) > 1 else c.resources
             removals.append(remove(path_of(target, resource if target is values else section)))
-    if strategy == "extended-resource":
-        if structured_claim_version(kube_version) != "v1":
-            return None  # DeviceClass.extendedResourceName needs resource.k8s.io/v1 (1.34+)
-        device_class = _extended_class(resource, request)
-        return Fix(f"serve {resource} through DRA: DeviceClass '{device_class['metadata']['name']}' with "
-                   "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)",
-                   Applicability.UNSAFE, (add_document(device_class),))
-    version = structured_claim_version(kube_version)
-    if version is None:
-        return None
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
@@ -133,15 +130,6 @@ def migration(obj, site, c, resource: str, pairs: list, strategy: str, ctx) -> F
                    append(site.path + ("resourceClaims",), {"name": claim, "resourceClaimTemplateName": template}),
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
                    *removals))
-
-
-def mapping_value(resources: dict, resource: str):
-    """The resource's quantity: its limit, else its request."""
-    for section in ("limits", "requests"):
-        values = resources.get(section)
-        if isinstance(values, dict) and resource in values:
-            return values[resource]
-    return None
 
 
 @register
@@ -221,7 +209,7 @@ class LegacyGpuResource(Rule):
                         f"{c.label} asks for {resource}: {values[resource]} in {section_list} through the device "
                         f"plugin{_alias_note(obj, resource, c)}: the scheduler only counts it, and its release is "
                         f"not tied to the pod", values, resource, help=_suggestion(resource),
-                        fix=migration(obj, site, c, resource, pairs, strategy, ctx))
+                        fix=migration(obj, site, c, resource, values[resource], pairs, strategy, ctx))
 
     def _unmodelled(self, obj, ctx):
         for c in unmodelled_containers(obj):
