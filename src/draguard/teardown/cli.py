@@ -130,8 +130,8 @@ def _problem(args, step: str, exc: Exception) -> int:
     return _emit(args, {"step": step, "verdict": "cannot-verify", "problem": kind, "reason": str(exc)}, 3)
 
 
-def _record(args):
-    """(baseline, None) or (None, exit code after saying why)."""
+def _baseline(args) -> int:
+    """Record the baseline and say so (0), or say why not (3)."""
     from .baseline import record, save
     from .nvml import Nvml, NvmlProblem
     try:
@@ -142,13 +142,8 @@ def _record(args):
             nvml.close()
         save(baseline, args.state)
     except (NvmlProblem, ValueError, OSError) as exc:
-        return None, _problem(args, "baseline", exc)
-    _emit(args, {"step": "baseline", "state": args.state, **baseline.to_json()}, 0)
-    return baseline, 0
-
-
-def _baseline(args) -> int:
-    return _record(args)[1]
+        return _problem(args, "baseline", exc)
+    return _emit(args, {"step": "baseline", "state": args.state, **baseline.to_json()}, 0)
 
 
 def _sidecar(args) -> int:
@@ -157,7 +152,7 @@ def _sidecar(args) -> int:
     then reports that it has no baseline."""
     stops = {signal.SIGTERM, signal.SIGINT}
     signal.pthread_sigmask(signal.SIG_BLOCK, stops)  # a stop that comes while recording waits for sigwait
-    _record(args)
+    _baseline(args)
     signal.sigwait(stops)
     return 0
 
