@@ -47,12 +47,12 @@ def build_server():
         charts and Kustomize folders in `paths`. Returns draguard's JSON report (version 2):
         each finding with its rule, severity, message, file, line, column, path and fix."""
         from ..engine import lint_paths
-        from ..report.json_report import render
+        from ..report.json_report import document
 
         config = _config(kube_version)
         with _inputs(manifest, paths) as inputs:
             result = lint_paths(inputs, config)
-        return _json(render(result))
+        return document(result)
 
     @server.tool()
     def rules() -> list[dict]:
@@ -155,8 +155,3 @@ class _inputs:
         if self.temp:
             os.unlink(self.temp)
 
-
-def _json(text: str) -> dict:
-    import json
-
-    return json.loads(text)
