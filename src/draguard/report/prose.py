@@ -5,6 +5,7 @@ starts with a name as written (`resource.k8s.io/v1`, `maxSurge`, `spec.template:
 from __future__ import annotations
 
 import re
+import textwrap
 
 _PLAIN_WORD = re.compile(r"[a-z]+\b(?![.:/\-_])")
 
@@ -16,6 +17,16 @@ def sentence(text: str) -> str:
     if _PLAIN_WORD.match(text):
         text = text[0].upper() + text[1:]
     return text if text[-1] in ".!?" else text + "."
+
+
+def paragraph(text: str) -> str:
+    """A docstring-style block of rule text (rationale, upstream note) as one line."""
+    return " ".join(text.split())
+
+
+def yaml_block(text: str) -> str:
+    """A rule example as a fenced YAML block for markdown (the docs and the agent files)."""
+    return "```yaml\n" + textwrap.dedent(text).strip("\n") + "\n```\n"
 
 
 def with_help(message: str, help_text: str | None) -> str:

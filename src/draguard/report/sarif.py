@@ -8,14 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import textwrap
 
 from .. import __version__
 from ..core.finding import Severity
 from ..rules import REGISTRY
 from ..sources.spans import text_replacement
 from .lines import SourceLines
-from .prose import with_help
+from .prose import paragraph, with_help
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -42,7 +41,7 @@ def artifact_uri(file: str, root: str) -> str:
 
 
 def _rule_descriptor(rule) -> dict:
-    full = " ".join(textwrap.dedent(rule.rationale).split())
+    full = paragraph(rule.rationale)
     help_text = f"{rule.summary}\n\n{full}"
     if rule.upstream_note:
         help_text += "\n\nUpstream vs. guideline documents: " + " ".join(rule.upstream_note.split())
