@@ -16,6 +16,7 @@ import yaml
 from draguard.core.config import Config
 from draguard.core.fixes import Applicability, apply_edits
 from draguard.engine import lint_objects, lint_paths
+from draguard.rules.base import Needs
 
 GOLDENS = Path(__file__).resolve().parents[1] / "rules"
 MAX_FIX_ROUNDS = 25
@@ -29,11 +30,21 @@ def config_for(rule) -> Config:
     return Config(kube_version=rule.examples_target)
 
 
+def judged(rule, path: Path):
+    """The findings on the example file: linted, or audited as a dump for a cluster rule."""
+    if rule.needs is Needs.CLUSTER:
+        from draguard.cluster.audit import audit
+        from draguard.cluster.dump import read_dump
+
+        snapshot, loaded = read_dump(str(path))
+        return audit(snapshot, config_for(rule), loaded).findings
+    return lint_paths([str(path)], config_for(rule)).findings
+
+
 def findings_snapshot(rule, path: Path) -> list[dict]:
     """The rule's findings on the file, as the JSON report has them (minus the file name)."""
-    result = lint_paths([str(path)], config_for(rule))
     out = []
-    for finding in result.findings:
+    for finding in judged(rule, path):
         if finding.rule == rule.id:
             entry = finding.as_json()
             del entry["file"], entry["category"], entry["rule"]
@@ -78,6 +89,8 @@ def expected_files(rule) -> dict[str, str]:
         (folder / "fail.yaml").write_text(files["fail.yaml"])  # the snapshot is of this text
     files["findings.json"] = json.dumps(findings_snapshot(rule, folder / "fail.yaml"), indent=2,
                                         ensure_ascii=False) + "\n"
+    if rule.needs is Needs.CLUSTER:
+        return files  # a snapshot's faults are fixed in the cluster, not in the dump
     try:
         documents = [d for d in yaml.safe_load_all(files["fail.yaml"]) if d is not None]
     except yaml.YAMLError:

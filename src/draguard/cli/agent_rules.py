@@ -1,5 +1,6 @@
 """`draguard agent-rules`: write the rule files of AI coding assistants from the catalog, each
-example checked by draguard first (report.agent_rules)."""
+example checked by draguard first (report.agent_rules). The cluster rules are left out: they
+judge a cluster's live state, not the manifests an assistant writes."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ def run(args) -> int:
     from ..core.atomic import write_atomic
     from ..report.agent_rules import TARGETS, ExampleError, guidelines, render, verify
     from ..rules import REGISTRY
+    from ..rules.base import Needs
 
     names = list(TARGETS) if not args.target or "all" in args.target else list(dict.fromkeys(args.target))
-    rules = [rule for rule in REGISTRY if rule.compliant and rule.noncompliant]
+    rules = [rule for rule in REGISTRY if rule.compliant and rule.noncompliant and rule.needs is not Needs.CLUSTER]
     try:
         verify(rules)
     except ExampleError as exc:

@@ -24,6 +24,7 @@ CATEGORIES = (
     "rollout",
     "memory",
     "api-currency",
+    "cluster",
     "internal",
 )
 

@@ -14,9 +14,11 @@ from typing import Iterable
 from ..core.config import Config
 from ..core.finding import Finding, Problem, Severity
 from ..dra.inventory import Inventory
+from ..model.live import ClusterView, generated_from_snapshot
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
+from ..rules.base import Needs
 from ..rules.context import Context
 from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, Source, load_text, load_units
@@ -92,27 +94,34 @@ def _cyclic_gc_paused():
             gc.enable()
 
 
-def _checks(config: Config) -> list:
-    return [r for r in REGISTRY if r.has_check and config.settings(r.id).enabled]
+def _checks(config: Config, cluster: ClusterView | None) -> list:
+    """The enabled rules that can run: the cluster rules only in an audit, which has live state."""
+    return [r for r in REGISTRY if r.has_check and config.settings(r.id).enabled
+            and (cluster is not None or r.needs is not Needs.CLUSTER)]
 
 
 def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventory: Inventory | None = None,
-                 problems: Iterable[Problem] = (), sources: Iterable[Source] = ()) -> LintResult:
+                 problems: Iterable[Problem] = (), sources: Iterable[Source] = (),
+                 cluster: ClusterView | None = None) -> LintResult:
     """Judge `objects` (manifests, or plain object data, numbered as documents in the order
     given) with every enabled rule. Each rule
     call on each object is isolated: an exception becomes one `internal-error` finding
     naming the rule and the object, and every other rule still runs. `DRAGUARD_DEBUG=1`
-    lets it raise instead."""
+    lets it raise instead. With `cluster` (an audit: the objects are a snapshot, and the
+    view joins them) the cluster rules run too, and an object a controller generated from
+    another object of the snapshot is judged through that source only (a ReplicaSet's pods
+    by their Deployment, a generated claim by its template)."""
     with _cyclic_gc_paused():
-        return _lint(objects, config, inventory, problems, sources)
+        return _lint(objects, config, inventory, problems, sources, cluster=cluster)
 
 
-def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None) -> LintResult:
+def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None,
+          cluster: ClusterView | None = None) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
-    object_set = ObjectSet(manifests)
-    ctx = Context(config, object_set, inventory)
+    object_set = cluster.objects if cluster is not None else ObjectSet(manifests)
+    ctx = Context(config, object_set, inventory, cluster)
     raw: list[Finding] = [_problem_finding(p) for p in [*problems, *config.problems]]
-    checks = _checks(config)
+    checks = _checks(config, cluster)
     by_target: dict[tuple, list] = {}
     suppressed_by: dict = {}  # ObjectRef -> rule id -> reason
     debug = bool(os.environ.get("DRAGUARD_DEBUG"))
@@ -122,11 +131,13 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             advance()
         if only is not None and not only(manifest):
             continue  # context only: other objects' rules read it
-        target = (manifest.group, manifest.kind, manifest.is_live)
+        generated = cluster is not None and generated_from_snapshot(manifest, cluster)
+        target = (manifest.group, manifest.kind, manifest.is_live, generated)
         rules = by_target.get(target)
         if rules is None:
             rules = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
-                                         and not (manifest.is_live and r.authored_only)]
+                                         and not (manifest.is_live and r.authored_only)
+                                         and not (generated and r.needs is not Needs.CLUSTER)]
         live += manifest.is_live
         for rule in rules:
             found: list[Finding] = []
@@ -142,7 +153,7 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             raw.extend(unknown)
             if reasons:
                 suppressed_by.setdefault(manifest.ref, {}).update(reasons)
-    if live:
+    if live and cluster is None:  # an audit's objects are all live: nothing to point out
         raw.append(_live_note(live, checks, manifests))
     return _settle(raw, config, suppressed_by, len(manifests), list(sources))
 
@@ -198,20 +209,19 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
 
 
 def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
-                advance=None) -> LintResult:
+                advance=None, *, cluster: ClusterView | None = None, inventory: Inventory | None = None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
-    problems met reading them), against the configured inventory when there is one. With
-    `only` (a predicate on manifests), the rules judge just those objects; every object is
-    still there for the others to read (how `draguard fix` lints again what it changed).
-    `manifests`, when given, are `loaded.entries` already made into manifests (reused, they
-    keep what rules derived from them)."""
+    problems met reading them), against `inventory`, or the configured one when there is
+    one. With `only` (a predicate on manifests), the rules judge just those objects; every
+    object is still there for the others to read (how `draguard fix` lints again what it
+    changed). `manifests`, when given, are `loaded.entries` already made into manifests
+    (reused, they keep what rules derived from them); `cluster` makes it an audit of them."""
     with _cyclic_gc_paused():
         if manifests is None:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
-        inventory = None
-        if config.inventory:
+        if inventory is None and config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
-        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance)
+        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster)
         result.refused = loaded.refused
         return result

@@ -38,13 +38,16 @@ def rule_markdown(rule, with_fix: bool = False) -> str:
     if rule.upstream_note:
         parts.append("## Upstream Kubernetes vs. the guideline documents\n\n"
                      + paragraph(rule.upstream_note) + "\n")
+    audited = str(rule.needs) == "cluster"  # the examples are snapshots: `draguard audit --from FILE`
+    example = "a cluster snapshot, audited with `draguard audit --from FILE`" if audited else \
+        f"Kubernetes {rule.examples_target}"
     if rule.noncompliant:
-        parts.append(f"## Fails (Kubernetes {rule.examples_target})\n\n" + yaml_block(rule.noncompliant))
+        parts.append(f"## Fails ({example})\n\n" + yaml_block(rule.noncompliant))
     fixed = _fix_example(rule) if with_fix and rule.noncompliant and str(rule.fixable) != "never" else None
     if fixed:
         parts.append(fixed)
     if rule.compliant:
-        parts.append(f"## Passes (Kubernetes {rule.examples_target})\n\n" + yaml_block(rule.compliant))
+        parts.append(f"## Passes ({example})\n\n" + yaml_block(rule.compliant))
     if rule.admission:
         parts.append("## Admission expression\n\nThe rule's condition as a CEL validation on one object (true when "
                      "the object passes), for admission policies:\n\n```cel\n" + rule.admission.expression + "\n```\n")

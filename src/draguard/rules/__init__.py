@@ -1,7 +1,7 @@
 """The rule catalog. Importing this package registers every rule."""
 
 from . import (  # noqa: F401  (registration side effect)
-    cel, currency, env, gated, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema,
+    cel, cluster_claims, cluster_devices, cluster_pods, currency, env, gated, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema,
     teardown, validation, wiring,
 )
 from .registry import REGISTRY

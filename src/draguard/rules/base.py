@@ -100,6 +100,9 @@ class Rule:
     #: live objects, which the API server wrote back with defaults filled in, in the version
     #: the client asked for
     authored_only: ClassVar[bool] = False
+    #: cluster rules: the resources (as RBAC names them) the check needs; an audit that could
+    #: not read one of them skips the rule and says so
+    reads: ClassVar[tuple[str, ...]] = ()
 
     @property
     def help_uri(self) -> str:

@@ -14,15 +14,18 @@ from ..model.objectset import ObjectSet
 
 if TYPE_CHECKING:
     from ..dra.inventory import Inventory
+    from ..model.live import ClusterView
     from ..dra.target import Target
     from .base import Rule
 
 
 class Context:
-    def __init__(self, config: Config, objects: ObjectSet, inventory: "Inventory | None" = None):
+    def __init__(self, config: Config, objects: ObjectSet, inventory: "Inventory | None" = None,
+                 cluster: "ClusterView | None" = None):
         self.config = config
         self.objects = objects
         self.inventory = inventory  # None: judge satisfiability against the built-in catalog
+        self.cluster = cluster  # live state (an audit): the cluster rules run only with it
         self.kube_version = config.kube_version
 
     def option(self, rule: "Rule", name: str):
@@ -37,6 +40,21 @@ class Context:
         gates = self.config.feature_gates
         return Target.build(self.inventory, list(self.objects.device_classes.values()),
                             variant_for(self.kube_version, gates).features(), disabled_gates(self.kube_version, gates))
+
+    @cached_property
+    def live_devices(self) -> "Target":
+        """The audited cluster's devices with what its claims hold now: pending pods are
+        explained against it (`satisfiability` asks whether a claim could ever fit)."""
+        from ..dra.inventory import Inventory
+        from ..dra.target import Target
+        from ..dra.variants import disabled_gates, variant_for
+
+        kinds = {("resource.k8s.io", "ResourceSlice"), ("", "Node"), ("resource.k8s.io", "DeviceClass"),
+                 ("resource.k8s.io", "ResourceClaim"), ("resource.k8s.io", "DeviceTaintRule")}
+        inventory = Inventory.from_manifests([m for m in self.objects if (m.group, m.kind) in kinds])
+        gates = self.config.feature_gates
+        return Target.build(inventory, [], variant_for(self.kube_version, gates).features(),
+                            disabled_gates(self.kube_version, gates))
 
     def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
                 value: bool = False, help: str | None = None, fix: Fix | None = None,

@@ -1,0 +1,89 @@
+"""One audit: a snapshot -> the catalog (cluster rules and manifest rules, with live semantics)
+-> findings, the pool view and a score.
+
+The score (0-100, graded A-F as Popeye grades a cluster) is computed per kind, as the share of
+that kind's objects with no finding, an object with only warnings counting half (Polaris
+weighs warnings the same way); the cluster's score is the mean over the kinds it holds, so
+40,000 healthy pods do not hide a broken DeviceClass."""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..core.config import Config, RuleSettings
+from ..core.errors import InputError
+from ..core.finding import Severity
+from ..dra.inventory import Inventory, InventoryError, allocated_devices
+from ..dra.pools import PoolView, pool_view
+from ..engine.lint import LintResult, lint_loaded
+from ..model.live import ClusterView
+from ..model.objectset import ObjectSet
+from ..rules import REGISTRY
+from ..rules.base import Needs
+from ..sources.loader import Loaded
+from .snapshot import Snapshot
+
+_GRADES = ((90, "A"), (80, "B"), (70, "C"), (60, "D"), (0, "F"))
+_INVENTORY_KINDS = {("resource.k8s.io", "ResourceSlice"), ("", "Node"), ("resource.k8s.io", "DeviceClass"),
+                    ("resource.k8s.io", "DeviceTaintRule")}
+
+
+@dataclass
+class AuditResult:
+    lint: LintResult
+    snapshot: Snapshot
+    pools: PoolView
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # rule id -> the resources it lacked
+
+    @property
+    def findings(self):
+        return self.lint.findings
+
+    def score(self) -> dict:
+        worst: dict = {}
+        for f in self.lint.findings:
+            if f.obj is not None and f.severity >= Severity.WARNING:
+                worst[f.obj] = max(worst.get(f.obj, f.severity), f.severity)
+        per_kind: dict[str, list] = defaultdict(lambda: [0, 0.0])
+        for m in self.snapshot.manifests:
+            tally = per_kind[m.kind]
+            tally[0] += 1
+            severity = worst.get(m.ref)
+            tally[1] += 0 if severity is Severity.ERROR else 0.5 if severity is Severity.WARNING else 1
+        kinds = {kind: round(100 * clean / total, 1) for kind, (total, clean) in sorted(per_kind.items())}
+        value = round(sum(kinds.values()) / len(kinds), 1) if kinds else 100.0
+        return {"score": value, "grade": next(g for floor, g in _GRADES if value >= floor), "byKind": kinds}
+
+
+def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> AuditResult:
+    """Judge `snapshot`. A cluster rule that needs a resource the snapshot could not read is
+    skipped (and listed in the result), never run on half the state."""
+    skipped = {r.id: sorted(set(r.reads) & set(snapshot.unreadable)) for r in REGISTRY
+               if r.needs is Needs.CLUSTER and set(r.reads) & set(snapshot.unreadable)}
+    config = _without(config, skipped)
+    objects = ObjectSet(snapshot.manifests)
+    view = ClusterView(objects, snapshot.captured_at, sorted(snapshot.unreadable))
+    try:
+        inventory = Inventory.from_manifests([m for m in snapshot.manifests if (m.group, m.kind) in _INVENTORY_KINDS])
+    except InventoryError as exc:
+        raise InputError(f"the cluster's devices cannot be modelled: {exc}") from None
+    live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog
+    result = lint_loaded(loaded or Loaded(), config, manifests=snapshot.manifests, cluster=view,
+                         inventory=live_inventory)
+    held = set()
+    for claim in view.claims:
+        held |= allocated_devices(claim.data)
+    pools = pool_view(inventory, held, {name: dict(node.labels) for name, node in view.nodes.items()})
+    return AuditResult(result, snapshot, pools, skipped)
+
+
+def _without(config: Config, rule_ids) -> Config:
+    if not rule_ids:
+        return config
+    config = copy.copy(config)
+    config.rules = dict(config.rules)
+    for rule_id in rule_ids:
+        config.rules[rule_id] = RuleSettings(enabled=False)
+    return config

@@ -1,0 +1,154 @@
+"""Reading a live cluster, read-only: the official client's configuration (kubeconfig, context,
+in-cluster service account) and its transport, with raw JSON pages so that 40,000 pods are
+not turned into model objects first.
+
+Requests made for a snapshot, whatever the cluster's size: GET /version, one discovery GET of
+resource.k8s.io, and one paginated LIST per resource of `snapshot.RESOURCES` (pages of
+`PAGE` objects, following `continue`). Nothing is ever written: the ClusterRole this needs
+is `deploy/audit/clusterrole.yaml` (get, list, watch)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from ..core.errors import UsageError
+from .snapshot import REQUIRED, RESOURCES, Resource, Snapshot, utc_now
+
+PAGE = 500
+TIMEOUT = 30  # seconds per request
+_IN_CLUSTER = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+
+class ClusterError(UsageError):
+    """The cluster cannot be read at all (exit status 2, one line that says what to do)."""
+
+
+@dataclass
+class Connection:
+    api: object  # kubernetes.client.ApiClient
+    source: str  # the context's name, or 'in-cluster'
+    requests: int = 0
+    served: dict = field(default_factory=dict)  # group -> served versions (discovery)
+
+    def get(self, path: str, query: dict | None = None) -> tuple[int, bytes]:
+        url_path = path + (f"?{urlencode(query)}" if query else "")
+        method, url, headers, body, post = self.api.param_serialize(
+            "GET", url_path, header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+        self.requests += 1
+        try:
+            response = self.api.call_api(method, url, headers, body, post, _request_timeout=TIMEOUT)
+            response.read()
+        except Exception as exc:  # noqa: BLE001 - urllib3 and ssl raise many kinds; each means "unreachable"
+            host = self.api.configuration.host
+            raise ClusterError(f"cannot reach the cluster at {host} ({type(exc).__name__}: {_first_line(exc)}); "
+                               "check the context (--context, --kubeconfig) and the network") from None
+        return response.status, response.data or b""
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:200]
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
+    """The client for `context` of `kubeconfig` (default: $KUBECONFIG or ~/.kube/config, its
+    current context), or the pod's service account when no kubeconfig exists in a cluster."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    default = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
+    if kubeconfig is None and context is None and not os.path.exists(default) and os.path.exists(_IN_CLUSTER):
+        configuration = client.Configuration()
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except ConfigException as exc:
+            raise ClusterError(f"in-cluster configuration: {exc}") from None
+        return Connection(client.ApiClient(configuration), "in-cluster")
+    path = kubeconfig or default
+    if not os.path.exists(path):
+        raise ClusterError(f"no kubeconfig at {path}: pass --kubeconfig, set KUBECONFIG, or audit a dump with --from")
+    try:
+        api = config.new_client_from_config(config_file=path, context=context)
+        contexts, active = config.list_kube_config_contexts(config_file=path)
+    except (ConfigException, OSError, ValueError, TypeError) as exc:
+        raise ClusterError(f"{path}: cannot use the kubeconfig ({_first_line(exc)}); "
+                           "check --context and the file") from None
+    return Connection(api, context or active.get("name", ""))
+
+
+def _check_auth(status: int, what: str) -> None:
+    if status == 401:
+        raise ClusterError(f"the cluster rejected the credentials reading {what} (401: expired or invalid); log in "
+                           "again (e.g. refresh the token of the kubeconfig's user) and retry")
+
+
+def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict]]]:
+    """One snapshot of every resource the audit reads, and the raw objects (for --save-dump).
+    A resource that is forbidden or not served is listed as unreadable; a snapshot without
+    pods, claims or slices is refused (nothing could be judged)."""
+    status, body = connection.get("/version")
+    _check_auth(status, "/version")
+    version = json.loads(body).get("gitVersion", "") if status == 200 else ""
+    captured = utc_now()
+    unreadable: dict[str, str] = {}
+    raw: dict[str, list[dict]] = {}
+    for resource in RESOURCES:
+        version_ = _served_version(connection, resource)
+        if version_ is None:
+            unreadable[resource.name] = (f"not served (the server serves {resource.group} "
+                                         f"{', '.join(connection.served.get(resource.group, [])) or 'no version'})")
+            continue
+        items, why = _list(connection, resource, version_)
+        if why:
+            unreadable[resource.name] = why
+        else:
+            raw[resource.name] = items
+    missing = [name for name in REQUIRED if name in unreadable]
+    if missing:
+        raise ClusterError(f"cannot read {', '.join(missing)} ({unreadable[missing[0]]}): the audit needs them; grant "
+                           "the ClusterRole in deploy/audit/clusterrole.yaml to this user")
+    from ..model.manifest import Manifest
+
+    manifests = [Manifest.from_data(item, display=f"{connection.source}:{name}", document=i)
+                 for name, items in raw.items() for i, item in enumerate(items)]
+    return Snapshot(manifests, captured, version, connection.source, unreadable), raw
+
+
+def _served_version(connection: Connection, resource: Resource) -> str | None:
+    if not resource.group:
+        return resource.versions[0]
+    if resource.group not in connection.served:
+        status, body = connection.get(f"/apis/{resource.group}")
+        _check_auth(status, f"/apis/{resource.group}")
+        served = [v.get("version") for v in json.loads(body).get("versions", [])] if status == 200 else []
+        connection.served[resource.group] = served
+    return next((v for v in resource.versions if v in connection.served[resource.group]), None)
+
+
+def _list(connection: Connection, resource: Resource, version: str) -> tuple[list[dict], str]:
+    """Every object of `resource` (kind and apiVersion set on each item, as `kubectl get -o
+    yaml` prints them), or ([], why) when it cannot be read."""
+    base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"
+    path, items, token, restarted = f"{base}/{resource.plural}", [], "", False
+    while True:
+        status, body = connection.get(path, {"limit": PAGE, **({"continue": token} if token else {})})
+        _check_auth(status, resource.name)
+        if status == 403:
+            return [], "forbidden (RBAC): grant list on it, see deploy/audit/clusterrole.yaml"
+        if status == 404:
+            return [], f"not served at {base}"
+        if status == 410 and not restarted:  # the continue token expired mid-list: start over once
+            items, token, restarted = [], "", True
+            continue
+        if status != 200:
+            return [], f"the server answered {status}"
+        page = json.loads(body)
+        for item in page.get("items") or []:
+            item["apiVersion"] = f"{resource.group}/{version}" if resource.group else version
+            item["kind"] = resource.kind
+            items.append(item)
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return items, ""

@@ -1,0 +1,293 @@
+"""The pool view: how much of each node's devices is used, what is still allocatable per
+partition profile, and how much capacity the current placement strands.
+
+Definitions (shared by `draguard audit` and the simulator):
+
+- **allocatable per profile**, as KEP-5677's PoolStatus.partitionSummary counts it: the
+  number of additional devices of that profile that could still be allocated together given
+  the counters already consumed (free, untainted devices; for devices without counters, the
+  free ones). A device's profile is its `profile` attribute (MIG), else its `type`, else
+  `device`.
+- **stranded capacity per profile**: 1 - allocatable under the actual placement / allocatable
+  under the best repacking of the same in-use devices. Repacking moves each in-use partition
+  to another placement of the same profile on the same GPU (counter set); moving it to another
+  GPU means rescheduling its pod, which the audit does not assume. 0 when nothing of the
+  profile could be placed either way.
+- **largest placeable profile per GPU**: the profile with the most memory of which one more
+  device fits on that GPU now ('none' when nothing fits).
+- **utilization** per node as the cluster autoscaler computes it for DRA
+  (kubernetes/autoscaler cluster-autoscaler/simulator/dynamicresources/utils/utilization.go,
+  calculatePoolUtil and HighestDynamicResourceUtilization): per pool, the most consumed
+  shared counter weighs the partitionable devices and the allocated fraction the atomic
+  ones; a node's utilization is its highest pool's."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import lru_cache
+
+from .allocator import _newest_generation
+from .inventory import Inventory
+
+#: Node labels that name a node pool, by provider; the first one present wins.
+NODE_POOL_LABELS = ("cloud.google.com/gke-nodepool", "eks.amazonaws.com/nodegroup", "karpenter.sh/nodepool",
+                    "kubernetes.azure.com/agentpool", "node.kubernetes.io/instance-type")
+_BLOCKING = ("NoSchedule", "NoExecute")
+
+
+def profile_of(device) -> str:
+    for name in ("profile", "type"):
+        attr = device.attribute(f"{device.driver}/{name}")
+        if attr is not None and isinstance(attr.value, str):
+            return attr.value
+    return "device"
+
+
+def _memory(device) -> Fraction:
+    return device.capacity.get(device.driver, {}).get("memory", Fraction(0))
+
+
+@dataclass
+class GpuView:
+    """One counter set (a physical GPU split into partitions) or one atomic device."""
+
+    node: str
+    name: str
+    allocatable: dict[str, int]  # profile -> under the actual placement
+    best: dict[str, int]  # profile -> under the best repacking
+    largest: str  # the largest placeable profile, 'none'
+
+
+@dataclass
+class NodeView:
+    name: str
+    node_pool: str
+    total: int = 0
+    allocated: int = 0
+    tainted: int = 0
+    utilization: float = 0.0  # the cluster autoscaler's
+    gpus: list[GpuView] = field(default_factory=list)
+
+    @property
+    def free(self) -> int:
+        return self.total - self.allocated - self.tainted
+
+    def allocatable(self) -> Counter:
+        return sum((Counter(g.allocatable) for g in self.gpus), Counter())
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "nodePool": self.node_pool, "devices": {
+            "total": self.total, "allocated": self.allocated, "free": self.free, "tainted": self.tainted},
+            "utilization": round(self.utilization, 4), "allocatable": dict(sorted(self.allocatable().items())),
+            "largestPlaceable": dict(sorted(Counter(g.largest for g in self.gpus).items()))}
+
+
+@dataclass
+class PoolView:
+    nodes: list[NodeView]
+
+    def totals(self) -> dict:
+        return {key: sum(getattr(n, key) for n in self.nodes) for key in ("total", "allocated", "free", "tainted")}
+
+    def allocatable(self) -> dict[str, int]:
+        return dict(sorted(sum((n.allocatable() for n in self.nodes), Counter()).items()))
+
+    def stranded(self) -> dict[str, float]:
+        actual, best = Counter(), Counter()
+        for node in self.nodes:
+            for gpu in node.gpus:
+                actual.update(gpu.allocatable)
+                best.update(gpu.best)
+        return {p: round(1 - actual[p] / best[p], 4) if best[p] else 0.0 for p in sorted(best)}
+
+    def largest_placeable(self) -> dict[str, int]:
+        return dict(sorted(Counter(g.largest for n in self.nodes for g in n.gpus).items()))
+
+    def node_pools(self) -> dict[str, dict]:
+        grouped: dict[str, list[NodeView]] = {}
+        for node in self.nodes:
+            grouped.setdefault(node.node_pool, []).append(node)
+        return {name: PoolView(nodes).summary() for name, nodes in sorted(grouped.items())}
+
+    def summary(self) -> dict:
+        nodes = self.nodes
+        return {"nodes": len(nodes), "devices": self.totals(), "allocatable": self.allocatable(),
+                "stranded": self.stranded(), "largestPlaceable": self.largest_placeable(),
+                "utilization": round(sum(n.utilization for n in nodes) / len(nodes), 4) if nodes else 0.0}
+
+    def as_json(self) -> dict:
+        return {"cluster": self.summary(), "nodePools": self.node_pools(), "nodes": [n.as_json() for n in self.nodes]}
+
+
+def pool_view(inventory: Inventory, allocated: set, node_labels: dict[str, dict]) -> PoolView:
+    """The view of `inventory`'s devices with `allocated` (device ids) in use; `node_labels`
+    name each node's pool."""
+    nodes: dict[str, NodeView] = {}
+    by_pool: dict[tuple, list] = {}
+    for s in inventory.slices:
+        by_pool.setdefault((s.driver, s.pool), []).append(s)
+    for slices in by_pool.values():
+        current = _newest_generation(slices)
+        counters = {name: dict(values) for s in current for name, values in s.shared_counters.items()}
+        devices = [(s, d) for s in current for d in s.devices]
+        for node_name, members in _by_node(devices).items():
+            node = nodes.get(node_name)
+            if node is None:
+                labels = node_labels.get(node_name, {})
+                pool_name = next((str(labels[k]) for k in NODE_POOL_LABELS if k in labels), "")
+                node = nodes[node_name] = NodeView(node_name, pool_name)
+            _add_pool(node, members, counters, allocated)
+    return PoolView(sorted(nodes.values(), key=lambda n: n.name))
+
+
+def _by_node(devices) -> dict[str, list]:
+    grouped: dict[str, list] = {}
+    for s, d in devices:
+        grouped.setdefault(d.node_name or s.node_name or "", []).append(d)
+    return grouped
+
+
+def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set) -> None:
+    used = [d for d in devices if d.id in allocated]
+    blocked = [d for d in devices if d.id not in allocated and any(t.effect in _BLOCKING for t in d.taints)]
+    node.total += len(devices)
+    node.allocated += len(used)
+    node.tainted += len(blocked)
+    node.utilization = max(node.utilization, _ca_utilization(devices, used, counters))
+    groups: dict[str, list] = {}
+    for d in devices:
+        sets = {name for name, _ in d.consumes_counters}
+        groups.setdefault(next(iter(sets)) if len(sets) == 1 else f"device:{d.name}", []).append(d)
+    for name, members in sorted(groups.items()):
+        node.gpus.append(_gpu(node.name, name, members, counters.get(name, {}), allocated))
+
+
+def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: set) -> GpuView:
+    if not capacity:  # atomic devices: each is allocatable while free and untainted
+        free = [d for d in devices if d.id not in allocated and not any(t.effect in _BLOCKING for t in d.taints)]
+        counts = dict(Counter(profile_of(d) for d in free))
+        largest = max(free, key=_memory, default=None)
+        return GpuView(node, name.removeprefix("device:"), counts, counts,
+                       profile_of(largest) if largest is not None else "none")
+    layout = _layout(devices, capacity)
+    usable = tuple(i for i, d in enumerate(devices) if not any(t.effect in _BLOCKING for t in d.taints))
+    in_use = tuple(i for i, d in enumerate(devices) if d.id in allocated)
+    actual = _allocatable(layout, in_use, usable)
+    best = _best_repacking(layout, in_use, usable)
+    memory = {layout.profiles[i]: _memory(d) for i, d in enumerate(devices)}
+    placeable = [p for p, n in actual.items() if n > 0]
+    largest = max(placeable, key=lambda p: (memory[p], p)) if placeable else "none"
+    return GpuView(node, name, actual, best, largest)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """One GPU's partitions: their profiles and what each consumes, as counter vectors."""
+
+    profiles: tuple[str, ...]
+    needs: tuple[tuple[Fraction, ...], ...]
+    capacity: tuple[Fraction, ...]
+
+
+def _layout(devices: list, capacity: dict) -> _Layout:
+    names = sorted(capacity)
+    needs = []
+    for d in devices:
+        consumed = {c: q for _, values in d.consumes_counters for c, q in values.items()}
+        needs.append(tuple(_plain(consumed.get(c, 0)) for c in names))
+    return _Layout(tuple(profile_of(d) for d in devices), tuple(needs), tuple(_plain(capacity[c]) for c in names))
+
+
+def _plain(value):
+    """Counters are whole numbers in practice: as ints the layouts hash and compare fast (they
+    key the caches shared by every GPU of a model)."""
+    return int(value) if getattr(value, "denominator", 1) == 1 else value
+
+
+def _remaining(layout: _Layout, in_use) -> tuple | None:
+    left = list(layout.capacity)
+    for i in in_use:
+        left = [a - b for a, b in zip(left, layout.needs[i])]
+    return tuple(left) if all(v >= 0 for v in left) else None
+
+
+@lru_cache(maxsize=65536)
+def _allocatable(layout: _Layout, in_use: tuple, usable: tuple) -> dict[str, int]:
+    """Profile -> how many more devices of it fit together with `in_use` (exact: a GPU has few
+    placements of one profile)."""
+    left = _remaining(layout, in_use)
+    counts: dict[str, int] = {}
+    taken = set(in_use)
+    for profile in dict.fromkeys(layout.profiles):
+        candidates = [i for i in usable if layout.profiles[i] == profile and i not in taken]
+        counts[profile] = _max_fit(layout, candidates, left) if left is not None else 0
+    return counts
+
+
+def _max_fit(layout: _Layout, candidates: list, left: tuple) -> int:
+    best = 0
+
+    def search(start: int, left: tuple, count: int):
+        nonlocal best
+        best = max(best, count)
+        if count + len(candidates) - start <= best:
+            return
+        for k in range(start, len(candidates)):
+            rest = tuple(a - b for a, b in zip(left, layout.needs[candidates[k]]))
+            if all(v >= 0 for v in rest):
+                search(k + 1, rest, count + 1)
+
+    search(0, left, 0)
+    return best
+
+
+@lru_cache(maxsize=65536)
+def _best_repacking(layout: _Layout, in_use: tuple, usable: tuple) -> dict[str, int]:
+    """Profile -> the most devices of it that fit once the in-use partitions are moved to the
+    placements (of their own profiles, on this GPU) that leave the most room for it."""
+    best: dict[str, int] = {}
+    wanted = sorted(layout.profiles[i] for i in in_use)
+
+    def place(k: int, chosen: tuple, left: tuple):
+        if k == len(wanted):
+            for profile, n in _allocatable(layout, tuple(sorted(chosen)), usable).items():
+                best[profile] = max(best.get(profile, 0), n)
+            return
+        for i in range(len(layout.profiles)):
+            if layout.profiles[i] != wanted[k] or i in chosen or (chosen and k and wanted[k] == wanted[k - 1]
+                                                                  and i < chosen[-1]):
+                continue
+            rest = tuple(a - b for a, b in zip(left, layout.needs[i]))
+            if all(v >= 0 for v in rest):
+                place(k + 1, chosen + (i,), rest)
+
+    place(0, (), layout.capacity)
+    return best or _allocatable(layout, in_use, usable)
+
+
+def _ca_utilization(devices: list, used: list, counters: dict) -> float:
+    """calculatePoolUtil of the cluster autoscaler's utilization.go, for one pool of a node."""
+    atomic = [d for d in devices if not d.consumes_counters]
+    atomic_used = [d for d in used if not d.consumes_counters]
+    atomic_util = len(atomic_used) / len(atomic) if atomic else 0.0
+    totals = {(s, c): q for s, values in counters.items() for c, q in values.items() if q}
+    if not totals:
+        return atomic_util
+    consumed: dict = {}
+    for d in used:
+        for s, values in d.consumes_counters:
+            for c, q in values.items():
+                consumed[(s, c)] = consumed.get((s, c), 0) + q
+    partitionable_util = max((float(consumed.get(k, 0) / v) for k, v in totals.items()), default=0.0)
+    seen, unique = set(), 0  # getUniquePartitionableDevicesCount: hardware, not partitions
+    for d in used:
+        if d.consumes_counters:
+            sets = [s for s, _ in d.consumes_counters]
+            if not any(s in seen for s in sets):
+                unique += 1
+            seen.update(sets)
+    total_unique = unique + len(atomic)
+    weight = unique / total_unique if total_unique else 0.0
+    return partitionable_util * weight + atomic_util * (1 - weight)

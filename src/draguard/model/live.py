@@ -1,0 +1,226 @@
+"""Live cluster state as the audit reads it: the objects of one snapshot joined by the keys the
+controllers use (pods by uid, nodes by name, slices by driver and pool, allocated devices by
+id), and the snapshot's clock, so that ages are measured at capture time, not at replay.
+
+Every index is built on first use; the objects never change within one audit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+
+from .claims import RESOURCE_GROUP
+from .manifest import Manifest
+from .objectset import ObjectSet
+from .pods import mapping, mappings, text
+
+#: The annotations and finalizer upstream's resourceclaim controller and scheduler write.
+POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"  # a claim generated from a pod's template
+EXTENDED_RESOURCE_CLAIM = "resource.kubernetes.io/extended-resource-claim"  # made by the scheduler (KEP-5004)
+DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the controller's finalizer on claims
+
+
+def timestamp(value) -> datetime | None:
+    """An RFC 3339 time as the API server writes it ('2026-11-30T10:00:00Z'), or None."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def controller_of(manifest: Manifest) -> dict | None:
+    """The ownerReference with `controller: true`, as the garbage collector reads it."""
+    return next((o for o in mappings(manifest.metadata.get("ownerReferences")) if o.get("controller") is True), None)
+
+
+@dataclass(frozen=True)
+class AllocatedDevice:
+    """One result of a claim's status.allocation."""
+
+    claim: Manifest
+    result: dict
+    index: int  # in status.allocation.devices.results
+
+    @property
+    def device_id(self) -> tuple[str, str, str]:
+        return text(self.result.get("driver")), text(self.result.get("pool")), text(self.result.get("device"))
+
+    @property
+    def shared(self) -> bool:
+        """Admin access, or one share of a device that allows multiple allocations (KEP-5075):
+        neither holds the device exclusively."""
+        return self.result.get("adminAccess") is True or bool(self.result.get("shareID"))
+
+
+def allocation_results(claim: Manifest) -> list[dict]:
+    allocation = mapping(mapping(claim.data.get("status")).get("allocation"))
+    return mappings(mapping(allocation.get("devices")).get("results"))
+
+
+def is_allocated(claim: Manifest) -> bool:
+    return bool(mapping(claim.data.get("status")).get("allocation"))
+
+
+def reserved_for(claim: Manifest) -> list[dict]:
+    return mappings(mapping(claim.data.get("status")).get("reservedFor"))
+
+
+@dataclass
+class PublishedDevice:
+    slice: Manifest
+    device: dict
+
+    @property
+    def name(self) -> str:
+        return text(self.device.get("name"))
+
+
+@dataclass
+class ClusterView:
+    """The snapshot's objects with their joins; `now` is the capture time."""
+
+    objects: ObjectSet
+    now: datetime
+    unreadable: list[str] = field(default_factory=list)  # resources the snapshot could not read
+
+    def _of(self, group: str, kind: str) -> list[Manifest]:
+        return [m for m in self.objects if m.kind == kind and m.group == group]
+
+    def seconds_since(self, value) -> float | None:
+        """Seconds from the RFC 3339 `value` to capture time; None when it is not a time."""
+        moment = timestamp(value)
+        return None if moment is None else (self.now - moment).total_seconds()
+
+    def age(self, manifest: Manifest) -> float | None:
+        return self.seconds_since(manifest.metadata.get("creationTimestamp"))
+
+    def read(self, resource: str) -> bool:
+        """Whether the snapshot holds `resource` (a check that needs it says so when not)."""
+        return resource not in self.unreadable
+
+    # -- pods and nodes --
+    @cached_property
+    def pods(self) -> list[Manifest]:
+        return self._of("", "Pod")
+
+    @cached_property
+    def pods_by_uid(self) -> dict[str, Manifest]:
+        return {text(p.metadata.get("uid")): p for p in self.pods}
+
+    @cached_property
+    def pods_by_key(self) -> dict[tuple[str, str], Manifest]:
+        return {(p.namespace, p.name): p for p in self.pods}
+
+    @cached_property
+    def nodes(self) -> dict[str, Manifest]:
+        return {n.name: n for n in self._of("", "Node")}
+
+    @cached_property
+    def uids(self) -> set[str]:
+        """Every object's uid: what an ownerReference can point at."""
+        return {text(m.metadata.get("uid")) for m in self.objects} - {""}
+
+    # -- claims and their allocations --
+    @cached_property
+    def claims(self) -> list[Manifest]:
+        return self._of(RESOURCE_GROUP, "ResourceClaim")
+
+    @cached_property
+    def claims_by_key(self) -> dict[tuple[str, str], Manifest]:
+        return {(c.namespace, c.name): c for c in self.claims}
+
+    @cached_property
+    def allocated(self) -> dict[tuple, list[AllocatedDevice]]:
+        """Device id -> every claim result that holds it."""
+        found: dict[tuple, list[AllocatedDevice]] = {}
+        for claim in self.claims:
+            for i, result in enumerate(allocation_results(claim)):
+                held = AllocatedDevice(claim, result, i)
+                found.setdefault(held.device_id, []).append(held)
+        return found
+
+    def claims_of_pod(self, pod: Manifest) -> list[Manifest]:
+        """The ResourceClaims a pod uses: named directly, or generated for it (its status says
+        which, as the kubelet reads it)."""
+        spec, status = pod.spec, mapping(pod.data.get("status"))
+        generated = {text(s.get("name")): s.get("resourceClaimName") for s in mappings(status.get("resourceClaimStatuses"))}
+        names = []
+        for ref in mappings(spec.get("resourceClaims")):
+            name = ref.get("resourceClaimName") or generated.get(text(ref.get("name")))
+            if isinstance(name, str) and name:
+                names.append(name)
+        extended = mapping(status.get("extendedResourceClaimStatus")).get("resourceClaimName")
+        if isinstance(extended, str) and extended:
+            names.append(extended)
+        return [c for c in (self.claims_by_key.get((pod.namespace, n)) for n in names) if c is not None]
+
+    # -- what drivers publish --
+    @cached_property
+    def slices(self) -> list[Manifest]:
+        return self._of(RESOURCE_GROUP, "ResourceSlice")
+
+    @cached_property
+    def pools(self) -> dict[tuple[str, str], list[Manifest]]:
+        """(driver, pool) -> its slices, every generation."""
+        found: dict[tuple[str, str], list[Manifest]] = {}
+        for s in self.slices:
+            found.setdefault((text(s.spec.get("driver")), text(mapping(s.spec.get("pool")).get("name"))), []).append(s)
+        return found
+
+    @cached_property
+    def published(self) -> dict[tuple, PublishedDevice]:
+        """Device id -> the device as its pool's newest generation publishes it (upstream's
+        allocator ignores older generations: structured/internal/stable pools.go)."""
+        found: dict[tuple, PublishedDevice] = {}
+        for (driver, pool), slices in self.pools.items():
+            newest = max(_generation(s) for s in slices)
+            for s in slices:
+                if _generation(s) == newest:
+                    for device in mappings(s.spec.get("devices")):
+                        found[(driver, pool, text(device.get("name")))] = PublishedDevice(s, device)
+        return found
+
+    @cached_property
+    def drivers_by_node(self) -> dict[str, set[str]]:
+        """Node name -> the drivers that publish slices for it."""
+        found: dict[str, set[str]] = {}
+        for s in self.slices:
+            node = s.spec.get("nodeName")
+            if isinstance(node, str) and node:
+                found.setdefault(node, set()).add(text(s.spec.get("driver")))
+        return found
+
+    @cached_property
+    def device_classes(self) -> dict[str, Manifest]:
+        return self.objects.device_classes
+
+
+def _generation(s: Manifest) -> int:
+    value = mapping(s.spec.get("pool")).get("generation")
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def allocation_node(claim: Manifest) -> str:
+    """The node an allocation is pinned to (a node-local pool: one matchFields term on
+    metadata.name, as the scheduler writes it), or ''."""
+    selector = mapping(mapping(mapping(claim.data.get("status")).get("allocation")).get("nodeSelector"))
+    for term in mappings(selector.get("nodeSelectorTerms")):
+        for field_ in mappings(term.get("matchFields")):
+            values = field_.get("values")
+            if field_.get("key") == "metadata.name" and isinstance(values, list) and len(values) == 1:
+                return text(values[0])
+    return ""
+
+
+def generated_from_snapshot(manifest: Manifest, cluster: ClusterView) -> bool:
+    """Made by a controller from another object the snapshot holds (a pod of a ReplicaSet, a
+    ReplicaSet of a Deployment, a claim generated from a pod's template or by the scheduler):
+    the manifest rules judge that source instead, once, where the user can change it."""
+    if POD_CLAIM_NAME in manifest.annotations or EXTENDED_RESOURCE_CLAIM in manifest.annotations:
+        return True
+    owner = controller_of(manifest)
+    return owner is not None and text(owner.get("uid")) in cluster.uids
