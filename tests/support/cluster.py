@@ -37,6 +37,10 @@ CONTROLLERS = ("resourceclaim-controller,deployment-controller,replicaset-contro
                "garbage-collector-controller,pod-garbage-collector-controller,statefulset-controller,job-controller")
 
 
+def _new_token() -> str:
+    return base64.b32encode(os.urandom(20)).decode().lower()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -52,8 +56,10 @@ def build() -> Path:
 class ControlPlane:
     bin_dir: Path
     work: Path
-    token: str = field(default_factory=lambda: base64.b32encode(os.urandom(20)).decode().lower())
+    token: str = field(default_factory=lambda: _new_token())
     processes: list = field(default_factory=list)
+    #: users without any group (no permission until a test binds a role), by name -> token
+    users: dict = field(default_factory=lambda: {"auditor": _new_token()})
 
     def __post_init__(self):
         self.etcd_port, self.etcd_peer, self.api_port = free_port(), free_port(), free_port()
@@ -98,7 +104,8 @@ class ControlPlane:
         (self.work / "sa.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                                               serialization.PrivateFormat.TraditionalOpenSSL,
                                                               serialization.NoEncryption()))
-        (self.work / "tokens.csv").write_text(f"{self.token},admin,admin,system:masters\n")
+        (self.work / "tokens.csv").write_text(f"{self.token},admin,admin,system:masters\n" + "".join(
+            f"{token},{name},{name}\n" for name, token in self.users.items()))
         self._write_kubeconfig()
         self._spawn("etcd", "--data-dir", str(self.work / "etcd"), "--name", "draguard",
                     "--listen-client-urls", f"http://127.0.0.1:{self.etcd_port}",
@@ -131,12 +138,17 @@ class ControlPlane:
         self._wait("kube-scheduler and kube-controller-manager", lambda: True, timeout=2)
 
     def _write_kubeconfig(self) -> None:
-        self.kubeconfig = self.work / "kubeconfig"
-        self.kubeconfig.write_text(
+        self.kubeconfig = self.kubeconfig_for("admin", self.token, self.work)
+
+    def kubeconfig_for(self, user: str, token: str, folder: Path, server: str | None = None) -> Path:
+        """A kubeconfig for `user` with `token` (to this plane, or to `server`), written in `folder`."""
+        path = folder / f"kubeconfig-{user}-{len(list(folder.glob('kubeconfig*')))}"
+        path.write_text(
             "apiVersion: v1\nkind: Config\nclusters:\n- name: draguard\n  cluster:\n"
-            f"    server: {self.url}\n    certificate-authority: {self.ca_file}\nusers:\n- name: admin\n  user:\n"
-            f"    token: {self.token}\ncontexts:\n- name: draguard\n  context: {{cluster: draguard, user: admin}}\n"
+            f"    server: {server or self.url}\n    certificate-authority: {self.ca_file}\nusers:\n- name: {user}\n"
+            f"  user:\n    token: {token}\ncontexts:\n- name: draguard\n  context: {{cluster: draguard, user: {user}}}\n"
             "current-context: draguard\n")
+        return path
 
     def stop(self) -> None:
         for _, process in reversed(self.processes):

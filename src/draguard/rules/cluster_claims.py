@@ -117,12 +117,13 @@ class ClaimAllocatedUnreserved(ClaimRule):
     reads = _CLAIMS
     summary = "A ResourceClaim holds devices (status.allocation) while no pod reserves it."
     rationale = """
-        The scheduler writes a claim's allocation and its first reservation in one update,
-        and the controller clears the allocation in the same update that removes the last
-        reservation. An allocation without any reservation is therefore leaked state: the
-        devices count as in use for every other claim, while no pod can use them. It appears
-        when the controller is down, or when status was written by hand or by a tool
-        restoring a backup."""
+        The scheduler writes a claim's allocation, its first reservation and the
+        delete-protection finalizer together, and the resourceclaim controller deallocates
+        such a claim when it removes the last reservation. An allocation written any other
+        way (by hand, by a tool restoring a backup, by an external allocator) stays when no
+        pod reserves it: the controller removes stale reservations but leaves that
+        allocation alone (observed on the real control plane). The devices then count as in
+        use for every other claim while no pod can use them."""
     noncompliant = snapshot(*BASE, claim(status="""
     status:
       allocation:

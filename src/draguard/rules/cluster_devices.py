@@ -110,7 +110,7 @@ class PoolMigOverlapUnguarded(DeviceRule):
     def check(self, obj, ctx):
         driver, pool = text(obj.spec.get("driver")), text(_pool_of(obj).get("name"))
         published = [p for (d, p_, _), p in ctx.cluster.published.items() if (d, p_) == (driver, pool)]
-        by_uuid = {_attribute(p.device, "uuid"): p for p in published}
+        by_uuid = {_attribute(p.device, "uuid"): p for p in published} | {"": None}
         for i, device in enumerate(mappings(obj.spec.get("devices"))):
             parent = by_uuid.get(_attribute(device, "parentUUID"))
             if parent is None or device.get("consumesCounters") or parent.device.get("consumesCounters"):
@@ -143,15 +143,19 @@ class DeviceClassMatchesNothing(DeviceRule):
     severity = Severity.WARNING
     targets = frozenset({(RESOURCE_GROUP, "DeviceClass")})
     reads = _SLICES + ("deviceclasses.resource.k8s.io",)
-    summary = "A DeviceClass's selectors match none of the devices the cluster's drivers publish, or fail on them."
+    summary = ("A DeviceClass that claims use matches none of the devices the drivers publish, or a class whose "
+               "selector fails on them.")
     rationale = """
         Every claim of a class that matches nothing stays Pending; a class whose selector
         fails at runtime on some device (a missing attribute read without `has()`, a type
         mismatch) is worse: upstream aborts the whole allocation attempt on a CEL runtime
         error, for every claim of the class, on every node that has such a device. Such a
         class is usually a typo, a driver that is not installed, or a selector written for
-        another driver's attribute names."""
-    noncompliant = snapshot(*BASE, pod(), claim(), """
+        another driver's attribute names. A class no claim or template uses may match
+        nothing harmlessly (drivers install classes for hardware a cluster may not have):
+        it is reported only when it fails at runtime."""
+    noncompliant = snapshot(*BASE, pod(), claim(), TEMPLATE.replace("one-gpu", "three-g").replace(
+        "gpu.nvidia.com\n", "mig-3g\n").replace("-000000000004", "-0000000000e4"), """
     ---
     apiVersion: resource.k8s.io/v1
     kind: DeviceClass
@@ -189,11 +193,22 @@ class DeviceClassMatchesNothing(DeviceRule):
                               f"(e.g. {'/'.join(failing[0].id)}: {message}); upstream aborts every allocation "
                               "that meets such a device", obj.spec["selectors"][i], "cel", severity=Severity.ERROR,
                               help="guard attribute reads with has() or the driver's domain check")
-        if not survivors and not errors:
+        if not survivors and not errors and self._used(obj.name, ctx):
             drivers = sorted({d.driver for d in devices})
             yield ctx.finding(self, obj, f"matches none of the {len(devices)} published device(s) (drivers: "
                               f"{', '.join(drivers)})", obj.spec, "selectors",
                               help="fix the selector, or install the driver it was written for")
+
+
+    @staticmethod
+    def _used(name: str, ctx) -> bool:
+        from ..model.claims import device_requests
+
+        return any(leaf.class_name == name for m in ctx.objects if (m.group, m.kind) in _CLAIM_KINDS
+                   for request in device_requests(m) for leaf in request.leaves())
+
+
+_CLAIM_KINDS = {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")}
 
 
 @register

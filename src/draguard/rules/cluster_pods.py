@@ -77,6 +77,36 @@ class PodStuckTerminating(PodRule):
 
 
 @register
+class PodClaimGone(PodRule):
+    id = "pod-claim-gone"
+    name = "Running pod whose ResourceClaim is gone"
+    severity = Severity.ERROR
+    reads = ("pods", "resourceclaims.resource.k8s.io")
+    summary = "A pod bound to a node uses a ResourceClaim that no longer exists."
+    rationale = """
+        A claim in use cannot be deleted: its delete-protection finalizer stays until the
+        claim is deallocated, which waits for the pod. A running pod without its claim means
+        the finalizer was removed by hand (or the claim was force-deleted from etcd): the
+        devices are free for the scheduler to give to another pod while this pod's
+        containers still use them, two tenants on one GPU."""
+    noncompliant = snapshot(*BASE, pod())
+
+    def check(self, obj, ctx):
+        if not obj.spec.get("nodeName") or mapping(obj.data.get("status")).get("phase") in ("Succeeded", "Failed"):
+            return
+        generated = {text(s.get("name")): s.get("resourceClaimName")
+                     for s in mappings(mapping(obj.data.get("status")).get("resourceClaimStatuses"))}
+        for i, ref in enumerate(mappings(obj.spec.get("resourceClaims"))):
+            name = ref.get("resourceClaimName") or generated.get(text(ref.get("name")))
+            if isinstance(name, str) and name and (obj.namespace, name) not in ctx.cluster.claims_by_key:
+                yield ctx.finding(self, obj, f"runs on {text(obj.spec.get('nodeName'))} but its ResourceClaim {name} "
+                                  "is gone: its devices can be allocated to another pod while this one uses them",
+                                  obj.spec["resourceClaims"], i,
+                                  help="delete the pod (its replacement gets a claim of its own); find who removed the "
+                                       "claim's finalizer")
+
+
+@register
 class PodPendingUnallocatable(PodRule):
     id = "pod-pending-unallocatable"
     name = "Pending pod whose claims cannot be allocated"
