@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from ..core.config import Config, RuleSettings
 from ..core.errors import InputError
 from ..core.finding import Severity
-from ..dra.inventory import Inventory, InventoryError, allocated_devices
+from ..dra.inventory import Inventory, InventoryError
 from ..dra.pools import PoolView, pool_view
 from ..engine.lint import LintResult, lint_loaded
-from ..model.live import ClusterView
+from ..model.live import ClusterView, judged_elsewhere
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
 from ..rules.base import Needs
@@ -65,6 +65,9 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     config = _without(config, skipped)
     objects = ObjectSet(snapshot.manifests)
     view = ClusterView(objects, snapshot.captured_at, sorted(snapshot.unreadable))
+    for manifest in snapshot.manifests:
+        if not judged_elsewhere(manifest, view):  # the manifest rules (and their fixes) need paths
+            manifest.position()
     try:
         inventory = Inventory.from_manifests([m for m in snapshot.manifests if (m.group, m.kind) in _INVENTORY_KINDS])
     except InventoryError as exc:
@@ -72,10 +75,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog
     result = lint_loaded(loaded or Loaded(), config, manifests=snapshot.manifests, cluster=view,
                          inventory=live_inventory)
-    held = set()
-    for claim in view.claims:
-        held |= allocated_devices(claim.data)
-    pools = pool_view(inventory, held, {name: dict(node.labels) for name, node in view.nodes.items()})
+    pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()})
     return AuditResult(result, snapshot, pools, skipped)
 
 

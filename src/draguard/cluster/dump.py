@@ -100,7 +100,7 @@ def _read_bundle(folder: str) -> tuple[Snapshot, Loaded]:
                 snapshot.unreadable[resource.name] = "not in the dump"
             continue
         for i, item in enumerate(_list_items(path)):
-            snapshot.manifests.append(Manifest.from_data(item, display=path, document=i))
+            snapshot.manifests.append(Manifest.from_data(item, display=path, document=i, positions=False))
     return snapshot, loaded
 
 

@@ -111,7 +111,7 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
                            "the ClusterRole in deploy/audit/clusterrole.yaml to this user")
     from ..model.manifest import Manifest
 
-    manifests = [Manifest.from_data(item, display=f"{connection.source}:{name}", document=i)
+    manifests = [Manifest.from_data(item, display=f"{connection.source}:{name}", document=i, positions=False)
                  for name, items in raw.items() for i, item in enumerate(items)]
     return Snapshot(manifests, captured, version, connection.source, unreadable), raw
 

@@ -225,28 +225,71 @@ class Claim:
 
 # --- parsing from manifests ----------------------------------------------------------------
 
+_KINDS = ("int", "bool", "string", "version")
+#: (kind, value) -> Attr: a large cluster's devices repeat the same few values (product names,
+#: versions, profiles), so each is held once; the parse is the audit's hottest loop
+_INTERNED: dict = {}
+_INTERNED_MAX = 65536
+
+
 def _attributes(raw: dict, driver: str) -> dict:
     out: dict[str, dict] = {}
-    for qualified, value in _dict(raw).items():
+    if not isinstance(raw, dict):
+        return out
+    for qualified, value in raw.items():
         # the API requires exactly one value; like upstream's CEL binding, take int, bool,
         # string, version in that order if more are set
-        kind = next((k for k in ("int", "bool", "string", "version") if k in _dict(value)), None)
+        kind = None
+        if isinstance(value, dict):
+            for candidate in _KINDS:
+                if candidate in value:
+                    kind = candidate
+                    break
         if kind is None:
             raise ModelError(f"attribute {qualified} sets none of int, bool, string, version", raw, qualified)
         domain, name = split_name(str(qualified), driver)
-        out.setdefault(domain, {})[name] = Attr(kind, value[kind])
+        found = value[kind]
+        try:
+            attr = _INTERNED.get((kind, found))
+            if attr is None:
+                if len(_INTERNED) > _INTERNED_MAX:  # unique values (uuids) would grow it without bound
+                    _INTERNED.clear()
+                attr = _INTERNED[(kind, found)] = Attr(kind, found)
+        except TypeError:  # an unhashable value: the validation rules report it
+            attr = Attr(kind, found)
+        names = out.get(domain)
+        if names is None:
+            names = out[domain] = {}
+        names[name] = attr
     return out
 
 
 def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
-    """(domain -> name -> value, domain -> name -> form)."""
-    values: dict[str, dict] = {}
-    forms: dict[str, dict] = {}
-    for qualified in _dict(raw):
-        domain, name = split_name(str(qualified), driver)
-        values.setdefault(domain, {})[name] = quantity(raw, qualified)
-        forms.setdefault(domain, {})[name] = _form(raw[qualified])
-    return values, forms
+    """(domain -> name -> value, domain -> name -> form), shared by every device that
+    publishes the same capacities (the parse is per distinct set, not per device)."""
+    if not isinstance(raw, dict) or not raw:
+        return {}, {}
+    try:
+        key = (driver,) + tuple((k, v.get("value") if isinstance(v, dict) else v) for k, v in raw.items())
+        found = _CAPACITIES.get(key)
+    except TypeError:  # an unhashable value: parse it (and let the quantity parser report it)
+        key, found = None, None
+    if found is None:
+        values: dict[str, dict] = {}
+        forms: dict[str, dict] = {}
+        for qualified in raw:
+            domain, name = split_name(str(qualified), driver)
+            values.setdefault(domain, {})[name] = quantity(raw, qualified)
+            forms.setdefault(domain, {})[name] = _form(raw[qualified])
+        found = (values, forms)
+        if key is not None:
+            if len(_CAPACITIES) > _INTERNED_MAX:
+                _CAPACITIES.clear()
+            _CAPACITIES[key] = found
+    return found
+
+
+_CAPACITIES: dict = {}
 
 
 def _form(value):
@@ -259,8 +302,23 @@ def _counters(raw: dict) -> dict:
 
 
 def _taints(raw) -> tuple:
+    if not raw:
+        return ()
     return tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
                  for t in _list(raw) if isinstance(t, dict))
+
+
+def _unqualified(attributes) -> frozenset:
+    if not isinstance(attributes, dict):
+        return frozenset()
+    key = tuple(attributes)
+    found = _UNQUALIFIED.get(key)
+    if found is None:
+        found = _UNQUALIFIED[key] = frozenset(k for k in key if isinstance(k, str) and "/" not in k)
+    return found
+
+
+_UNQUALIFIED: dict = {}
 
 
 def device_from(raw: dict, driver: str, pool: str) -> Device:
@@ -279,7 +337,7 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         binding_conditions=tuple(_list(body.get("bindingConditions"))),
         binding_failure_conditions=tuple(_list(body.get("bindingFailureConditions"))),
         binds_to_node=body.get("bindsToNode") is True,
-        unqualified=frozenset(k for k in _dict(body.get("attributes")) if isinstance(k, str) and "/" not in k),
+        unqualified=_unqualified(body.get("attributes")),
     )
 
 

@@ -167,10 +167,11 @@ def _shortfall(r: RequestExplanation) -> str:
             "with the claim's other requests, constraints and shared counters")
 
 
-def unmodelled_features(allocator: Allocator, claim: Claim, devices) -> list[str]:
+def unmodelled_features(allocator: Allocator, claim: Claim, sharing: frozenset) -> list[str]:
     """Features upstream's allocator has and draguard's does not model yet (until the fidelity
     work lands), with the gate that carries them, that this claim or the devices its classes
-    can reach use: a verdict on such a claim would not be upstream's."""
+    can reach use: a verdict on such a claim would not be upstream's. `sharing`: the drivers
+    whose devices allow several allocations (Target.sharing_drivers)."""
     found = []
     leaves = [leaf for request in claim.requests for leaf in request.leaves()]
     if any(leaf.capacity_requests for leaf in leaves) or any(c.distinct_attribute for c in claim.constraints):
@@ -183,8 +184,7 @@ def unmodelled_features(allocator: Allocator, claim: Claim, devices) -> list[str
             drivers = None  # a class of every driver: every device is reachable
             break
         drivers |= pinned
-    reachable = [d for d in devices if drivers is None or d.driver in drivers]
-    if any(d.allow_multiple_allocations for d in reachable):
+    if sharing & drivers if drivers is not None else sharing:
         found.append("devices shared by several allocations (allowMultipleAllocations; gate DRAConsumableCapacity, "
                      "KEP-5075)")
     return found

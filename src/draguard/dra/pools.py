@@ -158,10 +158,21 @@ def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set) -> 
     node.utilization = max(node.utilization, _ca_utilization(devices, used, counters))
     groups: dict[str, list] = {}
     for d in devices:
-        sets = {name for name, _ in d.consumes_counters}
-        groups.setdefault(next(iter(sets)) if len(sets) == 1 else f"device:{d.name}", []).append(d)
+        groups.setdefault(_gpu_of(d), []).append(d)
     for name, members in sorted(groups.items()):
         node.gpus.append(_gpu(node.name, name, members, counters.get(name, {}), allocated))
+
+
+def _gpu_of(device) -> str:
+    """The physical GPU a device is (part of): its counter set, else the GPU its `parentUUID`
+    names (static MIG), else the device itself."""
+    sets = {name for name, _ in device.consumes_counters}
+    if len(sets) == 1:
+        return next(iter(sets))
+    parent = device.attribute(f"{device.driver}/parentUUID")
+    if parent is not None and isinstance(parent.value, str):
+        return f"device:{parent.value}"
+    return f"device:{device.name}"
 
 
 def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: set) -> GpuView:

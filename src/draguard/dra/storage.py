@@ -65,11 +65,21 @@ def _dropping(table: dict, disabled: frozenset) -> dict:
 
 
 def _slice(s: Slice, disabled: frozenset) -> Slice:
-    return dataclasses.replace(s, devices=[_device(d, disabled) for d in s.devices], **_dropping(_SLICE_FIELDS, disabled))
+    devices = [_device(d, disabled) for d in s.devices]
+    changes = _dropping(_SLICE_FIELDS, disabled)
+    if all(new is old for new, old in zip(devices, s.devices)) and _holds_none(s, changes):
+        return s  # nothing to drop: the same slice (a large inventory is not copied)
+    return dataclasses.replace(s, devices=devices, **changes)
+
+
+def _holds_none(obj, changes: dict) -> bool:
+    return all(getattr(obj, f) == empty for f, empty in changes.items())
 
 
 def _device(d: Device, disabled: frozenset) -> Device:
     changes = _dropping(_DEVICE_FIELDS, disabled)
+    if _holds_none(d, changes):
+        return d
     # `taints` is what the scheduler sees: the published ones (gone with the gate), and the
     # rules' applied again by as_stored; the memo caches belong to the old device
     return dataclasses.replace(d, taints=changes.pop("published_taints", d.published_taints), _cel=None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ..facts.catalog import gpu_models
 from ..model.manifest import Manifest
@@ -60,6 +60,18 @@ class Target:
         classes.update((m.name, device_class_from(m)) for m in set_classes)
         inventory = dataclasses.replace(catalog, classes=classes)
         return cls(inventory, True, Allocator(inventory.slices, classes, inventory.allocated, features), devices)
+
+    @cached_property
+    def sharing_drivers(self) -> frozenset:
+        """The drivers whose devices allow several allocations (computed once: every claim of
+        a run asks)."""
+        return frozenset(d.driver for d in self.devices if d.allow_multiple_allocations)
+
+    def with_allocated(self, allocated: set) -> "Target":
+        """The same devices with `allocated` in use (their slices are shared, not copied)."""
+        inventory = dataclasses.replace(self.inventory, allocated=set(allocated))
+        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, self.allocator.features)
+        return Target(inventory, self.is_catalog, allocator, self.devices)
 
     def explain(self, request, name: str):
         """The funnel of one request, computed once per request shape (replicated manifests

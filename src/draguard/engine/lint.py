@@ -14,7 +14,7 @@ from typing import Iterable
 from ..core.config import Config
 from ..core.finding import Finding, Problem, Severity
 from ..dra.inventory import Inventory
-from ..model.live import ClusterView, generated_from_snapshot
+from ..model.live import ClusterView, judged_elsewhere
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
@@ -108,9 +108,9 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
     call on each object is isolated: an exception becomes one `internal-error` finding
     naming the rule and the object, and every other rule still runs. `DRAGUARD_DEBUG=1`
     lets it raise instead. With `cluster` (an audit: the objects are a snapshot, and the
-    view joins them) the cluster rules run too, and an object a controller generated from
-    another object of the snapshot is judged through that source only (a ReplicaSet's pods
-    by their Deployment, a generated claim by its template)."""
+    view joins them) the cluster rules run too, and an object the system wrote is judged
+    through its source only (a ReplicaSet's pods by their Deployment, a generated claim by
+    its template; model.live.judged_elsewhere)."""
     with _cyclic_gc_paused():
         return _lint(objects, config, inventory, problems, sources, cluster=cluster)
 
@@ -131,7 +131,7 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             advance()
         if only is not None and not only(manifest):
             continue  # context only: other objects' rules read it
-        generated = cluster is not None and generated_from_snapshot(manifest, cluster)
+        generated = cluster is not None and judged_elsewhere(manifest, cluster)
         target = (manifest.group, manifest.kind, manifest.is_live, generated)
         rules = by_target.get(target)
         if rules is None:

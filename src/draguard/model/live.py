@@ -143,6 +143,13 @@ class ClusterView:
                 found.setdefault(held.device_id, []).append(held)
         return found
 
+    @cached_property
+    def held(self) -> set[tuple]:
+        """Device ids no other claim may take: every allocated result but admin access (as
+        the scheduler's allocated-devices tracker counts them)."""
+        return {device for device, holders in self.allocated.items()
+                if any(h.result.get("adminAccess") is not True for h in holders)}
+
     def claims_of_pod(self, pod: Manifest) -> list[Manifest]:
         """The ResourceClaims a pod uses: named directly, or generated for it (its status says
         which, as the kubelet reads it)."""
@@ -185,6 +192,13 @@ class ClusterView:
         return found
 
     @cached_property
+    def published_by_pool(self) -> dict[tuple[str, str], list[PublishedDevice]]:
+        found: dict[tuple[str, str], list[PublishedDevice]] = {}
+        for (driver, pool, _), device in self.published.items():
+            found.setdefault((driver, pool), []).append(device)
+        return found
+
+    @cached_property
     def drivers_by_node(self) -> dict[str, set[str]]:
         """Node name -> the drivers that publish slices for it."""
         found: dict[str, set[str]] = {}
@@ -197,6 +211,25 @@ class ClusterView:
     @cached_property
     def device_classes(self) -> dict[str, Manifest]:
         return self.objects.device_classes
+
+    @cached_property
+    def classes_in_use(self) -> set[str]:
+        """The DeviceClasses some claim or claim template requests (one request per template:
+        generated claims repeat their template's)."""
+        from .claims import device_requests
+
+        used, seen = set(), set()
+        for m in self.objects:
+            if m.group != RESOURCE_GROUP or m.kind not in ("ResourceClaim", "ResourceClaimTemplate"):
+                continue
+            if POD_CLAIM_NAME in m.annotations and m.kind == "ResourceClaim":
+                key = repr(m.spec.get("devices"))  # a generated claim: its template's request, seen once
+                if key in seen:
+                    continue
+                seen.add(key)
+            used.update(leaf.class_name for request in device_requests(m) for leaf in request.leaves()
+                        if leaf.class_name)
+        return used
 
 
 def _generation(s: Manifest) -> int:
@@ -216,10 +249,18 @@ def allocation_node(claim: Manifest) -> str:
     return ""
 
 
-def generated_from_snapshot(manifest: Manifest, cluster: ClusterView) -> bool:
-    """Made by a controller from another object the snapshot holds (a pod of a ReplicaSet, a
-    ReplicaSet of a Deployment, a claim generated from a pod's template or by the scheduler):
-    the manifest rules judge that source instead, once, where the user can change it."""
+#: Kinds only the system writes: what drivers publish and kubelets register.
+SYSTEM_KINDS = frozenset({(RESOURCE_GROUP, "ResourceSlice"), ("", "Node")})
+
+
+def judged_elsewhere(manifest: Manifest, cluster: ClusterView) -> bool:
+    """Written by the system, not by a user: made by a controller from another object the
+    snapshot holds (a pod of a ReplicaSet, a ReplicaSet of a Deployment, a claim generated
+    from a pod's template or by the scheduler), or published by a driver or a kubelet (the
+    API server validated it on write). The manifest rules judge the source instead, once,
+    where the user can change it; the cluster rules judge the object itself."""
+    if (manifest.group, manifest.kind) in SYSTEM_KINDS:
+        return True
     if POD_CLAIM_NAME in manifest.annotations or EXTENDED_RESOURCE_CLAIM in manifest.annotations:
         return True
     owner = controller_of(manifest)

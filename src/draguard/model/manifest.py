@@ -25,12 +25,14 @@ class Manifest:
     #: Maps a parsed position to what the user should see; identity for plain files.
     locate: Locator | None = None
     derived: dict = field(default_factory=dict, repr=False)
+    #: False: plain data kept as read (a large snapshot's objects), paths found on demand
+    has_paths: bool = True
     api_version: str = field(init=False)
     kind: str = field(init=False)
     group: str = field(init=False)
 
     def __post_init__(self):
-        if not isinstance(self.data, YMap):  # built in memory: give every node its path
+        if self.has_paths and not isinstance(self.data, YMap):  # built in memory: give every node its path
             self.data = positioned(self.data)
         # identity fields are read by every rule
         api = self.data.get("apiVersion")
@@ -44,11 +46,20 @@ class Manifest:
         return cls(entry.source, entry.document, entry.data, entry.item, entry.locate)
 
     @classmethod
-    def from_data(cls, data: dict, display: str = "(object)", document: int = 0) -> "Manifest":
+    def from_data(cls, data: dict, display: str = "(object)", document: int = 0, *,
+                  positions: bool = True) -> "Manifest":
         """An object that never had text (an admission request, a live object): paths only;
-        `document` numbers it among the objects it came with."""
+        `document` numbers it among the objects it came with. With `positions=False` the
+        data stays as given (tens of thousands of a snapshot's objects cost no conversion)
+        until `position()`; a finding on it still gets its path, searched for then."""
         source = _NO_TEXT if display == _NO_TEXT.display else Source(display, "")
-        return cls(source, document, data)
+        return cls(source, document, data, has_paths=positions)
+
+    def position(self) -> None:
+        """Give every node of plain data its path (what rules that build fixes need)."""
+        if not self.has_paths:
+            self.data, self.has_paths = positioned(self.data), True
+            self.derived.clear()
 
     def derive(self, compute):
         """The view `compute(self)` of `data` (pod sites, device requests), computed on first
@@ -104,7 +115,7 @@ class Manifest:
         when `container` is None); with `offset`, that character inside the string value (a
         CEL error's exact character)."""
         container = self.data if container is None else container
-        path = path_of(container, key)
+        path = path_of(container, key) if self.has_paths else _search_path(self.data, container, key)
         mark = mark_of(container, key, value=value or offset is not None)
         if mark is None:
             return Location(self.source.display, None, None, path, self.document)
@@ -115,3 +126,18 @@ class Manifest:
         if self.locate is not None:
             file, line, column = self.locate(line, column, path)
         return Location(file, line, column, path, self.document)
+
+
+def _search_path(data, container, key):
+    """The path of `container[key]` inside plain `data`, found by identity (findings on plain
+    data are few: the search runs only for them)."""
+    stack = [(data, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is container:
+            return path if key is None else path + (key,)
+        if isinstance(node, dict):
+            stack.extend((value, path + (k,)) for k, value in node.items() if isinstance(value, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((value, path + (i,)) for i, value in enumerate(node) if isinstance(value, (dict, list)))
+    return None

@@ -109,10 +109,11 @@ class PoolMigOverlapUnguarded(DeviceRule):
 
     def check(self, obj, ctx):
         driver, pool = text(obj.spec.get("driver")), text(_pool_of(obj).get("name"))
-        published = [p for (d, p_, _), p in ctx.cluster.published.items() if (d, p_) == (driver, pool)]
-        by_uuid = {_attribute(p.device, "uuid"): p for p in published} | {"": None}
+        by_uuid = {_attribute(p.device, "uuid", driver): p
+                   for p in ctx.cluster.published_by_pool.get((driver, pool), [])}
+        by_uuid[""] = None
         for i, device in enumerate(mappings(obj.spec.get("devices"))):
-            parent = by_uuid.get(_attribute(device, "parentUUID"))
+            parent = by_uuid.get(_attribute(device, "parentUUID", driver))
             if parent is None or device.get("consumesCounters") or parent.device.get("consumesCounters"):
                 continue
             yield ctx.finding(self, obj, f"device {text(device.get('name'))} is carved from {parent.name} of the same "
@@ -122,13 +123,12 @@ class PoolMigOverlapUnguarded(DeviceRule):
                                    "the full GPUs or the MIG devices")
 
 
-def _attribute(device: dict, name: str) -> str:
-    """A device attribute's value by its short name (qualified or not), '' when absent."""
-    for key, value in mapping(device.get("attributes")).items():
-        if isinstance(key, str) and key.rsplit("/", 1)[-1] == name and isinstance(value, dict):
-            found = next(iter(value.values()), "")
-            return found if isinstance(found, str) else ""
-    return ""
+def _attribute(device: dict, name: str, driver: str) -> str:
+    """A string attribute of the device, published as `name` or `<driver>/name`; ''."""
+    attributes = mapping(device.get("attributes"))
+    value = attributes.get(name) or attributes.get(f"{driver}/{name}")
+    found = value.get("string") if isinstance(value, dict) else None
+    return found if isinstance(found, str) else ""
 
 
 def _generation(s) -> int:
@@ -193,22 +193,11 @@ class DeviceClassMatchesNothing(DeviceRule):
                               f"(e.g. {'/'.join(failing[0].id)}: {message}); upstream aborts every allocation "
                               "that meets such a device", obj.spec["selectors"][i], "cel", severity=Severity.ERROR,
                               help="guard attribute reads with has() or the driver's domain check")
-        if not survivors and not errors and self._used(obj.name, ctx):
+        if not survivors and not errors and obj.name in ctx.cluster.classes_in_use:
             drivers = sorted({d.driver for d in devices})
             yield ctx.finding(self, obj, f"matches none of the {len(devices)} published device(s) (drivers: "
                               f"{', '.join(drivers)})", obj.spec, "selectors",
                               help="fix the selector, or install the driver it was written for")
-
-
-    @staticmethod
-    def _used(name: str, ctx) -> bool:
-        from ..model.claims import device_requests
-
-        return any(leaf.class_name == name for m in ctx.objects if (m.group, m.kind) in _CLAIM_KINDS
-                   for request in device_requests(m) for leaf in request.leaves())
-
-
-_CLAIM_KINDS = {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")}
 
 
 @register

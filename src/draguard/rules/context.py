@@ -43,18 +43,15 @@ class Context:
 
     @cached_property
     def live_devices(self) -> "Target":
-        """The audited cluster's devices with what its claims hold now: pending pods are
-        explained against it (`satisfiability` asks whether a claim could ever fit)."""
+        """The audited cluster's devices (the run's inventory) with what its claims hold now:
+        pending pods are explained against it (`satisfiability` asks whether a claim could
+        ever fit)."""
         from ..dra.inventory import Inventory
         from ..dra.target import Target
-        from ..dra.variants import disabled_gates, variant_for
 
-        kinds = {("resource.k8s.io", "ResourceSlice"), ("", "Node"), ("resource.k8s.io", "DeviceClass"),
-                 ("resource.k8s.io", "ResourceClaim"), ("resource.k8s.io", "DeviceTaintRule")}
-        inventory = Inventory.from_manifests([m for m in self.objects if (m.group, m.kind) in kinds])
-        gates = self.config.feature_gates
-        return Target.build(inventory, [], variant_for(self.kube_version, gates).features(),
-                            disabled_gates(self.kube_version, gates))
+        if self.inventory is None:  # a cluster whose drivers publish nothing
+            return Target.build(Inventory(), [])
+        return self.satisfiability.with_allocated(self.cluster.held)
 
     def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
                 value: bool = False, help: str | None = None, fix: Fix | None = None,

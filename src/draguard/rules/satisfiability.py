@@ -61,7 +61,7 @@ class RequestUnsatisfiable(Rule):
         if target.is_catalog:
             yield from self._against_catalog(obj, ctx, claim, target, sites)
             return
-        unmodelled = unmodelled_features(target.allocator, claim, target.devices)
+        unmodelled = unmodelled_features(target.allocator, claim, target.sharing_drivers)
         if unmodelled:
             yield ctx.finding(self, obj, "not judged: the claim or its devices use "
                               f"{' and '.join(unmodelled)}, which draguard's allocator does not model yet",
