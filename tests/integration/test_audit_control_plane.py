@@ -389,6 +389,49 @@ def test_no_cluster_and_bad_credentials_are_one_line_errors(cli, audit_plane, tm
     assert done.code == 2 and "no kubeconfig at" in done.err
 
 
+def test_watch_prints_findings_as_they_appear_and_resolve(audit_plane):
+    """`--watch` follows the watch streams: a fault made after it started is printed with `+`,
+    and with `-` once it is repaired, without another LIST."""
+    import queue
+    import subprocess
+    import sys
+    import threading
+
+    process = subprocess.Popen([sys.executable, "-m", "draguard", "audit", "--kubeconfig", str(audit_plane.kubeconfig),
+                                "--no-config", "--watch", "--watch-for", "60"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout], daemon=True).start()
+
+    def next_line(containing: str, timeout: float = 30) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            if containing in line:
+                return line
+        raise AssertionError(f"no line with {containing!r} from --watch; stderr: {process.stderr.read()[:500]}")
+
+    res = client.ResourceV1Api(audit_plane.api())
+    try:
+        assert next_line("watching").startswith("watching draguard (0 finding(s) now)")
+        res.create_resource_slice({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                                   "metadata": {"name": "watched"},
+                                   "spec": {"driver": "gpu.nvidia.com", "nodeName": "gpu-node-0",
+                                            "pool": {"name": "watched", "generation": 1, "resourceSliceCount": 2},
+                                            "devices": []}})
+        appeared = next_line("[pool-incomplete]")
+        assert appeared.startswith("+ ") and "ResourceSlice watched" in appeared
+        res.delete_resource_slice("watched")
+        resolved = next_line("[pool-incomplete]")
+        assert resolved.startswith("- ")
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_zz_a_stopped_controller_manager_leaves_reservations_of_gone_pods(cli, audit_plane):
     """Runs last: kube-controller-manager is stopped for good, so the stale reservation the
     resourceclaim controller would remove at once stays."""

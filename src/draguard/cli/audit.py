@@ -30,6 +30,8 @@ def arguments(name, parser) -> None:
                         help="DRA feature gates the cluster sets differently from the release defaults")
     parser.add_argument("--watch", action="store_true",
                         help="keep watching the cluster and print findings as they appear and resolve")
+    parser.add_argument("--watch-for", type=float, metavar="SECONDS",
+                        help="with --watch: stop after this many seconds (default: until interrupted)")
 
 
 def _configure(args, server_version: str):
@@ -95,6 +97,8 @@ def run(args) -> int:
     from ..report.audit import render
 
     if args.watch:
+        if args.dump:
+            raise UsageError("--from audits a dump: --watch needs a cluster")
         from ..cluster.watch import watch
 
         return watch(args, _configure)

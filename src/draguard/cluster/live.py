@@ -32,6 +32,7 @@ class Connection:
     source: str  # the context's name, or 'in-cluster'
     requests: int = 0
     served: dict = field(default_factory=dict)  # group -> served versions (discovery)
+    listed: dict = field(default_factory=dict)  # resource name -> (version, resourceVersion) of its last LIST
 
     def get(self, path: str, query: dict | None = None) -> tuple[int, bytes]:
         url_path = path + (f"?{urlencode(query)}" if query else "")
@@ -109,11 +110,17 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
     if missing:
         raise ClusterError(f"cannot read {', '.join(missing)} ({unreadable[missing[0]]}): the audit needs them; grant "
                            "the ClusterRole in deploy/audit/clusterrole.yaml to this user")
+
+    return snapshot_of(raw, captured, version, connection.source, unreadable), raw
+
+
+def snapshot_of(raw: dict[str, list[dict]], captured, version: str, source: str, unreadable: dict) -> Snapshot:
+    """A snapshot of the objects read (`raw`: resource name -> objects), kept as plain data."""
     from ..model.manifest import Manifest
 
-    manifests = [Manifest.from_data(item, display=f"{connection.source}:{name}", document=i, positions=False)
+    manifests = [Manifest.from_data(item, display=f"{source}:{name}", document=i, positions=False)
                  for name, items in raw.items() for i, item in enumerate(items)]
-    return Snapshot(manifests, captured, version, connection.source, unreadable), raw
+    return Snapshot(manifests, captured, version, source, unreadable)
 
 
 def _served_version(connection: Connection, resource: Resource) -> str | None:
@@ -145,6 +152,7 @@ def _list(connection: Connection, resource: Resource, version: str) -> tuple[lis
         if status != 200:
             return [], f"the server answered {status}"
         page = json.loads(body)
+        connection.listed[resource.name] = (version, (page.get("metadata") or {}).get("resourceVersion", ""))
         for item in page.get("items") or []:
             item["apiVersion"] = f"{resource.group}/{version}" if resource.group else version
             item["kind"] = resource.kind

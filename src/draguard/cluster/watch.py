@@ -1,0 +1,158 @@
+"""`draguard audit --watch`: one LIST per resource, then its watch stream from the LIST's
+resourceVersion (never a LIST per change); each burst of changes is applied to the objects
+held, the snapshot is audited again, and what changed is printed:
+
+    + 2026-12-03T07:30:02Z error [claim-stuck-deleting] ResourceClaim team-a/x: ...
+    - 2026-12-03T07:31:10Z error [claim-stuck-deleting] ResourceClaim team-a/x
+
+A stream that ends is opened again from the last resourceVersion seen; one the server has
+expired (410 Gone) is listed again."""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+import time
+
+from ..report.prose import sentence
+from .live import ClusterError, _list, connect, read_snapshot, snapshot_of
+from .snapshot import RESOURCES, utc_now
+
+QUIET = 1.0  # seconds without a change before auditing a burst of changes again
+_STREAM_TIMEOUT = 300  # seconds a watch request stays open before it is renewed
+
+
+def watch(args, configure, out=sys.stdout) -> int:
+    from .audit import audit
+
+    connection = connect(args.kubeconfig, args.context)
+    snapshot, raw = read_snapshot(connection)
+    config, _ = configure(args, snapshot.server_version)
+    store = {name: {_uid(o): o for o in items} for name, items in raw.items()}
+    shown = _keys(audit(snapshot, config))
+    out.write(f"watching {snapshot.source} ({len(shown)} finding(s) now)\n")
+    for key, line in sorted(shown.items()):
+        out.write(f"+ {snapshot.header()['capturedAt']} {line}\n")
+    out.flush()
+    changes: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    for resource in RESOURCES:
+        if resource.name in connection.listed:
+            threading.Thread(target=_follow, args=(connection, resource, changes, stop), daemon=True).start()
+    deadline = time.monotonic() + args.watch_for if args.watch_for else None
+    try:
+        while deadline is None or time.monotonic() < deadline:
+            if not _drain(changes, store, deadline):
+                continue
+            now = utc_now()
+            current = snapshot_of({n: list(o.values()) for n, o in store.items()}, now, snapshot.server_version,
+                                  snapshot.source, snapshot.unreadable)
+            found = _keys(audit(current, config))
+            stamp = current.header()["capturedAt"]
+            for key in sorted(found.keys() - shown.keys()):
+                out.write(f"+ {stamp} {found[key]}\n")
+            for key in sorted(shown.keys() - found.keys()):
+                out.write(f"- {stamp} {shown[key].split(': ', 1)[0]}\n")
+            out.flush()
+            shown = found
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+    return 0
+
+
+def _uid(obj: dict) -> str:
+    meta = obj.get("metadata") or {}
+    return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _keys(result) -> dict[tuple, str]:
+    """Finding identity (rule, object, path) -> its line; a message that changes (an age that
+    grows) is the same finding."""
+    return {(f.rule, str(f.obj), f.location.dotted): f"{f.severity} [{f.rule}] {f.obj}: {sentence(f.message)}"
+            for f in result.findings}
+
+
+def _drain(changes: queue.Queue, store: dict, deadline) -> bool:
+    """Apply the next burst of changes (waiting for one, then until QUIET passes without
+    another); whether anything changed."""
+    timeout = 1.0 if deadline is None else max(0.0, min(1.0, deadline - time.monotonic()))
+    try:
+        change = changes.get(timeout=timeout)
+    except queue.Empty:
+        return False
+    while True:
+        name, kind, obj = change
+        if kind == "RELIST":
+            store[name] = {_uid(o): o for o in obj}
+        elif kind == "DELETED":
+            store[name].pop(_uid(obj), None)
+        elif kind in ("ADDED", "MODIFIED"):
+            store[name][_uid(obj)] = obj
+        try:
+            change = changes.get(timeout=QUIET)
+        except queue.Empty:
+            return True
+
+
+def _follow(connection, resource, changes: queue.Queue, stop: threading.Event) -> None:
+    """Stream `resource`'s watch events into `changes` until `stop`."""
+    import json
+
+    version, resource_version = connection.listed[resource.name]
+    base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"
+    while not stop.is_set():
+        query = {"watch": "1", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+                 "timeoutSeconds": str(_STREAM_TIMEOUT)}
+        try:
+            for event in _stream(connection, f"{base}/{resource.plural}", query, stop):
+                kind, obj = event.get("type"), event.get("object") or {}
+                if kind == "ERROR":
+                    raise _Expired()
+                resource_version = (obj.get("metadata") or {}).get("resourceVersion", resource_version)
+                if kind != "BOOKMARK":
+                    obj.setdefault("apiVersion", f"{resource.group}/{version}" if resource.group else version)
+                    obj.setdefault("kind", resource.kind)
+                    changes.put((resource.name, kind, obj))
+        except _Expired:
+            items, why = _list(connection, resource, version)
+            if why:
+                return
+            resource_version = connection.listed[resource.name][1]
+            changes.put((resource.name, "RELIST", items))
+        except (ClusterError, OSError, ValueError, json.JSONDecodeError):
+            stop.wait(2)  # the server went away for a moment: open the stream again
+
+
+class _Expired(Exception):
+    """The watch's resourceVersion is too old (410 Gone): list again."""
+
+
+def _stream(connection, path: str, query: dict, stop: threading.Event):
+    """The watch's events, one JSON object per line, as the server sends them."""
+    import json
+    from urllib.parse import urlencode
+
+    api = connection.api
+    method, url, headers, body, post = api.param_serialize(
+        "GET", f"{path}?{urlencode(query)}", header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])
+    response = api.rest_client.pool_manager.request(method, url, headers=headers, preload_content=False,
+                                                    timeout=_STREAM_TIMEOUT + 30)
+    try:
+        if response.status == 410:
+            raise _Expired()
+        if response.status != 200:
+            raise ClusterError(f"watch {path}: the server answered {response.status}")
+        pending = b""
+        for chunk in response.stream(65536):
+            if stop.is_set():
+                return
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip():
+                    yield json.loads(line)
+    finally:
+        response.release_conn()

@@ -1,0 +1,92 @@
+"""Dumps: kubectl output with or without a snapshot header, bundles written by --save-dump, and
+what is refused (corrupt or truncated files, bundles without their header) with a position
+and exit status 2, never a traceback."""
+
+import json
+import textwrap
+
+from draguard.rules import REGISTRY
+from draguard.rules.cluster_examples import HEALTHY
+
+from support.audit_dump import write
+from support.live import live_list
+
+
+def test_a_plain_kubectl_list_is_audited_as_of_now_and_says_what_it_lacks(cli, tmp_path):
+    dump = tmp_path / "pods.yaml"
+    dump.write_text(live_list(3))  # `kubectl get pods,resourceclaims -A -o yaml`: no nodes, no slices
+    done = cli("audit", "--from", dump, "--no-config")
+    assert done.code == 0, done.err
+    assert "(no capture time in the dump: judged as of now; pass --at)" in done.out
+    assert "not read: nodes: not in the dump" in done.out
+    assert "skipped: slice-node-missing (needs nodes" in done.out
+
+
+def test_the_header_sets_the_clock_and_at_overrides_it(cli, tmp_path):
+    rule = REGISTRY.get("claim-stuck-deleting")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(textwrap.dedent(rule.noncompliant))
+    assert "claim-stuck-deleting" in {f["rule"] for f in cli("audit", "--from", dump, "--no-config", "-f",
+                                                              "json").json["findings"]}
+    early = cli("audit", "--from", dump, "--no-config", "-f", "json", "--at", "2026-12-01T11:31:00Z").json
+    assert "claim-stuck-deleting" not in {f["rule"] for f in early["findings"]}  # deleted only a minute before
+    assert cli("audit", "--from", dump, "--at", "yesterday").err.startswith("draguard: --at: 'yesterday' is not")
+
+
+def test_findings_in_a_dump_file_point_at_their_line(cli, tmp_path):
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(textwrap.dedent(REGISTRY.get("device-double-allocated").noncompliant))
+    finding = next(f for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]
+                   if f["rule"] == "device-double-allocated")
+    line = dump.read_text().splitlines()[finding["line"] - 1]
+    assert line.strip().startswith("results:") or "device: gpu-0" in line
+
+
+def test_stdin_is_read_as_a_dump(cli):
+    done = cli("audit", "--from", "-", "--no-config", stdin=textwrap.dedent(HEALTHY))
+    assert done.code == 0 and "score 100.0 (A)" in done.out
+
+
+def test_corrupt_and_truncated_dumps_are_refused_with_their_position(cli, tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n")
+    done = cli("audit", "--from", broken)
+    assert done.code == 2 and done.err.startswith(f"draguard: {broken}:") and "corrupt or truncated" in done.err
+    assert len(done.err.splitlines()) == 1
+    bundle = write(tmp_path / "bundle", 1, 1, 1)
+    pods = bundle / "pods.json"
+    pods.write_text(pods.read_text()[:-40])  # cut short, as a full disk would leave it
+    done = cli("audit", "--from", bundle)
+    assert done.code == 2 and done.err.startswith(f"draguard: {pods}:1:") and "truncated" in done.err
+    (bundle / "snapshot.yaml").unlink()
+    done = cli("audit", "--from", bundle)
+    assert done.code == 2 and "not a dump bundle (no snapshot.yaml)" in done.err
+    done = cli("audit", "--from", tmp_path / "missing.yaml")
+    assert done.code == 2 and "cannot read the dump" in done.err
+
+
+def test_a_bundle_lists_what_it_lacks_and_a_bad_header_is_refused(cli, tmp_path):
+    bundle = write(tmp_path / "bundle", 2, 1, 1)
+    (bundle / "jobs.batch.json").unlink()
+    done = cli("audit", "--from", bundle, "--no-config")
+    assert done.code == 0 and "not read: jobs.batch: not in the dump" in done.out
+    (bundle / "snapshot.yaml").write_text("apiVersion: draguard.dev/v1alpha1\nkind: Snapshot\ncapturedAt: soon\n")
+    done = cli("audit", "--from", bundle)
+    assert done.code == 2 and "capturedAt 'soon' is not an RFC 3339 time" in done.err
+
+
+def test_from_refuses_the_cluster_options(cli, tmp_path):
+    done = cli("audit", "--from", tmp_path, "--watch")
+    assert done.code == 2 and "--from audits a dump" in done.err
+
+
+def test_the_json_report_is_the_documented_shape(cli, tmp_path):
+    bundle = write(tmp_path / "bundle", 2, 2, 3)
+    report = cli("audit", "--from", bundle, "--no-config", "-f", "json").json
+    assert set(report) == {"version", "snapshot", "summary", "skipped", "pools", "findings"}
+    assert report["snapshot"]["capturedAt"] == "2026-12-01T12:00:00Z"
+    assert report["summary"]["grade"] == "A" and report["summary"]["score"] == 100.0
+    cluster = report["pools"]["cluster"]
+    assert cluster["devices"] == {"total": 16, "allocated": 3, "free": 13, "tainted": 0}
+    assert report["pools"]["nodePools"]["h100"]["nodes"] == 2
+    assert json.dumps(report["pools"]["nodes"][0]).startswith('{"name": "gpu-node-0", "nodePool": "h100"')
