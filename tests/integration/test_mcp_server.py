@@ -52,7 +52,7 @@ def payload(result):
 def test_tools_and_their_schemas_are_listed():
     tools = session_run(lambda s: s.list_tools())
     by_name = {tool.name: tool for tool in tools.tools}
-    assert set(by_name) == {"lint", "rules", "explain", "allocate", "fix"}
+    assert set(by_name) == {"lint", "rules", "explain", "allocate", "fix", "audit"}
     assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version"}
 
 
@@ -91,3 +91,20 @@ def test_allocate_says_why_a_claim_does_not_fit():
     result = session_run(lambda s: s.call_tool("allocate", {"claims": CLAIM, "inventory": yaml.safe_dump_all(objects)}))
     [verdict] = [v for v in payload(result) if "claim" in v]
     assert verdict["allocation"] is None and verdict["explanation"]
+
+
+def test_audit_judges_a_dump_given_as_text_or_path(tmp_path):
+    import textwrap
+
+    from draguard.rules import REGISTRY
+
+    text = textwrap.dedent(REGISTRY.get("claim-stuck-deleting").noncompliant)
+    (tmp_path / "dump.yaml").write_text(text)
+
+    async def calls(session):
+        return (await session.call_tool("audit", {"snapshot": text}),
+                await session.call_tool("audit", {"dump": str(tmp_path / "dump.yaml"), "at": "2026-12-01T11:30:30Z"}))
+    from_text, early = map(payload, session_run(calls))
+    assert {f["rule"] for f in from_text["findings"]} == {"claim-stuck-deleting", "pod-stuck-terminating"}
+    assert from_text["summary"]["grade"] == "D" and from_text["pools"]["cluster"]["devices"]["total"] == 2
+    assert early["findings"] == []  # a minute after the deletion nothing is stuck yet

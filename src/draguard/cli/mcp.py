@@ -116,16 +116,46 @@ def build_server():
                           "line": item.finding.location.line, "reason": item.reason} for item in run.left],
                 "written": written}
 
+    @server.tool()
+    def audit(dump: str = "", snapshot: str = "", kubeconfig: str = "", context: str = "", at: str = "",
+              kube_version: str = "") -> dict:
+        """Audit a cluster's DRA state for leaked, stale and stuck claims, stuck pods, stale
+        slices, unguarded MIG overlap and fragmentation: a dump (`dump`: a file of `kubectl get
+        ... -o yaml|json` or a folder from `draguard audit --save-dump`; or its text in
+        `snapshot`), else the cluster of `kubeconfig`/`context` (read-only). Returns the audit
+        JSON report: snapshot, summary with score, pool view and findings."""
+        from argparse import Namespace
+
+        from ..cluster.audit import audit as run_audit
+        from ..report.audit import document
+        from .audit import read
+
+        def source(path):
+            return Namespace(dump=path, kubeconfig=kubeconfig or None, context=context or None, at=at or None,
+                             save_dump=None, watch=False)
+
+        if snapshot:
+            with _inputs(snapshot, None) as files:
+                found, loaded = read(source(files[0]))
+        else:
+            found, loaded = read(source(dump or None))
+        config = _config(kube_version or found.server_version, strict=bool(kube_version))
+        return document(run_audit(found, config, loaded))
+
     return server
 
 
-def _config(kube_version: str):
+def _config(kube_version: str, strict: bool = True):
     from ..core.config import Config
     from ..core.versions import check_kube_version
 
     config = Config()
     if kube_version:
-        config.kube_version = check_kube_version(kube_version)
+        try:
+            config.kube_version = check_kube_version(kube_version)
+        except ValueError:
+            if strict:  # a server's unknown version is judged as the newest release instead
+                raise
     return config
 
 
