@@ -1,8 +1,9 @@
-"""`draguard audit --from` on a generated dump of a large cluster (5,000 nodes x 8 H100s with
-static MIG, 40,000 running pods each holding a MIG device through a generated claim), as a
-fresh process: wall time and peak RSS, and the API requests the live mode would make for it.
+"""`draguard audit --from` on a generated dump of a large cluster (5,000 nodes x 8 H100s,
+40,000 running pods each holding one GPU through a generated claim; `--mig` splits each GPU
+into 4 static MIG devices, 160,000 devices, each pod on a 1g.10gb one), as a fresh process:
+wall time and peak RSS, and the API requests the live mode would make for it.
 
-    python benchmarks/audit.py [--nodes 5000] [--gpus 8] [--pods 40000] [--format json]
+    python benchmarks/audit.py [--nodes 5000] [--gpus 8] [--pods 40000] [--mig] [--format json]
 
 Target (issue: audit): under 10 s and 1.5 GiB."""
 
@@ -32,13 +33,15 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--gpus", type=int, default=8)
     parser.add_argument("--pods", type=int, default=40000)
+    parser.add_argument("--mig", action="store_true", help="static MIG (4 devices per GPU) instead of whole GPUs")
     parser.add_argument("--format", default="json", choices=["text", "json", "prometheus", "html", "sarif"])
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        dump = write(Path(tmp) / "dump", args.nodes, args.gpus, args.pods)
+        dump = write(Path(tmp) / "dump", args.nodes, args.gpus, args.pods, mig=args.mig)
         generated = time.perf_counter() - started
         counts = {r.name: len(json.loads((dump / f"{r.name}.json").read_text())["items"]) for r in RESOURCES}
+        slices = json.loads((dump / "resourceslices.resource.k8s.io.json").read_text())["items"]
         size = sum(p.stat().st_size for p in dump.iterdir()) / 2**20
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", PROBE, "audit", "--from", str(dump), "--no-config", "-f",
@@ -48,7 +51,8 @@ def main() -> None:
         sys.exit(f"audit failed ({done.returncode}): {done.stderr}")
     peak = int(done.stdout.split()[-1]) / 1024
     pages = sum(max(1, -(-n // PAGE)) for n in counts.values())
-    print(f"dump: {args.nodes} nodes x {args.gpus} GPUs, {counts['pods']} pods, {counts['resourceclaims.resource.k8s.io']} "
+    devices = sum(len(s["spec"]["devices"]) for s in slices)
+    print(f"dump: {args.nodes} nodes x {args.gpus} GPUs ({devices} devices), {counts['pods']} pods, {counts['resourceclaims.resource.k8s.io']} "
           f"claims, {sum(counts.values())} objects, {size:.0f} MiB of JSON (generated in {generated:.1f} s)")
     print(f"audit --from ({args.format}): {seconds:.2f} s, peak RSS {peak:.0f} MiB (target: < 10 s, < 1536 MiB)")
     print(f"live mode for this cluster: {len(RESOURCES)} paginated LISTs ({pages} pages of {PAGE}) + 2 requests "

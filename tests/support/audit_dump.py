@@ -1,8 +1,9 @@
-"""A generated cluster as `draguard audit --save-dump` writes it: GPU nodes of the fake driver
-(static MIG), Deployments of pods that each hold one MIG device through a claim generated from
-their template, allocated and reserved as the scheduler leaves them. Healthy by construction:
-an audit of it reports no fault. Used by the audit benchmark (5,000 nodes x 8 GPUs, 40,000
-pods) and the report tests (a few nodes)."""
+"""A generated cluster as `draguard audit --save-dump` writes it: H100 nodes of the fake
+driver, whole GPUs or static MIG, and Deployments of pods that each hold one device (a GPU,
+or a 1g.10gb MIG device) through a claim generated from their template, allocated and
+reserved as the scheduler leaves them. Healthy by construction: an audit of it reports no
+fault. Used by the audit benchmark (5,000 nodes x 8 GPUs, 40,000 pods) and the report tests
+(a few nodes)."""
 
 from __future__ import annotations
 
@@ -32,10 +33,13 @@ def _meta(name: str, namespace: str | None = None, **extra) -> dict:
     return meta
 
 
-def cluster(nodes: int, gpus: int, pods: int, deployments: int = 40) -> dict[str, list[dict]]:
-    """Resource name -> objects, for `pods` pods spread over `nodes` x `gpus` H100s."""
+def cluster(nodes: int, gpus: int, pods: int, deployments: int = 40, mig: bool = True) -> dict[str, list[dict]]:
+    """Resource name -> objects, for `pods` pods spread over `nodes` x `gpus` H100s (static
+    MIG with LAYOUT, each pod on a 1g.10gb device; or whole GPUs with `mig=False`)."""
+    gpu_spec = {"model": "H100-80GB", "count": gpus, "mig": "static", "layout": LAYOUT} if mig else \
+        {"model": "H100-80GB", "count": gpus, "mig": "none"}
     objects = generate({"nodes": [{"namePrefix": "gpu-node", "count": nodes, "labels": {"karpenter.sh/nodepool": "h100"},
-                                   "gpus": {"model": "H100-80GB", "count": gpus, "mig": "static", "layout": LAYOUT}}]})
+                                   "gpus": gpu_spec}]})
     raw: dict[str, list[dict]] = {"nodes": [], "resourceslices.resource.k8s.io": []}
     free = []
     for o in objects:
@@ -46,15 +50,17 @@ def cluster(nodes: int, gpus: int, pods: int, deployments: int = 40) -> dict[str
         else:
             raw["resourceslices.resource.k8s.io"].append(o)
             free += [(o["spec"]["nodeName"], o["spec"]["pool"]["name"], d["name"]) for d in o["spec"]["devices"]
-                     if d["attributes"]["profile"]["string"] == PROFILE]
+                     if not mig or d["attributes"]["profile"]["string"] == PROFILE]
     if pods > len(free):
-        raise ValueError(f"{pods} pods need {pods} {PROFILE} devices; the nodes have {len(free)}")
-    selector = f"device.attributes['gpu.nvidia.com'].profile == '{PROFILE}'"
+        raise ValueError(f"{pods} pods need {pods} devices; the nodes have {len(free)}")
+    selector = f"device.attributes['gpu.nvidia.com'].profile == '{PROFILE}'" if mig else \
+        "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('80Gi')) >= 0"
     raw["deviceclasses.resource.k8s.io"] = [
         {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": _meta(name),
          "spec": {"selectors": [{"cel": {"expression": entry["selector"]}}]}}
         for name, entry in device_classes().items() if entry["driver"] == "gpu.nvidia.com"]
-    request = {"name": "gpu", "exactly": {"deviceClassName": "mig.nvidia.com", "allocationMode": "ExactCount",
+    request = {"name": "gpu", "exactly": {"deviceClassName": "mig.nvidia.com" if mig else "gpu.nvidia.com",
+                                          "allocationMode": "ExactCount",
                                           "count": 1, "selectors": [{"cel": {"expression": selector}}]}}
     raw.update({r.name: [] for r in RESOURCES if r.name not in raw})
     raw["namespaces"] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": _meta("serving")}]
@@ -116,8 +122,8 @@ def _owner(api_version: str, kind: str, owner: dict) -> dict:
             "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
 
 
-def write(folder: Path, nodes: int, gpus: int, pods: int) -> Path:
+def write(folder: Path, nodes: int, gpus: int, pods: int, mig: bool = True) -> Path:
     """The bundle of `cluster(...)` in `folder`, captured at CAPTURED."""
-    raw = cluster(nodes, gpus, pods)
+    raw = cluster(nodes, gpus, pods, mig=mig)
     write_bundle(str(folder), Snapshot([], CAPTURED, "v1.34.2", "generated"), raw)
     return folder

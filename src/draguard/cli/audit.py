@@ -94,18 +94,16 @@ def read(args):
 def run(args) -> int:
     from ..cluster.audit import audit
     from ..core.atomic import write_atomic
+    from ..core.collector import cyclic_gc_paused
     from ..report.audit import render
 
     if args.watch:
-        if args.dump:
-            raise UsageError("--from audits a dump: --watch needs a cluster")
-        from ..cluster.watch import watch
-
-        return watch(args, _configure)
-    snapshot, loaded = read(args)
-    config, fail_on = _configure(args, snapshot.server_version)
-    result = audit(snapshot, config, loaded)
-    text = render(args.format, result)
+        return _watch(args)
+    with cyclic_gc_paused():
+        snapshot, loaded = read(args)
+        config, fail_on = _configure(args, snapshot.server_version)
+        result = audit(snapshot, config, loaded)
+        text = render(args.format, result)
     if args.output:
         write_atomic(args.output, text)
     else:
@@ -115,3 +113,24 @@ def run(args) -> int:
                          "audit is incomplete\n")
         return EXIT_ERROR
     return EXIT_FINDINGS if result.lint.failed(fail_on) else EXIT_OK
+
+
+def _watch(args) -> int:
+    from ..cluster.live import connect, read_snapshot
+    from ..cluster.watch import follow
+    from ..report.audit import watch_lines
+
+    if args.dump:
+        raise UsageError("--from audits a dump: --watch needs a cluster")
+    connection = connect(args.kubeconfig, args.context)
+    snapshot, raw = read_snapshot(connection)
+    config, _ = _configure(args, snapshot.server_version)
+    try:
+        for i, (stamp, appeared, resolved) in enumerate(follow(connection, snapshot, raw, config, args.watch_for)):
+            if i == 0:
+                sys.stdout.write(f"watching {snapshot.source} ({len(appeared)} finding(s) now)\n")
+            sys.stdout.writelines(line + "\n" for line in watch_lines(stamp, appeared, resolved))
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK

@@ -18,7 +18,7 @@ from ..core.finding import Severity
 from ..dra.inventory import Inventory, InventoryError
 from ..dra.pools import PoolView, pool_view
 from ..engine.lint import LintResult, lint_loaded
-from ..model.live import ClusterView, judged_elsewhere
+from ..model.live import ClusterView
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
 from ..rules.base import Needs
@@ -66,7 +66,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     objects = ObjectSet(snapshot.manifests)
     view = ClusterView(objects, snapshot.captured_at, sorted(snapshot.unreadable))
     for manifest in snapshot.manifests:
-        if not judged_elsewhere(manifest, view):  # the manifest rules (and their fixes) need paths
+        if not view.judged_elsewhere(manifest):  # the manifest rules (and their fixes) need paths
             manifest.position()
     try:
         inventory = Inventory.from_manifests([m for m in snapshot.manifests if (m.group, m.kind) in _INVENTORY_KINDS])

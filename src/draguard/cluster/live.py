@@ -56,8 +56,12 @@ def _first_line(exc: Exception) -> str:
 def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
     """The client for `context` of `kubeconfig` (default: $KUBECONFIG or ~/.kube/config, its
     current context), or the pod's service account when no kubeconfig exists in a cluster."""
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
+    try:
+        from kubernetes import client, config
+        from kubernetes.config.config_exception import ConfigException
+    except ImportError:
+        raise ClusterError("auditing a live cluster needs the Kubernetes client: pip install 'draguard[cluster]' "
+                           "(or audit a dump with --from)") from None
 
     default = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
     if kubeconfig is None and context is None and not os.path.exists(default) and os.path.exists(_IN_CLUSTER):

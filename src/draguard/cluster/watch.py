@@ -1,9 +1,7 @@
 """`draguard audit --watch`: one LIST per resource, then its watch stream from the LIST's
 resourceVersion (never a LIST per change); each burst of changes is applied to the objects
-held, the snapshot is audited again, and what changed is printed:
-
-    + 2026-12-03T07:30:02Z error [claim-stuck-deleting] ResourceClaim team-a/x: ...
-    - 2026-12-03T07:31:10Z error [claim-stuck-deleting] ResourceClaim team-a/x
+held, the snapshot is audited again, and the findings that appeared and resolved are
+reported (report.audit.watch_lines prints them).
 
 A stream that ends is opened again from the last resourceVersion seen; one the server has
 expired (410 Gone) is listed again."""
@@ -11,56 +9,43 @@ expired (410 Gone) is listed again."""
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 import time
 
-from ..report.prose import sentence
-from .live import ClusterError, _list, connect, read_snapshot, snapshot_of
+from .live import ClusterError, _list, snapshot_of
 from .snapshot import RESOURCES, utc_now
 
 QUIET = 1.0  # seconds without a change before auditing a burst of changes again
 _STREAM_TIMEOUT = 300  # seconds a watch request stays open before it is renewed
 
 
-def watch(args, configure, out=sys.stdout) -> int:
+def follow(connection, snapshot, raw: dict, config, seconds: float | None = None):
+    """Audit `snapshot` (read through `connection`, `raw` its objects), then follow the watch
+    streams: yields (capture time, findings that appeared, findings that resolved), first with
+    every finding of the snapshot, then once per burst of changes; stops after `seconds`."""
     from .audit import audit
 
-    connection = connect(args.kubeconfig, args.context)
-    snapshot, raw = read_snapshot(connection)
-    config, _ = configure(args, snapshot.server_version)
     store = {name: {_uid(o): o for o in items} for name, items in raw.items()}
-    shown = _keys(audit(snapshot, config))
-    out.write(f"watching {snapshot.source} ({len(shown)} finding(s) now)\n")
-    for key, line in sorted(shown.items()):
-        out.write(f"+ {snapshot.header()['capturedAt']} {line}\n")
-    out.flush()
+    shown = _keyed(audit(snapshot, config).findings)
+    yield snapshot.header()["capturedAt"], list(shown.values()), []
     changes: queue.Queue = queue.Queue()
     stop = threading.Event()
     for resource in RESOURCES:
         if resource.name in connection.listed:
             threading.Thread(target=_follow, args=(connection, resource, changes, stop), daemon=True).start()
-    deadline = time.monotonic() + args.watch_for if args.watch_for else None
+    deadline = time.monotonic() + seconds if seconds else None
     try:
         while deadline is None or time.monotonic() < deadline:
             if not _drain(changes, store, deadline):
                 continue
-            now = utc_now()
-            current = snapshot_of({n: list(o.values()) for n, o in store.items()}, now, snapshot.server_version,
-                                  snapshot.source, snapshot.unreadable)
-            found = _keys(audit(current, config))
-            stamp = current.header()["capturedAt"]
-            for key in sorted(found.keys() - shown.keys()):
-                out.write(f"+ {stamp} {found[key]}\n")
-            for key in sorted(shown.keys() - found.keys()):
-                out.write(f"- {stamp} {shown[key].split(': ', 1)[0]}\n")
-            out.flush()
+            current = snapshot_of({n: list(o.values()) for n, o in store.items()}, utc_now(),
+                                  snapshot.server_version, snapshot.source, snapshot.unreadable)
+            found = _keyed(audit(current, config).findings)
+            yield (current.header()["capturedAt"], [found[k] for k in sorted(found.keys() - shown.keys())],
+                   [shown[k] for k in sorted(shown.keys() - found.keys())])
             shown = found
-    except KeyboardInterrupt:
-        pass
     finally:
         stop.set()
-    return 0
 
 
 def _uid(obj: dict) -> str:
@@ -68,11 +53,10 @@ def _uid(obj: dict) -> str:
     return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
-def _keys(result) -> dict[tuple, str]:
-    """Finding identity (rule, object, path) -> its line; a message that changes (an age that
-    grows) is the same finding."""
-    return {(f.rule, str(f.obj), f.location.dotted): f"{f.severity} [{f.rule}] {f.obj}: {sentence(f.message)}"
-            for f in result.findings}
+def _keyed(findings) -> dict[tuple, object]:
+    """Findings by identity (rule, object, path): a message that changes (an age that grows)
+    is the same finding."""
+    return {(f.rule, str(f.obj), f.location.dotted): f for f in findings}
 
 
 def _drain(changes: queue.Queue, store: dict, deadline) -> bool:

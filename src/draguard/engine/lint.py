@@ -5,16 +5,15 @@
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding, Problem, Severity
 from ..dra.inventory import Inventory
-from ..model.live import ClusterView, judged_elsewhere
+from ..model.live import ClusterView
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
@@ -80,20 +79,6 @@ def _internal_error(rule, obj: Manifest, exc: Exception) -> Finding:
                    "are missing (a draguard bug: please report it)", obj.location(), obj.ref)
 
 
-@contextmanager
-def _cyclic_gc_paused():
-    """Loaded manifests are trees: reference counting frees them, and a full cyclic collection
-    walks every node of every tree, which cost a sixth of a large run (measured). The
-    collector is paused for the run and restored after it (cycles left are collected then)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def _checks(config: Config, cluster: ClusterView | None) -> list:
     """The enabled rules that can run: the cluster rules only in an audit, which has live state."""
     return [r for r in REGISTRY if r.has_check and config.settings(r.id).enabled
@@ -111,7 +96,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
     view joins them) the cluster rules run too, and an object the system wrote is judged
     through its source only (a ReplicaSet's pods by their Deployment, a generated claim by
     its template; model.live.judged_elsewhere)."""
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         return _lint(objects, config, inventory, problems, sources, cluster=cluster)
 
 
@@ -131,7 +116,7 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             advance()
         if only is not None and not only(manifest):
             continue  # context only: other objects' rules read it
-        generated = cluster is not None and judged_elsewhere(manifest, cluster)
+        generated = cluster is not None and cluster.judged_elsewhere(manifest)
         target = (manifest.group, manifest.kind, manifest.is_live, generated)
         rules = by_target.get(target)
         if rules is None:
@@ -196,7 +181,7 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
     `progress(stage, total)`, when given, returns the callable that advances that stage."""
     options = RenderOptions(tuple(helm_values), tuple(helm_set), config.kube_version)
     units = expand(inputs, include, exclude)
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         loaded = load_units(units, limits, stdin, options, progress("reading", len(units)) if progress else None)
     return lint_loaded(loaded, config, advance=progress("checking", len(loaded.entries)) if progress else None)
 
@@ -216,7 +201,7 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
     object is still there for the others to read (how `draguard fix` lints again what it
     changed). `manifests`, when given, are `loaded.entries` already made into manifests
     (reused, they keep what rules derived from them); `cluster` makes it an audit of them."""
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         if manifests is None:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         if inventory is None and config.inventory:

@@ -98,6 +98,13 @@ class ClusterView:
     def age(self, manifest: Manifest) -> float | None:
         return self.seconds_since(manifest.metadata.get("creationTimestamp"))
 
+    def judged_elsewhere(self, manifest: Manifest) -> bool:
+        """`judged_elsewhere(manifest, self)`, decided once per object."""
+        found = manifest.derived.get(judged_elsewhere)
+        if found is None:
+            found = manifest.derived[judged_elsewhere] = judged_elsewhere(manifest, self)
+        return found
+
     def read(self, resource: str) -> bool:
         """Whether the snapshot holds `resource` (a check that needs it says so when not)."""
         return resource not in self.unreadable

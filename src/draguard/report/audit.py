@@ -116,3 +116,10 @@ def prometheus(result, **_) -> str:
     for profile, value in result.pools.stranded().items():
         stranded.labels(profile).set(value)
     return generate_latest(registry).decode()
+
+
+def watch_lines(stamp: str, appeared, resolved) -> list[str]:
+    """`--watch` output: `+ TIME severity [rule] object: message` for a finding that appeared,
+    `- TIME severity [rule] object` for one that resolved."""
+    return ([f"+ {stamp} {f.severity} [{f.rule}] {f.obj}: {sentence(f.message)}" for f in appeared] +
+            [f"- {stamp} {f.severity} [{f.rule}] {f.obj}" for f in resolved])
