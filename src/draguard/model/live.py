@@ -57,6 +57,11 @@ class AllocatedDevice:
 
 
 def allocation_results(claim: Manifest) -> list[dict]:
+    """status.allocation.devices.results (read once per claim: most cluster checks ask)."""
+    return claim.derive(_allocation_results)
+
+
+def _allocation_results(claim: Manifest) -> list[dict]:
     allocation = mapping(mapping(claim.data.get("status")).get("allocation"))
     return mappings(mapping(allocation.get("devices")).get("results"))
 
