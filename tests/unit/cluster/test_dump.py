@@ -90,3 +90,12 @@ def test_the_json_report_is_the_documented_shape(cli, tmp_path):
     assert cluster["devices"] == {"total": 16, "allocated": 3, "free": 13, "tainted": 0}
     assert report["pools"]["nodePools"]["h100"]["nodes"] == 2
     assert json.dumps(report["pools"]["nodes"][0]).startswith('{"name": "gpu-node-0", "nodePool": "h100"')
+
+
+def test_thresholds_come_from_the_config_file(cli, tmp_path):
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(textwrap.dedent(REGISTRY.get("claim-stuck-deleting").noncompliant))
+    config = tmp_path / ".draguard.yaml"
+    config.write_text("rules:\n  claim-stuck-deleting: {after: 7200}\n  pod-stuck-terminating: {margin: 7200}\n")
+    report = cli("audit", "--from", dump, "--config", config, "-f", "json").json
+    assert report["findings"] == []  # deleted 30 minutes before capture: under the configured two hours
