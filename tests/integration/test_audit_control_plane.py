@@ -389,6 +389,19 @@ def test_no_cluster_and_bad_credentials_are_one_line_errors(cli, audit_plane, tm
     assert done.code == 2 and "no kubeconfig at" in done.err
 
 
+def test_a_generated_claim_without_its_pod(cli, audit_plane):
+    """A claim marked as generated for a pod (as restoring a namespace backup without its pods
+    leaves them) has no owner: the garbage collector never deletes it."""
+    res = client.ResourceV1Api(audit_plane.api())
+    audit_plane.apply([hand_claim("orphan", annotations={"resource.kubernetes.io/pod-claim-name": "gpu"})])
+    try:
+        time.sleep(2)  # the controllers get their chance to act on it first
+        report = audit(cli, audit_plane)
+        assert found(report) == {("claim-generated-orphan", "ResourceClaim", "orphan")}
+    finally:
+        res.delete_namespaced_resource_claim("orphan", NS)
+
+
 def test_watch_prints_findings_as_they_appear_and_resolve(audit_plane):
     """`--watch` follows the watch streams: a fault made after it started is printed with `+`,
     and with `-` once it is repaired, without another LIST."""

@@ -128,7 +128,10 @@ def snapshot_of(raw: dict[str, list[dict]], captured, version: str, source: str,
 
 
 def _served_version(connection: Connection, resource: Resource) -> str | None:
-    if not resource.group:
+    """The first of the resource's versions the server serves. Only resource.k8s.io varies
+    between releases (one discovery request); the others have one version, and a LIST of it
+    that answers 404 says it is not served."""
+    if resource.group != "resource.k8s.io":
         return resource.versions[0]
     if resource.group not in connection.served:
         status, body = connection.get(f"/apis/{resource.group}")

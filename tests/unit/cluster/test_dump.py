@@ -99,3 +99,25 @@ def test_thresholds_come_from_the_config_file(cli, tmp_path):
     config.write_text("rules:\n  claim-stuck-deleting: {after: 7200}\n  pod-stuck-terminating: {margin: 7200}\n")
     report = cli("audit", "--from", dump, "--config", config, "-f", "json").json
     assert report["findings"] == []  # deleted 30 minutes before capture: under the configured two hours
+
+
+def test_live_claims_with_admin_access_need_the_namespace_label(cli, tmp_path):
+    """The manifest catalog runs on a snapshot's user-made objects with their live namespaces:
+    an admin-access claim in a namespace without the label is found, as when linting files."""
+    from draguard.rules.cluster_examples import BASE, claim, snapshot
+
+    admin = claim(name="monitor", uid="9d1e4c02-0000-4000-8000-0000000000f1", status="\n    status: {}").replace(
+        "      annotations: {resource.kubernetes.io/pod-claim-name: gpu}\n", "").replace(
+        "count: 1}", "count: 1, adminAccess: true}")
+    admin = "\n".join(line for line in admin.splitlines() if "ownerReferences" not in line
+                      and "apiVersion: v1, kind: Pod" not in line)
+    namespace = """
+    ---
+    apiVersion: v1
+    kind: Namespace
+    metadata: {name: team-a, uid: 9d1e4c02-0000-4000-8000-0000000000f2}
+"""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(textwrap.dedent(snapshot(*BASE, namespace, admin + "\n")))
+    rules = {f["rule"] for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]}
+    assert "admin-access-namespace" in rules
