@@ -203,8 +203,15 @@ def test_a_claim_whose_finalizer_was_removed_by_hand_leaves_its_pod_running_with
     res.patch_namespaced_resource_claim(claim, NS, {"metadata": {"finalizers": None}})
     until("the claim to be gone", lambda: claim not in {c.metadata.name for c in
                                                          res.list_namespaced_resource_claim(NS).items})
-    report = audit(cli, audit_plane)
-    assert found(report) == {("pod-claim-gone", "Pod", pod.metadata.name)}
+    expected = {("pod-claim-gone", "Pod", pod.metadata.name)}
+    try:
+        until("the audit to see the pod without its claim", lambda: found(audit(cli, audit_plane)) == expected,
+              timeout=20, every=2)
+    except AssertionError:
+        now = client.CoreV1Api(audit_plane.api()).read_namespaced_pod(pod.metadata.name, NS)
+        raise AssertionError((found(audit(cli, audit_plane)), now.status.phase, now.metadata.deletion_timestamp,
+                              now.status.resource_claim_statuses,
+                              [c.metadata.name for c in res.list_namespaced_resource_claim(NS).items])) from None
 
 
 def test_two_claims_allocated_one_device(cli, audit_plane, healthy):
