@@ -8,11 +8,10 @@ weighs warnings the same way); the cluster's score is the mean over the kinds it
 
 from __future__ import annotations
 
-import copy
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..core.config import Config, RuleSettings
+from ..core.config import Config
 from ..core.errors import InputError
 from ..core.finding import Severity
 from ..dra.inventory import Inventory, InventoryError
@@ -62,7 +61,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     skipped (and listed in the result), never run on half the state."""
     skipped = {r.id: sorted(set(r.reads) & set(snapshot.unreadable)) for r in REGISTRY
                if r.needs is Needs.CLUSTER and set(r.reads) & set(snapshot.unreadable)}
-    config = _without(config, skipped)
+    config = config.without(skipped)
     objects = ObjectSet(snapshot.manifests)
     view = ClusterView(objects, snapshot.captured_at, sorted(snapshot.unreadable))
     for manifest in snapshot.manifests:
@@ -77,13 +76,3 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
                          inventory=live_inventory)
     pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()})
     return AuditResult(result, snapshot, pools, skipped)
-
-
-def _without(config: Config, rule_ids) -> Config:
-    if not rule_ids:
-        return config
-    config = copy.copy(config)
-    config.rules = dict(config.rules)
-    for rule_id in rule_ids:
-        config.rules[rule_id] = RuleSettings(enabled=False)
-    return config

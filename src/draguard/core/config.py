@@ -5,7 +5,7 @@ Reading and validating the file against the rule catalog is the engine's job
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .finding import Problem, Severity
 from .versions import DEFAULT_KUBE_VERSION
@@ -39,9 +39,18 @@ class Config:
         configured = self.settings(rule.id).options
         return configured[name] if name in configured else rule.options[name].default
 
+    def without(self, rule_ids) -> "Config":
+        """A copy with these rules switched off (the rest of the settings shared)."""
+        rule_ids = list(rule_ids)
+        if not rule_ids:
+            return self
+        rules = dict(self.rules)
+        rules.update((rule_id, RuleSettings(enabled=False)) for rule_id in rule_ids)
+        return replace(self, rules=rules)
+
     def is_external(self, what: str, name: str, namespace: str = "") -> bool:
         names = self.external.get(what, set())
-        return name in names or f"{namespace}/{name}" in names
+        return "*" in names or name in names or f"{namespace}/{name}" in names
 
 
 _DEFAULT_SETTINGS = RuleSettings()

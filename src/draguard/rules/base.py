@@ -100,6 +100,9 @@ class Rule:
     #: live objects, which the API server wrote back with defaults filled in, in the version
     #: the client asked for
     authored_only: ClassVar[bool] = False
+    #: concludes from what the object set lacks (no PodDisruptionBudget selects the workload):
+    #: meaningless on one object without its cluster, so an offline admission webhook skips it
+    set_wide: ClassVar[bool] = False
     #: cluster rules: the resources (as RBAC names them) the check needs; an audit that could
     #: not read one of them skips the rule and says so
     reads: ClassVar[tuple[str, ...]] = ()

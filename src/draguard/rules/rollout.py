@@ -86,6 +86,7 @@ class RolloutPdb(Rule):
     severity = Severity.WARNING
     targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
     needs = Needs.OBJECT_SET
+    set_wide = True
     fixable = FixAvailability.SOMETIMES  # a budget can be added when the pods have labels to select
     summary = "No PodDisruptionBudget selects the workload's pods, or its budget differs from the configured maxUnavailable."
     rationale = """
@@ -155,6 +156,7 @@ class PdbSelectsNothing(Rule):
     severity = Severity.WARNING
     targets = frozenset({("policy", "PodDisruptionBudget")})
     needs = Needs.OBJECT_SET
+    set_wide = True
     summary = "A PodDisruptionBudget whose selector matches no pod template of the linted set."
     rationale = """
         A budget that selects nothing protects nothing; it usually means the labels drifted

@@ -1,0 +1,1 @@
+"""Admission: the AdmissionReview webhook that enforces the catalog in the cluster."""

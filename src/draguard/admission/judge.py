@@ -1,0 +1,81 @@
+"""Judging one admission request with the catalog: which objects are judged, which rules run,
+and what denies (error findings), warns (warning findings) or is said nowhere (info).
+
+- Claims the system makes are never denied: a claim generated from a pod's template
+  (annotation `resource.kubernetes.io/pod-claim-name`, owner Pod) or created by the scheduler
+  for an extended resource (`resource.kubernetes.io/extended-resource-claim`). Denying them
+  leaves pods Pending forever; their template and workload are judged instead.
+- Without a cluster (`offline`), every claim, template and class an object names is taken to
+  exist (config `external: '*'`), and the rules that conclude from what the set lacks
+  (`Rule.set_wide`: no budget selects the workload) do not run. With the cache, the rules
+  read the cached objects as context, and only the request's object is judged.
+- The cluster rules (`Needs.CLUSTER`) are the audit's; admission never runs them.
+- A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from ..core.config import EXTERNAL_KINDS, Config
+from ..core.finding import Finding, Severity
+from ..engine.lint import lint_loaded
+from ..model.claims import RESOURCE_GROUP
+from ..model.live import EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME
+from ..model.manifest import Manifest
+from ..model.workloads import POD_TARGETS
+from ..rules import REGISTRY
+from ..rules.base import Needs
+from ..sources.loader import Loaded
+from .review import Request
+
+#: (group, kind) the webhook judges: pods and every workload draguard models, DRA objects
+#: users write, and Namespaces (the admin-access label).
+JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
+                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace")}
+_JUDGED_OPERATIONS = ("CREATE", "UPDATE")
+
+
+@dataclass
+class Verdict:
+    allowed: bool
+    denials: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+    skipped: str = ""  # why the object was not judged
+
+    def message(self) -> str:
+        """The denial: each error with its rule id and field path."""
+        return "draguard denied it: " + "; ".join(f"[{f.rule}] {f.location.dotted or '(object)'}: {f.message}"
+                                                  for f in self.denials)
+
+    def warning_lines(self) -> list[str]:
+        return [f"[{f.rule}] {f.location.dotted or '(object)'}: {f.message}" for f in self.warnings]
+
+
+def rules_for(config: Config, offline: bool) -> Config:
+    """`config` with what admission never runs switched off (and, offline, every reference
+    taken as existing in the cluster)."""
+    off = [r.id for r in REGISTRY if r.needs is Needs.CLUSTER or (offline and r.set_wide)]
+    config = config.without(off)
+    if offline:
+        config = replace(config, external={what: {"*"} for what in EXTERNAL_KINDS})
+    return config
+
+
+def judge(request: Request, config: Config, context: list[Manifest] = ()) -> Verdict:
+    """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
+    objects the cross-object rules read."""
+    if request.operation not in _JUDGED_OPERATIONS or request.object is None:
+        return Verdict(True, skipped=f"{request.operation or 'no'} operation: not judged")
+    if request.group_kind not in JUDGED:
+        return Verdict(True, skipped=f"{request.group_kind[1] or 'unknown kind'} is not judged")
+    annotations = (request.object.get("metadata") or {}).get("annotations") or {}
+    if request.group_kind == (RESOURCE_GROUP, "ResourceClaim") and (
+            POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
+        return Verdict(True, skipped="a claim the system generated: its template and workload are judged")
+    obj = Manifest.from_data(request.object, display="(admission request)")
+    manifests = [obj, *context]
+    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=manifests)
+    mine = [f for f in result.findings if f.obj == obj.ref]
+    denials = [f for f in mine if f.severity is Severity.ERROR]
+    warnings = [f for f in mine if f.severity is Severity.WARNING]
+    return Verdict(not denials, denials, warnings)

@@ -1,0 +1,79 @@
+"""AdmissionReview `admission.k8s.io/v1`: reading a request and writing the response exactly as
+the API server requires (k8s.io/api/admission/v1 types; apiserver
+pkg/admission/plugin/webhook/request/admissionreview.go verifies them): the response echoes
+`request.uid`, carries `allowed`, a `status` with code and message when denied, `warnings`
+(each under 120 characters, or the apiserver truncates it), and a JSONPatch only from a
+mutating webhook."""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+
+API_VERSION = "admission.k8s.io/v1"
+WARNING_LIMIT = 120  # characters; apiserver's admission warning limit
+
+
+class ReviewError(ValueError):
+    """A body that is no AdmissionReview this webhook can answer (HTTP 400, said in one line)."""
+
+
+@dataclass
+class Request:
+    uid: str
+    kind: dict  # {group, version, kind} of `object`, after conversion to the version registered
+    operation: str
+    namespace: str
+    name: str
+    object: dict | None
+    old_object: dict | None
+    dry_run: bool
+
+    @property
+    def group_kind(self) -> tuple[str, str]:
+        return str(self.kind.get("group", "")), str(self.kind.get("kind", ""))
+
+
+def parse(body: bytes) -> Request:
+    try:
+        review = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ReviewError(f"the body is not JSON ({exc})") from None
+    if not isinstance(review, dict) or review.get("kind") != "AdmissionReview":
+        raise ReviewError("the body is not an AdmissionReview")
+    if review.get("apiVersion") != API_VERSION:
+        raise ReviewError(f"AdmissionReview {review.get('apiVersion')!r} is not supported: register the webhook with "
+                          f"admissionReviewVersions: [v1]")
+    request = review.get("request")
+    if not isinstance(request, dict) or not isinstance(request.get("uid"), str) or not request["uid"]:
+        raise ReviewError("the AdmissionReview has no request.uid")
+    obj, old = request.get("object"), request.get("oldObject")
+    kind = request.get("kind") if isinstance(request.get("kind"), dict) else {}
+    return Request(request["uid"], kind, str(request.get("operation", "")), str(request.get("namespace") or ""),
+                   str(request.get("name") or ""), obj if isinstance(obj, dict) else None,
+                   old if isinstance(old, dict) else None, request.get("dryRun") is True)
+
+
+def response(uid: str, allowed: bool, message: str = "", warnings: list[str] = (), patch: list | None = None,
+             code: int = 403) -> dict:
+    body: dict = {"uid": uid, "allowed": allowed}
+    if not allowed:
+        body["status"] = {"code": code, "reason": "Forbidden" if code == 403 else "BadRequest", "message": message}
+    if warnings:
+        body["warnings"] = [short(w) for w in warnings]
+    if patch:
+        body["patchType"] = "JSONPatch"
+        body["patch"] = base64.b64encode(json.dumps(patch, separators=(",", ":")).encode()).decode()
+    return {"apiVersion": API_VERSION, "kind": "AdmissionReview", "response": body}
+
+
+def short(text: str) -> str:
+    """A warning the apiserver passes on whole: under WARNING_LIMIT characters, one line."""
+    text = " ".join(text.split())
+    return text if len(text) < WARNING_LIMIT else text[:WARNING_LIMIT - 2] + "…"
+
+
+def pointer(path) -> str:
+    """An RFC 6901 JSON pointer for a path of keys and indexes ('~' as '~0', '/' as '~1')."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)

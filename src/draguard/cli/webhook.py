@@ -1,0 +1,59 @@
+"""`draguard webhook`: the validating admission webhook (HTTPS, AdmissionReview v1)."""
+
+from __future__ import annotations
+
+import os
+
+from ..core.errors import EXIT_OK, UsageError
+
+
+def arguments(name, parser) -> None:
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
+    parser.add_argument("--tls-cert", help="serving certificate (PEM), reloaded when it changes")
+    parser.add_argument("--tls-key", help="its private key (PEM)")
+    parser.add_argument("--self-signed", action="store_true",
+                        help="make a self-signed pair at start-up (development); its caBundle is logged")
+    parser.add_argument("--san", action="append", default=[], metavar="NAME",
+                        help="with --self-signed: a DNS name or IP the certificate is valid for (repeatable; "
+                             "default localhost, 127.0.0.1 and the Service names of $WEBHOOK_SERVICE)")
+    parser.add_argument("--offline", action="store_true",
+                        help="judge without a cluster: the rules that need no other cluster object")
+    parser.add_argument("--exempt-namespace", action="append", metavar="NS",
+                        help="namespaces never judged (repeatable; default: kube-system and $POD_NAMESPACE)")
+    parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
+    parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
+
+
+def run(args) -> int:
+    import base64
+
+    from ..admission.certs import ReloadingContext, self_signed, temporary_folder
+    from ..admission.judge import rules_for
+    from ..admission.server import Server, Webhook, log, serve
+    from ..core.versions import check_kube_version
+    from ..engine.config_file import load_config
+
+    if not args.offline:
+        raise UsageError("the cluster cache (cross-object rules on live DeviceClasses, templates and budgets) is not "
+                         "built yet: run with --offline, which judges each object on its own")
+    if args.self_signed == bool(args.tls_cert or args.tls_key):
+        raise UsageError("give either --tls-cert and --tls-key, or --self-signed")
+    if not args.self_signed and not (args.tls_cert and args.tls_key):
+        raise UsageError("--tls-cert and --tls-key go together")
+    config = load_config(args.config)
+    if args.kube_version:
+        config.kube_version = check_kube_version(args.kube_version)
+    if args.self_signed:
+        service = os.environ.get("WEBHOOK_SERVICE", "")
+        names = args.san or ["localhost", "127.0.0.1"] + ([service, f"{service}.svc"] if service else [])
+        cert, key = self_signed(temporary_folder(), names)
+        with open(cert, "rb") as f:
+            log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
+    else:
+        cert, key = args.tls_cert, args.tls_key
+    exempt = set(args.exempt_namespace or ["kube-system"] + [os.environ.get("POD_NAMESPACE", "")]) - {""}
+    webhook = Webhook(rules_for(config, offline=True), exempt)
+    server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))
+    serve(server)
+    return EXIT_OK

@@ -1,0 +1,152 @@
+"""`draguard webhook --offline` on loopback, spoken to as the API server speaks: AdmissionReview
+v1 in, the response the API server requires out (uid echoed, denial naming rule and path,
+warnings under 120 characters), and bad bodies, big bodies and slow clients answered without
+a crash or a hang."""
+
+from __future__ import annotations
+
+import json
+import socket
+import textwrap
+import time
+
+import pytest
+import yaml
+
+from draguard.rules import REGISTRY
+from draguard.rules.examples import COMPLIANT_POD
+
+from support.webhook import context_for, get, post, review, running_webhook
+
+
+def _docs(text: str) -> list[dict]:
+    return [d for d in yaml.safe_load_all(textwrap.dedent(text)) if d]
+
+
+LEGACY_POD = _docs(REGISTRY.get("legacy-gpu-resource").noncompliant)[0]
+SHM_POD = _docs(REGISTRY.get("shm-size-limit").noncompliant)[0]
+GOOD_POD = [d for d in _docs(COMPLIANT_POD) if d["kind"] == "Pod"][0]
+
+
+@pytest.fixture(scope="module")
+def webhook():
+    with running_webhook("--kube-version", "1.34") as running:
+        yield running
+
+
+def test_an_error_denies_naming_the_rule_and_the_field(webhook):
+    url, ca, _ = webhook
+    code, answer = post(url, ca, review(LEGACY_POD, uid="req-1"))
+    assert code == 200 and answer["apiVersion"] == "admission.k8s.io/v1" and answer["kind"] == "AdmissionReview"
+    body = answer["response"]
+    assert body["uid"] == "req-1" and body["allowed"] is False and "patch" not in body
+    assert body["status"]["code"] == 403
+    assert '[legacy-gpu-resource] spec.containers[0].resources.limits["nvidia.com/gpu"]:' in body["status"]["message"]
+
+
+def test_a_warning_admits_with_short_warnings(webhook):
+    url, ca, _ = webhook
+    body = post(url, ca, review(SHM_POD))[1]["response"]
+    assert body["allowed"] is True and "status" not in body
+    assert body["warnings"] and all(len(w) < 120 for w in body["warnings"])
+    assert body["warnings"][0].startswith("[shm-size-limit] spec.volumes[0].emptyDir:")
+
+
+def test_compliant_objects_dry_runs_and_generated_claims_are_admitted(webhook):
+    url, ca, _ = webhook
+    assert post(url, ca, review(GOOD_POD))[1]["response"] == {"uid": "7c9b8f0e-1", "allowed": True}
+    dry = post(url, ca, review(LEGACY_POD, dryRun=True))[1]["response"]
+    assert dry["allowed"] is False  # judged the same
+    generated = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                 "metadata": {"name": "p-gpu-x", "namespace": "team-a",
+                              "annotations": {"resource.kubernetes.io/pod-claim-name": "gpu"}},
+                 "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "nope"}}]}}}
+    assert post(url, ca, review(generated))[1]["response"]["allowed"] is True
+    assert post(url, ca, review(LEGACY_POD, operation="DELETE"))[1]["response"]["allowed"] is True
+    assert post(url, ca, review(LEGACY_POD, namespace="kube-system"))[1]["response"]["allowed"] is True
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
+    assert post(url, ca, review(config_map))[1]["response"]["allowed"] is True
+
+
+def test_the_legacy_deployment_is_denied_at_the_deployment(webhook):
+    url, ca, _ = webhook
+    pod = dict(LEGACY_POD)
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "legacy", "namespace": "team-a"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
+                           "template": {"metadata": {"labels": {"app": "x"}}, "spec": pod["spec"]}}}
+    body = post(url, ca, review(deployment))[1]["response"]
+    assert body["allowed"] is False
+    assert "[legacy-gpu-resource] spec.template.spec.containers[0].resources.limits" in body["status"]["message"]
+
+
+@pytest.mark.parametrize("body, says", [
+    (b"{not json", "not JSON"),
+    (json.dumps({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview", "request": {"uid": "u"}}).encode(),
+     "register the webhook with admissionReviewVersions: [v1]"),
+    (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}).encode(), "no request.uid"),
+    (json.dumps({"apiVersion": "v1", "kind": "Pod"}).encode(), "not an AdmissionReview"),
+])
+def test_malformed_reviews_get_400_with_the_reason(webhook, body, says):
+    url, ca, _ = webhook
+    code, answer = post(url, ca, body)
+    assert code == 400 and says in answer["error"]
+
+
+def test_oversize_bodies_are_refused_before_they_are_read(webhook):
+    url, ca, _ = webhook
+    host, port = url.removeprefix("https://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with context_for(ca).wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        b"Content-Length: 50000000\r\n\r\n")
+            reply = tls.recv(4096).decode()
+    assert reply.startswith("HTTP/1.1 413")
+
+
+def test_a_slow_client_holds_no_one_else_up(webhook):
+    url, ca, _ = webhook
+    host, port = url.removeprefix("https://").split(":")
+    slow = socket.create_connection((host, int(port)), timeout=30)  # connects, never says anything
+    tls_slow = socket.create_connection((host, int(port)), timeout=30)
+    wrapped = context_for(ca).wrap_socket(tls_slow, server_hostname=host)
+    wrapped.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")  # then stalls
+    try:
+        started = time.monotonic()
+        assert post(url, ca, review(GOOD_POD))[1]["response"]["allowed"] is True
+        assert time.monotonic() - started < 5
+    finally:
+        slow.close()
+        wrapped.close()
+
+
+def test_health_readiness_and_metrics(webhook):
+    url, ca, _ = webhook
+    assert get(url, ca, "/healthz") == (200, "ok\n")
+    assert get(url, ca, "/readyz") == (200, "ok\n")
+    post(url, ca, review(LEGACY_POD))
+    code, metrics = get(url, ca, "/metrics")
+    assert code == 200
+    assert 'draguard_webhook_denials_total{rule="legacy-gpu-resource"}' in metrics
+    assert 'draguard_webhook_requests_total{path="/validate",result="denied"}' in metrics
+    assert "draguard_webhook_latency_seconds_bucket" in metrics
+
+
+def test_logs_are_json_lines(webhook):
+    _, _, process = webhook
+    lines = [json.loads(line) for line in open(process.log_path) if line.strip()]
+    reviews = [line for line in lines if line["event"] == "review"]
+    assert reviews and {"uid", "kind", "allowed", "denied"} <= set(reviews[0])
+
+
+def test_plain_http_is_refused_by_tls(webhook):
+    url, _, _ = webhook
+    host, port = url.removeprefix("https://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        raw.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert not raw.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+def test_the_options_are_checked(cli):
+    assert cli("webhook").code == 2
+    done = cli("webhook", "--offline")
+    assert done.code == 2 and "--self-signed" in done.err
