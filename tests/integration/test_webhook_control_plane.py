@@ -17,7 +17,7 @@ from draguard.rules import REGISTRY
 from draguard.rules.examples import COMPLIANT_POD
 
 from support.cluster import until
-from support.webhook import running_webhook
+from support.webhook import post, review, running_webhook
 
 pytestmark = pytest.mark.cluster
 NS = "guarded"
@@ -47,6 +47,7 @@ def guarded(bare_plane):
     core = client.CoreV1Api(bare_plane.api())
     core.create_namespace({"metadata": {"name": NS, "labels": LABEL}})
     with running_webhook("--kube-version", "1.37") as (url, ca, process):
+        process.url, process.ca = url, ca
         admission = client.AdmissionregistrationV1Api(bare_plane.api())
         admission.create_validating_webhook_configuration(configuration(url, ca))
         try:
@@ -101,6 +102,51 @@ def test_a_compliant_pod_and_its_generated_claim_are_admitted(guarded):
     res = client.ResourceV1Api(plane.api())
     claims = until("the generated claim", lambda: res.list_namespaced_resource_claim(NS).items, timeout=60)
     assert claims[0].metadata.annotations["resource.kubernetes.io/pod-claim-name"] == "gpu"
+
+
+def test_with_the_cache_a_missing_template_is_refused_and_a_dra_backed_gpu_admitted(guarded):
+    """Online, the cross-object rules read the watch-fed cache: a pod naming a template that
+    does not exist is refused (offline it is admitted: references are taken to exist), and a
+    `nvidia.com/gpu` limit served by a DeviceClass with extendedResourceName (KEP-5004) is
+    not the legacy device plugin."""
+    plane, process = guarded
+    offline_url, offline_ca = process.url, process.ca
+    missing = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "orphan"},
+               "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "nowhere"}],
+                        "containers": [{"name": "c", "image": "vllm/vllm-openai",
+                                        "resources": {"claims": [{"name": "gpu"}]}}]}}
+    mapped = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "dra-gpus"},
+              "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}],
+                       "extendedResourceName": "nvidia.com/gpu"}}
+    resources = client.ResourceV1Api(plane.api())
+    stored = resources.create_device_class(mapped)
+    try:
+        with running_webhook("--kube-version", "1.37", kubeconfig=plane.kubeconfig) as (url, ca, _):
+            admission = client.AdmissionregistrationV1Api(plane.api())
+            online = configuration(url, ca)
+            online["metadata"]["name"] = "draguard-online"
+            online["webhooks"][0]["name"] = "online.draguard.io"
+            admission.create_validating_webhook_configuration(online)
+            try:
+                body = until("the online webhook to refuse", lambda: _refusal(plane, missing), timeout=30)
+                assert "[claim-reference-missing]" in body and "online.draguard.io" in body
+                assert stored.spec.extended_resource_name == "nvidia.com/gpu"  # 1.37 serves the field
+                legacy = dict(LEGACY_POD, metadata={"name": "mapped", "namespace": NS})
+                assert post(url, ca, review(legacy, namespace=NS))[1]["response"]["allowed"] is True
+                offline = post(offline_url, offline_ca, review(legacy, namespace=NS))[1]["response"]
+                assert offline["allowed"] is False  # without the cluster's classes it is the device plugin
+            finally:
+                admission.delete_validating_webhook_configuration("draguard-online")
+    finally:
+        resources.delete_device_class("dra-gpus")
+
+
+def _refusal(plane, obj) -> str:
+    try:
+        create(plane, obj, dry_run=True)
+        return ""
+    except client.exceptions.ApiException as exc:
+        return exc.body if isinstance(exc.body, str) else exc.body.decode()
 
 
 def test_zz_down_means_refused_and_the_break_glass_lets_requests_through(guarded):

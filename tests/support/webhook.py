@@ -25,11 +25,13 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_webhook(*extra: str):
-    """Yields (base URL, CA bundle PEM bytes, the process)."""
+def running_webhook(*extra: str, kubeconfig=None):
+    """Yields (base URL, CA bundle PEM bytes, the process): offline, or with the cluster cache
+    of `kubeconfig` (ready once the cache has synced)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-    process = subprocess.Popen([sys.executable, "-m", "draguard", "webhook", "--offline", "--self-signed",
+    mode = ["--kubeconfig", str(kubeconfig)] if kubeconfig else ["--offline"]
+    process = subprocess.Popen([sys.executable, "-m", "draguard", "webhook", *mode, "--self-signed",
                                 "--host", "127.0.0.1", "--port", str(port), *extra],
                                stdout=subprocess.DEVNULL, stderr=log)
     try:
@@ -39,7 +41,7 @@ def running_webhook(*extra: str):
             time.sleep(0.1)
             text = open(log.name).read()
             found = re.search(r'"caBundle":"([^"]+)"', text)
-            ready = '"event":"serving"' in text
+            ready = '"event":"serving"' in text and (not kubeconfig or '"event":"cache synced"' in text)
             if process.poll() is not None:
                 raise RuntimeError(f"webhook exited: {text}")
             if found and ready:

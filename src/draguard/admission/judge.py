@@ -61,9 +61,10 @@ def rules_for(config: Config, offline: bool) -> Config:
     return config
 
 
-def judge(request: Request, config: Config, context: list[Manifest] = ()) -> Verdict:
+def judge(request: Request, config: Config, context: list[Manifest] = (), inventory=None) -> Verdict:
     """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
-    objects the cross-object rules read."""
+    objects the cross-object rules read, `inventory` the cluster's devices (None: the
+    built-in catalog)."""
     if request.operation not in _JUDGED_OPERATIONS or request.object is None:
         return Verdict(True, skipped=f"{request.operation or 'no'} operation: not judged")
     if request.group_kind not in JUDGED:
@@ -74,7 +75,7 @@ def judge(request: Request, config: Config, context: list[Manifest] = ()) -> Ver
         return Verdict(True, skipped="a claim the system generated: its template and workload are judged")
     obj = Manifest.from_data(request.object, display="(admission request)")
     manifests = [obj, *context]
-    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=manifests)
+    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=manifests, inventory=inventory)
     mine = [f for f in result.findings if f.obj == obj.ref]
     denials = [f for f in mine if f.severity is Severity.ERROR]
     warnings = [f for f in mine if f.severity is Severity.WARNING]

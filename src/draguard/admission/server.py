@@ -53,17 +53,18 @@ def log(event: str, **fields) -> None:
 
 class Webhook:
     """What a request needs: the configuration the judge runs with, the namespaces exempt,
-    the context objects (the cluster cache; none offline), readiness and metrics."""
+    the cluster's view (the cache's objects and devices; none offline), readiness, metrics."""
 
-    def __init__(self, config, exempt: set[str], context=lambda: (), ready=lambda: True):
-        self.config, self.exempt, self.context, self.ready = config, exempt, context, ready
+    def __init__(self, config, exempt: set[str], view=lambda: ((), None), ready=lambda: True):
+        self.config, self.exempt, self.view, self.ready = config, exempt, view, ready
         self.metrics = Metrics()
 
     def review(self, body: bytes) -> tuple[int, dict]:
         request = parse(body)
         if request.namespace in self.exempt:
             return 200, response(request.uid, True)
-        verdict = judge(request, self.config, list(self.context()))
+        context, inventory = self.view()
+        verdict = judge(request, self.config, context, inventory)
         for finding in verdict.denials:
             self.metrics.denials.labels(finding.rule).inc()
         log("review", uid=request.uid, operation=request.operation, kind=request.group_kind[1],

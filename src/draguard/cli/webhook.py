@@ -18,7 +18,10 @@ def arguments(name, parser) -> None:
                         help="with --self-signed: a DNS name or IP the certificate is valid for (repeatable; "
                              "default localhost, 127.0.0.1 and the Service names of $WEBHOOK_SERVICE)")
     parser.add_argument("--offline", action="store_true",
-                        help="judge without a cluster: the rules that need no other cluster object")
+                        help="judge without a cluster: each object on its own, references taken to exist")
+    parser.add_argument("--kubeconfig", help="kubeconfig for the cache's watches (default: the in-cluster service "
+                                             "account, $KUBECONFIG or ~/.kube/config)")
+    parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
                         help="namespaces never judged (repeatable; default: kube-system and $POD_NAMESPACE)")
     parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
@@ -34,9 +37,6 @@ def run(args) -> int:
     from ..core.versions import check_kube_version
     from ..engine.config_file import load_config
 
-    if not args.offline:
-        raise UsageError("the cluster cache (cross-object rules on live DeviceClasses, templates and budgets) is not "
-                         "built yet: run with --offline, which judges each object on its own")
     if args.self_signed == bool(args.tls_cert or args.tls_key):
         raise UsageError("give either --tls-cert and --tls-key, or --self-signed")
     if not args.self_signed and not (args.tls_cert and args.tls_key):
@@ -53,7 +53,20 @@ def run(args) -> int:
     else:
         cert, key = args.tls_cert, args.tls_key
     exempt = set(args.exempt_namespace or ["kube-system"] + [os.environ.get("POD_NAMESPACE", "")]) - {""}
-    webhook = Webhook(rules_for(config, offline=True), exempt)
+    cache = None
+    if args.offline:
+        webhook = Webhook(rules_for(config, offline=True), exempt)
+    else:
+        from ..admission.cache import ClusterCache
+        from ..cluster.live import connect
+
+        cache = ClusterCache(connect(args.kubeconfig, args.context), log)
+        cache.start()
+        webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready)
     server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))
-    serve(server)
+    try:
+        serve(server)
+    finally:
+        if cache is not None:
+            cache.stop()
     return EXIT_OK

@@ -32,7 +32,7 @@ def follow(connection, snapshot, raw: dict, config, seconds: float | None = None
     stop = threading.Event()
     for resource in RESOURCES:
         if resource.name in connection.listed:
-            threading.Thread(target=_follow, args=(connection, resource, changes, stop), daemon=True).start()
+            threading.Thread(target=stream_changes, args=(connection, resource, changes, stop), daemon=True).start()
     deadline = time.monotonic() + seconds if seconds else None
     try:
         while deadline is None or time.monotonic() < deadline:
@@ -68,21 +68,27 @@ def _drain(changes: queue.Queue, store: dict, deadline) -> bool:
     except queue.Empty:
         return False
     while True:
-        name, kind, obj = change
-        if kind == "RELIST":
-            store[name] = {_uid(o): o for o in obj}
-        elif kind == "DELETED":
-            store[name].pop(_uid(obj), None)
-        elif kind in ("ADDED", "MODIFIED"):
-            store[name][_uid(obj)] = obj
+        apply(store, change)
         try:
             change = changes.get(timeout=QUIET)
         except queue.Empty:
             return True
 
 
-def _follow(connection, resource, changes: queue.Queue, stop: threading.Event) -> None:
-    """Stream `resource`'s watch events into `changes` until `stop`."""
+def apply(store: dict, change: tuple) -> None:
+    """One change from `stream_changes` applied to `store` (resource name -> uid -> object)."""
+    name, kind, obj = change
+    if kind == "RELIST":
+        store[name] = {_uid(o): o for o in obj}
+    elif kind == "DELETED":
+        store.setdefault(name, {}).pop(_uid(obj), None)
+    elif kind in ("ADDED", "MODIFIED"):
+        store.setdefault(name, {})[_uid(obj)] = obj
+
+
+def stream_changes(connection, resource, changes: queue.Queue, stop: threading.Event) -> None:
+    """Stream `resource`'s watch events into `changes` from its last LIST until `stop`: (resource
+    name, ADDED / MODIFIED / DELETED, object), or (name, RELIST, objects) after an expiry."""
     import json
 
     version, resource_version = connection.listed[resource.name]
