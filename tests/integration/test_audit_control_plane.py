@@ -196,6 +196,8 @@ def test_a_foreign_finalizer_keeps_a_deleted_claim(cli, audit_plane):
 
 
 def test_a_claim_whose_finalizer_was_removed_by_hand_leaves_its_pod_running_without_it(cli, audit_plane, healthy):
+    """The claim goes; the resourceclaim controller may create it again under the same name,
+    unallocated: either way the pod runs on devices no claim holds for it."""
     res = client.ResourceV1Api(audit_plane.api())
     pod = running_pods(audit_plane, "infer")[0]
     claim = pod.status.resource_claim_statuses[0].resource_claim_name

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..model.gpu import LEGACY_RESOURCE
-from ..model.live import controller_of
+from ..model.live import controller_of, is_allocated, reserved_for
 from ..model.pods import mapping, mappings, text
 from .base import Needs, Option, Rule
 from .cluster_examples import BASE, NODE, claim, gpu, pod, slice_, snapshot
@@ -82,28 +82,42 @@ class PodClaimGone(PodRule):
     name = "Running pod whose ResourceClaim is gone"
     severity = Severity.ERROR
     reads = ("pods", "resourceclaims.resource.k8s.io")
-    summary = "A pod bound to a node uses a ResourceClaim that no longer exists."
+    summary = ("A pod bound to a node uses a ResourceClaim that no longer exists, or exists again without being "
+               "reserved for it.")
     rationale = """
         A claim in use cannot be deleted: its delete-protection finalizer stays until the
         claim is deallocated, which waits for the pod. A running pod without its claim means
         the finalizer was removed by hand (or the claim was force-deleted from etcd): the
         devices are free for the scheduler to give to another pod while this pod's
-        containers still use them, two tenants on one GPU."""
+        containers still use them, two tenants on one GPU. The resourceclaim controller may
+        then create the claim again under the same name (observed on the real control
+        plane), unallocated and reserved for nobody: the pod still runs on devices no claim
+        holds."""
     noncompliant = snapshot(*BASE, pod())
 
     def check(self, obj, ctx):
         if not obj.spec.get("nodeName") or mapping(obj.data.get("status")).get("phase") in ("Succeeded", "Failed"):
             return
+        uid = text(obj.metadata.get("uid"))
         generated = {text(s.get("name")): s.get("resourceClaimName")
                      for s in mappings(mapping(obj.data.get("status")).get("resourceClaimStatuses"))}
         for i, ref in enumerate(mappings(obj.spec.get("resourceClaims"))):
             name = ref.get("resourceClaimName") or generated.get(text(ref.get("name")))
-            if isinstance(name, str) and name and (obj.namespace, name) not in ctx.cluster.claims_by_key:
-                yield ctx.finding(self, obj, f"runs on {text(obj.spec.get('nodeName'))} but its ResourceClaim {name} "
-                                  "is gone: its devices can be allocated to another pod while this one uses them",
-                                  obj.spec["resourceClaims"], i,
-                                  help="delete the pod (its replacement gets a claim of its own); find who removed the "
-                                       "claim's finalizer")
+            if not isinstance(name, str) or not name:
+                continue
+            claim = ctx.cluster.claims_by_key.get((obj.namespace, name))
+            if claim is None:
+                state = "is gone"
+            elif not any(text(r.get("uid")) == uid for r in reserved_for(claim)):
+                state = "exists again but is not reserved for it" if not is_allocated(claim) else \
+                    "is not reserved for it"
+            else:
+                continue
+            yield ctx.finding(self, obj, f"runs on {text(obj.spec.get('nodeName'))} but its ResourceClaim {name} "
+                              f"{state}: its devices can be allocated to another pod while this one uses them",
+                              obj.spec["resourceClaims"], i,
+                              help="delete the pod (its replacement gets a claim of its own); find who removed the "
+                                   "claim's finalizer")
 
 
 @register
