@@ -8,6 +8,11 @@ from ..core.errors import EXIT_OK, UsageError
 
 
 def arguments(name, parser) -> None:
+    parser.add_argument("action", nargs="?", choices=["serve", "manifests"], default="serve",
+                        help="serve (default), or print the manifests that install it (as the Helm chart "
+                             "deploy/helm/draguard renders them)")
+    parser.add_argument("--namespace", default="draguard", help="manifests: the namespace to install in")
+    parser.add_argument("--image", default="ghcr.io/draguard/draguard:0.1.0", help="manifests: the image")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
     parser.add_argument("--tls-cert", help="serving certificate (PEM), reloaded when it changes")
@@ -29,6 +34,23 @@ def arguments(name, parser) -> None:
 
 
 def run(args) -> int:
+    if args.action == "manifests":
+        return _manifests(args)
+    return _serve(args)
+
+
+def _manifests(args) -> int:
+    import sys
+
+    import yaml
+
+    from ..admission.install import manifests
+
+    sys.stdout.write(yaml.safe_dump_all(manifests(args.namespace, args.image), sort_keys=False, explicit_start=True))
+    return EXIT_OK
+
+
+def _serve(args) -> int:
     import base64
 
     from ..admission.certs import ReloadingContext, self_signed, temporary_folder
