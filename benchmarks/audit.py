@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,9 +22,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from draguard.cluster.live import PAGE  # noqa: E402
 from draguard.cluster.snapshot import RESOURCES  # noqa: E402
 from support.audit_dump import write  # noqa: E402
+from support.probe import run_draguard  # noqa: E402
 
-PROBE = ("import sys; from draguard.cli import main; main(sys.argv[1:]); "
-         "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))")
 
 
 def main() -> None:
@@ -43,13 +41,10 @@ def main() -> None:
         counts = {r.name: len(json.loads((dump / f"{r.name}.json").read_text())["items"]) for r in RESOURCES}
         slices = json.loads((dump / "resourceslices.resource.k8s.io.json").read_text())["items"]
         size = sum(p.stat().st_size for p in dump.iterdir()) / 2**20
-        started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", PROBE, "audit", "--from", str(dump), "--no-config", "-f",
-                               args.format, "-o", str(Path(tmp) / "report")], capture_output=True, text=True)
-        seconds = time.perf_counter() - started
-    if done.returncode not in (0, 1):
-        sys.exit(f"audit failed ({done.returncode}): {done.stderr}")
-    peak = int(done.stdout.split()[-1]) / 1024
+        code, seconds, peak, errors = run_draguard("audit", "--from", str(dump), "--no-config", "-f", args.format,
+                                                   "-o", str(Path(tmp) / "report"))
+    if code not in (0, 1):
+        sys.exit(f"audit failed ({code}): {errors}")
     pages = sum(max(1, -(-n // PAGE)) for n in counts.values())
     devices = sum(len(s["spec"]["devices"]) for s in slices)
     print(f"dump: {args.nodes} nodes x {args.gpus} GPUs ({devices} devices), {counts['pods']} pods, {counts['resourceclaims.resource.k8s.io']} "

@@ -9,19 +9,16 @@ refused whole (input-limit) after 4.3 s at 675 MiB peak, with no object checked.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from support.live import live_list  # noqa: E402
+from support.probe import run_draguard  # noqa: E402
 
-PROBE = ("import sys; from draguard.cli import main; main(sys.argv[1:]); "
-         "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))")
 
 
 def main() -> None:
@@ -32,12 +29,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"live.{args.format}"
         path.write_text(live_list(args.pods, args.format))
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", PROBE, "lint", str(path), "--no-config", "-f", "json", "-o",
-                               str(Path(tmp) / "report.json")], capture_output=True, text=True, check=False)
-        seconds = time.perf_counter() - start
+        _, seconds, peak, _ = run_draguard("lint", str(path), "--no-config", "-f", "json", "-o",
+                                           str(Path(tmp) / "report.json"))
         size = path.stat().st_size / 2**20
-    peak = int(done.stdout.split()[-1]) / 1024
     print(f"live List, {args.pods} pods + claims, {size:.1f} MiB {args.format}: {seconds:.2f} s, peak RSS {peak:.0f} MiB "
           "(anchor: refused whole after 4.3 s at 675 MiB)")
 

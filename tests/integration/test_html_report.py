@@ -39,11 +39,16 @@ def test_chromium_renders_the_summary_findings_and_fix_diffs(report):
     assert '<span class="del">-      hostIPC: true' in dom  # the fix's diff, from the real splice
 
 
-def test_chromium_takes_a_screenshot_of_it(report, tmp_path):
-    shot = tmp_path / "report.png"
-    subprocess.run([CHROMIUM, *FLAGS, "--window-size=1200,1600", f"--screenshot={shot}", report.as_uri()],
+def screenshot(page, folder, width: int, height: int) -> bytes:
+    """Chromium's PNG of `page` at that window size (its signature and size checked)."""
+    shot = folder / "page.png"
+    subprocess.run([CHROMIUM, *FLAGS, f"--window-size={width},{height}", f"--screenshot={shot}", page.as_uri()],
                    capture_output=True, timeout=120)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    assert (width, height) == (1200, 1600) and len(data) > 20_000  # a page with content, not a blank one
+    assert struct.unpack(">II", data[16:24]) == (width, height)
+    return data
+
+
+def test_chromium_takes_a_screenshot_of_it(report, tmp_path):
+    assert len(screenshot(report, tmp_path, 1200, 1600)) > 20_000  # a page with content, not a blank one
