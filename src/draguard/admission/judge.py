@@ -65,18 +65,30 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), invent
     """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
     objects the cross-object rules read, `inventory` the cluster's devices (None: the
     built-in catalog)."""
-    if request.operation not in _JUDGED_OPERATIONS or request.object is None:
-        return Verdict(True, skipped=f"{request.operation or 'no'} operation: not judged")
-    if request.group_kind not in JUDGED:
-        return Verdict(True, skipped=f"{request.group_kind[1] or 'unknown kind'} is not judged")
-    annotations = (request.object.get("metadata") or {}).get("annotations") or {}
-    if request.group_kind == (RESOURCE_GROUP, "ResourceClaim") and (
-            POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
-        return Verdict(True, skipped="a claim the system generated: its template and workload are judged")
-    obj = Manifest.from_data(request.object, display="(admission request)")
-    manifests = [obj, *context]
-    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=manifests, inventory=inventory)
-    mine = [f for f in result.findings if f.obj == obj.ref]
+    skipped = not_judged(request)
+    if skipped:
+        return Verdict(True, skipped=skipped)
+    mine = findings_on(request.object, config, context, inventory)
     denials = [f for f in mine if f.severity is Severity.ERROR]
     warnings = [f for f in mine if f.severity is Severity.WARNING]
     return Verdict(not denials, denials, warnings)
+
+
+def not_judged(request: Request) -> str:
+    """Why the request is admitted without judging it ('' when it is judged)."""
+    if request.operation not in _JUDGED_OPERATIONS or request.object is None:
+        return f"{request.operation or 'no'} operation: not judged"
+    if request.group_kind not in JUDGED:
+        return f"{request.group_kind[1] or 'unknown kind'} is not judged"
+    annotations = (request.object.get("metadata") or {}).get("annotations") or {}
+    if request.group_kind == (RESOURCE_GROUP, "ResourceClaim") and (
+            POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
+        return "a claim the system generated: its template and workload are judged"
+    return ""
+
+
+def findings_on(data: dict, config: Config, context: list[Manifest] = (), inventory=None) -> list[Finding]:
+    """The catalog's findings on the object `data`, the others read as context."""
+    obj = Manifest.from_data(data, display="(admission request)")
+    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=[obj, *context], inventory=inventory)
+    return [f for f in result.findings if f.obj == obj.ref]

@@ -1,4 +1,5 @@
-"""The webhook's HTTPS server: `/validate` (AdmissionReview v1), `/healthz`, `/readyz`,
+"""The webhook's HTTPS server: `/validate` and, with `--mutate`, `/mutate` (AdmissionReview
+v1; the mutating path admits with the safe fixes as a JSON Patch), `/healthz`, `/readyz`,
 `/metrics` (Prometheus: requests, denials by rule, latency), JSON-line logs on stderr.
 
 It holds no state a replica would need from another (stateless: scale it out behind a
@@ -55,12 +56,16 @@ class Webhook:
     """What a request needs: the configuration the judge runs with, the namespaces exempt,
     the cluster's view (the cache's objects and devices; none offline), readiness, metrics."""
 
-    def __init__(self, config, exempt: set[str], view=lambda: ((), None), ready=lambda: True):
+    def __init__(self, config, exempt: set[str], view=lambda: ((), None), ready=lambda: True,
+                 mutating: bool = False):
         self.config, self.exempt, self.view, self.ready = config, exempt, view, ready
+        self.mutating = mutating
         self.metrics = Metrics()
 
-    def review(self, body: bytes) -> tuple[int, dict]:
+    def review(self, body: bytes, mutate: bool = False) -> tuple[int, dict]:
         request = parse(body)
+        if mutate:
+            return 200, self._mutate(request)
         if request.namespace in self.exempt:
             return 200, response(request.uid, True)
         context, inventory = self.view()
@@ -72,6 +77,19 @@ class Webhook:
             denied=[f.rule for f in verdict.denials], warned=[f.rule for f in verdict.warnings])
         return 200, response(request.uid, verdict.allowed, verdict.message() if not verdict.allowed else "",
                              verdict.warning_lines())
+
+
+    def _mutate(self, request) -> dict:
+        """Admit with the safe fixes as a patch (denying is the validating path's job)."""
+        from .mutate import safe_patch
+
+        if request.namespace in self.exempt:
+            return response(request.uid, True)
+        context, inventory = self.view()
+        patch, applied = safe_patch(request, self.config, context, inventory)
+        log("mutate", uid=request.uid, kind=request.group_kind[1], namespace=request.namespace, name=request.name,
+            applied=applied)
+        return response(request.uid, True, warnings=[f"draguard fixed {title}" for title in applied], patch=patch)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -107,8 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802
         webhook: Webhook = self.server.webhook
         path = self.path.split("?", 1)[0]
-        if path != "/validate":
-            self._error(404, f"no such path {path}: reviews go to /validate")
+        if path not in ("/validate", "/mutate") or (path == "/mutate" and not webhook.mutating):
+            self._error(404, f"no such path {path}: reviews go to /validate" +
+                        (" or /mutate" if webhook.mutating else " (/mutate needs --mutate)"))
             return
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
@@ -126,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         try:
-            code, answer = webhook.review(body)
+            code, answer = webhook.review(body, mutate=path == "/mutate")
             result = "allowed" if answer["response"]["allowed"] else "denied"
         except ReviewError as exc:
             code, answer, result = 400, {"error": str(exc)}, "malformed"

@@ -22,6 +22,8 @@ def arguments(name, parser) -> None:
     parser.add_argument("--san", action="append", default=[], metavar="NAME",
                         help="with --self-signed: a DNS name or IP the certificate is valid for (repeatable; "
                              "default localhost, 127.0.0.1 and the Service names of $WEBHOOK_SERVICE)")
+    parser.add_argument("--mutate", action="store_true",
+                        help="also serve /mutate: admit with the safe fixes applied, as a JSON Patch")
     parser.add_argument("--offline", action="store_true",
                         help="judge without a cluster: each object on its own, references taken to exist")
     parser.add_argument("--kubeconfig", help="kubeconfig for the cache's watches (default: the in-cluster service "
@@ -77,14 +79,14 @@ def _serve(args) -> int:
     exempt = set(args.exempt_namespace or ["kube-system"] + [os.environ.get("POD_NAMESPACE", "")]) - {""}
     cache = None
     if args.offline:
-        webhook = Webhook(rules_for(config, offline=True), exempt)
+        webhook = Webhook(rules_for(config, offline=True), exempt, mutating=args.mutate)
     else:
         from ..admission.cache import ClusterCache
         from ..cluster.live import connect
 
         cache = ClusterCache(connect(args.kubeconfig, args.context), log)
         cache.start()
-        webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready)
+        webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready, mutating=args.mutate)
     server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))
     try:
         serve(server)

@@ -150,3 +150,28 @@ def test_the_options_are_checked(cli):
     assert cli("webhook").code == 2
     done = cli("webhook", "--offline")
     assert done.code == 2 and "--self-signed" in done.err
+
+
+def test_mutate_admits_with_the_safe_fixes_as_a_json_patch():
+    import base64
+
+    import jsonpatch
+
+    helper = _docs(REGISTRY.get("teardown-helper-claim").noncompliant)
+    pod = next(d for d in helper if d["kind"] == "Pod")
+    with running_webhook("--mutate", "--kube-version", "1.34") as (url, ca, _):
+        body = post(url, ca, review(pod, uid="m-1"), path="/mutate")[1]["response"]
+        assert body["uid"] == "m-1" and body["allowed"] is True and body["patchType"] == "JSONPatch"
+        patch = json.loads(base64.b64decode(body["patch"]))
+        assert patch and all(op["path"].startswith("/spec/containers/") for op in patch)
+        fixed = jsonpatch.apply_patch(pod, patch)
+        assert any(w.startswith("draguard fixed [teardown-helper-claim]") for w in body["warnings"])
+        again = post(url, ca, review(fixed), path="/validate")[1]["response"]
+        assert not any("[teardown-helper-claim]" in w for w in again.get("warnings", []))
+        assert post(url, ca, review(GOOD_POD), path="/mutate")[1]["response"] == {"uid": "7c9b8f0e-1", "allowed": True}
+
+
+def test_mutate_is_served_only_when_asked(webhook):
+    url, ca, _ = webhook
+    code, answer = post(url, ca, review(GOOD_POD), path="/mutate")
+    assert code == 404 and "/mutate needs --mutate" in answer["error"]

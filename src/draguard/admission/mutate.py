@@ -1,0 +1,34 @@
+"""The mutating path: the object with the catalog's *safe* fixes applied (the same fixes `draguard
+fix` applies without `--unsafe-fixes`), returned as an RFC 6902 JSON Patch computed by the
+`jsonpatch` library from the object before and after. Unsafe and display-only fixes never
+mutate at admission; a fix whose edits no longer apply after an earlier one is left out."""
+
+from __future__ import annotations
+
+from ..core.fixes import Applicability, EditError, apply_edits, plain
+from .judge import findings_on, not_judged
+from .review import Request
+
+
+def safe_patch(request: Request, config, context=(), inventory=None) -> tuple[list, list[str]]:
+    """(JSON Patch operations, the titles of the fixes applied), both empty when nothing
+    applies."""
+    import jsonpatch
+
+    if not_judged(request):
+        return [], []
+    original = plain(request.object)
+    fixed, applied = original, []
+    for finding in findings_on(request.object, config, context, inventory):
+        fix = finding.fix
+        if fix is None or fix.applicability is not Applicability.SAFE:
+            continue
+        try:
+            documents = apply_edits(fixed, fix.edits)
+        except EditError:
+            continue
+        if len(documents) > 1:  # a fix that adds an object cannot be a patch of this one
+            continue
+        fixed = documents[0]
+        applied.append(f"[{finding.rule}] {fix.title}")
+    return jsonpatch.make_patch(original, fixed).patch, applied
