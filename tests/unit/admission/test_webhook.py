@@ -163,7 +163,7 @@ def test_mutate_admits_with_the_safe_fixes_as_a_json_patch():
         body = post(url, ca, review(pod, uid="m-1"), path="/mutate")[1]["response"]
         assert body["uid"] == "m-1" and body["allowed"] is True and body["patchType"] == "JSONPatch"
         patch = json.loads(base64.b64decode(body["patch"]))
-        assert patch and all(op["path"].startswith("/spec/containers/") for op in patch)
+        assert patch and all(op["path"].startswith("/spec/initContainers/0/") for op in patch)  # the helper sidecar
         fixed = jsonpatch.apply_patch(pod, patch)
         assert any(w.startswith("draguard fixed [teardown-helper-claim]") for w in body["warnings"])
         again = post(url, ca, review(fixed), path="/validate")[1]["response"]
