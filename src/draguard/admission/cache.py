@@ -4,7 +4,8 @@ satisfiability rule judges against (slices, nodes, taint rules). One LIST per re
 start, then its watch stream (cluster.watch.stream_changes); a request never LISTs. The
 webhook is ready once every LIST has answered.
 
-The objects a request sees are rebuilt only after a change, not per request."""
+The objects a request sees (its namespace's and the cluster-scoped ones) are regrouped only
+after a change, not per request."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ WATCHED = ("namespaces", "poddisruptionbudgets.policy", "deviceclasses.resource.
            "resourceclaimtemplates.resource.k8s.io", "resourceclaims.resource.k8s.io",
            "resourceslices.resource.k8s.io", "nodes", "devicetaintrules.resource.k8s.io")
 _INVENTORY_KINDS = {"ResourceSlice", "Node", "DeviceClass", "DeviceTaintRule"}
+_DEVICE_KINDS = {"ResourceSlice", "Node", "DeviceTaintRule"}  # read through the inventory only
 
 
 class ClusterCache:
@@ -34,7 +36,7 @@ class ClusterCache:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._version = 0
-        self._built: tuple | None = None  # (version, manifests, inventory)
+        self._built: tuple | None = None  # (version, context by namespace, inventory)
 
     def start(self) -> None:
         threading.Thread(target=self._run, daemon=True, name="cluster-cache").start()
@@ -82,9 +84,14 @@ class ClusterCache:
                 apply(self.store, change)
                 self._version += 1
 
-    def view(self) -> tuple[list[Manifest], Inventory | None]:
-        """(the cached objects as manifests, the devices as an inventory, or None when no
-        driver publishes any), rebuilt after a change."""
+    def view(self, namespace: str) -> tuple[list[Manifest], Inventory | None]:
+        """(the cached objects a request in `namespace` can refer to: that namespace's and the
+        cluster-scoped ones but devices and nodes, the devices as an inventory or None when no
+        driver publishes any), rebuilt after a change, not per request."""
+        by_namespace, inventory = self._current()
+        return by_namespace.get(namespace, []) + by_namespace.get("", []), inventory
+
+    def _current(self) -> tuple[dict, Inventory | None]:
         with self._lock:
             built = self._built
             if built is not None and built[0] == self._version:
@@ -99,6 +106,10 @@ class ClusterCache:
             self.log("cluster devices cannot be modelled: satisfiability judged against the catalog", error=str(exc))
             inventory = None
         inventory = inventory if inventory is not None and inventory.slices else None
+        by_namespace: dict[str, list[Manifest]] = {}
+        for m in manifests:
+            if m.kind not in _DEVICE_KINDS:
+                by_namespace.setdefault(m.namespace, []).append(m)
         with self._lock:
-            self._built = (version, manifests, inventory)
-        return manifests, inventory
+            self._built = (version, by_namespace, inventory)
+        return by_namespace, inventory

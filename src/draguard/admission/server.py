@@ -56,7 +56,7 @@ class Webhook:
     """What a request needs: the configuration the judge runs with, the namespaces exempt,
     the cluster's view (the cache's objects and devices; none offline), readiness, metrics."""
 
-    def __init__(self, config, exempt: set[str], view=lambda: ((), None), ready=lambda: True,
+    def __init__(self, config, exempt: set[str], view=lambda namespace: ((), None), ready=lambda: True,
                  mutating: bool = False):
         self.config, self.exempt, self.view, self.ready = config, exempt, view, ready
         self.mutating = mutating
@@ -68,7 +68,7 @@ class Webhook:
             return 200, self._mutate(request)
         if request.namespace in self.exempt:
             return 200, response(request.uid, True)
-        context, inventory = self.view()
+        context, inventory = self.view(request.namespace)
         verdict = judge(request, self.config, context, inventory)
         for finding in verdict.denials:
             self.metrics.denials.labels(finding.rule).inc()
@@ -85,7 +85,7 @@ class Webhook:
 
         if request.namespace in self.exempt:
             return response(request.uid, True)
-        context, inventory = self.view()
+        context, inventory = self.view(request.namespace)
         patch, applied = safe_patch(request, self.config, context, inventory)
         log("mutate", uid=request.uid, kind=request.group_kind[1], namespace=request.namespace, name=request.name,
             applied=applied)
