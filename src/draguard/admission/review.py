@@ -72,8 +72,3 @@ def short(text: str) -> str:
     """A warning the apiserver passes on whole: under WARNING_LIMIT characters, one line."""
     text = " ".join(text.split())
     return text if len(text) < WARNING_LIMIT else text[:WARNING_LIMIT - 2] + "…"
-
-
-def pointer(path) -> str:
-    """An RFC 6901 JSON pointer for a path of keys and indexes ('~' as '~0', '/' as '~1')."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)

@@ -22,7 +22,7 @@ from ..core.errors import InputError
 from ..model.manifest import Manifest
 from ..sources.loader import Loaded, Source, load_text
 from ..sources.yamlpos import Limits
-from .snapshot import REQUIRED, RESOURCES, Snapshot, is_header, read_header, utc_now
+from .snapshot import RESOURCES, Snapshot, is_header, read_header, utc_now
 
 HEADER_FILE = "snapshot.yaml"
 #: A dump is one cluster's state: far larger than a manifest file may be.
@@ -127,7 +127,3 @@ def write_bundle(folder: str, snapshot: Snapshot, raw: dict[str, list[dict]]) ->
         write_atomic(os.path.join(folder, f"{name}.json"),
                      json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, separators=(",", ":")))
     write_atomic(os.path.join(folder, HEADER_FILE), yaml.safe_dump(snapshot.header(), sort_keys=False))
-
-
-def missing_required(snapshot: Snapshot) -> list[str]:
-    return [name for name in REQUIRED if name in snapshot.unreadable]

@@ -43,7 +43,6 @@ class AllocatedDevice:
 
     claim: Manifest
     result: dict
-    index: int  # in status.allocation.devices.results
 
     @property
     def device_id(self) -> tuple[str, str, str]:
@@ -150,8 +149,8 @@ class ClusterView:
         """Device id -> every claim result that holds it."""
         found: dict[tuple, list[AllocatedDevice]] = {}
         for claim in self.claims:
-            for i, result in enumerate(allocation_results(claim)):
-                held = AllocatedDevice(claim, result, i)
+            for result in allocation_results(claim):
+                held = AllocatedDevice(claim, result)
                 found.setdefault(held.device_id, []).append(held)
         return found
 
@@ -219,10 +218,6 @@ class ClusterView:
             if isinstance(node, str) and node:
                 found.setdefault(node, set()).add(text(s.spec.get("driver")))
         return found
-
-    @cached_property
-    def device_classes(self) -> dict[str, Manifest]:
-        return self.objects.device_classes
 
     @cached_property
     def classes_in_use(self) -> set[str]:
