@@ -12,18 +12,18 @@ from __future__ import annotations
 import queue
 import threading
 
-from ..cluster.live import ClusterError, Connection, _list, _served_version
+from ..cluster.live import ClusterError, Connection, list_resource, served_version
 from ..cluster.snapshot import RESOURCES
 from ..cluster.watch import apply, stream_changes
-from ..dra.inventory import Inventory, InventoryError
+from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..model.manifest import Manifest
 
 #: what the webhook watches (resource names as RBAC spells them)
 WATCHED = ("namespaces", "poddisruptionbudgets.policy", "deviceclasses.resource.k8s.io",
            "resourceclaimtemplates.resource.k8s.io", "resourceclaims.resource.k8s.io",
            "resourceslices.resource.k8s.io", "nodes", "devicetaintrules.resource.k8s.io")
-_INVENTORY_KINDS = {"ResourceSlice", "Node", "DeviceClass", "DeviceTaintRule"}
-_DEVICE_KINDS = {"ResourceSlice", "Node", "DeviceTaintRule"}  # read through the inventory only
+#: read through the inventory only, never as a request's context
+_INVENTORY_ONLY = DEVICE_KINDS - {("resource.k8s.io", "DeviceClass")}
 
 
 class ClusterCache:
@@ -54,13 +54,12 @@ class ClusterCache:
                 for resource in resources:
                     if resource.name in self.store or resource.name in self.unreadable:
                         continue
-                    version = _served_version(self.connection, resource)
-                    items, why = _list(self.connection, resource, version) if version else ([], "not served")
+                    version = served_version(self.connection, resource)
+                    items, why = list_resource(self.connection, resource, version) if version else ([], "not served")
                     with self._lock:
                         if why:
                             self.unreadable[resource.name] = why
                         else:
-                            self.store[resource.name] = {}
                             apply(self.store, (resource.name, "RELIST", items))
                             self._version += 1
             except ClusterError as exc:  # not reachable yet: not ready, try again
@@ -101,14 +100,14 @@ class ClusterCache:
         manifests = [Manifest.from_data(o, display="(cluster)", document=i, positions=False)
                      for i, o in enumerate(objects)]
         try:
-            inventory = Inventory.from_manifests([m for m in manifests if m.kind in _INVENTORY_KINDS])
+            inventory = Inventory.from_manifests([m for m in manifests if (m.group, m.kind) in DEVICE_KINDS])
         except InventoryError as exc:
             self.log("cluster devices cannot be modelled: satisfiability judged against the catalog", error=str(exc))
             inventory = None
         inventory = inventory if inventory is not None and inventory.slices else None
         by_namespace: dict[str, list[Manifest]] = {}
         for m in manifests:
-            if m.kind not in _DEVICE_KINDS:
+            if (m.group, m.kind) not in _INVENTORY_ONLY:
                 by_namespace.setdefault(m.namespace, []).append(m)
         with self._lock:
             self._built = (version, by_namespace, inventory)

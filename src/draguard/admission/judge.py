@@ -44,11 +44,14 @@ class Verdict:
 
     def message(self) -> str:
         """The denial: each error with its rule id and field path."""
-        return "draguard denied it: " + "; ".join(f"[{f.rule}] {f.location.dotted or '(object)'}: {f.message}"
-                                                  for f in self.denials)
+        return "draguard denied it: " + "; ".join(map(_said, self.denials))
 
     def warning_lines(self) -> list[str]:
-        return [f"[{f.rule}] {f.location.dotted or '(object)'}: {f.message}" for f in self.warnings]
+        return list(map(_said, self.warnings))
+
+
+def _said(finding: Finding) -> str:
+    return f"[{finding.rule}] {finding.location.dotted or '(object)'}: {finding.message}"
 
 
 def rules_for(config: Config, offline: bool) -> Config:

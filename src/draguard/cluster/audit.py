@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..core.config import Config
 from ..core.errors import InputError
 from ..core.finding import Severity
-from ..dra.inventory import Inventory, InventoryError
+from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..dra.pools import PoolView, pool_view
 from ..engine.lint import LintResult, lint_loaded
 from ..model.live import ClusterView
@@ -25,8 +25,6 @@ from ..sources.loader import Loaded
 from .snapshot import Snapshot
 
 _GRADES = ((90, "A"), (80, "B"), (70, "C"), (60, "D"), (0, "F"))
-_INVENTORY_KINDS = {("resource.k8s.io", "ResourceSlice"), ("", "Node"), ("resource.k8s.io", "DeviceClass"),
-                    ("resource.k8s.io", "DeviceTaintRule")}
 
 
 @dataclass
@@ -68,7 +66,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
         if not view.judged_elsewhere(manifest):  # the manifest rules (and their fixes) need paths
             manifest.position()
     try:
-        inventory = Inventory.from_manifests([m for m in snapshot.manifests if (m.group, m.kind) in _INVENTORY_KINDS])
+        inventory = Inventory.from_manifests([m for m in snapshot.manifests if (m.group, m.kind) in DEVICE_KINDS])
     except InventoryError as exc:
         raise InputError(f"the cluster's devices cannot be modelled: {exc}") from None
     live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog

@@ -100,12 +100,12 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
     unreadable: dict[str, str] = {}
     raw: dict[str, list[dict]] = {}
     for resource in RESOURCES:
-        version_ = _served_version(connection, resource)
+        version_ = served_version(connection, resource)
         if version_ is None:
             unreadable[resource.name] = (f"not served (the server serves {resource.group} "
                                          f"{', '.join(connection.served.get(resource.group, [])) or 'no version'})")
             continue
-        items, why = _list(connection, resource, version_)
+        items, why = list_resource(connection, resource, version_)
         if why:
             unreadable[resource.name] = why
         else:
@@ -127,7 +127,7 @@ def snapshot_of(raw: dict[str, list[dict]], captured, version: str, source: str,
     return Snapshot(manifests, captured, version, source, unreadable)
 
 
-def _served_version(connection: Connection, resource: Resource) -> str | None:
+def served_version(connection: Connection, resource: Resource) -> str | None:
     """The first of the resource's versions the server serves. Only resource.k8s.io varies
     between releases (one discovery request); the others have one version, and a LIST of it
     that answers 404 says it is not served."""
@@ -141,7 +141,7 @@ def _served_version(connection: Connection, resource: Resource) -> str | None:
     return next((v for v in resource.versions if v in connection.served[resource.group]), None)
 
 
-def _list(connection: Connection, resource: Resource, version: str) -> tuple[list[dict], str]:
+def list_resource(connection: Connection, resource: Resource, version: str) -> tuple[list[dict], str]:
     """Every object of `resource` (kind and apiVersion set on each item, as `kubectl get -o
     yaml` prints them), or ([], why) when it cannot be read."""
     base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"

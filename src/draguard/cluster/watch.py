@@ -8,11 +8,13 @@ expired (410 Gone) is listed again."""
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import time
+from urllib.parse import urlencode
 
-from .live import ClusterError, _list, snapshot_of
+from .live import ClusterError, list_resource, snapshot_of
 from .snapshot import RESOURCES, utc_now
 
 QUIET = 1.0  # seconds without a change before auditing a burst of changes again
@@ -89,8 +91,6 @@ def apply(store: dict, change: tuple) -> None:
 def stream_changes(connection, resource, changes: queue.Queue, stop: threading.Event) -> None:
     """Stream `resource`'s watch events into `changes` from its last LIST until `stop`: (resource
     name, ADDED / MODIFIED / DELETED, object), or (name, RELIST, objects) after an expiry."""
-    import json
-
     version, resource_version = connection.listed[resource.name]
     base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"
     while not stop.is_set():
@@ -107,7 +107,7 @@ def stream_changes(connection, resource, changes: queue.Queue, stop: threading.E
                     obj.setdefault("kind", resource.kind)
                     changes.put((resource.name, kind, obj))
         except _Expired:
-            items, why = _list(connection, resource, version)
+            items, why = list_resource(connection, resource, version)
             if why:
                 return
             resource_version = connection.listed[resource.name][1]
@@ -122,9 +122,6 @@ class _Expired(Exception):
 
 def _stream(connection, path: str, query: dict, stop: threading.Event):
     """The watch's events, one JSON object per line, as the server sends them."""
-    import json
-    from urllib.parse import urlencode
-
     api = connection.api
     method, url, headers, body, post = api.param_serialize(
         "GET", f"{path}?{urlencode(query)}", header_params={"Accept": "application/json"}, auth_settings=["BearerToken"])

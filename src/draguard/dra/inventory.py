@@ -25,6 +25,11 @@ class InventoryError(ValueError):
 
 # --- inventories for the allocator -----------------------------------------------------------
 
+#: (group, kind) of what describes devices, without the claims that hold them: a cluster's
+#: inventory for "could this claim ever fit" (the audit, the webhook's cache)
+DEVICE_KINDS = frozenset({("resource.k8s.io", "ResourceSlice"), ("", "Node"), ("resource.k8s.io", "DeviceClass"),
+                          ("resource.k8s.io", "DeviceTaintRule")})
+
 @dataclass
 class Inventory:
     slices: list = field(default_factory=list)

@@ -158,7 +158,7 @@ def _by_node(devices) -> dict[str, list]:
 
 def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set) -> None:
     used = [d for d in devices if d.id in allocated]
-    blocked = [d for d in devices if d.id not in allocated and any(t.effect in _BLOCKING for t in d.taints)]
+    blocked = [d for d in devices if d.id not in allocated and _blocked(d)]
     node.total += len(devices)
     node.allocated += len(used)
     node.tainted += len(blocked)
@@ -168,6 +168,11 @@ def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set) -> 
         groups.setdefault(_gpu_of(d), []).append(d)
     for name, members in sorted(groups.items()):
         node.gpus.append(_gpu(node.name, name, members, counters.get(name, {}), allocated))
+
+
+def _blocked(device) -> bool:
+    """Tainted so that no request without a toleration gets it (KEP-5055 NoSchedule/NoExecute)."""
+    return any(t.effect in _BLOCKING for t in device.taints)
 
 
 def _gpu_of(device) -> str:
@@ -184,13 +189,13 @@ def _gpu_of(device) -> str:
 
 def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: set) -> GpuView:
     if not capacity:  # atomic devices: each is allocatable while free and untainted
-        free = [d for d in devices if d.id not in allocated and not any(t.effect in _BLOCKING for t in d.taints)]
+        free = [d for d in devices if d.id not in allocated and not _blocked(d)]
         counts = dict(Counter(profile_of(d) for d in free))
         largest = max(free, key=_memory, default=None)
         return GpuView(node, name.removeprefix("device:"), counts, counts,
                        profile_of(largest) if largest is not None else "none")
     layout = _layout(devices, capacity)
-    usable = tuple(i for i, d in enumerate(devices) if not any(t.effect in _BLOCKING for t in d.taints))
+    usable = tuple(i for i, d in enumerate(devices) if not _blocked(d))
     in_use = tuple(i for i, d in enumerate(devices) if d.id in allocated)
     actual = _allocatable(layout, in_use, usable)
     best = _best_repacking(layout, in_use, usable)

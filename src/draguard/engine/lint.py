@@ -116,13 +116,13 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             advance()
         if only is not None and not only(manifest):
             continue  # context only: other objects' rules read it
-        generated = cluster is not None and cluster.judged_elsewhere(manifest)
-        target = (manifest.group, manifest.kind, manifest.is_live, generated)
+        elsewhere = cluster is not None and cluster.judged_elsewhere(manifest)
+        target = (manifest.group, manifest.kind, manifest.is_live, elsewhere)
         rules = by_target.get(target)
         if rules is None:
             rules = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
                                          and not (manifest.is_live and r.authored_only)
-                                         and not (generated and r.needs is not Needs.CLUSTER)]
+                                         and not (elsewhere and r.needs is not Needs.CLUSTER)]
         live += manifest.is_live
         for rule in rules:
             found: list[Finding] = []

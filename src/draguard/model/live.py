@@ -13,7 +13,7 @@ from functools import cached_property
 from .claims import RESOURCE_GROUP
 from .manifest import Manifest
 from .objectset import ObjectSet
-from .pods import mapping, mappings, text
+from .pods import generated_claims_of, mapping, mappings, text
 
 #: The annotations and finalizer upstream's resourceclaim controller and scheduler write.
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"  # a claim generated from a pod's template
@@ -30,11 +30,6 @@ def timestamp(value) -> datetime | None:
     except ValueError:
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
-def controller_of(manifest: Manifest) -> dict | None:
-    """The ownerReference with `controller: true`, as the garbage collector reads it."""
-    return next((o for o in mappings(manifest.metadata.get("ownerReferences")) if o.get("controller") is True), None)
 
 
 @dataclass(frozen=True)
@@ -162,16 +157,10 @@ class ClusterView:
                 if any(h.result.get("adminAccess") is not True for h in holders)}
 
     def claims_of_pod(self, pod: Manifest) -> list[Manifest]:
-        """The ResourceClaims a pod uses: named directly, or generated for it (its status says
-        which, as the kubelet reads it)."""
-        spec, status = pod.spec, mapping(pod.data.get("status"))
-        generated = {text(s.get("name")): s.get("resourceClaimName") for s in mappings(status.get("resourceClaimStatuses"))}
-        names = []
-        for ref in mappings(spec.get("resourceClaims")):
-            name = ref.get("resourceClaimName") or generated.get(text(ref.get("name")))
-            if isinstance(name, str) and name:
-                names.append(name)
-        extended = mapping(status.get("extendedResourceClaimStatus")).get("resourceClaimName")
+        """The ResourceClaims a pod uses that exist: named or generated for its entries, and
+        the one the scheduler made for its extended resources."""
+        names = [name for _, _, name in claim_entries(pod) if name]
+        extended = mapping(mapping(pod.data.get("status")).get("extendedResourceClaimStatus")).get("resourceClaimName")
         if isinstance(extended, str) and extended:
             names.append(extended)
         return [c for c in (self.claims_by_key.get((pod.namespace, n)) for n in names) if c is not None]
@@ -195,9 +184,9 @@ class ClusterView:
         allocator ignores older generations: structured/internal/stable pools.go)."""
         found: dict[tuple, PublishedDevice] = {}
         for (driver, pool), slices in self.pools.items():
-            newest = max(_generation(s) for s in slices)
+            newest = max(generation_of(s) for s in slices)
             for s in slices:
-                if _generation(s) == newest:
+                if generation_of(s) == newest:
                     for device in mappings(s.spec.get("devices")):
                         found[(driver, pool, text(device.get("name")))] = PublishedDevice(s, device)
         return found
@@ -239,7 +228,20 @@ class ClusterView:
         return used
 
 
-def _generation(s: Manifest) -> int:
+def claim_entries(pod: Manifest) -> list[tuple[int, dict, str]]:
+    """(index, entry, the ResourceClaim it names or '') for each spec.resourceClaims entry of a
+    live pod: named directly, or generated for it (its status says which, as the kubelet
+    reads it)."""
+    generated = generated_claims_of(pod)
+    found = []
+    for i, entry in enumerate(mappings(pod.spec.get("resourceClaims"))):
+        name = entry.get("resourceClaimName") or generated.get(text(entry.get("name")))
+        found.append((i, entry, name if isinstance(name, str) else ""))
+    return found
+
+
+def generation_of(s: Manifest) -> int:
+    """A ResourceSlice's pool generation (0 when unset, as upstream decodes it)."""
     value = mapping(s.spec.get("pool")).get("generation")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -270,5 +272,5 @@ def judged_elsewhere(manifest: Manifest, cluster: ClusterView) -> bool:
         return True
     if POD_CLAIM_NAME in manifest.annotations or EXTENDED_RESOURCE_CLAIM in manifest.annotations:
         return True
-    owner = controller_of(manifest)
+    owner = manifest.controller
     return owner is not None and text(owner.get("uid")) in cluster.uids

@@ -104,6 +104,13 @@ class Manifest:
         return value if isinstance(value, dict) else {}
 
     @property
+    def controller(self) -> dict | None:
+        """The ownerReference with `controller: true`, as the garbage collector reads it."""
+        owners = self.metadata.get("ownerReferences")
+        return next((o for o in owners if isinstance(o, dict) and o.get("controller") is True), None) \
+            if isinstance(owners, list) else None
+
+    @property
     def is_live(self) -> bool:
         """Read back from a cluster (`kubectl get -o yaml`): the API server set its uid."""
         return bool(self._meta_text("uid"))

@@ -73,7 +73,7 @@ class ObjectSet:
         pod whose controller is in the set stands for nothing its controller's template does
         not (a snapshot's 40,000 pods come from a few templates): only the template counts."""
         uids = {m.metadata.get("uid") for m in self.manifests} - {None, ""}
-        return [site for m in self.manifests if not (m.kind == "Pod" and _controller_uid(m) in uids)
+        return [site for m in self.manifests if not (m.kind == "Pod" and (m.controller or {}).get("uid") in uids)
                 for site in pod_sites(m) if site.metadata]
 
     def pdbs_near(self, namespace: str) -> list[Manifest]:
@@ -92,14 +92,6 @@ class ObjectSet:
     @cached_property
     def _templates_by_namespace(self) -> dict[str, list]:
         return _by_namespace(self.pod_templates, lambda site: site.owner.namespace)
-
-
-def _controller_uid(manifest: Manifest):
-    owners = manifest.metadata.get("ownerReferences")
-    for owner in owners if isinstance(owners, list) else ():
-        if isinstance(owner, dict) and owner.get("controller") is True:
-            return owner.get("uid")
-    return None
 
 
 def _by_namespace(items, namespace_of) -> dict[str, list]:

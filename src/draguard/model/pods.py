@@ -142,11 +142,17 @@ class PodSite:
         resolved whether or not that claim is in the linted set."""
         if self.owner.kind != "Pod" or self.spec is not self.owner.spec:
             return {}
-        statuses = mappings(mapping(self.owner.data.get("status")).get("resourceClaimStatuses"))
-        return {s["name"]: s.get("resourceClaimName") for s in statuses if isinstance(s.get("name"), str)}
+        return generated_claims_of(self.owner)
 
     def uses_template_claims(self) -> bool:
         return any(isinstance(entry.get("resourceClaimTemplateName"), str) for entry in self.claims)
+
+
+def generated_claims_of(pod: Manifest) -> dict:
+    """A live Pod's status.resourceClaimStatuses: pod claim name -> the ResourceClaim
+    generated for it (None: none was needed)."""
+    statuses = mappings(mapping(pod.data.get("status")).get("resourceClaimStatuses"))
+    return {s["name"]: s.get("resourceClaimName") for s in statuses if isinstance(s.get("name"), str)}
 
 
 def pod_sites(manifest: Manifest) -> list[PodSite]:

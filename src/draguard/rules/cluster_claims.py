@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..core.finding import Severity
 from ..model.claims import RESOURCE_GROUP
 from ..model.live import (
-    DELETE_PROTECTION, EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME, allocation_node, allocation_results, controller_of,
+    DELETE_PROTECTION, EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME, allocation_node, allocation_results,
     is_allocated, reserved_for,
 )
 from ..model.pods import mapping, text
@@ -161,7 +161,7 @@ class ClaimGeneratedOrphan(ClaimRule):
         annotations = obj.annotations
         if POD_CLAIM_NAME not in annotations and EXTENDED_RESOURCE_CLAIM not in annotations:
             return
-        owner = controller_of(obj)
+        owner = obj.controller
         if owner is None:
             yield ctx.finding(self, obj, "generated for a pod but has no owner: the garbage collector will never "
                               "delete it", obj.metadata, help="delete the claim once no pod uses it")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..model.claims import RESOURCE_GROUP
+from ..model.live import generation_of
 from ..model.pods import mapping, mappings, text
 from .base import Needs, Rule
 from .cluster_examples import BASE, DEVICE_CLASS, TEMPLATE, claim, gpu, pod, slice_, snapshot
@@ -69,10 +70,10 @@ class PoolIncomplete(DeviceRule):
     def check(self, obj, ctx):
         driver, pool = text(obj.spec.get("driver")), text(_pool_of(obj).get("name"))
         slices = ctx.cluster.pools.get((driver, pool), [])
-        newest = max(_generation(s) for s in slices)
-        if _generation(obj) != newest:
+        newest = max(generation_of(s) for s in slices)
+        if generation_of(obj) != newest:
             return
-        current = sorted((s for s in slices if _generation(s) == newest), key=lambda s: s.name)
+        current = sorted((s for s in slices if generation_of(s) == newest), key=lambda s: s.name)
         if current[0] is not obj:
             return  # one finding per pool, on its first slice
         counts = {_pool_of(s).get("resourceSliceCount") for s in current}
@@ -129,11 +130,6 @@ def _attribute(device: dict, name: str, driver: str) -> str:
     value = attributes.get(name) or attributes.get(f"{driver}/{name}")
     found = value.get("string") if isinstance(value, dict) else None
     return found if isinstance(found, str) else ""
-
-
-def _generation(s) -> int:
-    value = _pool_of(s).get("generation")
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 @register

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..model.gpu import LEGACY_RESOURCE
-from ..model.live import controller_of, is_allocated, reserved_for
+from ..model.live import allocation_results, claim_entries, is_allocated, reserved_for
 from ..model.pods import mapping, mappings, text
 from .base import Needs, Option, Rule
 from .cluster_examples import BASE, NODE, claim, gpu, pod, slice_, snapshot
@@ -47,8 +47,10 @@ class PodStuckTerminating(PodRule):
     def check(self, obj, ctx):
         cluster = ctx.cluster
         late = cluster.seconds_since(obj.metadata.get("deletionTimestamp"))
+        if late is None or late < ctx.option(self, "margin"):
+            return
         claims = cluster.claims_of_pod(obj)
-        if late is None or late < ctx.option(self, "margin") or not claims:
+        if not claims:
             return
         node = text(obj.spec.get("nodeName"))
         yield ctx.finding(self, obj, f"Terminating {int(late)}s past its grace period with {len(claims)} claim(s): "
@@ -62,9 +64,7 @@ class PodStuckTerminating(PodRule):
             return "never scheduled, yet not removed (check the pod's finalizers)"
         if cluster.read("nodes") and node not in cluster.nodes:
             return f"its node {node} was deleted (the pod garbage collector should remove the pod)"
-        drivers = {text(r.get("driver")) for c in claims
-                   for r in mappings(mapping(mapping(mapping(c.data.get("status")).get("allocation")).get("devices"))
-                                     .get("results"))}
+        drivers = {text(r.get("driver")) for c in claims for r in allocation_results(c)}
         gone = sorted(d for d in drivers if d not in cluster.drivers_by_node.get(node, set()))
         if gone:
             return f"driver {', '.join(gone)} publishes nothing on {node}: the kubelet cannot unprepare the devices"
@@ -99,11 +99,8 @@ class PodClaimGone(PodRule):
         if not obj.spec.get("nodeName") or mapping(obj.data.get("status")).get("phase") in ("Succeeded", "Failed"):
             return
         uid = text(obj.metadata.get("uid"))
-        generated = {text(s.get("name")): s.get("resourceClaimName")
-                     for s in mappings(mapping(obj.data.get("status")).get("resourceClaimStatuses"))}
-        for i, ref in enumerate(mappings(obj.spec.get("resourceClaims"))):
-            name = ref.get("resourceClaimName") or generated.get(text(ref.get("name")))
-            if not isinstance(name, str) or not name:
+        for i, _, name in claim_entries(obj):
+            if not name:
                 continue
             claim = ctx.cluster.claims_by_key.get((obj.namespace, name))
             if claim is None:
@@ -167,12 +164,9 @@ class PodPendingUnallocatable(PodRule):
     def _sources(pod, ctx):
         """Each claim the pod needs: generated or named when it exists, else its template."""
         cluster, found = ctx.cluster, []
-        generated = {text(s.get("name")): s.get("resourceClaimName")
-                     for s in mappings(mapping(pod.data.get("status")).get("resourceClaimStatuses"))}
         templates = ctx.objects.claims
-        for ref in mappings(pod.spec.get("resourceClaims")):
-            name = ref.get("resourceClaimName") or generated.get(text(ref.get("name")))
-            claim = cluster.claims_by_key.get((pod.namespace, name)) if isinstance(name, str) else None
+        for _, ref, name in claim_entries(pod):
+            claim = cluster.claims_by_key.get((pod.namespace, name))
             if claim is None and isinstance(ref.get("resourceClaimTemplateName"), str):
                 claim = templates.template(pod.namespace, ref["resourceClaimTemplateName"])
             if claim is not None:
@@ -244,5 +238,5 @@ class NodeLegacyGpuInUse(Rule):
 
 
 def _owner_name(pod) -> str:
-    owner = controller_of(pod)
+    owner = pod.controller
     return f"{pod.namespace}/{pod.name}" + (f" ({owner.get('kind')} {owner.get('name')})" if owner else "")
