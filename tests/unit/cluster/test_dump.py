@@ -121,3 +121,22 @@ def test_live_claims_with_admin_access_need_the_namespace_label(cli, tmp_path):
     dump.write_text(textwrap.dedent(snapshot(*BASE, namespace, admin + "\n")))
     rules = {f["rule"] for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]}
     assert "admin-access-namespace" in rules
+
+
+def test_dra_backed_extended_resources_are_not_the_device_plugin(cli, tmp_path):
+    """KEP-5004: a `nvidia.com/gpu` request the scheduler served through a DeviceClass with
+    extendedResourceName is counted apart, not reported as a device-plugin GPU."""
+    rule = REGISTRY.get("node-legacy-gpu-in-use")
+    served = textwrap.dedent(rule.noncompliant).replace(
+        "status: {phase: Running}",
+        "status:\n  phase: Running\n  extendedResourceClaimStatus: {resourceClaimName: legacy-0-extended-resources-x}")
+    mapped_class = ("---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: dra-gpus, uid: c-1}\n"
+                    "spec:\n  extendedResourceName: nvidia.com/gpu\n  selectors:\n"
+                    "  - cel: {expression: device.driver == 'gpu.nvidia.com'}\n")
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(served + mapped_class)
+    rules = {f["rule"] for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]}
+    assert "node-legacy-gpu-in-use" not in rules
+    dump.write_text(textwrap.dedent(rule.noncompliant) + mapped_class)  # not served through DRA: still legacy
+    rules = {f["rule"] for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]}
+    assert "node-legacy-gpu-in-use" in rules
