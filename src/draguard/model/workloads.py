@@ -96,7 +96,7 @@ POD_TARGETS = frozenset(_BY_KEY)
 
 
 @lru_cache(maxsize=None)
-def _compile(path: str) -> tuple:
+def path_parts(path: str) -> tuple:
     parts = []
     for part in path.split("."):
         if part.endswith("[*]"):
@@ -124,7 +124,7 @@ def resolve(data, path: str):
         elif isinstance(node, dict) and head in node:
             yield from walk(node[head], rest, here + (head,))
 
-    yield from walk(data, _compile(path), ())
+    yield from walk(data, path_parts(path), ())
 
 
 def workload_for(manifest: Manifest) -> Workload | None:

@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 from ..core.atomic import write_atomic
+from ..core.versions import SUPPORTED_KUBE_VERSIONS
 from ..model.workloads import POD_TARGETS
 from ..rules import REGISTRY
 from .prose import paragraph, yaml_block
@@ -48,9 +49,8 @@ def rule_markdown(rule, with_fix: bool = False) -> str:
         parts.append(fixed)
     if rule.compliant:
         parts.append(f"## Passes ({example})\n\n" + yaml_block(rule.compliant))
-    if rule.admission:
-        parts.append("## Admission expression\n\nThe rule's condition as a CEL validation on one object (true when "
-                     "the object passes), for admission policies:\n\n```cel\n" + rule.admission.expression + "\n```\n")
+    if rule.has_check:
+        parts.append(_admission(rule))
     if rule.options:
         rows = "\n".join(f"| `{name}` | `{option.default!r}` | {option.help} |"
                          for name, option in rule.options.items())
@@ -61,6 +61,28 @@ def rule_markdown(rule, with_fix: bool = False) -> str:
     if rule.reference:
         parts.append(f"## Reference\n\n{rule.reference}\n")
     return "\n".join(parts)
+
+
+def _admission(rule) -> str:
+    """Where the rule is enforced at admission on each release, and the policy's CEL."""
+    from ..admission.forms import form_of
+    from ..admission.policies import validation_expression
+
+    spans: list[list] = []  # [first release, last release, form]
+    for version in SUPPORTED_KUBE_VERSIONS:
+        form = form_of(rule, version)
+        if spans and (str(spans[-1][2]), spans[-1][2].reason) == (str(form), form.reason):
+            spans[-1][1] = version
+        else:
+            spans.append([version, version, form])
+    lines = [f"- {first}{'' if first == last else f' to {last}'}: `{form}`: {form.reason}"
+             for first, last, form in spans]
+    text = "## Admission\n\n" + "\n".join(lines) + "\n"
+    if any(form.exported for *_, form in spans):
+        text += ("\n`draguard policy export` writes a ValidatingAdmissionPolicy that checks (true when the object "
+                 "passes; `variables` as in `admission/variables.py`):\n\n```cel\n"
+                 + validation_expression(rule) + "\n```\n")
+    return text
 
 
 def _fix_example(rule) -> str | None:

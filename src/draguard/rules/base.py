@@ -57,18 +57,28 @@ class Option:
 
 @dataclass(frozen=True)
 class Admission:
-    """The rule's error-level condition as a CEL validation on one object, for
-    ValidatingAdmissionPolicies. `expression` is true when the object passes. Besides
-    `object` it may read the variables the policy export defines per kind from the model's
-    tables: `variables.podSpecs` (every pod spec of a workload), `variables.containers`
-    (their containers and init containers) and `variables.requests` (every request and
-    subrequest of a claim or claim template, as the fields mapping: `exactly`, the subrequest,
-    or the v1beta1 request itself). `targets` narrows the kinds a policy matches where the
-    check reports some kinds only as `info` (node-agent DaemonSets)."""
+    """The rule's check, at its own severity, as CEL on one object, for the admission policies
+    `draguard policy export` writes. `condition` is true when one item passes; `over` names
+    the items and the variable the condition reads:
 
-    expression: str
+    - 'containers': `c`, each container (init, inline and CRD container-like objects too);
+    - 'podSpecs': `s`, each pod spec;
+    - 'requests': `r`, each request's field mappings (`exactly`, a subrequest, or the
+      v1beta1 request itself);
+    - None: the condition reads `object` itself.
+
+    A condition may also read the policy's variables (admission.variables): `podSpecs`,
+    `containers`, `requests`, and `adminNamespaces` from the policy's parameters.
+    `targets` narrows the kinds a policy matches where the check reports some kinds only as
+    `info`. `through` is the last release on which the condition is the whole check, and
+    `beyond` says why it is not after (what only the webhook's cache of the cluster sees)."""
+
+    condition: str
     message: str
-    targets: frozenset | None = None  # (apiGroup, kind); None: the rule's own targets
+    over: str | None = None
+    targets: frozenset | None = None
+    through: str | None = None
+    beyond: str = ""
 
     def kinds(self, rule_targets: frozenset | None) -> frozenset | None:
         return self.targets if self.targets is not None else rule_targets
@@ -106,6 +116,12 @@ class Rule:
     #: cluster rules: the resources (as RBAC names them) the check needs; an audit that could
     #: not read one of them skips the rule and says so
     reads: ClassVar[tuple[str, ...]] = ()
+    #: why a rule without an admission condition cannot be an admission policy, for
+    #: `draguard rules` and the docs (the reasons every rule of a kind shares are in
+    #: admission.forms): `lint_only` when nothing reaches admission to judge, `webhook_only`
+    #: when the webhook judges it and CEL on one object cannot
+    lint_only: ClassVar[str] = ""
+    webhook_only: ClassVar[str] = ""
 
     @property
     def help_uri(self) -> str:
@@ -131,8 +147,8 @@ class Rule:
             "needs": str(cls.needs),
             "fixable": str(cls.fixable),
             "targets": sorted(f"{g}/{k}" if g else k for g, k in cls.targets) if cls.targets else None,
-            "admission": {"expression": cls.admission.expression, "message": cls.admission.message}
-            if cls.admission else None,
+            "admission": {"over": cls.admission.over, "condition": cls.admission.condition,
+                          "message": cls.admission.message} if cls.admission else None,
             "options": {k: {"default": o.default, "help": o.help} for k, o in cls.options.items()},
             "authoredOnly": cls.authored_only,
         }

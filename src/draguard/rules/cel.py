@@ -31,6 +31,8 @@ class CelInvalid(Rule):
     name = "Selector does not compile"
     category = "cel"
     severity = Severity.ERROR
+    webhook_only = ("compiles each selector with the Kubernetes CEL libraries and cost limits; a policy's "
+                    "CEL cannot compile CEL")
     targets = CLAIM_TARGETS | DEVICE_CLASS_TARGETS
     fixable = FixAvailability.SOMETIMES  # the size-literal mistake has a known correction
     summary = "A CEL selector has a syntax or type error, does not return bool, or exceeds 10 KiB."

@@ -95,6 +95,7 @@ class ApiRemoved(Rule):
     name = "Removed DRA API"
     category = "api-currency"
     severity = Severity.ERROR
+    lint_only = "a version the cluster no longer serves is refused by the API server before admission"
     fixable = FixAvailability.SOMETIMES  # the pod claim `source:` wrapper
     summary = ("Kinds, versions and fields Kubernetes removed: ResourceClass, PodScheduling(Context), v1alpha1 to v1alpha3 "
                "objects, classic resourceClassName/parametersRef/allocationMode, the pod claim `source:` form.")
@@ -170,6 +171,7 @@ class ApiVersionUnavailable(Rule):
     name = "DRA API version newer than the target"
     category = "api-currency"
     severity = Severity.ERROR
+    lint_only = "a version the cluster does not serve is refused by the API server before admission"
     summary = "A resource.k8s.io version/kind the target release does not have yet (e.g. v1 before 1.34)."
     rationale = """
         resource.k8s.io/v1beta1 arrived in 1.32, v1beta2 in 1.33, v1 (DRA GA) in 1.34, and

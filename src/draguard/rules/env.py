@@ -34,10 +34,10 @@ class DeviceVisibilityEnv(Rule):
     needs = Needs.OBJECT_SET  # variables taken from ConfigMaps of the set
     fixable = FixAvailability.SOMETIMES  # inline variables; not those from a ConfigMap
     admission = Admission(
-        "variables.containers.all(c, !has(c.env) || c.env.all(e, !(e.name in "
+        "!has(c.env) || c.env.all(e, !(e.name in "
         f"{sorted(DEVICE_ENV_VARS)}) || (has(e.value) && e.value.trim().lowerAscii() in "
-        f"{sorted(_HIDING_VALUES)})))",
-        "a container selects devices with an environment variable; give the pod a ResourceClaim",
+        f"{sorted(_HIDING_VALUES)}))",
+        "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers",
         targets=POD_TARGETS - {("apps", "DaemonSet")})
     summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
                "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")

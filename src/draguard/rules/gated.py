@@ -54,6 +54,7 @@ class ApiFieldGated(Rule):
     name = "Field dropped while its feature gate is off"
     category = "api-currency"
     severity = Severity.WARNING
+    lint_only = "the API server drops a field whose feature gate is off before validating admission sees the object"
     targets = CLAIM_TARGETS | {(RESOURCE_GROUP, "ResourceSlice"), (RESOURCE_GROUP, "DeviceClass")}
     summary = ("A DRA field (capacity requests, distinctAttribute, device tolerations, extendedResourceName, binding "
                "conditions, ...) whose feature gate the target release leaves off by default.")

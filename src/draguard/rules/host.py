@@ -44,9 +44,10 @@ class HostDeviceMount(Rule):
     targets = TENANT_TARGETS
     fixable = FixAvailability.ALWAYS
     admission = Admission(
-        "variables.podSpecs.all(s, !has(s.volumes) || s.volumes.all(v, !has(v.hostPath) || "
-        f"!has(v.hostPath.path) || !v.hostPath.path.matches(r'{HOST_GPU_PATH.pattern}')))",
-        "a hostPath volume mounts GPU device nodes or driver state; let a DRA driver inject the device")
+        "!has(s.volumes) || s.volumes.all(v, !has(v.hostPath) || "
+        f"!has(v.hostPath.path) || !v.hostPath.path.matches(r'{HOST_GPU_PATH.pattern}'))",
+        "a hostPath volume mounts GPU device nodes or driver state; let a DRA driver inject the device",
+        over="podSpecs")
     summary = "A hostPath volume onto /dev, /dev/nvidia*, /dev/dri, /tmp/nvidia-mps, /var/run/nvidia* or /run/nvidia*."
     rationale = """
         Mounting the host's device nodes hands the container every GPU on the node (and the
@@ -165,10 +166,9 @@ class MpsDaemonInTenantPod(Rule):
     severity = Severity.ERROR
     targets = TENANT_TARGETS
     admission = Admission(
-        "variables.containers.all(c, "
         f"!(has(c.command) && c.command.exists(a, string(a).contains('{_MPS_CONTROL}'))) && "
-        f"!(has(c.args) && c.args.exists(a, string(a).contains('{_MPS_CONTROL}'))))",
-        "a tenant workload starts the MPS control daemon; use the DRA driver's MPS sharing")
+        f"!(has(c.args) && c.args.exists(a, string(a).contains('{_MPS_CONTROL}')))",
+        "a tenant workload starts the MPS control daemon; use the DRA driver's MPS sharing", over="containers")
     summary = "A workload other than a node-level DaemonSet starts nvidia-cuda-mps-control."
     rationale = """
         An MPS control daemon started inside a tenant pod serves every process that can reach

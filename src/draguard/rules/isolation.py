@@ -60,6 +60,11 @@ class AdminAccessLabel(Rule):
     category = "isolation"
     severity = Severity.ERROR
     targets = frozenset({("", "Namespace")})
+    admission = Admission(
+        f"object.metadata.name in variables.adminNamespaces || !has(object.metadata.labels) || "
+        f"!('{ADMIN_LABEL}' in object.metadata.labels) || "
+        f"string(object.metadata.labels['{ADMIN_LABEL}']).lowerAscii() != 'true'",
+        "a Namespace labelled for DRA admin access is not an admin namespace")
     summary = "A Namespace labelled for DRA admin access that the config does not list as an admin namespace."
     rationale = """
         The label `resource.kubernetes.io/admin-access: "true"` lets every ResourceClaim in

@@ -140,10 +140,13 @@ class LegacyGpuResource(Rule):
     severity = Severity.ERROR
     needs = Needs.OBJECT_SET  # DeviceClasses that serve the resource through DRA
     admission = Admission(
-        "variables.containers.all(c, !has(c.resources) || "
+        "!has(c.resources) || "
         f"((!has(c.resources.limits) || c.resources.limits.all(k, {_NOT_LEGACY})) && "
-        f"(!has(c.resources.requests) || c.resources.requests.all(k, {_NOT_LEGACY}))))",
-        "a container asks for a GPU through a device-plugin resource; request it with a ResourceClaim")
+        f"(!has(c.resources.requests) || c.resources.requests.all(k, {_NOT_LEGACY})))",
+        "a container asks for a GPU through a device-plugin resource; request it with a ResourceClaim",
+        over="containers", targets=POD_TARGETS, through="1.35",
+        beyond="from 1.36 (DRAExtendedResource on by default) a DeviceClass with extendedResourceName may serve "
+               "the limit through DRA (KEP-5004); only the webhook's cache sees the cluster's classes")
     summary = ("A container asks for nvidia.com/gpu, nvidia.com/mig-*, amd.com/gpu, gpu.intel.com/* or habana.ai/gaudi in "
                "limits or requests.")
     rationale = """
@@ -250,6 +253,8 @@ class LegacyGpuSharing(Rule):
     name = "GPU shared by a scheduler extension"
     category = "legacy-resources"
     severity = Severity.ERROR
+    webhook_only = ("matches resource names and pod-template annotations against the sharing catalogue "
+                    "(data/sharing.yaml), which the webhook carries")
     targets = POD_TARGETS
     summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"
                "gpumem and gpucores, Volcano vgpu-*, Koordinator, Alibaba Cloud) or a pod through KAI's gpu-fraction or "

@@ -25,11 +25,11 @@ class ShmSizeLimit(Rule):
     fixable = FixAvailability.ALWAYS
     options = {"sizeLimit": Option("8Gi", "the sizeLimit the fix sets")}
     admission = Admission(
-        "variables.podSpecs.all(s, !has(s.volumes) || s.volumes.all(v, !(has(v.emptyDir) && "
+        "!has(s.volumes) || s.volumes.all(v, !(has(v.emptyDir) && "
         "has(v.emptyDir.medium) && v.emptyDir.medium == 'Memory' && !has(v.emptyDir.sizeLimit) && "
         f"{SPEC_CONTAINERS}.exists(c, has(c.volumeMounts) && c.volumeMounts.exists(m, has(m.name) && "
-        "has(v.name) && m.name == v.name && has(m.mountPath) && string(m.mountPath).matches('^/dev/shm/*$'))))))",
-        "a memory-backed /dev/shm has no sizeLimit")
+        "has(v.name) && m.name == v.name && has(m.mountPath) && string(m.mountPath).matches('^/dev/shm/*$')))))",
+        "a memory-backed /dev/shm has no sizeLimit", over="podSpecs")
     summary = "An emptyDir with medium: Memory mounted at /dev/shm has no sizeLimit."
     rationale = """
         Inference and training frameworks (NCCL, PyTorch data loaders, vLLM) use /dev/shm

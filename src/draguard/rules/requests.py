@@ -94,9 +94,6 @@ class RequestAllocationMode(Rule):
     authored_only = True
     targets = CLAIM_TARGETS
     fixable = FixAvailability.ALWAYS
-    admission = Admission(
-        "variables.requests.all(r, has(r.allocationMode) && (r.allocationMode != 'ExactCount' || has(r.count)))",
-        "a request leaves allocationMode or count to their defaults")
     summary = "A request leaves allocationMode or count to their defaults."
     rationale = """
         `allocationMode` defaults to ExactCount and `count` to 1; spelling both out makes a
@@ -134,6 +131,10 @@ class RequestAllDevices(Rule):
     category = "request-shape"
     severity = Severity.ERROR
     targets = CLAIM_TARGETS
+    admission = Admission(
+        "(has(object.metadata.namespace) && object.metadata.namespace in variables.adminNamespaces) || "
+        "!has(r.allocationMode) || r.allocationMode != 'All' || (has(r.adminAccess) && r.adminAccess == true)",
+        "a request in a tenant namespace takes All matching devices of a node", over="requests")
     summary = "A request in a tenant namespace takes All matching devices of a node."
     rationale = """
         `allocationMode: All` takes every matching device of the node the pod lands on, and

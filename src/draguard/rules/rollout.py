@@ -7,10 +7,10 @@ from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remo
 from ..core.selectors import matches
 from ..model.objectset import pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
-from ..model.rollout import Strategy
+from ..model.rollout import DEFAULT_MAX_SURGE, Strategy
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
-from .base import Needs, Option, Rule
+from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_DEPLOYMENT, replace_last
 from .registry import register
 
@@ -37,6 +37,15 @@ class RolloutSurge(Rule):
     severity = Severity.ERROR
     targets = _DEPLOYMENT
     fixable = FixAvailability.ALWAYS
+    admission = Admission(
+        "!variables.podSpecs.exists(s, has(s.resourceClaims) && "
+        "s.resourceClaims.exists(c, has(c.resourceClaimTemplateName))) || "
+        "(has(object.spec.strategy) && has(object.spec.strategy.type) && object.spec.strategy.type == 'Recreate') || "
+        "[has(object.spec.strategy) && has(object.spec.strategy.rollingUpdate) && "
+        "has(object.spec.strategy.rollingUpdate.maxSurge) ? object.spec.strategy.rollingUpdate.maxSurge : "
+        f"'{DEFAULT_MAX_SURGE}'].all(m, type(m) == int ? m == 0 : "
+        "int(string(m).replace('%', '')) == 0 || (has(object.spec.replicas) && object.spec.replicas == 0))",
+        "a Deployment of claim-template pods may surge; roll out with maxSurge: 0, maxUnavailable: 1")
     summary = "A Deployment whose pods get claims from templates may surge (maxSurge > 0 or the 25% default)."
     rationale = """
         A surge-first rollout creates new pods before old ones go. Each new pod needs a fresh

@@ -47,6 +47,7 @@ class SchemaInvalid(Rule):
     name = "Object does not match the Kubernetes schema"
     category = "schema"
     severity = Severity.ERROR
+    lint_only = "the API server decodes the object against its schema before admission and refuses what does not fit"
     summary = "A built-in object has a missing required field, an unknown field or a wrong type."
     rationale = """
         The API server rejects such objects, or (for unknown fields without strict validation)

@@ -313,9 +313,9 @@ class TeardownGraceZero(Rule):
     fixable = FixAvailability.ALWAYS
     options = {"graceSeconds": Option(60, "the grace period the fix sets")}
     admission = Admission(
-        "variables.podSpecs.all(s, !has(s.resourceClaims) || size(s.resourceClaims) == 0 || "
-        "!has(s.terminationGracePeriodSeconds) || s.terminationGracePeriodSeconds != 0)",
-        "a pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0")
+        "!has(s.resourceClaims) || size(s.resourceClaims) == 0 || "
+        "!has(s.terminationGracePeriodSeconds) || s.terminationGracePeriodSeconds != 0",
+        "a pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0", over="podSpecs")
     summary = "A pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0."
     rationale = """
         With a grace period of 0 the API server removes the Pod object at once when it is

@@ -38,6 +38,7 @@ class ApiValidation(Rule):
     name = "Rejected by the API server's validation"
     category = "schema"
     severity = Severity.ERROR
+    lint_only = "the API server runs its own validation before admission and refuses the object"
     targets = CLAIM_TARGETS | {(RESOURCE_GROUP, "ResourceSlice")}
     summary = ("A resource.k8s.io object the API server rejects for a rule its schema does not state: a ResourceSlice "
                "without exactly one node field, a request or device name that is not a DNS label, a count with allocationMode "

@@ -22,10 +22,10 @@ class ContainerClaimUndefined(Rule):
     severity = Severity.ERROR
     targets = POD_TARGETS
     admission = Admission(
-        f"variables.podSpecs.all(s, {SPEC_CONTAINERS}.all(c, !has(c.resources) || !has(c.resources.claims) || "
+        f"{SPEC_CONTAINERS}.all(c, !has(c.resources) || !has(c.resources.claims) || "
         "c.resources.claims.all(r, has(s.resourceClaims) && s.resourceClaims.exists(p, has(p.name) && "
-        "has(r.name) && p.name == r.name))))",
-        "a container uses a claim that spec.resourceClaims does not define")
+        "has(r.name) && p.name == r.name)))",
+        "a container uses a claim that spec.resourceClaims does not define", over="podSpecs")
     summary = "A container's resources.claims[].name names no entry of the pod's spec.resourceClaims."
     rationale = """
         The API server rejects the pod ("must be the name of an entry in
@@ -101,10 +101,10 @@ class PodClaimSource(Rule):
     severity = Severity.ERROR
     targets = POD_TARGETS
     admission = Admission(
-        "variables.podSpecs.all(s, !has(s.resourceClaims) || s.resourceClaims.all(c, has(c.source) || "
+        "!has(s.resourceClaims) || s.resourceClaims.all(c, has(c.source) || "
         "((has(c.resourceClaimName) && c.resourceClaimName != '') != "
-        "(has(c.resourceClaimTemplateName) && c.resourceClaimTemplateName != ''))))",
-        "a pod claim must set exactly one of resourceClaimName and resourceClaimTemplateName")
+        "(has(c.resourceClaimTemplateName) && c.resourceClaimTemplateName != '')))",
+        "a pod claim must set exactly one of resourceClaimName and resourceClaimTemplateName", over="podSpecs")
     summary = "A spec.resourceClaims entry sets neither or both of resourceClaimName and resourceClaimTemplateName."
     rationale = """
         Exactly one of the two must be set: a shared, pre-created ResourceClaim
@@ -174,10 +174,10 @@ class PodClaimUnused(Rule):
     severity = Severity.WARNING
     targets = POD_TARGETS
     admission = Admission(
-        "variables.podSpecs.all(s, !has(s.resourceClaims) || s.resourceClaims.all(p, "
+        "!has(s.resourceClaims) || s.resourceClaims.all(p, "
         f"{SPEC_CONTAINERS}.exists(c, has(c.resources) && has(c.resources.claims) && "
-        "c.resources.claims.exists(r, has(r.name) && has(p.name) && r.name == p.name))))",
-        "a pod claim is allocated but no container lists it in resources.claims")
+        "c.resources.claims.exists(r, has(r.name) && has(p.name) && r.name == p.name)))",
+        "a pod claim is allocated but no container lists it in resources.claims", over="podSpecs")
     summary = "A spec.resourceClaims entry that no container or init container lists in resources.claims."
     rationale = """
         The device is allocated and held for the pod's lifetime, but no container gets it:

@@ -1,0 +1,133 @@
+"""Exported policies checked in-process, before any apiserver sees them: their CEL evaluated
+with draguard's CEL engine on an object (the unit tests hold each policy's verdict equal to
+its rule's check on the rule's examples and the corpus), and the CEL features each
+expression uses held against the release it targets.
+
+A new expression may use a library from the release after the one that introduced it
+(k8s.io/apiserver v0.37.2 pkg/cel/environment/base.go: `IntroducedVersion`; expressions
+written new are compiled with the environment of the compatibility version, one release
+back). ext.Bindings (`cel.bind`) is not in the Kubernetes environment at all, though
+draguard's selector engine has it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..core.versions import minor
+
+#: (first release whose new expressions may use it, feature, its functions)
+_FEATURES = (
+    (33, "two-variable comprehensions", {"transformList", "transformMap", "transformMapEntry"}),
+    (34, "the semver library", {"semver", "isSemver"}),
+    (35, "ext.Lists", {"flatten", "slice", "distinct", "reverse", "sort", "sortBy", "lists.range", "first", "last"}),
+    (38, "library.Lists v1", {"includes"}),
+)
+_NEVER = {"cel.bind": "ext.Bindings is not in the Kubernetes CEL environment"}
+_TWO_VARIABLE_MACROS = {"all", "exists", "existsOne"}
+_STRING = re.compile(r"""'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|r'[^']*'|r"[^"]*\"""")
+_CALL = re.compile(r"([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\s*\(")
+
+
+def unavailable(expression: str, kube_version: str) -> list[str]:
+    """What `expression` uses that a new expression on `kube_version` may not."""
+    code = _STRING.sub("''", expression)
+    problems = []
+    for match in _CALL.finditer(code):
+        name = match.group(1)
+        member = name.rsplit(".", 1)[-1]
+        if name in _NEVER or member in _NEVER:
+            problems.append(f"{name}(): {_NEVER.get(name) or _NEVER[member]}")
+            continue
+        if member in _TWO_VARIABLE_MACROS and _arguments(code, match.end()) == 3:
+            member = "transformList"  # the three-argument forms are two-variable comprehensions
+        for since, feature, functions in _FEATURES:
+            if (member in functions or name in functions) and minor(kube_version) < since:
+                problems.append(f"{name}(): {feature} is usable in new expressions from 1.{since} on")
+    return problems
+
+
+def _arguments(code: str, start: int) -> int:
+    """How many top-level arguments the call whose `(` ends at `start` has."""
+    depth, count = 0, 1
+    for char in code[start:]:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return count
+            depth -= 1
+        elif char == "," and depth == 0:
+            count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    message: str | None = None  # the evaluated messageExpression (or message) when it fails
+    error: str | None = None  # a runtime error: with failurePolicy Fail the apiserver denies
+
+
+def variables(policy: dict, obj: dict, params: dict | None = None) -> tuple[dict, str | None]:
+    """(the policy's variables on `obj`, computed in order, each seeing those before it; the
+    first runtime error, or None)."""
+    data = {"object": as_admitted(obj), "params": params, "variables": {}}
+    for variable in policy["spec"].get("variables", []):
+        value, error = _evaluate(variable["expression"], data)
+        if error:
+            return data["variables"], f"variable {variable['name']}: {error}"
+        data["variables"][variable["name"]] = value
+    return data["variables"], None
+
+
+def evaluate(policy: dict, obj: dict, params: dict | None = None) -> Verdict:
+    """The policy's validations on `obj` as the apiserver sends it (no null fields)."""
+    values, error = variables(policy, obj, params)
+    if error:
+        return Verdict(False, None, error)
+    data = {"object": as_admitted(obj), "params": params, "variables": values}
+    for validation in policy["spec"]["validations"]:
+        passed, error = _evaluate(validation["expression"], data)
+        if error:
+            return Verdict(False, validation.get("message"), error)
+        if passed is not True:
+            message = validation.get("message")
+            if "messageExpression" in validation:  # the apiserver falls back to `message` on an error
+                evaluated, error = _evaluate(validation["messageExpression"], data)
+                message = message if error else evaluated
+            return Verdict(False, message)
+    return Verdict(True)
+
+
+def _evaluate(expression: str, data: dict) -> tuple[object, str | None]:
+    """(the value of `expression`, None), or (None, the runtime error)."""
+    result = _program(expression).eval(data=data)
+    if result.type() == _runtime().T.ERROR:
+        return None, str(result.value())
+    return result.plain_value(), None
+
+
+def _runtime():
+    from ..dra.cellib import runtime
+
+    return runtime()
+
+
+@lru_cache(maxsize=512)
+def _program(expression: str):
+    rt = _runtime()
+    env = rt.cel.NewEnv(variables={"object": rt.T.DYN, "params": rt.T.DYN, "variables": rt.T.DYN},
+                        extensions=[rt.extensions[0].ExtStrings(version=2)])
+    return env.compile(expression)
+
+
+def as_admitted(node):
+    """The object as the apiserver sends it to admission: typed objects are serialized
+    without null fields."""
+    if isinstance(node, dict):
+        return {key: as_admitted(value) for key, value in node.items() if value is not None}
+    if isinstance(node, list):
+        return [as_admitted(value) for value in node]
+    return node

@@ -1,0 +1,166 @@
+"""`draguard policy export`: a ValidatingAdmissionPolicy and its binding for every rule whose
+check is CEL on one object (admission.forms), for one target release, and the ConfigMap of
+parameters the policies read.
+
+Per release (the apiserver converts the request object to the version a policy matches,
+`matchPolicy: Equivalent`): resource.k8s.io/v1beta1 on 1.32 (flat requests), v1beta2 on 1.33
+and v1 from 1.34; the conditions read every shape (admission.variables.request_fields). New
+expressions may use only the CEL libraries of the release before the target
+(k8s.io/apiserver pkg/cel/environment base.go: a library is usable in new expressions one
+release after it is introduced, so that a rollback keeps them valid), which
+admission.celcheck verifies.
+
+Errors deny and warnings warn (`validationActions`); a policy fails closed
+(`failurePolicy: Fail`), skips the claims the system generates (the webhook's match
+condition), and its binding exempts the same namespaces as the webhook. The parameters (the
+admin namespaces of `.draguard.yaml`) are a ConfigMap (`paramKind`), with
+`parameterNotFoundAction: Deny`: a policy without its parameters refuses rather than guess."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.config import Config
+from ..core.finding import Severity
+from ..core.versions import minor
+from ..model.claims import RESOURCE_GROUP
+from ..rules.base import Rule
+from .forms import form_of
+from .install import LABELS, MATCH_CONDITIONS, NAME
+from ..rules.admission import SPEC_CONTAINERS
+from .variables import PARAMS_ADMIN_NAMESPACES, request_fields, variables_for
+
+API_VERSION = "admissionregistration.k8s.io/v1"
+PARAMS = f"{NAME}-policy-params"
+PREFIX = f"{NAME}-"
+
+#: the request variable of each `over`, and how an offending item is named
+_ITEMS = {
+    "containers": ("c", "(has(c.name) ? string(c.name) : object.kind)"),
+    "podSpecs": ("s", SPEC_CONTAINERS + ".map(c, has(c.name) ? string(c.name) : '?').join(', ')"),
+    "requests": ("q", "string(q.name)"),
+}
+
+
+def dra_version(kube_version: str) -> str:
+    """The resource.k8s.io version a policy for `kube_version` matches."""
+    return {32: "v1beta1", 33: "v1beta2"}.get(minor(kube_version), "v1")
+
+
+def resource_name(kind: str) -> str:
+    """The resource (plural) of a kind draguard judges; all are regular English plurals."""
+    lower = kind.lower()
+    return lower + ("es" if lower.endswith("s") else "s")
+
+
+def validation_expression(rule: Rule) -> str:
+    admission = rule.admission
+    if admission.over == "containers":
+        return f"variables.containers.all(g, g.all(c, {admission.condition}))"
+    if admission.over == "podSpecs":
+        return f"variables.podSpecs.all(s, {admission.condition})"
+    if admission.over == "requests":
+        return f"variables.requests.all(q, {request_fields('q')}.all(r, {admission.condition}))"
+    return admission.condition
+
+
+def message_expression(rule: Rule) -> str | None:
+    """CEL naming what fails (the containers, pod specs or requests), after the rule id and
+    its message; None for conditions on the whole object (the message says it all)."""
+    admission = rule.admission
+    if admission.over is None:
+        return None
+    var, name = _ITEMS[admission.over]
+    failing = f"!({admission.condition})"
+    if admission.over == "containers":
+        names = f"variables.containers.map(g, g.filter(c, {failing}).map(c, {name}).join(', ')).filter(t, t != '')"
+    elif admission.over == "podSpecs":
+        names = f"variables.podSpecs.filter(s, {failing}).map(s, {name})"
+    else:
+        names = f"variables.requests.filter(q, {request_fields('q')}.exists(r, {failing})).map(q, {name})"
+    label = {"containers": "container", "podSpecs": "pod of", "requests": "request"}[admission.over]
+    return f"{_literal(_message(rule) + f' ({label} ')} + {names}.join('; ') + ')'"
+
+
+def _message(rule: Rule) -> str:
+    return f"{rule.id}: {rule.admission.message}"
+
+
+def _literal(text: str) -> str:
+    """`text` as a CEL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _resource_rules(kinds: frozenset, kube_version: str) -> list[dict]:
+    by_group: dict[str, set] = {}
+    for group, kind in kinds:
+        by_group.setdefault(group, set()).add(resource_name(kind))
+    return [{"apiGroups": [group], "apiVersions": [dra_version(kube_version)] if group == RESOURCE_GROUP else ["*"],
+             "operations": ["CREATE", "UPDATE"], "resources": sorted(resources)}
+            for group, resources in sorted(by_group.items())]
+
+
+def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME,
+           severity: Severity | None = None) -> list[dict]:
+    """The ValidatingAdmissionPolicy of `rule` and its binding; `severity` as configured
+    (default: the rule's) decides between Deny and Warn."""
+    kinds = rule.admission.kinds(rule.targets)
+    expression, message = validation_expression(rule), message_expression(rule)
+    variables = variables_for([expression, message or ""], kinds)
+    uses_params = any(v["name"] == PARAMS_ADMIN_NAMESPACES for v in variables)
+    name = PREFIX + rule.id
+    validation = {"expression": expression, "message": _message(rule), "reason": "Invalid"}
+    if message:
+        validation["messageExpression"] = message
+    spec = {"failurePolicy": "Fail",
+            "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)}}
+    if uses_params:
+        spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
+    if any(group == RESOURCE_GROUP for group, _ in kinds):
+        spec["matchConditions"] = MATCH_CONDITIONS
+    spec["variables"] = variables
+    spec["validations"] = [validation]
+    metadata = {"name": name, "labels": {**LABELS, "draguard.io/rule": rule.id},
+                "annotations": {"draguard.io/kube-version": kube_version}}
+    denies = (severity or rule.severity) is Severity.ERROR
+    binding = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
+               "matchResources": {"namespaceSelector": {"matchExpressions": [
+                   {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": sorted(exempt)}]}}}
+    if uses_params:
+        binding["paramRef"] = {"name": PARAMS, "namespace": namespace, "parameterNotFoundAction": "Deny"}
+    return [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec},
+            {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
+             "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
+
+
+def parameters(config: Config, namespace: str = NAME) -> dict:
+    """The ConfigMap the policies read their parameters from."""
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": PARAMS, "namespace": namespace, "labels": dict(LABELS)},
+            "data": {PARAMS_ADMIN_NAMESPACES: ",".join(sorted(config.admin_namespaces))}}
+
+
+@dataclass
+class Export:
+    objects: list[dict]  # the parameters, then each exported rule's policy and binding
+    left_out: dict[str, str]  # rule id -> why it has no policy (its form and reason, or the config)
+
+
+def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | None = None) -> Export:
+    """The policies of `rules` for `config`'s release, as `config` sets them (rules switched
+    off are left out, a severity changed to info too: admission ignores info)."""
+    exempt = exempt if exempt is not None else ["kube-system", namespace]
+    objects, left_out = [parameters(config, namespace)], {}
+    for rule in rules:
+        settings = config.settings(rule.id)
+        form = form_of(rule, config.kube_version)
+        severity = settings.severity or rule.severity
+        if not settings.enabled:
+            left_out[rule.id] = "switched off in the config"
+        elif not form.exported:
+            left_out[rule.id] = f"{form}: {form.reason}"
+        elif severity is Severity.INFO:
+            left_out[rule.id] = "set to info in the config: admission denies errors and warns on warnings"
+        else:
+            objects.extend(policy(rule, config.kube_version, exempt, namespace, severity))
+    return Export(objects, left_out)

@@ -1,0 +1,161 @@
+"""The variables an exported admission policy defines, as CEL generated from the model's
+tables, so a policy sees the same pod specs, containers and requests the rules see in a file
+(model.workloads.WORKLOADS, model.claims). Every field read is guarded by `has()`: a missing
+field is a runtime error, and a runtime error in a policy with `failurePolicy: Fail` denies.
+
+No expression here needs `flatten()` (ext.Lists v3, usable in new expressions from 1.35 on):
+pod specs sit under at most one list or map wildcard, so `podSpecs` is a flat list, and
+`containers` is a list of groups (one per pod spec or container path) that rules walk twice.
+
+- `podSpecs`: every pod spec (templates' `spec`, bare pod specs);
+- `containers`: groups of containers: each pod spec's containers, init containers and
+  inline containers (KServe's predictor `model`, Dynamo's `mainContainer`), and the
+  container-like objects of CRDs; where a CRD keeps resource requirements under another
+  key (TrainJob's `resourcesPerNode`) a group `{'resources': ...}` presents them as
+  `resources`;
+- `requests`: the top-level requests of a claim or claim template (`REQUEST_FIELDS` gives each
+  one's field mappings: `exactly`, its subrequests, or the v1beta1 request itself);
+- `adminNamespaces`: the namespaces `.draguard.yaml` lists, from the policy's parameters."""
+
+from __future__ import annotations
+
+from ..model.claims import CLAIM_TARGETS
+from ..model.workloads import WORKLOADS, path_parts
+from ..rules.admission import SPEC_CONTAINERS
+
+PARAMS_ADMIN_NAMESPACES = "adminNamespaces"
+
+
+
+def request_fields(q: str) -> str:
+    """CEL: the field mappings of request `q` that select devices."""
+    return f"(has({q}.exactly) ? [{q}.exactly] : has({q}.firstAvailable) ? {q}.firstAvailable : [{q}])"
+
+
+def kind_test(group: str, kind: str) -> str:
+    """CEL: `object` is of (group, kind) (the request object carries apiVersion and kind)."""
+    version = "object.apiVersion == 'v1'" if not group else f"object.apiVersion.startsWith('{group}/')"
+    return f"object.kind == '{kind}' && {version}"
+
+
+def _guarded(base: str, keys: list[str]) -> tuple[str, str]:
+    """(the CEL presence test of base.k1.k2..., the selection)."""
+    tests, here = [], base
+    for key in keys:
+        here = f"{here}.{key}"
+        tests.append(f"has({here})")
+    return " && ".join(tests) or "true", here
+
+
+def _nodes(base: str, parts: tuple, depth: int = 0) -> tuple[str, int]:
+    """CEL for the nodes at `parts` under `base`, and its nesting: 0 for a path without
+    wildcards and 1 for one (a flat list), 2 for two (a list of flat lists)."""
+    keys: list[str] = []
+    for i, part in enumerate(parts):
+        if part not in ("[*]", "*"):
+            keys.append(part)
+            continue
+        test, collection = _guarded(base, keys)
+        var = f"x{depth}"
+        item = var if part == "[*]" else f"{collection}[{var}]"
+        rest = parts[i + 1:]
+        if "[*]" in rest or "*" in rest:
+            inner, nesting = _nodes(item, rest, depth + 1)
+            if nesting != 1:
+                raise ValueError(f"{'.'.join(parts)}: more than two wildcards")
+            return f"({test} ? {collection}.map({var}, {inner}) : [])", 2
+        present, selection = _guarded(item, list(rest))
+        selected = collection + (f".filter({var}, {present})" if rest else "") + \
+            (f".map({var}, {selection})" if selection != var else "")
+        return f"({test} ? {selected} : [])", 1
+    test, selection = _guarded(base, keys)
+    return f"({test} ? [{selection}] : [])", 0
+
+
+def flat_nodes(path: str) -> str:
+    """CEL: a flat list of the nodes at `path` in `object` (at most one wildcard)."""
+    expression, nesting = _nodes("object", path_parts(path))
+    if nesting > 1:
+        raise ValueError(f"{path}: a flat list needs at most one wildcard")
+    return expression
+
+
+def node_groups(path: str) -> str:
+    """CEL: a list of flat lists of the nodes at `path` in `object` (at most two wildcards)."""
+    expression, nesting = _nodes("object", path_parts(path))
+    return expression if nesting == 2 else f"[{expression}]"
+
+
+def _by_kind(name: str, entries: dict[tuple[str, str], str]) -> list[tuple[str, str]]:
+    """Two variables: `<name>ByKind`, a map from `variables.kind` to each kind's CEL, and
+    `<name>`, the entry of the object's kind (else []). A map keeps the expression shallow
+    where a chain of conditionals for 35 kinds would nest 35 deep."""
+    table = "{" + ", ".join(f"'{group}/{kind}': {value}" for (group, kind), value in sorted(entries.items())) + "}"
+    return [(f"{name}ByKind", table),
+            (name, f"variables.kind in variables.{name}ByKind ? variables.{name}ByKind[variables.kind] : []")]
+
+
+def _workloads(kinds: frozenset | None):
+    return [w for w in WORKLOADS if kinds is None or (w.group, w.kind) in kinds]
+
+
+def pod_specs(kinds: frozenset | None) -> list[tuple[str, str]]:
+    entries = {}
+    for w in _workloads(kinds):
+        paths = [f"{p}.spec" for p in w.templates] + list(w.pod_specs)
+        if paths:
+            entries[(w.group, w.kind)] = " + ".join(flat_nodes(p) for p in paths)
+    return _by_kind("podSpecs", entries)
+
+
+def containers(kinds: frozenset | None) -> list[tuple[str, str]]:
+    """Each pod spec's containers (with the inline containers of every kind matched: a pod
+    spec of another kind has no such field), then the container-like objects of CRDs."""
+    workloads = _workloads(kinds)
+    inline = "".join(f" + (has(s.{key}) ? [s.{key}] : [])"
+                     for key in sorted({key for w in workloads for key in w.inline_containers}))
+    entries = {}
+    for w in workloads:
+        groups = []
+        for path, resources_key in w.containers:
+            groups.append(node_groups(path))
+            if resources_key != "resources":
+                groups.append(f"[{flat_nodes(path)}.filter(x, has(x.{resources_key}))"
+                              f".map(x, {{'resources': x.{resources_key}}})]")
+        if groups:
+            entries[(w.group, w.kind)] = " + ".join(groups)
+    own = [("containers", f"variables.podSpecs.map(s, {SPEC_CONTAINERS}{inline})")]
+    if not entries:
+        return own
+    loose = _by_kind("containerLists", entries)
+    return loose + [("containers", f"{own[0][1]} + variables.containerLists")]
+
+
+def requests(kinds: frozenset | None) -> list[tuple[str, str]]:
+    paths = {"ResourceClaim": "spec.devices.requests", "ResourceClaimTemplate": "spec.spec.devices.requests"}
+    entries = {}
+    for group, kind in CLAIM_TARGETS:
+        if kinds is None or (group, kind) in kinds:
+            test, selection = _guarded("object", paths[kind].split("."))
+            entries[(group, kind)] = f"({test} ? {selection} : [])"
+    return _by_kind("requests", entries)
+
+
+KIND = "(object.apiVersion.contains('/') ? object.apiVersion.split('/')[0] : '') + '/' + object.kind"
+ADMIN_NAMESPACES = (f"params != null && has(params.data) && '{PARAMS_ADMIN_NAMESPACES}' in params.data ? "
+                    f"params.data['{PARAMS_ADMIN_NAMESPACES}'].split(',') : []")
+
+#: name -> (its variables for the rule's target kinds, the variables they read first)
+DEFINITIONS = {"kind": (lambda kinds: [("kind", KIND)], ()),
+               "podSpecs": (pod_specs, ("kind",)), "containers": (containers, ("kind", "podSpecs")),
+               "requests": (requests, ("kind",)),
+               "adminNamespaces": (lambda kinds: [("adminNamespaces", ADMIN_NAMESPACES)], ())}
+
+
+def variables_for(expressions: list[str], kinds: frozenset | None) -> list[dict]:
+    """The policy's `variables` that `expressions` read (and those they need), in order."""
+    wanted = {name for name in DEFINITIONS if any(f"variables.{name}" in e for e in expressions)}
+    for name in list(wanted):
+        wanted.update(DEFINITIONS[name][1])
+    return [{"name": variable, "expression": expression} for name in DEFINITIONS if name in wanted
+            for variable, expression in DEFINITIONS[name][0](kinds)]

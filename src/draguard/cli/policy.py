@@ -1,0 +1,57 @@
+"""`draguard policy export`: the catalog as ValidatingAdmissionPolicies for one release."""
+
+from __future__ import annotations
+
+import sys
+
+from ..core.errors import EXIT_OK, UsageError
+
+
+def arguments(name, parser) -> None:
+    parser.add_argument("action", choices=["export"],
+                        help="export: print a ValidatingAdmissionPolicy and binding for every rule that is CEL on "
+                             "one object, and the ConfigMap of their parameters")
+    parser.add_argument("--kube-version", help="the release the policies are for (default: the newest draguard "
+                                               "knows): it decides the resource.k8s.io version matched and the "
+                                               "CEL libraries allowed")
+    parser.add_argument("--config", help="config file (rules switched off, severities, adminNamespaces)")
+    parser.add_argument("--namespace", default="draguard", help="the namespace of the parameters' ConfigMap")
+    parser.add_argument("--exempt-namespace", action="append", metavar="NS",
+                        help="namespaces the bindings exempt (repeatable; default: kube-system and --namespace)")
+    parser.add_argument("--rule", action="append", metavar="ID", help="export only these rules (repeatable)")
+    parser.add_argument("-o", "--output", help="write to this file (atomically) instead of standard output")
+
+
+def run(args) -> int:
+    import yaml
+
+    from ..admission.policies import export
+    from ..core.atomic import write_atomic
+    from ..core.versions import check_kube_version
+    from ..engine.config_file import load_config
+    from ..rules import REGISTRY
+
+    config = load_config(args.config)
+    if args.kube_version:
+        try:
+            config.kube_version = check_kube_version(args.kube_version)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    rules = list(REGISTRY)
+    if args.rule:
+        unknown = [r for r in args.rule if REGISTRY.get(r) is None]
+        if unknown:
+            raise UsageError(f"unknown rule {', '.join(map(repr, unknown))} (see `draguard rules`)")
+        rules = [REGISTRY.get(r) for r in args.rule]
+    result = export(rules, config, args.namespace, args.exempt_namespace)
+    text = yaml.safe_dump_all(result.objects, sort_keys=False, explicit_start=True, width=1 << 16)
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    policies = sum(1 for o in result.objects if o["kind"] == "ValidatingAdmissionPolicy")
+    sys.stderr.write(f"draguard: {policies} ValidatingAdmissionPolicies for Kubernetes {config.kube_version}; "
+                     f"{len(result.left_out)} rules without one (`draguard rules` says why):\n")
+    for rule_id, why in result.left_out.items():
+        sys.stderr.write(f"  {rule_id}: {why}\n")
+    return EXIT_OK
