@@ -89,8 +89,9 @@ def node_groups(path: str) -> str:
 def _by_kind(name: str, entries: dict[tuple[str, str], str]) -> list[tuple[str, str]]:
     """Two variables: `<name>ByKind`, a map from `variables.kind` to each kind's CEL, and
     `<name>`, the entry of the object's kind (else []). A map keeps the expression shallow
-    where a chain of conditionals for 35 kinds would nest 35 deep."""
-    table = "{" + ", ".join(f"'{group}/{kind}': {value}" for (group, kind), value in sorted(entries.items())) + "}"
+    where a chain of conditionals for 35 kinds would nest 35 deep. Each entry is `dyn()`: the
+    apiserver's checker wants one type for a literal's values (HomogeneousAggregateLiterals)."""
+    table = "{" + ", ".join(f"'{group}/{kind}': dyn({value})" for (group, kind), value in sorted(entries.items())) + "}"
     return [(f"{name}ByKind", table),
             (name, f"variables.kind in variables.{name}ByKind ? variables.{name}ByKind[variables.kind] : []")]
 
