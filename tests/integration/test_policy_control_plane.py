@@ -176,3 +176,67 @@ def test_an_admin_namespace_from_the_parameters_may_take_all_devices(policed):
     template = _matched(rule, rule.noncompliant)[0]
     assert dry_run(policed, template, namespace=ADMIN_NS)[0] in (200, 201)
     assert dry_run(policed, template, namespace=NS)[0] == 422
+
+
+MUTATIONS = [o for o in export(REGISTRY, CONFIG, unsafe_fixes=True).objects
+             if o["kind"].startswith("MutatingAdmissionPolicy")]
+
+
+@pytest.fixture(scope="module")
+def mutating(policed):
+    """The fixes as MutatingAdmissionPolicies (after the validation tests: they change what the
+    failing examples become), their parameters in the ConfigMap the export writes."""
+    dyn = dynamic.DynamicClient(policed.api())
+    configmaps = dyn.resources.get(api_version="v1", kind="ConfigMap")
+    params = export(REGISTRY, CONFIG, unsafe_fixes=True).objects[0]
+    configmaps.replace(body=params, name=params["metadata"]["name"], namespace="draguard")
+    objects = _narrowed(MUTATIONS)
+    for obj in objects:
+        if obj["kind"] == "MutatingAdmissionPolicyBinding":
+            obj["spec"]["matchResources"] = {"namespaceSelector": {"matchLabels": LABEL}}
+    policed.apply(objects)
+    grace = REGISTRY.get("teardown-grace-zero")
+    failing = _matched(grace, grace.noncompliant)[0]
+    deadline = time.monotonic() + 60
+    while dry_run(policed, failing)[0] != 201:
+        assert time.monotonic() < deadline, "the mutating policies never took effect"
+        time.sleep(0.5)
+    try:
+        yield policed
+    finally:
+        for obj in reversed(objects):
+            resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+            resource.delete(name=obj["metadata"]["name"])
+
+
+def test_the_grace_period_fix_is_applied_to_every_failing_pod_spec_with_the_configured_value(mutating):
+    rule = REGISTRY.get("teardown-grace-zero")
+    pod = _matched(rule, rule.noncompliant)[0]
+    status, body, warnings = dry_run(mutating, pod)
+    assert status == 201 and json.loads(body)["spec"]["terminationGracePeriodSeconds"] == 60, body
+    cluster = in_a_raycluster(pod)
+    fine = dict(pod["spec"], terminationGracePeriodSeconds=30)
+    cluster["spec"]["workerGroupSpecs"] = [{"template": {"spec": fine}}, {"template": {"spec": pod["spec"]}}]
+    status, body, _ = dry_run(mutating, cluster)
+    spec = json.loads(body)["spec"]
+    assert status == 201, body
+    assert spec["headGroupSpec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 60
+    assert [g["template"]["spec"]["terminationGracePeriodSeconds"] for g in spec["workerGroupSpecs"]] == [30, 60]
+    configmaps = dynamic.DynamicClient(mutating.api()).resources.get(api_version="v1", kind="ConfigMap")
+    configmaps.patch(name="draguard-policy-params", namespace="draguard",
+                     body={"data": {"teardown-grace-zero.graceSeconds": "90"}},
+                     content_type="application/merge-patch+json")
+    deadline = time.monotonic() + 30
+    while json.loads(dry_run(mutating, pod)[1])["spec"]["terminationGracePeriodSeconds"] != 90:
+        assert time.monotonic() < deadline, "the parameter change never reached the policy"
+        time.sleep(0.5)
+
+
+def test_the_shm_fix_sets_the_configured_size_limit_and_the_warning_goes(mutating):
+    rule = REGISTRY.get("shm-size-limit")
+    pod = _matched(rule, rule.noncompliant)[0]
+    status, body, warnings = dry_run(mutating, pod)
+    assert status == 201, body
+    shm = [v for v in json.loads(body)["spec"]["volumes"] if v.get("emptyDir", {}).get("medium") == "Memory"]
+    assert [v["emptyDir"]["sizeLimit"] for v in shm] == [rule.options["sizeLimit"].default]
+    assert not any("draguard-shm-size-limit" in w for w in warnings), warnings

@@ -2,7 +2,8 @@
 and `draguard policy export`:
 
 - `vap`: a ValidatingAdmissionPolicy: the check is CEL on the one object admitted;
-- `map`: a MutatingAdmissionPolicy applies the rule's fix (with `vap`, never alone);
+- `map`: a MutatingAdmissionPolicy applies the rule's fix (with `vap`, never alone; from 1.34,
+  where the API is beta behind the MutatingAdmissionPolicy gate, GA and on from 1.36);
 - `webhook-only`: the webhook judges it (it reads the cluster through its cache, or runs
   what CEL cannot);
 - `lint-only`: nothing reaches admission for it to judge.
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.finding import Severity
+from ..core.fixes import Applicability
 from ..core.versions import minor
 from ..rules.base import Needs, Rule
 
@@ -39,6 +41,10 @@ class Form:
     @property
     def exported(self) -> bool:
         return VAP in self.forms
+
+    @property
+    def mutates(self) -> bool:
+        return MAP in self.forms
 
     def __str__(self) -> str:
         return "+".join(self.forms)
@@ -72,6 +78,11 @@ def form_of(rule: Rule, kube_version: str) -> Form:
     reason = "CEL on the object admitted"
     if rule.needs is Needs.OBJECT_SET:
         reason += "; what it reads besides the object (ConfigMaps, DeviceClasses) only the webhook sees"
+    mutation = rule.mutation
+    if mutation is not None and minor(kube_version) >= minor(mutation.since):
+        unsafe = mutation.applicability is Applicability.UNSAFE
+        return Form((VAP, MAP), reason + "; its fix as a MutatingAdmissionPolicy"
+                    + (" (an unsafe fix: with `draguard policy export --unsafe-fixes`)" if unsafe else ""))
     return Form((VAP,), reason)
 
 

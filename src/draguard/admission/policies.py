@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..core.config import Config
 from ..core.finding import Severity
+from ..core.fixes import Applicability
 from ..core.versions import minor
 from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
@@ -124,8 +125,7 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
                 "annotations": {"draguard.io/kube-version": kube_version}}
     denies = (severity or rule.severity) is Severity.ERROR
     binding = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
-               "matchResources": {"namespaceSelector": {"matchExpressions": [
-                   {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": sorted(exempt)}]}}}
+               "matchResources": _exempting(exempt)}
     if uses_params:
         binding["paramRef"] = {"name": PARAMS, "namespace": namespace, "parameterNotFoundAction": "Deny"}
     return [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec},
@@ -133,24 +133,66 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
              "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
 
 
-def parameters(config: Config, namespace: str = NAME) -> dict:
-    """The ConfigMap the policies read their parameters from."""
+def mutation_expression(rule: Rule) -> str:
+    """CEL: the JSON Patch of the rule's fix on every pod spec its condition fails on."""
+    mutation = rule.mutation
+    patches = f"variables.podSpecs.transformList(i, s, !({rule.admission.condition}), {mutation.patch})"
+    return patches + ".flatten()" if mutation.many else patches
+
+
+def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME) -> list[dict]:
+    """The MutatingAdmissionPolicy that applies the rule's fix, and its binding: v1beta1 on
+    1.34 and 1.35 (beta: the MutatingAdmissionPolicy gate and runtime-config must be on), v1
+    from 1.36."""
+    if rule.admission.over != "podSpecs":
+        raise ValueError(f"rule {rule.id}: mutations patch pod specs")
+    expression = mutation_expression(rule)
+    kinds = rule.admission.kinds(rule.targets)
+    api_version = API_VERSION if minor(kube_version) >= 36 else "admissionregistration.k8s.io/v1beta1"
+    name = f"{PREFIX}fix-{rule.id}"
+    labels = {**LABELS, "draguard.io/rule": rule.id}
+    spec = {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "failurePolicy": "Fail",
+            "reinvocationPolicy": "Never",
+            "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)},
+            "variables": variables_for([expression], kinds),
+            "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}]}
+    return [{"apiVersion": api_version, "kind": "MutatingAdmissionPolicy",
+             "metadata": {"name": name, "labels": labels, "annotations": {"draguard.io/kube-version": kube_version}},
+             "spec": spec},
+            {"apiVersion": api_version, "kind": "MutatingAdmissionPolicyBinding",
+             "metadata": {"name": name, "labels": dict(labels)},
+             "spec": {"policyName": name, "paramRef": {"name": PARAMS, "namespace": namespace,
+                                                       "parameterNotFoundAction": "Deny"},
+                      "matchResources": _exempting(exempt)}}]
+
+
+def _exempting(exempt: list[str]) -> dict:
+    return {"namespaceSelector": {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": sorted(exempt)}]}}
+
+
+def parameters(config: Config, mutated: list[Rule], namespace: str = NAME) -> dict:
+    """The ConfigMap the policies read their parameters from: the admin namespaces, and the
+    options of the rules whose fixes are exported (`<rule id>.<option>`)."""
+    data = {PARAMS_ADMIN_NAMESPACES: ",".join(sorted(config.admin_namespaces))}
+    data.update((f"{rule.id}.{name}", str(config.rule_option(rule, name))) for rule in mutated for name in rule.options)
     return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": PARAMS, "namespace": namespace, "labels": dict(LABELS)},
-            "data": {PARAMS_ADMIN_NAMESPACES: ",".join(sorted(config.admin_namespaces))}}
+            "metadata": {"name": PARAMS, "namespace": namespace, "labels": dict(LABELS)}, "data": data}
 
 
 @dataclass
 class Export:
-    objects: list[dict]  # the parameters, then each exported rule's policy and binding
+    objects: list[dict]  # the parameters, then each exported rule's policy and binding (and mutation)
     left_out: dict[str, str]  # rule id -> why it has no policy (its form and reason, or the config)
 
 
-def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | None = None) -> Export:
+def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | None = None,
+           unsafe_fixes: bool = False) -> Export:
     """The policies of `rules` for `config`'s release, as `config` sets them (rules switched
-    off are left out, a severity changed to info too: admission ignores info)."""
+    off are left out, a severity changed to info too: admission ignores info), and the
+    MutatingAdmissionPolicies of their safe fixes (`unsafe_fixes`: the unsafe ones too)."""
     exempt = exempt if exempt is not None else ["kube-system", namespace]
-    objects, left_out = [parameters(config, namespace)], {}
+    objects, left_out, mutated = [], {}, []
     for rule in rules:
         settings = config.settings(rule.id)
         form = form_of(rule, config.kube_version)
@@ -163,4 +205,7 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
             left_out[rule.id] = "set to info in the config: admission denies errors and warns on warnings"
         else:
             objects.extend(policy(rule, config.kube_version, exempt, namespace, severity))
-    return Export(objects, left_out)
+            if form.mutates and (unsafe_fixes or rule.mutation.applicability is Applicability.SAFE):
+                objects.extend(mutating_policy(rule, config.kube_version, exempt, namespace))
+                mutated.append(rule)
+    return Export([parameters(config, mutated, namespace)] + objects, left_out)

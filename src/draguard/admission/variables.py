@@ -7,7 +7,8 @@ No expression here needs `flatten()` (ext.Lists v3, usable in new expressions fr
 pod specs sit under at most one list or map wildcard, so `podSpecs` is a flat list, and
 `containers` is a list of groups (one per pod spec or container path) that rules walk twice.
 
-- `podSpecs`: every pod spec (templates' `spec`, bare pod specs);
+- `podSpecs`: every pod spec (templates' `spec`, bare pod specs), and `podSpecPointers` the
+  JSON pointer of each (for mutations);
 - `containers`: groups of containers: each pod spec's containers, init containers and
   inline containers (KServe's predictor `model`, Dynamo's `mainContainer`), and the
   container-like objects of CRDs; where a CRD keeps resource requirements under another
@@ -80,6 +81,32 @@ def flat_nodes(path: str) -> str:
     return expression
 
 
+def _pointer(keys) -> str:
+    """The JSON pointer of `keys` (RFC 6901: `~` as `~0`, `/` as `~1`)."""
+    return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in keys)
+
+
+def flat_pointers(path: str) -> str:
+    """CEL: the JSON pointers of the nodes `flat_nodes(path)` lists, in the same order, for
+    the patches of a MutatingAdmissionPolicy (the index comes from transformList, usable in
+    new expressions from 1.33)."""
+    parts, keys = path_parts(path), []
+    for i, part in enumerate(parts):
+        if part not in ("[*]", "*"):
+            keys.append(part)
+            continue
+        test, collection = _guarded("object", keys)
+        rest = parts[i + 1:]
+        prefix, suffix = _pointer(keys), _pointer(rest)
+        if part == "[*]":
+            present = _guarded("x0", list(rest))[0]
+            return f"({test} ? {collection}.transformList(i0, x0, {present}, '{prefix}/' + string(i0) + '{suffix}') : [])"
+        present = _guarded(f"{collection}[x0]", list(rest))[0]
+        return (f"({test} ? {collection}.filter(x0, {present}).map(x0, '{prefix}/' + "
+                f"x0.replace('~', '~0').replace('/', '~1') + '{suffix}') : [])")
+    return f"({_guarded('object', keys)[0]} ? ['{_pointer(keys)}'] : [])"
+
+
 def node_groups(path: str) -> str:
     """CEL: a list of flat lists of the nodes at `path` in `object` (at most two wildcards)."""
     expression, nesting = _nodes("object", path_parts(path))
@@ -100,13 +127,20 @@ def _workloads(kinds: frozenset | None):
     return [w for w in WORKLOADS if kinds is None or (w.group, w.kind) in kinds]
 
 
+def _pod_spec_paths(kinds: frozenset | None) -> dict:
+    return {(w.group, w.kind): [f"{p}.spec" for p in w.templates] + list(w.pod_specs)
+            for w in _workloads(kinds) if w.templates or w.pod_specs}
+
+
 def pod_specs(kinds: frozenset | None) -> list[tuple[str, str]]:
-    entries = {}
-    for w in _workloads(kinds):
-        paths = [f"{p}.spec" for p in w.templates] + list(w.pod_specs)
-        if paths:
-            entries[(w.group, w.kind)] = " + ".join(flat_nodes(p) for p in paths)
-    return _by_kind("podSpecs", entries)
+    return _by_kind("podSpecs", {kind: " + ".join(flat_nodes(p) for p in paths)
+                                 for kind, paths in _pod_spec_paths(kinds).items()})
+
+
+def pod_spec_pointers(kinds: frozenset | None) -> list[tuple[str, str]]:
+    """The JSON pointer of each of `podSpecs`, at the same index."""
+    return _by_kind("podSpecPointers", {kind: " + ".join(flat_pointers(p) for p in paths)
+                                        for kind, paths in _pod_spec_paths(kinds).items()})
 
 
 def containers(kinds: frozenset | None) -> list[tuple[str, str]]:
@@ -148,7 +182,8 @@ ADMIN_NAMESPACES = (f"params != null && has(params.data) && '{PARAMS_ADMIN_NAMES
 
 #: name -> (its variables for the rule's target kinds, the variables they read first)
 DEFINITIONS = {"kind": (lambda kinds: [("kind", KIND)], ()),
-               "podSpecs": (pod_specs, ("kind",)), "containers": (containers, ("kind", "podSpecs")),
+               "podSpecs": (pod_specs, ("kind",)), "podSpecPointers": (pod_spec_pointers, ("kind",)),
+               "containers": (containers, ("kind", "podSpecs")),
                "requests": (requests, ("kind",)),
                "adminNamespaces": (lambda kinds: [("adminNamespaces", ADMIN_NAMESPACES)], ())}
 

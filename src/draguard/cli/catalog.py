@@ -49,6 +49,6 @@ def run(args) -> int:
         sys.stdout.write(f"{rule.id:<{width}}  {rule.category:<16} {str(rule.severity):<8} {fix:<9} "
                          f"{str(forms[rule.id]):<12} {rule.summary}\n")
     sys.stdout.write(f"\nadmission (Kubernetes {kube_version}): vap = a ValidatingAdmissionPolicy (`draguard policy "
-                     "export`); webhook-only = `draguard webhook`; lint-only = nothing reaches admission to judge. "
+                     "export`), +map = its fix as a MutatingAdmissionPolicy; webhook-only = `draguard webhook`; lint-only = nothing reaches admission to judge. "
                      "The reasons: `draguard rules -f json` and each rule's docs.\n")
     return EXIT_OK

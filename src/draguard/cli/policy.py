@@ -18,6 +18,9 @@ def arguments(name, parser) -> None:
     parser.add_argument("--namespace", default="draguard", help="the namespace of the parameters' ConfigMap")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
                         help="namespaces the bindings exempt (repeatable; default: kube-system and --namespace)")
+    parser.add_argument("--unsafe-fixes", action="store_true",
+                        help="also write MutatingAdmissionPolicies for unsafe fixes (from 1.34; beta behind the "
+                             "MutatingAdmissionPolicy gate before 1.36), their values in the ConfigMap")
     parser.add_argument("--rule", action="append", metavar="ID", help="export only these rules (repeatable)")
     parser.add_argument("-o", "--output", help="write to this file (atomically) instead of standard output")
 
@@ -43,14 +46,16 @@ def run(args) -> int:
         if unknown:
             raise UsageError(f"unknown rule {', '.join(map(repr, unknown))} (see `draguard rules`)")
         rules = [REGISTRY.get(r) for r in args.rule]
-    result = export(rules, config, args.namespace, args.exempt_namespace)
+    result = export(rules, config, args.namespace, args.exempt_namespace, args.unsafe_fixes)
     text = yaml.safe_dump_all(result.objects, sort_keys=False, explicit_start=True, width=1 << 16)
     if args.output:
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
     policies = sum(1 for o in result.objects if o["kind"] == "ValidatingAdmissionPolicy")
-    sys.stderr.write(f"draguard: {policies} ValidatingAdmissionPolicies for Kubernetes {config.kube_version}; "
+    mutations = sum(1 for o in result.objects if o["kind"] == "MutatingAdmissionPolicy")
+    sys.stderr.write(f"draguard: {policies} ValidatingAdmissionPolicies and {mutations} MutatingAdmissionPolicies "
+                     f"for Kubernetes {config.kube_version}; "
                      f"{len(result.left_out)} rules without one (`draguard rules` says why):\n")
     for rule_id, why in result.left_out.items():
         sys.stderr.write(f"  {rule_id}: {why}\n")

@@ -66,7 +66,7 @@ def rule_markdown(rule, with_fix: bool = False) -> str:
 def _admission(rule) -> str:
     """Where the rule is enforced at admission on each release, and the policy's CEL."""
     from ..admission.forms import form_of
-    from ..admission.policies import validation_expression
+    from ..admission.policies import mutation_expression, validation_expression
 
     spans: list[list] = []  # [first release, last release, form]
     for version in SUPPORTED_KUBE_VERSIONS:
@@ -82,6 +82,9 @@ def _admission(rule) -> str:
         text += ("\n`draguard policy export` writes a ValidatingAdmissionPolicy that checks (true when the object "
                  "passes; `variables` as in `admission/variables.py`):\n\n```cel\n"
                  + validation_expression(rule) + "\n```\n")
+    if any(form.mutates for *_, form in spans):
+        text += ("\nand, with `--unsafe-fixes` for an unsafe fix, a MutatingAdmissionPolicy whose JSON Patch is:"
+                 "\n\n```cel\n" + mutation_expression(rule) + "\n```\n")
     return text
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
-from ..core.fixes import FixAvailability
+from ..core.fixes import Applicability, FixAvailability
 
 if TYPE_CHECKING:
     from ..model.manifest import Manifest
@@ -84,6 +84,22 @@ class Admission:
         return self.targets if self.targets is not None else rule_targets
 
 
+@dataclass(frozen=True)
+class Mutation:
+    """The rule's fix as the JSON Patch of a MutatingAdmissionPolicy, applied to each pod spec
+    its admission condition (over 'podSpecs') fails on. `patch` is CEL for one JSONPatch, or
+    with `many` for a list of them, on pod spec `s` whose JSON pointer is
+    `variables.podSpecPointers[i]`; it reads the rule's options as `params.data['<rule
+    id>.<option>']`, which the exported ConfigMap holds. `since`: the first release whose new
+    expressions may use what it needs (a list of lists is flattened: ext.Lists, 1.35).
+    `applicability` is the fix's: unsafe ones are exported only when asked for."""
+
+    patch: str
+    applicability: Applicability
+    many: bool = False
+    since: str = "1.34"  # MutatingAdmissionPolicy: v1beta1 in 1.34, v1 from 1.36
+
+
 class Rule:
     """Base class. Subclasses set the metadata and override `check`."""
 
@@ -106,6 +122,7 @@ class Rule:
     targets: ClassVar[frozenset | None] = None
     fixable: ClassVar[FixAvailability] = FixAvailability.NEVER
     admission: ClassVar[Admission | None] = None
+    mutation: ClassVar[Mutation | None] = None
     #: judges how a manifest is written (defaults spelt out, the apiVersion chosen): not run on
     #: live objects, which the API server wrote back with defaults filled in, in the version
     #: the client asked for

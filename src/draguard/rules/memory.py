@@ -8,11 +8,16 @@ from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .admission import SPEC_CONTAINERS
-from .base import Admission, Option, Rule
+from .base import Admission, Mutation, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
 _SHM = "/dev/shm"
+#: CEL: volume `v` of pod spec `s` is a memory-backed /dev/shm without a sizeLimit
+_UNBOUNDED_SHM = ("(has(v.emptyDir) && has(v.emptyDir.medium) && v.emptyDir.medium == 'Memory' && "
+                  f"!has(v.emptyDir.sizeLimit) && {SPEC_CONTAINERS}.exists(c, has(c.volumeMounts) && "
+                  "c.volumeMounts.exists(m, has(m.name) && has(v.name) && m.name == v.name && has(m.mountPath) && "
+                  "string(m.mountPath).matches('^/dev/shm/*$'))))")
 
 
 @register
@@ -24,12 +29,12 @@ class ShmSizeLimit(Rule):
     targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
     options = {"sizeLimit": Option("8Gi", "the sizeLimit the fix sets")}
-    admission = Admission(
-        "!has(s.volumes) || s.volumes.all(v, !(has(v.emptyDir) && "
-        "has(v.emptyDir.medium) && v.emptyDir.medium == 'Memory' && !has(v.emptyDir.sizeLimit) && "
-        f"{SPEC_CONTAINERS}.exists(c, has(c.volumeMounts) && c.volumeMounts.exists(m, has(m.name) && "
-        "has(v.name) && m.name == v.name && has(m.mountPath) && string(m.mountPath).matches('^/dev/shm/*$')))))",
-        "a memory-backed /dev/shm has no sizeLimit", over="podSpecs")
+    admission = Admission(f"!has(s.volumes) || s.volumes.all(v, !{_UNBOUNDED_SHM})",
+                          "a memory-backed /dev/shm has no sizeLimit", over="podSpecs")
+    mutation = Mutation(
+        f"s.volumes.transformList(j, v, {_UNBOUNDED_SHM}, JSONPatch{{op: 'add', path: variables.podSpecPointers[i] + "
+        "'/volumes/' + string(j) + '/emptyDir/sizeLimit', value: params.data['shm-size-limit.sizeLimit']})",
+        Applicability.UNSAFE, many=True, since="1.35")
     summary = "An emptyDir with medium: Memory mounted at /dev/shm has no sizeLimit."
     rationale = """
         Inference and training frameworks (NCCL, PyTorch data loaders, vLLM) use /dev/shm

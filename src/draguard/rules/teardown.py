@@ -14,7 +14,7 @@ from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pi
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from ..teardown.servers import Server
-from .base import Admission, Needs, Option, Rule
+from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
 from .registry import register
 
@@ -316,6 +316,9 @@ class TeardownGraceZero(Rule):
         "!has(s.resourceClaims) || size(s.resourceClaims) == 0 || "
         "!has(s.terminationGracePeriodSeconds) || s.terminationGracePeriodSeconds != 0",
         "a pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0", over="podSpecs")
+    mutation = Mutation(
+        "JSONPatch{op: 'replace', path: variables.podSpecPointers[i] + '/terminationGracePeriodSeconds', "
+        "value: int(params.data['teardown-grace-zero.graceSeconds'])}", Applicability.UNSAFE)
     summary = "A pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0."
     rationale = """
         With a grace period of 0 the API server removes the Pod object at once when it is

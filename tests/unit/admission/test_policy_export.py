@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from draguard.admission.celcheck import as_admitted, evaluate, unavailable, variables
-from draguard.admission.forms import LINT_ONLY, VAP, WEBHOOK_ONLY, form_of
+from draguard.admission.forms import LINT_ONLY, MAP, VAP, WEBHOOK_ONLY, form_of
 from draguard.admission.policies import PARAMS, dra_version, export, policy
 from draguard.core.config import Config, RuleSettings
 from draguard.core.finding import Severity
@@ -70,7 +70,7 @@ def test_the_catalog_has_policies_and_every_rule_a_form_with_a_reason():
     for version in SUPPORTED_KUBE_VERSIONS:
         for rule in REGISTRY:
             form = form_of(rule, version)
-            assert form.reason and set(form.forms) <= {VAP, WEBHOOK_ONLY, LINT_ONLY}, rule.id
+            assert form.reason and form.forms in ((VAP,), (VAP, MAP), (WEBHOOK_ONLY,), (LINT_ONLY,)), rule.id
 
 
 @pytest.mark.parametrize("rule", EXPORTED, ids=lambda r: r.id)
@@ -189,12 +189,13 @@ def test_the_message_names_only_the_offending_container():
 
 def test_every_expression_uses_only_the_libraries_its_release_allows_in_new_expressions():
     for version in SUPPORTED_KUBE_VERSIONS:
-        for obj in export(REGISTRY, Config(kube_version=version)).objects:
-            if obj["kind"] != "ValidatingAdmissionPolicy":
+        for obj in export(REGISTRY, Config(kube_version=version), unsafe_fixes=True).objects:
+            if obj["kind"] not in ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"):
                 continue
             spec = obj["spec"]
             expressions = [v["expression"] for v in spec["variables"]] + \
-                [e for v in spec["validations"] for e in (v["expression"], v.get("messageExpression", ""))] + \
+                [e for v in spec.get("validations", []) for e in (v["expression"], v.get("messageExpression", ""))] + \
+                [m["jsonPatch"]["expression"] for m in spec.get("mutations", [])] + \
                 [c["expression"] for c in spec.get("matchConditions", [])]
             for expression in expressions:
                 assert unavailable(expression, version) == [], (version, obj["metadata"]["name"])
@@ -300,3 +301,23 @@ def test_the_command_prints_the_policies_and_says_what_it_left_out(tmp_path):
     unknown = subprocess.run([sys.executable, "-m", "draguard", "policy", "export", "--rule", "nope"],
                              capture_output=True, text=True)
     assert unknown.returncode == 2 and "unknown rule 'nope'" in unknown.stderr
+
+
+def test_fixes_become_mutating_policies_where_the_release_has_them_and_only_when_asked_for_unsafe_ones():
+    grace, shm = REGISTRY.get("teardown-grace-zero"), REGISTRY.get("shm-size-limit")
+    assert str(form_of(grace, "1.33")) == "vap" and str(form_of(grace, "1.34")) == "vap+map"
+    assert str(form_of(shm, "1.34")) == "vap" and str(form_of(shm, "1.35")) == "vap+map"  # flatten(): 1.35
+    assert "--unsafe-fixes" in form_of(grace, "1.34").reason
+    assert not [o for o in EXPORT.objects if o["kind"].startswith("Mutating")]  # both fixes are unsafe
+    for version, api, count in (("1.33", None, 0), ("1.34", "v1beta1", 1), ("1.36", "v1", 2)):
+        config = Config(kube_version=version)
+        config.rules["teardown-grace-zero"] = RuleSettings(options={"graceSeconds": 75})
+        objects = export(REGISTRY, config, unsafe_fixes=True).objects
+        mutating = [o for o in objects if o["kind"] == "MutatingAdmissionPolicy"]
+        assert len(mutating) == count, version
+        assert all(o["apiVersion"] == f"admissionregistration.k8s.io/{api}" for o in mutating)
+        if count:
+            assert objects[0]["data"]["teardown-grace-zero.graceSeconds"] == "75"
+            [binding] = [o for o in objects if o["kind"] == "MutatingAdmissionPolicyBinding"
+                         and o["spec"]["policyName"] == "draguard-fix-teardown-grace-zero"]
+            assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Deny"
