@@ -81,14 +81,19 @@ def _matched(rule, text: str) -> list[dict]:
     return found
 
 
-RAYCLUSTER_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-    "metadata": {"name": "rayclusters.ray.io"},
-    "spec": {"group": "ray.io", "scope": "Namespaced",
-             "names": {"plural": "rayclusters", "singular": "raycluster", "kind": "RayCluster"},
-             "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
-                 "type": "object", "properties": {"spec": {"type": "object",
-                                                           "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+def _crd(group: str, kind: str) -> dict:
+    """A CRD that keeps whatever its spec holds (as the operators' own do for pod templates)."""
+    plural = kind.lower() + "s"
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                         "type": "object", "properties": {"spec": {"type": "object",
+                                                                   "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+
+
+CRDS = [_crd("ray.io", "RayCluster"), _crd("kubeflow.org", "PyTorchJob")]
 
 
 def in_a_raycluster(pod: dict) -> dict:
@@ -110,7 +115,7 @@ def policed(bare_plane):
             core.create(body={"metadata": {"name": name, "labels": LABEL if name != "draguard" else {}}})
         except Exception:  # noqa: BLE001 - it exists already: another module made it
             pass
-    objects = [RAYCLUSTER_CRD] + _narrowed(EXPORTED.objects)
+    objects = CRDS + _narrowed(EXPORTED.objects)
     bare_plane.apply(objects)
     first = REGISTRY.get("teardown-grace-zero")
     failing = _matched(first, first.noncompliant)[0]
@@ -222,6 +227,14 @@ def test_the_grace_period_fix_is_applied_to_every_failing_pod_spec_with_the_conf
     assert status == 201, body
     assert spec["headGroupSpec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 60
     assert [g["template"]["spec"]["terminationGracePeriodSeconds"] for g in spec["workerGroupSpecs"]] == [30, 60]
+    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "train"},
+           "spec": {"pytorchReplicaSpecs": {"Master": {"template": {"spec": fine}},
+                                            "Worker/0~": {"template": {"spec": pod["spec"]}}}}}
+    status, body, _ = dry_run(mutating, job)
+    replicas = json.loads(body)["spec"]["pytorchReplicaSpecs"]
+    assert status == 201, body
+    assert {k: r["template"]["spec"]["terminationGracePeriodSeconds"] for k, r in replicas.items()} == \
+        {"Master": 30, "Worker/0~": 60}  # the key escaped in the pointer (RFC 6901)
     configmaps = dynamic.DynamicClient(mutating.api()).resources.get(api_version="v1", kind="ConfigMap")
     configmaps.patch(name="draguard-policy-params", namespace="draguard",
                      body={"data": {"teardown-grace-zero.graceSeconds": "90"}},

@@ -136,7 +136,8 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
 def mutation_expression(rule: Rule) -> str:
     """CEL: the JSON Patch of the rule's fix on every pod spec its condition fails on."""
     mutation = rule.mutation
-    patches = f"variables.podSpecs.transformList(i, s, !({rule.admission.condition}), {mutation.patch})"
+    patches = (f"variables.podSpecSites.filter(site, [site.spec].exists(s, !({rule.admission.condition})))"
+               f".map(site, [site.spec].map(s, {mutation.patch})[0])")
     return patches + ".flatten()" if mutation.many else patches
 
 

@@ -7,8 +7,8 @@ No expression here needs `flatten()` (ext.Lists v3, usable in new expressions fr
 pod specs sit under at most one list or map wildcard, so `podSpecs` is a flat list, and
 `containers` is a list of groups (one per pod spec or container path) that rules walk twice.
 
-- `podSpecs`: every pod spec (templates' `spec`, bare pod specs), and `podSpecPointers` the
-  JSON pointer of each (for mutations);
+- `podSpecs`: every pod spec (templates' `spec`, bare pod specs), and `podSpecSites` each
+  with its JSON pointer (for mutations);
 - `containers`: groups of containers: each pod spec's containers, init containers and
   inline containers (KServe's predictor `model`, Dynamo's `mainContainer`), and the
   container-like objects of CRDs; where a CRD keeps resource requirements under another
@@ -86,10 +86,12 @@ def _pointer(keys) -> str:
     return "".join("/" + key.replace("~", "~0").replace("/", "~1") for key in keys)
 
 
-def flat_pointers(path: str) -> str:
-    """CEL: the JSON pointers of the nodes `flat_nodes(path)` lists, in the same order, for
-    the patches of a MutatingAdmissionPolicy (the index comes from transformList, usable in
-    new expressions from 1.33)."""
+def flat_sites(path: str) -> str:
+    """CEL: `{'pointer': JSON pointer, 'spec': node}` for each node `flat_nodes(path)` lists,
+    for the patches of a MutatingAdmissionPolicy. Pointer and node come from one comprehension:
+    two passes over a map need not visit its keys in the same order (Go's maps do not), so a
+    separate list of pointers could not be zipped with the nodes. The list index comes from
+    transformList (usable in new expressions from 1.33)."""
     parts, keys = path_parts(path), []
     for i, part in enumerate(parts):
         if part not in ("[*]", "*"):
@@ -99,12 +101,18 @@ def flat_pointers(path: str) -> str:
         rest = parts[i + 1:]
         prefix, suffix = _pointer(keys), _pointer(rest)
         if part == "[*]":
-            present = _guarded("x0", list(rest))[0]
-            return f"({test} ? {collection}.transformList(i0, x0, {present}, '{prefix}/' + string(i0) + '{suffix}') : [])"
-        present = _guarded(f"{collection}[x0]", list(rest))[0]
-        return (f"({test} ? {collection}.filter(x0, {present}).map(x0, '{prefix}/' + "
-                f"x0.replace('~', '~0').replace('/', '~1') + '{suffix}') : [])")
-    return f"({_guarded('object', keys)[0]} ? ['{_pointer(keys)}'] : [])"
+            present, node = _guarded("x0", list(rest))
+            site = _site(f"'{prefix}/' + string(i0) + '{suffix}'", node)
+            return f"({test} ? {collection}.transformList(i0, x0, {present}, {site}) : [])"
+        present, node = _guarded(f"{collection}[x0]", list(rest))
+        site = _site(f"'{prefix}/' + x0.replace('~', '~0').replace('/', '~1') + '{suffix}'", node)
+        return f"({test} ? {collection}.filter(x0, {present}).map(x0, {site}) : [])"
+    test, node = _guarded("object", keys)
+    return f"({test} ? [{_site(repr(_pointer(keys)), node)}] : [])"
+
+
+def _site(pointer: str, node: str) -> str:
+    return f"{{'pointer': dyn({pointer}), 'spec': dyn({node})}}"
 
 
 def node_groups(path: str) -> str:
@@ -137,10 +145,10 @@ def pod_specs(kinds: frozenset | None) -> list[tuple[str, str]]:
                                  for kind, paths in _pod_spec_paths(kinds).items()})
 
 
-def pod_spec_pointers(kinds: frozenset | None) -> list[tuple[str, str]]:
-    """The JSON pointer of each of `podSpecs`, at the same index."""
-    return _by_kind("podSpecPointers", {kind: " + ".join(flat_pointers(p) for p in paths)
-                                        for kind, paths in _pod_spec_paths(kinds).items()})
+def pod_spec_sites(kinds: frozenset | None) -> list[tuple[str, str]]:
+    """Each pod spec with its JSON pointer (`{'pointer', 'spec'}`), for mutations."""
+    return _by_kind("podSpecSites", {kind: " + ".join(flat_sites(p) for p in paths)
+                                     for kind, paths in _pod_spec_paths(kinds).items()})
 
 
 def containers(kinds: frozenset | None) -> list[tuple[str, str]]:
@@ -182,7 +190,7 @@ ADMIN_NAMESPACES = (f"params != null && has(params.data) && '{PARAMS_ADMIN_NAMES
 
 #: name -> (its variables for the rule's target kinds, the variables they read first)
 DEFINITIONS = {"kind": (lambda kinds: [("kind", KIND)], ()),
-               "podSpecs": (pod_specs, ("kind",)), "podSpecPointers": (pod_spec_pointers, ("kind",)),
+               "podSpecs": (pod_specs, ("kind",)), "podSpecSites": (pod_spec_sites, ("kind",)),
                "containers": (containers, ("kind", "podSpecs")),
                "requests": (requests, ("kind",)),
                "adminNamespaces": (lambda kinds: [("adminNamespaces", ADMIN_NAMESPACES)], ())}

@@ -88,8 +88,8 @@ class Admission:
 class Mutation:
     """The rule's fix as the JSON Patch of a MutatingAdmissionPolicy, applied to each pod spec
     its admission condition (over 'podSpecs') fails on. `patch` is CEL for one JSONPatch, or
-    with `many` for a list of them, on pod spec `s` whose JSON pointer is
-    `variables.podSpecPointers[i]`; it reads the rule's options as `params.data['<rule
+    with `many` for a list of them, on pod spec `s` whose JSON pointer is `site.pointer`; it
+    reads the rule's options as `params.data['<rule
     id>.<option>']`, which the exported ConfigMap holds. `since`: the first release whose new
     expressions may use what it needs (a list of lists is flattened: ext.Lists, 1.35).
     `applicability` is the fix's: unsafe ones are exported only when asked for."""

@@ -32,7 +32,7 @@ class ShmSizeLimit(Rule):
     admission = Admission(f"!has(s.volumes) || s.volumes.all(v, !{_UNBOUNDED_SHM})",
                           "a memory-backed /dev/shm has no sizeLimit", over="podSpecs")
     mutation = Mutation(
-        f"s.volumes.transformList(j, v, {_UNBOUNDED_SHM}, JSONPatch{{op: 'add', path: variables.podSpecPointers[i] + "
+        f"s.volumes.transformList(j, v, {_UNBOUNDED_SHM}, JSONPatch{{op: 'add', path: site.pointer + "
         "'/volumes/' + string(j) + '/emptyDir/sizeLimit', value: params.data['shm-size-limit.sizeLimit']})",
         Applicability.UNSAFE, many=True, since="1.35")
     summary = "An emptyDir with medium: Memory mounted at /dev/shm has no sizeLimit."

@@ -317,7 +317,7 @@ class TeardownGraceZero(Rule):
         "!has(s.terminationGracePeriodSeconds) || s.terminationGracePeriodSeconds != 0",
         "a pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0", over="podSpecs")
     mutation = Mutation(
-        "JSONPatch{op: 'replace', path: variables.podSpecPointers[i] + '/terminationGracePeriodSeconds', "
+        "JSONPatch{op: 'replace', path: site.pointer + '/terminationGracePeriodSeconds', "
         "value: int(params.data['teardown-grace-zero.graceSeconds'])}", Applicability.UNSAFE)
     summary = "A pod that holds a ResourceClaim sets terminationGracePeriodSeconds: 0."
     rationale = """
