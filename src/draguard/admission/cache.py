@@ -4,8 +4,10 @@ satisfiability rule judges against (slices, nodes, taint rules). One LIST per re
 start, then its watch stream (cluster.watch.stream_changes); a request never LISTs. The
 webhook is ready once every LIST has answered.
 
-The objects a request sees (its namespace's and the cluster-scoped ones) are regrouped only
-after a change, not per request."""
+The objects a request sees (its namespace's and the cluster-scoped ones) are regrouped by the
+cache's thread after each burst of changes, never on a request's path: a request sees the last
+state built (a claim change takes milliseconds to rebuild; a ResourceSlice change rebuilds the
+inventory, a second for 1,000 nodes of 8 GPUs)."""
 
 from __future__ import annotations
 
@@ -24,11 +26,17 @@ WATCHED = ("namespaces", "poddisruptionbudgets.policy", "deviceclasses.resource.
            "resourceslices.resource.k8s.io", "nodes", "devicetaintrules.resource.k8s.io")
 #: read through the inventory only, never as a request's context
 _INVENTORY_ONLY = DEVICE_KINDS - {("resource.k8s.io", "DeviceClass")}
+#: the resources the inventory is built from
+_DEVICE_RESOURCES = frozenset(r.name for r in RESOURCES if (r.group, r.kind) in DEVICE_KINDS)
 
 
 class ClusterCache:
-    def __init__(self, connection: Connection, log):
+    def __init__(self, connection: Connection, log, devices_for=None):
+        """`devices_for(inventory)`: what requests judge the cluster's devices with (the webhook:
+        the inventory with its allocator, dra.target.Target), built by the cache's thread once
+        per change of the devices; None: the inventory itself."""
         self.connection, self.log = connection, log
+        self._devices_for = devices_for
         self.store: dict[str, dict] = {}
         self.unreadable: dict[str, str] = {}
         self._changes: queue.Queue = queue.Queue()
@@ -36,7 +44,9 @@ class ClusterCache:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._version = 0
-        self._built: tuple | None = None  # (version, context by namespace, inventory)
+        self._device_version = 0  # changes of the resources the inventory is built from
+        self._built: tuple | None = None  # (version, context by namespace, device version, devices)
+        self._streaming = False  # the thread applies changes and rebuilds after each burst
 
     def start(self) -> None:
         threading.Thread(target=self._run, daemon=True, name="cluster-cache").start()
@@ -60,8 +70,7 @@ class ClusterCache:
                         if why:
                             self.unreadable[resource.name] = why
                         else:
-                            apply(self.store, (resource.name, "RELIST", items))
-                            self._version += 1
+                            self._apply((resource.name, "RELIST", items))
             except ClusterError as exc:  # not reachable yet: not ready, try again
                 self.log("cache list failed", error=str(exc))
                 self._stop.wait(2)
@@ -72,6 +81,8 @@ class ClusterCache:
                 if resource.name in self.store:
                     threading.Thread(target=stream_changes, args=(self.connection, resource, self._changes, self._stop),
                                      daemon=True).start()
+            self._rebuild()
+            self._streaming = True
             self._ready.set()
             self.log("cache synced", objects=sum(len(v) for v in self.store.values()))
         while not self._stop.is_set():
@@ -80,35 +91,60 @@ class ClusterCache:
             except queue.Empty:
                 continue
             with self._lock:
-                apply(self.store, change)
-                self._version += 1
+                self._apply(change)
+                while not self._changes.empty():  # the rest of the burst, then one rebuild
+                    self._apply(self._changes.get_nowait())
+            self._rebuild()
 
-    def view(self, namespace: str) -> tuple[list[Manifest], Inventory | None]:
+    def _apply(self, change: tuple) -> None:
+        apply(self.store, change)
+        self._version += 1
+        self._device_version += change[0] in _DEVICE_RESOURCES
+
+    def view(self, namespace: str) -> tuple[list[Manifest], object]:
         """(the cached objects a request in `namespace` can refer to: that namespace's and the
-        cluster-scoped ones but devices and nodes, the devices as an inventory or None when no
-        driver publishes any), rebuilt after a change, not per request."""
-        by_namespace, inventory = self._current()
-        return by_namespace.get(namespace, []) + by_namespace.get("", []), inventory
+        cluster-scoped ones but devices and nodes; the devices as `devices_for` made them, None
+        when no driver publishes any), as last built. A cache driven without its thread (tests,
+        benchmarks) is rebuilt here when it changed."""
+        built = self._built
+        if built is None or (not self._streaming and built[0] != self._version):
+            built = self._rebuild()
+        by_namespace, devices = built[1], built[3]
+        return by_namespace.get(namespace, []) + by_namespace.get("", []), devices
 
-    def _current(self) -> tuple[dict, Inventory | None]:
+    def _rebuild(self) -> tuple:
+        """The objects as manifests by namespace, and the devices (1.6 s for 1,000 nodes of 8
+        GPUs, and their allocator) only when what they are built from changed, not after each
+        claim a pod adds."""
         with self._lock:
             built = self._built
             if built is not None and built[0] == self._version:
-                return built[1], built[2]
-            version = self._version
+                return built
+            version, device_version = self._version, self._device_version
             objects = [o for items in self.store.values() for o in items.values()]
         manifests = [Manifest.from_data(o, display="(cluster)", document=i, positions=False)
                      for i, o in enumerate(objects)]
-        try:
-            inventory = Inventory.from_manifests([m for m in manifests if (m.group, m.kind) in DEVICE_KINDS])
-        except InventoryError as exc:
-            self.log("cluster devices cannot be modelled: satisfiability judged against the catalog", error=str(exc))
-            inventory = None
-        inventory = inventory if inventory is not None and inventory.slices else None
+        if built is not None and built[2] == device_version:
+            devices = built[3]
+        else:
+            devices = self._inventory([m for m in manifests if (m.group, m.kind) in DEVICE_KINDS])
+            if devices is not None and self._devices_for is not None:
+                devices = self._devices_for(devices)
         by_namespace: dict[str, list[Manifest]] = {}
         for m in manifests:
             if (m.group, m.kind) not in _INVENTORY_ONLY:
                 by_namespace.setdefault(m.namespace, []).append(m)
+        built = (version, by_namespace, device_version, devices)
         with self._lock:
-            self._built = (version, by_namespace, inventory)
-        return by_namespace, inventory
+            self._built = built
+        return built
+
+    def _inventory(self, devices: list[Manifest]) -> Inventory | None:
+        """The cluster's devices, None when no driver publishes any (or they cannot be modelled:
+        satisfiability is then judged against the catalog, and the log says so)."""
+        try:
+            inventory = Inventory.from_manifests(devices)
+        except InventoryError as exc:
+            self.log("cluster devices cannot be modelled: satisfiability judged against the catalog", error=str(exc))
+            return None
+        return inventory if inventory.slices else None

@@ -64,14 +64,14 @@ def rules_for(config: Config, offline: bool) -> Config:
     return config
 
 
-def judge(request: Request, config: Config, context: list[Manifest] = (), inventory=None) -> Verdict:
+def judge(request: Request, config: Config, context: list[Manifest] = (), devices=None) -> Verdict:
     """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
-    objects the cross-object rules read, `inventory` the cluster's devices (None: the
-    built-in catalog)."""
+    objects the cross-object rules read, `devices` the cluster's devices with their
+    allocator (a dra.target.Target; None: the built-in catalog)."""
     skipped = not_judged(request)
     if skipped:
         return Verdict(True, skipped=skipped)
-    mine = findings_on(request.object, config, context, inventory)
+    mine = findings_on(request.object, config, context, devices)
     denials = [f for f in mine if f.severity is Severity.ERROR]
     warnings = [f for f in mine if f.severity is Severity.WARNING]
     return Verdict(not denials, denials, warnings)
@@ -90,8 +90,8 @@ def not_judged(request: Request) -> str:
     return ""
 
 
-def findings_on(data: dict, config: Config, context: list[Manifest] = (), inventory=None) -> list[Finding]:
+def findings_on(data: dict, config: Config, context: list[Manifest] = (), devices=None) -> list[Finding]:
     """The catalog's findings on the object `data`, the others read as context."""
     obj = Manifest.from_data(data, display="(admission request)")
-    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=[obj, *context], inventory=inventory)
+    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=[obj, *context], devices=devices)
     return [f for f in result.findings if f.obj == obj.ref]

@@ -10,7 +10,7 @@ from .judge import findings_on, not_judged
 from .review import Request
 
 
-def safe_patch(request: Request, config, context=(), inventory=None) -> tuple[list, list[str]]:
+def safe_patch(request: Request, config, context=(), devices=None) -> tuple[list, list[str]]:
     """(JSON Patch operations, the titles of the fixes applied), both empty when nothing
     applies."""
     import jsonpatch
@@ -19,7 +19,7 @@ def safe_patch(request: Request, config, context=(), inventory=None) -> tuple[li
         return [], []
     original = plain(request.object)
     fixed, applied = original, []
-    for finding in findings_on(request.object, config, context, inventory):
+    for finding in findings_on(request.object, config, context, devices):
         fix = finding.fix
         if fix is None or fix.applicability is not Applicability.SAFE:
             continue

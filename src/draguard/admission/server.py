@@ -54,7 +54,8 @@ def log(event: str, **fields) -> None:
 
 class Webhook:
     """What a request needs: the configuration the judge runs with, the namespaces exempt,
-    the cluster's view (the cache's objects and devices; none offline), readiness, metrics."""
+    the cluster's view (the cache's objects, and its devices with their allocator; none
+    offline), readiness, metrics."""
 
     def __init__(self, config, exempt: set[str], view=lambda namespace: ((), None), ready=lambda: True,
                  mutating: bool = False):
@@ -68,8 +69,8 @@ class Webhook:
             return 200, self._mutate(request)
         if request.namespace in self.exempt:
             return 200, response(request.uid, True)
-        context, inventory = self.view(request.namespace)
-        verdict = judge(request, self.config, context, inventory)
+        context, devices = self.view(request.namespace)
+        verdict = judge(request, self.config, context, devices)
         for finding in verdict.denials:
             self.metrics.denials.labels(finding.rule).inc()
         log("review", uid=request.uid, operation=request.operation, kind=request.group_kind[1],
@@ -85,8 +86,8 @@ class Webhook:
 
         if request.namespace in self.exempt:
             return response(request.uid, True)
-        context, inventory = self.view(request.namespace)
-        patch, applied = safe_patch(request, self.config, context, inventory)
+        context, devices = self.view(request.namespace)
+        patch, applied = safe_patch(request, self.config, context, devices)
         log("mutate", uid=request.uid, kind=request.group_kind[1], namespace=request.namespace, name=request.name,
             applied=applied)
         return response(request.uid, True, warnings=[f"draguard fixed {title}" for title in applied], patch=patch)

@@ -84,7 +84,12 @@ def _serve(args) -> int:
         from ..admission.cache import ClusterCache
         from ..cluster.live import connect
 
-        cache = ClusterCache(connect(args.kubeconfig, args.context), log)
+        from ..dra.target import Target
+
+        def devices_for(inventory):
+            return Target.for_release(inventory, [], config.kube_version, config.feature_gates)
+
+        cache = ClusterCache(connect(args.kubeconfig, args.context), log, devices_for)
         cache.start()
         webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready, mutating=args.mutate)
     server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))

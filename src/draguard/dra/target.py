@@ -61,6 +61,16 @@ class Target:
         inventory = dataclasses.replace(catalog, classes=classes)
         return cls(inventory, True, Allocator(inventory.slices, classes, inventory.allocated, features), devices)
 
+    @classmethod
+    def for_release(cls, inventory: Inventory | None, set_classes: list[Manifest], kube_version: str,
+                    gates: dict) -> "Target":
+        """`build` as a cluster of `kube_version` with the feature `gates` set differently
+        from its defaults allocates and stores."""
+        from .variants import disabled_gates, variant_for
+
+        return cls.build(inventory, set_classes, variant_for(kube_version, gates).features(),
+                         disabled_gates(kube_version, gates))
+
     @cached_property
     def sharing_drivers(self) -> frozenset:
         """The drivers whose devices allow several allocations (computed once: every claim of

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
@@ -25,6 +25,9 @@ from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .inventory import load_inventory
 from .suppress import suppressions
+
+if TYPE_CHECKING:
+    from ..dra.target import Target
 
 INTERNAL_ERROR = "internal-error"
 LIVE_OBJECTS = "live-objects"
@@ -101,10 +104,10 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
 
 
 def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None,
-          cluster: ClusterView | None = None) -> LintResult:
+          cluster: ClusterView | None = None, devices: Target | None = None) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = cluster.objects if cluster is not None else ObjectSet(manifests)
-    ctx = Context(config, object_set, inventory, cluster)
+    ctx = Context(config, object_set, inventory, cluster, devices)
     raw: list[Finding] = [_problem_finding(p) for p in [*problems, *config.problems]]
     checks = _checks(config, cluster)
     by_target: dict[tuple, list] = {}
@@ -194,19 +197,21 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
 
 
 def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
-                advance=None, *, cluster: ClusterView | None = None, inventory: Inventory | None = None) -> LintResult:
+                advance=None, *, cluster: ClusterView | None = None, inventory: Inventory | None = None,
+                devices: Target | None = None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
     problems met reading them), against `inventory`, or the configured one when there is
     one. With `only` (a predicate on manifests), the rules judge just those objects; every
     object is still there for the others to read (how `draguard fix` lints again what it
     changed). `manifests`, when given, are `loaded.entries` already made into manifests
-    (reused, they keep what rules derived from them); `cluster` makes it an audit of them."""
+    (reused, they keep what rules derived from them); `cluster` makes it an audit of them;
+    `devices`, the inventory already built with its allocator, is reused as it is."""
     with cyclic_gc_paused():
         if manifests is None:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         if inventory is None and config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
-        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster)
+        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster, devices)
         result.refused = loaded.refused
         return result

@@ -21,11 +21,12 @@ if TYPE_CHECKING:
 
 class Context:
     def __init__(self, config: Config, objects: ObjectSet, inventory: "Inventory | None" = None,
-                 cluster: "ClusterView | None" = None):
+                 cluster: "ClusterView | None" = None, devices: "Target | None" = None):
         self.config = config
         self.objects = objects
         self.inventory = inventory  # None: judge satisfiability against the built-in catalog
         self.cluster = cluster  # live state (an audit): the cluster rules run only with it
+        self._devices = devices  # `satisfiability` built by the caller, who reuses it across runs
         self.kube_version = config.kube_version
 
     def option(self, rule: "Rule", name: str):
@@ -33,13 +34,14 @@ class Context:
 
     @cached_property
     def satisfiability(self) -> "Target":
-        """The inventory (or the catalog) with its allocator, built on first use for the run."""
+        """The inventory (or the catalog) with its allocator, built on first use for the run
+        (or given: the webhook builds it once per state of its cache)."""
         from ..dra.target import Target
-        from ..dra.variants import disabled_gates, variant_for
 
-        gates = self.config.feature_gates
-        return Target.build(self.inventory, list(self.objects.device_classes.values()),
-                            variant_for(self.kube_version, gates).features(), disabled_gates(self.kube_version, gates))
+        if self._devices is not None:
+            return self._devices
+        return Target.for_release(self.inventory, list(self.objects.device_classes.values()), self.kube_version,
+                                  self.config.feature_gates)
 
     @cached_property
     def live_devices(self) -> "Target":

@@ -1,0 +1,73 @@
+"""The webhook's cache without its watches (changes applied as the streams would apply them):
+what a request sees follows the changes; the devices and their allocator are built once per
+change of what they are built from (a claim changing leaves them alone), never per request;
+and a claim template is judged against the cluster's devices, not the built-in catalog."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import textwrap
+
+import yaml
+
+from draguard.admission.cache import WATCHED, ClusterCache
+from draguard.admission.judge import rules_for
+from draguard.admission.server import Webhook
+from draguard.core.config import Config
+from draguard.dra.target import Target
+from draguard.rules.examples import COMPLIANT_POD
+
+from support.audit_dump import cluster
+from support.webhook import review
+
+CONFIG = Config(kube_version="1.37")
+
+
+def _cache(built: list) -> tuple[ClusterCache, list[dict]]:
+    raw = cluster(nodes=2, gpus=2, pods=4, deployments=2)
+    example = [d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_POD)) if d]
+    for i, d in enumerate(example):
+        d["metadata"].update(namespace="team-a", uid=f"example-{i}")
+
+    def devices_for(inventory):
+        built.append(inventory)
+        return Target.for_release(inventory, [], CONFIG.kube_version, CONFIG.feature_gates)
+
+    cache = ClusterCache(None, lambda *args, **kwargs: None, devices_for)
+    for name in WATCHED:
+        cache._apply((name, "RELIST", raw.get(name, [])))
+    return cache, example
+
+
+def test_devices_are_built_once_per_change_of_what_they_come_from():
+    built = []
+    cache, example = _cache(built)
+    context, devices = cache.view("serving")
+    assert isinstance(devices, Target) and len(built) == 1
+    assert cache.view("serving")[1] is devices and len(built) == 1  # no change: nothing rebuilt
+    template = next(d for d in example if d["kind"] == "ResourceClaimTemplate")
+    cache._apply(("resourceclaimtemplates.resource.k8s.io", "ADDED", template))
+    assert any(m.name == template["metadata"]["name"] for m in cache.view("team-a")[0])
+    assert not any(m.name == template["metadata"]["name"] for m in cache.view("serving")[0])
+    claim = next(iter(cache.store["resourceclaims.resource.k8s.io"].values()))
+    cache._apply(("resourceclaims.resource.k8s.io", "DELETED", claim))
+    assert cache.view("serving")[1] is devices and len(built) == 1
+    slice_ = next(iter(cache.store["resourceslices.resource.k8s.io"].values()))
+    cache._apply(("resourceslices.resource.k8s.io", "DELETED", slice_))
+    assert cache.view("serving")[1] is not devices and len(built) == 2
+
+
+def test_a_claim_template_is_judged_against_the_cluster_devices():
+    cache, example = _cache([])
+    hook = Webhook(rules_for(CONFIG, offline=False), {"kube-system"}, cache.view)
+    template = next(d for d in example if d["kind"] == "ResourceClaimTemplate")
+    answers = []
+    with contextlib.redirect_stderr(io.StringIO()):
+        answers.append(hook.review(json.dumps(review(template, uid="fits")).encode())[1])
+        wanted = json.dumps(template).replace("1g.10gb", "7g.80gb")  # the cluster's static layout has none
+        answers.append(hook.review(json.dumps(review(json.loads(wanted), uid="does-not")).encode())[1])
+    fits, does_not = (a["response"] for a in answers)
+    assert fits["allowed"] is True
+    assert does_not["allowed"] is False and "request-unsatisfiable" in does_not["status"]["message"]
