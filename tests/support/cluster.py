@@ -124,6 +124,7 @@ class ControlPlane:
                     "--service-account-key-file", str(self.work / "sa.key"),
                     "--service-account-signing-key-file", str(self.work / "sa.key"),
                     "--service-cluster-ip-range", "10.96.0.0/24",
+                    "--allow-privileged=true",  # as kubeadm and managed clusters run it: node agents need it
                     "--runtime-config", "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,"
                                         "resource.k8s.io/v1alpha3=true",
                     "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",

@@ -1,5 +1,5 @@
 """The webhook's picture of the cluster, fed by watch streams: what the cross-object rules
-read (DeviceClasses, claim templates, claims, budgets, namespaces) and the devices the
+read (DeviceClasses, claim templates, claims, budgets, namespaces, workloads) and the devices the
 satisfiability rule judges against (slices, nodes, taint rules). One LIST per resource at
 start, then its watch stream (cluster.watch.stream_changes); a request never LISTs. The
 webhook is ready once every LIST has answered.
@@ -20,10 +20,12 @@ from ..cluster.watch import apply, stream_changes
 from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..model.manifest import Manifest
 
-#: what the webhook watches (resource names as RBAC spells them)
+#: what the webhook watches (resource names as RBAC spells them): what the cross-object rules
+#: read (the workloads for what a PodDisruptionBudget selects) and the devices
 WATCHED = ("namespaces", "poddisruptionbudgets.policy", "deviceclasses.resource.k8s.io",
            "resourceclaimtemplates.resource.k8s.io", "resourceclaims.resource.k8s.io",
-           "resourceslices.resource.k8s.io", "nodes", "devicetaintrules.resource.k8s.io")
+           "resourceslices.resource.k8s.io", "nodes", "devicetaintrules.resource.k8s.io",
+           "deployments.apps", "statefulsets.apps", "daemonsets.apps", "replicasets.apps", "jobs.batch")
 #: read through the inventory only, never as a request's context
 _INVENTORY_ONLY = DEVICE_KINDS - {("resource.k8s.io", "DeviceClass")}
 #: the resources the inventory is built from

@@ -18,7 +18,7 @@ NAME = "draguard"
 LABELS = {"app.kubernetes.io/name": "draguard", "app.kubernetes.io/component": "webhook"}
 #: Judged kinds, as the webhook rules name their resources (group -> resources).
 RESOURCES = {"": ["pods", "namespaces"], "apps": ["deployments", "statefulsets", "daemonsets", "replicasets"],
-             "batch": ["jobs", "cronjobs"],
+             "batch": ["jobs", "cronjobs"], "policy": ["poddisruptionbudgets"],
              "resource.k8s.io": ["resourceclaims", "resourceclaimtemplates", "deviceclasses"]}
 #: CEL on the request (admissionregistration matchConditions): claims the system generates
 #: are never judged (denying them strands pods), nor are deletions' leftovers

@@ -29,9 +29,10 @@ from ..sources.loader import Loaded
 from .review import Request
 
 #: (group, kind) the webhook judges: pods and every workload draguard models, DRA objects
-#: users write, and Namespaces (the admin-access label).
+#: users write, Namespaces (the admin-access label) and PodDisruptionBudgets (what they select).
+_BUDGET = ("policy", "PodDisruptionBudget")
 JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
-                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace")}
+                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), _BUDGET}
 _JUDGED_OPERATIONS = ("CREATE", "UPDATE")
 
 
@@ -91,7 +92,18 @@ def not_judged(request: Request) -> str:
 
 
 def findings_on(data: dict, config: Config, context: list[Manifest] = (), devices=None) -> list[Finding]:
-    """The catalog's findings on the object `data`, the others read as context."""
+    """The catalog's findings on the object `data`, the others read as context: its cached
+    version (an UPDATE) is replaced by it. A PodDisruptionBudget is judged by the workloads
+    it may select (rollout-pdb reports a budget that differs on the budget), so those are
+    judged too and only what they say about the budget is kept."""
     obj = Manifest.from_data(data, display="(admission request)")
-    result = lint_loaded(Loaded(), config, only=lambda m: m is obj, manifests=[obj, *context], devices=devices)
+    context = [m for m in context if _identity(m) != _identity(obj)]
+    judged = {id(obj)}
+    if (obj.group, obj.kind) == _BUDGET:
+        judged.update(id(m) for m in context if (m.group, m.kind) in POD_TARGETS and m.namespace == obj.namespace)
+    result = lint_loaded(Loaded(), config, only=lambda m: id(m) in judged, manifests=[obj, *context], devices=devices)
     return [f for f in result.findings if f.obj == obj.ref]
+
+
+def _identity(m: Manifest) -> tuple:
+    return m.group, m.kind, m.namespace, m.name

@@ -71,3 +71,22 @@ def test_a_claim_template_is_judged_against_the_cluster_devices():
     fits, does_not = (a["response"] for a in answers)
     assert fits["allowed"] is True
     assert does_not["allowed"] is False and "request-unsatisfiable" in does_not["status"]["message"]
+
+
+def test_a_budget_is_judged_by_the_workloads_it_selects_and_an_update_replaces_the_cached_version():
+    from draguard.admission.judge import findings_on
+    from draguard.model.manifest import Manifest
+    from draguard.rules.examples import COMPLIANT_DEPLOYMENT
+
+    objects = [d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_DEPLOYMENT)) if d]
+    budget = next(d for d in objects if d["kind"] == "PodDisruptionBudget")
+    cached = [Manifest.from_data(d, display="(cluster)", document=i, positions=False) for i, d in enumerate(objects)]
+    config = rules_for(CONFIG, offline=False)
+    assert not [f for f in findings_on(budget, config, cached) if f.rule == "rollout-pdb"]
+    loose = dict(budget, spec=dict(budget["spec"], maxUnavailable=3))
+    said = [f for f in findings_on(loose, config, cached) if f.rule == "rollout-pdb"]
+    assert said and "maxUnavailable 3" in said[0].message
+    # the cached budget is the loose one, the request puts it right: nothing is said
+    cached_loose = [Manifest.from_data(loose if d is budget else d, display="(cluster)", document=i, positions=False)
+                    for i, d in enumerate(objects)]
+    assert not [f for f in findings_on(budget, config, cached_loose) if f.rule == "rollout-pdb"]
