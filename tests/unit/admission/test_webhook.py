@@ -175,3 +175,17 @@ def test_mutate_is_served_only_when_asked(webhook):
     url, ca, _ = webhook
     code, answer = post(url, ca, review(GOOD_POD), path="/mutate")
     assert code == 404 and "/mutate needs --mutate" in answer["error"]
+
+
+@pytest.mark.parametrize("version, request_", [
+    ("v1beta1", {"name": "gpus", "deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}),
+    ("v1beta2", {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}}),
+    ("v1", {"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"}}),
+])
+def test_every_served_resource_version_shape_is_decoded(webhook, version, request_):
+    url, ca, _ = webhook
+    template = {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "all", "namespace": "team-a"},
+                "spec": {"spec": {"devices": {"requests": [request_]}}}}
+    answer = post(url, ca, review(template))[1]["response"]
+    assert answer["allowed"] is False and "[request-all-devices]" in answer["status"]["message"], answer
