@@ -102,6 +102,12 @@ def in_a_raycluster(pod: dict) -> dict:
             "spec": {"headGroupSpec": {"template": template}}}
 
 
+def in_a_pytorchjob(pod: dict, **replicas) -> dict:
+    specs = replicas or {"Worker": pod["spec"]}
+    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": pod["metadata"]["name"]},
+            "spec": {"pytorchReplicaSpecs": {key: {"template": {"spec": spec}} for key, spec in specs.items()}}}
+
+
 def _refused_by_validation(body: str) -> bool:
     status = json.loads(body)
     return status.get("reason") == "Invalid" and "ValidatingAdmissionPolicy" not in status.get("message", "")
@@ -203,7 +209,8 @@ def mutating(policed):
     grace = REGISTRY.get("teardown-grace-zero")
     failing = _matched(grace, grace.noncompliant)[0]
     deadline = time.monotonic() + 60
-    while dry_run(policed, failing)[0] != 201:
+    # each kind: the policies' matcher learns a CRD's resource through its own discovery
+    while any(dry_run(policed, obj)[0] != 201 for obj in (failing, in_a_raycluster(failing), in_a_pytorchjob(failing))):
         assert time.monotonic() < deadline, "the mutating policies never took effect"
         time.sleep(0.5)
     try:
@@ -223,16 +230,14 @@ def test_the_grace_period_fix_is_applied_to_every_failing_pod_spec_with_the_conf
     fine = dict(pod["spec"], terminationGracePeriodSeconds=30)
     cluster["spec"]["workerGroupSpecs"] = [{"template": {"spec": fine}}, {"template": {"spec": pod["spec"]}}]
     status, body, _ = dry_run(mutating, cluster)
-    spec = json.loads(body)["spec"]
     assert status == 201, body
+    spec = json.loads(body)["spec"]
     assert spec["headGroupSpec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 60
     assert [g["template"]["spec"]["terminationGracePeriodSeconds"] for g in spec["workerGroupSpecs"]] == [30, 60]
-    job = {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "train"},
-           "spec": {"pytorchReplicaSpecs": {"Master": {"template": {"spec": fine}},
-                                            "Worker/0~": {"template": {"spec": pod["spec"]}}}}}
+    job = in_a_pytorchjob(pod, **{"Master": fine, "Worker/0~": pod["spec"]})
     status, body, _ = dry_run(mutating, job)
-    replicas = json.loads(body)["spec"]["pytorchReplicaSpecs"]
     assert status == 201, body
+    replicas = json.loads(body)["spec"]["pytorchReplicaSpecs"]
     assert {k: r["template"]["spec"]["terminationGracePeriodSeconds"] for k, r in replicas.items()} == \
         {"Master": 30, "Worker/0~": 60}  # the key escaped in the pointer (RFC 6901)
     configmaps = dynamic.DynamicClient(mutating.api()).resources.get(api_version="v1", kind="ConfigMap")
