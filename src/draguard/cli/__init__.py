@@ -25,6 +25,7 @@ COMMANDS = {
     "allocate": ("allocate", "allocate claims on an inventory, or explain why not"),
     "audit": ("audit", "find leaked, stale and stuck DRA state in a live cluster (read-only) or a dump"),
     "webhook": ("webhook", "serve the validating admission webhook (HTTPS, AdmissionReview v1)"),
+    "simulate": ("simulate", "simulate a Deployment's rollout on an inventory over time: completes, or the deadlock"),
     "policy": ("policy", "export ValidatingAdmissionPolicies for the rules that are CEL on one object"),
     "mcp": ("mcp", "serve draguard's tools to AI assistants over the Model Context Protocol (stdio, or --http)"),
     "completion": ("completion", "print the shell completion script (bash, zsh or fish)"),

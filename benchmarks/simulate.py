@@ -1,0 +1,74 @@
+"""`draguard simulate rollout` at scale: a release-first rollout (maxSurge 0, maxUnavailable
+10%) of one Deployment holding every 1g.10gb MIG slice of N nodes x 8 H100s (static MIG:
+4 x 1g.10gb + 1 x 3g.40gb per GPU, tests/support/audit_dump.LAYOUT): wall time, events/s,
+peak RSS.
+
+    python benchmarks/simulate.py [--nodes 50]
+
+Target (issue: simulate): 40,000 pods on 5,000 nodes in under 30 s on 2 cores and 2 GiB. The
+simulator is not there yet: see the printed figures for the sizes it handles now."""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from draguard.dra.generate import generate  # noqa: E402
+from draguard.dra.inventory import Inventory  # noqa: E402
+from draguard.model.manifest import Manifest  # noqa: E402
+from draguard.simulate.rollout import simulate_rollout  # noqa: E402
+from support.audit_dump import LAYOUT, PROFILE  # noqa: E402
+
+TEMPLATE = f"""
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {{name: slice, namespace: serving}}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: mig
+        exactly:
+          deviceClassName: mig.nvidia.com
+          selectors:
+          - cel: {{expression: "device.attributes['gpu.nvidia.com'].profile == '{PROFILE}'"}}
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=50)
+    args = parser.parse_args()
+    spec = {"nodes": [{"namePrefix": "gpu", "count": args.nodes,
+                       "gpus": {"model": "H100-80GB", "count": 8, "mig": "static", "layout": LAYOUT}}]}
+    inventory = Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(generate(spec))])
+    replicas = args.nodes * 8 * LAYOUT.count(PROFILE)
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llm", "namespace": "serving"},
+                  "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "llm"}},
+                           "strategy": {"type": "RollingUpdate",
+                                        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "10%"}},
+                           "template": {"metadata": {"labels": {"app": "llm"}}, "spec": {
+                               "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "slice"}],
+                               "containers": [{"name": "server", "image": "vllm",
+                                               "resources": {"claims": [{"name": "gpu"}]}}]}}}}
+    template = Manifest.from_data(yaml.safe_load(TEMPLATE))
+    started = time.perf_counter()
+    simulation = simulate_rollout(Manifest.from_data(deployment), {"slice": template}, inventory, remedies=False)
+    wall = time.perf_counter() - started
+    events = len(simulation.world.timeline)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{args.nodes} nodes x 8 H100 (static MIG), {replicas} pods, rollout maxSurge 0 / maxUnavailable 10%")
+    print(f"verdict {simulation.verdict.kind} at {simulation.verdict.seconds} s simulated; wall {wall:.1f} s "
+          f"(start state included), {events} timeline events, {events / wall:.0f} events/s, peak RSS {rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""`draguard simulate`: rollouts on an inventory over time, with verdicts and certificates."""

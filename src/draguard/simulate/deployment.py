@@ -1,0 +1,169 @@
+"""A Deployment's rollout as the Deployment and ReplicaSet controllers drive it
+(k8s.io/kubernetes pkg/controller/deployment, pkg/controller/replicaset), on the simulated
+world: the ReplicaSets' spec.replicas are the controllers' decisions, the pods follow.
+
+RollingUpdate (rolling.go):
+- reconcileNewReplicaSet / NewRSNewReplicas: the new ReplicaSet grows to at most
+  replicas + maxSurge pods counted by the ReplicaSets' spec.replicas (terminating pods are
+  not counted, so a replacement is made at once);
+- reconcileOldReplicaSets: old ReplicaSets shrink by at most
+  allPods - minAvailable - (new ReplicaSet's unavailable pods), unhealthy pods first
+  (cleanupUnhealthyReplicas), then while available pods stay above minAvailable
+  (scaleDownOldReplicaSetsForRollingUpdate), oldest ReplicaSet first;
+- the fenceposts: maxSurge rounds up, maxUnavailable down, both 0 makes unavailable 1
+  (model.rollout.Strategy, deployment_util.go ResolveFenceposts).
+Recreate (recreate.go): old ReplicaSets to 0, the new one scaled up only once no old pod is
+left (terminating ones included).
+ReplicaSet (replica_set.go manageReplicas): active pods (FilterActivePods) are matched to
+spec.replicas; surplus pods are deleted in ActivePodsWithRanks order: not scheduled before
+scheduled, pending before running, not ready before ready, newer before older.
+progressDeadlineSeconds (progress.go): a rollout without progress for that long is marked
+ProgressDeadlineExceeded; nothing is rolled back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..model.rollout import Strategy
+from .world import Durations, Pod, World
+
+
+@dataclass
+class ReplicaSet:
+    name: str
+    revision: int
+    replicas: int  # spec.replicas, the controllers' decision
+    make_claims: object  # pod name -> its claims
+    durations: Durations
+    stop_after: float  # model.teardown: from a pod's deletion until its containers stopped
+    min_ready: float = 0.0
+    pods: list[Pod] = field(default_factory=list)
+    created: int = 0  # pods made, for names
+
+    def active(self) -> list[Pod]:
+        return [p for p in self.pods if p.active]
+
+    def available(self, world: World, min_ready: float) -> int:
+        return sum(p.available(world.now, min_ready) for p in self.pods)
+
+
+@dataclass
+class Rollout:
+    """One Deployment with its ReplicaSets; `new` is the revision being rolled out."""
+
+    name: str
+    replicas: int
+    strategy: Strategy
+    min_ready: float
+    progress_deadline: float
+    old: list[ReplicaSet]
+    new: ReplicaSet
+    world: World
+    last_progress: float = 0.0
+    deadline_exceeded_at: float | None = None
+    completed_at: float | None = None
+    _progress: tuple = ()
+
+    @property
+    def sets(self) -> list[ReplicaSet]:
+        return self.old + [self.new]
+
+    def reconcile(self) -> None:
+        """The Deployment controller, then each ReplicaSet controller (called at every moment)."""
+        if self.strategy.type == "Recreate":
+            self._recreate()
+        else:
+            self._rolling()
+        for rs in self.sets:
+            self._manage(rs)
+        self._watch_progress()
+        if self.completed_at is None and self.complete():
+            self.completed_at = self.world.now
+            self.world.log("rollout complete")
+
+    # -- the Deployment controller --
+    def _rolling(self) -> None:
+        surge, unavailable = self.strategy.fenceposts()
+        new = self.new
+        if new.replicas < self.replicas:
+            current = sum(rs.replicas for rs in self.sets)
+            room = self.replicas + surge - current
+            if room > 0:
+                new.replicas += min(room, self.replicas - new.replicas)
+        old_count = sum(rs.replicas for rs in self.old)
+        if old_count == 0:
+            return
+        all_count = sum(rs.replicas for rs in self.sets)
+        min_available = self.replicas - unavailable
+        new_unavailable = new.replicas - new.available(self.world, self.min_ready)
+        max_scaled_down = all_count - min_available - new_unavailable
+        if max_scaled_down <= 0:
+            return
+        cleaned = 0
+        for rs in self.old:  # cleanupUnhealthyReplicas: oldest first
+            if rs.replicas == 0:
+                continue
+            unhealthy = rs.replicas - rs.available(self.world, self.min_ready)
+            if unhealthy <= 0:
+                continue
+            down = min(max_scaled_down - cleaned, unhealthy)
+            rs.replicas -= down
+            cleaned += down
+            if cleaned >= max_scaled_down:
+                return
+        available = sum(rs.available(self.world, self.min_ready) for rs in self.sets)
+        if available <= min_available:
+            return
+        total, done = available - min_available, 0
+        for rs in self.old:  # scaleDownOldReplicaSetsForRollingUpdate
+            if rs.replicas == 0 or done >= total:
+                continue
+            down = min(rs.replicas, total - done)
+            rs.replicas -= down
+            done += down
+
+    def _recreate(self) -> None:
+        for rs in self.old:
+            rs.replicas = 0
+        if any(p.phase != "Gone" for rs in self.old for p in rs.pods):
+            return
+        self.new.replicas = self.replicas
+
+    # -- the ReplicaSet controller --
+    def _manage(self, rs: ReplicaSet) -> None:
+        active = rs.active()
+        if len(active) < rs.replicas:
+            for _ in range(rs.replicas - len(active)):
+                rs.created += 1
+                name = f"{rs.name}-{rs.created}"
+                pod = Pod(name, rs.name, rs.make_claims(name), rs.durations, rs.stop_after, self.world.now,
+                          rs.min_ready)
+                rs.pods.append(pod)
+                self.world.create_pod(pod)
+        elif len(active) > rs.replicas:
+            ranked = sorted(active, key=lambda p: (p.node is not None, p.phase != "Pending", p.ready_since is not None,
+                                                   -p.created))
+            for pod in ranked[:len(active) - rs.replicas]:
+                self.world.delete_pod(pod)
+
+    # -- progress --
+    def _watch_progress(self) -> None:
+        state = (self.new.replicas, self.new.available(self.world, self.min_ready),
+                 sum(len(rs.active()) for rs in self.old))
+        if state != self._progress:
+            self._progress, self.last_progress = state, self.world.now
+            if self.progress_deadline != float("inf"):
+                self.world.at(self.world.now + self.progress_deadline, self._deadline, state)
+
+    def _deadline(self, state: tuple) -> None:
+        if state == self._progress and not self.complete() and self.deadline_exceeded_at is None:
+            self.deadline_exceeded_at = self.world.now
+            self.world.log("ProgressDeadlineExceeded", detail=f"no progress for {self.progress_deadline:.0f} s "
+                                                                "(the rollout is not rolled back)")
+
+    def complete(self) -> bool:
+        """DeploymentComplete (deployment_util.go): every replica updated and available, and
+        status.replicas (active pods: a terminating one is not counted) equal to replicas."""
+        return (self.new.replicas == self.replicas
+                and self.new.available(self.world, self.min_ready) == self.replicas
+                and sum(len(rs.active()) for rs in self.sets) == self.replicas)

@@ -1,0 +1,189 @@
+"""`draguard simulate rollout`: a Deployment whose pods claim devices from templates, running
+at its current revision on an inventory, rolled out to a new one; the verdict, with a
+certificate when it cannot finish.
+
+The start state is the Deployment's replicas all running (scheduled first-fit, ready). The
+rollout then runs until nothing is left to happen: `completes` (with the time), or
+`deadlock` with the wait-for chain that holds it (new pods Pending for want of a device, old
+pods kept by maxUnavailable, the new pods not available) and the smallest change to the
+strategy that lets it finish, proven by simulating it again. `horizon` when it is still
+moving at the horizon."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+
+from ..dra.devices import claim_from
+from ..dra.inventory import Inventory
+from ..dra.state import ClusterState
+from ..model.manifest import Manifest
+from ..model.pods import pod_sites
+from ..model.rollout import Strategy
+from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
+from .deployment import ReplicaSet, Rollout
+from .world import Durations, World
+
+DEFAULT_PROGRESS_DEADLINE = 600.0  # spec.progressDeadlineSeconds' API default
+
+
+class ScenarioError(ValueError):
+    """A rollout draguard cannot simulate as given (the CLI reports it with exit status 2)."""
+
+
+@dataclass
+class Verdict:
+    kind: str  # completes, deadlock, horizon
+    seconds: float | None  # completion time from the rollout's start; None otherwise
+    chain: list[str] = field(default_factory=list)  # the deadlock's wait-for chain
+    remedy: str = ""  # the smallest strategy change that completes, and in how long
+    deadline_exceeded: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "completes"
+
+
+@dataclass
+class Simulation:
+    deployment: str
+    replicas: int
+    strategy: Strategy
+    verdict: Verdict
+    world: World
+    start: float  # when the rollout began (the start state took the time before it)
+    first_record: int  # the timeline's first record of the rollout
+
+    def timeline(self) -> list:
+        return [dataclasses.replace(r, time=r.time - self.start) for r in self.world.timeline[self.first_record:]]
+
+    def samples(self) -> list[dict]:
+        return [dict(s, time=s["time"] - self.start) for s in self.world.samples if s["time"] >= self.start]
+
+
+def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
+                     durations: Durations = Durations(), horizon: float = 3600.0, remedies: bool = True,
+                     strategy: dict | None = None) -> Simulation:
+    """`strategy` replaces spec.strategy (the remedies are tried this way)."""
+    if strategy is not None:
+        deployment = Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
+                                        display=deployment.source.display, positions=False)
+    sites = pod_sites(deployment)
+    if deployment.kind != "Deployment" or not sites:
+        raise ScenarioError(f"{deployment.kind} '{deployment.name}' is not a Deployment with a pod template")
+    site = sites[0]
+    make_claims = _claim_maker(site, templates, deployment.namespace)
+    replicas = deployment.spec.get("replicas", 1)
+    strat = Strategy.of(deployment)
+    try:
+        strat.fenceposts()
+    except ValueError as exc:
+        raise ScenarioError(f"Deployment '{deployment.name}': rollout strategy: {exc}") from None
+    grace, _ = site.grace_period
+    stop_after = _stop_after(grace, site.spec, durations.shutdown)
+    min_ready = float(deployment.spec.get("minReadySeconds", 0) or 0)
+    world = World(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))))
+    old = ReplicaSet(f"{deployment.name}-1", 1, replicas, make_claims, durations, stop_after, min_ready)
+    new = ReplicaSet(f"{deployment.name}-2", 2, 0, make_claims, durations, stop_after, min_ready)
+    steady = Rollout(deployment.name, replicas, strat, min_ready, math.inf, [], old, world)
+    world.on_change.append(steady.reconcile)
+    world.run(horizon)
+    running = old.available(world, min_ready)
+    if running < replicas:
+        pending = next((p for p in old.pods if p.phase == "Pending"), None)
+        raise ScenarioError(f"the start state does not fit: {running} of {replicas} pods of '{deployment.name}' run "
+                            f"on the inventory ({pending.why_pending if pending else 'not ready'})")
+    start, first_record = world.now, len(world.timeline)
+    world.log("rollout started", detail=f"revision 2 of {deployment.name}")
+    progress = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
+    rollout = Rollout(deployment.name, replicas, strat, min_ready, progress, [old], new, world)
+    world.on_change[:] = [rollout.reconcile]
+    finished = world.run(start + horizon)
+    simulation = Simulation(deployment.name, replicas, strat, _verdict(rollout, finished, start), world, start,
+                            first_record)
+    if remedies and simulation.verdict.kind == "deadlock":
+        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon)
+    return simulation
+
+
+def _claim_maker(site, templates: dict[str, Manifest], namespace: str | None):
+    """pod name -> the claims the resourceclaim controller makes for it from its templates."""
+    made = []
+    for entry in site.claims:
+        name = entry.get("resourceClaimTemplateName")
+        if not isinstance(name, str):
+            raise ScenarioError(f"pod claim '{entry.get('name')}' names no ResourceClaimTemplate: claims shared "
+                                "through resourceClaimName are not simulated yet")
+        if name not in templates:
+            raise ScenarioError(f"ResourceClaimTemplate '{name}' is not among the manifests")
+        made.append((str(entry.get("name")), claim_from(templates[name])))
+    if not made:
+        raise ScenarioError("the pod template claims no devices: nothing for the simulation to allocate")
+
+    def make(pod: str) -> list:
+        return [dataclasses.replace(claim, name=f"{pod}-{entry}", namespace=namespace or "") for entry, claim in made]
+
+    return make
+
+
+def _stop_after(grace: float, spec: dict, shutdown: float) -> float:
+    """model.teardown's schedule, with `shutdown` seconds from SIGTERM to exit (cut at SIGKILL)."""
+    stopped = schedule(grace, stopping_of(spec))
+    if not stopped:
+        return min(shutdown, max(grace, MINIMUM_SIGTERM_SECONDS))
+    return max(min(s.sigterm_at + shutdown, s.kill_at) for s in stopped)
+
+
+def _verdict(rollout: Rollout, finished: bool, start: float) -> Verdict:
+    if rollout.completed_at is not None:
+        return Verdict("completes", rollout.completed_at - start, deadline_exceeded=_since(rollout, start))
+    if not finished:
+        return Verdict("horizon", None, deadline_exceeded=_since(rollout, start))
+    return Verdict("deadlock", None, _chain(rollout), deadline_exceeded=_since(rollout, start))
+
+
+def _since(rollout: Rollout, start: float) -> float | None:
+    return None if rollout.deadline_exceeded_at is None else rollout.deadline_exceeded_at - start
+
+
+def _chain(rollout: Rollout) -> list[str]:
+    """Why nothing moves, each link waiting on the next."""
+    world, new = rollout.world, rollout.new
+    surge, unavailable = rollout.strategy.fenceposts()
+    pending = [p for p in new.pods if p.phase == "Pending"]
+    held = len(world.state.in_use)
+    chain = []
+    if pending:
+        chain.append(f"{len(pending)} new pod(s) Pending ({pending[0].name}: {pending[0].why_pending}; {held} "
+                     "device(s) held)")
+    available = sum(rs.available(world, rollout.min_ready) for rs in rollout.sets)
+    min_available = rollout.replicas - unavailable
+    old_left = sum(len(rs.active()) for rs in rollout.old)
+    if old_left:
+        chain.append(f"{old_left} old pod(s) cannot be removed: {available} pod(s) available must stay >= "
+                     f"{min_available} (replicas {rollout.replicas} - maxUnavailable {unavailable})")
+    new_unavailable = new.replicas - new.available(world, rollout.min_ready)
+    if new_unavailable:
+        chain.append(f"{new_unavailable} new pod(s) not available: they wait for devices the old pods hold")
+    if rollout.strategy.type == "Recreate" and pending:
+        chain = [f"{len(pending)} new pod(s) Pending with no old pod left: the new revision does not fit the "
+                 f"inventory ({pending[0].why_pending})"]
+    return chain
+
+
+#: strategy changes to try, smallest first
+_REMEDIES = (("maxSurge: 0, maxUnavailable: 1", {"type": "RollingUpdate",
+                                                  "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}),
+             ("type: Recreate", {"type": "Recreate"}))
+
+
+def _remedy(deployment, templates, inventory, durations, horizon) -> str:
+    for label, strategy in _REMEDIES:
+        if deployment.spec.get("strategy") == strategy:
+            continue
+        again = simulate_rollout(deployment, templates, inventory, durations, horizon, remedies=False,
+                                 strategy=strategy)
+        if again.verdict.ok:
+            return f"strategy {label}: re-simulated, completes in {again.verdict.seconds:.0f} s"
+    return "no strategy change completes: the new revision does not fit the inventory"

@@ -1,0 +1,197 @@
+"""The simulated cluster over time: pods, their claims on draguard's allocator state, an event
+queue in seconds, and the parts that move pods between phases: the scheduler (first-fit DRA
+allocation, backoff), the kubelet (start-up, readiness, termination) and the resourceclaim
+controller (a claim per pod from its templates, deallocated once the pod is gone).
+
+Upstream behaviour mirrored here:
+- scheduler backoff: 1 s doubling to 10 s per failed attempt (pkg/scheduler/backend/queue:
+  DefaultPodInitialBackoffDuration, DefaultPodMaxBackoffDuration); a pod that failed for lack
+  of devices is retried when a claim is deallocated (the DRA plugin's queueing hint on
+  ResourceClaim changes) once its backoff has passed. No preemption frees devices.
+- kubelet termination as model.teardown times it (killContainer: the preStop hook inside the
+  grace period, then SIGTERM with at least 2 s before SIGKILL); devices are unprepared before
+  the pod is terminal.
+- the resourceclaim controller removes a generated claim's reservation and deallocates it
+  once its pod is terminal or gone (pkg/controller/resourceclaim/controller.go); until then
+  the device stays held, also while the pod is Terminating."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+
+from ..dra.devices import Claim
+from ..dra.state import ClusterState
+
+BACKOFF_INITIAL, BACKOFF_MAX = 1.0, 10.0
+
+
+@dataclass(frozen=True)
+class Durations:
+    """Seconds each phase takes (configurable per workload; the defaults are a cached image and
+    a server that is ready a few seconds after it starts)."""
+
+    pull: float = 0.0
+    start: float = 2.0
+    ready: float = 5.0  # from started to passing its readiness probe
+    shutdown: float = 1.0  # from SIGTERM to the containers' exit (SIGKILL cuts it short)
+    unprepare: float = 0.5  # the driver releasing the devices
+
+
+@dataclass
+class Pod:
+    name: str
+    owner: str  # the ReplicaSet
+    claims: list[Claim]
+    durations: Durations
+    stop_after: float  # seconds from the deletion until every container stopped
+    created: float
+    min_ready: float = 0.0  # minReadySeconds: ready this long before it counts as available
+    phase: str = "Pending"  # Pending, Starting, Running, Terminating, Gone
+    node: str | None = None
+    ready_since: float | None = None
+    deleting_since: float | None = None
+    attempts: int = 0
+    next_attempt: float = 0.0  # inf: waiting for a device to be released
+    backoff_until: float = 0.0
+    why_pending: str = ""
+
+    @property
+    def active(self) -> bool:
+        """Counted by its ReplicaSet: not terminal and not being deleted (FilterActivePods)."""
+        return self.phase in ("Pending", "Starting", "Running")
+
+    def available(self, now: float, min_ready: float) -> bool:
+        return self.phase == "Running" and self.ready_since is not None and now - self.ready_since >= min_ready
+
+
+@dataclass
+class Record:
+    """One line of the timeline."""
+
+    time: float
+    what: str
+    pod: str = ""
+    detail: str = ""
+
+
+@dataclass
+class World:
+    state: ClusterState
+    now: float = 0.0
+    pods: dict[str, Pod] = field(default_factory=dict)
+    timeline: list[Record] = field(default_factory=list)
+    samples: list[dict] = field(default_factory=list)  # pool metrics after each moment
+    _queue: list = field(default_factory=list)
+    _order: itertools.count = field(default_factory=itertools.count)
+    on_change: list = field(default_factory=list)  # controllers: called after each moment
+
+    # -- time --
+    def at(self, when: float, action, *args) -> None:
+        heapq.heappush(self._queue, (when, next(self._order), action, args))
+
+    def run(self, horizon: float) -> bool:
+        """Process events until none is left (True) or the horizon is reached (False). After
+        each moment the controllers reconcile and the scheduler tries the pending pods."""
+        self.settle()
+        while self._queue:
+            when = self._queue[0][0]
+            if when > horizon:
+                self.now = horizon
+                return False
+            self.now = when
+            while self._queue and self._queue[0][0] == when:
+                _, _, action, args = heapq.heappop(self._queue)
+                action(*args)
+            self.settle()
+        return True
+
+    def settle(self) -> None:
+        for _ in range(100):  # controllers and scheduler until nothing changes at this moment
+            before = self._fingerprint()
+            for controller in self.on_change:
+                controller()
+            self.schedule()
+            if self._fingerprint() == before:
+                break
+        self.samples.append(self.metrics())
+
+    def _fingerprint(self) -> tuple:
+        return tuple((p.name, p.phase, p.node) for p in self.pods.values()), len(self._queue)
+
+    def log(self, what: str, pod: str = "", detail: str = "") -> None:
+        self.timeline.append(Record(self.now, what, pod, detail))
+
+    # -- pods --
+    def create_pod(self, pod: Pod) -> None:
+        self.pods[pod.name] = pod
+        self.log("created", pod.name)
+
+    def delete_pod(self, pod: Pod) -> None:
+        """A deletion: a pod not yet on a node is gone at once; a scheduled one terminates."""
+        if pod.phase == "Pending":
+            pod.phase = "Gone"
+            self.log("deleted (never scheduled)", pod.name)
+            return
+        pod.phase, pod.deleting_since = "Terminating", self.now
+        self.log("terminating", pod.name)
+        self.at(self.now + pod.stop_after + pod.durations.unprepare, self._gone, pod)
+
+    def _gone(self, pod: Pod) -> None:
+        pod.phase = "Gone"
+        for claim in pod.claims:
+            if claim.key in self.state.allocations:
+                self.state.release(claim.key)
+        self.log("gone: devices released", pod.name)
+        for waiting in self.pods.values():  # the DRA queueing hint: a freed device may fit
+            if waiting.phase == "Pending" and waiting.next_attempt == float("inf"):
+                waiting.next_attempt = max(self.now, waiting.backoff_until)
+                self.at(waiting.next_attempt, self._wake)
+
+    def _wake(self) -> None:
+        """A moment for the scheduler (a pod's backoff is over)."""
+
+    # -- scheduler --
+    def schedule(self) -> None:
+        pending = sorted((p for p in self.pods.values() if p.phase == "Pending" and p.next_attempt <= self.now),
+                         key=lambda p: (p.created, p.name))
+        for pod in pending:
+            node, outcome = self.state.place(pod.claims)
+            pod.attempts += 1
+            if node is None:
+                backoff = min(BACKOFF_INITIAL * 2 ** (pod.attempts - 1), BACKOFF_MAX)
+                pod.next_attempt = float("inf")  # until a device is released (then after its backoff)
+                pod.backoff_until = self.now + backoff
+                pod.why_pending = outcome.error or "no node has free devices for its claims"
+                if pod.attempts == 1 or outcome.kind != "unschedulable":
+                    self.log("unschedulable", pod.name, pod.why_pending)
+                continue
+            for result in outcome.results:
+                self.state.commit(result.claim.key, result)
+            pod.phase, pod.node, pod.why_pending = "Starting", node.name, ""
+            self.log("scheduled", pod.name, node.name)
+            d = pod.durations
+            self.at(self.now + d.pull + d.start, self._started, pod)
+
+    def _started(self, pod: Pod) -> None:
+        if pod.phase != "Starting":
+            return
+        pod.phase = "Running"
+        self.log("running", pod.name)
+        self.at(self.now + pod.durations.ready, self._ready, pod)
+
+    def _ready(self, pod: Pod) -> None:
+        if pod.phase == "Running":
+            pod.ready_since = self.now
+            self.log("ready", pod.name)
+            if pod.min_ready:
+                self.at(self.now + pod.min_ready, self._wake)  # when it becomes available
+
+    # -- metrics --
+    def metrics(self) -> dict:
+        phases: dict[str, int] = {}
+        for p in self.pods.values():
+            if p.phase != "Gone":
+                phases[p.phase] = phases.get(p.phase, 0) + 1
+        return {"time": self.now, "devicesAllocated": len(self.state.in_use), "pods": phases}

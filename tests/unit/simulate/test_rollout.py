@@ -1,0 +1,144 @@
+"""`draguard simulate rollout` on generated MIG inventories: the verdicts, their timing from
+the phase durations, the deadlock's certificate and its remedy, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from draguard.dra.generate import generate
+from draguard.dra.inventory import Inventory
+from draguard.model.manifest import Manifest
+from draguard.simulate.rollout import ScenarioError, simulate_rollout
+from draguard.simulate.world import Durations
+
+TEMPLATE = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: slice, namespace: serving}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: mig
+        exactly:
+          deviceClassName: mig.nvidia.com
+          allocationMode: ExactCount
+          count: 1
+          selectors:
+          - cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'"}
+"""
+
+
+def deployment(strategy: str = "{type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}",
+               replicas: int = 4, extra: str = "", pod_extra: str = "") -> str:
+    return textwrap.dedent(f"""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: llm, namespace: serving}}
+        spec:
+          replicas: {replicas}
+          selector: {{matchLabels: {{app: llm}}}}
+          strategy: {strategy}
+          {extra}
+          template:
+            metadata: {{labels: {{app: llm}}}}
+            spec:
+              terminationGracePeriodSeconds: 30
+              resourceClaims: [{{name: gpu, resourceClaimTemplateName: slice}}]
+              containers:
+              - name: server
+                image: vllm/vllm-openai:v0.18.0
+                resources: {{claims: [{{name: gpu}}]}}
+                {pod_extra}
+        """)
+
+
+def inventory(slices_per_gpu: int = 2, gpus: int = 2) -> Inventory:
+    spec = {"nodes": [{"namePrefix": "gpu", "count": 1,
+                       "gpus": {"model": "A100-40GB", "count": gpus, "mig": "static",
+                                "layout": ["3g.20gb"] * slices_per_gpu}}]}
+    return Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(generate(spec))])
+
+
+def simulate(text: str, pool: Inventory | None = None, **kwargs):
+    template = Manifest.from_data(yaml.safe_load(TEMPLATE))
+    return simulate_rollout(Manifest.from_data(yaml.safe_load(text)), {"slice": template}, pool or inventory(),
+                            **kwargs)
+
+
+def test_surge_first_on_a_full_pool_deadlocks_with_its_certificate_and_remedy():
+    simulation = simulate(deployment())
+    verdict = simulation.verdict
+    assert verdict.kind == "deadlock" and not verdict.ok
+    assert verdict.chain[0].startswith("1 new pod(s) Pending") and "4 device(s) held" in verdict.chain[0]
+    assert verdict.chain[1] == ("4 old pod(s) cannot be removed: 4 pod(s) available must stay >= 4 "
+                                "(replicas 4 - maxUnavailable 0)")
+    assert verdict.remedy == "strategy maxSurge: 0, maxUnavailable: 1: re-simulated, completes in 34 s"
+    assert verdict.deadline_exceeded == 600  # progressDeadlineSeconds: marked, never rolled back
+
+
+def test_release_first_completes_one_replica_at_a_time():
+    """Each replica: the old pod stops (1 s) and its device is unprepared (0.5 s), then the new
+    pod starts (2 s) and gets ready (5 s): 8.5 s, four times."""
+    verdict = simulate(deployment("{type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}")).verdict
+    assert (verdict.kind, verdict.seconds) == ("completes", 34.0)
+
+
+def test_recreate_replaces_every_pod_at_once():
+    assert simulate(deployment("{type: Recreate}")).verdict.seconds == 8.5
+
+
+def test_spare_devices_let_a_surge_first_rollout_finish():
+    """Six slices for four replicas: a new pod starts on a free slice before an old pod goes,
+    and the next one finds the other free slice while that old pod still stops: start and
+    ready (7 s), four times."""
+    verdict = simulate(deployment(), inventory(gpus=3)).verdict
+    assert (verdict.kind, verdict.seconds) == ("completes", 4 * 7.0)
+
+
+def test_min_ready_seconds_and_the_pre_stop_hook_lengthen_each_step():
+    hook = "lifecycle: {preStop: {sleep: {seconds: 10}}}"
+    verdict = simulate(deployment("{type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}",
+                                  extra="minReadySeconds: 3", pod_extra=hook)).verdict
+    assert verdict.seconds == 4 * (10 + 1 + 0.5 + 2 + 5 + 3)
+
+
+def test_durations_are_configurable():
+    verdict = simulate(deployment("{type: Recreate}"), durations=Durations(start=10, ready=20)).verdict
+    assert verdict.seconds == 1.5 + 10 + 20
+
+
+def test_input_it_cannot_simulate_is_refused_with_the_reason():
+    with pytest.raises(ScenarioError, match="start state does not fit: 4 of 6 pods"):
+        simulate(deployment(replicas=6))
+    with pytest.raises(ScenarioError, match="ResourceClaimTemplate 'other' is not among the manifests"):
+        simulate(deployment().replace("resourceClaimTemplateName: slice", "resourceClaimTemplateName: other"))
+
+
+def test_the_command_answers_with_the_verdict_and_its_exit_status(tmp_path):
+    pool = tmp_path / "inventory.yaml"
+    pool.write_text(yaml.safe_dump_all(generate({"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": {
+        "model": "A100-40GB", "count": 2, "mig": "static", "layout": ["3g.20gb", "3g.20gb"]}}]})))
+    stuck = tmp_path / "stuck.yaml"
+    stuck.write_text(TEMPLATE + "---" + deployment())
+    run = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(stuck), "--inventory",
+                          str(pool)], capture_output=True, text=True)
+    assert run.returncode == 1 and "deadlock: nothing can happen any more" in run.stdout
+    assert "remedy: strategy maxSurge: 0, maxUnavailable: 1" in run.stdout
+    fine = tmp_path / "fine.yaml"
+    fine.write_text(TEMPLATE + "---" + deployment("{type: Recreate}"))
+    run = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
+                          str(pool), "-f", "json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout)
+    assert answer["verdict"]["kind"] == "completes" and answer["verdict"]["seconds"] == 8.5
+    assert answer["timeline"][0]["what"] == "rollout started" and answer["samples"][-1]["devicesAllocated"] == 4
+    missing = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
+                              str(tmp_path / "nope.yaml")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
