@@ -181,9 +181,11 @@ class ControlPlane:
 class FakeKubelet(threading.Thread):
     """Plays the kubelet for `nodes`: Ready nodes, Running pods, modelled teardown."""
 
-    def __init__(self, plane: ControlPlane, nodes: list[dict]):
+    def __init__(self, plane: ControlPlane, nodes: list[dict], start_seconds: float = 0.0):
+        """`start_seconds`: from first seeing a pod on its node to Running and Ready."""
         super().__init__(daemon=True)
-        self.plane, self.nodes = plane, nodes
+        self.plane, self.nodes, self.start_seconds = plane, nodes, start_seconds
+        self.seen: dict[str, float] = {}
         self.core = client.CoreV1Api(plane.api())
         self.stopping = threading.Event()
         self.errors: list[str] = []
@@ -222,7 +224,8 @@ class FakeKubelet(threading.Thread):
             if time.time() >= requested + pod_gone_after(grace, spec):
                 self.core.delete_namespaced_pod(meta.name, meta.namespace, grace_period_seconds=0)
             return
-        if pod.status.phase == "Pending":
+        first = self.seen.setdefault(meta.uid, time.monotonic())
+        if pod.status.phase == "Pending" and time.monotonic() - first >= self.start_seconds:
             self.core.patch_namespaced_pod_status(meta.name, meta.namespace, {"status": {
                 "phase": "Running", "startTime": _now(),
                 "conditions": [{"type": t, "status": "True", "lastTransitionTime": _now()}
@@ -233,14 +236,14 @@ class FakeKubelet(threading.Thread):
 
 
 @contextmanager
-def extra_gpu_node(plane: ControlPlane, gpus: dict, prefix: str):
+def extra_gpu_node(plane: ControlPlane, gpus: dict, prefix: str, start_seconds: float = 0.0):
     """A node of the fake driver added to a running plane for one test, with its own fake
     kubelet (`gpus`: the inventory spec's gpus entry); yields its name; removes its slices
     and the node afterwards (the caller removes its own workloads first)."""
     objects = generate({"nodes": [{"namePrefix": prefix, "count": 1, "gpus": gpus}]})
     nodes = [o for o in objects if o["kind"] == "Node"]
     slices = [o for o in objects if o["kind"] == "ResourceSlice"]
-    kubelet = FakeKubelet(plane, nodes)
+    kubelet = FakeKubelet(plane, nodes, start_seconds)
     kubelet.register_nodes()
     plane.apply(slices)
     kubelet.start()

@@ -24,10 +24,12 @@ def arguments(name, parser) -> None:
                         help="from start-up to passing the readiness probe (default 5)")
     parser.add_argument("--shutdown", type=float, metavar="SECONDS",
                         help="from SIGTERM to the containers' exit (default 1; SIGKILL cuts it short)")
+    parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
     parser.add_argument("-f", "--format", choices=["text", "json"], default="text")
 
 
 def run(args) -> int:
+    from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
     from ..dra.devices import ModelError
     from ..engine.inventory import load_inventory, load_manifests
     from ..simulate.rollout import ScenarioError, simulate_rollout
@@ -43,7 +45,12 @@ def run(args) -> int:
     durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
                           shutdown=_or(args.shutdown, defaults.shutdown))
     try:
-        simulation = simulate_rollout(deployment, templates, inventory, durations, args.horizon)
+        kube_version = check_kube_version(args.kube_version or DEFAULT_KUBE_VERSION)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        simulation = simulate_rollout(deployment, templates, inventory, durations, args.horizon,
+                                      kube_version=kube_version)
     except (ScenarioError, ModelError) as exc:
         raise InputError(f"{deployment.source.display}: {exc}") from None
     sys.stdout.write(_json(simulation) if args.format == "json" else _text(simulation))

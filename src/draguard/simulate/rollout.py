@@ -15,6 +15,7 @@ import dataclasses
 import math
 from dataclasses import dataclass, field
 
+from ..core.versions import DEFAULT_KUBE_VERSION, minor
 from ..dra.devices import claim_from
 from ..dra.inventory import Inventory
 from ..dra.state import ClusterState
@@ -64,8 +65,9 @@ class Simulation:
 
 def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
                      durations: Durations = Durations(), horizon: float = 3600.0, remedies: bool = True,
-                     strategy: dict | None = None) -> Simulation:
-    """`strategy` replaces spec.strategy (the remedies are tried this way)."""
+                     strategy: dict | None = None, kube_version: str = DEFAULT_KUBE_VERSION) -> Simulation:
+    """The rollout on a cluster of `kube_version`; `strategy` replaces spec.strategy (the
+    remedies are tried this way)."""
     if strategy is not None:
         deployment = Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
                                         display=deployment.source.display, positions=False)
@@ -83,7 +85,8 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     grace, _ = site.grace_period
     stop_after = _stop_after(grace, site.spec, durations.shutdown)
     min_ready = float(deployment.spec.get("minReadySeconds", 0) or 0)
-    world = World(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))))
+    world = World(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
+                  pop_from_backoff=minor(kube_version) >= 33)
     old = ReplicaSet(f"{deployment.name}-1", 1, replicas, make_claims, durations, stop_after, min_ready)
     new = ReplicaSet(f"{deployment.name}-2", 2, 0, make_claims, durations, stop_after, min_ready)
     steady = Rollout(deployment.name, replicas, strat, min_ready, math.inf, [], old, world)
@@ -103,7 +106,7 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     simulation = Simulation(deployment.name, replicas, strat, _verdict(rollout, finished, start), world, start,
                             first_record)
     if remedies and simulation.verdict.kind == "deadlock":
-        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon)
+        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version)
     return simulation
 
 
@@ -178,12 +181,12 @@ _REMEDIES = (("maxSurge: 0, maxUnavailable: 1", {"type": "RollingUpdate",
              ("type: Recreate", {"type": "Recreate"}))
 
 
-def _remedy(deployment, templates, inventory, durations, horizon) -> str:
+def _remedy(deployment, templates, inventory, durations, horizon, kube_version) -> str:
     for label, strategy in _REMEDIES:
         if deployment.spec.get("strategy") == strategy:
             continue
         again = simulate_rollout(deployment, templates, inventory, durations, horizon, remedies=False,
-                                 strategy=strategy)
+                                 strategy=strategy, kube_version=kube_version)
         if again.verdict.ok:
             return f"strategy {label}: re-simulated, completes in {again.verdict.seconds:.0f} s"
     return "no strategy change completes: the new revision does not fit the inventory"

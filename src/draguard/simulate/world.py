@@ -7,7 +7,9 @@ Upstream behaviour mirrored here:
 - scheduler backoff: 1 s doubling to 10 s per failed attempt (pkg/scheduler/backend/queue:
   DefaultPodInitialBackoffDuration, DefaultPodMaxBackoffDuration); a pod that failed for lack
   of devices is retried when a claim is deallocated (the DRA plugin's queueing hint on
-  ResourceClaim changes) once its backoff has passed. No preemption frees devices.
+  ResourceClaim changes) once its backoff has passed, or at once from 1.33, where the
+  scheduler pops the backoff queue when nothing else is waiting (SchedulerPopFromBackoffQ,
+  beta and on by default; scheduling_queue.go). No preemption frees devices.
 - kubelet termination as model.teardown times it (killContainer: the preStop hook inside the
   grace period, then SIGTERM with at least 2 s before SIGKILL); devices are unprepared before
   the pod is terminal.
@@ -79,6 +81,7 @@ class Record:
 @dataclass
 class World:
     state: ClusterState
+    pop_from_backoff: bool = True  # SchedulerPopFromBackoffQ (1.33+)
     now: float = 0.0
     pods: dict[str, Pod] = field(default_factory=dict)
     timeline: list[Record] = field(default_factory=list)
@@ -146,7 +149,7 @@ class World:
         self.log("gone: devices released", pod.name)
         for waiting in self.pods.values():  # the DRA queueing hint: a freed device may fit
             if waiting.phase == "Pending" and waiting.next_attempt == float("inf"):
-                waiting.next_attempt = max(self.now, waiting.backoff_until)
+                waiting.next_attempt = self.now if self.pop_from_backoff else max(self.now, waiting.backoff_until)
                 self.at(waiting.next_attempt, self._wake)
 
     def _wake(self) -> None:

@@ -142,3 +142,13 @@ def test_the_command_answers_with_the_verdict_and_its_exit_status(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
                               str(tmp_path / "nope.yaml")], capture_output=True, text=True)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_before_1_33_a_pod_waits_out_its_backoff_after_a_device_is_released():
+    """Without SchedulerPopFromBackoffQ (1.32) a pod that failed waits 1 s (doubling) even when
+    the device it waits for is released at once; from 1.33 it is popped from the backoff
+    queue."""
+    instant = Durations(pull=0, start=0, ready=0, shutdown=0, unprepare=0)
+    release_first = deployment("{type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}")
+    assert simulate(release_first, durations=instant, kube_version="1.32").verdict.seconds == 4 * 1.0
+    assert simulate(release_first, durations=instant, kube_version="1.33").verdict.seconds == 0.0
