@@ -1,4 +1,4 @@
-"""The code reads as teardown -> core -> sources -> facts -> model -> dra -> rules -> engine -> cluster -> simulate -> admission
+"""The code reads as teardown -> core -> sources -> facts -> model -> dra -> simulate -> rules -> engine -> cluster -> admission
 -> fix -> report -> cli: a package imports only packages before it (lazy imports inside functions included),
 rule modules never import one another, and module-level imports have no cycles."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import draguard
 
 PACKAGE = Path(draguard.__file__).parent
-LAYERS = ["teardown", "core", "sources", "facts", "model", "dra", "rules", "engine", "cluster", "simulate", "admission", "fix", "report", "cli"]
+LAYERS = ["teardown", "core", "sources", "facts", "model", "dra", "simulate", "rules", "engine", "cluster", "admission", "fix", "report", "cli"]
 #: modules of rules/ that category modules share; everything else there is one category
 RULE_SUPPORT = {"base", "registry", "context", "examples", "cluster_examples", "admission", "input"}
 

@@ -48,17 +48,26 @@ class ExampleError(ValueError):
 def verify(rules) -> None:
     """Lint each rule's examples at the rule's target release: the good one must be clean,
     the bad one must trigger the rule. Raises ExampleError naming the first that does not."""
+    import tempfile
+
     from ..core.config import Config
     from ..engine import lint_text
+    from ..rules.examples import example_inventory_file
 
-    for rule in rules:
-        for text, wanted in ((rule.compliant, "clean"), (rule.noncompliant, "found")):
-            config = Config(kube_version=rule.examples_target)
-            found = lint_text(f"{rule.id} example", textwrap.dedent(text), config).findings
-            if wanted == "clean" and found:
-                raise ExampleError(f"{rule.id}: its good example is not clean ({found[0].rule}: {found[0].message})")
-            if wanted == "found" and not any(f.rule == rule.id for f in found):
-                raise ExampleError(f"{rule.id}: its bad example does not trigger it")
+    with tempfile.TemporaryDirectory() as folder:
+        for rule in rules:
+            inventory = example_inventory_file(rule, folder)
+            config = Config(kube_version=rule.examples_target, inventory=[inventory] if inventory else [])
+            _verify(rule, config, lint_text)
+
+
+def _verify(rule, config, lint_text) -> None:
+    for text, wanted in ((rule.compliant, "clean"), (rule.noncompliant, "found")):
+        found = lint_text(f"{rule.id} example", textwrap.dedent(text), config).findings
+        if wanted == "clean" and found:
+            raise ExampleError(f"{rule.id}: its good example is not clean ({found[0].rule}: {found[0].message})")
+        if wanted == "found" and not any(f.rule == rule.id for f in found):
+            raise ExampleError(f"{rule.id}: its bad example does not trigger it")
 
 
 def guidelines(rules) -> str:

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -41,7 +42,9 @@ def rule_markdown(rule, with_fix: bool = False) -> str:
                      + paragraph(rule.upstream_note) + "\n")
     audited = str(rule.needs) == "cluster"  # the examples are snapshots: `draguard audit --from FILE`
     example = "a cluster snapshot, audited with `draguard audit --from FILE`" if audited else \
-        f"Kubernetes {rule.examples_target}"
+        f"Kubernetes {rule.examples_target}" + (", with `--inventory` of the nodes `draguard inventory generate` "
+                                                 f"makes from `{json.dumps(rule.example_inventory)}`"
+                                                 if rule.example_inventory else "")
     if rule.noncompliant:
         parts.append(f"## Fails ({example})\n\n" + yaml_block(rule.noncompliant))
     fixed = _fix_example(rule) if with_fix and rule.noncompliant and str(rule.fixable) != "never" else None
@@ -91,29 +94,29 @@ def _admission(rule) -> str:
 def _fix_example(rule) -> str | None:
     """The rule's fix run on its own failing example by the real `draguard fix` (this rule's
     fixes only, unsafe ones included), as a diff; None when it fixes nothing there."""
+    import tempfile
+
     from ..core.config import Config
+    from ..engine import lint_text
     from ..fix.files import unified_diff
     from ..fix.run import Choice, FileText, fix_texts
+    from ..rules.examples import example_inventory_file
 
     example = textwrap.dedent(rule.noncompliant).strip("\n") + "\n"
     file = FileText("example.yaml", example)
-    fix_texts([file], Config(kube_version=rule.examples_target), Choice(unsafe=True, select=frozenset({rule.id})))
-    if not file.changed:
-        return None
-    kinds = sorted({str(f.fix.applicability) for f in _fixes_of(rule, example)})
+    with tempfile.TemporaryDirectory() as folder:
+        inventory = example_inventory_file(rule, folder)
+        config = Config(kube_version=rule.examples_target, inventory=[inventory] if inventory else [])
+        fix_texts([file], config, Choice(unsafe=True, select=frozenset({rule.id})))
+        if not file.changed:
+            return None
+        found = lint_text("example.yaml", example, config).findings
+    kinds = sorted({str(f.fix.applicability) for f in found if f.rule == rule.id and f.fix is not None})
     flag = " --unsafe-fixes" if "unsafe" in kinds else ""
     titles = "; ".join(dict.fromkeys(title for _, title in file.applied))
     diff = unified_diff("example.yaml", file.original, file.text)
     return (f"## Fix ({', '.join(kinds)})\n\n`draguard fix{flag}` on the failing example ({titles}):\n\n"
             f"```diff\n{diff}```\n")
-
-
-def _fixes_of(rule, text: str) -> list:
-    from ..core.config import Config
-    from ..engine import lint_text
-
-    result = lint_text("example.yaml", text, Config(kube_version=rule.examples_target))
-    return [f for f in result.findings if f.rule == rule.id and f.fix is not None]
 
 
 def _kinds(targets) -> str:

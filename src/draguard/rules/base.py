@@ -114,6 +114,9 @@ class Rule:
     compliant: ClassVar[str] = ""  # YAML example that passes
     noncompliant: ClassVar[str] = ""  # YAML example that fails
     examples_target: ClassVar[str] = "1.34"  # the --kube-version both examples are written for
+    #: the inventory both examples are judged against (a `draguard inventory generate` spec),
+    #: for rules that run only with `--inventory`
+    example_inventory: ClassVar[dict | None] = None
     options: ClassVar[dict[str, Option]] = {}
     needs: ClassVar[Needs] = Needs.OBJECT
     #: who reports it, for rules without a check: 'loader', 'config' or 'engine'

@@ -5,6 +5,7 @@ by small textual edits, so each failing example differs from a clean one in one 
 The texts keep a 4-space base indentation (docs and tests dedent them); the request and the
 pod spec are written once and placed at the depth each object needs."""
 
+import os
 from textwrap import indent
 
 
@@ -82,3 +83,18 @@ COMPLIANT_DEPLOYMENT = CLAIM_TEMPLATE + """---
       maxUnavailable: 1
       selector: {matchLabels: {app: inference}}
     """
+
+
+def example_inventory_file(rule, folder: str) -> str | None:
+    """The rule's example inventory (Rule.example_inventory) as Nodes and ResourceSlices in a
+    file in `folder`, for `--inventory`; None for rules judged without one."""
+    if rule.example_inventory is None:
+        return None
+    import yaml
+
+    from ..dra.generate import generate
+
+    path = os.path.join(folder, f"{rule.id}-inventory.yaml")
+    with open(path, "w", encoding="utf-8") as handle:
+        yaml.safe_dump_all(generate(rule.example_inventory), handle, sort_keys=False)
+    return path

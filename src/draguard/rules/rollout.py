@@ -53,7 +53,8 @@ class RolloutSurge(Rule):
         ("cannot allocate all claims"), the old pods are never removed, and the rollout
         deadlocks. With `maxSurge: 0` and `maxUnavailable >= 1` (or `type: Recreate`) a device
         is released before one is claimed. maxSurge is scaled as the Deployment controller
-        does: a percentage of the replicas, rounded up."""
+        does: a percentage of the replicas, rounded up. With `--inventory`, `rollout-deadlock`
+        simulates the rollout on it instead of this heuristic."""
     reference = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment"
     upstream_note = """
         The Deployment defaults (maxSurge 25%, maxUnavailable 25%) are surge-first; some
@@ -64,6 +65,8 @@ class RolloutSurge(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
+        if ctx.inventory is not None and ctx.cluster is None:
+            return  # rollout-deadlock simulates the rollout on the inventory instead
         if not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         strategy = Strategy.of(obj)
@@ -85,6 +88,57 @@ class RolloutSurge(Rule):
                               f"{strategy.max_unavailable}): new pods need fresh claims before old ones release "
                               "theirs, which deadlocks a full pool", *where, **written,
                               help="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
+
+
+@register
+class RolloutDeadlock(Rule):
+    id = "rollout-deadlock"
+    name = "Rollout that deadlocks on the inventory"
+    category = "rollout"
+    severity = Severity.ERROR
+    targets = _DEPLOYMENT
+    needs = Needs.INVENTORY
+    fixable = FixAvailability.SOMETIMES  # when the remedy is a release-first rolling update
+    lint_only = ("simulates the rollout on `--inventory`; at admission the webhook judges the heuristic "
+                 "rollout-surge")
+    summary = "With --inventory: the Deployment's next rollout, simulated on the inventory, deadlocks."
+    rationale = """
+        `draguard simulate rollout` runs the Deployment's next rollout on the inventory: its
+        replicas running, then the Deployment and ReplicaSet controllers, the scheduler's DRA
+        allocation and the kubelet's teardown over time. A rollout that can never finish is
+        reported with its certificate (what waits for what) and the smallest strategy change
+        that lets it finish, proven by simulating it again. Without an inventory the
+        heuristic `rollout-surge` runs instead. A Deployment whose replicas do not fit the
+        inventory in the first place is reported as info: there is no rollout to judge."""
+    reference = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment"
+    example_inventory = {"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": {
+        "model": "H100-80GB", "count": 1, "mig": "static", "layout": ["1g.10gb", "1g.10gb"]}}]}
+    noncompliant = COMPLIANT_DEPLOYMENT.replace("rollingUpdate: {maxSurge: 0, maxUnavailable: 1}",
+                                                "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
+    compliant = COMPLIANT_DEPLOYMENT
+
+    def check(self, obj, ctx):
+        from ..simulate.rollout import ScenarioError, simulate_rollout
+
+        if ctx.inventory is None or ctx.cluster is not None or \
+                not any(site.uses_template_claims() for site in pod_sites(obj)):
+            return
+        templates = {name: m for (namespace, name), m in ctx.objects.claims.templates.items()
+                     if m.kind == "ResourceClaimTemplate" and (namespace or None) == (obj.namespace or None)}
+        strategy = Strategy.of(obj)
+        spec = strategy.spec
+        where = (strategy.rolling, "maxSurge") if "maxSurge" in strategy.rolling else \
+            (spec, "strategy") if "strategy" in spec else (spec, None)
+        try:
+            verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version).verdict
+        except ScenarioError as exc:
+            yield ctx.finding(self, obj, f"the rollout was not simulated: {exc}", severity=Severity.INFO)
+            return
+        if verdict.kind != "deadlock":
+            return
+        fix = _no_surge(strategy) if verdict.remedy.startswith("strategy maxSurge: 0") else None
+        yield ctx.finding(self, obj, "the next rollout deadlocks on the inventory: " + " <- ".join(verdict.chain),
+                          *where, help=verdict.remedy, fix=fix)
 
 
 @register

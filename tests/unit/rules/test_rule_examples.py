@@ -7,6 +7,7 @@ import pytest
 
 from draguard.rules import REGISTRY
 from draguard.rules.base import Needs
+from draguard.rules.examples import example_inventory_file
 
 from support.reports import rules_of
 
@@ -19,13 +20,20 @@ def test_every_check_rule_has_both_examples():
     assert not missing
 
 
+def _inventory(rule, folder) -> list[str]:
+    path = example_inventory_file(rule, str(folder))
+    return ["--inventory", path] if path else []
+
+
 @pytest.mark.parametrize("rule", [r for r in WITH_EXAMPLES if r.noncompliant], ids=lambda r: r.id)
-def test_failing_example_triggers_the_rule(rule, lint_json):
-    report = lint_json(textwrap.dedent(rule.noncompliant), "--kube-version", rule.examples_target, "--allow-empty")
+def test_failing_example_triggers_the_rule(rule, lint_json, tmp_path):
+    report = lint_json(textwrap.dedent(rule.noncompliant), "--kube-version", rule.examples_target, "--allow-empty",
+                       *_inventory(rule, tmp_path))
     assert rule.id in rules_of(report), report["findings"]
 
 
 @pytest.mark.parametrize("rule", [r for r in WITH_EXAMPLES if r.compliant], ids=lambda r: r.id)
-def test_passing_example_is_clean(rule, lint_json):
-    report = lint_json(textwrap.dedent(rule.compliant), "--kube-version", rule.examples_target)
+def test_passing_example_is_clean(rule, lint_json, tmp_path):
+    report = lint_json(textwrap.dedent(rule.compliant), "--kube-version", rule.examples_target,
+                       *_inventory(rule, tmp_path))
     assert report["findings"] == []
