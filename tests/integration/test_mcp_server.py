@@ -52,7 +52,7 @@ def payload(result):
 def test_tools_and_their_schemas_are_listed():
     tools = session_run(lambda s: s.list_tools())
     by_name = {tool.name: tool for tool in tools.tools}
-    assert set(by_name) == {"lint", "rules", "explain", "allocate", "fix", "audit"}
+    assert set(by_name) == {"lint", "rules", "explain", "allocate", "simulate", "fix", "audit"}
     assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version"}
 
 
@@ -108,3 +108,24 @@ def test_audit_judges_a_dump_given_as_text_or_path(tmp_path):
     assert {f["rule"] for f in from_text["findings"]} == {"claim-stuck-deleting", "pod-stuck-terminating"}
     assert from_text["summary"]["grade"] == "D" and from_text["pools"]["cluster"]["devices"]["total"] == 2
     assert early["findings"] == []  # a minute after the deletion nothing is stuck yet
+
+
+def test_simulate_proves_the_surge_first_deadlock_and_its_remedy():
+    """The rollout-deadlock rule's own failing example on its own inventory."""
+    import textwrap
+
+    from draguard.rules import REGISTRY
+
+    rule = REGISTRY.get("rollout-deadlock")
+    inventory = yaml.safe_dump_all(generate(rule.example_inventory))
+
+    async def calls(session):
+        return (await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.noncompliant),
+                                                     "inventory": inventory}),
+                await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.compliant),
+                                                     "inventory": inventory, "kube_version": "1.34"}))
+    stuck, fine = map(payload, session_run(calls))
+    assert stuck["verdict"]["kind"] == "deadlock" and stuck["verdict"]["remedy"].startswith("strategy maxSurge: 0")
+    assert stuck["verdict"]["chain"][1].startswith("2 old pod(s) cannot be removed")
+    assert fine["verdict"] == {"kind": "completes", "seconds": 37.0, "chain": [], "remedy": "",
+                               "progressDeadlineExceeded": None}

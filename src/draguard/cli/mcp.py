@@ -87,6 +87,19 @@ def build_server():
         return as_json(report, variant) + [{"note": note} for note in notes]
 
     @server.tool()
+    def simulate(manifests: str, inventory: str, deployment: str = "", kube_version: str = "",
+                 horizon: float = 3600.0) -> dict:
+        """Simulate the next rollout of a Deployment (YAML text, with the ResourceClaimTemplates
+        it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
+        (`completes` with the time, or `deadlock` with the chain of what waits for what and
+        the smallest strategy change that finishes), the timeline and the devices held."""
+        from .simulate import as_json, simulate as run_simulate
+
+        with _inputs(manifests, None) as manifest_files, _inputs(inventory, None) as inventory_files:
+            return as_json(run_simulate(manifest_files, inventory_files, deployment or None, None, horizon,
+                                        kube_version or None))
+
+    @server.tool()
     def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,
             kube_version: str = "") -> dict:
         """draguard's fixes for manifest text or files: a unified diff, the fixed text (for

@@ -29,32 +29,39 @@ def arguments(name, parser) -> None:
 
 
 def run(args) -> int:
+    from ..simulate.world import Durations
+
+    defaults = Durations()
+    durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
+                          shutdown=_or(args.shutdown, defaults.shutdown))
+    simulation = simulate(args.paths, args.inventory, args.deployment, durations, args.horizon, args.kube_version)
+    sys.stdout.write(json.dumps(as_json(simulation), indent=2) + "\n" if args.format == "json" else _text(simulation))
+    return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
+
+
+def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,
+             horizon: float = 3600.0, kube_version: str | None = None):
+    """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
+    and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
     from ..dra.devices import ModelError
     from ..engine.inventory import load_inventory, load_manifests
     from ..simulate.rollout import ScenarioError, simulate_rollout
     from ..simulate.world import Durations
 
-    manifests = load_manifests(args.paths, "manifests")
-    deployment = _deployment(manifests, args.deployment)
+    manifests = load_manifests(paths, "manifests")
+    chosen = _deployment(manifests, deployment)
     templates = {m.name: m for m in manifests if m.kind == "ResourceClaimTemplate"
-                 and (m.namespace or None) == (deployment.namespace or None)}
-    classes = [m for m in manifests if m.kind == "DeviceClass"]
-    inventory = load_inventory(args.inventory, classes)
-    defaults = Durations()
-    durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
-                          shutdown=_or(args.shutdown, defaults.shutdown))
+                 and (m.namespace or None) == (chosen.namespace or None)}
+    inventory = load_inventory(inventory_paths, [m for m in manifests if m.kind == "DeviceClass"])
     try:
-        kube_version = check_kube_version(args.kube_version or DEFAULT_KUBE_VERSION)
+        release = check_kube_version(kube_version or DEFAULT_KUBE_VERSION)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        simulation = simulate_rollout(deployment, templates, inventory, durations, args.horizon,
-                                      kube_version=kube_version)
+        return simulate_rollout(chosen, templates, inventory, durations or Durations(), horizon, kube_version=release)
     except (ScenarioError, ModelError) as exc:
-        raise InputError(f"{deployment.source.display}: {exc}") from None
-    sys.stdout.write(_json(simulation) if args.format == "json" else _text(simulation))
-    return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
+        raise InputError(f"{chosen.source.display}: {exc}") from None
 
 
 def _or(value, default):
@@ -100,13 +107,13 @@ def _text(simulation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _json(simulation) -> str:
+def as_json(simulation) -> dict:
     verdict = simulation.verdict
-    return json.dumps({
+    return {
         "deployment": simulation.deployment, "replicas": simulation.replicas, "strategy": _strategy(simulation),
         "verdict": {"kind": verdict.kind, "seconds": verdict.seconds, "chain": verdict.chain,
                     "remedy": verdict.remedy, "progressDeadlineExceeded": verdict.deadline_exceeded},
         "timeline": [{"time": r.time, "what": r.what, "pod": r.pod, "detail": r.detail}
                      for r in simulation.timeline()],
         "samples": simulation.samples(),
-    }, indent=2) + "\n"
+    }
