@@ -34,13 +34,21 @@ def run(args) -> int:
     defaults = Durations()
     durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
                           shutdown=_or(args.shutdown, defaults.shutdown))
-    simulation = simulate(args.paths, args.inventory, args.deployment, durations, args.horizon, args.kube_version)
+    from ..report.progress import for_run
+
+    progress = for_run(args.format)
+    try:
+        simulation = simulate(args.paths, args.inventory, args.deployment, durations, args.horizon,
+                              args.kube_version, progress)
+    finally:
+        if progress:
+            progress.close()
     sys.stdout.write(json.dumps(as_json(simulation), indent=2) + "\n" if args.format == "json" else _text(simulation))
     return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
 
 
 def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,
-             horizon: float = 3600.0, kube_version: str | None = None):
+             horizon: float = 3600.0, kube_version: str | None = None, progress=None):
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
@@ -59,7 +67,8 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        return simulate_rollout(chosen, templates, inventory, durations or Durations(), horizon, kube_version=release)
+        return simulate_rollout(chosen, templates, inventory, durations or Durations(), horizon, kube_version=release,
+                                progress=progress)
     except (ScenarioError, ModelError) as exc:
         raise InputError(f"{chosen.source.display}: {exc}") from None
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import sys
 
 
+_UNITS = {"reading": " files", "rolling out": " pods"}
+
+
 class TerminalProgress:
     """progress(stage, total) -> advance(): one bar per stage, closed when the next begins."""
 
@@ -17,7 +20,7 @@ class TerminalProgress:
         from tqdm import tqdm
 
         self.close()
-        self.bar = tqdm(total=total, desc=stage, unit=" files" if stage == "reading" else " objects",
+        self.bar = tqdm(total=total, desc=stage, unit=_UNITS.get(stage, " objects"),
                         file=self.stream, delay=0.5, leave=False, dynamic_ncols=True)
         return self.bar.update
 

@@ -62,6 +62,7 @@ class Rollout:
     last_progress: float = 0.0
     deadline_exceeded_at: float | None = None
     completed_at: float | None = None
+    advance: object = None  # advance(n): n more updated replicas available (a progress bar)
     _progress: tuple = ()
 
     @property
@@ -151,6 +152,8 @@ class Rollout:
         state = (self.new.replicas, self.new.available(self.world, self.min_ready),
                  sum(len(rs.active()) for rs in self.old))
         if state != self._progress:
+            if self.advance is not None and self._progress and state[1] > self._progress[1]:
+                self.advance(state[1] - self._progress[1])
             self._progress, self.last_progress = state, self.world.now
             if self.progress_deadline != float("inf"):
                 self.world.at(self.world.now + self.progress_deadline, self._deadline, state)

@@ -65,9 +65,10 @@ class Simulation:
 
 def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
                      durations: Durations = Durations(), horizon: float = 3600.0, remedies: bool = True,
-                     strategy: dict | None = None, kube_version: str = DEFAULT_KUBE_VERSION) -> Simulation:
+                     strategy: dict | None = None, kube_version: str = DEFAULT_KUBE_VERSION,
+                     progress=None) -> Simulation:
     """The rollout on a cluster of `kube_version`; `strategy` replaces spec.strategy (the
-    remedies are tried this way)."""
+    remedies are tried this way); `progress(stage, total)` -> advance(n), for a progress bar."""
     if strategy is not None:
         deployment = Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
                                         display=deployment.source.display, positions=False)
@@ -99,8 +100,9 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
                             f"on the inventory ({pending.why_pending if pending else 'not ready'})")
     start, first_record = world.now, len(world.timeline)
     world.log("rollout started", detail=f"revision 2 of {deployment.name}")
-    progress = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
-    rollout = Rollout(deployment.name, replicas, strat, min_ready, progress, [old], new, world)
+    deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
+    rollout = Rollout(deployment.name, replicas, strat, min_ready, deadline, [old], new, world,
+                      advance=progress("rolling out", replicas) if progress else None)
     world.on_change[:] = [rollout.reconcile]
     finished = world.run(start + horizon)
     simulation = Simulation(deployment.name, replicas, strat, _verdict(rollout, finished, start), world, start,

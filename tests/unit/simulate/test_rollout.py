@@ -152,3 +152,14 @@ def test_before_1_33_a_pod_waits_out_its_backoff_after_a_device_is_released():
     release_first = deployment("{type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}")
     assert simulate(release_first, durations=instant, kube_version="1.32").verdict.seconds == 4 * 1.0
     assert simulate(release_first, durations=instant, kube_version="1.33").verdict.seconds == 0.0
+
+
+def test_progress_counts_the_updated_pods_as_they_become_available():
+    stages, advanced = [], []
+
+    def progress(stage, total):
+        stages.append((stage, total))
+        return advanced.append
+
+    simulate(deployment("{type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}"), progress=progress)
+    assert stages == [("rolling out", 4)] and sum(advanced) == 4 and len(advanced) == 4
