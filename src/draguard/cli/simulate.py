@@ -25,7 +25,8 @@ def arguments(name, parser) -> None:
     parser.add_argument("--shutdown", type=float, metavar="SECONDS",
                         help="from SIGTERM to the containers' exit (default 1; SIGKILL cuts it short)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
-    parser.add_argument("-f", "--format", choices=["text", "json"], default="text")
+    parser.add_argument("-f", "--format", choices=["text", "json", "html"], default="text")
+    parser.add_argument("-o", "--output", help="write the report to this file (atomically)")
 
 
 def run(args) -> int:
@@ -43,7 +44,18 @@ def run(args) -> int:
     finally:
         if progress:
             progress.close()
-    sys.stdout.write(json.dumps(as_json(simulation), indent=2) + "\n" if args.format == "json" else _text(simulation))
+    if args.format == "html":
+        from ..report.simulate_html import render
+
+        report = render(simulation)
+    else:
+        report = json.dumps(as_json(simulation), indent=2) + "\n" if args.format == "json" else _text(simulation)
+    if args.output:
+        from ..core.atomic import write_atomic
+
+        write_atomic(args.output, report)
+    else:
+        sys.stdout.write(report)
     return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
 
 

@@ -79,6 +79,16 @@ class Record:
 
 
 @dataclass
+class Hold:
+    """A device held by a pod's claim from `start` until `end` (None: still held)."""
+
+    device: str  # pool/device
+    pod: str
+    start: float
+    end: float | None = None
+
+
+@dataclass
 class World:
     state: ClusterState
     pop_from_backoff: bool = True  # SchedulerPopFromBackoffQ (1.33+)
@@ -86,6 +96,7 @@ class World:
     pods: dict[str, Pod] = field(default_factory=dict)
     timeline: list[Record] = field(default_factory=list)
     samples: list[dict] = field(default_factory=list)  # pool metrics after each moment
+    holds: list[Hold] = field(default_factory=list)
     _queue: list = field(default_factory=list)
     _order: itertools.count = field(default_factory=itertools.count)
     on_change: list = field(default_factory=list)  # controllers: called after each moment
@@ -146,6 +157,9 @@ class World:
         for claim in pod.claims:
             if claim.key in self.state.allocations:
                 self.state.release(claim.key)
+        for hold in self.holds:
+            if hold.pod == pod.name and hold.end is None:
+                hold.end = self.now
         self.log("gone: devices released", pod.name)
         for waiting in self.pods.values():  # the DRA queueing hint: a freed device may fit
             if waiting.phase == "Pending" and waiting.next_attempt == float("inf"):
@@ -172,6 +186,8 @@ class World:
                 continue
             for result in outcome.results:
                 self.state.commit(result.claim.key, result)
+                self.holds.extend(Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in result.results
+                                  if not r.admin_access)
             pod.phase, pod.node, pod.why_pending = "Starting", node.name, ""
             self.log("scheduled", pod.name, node.name)
             d = pod.durations

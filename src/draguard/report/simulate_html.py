@@ -1,0 +1,98 @@
+"""A simulation as one self-contained HTML page (no script, no external resource), in the
+lint and audit reports' style: the verdict (with the deadlock's chain and remedy), the pods by
+state over time and the devices held as inline SVG line plots, a device-by-time Gantt chart
+(which pod held which device when, old revision and new told apart) and the timeline."""
+
+from __future__ import annotations
+
+from html import escape
+
+from .html import STYLE
+
+_PHASES = ("Pending", "Starting", "Running", "Terminating")
+_COLOURS = {"Pending": "#d9822b", "Starting": "#8e6fd0", "Running": "#2f9e44", "Terminating": "#c92a2a",
+            "devicesAllocated": "#4a7bd0"}
+_EXTRA_STYLE = ("svg text{font:11px system-ui,sans-serif} .plot{margin:.5rem 0 1.5rem} "
+                ".chain{margin:.2rem 0 .2rem 1rem} table.timeline td{padding:0 .6rem 0 0}")
+_WIDTH, _HEIGHT, _LEFT = 640, 160, 40
+
+
+def _x(time: float, end: float) -> float:
+    return _LEFT + (_WIDTH - _LEFT - 10) * (time / end if end else 0)
+
+
+def lines(plot_id: str, samples: list[dict], series: dict, end: float) -> str:
+    """Step lines, one per series (name -> value of a sample), time on x."""
+    top = max([value(s) for s in samples for value in series.values()] + [1])
+    paths = []
+    for name, value in series.items():
+        points, last = [], None
+        for s in samples:
+            y = _HEIGHT - 20 - (_HEIGHT - 44) * value(s) / top  # below the legend
+            if last is not None:
+                points.append(f"{_x(s['time'], end):.1f},{last:.1f}")
+            points.append(f"{_x(s['time'], end):.1f},{y:.1f}")
+            last = y
+        paths.append(f'<polyline class="series" data-series="{name}" fill="none" stroke="{_COLOURS[name]}" '
+                     f'stroke-width="2" points="{" ".join(points)}"><title>{name}</title></polyline>')
+    legend = "".join(f'<text x="{_LEFT + i * 110}" y="12" fill="{_COLOURS[n]}">{n}</text>'
+                     for i, n in enumerate(series))
+    axis = (f'<text x="0" y="{_HEIGHT - 20}">0</text><text x="0" y="28">{top}</text>'
+            f'<text x="{_LEFT}" y="{_HEIGHT - 4}">0 s</text><text x="{_WIDTH - 60}" y="{_HEIGHT - 4}">{end:.0f} s</text>')
+    return (f'<svg class="plot" id="{plot_id}" width="{_WIDTH}" height="{_HEIGHT}" role="img">'
+            f'{legend}{axis}{"".join(paths)}</svg>')
+
+
+def gantt(holds, end: float, new_prefix: str) -> str:
+    """A row per device, a bar per pod that held it: the old revision grey, the new one blue."""
+    devices = sorted({h.device for h in holds})
+    if not devices:
+        return '<p class="muted">No device was held.</p>'
+    row = {d: i for i, d in enumerate(devices)}
+    bars = []
+    for h in holds:
+        x0, x1 = _x(h.start, end), _x(h.end if h.end is not None else end, end)
+        colour = "#4a7bd0" if h.pod.startswith(new_prefix) else "#adb5bd"
+        bars.append(f'<rect class="hold" x="{x0:.1f}" y="{row[h.device] * 18 + 4}" width="{max(x1 - x0, 1):.1f}" '
+                    f'height="14" fill="{colour}" data-device="{escape(h.device)}" data-pod="{escape(h.pod)}">'
+                    f"<title>{escape(h.pod)} on {escape(h.device)}: {h.start:.1f} to "
+                    f"{'the end' if h.end is None else f'{h.end:.1f}'} s</title></rect>")
+    labels = "".join(f'<text x="{_WIDTH + 4}" y="{i * 18 + 15}">{escape(d)}</text>' for d, i in row.items())
+    return (f'<svg class="plot" id="gantt" width="{_WIDTH + 220}" height="{len(devices) * 18 + 8}" role="img" '
+            f'aria-label="which pod held which device when">{"".join(bars)}{labels}</svg>')
+
+
+def render(simulation) -> str:
+    verdict = simulation.verdict
+    timeline = simulation.timeline()
+    end = max(verdict.seconds if verdict.ok else max((r.time for r in timeline), default=0.0), 1.0)
+    samples = [s for s in simulation.samples() if s["time"] <= end]
+    holds = [h for h in simulation.world.holds if h.end is None or h.end >= simulation.start]
+    shifted = [type(h)(h.device, h.pod, max(h.start - simulation.start, 0.0),
+                       None if h.end is None else h.end - simulation.start) for h in holds]
+    said = {"completes": f"completes in {verdict.seconds:.1f} s" if verdict.seconds is not None else "",
+            "deadlock": "deadlock: nothing can happen any more",
+            "horizon": "still moving at the horizon"}[verdict.kind]
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>draguard simulate</title>",
+        f"<style>{STYLE}{_EXTRA_STYLE}</style></head><body>",
+        f"<h1>draguard simulate: rollout of Deployment {escape(simulation.deployment)}</h1>",
+        f'<p class="muted">{simulation.replicas} replicas</p>',
+        f'<p class="counts"><span class="{"info" if verdict.ok else "error"}">{escape(said)}</span></p>',
+    ]
+    parts += [f'<p class="chain">{"&larr; " if i else ""}{escape(link)}</p>' for i, link in enumerate(verdict.chain)]
+    if verdict.remedy:
+        parts.append(f"<p><b>Remedy:</b> {escape(verdict.remedy)}</p>")
+    parts += [
+        "<h2>Pods by state</h2>",
+        lines("pods", samples, {p: (lambda s, p=p: s["pods"].get(p, 0)) for p in _PHASES}, end),
+        "<h2>Devices held</h2>", lines("devices", samples, {"devicesAllocated": lambda s: s["devicesAllocated"]}, end),
+        "<h2>Devices over time</h2>",
+        '<p class="muted">Grey: the old revision\'s pods; blue: the new one\'s.</p>',
+        gantt(shifted, end, f"{simulation.deployment}-2-"),
+        "<h2>Timeline</h2>", '<table class="timeline">',
+    ]
+    parts += [f"<tr><td>{r.time:.1f} s</td><td>{escape(r.what)}</td><td>{escape(r.pod)}</td>"
+              f"<td>{escape(r.detail)}</td></tr>" for r in timeline]
+    parts.append("</table></body></html>")
+    return "\n".join(parts) + "\n"
