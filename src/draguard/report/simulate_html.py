@@ -12,6 +12,7 @@ from .html import STYLE
 _PHASES = ("Pending", "Starting", "Running", "Terminating")
 _COLOURS = {"Pending": "#d9822b", "Starting": "#8e6fd0", "Running": "#2f9e44", "Terminating": "#c92a2a",
             "devicesAllocated": "#4a7bd0"}
+_PALETTE = ("#1971c2", "#e8590c", "#2b8a3e", "#862e9c", "#c2255c", "#5c940d", "#0b7285", "#5f3dc4")
 _EXTRA_STYLE = ("svg text{font:11px system-ui,sans-serif} .plot{margin:.5rem 0 1.5rem} "
                 ".chain{margin:.2rem 0 .2rem 1rem} table.timeline td{padding:0 .6rem 0 0}")
 _WIDTH, _HEIGHT, _LEFT = 640, 160, 40
@@ -21,8 +22,9 @@ def _x(time: float, end: float) -> float:
     return _LEFT + (_WIDTH - _LEFT - 10) * (time / end if end else 0)
 
 
-def lines(plot_id: str, samples: list[dict], series: dict, end: float) -> str:
+def lines(plot_id: str, samples: list[dict], series: dict, end: float, colours: dict | None = None) -> str:
     """Step lines, one per series (name -> value of a sample), time on x."""
+    colours = colours or _COLOURS
     top = max([value(s) for s in samples for value in series.values()] + [1])
     paths = []
     for name, value in series.items():
@@ -33,14 +35,23 @@ def lines(plot_id: str, samples: list[dict], series: dict, end: float) -> str:
                 points.append(f"{_x(s['time'], end):.1f},{last:.1f}")
             points.append(f"{_x(s['time'], end):.1f},{y:.1f}")
             last = y
-        paths.append(f'<polyline class="series" data-series="{name}" fill="none" stroke="{_COLOURS[name]}" '
+        paths.append(f'<polyline class="series" data-series="{name}" fill="none" stroke="{colours[name]}" '
                      f'stroke-width="2" points="{" ".join(points)}"><title>{name}</title></polyline>')
-    legend = "".join(f'<text x="{_LEFT + i * 110}" y="12" fill="{_COLOURS[n]}">{n}</text>'
+    legend = "".join(f'<text x="{_LEFT + i * 110}" y="12" fill="{colours[n]}">{n}</text>'
                      for i, n in enumerate(series))
     axis = (f'<text x="0" y="{_HEIGHT - 20}">0</text><text x="0" y="28">{top}</text>'
             f'<text x="{_LEFT}" y="{_HEIGHT - 4}">0 s</text><text x="{_WIDTH - 60}" y="{_HEIGHT - 4}">{end:.0f} s</text>')
     return (f'<svg class="plot" id="{plot_id}" width="{_WIDTH}" height="{_HEIGHT}" role="img">'
             f'{legend}{axis}{"".join(paths)}</svg>')
+
+
+def _allocatable(samples: list[dict], end: float) -> str:
+    profiles = sorted({p for s in samples for p in s["allocatable"]} | {p for s in samples for p in s["stranded"]})
+    if not profiles:
+        return '<p class="muted">No profile.</p>'
+    colours = {p: _PALETTE[i % len(_PALETTE)] for i, p in enumerate(profiles)}
+    series = {p: (lambda s, p=p: s["allocatable"].get(p, 0)) for p in profiles}
+    return lines("allocatable", samples, series, end, colours)
 
 
 def gantt(holds, end: float, new_prefix: str) -> str:
@@ -87,6 +98,9 @@ def render(simulation) -> str:
         "<h2>Pods by state</h2>",
         lines("pods", samples, {p: (lambda s, p=p: s["pods"].get(p, 0)) for p in _PHASES}, end),
         "<h2>Devices held</h2>", lines("devices", samples, {"devicesAllocated": lambda s: s["devicesAllocated"]}, end),
+        "<h2>Allocatable per profile</h2>",
+        '<p class="muted">How many more devices of each profile could be allocated (KEP-5677\'s count; '
+        "dra.pools).</p>", _allocatable(samples, end),
         "<h2>Devices over time</h2>",
         '<p class="muted">Grey: the old revision\'s pods; blue: the new one\'s.</p>',
         gantt(shifted, end, f"{simulation.deployment}-2-"),

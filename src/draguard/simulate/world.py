@@ -24,6 +24,7 @@ import itertools
 from dataclasses import dataclass, field
 
 from ..dra.devices import Claim
+from ..dra.pools import pool_view
 from ..dra.state import ClusterState
 
 BACKOFF_INITIAL, BACKOFF_MAX = 1.0, 10.0
@@ -97,6 +98,7 @@ class World:
     timeline: list[Record] = field(default_factory=list)
     samples: list[dict] = field(default_factory=list)  # pool metrics after each moment
     holds: list[Hold] = field(default_factory=list)
+    _pool: tuple = (None, None)  # (the devices in use, their pool view's summary)
     _queue: list = field(default_factory=list)
     _order: itertools.count = field(default_factory=itertools.count)
     on_change: list = field(default_factory=list)  # controllers: called after each moment
@@ -209,8 +211,19 @@ class World:
 
     # -- metrics --
     def metrics(self) -> dict:
+        """Pods by phase and the pool view of dra.pools (the audit's definitions: devices held
+        and free, allocatable and stranded capacity per profile, the largest placeable profile
+        per GPU, the cluster autoscaler's utilization), computed again only when the devices in
+        use changed."""
         phases: dict[str, int] = {}
         for p in self.pods.values():
             if p.phase != "Gone":
                 phases[p.phase] = phases.get(p.phase, 0) + 1
-        return {"time": self.now, "devicesAllocated": len(self.state.in_use), "pods": phases}
+        in_use = frozenset(self.state.in_use)
+        if self._pool[0] != in_use:
+            labels = {n.name: n.labels for n in self.state.inventory.nodes}
+            self._pool = (in_use, pool_view(self.state.inventory, set(in_use), labels).summary())
+        pool = self._pool[1]
+        return {"time": self.now, "pods": phases, "devicesAllocated": len(in_use), "devices": pool["devices"],
+                "allocatable": pool["allocatable"], "stranded": pool["stranded"],
+                "largestPlaceable": pool["largestPlaceable"], "utilization": pool["utilization"]}

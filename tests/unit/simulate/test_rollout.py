@@ -163,3 +163,14 @@ def test_progress_counts_the_updated_pods_as_they_become_available():
 
     simulate(deployment("{type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}"), progress=progress)
     assert stages == [("rolling out", 4)] and sum(advanced) == 4 and len(advanced) == 4
+
+
+def test_each_moment_samples_the_pool_view():
+    """The audit's definitions (dra.pools): on a full pool nothing is allocatable; with six
+    slices for four replicas two are, until the surge-first rollout takes one."""
+    full = simulate(deployment("{type: Recreate}")).samples()
+    assert full[0]["devices"] == {"total": 4, "allocated": 4, "free": 0, "tainted": 0}
+    assert full[0]["allocatable"] == {} and full[0]["utilization"] == 1.0
+    roomy = simulate(deployment(), inventory(gpus=3)).samples()
+    assert roomy[0]["allocatable"] == {"3g.20gb": 2}
+    assert min(s["allocatable"].get("3g.20gb", 0) for s in roomy) == 0  # a surge pod and a new one hold both
