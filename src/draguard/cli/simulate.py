@@ -1,6 +1,6 @@
-"""`draguard simulate rollout`: will this Deployment's next rollout finish on this inventory,
-and in how long? Exit status 0 when it completes, 1 when it deadlocks or is still moving at
-the horizon, 2 for input it cannot simulate."""
+"""`draguard simulate rollout|drain`: will this Deployment's next rollout, or this node's
+drain, finish on this inventory, and in how long? Exit status 0 when it completes, 1 when it
+deadlocks, livelocks or is still moving at the horizon, 2 for input it cannot simulate."""
 
 from __future__ import annotations
 
@@ -11,14 +11,17 @@ from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
 
 
 def arguments(name, parser) -> None:
-    parser.add_argument("what", choices=["rollout"], help="rollout: the Deployment's next revision rolled out")
+    parser.add_argument("what", choices=["rollout", "drain"],
+                        help="rollout: the Deployment's next revision rolled out; drain NODE: the node drained "
+                             "(cordon, evictions through the PodDisruptionBudgets)")
     parser.add_argument("paths", nargs="+", metavar="MANIFESTS",
-                        help="the Deployment and the ResourceClaimTemplates (and DeviceClasses) it uses")
+                        help="(drain: the node's name first) the Deployments, the ResourceClaimTemplates (and "
+                             "DeviceClasses) they use, and for a drain their PodDisruptionBudgets")
     parser.add_argument("--inventory", required=True, action="append", metavar="PATH",
                         help="ResourceSlices and Nodes (`draguard inventory generate`, or a cluster's)")
-    parser.add_argument("--deployment", metavar="NAME", help="which Deployment, when the manifests hold several")
+    parser.add_argument("--deployment", metavar="NAME", help="rollout: which Deployment, when there are several")
     parser.add_argument("--horizon", type=float, default=3600.0, metavar="SECONDS",
-                        help="stop a rollout still moving after this long (default 3600)")
+                        help="stop a simulation still moving after this long (default 3600)")
     parser.add_argument("--start", type=float, metavar="SECONDS", help="pod start-up time (default 2)")
     parser.add_argument("--ready", type=float, metavar="SECONDS",
                         help="from start-up to passing the readiness probe (default 5)")
@@ -30,26 +33,36 @@ def arguments(name, parser) -> None:
 
 
 def run(args) -> int:
+    from ..report.progress import for_run
     from ..simulate.world import Durations
 
     defaults = Durations()
     durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
                           shutdown=_or(args.shutdown, defaults.shutdown))
-    from ..report.progress import for_run
-
-    progress = for_run(args.format)
-    try:
-        simulation = simulate(args.paths, args.inventory, args.deployment, durations, args.horizon,
-                              args.kube_version, progress)
-    finally:
-        if progress:
-            progress.close()
+    if args.what == "drain":
+        if len(args.paths) < 2:
+            raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
+        simulation = simulate_drain(args.paths[0], args.paths[1:], args.inventory, durations, args.horizon,
+                                    args.kube_version)
+        heading, subtitle = f"drain of node {simulation.node}", "cordon, then evictions through the budgets"
+    else:
+        progress = for_run(args.format)
+        try:
+            simulation = simulate(args.paths, args.inventory, args.deployment, durations, args.horizon,
+                                  args.kube_version, progress)
+        finally:
+            if progress:
+                progress.close()
+        heading = f"rollout of Deployment {simulation.deployment}"
+        subtitle = f"{simulation.replicas} replicas, {_strategy(simulation)}"
     if args.format == "html":
         from ..report.simulate_html import render
 
-        report = render(simulation)
+        report = render(simulation, heading, subtitle)
+    elif args.format == "json":
+        report = json.dumps(as_json(simulation), indent=2) + "\n"
     else:
-        report = json.dumps(as_json(simulation), indent=2) + "\n" if args.format == "json" else _text(simulation)
+        report = _text(simulation, heading, subtitle)
     if args.output:
         from ..core.atomic import write_atomic
 
@@ -59,25 +72,45 @@ def run(args) -> int:
     return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
 
 
+def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | None):
+    """(manifests, the inventory with their DeviceClasses, the release) for a simulation."""
+    from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
+    from ..engine.inventory import load_inventory, load_manifests
+
+    manifests = load_manifests(paths, "manifests")
+    inventory = load_inventory(inventory_paths, [m for m in manifests if m.kind == "DeviceClass"])
+    try:
+        return manifests, inventory, check_kube_version(kube_version or DEFAULT_KUBE_VERSION)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], durations=None, horizon: float = 3600.0,
+                   kube_version: str | None = None):
+    from ..dra.devices import ModelError
+    from ..simulate.drain import simulate_drain as run_drain
+    from ..simulate.rollout import ScenarioError
+    from ..simulate.world import Durations
+
+    manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
+    try:
+        return run_drain(node, manifests, inventory, durations or Durations(), horizon, release)
+    except (ScenarioError, ModelError) as exc:
+        raise InputError(f"drain of {node}: {exc}") from None
+
+
 def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,
              horizon: float = 3600.0, kube_version: str | None = None, progress=None):
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
-    from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
     from ..dra.devices import ModelError
-    from ..engine.inventory import load_inventory, load_manifests
     from ..simulate.rollout import ScenarioError, simulate_rollout
     from ..simulate.world import Durations
 
-    manifests = load_manifests(paths, "manifests")
+    manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
     chosen = _deployment(manifests, deployment)
     templates = {m.name: m for m in manifests if m.kind == "ResourceClaimTemplate"
                  and (m.namespace or None) == (chosen.namespace or None)}
-    inventory = load_inventory(inventory_paths, [m for m in manifests if m.kind == "DeviceClass"])
-    try:
-        release = check_kube_version(kube_version or DEFAULT_KUBE_VERSION)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
     try:
         return simulate_rollout(chosen, templates, inventory, durations or Durations(), horizon, kube_version=release,
                                 progress=progress)
@@ -108,16 +141,17 @@ def _strategy(simulation) -> str:
     return f"RollingUpdate maxSurge {strategy.max_surge}, maxUnavailable {strategy.max_unavailable}"
 
 
-def _text(simulation) -> str:
+def _text(simulation, heading: str, subtitle: str) -> str:
     verdict = simulation.verdict
-    lines = [f"rollout of Deployment '{simulation.deployment}' ({simulation.replicas} replicas, {_strategy(simulation)})"]
+    lines = [f"{heading} ({subtitle})"]
     for record in simulation.timeline():
         lines.append(f"  {record.time:8.1f} s  {record.what}" + (f" {record.pod}" if record.pod else "")
                      + (f": {record.detail}" if record.detail else ""))
     if verdict.kind == "completes":
         lines.append(f"completes in {verdict.seconds:.1f} s")
-    elif verdict.kind == "deadlock":
-        lines.append("deadlock: nothing can happen any more")
+    elif verdict.kind in ("deadlock", "livelock"):
+        lines.append("deadlock: nothing can happen any more" if verdict.kind == "deadlock"
+                     else "livelock: the evictions are refused for ever")
         lines.extend(("  " if i == 0 else "  <- ") + link for i, link in enumerate(verdict.chain))
         if verdict.remedy:
             lines.append(f"remedy: {verdict.remedy}")
@@ -130,8 +164,12 @@ def _text(simulation) -> str:
 
 def as_json(simulation) -> dict:
     verdict = simulation.verdict
+    from ..simulate.drain import DrainSimulation
+
+    subject = {"node": simulation.node} if isinstance(simulation, DrainSimulation) else {
+        "deployment": simulation.deployment, "replicas": simulation.replicas, "strategy": _strategy(simulation)}
     return {
-        "deployment": simulation.deployment, "replicas": simulation.replicas, "strategy": _strategy(simulation),
+        **subject,
         "verdict": {"kind": verdict.kind, "seconds": verdict.seconds, "chain": verdict.chain,
                     "remedy": verdict.remedy, "progressDeadlineExceeded": verdict.deadline_exceeded},
         "timeline": [{"time": r.time, "what": r.what, "pod": r.pod, "detail": r.detail}

@@ -54,16 +54,17 @@ def _allocatable(samples: list[dict], end: float) -> str:
     return lines("allocatable", samples, series, end, colours)
 
 
-def gantt(holds, end: float, new_prefix: str) -> str:
-    """A row per device, a bar per pod that held it: the old revision grey, the new one blue."""
-    devices = sorted({h.device for h in holds})
+def gantt(holds, end: float) -> str:
+    """A row per device, a bar per pod that held it: pods placed before the simulated steps
+    grey, those placed during them blue. `holds`: (hold, placed during the steps)."""
+    devices = sorted({h.device for h, _ in holds})
     if not devices:
         return '<p class="muted">No device was held.</p>'
     row = {d: i for i, d in enumerate(devices)}
     bars = []
-    for h in holds:
+    for h, placed in holds:
         x0, x1 = _x(h.start, end), _x(h.end if h.end is not None else end, end)
-        colour = "#4a7bd0" if h.pod.startswith(new_prefix) else "#adb5bd"
+        colour = "#4a7bd0" if placed else "#adb5bd"
         bars.append(f'<rect class="hold" x="{x0:.1f}" y="{row[h.device] * 18 + 4}" width="{max(x1 - x0, 1):.1f}" '
                     f'height="14" fill="{colour}" data-device="{escape(h.device)}" data-pod="{escape(h.pod)}">'
                     f"<title>{escape(h.pod)} on {escape(h.device)}: {h.start:.1f} to "
@@ -73,22 +74,24 @@ def gantt(holds, end: float, new_prefix: str) -> str:
             f'aria-label="which pod held which device when">{"".join(bars)}{labels}</svg>')
 
 
-def render(simulation) -> str:
+def render(simulation, heading: str, subtitle: str) -> str:
+    """`simulation`: a rollout's or a drain's (simulate.rollout.Recorded with a verdict)."""
     verdict = simulation.verdict
     timeline = simulation.timeline()
     end = max(verdict.seconds if verdict.ok else max((r.time for r in timeline), default=0.0), 1.0)
     samples = [s for s in simulation.samples() if s["time"] <= end]
     holds = [h for h in simulation.world.holds if h.end is None or h.end >= simulation.start]
-    shifted = [type(h)(h.device, h.pod, max(h.start - simulation.start, 0.0),
-                       None if h.end is None else h.end - simulation.start) for h in holds]
+    shifted = [(type(h)(h.device, h.pod, max(h.start - simulation.start, 0.0),
+                        None if h.end is None else h.end - simulation.start), h.start >= simulation.start)
+               for h in holds]
     said = {"completes": f"completes in {verdict.seconds:.1f} s" if verdict.seconds is not None else "",
             "deadlock": "deadlock: nothing can happen any more",
+            "livelock": "livelock: the evictions are refused for ever",
             "horizon": "still moving at the horizon"}[verdict.kind]
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>draguard simulate</title>",
         f"<style>{STYLE}{_EXTRA_STYLE}</style></head><body>",
-        f"<h1>draguard simulate: rollout of Deployment {escape(simulation.deployment)}</h1>",
-        f'<p class="muted">{simulation.replicas} replicas</p>',
+        f"<h1>draguard simulate: {escape(heading)}</h1>", f'<p class="muted">{escape(subtitle)}</p>',
         f'<p class="counts"><span class="{"info" if verdict.ok else "error"}">{escape(said)}</span></p>',
     ]
     parts += [f'<p class="chain">{"&larr; " if i else ""}{escape(link)}</p>' for i, link in enumerate(verdict.chain)]
@@ -102,8 +105,8 @@ def render(simulation) -> str:
         '<p class="muted">How many more devices of each profile could be allocated (KEP-5677\'s count; '
         "dra.pools).</p>", _allocatable(samples, end),
         "<h2>Devices over time</h2>",
-        '<p class="muted">Grey: the old revision\'s pods; blue: the new one\'s.</p>',
-        gantt(shifted, end, f"{simulation.deployment}-2-"),
+        '<p class="muted">Grey: pods placed before; blue: pods placed during the simulated steps.</p>',
+        gantt(shifted, end),
         "<h2>Timeline</h2>", '<table class="timeline">',
     ]
     parts += [f"<tr><td>{r.time:.1f} s</td><td>{escape(r.what)}</td><td>{escape(r.pod)}</td>"

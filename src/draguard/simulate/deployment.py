@@ -37,6 +37,7 @@ class ReplicaSet:
     durations: Durations
     stop_after: float  # model.teardown: from a pod's deletion until its containers stopped
     min_ready: float = 0.0
+    labels: dict = field(default_factory=dict)  # the pod template's
     pods: list[Pod] = field(default_factory=list)
     created: int = 0  # pods made, for names
 
@@ -64,6 +65,10 @@ class Rollout:
     completed_at: float | None = None
     advance: object = None  # advance(n): n more updated replicas available (a progress bar)
     _progress: tuple = ()
+
+    @property
+    def labels(self) -> dict:
+        return self.new.labels
 
     @property
     def sets(self) -> list[ReplicaSet]:
@@ -138,7 +143,7 @@ class Rollout:
                 rs.created += 1
                 name = f"{rs.name}-{rs.created}"
                 pod = Pod(name, rs.name, rs.make_claims(name), rs.durations, rs.stop_after, self.world.now,
-                          rs.min_ready)
+                          rs.min_ready, dict(rs.labels))
                 rs.pods.append(pod)
                 self.world.create_pod(pod)
         elif len(active) > rs.replicas:

@@ -47,20 +47,26 @@ class Verdict:
 
 
 @dataclass
-class Simulation:
-    deployment: str
-    replicas: int
-    strategy: Strategy
-    verdict: Verdict
+class Recorded:
+    """What a simulation recorded from its start (the start state took the time before it)."""
+
     world: World
-    start: float  # when the rollout began (the start state took the time before it)
-    first_record: int  # the timeline's first record of the rollout
+    start: float
+    first_record: int  # the timeline's first record of the simulated steps
 
     def timeline(self) -> list:
         return [dataclasses.replace(r, time=r.time - self.start) for r in self.world.timeline[self.first_record:]]
 
     def samples(self) -> list[dict]:
         return [dict(s, time=s["time"] - self.start) for s in self.world.samples if s["time"] >= self.start]
+
+
+@dataclass
+class Simulation(Recorded):
+    deployment: str = ""
+    replicas: int = 0
+    strategy: Strategy | None = None
+    verdict: Verdict | None = None
 
 
 def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
@@ -72,44 +78,61 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     if strategy is not None:
         deployment = Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
                                         display=deployment.source.display, positions=False)
+    world = new_world(inventory, kube_version)
+    steady = steady_set(deployment, templates, durations, world)
+    world.run(horizon)
+    must_fit(steady)
+    old, replicas, strat = steady.new, steady.replicas, steady.strategy
+    start, first_record = world.now, len(world.timeline)
+    world.log("rollout started", detail=f"revision 2 of {deployment.name}")
+    deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
+    new = dataclasses.replace(old, name=f"{deployment.name}-2", revision=2, replicas=0, pods=[], created=0)
+    rollout = Rollout(deployment.name, replicas, strat, steady.min_ready, deadline, [old], new, world,
+                      advance=progress("rolling out", replicas) if progress else None)
+    world.on_change[:] = [rollout.reconcile]
+    finished = world.run(start + horizon)
+    simulation = Simulation(world, start, first_record, deployment.name, replicas, strat,
+                            _verdict(rollout, finished, start))
+    if remedies and simulation.verdict.kind == "deadlock":
+        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version)
+    return simulation
+
+
+def new_world(inventory: Inventory, kube_version: str) -> World:
+    """An empty world on a copy of `inventory`'s allocation state."""
+    return World(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
+                 pop_from_backoff=minor(kube_version) >= 33)
+
+
+def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: Durations, world: World) -> Rollout:
+    """The Deployment at its current revision (one ReplicaSet at full scale), reconciled at
+    every moment of `world` from now on; `must_fit` once the world has run."""
     sites = pod_sites(deployment)
     if deployment.kind != "Deployment" or not sites:
         raise ScenarioError(f"{deployment.kind} '{deployment.name}' is not a Deployment with a pod template")
     site = sites[0]
-    make_claims = _claim_maker(site, templates, deployment.namespace)
-    replicas = deployment.spec.get("replicas", 1)
-    strat = Strategy.of(deployment)
+    strategy = Strategy.of(deployment)
     try:
-        strat.fenceposts()
+        strategy.fenceposts()
     except ValueError as exc:
         raise ScenarioError(f"Deployment '{deployment.name}': rollout strategy: {exc}") from None
     grace, _ = site.grace_period
-    stop_after = _stop_after(grace, site.spec, durations.shutdown)
     min_ready = float(deployment.spec.get("minReadySeconds", 0) or 0)
-    world = World(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
-                  pop_from_backoff=minor(kube_version) >= 33)
-    old = ReplicaSet(f"{deployment.name}-1", 1, replicas, make_claims, durations, stop_after, min_ready)
-    new = ReplicaSet(f"{deployment.name}-2", 2, 0, make_claims, durations, stop_after, min_ready)
-    steady = Rollout(deployment.name, replicas, strat, min_ready, math.inf, [], old, world)
+    replicas = deployment.spec.get("replicas", 1)
+    current = ReplicaSet(f"{deployment.name}-1", 1, replicas, _claim_maker(site, templates, deployment.namespace),
+                         durations, _stop_after(grace, site.spec, durations.shutdown), min_ready, dict(site.labels))
+    steady = Rollout(deployment.name, replicas, strategy, min_ready, math.inf, [], current, world)
     world.on_change.append(steady.reconcile)
-    world.run(horizon)
-    running = old.available(world, min_ready)
-    if running < replicas:
-        pending = next((p for p in old.pods if p.phase == "Pending"), None)
-        raise ScenarioError(f"the start state does not fit: {running} of {replicas} pods of '{deployment.name}' run "
-                            f"on the inventory ({pending.why_pending if pending else 'not ready'})")
-    start, first_record = world.now, len(world.timeline)
-    world.log("rollout started", detail=f"revision 2 of {deployment.name}")
-    deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
-    rollout = Rollout(deployment.name, replicas, strat, min_ready, deadline, [old], new, world,
-                      advance=progress("rolling out", replicas) if progress else None)
-    world.on_change[:] = [rollout.reconcile]
-    finished = world.run(start + horizon)
-    simulation = Simulation(deployment.name, replicas, strat, _verdict(rollout, finished, start), world, start,
-                            first_record)
-    if remedies and simulation.verdict.kind == "deadlock":
-        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version)
-    return simulation
+    return steady
+
+
+def must_fit(steady: Rollout) -> None:
+    """ScenarioError when the Deployment's replicas did not all come up on the inventory."""
+    running = steady.new.available(steady.world, steady.min_ready)
+    if running < steady.replicas:
+        pending = next((p for p in steady.new.pods if p.phase == "Pending"), None)
+        raise ScenarioError(f"the start state does not fit: {running} of {steady.replicas} pods of '{steady.name}' "
+                            f"run on the inventory ({pending.why_pending if pending else 'not ready'})")
 
 
 def _claim_maker(site, templates: dict[str, Manifest], namespace: str | None):

@@ -51,6 +51,7 @@ class Pod:
     stop_after: float  # seconds from the deletion until every container stopped
     created: float
     min_ready: float = 0.0  # minReadySeconds: ready this long before it counts as available
+    labels: dict = field(default_factory=dict)
     phase: str = "Pending"  # Pending, Starting, Running, Terminating, Gone
     node: str | None = None
     ready_since: float | None = None
@@ -135,6 +136,9 @@ class World:
 
     def _fingerprint(self) -> tuple:
         return tuple((p.name, p.phase, p.node) for p in self.pods.values()), len(self._queue)
+
+    def pending_events(self) -> int:
+        return len(self._queue)
 
     def log(self, what: str, pod: str = "", detail: str = "") -> None:
         self.timeline.append(Record(self.now, what, pod, detail))

@@ -1,0 +1,172 @@
+"""`draguard simulate drain`: a node drained as `kubectl drain` does it, with the Deployments of
+the manifests running on the inventory and their PodDisruptionBudgets.
+
+Mirrored upstream behaviour:
+- kubectl drain (k8s.io/kubectl/pkg/drain): cordon, then evict every pod of the node (pods of
+  DaemonSets aside), each eviction retried every 5 s while the API answers 429, until the
+  pods are gone.
+- the eviction subresource (pkg/registry/core/pod/storage/eviction.go): a pod not running
+  (Pending) is evicted without a budget; a pod that more than one PodDisruptionBudget selects
+  is refused (500); otherwise the budget must allow a disruption (429 when it allows none),
+  and the eviction is counted against it (DisruptedPods) until the pod is gone.
+- the disruption controller (pkg/controller/disruption): currentHealthy = ready, not
+  terminating pods the budget selects; desiredHealthy = minAvailable, or expected pods -
+  maxUnavailable (percentages of the expected pods, rounded up); disruptionsAllowed =
+  currentHealthy - desiredHealthy, never below 0.
+
+Verdicts: `completes` once every evicted pod is gone; `livelock` when an eviction is refused
+and nothing else can change any more (a retry finds the world as the previous one left it),
+with the chain that holds it; `horizon` when still moving."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.intstr import scaled_value
+from ..core.selectors import matches
+from ..core.versions import DEFAULT_KUBE_VERSION
+from ..dra.inventory import Inventory
+from ..model.manifest import Manifest
+from ..model.objectset import pdb_selector
+from .rollout import Recorded, ScenarioError, Verdict, must_fit, new_world, steady_set
+from .world import Durations, Pod, World
+
+DRAIN_RETRY = 5.0  # kubectl drain: the wait before evicting again after a 429
+
+
+@dataclass
+class Budget:
+    name: str
+    selector: dict
+    min_available: object
+    max_unavailable: object
+    expected: int  # the pods its workloads want (the controllers' scale)
+    disrupted: set = field(default_factory=set)  # evicted, not gone yet
+
+    def allowed(self, pods) -> tuple[int, int, int]:
+        """(disruptionsAllowed, currentHealthy, desiredHealthy) over `pods`."""
+        healthy = sum(1 for p in pods if p.phase == "Running" and p.ready_since is not None
+                      and matches(self.selector, p.labels) and p.name not in self.disrupted)
+        if self.max_unavailable is not None:
+            desired = self.expected - scaled_value(self.max_unavailable, self.expected, round_up=True)
+        else:
+            desired = scaled_value(self.min_available if self.min_available is not None else 0, self.expected,
+                                   round_up=True)
+        return max(healthy - desired, 0), healthy, desired
+
+
+@dataclass
+class Drain:
+    node: str
+    world: World
+    budgets: list[Budget]
+    evicting: dict[str, Pod] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)  # pod -> why its last eviction was refused
+    done_at: float | None = None
+    livelock: list[str] | None = None
+    _last_retry: tuple | None = None
+    _retries: int = 0  # retries waiting in the world's queue
+
+    def start(self) -> None:
+        self.world.state.cordon(self.node)
+        self.world.log("cordoned", detail=self.node)
+        self.evicting = {p.name: p for p in self.world.pods.values() if p.node == self.node and p.phase != "Gone"}
+        for pod in list(self.evicting.values()):
+            self._evict(pod)
+        self.world.on_change.append(self._check_done)
+
+    def _evict(self, pod: Pod) -> None:
+        if pod.phase != "Running" or pod.deleting_since is not None:
+            if pod.phase in ("Pending", "Starting"):
+                self.world.delete_pod(pod)  # not running: evicted without a budget
+            return
+        budgets = [b for b in self.budgets if matches(b.selector, pod.labels)]
+        if len(budgets) > 1:
+            raise ScenarioError(f"pod {pod.name} is selected by more than one PodDisruptionBudget "
+                                f"({', '.join(b.name for b in budgets)}): the eviction API refuses it (500)")
+        if budgets:
+            allowed, healthy, desired = budgets[0].allowed(self.world.pods.values())
+            if allowed == 0:
+                self.refused[pod.name] = (f"PodDisruptionBudget {budgets[0].name} allows no disruption (healthy "
+                                          f"{healthy}, desired {desired})")
+                self.world.log("eviction refused (429)", pod.name, self.refused[pod.name])
+                self._retries += 1
+                self.world.at(self.world.now + DRAIN_RETRY, self._retry, pod)
+                return
+            budgets[0].disrupted.add(pod.name)
+        self.refused.pop(pod.name, None)
+        self.world.log("evicted", pod.name)
+        self.world.delete_pod(pod)
+
+    def _retry(self, pod: Pod) -> None:
+        """kubectl's retry of a refused eviction; when only retries are left to happen and a
+        whole round of them found the world unchanged, nothing can change any more."""
+        self._retries -= 1
+        if self.livelock is not None:
+            return
+        before = self._fingerprint()
+        self._evict(pod)
+        if pod.name in self.refused and before == self._last_retry and self.world.pending_events() == self._retries:
+            self.livelock = self._chain()
+            self.world.log("livelock", detail="the evictions are refused and nothing else can change")
+        self._last_retry = before
+
+    def _fingerprint(self) -> tuple:
+        pods = tuple(sorted((p.name, p.phase, p.node, p.ready_since is not None) for p in self.world.pods.values()))
+        return pods, tuple(sorted(self.refused))
+
+    def _check_done(self) -> None:
+        for budget in self.budgets:  # the disruption controller forgets evicted pods once they are gone
+            budget.disrupted = {n for n in budget.disrupted if self.world.pods[n].phase != "Gone"}
+        if self.done_at is None and all(p.phase == "Gone" for p in self.evicting.values()):
+            self.done_at = self.world.now
+            self.world.log("drained", detail=self.node)
+
+    def _chain(self) -> list[str]:
+        chain = [f"{len(self.refused)} eviction(s) refused: " + "; ".join(f"{p}: {why}" for p, why in self.refused.items())]
+        pending = [p for p in self.world.pods.values() if p.phase == "Pending"]
+        if pending:
+            chain.append(f"{len(pending)} replacement pod(s) Pending ({pending[0].name}: {pending[0].why_pending}): "
+                         "the budget's healthy pods cannot rise")
+        return chain
+
+
+@dataclass
+class DrainSimulation(Recorded):
+    node: str = ""
+    verdict: Verdict | None = None
+
+
+def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, durations: Durations = Durations(),
+                   horizon: float = 3600.0, kube_version: str = DEFAULT_KUBE_VERSION) -> DrainSimulation:
+    if node not in {n.name for n in inventory.nodes}:
+        raise ScenarioError(f"node '{node}' is not in the inventory")
+    world = new_world(inventory, kube_version)
+    templates = {(m.namespace or None, m.name): m for m in manifests if m.kind == "ResourceClaimTemplate"}
+    sets = [steady_set(d, {name: t for (ns, name), t in templates.items() if ns == (d.namespace or None)},
+                       durations, world) for d in manifests if d.kind == "Deployment"]
+    if not sets:
+        raise ScenarioError("no Deployment in the manifests: nothing runs on the node")
+    world.run(horizon)
+    for steady in sets:
+        must_fit(steady)
+    budgets = [_budget(m, sets) for m in manifests if m.kind == "PodDisruptionBudget"]
+    start, first = world.now, len(world.timeline)
+    drain = Drain(node, world, budgets)
+    drain.start()
+    finished = world.run(start + horizon)
+    if drain.done_at is not None:
+        verdict = Verdict("completes", drain.done_at - start)
+    elif drain.livelock is not None:
+        verdict = Verdict("livelock", None, drain.livelock)
+    else:
+        verdict = Verdict("horizon" if not finished else "deadlock", None)
+    return DrainSimulation(world, start, first, node, verdict)
+
+
+def _budget(pdb: Manifest, sets) -> Budget:
+    spec = pdb.spec
+    selector = pdb_selector(pdb) or {}
+    expected = sum(s.replicas for s in sets if matches(selector, s.labels))
+    return Budget(pdb.name, selector, spec.get("minAvailable"), spec.get("maxUnavailable"), expected)
+
