@@ -1,7 +1,8 @@
 """Golden folders, one per rule: tests/rules/<rule-id>/ holds the rule's documented failing
 and passing examples (fail.yaml, pass.yaml), the snapshot of its findings on the failing one
 (findings.json), and, for a rule that fixed something there, fixed.yaml: the failing example
-after applying the rule's fixes one at a time (re-linting after each) until none is left.
+after applying the rule's fixes one at a time (re-linting after each) until none is left; for a
+rule judged against an inventory (Rule.example_inventory), inventory.yaml.
 
 `pytest tests/rules --update-goldens` rewrites them; review the diff like any change."""
 
@@ -16,6 +17,7 @@ import yaml
 from draguard.core.config import Config
 from draguard.core.fixes import Applicability, apply_edits
 from draguard.engine import lint_objects, lint_paths
+from draguard.engine.inventory import load_inventory
 from draguard.rules.base import Needs
 
 GOLDENS = Path(__file__).resolve().parents[1] / "rules"
@@ -27,7 +29,16 @@ def example_text(text: str) -> str:
 
 
 def config_for(rule) -> Config:
-    return Config(kube_version=rule.examples_target)
+    """The examples' release, and the example inventory (kept in the golden folder) for rules
+    judged with one."""
+    inventory = GOLDENS / rule.id / "inventory.yaml"
+    return Config(kube_version=rule.examples_target, inventory=[str(inventory)] if rule.example_inventory else [])
+
+
+def _inventory_text(rule) -> str:
+    from draguard.dra.generate import generate
+
+    return yaml.safe_dump_all(generate(rule.example_inventory), sort_keys=False)
 
 
 def judged(rule, path: Path):
@@ -56,8 +67,10 @@ def fix_until_clean(rule, documents: list) -> list | None:
     """Apply the rule's first fix (safe or unsafe, not display-only), lint again, repeat.
     None when nothing was fixed; raises when the fixes do not converge."""
     fixed_any = False
+    config = config_for(rule)
+    inventory = load_inventory(config.inventory) if config.inventory else None
     for _ in range(MAX_FIX_ROUNDS):
-        result = lint_objects(documents, config_for(rule))
+        result = lint_objects(documents, config, inventory=inventory)
         fixable = [f for f in result.findings if f.rule == rule.id and f.fix is not None
                    and f.fix.applicability is not Applicability.DISPLAY_ONLY]
         if not fixable:
@@ -82,6 +95,11 @@ def expected_files(rule) -> dict[str, str]:
         files["fail.yaml"] = example_text(rule.noncompliant)
     if rule.compliant:
         files["pass.yaml"] = example_text(rule.compliant)
+    if rule.example_inventory:
+        files["inventory.yaml"] = _inventory_text(rule)
+        if not (folder / "inventory.yaml").is_file() or (folder / "inventory.yaml").read_text() != files["inventory.yaml"]:
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "inventory.yaml").write_text(files["inventory.yaml"])  # the snapshot is judged against it
     if not rule.noncompliant:
         return files
     if not (folder / "fail.yaml").is_file() or (folder / "fail.yaml").read_text() != files["fail.yaml"]:
