@@ -1,6 +1,7 @@
-"""`draguard simulate rollout|drain`: will this Deployment's next rollout, or this node's
-drain, finish on this inventory, and in how long? Exit status 0 when it completes, 1 when it
-deadlocks, livelocks or is still moving at the horizon, 2 for input it cannot simulate."""
+"""`draguard simulate SCENARIO | rollout | drain`: will these steps (a Deployment's next
+rollout, a scale, a node's drain) finish on this inventory, and in how long? Exit status 0
+when they complete, 1 when one deadlocks, livelocks or is still moving at the horizon, 2 for
+input it cannot simulate (a scenario's mistakes at their file:line:column)."""
 
 from __future__ import annotations
 
@@ -9,19 +10,23 @@ import sys
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
 
+DEFAULT_HORIZON = 3600.0
+
 
 def arguments(name, parser) -> None:
-    parser.add_argument("what", choices=["rollout", "drain"],
-                        help="rollout: the Deployment's next revision rolled out; drain NODE: the node drained "
-                             "(cordon, evictions through the PodDisruptionBudgets)")
-    parser.add_argument("paths", nargs="+", metavar="MANIFESTS",
-                        help="(drain: the node's name first) the Deployments, the ResourceClaimTemplates (and "
-                             "DeviceClasses) they use, and for a drain their PodDisruptionBudgets")
-    parser.add_argument("--inventory", required=True, action="append", metavar="PATH",
-                        help="ResourceSlices and Nodes (`draguard inventory generate`, or a cluster's)")
+    parser.add_argument("what", metavar="SCENARIO|rollout|drain",
+                        help="a scenario file (manifests, inventory, steps); or rollout: the Deployment's next "
+                             "revision rolled out; or drain NODE: the node drained (cordon, evictions through the "
+                             "PodDisruptionBudgets)")
+    parser.add_argument("paths", nargs="*", metavar="MANIFESTS",
+                        help="rollout and drain (the node's name first): the Deployments, the "
+                             "ResourceClaimTemplates (and DeviceClasses) they use, and their PodDisruptionBudgets")
+    parser.add_argument("--inventory", action="append", metavar="PATH",
+                        help="rollout and drain: ResourceSlices and Nodes (`draguard inventory generate`, or a "
+                             "cluster's)")
     parser.add_argument("--deployment", metavar="NAME", help="rollout: which Deployment, when there are several")
-    parser.add_argument("--horizon", type=float, default=3600.0, metavar="SECONDS",
-                        help="stop a simulation still moving after this long (default 3600)")
+    parser.add_argument("--horizon", type=float, default=DEFAULT_HORIZON, metavar="SECONDS",
+                        help="stop a step still moving after this long (default 3600)")
     parser.add_argument("--start", type=float, metavar="SECONDS", help="pod start-up time (default 2)")
     parser.add_argument("--ready", type=float, metavar="SECONDS",
                         help="from start-up to passing the readiness probe (default 5)")
@@ -39,6 +44,17 @@ def run(args) -> int:
     defaults = Durations()
     durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
                           shutdown=_or(args.shutdown, defaults.shutdown))
+    if args.what not in ("rollout", "drain"):
+        if args.paths or args.inventory:
+            raise UsageError("a scenario file names its manifests and inventory itself")
+        from ..engine.scenario import load_scenario
+
+        scenario = load_scenario(args.what)
+        simulation = scenario.run(args.horizon if args.horizon != DEFAULT_HORIZON else None)
+        heading, subtitle = f"scenario {args.what}", ", ".join(s.step.kind for s in simulation.results) or "no step"
+        return _report(args, simulation, heading, subtitle)
+    if not args.inventory or not args.paths:
+        raise UsageError(f"draguard simulate {args.what} needs the manifests and --inventory")
     if args.what == "drain":
         if len(args.paths) < 2:
             raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
@@ -55,6 +71,10 @@ def run(args) -> int:
                 progress.close()
         heading = f"rollout of Deployment {simulation.deployment}"
         subtitle = f"{simulation.replicas} replicas, {_strategy(simulation)}"
+    return _report(args, simulation, heading, subtitle)
+
+
+def _report(args, simulation, heading: str, subtitle: str) -> int:
     if args.format == "html":
         from ..report.simulate_html import render
 
@@ -147,6 +167,9 @@ def _text(simulation, heading: str, subtitle: str) -> str:
     for record in simulation.timeline():
         lines.append(f"  {record.time:8.1f} s  {record.what}" + (f" {record.pod}" if record.pod else "")
                      + (f": {record.detail}" if record.detail else ""))
+    for i, result in enumerate(getattr(simulation, "results", ()), 1):
+        said = f"completes in {result.verdict.seconds:.1f} s" if result.verdict.ok else result.verdict.kind
+        lines.append(f"step {i} ({result.step.kind}, from {result.started:.1f} s): {said}")
     if verdict.kind == "completes":
         lines.append(f"completes in {verdict.seconds:.1f} s")
     elif verdict.kind in ("deadlock", "livelock"):
@@ -165,9 +188,16 @@ def _text(simulation, heading: str, subtitle: str) -> str:
 def as_json(simulation) -> dict:
     verdict = simulation.verdict
     from ..simulate.drain import DrainSimulation
+    from ..simulate.scenario import ScenarioRun
 
-    subject = {"node": simulation.node} if isinstance(simulation, DrainSimulation) else {
-        "deployment": simulation.deployment, "replicas": simulation.replicas, "strategy": _strategy(simulation)}
+    if isinstance(simulation, ScenarioRun):
+        subject = {"steps": [{"step": r.step.kind, **r.step.args, "started": r.started, "verdict": r.verdict.kind,
+                              "seconds": r.verdict.seconds} for r in simulation.results]}
+    elif isinstance(simulation, DrainSimulation):
+        subject = {"node": simulation.node}
+    else:
+        subject = {"deployment": simulation.deployment, "replicas": simulation.replicas,
+                   "strategy": _strategy(simulation)}
     return {
         **subject,
         "verdict": {"kind": verdict.kind, "seconds": verdict.seconds, "chain": verdict.chain,

@@ -161,7 +161,7 @@ class Rollout:
                 self.advance(state[1] - self._progress[1])
             self._progress, self.last_progress = state, self.world.now
             if self.progress_deadline != float("inf"):
-                self.world.at(self.world.now + self.progress_deadline, self._deadline, state)
+                self.world.at(self.world.now + self.progress_deadline, self._deadline, state, inert=True)
 
     def _deadline(self, state: tuple) -> None:
         if state == self._progress and not self.complete() and self.deadline_exceeded_at is None:

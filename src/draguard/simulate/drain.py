@@ -150,7 +150,7 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
     world.run(horizon)
     for steady in sets:
         must_fit(steady)
-    budgets = [_budget(m, sets) for m in manifests if m.kind == "PodDisruptionBudget"]
+    budgets = [budget_of(m, sets) for m in manifests if m.kind == "PodDisruptionBudget"]
     start, first = world.now, len(world.timeline)
     drain = Drain(node, world, budgets)
     drain.start()
@@ -164,7 +164,7 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
     return DrainSimulation(world, start, first, node, verdict)
 
 
-def _budget(pdb: Manifest, sets) -> Budget:
+def budget_of(pdb: Manifest, sets) -> Budget:
     spec = pdb.spec
     selector = pdb_selector(pdb) or {}
     expected = sum(s.replicas for s in sets if matches(selector, s.labels))

@@ -168,14 +168,14 @@ def _verdict(rollout: Rollout, finished: bool, start: float) -> Verdict:
         return Verdict("completes", rollout.completed_at - start, deadline_exceeded=_since(rollout, start))
     if not finished:
         return Verdict("horizon", None, deadline_exceeded=_since(rollout, start))
-    return Verdict("deadlock", None, _chain(rollout), deadline_exceeded=_since(rollout, start))
+    return Verdict("deadlock", None, deadlock_chain(rollout), deadline_exceeded=_since(rollout, start))
 
 
 def _since(rollout: Rollout, start: float) -> float | None:
     return None if rollout.deadline_exceeded_at is None else rollout.deadline_exceeded_at - start
 
 
-def _chain(rollout: Rollout) -> list[str]:
+def deadlock_chain(rollout: Rollout) -> list[str]:
     """Why nothing moves, each link waiting on the next."""
     world, new = rollout.world, rollout.new
     surge, unavailable = rollout.strategy.fenceposts()

@@ -105,21 +105,24 @@ class World:
     on_change: list = field(default_factory=list)  # controllers: called after each moment
 
     # -- time --
-    def at(self, when: float, action, *args) -> None:
-        heapq.heappush(self._queue, (when, next(self._order), action, args))
+    def at(self, when: float, action, *args, inert: bool = False) -> None:
+        """`action(*args)` at `when`; `inert`: it changes no pod (a condition set on an object),
+        so it does not count among the events that could still change the world."""
+        heapq.heappush(self._queue, (when, next(self._order), action, args, inert))
 
-    def run(self, horizon: float) -> bool:
-        """Process events until none is left (True) or the horizon is reached (False). After
-        each moment the controllers reconcile and the scheduler tries the pending pods."""
+    def run(self, horizon: float, until=None) -> bool:
+        """Process events until none is left or `until()` holds (True), or the horizon is
+        reached (False). After each moment the controllers reconcile and the scheduler tries
+        the pending pods."""
         self.settle()
-        while self._queue:
+        while self._queue and not (until and until()):
             when = self._queue[0][0]
             if when > horizon:
                 self.now = horizon
                 return False
             self.now = when
             while self._queue and self._queue[0][0] == when:
-                _, _, action, args = heapq.heappop(self._queue)
+                _, _, action, args, _ = heapq.heappop(self._queue)
                 action(*args)
             self.settle()
         return True
@@ -138,7 +141,8 @@ class World:
         return tuple((p.name, p.phase, p.node) for p in self.pods.values()), len(self._queue)
 
     def pending_events(self) -> int:
-        return len(self._queue)
+        """The events to come that may change pods."""
+        return sum(1 for event in self._queue if not event[4])
 
     def log(self, what: str, pod: str = "", detail: str = "") -> None:
         self.timeline.append(Record(self.now, what, pod, detail))

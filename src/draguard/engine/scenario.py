@@ -1,0 +1,107 @@
+"""A `draguard simulate` scenario file read with positions: what it names is loaded (the
+manifests, the inventory, relative to the file), and every mistake is an InputError at its
+file:line:column, before anything is simulated (the format: simulate.scenario)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..core.errors import InputError
+from ..core.versions import check_kube_version
+from ..dra.inventory import Inventory
+from ..model.manifest import Manifest
+from ..simulate.scenario import STEPS, Step, run_scenario
+from ..simulate.world import Durations
+from .inventory import load_inventory, load_manifests
+
+API_VERSION, KIND = "draguard.io/v1alpha1", "Scenario"
+_DURATIONS = ("pull", "start", "ready", "shutdown", "unprepare")
+
+
+@dataclass
+class Scenario:
+    manifests: list[Manifest]
+    inventory: Inventory
+    steps: list[Step]
+    durations: Durations
+    horizon: float
+    kube_version: str | None
+
+    def run(self, horizon: float | None = None):
+        from ..simulate.rollout import ScenarioError
+
+        try:
+            return run_scenario(self.manifests, self.inventory, self.steps, self.durations,
+                                horizon or self.horizon, self.kube_version)
+        except ScenarioError as exc:
+            raise InputError(str(exc)) from None
+
+
+def load_scenario(path: str) -> Scenario:
+    [doc] = _single(path)
+    spec, here = doc.data, os.path.dirname(os.path.abspath(path))
+
+    def fail(message: str, container=None, key=None):
+        where = doc.location(container, key)
+        raise InputError(f"{where.file}:{where.line}:{where.column}: {message}")
+
+    if spec.get("apiVersion") != API_VERSION or spec.get("kind") != KIND:
+        fail(f"a scenario is apiVersion: {API_VERSION}, kind: {KIND}", spec, "kind" if "kind" in spec else None)
+    paths = {}
+    for key in ("manifests", "inventory"):
+        value = spec.get(key)
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            fail(f"{key}: a list of paths (relative to the scenario file)", spec, key if key in spec else None)
+        paths[key] = [os.path.join(here, v) for v in value]
+    kube_version = spec.get("kubeVersion")
+    if kube_version is not None:
+        try:
+            kube_version = check_kube_version(kube_version)
+        except ValueError as exc:
+            fail(str(exc), spec, "kubeVersion")
+    horizon = spec.get("horizon", 3600)
+    if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) or horizon <= 0:
+        fail("horizon: seconds, a number > 0", spec, "horizon")
+    durations = _durations(spec, fail)
+    steps = _steps(doc, spec, fail)
+    manifests = load_manifests(paths["manifests"], "manifests")
+    inventory = load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
+    return Scenario(manifests, inventory, steps, durations, float(horizon), kube_version)
+
+
+def _single(path: str) -> list[Manifest]:
+    documents = load_manifests([path], "scenario")
+    if len(documents) != 1:
+        raise InputError(f"scenario {path}: one YAML document expected, found {len(documents)}")
+    return documents
+
+
+def _durations(spec: dict, fail) -> Durations:
+    given = spec.get("durations", {})
+    if not isinstance(given, dict):
+        fail("durations: a mapping of phase -> seconds", spec, "durations")
+    for key, value in given.items():
+        if key not in _DURATIONS:
+            fail(f"durations: unknown phase {key!r} (phases: {', '.join(_DURATIONS)})", given, key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            fail(f"durations.{key}: seconds, a number >= 0", given, key)
+    return Durations(**{k: float(v) for k, v in given.items()})
+
+
+def _steps(doc: Manifest, spec: dict, fail) -> list[Step]:
+    raw = spec.get("steps")
+    if not isinstance(raw, list) or not raw:
+        fail("steps: a list of steps (" + ", ".join(STEPS) + ")", spec, "steps" if "steps" in spec else None)
+    steps = []
+    for i, entry in enumerate(raw):
+        if not isinstance(entry, dict) or len(entry) != 1:
+            fail("a step is one of " + ", ".join(f"{{{s}: ...}}" for s in STEPS), raw, i)
+        [(kind, args)] = entry.items()
+        if kind not in STEPS:
+            fail(f"unknown step {kind!r} (steps: {', '.join(STEPS)})", entry, kind)
+        if not isinstance(args, dict):
+            fail(f"{kind}: a mapping of its arguments", entry, kind)
+        where = doc.location(entry, kind)
+        steps.append(Step(kind, dict(args), f"{where.file}:{where.line}:{where.column}"))
+    return steps

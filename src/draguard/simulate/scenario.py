@@ -1,0 +1,143 @@
+"""`draguard simulate SCENARIO`: the manifests' Deployments running on an inventory, then steps
+one after another, each started once the one before finished:
+
+    apiVersion: draguard.io/v1alpha1
+    kind: Scenario
+    manifests: [deploy.yaml]          # paths relative to the scenario file
+    inventory: [inventory.yaml]
+    kubeVersion: "1.34"               # optional
+    horizon: 3600                     # optional: seconds a step may run
+    durations: {start: 2, ready: 5, shutdown: 1}   # optional
+    steps:
+    - rollout: {deployment: llm}      # its next revision
+    - scale: {deployment: llm, replicas: 6}
+    - drain: {node: gpu-0}
+
+The scenario's verdict is its first step that does not complete (with that step's verdict and
+certificate), else `completes` with the total time. A step naming what the scenario does not
+hold is an error at its line and column."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..dra.inventory import Inventory
+from ..model.manifest import Manifest
+from .deployment import Rollout
+from .drain import Drain, budget_of
+from .rollout import DEFAULT_PROGRESS_DEADLINE, Recorded, ScenarioError, Verdict, deadlock_chain, must_fit, \
+    new_world, steady_set
+from .world import Durations
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str
+    args: dict
+    where: str = ""  # file:line:column of the step, for errors
+
+
+@dataclass
+class StepResult:
+    step: Step
+    started: float
+    verdict: Verdict
+
+
+@dataclass
+class ScenarioRun(Recorded):
+    results: list[StepResult] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+
+def run_scenario(manifests: list[Manifest], inventory: Inventory, steps: list[Step],
+                 durations: Durations = Durations(), horizon: float = 3600.0,
+                 kube_version: str | None = None) -> ScenarioRun:
+    from ..core.versions import DEFAULT_KUBE_VERSION
+
+    world = new_world(inventory, kube_version or DEFAULT_KUBE_VERSION)
+    templates = {(m.namespace or None, m.name): m for m in manifests if m.kind == "ResourceClaimTemplate"}
+    running = {}
+    for d in (m for m in manifests if m.kind == "Deployment"):
+        running[d.name] = steady_set(d, {name: t for (ns, name), t in templates.items() if ns == (d.namespace or None)},
+                                     durations, world)
+    world.run(horizon)
+    for steady in running.values():
+        must_fit(steady)
+    budgets = [m for m in manifests if m.kind == "PodDisruptionBudget"]
+    run = ScenarioRun(world, world.now, len(world.timeline))
+    for step in steps:
+        started = world.now
+        world.log(f"step {step.kind}", detail=", ".join(f"{k}: {v}" for k, v in step.args.items()))
+        verdict = _STEP[step.kind](step, world, running, manifests, budgets, horizon)
+        run.results.append(StepResult(step, started - run.start, verdict))
+        if not verdict.ok:
+            run.verdict = verdict
+            return run
+    run.verdict = Verdict("completes", world.now - run.start)
+    return run
+
+
+def _deployment(step: Step, running: dict) -> Rollout:
+    name = step.args.get("deployment")
+    if name not in running:
+        raise ScenarioError(f"{step.where}: {step.kind} names Deployment {name!r}, which the manifests do not hold "
+                            f"(they hold: {', '.join(sorted(running)) or 'none'})")
+    return running[name]
+
+
+def _rollout(step, world, running, manifests, budgets, horizon) -> Verdict:
+    current = _deployment(step, running)
+    live = current.new
+    new = type(live)(f"{current.name}-{live.revision + 1}", live.revision + 1, 0, live.make_claims, live.durations,
+                     live.stop_after, live.min_ready, dict(live.labels))
+    rollout = Rollout(current.name, current.replicas, current.strategy, current.min_ready, DEFAULT_PROGRESS_DEADLINE,
+                      [rs for rs in current.sets if rs.replicas or any(p.phase != "Gone" for p in rs.pods)], new,
+                      world)
+    world.on_change[world.on_change.index(current.reconcile)] = rollout.reconcile
+    running[current.name] = rollout
+    started = world.now
+    finished = world.run(started + horizon, until=rollout.complete)
+    if rollout.complete():
+        return Verdict("completes", world.now - started)
+    return Verdict("deadlock" if finished else "horizon", None, deadlock_chain(rollout) if finished else [])
+
+
+def _scale(step, world, running, manifests, budgets, horizon) -> Verdict:
+    current = _deployment(step, running)
+    replicas = step.args.get("replicas")
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise ScenarioError(f"{step.where}: scale needs replicas: a whole number >= 0")
+    current.replicas = current.new.replicas = replicas
+    started = world.now
+
+    def scaled() -> bool:
+        return current.new.available(world, current.min_ready) >= replicas and \
+            sum(len(rs.active()) for rs in current.sets) == replicas
+
+    finished = world.run(started + horizon, until=scaled)
+    if scaled():
+        return Verdict("completes", world.now - started)
+    pending = [p for p in current.new.pods if p.phase == "Pending"]
+    chain = [f"{len(pending)} pod(s) Pending ({pending[0].name}: {pending[0].why_pending})"] if pending else []
+    return Verdict("deadlock" if finished else "horizon", None, chain)
+
+
+def _drain(step, world, running, manifests, budgets, horizon) -> Verdict:
+    node = step.args.get("node")
+    if node not in {n.name for n in world.state.inventory.nodes}:
+        raise ScenarioError(f"{step.where}: drain names node {node!r}, which is not in the inventory")
+    drain = Drain(node, world, [budget_of(m, list(running.values())) for m in budgets])
+    drain.start()
+    started = world.now
+    finished = world.run(started + horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
+    if drain.done_at is not None:
+        return Verdict("completes", drain.done_at - started)
+    if drain.livelock is not None:
+        return Verdict("livelock", None, drain.livelock)
+    return Verdict("deadlock" if finished else "horizon", None)
+
+
+_STEP = {"rollout": _rollout, "scale": _scale, "drain": _drain}
+#: the steps a scenario may take
+STEPS = tuple(_STEP)

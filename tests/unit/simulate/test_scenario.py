@@ -1,0 +1,94 @@
+"""`draguard simulate SCENARIO`: steps one after another on the manifests' Deployments, the
+verdict of the first that does not complete, and a scenario's mistakes at file:line:column."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import yaml
+
+from draguard.core.errors import InputError
+from draguard.dra.generate import generate
+from draguard.engine.scenario import load_scenario
+
+from .test_drain import BUDGET, DEPLOYMENT, SPEC
+from .test_rollout import TEMPLATE
+
+SCENARIO = """
+apiVersion: draguard.io/v1alpha1
+kind: Scenario
+manifests: [stack.yaml]
+inventory: [inventory.yaml]
+kubeVersion: "1.34"
+durations: {start: 2, ready: 5}
+steps:
+- rollout: {deployment: llm}
+- scale: {deployment: llm, replicas: 6}
+- drain: {node: gpu-0}
+"""
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "inventory.yaml").write_text(yaml.safe_dump_all(generate(
+        {"nodes": [{"namePrefix": "gpu", "count": 2, "gpus": SPEC}]})))
+    (tmp_path / "stack.yaml").write_text("---".join(textwrap.dedent(t) for t in (TEMPLATE, DEPLOYMENT, BUDGET)))
+    return tmp_path
+
+
+def scenario(folder, text: str = SCENARIO):
+    path = folder / "scenario.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return load_scenario(str(path))
+
+
+def test_steps_run_one_after_another_until_one_cannot_finish(folder):
+    run = scenario(folder).run()
+    kinds = [(r.step.kind, r.verdict.kind) for r in run.results]
+    assert kinds == [("rollout", "completes"), ("scale", "completes"), ("drain", "livelock")]
+    rollout, scale, drain = run.results
+    assert rollout.started == 0 and scale.started == rollout.verdict.seconds
+    assert drain.started == scale.started + scale.verdict.seconds
+    assert run.verdict.kind == "livelock" and "PodDisruptionBudget llm allows no disruption" in run.verdict.chain[0]
+
+
+def test_a_scenario_that_fits_completes_with_the_total_time(folder):
+    run = scenario(folder, SCENARIO.replace("replicas: 6", "replicas: 3")).run()
+    assert run.verdict.kind == "completes"
+    assert run.verdict.seconds == sum(r.verdict.seconds for r in run.results)
+
+
+@pytest.mark.parametrize("change, message", [
+    (("kind: Scenario", "kind: Scenaro"), "scenario.yaml:2:1: a scenario is apiVersion: draguard.io/v1alpha1"),
+    (("- drain: {node: gpu-0}", "- dran: {node: gpu-0}"), "scenario.yaml:10:3: unknown step 'dran'"),
+    (("durations: {start: 2, ready: 5}", "durations: {boot: 2}"), "scenario.yaml:6:13: durations: unknown phase"),
+    (("kubeVersion: \"1.34\"", "kubeVersion: \"1.9\""), "scenario.yaml:5:1: unsupported Kubernetes version"),
+    (("inventory: [inventory.yaml]", "inventory: inventory.yaml"), "scenario.yaml:4:1: inventory: a list of paths"),
+])
+def test_mistakes_are_reported_at_their_line_and_column(folder, change, message):
+    with pytest.raises(InputError, match=message.replace("(", r"\(")):
+        scenario(folder, SCENARIO.replace(*change))
+
+
+def test_a_step_naming_what_is_not_there_is_reported_at_the_step(folder):
+    with pytest.raises(InputError, match=r"scenario.yaml:8:3: rollout names Deployment 'lm'"):
+        scenario(folder, SCENARIO.replace("rollout: {deployment: llm}", "rollout: {deployment: lm}")).run()
+    with pytest.raises(InputError, match=r"scenario.yaml:10:3: drain names node 'gpu-7'"):
+        scenario(folder, SCENARIO.replace("node: gpu-0", "node: gpu-7")).run()
+
+
+def test_the_command_runs_a_scenario(folder):
+    (folder / "scenario.yaml").write_text(textwrap.dedent(SCENARIO).lstrip())
+    run = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"), "-f", "json"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    answer = json.loads(run.stdout)
+    assert [s["verdict"] for s in answer["steps"]] == ["completes", "completes", "livelock"]
+    assert answer["steps"][1]["replicas"] == 6 and answer["verdict"]["kind"] == "livelock"
+    mixed = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"),
+                            "--inventory", "x.yaml"], capture_output=True, text=True)
+    assert mixed.returncode == 2 and "names its manifests and inventory itself" in mixed.stderr
