@@ -16,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -26,21 +25,9 @@ from draguard.dra.inventory import Inventory  # noqa: E402
 from draguard.model.manifest import Manifest  # noqa: E402
 from draguard.simulate.rollout import simulate_rollout  # noqa: E402
 from support.audit_dump import LAYOUT, PROFILE  # noqa: E402
+from support.simulate import claim_template  # noqa: E402
 
-TEMPLATE = f"""
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {{name: slice, namespace: serving}}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: mig
-        exactly:
-          deviceClassName: mig.nvidia.com
-          selectors:
-          - cel: {{expression: "device.attributes['gpu.nvidia.com'].profile == '{PROFILE}'"}}
-"""
+
 
 
 def main() -> None:
@@ -59,7 +46,7 @@ def main() -> None:
                                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "slice"}],
                                "containers": [{"name": "server", "image": "vllm",
                                                "resources": {"claims": [{"name": "gpu"}]}}]}}}}
-    template = Manifest.from_data(yaml.safe_load(TEMPLATE))
+    template = Manifest.from_data(claim_template(PROFILE, "serving"))
     started = time.perf_counter()
     simulation = simulate_rollout(Manifest.from_data(deployment), {"slice": template}, inventory, remedies=False)
     wall = time.perf_counter() - started

@@ -21,7 +21,8 @@ from draguard.model.manifest import Manifest
 from draguard.simulate.drain import DRAIN_RETRY, simulate_drain
 
 from support.cluster import extra_gpu_node, until
-from .test_simulate_fidelity import GPUS, PHASES, START, TEMPLATE, deployment
+from support.simulate import claim_template
+from .test_simulate_fidelity import GPUS, PHASES, START, deployment
 
 pytestmark = pytest.mark.cluster
 BUDGET = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "llm"},
@@ -30,7 +31,7 @@ RELEASE_FIRST = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxU
 
 
 def _objects(ns: str) -> list[dict]:
-    template = dict(TEMPLATE, metadata=dict(TEMPLATE["metadata"], namespace=ns))
+    template = claim_template("3g.20gb", ns)
     workload = deployment(RELEASE_FIRST)
     workload["metadata"]["namespace"] = ns
     return [template, workload, dict(BUDGET, metadata=dict(BUDGET["metadata"], namespace=ns))]

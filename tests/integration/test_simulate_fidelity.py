@@ -12,7 +12,6 @@ import copy
 import time
 
 import pytest
-import yaml
 from kubernetes import client
 
 from draguard.dra.generate import generate
@@ -22,26 +21,14 @@ from draguard.simulate.rollout import simulate_rollout
 from draguard.simulate.world import Durations
 
 from support.cluster import extra_gpu_node, until
+from support.simulate import claim_template
 
 pytestmark = pytest.mark.cluster
 NS = "fidelity"
 GPUS = {"model": "A100-40GB", "count": 2, "mig": "static", "layout": ["3g.20gb", "3g.20gb"]}
 START = 2.0  # the fake kubelet's start-up: Running and Ready this long after it sees a pod
 PHASES = Durations(pull=0, start=START, ready=0, shutdown=0, unprepare=0)
-TEMPLATE = yaml.safe_load(f"""
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {{name: slice, namespace: {NS}}}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: mig
-        exactly:
-          deviceClassName: mig.nvidia.com
-          selectors:
-          - cel: {{expression: "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'"}}
-""")
+TEMPLATE = claim_template("3g.20gb", NS)
 
 
 def deployment(strategy: dict) -> dict:

@@ -17,22 +17,9 @@ from draguard.model.manifest import Manifest
 from draguard.simulate.rollout import ScenarioError, simulate_rollout
 from draguard.simulate.world import Durations
 
-TEMPLATE = """
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaimTemplate
-metadata: {name: slice, namespace: serving}
-spec:
-  spec:
-    devices:
-      requests:
-      - name: mig
-        exactly:
-          deviceClassName: mig.nvidia.com
-          allocationMode: ExactCount
-          count: 1
-          selectors:
-          - cel: {expression: "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'"}
-"""
+from support.simulate import claim_template
+
+TEMPLATE = yaml.safe_dump(claim_template("3g.20gb", "serving"))
 
 
 def deployment(strategy: str = "{type: RollingUpdate, rollingUpdate: {maxSurge: 1, maxUnavailable: 0}}",
