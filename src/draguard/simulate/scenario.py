@@ -12,6 +12,12 @@ one after another, each started once the one before finished:
     - rollout: {deployment: llm}      # its next revision
     - scale: {deployment: llm, replicas: 6}
     - drain: {node: gpu-0}
+    - deleteNode: {node: gpu-1}
+
+`deleteNode` removes the node and its ResourceSlices at once (the kubelet makes the Node their
+owner); its pods are removed by the pod garbage collector once the node has been gone for its
+quarantine of 40 s (pkg/controller/podgc: quarantineTime 40 s, checked every 20 s, so 40 to 60
+s upstream), and their ReplicaSets replace them elsewhere.
 
 The scenario's verdict is its first step that does not complete (with that step's verdict and
 certificate), else `completes` with the total time. A step naming what the scenario does not
@@ -123,10 +129,15 @@ def _scale(step, world, running, manifests, budgets, horizon) -> Verdict:
     return Verdict("deadlock" if finished else "horizon", None, chain)
 
 
-def _drain(step, world, running, manifests, budgets, horizon) -> Verdict:
+def _node(step: Step, world) -> str:
     node = step.args.get("node")
     if node not in {n.name for n in world.state.inventory.nodes}:
-        raise ScenarioError(f"{step.where}: drain names node {node!r}, which is not in the inventory")
+        raise ScenarioError(f"{step.where}: {step.kind} names node {node!r}, which is not in the inventory")
+    return node
+
+
+def _drain(step, world, running, manifests, budgets, horizon) -> Verdict:
+    node = _node(step, world)
     drain = Drain(node, world, [budget_of(m, list(running.values())) for m in budgets])
     drain.start()
     started = world.now
@@ -138,6 +149,36 @@ def _drain(step, world, running, manifests, budgets, horizon) -> Verdict:
     return Verdict("deadlock" if finished else "horizon", None)
 
 
-_STEP = {"rollout": _rollout, "scale": _scale, "drain": _drain}
+def _delete_node(step, world, running, manifests, budgets, horizon) -> Verdict:
+    node = _node(step, world)
+    inventory = world.state.inventory
+    world.state.invalidate(slices=[s for s in inventory.slices if s.node_name != node],
+                           nodes=[n for n in inventory.nodes if n.name != node])
+    world.log("node deleted", detail=f"{node} and its ResourceSlices")
+    orphans = [p for p in world.pods.values() if p.node == node and p.phase != "Gone"]
+
+    def collect() -> None:
+        for pod in orphans:
+            if pod.phase != "Gone":
+                world.remove(pod, "removed by the pod garbage collector (its node is gone)")
+
+    world.at(world.now + POD_GC_QUARANTINE, collect)
+    started = world.now
+
+    def recovered() -> bool:
+        replaced = all(d.new.available(world, d.min_ready) >= d.replicas
+                       and sum(len(rs.active()) for rs in d.sets) == d.replicas for d in running.values())
+        return replaced and all(p.phase == "Gone" for p in orphans)
+
+    finished = world.run(started + horizon, until=recovered)
+    if recovered():
+        return Verdict("completes", world.now - started)
+    pending = [p for p in world.pods.values() if p.phase == "Pending"]
+    chain = [f"{len(pending)} replacement pod(s) Pending ({pending[0].name}: {pending[0].why_pending})"] if pending else []
+    return Verdict("deadlock" if finished else "horizon", None, chain)
+
+
+POD_GC_QUARANTINE = 40.0  # pkg/controller/podgc quarantineTime
+_STEP = {"rollout": _rollout, "scale": _scale, "drain": _drain, "deleteNode": _delete_node}
 #: the steps a scenario may take
 STEPS = tuple(_STEP)

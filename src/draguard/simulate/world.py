@@ -160,9 +160,11 @@ class World:
             return
         pod.phase, pod.deleting_since = "Terminating", self.now
         self.log("terminating", pod.name)
-        self.at(self.now + pod.stop_after + pod.durations.unprepare, self._gone, pod)
+        self.at(self.now + pod.stop_after + pod.durations.unprepare, self.remove, pod)
 
-    def _gone(self, pod: Pod) -> None:
+    def remove(self, pod: Pod, why: str = "gone: devices released") -> None:
+        """The pod is gone (its containers stopped, or the pod garbage collector removed it):
+        its claims are deallocated and the pods waiting for devices are woken."""
         pod.phase = "Gone"
         for claim in pod.claims:
             if claim.key in self.state.allocations:
@@ -170,7 +172,7 @@ class World:
         for hold in self.holds:
             if hold.pod == pod.name and hold.end is None:
                 hold.end = self.now
-        self.log("gone: devices released", pod.name)
+        self.log(why, pod.name)
         for waiting in self.pods.values():  # the DRA queueing hint: a freed device may fit
             if waiting.phase == "Pending" and waiting.next_attempt == float("inf"):
                 waiting.next_attempt = self.now if self.pop_from_backoff else max(self.now, waiting.backoff_until)

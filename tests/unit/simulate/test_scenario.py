@@ -92,3 +92,16 @@ def test_the_command_runs_a_scenario(folder):
     mixed = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"),
                             "--inventory", "x.yaml"], capture_output=True, text=True)
     assert mixed.returncode == 2 and "names its manifests and inventory itself" in mixed.stderr
+
+
+def test_a_deleted_node_s_pods_are_collected_and_replaced_elsewhere(folder):
+    """The pod garbage collector removes them 40 s after the node went; the replacements start
+    (2 s) and get ready (5 s) on the other node. With no other node they stay Pending."""
+    steps = "steps:\n- deleteNode: {node: gpu-0}\n"
+    run = scenario(folder, SCENARIO[:SCENARIO.index("steps:")] + steps).run()
+    assert (run.verdict.kind, run.verdict.seconds) == ("completes", 47.0)
+    assert "removed by the pod garbage collector (its node is gone)" in {r.what for r in run.timeline()}
+    (folder / "inventory.yaml").write_text(yaml.safe_dump_all(generate(
+        {"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": SPEC}]})))
+    stuck = scenario(folder, SCENARIO[:SCENARIO.index("steps:")] + steps).run()
+    assert stuck.verdict.kind == "deadlock" and stuck.verdict.chain[0].startswith("4 replacement pod(s) Pending")
