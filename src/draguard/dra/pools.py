@@ -131,22 +131,42 @@ def _added(counts) -> dict[str, int]:
 def pool_view(inventory: Inventory, allocated: set, node_labels: dict[str, dict]) -> PoolView:
     """The view of `inventory`'s devices with `allocated` (device ids) in use; `node_labels`
     name each node's pool."""
-    nodes: dict[str, NodeView] = {}
-    by_pool: dict[tuple, list] = {}
-    for s in inventory.slices:
-        by_pool.setdefault((s.driver, s.pool), []).append(s)
-    for slices in by_pool.values():
-        current = _newest_generation(slices)
-        counters = {name: dict(values) for s in current for name, values in s.shared_counters.items()}
-        devices = [(s, d) for s in current for d in s.devices]
-        for node_name, members in _by_node(devices).items():
-            node = nodes.get(node_name)
-            if node is None:
-                labels = node_labels.get(node_name, {})
-                pool_name = next((str(labels[k]) for k in NODE_POOL_LABELS if k in labels), "")
-                node = nodes[node_name] = NodeView(node_name, pool_name)
-            _add_pool(node, members, counters, allocated)
-    return PoolView(sorted(nodes.values(), key=lambda n: n.name))
+    layout = PoolLayout.of(inventory, node_labels)
+    return PoolView([layout.node(name, allocated) for name in sorted(layout.parts)])
+
+
+@dataclass
+class PoolLayout:
+    """Each node's devices grouped by pool (the newest generation of each) with the pool's
+    counters, and its node pool: what does not depend on the allocation, read once. The
+    simulator views it at every moment, again only for the nodes whose devices changed."""
+
+    parts: dict[str, list[tuple[list, dict]]]  # node -> [(its devices of a pool, the pool's counters)]
+    node_pools: dict[str, str]
+
+    @classmethod
+    def of(cls, inventory: Inventory, node_labels: dict[str, dict]) -> "PoolLayout":
+        parts: dict[str, list] = {}
+        by_pool: dict[tuple, list] = {}
+        for s in inventory.slices:
+            by_pool.setdefault((s.driver, s.pool), []).append(s)
+        for slices in by_pool.values():
+            current = _newest_generation(slices)
+            counters = {name: dict(values) for s in current for name, values in s.shared_counters.items()}
+            devices = [(s, d) for s in current for d in s.devices]
+            for node_name, members in _by_node(devices).items():
+                parts.setdefault(node_name, []).append((members, counters))
+        pools = {}
+        for name in parts:
+            labels = node_labels.get(name, {})
+            pools[name] = next((str(labels[k]) for k in NODE_POOL_LABELS if k in labels), "")
+        return cls(parts, pools)
+
+    def node(self, name: str, allocated: set) -> NodeView:
+        view = NodeView(name, self.node_pools[name])
+        for members, counters in self.parts[name]:
+            _add_pool(view, members, counters, allocated)
+        return view
 
 
 def _by_node(devices) -> dict[str, list]:

@@ -27,6 +27,14 @@ class ClusterState:
         #: read it (to explain, to try); change what is allocated only through commit/release
         self.allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features,
                                    budget=budget)
+        self._node_of: dict | None = None  # device id -> its node, when every slice is one node's own
+        self._index: dict = {}  # node name -> its place in the inventory's node order
+        #: claims' shape -> (the first node that may fit them: those before did not, unchanged
+        #: since; the outcome of the last that did not)
+        self._first: dict = {}
+        self._changes: dict = {}  # node -> how many commits and releases touched its devices
+        #: (node, claims' shape) -> (its changes, the outcome) when they last did not fit there
+        self._did_not_fit: dict = {}
 
     @property
     def in_use(self) -> set:
@@ -45,11 +53,60 @@ class ClusterState:
         scheduler would pick, or (None, the last outcome) when none fits; an error or an
         exceeded budget stops the search, as it stops the scheduler's Filter."""
         outcome = Outcome("unschedulable")
-        for node in self.schedulable_nodes() or ([None] if not self.inventory.nodes else []):
+        if not self.inventory.nodes:
+            outcome = self.attempt(claims, None)
+            return None, outcome
+        shape, nodes = _shape(claims), self.inventory.nodes
+        shortcut = self._changes_on(nodes[0].name) is not None
+        start, outcome = self._first.get(shape, (0, outcome)) if shortcut else (0, outcome)
+        for index in range(start, len(nodes)):
+            node = nodes[index]
+            if node.name in self.cordoned:
+                continue
+            used = self._changes_on(node.name)
+            known = self._did_not_fit.get((node.name, shape)) if shortcut else None
+            if known is not None and known[0] == used:
+                outcome = known[1]  # nothing changed on the node since these claims did not fit there
+                continue
             outcome = self.attempt(claims, node)
             if outcome.kind != "unschedulable":
+                if shortcut:
+                    self._first[shape] = (index, Outcome("unschedulable"))
                 return (node if outcome.allocated else None), outcome
+            if shortcut:
+                self._did_not_fit[(node.name, shape)] = (used, outcome)
+        if shortcut:
+            self._first[shape] = (len(nodes), outcome)  # the last node's answer, for the next call
         return None, outcome
+
+    def _changes_on(self, node: str) -> int | None:
+        """How often the node's devices were taken or freed: with the claims' shape, all an
+        attempt there depends on when every slice is one node's own (None otherwise: no
+        shortcut then). First-fit placement on a busy pool skips the nodes where nothing
+        changed since the same claims did not fit, instead of running the allocator on each
+        again."""
+        if self._node_of is None:
+            node_of: dict | None = {}
+            for s in self.inventory.slices:
+                if s.node_name is None:
+                    node_of = None
+                    break
+                node_of.update(((s.driver, s.pool, d.name), s.node_name) for d in s.devices)
+            self._node_of = node_of if node_of is not None else {}
+            self._shortcut = node_of is not None
+        return self._changes.get(node, 0) if self._shortcut else None
+
+    def _touched(self, devices) -> None:
+        if self._node_of:
+            if not self._index:
+                self._index = {n.name: i for i, n in enumerate(self.inventory.nodes)}
+            for device in devices:
+                node = self._node_of.get(device)
+                self._changes[node] = self._changes.get(node, 0) + 1
+                index = self._index.get(node, 0)
+                for shape, (first, last) in self._first.items():
+                    if first > index:
+                        self._first[shape] = (index, last)
 
     def commit(self, key: str, allocation: AllocationResult) -> None:
         if key in self.allocations:
@@ -60,12 +117,14 @@ class ClusterState:
             raise StateError(f"claim {key}: device {'/'.join(sorted(taken)[0])} is already allocated")
         self.allocations[key] = allocation
         self.allocator.allocated |= devices
+        self._touched(devices)
 
     def release(self, key: str) -> AllocationResult:
         allocation = self.allocations.pop(key, None)
         if allocation is None:
             raise StateError(f"claim {key} is not allocated")
         self.allocator.allocated -= _held(allocation)
+        self._touched(_held(allocation))
         return allocation
 
     def cordon(self, node: str) -> None:
@@ -73,6 +132,7 @@ class ClusterState:
 
     def uncordon(self, node: str) -> None:
         self.cordoned.discard(node)
+        self._first = {}  # the node may now be tried again
 
     def invalidate(self, *, slices: list | None = None, taint_rules: list | None = None,
                    nodes: list[Node] | None = None) -> None:
@@ -86,6 +146,18 @@ class ClusterState:
             self.inventory.nodes = sorted(nodes, key=lambda n: n.name)
         self.inventory.apply_taint_rules()
         self.allocator.invalidate(self.inventory.slices)
+        self._node_of, self._did_not_fit, self._index, self._first = None, {}, {}, {}
+
+
+def _shape(claims: list[Claim]) -> str:
+    """What of `claims` the allocator reads, not their names: the claims of one template have
+    one shape."""
+    def request(r) -> tuple:
+        return (r.name, r.class_name, r.selectors, r.mode, r.count, r.admin_access, r.tolerations,
+                sorted(r.capacity_requests.items()), [request(s) for s in r.subrequests or ()])
+
+    return repr([([request(r) for r in c.requests], [(k.requests, k.match_attribute, k.distinct_attribute)
+                                                    for k in c.constraints], c.config) for c in claims])
 
 
 def _held(allocation: AllocationResult) -> set:

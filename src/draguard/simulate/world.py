@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..dra.devices import Claim
-from ..dra.pools import pool_view
+from ..dra.pools import PoolLayout, PoolView
 from ..dra.state import ClusterState
 
 BACKOFF_INITIAL, BACKOFF_MAX = 1.0, 10.0
@@ -99,7 +100,13 @@ class World:
     timeline: list[Record] = field(default_factory=list)
     samples: list[dict] = field(default_factory=list)  # pool metrics after each moment
     holds: list[Hold] = field(default_factory=list)
-    _pool: tuple = (None, None)  # (the devices in use, their pool view's summary)
+    _pending: dict = field(default_factory=dict)  # name -> a Pending pod, in creation order
+    _waiting: dict = field(default_factory=dict)  # name -> a Pending pod waiting for a device
+    _holding: dict = field(default_factory=dict)  # pod name -> its open holds
+    _phases: Counter = field(default_factory=Counter)  # phase -> pods in it
+    _touched: Counter = field(default_factory=Counter)  # node -> claims committed or released there
+    _layout: tuple = (None, None)  # (the slices it was read from, their dra.pools.PoolLayout)
+    _node_views: dict = field(default_factory=dict)  # node -> (its touches then, its NodeView)
     _queue: list = field(default_factory=list)
     _order: itertools.count = field(default_factory=itertools.count)
     on_change: list = field(default_factory=list)  # controllers: called after each moment
@@ -138,7 +145,8 @@ class World:
         self.samples.append(self.metrics())
 
     def _fingerprint(self) -> tuple:
-        return tuple((p.name, p.phase, p.node) for p in self.pods.values()), len(self._queue)
+        """What changed at this moment: every pod's change is logged, every timed step queued."""
+        return len(self.timeline), len(self._queue)
 
     def pending_events(self) -> int:
         """The events to come that may change pods."""
@@ -148,49 +156,59 @@ class World:
         self.timeline.append(Record(self.now, what, pod, detail))
 
     # -- pods --
+    def _move(self, pod: Pod, phase: str) -> None:
+        """Every phase change goes through here, which keeps the count per phase."""
+        self._phases[pod.phase] -= 1
+        self._phases[phase] += 1
+        pod.phase = phase
+
     def create_pod(self, pod: Pod) -> None:
+        self._phases[pod.phase] += 1
         self.pods[pod.name] = pod
+        self._pending[pod.name] = pod
         self.log("created", pod.name)
 
     def delete_pod(self, pod: Pod) -> None:
         """A deletion: a pod not yet on a node is gone at once; a scheduled one terminates."""
         if pod.phase == "Pending":
-            pod.phase = "Gone"
+            self._move(pod, "Gone")
+            self._pending.pop(pod.name, None)
+            self._waiting.pop(pod.name, None)
             self.log("deleted (never scheduled)", pod.name)
             return
-        pod.phase, pod.deleting_since = "Terminating", self.now
+        self._move(pod, "Terminating")
+        pod.deleting_since = self.now
         self.log("terminating", pod.name)
         self.at(self.now + pod.stop_after + pod.durations.unprepare, self.remove, pod)
 
     def remove(self, pod: Pod, why: str = "gone: devices released") -> None:
         """The pod is gone (its containers stopped, or the pod garbage collector removed it):
         its claims are deallocated and the pods waiting for devices are woken."""
-        pod.phase = "Gone"
+        self._move(pod, "Gone")
         for claim in pod.claims:
             if claim.key in self.state.allocations:
                 self.state.release(claim.key)
-        for hold in self.holds:
-            if hold.pod == pod.name and hold.end is None:
-                hold.end = self.now
+                self._touched[pod.node] += 1
+        for hold in self._holding.pop(pod.name, ()):
+            hold.end = self.now
         self.log(why, pod.name)
-        for waiting in self.pods.values():  # the DRA queueing hint: a freed device may fit
-            if waiting.phase == "Pending" and waiting.next_attempt == float("inf"):
-                waiting.next_attempt = self.now if self.pop_from_backoff else max(self.now, waiting.backoff_until)
-                self.at(waiting.next_attempt, self._wake)
+        for waiting in self._waiting.values():  # the DRA queueing hint: a freed device may fit
+            waiting.next_attempt = self.now if self.pop_from_backoff else max(self.now, waiting.backoff_until)
+            self.at(waiting.next_attempt, self._wake)
+        self._waiting.clear()
 
     def _wake(self) -> None:
         """A moment for the scheduler (a pod's backoff is over)."""
 
     # -- scheduler --
     def schedule(self) -> None:
-        pending = sorted((p for p in self.pods.values() if p.phase == "Pending" and p.next_attempt <= self.now),
-                         key=lambda p: (p.created, p.name))
-        for pod in pending:
+        for pod in [p for p in self._pending.values() if p.next_attempt <= self.now]:  # oldest first
             node, outcome = self.state.place(pod.claims)
             pod.attempts += 1
             if node is None:
                 backoff = min(BACKOFF_INITIAL * 2 ** (pod.attempts - 1), BACKOFF_MAX)
                 pod.next_attempt = float("inf")  # until a device is released (then after its backoff)
+                self._waiting[pod.name] = pod
                 pod.backoff_until = self.now + backoff
                 pod.why_pending = outcome.error or "no node has free devices for its claims"
                 if pod.attempts == 1 or outcome.kind != "unschedulable":
@@ -198,9 +216,13 @@ class World:
                 continue
             for result in outcome.results:
                 self.state.commit(result.claim.key, result)
-                self.holds.extend(Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in result.results
-                                  if not r.admin_access)
-            pod.phase, pod.node, pod.why_pending = "Starting", node.name, ""
+                self._touched[node.name] += 1
+                held = [Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in result.results if not r.admin_access]
+                self.holds.extend(held)
+                self._holding.setdefault(pod.name, []).extend(held)
+            self._move(pod, "Starting")
+            pod.node, pod.why_pending = node.name, ""
+            del self._pending[pod.name]
             self.log("scheduled", pod.name, node.name)
             d = pod.durations
             self.at(self.now + d.pull + d.start, self._started, pod)
@@ -208,7 +230,7 @@ class World:
     def _started(self, pod: Pod) -> None:
         if pod.phase != "Starting":
             return
-        pod.phase = "Running"
+        self._move(pod, "Running")
         self.log("running", pod.name)
         self.at(self.now + pod.durations.ready, self._ready, pod)
 
@@ -220,20 +242,28 @@ class World:
                 self.at(self.now + pod.min_ready, self._wake)  # when it becomes available
 
     # -- metrics --
+    def _pool_view(self) -> PoolView:
+        """dra.pools' view of the devices now, each node's part viewed again only when a claim
+        was committed or released there (or the slices changed)."""
+        slices = self.state.inventory.slices
+        if self._layout[0] is not slices:
+            labels = {n.name: n.labels for n in self.state.inventory.nodes}
+            self._layout, self._node_views = (slices, PoolLayout.of(self.state.inventory, labels)), {}
+        layout, in_use, views = self._layout[1], self.state.in_use, []
+        for name in sorted(layout.parts):
+            known = self._node_views.get(name)
+            if known is None or known[0] != self._touched[name]:
+                known = self._node_views[name] = (self._touched[name], layout.node(name, in_use))
+            views.append(known[1])
+        return PoolView(views)
+
     def metrics(self) -> dict:
         """Pods by phase and the pool view of dra.pools (the audit's definitions: devices held
         and free, allocatable and stranded capacity per profile, the largest placeable profile
         per GPU, the cluster autoscaler's utilization), computed again only when the devices in
         use changed."""
-        phases: dict[str, int] = {}
-        for p in self.pods.values():
-            if p.phase != "Gone":
-                phases[p.phase] = phases.get(p.phase, 0) + 1
-        in_use = frozenset(self.state.in_use)
-        if self._pool[0] != in_use:
-            labels = {n.name: n.labels for n in self.state.inventory.nodes}
-            self._pool = (in_use, pool_view(self.state.inventory, set(in_use), labels).summary())
-        pool = self._pool[1]
-        return {"time": self.now, "pods": phases, "devicesAllocated": len(in_use), "devices": pool["devices"],
+        phases = {phase: n for phase, n in self._phases.items() if n and phase != "Gone"}
+        pool = self._pool_view().summary()
+        return {"time": self.now, "pods": phases, "devicesAllocated": len(self.state.in_use), "devices": pool["devices"],
                 "allocatable": pool["allocatable"], "stranded": pool["stranded"],
                 "largestPlaceable": pool["largestPlaceable"], "utilization": pool["utilization"]}
