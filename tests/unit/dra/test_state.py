@@ -90,3 +90,30 @@ def test_deep_searches_need_no_recursion_limit():
     results = a.allocate(claims, node("node-1"))
     assert sys.getrecursionlimit() == limit
     assert len({r.device for result in results for r in result.results}) == 800
+
+
+def test_first_fit_placement_with_its_shortcuts_places_as_a_fresh_search_would():
+    """Random commits and releases on three nodes: after each, place() (which skips the nodes
+    where nothing changed since the same claims did not fit) answers as a state that never
+    placed anything before, with the same devices in use."""
+    import random
+
+    rng = random.Random(7)
+    slices = [slice_(f"s{n}", [dev(f"gpu-{n}-{i}", {"size": i % 3}) for i in range(3)], node=f"node-{n}")
+              for n in range(3)]
+    shapes = [lambda name: claim(name, req(count=1)), lambda name: claim(name, req(count=2)),
+              lambda name: claim(name, req(selectors=["device.attributes['gpu.example.com'].size == 2"]))]
+    s, held = state(slices, nodes=("node-0", "node-1", "node-2")), []
+    for step in range(200):
+        if held and rng.random() < 0.4:
+            s.release(held.pop(rng.randrange(len(held))))
+            continue
+        wanted = [rng.choice(shapes)(f"c{step}")]
+        fresh = state(slices, nodes=("node-0", "node-1", "node-2"))
+        fresh.allocator.allocated |= s.in_use
+        node_, outcome = s.place(wanted)
+        expected_node, expected = fresh.place(wanted)
+        assert (node_ and node_.name, outcome.kind) == (expected_node and expected_node.name, expected.kind), step
+        if outcome.allocated:
+            s.commit(f"c{step}", outcome.results[0])
+            held.append(f"c{step}")
