@@ -9,6 +9,8 @@ Admin-access results hold no device, as upstream's tracker skips them."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 from .allocator import DEFAULT_SEARCH_BUDGET, AllocationResult, Allocator, Features, Outcome
 from .devices import Claim, Node
 from .inventory import Inventory
@@ -27,12 +29,15 @@ class ClusterState:
         #: read it (to explain, to try); change what is allocated only through commit/release
         self.allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features,
                                    budget=budget)
-        self._node_of: dict | None = None  # device id -> its node, when every slice is one node's own
+        #: device id -> the node it belongs to, as dra.pools groups devices ('' for none); read
+        #: with the node order and whether every slice is one node's own, from the slices
+        self._node_of: dict | None = None
         self._index: dict = {}  # node name -> its place in the inventory's node order
+        self._node_local = False
+        self._changes: Counter = Counter()  # node -> commits and releases that touched its devices
         #: claims' shape -> (the first node that may fit them: those before did not, unchanged
         #: since; the outcome of the last that did not)
         self._first: dict = {}
-        self._changes: dict = {}  # node -> how many commits and releases touched its devices
         #: (node, claims' shape) -> (its changes, the outcome) when they last did not fit there
         self._did_not_fit: dict = {}
 
@@ -41,9 +46,6 @@ class ClusterState:
         """Device ids (driver, pool, device) no new non-admin request may take."""
         return self.allocator.allocated
 
-    def schedulable_nodes(self) -> list[Node]:
-        return [n for n in self.inventory.nodes if n.name not in self.cordoned]
-
     def attempt(self, claims: list[Claim], node: Node | None) -> Outcome:
         """Try `claims` together on `node` against the current state; nothing is recorded."""
         return self.allocator.attempt(claims, node)
@@ -51,19 +53,23 @@ class ClusterState:
     def place(self, claims: list[Claim]) -> tuple[Node | None, Outcome]:
         """The first schedulable node (by name) where `claims` fit together, as a first-fit
         scheduler would pick, or (None, the last outcome) when none fits; an error or an
-        exceeded budget stops the search, as it stops the scheduler's Filter."""
-        outcome = Outcome("unschedulable")
+        exceeded budget stops the search, as it stops the scheduler's Filter.
+
+        When every slice is one node's own, an attempt on a node depends only on the claims'
+        shape and what was committed or released there: first-fit placement on a busy pool
+        then skips the nodes where nothing changed since the same claims did not fit, instead
+        of running the allocator on each again."""
         if not self.inventory.nodes:
-            outcome = self.attempt(claims, None)
-            return None, outcome
-        shape, nodes = _shape(claims), self.inventory.nodes
-        shortcut = self._changes_on(nodes[0].name) is not None
-        start, outcome = self._first.get(shape, (0, outcome)) if shortcut else (0, outcome)
+            return None, self.attempt(claims, None)
+        self._read_slices()
+        shape, nodes, shortcut = _shape(claims), self.inventory.nodes, self._node_local
+        start, outcome = self._first.get(shape, (0, Outcome("unschedulable"))) if shortcut \
+            else (0, Outcome("unschedulable"))
         for index in range(start, len(nodes)):
             node = nodes[index]
             if node.name in self.cordoned:
                 continue
-            used = self._changes_on(node.name)
+            used = self._changes[node.name]
             known = self._did_not_fit.get((node.name, shape)) if shortcut else None
             if known is not None and known[0] == used:
                 outcome = known[1]  # nothing changed on the node since these claims did not fit there
@@ -79,34 +85,28 @@ class ClusterState:
             self._first[shape] = (len(nodes), outcome)  # the last node's answer, for the next call
         return None, outcome
 
-    def _changes_on(self, node: str) -> int | None:
-        """How often the node's devices were taken or freed: with the claims' shape, all an
-        attempt there depends on when every slice is one node's own (None otherwise: no
-        shortcut then). First-fit placement on a busy pool skips the nodes where nothing
-        changed since the same claims did not fit, instead of running the allocator on each
-        again."""
+    def changes_on(self, node: str) -> int:
+        """How many commits and releases touched the node's devices (dra.pools' grouping):
+        what a view of the node has to be computed again after."""
+        return self._changes[node]
+
+    def _read_slices(self) -> None:
         if self._node_of is None:
-            node_of: dict | None = {}
-            for s in self.inventory.slices:
-                if s.node_name is None:
-                    node_of = None
-                    break
-                node_of.update(((s.driver, s.pool, d.name), s.node_name) for d in s.devices)
-            self._node_of = node_of if node_of is not None else {}
-            self._shortcut = node_of is not None
-        return self._changes.get(node, 0) if self._shortcut else None
+            slices = self.inventory.slices
+            self._node_of = {(s.driver, s.pool, d.name): d.node_name or s.node_name or "" for s in slices
+                             for d in s.devices}
+            self._node_local = all(s.node_name for s in slices)
+            self._index = {n.name: i for i, n in enumerate(self.inventory.nodes)}
 
     def _touched(self, devices) -> None:
-        if self._node_of:
-            if not self._index:
-                self._index = {n.name: i for i, n in enumerate(self.inventory.nodes)}
-            for device in devices:
-                node = self._node_of.get(device)
-                self._changes[node] = self._changes.get(node, 0) + 1
-                index = self._index.get(node, 0)
-                for shape, (first, last) in self._first.items():
-                    if first > index:
-                        self._first[shape] = (index, last)
+        self._read_slices()
+        for device in devices:
+            node = self._node_of.get(device, "")
+            self._changes[node] += 1
+            index = self._index.get(node, 0)
+            for shape, (first, last) in self._first.items():
+                if first > index:
+                    self._first[shape] = (index, last)
 
     def commit(self, key: str, allocation: AllocationResult) -> None:
         if key in self.allocations:

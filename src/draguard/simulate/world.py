@@ -104,9 +104,8 @@ class World:
     _waiting: dict = field(default_factory=dict)  # name -> a Pending pod waiting for a device
     _holding: dict = field(default_factory=dict)  # pod name -> its open holds
     _phases: Counter = field(default_factory=Counter)  # phase -> pods in it
-    _touched: Counter = field(default_factory=Counter)  # node -> claims committed or released there
     _layout: tuple = (None, None)  # (the slices it was read from, their dra.pools.PoolLayout)
-    _node_views: dict = field(default_factory=dict)  # node -> (its touches then, its NodeView)
+    _node_views: dict = field(default_factory=dict)  # node -> (its state changes then, its NodeView)
     _queue: list = field(default_factory=list)
     _order: itertools.count = field(default_factory=itertools.count)
     on_change: list = field(default_factory=list)  # controllers: called after each moment
@@ -188,7 +187,6 @@ class World:
         for claim in pod.claims:
             if claim.key in self.state.allocations:
                 self.state.release(claim.key)
-                self._touched[pod.node] += 1
         for hold in self._holding.pop(pod.name, ()):
             hold.end = self.now
         self.log(why, pod.name)
@@ -216,7 +214,6 @@ class World:
                 continue
             for result in outcome.results:
                 self.state.commit(result.claim.key, result)
-                self._touched[node.name] += 1
                 held = [Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in result.results if not r.admin_access]
                 self.holds.extend(held)
                 self._holding.setdefault(pod.name, []).extend(held)
@@ -243,25 +240,24 @@ class World:
 
     # -- metrics --
     def _pool_view(self) -> PoolView:
-        """dra.pools' view of the devices now, each node's part viewed again only when a claim
-        was committed or released there (or the slices changed)."""
+        """dra.pools' view of the devices now, each node's part viewed again only when the
+        state committed or released a claim there (or the slices changed)."""
         slices = self.state.inventory.slices
         if self._layout[0] is not slices:
             labels = {n.name: n.labels for n in self.state.inventory.nodes}
             self._layout, self._node_views = (slices, PoolLayout.of(self.state.inventory, labels)), {}
         layout, in_use, views = self._layout[1], self.state.in_use, []
         for name in sorted(layout.parts):
-            known = self._node_views.get(name)
-            if known is None or known[0] != self._touched[name]:
-                known = self._node_views[name] = (self._touched[name], layout.node(name, in_use))
+            known, changes = self._node_views.get(name), self.state.changes_on(name)
+            if known is None or known[0] != changes:
+                known = self._node_views[name] = (changes, layout.node(name, in_use))
             views.append(known[1])
         return PoolView(views)
 
     def metrics(self) -> dict:
         """Pods by phase and the pool view of dra.pools (the audit's definitions: devices held
         and free, allocatable and stranded capacity per profile, the largest placeable profile
-        per GPU, the cluster autoscaler's utilization), computed again only when the devices in
-        use changed."""
+        per GPU, the cluster autoscaler's utilization)."""
         phases = {phase: n for phase, n in self._phases.items() if n and phase != "Gone"}
         pool = self._pool_view().summary()
         return {"time": self.now, "pods": phases, "devicesAllocated": len(self.state.in_use), "devices": pool["devices"],
