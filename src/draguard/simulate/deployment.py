@@ -22,10 +22,13 @@ ProgressDeadlineExceeded; nothing is rolled back."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ..model.rollout import Strategy
 from .world import Durations, Pod, World
+
+DEFAULT_PROGRESS_DEADLINE = 600.0  # spec.progressDeadlineSeconds' API default
 
 
 @dataclass
@@ -50,7 +53,9 @@ class ReplicaSet:
 
 @dataclass
 class Rollout:
-    """One Deployment with its ReplicaSets; `new` is the revision being rolled out."""
+    """One Deployment with its ReplicaSets; `new` is the revision being rolled out.
+    `progress_deadline` holds for this rollout (inf: none watched), `spec_deadline` is the
+    Deployment's, for its next one."""
 
     name: str
     replicas: int
@@ -60,6 +65,7 @@ class Rollout:
     old: list[ReplicaSet]
     new: ReplicaSet
     world: World
+    spec_deadline: float = DEFAULT_PROGRESS_DEADLINE
     last_progress: float = 0.0
     deadline_exceeded_at: float | None = None
     completed_at: float | None = None
@@ -73,6 +79,19 @@ class Rollout:
     @property
     def sets(self) -> list[ReplicaSet]:
         return self.old + [self.new]
+
+    def next_revision(self, advance=None) -> "Rollout":
+        """The Deployment's pod template changed: a new ReplicaSet at 0 rolled out against the
+        ones that still have replicas or pods, its controller in place of this one's."""
+        live = self.new
+        new = dataclasses.replace(live, name=f"{self.name}-{live.revision + 1}", revision=live.revision + 1,
+                                  replicas=0, pods=[], created=0)
+        old = [rs for rs in self.sets if rs.replicas or any(p.phase != "Gone" for p in rs.pods)]
+        rollout = Rollout(self.name, self.replicas, self.strategy, self.min_ready, self.spec_deadline, old, new,
+                          self.world, self.spec_deadline, advance=advance)
+        controllers = self.world.on_change
+        controllers[controllers.index(self.reconcile)] = rollout.reconcile
+        return rollout
 
     def reconcile(self) -> None:
         """The Deployment controller, then each ReplicaSet controller (called at every moment)."""

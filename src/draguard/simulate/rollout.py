@@ -23,10 +23,9 @@ from ..model.manifest import Manifest
 from ..model.pods import pod_sites
 from ..model.rollout import Strategy
 from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
-from .deployment import ReplicaSet, Rollout
+from .deployment import DEFAULT_PROGRESS_DEADLINE, ReplicaSet, Rollout
 from .world import Durations, World
 
-DEFAULT_PROGRESS_DEADLINE = 600.0  # spec.progressDeadlineSeconds' API default
 
 
 class ScenarioError(ValueError):
@@ -82,17 +81,12 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     steady = steady_set(deployment, templates, durations, world)
     world.run(horizon)
     must_fit(steady)
-    old, replicas, strat = steady.new, steady.replicas, steady.strategy
     start, first_record = world.now, len(world.timeline)
     world.log("rollout started", detail=f"revision 2 of {deployment.name}")
-    deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
-    new = dataclasses.replace(old, name=f"{deployment.name}-2", revision=2, replicas=0, pods=[], created=0)
-    rollout = Rollout(deployment.name, replicas, strat, steady.min_ready, deadline, [old], new, world,
-                      advance=progress("rolling out", replicas) if progress else None)
-    world.on_change[:] = [rollout.reconcile]
+    rollout = steady.next_revision(advance=progress("rolling out", steady.replicas) if progress else None)
     finished = world.run(start + horizon)
-    simulation = Simulation(world, start, first_record, deployment.name, replicas, strat,
-                            _verdict(rollout, finished, start))
+    simulation = Simulation(world, start, first_record, deployment.name, steady.replicas, steady.strategy,
+                            rollout_verdict(rollout, finished, start))
     if remedies and simulation.verdict.kind == "deadlock":
         simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version)
     return simulation
@@ -121,7 +115,8 @@ def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: 
     replicas = deployment.spec.get("replicas", 1)
     current = ReplicaSet(f"{deployment.name}-1", 1, replicas, _claim_maker(site, templates, deployment.namespace),
                          durations, _stop_after(grace, site.spec, durations.shutdown), min_ready, dict(site.labels))
-    steady = Rollout(deployment.name, replicas, strategy, min_ready, math.inf, [], current, world)
+    deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
+    steady = Rollout(deployment.name, replicas, strategy, min_ready, math.inf, [], current, world, deadline)
     world.on_change.append(steady.reconcile)
     return steady
 
@@ -163,7 +158,8 @@ def _stop_after(grace: float, spec: dict, shutdown: float) -> float:
     return max(min(s.sigterm_at + shutdown, s.kill_at) for s in stopped)
 
 
-def _verdict(rollout: Rollout, finished: bool, start: float) -> Verdict:
+def rollout_verdict(rollout: Rollout, finished: bool, start: float) -> Verdict:
+    """The verdict on a rollout run from `start` (`finished`: nothing was left to happen)."""
     if rollout.completed_at is not None:
         return Verdict("completes", rollout.completed_at - start, deadline_exceeded=_since(rollout, start))
     if not finished:

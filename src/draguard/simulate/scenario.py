@@ -31,8 +31,7 @@ from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from .deployment import Rollout
 from .drain import Drain, budget_of
-from .rollout import DEFAULT_PROGRESS_DEADLINE, Recorded, ScenarioError, Verdict, deadlock_chain, must_fit, \
-    new_world, steady_set
+from .rollout import Recorded, ScenarioError, Verdict, must_fit, new_world, rollout_verdict, steady_set
 from .world import Durations
 
 
@@ -93,20 +92,9 @@ def _deployment(step: Step, running: dict) -> Rollout:
 
 
 def _rollout(step, world, running, manifests, budgets, horizon) -> Verdict:
-    current = _deployment(step, running)
-    live = current.new
-    new = type(live)(f"{current.name}-{live.revision + 1}", live.revision + 1, 0, live.make_claims, live.durations,
-                     live.stop_after, live.min_ready, dict(live.labels))
-    rollout = Rollout(current.name, current.replicas, current.strategy, current.min_ready, DEFAULT_PROGRESS_DEADLINE,
-                      [rs for rs in current.sets if rs.replicas or any(p.phase != "Gone" for p in rs.pods)], new,
-                      world)
-    world.on_change[world.on_change.index(current.reconcile)] = rollout.reconcile
-    running[current.name] = rollout
+    rollout = running[step.args["deployment"]] = _deployment(step, running).next_revision()
     started = world.now
-    finished = world.run(started + horizon, until=rollout.complete)
-    if rollout.complete():
-        return Verdict("completes", world.now - started)
-    return Verdict("deadlock" if finished else "horizon", None, deadlock_chain(rollout) if finished else [])
+    return rollout_verdict(rollout, world.run(started + horizon, until=rollout.complete), started)
 
 
 def _scale(step, world, running, manifests, budgets, horizon) -> Verdict:
@@ -116,13 +104,8 @@ def _scale(step, world, running, manifests, budgets, horizon) -> Verdict:
         raise ScenarioError(f"{step.where}: scale needs replicas: a whole number >= 0")
     current.replicas = current.new.replicas = replicas
     started = world.now
-
-    def scaled() -> bool:
-        return current.new.available(world, current.min_ready) >= replicas and \
-            sum(len(rs.active()) for rs in current.sets) == replicas
-
-    finished = world.run(started + horizon, until=scaled)
-    if scaled():
+    finished = world.run(started + horizon, until=current.complete)
+    if current.complete():
         return Verdict("completes", world.now - started)
     pending = [p for p in current.new.pods if p.phase == "Pending"]
     chain = [f"{len(pending)} pod(s) Pending ({pending[0].name}: {pending[0].why_pending})"] if pending else []
@@ -166,9 +149,7 @@ def _delete_node(step, world, running, manifests, budgets, horizon) -> Verdict:
     started = world.now
 
     def recovered() -> bool:
-        replaced = all(d.new.available(world, d.min_ready) >= d.replicas
-                       and sum(len(rs.active()) for rs in d.sets) == d.replicas for d in running.values())
-        return replaced and all(p.phase == "Gone" for p in orphans)
+        return all(p.phase == "Gone" for p in orphans) and all(d.complete() for d in running.values())
 
     finished = world.run(started + horizon, until=recovered)
     if recovered():
