@@ -28,7 +28,7 @@ from ..core.versions import DEFAULT_KUBE_VERSION
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..model.objectset import pdb_selector
-from .rollout import Recorded, ScenarioError, Verdict, must_fit, new_world, steady_set
+from .rollout import Recorded, ScenarioError, Verdict, start_state
 from .world import Durations, Pod, World
 
 DRAIN_RETRY = 5.0  # kubectl drain: the wait before evicting again after a 429
@@ -122,6 +122,14 @@ class Drain:
             self.done_at = self.world.now
             self.world.log("drained", detail=self.node)
 
+    def verdict(self, finished: bool, started: float) -> Verdict:
+        """The verdict on the drain begun at `started` (`finished`: nothing was left to happen)."""
+        if self.done_at is not None:
+            return Verdict("completes", self.done_at - started)
+        if self.livelock is not None:
+            return Verdict("livelock", None, self.livelock)
+        return Verdict("deadlock" if finished else "horizon", None)
+
     def _chain(self) -> list[str]:
         chain = [f"{len(self.refused)} eviction(s) refused: " + "; ".join(f"{p}: {why}" for p, why in self.refused.items())]
         pending = [p for p in self.world.pods.values() if p.phase == "Pending"]
@@ -141,27 +149,15 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
                    horizon: float = 3600.0, kube_version: str = DEFAULT_KUBE_VERSION) -> DrainSimulation:
     if node not in {n.name for n in inventory.nodes}:
         raise ScenarioError(f"node '{node}' is not in the inventory")
-    world = new_world(inventory, kube_version)
-    templates = {(m.namespace or None, m.name): m for m in manifests if m.kind == "ResourceClaimTemplate"}
-    sets = [steady_set(d, {name: t for (ns, name), t in templates.items() if ns == (d.namespace or None)},
-                       durations, world) for d in manifests if d.kind == "Deployment"]
-    if not sets:
+    if not any(m.kind == "Deployment" for m in manifests):
         raise ScenarioError("no Deployment in the manifests: nothing runs on the node")
-    world.run(horizon)
-    for steady in sets:
-        must_fit(steady)
+    world, running = start_state(manifests, inventory, durations, horizon, kube_version)
+    sets = list(running.values())
     budgets = [budget_of(m, sets) for m in manifests if m.kind == "PodDisruptionBudget"]
     start, first = world.now, len(world.timeline)
     drain = Drain(node, world, budgets)
     drain.start()
-    finished = world.run(start + horizon)
-    if drain.done_at is not None:
-        verdict = Verdict("completes", drain.done_at - start)
-    elif drain.livelock is not None:
-        verdict = Verdict("livelock", None, drain.livelock)
-    else:
-        verdict = Verdict("horizon" if not finished else "deadlock", None)
-    return DrainSimulation(world, start, first, node, verdict)
+    return DrainSimulation(world, start, first, node, drain.verdict(world.run(start + horizon), start))
 
 
 def budget_of(pdb: Manifest, sets) -> Budget:

@@ -121,6 +121,20 @@ def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: 
     return steady
 
 
+def start_state(manifests: list[Manifest], inventory: Inventory, durations: Durations, horizon: float,
+                kube_version: str) -> tuple[World, dict[str, Rollout]]:
+    """The manifests' Deployments running on the inventory (ScenarioError when one does not
+    fit), each under its controller: the world, and each Deployment by name."""
+    world = new_world(inventory, kube_version)
+    templates = {(m.namespace or None, m.name): m for m in manifests if m.kind == "ResourceClaimTemplate"}
+    running = {d.name: steady_set(d, {name: t for (ns, name), t in templates.items() if ns == (d.namespace or None)},
+                                  durations, world) for d in manifests if d.kind == "Deployment"}
+    world.run(horizon)
+    for steady in running.values():
+        must_fit(steady)
+    return world, running
+
+
 def must_fit(steady: Rollout) -> None:
     """ScenarioError when the Deployment's replicas did not all come up on the inventory."""
     running = steady.new.available(steady.world, steady.min_ready)

@@ -31,7 +31,7 @@ from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from .deployment import Rollout
 from .drain import Drain, budget_of
-from .rollout import Recorded, ScenarioError, Verdict, must_fit, new_world, rollout_verdict, steady_set
+from .rollout import Recorded, ScenarioError, Verdict, rollout_verdict, start_state
 from .world import Durations
 
 
@@ -60,15 +60,7 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory, steps: list[St
                  kube_version: str | None = None) -> ScenarioRun:
     from ..core.versions import DEFAULT_KUBE_VERSION
 
-    world = new_world(inventory, kube_version or DEFAULT_KUBE_VERSION)
-    templates = {(m.namespace or None, m.name): m for m in manifests if m.kind == "ResourceClaimTemplate"}
-    running = {}
-    for d in (m for m in manifests if m.kind == "Deployment"):
-        running[d.name] = steady_set(d, {name: t for (ns, name), t in templates.items() if ns == (d.namespace or None)},
-                                     durations, world)
-    world.run(horizon)
-    for steady in running.values():
-        must_fit(steady)
+    world, running = start_state(manifests, inventory, durations, horizon, kube_version or DEFAULT_KUBE_VERSION)
     budgets = [m for m in manifests if m.kind == "PodDisruptionBudget"]
     run = ScenarioRun(world, world.now, len(world.timeline))
     for step in steps:
@@ -125,11 +117,7 @@ def _drain(step, world, running, manifests, budgets, horizon) -> Verdict:
     drain.start()
     started = world.now
     finished = world.run(started + horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
-    if drain.done_at is not None:
-        return Verdict("completes", drain.done_at - started)
-    if drain.livelock is not None:
-        return Verdict("livelock", None, drain.livelock)
-    return Verdict("deadlock" if finished else "horizon", None)
+    return drain.verdict(finished, started)
 
 
 def _delete_node(step, world, running, manifests, budgets, horizon) -> Verdict:
