@@ -25,8 +25,8 @@ def arguments(name, parser) -> None:
                         help="rollout and drain: ResourceSlices and Nodes (`draguard inventory generate`, or a "
                              "cluster's)")
     parser.add_argument("--deployment", metavar="NAME", help="rollout: which Deployment, when there are several")
-    parser.add_argument("--horizon", type=float, default=DEFAULT_HORIZON, metavar="SECONDS",
-                        help="stop a step still moving after this long (default 3600)")
+    parser.add_argument("--horizon", type=float, metavar="SECONDS",
+                        help="stop a step still moving after this long (default 3600, or the scenario's)")
     parser.add_argument("--start", type=float, metavar="SECONDS", help="pod start-up time (default 2)")
     parser.add_argument("--ready", type=float, metavar="SECONDS",
                         help="from start-up to passing the readiness probe (default 5)")
@@ -47,10 +47,16 @@ def run(args) -> int:
     if args.what not in ("rollout", "drain"):
         if args.paths or args.inventory:
             raise UsageError("a scenario file names its manifests and inventory itself")
+        given = [flag for flag, value in (("--start", args.start), ("--ready", args.ready), ("--shutdown", args.shutdown),
+                                          ("--deployment", args.deployment), ("--kube-version", args.kube_version))
+                 if value is not None]
+        if given:
+            raise UsageError(f"{', '.join(given)}: a scenario file sets these itself (durations, kubeVersion, its "
+                             "steps' deployments)")
         from ..engine.scenario import load_scenario
 
         scenario = load_scenario(args.what)
-        simulation = scenario.run(args.horizon if args.horizon != DEFAULT_HORIZON else None)
+        simulation = scenario.run(args.horizon)
         heading, subtitle = f"scenario {args.what}", ", ".join(s.step.kind for s in simulation.results) or "no step"
         return _report(args, simulation, heading, subtitle)
     if not args.inventory or not args.paths:
@@ -58,14 +64,14 @@ def run(args) -> int:
     if args.what == "drain":
         if len(args.paths) < 2:
             raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
-        simulation = simulate_drain(args.paths[0], args.paths[1:], args.inventory, durations, args.horizon,
-                                    args.kube_version)
+        simulation = simulate_drain(args.paths[0], args.paths[1:], args.inventory, durations,
+                                    args.horizon or DEFAULT_HORIZON, args.kube_version)
         heading, subtitle = f"drain of node {simulation.node}", "cordon, then evictions through the budgets"
     else:
         progress = for_run(args.format)
         try:
-            simulation = simulate(args.paths, args.inventory, args.deployment, durations, args.horizon,
-                                  args.kube_version, progress)
+            simulation = simulate(args.paths, args.inventory, args.deployment, durations,
+                                  args.horizon or DEFAULT_HORIZON, args.kube_version, progress)
         finally:
             if progress:
                 progress.close()

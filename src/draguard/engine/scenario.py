@@ -11,6 +11,7 @@ from ..core.errors import InputError
 from ..core.versions import check_kube_version
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
+from ..simulate.rollout import ScenarioError
 from ..simulate.scenario import STEPS, Step, run_scenario
 from ..simulate.world import Durations
 from .inventory import load_inventory, load_manifests
@@ -29,8 +30,8 @@ class Scenario:
     kube_version: str | None
 
     def run(self, horizon: float | None = None):
-        from ..simulate.rollout import ScenarioError
-
+        """The steps run (`horizon`: the command line's, over the file's); InputError for what
+        the scenario names that is not there."""
         try:
             return run_scenario(self.manifests, self.inventory, self.steps, self.durations,
                                 horizon or self.horizon, self.kube_version)

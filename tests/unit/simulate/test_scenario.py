@@ -92,6 +92,9 @@ def test_the_command_runs_a_scenario(folder):
     mixed = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"),
                             "--inventory", "x.yaml"], capture_output=True, text=True)
     assert mixed.returncode == 2 and "names its manifests and inventory itself" in mixed.stderr
+    ignored = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"),
+                              "--start", "9"], capture_output=True, text=True)
+    assert ignored.returncode == 2 and "--start: a scenario file sets these itself" in ignored.stderr
 
 
 def test_a_deleted_node_s_pods_are_collected_and_replaced_elsewhere(folder):
