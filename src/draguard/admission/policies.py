@@ -27,19 +27,19 @@ from ..core.versions import minor
 from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
 from .forms import form_of
-from .install import LABELS, MATCH_CONDITIONS, NAME
 from ..rules.admission import SPEC_CONTAINERS
+from .install import LABELS, MATCH_CONDITIONS, NAME
 from .variables import PARAMS_ADMIN_NAMESPACES, request_fields, variables_for
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 PARAMS = f"{NAME}-policy-params"
 PREFIX = f"{NAME}-"
 
-#: the request variable of each `over`, and how an offending item is named
+#: for each `over`: what the message calls an offending item, and CEL naming one
 _ITEMS = {
-    "containers": ("c", "(has(c.name) ? string(c.name) : object.kind)"),
-    "podSpecs": ("s", SPEC_CONTAINERS + ".map(c, has(c.name) ? string(c.name) : '?').join(', ')"),
-    "requests": ("q", "string(q.name)"),
+    "containers": ("container", "(has(c.name) ? string(c.name) : object.kind)"),
+    "podSpecs": ("pod of", SPEC_CONTAINERS + ".map(c, has(c.name) ? string(c.name) : '?').join(', ')"),
+    "requests": ("request", "string(q.name)"),
 }
 
 
@@ -71,7 +71,7 @@ def message_expression(rule: Rule) -> str | None:
     admission = rule.admission
     if admission.over is None:
         return None
-    var, name = _ITEMS[admission.over]
+    label, name = _ITEMS[admission.over]
     failing = f"!({admission.condition})"
     if admission.over == "containers":
         names = f"variables.containers.map(g, g.filter(c, {failing}).map(c, {name}).join(', ')).filter(t, t != '')"
@@ -79,7 +79,6 @@ def message_expression(rule: Rule) -> str | None:
         names = f"variables.podSpecs.filter(s, {failing}).map(s, {name})"
     else:
         names = f"variables.requests.filter(q, {request_fields('q')}.exists(r, {failing})).map(q, {name})"
-    label = {"containers": "container", "podSpecs": "pod of", "requests": "request"}[admission.over]
     return f"{_literal(_message(rule) + f' ({label} ')} + {names}.join('; ') + ')'"
 
 

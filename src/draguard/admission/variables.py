@@ -20,6 +20,8 @@ pod specs sit under at most one list or map wildcard, so `podSpecs` is a flat li
 
 from __future__ import annotations
 
+import re
+
 from ..model.claims import CLAIM_TARGETS
 from ..model.workloads import WORKLOADS, path_parts
 from ..rules.admission import SPEC_CONTAINERS
@@ -27,16 +29,9 @@ from ..rules.admission import SPEC_CONTAINERS
 PARAMS_ADMIN_NAMESPACES = "adminNamespaces"
 
 
-
 def request_fields(q: str) -> str:
     """CEL: the field mappings of request `q` that select devices."""
     return f"(has({q}.exactly) ? [{q}.exactly] : has({q}.firstAvailable) ? {q}.firstAvailable : [{q}])"
-
-
-def kind_test(group: str, kind: str) -> str:
-    """CEL: `object` is of (group, kind) (the request object carries apiVersion and kind)."""
-    version = "object.apiVersion == 'v1'" if not group else f"object.apiVersion.startsWith('{group}/')"
-    return f"object.kind == '{kind}' && {version}"
 
 
 def _guarded(base: str, keys: list[str]) -> tuple[str, str]:
@@ -48,29 +43,36 @@ def _guarded(base: str, keys: list[str]) -> tuple[str, str]:
     return " && ".join(tests) or "true", here
 
 
+def _wildcard(base: str, parts: tuple) -> tuple | None:
+    """At the first wildcard of `parts` under `base`: (the keys before it, the CEL presence
+    test of the collection, the collection, the wildcard, the parts after it); None when
+    there is none."""
+    for i, part in enumerate(parts):
+        if part in ("[*]", "*"):
+            keys = list(parts[:i])
+            return (keys, *_guarded(base, keys), part, parts[i + 1:])
+    return None
+
+
 def _nodes(base: str, parts: tuple, depth: int = 0) -> tuple[str, int]:
     """CEL for the nodes at `parts` under `base`, and its nesting: 0 for a path without
     wildcards and 1 for one (a flat list), 2 for two (a list of flat lists)."""
-    keys: list[str] = []
-    for i, part in enumerate(parts):
-        if part not in ("[*]", "*"):
-            keys.append(part)
-            continue
-        test, collection = _guarded(base, keys)
-        var = f"x{depth}"
-        item = var if part == "[*]" else f"{collection}[{var}]"
-        rest = parts[i + 1:]
-        if "[*]" in rest or "*" in rest:
-            inner, nesting = _nodes(item, rest, depth + 1)
-            if nesting != 1:
-                raise ValueError(f"{'.'.join(parts)}: more than two wildcards")
-            return f"({test} ? {collection}.map({var}, {inner}) : [])", 2
-        present, selection = _guarded(item, list(rest))
-        selected = collection + (f".filter({var}, {present})" if rest else "") + \
-            (f".map({var}, {selection})" if selection != var else "")
-        return f"({test} ? {selected} : [])", 1
-    test, selection = _guarded(base, keys)
-    return f"({test} ? [{selection}] : [])", 0
+    found = _wildcard(base, parts)
+    if found is None:
+        test, selection = _guarded(base, list(parts))
+        return f"({test} ? [{selection}] : [])", 0
+    _, test, collection, part, rest = found
+    var = f"x{depth}"
+    item = var if part == "[*]" else f"{collection}[{var}]"
+    if "[*]" in rest or "*" in rest:
+        inner, nesting = _nodes(item, rest, depth + 1)
+        if nesting != 1:
+            raise ValueError(f"{'.'.join(parts)}: more than two wildcards")
+        return f"({test} ? {collection}.map({var}, {inner}) : [])", 2
+    present, selection = _guarded(item, list(rest))
+    selected = collection + (f".filter({var}, {present})" if rest else "") + \
+        (f".map({var}, {selection})" if selection != var else "")
+    return f"({test} ? {selected} : [])", 1
 
 
 def flat_nodes(path: str) -> str:
@@ -92,23 +94,20 @@ def flat_sites(path: str) -> str:
     two passes over a map need not visit its keys in the same order (Go's maps do not), so a
     separate list of pointers could not be zipped with the nodes. The list index comes from
     transformList (usable in new expressions from 1.33)."""
-    parts, keys = path_parts(path), []
-    for i, part in enumerate(parts):
-        if part not in ("[*]", "*"):
-            keys.append(part)
-            continue
-        test, collection = _guarded("object", keys)
-        rest = parts[i + 1:]
-        prefix, suffix = _pointer(keys), _pointer(rest)
-        if part == "[*]":
-            present, node = _guarded("x0", list(rest))
-            site = _site(f"'{prefix}/' + string(i0) + '{suffix}'", node)
-            return f"({test} ? {collection}.transformList(i0, x0, {present}, {site}) : [])"
-        present, node = _guarded(f"{collection}[x0]", list(rest))
-        site = _site(f"'{prefix}/' + x0.replace('~', '~0').replace('/', '~1') + '{suffix}'", node)
-        return f"({test} ? {collection}.filter(x0, {present}).map(x0, {site}) : [])"
-    test, node = _guarded("object", keys)
-    return f"({test} ? [{_site(repr(_pointer(keys)), node)}] : [])"
+    parts = path_parts(path)
+    found = _wildcard("object", parts)
+    if found is None:
+        test, node = _guarded("object", list(parts))
+        return f"({test} ? [{_site(repr(_pointer(parts)), node)}] : [])"
+    keys, test, collection, part, rest = found
+    prefix, suffix = _pointer(keys), _pointer(rest)
+    if part == "[*]":
+        present, node = _guarded("x0", list(rest))
+        site = _site(f"'{prefix}/' + string(i0) + '{suffix}'", node)
+        return f"({test} ? {collection}.transformList(i0, x0, {present}, {site}) : [])"
+    present, node = _guarded(f"{collection}[x0]", list(rest))
+    site = _site(f"'{prefix}/' + x0.replace('~', '~0').replace('/', '~1') + '{suffix}'", node)
+    return f"({test} ? {collection}.filter(x0, {present}).map(x0, {site}) : [])"
 
 
 def _site(pointer: str, node: str) -> str:
@@ -198,7 +197,7 @@ DEFINITIONS = {"kind": (lambda kinds: [("kind", KIND)], ()),
 
 def variables_for(expressions: list[str], kinds: frozenset | None) -> list[dict]:
     """The policy's `variables` that `expressions` read (and those they need), in order."""
-    wanted = {name for name in DEFINITIONS if any(f"variables.{name}" in e for e in expressions)}
+    wanted = {name for name in DEFINITIONS if any(re.search(rf"\bvariables\.{name}\b", e) for e in expressions)}
     for name in list(wanted):
         wanted.update(DEFINITIONS[name][1])
     return [{"name": variable, "expression": expression} for name in DEFINITIONS if name in wanted
