@@ -73,21 +73,27 @@ class Verdict:
 def variables(policy: dict, obj: dict, params: dict | None = None) -> tuple[dict, str | None]:
     """(the policy's variables on `obj`, computed in order, each seeing those before it; the
     first runtime error, or None)."""
+    data, error = _bound(policy, obj, params)
+    return data["variables"], error
+
+
+def _bound(policy: dict, obj: dict, params: dict | None) -> tuple[dict, str | None]:
+    """What the policy's expressions read (`object` as the apiserver sends it, without null
+    fields; `params`; its variables), and the first runtime error of a variable."""
     data = {"object": as_admitted(obj), "params": params, "variables": {}}
     for variable in policy["spec"].get("variables", []):
         value, error = _evaluate(variable["expression"], data)
         if error:
-            return data["variables"], f"variable {variable['name']}: {error}"
+            return data, f"variable {variable['name']}: {error}"
         data["variables"][variable["name"]] = value
-    return data["variables"], None
+    return data, None
 
 
 def evaluate(policy: dict, obj: dict, params: dict | None = None) -> Verdict:
     """The policy's validations on `obj` as the apiserver sends it (no null fields)."""
-    values, error = variables(policy, obj, params)
+    data, error = _bound(policy, obj, params)
     if error:
         return Verdict(False, None, error)
-    data = {"object": as_admitted(obj), "params": params, "variables": values}
     for validation in policy["spec"]["validations"]:
         passed, error = _evaluate(validation["expression"], data)
         if error:
