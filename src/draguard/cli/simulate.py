@@ -176,16 +176,10 @@ def _text(simulation, heading: str, subtitle: str) -> str:
     for i, result in enumerate(getattr(simulation, "results", ()), 1):
         said = f"completes in {result.verdict.seconds:.1f} s" if result.verdict.ok else result.verdict.kind
         lines.append(f"step {i} ({result.step.kind}, from {result.started:.1f} s): {said}")
-    if verdict.kind == "completes":
-        lines.append(f"completes in {verdict.seconds:.1f} s")
-    elif verdict.kind in ("deadlock", "livelock"):
-        lines.append("deadlock: nothing can happen any more" if verdict.kind == "deadlock"
-                     else "livelock: the evictions are refused for ever")
-        lines.extend(("  " if i == 0 else "  <- ") + link for i, link in enumerate(verdict.chain))
-        if verdict.remedy:
-            lines.append(f"remedy: {verdict.remedy}")
-    else:
-        lines.append("still moving at the horizon (--horizon)")
+    lines.append(verdict.said + (" (--horizon)" if verdict.kind == "horizon" else ""))
+    lines.extend(("  " if i == 0 else "  <- ") + link for i, link in enumerate(verdict.chain))
+    if verdict.remedy:
+        lines.append(f"remedy: {verdict.remedy}")
     if verdict.deadline_exceeded is not None:
         lines.append(f"ProgressDeadlineExceeded at {verdict.deadline_exceeded:.0f} s (no rollback)")
     return "\n".join(lines) + "\n"

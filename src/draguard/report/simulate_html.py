@@ -84,15 +84,11 @@ def render(simulation, heading: str, subtitle: str) -> str:
     shifted = [(type(h)(h.device, h.pod, max(h.start - simulation.start, 0.0),
                         None if h.end is None else h.end - simulation.start), h.start >= simulation.start)
                for h in holds]
-    said = {"completes": f"completes in {verdict.seconds:.1f} s" if verdict.seconds is not None else "",
-            "deadlock": "deadlock: nothing can happen any more",
-            "livelock": "livelock: the evictions are refused for ever",
-            "horizon": "still moving at the horizon"}[verdict.kind]
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>draguard simulate</title>",
         f"<style>{STYLE}{_EXTRA_STYLE}</style></head><body>",
         f"<h1>draguard simulate: {escape(heading)}</h1>", f'<p class="muted">{escape(subtitle)}</p>',
-        f'<p class="counts"><span class="{"info" if verdict.ok else "error"}">{escape(said)}</span></p>',
+        f'<p class="counts"><span class="{"info" if verdict.ok else "error"}">{escape(verdict.said)}</span></p>',
     ]
     parts += [f'<p class="chain">{"&larr; " if i else ""}{escape(link)}</p>' for i, link in enumerate(verdict.chain)]
     if verdict.remedy:

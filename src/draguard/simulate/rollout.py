@@ -44,6 +44,14 @@ class Verdict:
     def ok(self) -> bool:
         return self.kind == "completes"
 
+    @property
+    def said(self) -> str:
+        """The verdict in a line, as every report heads it."""
+        return {"completes": f"completes in {self.seconds:.1f} s" if self.seconds is not None else "completes",
+                "deadlock": "deadlock: nothing can happen any more",
+                "livelock": "livelock: the evictions are refused for ever",
+                "horizon": "still moving at the horizon"}[self.kind]
+
 
 @dataclass
 class Recorded:
