@@ -130,15 +130,13 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..dra.devices import ModelError
-    from ..simulate.rollout import ScenarioError, simulate_rollout
+    from ..simulate.rollout import ScenarioError, simulate_rollout, templates_for
     from ..simulate.world import Durations
 
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
     chosen = _deployment(manifests, deployment)
-    templates = {m.name: m for m in manifests if m.kind == "ResourceClaimTemplate"
-                 and (m.namespace or None) == (chosen.namespace or None)}
     try:
-        return simulate_rollout(chosen, templates, inventory, durations or Durations(), horizon, kube_version=release,
+        return simulate_rollout(chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(), horizon, kube_version=release,
                                 progress=progress)
     except (ScenarioError, ModelError) as exc:
         raise InputError(f"{chosen.source.display}: {exc}") from None

@@ -134,13 +134,18 @@ def start_state(manifests: list[Manifest], inventory: Inventory, durations: Dura
     """The manifests' Deployments running on the inventory (ScenarioError when one does not
     fit), each under its controller: the world, and each Deployment by name."""
     world = new_world(inventory, kube_version)
-    templates = {(m.namespace or None, m.name): m for m in manifests if m.kind == "ResourceClaimTemplate"}
-    running = {d.name: steady_set(d, {name: t for (ns, name), t in templates.items() if ns == (d.namespace or None)},
-                                  durations, world) for d in manifests if d.kind == "Deployment"}
+    running = {d.name: steady_set(d, templates_for(manifests, d.namespace), durations, world)
+               for d in manifests if d.kind == "Deployment"}
     world.run(horizon)
     for steady in running.values():
         must_fit(steady)
     return world, running
+
+
+def templates_for(manifests: list[Manifest], namespace: str | None) -> dict[str, Manifest]:
+    """The ResourceClaimTemplates of `namespace` among `manifests`, by name."""
+    return {m.name: m for m in manifests if m.kind == "ResourceClaimTemplate"
+            and (m.namespace or None) == (namespace or None)}
 
 
 def must_fit(steady: Rollout) -> None:
