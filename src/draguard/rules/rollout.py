@@ -29,6 +29,18 @@ def _no_surge(strategy: Strategy) -> Fix | None:
     return Fix("roll out with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE, tuple(edits))
 
 
+def _surge_place(strategy: Strategy) -> tuple:
+    """Where a finding about the rollout points: maxSurge, else the strategy, else the spec."""
+    rolling, spec = strategy.rolling, strategy.spec
+    return (rolling, "maxSurge") if "maxSurge" in rolling else (spec, "strategy") if "strategy" in spec else (spec, None)
+
+
+def _simulated(ctx) -> bool:
+    """With an inventory (not in an audit's snapshot), rollout-deadlock simulates the rollout
+    and rollout-surge's heuristic stands down."""
+    return ctx.inventory is not None and ctx.cluster is None
+
+
 @register
 class RolloutSurge(Rule):
     id = "rollout-surge"
@@ -65,15 +77,11 @@ class RolloutSurge(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        if ctx.inventory is not None and ctx.cluster is None:
-            return  # rollout-deadlock simulates the rollout on the inventory instead
-        if not any(site.uses_template_claims() for site in pod_sites(obj)):
+        if _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         strategy = Strategy.of(obj)
-        rolling, spec = strategy.rolling, strategy.spec
-        where = (rolling, "maxSurge") if "maxSurge" in rolling else \
-            (spec, "strategy") if "strategy" in spec else (spec, None)
-        written = dict(value="maxSurge" in rolling, fix=_no_surge(strategy))
+        where = _surge_place(strategy)
+        written = dict(value="maxSurge" in strategy.rolling, fix=_no_surge(strategy))
         try:
             surges = strategy.surges()
         except ValueError as exc:
@@ -120,15 +128,11 @@ class RolloutDeadlock(Rule):
     def check(self, obj, ctx):
         from ..simulate.rollout import ScenarioError, simulate_rollout
 
-        if ctx.inventory is None or ctx.cluster is not None or \
-                not any(site.uses_template_claims() for site in pod_sites(obj)):
+        if not _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         templates = {name: m for (namespace, name), m in ctx.objects.claims.templates.items()
                      if m.kind == "ResourceClaimTemplate" and (namespace or None) == (obj.namespace or None)}
         strategy = Strategy.of(obj)
-        spec = strategy.spec
-        where = (strategy.rolling, "maxSurge") if "maxSurge" in strategy.rolling else \
-            (spec, "strategy") if "strategy" in spec else (spec, None)
         try:
             verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version).verdict
         except ScenarioError as exc:
@@ -138,7 +142,7 @@ class RolloutDeadlock(Rule):
             return
         fix = _no_surge(strategy) if verdict.remedy.startswith("strategy maxSurge: 0") else None
         yield ctx.finding(self, obj, "the next rollout deadlocks on the inventory: " + " <- ".join(verdict.chain),
-                          *where, help=verdict.remedy, fix=fix)
+                          *_surge_place(strategy), help=verdict.remedy, fix=fix)
 
 
 @register
