@@ -115,7 +115,7 @@ def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], dura
                    kube_version: str | None = None):
     from ..dra.devices import ModelError
     from ..simulate.drain import simulate_drain as run_drain
-    from ..simulate.rollout import ScenarioError
+    from ..simulate.template import ScenarioError
     from ..simulate.world import Durations
 
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
@@ -130,7 +130,8 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..dra.devices import ModelError
-    from ..simulate.rollout import ScenarioError, simulate_rollout, templates_for
+    from ..simulate.rollout import simulate_rollout, templates_for
+    from ..simulate.template import ScenarioError
     from ..simulate.world import Durations
 
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)

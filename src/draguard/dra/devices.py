@@ -427,4 +427,13 @@ def device_taint_rule_from(manifest) -> DeviceTaintRule:
 class Node:
     name: str
     labels: dict = field(default_factory=dict)
+    taints: tuple = ()  # spec.taints, for the scheduler's TaintToleration filter
+    unschedulable: bool = False  # spec.unschedulable: cordoned
+
+
+def node_from(manifest) -> Node:
+    spec = _dict(manifest.data.get("spec"))
+    taints = tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
+                   for t in _list(spec.get("taints")) if isinstance(t, dict))
+    return Node(manifest.name, dict(manifest.labels), taints, spec.get("unschedulable") is True)
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..facts.catalog import device_classes
-from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, slice_from
+from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, node_from, slice_from
 from .nodeselector import NodeSelectorError
 
 
@@ -68,7 +68,7 @@ class Inventory:
         elif m.group == "resource.k8s.io" and m.kind == "DeviceClass":
             self.classes[m.name] = device_class_from(m)
         elif m.group == "" and m.kind == "Node":
-            self.nodes.append(Node(m.name, dict(m.labels)))
+            self.nodes.append(node_from(m))
         elif m.group == "resource.k8s.io" and m.kind == "ResourceClaim":
             self.allocated.update(allocated_devices(m.data))
         elif m.group == "resource.k8s.io" and m.kind == "DeviceTaintRule":

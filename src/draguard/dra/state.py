@@ -25,7 +25,7 @@ class ClusterState:
                  budget: int | None = DEFAULT_SEARCH_BUDGET):
         self.inventory = inventory
         self.allocations: dict[str, AllocationResult] = {}
-        self.cordoned: set[str] = set()
+        self.cordoned: set[str] = {n.name for n in inventory.nodes if n.unschedulable}
         #: read it (to explain, to try); change what is allocated only through commit/release
         self.allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features,
                                    budget=budget)
@@ -50,10 +50,12 @@ class ClusterState:
         """Try `claims` together on `node` against the current state; nothing is recorded."""
         return self.allocator.attempt(claims, node)
 
-    def place(self, claims: list[Claim]) -> tuple[Node | None, Outcome]:
+    def place(self, claims: list[Claim], fit=None) -> tuple[Node | None, Outcome]:
         """The first schedulable node (by name) where `claims` fit together, as a first-fit
         scheduler would pick, or (None, the last outcome) when none fits; an error or an
-        exceeded budget stops the search, as it stops the scheduler's Filter.
+        exceeded budget stops the search, as it stops the scheduler's Filter. `fit`: the
+        pod's node filters (simulate.placement.NodeFit: `admits(node, cordoned)`, `why_not`
+        and `key`); without it a cordoned node is skipped.
 
         When every slice is one node's own, an attempt on a node depends only on the claims'
         shape and what was committed or released there: first-fit placement on a busy pool
@@ -62,12 +64,14 @@ class ClusterState:
         if not self.inventory.nodes:
             return None, self.attempt(claims, None)
         self._read_slices()
-        shape, nodes, shortcut = _shape(claims), self.inventory.nodes, self._node_local
-        start, outcome = self._first.get(shape, (0, Outcome("unschedulable"))) if shortcut \
-            else (0, Outcome("unschedulable"))
+        shape, nodes, shortcut = (_shape(claims), fit.key if fit else ""), self.inventory.nodes, self._node_local
+        start, outcome = self._first.get(shape, (0, None)) if shortcut else (0, None)
+        refused = None  # a node the filters refused, for the reason when none is left
         for index in range(start, len(nodes)):
             node = nodes[index]
-            if node.name in self.cordoned:
+            cordoned = node.name in self.cordoned
+            if not (fit.admits(node, cordoned) if fit else not cordoned):
+                refused = refused or node
                 continue
             used = self._changes[node.name]
             known = self._did_not_fit.get((node.name, shape)) if shortcut else None
@@ -77,10 +81,13 @@ class ClusterState:
             outcome = self.attempt(claims, node)
             if outcome.kind != "unschedulable":
                 if shortcut:
-                    self._first[shape] = (index, Outcome("unschedulable"))
+                    self._first[shape] = (index, None)
                 return (node if outcome.allocated else None), outcome
             if shortcut:
                 self._did_not_fit[(node.name, shape)] = (used, outcome)
+        if outcome is None:
+            outcome = Outcome("unschedulable", error=fit.why_not(refused, refused.name in self.cordoned) if fit
+                              else "node(s) were unschedulable")
         if shortcut:
             self._first[shape] = (len(nodes), outcome)  # the last node's answer, for the next call
         return None, outcome

@@ -11,7 +11,7 @@ from ..core.errors import InputError
 from ..core.versions import check_kube_version
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
-from ..simulate.rollout import ScenarioError
+from ..simulate.template import ScenarioError
 from ..simulate.scenario import STEPS, Step, run_scenario
 from ..simulate.world import Durations
 from .inventory import load_inventory, load_manifests

@@ -126,7 +126,8 @@ class RolloutDeadlock(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        from ..simulate.rollout import ScenarioError, simulate_rollout
+        from ..simulate.rollout import simulate_rollout
+        from ..simulate.template import ScenarioError
 
         if not _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
             return

@@ -26,7 +26,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..model.rollout import Strategy
-from .world import Durations, Pod, World
+from .template import PodTemplate
+from .world import World
 
 DEFAULT_PROGRESS_DEADLINE = 600.0  # spec.progressDeadlineSeconds' API default
 
@@ -36,15 +37,15 @@ class ReplicaSet:
     name: str
     revision: int
     replicas: int  # spec.replicas, the controllers' decision
-    make_claims: object  # pod name -> its claims
-    durations: Durations
-    stop_after: float  # model.teardown: from a pod's deletion until its containers stopped
-    min_ready: float = 0.0
-    labels: dict = field(default_factory=dict)  # the pod template's
-    pods: list[Pod] = field(default_factory=list)
+    template: PodTemplate
+    pods: list = field(default_factory=list)
     created: int = 0  # pods made, for names
 
-    def active(self) -> list[Pod]:
+    @property
+    def labels(self) -> dict:
+        return self.template.labels
+
+    def active(self) -> list:
         return [p for p in self.pods if p.active]
 
     def available(self, world: World, min_ready: float) -> int:
@@ -161,8 +162,7 @@ class Rollout:
             for _ in range(rs.replicas - len(active)):
                 rs.created += 1
                 name = f"{rs.name}-{rs.created}"
-                pod = Pod(name, rs.name, rs.make_claims(name), rs.durations, rs.stop_after, self.world.now,
-                          rs.min_ready, dict(rs.labels))
+                pod = rs.template.pod(name, rs.name, self.world.now)
                 rs.pods.append(pod)
                 self.world.create_pod(pod)
         elif len(active) > rs.replicas:

@@ -28,7 +28,8 @@ from ..core.versions import DEFAULT_KUBE_VERSION
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..model.objectset import pdb_selector
-from .rollout import Recorded, ScenarioError, Verdict, start_state
+from .rollout import Recorded, Verdict, start_state
+from .template import ScenarioError
 from .world import Durations, Pod, World
 
 DRAIN_RETRY = 5.0  # kubectl drain: the wait before evicting again after a 429

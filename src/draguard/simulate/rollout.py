@@ -16,20 +16,14 @@ import math
 from dataclasses import dataclass, field
 
 from ..core.versions import DEFAULT_KUBE_VERSION, minor
-from ..dra.devices import claim_from
 from ..dra.inventory import Inventory
 from ..dra.state import ClusterState
 from ..model.manifest import Manifest
-from ..model.pods import pod_sites
 from ..model.rollout import Strategy
-from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
 from .deployment import DEFAULT_PROGRESS_DEADLINE, ReplicaSet, Rollout
+from .template import ScenarioError, template_of
 from .world import Durations, World
 
-
-
-class ScenarioError(ValueError):
-    """A rollout draguard cannot simulate as given (the CLI reports it with exit status 2)."""
 
 
 @dataclass
@@ -109,22 +103,18 @@ def new_world(inventory: Inventory, kube_version: str) -> World:
 def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: Durations, world: World) -> Rollout:
     """The Deployment at its current revision (one ReplicaSet at full scale), reconciled at
     every moment of `world` from now on; `must_fit` once the world has run."""
-    sites = pod_sites(deployment)
-    if deployment.kind != "Deployment" or not sites:
-        raise ScenarioError(f"{deployment.kind} '{deployment.name}' is not a Deployment with a pod template")
-    site = sites[0]
+    if deployment.kind != "Deployment":
+        raise ScenarioError(f"{deployment.kind} '{deployment.name}' is not a Deployment")
+    template = template_of(deployment, templates, durations)
     strategy = Strategy.of(deployment)
     try:
         strategy.fenceposts()
     except ValueError as exc:
         raise ScenarioError(f"Deployment '{deployment.name}': rollout strategy: {exc}") from None
-    grace, _ = site.grace_period
-    min_ready = float(deployment.spec.get("minReadySeconds", 0) or 0)
     replicas = deployment.spec.get("replicas", 1)
-    current = ReplicaSet(f"{deployment.name}-1", 1, replicas, _claim_maker(site, templates, deployment.namespace),
-                         durations, _stop_after(grace, site.spec, durations.shutdown), min_ready, dict(site.labels))
+    current = ReplicaSet(f"{deployment.name}-1", 1, replicas, template)
     deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
-    steady = Rollout(deployment.name, replicas, strategy, min_ready, math.inf, [], current, world, deadline)
+    steady = Rollout(deployment.name, replicas, strategy, template.min_ready, math.inf, [], current, world, deadline)
     world.on_change.append(steady.reconcile)
     return steady
 
@@ -155,34 +145,6 @@ def must_fit(steady: Rollout) -> None:
         pending = next((p for p in steady.new.pods if p.phase == "Pending"), None)
         raise ScenarioError(f"the start state does not fit: {running} of {steady.replicas} pods of '{steady.name}' "
                             f"run on the inventory ({pending.why_pending if pending else 'not ready'})")
-
-
-def _claim_maker(site, templates: dict[str, Manifest], namespace: str | None):
-    """pod name -> the claims the resourceclaim controller makes for it from its templates."""
-    made = []
-    for entry in site.claims:
-        name = entry.get("resourceClaimTemplateName")
-        if not isinstance(name, str):
-            raise ScenarioError(f"pod claim '{entry.get('name')}' names no ResourceClaimTemplate: claims shared "
-                                "through resourceClaimName are not simulated yet")
-        if name not in templates:
-            raise ScenarioError(f"ResourceClaimTemplate '{name}' is not among the manifests")
-        made.append((str(entry.get("name")), claim_from(templates[name])))
-    if not made:
-        raise ScenarioError("the pod template claims no devices: nothing for the simulation to allocate")
-
-    def make(pod: str) -> list:
-        return [dataclasses.replace(claim, name=f"{pod}-{entry}", namespace=namespace or "") for entry, claim in made]
-
-    return make
-
-
-def _stop_after(grace: float, spec: dict, shutdown: float) -> float:
-    """model.teardown's schedule, with `shutdown` seconds from SIGTERM to exit (cut at SIGKILL)."""
-    stopped = schedule(grace, stopping_of(spec))
-    if not stopped:
-        return min(shutdown, max(grace, MINIMUM_SIGTERM_SECONDS))
-    return max(min(s.sigterm_at + shutdown, s.kill_at) for s in stopped)
 
 
 def rollout_verdict(rollout: Rollout, finished: bool, start: float) -> Verdict:

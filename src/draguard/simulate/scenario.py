@@ -31,7 +31,8 @@ from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from .deployment import Rollout
 from .drain import Drain, budget_of
-from .rollout import Recorded, ScenarioError, Verdict, rollout_verdict, start_state
+from .rollout import Recorded, Verdict, rollout_verdict, start_state
+from .template import ScenarioError
 from .world import Durations
 
 

@@ -29,6 +29,7 @@ from ..dra.pools import PoolLayout, PoolView
 from ..dra.state import ClusterState
 
 BACKOFF_INITIAL, BACKOFF_MAX = 1.0, 10.0
+SLICE_WIPING_DELAY = 30.0
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Durations:
     ready: float = 5.0  # from started to passing its readiness probe
     shutdown: float = 1.0  # from SIGTERM to the containers' exit (SIGKILL cuts it short)
     unprepare: float = 0.5  # the driver releasing the devices
+    run: float = 60.0  # a Job's pod: from Running to its containers' exit 0 (a server runs until deleted)
 
 
 @dataclass
@@ -53,7 +55,9 @@ class Pod:
     created: float
     min_ready: float = 0.0  # minReadySeconds: ready this long before it counts as available
     labels: dict = field(default_factory=dict)
-    phase: str = "Pending"  # Pending, Starting, Running, Terminating, Gone
+    fit: object = None  # simulate.placement.NodeFit: its node filters
+    completes: bool = False  # a Job's pod: it succeeds after durations.run
+    phase: str = "Pending"  # Pending, Starting, Running, Succeeded, Terminating, Gone
     node: str | None = None
     ready_since: float | None = None
     deleting_since: float | None = None
@@ -61,6 +65,9 @@ class Pod:
     next_attempt: float = 0.0  # inf: waiting for a device to be released
     backoff_until: float = 0.0
     why_pending: str = ""
+    succeeded: bool = False
+    unprepared: bool = True  # False: stopped, its devices wait for the driver to unprepare them
+    prepare_failed: bool = False  # scheduled while the driver was gone: ContainerCreating until it is back
 
     @property
     def active(self) -> bool:
@@ -106,6 +113,9 @@ class World:
     _phases: Counter = field(default_factory=Counter)  # phase -> pods in it
     _layout: tuple = (None, None)  # (the slices it was read from, their dra.pools.PoolLayout)
     _node_views: dict = field(default_factory=dict)  # node -> (its state changes then, its NodeView)
+    drivers_down: set = field(default_factory=set)  # nodes whose DRA driver is gone
+    _driver_epoch: dict = field(default_factory=dict)  # node -> driver starts, so a stale wipe is dropped
+    _wiped: dict = field(default_factory=dict)  # node -> the ResourceSlices the kubelet wiped
     _queue: list = field(default_factory=list)
     _order: itertools.count = field(default_factory=itertools.count)
     on_change: list = field(default_factory=list)  # controllers: called after each moment
@@ -162,6 +172,9 @@ class World:
         pod.phase = phase
 
     def create_pod(self, pod: Pod) -> None:
+        known = self.pods.get(pod.name)
+        if known is not None and known.phase != "Gone":
+            raise ValueError(f"pod {pod.name} exists")  # a StatefulSet reuses a name only once the pod is gone
         self._phases[pod.phase] += 1
         self.pods[pod.name] = pod
         self._pending[pod.name] = pod
@@ -175,22 +188,58 @@ class World:
             self._waiting.pop(pod.name, None)
             self.log("deleted (never scheduled)", pod.name)
             return
+        if pod.phase in ("Terminating", "Gone"):
+            return
+        if pod.phase == "Succeeded":  # terminal already: the object goes, its devices went with the exit
+            self._move(pod, "Gone")
+            return
         self._move(pod, "Terminating")
         pod.deleting_since = self.now
         self.log("terminating", pod.name)
-        self.at(self.now + pod.stop_after + pod.durations.unprepare, self.remove, pod)
+        self.at(self.now + pod.stop_after, self._stopped, pod)
+
+    def _stopped(self, pod: Pod) -> None:
+        """Every container stopped: the kubelet unprepares the devices, then the pod is gone."""
+        self._unprepare(pod, "gone: devices released", gone=True)
+
+    def _unprepare(self, pod: Pod, why: str, gone: bool) -> None:
+        """NodeUnprepareResources needs the node's driver; while it is away the kubelet retries
+        and the pod is not finished (kubelet SyncTerminatedPod returns the error), so a deleted
+        pod stays Terminating and its claims stay allocated."""
+        if pod.node in self.drivers_down:
+            pod.unprepared = False
+            self.log("unprepare failed", pod.name, f"the DRA driver on {pod.node} is gone")
+            return
+        pod.unprepared = True
+        self.at(self.now + pod.durations.unprepare, self.remove if gone else self._released, pod, why)
 
     def remove(self, pod: Pod, why: str = "gone: devices released") -> None:
         """The pod is gone (its containers stopped, or the pod garbage collector removed it):
         its claims are deallocated and the pods waiting for devices are woken."""
+        if pod.phase == "Gone":
+            return
         self._move(pod, "Gone")
+        self._pending.pop(pod.name, None)
+        self._waiting.pop(pod.name, None)
+        self._release(pod, why)
+
+    def _released(self, pod: Pod, why: str) -> None:
+        """A terminal pod (a Job's that succeeded): the resourceclaim controller deallocates
+        its claims (the pod object may be deleted meanwhile)."""
+        self._release(pod, why)
+
+    def _release(self, pod: Pod, why: str) -> None:
         for claim in pod.claims:
             if claim.key in self.state.allocations:
                 self.state.release(claim.key)
         for hold in self._holding.pop(pod.name, ()):
             hold.end = self.now
         self.log(why, pod.name)
-        for waiting in self._waiting.values():  # the DRA queueing hint: a freed device may fit
+        self.wake_waiting()
+
+    def wake_waiting(self) -> None:
+        """The DRA queueing hint: a freed device (or a new slice) may fit the waiting pods."""
+        for waiting in self._waiting.values():
             waiting.next_attempt = self.now if self.pop_from_backoff else max(self.now, waiting.backoff_until)
             self.at(waiting.next_attempt, self._wake)
         self._waiting.clear()
@@ -198,10 +247,48 @@ class World:
     def _wake(self) -> None:
         """A moment for the scheduler (a pod's backoff is over)."""
 
+    def stuck(self) -> list[Pod]:
+        """Pods deleted whose devices wait for a driver that is gone."""
+        return [p for p in self.pods.values() if not p.unprepared and p.phase in ("Terminating", "Succeeded")]
+
+    # -- drivers --
+    def driver_stop(self, node: str) -> None:
+        """The node's DRA driver stops (crashed, uninstalled, restarting): nothing is prepared
+        or unprepared there; after the kubelet's wiping delay its ResourceSlices are deleted
+        (pkg/kubelet/cm/dra/manager.go defaultWipingDelay 30 s), and no new claim is
+        allocated there."""
+        self.drivers_down.add(node)
+        self.log("driver stopped", detail=node)
+        self.at(self.now + SLICE_WIPING_DELAY, self._wipe, node, self._driver_epoch.get(node, 0))
+
+    def _wipe(self, node: str, epoch: int) -> None:
+        if node not in self.drivers_down or self._driver_epoch.get(node, 0) != epoch:
+            return
+        inventory = self.state.inventory
+        self._wiped[node] = [s for s in inventory.slices if s.node_name == node]
+        self.state.invalidate(slices=[s for s in inventory.slices if s.node_name != node])
+        self.log("ResourceSlices wiped", detail=f"{node}: the driver stayed away {SLICE_WIPING_DELAY:.0f} s")
+
+    def driver_start(self, node: str) -> None:
+        """The driver is back: it publishes its slices again, and the kubelet's retries
+        prepare and unprepare what waited."""
+        self.drivers_down.discard(node)
+        self._driver_epoch[node] = self._driver_epoch.get(node, 0) + 1
+        self.log("driver started", detail=node)
+        if node in self._wiped:
+            self.state.invalidate(slices=self.state.inventory.slices + self._wiped.pop(node))
+            self.wake_waiting()
+        for pod in [p for p in self.pods.values() if p.node == node]:
+            if not pod.unprepared:
+                self._unprepare(pod, "gone: devices released", gone=pod.phase == "Terminating")
+            elif pod.phase == "Starting" and pod.prepare_failed:
+                pod.prepare_failed = False
+                self.at(self.now + pod.durations.start, self._started, pod)
+
     # -- scheduler --
     def schedule(self) -> None:
         for pod in [p for p in self._pending.values() if p.next_attempt <= self.now]:  # oldest first
-            node, outcome = self.state.place(pod.claims)
+            node, outcome = self.state.place(pod.claims, pod.fit)
             pod.attempts += 1
             if node is None:
                 backoff = min(BACKOFF_INITIAL * 2 ** (pod.attempts - 1), BACKOFF_MAX)
@@ -224,12 +311,19 @@ class World:
             d = pod.durations
             self.at(self.now + d.pull + d.start, self._started, pod)
 
+    # -- kubelet --
     def _started(self, pod: Pod) -> None:
         if pod.phase != "Starting":
+            return
+        if pod.node in self.drivers_down:  # NodePrepareResources fails: the pod stays ContainerCreating
+            pod.prepare_failed = True
+            self.log("FailedPrepareDynamicResources", pod.name, f"the DRA driver on {pod.node} is gone")
             return
         self._move(pod, "Running")
         self.log("running", pod.name)
         self.at(self.now + pod.durations.ready, self._ready, pod)
+        if pod.completes:
+            self.at(self.now + pod.durations.run, self._exited, pod)
 
     def _ready(self, pod: Pod) -> None:
         if pod.phase == "Running":
@@ -237,6 +331,16 @@ class World:
             self.log("ready", pod.name)
             if pod.min_ready:
                 self.at(self.now + pod.min_ready, self._wake)  # when it becomes available
+
+    def _exited(self, pod: Pod) -> None:
+        """A Job's pod ran to its exit 0: Succeeded, a terminal phase, so its devices are
+        unprepared and its claims deallocated while the object stays."""
+        if pod.phase != "Running":
+            return
+        self._move(pod, "Succeeded")
+        pod.succeeded, pod.ready_since = True, None
+        self.log("succeeded", pod.name)
+        self._unprepare(pod, "succeeded: devices released", gone=False)
 
     # -- metrics --
     def _pool_view(self) -> PoolView:

@@ -14,7 +14,7 @@ from draguard.dra.generate import generate
 from draguard.dra.inventory import Inventory
 from draguard.model.manifest import Manifest
 from draguard.simulate.drain import simulate_drain
-from draguard.simulate.rollout import ScenarioError
+from draguard.simulate.template import ScenarioError
 
 from .test_rollout import TEMPLATE
 
@@ -70,7 +70,7 @@ def test_a_budget_on_a_full_pool_livelocks_the_drain_with_its_chain():
     assert verdict.kind == "livelock" and not verdict.ok
     assert verdict.chain[0].startswith("3 eviction(s) refused: llm-1-2: PodDisruptionBudget llm allows no "
                                        "disruption (healthy 3, desired 3)")
-    assert verdict.chain[1].startswith("1 replacement pod(s) Pending (llm-1-5: no node has free devices")
+    assert verdict.chain[1].startswith("1 replacement pod(s) Pending (llm-1-5: node(s) were unschedulable")
 
 
 def test_what_cannot_be_drained_is_refused_with_the_reason():

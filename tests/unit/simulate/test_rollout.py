@@ -14,7 +14,8 @@ import yaml
 from draguard.dra.generate import generate
 from draguard.dra.inventory import Inventory
 from draguard.model.manifest import Manifest
-from draguard.simulate.rollout import ScenarioError, simulate_rollout
+from draguard.simulate.rollout import simulate_rollout
+from draguard.simulate.template import ScenarioError
 from draguard.simulate.world import Durations
 
 from support.simulate import claim_template

@@ -1,0 +1,76 @@
+"""A workload's pod template as the simulated controllers stamp pods from it: the claims the
+resourceclaim controller makes for each pod from its ResourceClaimTemplates, the phase
+durations, when its containers stop after a deletion (model.teardown), its node filters and
+its labels."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from ..dra.devices import claim_from
+from ..model.manifest import Manifest
+from ..model.pods import PodSite, pod_sites
+from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
+from .placement import NodeFit
+from .world import Durations, Pod
+
+
+class ScenarioError(ValueError):
+    """What draguard cannot simulate as given (the CLI reports it with exit status 2)."""
+
+
+@dataclass
+class PodTemplate:
+    made: list  # (the pod's claim entry name, the Claim its template makes)
+    namespace: str
+    durations: Durations
+    stop_after: float  # seconds from a deletion until every container stopped
+    min_ready: float = 0.0
+    labels: dict = field(default_factory=dict)
+    fit: NodeFit = NodeFit()
+    completes: bool = False  # a Job's pod: it exits 0 after durations.run
+
+    def pod(self, name: str, owner: str, now: float) -> Pod:
+        claims = [dataclasses.replace(claim, name=f"{name}-{entry}", namespace=self.namespace)
+                  for entry, claim in self.made]
+        return Pod(name, owner, claims, self.durations, self.stop_after, now, self.min_ready, dict(self.labels),
+                   fit=self.fit, completes=self.completes)
+
+
+def template_of(workload: Manifest, templates: dict[str, Manifest], durations: Durations) -> PodTemplate:
+    """The workload's pod template; ScenarioError when it has none, or claims nothing the
+    simulation can allocate."""
+    sites = pod_sites(workload)
+    if not sites:
+        raise ScenarioError(f"{workload.kind} '{workload.name}' has no pod template")
+    site = sites[0]
+    grace, _ = site.grace_period
+    return PodTemplate(_made(site, templates), workload.namespace or "", durations,
+                       _stop_after(grace, site.spec, durations.shutdown),
+                       float(workload.spec.get("minReadySeconds", 0) or 0), dict(site.labels), NodeFit.of(site),
+                       completes=workload.kind == "Job")
+
+
+def _made(site: PodSite, templates: dict[str, Manifest]) -> list:
+    made = []
+    for entry in site.claims:
+        name = entry.get("resourceClaimTemplateName")
+        if not isinstance(name, str):
+            raise ScenarioError(f"pod claim '{entry.get('name')}' names no ResourceClaimTemplate: claims shared "
+                                "through resourceClaimName are not simulated yet")
+        if name not in templates:
+            raise ScenarioError(f"ResourceClaimTemplate '{name}' is not among the manifests")
+        made.append((str(entry.get("name")), claim_from(templates[name])))
+    if not made:
+        raise ScenarioError(f"{site.owner.kind} '{site.owner.name}': the pod template claims no devices: nothing "
+                            "for the simulation to allocate")
+    return made
+
+
+def _stop_after(grace: float, spec: dict, shutdown: float) -> float:
+    """model.teardown's schedule, with `shutdown` seconds from SIGTERM to exit (cut at SIGKILL)."""
+    stopped = schedule(grace, stopping_of(spec))
+    if not stopped:
+        return min(shutdown, max(grace, MINIMUM_SIGTERM_SECONDS))
+    return max(min(s.sigterm_at + shutdown, s.kill_at) for s in stopped)
