@@ -1,6 +1,6 @@
 """`draguard simulate SCENARIO | rollout | drain`: will these steps (a Deployment's next
 rollout, a scale, a node's drain) finish on this inventory, and in how long? Exit status 0
-when they complete, 1 when one deadlocks, livelocks or is still moving at the horizon, 2 for
+when they complete, 1 when one deadlocks, livelocks, is stuck or is still moving at the horizon, 2 for
 input it cannot simulate (a scenario's mistakes at their file:line:column)."""
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..dra.devices import ModelError
-    from ..simulate.rollout import simulate_rollout, templates_for
+    from ..simulate.rollout import simulate_rollout
+    from ..simulate.workloads import templates_for
     from ..simulate.template import ScenarioError
     from ..simulate.world import Durations
 

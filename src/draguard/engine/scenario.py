@@ -17,7 +17,7 @@ from ..simulate.world import Durations
 from .inventory import load_inventory, load_manifests
 
 API_VERSION, KIND = "draguard.io/v1alpha1", "Scenario"
-_DURATIONS = ("pull", "start", "ready", "shutdown", "unprepare")
+_DURATIONS = ("pull", "start", "ready", "shutdown", "unprepare", "run")
 
 
 @dataclass
@@ -28,13 +28,14 @@ class Scenario:
     durations: Durations
     horizon: float
     kube_version: str | None
+    empty: bool = False  # start: empty (nothing runs before the steps)
 
     def run(self, horizon: float | None = None):
         """The steps run (`horizon`: the command line's, over the file's); InputError for what
         the scenario names that is not there."""
         try:
             return run_scenario(self.manifests, self.inventory, self.steps, self.durations,
-                                horizon or self.horizon, self.kube_version)
+                                horizon or self.horizon, self.kube_version, empty=self.empty)
         except ScenarioError as exc:
             raise InputError(str(exc)) from None
 
@@ -64,11 +65,14 @@ def load_scenario(path: str) -> Scenario:
     horizon = spec.get("horizon", 3600)
     if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) or horizon <= 0:
         fail("horizon: seconds, a number > 0", spec, "horizon")
+    start = spec.get("start", "manifests")
+    if start not in ("manifests", "empty"):
+        fail("start: manifests (their Deployments and StatefulSets running) or empty", spec, "start")
     durations = _durations(spec, fail)
     steps = _steps(doc, spec, fail)
     manifests = load_manifests(paths["manifests"], "manifests")
     inventory = load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
-    return Scenario(manifests, inventory, steps, durations, float(horizon), kube_version)
+    return Scenario(manifests, inventory, steps, durations, float(horizon), kube_version, start == "empty")
 
 
 def _single(path: str) -> list[Manifest]:

@@ -188,6 +188,23 @@ class Rollout:
             self.world.log("ProgressDeadlineExceeded", detail=f"no progress for {self.progress_deadline:.0f} s "
                                                                 "(the rollout is not rolled back)")
 
+    def all_pods(self) -> list:
+        return [p for rs in self.sets for p in rs.pods]
+
+    def scale(self, replicas: int) -> None:
+        """spec.replicas changed (outside a rollout: the new ReplicaSet takes it all)."""
+        self.replicas = self.new.replicas = replicas
+        self.completed_at = None
+
+    def fitted(self) -> str | None:
+        """Why the Deployment's replicas did not all come up, or None."""
+        running = self.new.available(self.world, self.min_ready)
+        if running >= self.replicas:
+            return None
+        pending = next((p for p in self.new.pods if p.phase == "Pending"), None)
+        return (f"{running} of {self.replicas} pods of '{self.name}' run on the inventory "
+                f"({pending.why_pending if pending else 'not ready'})")
+
     def complete(self) -> bool:
         """DeploymentComplete (deployment_util.go): every replica updated and available, and
         status.replicas (active pods: a terminating one is not counted) equal to replicas."""

@@ -28,8 +28,9 @@ from ..core.versions import DEFAULT_KUBE_VERSION
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..model.objectset import pdb_selector
-from .rollout import Recorded, Verdict, start_state
 from .template import ScenarioError
+from .verdict import Recorded, Verdict, blocked
+from .workloads import RUNNING_KINDS, start_state
 from .world import Durations, Pod, World
 
 DRAIN_RETRY = 5.0  # kubectl drain: the wait before evicting again after a 429
@@ -58,9 +59,13 @@ class Budget:
 
 @dataclass
 class Drain:
-    node: str
+    """Evictions as `kubectl drain` makes them: of every pod on `node` (cordoned first), or of
+    `pods`."""
+
     world: World
     budgets: list[Budget]
+    node: str | None = None
+    pods: list | None = None
     evicting: dict[str, Pod] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)  # pod -> why its last eviction was refused
     done_at: float | None = None
@@ -69,9 +74,11 @@ class Drain:
     _retries: int = 0  # retries waiting in the world's queue
 
     def start(self) -> None:
-        self.world.state.cordon(self.node)
-        self.world.log("cordoned", detail=self.node)
-        self.evicting = {p.name: p for p in self.world.pods.values() if p.node == self.node and p.phase != "Gone"}
+        if self.node is not None:
+            self.world.state.cordon(self.node)
+            self.world.log("cordoned", detail=self.node)
+        targets = self.pods if self.pods is not None else [p for p in self.world.pods.values() if p.node == self.node]
+        self.evicting = {p.name: p for p in targets if p.phase != "Gone"}
         for pod in list(self.evicting.values()):
             self._evict(pod)
         self.world.on_change.append(self._check_done)
@@ -121,7 +128,7 @@ class Drain:
             budget.disrupted = {n for n in budget.disrupted if self.world.pods[n].phase != "Gone"}
         if self.done_at is None and all(p.phase == "Gone" for p in self.evicting.values()):
             self.done_at = self.world.now
-            self.world.log("drained", detail=self.node)
+            self.world.log("drained" if self.node else "evicted pod(s) gone", detail=self.node or "")
 
     def verdict(self, finished: bool, started: float) -> Verdict:
         """The verdict on the drain begun at `started` (`finished`: nothing was left to happen)."""
@@ -129,7 +136,7 @@ class Drain:
             return Verdict("completes", self.done_at - started)
         if self.livelock is not None:
             return Verdict("livelock", None, self.livelock)
-        return Verdict("deadlock" if finished else "horizon", None)
+        return blocked(self.world, finished, [])
 
     def _chain(self) -> list[str]:
         chain = [f"{len(self.refused)} eviction(s) refused: " + "; ".join(f"{p}: {why}" for p, why in self.refused.items())]
@@ -150,20 +157,21 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
                    horizon: float = 3600.0, kube_version: str = DEFAULT_KUBE_VERSION) -> DrainSimulation:
     if node not in {n.name for n in inventory.nodes}:
         raise ScenarioError(f"node '{node}' is not in the inventory")
-    if not any(m.kind == "Deployment" for m in manifests):
-        raise ScenarioError("no Deployment in the manifests: nothing runs on the node")
+    if not any(m.kind in RUNNING_KINDS for m in manifests):
+        raise ScenarioError("no Deployment or StatefulSet in the manifests: nothing runs on the node")
     world, running = start_state(manifests, inventory, durations, horizon, kube_version)
-    sets = list(running.values())
-    budgets = [budget_of(m, sets) for m in manifests if m.kind == "PodDisruptionBudget"]
+    controllers = list(running.values())
+    budgets = [budget_of(m, controllers) for m in manifests if m.kind == "PodDisruptionBudget"]
     start, first = world.now, len(world.timeline)
-    drain = Drain(node, world, budgets)
+    drain = Drain(world, budgets, node=node)
     drain.start()
     return DrainSimulation(world, start, first, node, drain.verdict(world.run(start + horizon), start))
 
 
-def budget_of(pdb: Manifest, sets) -> Budget:
+def budget_of(pdb: Manifest, controllers) -> Budget:
+    """The budget over the pods of `controllers` (their scale: the pods it expects)."""
     spec = pdb.spec
     selector = pdb_selector(pdb) or {}
-    expected = sum(s.replicas for s in sets if matches(selector, s.labels))
+    expected = sum(c.replicas for c in controllers if matches(selector, c.labels))
     return Budget(pdb.name, selector, spec.get("minAvailable"), spec.get("maxUnavailable"), expected)
 

@@ -11,55 +11,18 @@ moving at the horizon."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ..core.versions import DEFAULT_KUBE_VERSION, minor
+from ..core.versions import DEFAULT_KUBE_VERSION
 from ..dra.inventory import Inventory
-from ..dra.state import ClusterState
 from ..model.manifest import Manifest
 from ..model.rollout import Strategy
 from .deployment import DEFAULT_PROGRESS_DEADLINE, ReplicaSet, Rollout
 from .template import ScenarioError, template_of
+from .verdict import Recorded, Verdict, blocked
 from .world import Durations, World
 
-
-
-@dataclass
-class Verdict:
-    kind: str  # completes, deadlock, horizon
-    seconds: float | None  # completion time from the rollout's start; None otherwise
-    chain: list[str] = field(default_factory=list)  # the deadlock's wait-for chain
-    remedy: str = ""  # the smallest strategy change that completes, and in how long
-    deadline_exceeded: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.kind == "completes"
-
-    @property
-    def said(self) -> str:
-        """The verdict in a line, as every report heads it."""
-        return {"completes": f"completes in {self.seconds:.1f} s" if self.seconds is not None else "completes",
-                "deadlock": "deadlock: nothing can happen any more",
-                "livelock": "livelock: the evictions are refused for ever",
-                "horizon": "still moving at the horizon"}[self.kind]
-
-
-@dataclass
-class Recorded:
-    """What a simulation recorded from its start (the start state took the time before it)."""
-
-    world: World
-    start: float
-    first_record: int  # the timeline's first record of the simulated steps
-
-    def timeline(self) -> list:
-        return [dataclasses.replace(r, time=r.time - self.start) for r in self.world.timeline[self.first_record:]]
-
-    def samples(self) -> list[dict]:
-        return [dict(s, time=s["time"] - self.start) for s in self.world.samples if s["time"] >= self.start]
 
 
 @dataclass
@@ -79,10 +42,12 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     if strategy is not None:
         deployment = Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
                                         display=deployment.source.display, positions=False)
-    world = new_world(inventory, kube_version)
+    world = World.on(inventory, kube_version)
     steady = steady_set(deployment, templates, durations, world)
     world.run(horizon)
-    must_fit(steady)
+    problem = steady.fitted()
+    if problem:
+        raise ScenarioError(f"the start state does not fit: {problem}")
     start, first_record = world.now, len(world.timeline)
     world.log("rollout started", detail=f"revision 2 of {deployment.name}")
     rollout = steady.next_revision(advance=progress("rolling out", steady.replicas) if progress else None)
@@ -94,15 +59,9 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     return simulation
 
 
-def new_world(inventory: Inventory, kube_version: str) -> World:
-    """An empty world on a copy of `inventory`'s allocation state."""
-    return World(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
-                 pop_from_backoff=minor(kube_version) >= 33)
-
-
 def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: Durations, world: World) -> Rollout:
     """The Deployment at its current revision (one ReplicaSet at full scale), reconciled at
-    every moment of `world` from now on; `must_fit` once the world has run."""
+    every moment of `world` from now on (`fitted` once the world has run)."""
     if deployment.kind != "Deployment":
         raise ScenarioError(f"{deployment.kind} '{deployment.name}' is not a Deployment")
     template = template_of(deployment, templates, durations)
@@ -119,41 +78,12 @@ def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: 
     return steady
 
 
-def start_state(manifests: list[Manifest], inventory: Inventory, durations: Durations, horizon: float,
-                kube_version: str) -> tuple[World, dict[str, Rollout]]:
-    """The manifests' Deployments running on the inventory (ScenarioError when one does not
-    fit), each under its controller: the world, and each Deployment by name."""
-    world = new_world(inventory, kube_version)
-    running = {d.name: steady_set(d, templates_for(manifests, d.namespace), durations, world)
-               for d in manifests if d.kind == "Deployment"}
-    world.run(horizon)
-    for steady in running.values():
-        must_fit(steady)
-    return world, running
-
-
-def templates_for(manifests: list[Manifest], namespace: str | None) -> dict[str, Manifest]:
-    """The ResourceClaimTemplates of `namespace` among `manifests`, by name."""
-    return {m.name: m for m in manifests if m.kind == "ResourceClaimTemplate"
-            and (m.namespace or None) == (namespace or None)}
-
-
-def must_fit(steady: Rollout) -> None:
-    """ScenarioError when the Deployment's replicas did not all come up on the inventory."""
-    running = steady.new.available(steady.world, steady.min_ready)
-    if running < steady.replicas:
-        pending = next((p for p in steady.new.pods if p.phase == "Pending"), None)
-        raise ScenarioError(f"the start state does not fit: {running} of {steady.replicas} pods of '{steady.name}' "
-                            f"run on the inventory ({pending.why_pending if pending else 'not ready'})")
-
-
 def rollout_verdict(rollout: Rollout, finished: bool, start: float) -> Verdict:
     """The verdict on a rollout run from `start` (`finished`: nothing was left to happen)."""
     if rollout.completed_at is not None:
         return Verdict("completes", rollout.completed_at - start, deadline_exceeded=_since(rollout, start))
-    if not finished:
-        return Verdict("horizon", None, deadline_exceeded=_since(rollout, start))
-    return Verdict("deadlock", None, deadlock_chain(rollout), deadline_exceeded=_since(rollout, start))
+    return blocked(rollout.world, finished, deadlock_chain(rollout) if finished else [],
+                   deadline_exceeded=_since(rollout, start))
 
 
 def _since(rollout: Rollout, start: float) -> float | None:

@@ -1,23 +1,43 @@
-"""`draguard simulate SCENARIO`: the manifests' Deployments running on an inventory, then steps
-one after another, each started once the one before finished:
+"""`draguard simulate SCENARIO`: the manifests' workloads on an inventory, then steps one after
+another, each started once the one before finished:
 
     apiVersion: draguard.io/v1alpha1
     kind: Scenario
     manifests: [deploy.yaml]          # paths relative to the scenario file
     inventory: [inventory.yaml]
+    start: manifests                  # or `empty`, or a cluster dump (draguard audit's format)
     kubeVersion: "1.34"               # optional
     horizon: 3600                     # optional: seconds a step may run
     durations: {start: 2, ready: 5, shutdown: 1}   # optional
     steps:
-    - rollout: {deployment: llm}      # its next revision
+    - update: {deployment: llm}       # its next revision (also `rollout`; or statefulset: NAME)
     - scale: {deployment: llm, replicas: 6}
+    - create: {job: train}            # a workload of the manifests not running yet (wait: false:
+                                      # on at once, else once it is whole or done)
+    - wait: {seconds: 30}
     - drain: {node: gpu-0}
+    - evict: {pod: llm-2-1}
     - deleteNode: {node: gpu-1}
+    - driverStop: {node: gpu-2}       # driverStart, driverRestart {node, seconds}
+    - deviceTaint: {node: gpu-3, key: gpu.example.com/unhealthy, effect: NoExecute}
+
+A workload is named by its kind (`deployment`, `statefulset`, `job`). The start state runs
+the manifests' Deployments and StatefulSets (a Job is started with `create`).
+
+Every step that disturbs the cluster (drain, evict, deleteNode, the driver steps,
+deviceTaint) then waits until every workload is whole again; its verdict says whether that
+happens, and when.
 
 `deleteNode` removes the node and its ResourceSlices at once (the kubelet makes the Node their
 owner); its pods are removed by the pod garbage collector once the node has been gone for its
 quarantine of 40 s (pkg/controller/podgc: quarantineTime 40 s, checked every 20 s, so 40 to 60
-s upstream), and their ReplicaSets replace them elsewhere.
+s upstream), and their controllers replace them elsewhere.
+
+`deviceTaint` adds a DeviceTaintRule (KEP-5055) over the node's devices (or `driver`, `pool`,
+`device`): new claims avoid the devices it taints with NoSchedule or NoExecute, and with
+NoExecute the device taint eviction controller deletes the pods whose allocated devices
+carry it untolerated, after the smallest tolerationSeconds of the tolerations that match it
+(pkg/controller/devicetainteviction).
 
 The scenario's verdict is its first step that does not complete (with that step's verdict and
 certificate), else `completes` with the total time. A step naming what the scenario does not
@@ -27,13 +47,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..dra.devices import DeviceTaintRule, Taint
 from ..dra.inventory import Inventory
+from ..model.claims import tolerations
 from ..model.manifest import Manifest
-from .deployment import Rollout
 from .drain import Drain, budget_of
-from .rollout import Recorded, Verdict, rollout_verdict, start_state
+from .rollout import rollout_verdict
 from .template import ScenarioError
+from .verdict import Recorded, Verdict, blocked
+from .workloads import KINDS, controller_of, start_state
 from .world import Durations
+
+POD_GC_QUARANTINE = 40.0  # pkg/controller/podgc quarantineTime
+WORKLOAD_KEYS = {kind.lower(): kind for kind in KINDS}
 
 
 @dataclass(frozen=True)
@@ -56,18 +82,38 @@ class ScenarioRun(Recorded):
     verdict: Verdict | None = None
 
 
+@dataclass
+class Context:
+    """What the steps act on."""
+
+    world: object
+    running: dict  # (kind, name) -> its controller
+    manifests: list[Manifest]
+    durations: Durations
+    horizon: float
+
+    @property
+    def budgets(self) -> list:
+        controllers = list(self.running.values())
+        return [budget_of(m, controllers) for m in self.manifests if m.kind == "PodDisruptionBudget"]
+
+    def whole(self) -> bool:
+        return all(c.complete() for c in self.running.values())
+
+
 def run_scenario(manifests: list[Manifest], inventory: Inventory, steps: list[Step],
                  durations: Durations = Durations(), horizon: float = 3600.0,
-                 kube_version: str | None = None) -> ScenarioRun:
+                 kube_version: str | None = None, empty: bool = False) -> ScenarioRun:
     from ..core.versions import DEFAULT_KUBE_VERSION
 
-    world, running = start_state(manifests, inventory, durations, horizon, kube_version or DEFAULT_KUBE_VERSION)
-    budgets = [m for m in manifests if m.kind == "PodDisruptionBudget"]
+    world, running = start_state(manifests, inventory, durations, horizon, kube_version or DEFAULT_KUBE_VERSION,
+                                 empty=empty)
+    context = Context(world, {(kind, name): c for (kind, name), c in running.items()}, manifests, durations, horizon)
     run = ScenarioRun(world, world.now, len(world.timeline))
     for step in steps:
         started = world.now
         world.log(f"step {step.kind}", detail=", ".join(f"{k}: {v}" for k, v in step.args.items()))
-        verdict = _STEP[step.kind](step, world, running, manifests, budgets, horizon)
+        verdict = _STEP[step.kind](step, context)
         run.results.append(StepResult(step, started - run.start, verdict))
         if not verdict.ok:
             run.verdict = verdict
@@ -76,53 +122,125 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory, steps: list[St
     return run
 
 
-def _deployment(step: Step, running: dict) -> Rollout:
-    name = step.args.get("deployment")
-    if name not in running:
-        raise ScenarioError(f"{step.where}: {step.kind} names Deployment {name!r}, which the manifests do not hold "
-                            f"(they hold: {', '.join(sorted(running)) or 'none'})")
-    return running[name]
+def _named(step: Step) -> tuple[str, str]:
+    """(kind, name) of the workload a step names."""
+    given = [key for key in step.args if key in WORKLOAD_KEYS]
+    if len(given) != 1:
+        raise ScenarioError(f"{step.where}: {step.kind} names one workload: "
+                            + " or ".join(f"{key}: NAME" for key in WORKLOAD_KEYS))
+    return WORKLOAD_KEYS[given[0]], step.args[given[0]]
 
 
-def _rollout(step, world, running, manifests, budgets, horizon) -> Verdict:
-    rollout = running[step.args["deployment"]] = _deployment(step, running).next_revision()
+def _workload(step: Step, context: Context):
+    kind, name = _named(step)
+    if (kind, name) not in context.running:
+        held = sorted(f"{k} {n}" for k, n in context.running)
+        raise ScenarioError(f"{step.where}: {step.kind} names {kind} {name!r}, which is not running "
+                            f"(running: {', '.join(held) or 'none'})")
+    return context.running[(kind, name)]
+
+
+def _until_whole(context: Context, chain_of=None, settled=lambda: True) -> Verdict:
+    """Run until every workload is whole again (and `settled()`): the verdict, with the pods
+    left Pending."""
+    world, started = context.world, context.world.now
+
+    def done() -> bool:
+        return settled() and context.whole()
+
+    finished = world.run(started + context.horizon, until=done)
+    if done():
+        return Verdict("completes", world.now - started)
+    pending = [p for p in world.pods.values() if p.phase == "Pending"]
+    chain = [f"{len(pending)} pod(s) Pending ({pending[0].name}: {pending[0].why_pending})"] if pending else []
+    return blocked(world, finished, (chain_of() if chain_of else []) + chain)
+
+
+def _create(step: Step, context: Context) -> Verdict:
+    kind, name = _named(step)
+    if (kind, name) in context.running:
+        raise ScenarioError(f"{step.where}: {kind} {name!r} is running already")
+    found = [m for m in context.manifests if m.kind == kind and m.name == name]
+    if not found:
+        raise ScenarioError(f"{step.where}: create names {kind} {name!r}, which the manifests do not hold")
+    controller = controller_of(found[0], context.manifests, context.durations, context.world)
+    context.running[(kind, name)] = controller
+    if step.args.get("wait", True) is False:  # on to the next step at once
+        context.world.settle()
+        return Verdict("completes", 0.0)
+    return _until_whole(context, lambda: [f"Job {name} failed (BackoffLimitExceeded)"]
+                        if getattr(controller, "failed_at", None) is not None else [])
+
+
+def _wait(step: Step, context: Context) -> Verdict:
+    """Time passes: `seconds` of the world running on its own."""
+    seconds = step.args.get("seconds")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds <= 0:
+        raise ScenarioError(f"{step.where}: wait needs seconds: a number > 0")
+    world = context.world
     started = world.now
-    return rollout_verdict(rollout, world.run(started + horizon, until=rollout.complete), started)
+    world.run(started + seconds)
+    world.now = started + seconds
+    return Verdict("completes", float(seconds))
 
 
-def _scale(step, world, running, manifests, budgets, horizon) -> Verdict:
-    current = _deployment(step, running)
+def _update(step: Step, context: Context) -> Verdict:
+    current = _workload(step, context)
+    if not hasattr(current, "next_revision"):
+        raise ScenarioError(f"{step.where}: a Job's pod template cannot be updated (the API refuses it)")
+    kind, name = _named(step)
+    updated = context.running[(kind, name)] = current.next_revision()
+    started = context.world.now
+    if kind == "Deployment":
+        finished = context.world.run(started + context.horizon, until=updated.complete)
+        return rollout_verdict(updated, finished, started)
+    return _until_whole(context)
+
+
+def _scale(step: Step, context: Context) -> Verdict:
+    current = _workload(step, context)
     replicas = step.args.get("replicas")
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise ScenarioError(f"{step.where}: scale needs replicas: a whole number >= 0")
-    current.replicas = current.new.replicas = replicas
-    started = world.now
-    finished = world.run(started + horizon, until=current.complete)
-    if current.complete():
-        return Verdict("completes", world.now - started)
-    pending = [p for p in current.new.pods if p.phase == "Pending"]
-    chain = [f"{len(pending)} pod(s) Pending ({pending[0].name}: {pending[0].why_pending})"] if pending else []
-    return Verdict("deadlock" if finished else "horizon", None, chain)
+    current.scale(replicas)
+    return _until_whole(context)
 
 
-def _node(step: Step, world) -> str:
+def _node(step: Step, context: Context) -> str:
     node = step.args.get("node")
-    if node not in {n.name for n in world.state.inventory.nodes}:
+    if node not in {n.name for n in context.world.state.inventory.nodes}:
         raise ScenarioError(f"{step.where}: {step.kind} names node {node!r}, which is not in the inventory")
     return node
 
 
-def _drain(step, world, running, manifests, budgets, horizon) -> Verdict:
-    node = _node(step, world)
-    drain = Drain(node, world, [budget_of(m, list(running.values())) for m in budgets])
+def _drain(step: Step, context: Context) -> Verdict:
+    node, world = _node(step, context), context.world
+    drain = Drain(world, context.budgets, node=node)
     drain.start()
     started = world.now
-    finished = world.run(started + horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
+    finished = world.run(started + context.horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
     return drain.verdict(finished, started)
 
 
-def _delete_node(step, world, running, manifests, budgets, horizon) -> Verdict:
-    node = _node(step, world)
+def _evict(step: Step, context: Context) -> Verdict:
+    """One pod evicted through the eviction API as `kubectl drain` would (a 429 retried every
+    5 s); then the workloads made whole again."""
+    world, name = context.world, step.args.get("pod")
+    pod = world.pods.get(name)
+    if pod is None or pod.phase == "Gone":
+        live = sorted(n for n, p in world.pods.items() if p.phase != "Gone")
+        raise ScenarioError(f"{step.where}: evict names pod {name!r}, which does not exist (pods: "
+                            f"{', '.join(live[:8]) or 'none'}{', ...' if len(live) > 8 else ''})")
+    drain = Drain(world, context.budgets, pods=[pod])
+    drain.start()
+    started = world.now
+    finished = world.run(started + context.horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
+    verdict = drain.verdict(finished, started)
+    return _until_whole(context) if verdict.ok else verdict
+
+
+def _delete_node(step: Step, context: Context) -> Verdict:
+    node, world = _node(step, context), context.world
     inventory = world.state.inventory
     world.state.invalidate(slices=[s for s in inventory.slices if s.node_name != node],
                            nodes=[n for n in inventory.nodes if n.name != node])
@@ -131,24 +249,101 @@ def _delete_node(step, world, running, manifests, budgets, horizon) -> Verdict:
 
     def collect() -> None:
         for pod in orphans:
-            if pod.phase != "Gone":
-                world.remove(pod, "removed by the pod garbage collector (its node is gone)")
+            world.remove(pod, "removed by the pod garbage collector (its node is gone)")
 
     world.at(world.now + POD_GC_QUARANTINE, collect)
+    return _until_whole(context, settled=lambda: all(p.phase == "Gone" for p in orphans))
+
+
+def _driver_stop(step: Step, context: Context) -> Verdict:
+    context.world.driver_stop(_node(step, context))
+    return _until_whole(context)
+
+
+def _driver_start(step: Step, context: Context) -> Verdict:
+    node = _node(step, context)
+    if node not in context.world.drivers_down:
+        raise ScenarioError(f"{step.where}: the driver on {node} is running")
+    context.world.driver_start(node)
+    return _until_whole(context)
+
+
+def _driver_restart(step: Step, context: Context) -> Verdict:
+    """The driver away for `seconds` (a crash and its restart, or an upgrade's gap)."""
+    node, seconds = _node(step, context), step.args.get("seconds", 10)
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
+        raise ScenarioError(f"{step.where}: driverRestart seconds: a number >= 0")
+    world = context.world
+    world.driver_stop(node)
+    world.at(world.now + seconds, world.driver_start, node)
     started = world.now
-
-    def recovered() -> bool:
-        return all(p.phase == "Gone" for p in orphans) and all(d.complete() for d in running.values())
-
-    finished = world.run(started + horizon, until=recovered)
-    if recovered():
-        return Verdict("completes", world.now - started)
-    pending = [p for p in world.pods.values() if p.phase == "Pending"]
-    chain = [f"{len(pending)} replacement pod(s) Pending ({pending[0].name}: {pending[0].why_pending})"] if pending else []
-    return Verdict("deadlock" if finished else "horizon", None, chain)
+    verdict = _until_whole(context)
+    if verdict.ok and world.now < started + seconds:  # whole all along: the step lasts the restart
+        world.run(started + seconds)
+        verdict = Verdict("completes", world.now - started)
+    return verdict
 
 
-POD_GC_QUARANTINE = 40.0  # pkg/controller/podgc quarantineTime
-_STEP = {"rollout": _rollout, "scale": _scale, "drain": _drain, "deleteNode": _delete_node}
+def _device_taint(step: Step, context: Context) -> Verdict:
+    world, args = context.world, step.args
+    effect = args.get("effect")
+    if effect not in ("NoSchedule", "NoExecute", "None") or not isinstance(args.get("key"), str):
+        raise ScenarioError(f"{step.where}: deviceTaint needs key and effect (NoSchedule, NoExecute or None)")
+    node = _node(step, context) if "node" in args else None
+    slices = world.state.inventory.slices
+    pools = {(s.driver, s.pool) for s in slices if node is None or s.node_name == node}
+    taint = Taint(args["key"], str(args.get("value", "")), effect)
+    rules = [DeviceTaintRule(f"scenario-{len(world.timeline)}-{driver}-{pool}", taint, args.get("driver", driver),
+                             args.get("pool", pool), args.get("device")) for driver, pool in sorted(pools)]
+    world.state.invalidate(taint_rules=world.state.inventory.taint_rules + rules)
+    world.log("devices tainted", detail=f"{taint.key}={taint.value}:{effect} on {node or 'every node'}")
+    doomed = _evict_tainted(world) if effect == "NoExecute" else []
+    return _until_whole(context, settled=lambda: all(p.phase not in ("Starting", "Running") for p in doomed))
+
+
+def _evict_tainted(world) -> list:
+    """The device taint eviction controller: each pod whose allocated devices carry a
+    NoExecute taint it does not tolerate is deleted, after the smallest tolerationSeconds of
+    the tolerations that match the taint (at once with none). The pods it will delete."""
+    doomed = []
+    taints = {(s.driver, s.pool, d.name): d.taints for s in world.state.inventory.slices for d in s.devices}
+    for pod in [p for p in world.pods.values() if p.phase in ("Starting", "Running")]:
+        delays = []
+        for claim in pod.claims:
+            allocation = world.state.allocations.get(claim.key)
+            for result in allocation.results if allocation else ():
+                for taint in taints.get((result.driver, result.pool, result.device), ()):
+                    if taint.effect == "NoExecute":
+                        delays.append(_tolerated_for(taint, result.tolerations or ()))
+        due = [d for d in delays if d is not None]
+        if due:
+            doomed.append(pod)
+        if due and min(due) == 0:
+            _taint_evict(world, pod)
+        elif due:
+            world.at(world.now + min(due), _taint_evict, world, pod)
+    return doomed
+
+
+def _tolerated_for(taint, raw: tuple) -> float | None:
+    """Seconds the tolerations keep a pod on the tainted device: 0 when none matches, the
+    smallest tolerationSeconds among the matching ones, None (for ever) when none of them
+    sets it (as tainteviction's getMinTolerationTime reads them)."""
+    matching = [t for t, parsed in zip(raw, tolerations(list(raw))) if parsed.tolerates(taint)]
+    if not matching:
+        return 0.0
+    seconds = [max(0.0, float(t["tolerationSeconds"])) for t in matching if t.get("tolerationSeconds") is not None]
+    return min(seconds) if seconds else None
+
+
+def _taint_evict(world, pod) -> None:
+    if pod.phase in ("Starting", "Running"):
+        world.log("evicted by the device taint eviction controller", pod.name)
+        world.delete_pod(pod)
+
+
+_STEP = {"wait": _wait, "update": _update, "rollout": _update, "scale": _scale, "create": _create, "drain": _drain,
+         "evict": _evict, "deleteNode": _delete_node, "driverStop": _driver_stop, "driverStart": _driver_start,
+         "driverRestart": _driver_restart, "deviceTaint": _device_taint}
 #: the steps a scenario may take
 STEPS = tuple(_STEP)

@@ -19,11 +19,13 @@ Upstream behaviour mirrored here:
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..core.versions import minor
 from ..dra.devices import Claim
 from ..dra.pools import PoolLayout, PoolView
 from ..dra.state import ClusterState
@@ -119,6 +121,13 @@ class World:
     _queue: list = field(default_factory=list)
     _order: itertools.count = field(default_factory=itertools.count)
     on_change: list = field(default_factory=list)  # controllers: called after each moment
+
+    @classmethod
+    def on(cls, inventory, kube_version: str) -> "World":
+        """An empty world on a copy of `inventory`'s allocation state, with the scheduler of
+        `kube_version`."""
+        return cls(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
+                   pop_from_backoff=minor(kube_version) >= 33)
 
     # -- time --
     def at(self, when: float, action, *args, inert: bool = False) -> None:

@@ -107,4 +107,4 @@ def test_a_deleted_node_s_pods_are_collected_and_replaced_elsewhere(folder):
     (folder / "inventory.yaml").write_text(yaml.safe_dump_all(generate(
         {"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": SPEC}]})))
     stuck = scenario(folder, SCENARIO[:SCENARIO.index("steps:")] + steps).run()
-    assert stuck.verdict.kind == "deadlock" and stuck.verdict.chain[0].startswith("4 replacement pod(s) Pending")
+    assert stuck.verdict.kind == "deadlock" and stuck.verdict.chain[0].startswith("4 pod(s) Pending")

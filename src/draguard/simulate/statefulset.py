@@ -1,0 +1,134 @@
+"""A StatefulSet as its controller drives it (k8s.io/kubernetes
+pkg/controller/statefulset/stateful_set_control.go, updateStatefulSet), on the simulated world.
+
+- Pods are named `<set>-<ordinal>`; a pod is made again under its name only once the old one
+  is gone, so a StatefulSet never surges: its rolling update frees a pod's devices before
+  the replacement asks for them.
+- OrderedReady (the default): pods are made in ordinal order, each only once every lower
+  one is Running and Ready (and available for minReadySeconds); a terminating pod blocks
+  the set until it is gone; surplus pods are deleted from the highest ordinal, one at a
+  time. Parallel: pods are made and deleted without waiting for each other.
+- RollingUpdate (partition 0, maxUnavailable 1): once every pod is healthy, the pod with
+  the highest ordinal not at the update revision is deleted, and the next one only after
+  its replacement is Running and Ready, in both pod management policies. OnDelete: pods
+  take the new revision only when something else deletes them.
+- Complete: every replica at the update revision, ready, none condemned left."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .template import PodTemplate, ScenarioError
+from .world import World
+
+
+@dataclass
+class StatefulSet:
+    name: str
+    replicas: int
+    template: PodTemplate
+    world: World
+    parallel: bool = False  # podManagementPolicy: Parallel
+    on_delete: bool = False  # updateStrategy: OnDelete
+    update_revision: int = 1
+    pods: dict = field(default_factory=dict)  # ordinal -> its current pod
+    revision_of: dict = field(default_factory=dict)  # pod name -> the revision it was made at
+    completed_at: float | None = None
+
+    @property
+    def labels(self) -> dict:
+        return self.template.labels
+
+    def all_pods(self) -> list:
+        return list(self.pods.values())
+
+    def next_revision(self, advance=None) -> "StatefulSet":
+        """spec.template changed: a new update revision, rolled out by reconcile."""
+        self.update_revision += 1
+        self.completed_at = None
+        return self
+
+    def scale(self, replicas: int) -> None:
+        self.replicas = replicas
+        self.completed_at = None
+
+    def reconcile(self) -> None:
+        self._replicas()
+        if self.completed_at is None and self.complete():
+            self.completed_at = self.world.now
+            self.world.log("statefulset ready", detail=f"{self.name}: {self.replicas} replica(s) at revision "
+                                                         f"{self.update_revision}")
+
+    def _healthy(self, pod) -> bool:
+        return pod is not None and pod.available(self.world.now, self.template.min_ready)
+
+    def _replicas(self) -> None:
+        world = self.world
+        for ordinal in range(self.replicas):
+            pod = self.pods.get(ordinal)
+            if pod is None or pod.phase == "Gone":
+                name = f"{self.name}-{ordinal}"
+                pod = self.pods[ordinal] = self.template.pod(name, self.name, world.now)
+                self.revision_of[name] = self.update_revision
+                world.create_pod(pod)
+                if not self.parallel:
+                    return
+                continue
+            if pod.phase == "Terminating" and not self.parallel:
+                return  # wait for graceful termination
+            if not self._healthy(pod) and not self.parallel:
+                return  # OrderedReady: the next ordinal waits for this one
+        condemned = sorted((o for o in self.pods if o >= self.replicas and self.pods[o].phase != "Gone"), reverse=True)
+        for ordinal in condemned:
+            pod = self.pods[ordinal]
+            if pod.phase == "Terminating":
+                if not self.parallel:
+                    return
+                continue
+            if not self.parallel and not all(self._healthy(self.pods.get(o)) for o in range(self.replicas)):
+                return  # OrderedReady scales down only a healthy set
+            world.delete_pod(pod)
+            if not self.parallel:
+                return
+        if condemned or self.on_delete:
+            return
+        for ordinal in reversed(range(self.replicas)):  # the rolling update, highest ordinal first
+            pod = self.pods[ordinal]
+            if self.revision_of[pod.name] != self.update_revision and pod.phase != "Terminating":
+                world.delete_pod(pod)
+                return
+            if not self._healthy(pod):
+                return  # wait for unhealthy pods, the one just replaced among them
+
+    def complete(self) -> bool:
+        live = [p for o, p in self.pods.items() if p.phase != "Gone"]
+        return (len(live) == self.replicas
+                and all(self._healthy(self.pods.get(o)) and self.revision_of[self.pods[o].name] == self.update_revision
+                        for o in range(self.replicas)))
+
+    def pending(self) -> list:
+        return [p for p in self.pods.values() if p.phase == "Pending"]
+
+    def fitted(self) -> str | None:
+        """Why the start state does not fit, or None."""
+        if self.complete():
+            return None
+        pending = self.pending()
+        ready = sum(self._healthy(self.pods.get(o)) for o in range(self.replicas))
+        return (f"{ready} of {self.replicas} pods of StatefulSet '{self.name}' run on the inventory "
+                f"({pending[0].why_pending if pending else 'not ready'})")
+
+
+def statefulset_of(manifest, template: PodTemplate, world: World) -> StatefulSet:
+    spec = manifest.spec
+    policy = spec.get("podManagementPolicy", "OrderedReady")
+    strategy = (spec.get("updateStrategy") or {}).get("type", "RollingUpdate")
+    rolling = (spec.get("updateStrategy") or {}).get("rollingUpdate") or {}
+    if policy not in ("OrderedReady", "Parallel") or strategy not in ("RollingUpdate", "OnDelete"):
+        raise ScenarioError(f"StatefulSet '{manifest.name}': podManagementPolicy {policy!r} / updateStrategy "
+                            f"{strategy!r} is not one the API accepts")
+    if rolling.get("partition") or rolling.get("maxUnavailable") not in (None, 1):
+        raise ScenarioError(f"StatefulSet '{manifest.name}': rollingUpdate partition and maxUnavailable "
+                            "(MaxUnavailableStatefulSet) are not simulated yet")
+    return StatefulSet(manifest.name, int(spec.get("replicas", 1)), template, world, policy == "Parallel",
+                       strategy == "OnDelete")

@@ -1,0 +1,59 @@
+"""What a simulation concludes, and what it recorded: the verdict every command and report
+shares, with the certificate when the steps cannot finish."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from .world import World
+
+
+@dataclass
+class Verdict:
+    kind: str  # completes, deadlock, livelock, stuck, horizon
+    seconds: float | None  # completion time from the step's start; None otherwise
+    chain: list[str] = field(default_factory=list)  # the wait-for chain that holds it
+    remedy: str = ""  # the smallest change that completes, and in how long
+    deadline_exceeded: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "completes"
+
+    @property
+    def said(self) -> str:
+        """The verdict in a line, as every report heads it."""
+        return {"completes": f"completes in {self.seconds:.1f} s" if self.seconds is not None else "completes",
+                "deadlock": "deadlock: nothing can happen any more",
+                "livelock": "livelock: the evictions are refused for ever",
+                "stuck": "stuck: pods stay Terminating while their DRA driver is gone",
+                "horizon": "still moving at the horizon"}[self.kind]
+
+
+def blocked(world: World, finished: bool, chain: list[str], **extra) -> Verdict:
+    """The verdict on steps that did not complete: `stuck` when pods wait for a driver that
+    is gone (whatever else waits on them), `deadlock` when nothing was left to happen,
+    `horizon` when something still was."""
+    stuck = world.stuck()
+    if stuck and finished:
+        nodes = sorted({p.node for p in stuck})
+        head = (f"{len(stuck)} pod(s) stay Terminating on {', '.join(nodes)} ({stuck[0].name}): the DRA driver is "
+                "gone, so their devices are never unprepared and their claims stay allocated")
+        return Verdict("stuck", None, [head] + chain, **extra)
+    return Verdict("deadlock" if finished else "horizon", None, chain if finished else [], **extra)
+
+
+@dataclass
+class Recorded:
+    """What a simulation recorded from its start (the start state took the time before it)."""
+
+    world: World
+    start: float
+    first_record: int  # the timeline's first record of the simulated steps
+
+    def timeline(self) -> list:
+        return [dataclasses.replace(r, time=r.time - self.start) for r in self.world.timeline[self.first_record:]]
+
+    def samples(self) -> list[dict]:
+        return [dict(s, time=s["time"] - self.start) for s in self.world.samples if s["time"] >= self.start]

@@ -1,0 +1,168 @@
+"""StatefulSets and Jobs under their simulated controllers, and the scheduler's node filters:
+the orders, counts and times upstream's controllers produce, on generated MIG nodes (2 GPUs x
+two 3g.20gb slices each: four devices a node)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from draguard.core.errors import InputError
+from draguard.dra.generate import generate
+from draguard.dra.inventory import Inventory
+from draguard.model.manifest import Manifest
+from draguard.simulate.scenario import Step, run_scenario
+from draguard.simulate.template import ScenarioError
+from draguard.simulate.world import Durations
+
+from .test_drain import SPEC
+from .test_rollout import TEMPLATE
+
+PHASES = Durations(start=2, ready=0, shutdown=0, unprepare=0, run=30)
+POD = """
+    metadata: {labels: {app: %(name)s}}
+    spec:
+      terminationGracePeriodSeconds: 30
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: slice}]
+      containers: [{name: main, image: vllm, resources: {claims: [{name: gpu}]}}]
+"""
+
+
+def statefulset(replicas: int = 3, policy: str = "OrderedReady") -> str:
+    return f"""
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: db, namespace: serving}}
+spec:
+  replicas: {replicas}
+  podManagementPolicy: {policy}
+  serviceName: db
+  selector: {{matchLabels: {{app: db}}}}
+  template:""" + textwrap.indent(textwrap.dedent(POD % {"name": "db"}), "    ")
+
+
+def job(parallelism: int, completions: int | None, policy: str | None = None) -> str:
+    extra = (f"\n  completions: {completions}" if completions is not None else "") + \
+        (f"\n  podReplacementPolicy: {policy}" if policy else "")
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: train, namespace: serving}}
+spec:
+  parallelism: {parallelism}{extra}
+  template:""" + textwrap.indent(textwrap.dedent(POD % {"name": "train"}), "    ").replace(
+        "    spec:\n", "    spec:\n      restartPolicy: Never\n", 1)
+
+
+def inventory(nodes: int = 1, **node) -> Inventory:
+    objects = generate({"nodes": [{"namePrefix": "gpu", "count": nodes, "gpus": SPEC, **node}]})
+    return Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(objects)])
+
+
+def manifests(*texts: str) -> list[Manifest]:
+    return [Manifest.from_data(yaml.safe_load(textwrap.dedent(t))) for t in (TEMPLATE, *texts)]
+
+
+def steps(*pairs) -> list[Step]:
+    return [Step(kind, args, f"scenario.yaml:{i + 1}:3") for i, (kind, args) in enumerate(pairs)]
+
+
+def created(run) -> list[tuple[float, str]]:
+    return [(r.time, r.pod) for r in run.world.timeline if r.what == "created"]
+
+
+def test_an_ordered_statefulset_makes_each_pod_once_the_one_before_is_ready():
+    run = run_scenario(manifests(statefulset()), inventory(), [], PHASES)
+    assert created(run) == [(0.0, "db-0"), (2.0, "db-1"), (4.0, "db-2")]
+
+
+def test_a_parallel_statefulset_makes_them_all_at_once():
+    run = run_scenario(manifests(statefulset(policy="Parallel")), inventory(), [], PHASES)
+    assert created(run) == [(0.0, "db-0"), (0.0, "db-1"), (0.0, "db-2")]
+
+
+def test_a_statefulset_rolls_from_the_highest_ordinal_one_pod_at_a_time_under_its_own_name():
+    """Each pod deleted, gone once its containers stopped (0 s here), made again under its name
+    and ready 2 s later; then the next lower ordinal. On a full node it never deadlocks: a
+    StatefulSet does not surge."""
+    run = run_scenario(manifests(statefulset(replicas=4)), inventory(), steps(("update", {"statefulset": "db"})),
+                       PHASES)
+    assert run.verdict.kind == "completes" and run.results[0].verdict.seconds == 8.0
+    start = run.start
+    terminated = [(r.time - start, r.pod) for r in run.world.timeline if r.what == "terminating"]
+    assert terminated == [(0.0, "db-3"), (2.0, "db-2"), (4.0, "db-1"), (6.0, "db-0")]
+
+
+def test_a_statefulset_scales_down_from_the_highest_ordinal():
+    run = run_scenario(manifests(statefulset(replicas=4)), inventory(), steps(("scale", {"statefulset": "db",
+                                                                                       "replicas": 2})), PHASES)
+    assert run.verdict.kind == "completes"
+    assert [r.pod for r in run.world.timeline if r.what == "terminating"] == ["db-3", "db-2"]
+
+
+def test_a_job_runs_its_completions_parallelism_at_a_time():
+    """Six completions, two at a time: three waves of 2 s start-up and 30 s run; each
+    succeeded pod's devices released at once (terminal pods hold nothing)."""
+    run = run_scenario(manifests(job(2, 6)), inventory(), steps(("create", {"job": "train"})), PHASES, empty=True)
+    assert (run.verdict.kind, run.verdict.seconds) == ("completes", 96.0)
+    assert max(sample["devicesAllocated"] for sample in run.world.samples) == 2
+    assert run.world.samples[-1]["devicesAllocated"] == 0
+
+
+def test_a_job_without_completions_is_done_when_a_pod_succeeded_and_none_is_left():
+    run = run_scenario(manifests(job(3, None)), inventory(), steps(("create", {"job": "train"})), PHASES, empty=True)
+    assert (run.verdict.kind, run.verdict.seconds) == ("completes", 32.0)
+    assert len(created(run)) == 3
+
+
+@pytest.mark.parametrize("policy, replacement_at", [("TerminatingOrFailed", 0.0), ("Failed", 20.0)])
+def test_a_job_replaces_an_evicted_pod_as_its_replacement_policy_says(policy, replacement_at):
+    """The evicted pod stops after its 20 s preStop: TerminatingOrFailed makes the replacement
+    at once (it then waits for a device on the full node), Failed only once the pod is gone."""
+    text = job(4, 4, policy).replace("containers: [{name: main,", "containers: [{name: main, lifecycle: "
+                                                                  "{preStop: {sleep: {seconds: 20}}},")
+    run = run_scenario(manifests(text), inventory(), steps(("create", {"job": "train", "wait": False}),
+                                                           ("wait", {"seconds": 10}), ("evict", {"pod": "train-1"})),
+                       Durations(start=2, ready=0, shutdown=0, unprepare=0, run=600), empty=True)
+    evicted_at = next(r.time for r in run.world.timeline if r.what == "evicted")
+    assert next(r.time for r in run.world.timeline if r.pod == "train-5") - evicted_at == replacement_at
+    scheduled = next(r.time for r in run.world.timeline if r.pod == "train-5" and r.what == "scheduled")
+    assert scheduled - evicted_at == 20.0  # the device is free only once the evicted pod is gone
+
+
+def test_a_node_selector_and_taints_keep_pods_off_nodes():
+    """gpu-0 is tainted NoSchedule; the pods select gpu-1 by label or tolerate the taint."""
+    objects = generate({"nodes": [{"namePrefix": "gpu", "count": 2, "gpus": SPEC}]})
+    for o in objects:
+        if o["kind"] == "Node" and o["metadata"]["name"] == "gpu-0":
+            o["spec"] = {"taints": [{"key": "team", "value": "a", "effect": "NoSchedule"}]}
+    pool = Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(objects)])
+    base = statefulset(replicas=4, policy="Parallel")
+    run = run_scenario(manifests(base), pool, [], PHASES)
+    assert {p.node for p in run.world.pods.values()} == {"gpu-1"}
+    tolerant = base.replace("      terminationGracePeriodSeconds: 30", "      terminationGracePeriodSeconds: 30\n"
+                            "      tolerations: [{key: team, operator: Exists}]")
+    run = run_scenario(manifests(tolerant), pool, [], PHASES)
+    assert {p.node for p in run.world.pods.values()} == {"gpu-0"}
+    pinned = base.replace("      terminationGracePeriodSeconds: 30", "      terminationGracePeriodSeconds: 30\n"
+                          "      nodeSelector: {kubernetes.io/hostname: gpu-0}")
+    with pytest.raises(ScenarioError, match=r"0 of 4 pods .* \(node\(s\) had untolerated taint\(s\)\)"):
+        run_scenario(manifests(pinned), pool, [], PHASES)
+
+
+def test_bad_workloads_are_refused_with_the_reason():
+    with pytest.raises(ScenarioError, match="Indexed completion is not simulated yet"):
+        run_scenario(manifests(job(1, 1).replace("  parallelism: 1", "  parallelism: 1\n  completionMode: Indexed")),
+                     inventory(), steps(("create", {"job": "train"})), PHASES, empty=True)
+    with pytest.raises(ScenarioError, match="a Job's pod template cannot be updated"):
+        run_scenario(manifests(job(1, 1)), inventory(), steps(("create", {"job": "train"}),
+                                                              ("update", {"job": "train"})), PHASES, empty=True)
+    with pytest.raises(ScenarioError, match="scenario.yaml:1:3: create names Job 'x'"):
+        run_scenario(manifests(job(1, 1)), inventory(), steps(("create", {"job": "x"})), PHASES, empty=True)
+    with pytest.raises(InputError, match="required node affinity"):
+        bad = statefulset().replace("      terminationGracePeriodSeconds: 30", "      terminationGracePeriodSeconds: 30\n"
+                                    "      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                                    "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Gt, values: [x]}]}]}}}")
+        run_scenario(manifests(bad), inventory(), [], PHASES)
