@@ -33,6 +33,7 @@ from draguard.model.teardown import pod_gone_after
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "harness" / "control-plane" / "build.sh"
 FEATURE_GATES = "DRAPartitionableDevices=true,DRAConsumableCapacity=true,DRADeviceBindingConditions=true"
+RUN_SECONDS = "fidelity.draguard.io/run-seconds"  # a pod that exits 0 this long after it runs
 CONTROLLERS = ("resourceclaim-controller,deployment-controller,replicaset-controller,disruption-controller,"
                "garbage-collector-controller,pod-garbage-collector-controller,statefulset-controller,job-controller")
 
@@ -182,10 +183,15 @@ class FakeKubelet(threading.Thread):
     """Plays the kubelet for `nodes`: Ready nodes, Running pods, modelled teardown."""
 
     def __init__(self, plane: ControlPlane, nodes: list[dict], start_seconds: float = 0.0):
-        """`start_seconds`: from first seeing a pod on its node to Running and Ready."""
+        """`start_seconds`: from first seeing a pod on its node to Running and Ready. A pod
+        whose template carries the RUN_SECONDS annotation succeeds that long after it runs
+        (a Job's). On a node in `driver_down` the DRA driver is gone: no pod starts there and
+        a deleted pod is never removed (its devices cannot be unprepared), as the kubelet does."""
         super().__init__(daemon=True)
         self.plane, self.nodes, self.start_seconds = plane, nodes, start_seconds
         self.seen: dict[str, float] = {}
+        self.running_since: dict[str, float] = {}
+        self.driver_down: set[str] = set()
         self.core = client.CoreV1Api(plane.api())
         self.stopping = threading.Event()
         self.errors: list[str] = []
@@ -212,8 +218,17 @@ class FakeKubelet(threading.Thread):
                 self.errors.append(str(exc))
             self.stopping.wait(0.3)
 
+    def driver(self, node: str, up: bool) -> None:
+        if up:
+            self.driver_down.discard(node)
+            self.seen = {uid: time.monotonic() for uid in self.seen}  # prepare is retried now
+        else:
+            self.driver_down.add(node)
+
     def _step(self, pod) -> None:
         meta = pod.metadata
+        if pod.spec.node_name in self.driver_down:
+            return
         if meta.deletion_timestamp is not None:
             # the pod is gone once its last container stopped, in the kubelet's order (every
             # preStop at once, sidecars after the main containers), for processes that exit
@@ -225,6 +240,19 @@ class FakeKubelet(threading.Thread):
                 self.core.delete_namespaced_pod(meta.name, meta.namespace, grace_period_seconds=0)
             return
         first = self.seen.setdefault(meta.uid, time.monotonic())
+        run = (meta.annotations or {}).get(RUN_SECONDS)
+        if pod.status.phase == "Running" and run is not None:
+            since = self.running_since.setdefault(meta.uid, time.monotonic())
+            if time.monotonic() - since >= float(run):
+                self.core.patch_namespaced_pod_status(meta.name, meta.namespace, {"status": {
+                    "phase": "Succeeded",
+                    "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted",
+                                    "lastTransitionTime": _now()}],
+                    "containerStatuses": [{"name": c.name, "image": c.image, "imageID": "", "ready": False,
+                                           "restartCount": 0, "started": False, "state": {"terminated": {
+                                               "exitCode": 0, "reason": "Completed", "startedAt": _now(),
+                                               "finishedAt": _now()}}} for c in pod.spec.containers]}})
+            return
         if pod.status.phase == "Pending" and time.monotonic() - first >= self.start_seconds:
             self.core.patch_namespaced_pod_status(meta.name, meta.namespace, {"status": {
                 "phase": "Running", "startTime": _now(),

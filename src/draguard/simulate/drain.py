@@ -43,12 +43,13 @@ class Budget:
     min_available: object
     max_unavailable: object
     expected: int  # the pods its workloads want (the controllers' scale)
-    disrupted: set = field(default_factory=set)  # evicted, not gone yet
+    #: pod name -> the evicted pod, until it is gone (a StatefulSet's replacement has its name)
+    disrupted: dict = field(default_factory=dict)
 
     def allowed(self, pods) -> tuple[int, int, int]:
         """(disruptionsAllowed, currentHealthy, desiredHealthy) over `pods`."""
         healthy = sum(1 for p in pods if p.phase == "Running" and p.ready_since is not None
-                      and matches(self.selector, p.labels) and p.name not in self.disrupted)
+                      and matches(self.selector, p.labels) and self.disrupted.get(p.name) is not p)
         if self.max_unavailable is not None:
             desired = self.expected - scaled_value(self.max_unavailable, self.expected, round_up=True)
         else:
@@ -101,7 +102,7 @@ class Drain:
                 self._retries += 1
                 self.world.at(self.world.now + DRAIN_RETRY, self._retry, pod)
                 return
-            budgets[0].disrupted.add(pod.name)
+            budgets[0].disrupted[pod.name] = pod
         self.refused.pop(pod.name, None)
         self.world.log("evicted", pod.name)
         self.world.delete_pod(pod)
@@ -125,7 +126,7 @@ class Drain:
 
     def _check_done(self) -> None:
         for budget in self.budgets:  # the disruption controller forgets evicted pods once they are gone
-            budget.disrupted = {n for n in budget.disrupted if self.world.pods[n].phase != "Gone"}
+            budget.disrupted = {n: p for n, p in budget.disrupted.items() if p.phase != "Gone"}
         if self.done_at is None and all(p.phase == "Gone" for p in self.evicting.values()):
             self.done_at = self.world.now
             self.world.log("drained" if self.node else "evicted pod(s) gone", detail=self.node or "")

@@ -16,6 +16,7 @@ another, each started once the one before finished:
                                       # on at once, else once it is whole or done)
     - wait: {seconds: 30}
     - drain: {node: gpu-0}
+    - uncordon: {node: gpu-0}         # a node cordoned by a drain, or by spec.unschedulable
     - evict: {pod: llm-2-1}
     - deleteNode: {node: gpu-1}
     - driverStop: {node: gpu-2}       # driverStart, driverRestart {node, seconds}
@@ -239,6 +240,15 @@ def _evict(step: Step, context: Context) -> Verdict:
     return _until_whole(context) if verdict.ok else verdict
 
 
+def _uncordon(step: Step, context: Context) -> Verdict:
+    """`kubectl uncordon`: the node takes new pods again."""
+    node, world = _node(step, context), context.world
+    world.state.uncordon(node)
+    world.log("uncordoned", detail=node)
+    world.wake_waiting()
+    return _until_whole(context)
+
+
 def _delete_node(step: Step, context: Context) -> Verdict:
     node, world = _node(step, context), context.world
     inventory = world.state.inventory
@@ -343,7 +353,7 @@ def _taint_evict(world, pod) -> None:
 
 
 _STEP = {"wait": _wait, "update": _update, "rollout": _update, "scale": _scale, "create": _create, "drain": _drain,
-         "evict": _evict, "deleteNode": _delete_node, "driverStop": _driver_stop, "driverStart": _driver_start,
+         "evict": _evict, "uncordon": _uncordon, "deleteNode": _delete_node, "driverStop": _driver_stop, "driverStart": _driver_start,
          "driverRestart": _driver_restart, "deviceTaint": _device_taint}
 #: the steps a scenario may take
 STEPS = tuple(_STEP)
