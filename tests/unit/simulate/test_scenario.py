@@ -4,6 +4,7 @@ verdict of the first that does not complete, and a scenario's mistakes at file:l
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -68,9 +69,11 @@ def test_a_scenario_that_fits_completes_with_the_total_time(folder):
     (("durations: {start: 2, ready: 5}", "durations: {boot: 2}"), "scenario.yaml:6:13: durations: unknown phase"),
     (("kubeVersion: \"1.34\"", "kubeVersion: \"1.9\""), "scenario.yaml:5:1: unsupported Kubernetes version"),
     (("inventory: [inventory.yaml]", "inventory: inventory.yaml"), "scenario.yaml:4:1: inventory: a list of paths"),
+    (("kubeVersion: \"1.34\"", "start: full"), "scenario.yaml:5:1: start: manifests (their Deployments and "
+                                                "StatefulSets running) or empty"),
 ])
 def test_mistakes_are_reported_at_their_line_and_column(folder, change, message):
-    with pytest.raises(InputError, match=message.replace("(", r"\(")):
+    with pytest.raises(InputError, match=re.escape(message)):
         scenario(folder, SCENARIO.replace(*change))
 
 
