@@ -188,9 +188,6 @@ class Rollout:
             self.world.log("ProgressDeadlineExceeded", detail=f"no progress for {self.progress_deadline:.0f} s "
                                                                 "(the rollout is not rolled back)")
 
-    def all_pods(self) -> list:
-        return [p for rs in self.sets for p in rs.pods]
-
     def scale(self, replicas: int) -> None:
         """spec.replicas changed (outside a rollout: the new ReplicaSet takes it all)."""
         self.replicas = self.new.replicas = replicas

@@ -45,9 +45,6 @@ class Job:
         """The pods a PodDisruptionBudget expects of it."""
         return self.parallelism
 
-    def all_pods(self) -> list:
-        return self.pods
-
     def scale(self, parallelism: int) -> None:
         self.parallelism = parallelism
 
@@ -89,9 +86,6 @@ class Job:
         if self.completions is not None:
             return self.succeeded() >= self.completions
         return self.succeeded() > 0 and not any(p.active for p in self.pods)
-
-    def fitted(self) -> str | None:
-        return None  # a Job is created by a step, not part of the start state
 
 
 def job_of(manifest, template: PodTemplate, world: World) -> Job:

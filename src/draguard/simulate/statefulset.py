@@ -39,9 +39,6 @@ class StatefulSet:
     def labels(self) -> dict:
         return self.template.labels
 
-    def all_pods(self) -> list:
-        return list(self.pods.values())
-
     def next_revision(self, advance=None) -> "StatefulSet":
         """spec.template changed: a new update revision, rolled out by reconcile."""
         self.update_revision += 1
@@ -106,14 +103,11 @@ class StatefulSet:
                 and all(self._healthy(self.pods.get(o)) and self.revision_of[self.pods[o].name] == self.update_revision
                         for o in range(self.replicas)))
 
-    def pending(self) -> list:
-        return [p for p in self.pods.values() if p.phase == "Pending"]
-
     def fitted(self) -> str | None:
         """Why the start state does not fit, or None."""
         if self.complete():
             return None
-        pending = self.pending()
+        pending = [p for p in self.pods.values() if p.phase == "Pending"]
         ready = sum(self._healthy(self.pods.get(o)) for o in range(self.replicas))
         return (f"{ready} of {self.replicas} pods of StatefulSet '{self.name}' run on the inventory "
                 f"({pending[0].why_pending if pending else 'not ready'})")
