@@ -182,13 +182,14 @@ class ControlPlane:
 class FakeKubelet(threading.Thread):
     """Plays the kubelet for `nodes`: Ready nodes, Running pods, modelled teardown."""
 
-    def __init__(self, plane: ControlPlane, nodes: list[dict], start_seconds: float = 0.0):
+    def __init__(self, plane: ControlPlane, nodes: list[dict], start_seconds: float = 0.0, every: float = 0.3):
         """`start_seconds`: from first seeing a pod on its node to Running and Ready. A pod
         whose template carries the RUN_SECONDS annotation succeeds that long after it runs
         (a Job's). On a node in `driver_down` the DRA driver is gone: no pod starts there and
-        a deleted pod is never removed (its devices cannot be unprepared), as the kubelet does."""
+        a deleted pod is never removed (its devices cannot be unprepared), as the kubelet does.
+        `every`: seconds between its looks at the pods."""
         super().__init__(daemon=True)
-        self.plane, self.nodes, self.start_seconds = plane, nodes, start_seconds
+        self.plane, self.nodes, self.start_seconds, self.every = plane, nodes, start_seconds, every
         self.seen: dict[str, float] = {}
         self.running_since: dict[str, float] = {}
         self.driver_down: set[str] = set()
@@ -216,7 +217,7 @@ class FakeKubelet(threading.Thread):
                         self._step(pod)
             except Exception as exc:  # keep playing; the test reports what it saw
                 self.errors.append(str(exc))
-            self.stopping.wait(0.3)
+            self.stopping.wait(self.every)
 
     def driver(self, node: str, up: bool) -> None:
         if up:

@@ -31,7 +31,7 @@ START = 2.0  # the fake kubelet's start-up: Running and Ready this long after it
 LABEL = "fidelity.draguard.io/scenario"
 STILL = 12.0  # seconds without a change after which the plane is taken to be done moving
 POLL = 0.5  # each scenario's polling: those side by side must leave the 2 cores to the plane
-BATCH = 5  # scenarios side by side: more load the plane enough to delay its controllers by seconds
+BATCH = 4  # scenarios side by side: more load the plane enough to delay its controllers by seconds
 
 
 @dataclass
@@ -92,7 +92,7 @@ class Plane:
         self.plane, self.scenarios = plane, scenarios
         self.nodes = {s.key: s.objects()[1] for s in scenarios}
         self.kubelet = FakeKubelet(plane, [o for objs in self.nodes.values() for o in objs if o["kind"] == "Node"],
-                                   start_seconds=START)
+                                   start_seconds=START, every=0.1)
 
     def run(self) -> dict[str, Outcome]:
         self.kubelet.register_nodes()
@@ -192,8 +192,7 @@ class _Run:
             self.apps.patch_namespaced_deployment(name, self.ns, patch)
         else:
             self.apps.patch_namespaced_stateful_set(name, self.ns, patch)
-        time.sleep(0.5)  # the controllers observe the new generation
-        return self._settle()
+        return self._settle()  # whole once the controller observed the new generation
 
     _rollout = _update
 
@@ -204,7 +203,6 @@ class _Run:
             self.apps.patch_namespaced_deployment(name, self.ns, patch)
         else:
             self.apps.patch_namespaced_stateful_set(name, self.ns, patch)
-        time.sleep(0.5)
         return self._settle()
 
     def _create(self, args: dict, own) -> str:
