@@ -56,7 +56,12 @@ def run(args) -> int:
         from ..engine.scenario import load_scenario
 
         scenario = load_scenario(args.what)
-        simulation = scenario.run(args.horizon)
+        dump = None
+        if scenario.dump_path:
+            from ..cluster.dump import read_dump
+
+            dump = read_dump(scenario.dump_path)[0].manifests
+        simulation = scenario.run(args.horizon, dump)
         heading, subtitle = f"scenario {args.what}", ", ".join(s.step.kind for s in simulation.results) or "no step"
         return _report(args, simulation, heading, subtitle)
     if not args.inventory or not args.paths:

@@ -23,19 +23,21 @@ _DURATIONS = ("pull", "start", "ready", "shutdown", "unprepare", "run")
 @dataclass
 class Scenario:
     manifests: list[Manifest]
-    inventory: Inventory
+    inventory: Inventory | None  # None: the dump's
     steps: list[Step]
     durations: Durations
     horizon: float
     kube_version: str | None
     empty: bool = False  # start: empty (nothing runs before the steps)
+    dump_path: str | None = None  # start: {dump: PATH}, read by the caller (the cluster layer reads dumps)
 
-    def run(self, horizon: float | None = None):
-        """The steps run (`horizon`: the command line's, over the file's); InputError for what
-        the scenario names that is not there."""
+    def run(self, horizon: float | None = None, dump: list[Manifest] | None = None):
+        """The steps run (`horizon`: the command line's, over the file's; `dump`: the objects
+        of the dump the scenario starts from); InputError for what the scenario names that is
+        not there."""
         try:
             return run_scenario(self.manifests, self.inventory, self.steps, self.durations,
-                                horizon or self.horizon, self.kube_version, empty=self.empty)
+                                horizon or self.horizon, self.kube_version, empty=self.empty, dump=dump)
         except ScenarioError as exc:
             raise InputError(str(exc)) from None
 
@@ -50,10 +52,17 @@ def load_scenario(path: str) -> Scenario:
 
     if spec.get("apiVersion") != API_VERSION or spec.get("kind") != KIND:
         fail(f"a scenario is apiVersion: {API_VERSION}, kind: {KIND}", spec, "kind" if "kind" in spec else None)
+    start = spec.get("start", "manifests")
+    dump = start.get("dump") if isinstance(start, dict) and len(start) == 1 else None
+    if start not in ("manifests", "empty") and not isinstance(dump, str):
+        fail("start: manifests (their Deployments and StatefulSets running), empty, or {dump: PATH} (a cluster "
+             "dump, relative to the scenario file)", spec, "start")
     paths = {}
     for key in ("manifests", "inventory"):
-        value = spec.get(key)
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        value = spec.get(key, [] if dump else None)
+        if key == "inventory" and dump and value:
+            fail("inventory: a scenario starting from a dump takes the dump's nodes and slices", spec, key)
+        if not isinstance(value, list) or not (value or dump) or not all(isinstance(v, str) for v in value):
             fail(f"{key}: a list of paths (relative to the scenario file)", spec, key if key in spec else None)
         paths[key] = [os.path.join(here, v) for v in value]
     kube_version = spec.get("kubeVersion")
@@ -65,14 +74,12 @@ def load_scenario(path: str) -> Scenario:
     horizon = spec.get("horizon", 3600)
     if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) or horizon <= 0:
         fail("horizon: seconds, a number > 0", spec, "horizon")
-    start = spec.get("start", "manifests")
-    if start not in ("manifests", "empty"):
-        fail("start: manifests (their Deployments and StatefulSets running) or empty", spec, "start")
     durations = _durations(spec, fail)
     steps = _steps(doc, spec, fail)
-    manifests = load_manifests(paths["manifests"], "manifests")
-    inventory = load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
-    return Scenario(manifests, inventory, steps, durations, float(horizon), kube_version, start == "empty")
+    manifests = load_manifests(paths["manifests"], "manifests") if paths["manifests"] else []
+    inventory = None if dump else load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
+    return Scenario(manifests, inventory, steps, durations, float(horizon), kube_version, start == "empty",
+                    os.path.join(here, dump) if dump else None)
 
 
 def _single(path: str) -> list[Manifest]:

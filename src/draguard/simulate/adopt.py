@@ -101,12 +101,12 @@ def _foreign(pod: Manifest, durations: Durations) -> Pod:
 def _allocations(pod: Manifest, sim: Pod, claims: dict, adopted: set) -> list[tuple[str, AllocationResult]]:
     """(the simulated claim's key, the dump claim's allocation) for each of the pod's claims."""
     out = []
-    for index, (_, entry, claim_name) in enumerate(claim_entries(pod)):
+    for _, entry, claim_name in claim_entries(pod):
         dumped = claims.get((pod.namespace, claim_name))
         if dumped is None:
             continue
         adopted.add((pod.namespace, claim_name))
-        mine = next((c for c in sim.claims if c.name in (f"{sim.name}-{entry}", claim_name)), None)
+        mine = next((c for c in sim.claims if c.name in (f"{sim.name}-{entry.get('name')}", claim_name)), None)
         if mine is not None:
             out.append((mine.key, _result(mine, allocation_results(dumped))))
     return out

@@ -5,7 +5,7 @@ another, each started once the one before finished:
     kind: Scenario
     manifests: [deploy.yaml]          # paths relative to the scenario file
     inventory: [inventory.yaml]
-    start: manifests                  # or `empty`, or a cluster dump (draguard audit's format)
+    start: manifests                  # or `empty`, or {dump: PATH}: a cluster dump (draguard audit's)
     kubeVersion: "1.34"               # optional
     horizon: 3600                     # optional: seconds a step may run
     durations: {start: 2, ready: 5, shutdown: 1}   # optional
@@ -52,6 +52,7 @@ from ..dra.devices import DeviceTaintRule, Taint
 from ..dra.inventory import Inventory
 from ..model.claims import tolerations
 from ..model.manifest import Manifest
+from .adopt import dump_state
 from .drain import Drain, budget_of
 from .rollout import rollout_verdict
 from .template import ScenarioError
@@ -102,13 +103,20 @@ class Context:
         return all(c.complete() for c in self.running.values())
 
 
-def run_scenario(manifests: list[Manifest], inventory: Inventory, steps: list[Step],
+def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: list[Step],
                  durations: Durations = Durations(), horizon: float = 3600.0,
-                 kube_version: str | None = None, empty: bool = False) -> ScenarioRun:
+                 kube_version: str | None = None, empty: bool = False, dump: list[Manifest] | None = None) -> ScenarioRun:
+    """The steps from the start state: the manifests' workloads running on `inventory`,
+    nothing (`empty`), or the cluster `dump` as it was (its own inventory; the manifests add
+    templates, budgets and workloads to create)."""
     from ..core.versions import DEFAULT_KUBE_VERSION
 
-    world, running = start_state(manifests, inventory, durations, horizon, kube_version or DEFAULT_KUBE_VERSION,
-                                 empty=empty)
+    release = kube_version or DEFAULT_KUBE_VERSION
+    if dump is not None:
+        world, running = dump_state(dump, manifests, durations, horizon, release)
+        manifests = dump + manifests
+    else:
+        world, running = start_state(manifests, inventory, durations, horizon, release, empty=empty)
     context = Context(world, {(kind, name): c for (kind, name), c in running.items()}, manifests, durations, horizon)
     run = ScenarioRun(world, world.now, len(world.timeline))
     for step in steps:

@@ -47,7 +47,7 @@ def template_of(workload: Manifest, templates: dict[str, Manifest], durations: D
     site = sites[0]
     grace, _ = site.grace_period
     return PodTemplate(_made(site, templates), workload.namespace or "", durations,
-                       _stop_after(grace, site.spec, durations.shutdown),
+                       stop_after(grace, site.spec, durations.shutdown),
                        float(workload.spec.get("minReadySeconds", 0) or 0), dict(site.labels), NodeFit.of(site),
                        completes=workload.kind == "Job")
 
@@ -68,7 +68,7 @@ def _made(site: PodSite, templates: dict[str, Manifest]) -> list:
     return made
 
 
-def _stop_after(grace: float, spec: dict, shutdown: float) -> float:
+def stop_after(grace: float, spec: dict, shutdown: float) -> float:
     """model.teardown's schedule, with `shutdown` seconds from SIGTERM to exit (cut at SIGKILL)."""
     stopped = schedule(grace, stopping_of(spec))
     if not stopped:

@@ -189,6 +189,29 @@ class World:
         self._pending[pod.name] = pod
         self.log("created", pod.name)
 
+    def adopt(self, pod: Pod, node: str | None, allocations: list, ready: bool = True, deleting: bool = False) -> None:
+        """A pod found running (a cluster dump's): on `node`, its claims allocated as
+        `allocations` ((claim key, AllocationResult)) say; a pod without a node is created
+        Pending instead, and one being deleted terminates from now."""
+        if node is None:
+            self.create_pod(pod)
+            return
+        pod.phase, pod.node = "Running", node
+        self._phases["Running"] += 1
+        self.pods[pod.name] = pod
+        for key, allocation in allocations:
+            self.state.commit(key, allocation)
+            held = [Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in allocation.results if not r.admin_access]
+            self.holds.extend(held)
+            self._holding.setdefault(pod.name, []).extend(held)
+        self.log("adopted", pod.name, node)
+        if deleting:
+            self.delete_pod(pod)
+        elif ready:
+            pod.ready_since = self.now
+        else:
+            self.at(self.now + pod.durations.ready, self._ready, pod)
+
     def delete_pod(self, pod: Pod) -> None:
         """A deletion: a pod not yet on a node is gone at once; a scheduled one terminates."""
         if pod.phase == "Pending":

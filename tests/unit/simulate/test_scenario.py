@@ -70,7 +70,7 @@ def test_a_scenario_that_fits_completes_with_the_total_time(folder):
     (("kubeVersion: \"1.34\"", "kubeVersion: \"1.9\""), "scenario.yaml:5:1: unsupported Kubernetes version"),
     (("inventory: [inventory.yaml]", "inventory: inventory.yaml"), "scenario.yaml:4:1: inventory: a list of paths"),
     (("kubeVersion: \"1.34\"", "start: full"), "scenario.yaml:5:1: start: manifests (their Deployments and "
-                                                "StatefulSets running) or empty"),
+                                                "StatefulSets running), empty, or {dump: PATH}"),
 ])
 def test_mistakes_are_reported_at_their_line_and_column(folder, change, message):
     with pytest.raises(InputError, match=re.escape(message)):
