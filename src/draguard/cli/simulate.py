@@ -14,17 +14,19 @@ DEFAULT_HORIZON = 3600.0
 
 
 def arguments(name, parser) -> None:
-    parser.add_argument("what", metavar="SCENARIO|rollout|drain",
+    parser.add_argument("what", metavar="SCENARIO|rollout|drain|scale",
                         help="a scenario file (manifests, inventory, steps); or rollout: the Deployment's next "
                              "revision rolled out; or drain NODE: the node drained (cordon, evictions through the "
-                             "PodDisruptionBudgets)")
+                             "PodDisruptionBudgets); or scale REPLICAS: the Deployment (or StatefulSet) scaled")
     parser.add_argument("paths", nargs="*", metavar="MANIFESTS",
-                        help="rollout and drain (the node's name first): the Deployments, the "
-                             "ResourceClaimTemplates (and DeviceClasses) they use, and their PodDisruptionBudgets")
+                        help="rollout, drain and scale (the node's name or the replicas first): the workloads, "
+                             "the ResourceClaimTemplates (and DeviceClasses) they use, and their "
+                             "PodDisruptionBudgets")
     parser.add_argument("--inventory", action="append", metavar="PATH",
                         help="rollout and drain: ResourceSlices and Nodes (`draguard inventory generate`, or a "
                              "cluster's)")
-    parser.add_argument("--deployment", metavar="NAME", help="rollout: which Deployment, when there are several")
+    parser.add_argument("--deployment", metavar="NAME",
+                        help="rollout and scale: which workload, when there are several")
     parser.add_argument("--horizon", type=float, metavar="SECONDS",
                         help="stop a step still moving after this long (default 3600, or the scenario's)")
     parser.add_argument("--start", type=float, metavar="SECONDS", help="pod start-up time (default 2)")
@@ -44,7 +46,7 @@ def run(args) -> int:
     defaults = Durations()
     durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
                           shutdown=_or(args.shutdown, defaults.shutdown))
-    if args.what not in ("rollout", "drain"):
+    if args.what not in ("rollout", "drain", "scale"):
         if args.paths or args.inventory:
             raise UsageError("a scenario file names its manifests and inventory itself")
         given = [flag for flag, value in (("--start", args.start), ("--ready", args.ready), ("--shutdown", args.shutdown),
@@ -72,6 +74,10 @@ def run(args) -> int:
         simulation = simulate_drain(args.paths[0], args.paths[1:], args.inventory, durations,
                                     args.horizon or DEFAULT_HORIZON, args.kube_version)
         heading, subtitle = f"drain of node {simulation.node}", "cordon, then evictions through the budgets"
+    elif args.what == "scale":
+        simulation, heading = simulate_scale(args.paths[0], args.paths[1:], args.inventory, args.deployment, durations,
+                                             args.horizon or DEFAULT_HORIZON, args.kube_version)
+        subtitle = "the workload's controller, the scheduler and the kubelet until it is whole again"
     else:
         progress = for_run(args.format)
         try:
@@ -128,6 +134,32 @@ def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], dura
         return run_drain(node, manifests, inventory, durations or Durations(), horizon, release)
     except (ScenarioError, ModelError) as exc:
         raise InputError(f"drain of {node}: {exc}") from None
+
+
+def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], name: str | None = None,
+                   durations=None, horizon: float = 3600.0, kube_version: str | None = None):
+    """(the scale of a Deployment or StatefulSet of `paths` to `replicas`, run as a one-step
+    scenario; its heading)."""
+    from ..dra.devices import ModelError
+    from ..simulate.scenario import Step, run_scenario
+    from ..simulate.template import ScenarioError
+    from ..simulate.world import Durations
+
+    if not replicas.isdigit() or not paths:
+        raise UsageError("draguard simulate scale REPLICAS MANIFESTS... --inventory INV: the replicas (a whole "
+                         "number), then the manifests")
+    manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
+    workloads = [m for m in manifests if m.kind in ("Deployment", "StatefulSet") and (name is None or m.name == name)]
+    if len(workloads) != 1:
+        raise UsageError(f"{len(workloads)} Deployments or StatefulSets{f' named {name}' if name else ''} in the "
+                         "manifests: name one with --deployment")
+    workload = workloads[0]
+    step = Step("scale", {workload.kind.lower(): workload.name, "replicas": int(replicas)})
+    try:
+        run = run_scenario(manifests, inventory, [step], durations or Durations(), horizon, release)
+    except (ScenarioError, ModelError) as exc:
+        raise InputError(f"scale of {workload.name}: {exc}") from None
+    return run, f"scale of {workload.kind} {workload.name} to {replicas}"
 
 
 def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,

@@ -4,6 +4,7 @@ file:line:column, before anything is simulated (the format: simulate.scenario)."
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -13,7 +14,7 @@ from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..simulate.template import ScenarioError
 from ..simulate.scenario import STEPS, Step, run_scenario
-from ..simulate.world import Durations
+from ..simulate.world import Durations, Timings
 from .inventory import load_inventory, load_manifests
 
 API_VERSION, KIND = "draguard.io/v1alpha1", "Scenario"
@@ -25,7 +26,7 @@ class Scenario:
     manifests: list[Manifest]
     inventory: Inventory | None  # None: the dump's
     steps: list[Step]
-    durations: Durations
+    durations: Timings
     horizon: float
     kube_version: str | None
     empty: bool = False  # start: empty (nothing runs before the steps)
@@ -74,11 +75,16 @@ def load_scenario(path: str) -> Scenario:
     horizon = spec.get("horizon", 3600)
     if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) or horizon <= 0:
         fail("horizon: seconds, a number > 0", spec, "horizon")
-    durations = _durations(spec, fail)
+    durations = Durations(**_given(spec, "durations", "durations", fail))
+    own = spec.get("workloadDurations", {})
+    if not isinstance(own, dict):
+        fail("workloadDurations: a mapping of workload name -> phase -> seconds", spec, "workloadDurations")
+    timings = Timings(durations, tuple((str(name), dataclasses.replace(
+        durations, **_given(own, name, f"workloadDurations.{name}", fail))) for name in own))
     steps = _steps(doc, spec, fail)
     manifests = load_manifests(paths["manifests"], "manifests") if paths["manifests"] else []
     inventory = None if dump else load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
-    return Scenario(manifests, inventory, steps, durations, float(horizon), kube_version, start == "empty",
+    return Scenario(manifests, inventory, steps, timings, float(horizon), kube_version, start == "empty",
                     os.path.join(here, dump) if dump else None)
 
 
@@ -89,16 +95,18 @@ def _single(path: str) -> list[Manifest]:
     return documents
 
 
-def _durations(spec: dict, fail) -> Durations:
-    given = spec.get("durations", {})
+def _given(parent: dict, key, where: str, fail) -> dict:
+    """phase -> seconds of the durations mapping parent[key], each checked at its line and
+    column."""
+    given = parent.get(key, {})
     if not isinstance(given, dict):
-        fail("durations: a mapping of phase -> seconds", spec, "durations")
+        fail(f"{where}: a mapping of phase -> seconds", parent, key)
     for key, value in given.items():
         if key not in _DURATIONS:
-            fail(f"durations: unknown phase {key!r} (phases: {', '.join(_DURATIONS)})", given, key)
+            fail(f"{where}: unknown phase {key!r} (phases: {', '.join(_DURATIONS)})", given, key)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            fail(f"durations.{key}: seconds, a number >= 0", given, key)
-    return Durations(**{k: float(v) for k, v in given.items()})
+            fail(f"{where}.{key}: seconds, a number >= 0", given, key)
+    return {k: float(v) for k, v in given.items()}
 
 
 def _steps(doc: Manifest, spec: dict, fail) -> list[Step]:

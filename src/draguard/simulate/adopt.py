@@ -26,14 +26,14 @@ from ..model.manifest import Manifest
 from ..model.pods import pod_sites
 from .template import stop_after
 from .workloads import RUNNING_KINDS, controller_of
-from .world import Durations, Pod, World
+from .world import Durations, Pod, Timings, World
 
 INVENTORY_KINDS = {("", "Node"), ("resource.k8s.io", "ResourceSlice"), ("resource.k8s.io", "DeviceClass"),
                    ("resource.k8s.io", "DeviceTaintRule")}
 _ORDINAL = re.compile(r"-(\d+)$")
 
 
-def dump_state(dump: list[Manifest], manifests: list[Manifest], durations: Durations, horizon: float,
+def dump_state(dump: list[Manifest], manifests: list[Manifest], timings: Timings, horizon: float,
                kube_version: str) -> tuple[World, dict]:
     """The world as the dump left it, each workload under its controller by (kind, name)."""
     world = World.on(Inventory.from_manifests([m for m in dump if (m.group, m.kind) in INVENTORY_KINDS]), kube_version)
@@ -42,11 +42,11 @@ def dump_state(dump: list[Manifest], manifests: list[Manifest], durations: Durat
     by_uid = {m.data.get("metadata", {}).get("uid"): m for m in dump if m.kind in ("ReplicaSet",) + RUNNING_KINDS}
     running, adopted_claims = {}, set()
     for workload in [m for m in dump if m.kind in RUNNING_KINDS]:
-        running[(workload.kind, workload.name)] = controller_of(workload, everything, durations, world)
+        running[(workload.kind, workload.name)] = controller_of(workload, everything, timings.of(workload.name), world)
     for pod in [m for m in dump if m.kind == "Pod" and _live(m)]:
         owner = _owner(pod, by_uid)
         controller = running.get((owner.kind, owner.name)) if owner is not None else None
-        sim = _adopted(controller, pod, world, durations) if controller is not None else _foreign(pod, durations)
+        sim = _adopted(controller, pod, world) if controller is not None else _foreign(pod, timings.default)
         allocations = _allocations(pod, sim, claims, adopted_claims)
         world.adopt(sim, pod.data.get("spec", {}).get("nodeName"), allocations, ready=_ready(pod),
                     deleting=pod.data.get("metadata", {}).get("deletionTimestamp") is not None)
@@ -73,7 +73,7 @@ def _owner(pod: Manifest, by_uid: dict) -> Manifest | None:
     return None
 
 
-def _adopted(controller, pod: Manifest, world: World, durations: Durations) -> Pod:
+def _adopted(controller, pod: Manifest, world: World) -> Pod:
     """The pod as its controller would have made it, taken into the controller."""
     name = pod.name
     if hasattr(controller, "revision_of"):  # a StatefulSet: by ordinal

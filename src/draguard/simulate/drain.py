@@ -31,7 +31,7 @@ from ..model.objectset import pdb_selector
 from .template import ScenarioError
 from .verdict import Recorded, Verdict, blocked
 from .workloads import RUNNING_KINDS, start_state
-from .world import Durations, Pod, World
+from .world import Durations, Pod, Timings, World
 
 DRAIN_RETRY = 5.0  # kubectl drain: the wait before evicting again after a 429
 
@@ -160,7 +160,7 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
         raise ScenarioError(f"node '{node}' is not in the inventory")
     if not any(m.kind in RUNNING_KINDS for m in manifests):
         raise ScenarioError("no Deployment or StatefulSet in the manifests: nothing runs on the node")
-    world, running = start_state(manifests, inventory, durations, horizon, kube_version)
+    world, running = start_state(manifests, inventory, Timings(durations), horizon, kube_version)
     controllers = list(running.values())
     budgets = [budget_of(m, controllers) for m in manifests if m.kind == "PodDisruptionBudget"]
     start, first = world.now, len(world.timeline)

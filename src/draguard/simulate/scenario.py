@@ -8,7 +8,8 @@ another, each started once the one before finished:
     start: manifests                  # or `empty`, or {dump: PATH}: a cluster dump (draguard audit's)
     kubeVersion: "1.34"               # optional
     horizon: 3600                     # optional: seconds a step may run
-    durations: {start: 2, ready: 5, shutdown: 1}   # optional
+    durations: {start: 2, ready: 5, shutdown: 1}   # optional (world.Durations: the defaults)
+    workloadDurations: {llm: {ready: 90}}          # optional: a workload's own, over those
     steps:
     - update: {deployment: llm}       # its next revision (also `rollout`; or statefulset: NAME)
     - scale: {deployment: llm, replicas: 6}
@@ -58,7 +59,7 @@ from .rollout import rollout_verdict
 from .template import ScenarioError
 from .verdict import Recorded, Verdict, blocked
 from .workloads import KINDS, controller_of, start_state
-from .world import Durations
+from .world import Durations, Timings
 
 POD_GC_QUARANTINE = 40.0  # pkg/controller/podgc quarantineTime
 WORKLOAD_KEYS = {kind.lower(): kind for kind in KINDS}
@@ -91,7 +92,7 @@ class Context:
     world: object
     running: dict  # (kind, name) -> its controller
     manifests: list[Manifest]
-    durations: Durations
+    timings: Timings
     horizon: float
 
     @property
@@ -104,7 +105,7 @@ class Context:
 
 
 def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: list[Step],
-                 durations: Durations = Durations(), horizon: float = 3600.0,
+                 durations: Durations | Timings = Durations(), horizon: float = 3600.0,
                  kube_version: str | None = None, empty: bool = False, dump: list[Manifest] | None = None) -> ScenarioRun:
     """The steps from the start state: the manifests' workloads running on `inventory`,
     nothing (`empty`), or the cluster `dump` as it was (its own inventory; the manifests add
@@ -112,12 +113,13 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: 
     from ..core.versions import DEFAULT_KUBE_VERSION
 
     release = kube_version or DEFAULT_KUBE_VERSION
+    timings = durations if isinstance(durations, Timings) else Timings(durations)
     if dump is not None:
-        world, running = dump_state(dump, manifests, durations, horizon, release)
+        world, running = dump_state(dump, manifests, timings, horizon, release)
         manifests = dump + manifests
     else:
-        world, running = start_state(manifests, inventory, durations, horizon, release, empty=empty)
-    context = Context(world, {(kind, name): c for (kind, name), c in running.items()}, manifests, durations, horizon)
+        world, running = start_state(manifests, inventory, timings, horizon, release, empty=empty)
+    context = Context(world, dict(running), manifests, timings, horizon)
     run = ScenarioRun(world, world.now, len(world.timeline))
     for step in steps:
         started = world.now
@@ -172,7 +174,7 @@ def _create(step: Step, context: Context) -> Verdict:
     found = [m for m in context.manifests if m.kind == kind and m.name == name]
     if not found:
         raise ScenarioError(f"{step.where}: create names {kind} {name!r}, which the manifests do not hold")
-    controller = controller_of(found[0], context.manifests, context.durations, context.world)
+    controller = controller_of(found[0], context.manifests, context.timings.of(name), context.world)
     context.running[(kind, name)] = controller
     if step.args.get("wait", True) is False:  # on to the next step at once
         context.world.settle()

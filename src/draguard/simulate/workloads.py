@@ -10,7 +10,7 @@ from .job import job_of
 from .rollout import steady_set
 from .statefulset import statefulset_of
 from .template import ScenarioError, template_of
-from .world import Durations, World
+from .world import Durations, Timings, World
 
 #: the kinds a scenario can run, and the ones the manifests' start state runs (a Job is
 #: created by a step: in a start state it would have finished)
@@ -34,13 +34,13 @@ def controller_of(workload: Manifest, manifests: list[Manifest], durations: Dura
     return controller
 
 
-def start_state(manifests: list[Manifest], inventory: Inventory, durations: Durations, horizon: float,
+def start_state(manifests: list[Manifest], inventory: Inventory, timings: Timings, horizon: float,
                 kube_version: str, empty: bool = False) -> tuple[World, dict]:
     """The manifests' Deployments and StatefulSets running on the inventory (ScenarioError
     when one does not fit), each under its controller: the world, and each by (kind, name).
     `empty`: nothing runs yet."""
     world = World.on(inventory, kube_version)
-    running = {} if empty else {(m.kind, m.name): controller_of(m, manifests, durations, world)
+    running = {} if empty else {(m.kind, m.name): controller_of(m, manifests, timings.of(m.name), world)
                                 for m in manifests if m.kind in RUNNING_KINDS}
     world.run(horizon)
     for controller in running.values():

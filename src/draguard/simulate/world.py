@@ -47,6 +47,18 @@ class Durations:
     run: float = 60.0  # a Job's pod: from Running to its containers' exit 0 (a server runs until deleted)
 
 
+@dataclass(frozen=True)
+class Timings:
+    """The phase durations of every workload: the scenario's, and some workloads' own (by
+    name)."""
+
+    default: Durations = Durations()
+    own: tuple = ()  # ((workload name, its Durations), ...)
+
+    def of(self, workload: str) -> Durations:
+        return dict(self.own).get(workload, self.default)
+
+
 @dataclass
 class Pod:
     name: str

@@ -69,6 +69,8 @@ def test_a_scenario_that_fits_completes_with_the_total_time(folder):
     (("durations: {start: 2, ready: 5}", "durations: {boot: 2}"), "scenario.yaml:6:13: durations: unknown phase"),
     (("kubeVersion: \"1.34\"", "kubeVersion: \"1.9\""), "scenario.yaml:5:1: unsupported Kubernetes version"),
     (("inventory: [inventory.yaml]", "inventory: inventory.yaml"), "scenario.yaml:4:1: inventory: a list of paths"),
+    (("durations: {start: 2, ready: 5}", "workloadDurations: {llm: {ready: -1}}"),
+     "scenario.yaml:6:27: workloadDurations.llm.ready: seconds, a number >= 0"),
     (("kubeVersion: \"1.34\"", "start: full"), "scenario.yaml:5:1: start: manifests (their Deployments and "
                                                 "StatefulSets running), empty, or {dump: PATH}"),
 ])
@@ -111,3 +113,26 @@ def test_a_deleted_node_s_pods_are_collected_and_replaced_elsewhere(folder):
         {"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": SPEC}]})))
     stuck = scenario(folder, SCENARIO[:SCENARIO.index("steps:")] + steps).run()
     assert stuck.verdict.kind == "deadlock" and stuck.verdict.chain[0].startswith("4 pod(s) Pending")
+
+
+def test_the_scale_shorthand_scales_one_workload(folder):
+    """Four pods on two nodes of four devices: six fit, nine do not (a deadlock, exit 1)."""
+    base = [sys.executable, "-m", "draguard", "simulate", "scale"]
+    where = [str(folder / "stack.yaml"), "--inventory", str(folder / "inventory.yaml"), "-f", "json"]
+    fits = subprocess.run(base + ["6"] + where, capture_output=True, text=True)
+    assert fits.returncode == 0, fits.stderr
+    assert json.loads(fits.stdout)["steps"][0] == {"step": "scale", "deployment": "llm", "replicas": 6,
+                                                   "started": 0.0, "verdict": "completes", "seconds": 7.0}
+    too_many = subprocess.run(base + ["9"] + where, capture_output=True, text=True)
+    assert too_many.returncode == 1 and json.loads(too_many.stdout)["verdict"]["kind"] == "deadlock"
+    wrong = subprocess.run(base + ["six"] + where, capture_output=True, text=True)
+    assert wrong.returncode == 2 and "the replicas (a whole number)" in wrong.stderr
+
+
+def test_a_workload_may_have_durations_of_its_own(folder):
+    """The rollout goes in two waves of start-up and readiness: 2 x (2 + 5) s, or with llm's
+    own readiness of 60 s, 2 x (2 + 60) s."""
+    plain = scenario(folder, SCENARIO.replace("replicas: 6", "replicas: 3")).run()
+    slow = scenario(folder, SCENARIO.replace("replicas: 6", "replicas: 3").replace(
+        "durations: {start: 2, ready: 5}", "durations: {start: 2, ready: 5}\nworkloadDurations: {llm: {ready: 60}}")).run()
+    assert (plain.results[0].verdict.seconds, slow.results[0].verdict.seconds) == (14.0, 124.0)
