@@ -69,6 +69,7 @@ class Drain:
     pods: list | None = None
     evicting: dict[str, Pod] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)  # pod -> why its last eviction was refused
+    refused_by: set = field(default_factory=set)  # the budgets that refused an eviction
     done_at: float | None = None
     livelock: list[str] | None = None
     _last_retry: tuple | None = None
@@ -96,6 +97,7 @@ class Drain:
         if budgets:
             allowed, healthy, desired = budgets[0].allowed(self.world.pods.values())
             if allowed == 0:
+                self.refused_by.add(budgets[0].name)
                 self.refused[pod.name] = (f"PodDisruptionBudget {budgets[0].name} allows no disruption (healthy "
                                           f"{healthy}, desired {desired})")
                 self.world.log("eviction refused (429)", pod.name, self.refused[pod.name])
@@ -155,7 +157,10 @@ class DrainSimulation(Recorded):
 
 
 def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, durations: Durations = Durations(),
-                   horizon: float = 3600.0, kube_version: str = DEFAULT_KUBE_VERSION) -> DrainSimulation:
+                   horizon: float = 3600.0, kube_version: str = DEFAULT_KUBE_VERSION,
+                   remedies: bool = True) -> DrainSimulation:
+    """The drain of `node`; a livelock comes with the smallest budget change that lets it
+    finish, proven by draining again."""
     if node not in {n.name for n in inventory.nodes}:
         raise ScenarioError(f"node '{node}' is not in the inventory")
     if not any(m.kind in RUNNING_KINDS for m in manifests):
@@ -166,7 +171,31 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
     start, first = world.now, len(world.timeline)
     drain = Drain(world, budgets, node=node)
     drain.start()
-    return DrainSimulation(world, start, first, node, drain.verdict(world.run(start + horizon), start))
+    simulation = DrainSimulation(world, start, first, node, drain.verdict(world.run(start + horizon), start))
+    if remedies and simulation.verdict.kind == "livelock":
+        simulation.verdict.remedy = _remedy(node, manifests, inventory, durations, horizon, kube_version,
+                                            sorted(drain.refused_by))
+    return simulation
+
+
+def _remedy(node, manifests, inventory, durations, horizon, kube_version, budgets: list[str]) -> str:
+    """The smallest maxUnavailable of the refusing budgets that lets the drain finish: the
+    node's pods may then go without replacements coming up first."""
+    on_node = max(1, sum(m.spec.get("replicas", 1) for m in manifests if m.kind in RUNNING_KINDS))
+    for allowed in range(2, on_node + 1):
+        changed = [_loosened(m, allowed) if m.kind == "PodDisruptionBudget" and m.name in budgets else m
+                   for m in manifests]
+        again = simulate_drain(node, changed, inventory, durations, horizon, kube_version, remedies=False)
+        if again.verdict.ok:
+            return (f"PodDisruptionBudget {', '.join(budgets)} maxUnavailable: {allowed}: re-simulated, completes in "
+                    f"{again.verdict.seconds:.0f} s (or add capacity for the replacements)")
+    return "no budget change lets it finish: add capacity for the replacements"
+
+
+def _loosened(pdb: Manifest, allowed: int) -> Manifest:
+    spec = {k: v for k, v in pdb.spec.items() if k != "minAvailable"}
+    return Manifest.from_data(dict(pdb.data, spec=dict(spec, maxUnavailable=allowed)), display=pdb.source.display,
+                              positions=False)
 
 
 def budget_of(pdb: Manifest, controllers) -> Budget:
