@@ -1,9 +1,9 @@
-"""The fidelity table (issue: simulate): 20 scenarios run by `draguard simulate` and by the real
+"""The fidelity table (issue: simulate): 21 scenarios run by `draguard simulate` and by the real
 kube-controller-manager, kube-scheduler and eviction API (tests/support/fidelity.py), a few
 side by side on one control plane: rollouts (release-first, surge-first deadlocks on a full
 pool and on another MIG profile, Recreate, partial pools, minReadySeconds), scaling,
-StatefulSets, a Job, evictions and drains through budgets (a livelock among them) and driver
-loss (the `stuck` verdict). Per scenario the verdicts of every step must agree, and each
+StatefulSets, a Job, evictions and drains through budgets (a livelock among them), a NoExecute
+device taint and driver loss (the `stuck` verdict). Per scenario the verdicts of every step must agree, and each
 completion time be within 10% or 5 s of the simulated one; `-s` prints the table."""
 
 from __future__ import annotations
@@ -80,6 +80,9 @@ SCENARIOS = [
     Fidelity("evict a statefulset pod", [statefulset(3)], [("evict", {"pod": "db-1"})], MIG, extra=[budget("db")]),
     Fidelity("drain statefulset with budget", [statefulset(4, "Parallel")],
              [("uncordon", {"node": 1}), ("drain", {"node": 0})], MIG, nodes=2, cordoned=(1,), extra=[budget("db")]),
+    Fidelity("a NoExecute device taint", [deployment(4, RELEASE_FIRST)],
+             [("uncordon", {"node": 1}), ("deviceTaint", {"node": 0, "key": "health", "effect": "NoExecute"})], MIG,
+             nodes=2, cordoned=(1,)),
     Fidelity("driver gone, then a rollout", [deployment(4, RELEASE_FIRST)],
              [("driverStop", {"node": 0}), ("update", {"deployment": "llm"})], MIG),
     Fidelity("driver restart, then a rollout", [deployment(4, RELEASE_FIRST)],

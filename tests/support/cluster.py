@@ -2,7 +2,8 @@
 
 etcd, kube-apiserver (all resource.k8s.io versions served), kube-scheduler and
 kube-controller-manager (leader election off; the resourceclaim, deployment, replicaset,
-disruption, garbage-collector, podgc, statefulset and job controllers; node lifecycle off) are
+disruption, garbage-collector, podgc, statefulset, job and device taint eviction controllers;
+node lifecycle off) are
 built from upstream modules by harness/control-plane/build.sh. There is no kubelet: a fake one
 keeps the GPU nodes Ready, moves bound pods to Running and, on deletion, waits out the
 preStop/grace-period model before removing the pod; a fake driver publishes the nodes'
@@ -35,7 +36,8 @@ BUILD = ROOT / "harness" / "control-plane" / "build.sh"
 FEATURE_GATES = "DRAPartitionableDevices=true,DRAConsumableCapacity=true,DRADeviceBindingConditions=true"
 RUN_SECONDS = "fidelity.draguard.io/run-seconds"  # a pod that exits 0 this long after it runs
 CONTROLLERS = ("resourceclaim-controller,deployment-controller,replicaset-controller,disruption-controller,"
-               "garbage-collector-controller,pod-garbage-collector-controller,statefulset-controller,job-controller")
+               "garbage-collector-controller,pod-garbage-collector-controller,statefulset-controller,job-controller,"
+               "device-taint-eviction-controller")
 
 
 def _new_token() -> str:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from kubernetes import client
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from draguard.dra.generate import generate
 from draguard.dra.inventory import Inventory
@@ -247,6 +248,23 @@ class _Run:
     def _evict(self, args: dict, own) -> str:
         verdict = self._evict_until_gone({args["pod"]})
         return self._settle() if verdict == "completes" else verdict
+
+    def _deviceTaint(self, args: dict, own) -> str:
+        """A DeviceTaintRule over the node's pool (the fake driver names its pool after the node)."""
+        rule = {"kind": "DeviceTaintRule", "metadata": {"name": f"{self.ns}-{args['key']}"},
+                "spec": {"deviceSelector": {"driver": "gpu.nvidia.com", "pool": args["node"]},
+                         "taint": {"key": args["key"], "value": args.get("value", ""), "effect": args["effect"]}}}
+        created = None
+        for version in ("v1", "v1beta2", "v1alpha3"):  # the newest the apiserver serves
+            try:
+                self.plane.plane.apply([dict(rule, apiVersion=f"resource.k8s.io/{version}")])
+                created = version
+                break
+            except ResourceNotFoundError:  # not served at this version
+                continue
+        if created is None:
+            raise AssertionError("no DeviceTaintRule version is served")
+        return self._settle()
 
     def _driverStop(self, args: dict, own) -> str:
         self.plane.kubelet.driver(args["node"], up=False)

@@ -18,7 +18,8 @@ from ..simulate.world import Durations, Timings
 from .inventory import load_inventory, load_manifests
 
 API_VERSION, KIND = "draguard.io/v1alpha1", "Scenario"
-_DURATIONS = ("pull", "start", "ready", "shutdown", "unprepare", "run")
+_DURATIONS = ("prepare", "pull", "start", "ready", "shutdown", "unprepare", "run", "preStop")
+_FIELDS = {"preStop": "pre_stop"}  # a phase's name in the file -> world.Durations' field
 
 
 @dataclass
@@ -106,7 +107,7 @@ def _given(parent: dict, key, where: str, fail) -> dict:
             fail(f"{where}: unknown phase {key!r} (phases: {', '.join(_DURATIONS)})", given, key)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
             fail(f"{where}.{key}: seconds, a number >= 0", given, key)
-    return {k: float(v) for k, v in given.items()}
+    return {_FIELDS.get(k, k): float(v) for k, v in given.items()}
 
 
 def _steps(doc: Manifest, spec: dict, fail) -> list[Step]:

@@ -94,7 +94,8 @@ def _foreign(pod: Manifest, durations: Durations) -> Pod:
     sites = pod_sites(pod)
     grace, _ = sites[0].grace_period if sites else (30, False)
     claims = [Claim(name, pod.namespace or "", []) for _, _, name in claim_entries(pod) if name]
-    return Pod(pod.name, "", claims, durations, stop_after(grace, pod.data.get("spec", {}), durations.shutdown), 0.0,
+    return Pod(pod.name, "", claims, durations, stop_after(grace, pod.data.get("spec", {}), durations.shutdown,
+                                                           durations.pre_stop), 0.0,
                labels=dict(pod.labels))
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ..dra.devices import claim_from
 from ..model.manifest import Manifest
-from ..model.pods import PodSite, pod_sites
+from ..model.pods import PodSite, pod_sites, pre_stop_of
 from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
 from .placement import NodeFit
 from .world import Durations, Pod
@@ -47,7 +47,7 @@ def template_of(workload: Manifest, templates: dict[str, Manifest], durations: D
     site = sites[0]
     grace, _ = site.grace_period
     return PodTemplate(_made(site, templates), workload.namespace or "", durations,
-                       stop_after(grace, site.spec, durations.shutdown),
+                       stop_after(grace, site.spec, durations.shutdown, durations.pre_stop),
                        float(workload.spec.get("minReadySeconds", 0) or 0), dict(site.labels), NodeFit.of(site),
                        completes=workload.kind == "Job")
 
@@ -68,9 +68,15 @@ def _made(site: PodSite, templates: dict[str, Manifest]) -> list:
     return made
 
 
-def stop_after(grace: float, spec: dict, shutdown: float) -> float:
-    """model.teardown's schedule, with `shutdown` seconds from SIGTERM to exit (cut at SIGKILL)."""
-    stopped = schedule(grace, stopping_of(spec))
+def stop_after(grace: float, spec: dict, shutdown: float, pre_stop: float | None = None) -> float:
+    """model.teardown's schedule, with `shutdown` seconds from SIGTERM to exit (cut at SIGKILL)
+    and, when given, `pre_stop` seconds for every preStop hook instead of its own waits."""
+    containers = stopping_of(spec)
+    if pre_stop is not None:
+        hooked = {str(c.get("name")) for key in ("initContainers", "containers") for c in spec.get(key) or ()
+                  if isinstance(c, dict) and pre_stop_of(c)}
+        containers = [dataclasses.replace(c, pre_stop=pre_stop) if c.name in hooked else c for c in containers]
+    stopped = schedule(grace, containers)
     if not stopped:
         return min(shutdown, max(grace, MINIMUM_SIGTERM_SECONDS))
     return max(min(s.sigterm_at + shutdown, s.kill_at) for s in stopped)

@@ -39,12 +39,14 @@ class Durations:
     """Seconds each phase takes (configurable per workload; the defaults are a cached image and
     a server that is ready a few seconds after it starts)."""
 
+    prepare: float = 0.0  # the driver preparing the devices (NodePrepareResources), before the pull
     pull: float = 0.0
     start: float = 2.0
     ready: float = 5.0  # from started to passing its readiness probe
     shutdown: float = 1.0  # from SIGTERM to the containers' exit (SIGKILL cuts it short)
     unprepare: float = 0.5  # the driver releasing the devices
     run: float = 60.0  # a Job's pod: from Running to its containers' exit 0 (a server runs until deleted)
+    pre_stop: float | None = None  # a preStop hook's run time; None: the hook's own waits (sleep N, timeout N)
 
 
 @dataclass(frozen=True)
@@ -353,7 +355,7 @@ class World:
             del self._pending[pod.name]
             self.log("scheduled", pod.name, node.name)
             d = pod.durations
-            self.at(self.now + d.pull + d.start, self._started, pod)
+            self.at(self.now + d.prepare + d.pull + d.start, self._started, pod)
 
     # -- kubelet --
     def _started(self, pod: Pod) -> None:

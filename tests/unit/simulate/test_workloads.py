@@ -166,3 +166,14 @@ def test_bad_workloads_are_refused_with_the_reason():
                                     "      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
                                     "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Gt, values: [x]}]}]}}}")
         run_scenario(manifests(bad), inventory(), [], PHASES)
+
+
+def test_a_hook_s_run_time_and_the_driver_s_prepare_time_are_durations_too():
+    """An exec preStop hook whose command names no wait: it takes `preStop` seconds (15), so
+    each of the four pods of the rolling update goes 15 s after its deletion; a driver that
+    prepares in 3 s delays each start by that much: 4 x (15 + 3 + 2) s."""
+    hooked = statefulset(replicas=4).replace(
+        "containers: [{name: main,", "containers: [{name: main, lifecycle: {preStop: {exec: {command: [drain]}}},")
+    timed = Durations(start=2, ready=0, shutdown=0, unprepare=0, prepare=3, pre_stop=15)
+    run = run_scenario(manifests(hooked), inventory(), steps(("update", {"statefulset": "db"})), timed)
+    assert run.results[0].verdict.seconds == 80.0
