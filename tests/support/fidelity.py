@@ -181,8 +181,8 @@ class _Run:
         stuck = any(p[3] and p[2] in self.plane.kubelet.driver_down for p in last or ())
         return False, stuck
 
-    def _settle(self) -> str:
-        done, stuck = self._wait(lambda: all(self._whole(o) for o in self.running))
+    def _settle(self, also=lambda: True) -> str:
+        done, stuck = self._wait(lambda: also() and all(self._whole(o) for o in self.running))
         return "completes" if done else ("stuck" if stuck else "deadlock")
 
     # -- the steps --
@@ -264,7 +264,9 @@ class _Run:
                 continue
         if created is None:
             raise AssertionError("no DeviceTaintRule version is served")
-        return self._settle()
+        node = args["node"]  # whole again once the taint eviction controller emptied the node
+        return self._settle(lambda: not any(p.spec.node_name == node
+                                            for p in self.core.list_namespaced_pod(self.ns).items))
 
     def _driverStop(self, args: dict, own) -> str:
         self.plane.kubelet.driver(args["node"], up=False)
