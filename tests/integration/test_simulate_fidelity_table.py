@@ -4,7 +4,8 @@ side by side on one control plane: rollouts (release-first, surge-first deadlock
 pool and on another MIG profile, Recreate, partial pools, minReadySeconds), scaling,
 StatefulSets, a Job, evictions and drains through budgets (a livelock among them), a NoExecute
 device taint and driver loss (the `stuck` verdict). Per scenario the verdicts of every step must agree, and each
-completion time be within 10% or 5 s of the simulated one; `-s` prints the table."""
+completion time be within 10% or 5 s of the simulated one; `-s` prints the table. About two
+minutes: left out of the default run (`pytest -m fidelity` runs it; CI does)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 from support.fidelity import Fidelity, Plane
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.fidelity]
 MIG = {"model": "A100-40GB", "count": 2, "mig": "static", "layout": ["3g.20gb", "3g.20gb"]}
 SMALL = {"model": "A100-40GB", "count": 1, "mig": "static", "layout": ["2g.10gb", "2g.10gb", "2g.10gb"]}
 RELEASE_FIRST = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}

@@ -75,6 +75,10 @@ def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: 
     deadline = float(deployment.spec.get("progressDeadlineSeconds", DEFAULT_PROGRESS_DEADLINE))
     steady = Rollout(deployment.name, replicas, strategy, template.min_ready, math.inf, [], current, world, deadline)
     world.on_change.append(steady.reconcile)
+    if "podReplacementPolicy" in deployment.spec:
+        # KEP-5882: alpha at most, behind DeploymentPodReplacementPolicy, off by default
+        world.log("ignored", detail=f"Deployment {deployment.name}: spec.podReplacementPolicy is alpha (KEP-5882, "
+                                    "off by default): the API server drops it, so replacements start at once")
     return steady
 
 

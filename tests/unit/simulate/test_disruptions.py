@@ -84,3 +84,13 @@ def test_an_eviction_goes_through_the_budget_and_the_pod_is_replaced():
         run_scenario(manifests(RELEASE_FIRST), inventory(2), steps(("evict", {"pod": "llm-9"})), PHASES)
     with pytest.raises(ScenarioError, match="the driver on gpu-0 is running"):
         run_scenario(manifests(RELEASE_FIRST), inventory(2), steps(("driverStart", {"node": "gpu-0"})), PHASES)
+
+
+def test_a_deployment_s_pod_replacement_policy_is_said_to_be_ignored():
+    """KEP-5882's field for Deployments is alpha at most, its gate off by default: the API
+    server drops it, and the simulation says so instead of honouring it silently."""
+    text = RELEASE_FIRST.replace("  replicas: 4\n", "  replicas: 4\n  podReplacementPolicy: TerminationComplete\n")
+    run = run_scenario(manifests(text), inventory(1), [], PHASES)
+    assert [r.detail for r in run.world.timeline if r.what == "ignored"] == [
+        "Deployment llm: spec.podReplacementPolicy is alpha (KEP-5882, off by default): the API server drops it, so "
+        "replacements start at once"]
