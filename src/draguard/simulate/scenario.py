@@ -51,10 +51,10 @@ from dataclasses import dataclass, field
 
 from ..dra.devices import DeviceTaintRule, Taint
 from ..dra.inventory import Inventory
-from ..model.claims import tolerations
 from ..model.manifest import Manifest
 from .adopt import dump_state
 from .drain import Drain, budget_of
+from .taints import evict_tainted
 from .rollout import rollout_verdict
 from .template import ScenarioError
 from .verdict import Recorded, Verdict, blocked
@@ -225,12 +225,7 @@ def _node(step: Step, context: Context) -> str:
 
 
 def _drain(step: Step, context: Context) -> Verdict:
-    node, world = _node(step, context), context.world
-    drain = Drain(world, context.budgets, node=node)
-    drain.start()
-    started = world.now
-    finished = world.run(started + context.horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
-    return drain.verdict(finished, started)
+    return _evictions(Drain(context.world, context.budgets, node=_node(step, context)), context)
 
 
 def _evict(step: Step, context: Context) -> Verdict:
@@ -242,12 +237,16 @@ def _evict(step: Step, context: Context) -> Verdict:
         live = sorted(n for n, p in world.pods.items() if p.phase != "Gone")
         raise ScenarioError(f"{step.where}: evict names pod {name!r}, which does not exist (pods: "
                             f"{', '.join(live[:8]) or 'none'}{', ...' if len(live) > 8 else ''})")
-    drain = Drain(world, context.budgets, pods=[pod])
-    drain.start()
-    started = world.now
-    finished = world.run(started + context.horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
-    verdict = drain.verdict(finished, started)
+    verdict = _evictions(Drain(world, context.budgets, pods=[pod]), context)
     return _until_whole(context) if verdict.ok else verdict
+
+
+def _evictions(drain: Drain, context: Context) -> Verdict:
+    """The drain's evictions run until its pods are gone or they are refused for ever."""
+    drain.start()
+    world, started = context.world, context.world.now
+    finished = world.run(started + context.horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
+    return drain.verdict(finished, started)
 
 
 def _uncordon(step: Step, context: Context) -> Verdict:
@@ -317,49 +316,8 @@ def _device_taint(step: Step, context: Context) -> Verdict:
                              args.get("pool", pool), args.get("device")) for driver, pool in sorted(pools)]
     world.state.invalidate(taint_rules=world.state.inventory.taint_rules + rules)
     world.log("devices tainted", detail=f"{taint.key}={taint.value}:{effect} on {node or 'every node'}")
-    doomed = _evict_tainted(world) if effect == "NoExecute" else []
+    doomed = evict_tainted(world) if effect == "NoExecute" else []
     return _until_whole(context, settled=lambda: all(p.phase not in ("Starting", "Running") for p in doomed))
-
-
-def _evict_tainted(world) -> list:
-    """The device taint eviction controller: each pod whose allocated devices carry a
-    NoExecute taint it does not tolerate is deleted, after the smallest tolerationSeconds of
-    the tolerations that match the taint (at once with none). The pods it will delete."""
-    doomed = []
-    taints = {(s.driver, s.pool, d.name): d.taints for s in world.state.inventory.slices for d in s.devices}
-    for pod in [p for p in world.pods.values() if p.phase in ("Starting", "Running")]:
-        delays = []
-        for claim in pod.claims:
-            allocation = world.state.allocations.get(claim.key)
-            for result in allocation.results if allocation else ():
-                for taint in taints.get((result.driver, result.pool, result.device), ()):
-                    if taint.effect == "NoExecute":
-                        delays.append(_tolerated_for(taint, result.tolerations or ()))
-        due = [d for d in delays if d is not None]
-        if due:
-            doomed.append(pod)
-        if due and min(due) == 0:
-            _taint_evict(world, pod)
-        elif due:
-            world.at(world.now + min(due), _taint_evict, world, pod)
-    return doomed
-
-
-def _tolerated_for(taint, raw: tuple) -> float | None:
-    """Seconds the tolerations keep a pod on the tainted device: 0 when none matches, the
-    smallest tolerationSeconds among the matching ones, None (for ever) when none of them
-    sets it (as tainteviction's getMinTolerationTime reads them)."""
-    matching = [t for t, parsed in zip(raw, tolerations(list(raw))) if parsed.tolerates(taint)]
-    if not matching:
-        return 0.0
-    seconds = [max(0.0, float(t["tolerationSeconds"])) for t in matching if t.get("tolerationSeconds") is not None]
-    return min(seconds) if seconds else None
-
-
-def _taint_evict(world, pod) -> None:
-    if pod.phase in ("Starting", "Running"):
-        world.log("evicted by the device taint eviction controller", pod.name)
-        world.delete_pod(pod)
 
 
 _STEP = {"wait": _wait, "update": _update, "rollout": _update, "scale": _scale, "create": _create, "drain": _drain,
