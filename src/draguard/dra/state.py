@@ -40,6 +40,7 @@ class ClusterState:
         self._first: dict = {}
         #: (node, claims' shape) -> (its changes, the outcome) when they last did not fit there
         self._did_not_fit: dict = {}
+        self._unavailable: dict = {}  # (node filters, cordons, nodes) -> the scheduler's text
 
     @property
     def in_use(self) -> set:
@@ -66,12 +67,10 @@ class ClusterState:
         self._read_slices()
         shape, nodes, shortcut = (_shape(claims), fit.key if fit else ""), self.inventory.nodes, self._node_local
         start, outcome = self._first.get(shape, (0, None)) if shortcut else (0, None)
-        refused = None  # a node the filters refused, for the reason when none is left
         for index in range(start, len(nodes)):
             node = nodes[index]
             cordoned = node.name in self.cordoned
             if not (fit.admits(node, cordoned) if fit else not cordoned):
-                refused = refused or node
                 continue
             used = self._changes[node.name]
             known = self._did_not_fit.get((node.name, shape)) if shortcut else None
@@ -86,11 +85,26 @@ class ClusterState:
             if shortcut:
                 self._did_not_fit[(node.name, shape)] = (used, outcome)
         if outcome is None:
-            outcome = Outcome("unschedulable", error=fit.why_not(refused, refused.name in self.cordoned) if fit
-                              else "node(s) were unschedulable")
+            outcome = Outcome("unschedulable")  # every node refused by the filters
         if shortcut:
             self._first[shape] = (len(nodes), outcome)  # the last node's answer, for the next call
         return None, outcome
+
+    def unavailable(self, fit=None) -> str:
+        """Why no node took a pod whose claims fit none, in the scheduler's words (FitError:
+        each node's reason counted; the DRA plugin's is "cannot allocate all claims")."""
+        key = (fit.key if fit else "", frozenset(self.cordoned), id(self.inventory.nodes))
+        if key not in self._unavailable:
+            reasons = Counter()
+            for node in self.inventory.nodes:
+                cordoned = node.name in self.cordoned
+                admitted = fit.admits(node, cordoned) if fit else not cordoned
+                reasons["cannot allocate all claims" if admitted else
+                        fit.why_not(node, cordoned) if fit else "node(s) were unschedulable"] += 1
+            total = len(self.inventory.nodes)
+            self._unavailable[key] = (f"0/{total} nodes are available: "
+                                      + ", ".join(sorted(f"{n} {why}" for why, n in reasons.items())))
+        return self._unavailable[key]
 
     def changes_on(self, node: str) -> int:
         """How many commits and releases touched the node's devices (dra.pools' grouping):
@@ -153,7 +167,7 @@ class ClusterState:
             self.inventory.nodes = sorted(nodes, key=lambda n: n.name)
         self.inventory.apply_taint_rules()
         self.allocator.invalidate(self.inventory.slices)
-        self._node_of, self._did_not_fit, self._index, self._first = None, {}, {}, {}
+        self._node_of, self._did_not_fit, self._index, self._first, self._unavailable = None, {}, {}, {}, {}
 
 
 def _shape(claims: list[Claim]) -> str:

@@ -341,7 +341,7 @@ class World:
                 pod.next_attempt = float("inf")  # until a device is released (then after its backoff)
                 self._waiting[pod.name] = pod
                 pod.backoff_until = self.now + backoff
-                pod.why_pending = outcome.error or "no node has free devices for its claims"
+                pod.why_pending = outcome.error or self.state.unavailable(pod.fit)
                 if pod.attempts == 1 or outcome.kind != "unschedulable":
                     self.log("unschedulable", pod.name, pod.why_pending)
                 continue

@@ -72,8 +72,8 @@ def test_a_no_schedule_taint_keeps_new_claims_off_and_evicts_nobody():
         ("deviceTaint", {"node": "gpu-0", "key": "health", "effect": "NoSchedule"}), ("update", {"deployment": "llm"})),
         PHASES)
     assert [r.verdict.kind for r in run.results] == ["completes", "deadlock"]
-    assert run.verdict.chain[0].startswith("1 new pod(s) Pending (llm-2-1: no node has free devices for its claims; "
-                                           "3 device(s) held)")
+    assert run.verdict.chain[0] == ("1 new pod(s) Pending (llm-2-1: 0/1 nodes are available: 1 cannot allocate all "
+                                    "claims; 3 device(s) held)")
     assert not any(r.what.startswith("evicted") for r in run.world.timeline)
 
 

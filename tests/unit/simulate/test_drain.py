@@ -70,7 +70,8 @@ def test_a_budget_on_a_full_pool_livelocks_the_drain_with_its_chain():
     assert verdict.kind == "livelock" and not verdict.ok
     assert verdict.chain[0].startswith("3 eviction(s) refused: llm-1-2: PodDisruptionBudget llm allows no "
                                        "disruption (healthy 3, desired 3)")
-    assert verdict.chain[1].startswith("1 replacement pod(s) Pending (llm-1-5: node(s) were unschedulable")
+    assert verdict.chain[1].startswith("1 replacement pod(s) Pending (llm-1-5: 0/1 nodes are available: 1 node(s) "
+                                       "were unschedulable)")
     # the budget must let all four pods of the only node go: re-drained, that completes
     assert verdict.remedy == ("PodDisruptionBudget llm maxUnavailable: 4: re-simulated, completes in 2 s (or add "
                               "capacity for the replacements)")

@@ -4,6 +4,7 @@ two 3g.20gb slices each: four devices a node)."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -148,7 +149,9 @@ def test_a_node_selector_and_taints_keep_pods_off_nodes():
     assert {p.node for p in run.world.pods.values()} == {"gpu-0"}
     pinned = base.replace("      terminationGracePeriodSeconds: 30", "      terminationGracePeriodSeconds: 30\n"
                           "      nodeSelector: {kubernetes.io/hostname: gpu-0}")
-    with pytest.raises(ScenarioError, match=r"0 of 4 pods .* \(node\(s\) had untolerated taint\(s\)\)"):
+    with pytest.raises(ScenarioError, match=re.escape("0 of 4 pods of StatefulSet 'db' run on the inventory (0/2 nodes "
+                                                      "are available: 1 node(s) didn't match Pod's node "
+                                                      "affinity/selector, 1 node(s) had untolerated taint(s))")):
         run_scenario(manifests(pinned), pool, [], PHASES)
 
 
