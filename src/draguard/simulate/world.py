@@ -9,7 +9,10 @@ Upstream behaviour mirrored here:
   of devices is retried when a claim is deallocated (the DRA plugin's queueing hint on
   ResourceClaim changes) once its backoff has passed, or at once from 1.33, where the
   scheduler pops the backoff queue when nothing else is waiting (SchedulerPopFromBackoffQ,
-  beta and on by default; scheduling_queue.go). No preemption frees devices.
+  beta and on by default; scheduling_queue.go). No preemption frees devices. The periodic
+  flush of unschedulable pods (podMaxInUnschedulablePodsDuration, 5 min) only retries pods
+  for which nothing changed: it cannot change a verdict, so it is not simulated. A pod no
+  node takes is told so as FitError words it ("0/N nodes are available: ...").
 - kubelet termination as model.teardown times it (killContainer: the preStop hook inside the
   grace period, then SIGTERM with at least 2 s before SIGKILL); devices are unprepared before
   the pod is terminal.
