@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..core.errors import InputError
 from ..core.versions import check_kube_version
+from ..dra.devices import ModelError
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..simulate.template import ScenarioError
@@ -40,7 +41,7 @@ class Scenario:
         try:
             return run_scenario(self.manifests, self.inventory, self.steps, self.durations,
                                 horizon or self.horizon, self.kube_version, empty=self.empty, dump=dump)
-        except ScenarioError as exc:
+        except (ScenarioError, ModelError) as exc:
             raise InputError(str(exc)) from None
 
 

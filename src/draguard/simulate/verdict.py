@@ -27,7 +27,7 @@ class Verdict:
         return {"completes": f"completes in {self.seconds:.1f} s" if self.seconds is not None else "completes",
                 "deadlock": "deadlock: nothing can happen any more",
                 "livelock": "livelock: the evictions are refused for ever",
-                "stuck": "stuck: pods stay Terminating while their DRA driver is gone",
+                "stuck": "stuck: pods wait for a DRA driver that is gone",
                 "horizon": "still moving at the horizon"}[self.kind]
 
 
@@ -37,11 +37,20 @@ def blocked(world: World, finished: bool, chain: list[str], **extra) -> Verdict:
     `horizon` when something still was."""
     stuck = world.stuck()
     if stuck and finished:
-        nodes = sorted({p.node for p in stuck})
-        head = (f"{len(stuck)} pod(s) stay Terminating on {', '.join(nodes)} ({stuck[0].name}): the DRA driver is "
-                "gone, so their devices are never unprepared and their claims stay allocated")
-        return Verdict("stuck", None, [head] + chain, **extra)
+        chain = [_stuck(pods, phase) for phase, pods in (("Terminating", [p for p in stuck if p.phase != "Starting"]),
+                                                          ("Starting", [p for p in stuck if p.phase == "Starting"]))
+                 if pods] + chain
+        return Verdict("stuck", None, chain, **extra)
     return Verdict("deadlock" if finished else "horizon", None, chain if finished else [], **extra)
+
+
+def _stuck(pods: list, phase: str) -> str:
+    nodes = ", ".join(sorted({p.node for p in pods}))
+    if phase == "Terminating":
+        return (f"{len(pods)} pod(s) stay Terminating on {nodes} ({pods[0].name}): the DRA driver is gone, so their "
+                "devices are never unprepared and their claims stay allocated")
+    return (f"{len(pods)} pod(s) stay ContainerCreating on {nodes} ({pods[0].name}): the DRA driver is gone, so "
+            "their devices are never prepared (FailedPrepareDynamicResources)")
 
 
 @dataclass

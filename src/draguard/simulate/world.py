@@ -297,8 +297,11 @@ class World:
         """A moment for the scheduler (a pod's backoff is over)."""
 
     def stuck(self) -> list[Pod]:
-        """Pods deleted whose devices wait for a driver that is gone."""
-        return [p for p in self.pods.values() if not p.unprepared and p.phase in ("Terminating", "Succeeded")]
+        """Pods that wait for a driver that is gone: deleted ones whose devices it must
+        unprepare, scheduled ones whose devices it must prepare."""
+        return [p for p in self.pods.values()
+                if (not p.unprepared and p.phase in ("Terminating", "Succeeded"))
+                or (p.prepare_failed and p.phase == "Starting")]
 
     # -- drivers --
     def driver_stop(self, node: str) -> None:

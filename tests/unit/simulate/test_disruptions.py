@@ -24,7 +24,7 @@ def test_a_rollout_on_a_node_whose_driver_is_gone_is_stuck_with_its_chain():
     run = run_scenario(manifests(RELEASE_FIRST), inventory(1), steps(("driverStop", {"node": "gpu-0"}),
                                                                      ("update", {"deployment": "llm"})), PHASES)
     assert [r.verdict.kind for r in run.results] == ["completes", "stuck"]
-    assert run.verdict.said == "stuck: pods stay Terminating while their DRA driver is gone"
+    assert run.verdict.said == "stuck: pods wait for a DRA driver that is gone"
     assert run.verdict.chain[0].startswith("1 pod(s) stay Terminating on gpu-0 (llm-1-")
     assert "new pod(s) Pending" in run.verdict.chain[1]
     assert [p.phase for p in run.world.pods.values()].count("Terminating") == 1
@@ -94,3 +94,14 @@ def test_a_deployment_s_pod_replacement_policy_is_said_to_be_ignored():
     assert [r.detail for r in run.world.timeline if r.what == "ignored"] == [
         "Deployment llm: spec.podReplacementPolicy is alpha (KEP-5882, off by default): the API server drops it, so "
         "replacements start at once"]
+
+
+def test_pods_scheduled_to_a_node_whose_driver_is_gone_are_stuck_creating():
+    """Surge-first on a node with a free device: the new pod lands there while the driver is
+    away (inside the 30 s before its slices are wiped) and is never prepared."""
+    surge = DEPLOYMENT.replace("  replicas: 4\n", "  replicas: 3\n  strategy: {type: RollingUpdate, rollingUpdate: "
+                                                 "{maxSurge: 1, maxUnavailable: 0}}\n")
+    run = run_scenario(manifests(surge), inventory(1), steps(("driverStop", {"node": "gpu-0"}),
+                                                             ("update", {"deployment": "llm"})), PHASES)
+    assert run.verdict.kind == "stuck"
+    assert run.verdict.chain[0].startswith("1 pod(s) stay ContainerCreating on gpu-0 (llm-2-1): the DRA driver is gone")
