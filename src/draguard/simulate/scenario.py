@@ -94,6 +94,8 @@ class Context:
     manifests: list[Manifest]
     timings: Timings
     horizon: float
+    again: object = None  # steps -> the scenario run again with them (None: no remedies are tried)
+    done: list = field(default_factory=list)  # the steps that completed
 
     @property
     def budgets(self) -> list:
@@ -106,20 +108,27 @@ class Context:
 
 def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: list[Step],
                  durations: Durations | Timings = Durations(), horizon: float = 3600.0,
-                 kube_version: str | None = None, empty: bool = False, dump: list[Manifest] | None = None) -> ScenarioRun:
+                 kube_version: str | None = None, empty: bool = False, dump: list[Manifest] | None = None,
+                 remedies: bool = True) -> ScenarioRun:
     """The steps from the start state: the manifests' workloads running on `inventory`,
     nothing (`empty`), or the cluster `dump` as it was (its own inventory; the manifests add
-    templates, budgets and workloads to create)."""
+    templates, budgets and workloads to create). `remedies`: a step that cannot finish is
+    tried again with the smallest change that lets it."""
     from ..core.versions import DEFAULT_KUBE_VERSION
 
     release = kube_version or DEFAULT_KUBE_VERSION
     timings = durations if isinstance(durations, Timings) else Timings(durations)
+
+    def again(changed: list[Step]) -> ScenarioRun:
+        return run_scenario(manifests, inventory, changed, timings, horizon, kube_version, empty, dump, remedies=False)
+
     if dump is not None:
         world, running = dump_state(dump, manifests, timings, horizon, release)
-        manifests = dump + manifests
+        everything = dump + manifests
     else:
         world, running = start_state(manifests, inventory, timings, horizon, release, empty=empty)
-    context = Context(world, dict(running), manifests, timings, horizon)
+        everything = manifests
+    context = Context(world, dict(running), everything, timings, horizon, again if remedies else None)
     run = ScenarioRun(world, world.now, len(world.timeline))
     for step in steps:
         started = world.now
@@ -129,6 +138,7 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: 
         if not verdict.ok:
             run.verdict = verdict
             return run
+        context.done.append(step)
     run.verdict = Verdict("completes", world.now - run.start)
     return run
 
@@ -214,7 +224,22 @@ def _scale(step: Step, context: Context) -> Verdict:
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise ScenarioError(f"{step.where}: scale needs replicas: a whole number >= 0")
     current.scale(replicas)
-    return _until_whole(context)
+    verdict = _until_whole(context)
+    if verdict.kind == "deadlock" and context.again is not None:
+        verdict.remedy = _fewer(step, context, replicas)
+    return verdict
+
+
+def _fewer(step: Step, context: Context, replicas: int) -> str:
+    """The most replicas that fit, below the ones asked for: as many fewer as pods are left
+    Pending, and then one at a time, each proven by running the scenario again."""
+    pending = sum(1 for p in context.world.pods.values() if p.phase == "Pending")
+    for fewer in range(replicas - max(pending, 1), max(replicas - pending - 3, -1), -1):
+        again = context.again(context.done + [Step(step.kind, dict(step.args, replicas=fewer), step.where)])
+        if again.verdict.ok:
+            return (f"replicas: {fewer}: re-simulated, completes in {again.results[-1].verdict.seconds:.0f} s "
+                    "(or add capacity)")
+    return "add capacity: fewer replicas did not complete either"
 
 
 def _node(step: Step, context: Context) -> str:

@@ -125,6 +125,9 @@ def test_the_scale_shorthand_scales_one_workload(folder):
                                                    "started": 0.0, "verdict": "completes", "seconds": 7.0}
     too_many = subprocess.run(base + ["9"] + where, capture_output=True, text=True)
     assert too_many.returncode == 1 and json.loads(too_many.stdout)["verdict"]["kind"] == "deadlock"
+    # one pod is left Pending: eight replicas fit, as the scenario run again shows
+    assert json.loads(too_many.stdout)["verdict"]["remedy"] == "replicas: 8: re-simulated, completes in 7 s (or add " \
+                                                            "capacity)"
     wrong = subprocess.run(base + ["six"] + where, capture_output=True, text=True)
     assert wrong.returncode == 2 and "the replicas (a whole number)" in wrong.stderr
 
