@@ -217,10 +217,7 @@ class World:
         self._phases["Running"] += 1
         self.pods[pod.name] = pod
         for key, allocation in allocations:
-            self.state.commit(key, allocation)
-            held = [Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in allocation.results if not r.admin_access]
-            self.holds.extend(held)
-            self._holding.setdefault(pod.name, []).extend(held)
+            self._hold(pod, key, allocation)
         self.log("adopted", pod.name, node)
         if deleting:
             self.delete_pod(pod)
@@ -352,16 +349,20 @@ class World:
                     self.log("unschedulable", pod.name, pod.why_pending)
                 continue
             for result in outcome.results:
-                self.state.commit(result.claim.key, result)
-                held = [Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in result.results if not r.admin_access]
-                self.holds.extend(held)
-                self._holding.setdefault(pod.name, []).extend(held)
+                self._hold(pod, result.claim.key, result)
             self._move(pod, "Starting")
             pod.node, pod.why_pending = node.name, ""
             del self._pending[pod.name]
             self.log("scheduled", pod.name, node.name)
             d = pod.durations
             self.at(self.now + d.prepare + d.pull + d.start, self._started, pod)
+
+    def _hold(self, pod: Pod, key: str, allocation) -> None:
+        """The claim `key` allocated for `pod`: its devices held from now (for the Gantt chart)."""
+        self.state.commit(key, allocation)
+        held = [Hold(f"{r.pool}/{r.device}", pod.name, self.now) for r in allocation.results if not r.admin_access]
+        self.holds.extend(held)
+        self._holding.setdefault(pod.name, []).extend(held)
 
     # -- kubelet --
     def _started(self, pod: Pod) -> None:
