@@ -2,16 +2,18 @@
 kube-controller-manager, kube-scheduler and eviction API (tests/support/fidelity.py), a few
 side by side on one control plane: rollouts (release-first, surge-first deadlocks on a full
 pool and on another MIG profile, Recreate, partial pools, minReadySeconds), scaling,
-StatefulSets, a Job, evictions and drains through budgets (a livelock among them), a NoExecute
-device taint and driver loss (the `stuck` verdict). Per scenario the verdicts of every step must agree, and each
-completion time be within 10% or 5 s of the simulated one; `-s` prints the table. About two
-minutes: left out of the default run (`pytest -m fidelity` runs it; CI does)."""
+StatefulSets, a Job, evictions and drains through budgets (a livelock among them), a
+NoExecute device taint and driver loss (the `stuck` verdict). Per scenario the verdicts of
+every step must agree, the pods running at the end per workload and revision (new or old
+ReplicaSet) be the same, and each completion time be within 10% or 5 s of the simulated
+one; `-s` prints the table. About two minutes: left out of the default run (`pytest -m
+fidelity` runs it; CI does)."""
 
 from __future__ import annotations
 
 import pytest
 
-from support.fidelity import Fidelity, Plane
+from support.fidelity import Fidelity, Plane, simulated_running
 
 pytestmark = [pytest.mark.cluster, pytest.mark.fidelity]
 MIG = {"model": "A100-40GB", "count": 2, "mig": "static", "layout": ["3g.20gb", "3g.20gb"]}
@@ -102,12 +104,17 @@ def table(plane):
         run = scenario.simulated()
         simulated = [(r.verdict.kind, r.verdict.seconds) for r in run.results]
         outcome = real[scenario.key]
-        rows[scenario.name] = (simulated, outcome)
+        rows[scenario.name] = (simulated, simulated_running(run), outcome)
         for i, (kind, args) in enumerate(scenario.steps):
             sim = simulated[i] if i < len(simulated) else ("-", None)
             got = outcome.verdicts[i] if i < len(outcome.verdicts) else (outcome.error or "-", None)
             print(f"| {scenario.name} | {kind} | {_cell(sim)} | {_cell(got)} |")
+        print(f"| {scenario.name} | pods running | {_pods(simulated_running(run))} | {_pods(outcome.running)} |")
     return rows
+
+
+def _pods(running: dict) -> str:
+    return ", ".join(f"{name} {revision} {n}" for (name, revision), n in sorted(running.items())) or "none"
 
 
 def _cell(verdict) -> str:
@@ -117,9 +124,10 @@ def _cell(verdict) -> str:
 
 @pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
 def test_the_simulator_agrees_with_the_control_plane(table, name):
-    simulated, outcome = table[name]
+    simulated, running, outcome = table[name]
     assert not outcome.error, outcome.error
     assert [kind for kind, _ in outcome.verdicts] == [kind for kind, _ in simulated]
+    assert outcome.running == running  # the same pods running per workload and revision at the end
     for (_, real), (_, sim) in zip(outcome.verdicts, simulated):
         if real is not None:
             assert abs(real - sim) <= max(5.0, 0.1 * real), (real, sim)

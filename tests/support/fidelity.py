@@ -83,7 +83,26 @@ class Fidelity:
 @dataclass
 class Outcome:
     verdicts: list[tuple[str, float | None]]  # per step
+    running: dict = field(default_factory=dict)  # (workload, 'new' or 'old' revision) -> pods running at the end
     error: str = ""
+
+
+def simulated_running(run) -> dict:
+    """(workload, 'new' or 'old') -> the pods Running at the end of a simulated run: the
+    fidelity's "final allocations" (pods running per ReplicaSet, or per revision)."""
+    counts: dict = {}
+    for (kind, name), controller in run.workloads.items():
+        if kind == "Deployment":
+            pods = [("new" if rs is controller.new else "old", p) for rs in controller.sets for p in rs.pods]
+        elif kind == "StatefulSet":
+            pods = [("new" if controller.revision_of[p.name] == controller.update_revision else "old", p)
+                    for p in controller.pods.values()]
+        else:
+            pods = [("new", p) for p in controller.pods]
+        for revision, pod in pods:
+            if pod.phase == "Running":
+                counts[(name, revision)] = counts.get((name, revision), 0) + 1
+    return counts
 
 
 class Plane:
@@ -119,6 +138,11 @@ class Plane:
             outcomes[scenario.key] = Outcome([], f"{type(exc).__name__}: {exc}")
 
 
+def _owner(pod) -> str | None:
+    refs = [r for r in pod.metadata.owner_references or () if r.controller]
+    return refs[0].name if refs else None
+
+
 class _Run:
     def __init__(self, plane: Plane, scenario: Fidelity):
         api = plane.plane.api()
@@ -143,7 +167,31 @@ class _Run:
             verdicts.append((verdict, time.monotonic() - started if verdict == "completes" else None))
             if verdict != "completes":
                 break
-        return Outcome(verdicts)
+        return Outcome(verdicts, self._running())
+
+    def _running(self) -> dict:
+        """(workload, 'new' or 'old') -> its pods Running and not being deleted, now."""
+        pods = [p for p in self.core.list_namespaced_pod(self.ns).items
+                if p.status.phase == "Running" and p.metadata.deletion_timestamp is None]
+        counts: dict = {}
+        for obj in self.running:
+            name, kind = obj["metadata"]["name"], obj["kind"]
+            if kind == "Deployment":
+                sets = [rs for rs in self.apps.list_namespaced_replica_set(self.ns).items
+                        if any(o.name == name for o in rs.metadata.owner_references or ())]
+                newest = max(sets, key=lambda rs: int(rs.metadata.annotations["deployment.kubernetes.io/revision"]))
+                owned = {rs.metadata.name: "new" if rs is newest else "old" for rs in sets}
+                revision = {p.metadata.name: owned.get(_owner(p)) for p in pods}
+            elif kind == "StatefulSet":
+                update = self.apps.read_namespaced_stateful_set_status(name, self.ns).status.update_revision
+                revision = {p.metadata.name: ("new" if p.metadata.labels.get("controller-revision-hash") == update
+                                              else "old") for p in pods if _owner(p) == name}
+            else:
+                revision = {p.metadata.name: "new" for p in pods if _owner(p) == name}
+            for pod_revision in revision.values():
+                if pod_revision:
+                    counts[(name, pod_revision)] = counts.get((name, pod_revision), 0) + 1
+        return counts
 
     # -- what is whole, and waiting for it --
     def _whole(self, obj: dict) -> bool:

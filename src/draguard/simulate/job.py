@@ -9,6 +9,9 @@ succeeded pod's claims are deallocated (the pod is terminal).
   replacement as soon as a pod is terminating; Failed (the only value with a
   podFailurePolicy) waits until the terminating pod is gone, so its devices are released
   before the replacement asks for them.
+- Indexed (completionMode): each index 0..completions-1 must succeed once; the lowest
+  indexes without a succeeded or active pod are started first, at most one active pod an
+  index (a terminating one counts while podReplacementPolicy is Failed).
 - A pod deleted before it succeeded (evicted, drained) counts as failed; more failures than
   spec.backoffLimit (default 6) fail the Job (BackoffLimitExceeded)."""
 
@@ -31,7 +34,9 @@ class Job:
     world: World
     replace_on_failed_only: bool = False  # podReplacementPolicy: Failed
     backoff_limit: int = DEFAULT_BACKOFF_LIMIT
+    indexed: bool = False
     pods: list = field(default_factory=list)
+    index_of: dict = field(default_factory=dict)  # pod name -> its completion index (Indexed)
     created: int = 0
     failed_at: float | None = None
     completed_at: float | None = None
@@ -49,6 +54,8 @@ class Job:
         self.parallelism = parallelism
 
     def succeeded(self) -> int:
+        if self.indexed:
+            return len({self.index_of[p.name] for p in self.pods if p.succeeded})
         return sum(p.succeeded for p in self.pods)
 
     def failed(self) -> int:
@@ -76,11 +83,21 @@ class Job:
             want = 0  # a work queue: no new pod once one succeeded
         if self.replace_on_failed_only:
             want -= sum(1 for p in self.pods if p.phase == "Terminating")
-        for _ in range(want - len(active)):
+        for index in self._indexes(want - len(active)):
             self.created += 1
-            pod = self.template.pod(f"{self.name}-{self.created}", self.name, world.now)
+            name = f"{self.name}-{index}-{self.created}" if self.indexed else f"{self.name}-{self.created}"
+            pod = self.template.pod(name, self.name, world.now)
+            self.index_of[name] = index
             self.pods.append(pod)
             world.create_pod(pod)
+
+    def _indexes(self, count: int) -> list:
+        """The completion indexes of the next `count` pods (None each when not Indexed)."""
+        if not self.indexed:
+            return [None] * max(count, 0)
+        taken = {self.index_of[p.name] for p in self.pods
+                 if p.succeeded or p.active or (self.replace_on_failed_only and p.phase == "Terminating")}
+        return [i for i in range(self.completions) if i not in taken][:max(count, 0)]
 
     def complete(self) -> bool:
         if self.completions is not None:
@@ -95,7 +112,10 @@ def job_of(manifest, template: PodTemplate, world: World) -> Job:
         raise ScenarioError(f"Job '{manifest.name}': podReplacementPolicy {policy!r} is not one the API accepts")
     completions = spec.get("completions")
     parallelism = spec.get("parallelism", 1)
-    if spec.get("completionMode") == "Indexed":
-        raise ScenarioError(f"Job '{manifest.name}': Indexed completion is not simulated yet")
+    indexed = spec.get("completionMode") == "Indexed"
+    if indexed and completions is None:
+        raise ScenarioError(f"Job '{manifest.name}': an Indexed Job needs completions (the API refuses it without)")
+    if spec.get("backoffLimitPerIndex") is not None or spec.get("successPolicy") is not None:
+        raise ScenarioError(f"Job '{manifest.name}': backoffLimitPerIndex and successPolicy are not simulated yet")
     return Job(manifest.name, int(parallelism), None if completions is None else int(completions), template, world,
-               policy == "Failed", int(spec.get("backoffLimit", DEFAULT_BACKOFF_LIMIT)))
+               policy == "Failed", int(spec.get("backoffLimit", DEFAULT_BACKOFF_LIMIT)), indexed)

@@ -83,6 +83,7 @@ class StepResult:
 class ScenarioRun(Recorded):
     results: list[StepResult] = field(default_factory=list)
     verdict: Verdict | None = None
+    workloads: dict = field(default_factory=dict)  # (kind, name) -> its controller, as the run left it
 
 
 @dataclass
@@ -129,7 +130,7 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: 
         world, running = start_state(manifests, inventory, timings, horizon, release, empty=empty)
         everything = manifests
     context = Context(world, dict(running), everything, timings, horizon, again if remedies else None)
-    run = ScenarioRun(world, world.now, len(world.timeline))
+    run = ScenarioRun(world, world.now, len(world.timeline), workloads=context.running)
     for step in steps:
         started = world.now
         world.log(f"step {step.kind}", detail=", ".join(f"{k}: {v}" for k, v in step.args.items()))

@@ -8,11 +8,13 @@ pkg/controller/statefulset/stateful_set_control.go, updateStatefulSet), on the s
   one is Running and Ready (and available for minReadySeconds); a terminating pod blocks
   the set until it is gone; surplus pods are deleted from the highest ordinal, one at a
   time. Parallel: pods are made and deleted without waiting for each other.
-- RollingUpdate (partition 0, maxUnavailable 1): once every pod is healthy, the pod with
-  the highest ordinal not at the update revision is deleted, and the next one only after
-  its replacement is Running and Ready, in both pod management policies. OnDelete: pods
-  take the new revision only when something else deletes them.
-- Complete: every replica at the update revision, ready, none condemned left."""
+- RollingUpdate (maxUnavailable 1): once every pod is healthy, the pod with the highest
+  ordinal not at the update revision is deleted, and the next one only after its
+  replacement is Running and Ready, in both pod management policies; ordinals below the
+  `partition` keep (and are made again at) the current revision. OnDelete: pods take the
+  new revision only when something else deletes them.
+- Complete: every replica ready, those from the partition up at the update revision, none
+  condemned left."""
 
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ class StatefulSet:
     world: World
     parallel: bool = False  # podManagementPolicy: Parallel
     on_delete: bool = False  # updateStrategy: OnDelete
+    partition: int = 0
     update_revision: int = 1
+    current_revision: int = 1  # what ordinals below the partition are made at
     pods: dict = field(default_factory=dict)  # ordinal -> its current pod
     revision_of: dict = field(default_factory=dict)  # pod name -> the revision it was made at
     completed_at: float | None = None
@@ -41,6 +45,8 @@ class StatefulSet:
 
     def next_revision(self, advance=None) -> "StatefulSet":
         """spec.template changed: a new update revision, rolled out by reconcile."""
+        if all(self.revision_of[p.name] == self.update_revision for p in self.pods.values() if p.phase != "Gone"):
+            self.current_revision = self.update_revision  # status.currentRevision: every pod was updated
         self.update_revision += 1
         self.completed_at = None
         return self
@@ -66,7 +72,7 @@ class StatefulSet:
             if pod is None or pod.phase == "Gone":
                 name = f"{self.name}-{ordinal}"
                 pod = self.pods[ordinal] = self.template.pod(name, self.name, world.now)
-                self.revision_of[name] = self.update_revision
+                self.revision_of[name] = self.update_revision if ordinal >= self.partition else self.current_revision
                 world.create_pod(pod)
                 if not self.parallel:
                     return
@@ -89,7 +95,7 @@ class StatefulSet:
                 return
         if condemned or self.on_delete:
             return
-        for ordinal in reversed(range(self.replicas)):  # the rolling update, highest ordinal first
+        for ordinal in reversed(range(min(self.partition, self.replicas), self.replicas)):  # highest ordinal first
             pod = self.pods[ordinal]
             if self.revision_of[pod.name] != self.update_revision and pod.phase != "Terminating":
                 world.delete_pod(pod)
@@ -100,7 +106,8 @@ class StatefulSet:
     def complete(self) -> bool:
         live = [p for o, p in self.pods.items() if p.phase != "Gone"]
         return (len(live) == self.replicas
-                and all(self._healthy(self.pods.get(o)) and self.revision_of[self.pods[o].name] == self.update_revision
+                and all(self._healthy(self.pods.get(o)) and (o < self.partition
+                                                              or self.revision_of[self.pods[o].name] == self.update_revision)
                         for o in range(self.replicas)))
 
     def fitted(self) -> str | None:
@@ -121,8 +128,8 @@ def statefulset_of(manifest, template: PodTemplate, world: World) -> StatefulSet
     if policy not in ("OrderedReady", "Parallel") or strategy not in ("RollingUpdate", "OnDelete"):
         raise ScenarioError(f"StatefulSet '{manifest.name}': podManagementPolicy {policy!r} / updateStrategy "
                             f"{strategy!r} is not one the API accepts")
-    if rolling.get("partition") or rolling.get("maxUnavailable") not in (None, 1):
-        raise ScenarioError(f"StatefulSet '{manifest.name}': rollingUpdate partition and maxUnavailable "
-                            "(MaxUnavailableStatefulSet) are not simulated yet")
+    if rolling.get("maxUnavailable") not in (None, 1):
+        raise ScenarioError(f"StatefulSet '{manifest.name}': rollingUpdate.maxUnavailable (MaxUnavailableStatefulSet) "
+                            "is not simulated yet")
     return StatefulSet(manifest.name, int(spec.get("replicas", 1)), template, world, policy == "Parallel",
-                       strategy == "OnDelete")
+                       strategy == "OnDelete", int(rolling.get("partition") or 0))

@@ -156,8 +156,8 @@ def test_a_node_selector_and_taints_keep_pods_off_nodes():
 
 
 def test_bad_workloads_are_refused_with_the_reason():
-    with pytest.raises(ScenarioError, match="Indexed completion is not simulated yet"):
-        run_scenario(manifests(job(1, 1).replace("  parallelism: 1", "  parallelism: 1\n  completionMode: Indexed")),
+    with pytest.raises(ScenarioError, match="an Indexed Job needs completions"):
+        run_scenario(manifests(job(1, None).replace("  parallelism: 1", "  parallelism: 1\n  completionMode: Indexed")),
                      inventory(), steps(("create", {"job": "train"})), PHASES, empty=True)
     with pytest.raises(ScenarioError, match="a Job's pod template cannot be updated"):
         run_scenario(manifests(job(1, 1)), inventory(), steps(("create", {"job": "train"}),
@@ -180,3 +180,28 @@ def test_a_hook_s_run_time_and_the_driver_s_prepare_time_are_durations_too():
     timed = Durations(start=2, ready=0, shutdown=0, unprepare=0, prepare=3, pre_stop=15)
     run = run_scenario(manifests(hooked), inventory(), steps(("update", {"statefulset": "db"})), timed)
     assert run.results[0].verdict.seconds == 80.0
+
+
+def test_an_indexed_job_runs_each_index_once_lowest_first_and_replaces_an_evicted_index():
+    """Five indexes, four devices: indexes 0-3 start, 4 once one succeeds; index 1 evicted at
+    10 s is made again under its index (TerminatingOrFailed: at once)."""
+    text = job(4, 5).replace("  parallelism: 4", "  parallelism: 4\n  completionMode: Indexed")
+    run = run_scenario(manifests(text), inventory(), steps(("create", {"job": "train", "wait": False}),
+                                                           ("wait", {"seconds": 10}), ("evict", {"pod": "train-1-2"}),
+                                                           ("wait", {"seconds": 200})), PHASES, empty=True)
+    made = [r.pod for r in run.world.timeline if r.what == "created"]
+    assert made == ["train-0-1", "train-1-2", "train-2-3", "train-3-4", "train-1-5", "train-4-6"]
+    assert run.workloads[("Job", "train")].complete()
+
+
+def test_a_statefulset_partition_updates_only_the_ordinals_from_it_up():
+    text = statefulset(replicas=4).replace("  podManagementPolicy: OrderedReady",
+                                           "  podManagementPolicy: OrderedReady\n"
+                                           "  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 2}}")
+    run = run_scenario(manifests(text), inventory(), steps(("update", {"statefulset": "db"})), PHASES)
+    assert run.verdict.kind == "completes" and run.results[0].verdict.seconds == 4.0
+    start = run.start
+    assert [(r.time - start, r.pod) for r in run.world.timeline if r.what == "terminating"] == [(0.0, "db-3"),
+                                                                                               (2.0, "db-2")]
+    db = run.workloads[("StatefulSet", "db")]
+    assert [db.revision_of[f"db-{o}"] for o in range(4)] == [1, 1, 2, 2]
