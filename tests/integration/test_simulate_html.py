@@ -52,7 +52,7 @@ def test_the_pages_are_self_contained(reports):
 def test_chromium_renders_the_series_and_the_gantt_chart(reports):
     dom = _dom(reports["completes"])
     series = set(re.findall(r'<polyline class="series" data-series="([\w.]+)"', dom))
-    assert series == {"Pending", "Starting", "Running", "Terminating", "devicesAllocated"}
+    assert series == {"Pending", "Starting", "Running", "Succeeded", "Terminating", "devicesAllocated"}
     assert "Allocatable per profile" in dom  # none here: both slices are always held
     holds = re.findall(r'<rect class="hold"[^>]*fill="(#[0-9a-f]+)"[^>]*data-pod="([\w-]+)"', dom)
     assert len(holds) == 4  # two old pods, then two new ones, on the two slices

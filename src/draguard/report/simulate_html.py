@@ -9,8 +9,9 @@ from html import escape
 
 from .html import STYLE
 
-_PHASES = ("Pending", "Starting", "Running", "Terminating")
-_COLOURS = {"Pending": "#d9822b", "Starting": "#8e6fd0", "Running": "#2f9e44", "Terminating": "#c92a2a",
+_PHASES = ("Pending", "Starting", "Running", "Succeeded", "Terminating")
+_COLOURS = {"Pending": "#d9822b", "Starting": "#8e6fd0", "Running": "#2f9e44", "Succeeded": "#868e96",
+            "Terminating": "#c92a2a",
             "devicesAllocated": "#4a7bd0"}
 _PALETTE = ("#1971c2", "#e8590c", "#2b8a3e", "#862e9c", "#c2255c", "#5c940d", "#0b7285", "#5f3dc4")
 _EXTRA_STYLE = ("svg text{font:11px system-ui,sans-serif} .plot{margin:.5rem 0 1.5rem} "
