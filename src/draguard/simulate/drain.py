@@ -179,17 +179,26 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
 
 
 def _remedy(node, manifests, inventory, durations, horizon, kube_version, budgets: list[str]) -> str:
-    """The smallest maxUnavailable of the refusing budgets that lets the drain finish: the
-    node's pods may then go without replacements coming up first."""
     on_node = max(1, sum(m.spec.get("replicas", 1) for m in manifests if m.kind in RUNNING_KINDS))
-    for allowed in range(2, on_node + 1):
-        changed = [_loosened(m, allowed) if m.kind == "PodDisruptionBudget" and m.name in budgets else m
-                   for m in manifests]
-        again = simulate_drain(node, changed, inventory, durations, horizon, kube_version, remedies=False)
+    for label, swaps in budget_changes(manifests, budgets, on_node):
+        again = simulate_drain(node, [swaps.get(id(m), m) for m in manifests], inventory, durations, horizon,
+                               kube_version, remedies=False)
         if again.verdict.ok:
-            return (f"PodDisruptionBudget {', '.join(budgets)} maxUnavailable: {allowed}: re-simulated, completes in "
-                    f"{again.verdict.seconds:.0f} s (or add capacity for the replacements)")
-    return "no budget change lets it finish: add capacity for the replacements"
+            return (f"{label}: re-simulated, completes in {again.verdict.seconds:.0f} s (or add capacity for the "
+                    "replacements)")
+    return NO_BUDGET_REMEDY
+
+
+NO_BUDGET_REMEDY = "no budget change lets it finish: add capacity for the replacements"
+
+
+def budget_changes(manifests: list[Manifest], budgets: list[str], pods: int) -> list[tuple[str, dict]]:
+    """(what changes, {id of a budget: the budget changed}) for each maxUnavailable of the
+    refusing budgets from 2 up to the `pods` to evict, smallest first: the node's pods may
+    then go without their replacements coming up first."""
+    refusing = [m for m in manifests if m.kind == "PodDisruptionBudget" and m.name in budgets]
+    return [(f"PodDisruptionBudget {', '.join(budgets)} maxUnavailable: {allowed}",
+             {id(m): _loosened(m, allowed) for m in refusing}) for allowed in range(2, pods + 1)]
 
 
 def _loosened(pdb: Manifest, allowed: int) -> Manifest:

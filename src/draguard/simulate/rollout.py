@@ -35,13 +35,9 @@ class Simulation(Recorded):
 
 def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
                      durations: Durations = Durations(), horizon: float = 3600.0, remedies: bool = True,
-                     strategy: dict | None = None, kube_version: str = DEFAULT_KUBE_VERSION,
-                     progress=None) -> Simulation:
-    """The rollout on a cluster of `kube_version`; `strategy` replaces spec.strategy (the
-    remedies are tried this way); `progress(stage, total)` -> advance(n), for a progress bar."""
-    if strategy is not None:
-        deployment = Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
-                                        display=deployment.source.display, positions=False)
+                     kube_version: str = DEFAULT_KUBE_VERSION, progress=None) -> Simulation:
+    """The rollout on a cluster of `kube_version`; a deadlock comes with the smallest strategy
+    change that completes; `progress(stage, total)` -> advance(n), for a progress bar."""
     world = World.on(inventory, kube_version)
     steady = steady_set(deployment, templates, durations, world)
     world.run(horizon)
@@ -125,12 +121,24 @@ _REMEDIES = (("maxSurge: 0, maxUnavailable: 1", {"type": "RollingUpdate",
              ("type: Recreate", {"type": "Recreate"}))
 
 
+def strategy_changes(deployment: Manifest) -> list[tuple[str, Manifest]]:
+    """(what changes, the Deployment with it) for each strategy to try, smallest first."""
+    return [(f"strategy {label}", with_strategy(deployment, strategy)) for label, strategy in _REMEDIES
+            if deployment.spec.get("strategy") != strategy]
+
+
+def with_strategy(deployment: Manifest, strategy: dict) -> Manifest:
+    return Manifest.from_data(dict(deployment.data, spec=dict(deployment.spec, strategy=strategy)),
+                              display=deployment.source.display, positions=False)
+
+
+NO_STRATEGY_REMEDY = "no strategy change completes: the new revision does not fit the inventory"
+
+
 def _remedy(deployment, templates, inventory, durations, horizon, kube_version) -> str:
-    for label, strategy in _REMEDIES:
-        if deployment.spec.get("strategy") == strategy:
-            continue
-        again = simulate_rollout(deployment, templates, inventory, durations, horizon, remedies=False,
-                                 strategy=strategy, kube_version=kube_version)
+    for label, changed in strategy_changes(deployment):
+        again = simulate_rollout(changed, templates, inventory, durations, horizon, remedies=False,
+                                 kube_version=kube_version)
         if again.verdict.ok:
-            return f"strategy {label}: re-simulated, completes in {again.verdict.seconds:.0f} s"
-    return "no strategy change completes: the new revision does not fit the inventory"
+            return f"{label}: re-simulated, completes in {again.verdict.seconds:.0f} s"
+    return NO_STRATEGY_REMEDY

@@ -47,15 +47,16 @@ hold is an error at its line and column."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ..dra.devices import DeviceTaintRule, Taint
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from .adopt import dump_state
-from .drain import Drain, budget_of
+from .drain import NO_BUDGET_REMEDY, Drain, budget_changes, budget_of
 from .taints import evict_tainted
-from .rollout import rollout_verdict
+from .rollout import NO_STRATEGY_REMEDY, rollout_verdict, strategy_changes
 from .template import ScenarioError
 from .verdict import Recorded, Verdict, blocked
 from .workloads import KINDS, controller_of, start_state
@@ -120,8 +121,12 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: 
     release = kube_version or DEFAULT_KUBE_VERSION
     timings = durations if isinstance(durations, Timings) else Timings(durations)
 
-    def again(changed: list[Step]) -> ScenarioRun:
-        return run_scenario(manifests, inventory, changed, timings, horizon, kube_version, empty, dump, remedies=False)
+    def again(changed: list[Step], swaps: dict | None = None) -> ScenarioRun:
+        """The scenario run again with `changed` steps and manifests swapped ({id: new})."""
+        swapped = [[(swaps or {}).get(id(m), m) for m in given] if given is not None else None
+                   for given in (manifests, dump)]
+        return run_scenario(swapped[0], inventory, changed, timings, horizon, kube_version, empty, swapped[1],
+                            remedies=False)
 
     if dump is not None:
         world, running = dump_state(dump, manifests, timings, horizon, release)
@@ -215,8 +220,25 @@ def _update(step: Step, context: Context) -> Verdict:
     started = context.world.now
     if kind == "Deployment":
         finished = context.world.run(started + context.horizon, until=updated.complete)
-        return rollout_verdict(updated, finished, started)
+        verdict = rollout_verdict(updated, finished, started)
+        if verdict.kind == "deadlock":
+            found = [m for m in context.manifests if m.kind == kind and m.name == name]
+            changes = [(label, {id(found[0]): changed}) for label, changed in strategy_changes(found[0])]
+            verdict.remedy = _first_that_completes(step, context, changes, NO_STRATEGY_REMEDY)
+        return verdict
     return _until_whole(context)
+
+
+def _first_that_completes(step: Step, context: Context, changes: list, none: str) -> str:
+    """The first (what changes, manifests swapped) with which the scenario, run again up to
+    this step, completes it; `none` when none does (or remedies are not tried)."""
+    if context.again is None:
+        return ""
+    for label, swaps in changes:
+        again = context.again(context.done + [step], swaps)
+        if again.verdict.ok:
+            return f"{label}: re-simulated, completes in {again.results[-1].verdict.seconds:.0f} s"
+    return none
 
 
 def _scale(step: Step, context: Context) -> Verdict:
@@ -251,7 +273,12 @@ def _node(step: Step, context: Context) -> str:
 
 
 def _drain(step: Step, context: Context) -> Verdict:
-    return _evictions(Drain(context.world, context.budgets, node=_node(step, context)), context)
+    drain = Drain(context.world, context.budgets, node=_node(step, context))
+    verdict = _evictions(drain, context)
+    if verdict.kind == "livelock":
+        changes = budget_changes(context.manifests, sorted(drain.refused_by), len(drain.evicting))
+        verdict.remedy = _first_that_completes(step, context, changes, NO_BUDGET_REMEDY)
+    return verdict
 
 
 def _evict(step: Step, context: Context) -> Verdict:
@@ -340,7 +367,11 @@ def _device_taint(step: Step, context: Context) -> Verdict:
     taint = Taint(args["key"], str(args.get("value", "")), effect)
     rules = [DeviceTaintRule(f"scenario-{len(world.timeline)}-{driver}-{pool}", taint, args.get("driver", driver),
                              args.get("pool", pool), args.get("device")) for driver, pool in sorted(pools)]
-    world.state.invalidate(taint_rules=world.state.inventory.taint_rules + rules)
+    # the tainted devices are this world's own copies: applying taint rules writes to devices,
+    # and the inventory's are shared with every other run on it (a remedy's among them)
+    own = [dataclasses.replace(s, devices=[dataclasses.replace(d) for d in s.devices])
+           if node is None or s.node_name == node else s for s in slices]
+    world.state.invalidate(slices=own, taint_rules=world.state.inventory.taint_rules + rules)
     world.log("devices tainted", detail=f"{taint.key}={taint.value}:{effect} on {node or 'every node'}")
     doomed = evict_tainted(world) if effect == "NoExecute" else []
     return _until_whole(context, settled=lambda: all(p.phase not in ("Starting", "Running") for p in doomed))

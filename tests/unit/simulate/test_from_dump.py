@@ -72,3 +72,12 @@ def test_the_command_starts_a_scenario_from_a_dump(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(scenario)], capture_output=True,
                              text=True)
     assert refused.returncode == 2 and "scenario.yaml:4:1: inventory: a scenario starting from a dump" in refused.stderr
+
+
+def test_a_drain_of_a_full_dumped_cluster_comes_with_the_budget_that_lets_it_finish(tmp_path):
+    """Both nodes full, infer-0's four pods on gpu-node-0: no replacement can come up, so its
+    budget must let all four go; then the drain ends after their 10 s preStop."""
+    dump = bundle(tmp_path, 8)
+    run = run_scenario([], None, [Step("drain", {"node": "gpu-node-0"})], PHASES, dump=dump)
+    assert run.verdict.kind == "livelock"
+    assert run.verdict.remedy == "PodDisruptionBudget infer-0 maxUnavailable: 4: re-simulated, completes in 10 s"

@@ -139,3 +139,20 @@ def test_a_workload_may_have_durations_of_its_own(folder):
     slow = scenario(folder, SCENARIO.replace("replicas: 6", "replicas: 3").replace(
         "durations: {start: 2, ready: 5}", "durations: {start: 2, ready: 5}\nworkloadDurations: {llm: {ready: 60}}")).run()
     assert (plain.results[0].verdict.seconds, slow.results[0].verdict.seconds) == (14.0, 124.0)
+
+
+def test_a_step_that_cannot_finish_comes_with_its_remedy_proven_by_running_again(folder):
+    """The surge-first rollout on a full pool deadlocks, release-first completes; the drain
+    of a full node livelocks against its budget, a larger maxUnavailable lets it finish."""
+    full = SCENARIO.replace("- scale: {deployment: llm, replicas: 6}\n", "- scale: {deployment: llm, replicas: 8}\n")
+    stack = (folder / "stack.yaml").read_text().replace("  replicas: 4\n", "  replicas: 4\n  strategy: {type: "
+                                                        "RollingUpdate, rollingUpdate: {maxSurge: 1, "
+                                                        "maxUnavailable: 0}}\n", 1)
+    (folder / "stack.yaml").write_text(stack)
+    run = scenario(folder, full.replace("- rollout: {deployment: llm}\n", "")
+                   .replace("- drain: {node: gpu-0}\n", "- rollout: {deployment: llm}\n")).run()
+    assert run.verdict.kind == "deadlock"
+    assert run.verdict.remedy.startswith("strategy maxSurge: 0, maxUnavailable: 1: re-simulated, completes in ")
+    drained = scenario(folder, full.replace("- rollout: {deployment: llm}\n", "")).run()
+    assert drained.verdict.kind == "livelock"
+    assert drained.verdict.remedy.startswith("PodDisruptionBudget llm maxUnavailable: 4: re-simulated")
