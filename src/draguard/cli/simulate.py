@@ -29,6 +29,9 @@ def arguments(name, parser) -> None:
                         help="rollout and scale: which workload, when there are several")
     parser.add_argument("--horizon", type=float, metavar="SECONDS",
                         help="stop a step still moving after this long (default 3600, or the scenario's)")
+    parser.add_argument("--image", metavar="IMAGE",
+                        help="rollout: the new revision's image (said in the report; its pull takes --pull)")
+    parser.add_argument("--pull", type=float, metavar="SECONDS", help="a pod's image pull (default 0: cached)")
     parser.add_argument("--start", type=float, metavar="SECONDS", help="pod start-up time (default 2)")
     parser.add_argument("--ready", type=float, metavar="SECONDS",
                         help="from start-up to passing the readiness probe (default 5)")
@@ -44,12 +47,13 @@ def run(args) -> int:
     from ..simulate.world import Durations
 
     defaults = Durations()
-    durations = Durations(start=_or(args.start, defaults.start), ready=_or(args.ready, defaults.ready),
-                          shutdown=_or(args.shutdown, defaults.shutdown))
+    durations = Durations(pull=_or(args.pull, defaults.pull), start=_or(args.start, defaults.start),
+                          ready=_or(args.ready, defaults.ready), shutdown=_or(args.shutdown, defaults.shutdown))
     if args.what not in ("rollout", "drain", "scale"):
         if args.paths or args.inventory:
             raise UsageError("a scenario file names its manifests and inventory itself")
         given = [flag for flag, value in (("--start", args.start), ("--ready", args.ready), ("--shutdown", args.shutdown),
+                                          ("--pull", args.pull), ("--image", args.image),
                                           ("--deployment", args.deployment), ("--kube-version", args.kube_version))
                  if value is not None]
         if given:
@@ -82,7 +86,7 @@ def run(args) -> int:
         progress = for_run(args.format)
         try:
             simulation = simulate(args.paths, args.inventory, args.deployment, durations,
-                                  args.horizon or DEFAULT_HORIZON, args.kube_version, progress)
+                                  args.horizon or DEFAULT_HORIZON, args.kube_version, progress, args.image)
         finally:
             if progress:
                 progress.close()
@@ -163,7 +167,7 @@ def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], 
 
 
 def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,
-             horizon: float = 3600.0, kube_version: str | None = None, progress=None):
+             horizon: float = 3600.0, kube_version: str | None = None, progress=None, image: str | None = None):
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..dra.devices import ModelError
@@ -175,8 +179,8 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
     chosen = _deployment(manifests, deployment)
     try:
-        return simulate_rollout(chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(), horizon, kube_version=release,
-                                progress=progress)
+        return simulate_rollout(chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(),
+                                horizon, kube_version=release, progress=progress, image=image)
     except (ScenarioError, ModelError) as exc:
         raise InputError(f"{chosen.source.display}: {exc}") from None
 

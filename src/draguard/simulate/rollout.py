@@ -35,9 +35,10 @@ class Simulation(Recorded):
 
 def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
                      durations: Durations = Durations(), horizon: float = 3600.0, remedies: bool = True,
-                     kube_version: str = DEFAULT_KUBE_VERSION, progress=None) -> Simulation:
-    """The rollout on a cluster of `kube_version`; a deadlock comes with the smallest strategy
-    change that completes; `progress(stage, total)` -> advance(n), for a progress bar."""
+                     kube_version: str = DEFAULT_KUBE_VERSION, progress=None, image: str | None = None) -> Simulation:
+    """The rollout on a cluster of `kube_version` (to `image`, when given: said in the
+    timeline); a deadlock comes with the smallest strategy change that completes;
+    `progress(stage, total)` -> advance(n), for a progress bar."""
     world = World.on(inventory, kube_version)
     steady = steady_set(deployment, templates, durations, world)
     world.run(horizon)
@@ -45,7 +46,7 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     if problem:
         raise ScenarioError(f"the start state does not fit: {problem}")
     start, first_record = world.now, len(world.timeline)
-    world.log("rollout started", detail=f"revision 2 of {deployment.name}")
+    world.log("rollout started", detail=f"revision 2 of {deployment.name}" + (f", image {image}" if image else ""))
     rollout = steady.next_revision(advance=progress("rolling out", steady.replicas) if progress else None)
     finished = world.run(start + horizon)
     simulation = Simulation(world, start, first_record, deployment.name, steady.replicas, steady.strategy,

@@ -130,6 +130,13 @@ def test_the_command_answers_with_the_verdict_and_its_exit_status(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
                               str(tmp_path / "nope.yaml")], capture_output=True, text=True)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    # a new image that takes 30 s to pull: both Recreate pods pull it, 30 s more
+    pulled = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
+                             str(pool), "-f", "json", "--image", "vllm/vllm-openai:v0.19.0", "--pull", "30"],
+                            capture_output=True, text=True)
+    answer = json.loads(pulled.stdout)
+    assert answer["verdict"]["seconds"] == 38.5
+    assert answer["timeline"][0]["detail"] == "revision 2 of llm, image vllm/vllm-openai:v0.19.0"
 
 
 def test_before_1_33_a_pod_waits_out_its_backoff_after_a_device_is_released():
