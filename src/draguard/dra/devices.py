@@ -6,6 +6,7 @@ are parsed once, by `model.claims` (which applies the API defaults)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -97,6 +98,16 @@ class Device:
         self.id = (self.driver, self.pool, self.name)
         self.published_taints = self.taints
         self.parsed_selector = _parsed(self.node_selector)
+
+    def tainted(self, taints: tuple) -> "Device":
+        """This device as the scheduler sees it with `taints`: itself when they are its
+        taints already, else a copy (its published taints kept; its selector memos too, which
+        taints do not change)."""
+        if taints == self.taints:
+            return self
+        copy = dataclasses.replace(self, taints=self.published_taints)
+        copy.taints = taints
+        return copy
 
     def attribute(self, qualified: str) -> Attr | None:
         """Upstream lookupAttribute (constraints): the name as published, or 'domain/name' that

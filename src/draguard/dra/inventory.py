@@ -6,6 +6,7 @@ DeviceClasses, DeviceTaintRules, allocated ResourceClaims) into what the allocat
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -76,11 +77,17 @@ class Inventory:
 
     def apply_taint_rules(self) -> None:
         """Devices as the scheduler sees them: their published taints plus every
-        DeviceTaintRule's that selects them (KEP-5055)."""
+        DeviceTaintRule's that selects them (KEP-5055). A device whose taints change is
+        replaced by a copy, and its slice by one holding it: inventories copied from one
+        another share their devices (a simulation's world, a re-run for a remedy), so none
+        is changed in place."""
+        slices = []
         for s in self.slices:
-            for device in s.devices:
-                device.taints = device.published_taints + tuple(
-                    rule.taint for rule in self.taint_rules if rule.selects(device, self.classes))
+            devices = [d.tainted(d.published_taints + tuple(rule.taint for rule in self.taint_rules
+                                                             if rule.selects(d, self.classes))) for d in s.devices]
+            slices.append(s if all(new is old for new, old in zip(devices, s.devices))
+                          else dataclasses.replace(s, devices=devices))
+        self.slices = slices
 
 
 def _checked(s, manifest):

@@ -47,7 +47,6 @@ hold is an error at its line and column."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from ..dra.devices import DeviceTaintRule, Taint
@@ -367,11 +366,7 @@ def _device_taint(step: Step, context: Context) -> Verdict:
     taint = Taint(args["key"], str(args.get("value", "")), effect)
     rules = [DeviceTaintRule(f"scenario-{len(world.timeline)}-{driver}-{pool}", taint, args.get("driver", driver),
                              args.get("pool", pool), args.get("device")) for driver, pool in sorted(pools)]
-    # the tainted devices are this world's own copies: applying taint rules writes to devices,
-    # and the inventory's are shared with every other run on it (a remedy's among them)
-    own = [dataclasses.replace(s, devices=[dataclasses.replace(d) for d in s.devices])
-           if node is None or s.node_name == node else s for s in slices]
-    world.state.invalidate(slices=own, taint_rules=world.state.inventory.taint_rules + rules)
+    world.state.invalidate(taint_rules=world.state.inventory.taint_rules + rules)
     world.log("devices tainted", detail=f"{taint.key}={taint.value}:{effect} on {node or 'every node'}")
     doomed = evict_tainted(world) if effect == "NoExecute" else []
     return _until_whole(context, settled=lambda: all(p.phase not in ("Starting", "Running") for p in doomed))
