@@ -257,7 +257,7 @@ class World:
             self.log("unprepare failed", pod.name, f"the DRA driver on {pod.node} is gone")
             return
         pod.unprepared = True
-        self.at(self.now + pod.durations.unprepare, self.remove if gone else self._released, pod, why)
+        self.at(self.now + pod.durations.unprepare, self.remove if gone else self._release, pod, why)
 
     def remove(self, pod: Pod, why: str = "gone: devices released") -> None:
         """The pod is gone (its containers stopped, or the pod garbage collector removed it):
@@ -269,12 +269,9 @@ class World:
         self._waiting.pop(pod.name, None)
         self._release(pod, why)
 
-    def _released(self, pod: Pod, why: str) -> None:
-        """A terminal pod (a Job's that succeeded): the resourceclaim controller deallocates
-        its claims (the pod object may be deleted meanwhile)."""
-        self._release(pod, why)
-
     def _release(self, pod: Pod, why: str) -> None:
+        """The pod's claims deallocated (it is gone, or terminal: a Job's that succeeded, whose
+        object may stay or be deleted meanwhile)."""
         for claim in pod.claims:
             if claim.key in self.state.allocations:
                 self.state.release(claim.key)
