@@ -98,9 +98,8 @@ class ClusterState:
             reasons = Counter()
             for node in self.inventory.nodes:
                 cordoned = node.name in self.cordoned
-                admitted = fit.admits(node, cordoned) if fit else not cordoned
-                reasons["cannot allocate all claims" if admitted else
-                        fit.why_not(node, cordoned) if fit else "node(s) were unschedulable"] += 1
+                refused = fit.why_not(node, cordoned) if fit else ("node(s) were unschedulable" if cordoned else None)
+                reasons[refused or "cannot allocate all claims"] += 1
             total = len(self.inventory.nodes)
             self._unavailable[key] = (f"0/{total} nodes are available: "
                                       + ", ".join(sorted(f"{n} {why}" for why, n in reasons.items())))

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import InputError
+from ..dra.devices import Taint
 from ..dra.nodeselector import NodeSelector, NodeSelectorError, parse_node_selector
 from ..model.claims import tolerations
 from ..model.pods import PodSite
@@ -52,33 +53,18 @@ class NodeFit:
         return cls(pairs, affinity, tolerated, key)
 
     def admits(self, node, cordoned: bool) -> bool:
-        if cordoned and not self._tolerates(UNSCHEDULABLE_TAINT, "", "NoSchedule"):
-            return False
-        if any(node.labels.get(label) != value for label, value in self.selector):
-            return False
-        if self.affinity is not None and not self.affinity.matches(node):
-            return False
-        return all(taint.effect not in _FILTERED_EFFECTS or self._tolerates(taint.key, taint.value, taint.effect)
-                   for taint in node.taints)
+        return self.why_not(node, cordoned) is None
 
-    def _tolerates(self, key: str, value: str, effect: str) -> bool:
-        taint = _Taint(key, value, effect)
-        return any(t.tolerates(taint) for t in self.tolerations)
-
-    def why_not(self, node, cordoned: bool) -> str:
-        """The first filter that refuses the node, in the scheduler's words."""
-        if cordoned and not self._tolerates(UNSCHEDULABLE_TAINT, "", "NoSchedule"):
+    def why_not(self, node, cordoned: bool) -> str | None:
+        """The first filter that refuses the node, in the scheduler's words; None when none does."""
+        if cordoned and not self._tolerates(Taint(UNSCHEDULABLE_TAINT, "", "NoSchedule")):
             return "node(s) were unschedulable"
         if any(node.labels.get(label) != value for label, value in self.selector) or \
                 (self.affinity is not None and not self.affinity.matches(node)):
             return "node(s) didn't match Pod's node affinity/selector"
-        return "node(s) had untolerated taint(s)"
+        if any(taint.effect in _FILTERED_EFFECTS and not self._tolerates(taint) for taint in node.taints):
+            return "node(s) had untolerated taint(s)"
+        return None
 
-
-@dataclass(frozen=True)
-class _Taint:
-    key: str
-    value: str
-    effect: str
-
-
+    def _tolerates(self, taint: Taint) -> bool:
+        return any(t.tolerates(taint) for t in self.tolerations)
