@@ -16,8 +16,6 @@
 
 from __future__ import annotations
 
-import re
-
 from ..dra.allocator import AllocationResult, DeviceResult
 from ..dra.devices import Claim
 from ..dra.inventory import Inventory
@@ -30,7 +28,6 @@ from .world import Durations, Pod, Timings, World
 
 INVENTORY_KINDS = {("", "Node"), ("resource.k8s.io", "ResourceSlice"), ("resource.k8s.io", "DeviceClass"),
                    ("resource.k8s.io", "DeviceTaintRule")}
-_ORDINAL = re.compile(r"-(\d+)$")
 
 
 def dump_state(dump: list[Manifest], manifests: list[Manifest], timings: Timings, horizon: float,
@@ -46,7 +43,7 @@ def dump_state(dump: list[Manifest], manifests: list[Manifest], timings: Timings
     for pod in [m for m in dump if m.kind == "Pod" and _live(m)]:
         owner = _owner(pod, by_uid)
         controller = running.get((owner.kind, owner.name)) if owner is not None else None
-        sim = _adopted(controller, pod, world) if controller is not None else _foreign(pod, timings.default)
+        sim = controller.adopt(pod.name) if controller is not None else _foreign(pod, timings.default)
         allocations = _allocations(pod, sim, claims, adopted_claims)
         world.adopt(sim, pod.data.get("spec", {}).get("nodeName"), allocations, ready=_ready(pod),
                     deleting=pod.data.get("metadata", {}).get("deletionTimestamp") is not None)
@@ -71,22 +68,6 @@ def _owner(pod: Manifest, by_uid: dict) -> Manifest | None:
         if owner is None or owner.kind in RUNNING_KINDS:
             return owner
     return None
-
-
-def _adopted(controller, pod: Manifest, world: World) -> Pod:
-    """The pod as its controller would have made it, taken into the controller."""
-    name = pod.name
-    if hasattr(controller, "revision_of"):  # a StatefulSet: by ordinal
-        sim = controller.template.pod(name, controller.name, world.now)
-        match = _ORDINAL.search(name)
-        controller.pods[int(match.group(1)) if match else len(controller.pods)] = sim
-        controller.revision_of[name] = controller.update_revision
-        return sim
-    rs = controller.new
-    sim = rs.template.pod(name, rs.name, world.now)
-    rs.pods.append(sim)
-    rs.created += 1
-    return sim
 
 
 def _foreign(pod: Manifest, durations: Durations) -> Pod:

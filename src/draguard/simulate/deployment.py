@@ -81,6 +81,15 @@ class Rollout:
     def sets(self) -> list[ReplicaSet]:
         return self.old + [self.new]
 
+    def adopt(self, name: str):
+        """A pod of this Deployment found running (a cluster dump's), made as its current
+        ReplicaSet would have made it and counted among that set's pods."""
+        rs = self.new
+        pod = rs.template.pod(name, rs.name, self.world.now)
+        rs.pods.append(pod)
+        rs.created += 1
+        return pod
+
     def next_revision(self, advance=None) -> "Rollout":
         """The Deployment's pod template changed: a new ReplicaSet at 0 rolled out against the
         ones that still have replicas or pods, its controller in place of this one's."""

@@ -43,6 +43,15 @@ class StatefulSet:
     def labels(self) -> dict:
         return self.template.labels
 
+    def adopt(self, name: str):
+        """A pod of this set found running (a cluster dump's), made as the set would have made
+        it and kept at its ordinal, at the current revision."""
+        pod = self.template.pod(name, self.name, self.world.now)
+        ordinal = name.rpartition("-")[2]
+        self.pods[int(ordinal) if ordinal.isdecimal() else len(self.pods)] = pod
+        self.revision_of[name] = self.update_revision
+        return pod
+
     def next_revision(self, advance=None) -> "StatefulSet":
         """spec.template changed: a new update revision, rolled out by reconcile."""
         if all(self.revision_of[p.name] == self.update_revision for p in self.pods.values() if p.phase != "Gone"):
