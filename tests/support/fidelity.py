@@ -235,24 +235,22 @@ class _Run:
 
     # -- the steps --
     def _update(self, args: dict, own) -> str:
-        (kind, name), = [(k, v) for k, v in args.items() if k in ("deployment", "statefulset")]
-        patch = {"spec": {"template": {"metadata": {"annotations": {"draguard.io/revision": str(time.time())}}}}}
-        if kind == "deployment":
-            self.apps.patch_namespaced_deployment(name, self.ns, patch)
-        else:
-            self.apps.patch_namespaced_stateful_set(name, self.ns, patch)
+        self._patch(args, {"spec": {"template": {"metadata": {"annotations": {
+            "draguard.io/revision": str(time.time())}}}}})
         return self._settle()  # whole once the controller observed the new generation
 
     _rollout = _update
 
     def _scale(self, args: dict, own) -> str:
-        (kind, name), = [(k, v) for k, v in args.items() if k in ("deployment", "statefulset")]
-        patch = {"spec": {"replicas": args["replicas"]}}
-        if kind == "deployment":
-            self.apps.patch_namespaced_deployment(name, self.ns, patch)
-        else:
-            self.apps.patch_namespaced_stateful_set(name, self.ns, patch)
+        self._patch(args, {"spec": {"replicas": args["replicas"]}})
         return self._settle()
+
+    def _patch(self, args: dict, patch: dict) -> None:
+        """`patch` applied to the Deployment or StatefulSet the step names."""
+        (kind, name), = [(k, v) for k, v in args.items() if k in ("deployment", "statefulset")]
+        apply = self.apps.patch_namespaced_deployment if kind == "deployment" else \
+            self.apps.patch_namespaced_stateful_set
+        apply(name, self.ns, patch)
 
     def _create(self, args: dict, own) -> str:
         job = next(o for o in own if o["kind"] == "Job" and o["metadata"]["name"] == args["job"])

@@ -373,7 +373,7 @@ def _device_taint(step: Step, context: Context) -> Verdict:
 
 
 _STEP = {"wait": _wait, "update": _update, "rollout": _update, "scale": _scale, "create": _create, "drain": _drain,
-         "evict": _evict, "uncordon": _uncordon, "deleteNode": _delete_node, "driverStop": _driver_stop, "driverStart": _driver_start,
-         "driverRestart": _driver_restart, "deviceTaint": _device_taint}
+         "evict": _evict, "uncordon": _uncordon, "deleteNode": _delete_node, "driverStop": _driver_stop,
+         "driverStart": _driver_start, "driverRestart": _driver_restart, "deviceTaint": _device_taint}
 #: the steps a scenario may take
 STEPS = tuple(_STEP)
