@@ -128,41 +128,29 @@ def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | No
 
 def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], durations=None, horizon: float = 3600.0,
                    kube_version: str | None = None):
-    from ..dra.devices import ModelError
     from ..simulate.drain import simulate_drain as run_drain
-    from ..simulate.template import ScenarioError
     from ..simulate.world import Durations
 
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
-    try:
-        return run_drain(node, manifests, inventory, durations or Durations(), horizon, release)
-    except (ScenarioError, ModelError) as exc:
-        raise InputError(f"drain of {node}: {exc}") from None
+    return _simulated(f"drain of {node}", lambda: run_drain(node, manifests, inventory, durations or Durations(),
+                                                            horizon, release))
 
 
 def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], name: str | None = None,
                    durations=None, horizon: float = 3600.0, kube_version: str | None = None):
     """(the scale of a Deployment or StatefulSet of `paths` to `replicas`, run as a one-step
     scenario; its heading)."""
-    from ..dra.devices import ModelError
     from ..simulate.scenario import Step, run_scenario
-    from ..simulate.template import ScenarioError
     from ..simulate.world import Durations
 
     if not replicas.isdigit() or not paths:
         raise UsageError("draguard simulate scale REPLICAS MANIFESTS... --inventory INV: the replicas (a whole "
                          "number), then the manifests")
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
-    workloads = [m for m in manifests if m.kind in ("Deployment", "StatefulSet") and (name is None or m.name == name)]
-    if len(workloads) != 1:
-        raise UsageError(f"{len(workloads)} Deployments or StatefulSets{f' named {name}' if name else ''} in the "
-                         "manifests: name one with --deployment")
-    workload = workloads[0]
+    workload = _workload(manifests, name, ("Deployment", "StatefulSet"))
     step = Step("scale", {workload.kind.lower(): workload.name, "replicas": int(replicas)})
-    try:
-        run = run_scenario(manifests, inventory, [step], durations or Durations(), horizon, release)
-    except (ScenarioError, ModelError) as exc:
-        raise InputError(f"scale of {workload.name}: {exc}") from None
+    run = _simulated(f"scale of {workload.name}", lambda: run_scenario(manifests, inventory, [step],
+                                                                       durations or Durations(), horizon, release))
     return run, f"scale of {workload.kind} {workload.name} to {replicas}"
 
 
@@ -170,19 +158,26 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
              horizon: float = 3600.0, kube_version: str | None = None, progress=None, image: str | None = None):
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
-    from ..dra.devices import ModelError
     from ..simulate.rollout import simulate_rollout
     from ..simulate.workloads import templates_for
-    from ..simulate.template import ScenarioError
     from ..simulate.world import Durations
 
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
-    chosen = _deployment(manifests, deployment)
+    chosen = _workload(manifests, deployment, ("Deployment",))
+    return _simulated(chosen.source.display, lambda: simulate_rollout(
+        chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(), horizon,
+        kube_version=release, progress=progress, image=image))
+
+
+def _simulated(where: str, simulation):
+    """`simulation()`, what it cannot simulate an InputError prefixed with `where`."""
+    from ..dra.devices import ModelError
+    from ..simulate.template import ScenarioError
+
     try:
-        return simulate_rollout(chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(),
-                                horizon, kube_version=release, progress=progress, image=image)
+        return simulation()
     except (ScenarioError, ModelError) as exc:
-        raise InputError(f"{chosen.source.display}: {exc}") from None
+        raise InputError(f"{where}: {exc}") from None
 
 
 def _or(value, default):
@@ -191,14 +186,15 @@ def _or(value, default):
     return default if value is None else value
 
 
-def _deployment(manifests, name: str | None):
-    deployments = [m for m in manifests if m.kind == "Deployment" and (name is None or m.name == name)]
-    if len(deployments) == 1:
-        return deployments[0]
-    if not deployments:
-        raise InputError(f"no Deployment{f' named {name!r}' if name else ''} in the manifests")
-    names = ", ".join(sorted(m.name for m in deployments))
-    raise UsageError(f"several Deployments ({names}): pick one with --deployment")
+def _workload(manifests, name: str | None, kinds: tuple):
+    """The one workload of `kinds` (named `name`, when given) among the manifests."""
+    found = [m for m in manifests if m.kind in kinds and (name is None or m.name == name)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise InputError(f"no {' or '.join(kinds)}{f' named {name!r}' if name else ''} in the manifests")
+    names = ", ".join(sorted(m.name for m in found))
+    raise UsageError(f"several {' or '.join(kind + 's' for kind in kinds)} ({names}): pick one with --deployment")
 
 
 def _strategy(simulation) -> str:
