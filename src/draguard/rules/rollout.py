@@ -126,7 +126,7 @@ class RolloutDeadlock(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        from ..simulate.rollout import simulate_rollout
+        from ..simulate.rollout import RELEASE_FIRST, simulate_rollout
         from ..simulate.template import ScenarioError
 
         if not _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
@@ -141,7 +141,7 @@ class RolloutDeadlock(Rule):
             return
         if verdict.kind != "deadlock":
             return
-        fix = _no_surge(strategy) if verdict.remedy.startswith("strategy maxSurge: 0") else None
+        fix = _no_surge(strategy) if verdict.remedy.startswith(RELEASE_FIRST) else None
         yield ctx.finding(self, obj, "the next rollout deadlocks on the inventory: " + " <- ".join(verdict.chain),
                           *_surge_place(strategy), help=verdict.remedy, fix=fix)
 

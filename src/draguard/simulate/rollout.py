@@ -117,14 +117,14 @@ def deadlock_chain(rollout: Rollout) -> list[str]:
 
 
 #: strategy changes to try, smallest first
-_REMEDIES = (("maxSurge: 0, maxUnavailable: 1", {"type": "RollingUpdate",
-                                                  "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}),
-             ("type: Recreate", {"type": "Recreate"}))
+RELEASE_FIRST = "strategy maxSurge: 0, maxUnavailable: 1"  # how a remedy that is a release-first update begins
+_REMEDIES = ((RELEASE_FIRST, {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}),
+             ("strategy type: Recreate", {"type": "Recreate"}))
 
 
 def strategy_changes(deployment: Manifest) -> list[tuple[str, Manifest]]:
     """(what changes, the Deployment with it) for each strategy to try, smallest first."""
-    return [(f"strategy {label}", with_strategy(deployment, strategy)) for label, strategy in _REMEDIES
+    return [(label, with_strategy(deployment, strategy)) for label, strategy in _REMEDIES
             if deployment.spec.get("strategy") != strategy]
 
 
