@@ -85,6 +85,10 @@ class Drain:
             self._evict(pod)
         self.world.on_change.append(self._check_done)
 
+    def stop(self) -> None:
+        """The drain is over (its pods gone, or the step given up): the world stops checking it."""
+        self.world.on_change.remove(self._check_done)
+
     def _evict(self, pod: Pod) -> None:
         if pod.phase != "Running" or pod.deleting_since is not None:
             if pod.phase in ("Pending", "Starting"):

@@ -298,6 +298,7 @@ def _evictions(drain: Drain, context: Context) -> Verdict:
     drain.start()
     world, started = context.world, context.world.now
     finished = world.run(started + context.horizon, until=lambda: drain.done_at is not None or drain.livelock is not None)
+    drain.stop()  # a later step's drain does not need this one checked at every moment
     return drain.verdict(finished, started)
 
 
