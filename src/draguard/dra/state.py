@@ -14,6 +14,7 @@ from collections import Counter
 from .allocator import DEFAULT_SEARCH_BUDGET, AllocationResult, Allocator, Features, Outcome
 from .devices import Claim, Node
 from .inventory import Inventory
+from .placement import ANYWHERE, NodeFit
 
 
 class StateError(ValueError):
@@ -51,12 +52,11 @@ class ClusterState:
         """Try `claims` together on `node` against the current state; nothing is recorded."""
         return self.allocator.attempt(claims, node)
 
-    def place(self, claims: list[Claim], fit=None) -> tuple[Node | None, Outcome]:
+    def place(self, claims: list[Claim], fit: NodeFit = ANYWHERE) -> tuple[Node | None, Outcome]:
         """The first schedulable node (by name) where `claims` fit together, as a first-fit
         scheduler would pick, or (None, the last outcome) when none fits; an error or an
         exceeded budget stops the search, as it stops the scheduler's Filter. `fit`: the
-        pod's node filters (simulate.placement.NodeFit: `admits(node, cordoned)`, `why_not`
-        and `key`); without it a cordoned node is skipped.
+        pod's node filters (a cordoned node is skipped without them).
 
         When every slice is one node's own, an attempt on a node depends only on the claims'
         shape and what was committed or released there: first-fit placement on a busy pool
@@ -65,12 +65,11 @@ class ClusterState:
         if not self.inventory.nodes:
             return None, self.attempt(claims, None)
         self._read_slices()
-        shape, nodes, shortcut = (_shape(claims), fit.key if fit else ""), self.inventory.nodes, self._node_local
+        shape, nodes, shortcut = (_shape(claims), fit.key), self.inventory.nodes, self._node_local
         start, outcome = self._first.get(shape, (0, None)) if shortcut else (0, None)
         for index in range(start, len(nodes)):
             node = nodes[index]
-            cordoned = node.name in self.cordoned
-            if not (fit.admits(node, cordoned) if fit else not cordoned):
+            if not fit.admits(node, node.name in self.cordoned):
                 continue
             used = self._changes[node.name]
             known = self._did_not_fit.get((node.name, shape)) if shortcut else None
@@ -90,16 +89,14 @@ class ClusterState:
             self._first[shape] = (len(nodes), outcome)  # the last node's answer, for the next call
         return None, outcome
 
-    def unavailable(self, fit=None) -> str:
+    def unavailable(self, fit: NodeFit = ANYWHERE) -> str:
         """Why no node took a pod whose claims fit none, in the scheduler's words (FitError:
         each node's reason counted; the DRA plugin's is "cannot allocate all claims")."""
-        key = (fit.key if fit else "", frozenset(self.cordoned), id(self.inventory.nodes))
+        key = (fit.key, frozenset(self.cordoned), id(self.inventory.nodes))
         if key not in self._unavailable:
             reasons = Counter()
             for node in self.inventory.nodes:
-                cordoned = node.name in self.cordoned
-                refused = fit.why_not(node, cordoned) if fit else ("node(s) were unschedulable" if cordoned else None)
-                reasons[refused or "cannot allocate all claims"] += 1
+                reasons[fit.why_not(node, node.name in self.cordoned) or "cannot allocate all claims"] += 1
             total = len(self.inventory.nodes)
             self._unavailable[key] = (f"0/{total} nodes are available: "
                                       + ", ".join(sorted(f"{n} {why}" for why, n in reasons.items())))

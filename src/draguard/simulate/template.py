@@ -12,7 +12,7 @@ from ..dra.devices import claim_from
 from ..model.manifest import Manifest
 from ..model.pods import PodSite, pod_sites, pre_stop_of
 from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
-from .placement import NodeFit
+from ..dra.placement import NodeFit
 from .world import Durations, Pod
 
 

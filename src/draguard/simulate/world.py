@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from ..core.versions import minor
 from ..dra.devices import Claim
+from ..dra.placement import ANYWHERE, NodeFit
 from ..dra.pools import PoolLayout, PoolView
 from ..dra.state import ClusterState
 
@@ -74,7 +75,7 @@ class Pod:
     created: float
     min_ready: float = 0.0  # minReadySeconds: ready this long before it counts as available
     labels: dict = field(default_factory=dict)
-    fit: object = None  # simulate.placement.NodeFit: its node filters
+    fit: NodeFit = ANYWHERE  # its node filters
     completes: bool = False  # a Job's pod: it succeeds after durations.run
     phase: str = "Pending"  # Pending, Starting, Running, Succeeded, Terminating, Gone
     node: str | None = None

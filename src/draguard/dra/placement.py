@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.errors import InputError
-from ..dra.devices import Taint
-from ..dra.nodeselector import NodeSelector, NodeSelectorError, parse_node_selector
 from ..model.claims import tolerations
 from ..model.pods import PodSite
+from .devices import Taint
+from .nodeselector import NodeSelector, NodeSelectorError, parse_node_selector
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 _FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
@@ -68,3 +68,7 @@ class NodeFit:
 
     def _tolerates(self, taint: Taint) -> bool:
         return any(t.tolerates(taint) for t in self.tolerations)
+
+
+#: a pod without node filters of its own: only cordons keep it off a node
+ANYWHERE = NodeFit()
