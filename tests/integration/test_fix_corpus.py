@@ -5,11 +5,14 @@ fix is fixed, and no request is left that the built-in GPU catalog cannot satisf
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 
 from draguard.core.config import Config
 from draguard.fix.files import read
 from draguard.fix.run import Choice, FileText, fix_texts
+from draguard.fix.splice import NotSpliceable
 from support.byteminimal import untouched_lines_lost
 from support.paths import CORPUS, corpus_files
 
@@ -50,6 +53,31 @@ def test_the_migration_reaches_most_of_the_legacy_corpus():
         file, _ = fixed(path)
         migrated += any(rule == "legacy-gpu-resource" for rule, _ in file.applied)
     assert migrated >= 40, migrated
+
+
+def test_fixes_located_together_land_as_spliced_edit_by_edit(monkeypatch):
+    """A document's fixes are located on one composition of it (fix.splice); on every corpus
+    file the texts must be those that splicing each edit into the text the previous one left
+    gives."""
+    import draguard.fix.splice as splice
+
+    def run():
+        files = [FileText(f"{p.parent.name}/{p.name}", read(str(p), p.name).text) for p in corpus_files()]
+        fix_texts(files, Config(), EVERYTHING)
+        return [f.text for f in files]
+    spliced, ways = splice._spliced, Counter()
+
+    def counted(text, planned, starts, newline, together):
+        ways[together] += 1
+        return spliced(text, planned, starts, newline, together)
+    monkeypatch.setattr(splice, "_spliced", counted)
+    together = run()
+    assert ways[False] * 20 < ways[True], ways  # one by one only where edits meet
+
+    def refuse(*_):
+        raise NotSpliceable("edit by edit, for the comparison")
+    monkeypatch.setattr(splice, "_splice_together", refuse)
+    assert run() == together
 
 
 def test_incremental_lints_end_where_a_full_lint_of_the_result_does():

@@ -2,8 +2,8 @@
 stays byte-identical: comments, blank lines, quoting, key order, flow style, anchors,
 document markers, CRLF and indentation.
 
-Each edit is located with the node positions libyaml gives (the one document is composed
-again) and spliced into the text: a scalar token replaced; an entry's lines replaced or
+Each edit is located with the node positions libyaml gives (the one document composed again,
+from its own first line) and spliced into the text: a scalar token replaced; an entry's lines replaced or
 removed; new entries and sequence items inserted after the last line of their collection, at
 its indentation and in its style (block or flow, indented sequences or not); new documents
 inserted after the document they belong to. The result is parsed again and must equal what
@@ -12,13 +12,16 @@ exact text form, the fix is not applied and the caller says so."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import groupby
+from typing import NamedTuple
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from ..core.fixes import Edit, EditError, Op, application_order, apply_edits, plain
+from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, content_end, document_node, scalar_text, walk
 from ..sources.yamlpos import parse_stream_remembered
 
@@ -62,19 +65,30 @@ class Replacement:
     start: int
     end: int
     text: str
+    column: int = 0  # a block insertion's indentation: at one point, the deeper goes first
+    last: bool = False  # goes after anything else inserted at its point (added documents)
 
     def apply(self, text: str) -> str:
         return text[:self.start] + self.text + text[self.end:]
 
 
-def parse(text: str) -> tuple[list, list]:
-    """(the documents as plain data, the problems met) as the loader reads them."""
+class Parsed(NamedTuple):
+    """A text as the loader reads it: each document's data (positioned dicts and lists, equal
+    to their plain copies), the problems met, and the line each document's content starts on."""
+
+    documents: list
+    problems: list
+    lines: list
+
+
+def parse(text: str) -> Parsed:
     documents, problems = parse_stream_remembered(text)
-    return [plain(d.data) for d in documents], sorted((p.kind, p.message) for p in problems)
+    return Parsed([d.data for d in documents], sorted((p.kind, p.message) for p in problems),
+                  [d.start_line for d in documents])
 
 
 def apply_fix(text: str, document: int, edits, changes: Changes | None = None,
-              parsed: tuple | None = None) -> tuple[str, tuple]:
+              parsed: Parsed | None = None) -> tuple[str, Parsed]:
     """`text` with a fix's edits applied to document `document`, verified by parsing it again,
     and that parse (to pass as `parsed` with the next fix of the same text). Each edit's
     replacement is recorded in `changes` once the fix verified. Raises NotSpliceable (or
@@ -83,20 +97,32 @@ def apply_fix(text: str, document: int, edits, changes: Changes | None = None,
 
 
 def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | None = None,
-                parsed: tuple | None = None) -> tuple[str, tuple]:
-    """Several fixes of one text, (document, edits) each, spliced one after another and
-    verified together by one parse: the result must be what the fixes make of the data, in
-    that order (a caller applies a file's fixes in descending document order, so that an
-    added document renumbers none of those still to come)."""
-    before, known = parsed or parse(text)
-    expected, steps = list(before), []
+                parsed: Parsed | None = None) -> tuple[str, Parsed]:
+    """Several fixes of one text, (document, edits) each, spliced and verified together by
+    one parse: the result must be what the fixes make of the data, in that order (a caller
+    applies a file's fixes in descending document order, so that an added document renumbers
+    none of those still to come, and moves none of their lines).
+
+    A document's edits are first located together on one composition of it (_splice_together);
+    when they meet one another there, or the result does not verify, they are spliced again one
+    after another, each located in the text as the previous one left it."""
+    before = parsed or parse(text)
+    expected = list(before.documents)
     for document, edits in planned:
         if not 0 <= document < len(expected) or expected[document] is None:
             raise NotSpliceable(f"document {document} is not there to edit")
         expected[document:document + 1] = apply_edits(expected[document], edits)
-        text = _splice_fix(text, document, edits, steps)
+    starts = _document_starts(text, before.lines, {document for document, _ in planned})
+    newline = "\r\n" if "\r\n" in text else "\n"
+    try:
+        return _verified(*_spliced(text, planned, starts, newline, True), before, expected, changes)
+    except NotSpliceable:
+        return _verified(*_spliced(text, planned, starts, newline, False), before, expected, changes)
+
+
+def _verified(text: str, steps: list, before: Parsed, expected: list, changes: Changes | None) -> tuple[str, Parsed]:
     after = parse(text)
-    if after[1] != known or after[0] != expected:
+    if after.problems != before.problems or after.documents != expected:
         raise NotSpliceable("the edited text does not parse to the fixed object")
     if changes is not None:
         for step in steps:
@@ -104,19 +130,109 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
     return text, after
 
 
-def _splice_fix(text: str, document: int, edits, steps: list) -> str:
+def _spliced(text: str, planned: list, starts: dict, newline: str, together: bool) -> tuple[str, list]:
+    """(the text with every planned fix spliced in, the replacements made in order)."""
+    steps: list = []
+    for document, group in groupby(planned, key=lambda fix: fix[0]):
+        start = starts.get(document, (0, document))
+        fixes = [edits for _, edits in group]
+        if together:
+            text = _splice_together(text, start, fixes, newline, steps)
+        else:
+            for edits in fixes:
+                text = _splice_fix(text, start, edits, newline, steps)
+    return text, steps
+
+
+_DIRECTIVE = re.compile(r"^%", re.MULTILINE)
+
+
+def _document_starts(text: str, lines: list, documents: set) -> dict[int, tuple[int, int]]:
+    """document -> (the index its content's first line starts at, 0): where composing that
+    document alone can begin, so that an edit composes one document, not all those before it
+    (documents are independent in YAML but for directives: with a `%` directive in the text,
+    none is given and each edit composes from the start)."""
+    if _DIRECTIVE.search(text):
+        return {}
+    wanted = sorted((lines[d], d) for d in documents if 0 <= d < len(lines))
+    starts, index, line = {}, 0, 1
+    for target, document in wanted:
+        while line < target:
+            index = text.index("\n", index) + 1
+            line += 1
+        starts[document] = (index, 0)
+    return starts
+
+
+def _splice_fix(text: str, start: tuple[int, int], edits, newline: str, steps: list) -> str:
     """The edits in application_order (as apply_edits takes them), each located in the text as
-    the previous one left it."""
+    the previous one left it. `start`: (where the text to compose begins, the document's
+    number in it); an edit changes nothing before it."""
+    base, document = start
     added = 0
     for edit in application_order(edits):
+        segment = text[base:] if base else text
         if edit.op is Op.ADD_DOCUMENT:
-            replacement = _add_document(_Document(text, document + added), edit.value)
+            replacement = _add_documents(_Document(segment, document + added, newline), [edit.value])
             added += 1
         else:
-            replacement = _splice(_Document(text, document), edit)
-        steps.append((replacement.start, replacement.end - replacement.start, len(replacement.text)))
-        text = replacement.apply(text)
+            replacement = _splice(_Document(segment, document, newline), edit)
+        steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
+        text = text[:base] + replacement.apply(segment)
     return text
+
+
+def _splice_together(text: str, start: tuple[int, int], fixes: list, newline: str, steps: list) -> str:
+    """One document's fixes located on one composition of it and applied from the last
+    replacement to the first, so that none moves another. Insertions at one point (after
+    the last line of nested collections) go deepest first, then in edit order, and before
+    lines replaced or removed from that point on; the documents
+    the fixes add go after the document (a later fix's first, as apply_edits orders them),
+    after anything else inserted there. NotSpliceable when two replacements overlap, or
+    when an edit needs what an earlier one makes (the caller then splices one by one)."""
+    base, document = start
+    segment = text[base:] if base else text
+    doc = _Document(segment, document, newline)
+    found, added = [], []
+    for edits in fixes:
+        ordered = application_order(edits)
+        filled = {edit.path[:k] for edit in ordered if edit.op is not Op.REMOVE for k in range(len(edit.path))}
+        for edit in _creating_sets(doc, ordered):
+            if edit.op is Op.REMOVE:  # a collection the fix adds to is not emptied by removing its last entry
+                found.append(_remove(doc, edit.path, keeps_parent=edit.path[:-1] in filled))
+            elif edit.op is not Op.ADD_DOCUMENT:
+                found.append(_splice(doc, edit))
+        added[:0] = [edit.value for edit in ordered if edit.op is Op.ADD_DOCUMENT]
+    if added:
+        found.append(_add_documents(doc, added))
+    found.sort(key=lambda r: (r.start, r.end, r.last, -r.column))
+    for a, b in zip(found, found[1:]):  # at one point, only whole lines: insertions, then one region
+        if b.start < a.end or b.start == a.start and a.start != 0 and segment[a.start - 1] != "\n":
+            raise NotSpliceable("two edits meet")
+    for replacement in reversed(found):
+        steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
+        segment = replacement.apply(segment)
+    return text[:base] + segment
+
+
+def _creating_sets(doc: "_Document", edits: list) -> list:
+    """The edits with each run of sets into one mapping that is not there yet as one set of
+    that mapping: spliced one by one, the first set creates it and the others go into it,
+    the same text."""
+    out: list = []
+    creating = None  # the mapping out[-1] creates
+    for edit in edits:
+        parent = edit.path[:-1]
+        if edit.op is Op.SET and parent and isinstance(edit.path[-1], str) and _absent(doc.node(parent)):
+            if creating == parent:
+                out[-1] = Edit(Op.SET, parent, {**out[-1].value, edit.path[-1]: edit.value})
+            else:
+                out.append(Edit(Op.SET, parent, {edit.path[-1]: edit.value}))
+                creating = parent
+            continue
+        out.append(edit)
+        creating = None
+    return out
 
 
 def _splice(doc: "_Document", edit: Edit) -> Replacement:
@@ -134,12 +250,11 @@ def _splice(doc: "_Document", edit: Edit) -> Replacement:
 class _Document:
     """One document of the text, composed once for an edit."""
 
-    def __init__(self, text: str, index: int):
-        self.text = text
+    def __init__(self, text: str, index: int, newline: str):
+        self.text, self.newline = text, newline
         self.root = document_node(text, index)
         if self.root is None:
             raise NotSpliceable(f"document {index} is not there to edit")
-        self.newline = "\r\n" if "\r\n" in text else "\n"
 
     def entry(self, path: tuple) -> Entry | None:
         return walk(self.root, path)
@@ -196,7 +311,7 @@ class _Document:
         """A block entry or item inserted on a new line after `node`'s last line, at `column`."""
         at = self.after_line(content_end(node, self.text))
         prefix = "" if at == 0 or self.text[at - 1] == "\n" else self.newline
-        return Replacement(at, at, prefix + " " * column + self.block(value, column))
+        return Replacement(at, at, prefix + " " * column + self.block(value, column), column)
 
 
 _FastDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -216,6 +331,10 @@ def _flow(value) -> str:
 
 def _is_null(node) -> bool:
     return isinstance(node, ScalarNode) and node.tag == "tag:yaml.org,2002:null"
+
+
+def _absent(node) -> bool:
+    return node is None or _is_null(node)
 
 
 # --- the edits ------------------------------------------------------------------------------
@@ -271,11 +390,11 @@ def _append(doc: _Document, path: tuple, item) -> Replacement:
     return doc.insert_after(node, node.start_mark.column, [item])  # a block sequence starts at its first dash
 
 
-def _remove(doc: _Document, path: tuple) -> Replacement:
+def _remove(doc: _Document, path: tuple, keeps_parent: bool = False) -> Replacement:
     parent, entry = doc.node(path[:-1]), doc.entry(path)
     if entry is None or parent is None:
         raise NotSpliceable("removing what is not there")
-    if len(parent.value) == 1 and path[:-1]:  # the collection becomes empty: [] or {}, not null
+    if len(parent.value) == 1 and path[:-1] and not keeps_parent:  # the collection becomes empty: [] or {}, not null
         return _set(doc, path[:-1], [] if isinstance(parent, SequenceNode) else {})
     if entry.flow:
         return _remove_flow(doc.text, entry)
@@ -318,10 +437,11 @@ def _remove_flow(text: str, entry) -> Replacement:
     return Replacement(start, end, "")
 
 
-def _add_document(doc: _Document, value) -> Replacement:
+def _add_documents(doc: _Document, values: list) -> Replacement:
     at = doc.after_line(content_end(doc.root, doc.text))
     prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline
-    return Replacement(at, at, prefix + "---" + doc.newline + doc.dump(value).replace("\n", doc.newline))
+    added = "".join("---" + doc.newline + doc.dump(value).replace("\n", doc.newline) for value in values)
+    return Replacement(at, at, prefix + added, last=True)
 
 
 __all__ = ["apply_fix", "Changes", "NotSpliceable", "EditError", "parse"]

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from draguard.core.fixes import EditError, add_document, append, remove, set_value
-from draguard.fix.splice import Changes, NotSpliceable, apply_fix
+from draguard.fix.splice import Changes, NotSpliceable, apply_fix, apply_fixes
 from support.byteminimal import untouched_lines_lost
 
 TEXT = """\
@@ -126,3 +126,108 @@ def test_the_first_key_of_a_sequence_item_goes_and_the_next_moves_up():
 def test_documents_that_are_not_there_are_refused():
     with pytest.raises(NotSpliceable):
         apply_fix(TEXT, 7, [set_value(("a",), 1)])
+
+
+POD_END = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+---
+kind: ConfigMap
+apiVersion: v1
+"""
+
+THE_ROUND = [  # the fixes one round applies to the Deployment: each ends at the document's last line
+    [set_value(("spec", "strategy", "rollingUpdate", "maxSurge"), 0),  # one mapping made by two sets
+     set_value(("spec", "strategy", "rollingUpdate", "maxUnavailable"), 1)],
+    [set_value(("spec", "template", "spec", "containers", 0, "lifecycle", "preStop"), {"sleep": {"seconds": 5}})],
+    [set_value(("spec", "template", "spec", "terminationGracePeriodSeconds"), 30)],
+    [add_document({"kind": "ResourceClaimTemplate", "metadata": {"name": "llm-gpu"}}),
+     append(("spec", "template", "spec", "resourceClaims"), {"name": "gpu"}),
+     append(("spec", "template", "spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
+     remove(("spec", "template", "spec", "containers", 0, "resources", "limits"))],  # `resources` keeps `claims`
+    [add_document({"kind": "PodDisruptionBudget", "metadata": {"name": "llm"}})],
+]
+
+
+def test_a_documents_fixes_are_located_together_and_land_as_spliced_one_by_one(monkeypatch):
+    import draguard.fix.splice as splice
+
+    spliced = splice._spliced
+
+    def together_only(text, planned, starts, newline, together):
+        assert together, "the fixes were spliced one by one"
+        return spliced(text, planned, starts, newline, together)
+    monkeypatch.setattr(splice, "_spliced", together_only)
+    changes = Changes()
+    together, _ = apply_fixes(POD_END, [(0, edits) for edits in THE_ROUND], changes)
+    assert untouched_lines_lost(POD_END, together, changes.original_regions()) == []
+    assert together == """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        resources:
+          claims:
+          - name: gpu
+        lifecycle:
+          preStop:
+            sleep:
+              seconds: 5
+      terminationGracePeriodSeconds: 30
+      resourceClaims:
+      - name: gpu
+  strategy:
+    rollingUpdate:
+      maxSurge: 0
+      maxUnavailable: 1
+---
+kind: PodDisruptionBudget
+metadata:
+  name: llm
+---
+kind: ResourceClaimTemplate
+metadata:
+  name: llm-gpu
+---
+kind: ConfigMap
+apiVersion: v1
+"""
+
+    def refuse(*_):
+        raise NotSpliceable("one by one, for the comparison")
+    monkeypatch.setattr(splice, "_spliced", spliced)
+    monkeypatch.setattr(splice, "_splice_together", refuse)
+    one_by_one, _ = apply_fixes(POD_END, [(0, edits) for edits in THE_ROUND])
+    assert one_by_one == together
+
+
+def test_edits_that_meet_are_spliced_one_after_another():
+    # both removals empty `limits` only together: located on one composition they would leave
+    # `limits:` null; spliced one by one the second sees one key left and writes {}
+    text = "spec:\n  limits:\n    a: 1\n    b: 2\n"
+    after, _ = apply_fixes(text, [(0, [remove(("spec", "limits", "a")), remove(("spec", "limits", "b"))])])
+    assert after == "spec:\n  limits: {}\n"
+
+
+def test_documents_are_composed_from_their_own_first_line_and_directives_from_the_start():
+    text = "a: 1\n--- # the second\nkind: x\nlist:\n- 1\n"
+    after = fix(text, append(("list",), 2), document=1)
+    assert after == "a: 1\n--- # the second\nkind: x\nlist:\n- 1\n- 2\n"
+    with_directive = "%YAML 1.1\n---\na: 1\n...\n%YAML 1.1\n---\nkind: x\n"
+    after = fix(with_directive, set_value(("kind",), "y"), document=1)
+    assert after == with_directive.replace("kind: x", "kind: y")
