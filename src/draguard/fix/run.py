@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, Op
@@ -86,7 +87,8 @@ class Choice:
 def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None = None) -> FixRun:
     """Apply the chosen fixes to `files` until none is left to apply. `context` holds what
     was read but is not written (renders), so rules see it."""
-    with remembering_parses():  # the text a fix verified is the text the next lint reads
+    # the text a fix verified is the text the next lint reads, a round later: every file's last parse is kept
+    with cyclic_gc_paused(), remembering_parses(len(files) + 4096):
         return _fix_texts(files, config, choice, context)
 
 

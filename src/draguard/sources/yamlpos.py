@@ -351,10 +351,9 @@ class _Recent:
     `draguard fix` parses each text it writes to verify it, then lints that same string.
     Off by default (a lint keeps no texts alive); bounded when on."""
 
-    size = 4096
-
     def __init__(self):
         self.entries: "OrderedDict[int, tuple] | None" = None
+        self.size = 0
 
     def get(self, text: str, limits: Limits):
         hit = self.entries.get(id(text)) if self.entries is not None else None
@@ -373,9 +372,10 @@ _RECENT = _Recent()
 
 
 @contextmanager
-def remembering_parses():
-    """While the block runs, parse_stream_remembered answers a text parsed before from memory."""
-    _RECENT.entries = OrderedDict()
+def remembering_parses(size: int = 4096):
+    """While the block runs, parse_stream_remembered answers any of the last `size` texts
+    parsed from memory."""
+    _RECENT.entries, _RECENT.size = OrderedDict(), size
     try:
         yield
     finally:
