@@ -301,11 +301,8 @@ class _Document:
         return self.newline.join([lines[0]] + [" " * indent + line for line in lines[1:]]) + self.newline
 
     def dump(self, value) -> str:
-        """Block YAML in the document's sequence style (libyaml's emitter where it can: it
-        has no indented-sequence option)."""
-        dumper = _IndentedDumper if self.indented_sequences else _FastDumper
-        return yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False, allow_unicode=True,
-                         width=1 << 30)
+        """Block YAML in the document's sequence style."""
+        return _block_yaml(value, self.indented_sequences)
 
     def insert_after(self, node, column: int, value) -> Replacement:
         """A block entry or item inserted on a new line after `node`'s last line, at `column`."""
@@ -322,6 +319,23 @@ class _IndentedDumper(yaml.SafeDumper):
 
     def increase_indent(self, flow=False, indentless=False):
         return super().increase_indent(flow, False)
+
+
+_DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload it fixes
+
+
+def _block_yaml(value, indented_sequences: bool) -> str:
+    """`value` as block YAML (libyaml's emitter where it can: it has no indented-sequence
+    option), remembered by its repr: fix values are plain data, whose repr tells types apart."""
+    key = (repr(value), indented_sequences)
+    dumped = _DUMPED.get(key)
+    if dumped is None:
+        if len(_DUMPED) > 4096:
+            _DUMPED.clear()
+        dumper = _IndentedDumper if indented_sequences else _FastDumper
+        dumped = _DUMPED[key] = yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
+                                          allow_unicode=True, width=1 << 30)
+    return dumped
 
 
 def _flow(value) -> str:

@@ -9,6 +9,7 @@ the edit to a careful rewrite, or does not offer it as a text change)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -30,14 +31,23 @@ class Span:
     end: Point  # exclusive
 
 
-@dataclass(frozen=True)
 class Entry:
-    """A mapping key (or a sequence item, `key` None) and its value, as found in the text."""
+    """A mapping key (or a sequence item, `key` None) and its value, as found in the text;
+    their spans are made when asked for (a walk passes many entries and reads one)."""
 
-    key: Span | None
-    value: Span
-    value_node: object
-    flow: bool  # the container is in flow style ({...} or [...])
+    __slots__ = ("key_node", "value_node", "flow")
+
+    def __init__(self, key_node, value_node, flow: bool):
+        self.key_node, self.value_node = key_node, value_node
+        self.flow = flow  # the container is in flow style ({...} or [...])
+
+    @property
+    def key(self) -> Span | None:
+        return _span(self.key_node) if self.key_node is not None else None
+
+    @property
+    def value(self) -> Span:
+        return _span(self.value_node)
 
 
 @dataclass(frozen=True)
@@ -92,13 +102,11 @@ def child(node, part) -> Entry | None:
     if isinstance(node, MappingNode) and isinstance(part, str):
         found = None
         for key, value in node.value:  # the last of duplicate keys wins, as when loading
-            if isinstance(key, ScalarNode) and key.value == part:
-                found = Entry(_span(key), _span(value), value, node.flow_style)
-        if found is not None:
-            return found
+            if key.__class__ is ScalarNode and key.value == part:
+                found = key, value
+        return Entry(found[0], found[1], node.flow_style) if found is not None else None
     if isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-        value = node.value[part]
-        return Entry(None, _span(value), value, node.flow_style)
+        return Entry(None, node.value[part], node.flow_style)
     return None
 
 
@@ -106,6 +114,11 @@ def scalar_text(value) -> str | None:
     """`value` as one YAML scalar token (None for collections)."""
     if isinstance(value, (dict, list)):
         return None
+    return _scalar_token(value)
+
+
+@lru_cache(maxsize=4096, typed=True)  # typed: 1, 1.0 and True are equal keys otherwise
+def _scalar_token(value) -> str:
     dumped = yaml.safe_dump(value, width=1 << 30, allow_unicode=True)
     return dumped.removesuffix("...\n").rstrip("\n")
 
