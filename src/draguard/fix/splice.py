@@ -184,12 +184,12 @@ def _splice_fix(text: str, start: tuple[int, int], edits, newline: str, steps: l
 
 def _splice_together(text: str, start: tuple[int, int], fixes: list, newline: str, steps: list) -> str:
     """One document's fixes located on one composition of it and applied from the last
-    replacement to the first, so that none moves another. Insertions at one point (after
-    the last line of nested collections) go deepest first, then in edit order, and before
-    lines replaced or removed from that point on; the documents
-    the fixes add go after the document (a later fix's first, as apply_edits orders them),
-    after anything else inserted there. NotSpliceable when two replacements overlap, or
-    when an edit needs what an earlier one makes (the caller then splices one by one)."""
+    replacement to the first, so that none moves another. Insertions at one point (after the
+    last line of nested collections) go deepest first, then in edit order, and before lines
+    replaced or removed from that point on; the documents the fixes add go after the
+    document (a later fix's first, as apply_edits orders them), after anything else inserted
+    there. NotSpliceable when two replacements overlap, or when an edit needs what an earlier
+    one makes (the caller then splices one by one)."""
     base, document = start
     segment = text[base:] if base else text
     doc = _Document(segment, document, newline)
@@ -248,7 +248,7 @@ def _splice(doc: "_Document", edit: Edit) -> Replacement:
 # --- the document an edit goes into ----------------------------------------------------------
 
 class _Document:
-    """One document of the text, composed once for an edit."""
+    """One document of the text, composed once for the edits located on it."""
 
     def __init__(self, text: str, index: int, newline: str):
         self.text, self.newline = text, newline
