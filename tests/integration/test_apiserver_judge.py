@@ -7,7 +7,8 @@
 - Objects: every DRA object of ../shared/corpus and of the rules' examples, in the API
   version it is written in, with its namespace created unlabelled: the server accepts it
   exactly when draguard's validity rules (schema, API validation, CEL, removed versions,
-  gated fields, the admin-access namespace label) find no error in it and that namespace.
+  gated fields, the admin-access namespace label) find no error in it and that namespace;
+  then each written again in every other version the server serves (support.served).
 
 One class is still open and counted apart: the server refuses a selector whose estimated
 cost (cel-go's cost estimator with the Kubernetes library costs) exceeds 1,000,000, and
@@ -29,7 +30,7 @@ from draguard.core.finding import Severity
 from draguard.dra.celenv import compile_selector
 from draguard.engine.lint import lint_objects
 from draguard.rules.registry import REGISTRY
-from support import celgen
+from support import celgen, served
 from support.cel_regressions import REGRESSIONS
 from support.cluster import ControlPlane
 from support.paths import corpus_files
@@ -139,24 +140,44 @@ def _path(obj: dict) -> str:
     return f"/apis/resource.k8s.io/{version}/{namespace}{_RESOURCES[obj['kind']]}"
 
 
+def _disagreement(judge: Judge, config: Config, where: str, obj: dict):
+    """None when the server accepts `obj` exactly when draguard's validity rules find no
+    error in it (and in its namespace, created unlabelled); else what each side said."""
+    metadata = obj.setdefault("metadata", {})
+    metadata.setdefault("name", "judged")
+    namespace = None
+    if obj["kind"] not in ("DeviceClass", "ResourceSlice"):
+        metadata.setdefault("namespace", "default")
+        namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": metadata["namespace"]}}
+        judge.post("/api/v1/namespaces", namespace, dry_run=False)  # 409 once it exists
+    status, message = judge.post(_path(obj), obj)
+    # 404: the version is not served, or the namespace cannot exist (an invalid name)
+    accepted = status == 201
+    assert status in (201, 400, 404, 422), (where, status, message)
+    findings = lint_objects([namespace, obj] if namespace else [obj], config).findings
+    errors = [(f.rule, f.message) for f in findings if f.rule in _VALIDITY and f.severity is Severity.ERROR]
+    if accepted == bool(errors):
+        return where, obj["apiVersion"], obj["kind"], status, message[:300], errors[:3]
+    return None
+
+
 def test_corpus_and_example_objects_are_judged_alike(bare_plane):
-    judge, config, found = Judge(bare_plane), Config(), []
+    judge, config = Judge(bare_plane), Config()
     objects = _dra_objects()
-    for where, obj in objects:
-        metadata = obj.setdefault("metadata", {})
-        metadata.setdefault("name", "judged")
-        namespace = None
-        if obj["kind"] not in ("DeviceClass", "ResourceSlice"):
-            metadata.setdefault("namespace", "default")
-            namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": metadata["namespace"]}}
-            judge.post("/api/v1/namespaces", namespace, dry_run=False)  # 409 once it exists
-        status, message = judge.post(_path(obj), obj)
-        # 404: the version is not served, or the namespace cannot exist (an invalid name)
-        accepted = status == 201
-        assert status in (201, 400, 404, 422), (where, status, message)
-        findings = lint_objects([namespace, obj] if namespace else [obj], config).findings
-        errors = [(f.rule, f.message) for f in findings if f.rule in _VALIDITY and f.severity is Severity.ERROR]
-        if accepted == bool(errors):
-            found.append((where, obj["apiVersion"], obj["kind"], status, message[:300], errors[:3]))
+    found = [d for where, obj in objects if (d := _disagreement(judge, config, where, obj))]
     print(f"\n{len(objects)} DRA objects; {len(found)} disagreements")
+    assert not found, found[:5]
+
+
+def test_corpus_and_example_objects_in_every_served_version_are_judged_alike(bare_plane):
+    """Each object written again in the other versions the server serves (support.served:
+    upstream's field moves between v1beta1 and v1beta2/v1)."""
+    judge, config = Judge(bare_plane), Config()
+    converted = [(f"{where} as {version}", again) for where, obj in _dra_objects() for version in served.SERVED
+                 if (again := served.in_version(obj, version)) is not None]
+    found = [d for where, obj in converted if (d := _disagreement(judge, config, where, obj))]
+    accepted = sum(1 for _, obj in converted if judge.post(_path(obj), obj)[0] == 201)
+    print(f"\n{len(converted)} DRA objects in other served versions ({accepted} accepted); "
+          f"{len(found)} disagreements")
+    assert len(converted) > 100 and accepted > len(converted) // 2
     assert not found, found[:5]
