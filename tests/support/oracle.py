@@ -222,6 +222,11 @@ def scenario(seed: int) -> dict:
         devices = {"requests": requests}
         if rng.random() < 0.25:
             devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model", "index"])}]
+        if rng.random() < 0.15:  # the incubating variant's (with DRAConsumableCapacity); an empty constraint before it
+            devices.setdefault("constraints", []).append(
+                {"distinctAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "index", "driverVersion", "healthy"])})
+            if rng.random() < 0.5:
+                devices["constraints"][-1]["requests"] = rng.sample([r["name"] for r in requests], 1)
         if rng.random() < 0.3:  # claim configs: for all requests, some, or a subrequest
             targets = [r["name"] for r in requests] + [f"{r['name']}/sub0" for r in requests if "firstAvailable" in r]
             devices["config"] = [dict(_opaque(f"claim-{c}", i), requests=rng.sample(targets, rng.randint(0, len(targets))))

@@ -117,4 +117,18 @@ REGRESSIONS: dict[str, dict] = {
                         "adminAccess": True}]}]}}}],
         "allocatedDevices": [{"driver": GPU, "pool": "p", "device": "dev-0"}],
     },
+    # distinctAttribute (incubating, with DRAConsumableCapacity): the search must pass over the
+    # second device of model a and take the one of model b; without the gate the stable
+    # variant sees an empty constraint (draguard once did so under every gate).
+    **{name: {
+        **_pool(name, [_slice("p", 1, devices=[
+            {"name": f"dev-{i}", "attributes": {"model": {"string": model}}} for i, model in enumerate("aab")])]),
+        "claims": [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "claim-0", "namespace": "default"},
+                    "spec": {"devices": {"requests": [{"name": "r0", "exactly": {
+                        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}}],
+                        "constraints": [{"distinctAttribute": "model"}]}}}],
+        "features": features,
+    } for name, features in [("distinct-attribute-skips-a-duplicate", dict(FEATURES, ConsumableCapacity=True)),
+                             ("distinct-attribute-without-its-gate", FEATURES)]},
 }

@@ -84,6 +84,9 @@ class Features:
     # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (KEP-5007), newer variants only:
     # devices with binding conditions become selectable and results carry their conditions
     device_binding_and_status: bool = False
+    # DRAConsumableCapacity (KEP-5075), newer variants only: of what it adds, the
+    # distinctAttribute constraint is modelled; shared devices and capacity requests are not
+    consumable_capacity: bool = False
 
 
 @dataclass
@@ -342,15 +345,25 @@ class _RequestData:
         return f"{self.parent.name}/{self.request.name}" if self.parent else self.request.name
 
 
-class _MatchAttribute:
+class _Constraint:
+    """A claim constraint over the devices of its requests (all of them when it names none);
+    add and remove come in stack order, as the search takes and gives back devices."""
+
     def __init__(self, requests, attribute: str):
         self.requests, self.attribute = set(requests), attribute
-        self.value, self.count = None, 0
 
     def applies(self, base: str, sub: str) -> bool:
         if not self.requests:
             return True
         return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
+
+
+class _MatchAttribute(_Constraint):
+    """Every device has the attribute, with one value (upstream matchAttributeConstraint)."""
+
+    def __init__(self, requests, attribute: str):
+        super().__init__(requests, attribute)
+        self.value, self.count = None, 0
 
     def add(self, base: str, sub: str, device: Device) -> bool:
         if not self.applies(base, sub):
@@ -369,6 +382,29 @@ class _MatchAttribute:
     def remove(self, base: str, sub: str) -> None:
         if self.applies(base, sub):
             self.count -= 1
+
+
+class _DistinctAttribute(_Constraint):
+    """Every device has the attribute, no two with one value (upstream incubating
+    distinctAttributeConstraint): values of different types never collide, and Attr compares
+    its type with its value."""
+
+    def __init__(self, requests, attribute: str):
+        super().__init__(requests, attribute)
+        self.values: list = []
+
+    def add(self, base: str, sub: str, device: Device) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = device.attribute(self.attribute)
+        if value is None or value in self.values:
+            return False
+        self.values.append(value)
+        return True
+
+    def remove(self, base: str, sub: str) -> None:
+        if self.applies(base, sub):
+            self.values.pop()
 
 
 class Allocator:
@@ -425,7 +461,7 @@ class _Run:
         self.features = owner.features
         self.pools = owner.pools(node)
         self.request_data: dict[tuple, _RequestData] = {}
-        self.constraints: list[list[_MatchAttribute]] = []
+        self.constraints: list[list[_Constraint]] = []
         self.allocating: dict[tuple, set] = {}
         self.results: list[list] = [[] for _ in claims]
         self.matches: dict = {}
@@ -465,6 +501,13 @@ class _Run:
             raise AllocationError(f"{where}: unsupported count mode {request.mode}")
         return data
 
+    def _constraint(self, claim: Claim, index: int, c) -> _Constraint:
+        if c.match_attribute:
+            return _MatchAttribute(c.requests, c.match_attribute)
+        if c.distinct_attribute and self.features.consumable_capacity:
+            return _DistinctAttribute(c.requests, c.distinct_attribute)
+        raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint (unsupported constraint type?)")
+
     def run(self) -> list[AllocationResult] | None:
         for ci, claim in enumerate(self.claims):
             minimum = 0
@@ -486,13 +529,7 @@ class _Run:
                                           f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}, with {minimum} "
                                           "already accounted for")
                 minimum += per_request
-            constraints = []
-            for i, c in enumerate(claim.constraints):
-                if not c.match_attribute:
-                    raise AllocationError(f"claim {claim.key}, constraint #{i}: empty constraint "
-                                          "(unsupported constraint type?)")
-                constraints.append(_MatchAttribute(c.requests, c.match_attribute))
-            self.constraints.append(constraints)
+            self.constraints.append([self._constraint(claim, i, c) for i, c in enumerate(claim.constraints)])
         done = self._search((0, 0, 0, 0, False))
         if not done:
             if any(p.invalid for p in self.pools):

@@ -217,7 +217,7 @@ class DeviceClass:
 class Constraint:
     requests: tuple
     match_attribute: str | None
-    distinct_attribute: str | None = None  # consumable capacity (KEP-5075): not modelled yet
+    distinct_attribute: str | None = None  # DRAConsumableCapacity (KEP-5075), newer variants only
 
 
 @dataclass

@@ -174,8 +174,8 @@ def unmodelled_features(allocator: Allocator, claim: Claim, sharing: frozenset) 
     whose devices allow several allocations (Target.sharing_drivers)."""
     found = []
     leaves = [leaf for request in claim.requests for leaf in request.leaves()]
-    if any(leaf.capacity_requests for leaf in leaves) or any(c.distinct_attribute for c in claim.constraints):
-        found.append("consumable capacity (capacity.requests, distinctAttribute; gate DRAConsumableCapacity, KEP-5075)")
+    if any(leaf.capacity_requests for leaf in leaves):
+        found.append("consumable capacity (capacity.requests; gate DRAConsumableCapacity, KEP-5075)")
     drivers = set()
     for leaf in leaves:
         cls = allocator.classes.get(leaf.class_name or "")

@@ -4,9 +4,10 @@ kubernetes v1.37.2), and structured.NewAllocator takes the first variant (stable
 incubating, experimental) whose SupportedFeatures cover every enabled feature.
 
 draguard's allocator is the stable variant, with its four features switchable, and follows
-the newer variants' pool gathering when the cluster runs one; what those variants add
-(consumable capacity, binding conditions, ...) it does not model, so a cluster that runs one is
-named and a caller says so rather than pass off such results as that cluster's."""
+the newer variants' pool gathering, binding conditions and distinctAttribute constraints when
+the cluster runs one; the rest of what those variants add (shared devices and capacity
+requests, ...) it does not model, so a cluster that runs one is named and a caller says so
+rather than pass off such results as that cluster's."""
 
 from __future__ import annotations
 
@@ -51,16 +52,17 @@ class Variant:
         return Features(admin_access="AdminAccess" in self.enabled, prioritized_list="PrioritizedList" in self.enabled,
                         partitionable_devices="PartitionableDevices" in self.enabled,
                         device_taints="DeviceTaints" in self.enabled, variant=self.name,
-                        device_binding_and_status="DeviceBindingAndStatus" in self.enabled)
+                        device_binding_and_status="DeviceBindingAndStatus" in self.enabled,
+                        consumable_capacity="ConsumableCapacity" in self.enabled)
 
     def note(self, kube_version: str) -> str | None:
         """What a caller should say when draguard's results may not be this cluster's."""
         if self.name == "stable":
             return None
         return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
-                f"({', '.join(self.beyond_stable)} enabled); draguard follows its pool gathering and binding "
-                f"conditions but not consumable capacity, so claims or devices that use it may be allocated "
-                f"differently")
+                f"({', '.join(self.beyond_stable)} enabled); draguard follows its pool gathering, binding "
+                f"conditions and distinctAttribute constraints but not shared devices or capacity requests, so "
+                f"claims or devices that use them may be allocated differently")
 
 
 def disabled_gates(kube_version: str, overrides: dict | None = None) -> frozenset:

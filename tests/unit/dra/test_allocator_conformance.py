@@ -83,6 +83,24 @@ def test_match_attribute_missing_on_device_fails():
     assert allocator([slice_("s", TWO)]).allocate([c], N1) is None
 
 
+def test_distinct_attribute_constraint_with_the_consumable_capacity_gate():
+    """The incubating variant's distinctAttribute (upstream constraint.go): no two devices with
+    one value, values of different types never collide; the stable variant has no such
+    constraint and reports it empty."""
+    devices = [dev("gpu-0", {"numa": 0}), dev("gpu-1", {"numa": 0}), dev("gpu-2", {"numa": 1}),
+               dev("gpu-3", {"numa": True})]
+    gated = Features(consumable_capacity=True, variant="incubating")
+    c = claim("c", req(count=2), constraints=[{"distinctAttribute": "gpu.example.com/numa"}])
+    assert devices_of(allocator([slice_("s", devices)], features=gated).allocate([c], N1)) == [
+        ["req=node-1/gpu-0", "req=node-1/gpu-2"]]
+    three = claim("c", req(count=3), constraints=[{"distinctAttribute": "numa"}])  # 0, 1 and the bool True
+    assert devices_of(allocator([slice_("s", devices)], features=gated).allocate([three], N1)) == [
+        ["req=node-1/gpu-0", "req=node-1/gpu-2", "req=node-1/gpu-3"]]
+    assert allocator([slice_("s", devices[:2])], features=gated).allocate([c], N1) is None
+    with pytest.raises(AllocationError, match="empty constraint"):
+        allocator([slice_("s", devices)]).allocate([c], N1)
+
+
 def test_first_available_takes_the_first_subrequest_that_fits():
     a = allocator([slice_("s", TWO)])
     c = claim("c", first("gpu", req("two", count=2), req("one", count=1)))

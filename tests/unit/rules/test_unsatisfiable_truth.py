@@ -101,3 +101,13 @@ def test_catalog_says_when_it_cannot_judge_another_vendor(lint_json, class_name,
     found = [(severity, class_name) for severity, message in _unsatisfiable(lint_json, text)
              if "built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class" in message]
     assert found == expected
+
+
+def test_distinct_attribute_is_judged_where_the_gate_is_on(tmp_path, lint_json):
+    """distinctAttribute is modelled (the incubating variant's constraint, DRAConsumableCapacity
+    on by default from 1.36): two devices of one `type` cannot both be taken."""
+    claim = _claim(count=2).replace("    requests:", "    constraints: [{distinctAttribute: type}]\n    requests:")
+    inventory = _inventory(tmp_path, {"a": 2})
+    [(severity, message)] = _unsatisfiable(lint_json, claim, "--inventory", inventory)
+    assert severity == "error" and "not judged" not in message
+    assert _unsatisfiable(lint_json, _claim(count=2), "--inventory", inventory) == []
