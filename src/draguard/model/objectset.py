@@ -9,6 +9,7 @@ from functools import cached_property
 from typing import Iterator
 
 from .claims import RESOURCE_GROUP, ClaimIndex
+from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
 from .pods import PodSite, mapping, pod_sites
 
@@ -40,13 +41,11 @@ class ObjectSet:
 
     @cached_property
     def extended_resource_classes(self) -> dict[str, str]:
-        """extendedResourceName -> the DeviceClass that serves it through DRA (KEP-5004)."""
-        mapped: dict[str, str] = {}
-        for name, m in self.device_classes.items():
-            resource = m.spec.get("extendedResourceName")
-            if isinstance(resource, str):
-                mapped.setdefault(resource, name)
-        return mapped
+        """Extended resource name -> the DeviceClass that serves it through DRA (KEP-5004),
+        explicit and implicit names (model.extended_resources)."""
+        return resolver([ClassRef(name, resource if isinstance(resource := m.spec.get("extendedResourceName"), str)
+                                  else None, str(m.metadata.get("creationTimestamp") or ""))
+                         for name, m in self.device_classes.items()])
 
     @cached_property
     def namespaces(self) -> dict[str, Manifest]:

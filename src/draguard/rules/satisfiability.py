@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
+from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, device_requests
 from ..model.classes import is_gpu_class
+from ..model.manifest import Manifest
+from ..model.pods import mapping, pod_sites
+from ..model.workloads import POD_TARGETS
 from .base import Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
@@ -24,9 +28,10 @@ class RequestUnsatisfiable(Rule):
     name = "Request can never be satisfied"
     category = "satisfiability"
     severity = Severity.ERROR
-    targets = CLAIM_TARGETS
+    targets = CLAIM_TARGETS | POD_TARGETS
     needs = Needs.INVENTORY
-    summary = "No device of the inventory (or of the built-in GPU catalog) passes the request's class and selectors."
+    summary = ("No device of the inventory (or of the built-in GPU catalog) passes the request's class and selectors "
+               "(a claim's, or that of the claim the scheduler makes for extended resources a DeviceClass serves).")
     rationale = """
         A claim that no device can satisfy leaves its pod Pending forever with the
         scheduler's bare "cannot allocate all claims". draguard runs the request through
@@ -40,7 +45,12 @@ class RequestUnsatisfiable(Rule):
         vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's), and
         claims or devices using features draguard's allocator does not model yet (consumable
         capacity). The allocator follows the target release and `--feature-gates`: with
-        DRADeviceBindingConditions on (1.36+), devices with binding conditions count."""
+        DRADeviceBindingConditions on (1.36+), devices with binding conditions count. With
+        DRAExtendedResource on (1.36+), a pod asking for an extended resource that a
+        DeviceClass serves (`extendedResourceName`, or the implicit
+        `deviceclass.resource.kubernetes.io/<class>`) is judged through the claim the scheduler
+        makes for it on a node without that resource in its allocatable: one ExactCount
+        request per container and resource, as kube-scheduler builds it."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_POD.replace("deviceClassName: mig.nvidia.com", "deviceClassName: gpu.nvidia.com")
     compliant = COMPLIANT_POD
@@ -48,37 +58,73 @@ class RequestUnsatisfiable(Rule):
     def check(self, obj, ctx):
         from ..dra.celenv import all_compile  # the allocator and CEL load only for claims
         from ..dra.devices import ModelError, claim_from
-        from ..dra.explain import unmodelled_features, verdict
 
+        if (obj.group, obj.kind) not in CLAIM_TARGETS:
+            yield from self._extended_resources(obj, ctx)
+            return
         if not all_compile(e for r in device_requests(obj) for e in r.selectors):
             return  # cel-invalid says what is wrong; nothing can be judged about the claim
-        target = ctx.satisfiability
         try:
             claim = claim_from(obj)
         except ModelError:
             return
-        sites = {r.full_name: r for r in device_requests(obj)}
+        yield from self._judge(obj, ctx, claim, {r.full_name: r for r in device_requests(obj)})
+
+    def _extended_resources(self, obj, ctx):
+        """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
+        serve (dra.extended), judged as a claim; found at the first container that asks."""
+        from ..dra.devices import claim_from
+        from ..dra.extended import asked_resources, is_extended_resource, special_claim_requests
+
+        served = ctx.objects.extended_resource_classes
+        if not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
+            return
+        for site in pod_sites(obj):
+            if site.path is None:
+                continue
+            asking = [(c, name) for c in site.containers for name in asked_resources(c.container)
+                      if is_extended_resource(name) and name in served]
+            if not asking:
+                continue
+            requests = special_claim_requests(site.spec, {name for _, name in asking}, served)
+            if not requests:
+                continue
+            claim = claim_from(Manifest.from_data({
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": f"{obj.name}-extended-resources", "namespace": obj.namespace},
+                "spec": {"devices": {"requests": requests}}}))
+            container, name = asking[0]
+            resources = mapping(container.container.get("resources"))
+            where = (mapping(resources.get("requests")) if name in mapping(resources.get("requests"))
+                     else mapping(resources.get("limits")), name)
+            yield from self._judge(obj, ctx, claim, {}, where)
+
+    def _judge(self, obj, ctx, claim, sites, where=None):
+        from ..dra.explain import unmodelled_features, verdict
+
+        target = ctx.satisfiability
         if target.is_catalog:
-            yield from self._against_catalog(obj, ctx, claim, target, sites)
+            yield from self._against_catalog(obj, ctx, claim, target, sites, where)
             return
         unmodelled = unmodelled_features(target.allocator, claim, target.sharing_drivers)
         if unmodelled:
             yield ctx.finding(self, obj, "not judged: the claim or its devices use "
                               f"{' and '.join(unmodelled)}, which draguard's allocator does not model yet",
-                              severity=Severity.INFO)
+                              *(where or ()), severity=Severity.INFO)
             return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
             return
         if result.budget_exceeded:
-            yield ctx.finding(self, obj, f"could not decide on the inventory: {result.error}",
+            yield ctx.finding(self, obj, f"could not decide on the inventory: {result.error}", *(where or ()),
                               severity=Severity.INFO)
             return
         reason = result.error or "; ".join(r.text() for r in result.requests)
         first = next((r for r in result.requests if r.emptied_at is not None), None)
-        yield self._finding(obj, ctx, sites, first, f"claim cannot be allocated on the inventory: {reason}")
+        what = "the claim the scheduler makes for its extended resources" if where else "claim"
+        yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_catalog(self, obj, ctx, claim, target, sites):
+    def _against_catalog(self, obj, ctx, claim, target, sites, where=None):
         """Only selection counts here. A class that keeps no catalog device is for hardware
         the catalog does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
@@ -91,17 +137,20 @@ class RequestUnsatisfiable(Rule):
                     yield self._finding(obj, ctx, sites, explained[0], (
                         f"not judged: the built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class "
                         f"{', '.join(sorted(set(uncatalogued)))}; pass --inventory with the driver's ResourceSlices "
-                        "to check this request"), severity=Severity.INFO)
+                        "to check this request"), where, severity=Severity.INFO)
                 continue
             if all(_excluded_by_request_selector(e) for e in explained):
                 for option, e in zip(options, explained):
                     hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
-                    yield self._finding(obj, ctx, sites, e, f"no GPU in the catalog can satisfy it: {e.text()}{hint}")
+                    yield self._finding(obj, ctx, sites, e, f"no GPU in the catalog can satisfy it: {e.text()}{hint}",
+                                        where)
 
-    def _finding(self, obj, ctx, sites, explanation, message, severity=None):
+    def _finding(self, obj, ctx, sites, explanation, message, where=None, severity=None):
+        """At the request's selector or class in a claim; at `where` (container, resource)
+        for the scheduler's claim; else at the object."""
         site = sites.get(explanation.request) if explanation else None
         if site is None:
-            return ctx.finding(self, obj, message, severity=severity)
+            return ctx.finding(self, obj, message, *(where or ()), severity=severity)
         stage = explanation.emptied_at
         if stage is not None and stage.selector is not None:
             cel_sites = site.selector_sites

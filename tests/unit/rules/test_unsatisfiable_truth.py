@@ -111,3 +111,35 @@ def test_distinct_attribute_is_judged_where_the_gate_is_on(tmp_path, lint_json):
     [(severity, message)] = _unsatisfiable(lint_json, claim, "--inventory", inventory)
     assert severity == "error" and "not judged" not in message
     assert _unsatisfiable(lint_json, _claim(count=2), "--inventory", inventory) == []
+
+
+EXTENDED = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {{name: gpu-extended}}
+spec:
+  extendedResourceName: nvidia.com/gpu
+  selectors: [{{cel: {{expression: "device.driver == 'gpu.nvidia.com'"}}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  containers:
+  - name: server
+    image: vllm/vllm-openai
+    resources:
+      limits: {{nvidia.com/gpu: {count}}}
+"""
+
+
+def test_a_pods_extended_resources_are_judged_through_the_schedulers_claim(tmp_path, lint_json):
+    """KEP-5004 (DRAExtendedResource, on from 1.36): the DeviceClass serves nvidia.com/gpu, so
+    the pod's 3 GPUs are one claim's ExactCount request; one node of 2 cannot hold it. Before
+    1.36 the gate is off and the device plugin would serve it: not judged here."""
+    inventory = _inventory(tmp_path, {"a": 2})
+    [(severity, message)] = _unsatisfiable(lint_json, EXTENDED.format(count=3), "--inventory", inventory)
+    assert severity == "error"
+    assert message.startswith("the claim the scheduler makes for its extended resources cannot be allocated")
+    assert _unsatisfiable(lint_json, EXTENDED.format(count=2), "--inventory", inventory) == []
+    assert _unsatisfiable(lint_json, EXTENDED.format(count=3), "--inventory", inventory, kube_version="1.35") == []
