@@ -1,13 +1,14 @@
-"""The fidelity table (issue: simulate): 21 scenarios run by `draguard simulate` and by the real
+"""The fidelity table (issue: simulate): 23 scenarios run by `draguard simulate` and by the real
 kube-controller-manager, kube-scheduler and eviction API (tests/support/fidelity.py), a few
 side by side on one control plane: rollouts (release-first, surge-first deadlocks on a full
 pool and on another MIG profile, Recreate, partial pools, minReadySeconds), scaling,
 StatefulSets, a Job, evictions and drains through budgets (a livelock among them), a
-NoExecute device taint and driver loss (the `stuck` verdict). Per scenario the verdicts of
-every step must agree, the pods running at the end per workload and revision (new or old
-ReplicaSet) be the same, and each completion time be within 10% or 5 s of the simulated
-one; `-s` prints the table. About two minutes: left out of the default run (`pytest -m
-fidelity` runs it; CI does)."""
+NoExecute device taint, driver loss (the `stuck` verdict), and pods asking for an extended
+resource a DeviceClass serves (KEP-5004: the scheduler's own claim, dra.extended). Per
+scenario the verdicts of every step must agree, the pods running at the end per workload and
+revision (new or old ReplicaSet) be the same, and each completion time be within 10% or 5 s
+of the simulated one; `-s` prints the table. About two and a half minutes: left out of the
+default run (`pytest -m fidelity` runs it; CI does)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,19 @@ POD = {"terminationGracePeriodSeconds": 30,
                        "resources": {"claims": [{"name": "gpu"}]}}]}
 
 
-def deployment(replicas: int, strategy: dict, min_ready: int = 0) -> dict:
+# KEP-5004: an extended resource a DeviceClass serves, one MIG slice per unit (the scheduler's own claim)
+EXTENDED_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "fidelity-slice"},
+                  "spec": {"extendedResourceName": "example.com/slice", "selectors": [{"cel": {"expression": (
+                      "device.driver == 'gpu.nvidia.com' && "
+                      "device.attributes['gpu.nvidia.com'].profile == '3g.20gb'")}}]}}
+POD_EXTENDED = {"terminationGracePeriodSeconds": 30,
+                "containers": [{"name": "main", "image": "vllm/vllm-openai:v0.18.0",
+                                "resources": {"limits": {"example.com/slice": 1}}}]}
+
+
+def deployment(replicas: int, strategy: dict, min_ready: int = 0, pod: dict = POD) -> dict:
     spec = {"replicas": replicas, "selector": {"matchLabels": {"app": "llm"}}, "strategy": strategy,
-            "template": {"metadata": {"labels": {"app": "llm"}}, "spec": dict(POD)}}
+            "template": {"metadata": {"labels": {"app": "llm"}}, "spec": dict(pod)}}
     if min_ready:
         spec["minReadySeconds"] = min_ready
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llm"}, "spec": spec}
@@ -90,6 +101,10 @@ SCENARIOS = [
              [("driverStop", {"node": 0}), ("update", {"deployment": "llm"})], MIG),
     Fidelity("driver restart, then a rollout", [deployment(4, RELEASE_FIRST)],
              [("driverRestart", {"node": 0, "seconds": 8}), ("update", {"deployment": "llm"})], MIG),
+    Fidelity("extended resource, surge-first on a full pool", [deployment(4, SURGE_FIRST, pod=POD_EXTENDED)],
+             [("update", {"deployment": "llm"})], MIG, classes=[EXTENDED_CLASS]),
+    Fidelity("extended resource, release-first", [deployment(4, RELEASE_FIRST, pod=POD_EXTENDED)],
+             [("update", {"deployment": "llm"})], MIG, classes=[EXTENDED_CLASS]),
 ]
 for index, scenario in enumerate(SCENARIOS):
     scenario.key = f"fid{index}"

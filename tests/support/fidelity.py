@@ -46,6 +46,7 @@ class Fidelity:
     extra: list[dict] = field(default_factory=list)  # PodDisruptionBudgets
     run: float = 0.0  # a Job pod's run time
     cordoned: tuple = ()  # the nodes (by index) unschedulable at the start
+    classes: list[dict] = field(default_factory=list)  # DeviceClasses its pods need (cluster-wide, applied once)
     key: str = ""  # the namespace, node prefix and label value
 
     def objects(self) -> tuple[list[dict], list[dict]]:
@@ -70,7 +71,8 @@ class Fidelity:
 
     def simulated(self):
         own, nodes = self.objects()
-        inventory = Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(nodes)])
+        inventory = Inventory.from_manifests([Manifest.from_data(o, document=i)
+                                              for i, o in enumerate(nodes + self.classes)])
         phases = Durations(pull=0, start=START, ready=0, shutdown=0, unprepare=0, run=self.run)
         steps = [Step(kind, self._named(args)) for kind, args in self.steps]
         return run_scenario([Manifest.from_data(o) for o in own], inventory, steps, phases, horizon=600)
@@ -116,6 +118,7 @@ class Plane:
 
     def run(self) -> dict[str, Outcome]:
         self.kubelet.register_nodes()
+        self.plane.apply(list({c["metadata"]["name"]: c for s in self.scenarios for c in s.classes}.values()))
         self.plane.apply([o for objs in self.nodes.values() for o in objs if o["kind"] == "ResourceSlice"])
         self.kubelet.start()
         outcomes: dict[str, Outcome] = {}

@@ -1,5 +1,6 @@
 """A workload's pod template as the simulated controllers stamp pods from it: the claims the
-resourceclaim controller makes for each pod from its ResourceClaimTemplates, the phase
+resourceclaim controller makes for each pod from its ResourceClaimTemplates (and the one
+kube-scheduler makes for extended resources a DeviceClass serves, dra.extended), the phase
 durations, when its containers stop after a deletion (model.teardown), its node filters and
 its labels."""
 
@@ -9,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..dra.devices import claim_from
+from ..dra.extended import asked_resources, is_extended_resource, special_claim_requests
 from ..model.manifest import Manifest
 from ..model.pods import PodSite, pod_sites, pre_stop_of
 from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
@@ -38,21 +40,23 @@ class PodTemplate:
                    fit=self.fit, completes=self.completes)
 
 
-def template_of(workload: Manifest, templates: dict[str, Manifest], durations: Durations) -> PodTemplate:
+def template_of(workload: Manifest, templates: dict[str, Manifest], durations: Durations,
+                extended: dict | None = None) -> PodTemplate:
     """The workload's pod template; ScenarioError when it has none, or claims nothing the
-    simulation can allocate."""
+    simulation can allocate. `extended`: resource name -> the DeviceClass that serves it
+    (World.extended_resources)."""
     sites = pod_sites(workload)
     if not sites:
         raise ScenarioError(f"{workload.kind} '{workload.name}' has no pod template")
     site = sites[0]
     grace, _ = site.grace_period
-    return PodTemplate(_made(site, templates), workload.namespace or "", durations,
+    return PodTemplate(_made(site, templates, extended or {}), workload.namespace or "", durations,
                        stop_after(grace, site.spec, durations.shutdown, durations.pre_stop),
                        float(workload.spec.get("minReadySeconds", 0) or 0), dict(site.labels), NodeFit.of(site),
                        completes=workload.kind == "Job")
 
 
-def _made(site: PodSite, templates: dict[str, Manifest]) -> list:
+def _made(site: PodSite, templates: dict[str, Manifest], extended: dict) -> list:
     made = []
     for entry in site.claims:
         name = entry.get("resourceClaimTemplateName")
@@ -62,10 +66,26 @@ def _made(site: PodSite, templates: dict[str, Manifest]) -> list:
         if name not in templates:
             raise ScenarioError(f"ResourceClaimTemplate '{name}' is not among the manifests")
         made.append((str(entry.get("name")), claim_from(templates[name])))
+    special = _extended_resource_claim(site, extended)
+    if special is not None:
+        made.append(("extended-resources", special))
     if not made:
         raise ScenarioError(f"{site.owner.kind} '{site.owner.name}': the pod template claims no devices: nothing "
                             "for the simulation to allocate")
     return made
+
+
+def _extended_resource_claim(site: PodSite, extended: dict):
+    """The claim kube-scheduler makes for the pod's extended resources that a DeviceClass
+    serves (none when it asks for none); on a simulated node the device plugin serves none."""
+    asked = {name for c in site.containers for name in asked_resources(c.container)
+             if is_extended_resource(name) and name in extended}
+    requests = special_claim_requests(site.spec, asked, extended) if asked else []
+    if not requests:
+        return None
+    return claim_from(Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                          "metadata": {"name": "extended-resources"},
+                                          "spec": {"devices": {"requests": requests}}}))
 
 
 def stop_after(grace: float, spec: dict, shutdown: float, pre_stop: float | None = None) -> float:

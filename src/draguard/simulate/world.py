@@ -29,6 +29,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..core.versions import minor
+from ..facts.gates import gate_enabled
+from ..model.extended_resources import ClassRef, resolver
 from ..dra.devices import Claim
 from ..dra.placement import ANYWHERE, NodeFit
 from ..dra.pools import PoolLayout, PoolView
@@ -122,6 +124,8 @@ class Hold:
 class World:
     state: ClusterState
     pop_from_backoff: bool = True  # SchedulerPopFromBackoffQ (1.33+)
+    # extended resource name -> the DeviceClass that serves it (DRAExtendedResource, 1.36+)
+    extended_resources: dict = field(default_factory=dict)
     now: float = 0.0
     pods: dict[str, Pod] = field(default_factory=dict)
     timeline: list[Record] = field(default_factory=list)
@@ -144,8 +148,12 @@ class World:
     def on(cls, inventory, kube_version: str) -> "World":
         """An empty world on a copy of `inventory`'s allocation state, with the scheduler of
         `kube_version`."""
+        served = resolver([ClassRef(c.name, c.extended_resource_name,
+                                    str(c.manifest.metadata.get("creationTimestamp") or "") if c.manifest else "")
+                           for c in inventory.classes.values()]) \
+            if gate_enabled("DRAExtendedResource", kube_version, {}) else {}
         return cls(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
-                   pop_from_backoff=minor(kube_version) >= 33)
+                   pop_from_backoff=minor(kube_version) >= 33, extended_resources=served)
 
     # -- time --
     def at(self, when: float, action, *args, inert: bool = False) -> None:

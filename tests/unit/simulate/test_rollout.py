@@ -169,3 +169,23 @@ def test_each_moment_samples_the_pool_view():
     roomy = simulate(deployment(), inventory(gpus=3)).samples()
     assert roomy[0]["allocatable"] == {"3g.20gb": 2}
     assert min(s["allocatable"].get("3g.20gb", 0) for s in roomy) == 0  # a surge pod and a new one hold both
+
+
+def test_extended_resources_a_device_class_serves_are_claimed_as_the_scheduler_claims_them():
+    """KEP-5004 (on from 1.36): `nvidia.com/gpu: 1` that a DeviceClass serves is one ExactCount
+    claim per pod (dra.extended), so a surge-first rollout over two whole GPUs deadlocks like a
+    claim's; before 1.36 the device plugin would serve it and nothing is claimed."""
+    classes = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu-extended"},
+               "spec": {"extendedResourceName": "nvidia.com/gpu",
+                        "selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}}
+    objects = generate({"nodes": [{"namePrefix": "gpu", "count": 1,
+                                   "gpus": {"model": "H100-80GB", "count": 2, "mig": "none"}}]}) + [classes]
+    pool = Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(objects)])
+    text = deployment(replicas=2).replace("resources: {claims: [{name: gpu}]}", "resources: {limits: {nvidia.com/gpu: 1}}")
+    text = text.replace("resourceClaims: [{name: gpu, resourceClaimTemplateName: slice}]", "resourceClaims: []")
+    verdict = simulate(text, pool).verdict
+    assert verdict.kind == "deadlock" and "2 device(s) held" in verdict.chain[0]
+    assert simulate(text.replace("maxSurge: 1, maxUnavailable: 0", "maxSurge: 0, maxUnavailable: 1"),
+                    pool).verdict.kind == "completes"
+    with pytest.raises(ScenarioError, match="claims no devices"):
+        simulate(text, pool, kube_version="1.35")
