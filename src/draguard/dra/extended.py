@@ -14,7 +14,30 @@ the largest such remainder is requested)."""
 from __future__ import annotations
 
 from ..model.extended_resources import IMPLICIT_PREFIX
+from ..model.manifest import Manifest
+from .devices import Claim, claim_from
 from .quantity import QuantityError, as_int64, parse_quantity_form
+
+
+def special_claim(pod_spec: dict, served: dict, name: str = "extended-resources",
+                  namespace: str | None = None) -> Claim | None:
+    """The claim kube-scheduler makes for the pod's extended resources that a DeviceClass
+    serves (`served`: resource name -> class), on a node whose allocatable lacks them; None
+    when the pod asks for none."""
+    asked = {resource for c in _containers(pod_spec) for resource in served_resources(c, served)}
+    requests = special_claim_requests(pod_spec, asked, served) if asked else []
+    if not requests:
+        return None
+    return claim_from(Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                          "metadata": {"name": name, "namespace": namespace},
+                                          "spec": {"devices": {"requests": requests}}}))
+
+
+def served_resources(container: dict, served: dict) -> list[str]:
+    """The extended resources the container asks for that a DeviceClass serves."""
+    return [resource for resource in asked_resources(container)
+            if is_extended_resource(resource) and resource in served]
+
 
 def is_extended_resource(name: str) -> bool:
     """IsDRAExtendedResourceName: the implicit class prefix, or v1helper.IsExtendedResourceName
@@ -29,7 +52,7 @@ def special_claim_requests(pod_spec: dict, backed: set[str], classes: dict[str, 
     resources `backed` go through DRA (their allocatable there is 0), in v1 shape, sorted by
     name as upstream sorts them."""
     init = [c for c in _list(pod_spec.get("initContainers")) if isinstance(c, dict)]
-    containers = init + [c for c in _list(pod_spec.get("containers")) if isinstance(c, dict)]
+    containers = _containers(pod_spec)
     long_lived = [i for i, c in enumerate(containers) if i >= len(init) or c.get("restartPolicy") == "Always"]
     short_lived = [i for i in range(len(init)) if i not in long_lived]
     requests = []
@@ -82,6 +105,11 @@ def _count(value) -> int | None:
         return None
     count = as_int64(form)
     return count or None
+
+
+def _containers(pod_spec: dict) -> list[dict]:
+    """Init containers first, as upstream numbers them."""
+    return [c for key in ("initContainers", "containers") for c in _list(pod_spec.get(key)) if isinstance(c, dict)]
 
 
 def _mapping(value) -> dict:

@@ -33,4 +33,3 @@ def resolver(classes: list[ClassRef]) -> dict[str, str]:
     mapped = {resource: ref.name for resource, ref in explicit.items()}
     mapped.update({IMPLICIT_PREFIX + ref.name: ref.name for ref in classes})
     return mapped
-

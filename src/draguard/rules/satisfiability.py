@@ -6,7 +6,6 @@ from ..core.finding import Severity
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, device_requests
 from ..model.classes import is_gpu_class
-from ..model.manifest import Manifest
 from ..model.pods import mapping, pod_sites
 from ..model.workloads import POD_TARGETS
 from .base import Needs, Rule
@@ -73,27 +72,17 @@ class RequestUnsatisfiable(Rule):
     def _extended_resources(self, obj, ctx):
         """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
         serve (dra.extended), judged as a claim; found at the first container that asks."""
-        from ..dra.devices import claim_from
-        from ..dra.extended import asked_resources, is_extended_resource, special_claim_requests
+        from ..dra.extended import served_resources, special_claim
 
         served = ctx.objects.extended_resource_classes
         if not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
             return
         for site in pod_sites(obj):
-            if site.path is None:
+            claim = special_claim(site.spec, served, f"{obj.name}-extended-resources", obj.namespace) \
+                if site.path is not None else None
+            if claim is None:
                 continue
-            asking = [(c, name) for c in site.containers for name in asked_resources(c.container)
-                      if is_extended_resource(name) and name in served]
-            if not asking:
-                continue
-            requests = special_claim_requests(site.spec, {name for _, name in asking}, served)
-            if not requests:
-                continue
-            claim = claim_from(Manifest.from_data({
-                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                "metadata": {"name": f"{obj.name}-extended-resources", "namespace": obj.namespace},
-                "spec": {"devices": {"requests": requests}}}))
-            container, name = asking[0]
+            container, name = next((c, n) for c in site.containers for n in served_resources(c.container, served))
             resources = mapping(container.container.get("resources"))
             where = (mapping(resources.get("requests")) if name in mapping(resources.get("requests"))
                      else mapping(resources.get("limits")), name)

@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ..dra.devices import claim_from
-from ..dra.extended import asked_resources, is_extended_resource, special_claim_requests
+from ..dra.extended import special_claim
 from ..model.manifest import Manifest
 from ..model.pods import PodSite, pod_sites, pre_stop_of
 from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
@@ -66,26 +66,13 @@ def _made(site: PodSite, templates: dict[str, Manifest], extended: dict) -> list
         if name not in templates:
             raise ScenarioError(f"ResourceClaimTemplate '{name}' is not among the manifests")
         made.append((str(entry.get("name")), claim_from(templates[name])))
-    special = _extended_resource_claim(site, extended)
+    special = special_claim(site.spec, extended)  # on a simulated node no device plugin serves it
     if special is not None:
         made.append(("extended-resources", special))
     if not made:
         raise ScenarioError(f"{site.owner.kind} '{site.owner.name}': the pod template claims no devices: nothing "
                             "for the simulation to allocate")
     return made
-
-
-def _extended_resource_claim(site: PodSite, extended: dict):
-    """The claim kube-scheduler makes for the pod's extended resources that a DeviceClass
-    serves (none when it asks for none); on a simulated node the device plugin serves none."""
-    asked = {name for c in site.containers for name in asked_resources(c.container)
-             if is_extended_resource(name) and name in extended}
-    requests = special_claim_requests(site.spec, asked, extended) if asked else []
-    if not requests:
-        return None
-    return claim_from(Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                          "metadata": {"name": "extended-resources"},
-                                          "spec": {"devices": {"requests": requests}}}))
 
 
 def stop_after(grace: float, spec: dict, shutdown: float, pre_stop: float | None = None) -> float:
