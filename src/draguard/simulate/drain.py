@@ -29,7 +29,7 @@ from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..model.objectset import pdb_selector
 from .template import ScenarioError
-from .verdict import Recorded, Verdict, blocked
+from .verdict import Recorded, Verdict, blocked, remedy
 from .workloads import RUNNING_KINDS, start_state
 from .world import Durations, Pod, Timings, World
 
@@ -184,13 +184,9 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
 
 def _remedy(node, manifests, inventory, durations, horizon, kube_version, budgets: list[str]) -> str:
     on_node = max(1, sum(m.spec.get("replicas", 1) for m in manifests if m.kind in RUNNING_KINDS))
-    for label, swaps in budget_changes(manifests, budgets, on_node):
-        again = simulate_drain(node, [swaps.get(id(m), m) for m in manifests], inventory, durations, horizon,
-                               kube_version, remedies=False)
-        if again.verdict.ok:
-            return (f"{label}: re-simulated, completes in {again.verdict.seconds:.0f} s (or add capacity for the "
-                    "replacements)")
-    return NO_BUDGET_REMEDY
+    return remedy(budget_changes(manifests, budgets, on_node), lambda swaps: simulate_drain(
+        node, [swaps.get(id(m), m) for m in manifests], inventory, durations, horizon, kube_version,
+        remedies=False).verdict, NO_BUDGET_REMEDY, " (or add capacity for the replacements)")
 
 
 NO_BUDGET_REMEDY = "no budget change lets it finish: add capacity for the replacements"

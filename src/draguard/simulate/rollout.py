@@ -20,7 +20,7 @@ from ..model.manifest import Manifest
 from ..model.rollout import Strategy
 from .deployment import DEFAULT_PROGRESS_DEADLINE, ReplicaSet, Rollout
 from .template import ScenarioError, template_of
-from .verdict import Recorded, Verdict, blocked
+from .verdict import Recorded, Verdict, blocked, remedy
 from .world import Durations, World
 
 
@@ -137,9 +137,6 @@ NO_STRATEGY_REMEDY = "no strategy change completes: the new revision does not fi
 
 
 def _remedy(deployment, templates, inventory, durations, horizon, kube_version) -> str:
-    for label, changed in strategy_changes(deployment):
-        again = simulate_rollout(changed, templates, inventory, durations, horizon, remedies=False,
-                                 kube_version=kube_version)
-        if again.verdict.ok:
-            return f"{label}: re-simulated, completes in {again.verdict.seconds:.0f} s"
-    return NO_STRATEGY_REMEDY
+    return remedy(strategy_changes(deployment), lambda changed: simulate_rollout(
+        changed, templates, inventory, durations, horizon, remedies=False, kube_version=kube_version).verdict,
+        NO_STRATEGY_REMEDY)

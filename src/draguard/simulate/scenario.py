@@ -57,7 +57,7 @@ from .drain import NO_BUDGET_REMEDY, Drain, budget_changes, budget_of
 from .taints import evict_tainted
 from .rollout import NO_STRATEGY_REMEDY, rollout_verdict, strategy_changes
 from .template import ScenarioError
-from .verdict import Recorded, Verdict, blocked
+from .verdict import Recorded, Verdict, blocked, remedy
 from .workloads import KINDS, controller_of, start_state
 from .world import Durations, Timings
 
@@ -233,11 +233,7 @@ def _first_that_completes(step: Step, context: Context, changes: list, none: str
     this step, completes it; `none` when none does (or remedies are not tried)."""
     if context.again is None:
         return ""
-    for label, swaps in changes:
-        again = context.again(context.done + [step], swaps)
-        if again.verdict.ok:
-            return f"{label}: re-simulated, completes in {again.results[-1].verdict.seconds:.0f} s"
-    return none
+    return remedy(changes, lambda swaps: context.again(context.done + [step], swaps).results[-1].verdict, none)
 
 
 def _scale(step: Step, context: Context) -> Verdict:
@@ -256,12 +252,11 @@ def _fewer(step: Step, context: Context, replicas: int) -> str:
     """The most replicas that fit, below the ones asked for: as many fewer as pods are left
     Pending, and then one at a time, each proven by running the scenario again."""
     pending = sum(1 for p in context.world.pods.values() if p.phase == "Pending")
-    for fewer in range(replicas - max(pending, 1), max(replicas - pending - 3, -1), -1):
-        again = context.again(context.done + [Step(step.kind, dict(step.args, replicas=fewer), step.where)])
-        if again.verdict.ok:
-            return (f"replicas: {fewer}: re-simulated, completes in {again.results[-1].verdict.seconds:.0f} s "
-                    "(or add capacity)")
-    return "add capacity: fewer replicas did not complete either"
+    changes = [(f"replicas: {fewer}", fewer) for fewer in range(replicas - max(pending, 1),
+                                                                max(replicas - pending - 3, -1), -1)]
+    return remedy(changes, lambda fewer: context.again(
+        context.done + [Step(step.kind, dict(step.args, replicas=fewer), step.where)]).results[-1].verdict,
+        "add capacity: fewer replicas did not complete either", " (or add capacity)")
 
 
 def _node(step: Step, context: Context) -> str:

@@ -31,6 +31,17 @@ class Verdict:
                 "horizon": "still moving at the horizon"}[self.kind]
 
 
+def remedy(changes, rerun, none: str, aside: str = "") -> str:
+    """The first of `changes` ((what changes, the change), smallest first) that lets the
+    simulation finish, proven by running it again (`rerun(change)`: the Verdict of that run),
+    in the words every remedy uses; `none` when no change does."""
+    for label, change in changes:
+        verdict = rerun(change)
+        if verdict.ok:
+            return f"{label}: re-simulated, completes in {verdict.seconds:.0f} s{aside}"
+    return none
+
+
 def blocked(world: World, finished: bool, chain: list[str], **extra) -> Verdict:
     """The verdict on steps that did not complete: `stuck` when pods wait for a driver that
     is gone (whatever else waits on them), `deadlock` when nothing was left to happen,
