@@ -103,11 +103,11 @@ def _given(parent: dict, key, where: str, fail) -> dict:
     given = parent.get(key, {})
     if not isinstance(given, dict):
         fail(f"{where}: a mapping of phase -> seconds", parent, key)
-    for key, value in given.items():
-        if key not in _DURATIONS:
-            fail(f"{where}: unknown phase {key!r} (phases: {', '.join(_DURATIONS)})", given, key)
+    for phase, value in given.items():
+        if phase not in _DURATIONS:
+            fail(f"{where}: unknown phase {phase!r} (phases: {', '.join(_DURATIONS)})", given, phase)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            fail(f"{where}.{key}: seconds, a number >= 0", given, key)
+            fail(f"{where}.{phase}: seconds, a number >= 0", given, phase)
     return {_FIELDS.get(k, k): float(v) for k, v in given.items()}
 
 
