@@ -1,11 +1,13 @@
 """draguard's CEL against upstream's DRA CEL compiler (the allocator oracle's selector mode):
 generated selectors from every library, the regressions kept as data, and the gaps still
 open, each expected to differ. A verdict is a compile error (at upstream's column when it
-gives one) or, per device of celgen.DEVICES, match / no match / runtime error.
-`--selectors N` runs more generated selectors."""
+gives one) or, per device of celgen.DEVICES, match / no match / runtime error; and every
+selector both sides compile has the cost upstream estimates for it (CompilationResult.MaxCost,
+what the API server compares with its limit). `--selectors N` runs more generated selectors."""
 
 import pytest
 
+from draguard.dra.celenv import compile_selector
 from support import celgen
 from support.cel_regressions import REGRESSIONS
 from support.oracle import run_oracle
@@ -30,6 +32,23 @@ def test_generated_selectors_agree_with_upstream(oracle, request):
     print(f"\n{count} generated selectors ({compile_errors} compile errors); {len(found)} disagreements")
     assert not found, found[:5]
     assert 0 < compile_errors < count, "the generator must produce valid and invalid selectors"
+
+
+def test_generated_selectors_cost_what_upstream_estimates(oracle, request):
+    expressions = celgen.expressions(0, request.config.getoption("--selectors")) + list(REGRESSIONS.values())
+    verdicts = run_oracle(oracle, [celgen.selector_run(expressions)])[0]["cel"]
+    compared, found, over = 0, [], 0
+    for expression, verdict in zip(expressions, verdicts, strict=True):
+        compiled = compile_selector(expression)
+        if verdict.get("compileError") or compiled.error:
+            continue
+        compared += 1
+        over += compiled.too_complex
+        if compiled.max_cost != verdict["maxCost"]:
+            found.append((expression, compiled.max_cost, verdict["maxCost"]))
+    print(f"\n{compared} selectors compiled by both; {over} over the API server's limit; {len(found)} costs differ")
+    assert compared > len(expressions) // 2 and over > 0
+    assert not found, found[:5]
 
 
 @pytest.mark.parametrize("consumable_capacity", [True, False])

@@ -9,27 +9,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-_STRING, _INT64, _INT32, _BOOL, _MESSAGE, _BYTES = 9, 3, 5, 8, 11, 12
+_DOUBLE, _INT64, _UINT64, _INT32, _BOOL, _STRING, _MESSAGE, _BYTES = 1, 3, 4, 5, 8, 9, 11, 12
 _OPTIONAL, _REPEATED = 1, 3
 
 # message -> [(field, number, type, label, message type)]
 _SCHEMA = {
     "Expr": [("id", 2, _INT64, _OPTIONAL, None), ("const_expr", 3, _MESSAGE, _OPTIONAL, "Constant"),
-             ("select_expr", 5, _MESSAGE, _OPTIONAL, "Select"), ("call_expr", 6, _MESSAGE, _OPTIONAL, "Call"),
+             ("ident_expr", 4, _MESSAGE, _OPTIONAL, "Ident"), ("select_expr", 5, _MESSAGE, _OPTIONAL, "Select"), ("call_expr", 6, _MESSAGE, _OPTIONAL, "Call"),
              ("list_expr", 7, _MESSAGE, _OPTIONAL, "CreateList"),
              ("struct_expr", 8, _MESSAGE, _OPTIONAL, "CreateStruct"),
              ("comprehension_expr", 9, _MESSAGE, _OPTIONAL, "Comprehension")],
-    "Constant": [("string_value", 6, _STRING, _OPTIONAL, None)],
-    "Select": [("operand", 1, _MESSAGE, _OPTIONAL, "Expr")],
+    "Constant": [("null_value", 1, _INT32, _OPTIONAL, None), ("bool_value", 2, _BOOL, _OPTIONAL, None),
+                 ("int64_value", 3, _INT64, _OPTIONAL, None), ("uint64_value", 4, _UINT64, _OPTIONAL, None),
+                 ("double_value", 5, _DOUBLE, _OPTIONAL, None), ("string_value", 6, _STRING, _OPTIONAL, None),
+                 ("bytes_value", 7, _BYTES, _OPTIONAL, None)],
+    "Ident": [("name", 1, _STRING, _OPTIONAL, None)],
+    "Select": [("operand", 1, _MESSAGE, _OPTIONAL, "Expr"), ("field", 2, _STRING, _OPTIONAL, None),
+               ("test_only", 3, _BOOL, _OPTIONAL, None)],
     "Call": [("target", 1, _MESSAGE, _OPTIONAL, "Expr"), ("function", 2, _STRING, _OPTIONAL, None),
              ("args", 3, _MESSAGE, _REPEATED, "Expr")],
     "CreateList": [("elements", 1, _MESSAGE, _REPEATED, "Expr"), ("optional_indices", 2, _INT32, _REPEATED, None)],
-    "CreateStruct": [("entries", 2, _MESSAGE, _REPEATED, "Entry")],
-    "Entry": [("id", 1, _INT64, _OPTIONAL, None), ("map_key", 3, _MESSAGE, _OPTIONAL, "Expr"),
+    "CreateStruct": [("message_name", 1, _STRING, _OPTIONAL, None), ("entries", 2, _MESSAGE, _REPEATED, "Entry")],
+    "Entry": [("id", 1, _INT64, _OPTIONAL, None), ("field_key", 2, _STRING, _OPTIONAL, None),
+              ("map_key", 3, _MESSAGE, _OPTIONAL, "Expr"),
               ("value", 4, _MESSAGE, _OPTIONAL, "Expr"), ("optional_entry", 5, _BOOL, _OPTIONAL, None)],
-    "Comprehension": [("iter_range", 2, _MESSAGE, _OPTIONAL, "Expr"), ("accu_init", 4, _MESSAGE, _OPTIONAL, "Expr"),
+    "Comprehension": [("iter_var", 1, _STRING, _OPTIONAL, None), ("iter_range", 2, _MESSAGE, _OPTIONAL, "Expr"),
+                      ("accu_var", 3, _STRING, _OPTIONAL, None), ("accu_init", 4, _MESSAGE, _OPTIONAL, "Expr"),
                       ("loop_condition", 5, _MESSAGE, _OPTIONAL, "Expr"),
-                      ("loop_step", 6, _MESSAGE, _OPTIONAL, "Expr"), ("result", 7, _MESSAGE, _OPTIONAL, "Expr")],
+                      ("loop_step", 6, _MESSAGE, _OPTIONAL, "Expr"), ("result", 7, _MESSAGE, _OPTIONAL, "Expr"),
+                      ("iter_var2", 8, _STRING, _OPTIONAL, None)],
     "Type": [("dyn", 1, _BYTES, _OPTIONAL, None), ("null", 2, _INT32, _OPTIONAL, None),
              ("primitive", 3, _INT32, _OPTIONAL, None), ("wrapper", 4, _INT32, _OPTIONAL, None),
              ("well_known", 5, _INT32, _OPTIONAL, None), ("list_type", 6, _MESSAGE, _OPTIONAL, "ListType"),
@@ -42,7 +50,9 @@ _SCHEMA = {
     "TypeEntry": [("key", 1, _INT64, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "Type")],
     "PositionEntry": [("key", 1, _INT64, _OPTIONAL, None), ("value", 2, _INT32, _OPTIONAL, None)],
     "SourceInfo": [("positions", 4, _MESSAGE, _REPEATED, "PositionEntry")],
-    "CheckedExpr": [("type_map", 3, _MESSAGE, _REPEATED, "TypeEntry"), ("expr", 4, _MESSAGE, _OPTIONAL, "Expr"),
+    "Reference": [("name", 1, _STRING, _OPTIONAL, None), ("overload_id", 3, _STRING, _REPEATED, None)],
+    "ReferenceEntry": [("key", 1, _INT64, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "Reference")],
+    "CheckedExpr": [("reference_map", 2, _MESSAGE, _REPEATED, "ReferenceEntry"), ("type_map", 3, _MESSAGE, _REPEATED, "TypeEntry"), ("expr", 4, _MESSAGE, _OPTIONAL, "Expr"),
                     ("source_info", 5, _MESSAGE, _OPTIONAL, "SourceInfo")],
     "Any": [("type_url", 1, _STRING, _OPTIONAL, None), ("value", 2, _BYTES, _OPTIONAL, None)],
 }
@@ -51,9 +61,10 @@ _WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Dur
 
 
 # the oneof each message's kinds belong to, as in the .proto files (WhichOneof names the one set)
-_KINDS = {"Expr": ("expr_kind", {"const_expr", "select_expr", "call_expr", "list_expr", "struct_expr",
+_KINDS = {"Expr": ("expr_kind", {"const_expr", "ident_expr", "select_expr", "call_expr", "list_expr", "struct_expr",
                                  "comprehension_expr"}),
-          "Type": ("type_kind", {name for name, *_ in _SCHEMA["Type"]})}
+          "Type": ("type_kind", {name for name, *_ in _SCHEMA["Type"]}),
+          "Constant": ("constant_kind", {name for name, *_ in _SCHEMA["Constant"]})}
 
 
 @lru_cache(maxsize=1)
@@ -83,10 +94,10 @@ class CheckedAst:
     root: object  # Expr
     types: dict  # expression id -> Type
     positions: dict  # expression id -> character offset
+    overloads: dict = None  # call expression id -> the overload ids the checker kept
 
     def type_name(self, expr_id: int) -> str:
         return type_name(self.types.get(expr_id))
-
 
 
 def checked_ast(serialized: bytes) -> CheckedAst:
@@ -95,7 +106,8 @@ def checked_ast(serialized: bytes) -> CheckedAst:
     wrapper = messages["Any"].FromString(serialized)
     checked = messages["CheckedExpr"].FromString(wrapper.value)
     return CheckedAst(checked.expr, {e.key: e.value for e in checked.type_map},
-                      {p.key: p.value for p in checked.source_info.positions})
+                      {p.key: p.value for p in checked.source_info.positions},
+                      {e.key: tuple(e.value.overload_id) for e in checked.reference_map if e.value.overload_id})
 
 
 def equivalent(a, b) -> bool:
@@ -157,3 +169,19 @@ def walk(expr, ancestors: tuple = ()):
     yield expr, ancestors
     for child in children(expr):
         yield from walk(child, ancestors + (expr,))
+
+
+def text_start(ast: CheckedAst, expr, code: str) -> int:
+    """Where the text of `expr` starts in `code`: the first position in its subtree, a global
+    call's position (its `(`) moved back over the function's name."""
+    starts = []
+    for node, _ in walk(expr):
+        position = ast.positions.get(node.id)
+        if position is None:
+            continue
+        if node.WhichOneof("expr_kind") == "call_expr" and not node.call_expr.HasField("target"):
+            before = code[:position].rstrip()
+            if before.endswith(node.call_expr.function):
+                position = len(before) - len(node.call_expr.function)
+        starts.append(position)
+    return min(starts, default=0)

@@ -26,13 +26,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import celrewrite
-from .celast import checked_ast
+from .celast import checked_ast, text_start
+from .celcost import estimate
 from .celrewrite import STRING_LITERAL
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
 from .quantity import QuantityError, is_quantity, parse_quantity_form
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
+MAX_COST = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost: the API server refuses a selector estimated above it
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
 MEMO_LIMIT = 1 << 16  # results kept per selector; a long-running process sees new devices forever
 
@@ -198,9 +200,17 @@ class CompiledSelector:
     expression: str
     error: CelDiagnostic | None = None
     references: References = field(default_factory=References)
+    max_cost: int = 0  # the API server's compile-time estimate (dra.celcost)
+    costliest: int = 0  # where the part that takes the estimate over MAX_COST starts
     _program: object = None
     _constants: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)
+
+    @property
+    def too_complex(self) -> bool:
+        """Whether the API server refuses the selector as too complex (validateSelector in
+        pkg/apis/resource/validation); kube-scheduler still runs one it finds stored."""
+        return self.max_cost > MAX_COST
 
     def matches(self, device) -> bool:
         """Evaluate on a device (see dra.devices.Device). Memoized by the values the expression
@@ -275,7 +285,9 @@ def compile_selector(expression: str, allow_multiple_allocations: bool = True) -
     folded, constants = _fold_quantities(evaluated)
     env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked
-    return CompiledSelector(expression, None, _references(code), program, constants)
+    cost = estimate(ast, MAX_COST)
+    return CompiledSelector(expression, None, _references(code), cost.max, text_start(ast, cost.costliest, code),
+                            program, constants)
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")

@@ -35,7 +35,8 @@ class CelInvalid(Rule):
                     "CEL cannot compile CEL")
     targets = CLAIM_TARGETS | DEVICE_CLASS_TARGETS
     fixable = FixAvailability.SOMETIMES  # the size-literal mistake has a known correction
-    summary = "A CEL selector has a syntax or type error, does not return bool, or exceeds 10 KiB."
+    summary = ("A CEL selector has a syntax or type error, does not return bool, exceeds 10 KiB, or exceeds the "
+               "API server's cost limit.")
     rationale = """
         The API server compiles selectors when the object is created and rejects bad ones;
         a selector that slips through (older clusters, stored objects) makes every allocation
@@ -45,9 +46,12 @@ class CelInvalid(Rule):
         quantity, semver, regex, lists, IP, CIDR and URL libraries, optional types, sets,
         two-variable comprehensions, strings and `cel.bind`) with cel-cpp's type checker plus
         the checks cel-go makes (homogeneous literals, regex and format literals), and points
-        at the offending character in the manifest. Checked against upstream's compiler and
-        the real API server on generated selectors; draguard does not estimate CEL cost yet,
-        so a selector the API server refuses as too complex passes here."""
+        at the offending character in the manifest. The API server also estimates each
+        selector's worst-case cost before it stores it (every string, list and map counted at
+        its largest possible size, unbounded where it cannot tell) and refuses one over
+        1,000,000 as "too complex, exceeds cost limit"; draguard makes the same estimate and
+        points at the part that takes it over. Checked against upstream's compiler and the
+        real API server on generated selectors."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
     upstream_note = """
         A GPU guideline document in circulation recommends
@@ -67,12 +71,25 @@ class CelInvalid(Rule):
         for cel, expression, _ in selector_sites(obj):
             compiled = compile_selector(expression, consumable)
             if compiled.error is None:
+                if compiled.too_complex:
+                    yield self._too_complex(obj, ctx, cel, compiled)
                 continue
             suggestion = compiled.error.suggestion
             fix = Fix("compare the capacity as a quantity()", Applicability.UNSAFE,
                       (set_value(path_of(cel, "expression"), suggestion),)) if suggestion else None
             yield ctx.finding(self, obj, f"CEL: {compiled.error.message}", cel, "expression",
                               offset=compiled.error.offset, help=f"`{suggestion}`" if suggestion else None, fix=fix)
+
+    def _too_complex(self, obj, ctx, cel, compiled):
+        from ..dra.celenv import MAX_COST
+
+        return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
+                           f"worst-case cost at {compiled.max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
+                           "the object (the part that takes it over starts here)", cel, "expression",
+                           offset=compiled.costliest,
+                           help="the estimate counts every string, list and map at its largest possible size, "
+                                "and one it cannot bound (a list built in the expression, a quantity compared "
+                                "with !=) as unbounded: write that part another way")
 
 
 _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})

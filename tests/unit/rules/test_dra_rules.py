@@ -59,6 +59,18 @@ def test_type_errors_in_device_classes(lint_json):
     assert "must evaluate to bool" in finding["message"] and finding["line"] == 6
 
 
+def test_a_selector_over_the_cost_limit_is_refused_where_it_goes_over(lint_json):
+    """The API server refuses it ("too complex, exceeds cost limit"): a quantity compared with
+    != has no bounded size in upstream's estimate; == and compareTo do."""
+    expression = "\"device.driver == 'gpu.nvidia.com' && device.capacity['gpu.nvidia.com'].memory != quantity('40Gi')\""
+    text = CLAIM % ("gpu.nvidia.com", expression)
+    [finding] = findings(lint(lint_json, text), "cel-invalid")
+    assert "too complex, exceeds cost limit" in finding["message"] and "1,000,000" in finding["message"]
+    assert text.splitlines()[14][finding["column"] - 1:].startswith("device.capacity['gpu.nvidia.com'].memory !=")
+    bounded = CLAIM % ("gpu.nvidia.com", expression.replace("!= quantity('40Gi')", "== quantity('40Gi')"))
+    assert not findings(lint(lint_json, bounded), "cel-invalid")
+
+
 def test_dropped_and_mig_only_attributes_are_warnings(lint_json, tmp_path, cli):
     index = CLAIM % ("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].index == 0")
     [finding] = findings(lint(lint_json, index), "cel-unknown-attribute")
