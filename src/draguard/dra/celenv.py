@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from . import celrewrite
 from .celast import checked_ast, text_start
@@ -200,11 +200,27 @@ class CompiledSelector:
     expression: str
     error: CelDiagnostic | None = None
     references: References = field(default_factory=References)
-    max_cost: int = 0  # the API server's compile-time estimate (dra.celcost)
-    costliest: int = 0  # where the part that takes the estimate over MAX_COST starts
     _program: object = None
     _constants: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)
+    _checked: tuple = ()  # (checked AST, source code as compiled): what the cost is estimated on
+
+    @cached_property
+    def _cost(self):
+        ast, code = self._checked
+        cost = estimate(ast, MAX_COST)
+        return cost.max, text_start(ast, cost.costliest, code)
+
+    @property
+    def max_cost(self) -> int:
+        """The API server's compile-time estimate of the worst-case cost (dra.celcost), made
+        when first asked: evaluation never needs it."""
+        return self._cost[0] if self._checked else 0
+
+    @property
+    def costliest(self) -> int:
+        """Where the part that takes the estimate over MAX_COST starts."""
+        return self._cost[1] if self._checked else 0
 
     @property
     def too_complex(self) -> bool:
@@ -285,9 +301,7 @@ def compile_selector(expression: str, allow_multiple_allocations: bool = True) -
     folded, constants = _fold_quantities(evaluated)
     env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked
-    cost = estimate(ast, MAX_COST)
-    return CompiledSelector(expression, None, _references(code), cost.max, text_start(ast, cost.costliest, code),
-                            program, constants)
+    return CompiledSelector(expression, None, _references(code), program, constants, _checked=(ast, code))
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")
