@@ -15,6 +15,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/dynamic-resource-allocation/cel"
@@ -27,12 +29,21 @@ type deviceID struct {
 	Device string `json:"device"`
 }
 
+// sharedDevice is a result with a shareID of an allocated claim: the scheduler records it in
+// AllocatedSharedDeviceIDs and its consumed capacity in AggregatedCapacity (allocateddevices.go).
+type sharedDevice struct {
+	deviceID
+	ShareID          types.UID                                       `json:"shareID"`
+	ConsumedCapacity map[resourceapi.QualifiedName]resource.Quantity `json:"consumedCapacity"`
+}
+
 type scenario struct {
 	ID               string                       `json:"id"`
 	DeviceClasses    []*resourceapi.DeviceClass   `json:"deviceClasses"`
 	ResourceSlices   []*resourceapi.ResourceSlice `json:"resourceSlices"`
 	Claims           []*resourceapi.ResourceClaim `json:"claims"`
 	AllocatedDevices []deviceID                   `json:"allocatedDevices"`
+	AllocatedShared  []sharedDevice               `json:"allocatedShared"`
 	Node             *v1.Node                     `json:"node"`
 	// Nodes, when set, makes this a timing run: Allocate once per node, as the scheduler's
 	// Filter does, and report how many nodes fit and the total time.
@@ -143,9 +154,19 @@ func run(ctx context.Context, cache *cel.Cache, s *scenario) outcome {
 	for _, d := range s.AllocatedDevices {
 		allocated.Insert(structured.MakeDeviceID(d.Driver, d.Pool, d.Device))
 	}
+	shared := sets.New[structured.SharedDeviceID]()
+	aggregated := structured.NewConsumedCapacityCollection()
+	for _, d := range s.AllocatedShared {
+		id := structured.MakeDeviceID(d.Driver, d.Pool, d.Device)
+		shareID := d.ShareID
+		shared.Insert(structured.MakeSharedDeviceID(id, &shareID))
+		if d.ConsumedCapacity != nil {
+			aggregated.Insert(structured.NewDeviceConsumedCapacity(id, d.ConsumedCapacity))
+		}
+	}
 	start := time.Now()
-	allocator, err := structured.NewAllocator(ctx, s.Features, structured.AllocatedState{AllocatedDevices: allocated},
-		classes, s.ResourceSlices, cache)
+	allocator, err := structured.NewAllocator(ctx, s.Features, structured.AllocatedState{AllocatedDevices: allocated,
+		AllocatedSharedDeviceIDs: shared, AggregatedCapacity: aggregated}, classes, s.ResourceSlices, cache)
 	if err != nil {
 		return outcome{ID: s.ID, Outcome: "error", Error: err.Error(), Nanos: time.Since(start).Nanoseconds()}
 	}

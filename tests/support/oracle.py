@@ -12,8 +12,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from draguard.dra.allocator import AllocationError, Allocator, Features
+from draguard.dra.allocator import AllocationError, Allocator, Features, SharedUse
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
+from draguard.dra.quantity import parse_quantity
 from draguard.dra.variants import variant_of
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
@@ -246,9 +247,67 @@ def scenario(seed: int) -> dict:
     features = {gate: rng.random() < 0.85 for gate in FEATURES}
     if rng.random() < 0.35:
         features.update(ConsumableCapacity=True, DeviceBindingAndStatus=rng.random() < 0.5)
-    return {"id": f"seed-{seed}", "deviceClasses": classes, "resourceSlices": slices, "claims": claims,
-            "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
-            "node": node, "features": features}
+    s = {"id": f"seed-{seed}", "deviceClasses": classes, "resourceSlices": slices, "claims": claims,
+         "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
+         "allocatedShared": [], "node": node, "features": features}
+    _consumable(random.Random(f"consumable-{seed}"), s)
+    return s
+
+
+_MEMORY_POLICIES = [
+    {"default": "8Gi"},
+    {"default": "8Gi", "validRange": {"min": "4Gi", "step": "4Gi"}},
+    {"default": "4Gi", "validRange": {"min": "2Gi", "max": "32Gi", "step": "2Gi"}},
+    {"default": "10Gi", "validRange": {"min": "10Gi"}},
+    {"default": "16Gi", "validValues": ["8Gi", "16Gi", "32Gi"]},
+]
+_CORE_POLICIES = [  # fractional steps: milli-value arithmetic with DRAFractionalCapacityRange, whole units without
+    {"default": "1", "validRange": {"min": "0.5", "step": "0.25"}},
+    {"default": "2", "validRange": {"min": "1", "max": "4", "step": "1"}},
+    {"default": "0.5", "validValues": ["0.5", "1", "2"]},
+]
+_ASKED = [{"memory": "4Gi"}, {"memory": "10Gi"}, {"memory": "12.5Gi"}, {"memory": "20Gi"}, {"memory": "33Gi"},
+          {"memory": "100Gi"}, {"cores": "1.3"}, {"cores": "2"}, {"memory": "6Gi", "cores": "0.75"},
+          {f"{GPU}/memory": "8Gi"}, {"bandwidth": "1"}]
+
+
+def _consumable(rng: random.Random, s: dict) -> None:
+    """DRAConsumableCapacity (KEP-5075) on top of a scenario, from an rng of its own (the rest
+    of the scenario is what the seed made before): GPUs shared by several allocations
+    (allowMultipleAllocations), capacities with request policies, requests that ask for
+    capacity, shares that allocated claims hold already; sometimes DRAFractionalCapacityRange."""
+    if rng.random() < 0.4:
+        return
+    shared = []
+    for slice_ in s["resourceSlices"]:
+        if slice_["spec"]["driver"] != GPU:
+            continue
+        for device in slice_["spec"].get("devices", []):
+            capacity = device.setdefault("capacity", {})
+            if "memory" in capacity and rng.random() < 0.5:
+                capacity["memory"]["requestPolicy"] = rng.choice(_MEMORY_POLICIES)
+            if rng.random() < 0.3:
+                capacity["cores"] = {"value": rng.choice(["4", "8"])}
+                if rng.random() < 0.7:
+                    capacity["cores"]["requestPolicy"] = rng.choice(_CORE_POLICIES)
+            if rng.random() < 0.5:
+                device["allowMultipleAllocations"] = True
+                if rng.random() < 0.3:
+                    consumed = {name: rng.choice(["8Gi", "16Gi"]) if name == "memory" else "1" for name in capacity}
+                    shared.append({"driver": GPU, "pool": slice_["spec"]["pool"]["name"], "device": device["name"],
+                                   "shareID": f"00000000-0000-0000-0000-{len(shared):012}",
+                                   "consumedCapacity": consumed if rng.random() < 0.8 else None})
+    if s["features"].get("ConsumableCapacity"):
+        s["allocatedShared"] = shared
+    else:  # the scheduler then records a result with a shareID as the whole device (foreachAllocatedDevice)
+        s["allocatedDevices"] += [{k: d[k] for k in ("driver", "pool", "device")} for d in shared]
+    for claim in s["claims"]:
+        for request in claim["spec"]["devices"]["requests"]:
+            for body in request.get("firstAvailable") or [request.get("exactly", {})]:
+                if rng.random() < 0.4:
+                    body["capacity"] = {"requests": dict(rng.choice(_ASKED))}
+    if s["features"].get("ConsumableCapacity") and rng.random() < 0.5:
+        s["features"]["FractionalCapacityRange"] = True
 
 
 @dataclass
@@ -266,11 +325,16 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
     """draguard's outcome, visiting pools in `order` (default: draguard's own sorted order)."""
     manifests = lambda key: [Manifest(_SOURCE, i, o) for i, o in enumerate(s[key])]  # noqa: E731
     rank = {key: i for i, key in enumerate(order or ())}
+    shared = SharedUse()
+    for d in s.get("allocatedShared", ()):
+        consumed = d.get("consumedCapacity")
+        shared.add((d["driver"], d["pool"], d["device"]),
+                   None if consumed is None else {k: parse_quantity(v) for k, v in consumed.items()})
     allocator = Allocator([slice_from(m) for m in manifests("resourceSlices")],
                           {m.name: device_class_from(m) for m in manifests("deviceClasses")},
                           {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]},
                           features=allocator_features(s["features"]),
-                          pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted)
+                          pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted, shared=shared)
     node = Node(s["node"]["metadata"]["name"], s["node"]["metadata"].get("labels", {}))
     try:
         results = allocator.allocate([claim_from(m) for m in manifests("claims")], node)
@@ -295,9 +359,14 @@ def upstream_outcome(line: dict) -> Outcome:
 
 def _normalized(value):
     """An AllocationResult as JSON without the empty fields Go's omitempty leaves out, so the
-    whole result compares: devices with adminAccess and tolerations, config, node selector."""
+    whole result compares: devices with adminAccess and tolerations, config, node selector;
+    a share's ID as that it has one (upstream's is random), its consumed capacity by value."""
     if isinstance(value, dict):
         out = {k: _normalized(v) for k, v in value.items()}
+        if "shareID" in out:
+            out["shareID"] = "(a share)"
+        if isinstance(out.get("consumedCapacity"), dict):
+            out["consumedCapacity"] = {k: str(parse_quantity(v)) for k, v in out["consumedCapacity"].items()}
         return {k: v for k, v in out.items() if v not in (None, [], {}, "")}
     if isinstance(value, list):
         return [_normalized(v) for v in value]

@@ -131,4 +131,32 @@ REGRESSIONS: dict[str, dict] = {
         "features": features,
     } for name, features in [("distinct-attribute-skips-a-duplicate", dict(FEATURES, ConsumableCapacity=True)),
                              ("distinct-attribute-without-its-gate", FEATURES)]},
+    # A shared device (allowMultipleAllocations, DRAConsumableCapacity): the newer variants go
+    # on with a request's next device after the one just taken (startLocation), so one request
+    # of two devices cannot take the single shared GPU twice; two claims can share it.
+    "shared-device-once-per-request": {
+        **_pool("shared-device-once-per-request", [_slice("p", 1, devices=[
+            {"name": "dev-0", "allowMultipleAllocations": True, "capacity": {"memory": {"value": "40Gi"}}}])]),
+        "claims": [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "claim-0", "namespace": "default"},
+                    "spec": {"devices": {"requests": [{"name": "r0", "exactly": {
+                        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2,
+                        "capacity": {"requests": {"memory": "10Gi"}}}}]}}}],
+        "features": dict(FEATURES, ConsumableCapacity=True),
+    },
+    # What allocated claims' shares consume (AggregatedCapacity) counts, rounded by the request
+    # policy's step: 28Gi held, 12.5Gi asked rounds up to 16Gi, over the 40Gi the GPU has.
+    "shared-device-capacity-held": {
+        **_pool("shared-device-capacity-held", [_slice("p", 1, devices=[
+            {"name": "dev-0", "allowMultipleAllocations": True, "capacity": {"memory": {
+                "value": "40Gi", "requestPolicy": {"default": "8Gi", "validRange": {"min": "4Gi", "step": "4Gi"}}}}}])]),
+        "claims": [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                    "metadata": {"name": "claim-0", "namespace": "default"},
+                    "spec": {"devices": {"requests": [{"name": "r0", "exactly": {
+                        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1,
+                        "capacity": {"requests": {"memory": "12.5Gi"}}}}]}}}],
+        "allocatedShared": [{"driver": GPU, "pool": "p", "device": "dev-0",
+                             "shareID": "00000000-0000-0000-0000-000000000001", "consumedCapacity": {"memory": "28Gi"}}],
+        "features": dict(FEATURES, ConsumableCapacity=True),
+    },
 }

@@ -15,7 +15,12 @@ Semantics kept from upstream:
   available, must not carry a NoSchedule/NoExecute taint the request does not tolerate, and
   must keep every `matchAttribute` constraint of its claim satisfied;
 - `firstAvailable` subrequests are tried in order and the first that fits wins;
-- `All` takes every matching device of the node's pools and fails if one is unavailable.
+- `All` takes every matching device of the node's pools and fails if one is unavailable;
+- with DRAConsumableCapacity (the incubating variant, consumable_capacity.go): a device with
+  allowMultipleAllocations is shared, each allocation consuming what its request asks of the
+  device's capacities (rounded to the request policy; the default, else all of it, when it
+  asks nothing) and carrying a shareID; every device must fit what a request asks, beside
+  what allocated claims and the other shares of this run consume.
 
 Two deliberate differences: upstream visits pools in Go map order (random); draguard sorts
 them by driver and pool name, so the same input always gives the same choice. And upstream
@@ -29,13 +34,17 @@ step is a generator driven from an explicit stack, so no recursion limit applies
 
 from __future__ import annotations
 
+import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from ..model.pods import mappings
+from . import capacity
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
+from .quantity import QuantityError, quantity_text
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 #: allocateOne steps per allocation attempt: about 5 s of search on one core here (~40,000
@@ -84,9 +93,37 @@ class Features:
     # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus (KEP-5007), newer variants only:
     # devices with binding conditions become selectable and results carry their conditions
     device_binding_and_status: bool = False
-    # DRAConsumableCapacity (KEP-5075), newer variants only: of what it adds, the
-    # distinctAttribute constraint is modelled; shared devices and capacity requests are not
+    # DRAConsumableCapacity (KEP-5075), newer variants only: devices with
+    # allowMultipleAllocations shared by several allocations, capacity requests with their
+    # request policies (dra.capacity), distinctAttribute constraints
     consumable_capacity: bool = False
+    fractional_capacity_range: bool = False  # DRAFractionalCapacityRange: milli-value steps
+
+
+@dataclass
+class SharedUse:
+    """What allocated claims hold of shared devices (upstream AllocatedSharedDeviceIDs and
+    AggregatedCapacity, built from results with a shareID while DRAConsumableCapacity is on)."""
+
+    shares: Counter = field(default_factory=Counter)  # device id -> shares allocated claims hold
+    consumed: dict = field(default_factory=dict)  # device id -> {capacity name: Fraction}, all shares together
+    recorded: Counter = field(default_factory=Counter)  # device id -> shares that record consumed capacity
+
+    def add(self, device_id: tuple, consumed: dict | None) -> None:
+        self.shares[device_id] += 1
+        if consumed is not None:
+            self.recorded[device_id] += 1
+            capacity.add(self.consumed.setdefault(device_id, {}), consumed)
+
+    def remove(self, device_id: tuple, consumed: dict | None) -> None:
+        self.shares[device_id] -= 1
+        if self.shares[device_id] <= 0:
+            del self.shares[device_id]
+        if consumed is not None and device_id in self.consumed:
+            capacity.subtract(self.consumed[device_id], consumed)
+            self.recorded[device_id] -= 1
+            if self.recorded[device_id] <= 0:
+                del self.recorded[device_id], self.consumed[device_id]
 
 
 @dataclass
@@ -111,6 +148,8 @@ class DeviceResult:
     tolerations: tuple = ()  # the request's, whatever the device's taints (upstream copies them all)
     binding_conditions: tuple = ()  # the device's, with DeviceBindingAndStatus
     binding_failure_conditions: tuple = ()
+    share_id: str | None = None  # a share of a device that allows multiple allocations
+    consumed_capacity: dict | None = None  # capacity name -> Fraction, for a share
 
     def as_json(self) -> dict:
         out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
@@ -122,6 +161,10 @@ class DeviceResult:
             out["bindingConditions"] = list(self.binding_conditions)
         if self.binding_failure_conditions:
             out["bindingFailureConditions"] = list(self.binding_failure_conditions)
+        if self.share_id is not None:
+            out["shareID"] = self.share_id
+        if self.consumed_capacity:
+            out["consumedCapacity"] = {name: quantity_text(v) for name, v in self.consumed_capacity.items()}
         return out
 
 
@@ -339,6 +382,7 @@ class _RequestData:
     num_devices: int = 0
     all_devices: list = field(default_factory=list)
     selected_sub: int = 0
+    capacity: dict | None = None  # capacity.requests, parsed (with DRAConsumableCapacity)
 
     @property
     def name(self) -> str:
@@ -412,16 +456,28 @@ class Allocator:
     (driver, pool, device) that already-allocated claims use."""
 
     def __init__(self, slices: list[Slice], classes: dict[str, DeviceClass], allocated=(),
-                 features: Features = Features(), pool_order=sorted, budget: int | None = DEFAULT_SEARCH_BUDGET):
+                 features: Features = Features(), pool_order=sorted, budget: int | None = DEFAULT_SEARCH_BUDGET,
+                 shared: SharedUse | None = None):
         """`pool_order` orders the (driver, pool) keys the search visits: sorted by default;
         the differential tests pass other orders to cover upstream's random map order.
-        `budget` bounds the allocateOne steps of one attempt (None: unbounded)."""
+        `budget` bounds the allocateOne steps of one attempt (None: unbounded). `shared`:
+        what allocated claims hold of shared devices (with DRAConsumableCapacity)."""
         self.slices, self.classes, self.features = slices, classes, features
         self.pool_order = pool_order
         self.budget = budget
         self.index = SliceIndex(slices)
         self.allocated = set(allocated)
+        self.shared = shared or SharedUse()
+        if not features.consumable_capacity:  # the scheduler then counts a share as the whole device
+            self.allocated |= set(self.shared.shares)
+            self.shared = SharedUse()
         self._pools_by_node: dict = {}
+
+    def holds(self, device_id: tuple) -> bool:
+        """IsDeviceAllocated: an allocated claim holds the device, or a share of it."""
+        if device_id in self.allocated:
+            return True
+        return device_id in self.shared.shares or device_id in self.shared.consumed
 
     def invalidate(self, slices: list[Slice] | None = None) -> None:
         """Forget what was derived from the slices (new slices, or devices re-tainted)."""
@@ -467,6 +523,8 @@ class _Run:
         self.matches: dict = {}
         self.available: dict = {}
         self.consumed: dict = {}
+        self.allocating_capacity: dict = {}  # device id -> what this run's shares consume of it
+        self.capacities: dict = {}  # device id -> its capacities (dra.capacity)
         self.steps = 0
 
     # -- validation (upstream validateDeviceRequest) --
@@ -482,6 +540,11 @@ class _Run:
         data.device_class = self.owner.classes.get(request.class_name)
         if data.device_class is None:
             raise AllocationError(f"{where}: could not retrieve device class {request.class_name}: not found")
+        if self.features.consumable_capacity and request.capacity_requests:
+            try:
+                data.capacity = capacity.requested_capacities(request.capacity_requests)
+            except QuantityError as exc:
+                raise AllocationError(f"{where}: capacity requests: {exc}") from None
         if request.mode == "ExactCount":
             data.num_devices = request.count
         elif request.mode == "All":
@@ -494,8 +557,14 @@ class _Run:
                                           f"{pool.driver}/{pool.name} is currently invalid")
                 for s in pool.slices:
                     for device in s.devices:
-                        if self._selectable(key, data, s, device):
-                            data.all_devices.append((device, s, pool))
+                        if not self._selectable(key, data, s, device):
+                            continue
+                        # static capacity only: what others consume is checked when allocating,
+                        # so a device short of it stays here and "All" fails
+                        if self.features.consumable_capacity and not self._fits(
+                                claim, data, device, {}, {}, f"checking capacity for device {device.name}"):
+                            continue
+                        data.all_devices.append((device, s, pool))
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"{where}: unsupported count mode {request.mode}")
@@ -570,7 +639,7 @@ class _Run:
             stack.append(self._allocate_one(*call))
             value, error = None, None
 
-    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool):
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple = None):
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -611,11 +680,19 @@ class _Run:
             return ok and (yield from self._search_on(undo, ci, ri, si, di, in_sub))
         admin = request.admin_access is True
         allocated, allocating = self.owner.allocated, self.allocating
-        for pool in self.pools:
+        # the newer variants go on with a request's next device after the one just taken
+        # (startLocation): a request never takes one device twice, even a shared one
+        resume = self.features.variant != "stable"
+        start_pool, start_slice, start_device = start or _FROM_START
+        for pi in range(start_pool, len(self.pools)):
+            pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
                 continue
-            for s in pool.slices:
-                for device in s.devices:
+            for sj in range(start_slice if pi == start_pool else 0, len(pool.slices)):
+                s = pool.slices[sj]
+                first = start_device if pi == start_pool and sj == start_slice else 0
+                for dk in range(first, len(s.devices)):
+                    device = s.devices[dk]
                     device_id = device.id
                     if admin:
                         if ci in allocating.get(device_id, ()):
@@ -624,15 +701,18 @@ class _Run:
                         continue
                     if not self._selectable((ci, ri, si), data, s, device):
                         continue
+                    if self.features.consumable_capacity and not self._fits_now(ci, data, device):
+                        continue
                     ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=False)
-                    if ok and (yield from self._search_on(undo, ci, ri, si, di, in_sub)):
+                    if ok and (yield from self._search_on(undo, ci, ri, si, di, in_sub,
+                                                          (pi, sj, dk + 1) if resume else _FROM_START)):
                         return True
         return False
 
-    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool):
+    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple = None):
         """Continue the search with a device added; take it back unless the search succeeds."""
         try:
-            if (yield (ci, ri, si, di + 1, in_sub)):
+            if (yield (ci, ri, si, di + 1, in_sub, start or _FROM_START)):
                 return True
         except BaseException:
             undo()
@@ -642,6 +722,34 @@ class _Run:
 
     def _in_use(self, device_id) -> bool:
         return device_id in self.owner.allocated or bool(self.allocating.get(device_id))
+
+    def _capacity_in_use(self, device_id) -> bool:
+        """deviceCapacityInUse: some allocated claim or this run holds a share of it."""
+        shared = self.owner.shared
+        return device_id in shared.consumed or device_id in shared.shares or device_id in self.allocating_capacity
+
+    def _device_capacities(self, device: Device) -> tuple:
+        found = self.capacities.get(device.id)
+        if found is None:
+            try:
+                found = self.capacities[device.id] = capacity.device_capacities(device.capacity_raw)
+            except QuantityError as exc:
+                raise AllocationError(f"device {'/'.join(device.id)}: capacity: {exc}") from None
+        return found
+
+    def _fits(self, claim: Claim, data: _RequestData, device: Device, current: dict, allocating: dict,
+              doing: str) -> bool:
+        try:
+            return capacity.fits(current, data.capacity, self._device_capacities(device), allocating,
+                                 self.features.fractional_capacity_range)
+        except capacity.CapacityError as exc:
+            raise AllocationError(f"claim {claim.key}, request {data.request.name}: {doing}: {exc}") from None
+
+    def _fits_now(self, ci: int, data: _RequestData, device: Device) -> bool:
+        """alloc.CmpRequestOverCapacity: beside what allocated claims and this run consume."""
+        return self._fits(self.claims[ci], data, device, self.owner.shared.consumed.get(device.id, {}),
+                          self.allocating_capacity.get(device.id, {}),
+                          f"checking capacity for device {'/'.join(device.id)}")
 
     def _selectable(self, key, data: _RequestData, s: Slice, device: Device) -> bool:
         if device.binding_conditions and not self.features.device_binding_and_status:
@@ -680,47 +788,75 @@ class _Run:
         data = self.request_data[(ci, ri, si)]
         request = data.request
         admin = request.admin_access is True
-        if admin and ci in self.allocating.get(device.id, ()):
+        multiple = self.features.consumable_capacity and device.allow_multiple_allocations
+        if not multiple and admin and ci in self.allocating.get(device.id, ()):
             return False, None
         if not admin and self._in_use(device.id):
             return False, None
         if not self.features.partitionable_devices and device.consumes_counters:
             return False, None
         reserved = False
-        if device.consumes_counters:
+        # a further share of a shared device does not consume its counters again
+        if device.consumes_counters and not (multiple and self._capacity_in_use(device.id)):
             if not self._reserve_counters(device, pool):
                 return False, None
             reserved = True
         base = data.parent.name if data.parent else request.name
         sub = request.name if data.parent else ""
-        if self.features.device_taints and self._tainted(device, request):
+        added: list = []
+        marked, consumed, entry_existed = False, None, None
+
+        def undo():
+            if entry_existed is not None:
+                self._release_share(device.id, consumed, entry_existed)
+            if marked:
+                self.allocating[device.id].discard(ci)
+            for c in reversed(added):
+                c.remove(base, sub)
             if reserved:
                 self._release_counters(device, pool)
+
+        if self.features.device_taints and self._tainted(device, request):
+            undo()
             return False, None
-        added = []
         for constraint in self.constraints[ci]:
             if not constraint.add(base, sub, device):
-                for c in reversed(added):
-                    c.remove(base, sub)
-                if reserved:
-                    self._release_counters(device, pool)
+                undo()
                 if must:
                     raise AllocationError(f"claim {self.claims[ci].key}, request {request.name}: cannot add device "
                                           f"{'/'.join(device.id)} because a claim constraint would not be satisfied")
                 return False, None
             added.append(constraint)
-        self.allocating.setdefault(device.id, set()).add(ci)
-        self.results[ci].append((data.name, device, s, True if admin else None, data.request.fields.get("tolerations")))
+        if not multiple:
+            self.allocating.setdefault(device.id, set()).add(ci)
+            marked = True
+        if self.features.consumable_capacity:
+            if not self._fits_now(ci, data, device):
+                undo()
+                return False, None
+            if multiple:
+                consumed = capacity.consumed_from_request(data.capacity, self._device_capacities(device),
+                                                          self.features.fractional_capacity_range)
+                entry_existed = device.id in self.allocating_capacity  # an earlier share of this run's
+                capacity.add(self.allocating_capacity.setdefault(device.id, {}), consumed)
+        self.results[ci].append((data.name, device, s, True if admin else None, data.request.fields.get("tolerations"),
+                                 consumed if multiple else None))
         size = len(self.results[ci])
 
-        def undo():
+        def undo_all():
             del self.results[ci][size - 1:]
-            self.allocating[device.id].discard(ci)
-            for c in reversed(added):
-                c.remove(base, sub)
-            if reserved:
-                self._release_counters(device, pool)
-        return True, undo
+            undo()
+        return True, undo_all
+
+    def _release_share(self, device_id: tuple, consumed: dict, existed: bool) -> None:
+        """ConsumedCapacityCollection.Remove; an entry an earlier share made stays (empty)."""
+        entry = self.allocating_capacity.get(device_id)
+        if entry is not None:
+            capacity.subtract(entry, consumed)
+            if all(v == 0 for v in entry.values()):
+                del self.allocating_capacity[device_id]
+        if existed and device_id not in self.allocating_capacity:
+            self.allocating_capacity[device_id] = {}
 
     @staticmethod
     def _tainted(device: Device, request) -> bool:
@@ -736,7 +872,7 @@ class _Run:
             available = {name: dict(counters) for name, counters in pool.counter_sets.items()}
             for s in pool.slices + pool.other_slices:
                 for d in s.devices:
-                    if d.id not in self.owner.allocated:
+                    if not self.owner.holds(d.id):
                         continue
                     for set_name, counters in d.consumes_counters:
                         for counter, value in counters.items():
@@ -769,8 +905,9 @@ class _Run:
     def _result(self, ci: int, claim: Claim) -> AllocationResult:
         binding = self.features.device_binding_and_status
         results = [DeviceResult(name, d.driver, d.pool, d.name, admin, tuple(mappings(tolerations)),
-                                d.binding_conditions if binding else (), d.binding_failure_conditions if binding else ())
-                   for name, d, _, admin, tolerations in self.results[ci]]
+                                d.binding_conditions if binding else (), d.binding_failure_conditions if binding else (),
+                                _share_id(claim, name, d) if consumed is not None else None, consumed or None)
+                   for name, d, _, admin, tolerations, consumed in self.results[ci]]
         config, class_configs = [], {}
         for ri, request in enumerate(claim.requests):
             data = self.request_data[(ci, ri, 0)]
@@ -808,7 +945,7 @@ class _Run:
 
     def _node_selector(self, ci: int) -> dict | None:
         match_fields, match_expressions = [], []
-        for _, device, s, _, _ in self.results[ci]:
+        for _, device, s, *_ in self.results[ci]:
             node_name, selector = ((device.node_name, device.node_selector) if s.per_device_node_selection
                                    else (s.node_name, s.node_selector))
             if node_name or (device.binds_to_node and self.features.device_binding_and_status):
@@ -833,6 +970,12 @@ class _Run:
         return {"nodeSelectorTerms": [term]}
 
 
+def _share_id(claim: Claim, request: str, device: Device) -> str:
+    """A share's UID. Upstream draws a random one; draguard derives it from the claim, the
+    request and the device, so that a result reads the same on every run."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"draguard:{claim.key}/{request}/{'/'.join(device.id)}"))
+
+
 def _add_new_requirements(new: list, into: list) -> None:
     """Upstream addNewNodeSelectorRequirements: a requirement is already there when key,
     operator and the set of values are equal."""
@@ -842,6 +985,9 @@ def _add_new_requirements(new: list, into: list) -> None:
     for requirement in new:
         if isinstance(requirement, dict) and not any(same(requirement, existing) for existing in into):
             into.append(requirement)
+
+
+_FROM_START = (0, 0, 0)  # (pool, slice, device) a request's next device is looked for from
 
 
 class _MaxSizeExceeded(Exception):

@@ -77,6 +77,7 @@ class Device:
     attributes: dict = field(default_factory=dict)  # domain -> name -> Attr
     capacity: dict = field(default_factory=dict)  # domain -> name -> Fraction
     capacity_forms: dict = field(default_factory=dict)  # domain -> name -> how upstream stores it (quantity.Form)
+    capacity_raw: dict | None = field(default=None, repr=False)  # as written: names and request policies (dra.capacity)
     consumes_counters: list = field(default_factory=list)  # [(counter set, {counter: Fraction})]
     taints: tuple = ()  # what the scheduler sees: the slice's own taints and DeviceTaintRules'
     node_name: str | None = None
@@ -339,6 +340,7 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         name=str(raw.get("name", "")), driver=driver, pool=pool,
         attributes=_attributes(body.get("attributes"), driver),
         capacity=capacity, capacity_forms=capacity_forms,
+        capacity_raw=body.get("capacity") if isinstance(body.get("capacity"), dict) else None,
         consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters")))
                            for c in _list(body.get("consumesCounters")) if isinstance(c, dict)],
         taints=_taints(body.get("taints")),

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..facts.catalog import device_classes
+from .allocator import SharedUse
 from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, node_from, slice_from
 from .nodeselector import NodeSelectorError
+from .quantity import QuantityError, parse_quantity
 
 
 class InventoryError(ValueError):
@@ -37,6 +39,7 @@ class Inventory:
     nodes: list = field(default_factory=list)
     classes: dict = field(default_factory=dict)
     allocated: set = field(default_factory=set)
+    shared: SharedUse = field(default_factory=SharedUse)  # shares of devices (results with a shareID)
     taint_rules: list = field(default_factory=list)
 
     @classmethod
@@ -72,6 +75,8 @@ class Inventory:
             self.nodes.append(node_from(m))
         elif m.group == "resource.k8s.io" and m.kind == "ResourceClaim":
             self.allocated.update(allocated_devices(m.data))
+            for device_id, consumed in allocated_shares(m.data):
+                self.shared.add(device_id, consumed)
         elif m.group == "resource.k8s.io" and m.kind == "DeviceTaintRule":
             self.taint_rules.append(device_taint_rule_from(m))
 
@@ -103,16 +108,38 @@ def _checked(s, manifest):
     return s
 
 
-def allocated_devices(claim: dict) -> set:
-    """Device ids a ResourceClaim's status.allocation uses (adminAccess results excluded)."""
+def _results(claim: dict) -> list:
+    """The device results of a ResourceClaim's status.allocation that hold a device
+    (adminAccess results excluded, as the scheduler excludes them)."""
     status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
     allocation = status.get("allocation") if isinstance(status.get("allocation"), dict) else {}
     devices = allocation.get("devices") if isinstance(allocation.get("devices"), dict) else {}
-    used = set()
-    for result in devices.get("results") or []:
-        if isinstance(result, dict) and not result.get("adminAccess"):
-            used.add((str(result.get("driver")), str(result.get("pool")), str(result.get("device"))))
-    return used
+    return [r for r in devices.get("results") or [] if isinstance(r, dict) and not r.get("adminAccess")]
+
+
+def _device_id(result: dict) -> tuple:
+    return str(result.get("driver")), str(result.get("pool")), str(result.get("device"))
+
+
+def allocated_devices(claim: dict) -> set:
+    """Device ids a ResourceClaim's status.allocation holds whole (results without a shareID)."""
+    return {_device_id(r) for r in _results(claim) if r.get("shareID") is None}
+
+
+def allocated_shares(claim: dict) -> list:
+    """(device id, consumed capacity or None) of each share the allocation holds (a result
+    with a shareID: DRAConsumableCapacity; allocateddevices.go foreachAllocatedDevice)."""
+    shares = []
+    for result in _results(claim):
+        if result.get("shareID") is None:
+            continue
+        consumed = result.get("consumedCapacity")
+        try:
+            amounts = {str(k): parse_quantity(v) for k, v in consumed.items()} if isinstance(consumed, dict) else None
+        except QuantityError:
+            amounts = None  # the API server does not store such a result
+        shares.append((_device_id(result), amounts))
+    return shares
 
 
 @lru_cache(maxsize=None)

@@ -10,6 +10,7 @@ capped at 2^63-1, both as upstream does; counters and capacities sum such rounde
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from functools import lru_cache
@@ -169,6 +170,17 @@ def as_int64(form: Form) -> int | None:
     if form is None or form[1] < 0:
         return None
     return _scaled(*form)
+
+
+def quantity_text(value: Fraction) -> str:
+    """A value as quantity text that parses back to it: a whole number plain, else in milli
+    or nano units (every parsed value is whole in nanos). Not upstream's canonical spelling
+    (Quantity.String keeps the binary or decimal suffix it was written with)."""
+    for factor, suffix in ((1, ""), (1000, "m"), (_NANO, "n")):
+        scaled = value * factor
+        if scaled.denominator == 1:
+            return f"{scaled.numerator}{suffix}"
+    return f"{math.ceil(value * _NANO)}n"
 
 
 def is_quantity(text, trim: bool = True) -> bool:

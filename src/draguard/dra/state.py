@@ -29,7 +29,7 @@ class ClusterState:
         self.cordoned: set[str] = {n.name for n in inventory.nodes if n.unschedulable}
         #: read it (to explain, to try); change what is allocated only through commit/release
         self.allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features,
-                                   budget=budget)
+                                   budget=budget, shared=inventory.shared)
         #: device id -> the node it belongs to, as dra.pools groups devices ('' for none); read
         #: with the node order and whether every slice is one node's own, from the slices
         self._node_of: dict | None = None
@@ -134,14 +134,18 @@ class ClusterState:
             raise StateError(f"claim {key}: device {'/'.join(sorted(taken)[0])} is already allocated")
         self.allocations[key] = allocation
         self.allocator.allocated |= devices
-        self._touched(devices)
+        for device_id, consumed in _shares(allocation):
+            self.allocator.shared.add(device_id, consumed)
+        self._touched(devices | {device_id for device_id, _ in _shares(allocation)})
 
     def release(self, key: str) -> AllocationResult:
         allocation = self.allocations.pop(key, None)
         if allocation is None:
             raise StateError(f"claim {key} is not allocated")
         self.allocator.allocated -= _held(allocation)
-        self._touched(_held(allocation))
+        for device_id, consumed in _shares(allocation):
+            self.allocator.shared.remove(device_id, consumed)
+        self._touched(_held(allocation) | {device_id for device_id, _ in _shares(allocation)})
         return allocation
 
     def cordon(self, node: str) -> None:
@@ -178,4 +182,11 @@ def _shape(claims: list[Claim]) -> str:
 
 
 def _held(allocation: AllocationResult) -> set:
-    return {(r.driver, r.pool, r.device) for r in allocation.results if not r.admin_access}
+    """The devices an allocation holds whole (not with admin access, not a share)."""
+    return {(r.driver, r.pool, r.device) for r in allocation.results if not r.admin_access and r.share_id is None}
+
+
+def _shares(allocation: AllocationResult) -> list:
+    """(device id, consumed capacity) of each share of a device the allocation holds."""
+    return [((r.driver, r.pool, r.device), r.consumed_capacity) for r in allocation.results
+            if not r.admin_access and r.share_id is not None]

@@ -4,10 +4,12 @@ kubernetes v1.37.2), and structured.NewAllocator takes the first variant (stable
 incubating, experimental) whose SupportedFeatures cover every enabled feature.
 
 draguard's allocator is the stable variant, with its four features switchable, and follows
-the newer variants' pool gathering, binding conditions and distinctAttribute constraints when
-the cluster runs one; the rest of what those variants add (shared devices and capacity
-requests, ...) it does not model, so a cluster that runs one is named and a caller says so
-rather than pass off such results as that cluster's."""
+the incubating variant's additions when the cluster runs it: its pool gathering and search
+order, binding conditions, and consumable capacity (shared devices, capacity requests,
+distinctAttribute). What only the experimental variant adds (list-typed and derived
+attributes, compatibility groups, optional node operations) it does not model, so a cluster
+that enables one is named and a caller says so rather than pass off such results as that
+cluster's."""
 
 from __future__ import annotations
 
@@ -43,8 +45,13 @@ class Variant:
 
     @property
     def beyond_stable(self) -> list[str]:
-        """Enabled features the stable variant (draguard's allocator) does not have."""
+        """Enabled features the stable variant does not have."""
         return sorted(self.enabled - _STABLE)
+
+    @property
+    def not_modelled(self) -> list[str]:
+        """Enabled features draguard's allocator does not model (the experimental variant's)."""
+        return sorted(self.enabled - _INCUBATING)
 
     def features(self) -> Features:
         """draguard's allocator features: the stable ones as the cluster has them, and the
@@ -53,16 +60,17 @@ class Variant:
                         partitionable_devices="PartitionableDevices" in self.enabled,
                         device_taints="DeviceTaints" in self.enabled, variant=self.name,
                         device_binding_and_status="DeviceBindingAndStatus" in self.enabled,
-                        consumable_capacity="ConsumableCapacity" in self.enabled)
+                        consumable_capacity="ConsumableCapacity" in self.enabled,
+                        fractional_capacity_range="FractionalCapacityRange" in self.enabled)
 
     def note(self, kube_version: str) -> str | None:
         """What a caller should say when draguard's results may not be this cluster's."""
-        if self.name == "stable":
+        if not self.not_modelled:
             return None
         return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
-                f"({', '.join(self.beyond_stable)} enabled); draguard follows its pool gathering, binding "
-                f"conditions and distinctAttribute constraints but not shared devices or capacity requests, so "
-                f"claims or devices that use them may be allocated differently")
+                f"({', '.join(self.beyond_stable)} enabled); draguard models the incubating variant's features "
+                f"but not {', '.join(self.not_modelled)}, so claims or devices that use them may be allocated "
+                "differently")
 
 
 def disabled_gates(kube_version: str, overrides: dict | None = None) -> frozenset:

@@ -1,0 +1,198 @@
+"""Consumable capacity (DRAConsumableCapacity, KEP-5075): what a request consumes of a
+device's capacities, and whether it still fits beside what other allocations consume.
+
+A port of k8s.io/dynamic-resource-allocation structured/internal/incubating/
+consumable_capacity.go (CmpRequestOverCapacity, calculateConsumedCapacity, the request
+policy's default, valid values and valid range with its step, milli-value arithmetic under
+DRAFractionalCapacityRange). Capacities and requests are keyed by the qualified name exactly
+as written (upstream looks `capacity.requests` up by the device's map keys). Values are exact
+fractions; Quantity.Value() and MilliValue() round up, as upstream's do. One difference is
+kept on purpose: upstream compares a request with the policy's default as Go structs
+(`requestedVal == *policy.Default`), which tells equal values written differently apart;
+draguard compares values, which decides the same for every default API validation admits."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .quantity import parse_quantity
+
+MAX_INT64 = 2**63 - 1
+
+
+class CapacityError(Exception):
+    """A capacity request upstream aborts the allocation on (not representable, negative)."""
+
+
+@dataclass(frozen=True)
+class RequestPolicy:
+    default: Fraction | None = None
+    valid_values: tuple = ()
+    has_range: bool = False  # validRange is set (its min is required)
+    min: Fraction | None = None
+    max: Fraction | None = None
+    step: Fraction | None = None
+
+
+@dataclass(frozen=True)
+class DeviceCapacity:
+    name: str  # the qualified name as the slice writes it
+    value: Fraction
+    policy: RequestPolicy | None = None
+
+
+def _quantity(raw) -> Fraction | None:
+    return parse_quantity(raw) if raw is not None else None
+
+
+def device_capacities(raw) -> tuple:
+    """A device's `capacity` map as DeviceCapacity entries (raises quantity.QuantityError)."""
+    out = []
+    for name, entry in (raw or {}).items() if isinstance(raw, dict) else ():
+        entry = entry if isinstance(entry, dict) else {"value": entry}
+        policy = entry.get("requestPolicy")
+        parsed = None
+        if isinstance(policy, dict):
+            valid_range = policy.get("validRange")
+            bounds = valid_range if isinstance(valid_range, dict) else {}
+            parsed = RequestPolicy(_quantity(policy.get("default")),
+                                   tuple(parse_quantity(v) for v in policy.get("validValues") or ()),
+                                   isinstance(valid_range, dict), _quantity(bounds.get("min")),
+                                   _quantity(bounds.get("max")), _quantity(bounds.get("step")))
+        out.append(DeviceCapacity(str(name), parse_quantity(entry.get("value")), parsed))
+    return tuple(out)
+
+
+def requested_capacities(raw: dict) -> dict[str, Fraction]:
+    """A request's `capacity.requests` (raises quantity.QuantityError)."""
+    return {str(name): parse_quantity(value) for name, value in raw.items()}
+
+
+def _value(q: Fraction) -> int:
+    """Quantity.Value(): rounded up, away from zero."""
+    return math.ceil(q) if q >= 0 else -math.ceil(-q)
+
+
+def _milli(q: Fraction) -> int:
+    """Quantity.MilliValue(): rounded up, away from zero."""
+    return _value(q * 1000)
+
+
+def _safe_milli(q: Fraction) -> int | None:
+    """safeMilliValue: the milli value when it is exact, else None."""
+    milli = q * 1000
+    return int(milli) if milli.denominator == 1 else None
+
+
+def _use_milli(policy: RequestPolicy, fractional: bool) -> bool:
+    if not fractional:
+        return False
+    for index, q in enumerate((policy.min, policy.max, policy.step)):
+        if q is None:
+            continue
+        milli = _safe_milli(q)
+        if milli is None or index == 2 and milli < 1:
+            return False
+    return True
+
+
+def _round_up_range(requested: Fraction, policy: RequestPolicy, fractional: bool) -> Fraction:
+    if requested < policy.min:
+        return policy.min
+    if policy.step is None:
+        return requested
+    if _use_milli(policy, fractional):
+        requested_milli = _safe_milli(requested)
+        if requested_milli is None:
+            raise CapacityError(f"request {requested} is not a representable milli value")
+        step, low = _milli(policy.step), _milli(policy.min)
+        n = -(-(requested_milli - low) // step)
+        if n > (MAX_INT64 - low) // step:
+            raise CapacityError(f"rounding request {requested} up to the next step passes the milli-value range")
+        return Fraction(low + step * n, 1000)
+    if requested > MAX_INT64:
+        raise CapacityError(f"request {requested} exceeds MaxInt64")
+    step, low = _value(policy.step), _value(policy.min)
+    n = -(-(_value(requested) - low) // step)  # the request is at least the minimum: rounding up
+    if low >= 0 and n > (MAX_INT64 - low) // step:
+        raise CapacityError(f"rounding request {requested} up to the next step passes MaxInt64")
+    return Fraction(low + step * n)
+
+
+def consumed_by(requested: Fraction | None, capacity: DeviceCapacity, fractional: bool) -> Fraction:
+    """calculateConsumedCapacity: the policy's default (else the whole capacity) when nothing
+    is requested, else the request rounded up to the policy's range or valid values."""
+    policy = capacity.policy
+    if requested is None:
+        return policy.default if policy is not None and policy.default is not None else capacity.value
+    if policy is None:
+        return requested
+    if policy.min is not None:
+        return _round_up_range(requested, policy, fractional)
+    if policy.valid_values:
+        return next((v for v in policy.valid_values if requested <= v), requested)
+    return requested
+
+
+def _violates(consumed: Fraction, policy: RequestPolicy | None, fractional: bool) -> bool:
+    if policy is None or policy.default is not None and consumed == policy.default:
+        return False
+    if policy.has_range:
+        if policy.max is not None and consumed > policy.max:
+            return True
+        if policy.step is not None:
+            if _use_milli(policy, fractional):
+                requested = _safe_milli(consumed)
+                if requested is None:
+                    return True
+                step, low = _milli(policy.step), _milli(policy.min)
+            else:
+                requested, step, low = _value(consumed), _value(policy.step), _value(policy.min)
+            return (requested - low) % step != 0  # not a whole number of steps from the minimum
+        return False
+    if policy.valid_values:
+        return consumed not in policy.valid_values
+    return False
+
+
+def fits(current: dict, requests: dict | None, capacities: tuple, allocating: dict | None,
+         fractional: bool) -> bool:
+    """CmpRequestOverCapacity: whether the request's consumption fits the device beside
+    `current` (what allocated claims consume) and `allocating` (what this run has given
+    others). False skips the device; CapacityError aborts the allocation."""
+    names = {c.name for c in capacities}
+    if requests and any(name not in names for name in requests):
+        return False  # the device lacks a requested capacity: another device may have it
+    consumed = {}
+    for capacity in capacities:
+        amount = consumed_by((requests or {}).get(capacity.name), capacity, fractional)
+        if amount < 0:
+            raise CapacityError(f"capacity {capacity.name!r}: capacity value is negative")
+        consumed[capacity.name] = amount
+    for capacity in capacities:
+        amount = consumed[capacity.name]
+        if _violates(amount, capacity.policy, fractional):
+            return False
+        total = current.get(capacity.name, 0) + amount + (allocating or {}).get(capacity.name, 0)
+        if total > capacity.value:
+            return False
+    return True
+
+
+def consumed_from_request(requests: dict | None, capacities: tuple, fractional: bool) -> dict:
+    """GetConsumedCapacityFromRequest: what an allocation of the device consumes, by name."""
+    return {c.name: consumed_by((requests or {}).get(c.name), c, fractional) for c in capacities}
+
+
+def add(into: dict, amounts: dict) -> None:
+    for name, amount in amounts.items():
+        into[name] = into.get(name, 0) + amount
+
+
+def subtract(into: dict, amounts: dict) -> None:
+    for name, amount in amounts.items():
+        if name in into:
+            into[name] -= amount
+

@@ -1,0 +1,114 @@
+"""Consumable capacity (dra.capacity and the allocator's shared devices), case by case as
+upstream's consumable_capacity.go decides them; the differential over generated scenarios is
+tests/integration/test_oracle.py."""
+
+from fractions import Fraction
+
+import pytest
+
+from draguard.dra import capacity
+from draguard.dra.allocator import Allocator, Features
+from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
+from draguard.dra.inventory import Inventory, allocated_shares
+from draguard.dra.state import ClusterState
+from draguard.model.manifest import Manifest
+from draguard.sources.loader import Source
+
+GI = 2**30
+CONSUMABLE = Features(consumable_capacity=True, variant="incubating")
+
+
+def memory(value="40Gi", **policy):
+    return capacity.device_capacities({"memory": {"value": value, **({"requestPolicy": policy} if policy else {})}})
+
+
+@pytest.mark.parametrize("asked, policy, consumed", [
+    (None, {}, 40 * GI),  # nothing asked, no default: the whole capacity
+    (None, {"default": "8Gi"}, 8 * GI),
+    ("15.5Gi", {"default": "4Gi", "validRange": {"min": "4Gi", "step": "4Gi"}}, 16 * GI),  # up to the next step
+    ("1Gi", {"default": "4Gi", "validRange": {"min": "4Gi", "step": "4Gi"}}, 4 * GI),  # up to the minimum
+    ("9Gi", {"default": "8Gi", "validValues": ["8Gi", "16Gi", "32Gi"]}, 16 * GI),  # up to the next valid value
+    ("33Gi", {"default": "8Gi", "validValues": ["8Gi", "16Gi", "32Gi"]}, 33 * GI),  # none: as asked (then refused)
+])
+def test_what_a_request_consumes(asked, policy, consumed):
+    [cap] = memory(**policy)
+    assert capacity.consumed_by(None if asked is None else capacity.requested_capacities({"m": asked})["m"],
+                                cap, False) == consumed
+
+
+def test_fractional_steps_use_milli_values_only_with_their_gate():
+    [cores] = capacity.device_capacities({"cores": {"value": "8", "requestPolicy": {
+        "default": "1", "validRange": {"min": "0.5", "step": "0.25"}}}})
+    assert capacity.consumed_by(Fraction("1.3"), cores, True) == Fraction("1.5")
+    assert capacity.consumed_by(Fraction("1.3"), cores, False) == 2  # Value() rounds each part up: 1 + 1 * 1
+
+
+def test_fits_beside_what_others_consume():
+    caps = memory(default="8Gi", validRange={"min": "4Gi", "step": "4Gi"})
+    asked = {"memory": Fraction(20 * GI)}
+    assert capacity.fits({}, asked, caps, {}, False)
+    assert capacity.fits({"memory": Fraction(12 * GI)}, asked, caps, {"memory": Fraction(8 * GI)}, False)
+    assert not capacity.fits({"memory": Fraction(12 * GI)}, asked, caps, {"memory": Fraction(9 * GI)}, False)
+    assert not capacity.fits({}, {"cores": Fraction(1)}, caps, {}, False)  # a capacity the device lacks
+    steps = memory(default="8Gi", validRange={"min": "4Gi", "max": "16Gi", "step": "4Gi"})
+    assert not capacity.fits({}, {"memory": Fraction(20 * GI)}, steps, {}, False)  # over the range's max
+
+
+def test_a_request_past_int64_aborts():
+    with pytest.raises(capacity.CapacityError, match="exceeds MaxInt64"):
+        capacity.fits({}, {"memory": Fraction(2**64)}, memory("20Ei", default="4Gi",
+                                                               validRange={"min": "4Gi", "step": "4Gi"}), {}, False)
+
+
+SOURCE = Source("(test)", "")
+SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+         "spec": {"driver": "gpu.example.com", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                  "nodeName": "n", "devices": [{"name": "gpu-0", "allowMultipleAllocations": True, "capacity": {
+                      "memory": {"value": "40Gi", "requestPolicy": {"default": "10Gi"}}}}]}}
+CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
+
+
+def claim(name: str, asked: str | None = None, count: int = 1):
+    body = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count}
+    if asked:
+        body["capacity"] = {"requests": {"memory": asked}}
+    return claim_from(Manifest(SOURCE, 0, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                           "metadata": {"name": name, "namespace": "t"},
+                                           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": body}]}}}))
+
+
+def allocator(features=CONSUMABLE) -> Allocator:
+    return Allocator([slice_from(Manifest(SOURCE, 0, SLICE))], {"gpu": device_class_from(Manifest(SOURCE, 1, CLASS))},
+                     features=features)
+
+
+def test_a_shared_device_serves_several_claims_until_its_capacity_is_spent():
+    node = Node("n", {})
+    results = allocator().allocate([claim("a", "20Gi"), claim("b"), claim("c")], node)
+    shares = [r.results[0] for r in results]
+    assert [s.device for s in shares] == ["gpu-0"] * 3 and len({s.share_id for s in shares}) == 3
+    assert [s.as_json()["consumedCapacity"] for s in shares] == [{"memory": str(20 * GI)}, {"memory": str(10 * GI)},
+                                                                {"memory": str(10 * GI)}]
+    assert allocator().allocate([claim("a", "20Gi"), claim("b", "21Gi")], node) is None
+    assert allocator().allocate([claim("a", count=2)], node) is None  # one request never takes one device twice
+    stable = allocator(Features()).allocate([claim("a"), claim("b")], node)
+    assert stable is None  # without the gate the device is not shared
+
+
+def test_shares_held_by_allocated_claims_are_read_and_released():
+    allocated = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "x", "namespace": "t"},
+                 "status": {"allocation": {"devices": {"results": [
+                     {"request": "gpu", "driver": "gpu.example.com", "pool": "p", "device": "gpu-0",
+                      "shareID": "5f0e8f8e-0000-4000-8000-000000000000", "consumedCapacity": {"memory": "30Gi"}}]}}}}
+    assert allocated_shares(allocated) == [(("gpu.example.com", "p", "gpu-0"), {"memory": Fraction(30 * GI)})]
+    inventory = Inventory.from_manifests([Manifest(SOURCE, i, o) for i, o in enumerate([SLICE, CLASS, allocated])])
+    assert not inventory.allocated  # a share, not the whole device
+    state = ClusterState(inventory, CONSUMABLE)
+    node = inventory.nodes[0]
+    assert state.attempt([claim("a", "10Gi")], node).allocated
+    assert not state.attempt([claim("a", "11Gi")], node).allocated
+    outcome = state.attempt([claim("a", "10Gi")], node)
+    state.commit("t/a", outcome.results[0])
+    assert not state.attempt([claim("b", "1Gi")], node).allocated
+    state.release("t/a")
+    assert state.attempt([claim("b", "10Gi")], node).allocated
