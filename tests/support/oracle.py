@@ -14,7 +14,7 @@ from pathlib import Path
 
 from draguard.dra.allocator import AllocationError, Allocator, Features, SharedUse
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
-from draguard.dra.quantity import parse_quantity
+from draguard.dra.quantity import parse_quantity_text
 from draguard.dra.variants import variant_of
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
@@ -329,7 +329,7 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
     for d in s.get("allocatedShared", ()):
         consumed = d.get("consumedCapacity")
         shared.add((d["driver"], d["pool"], d["device"]),
-                   None if consumed is None else {k: parse_quantity(v) for k, v in consumed.items()})
+                   None if consumed is None else {k: parse_quantity_text(v) for k, v in consumed.items()})
     allocator = Allocator([slice_from(m) for m in manifests("resourceSlices")],
                           {m.name: device_class_from(m) for m in manifests("deviceClasses")},
                           {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]},
@@ -360,13 +360,11 @@ def upstream_outcome(line: dict) -> Outcome:
 def _normalized(value):
     """An AllocationResult as JSON without the empty fields Go's omitempty leaves out, so the
     whole result compares: devices with adminAccess and tolerations, config, node selector;
-    a share's ID as that it has one (upstream's is random), its consumed capacity by value."""
+    a share's ID as that it has one (upstream's is random)."""
     if isinstance(value, dict):
         out = {k: _normalized(v) for k, v in value.items()}
         if "shareID" in out:
             out["shareID"] = "(a share)"
-        if isinstance(out.get("consumedCapacity"), dict):
-            out["consumedCapacity"] = {k: str(parse_quantity(v)) for k, v in out["consumedCapacity"].items()}
         return {k: v for k, v in out.items() if v not in (None, [], {}, "")}
     if isinstance(value, list):
         return [_normalized(v) for v in value]

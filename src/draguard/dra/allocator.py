@@ -44,7 +44,7 @@ from . import capacity
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
-from .quantity import QuantityError, quantity_text
+from .quantity import QuantityError
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 #: allocateOne steps per allocation attempt: about 5 s of search on one core here (~40,000
@@ -98,6 +98,9 @@ class Features:
     # request policies (dra.capacity), distinctAttribute constraints
     consumable_capacity: bool = False
     fractional_capacity_range: bool = False  # DRAFractionalCapacityRange: milli-value steps
+    # structured.Features the cluster enables that draguard's allocator does not model (the
+    # experimental variant's): its verdicts may then not be upstream's (dra.variants)
+    unmodelled: tuple = ()
 
 
 @dataclass
@@ -106,7 +109,7 @@ class SharedUse:
     AggregatedCapacity, built from results with a shareID while DRAConsumableCapacity is on)."""
 
     shares: Counter = field(default_factory=Counter)  # device id -> shares allocated claims hold
-    consumed: dict = field(default_factory=dict)  # device id -> {capacity name: Fraction}, all shares together
+    consumed: dict = field(default_factory=dict)  # device id -> {capacity name: value}, all shares together
     recorded: Counter = field(default_factory=Counter)  # device id -> shares that record consumed capacity
 
     def add(self, device_id: tuple, consumed: dict | None) -> None:
@@ -149,7 +152,7 @@ class DeviceResult:
     binding_conditions: tuple = ()  # the device's, with DeviceBindingAndStatus
     binding_failure_conditions: tuple = ()
     share_id: str | None = None  # a share of a device that allows multiple allocations
-    consumed_capacity: dict | None = None  # capacity name -> Fraction, for a share
+    consumed_capacity: dict | None = None  # capacity name -> quantity.Quantity, for a share
 
     def as_json(self) -> dict:
         out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
@@ -164,7 +167,7 @@ class DeviceResult:
         if self.share_id is not None:
             out["shareID"] = self.share_id
         if self.consumed_capacity:
-            out["consumedCapacity"] = {name: quantity_text(v) for name, v in self.consumed_capacity.items()}
+            out["consumedCapacity"] = {name: str(q) for name, q in self.consumed_capacity.items()}
         return out
 
 

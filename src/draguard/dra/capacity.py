@@ -5,8 +5,10 @@ A port of k8s.io/dynamic-resource-allocation structured/internal/incubating/
 consumable_capacity.go (CmpRequestOverCapacity, calculateConsumedCapacity, the request
 policy's default, valid values and valid range with its step, milli-value arithmetic under
 DRAFractionalCapacityRange). Capacities and requests are keyed by the qualified name exactly
-as written (upstream looks `capacity.requests` up by the device's map keys). Values are exact
-fractions; Quantity.Value() and MilliValue() round up, as upstream's do. One difference is
+as written (upstream looks `capacity.requests` up by the device's map keys). Amounts are
+quantity.Quantity (an exact value, and the text a result shows: a copy of the quantity it came
+from, or a new one in the step's format); Value() and MilliValue() round up, as upstream's
+do. One difference is
 kept on purpose: upstream compares a request with the policy's default as Go structs
 (`requestedVal == *policy.Default`), which tells equal values written differently apart;
 draguard compares values, which decides the same for every default API validation admits."""
@@ -17,7 +19,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .quantity import parse_quantity
+from .quantity import Quantity, parse_quantity_text
 
 MAX_INT64 = 2**63 - 1
 
@@ -28,23 +30,23 @@ class CapacityError(Exception):
 
 @dataclass(frozen=True)
 class RequestPolicy:
-    default: Fraction | None = None
-    valid_values: tuple = ()
+    default: Quantity | None = None
+    valid_values: tuple = ()  # of Quantity
     has_range: bool = False  # validRange is set (its min is required)
-    min: Fraction | None = None
-    max: Fraction | None = None
-    step: Fraction | None = None
+    min: Quantity | None = None
+    max: Quantity | None = None
+    step: Quantity | None = None
 
 
 @dataclass(frozen=True)
 class DeviceCapacity:
     name: str  # the qualified name as the slice writes it
-    value: Fraction
+    value: Quantity
     policy: RequestPolicy | None = None
 
 
-def _quantity(raw) -> Fraction | None:
-    return parse_quantity(raw) if raw is not None else None
+def _quantity(raw) -> Quantity | None:
+    return parse_quantity_text(raw) if raw is not None else None
 
 
 def device_capacities(raw) -> tuple:
@@ -58,16 +60,16 @@ def device_capacities(raw) -> tuple:
             valid_range = policy.get("validRange")
             bounds = valid_range if isinstance(valid_range, dict) else {}
             parsed = RequestPolicy(_quantity(policy.get("default")),
-                                   tuple(parse_quantity(v) for v in policy.get("validValues") or ()),
+                                   tuple(parse_quantity_text(v) for v in policy.get("validValues") or ()),
                                    isinstance(valid_range, dict), _quantity(bounds.get("min")),
                                    _quantity(bounds.get("max")), _quantity(bounds.get("step")))
-        out.append(DeviceCapacity(str(name), parse_quantity(entry.get("value")), parsed))
+        out.append(DeviceCapacity(str(name), parse_quantity_text(entry.get("value")), parsed))
     return tuple(out)
 
 
-def requested_capacities(raw: dict) -> dict[str, Fraction]:
+def requested_capacities(raw: dict) -> dict[str, Quantity]:
     """A request's `capacity.requests` (raises quantity.QuantityError)."""
-    return {str(name): parse_quantity(value) for name, value in raw.items()}
+    return {str(name): parse_quantity_text(value) for name, value in raw.items()}
 
 
 def _value(q: Fraction) -> int:
@@ -92,36 +94,36 @@ def _use_milli(policy: RequestPolicy, fractional: bool) -> bool:
     for index, q in enumerate((policy.min, policy.max, policy.step)):
         if q is None:
             continue
-        milli = _safe_milli(q)
+        milli = _safe_milli(q.value)
         if milli is None or index == 2 and milli < 1:
             return False
     return True
 
 
-def _round_up_range(requested: Fraction, policy: RequestPolicy, fractional: bool) -> Fraction:
-    if requested < policy.min:
+def _round_up_range(requested: Quantity, policy: RequestPolicy, fractional: bool) -> Quantity:
+    if requested.value < policy.min.value:
         return policy.min
     if policy.step is None:
         return requested
     if _use_milli(policy, fractional):
-        requested_milli = _safe_milli(requested)
+        requested_milli = _safe_milli(requested.value)
         if requested_milli is None:
             raise CapacityError(f"request {requested} is not a representable milli value")
-        step, low = _milli(policy.step), _milli(policy.min)
+        step, low = _milli(policy.step.value), _milli(policy.min.value)
         n = -(-(requested_milli - low) // step)
         if n > (MAX_INT64 - low) // step:
             raise CapacityError(f"rounding request {requested} up to the next step passes the milli-value range")
-        return Fraction(low + step * n, 1000)
-    if requested > MAX_INT64:
+        return Quantity(Fraction(low + step * n, 1000), policy.step.format)
+    if requested.value > MAX_INT64:
         raise CapacityError(f"request {requested} exceeds MaxInt64")
-    step, low = _value(policy.step), _value(policy.min)
-    n = -(-(_value(requested) - low) // step)  # the request is at least the minimum: rounding up
+    step, low = _value(policy.step.value), _value(policy.min.value)
+    n = -(-(_value(requested.value) - low) // step)  # the request is at least the minimum: rounding up
     if low >= 0 and n > (MAX_INT64 - low) // step:
         raise CapacityError(f"rounding request {requested} up to the next step passes MaxInt64")
-    return Fraction(low + step * n)
+    return Quantity(Fraction(low + step * n), policy.step.format)
 
 
-def consumed_by(requested: Fraction | None, capacity: DeviceCapacity, fractional: bool) -> Fraction:
+def consumed_by(requested: Quantity | None, capacity: DeviceCapacity, fractional: bool) -> Quantity:
     """calculateConsumedCapacity: the policy's default (else the whole capacity) when nothing
     is requested, else the request rounded up to the policy's range or valid values."""
     policy = capacity.policy
@@ -132,28 +134,28 @@ def consumed_by(requested: Fraction | None, capacity: DeviceCapacity, fractional
     if policy.min is not None:
         return _round_up_range(requested, policy, fractional)
     if policy.valid_values:
-        return next((v for v in policy.valid_values if requested <= v), requested)
+        return next((v for v in policy.valid_values if requested.value <= v.value), requested)
     return requested
 
 
 def _violates(consumed: Fraction, policy: RequestPolicy | None, fractional: bool) -> bool:
-    if policy is None or policy.default is not None and consumed == policy.default:
+    if policy is None or policy.default is not None and consumed == policy.default.value:
         return False
     if policy.has_range:
-        if policy.max is not None and consumed > policy.max:
+        if policy.max is not None and consumed > policy.max.value:
             return True
         if policy.step is not None:
             if _use_milli(policy, fractional):
                 requested = _safe_milli(consumed)
                 if requested is None:
                     return True
-                step, low = _milli(policy.step), _milli(policy.min)
+                step, low = _milli(policy.step.value), _milli(policy.min.value)
             else:
-                requested, step, low = _value(consumed), _value(policy.step), _value(policy.min)
+                requested, step, low = _value(consumed), _value(policy.step.value), _value(policy.min.value)
             return (requested - low) % step != 0  # not a whole number of steps from the minimum
         return False
     if policy.valid_values:
-        return consumed not in policy.valid_values
+        return consumed not in {v.value for v in policy.valid_values}
     return False
 
 
@@ -161,13 +163,13 @@ def fits(current: dict, requests: dict | None, capacities: tuple, allocating: di
          fractional: bool) -> bool:
     """CmpRequestOverCapacity: whether the request's consumption fits the device beside
     `current` (what allocated claims consume) and `allocating` (what this run has given
-    others). False skips the device; CapacityError aborts the allocation."""
+    others), both name -> value. False skips the device; CapacityError aborts the allocation."""
     names = {c.name for c in capacities}
     if requests and any(name not in names for name in requests):
         return False  # the device lacks a requested capacity: another device may have it
     consumed = {}
     for capacity in capacities:
-        amount = consumed_by((requests or {}).get(capacity.name), capacity, fractional)
+        amount = consumed_by((requests or {}).get(capacity.name), capacity, fractional).value
         if amount < 0:
             raise CapacityError(f"capacity {capacity.name!r}: capacity value is negative")
         consumed[capacity.name] = amount
@@ -176,7 +178,7 @@ def fits(current: dict, requests: dict | None, capacities: tuple, allocating: di
         if _violates(amount, capacity.policy, fractional):
             return False
         total = current.get(capacity.name, 0) + amount + (allocating or {}).get(capacity.name, 0)
-        if total > capacity.value:
+        if total > capacity.value.value:
             return False
     return True
 
@@ -187,12 +189,13 @@ def consumed_from_request(requests: dict | None, capacities: tuple, fractional: 
 
 
 def add(into: dict, amounts: dict) -> None:
+    """Sum `amounts` (name -> Quantity) into `into` (name -> value)."""
     for name, amount in amounts.items():
-        into[name] = into.get(name, 0) + amount
+        into[name] = into.get(name, 0) + amount.value
 
 
 def subtract(into: dict, amounts: dict) -> None:
     for name, amount in amounts.items():
         if name in into:
-            into[name] -= amount
+            into[name] -= amount.value
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.classes import class_drivers
+from .variants import ALLOCATOR_FEATURES
 from .allocator import Allocator, gather_pools
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim
@@ -167,24 +168,7 @@ def _shortfall(r: RequestExplanation) -> str:
             "with the claim's other requests, constraints and shared counters")
 
 
-def unmodelled_features(allocator: Allocator, claim: Claim, sharing: frozenset) -> list[str]:
-    """Features upstream's allocator has and draguard's does not model yet (until the fidelity
-    work lands), with the gate that carries them, that this claim or the devices its classes
-    can reach use: a verdict on such a claim would not be upstream's. `sharing`: the drivers
-    whose devices allow several allocations (Target.sharing_drivers)."""
-    found = []
-    leaves = [leaf for request in claim.requests for leaf in request.leaves()]
-    if any(leaf.capacity_requests for leaf in leaves):
-        found.append("consumable capacity (capacity.requests; gate DRAConsumableCapacity, KEP-5075)")
-    drivers = set()
-    for leaf in leaves:
-        cls = allocator.classes.get(leaf.class_name or "")
-        pinned = class_drivers(cls.selectors) if cls is not None else set()
-        if cls is not None and not pinned:
-            drivers = None  # a class of every driver: every device is reachable
-            break
-        drivers |= pinned
-    if sharing & drivers if drivers is not None else sharing:
-        found.append("devices shared by several allocations (allowMultipleAllocations; gate DRAConsumableCapacity, "
-                     "KEP-5075)")
-    return found
+def unmodelled_features(allocator: Allocator) -> list[str]:
+    """What the cluster's feature gates enable that draguard's allocator does not model (the
+    experimental variant's features), each with its gates: a verdict would not be upstream's."""
+    return [f"{name} ({', '.join(ALLOCATOR_FEATURES[name])})" for name in allocator.features.unmodelled]

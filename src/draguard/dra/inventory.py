@@ -14,7 +14,7 @@ from ..facts.catalog import device_classes
 from .allocator import SharedUse
 from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, node_from, slice_from
 from .nodeselector import NodeSelectorError
-from .quantity import QuantityError, parse_quantity
+from .quantity import QuantityError, parse_quantity_text
 
 
 class InventoryError(ValueError):
@@ -135,7 +135,8 @@ def allocated_shares(claim: dict) -> list:
             continue
         consumed = result.get("consumedCapacity")
         try:
-            amounts = {str(k): parse_quantity(v) for k, v in consumed.items()} if isinstance(consumed, dict) else None
+            amounts = {str(k): parse_quantity_text(v) for k, v in consumed.items()} if isinstance(consumed, dict) \
+                else None
         except QuantityError:
             amounts = None  # the API server does not store such a result
         shares.append((_device_id(result), amounts))

@@ -10,8 +10,8 @@ capped at 2^63-1, both as upstream does; counters and capacities sum such rounde
 
 from __future__ import annotations
 
-import math
 import re
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
@@ -172,15 +172,71 @@ def as_int64(form: Form) -> int | None:
     return _scaled(*form)
 
 
-def quantity_text(value: Fraction) -> str:
-    """A value as quantity text that parses back to it: a whole number plain, else in milli
-    or nano units (every parsed value is whole in nanos). Not upstream's canonical spelling
-    (Quantity.String keeps the binary or decimal suffix it was written with)."""
-    for factor, suffix in ((1, ""), (1000, "m"), (_NANO, "n")):
-        scaled = value * factor
-        if scaled.denominator == 1:
-            return f"{scaled.numerator}{suffix}"
-    return f"{math.ceil(value * _NANO)}n"
+@dataclass(frozen=True)
+class Quantity:
+    """A resource.Quantity as its text goes: the value, the format its suffix gave (BinarySI,
+    DecimalSI, DecimalExponent), and the input string ParseQuantity keeps when it is already
+    canonical, which String() then returns as it was written."""
+
+    value: Fraction
+    format: str = "DecimalSI"
+    kept: str | None = None
+
+    def __str__(self) -> str:
+        return self.kept if self.kept is not None else canonical_text(self.value, self.format)
+
+
+def parse_quantity_text(text) -> Quantity:
+    """ParseQuantity as far as String() reads it (a YAML number is the JSON number's text)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
+    value = parse_quantity(text)
+    text = str(text).strip()
+    if text == "0":
+        return Quantity(value, "DecimalSI", "0")
+    negative, numerator, fraction, suffix = _split(text)
+    base, exponent = _scale(suffix, text)
+    format = "BinarySI" if base == 2 else "DecimalSI" if suffix in _DECIMAL else "DecimalExponent"
+    if _int64_form(negative, numerator, fraction, base, exponent) is None:
+        return Quantity(value, format)
+    shifted = numerator + fraction
+    if base == 2:
+        canonical = exponent % 10 == 0 and int(shifted) & 0x07 != 0
+    else:
+        canonical = (exponent - len(fraction)) % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
+    return Quantity(value, format, text if canonical else None)
+
+
+_DECIMAL_SUFFIXES = {exponent: suffix for suffix, exponent in _DECIMAL.items()}
+_BINARY_SUFFIXES = {exponent // 10: suffix for suffix, exponent in _BINARY.items()} | {0: ""}
+
+
+def canonical_text(value: Fraction, format: str = "DecimalSI") -> str:
+    """Quantity.CanonicalizeBytes: binary suffixes for a whole BinarySI value of at least 1Ki
+    (in magnitude), else the value as digits times a power of ten that is a multiple of 3,
+    with its decimal suffix (DecimalSI, none where the table has no such power) or as e<n>."""
+    if value == 0:
+        return "0"
+    if format == "BinarySI" and abs(value) >= 1024 and value.denominator == 1:
+        amount, power = abs(value.numerator), 0
+        while amount >= 1024 and amount % 1024 == 0:
+            amount //= 1024
+            power += 1
+        return f"{'-' if value < 0 else ''}{amount}{_BINARY_SUFFIXES.get(power, '')}"
+    amount, exponent = abs(value), 0
+    while amount.denominator != 1:
+        amount *= 10
+        exponent -= 1
+    amount = amount.numerator
+    while amount >= 10 and amount % 10 == 0:
+        amount //= 10
+        exponent += 1
+    shift = exponent % 3  # down to a multiple of 3
+    amount, exponent = amount * 10**shift, exponent - shift
+    sign = "-" if value < 0 else ""
+    if format == "DecimalExponent":
+        return f"{sign}{amount}{f'e{exponent}' if exponent else ''}"
+    return f"{sign}{amount}{_DECIMAL_SUFFIXES.get(exponent, '')}"
 
 
 def is_quantity(text, trim: bool = True) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from ..facts.catalog import gpu_models
 from ..model.manifest import Manifest
@@ -72,12 +72,6 @@ class Target:
 
         return cls.build(inventory, set_classes, variant_for(kube_version, gates).features(),
                          disabled_gates(kube_version, gates))
-
-    @cached_property
-    def sharing_drivers(self) -> frozenset:
-        """The drivers whose devices allow several allocations (computed once: every claim of
-        a run asks)."""
-        return frozenset(d.driver for d in self.devices if d.allow_multiple_allocations)
 
     def with_allocated(self, allocated: set) -> "Target":
         """The same devices with `allocated` in use (their slices are shared, not copied)."""

@@ -61,7 +61,8 @@ class Variant:
                         device_taints="DeviceTaints" in self.enabled, variant=self.name,
                         device_binding_and_status="DeviceBindingAndStatus" in self.enabled,
                         consumable_capacity="ConsumableCapacity" in self.enabled,
-                        fractional_capacity_range="FractionalCapacityRange" in self.enabled)
+                        fractional_capacity_range="FractionalCapacityRange" in self.enabled,
+                        unmodelled=tuple(self.not_modelled))
 
     def note(self, kube_version: str) -> str | None:
         """What a caller should say when draguard's results may not be this cluster's."""

@@ -42,9 +42,12 @@ class RequestUnsatisfiable(Rule):
         count or availability); against an inventory the whole claim must fit on one node.
         What cannot be judged is said as `info`, never as an error: requests for other
         vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's), and
-        claims or devices using features draguard's allocator does not model yet (consumable
-        capacity). The allocator follows the target release and `--feature-gates`: with
-        DRADeviceBindingConditions on (1.36+), devices with binding conditions count. With
+        every claim when the gates enable what draguard's allocator does not model yet (the
+        experimental variant's list-typed and derived attributes). The allocator follows the
+        target release and `--feature-gates`: with DRADeviceBindingConditions on (1.36+),
+        devices with binding conditions count; with DRAConsumableCapacity (1.36+), capacity
+        requests take their share of a device and devices with allowMultipleAllocations are
+        shared by claims. With
         DRAExtendedResource on (1.36+), a pod asking for an extended resource that a
         DeviceClass serves (`extendedResourceName`, or the implicit
         `deviceclass.resource.kubernetes.io/<class>`) is judged through the claim the scheduler
@@ -95,9 +98,9 @@ class RequestUnsatisfiable(Rule):
         if target.is_catalog:
             yield from self._against_catalog(obj, ctx, claim, target, sites, where)
             return
-        unmodelled = unmodelled_features(target.allocator, claim, target.sharing_drivers)
+        unmodelled = unmodelled_features(target.allocator)
         if unmodelled:
-            yield ctx.finding(self, obj, "not judged: the claim or its devices use "
+            yield ctx.finding(self, obj, "not judged: the target's feature gates enable "
                               f"{' and '.join(unmodelled)}, which draguard's allocator does not model yet",
                               *(where or ()), severity=Severity.INFO)
             return

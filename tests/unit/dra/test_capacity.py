@@ -10,6 +10,7 @@ from draguard.dra import capacity
 from draguard.dra.allocator import Allocator, Features
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
 from draguard.dra.inventory import Inventory, allocated_shares
+from draguard.dra.quantity import canonical_text, parse_quantity_text
 from draguard.dra.state import ClusterState
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
@@ -33,30 +34,47 @@ def memory(value="40Gi", **policy):
 def test_what_a_request_consumes(asked, policy, consumed):
     [cap] = memory(**policy)
     assert capacity.consumed_by(None if asked is None else capacity.requested_capacities({"m": asked})["m"],
-                                cap, False) == consumed
+                                cap, False).value == consumed
 
 
 def test_fractional_steps_use_milli_values_only_with_their_gate():
     [cores] = capacity.device_capacities({"cores": {"value": "8", "requestPolicy": {
         "default": "1", "validRange": {"min": "0.5", "step": "0.25"}}}})
-    assert capacity.consumed_by(Fraction("1.3"), cores, True) == Fraction("1.5")
-    assert capacity.consumed_by(Fraction("1.3"), cores, False) == 2  # Value() rounds each part up: 1 + 1 * 1
+    asked = parse_quantity_text("1.3")
+    assert str(capacity.consumed_by(asked, cores, True)) == "1500m"  # in the step's format
+    assert str(capacity.consumed_by(asked, cores, False)) == "2"  # Value() rounds each part up: 1 + 1 * 1
 
 
 def test_fits_beside_what_others_consume():
     caps = memory(default="8Gi", validRange={"min": "4Gi", "step": "4Gi"})
-    asked = {"memory": Fraction(20 * GI)}
+    asked = {"memory": parse_quantity_text("20Gi")}
     assert capacity.fits({}, asked, caps, {}, False)
     assert capacity.fits({"memory": Fraction(12 * GI)}, asked, caps, {"memory": Fraction(8 * GI)}, False)
     assert not capacity.fits({"memory": Fraction(12 * GI)}, asked, caps, {"memory": Fraction(9 * GI)}, False)
-    assert not capacity.fits({}, {"cores": Fraction(1)}, caps, {}, False)  # a capacity the device lacks
+    assert not capacity.fits({}, {"cores": parse_quantity_text("1")}, caps, {}, False)  # a capacity the device lacks
     steps = memory(default="8Gi", validRange={"min": "4Gi", "max": "16Gi", "step": "4Gi"})
-    assert not capacity.fits({}, {"memory": Fraction(20 * GI)}, steps, {}, False)  # over the range's max
+    assert not capacity.fits({}, asked, steps, {}, False)  # over the range's max
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("12.5Gi", "12800Mi"), ("16Gi", "16Gi"), ("1.5", "1500m"), ("1500m", "1500m"), ("1000", "1k"),
+    ("1024", "1024"), ("1e3", "1e3"), ("0.5", "500m"), ("2000k", "2M"), ("0", "0"),
+])
+def test_quantities_read_as_upstream_prints_them(text, shown):
+    """Quantity.String: the input kept when ParseQuantity finds it canonical, else
+    CanonicalizeBytes (binary suffixes for whole BinarySI values, powers of 1000 otherwise)."""
+    assert str(parse_quantity_text(text)) == shown
+
+
+def test_canonical_text_of_new_quantities():
+    assert canonical_text(Fraction(16 * GI), "BinarySI") == "16Gi"
+    assert canonical_text(Fraction(1000), "BinarySI") == "1k"  # below 1Ki: decimal
+    assert canonical_text(Fraction(3, 2), "DecimalExponent") == "1500e-3"  # powers of 1000 there too
 
 
 def test_a_request_past_int64_aborts():
     with pytest.raises(capacity.CapacityError, match="exceeds MaxInt64"):
-        capacity.fits({}, {"memory": Fraction(2**64)}, memory("20Ei", default="4Gi",
+        capacity.fits({}, {"memory": parse_quantity_text("20E")}, memory("20Ei", default="4Gi",
                                                                validRange={"min": "4Gi", "step": "4Gi"}), {}, False)
 
 
@@ -87,8 +105,8 @@ def test_a_shared_device_serves_several_claims_until_its_capacity_is_spent():
     results = allocator().allocate([claim("a", "20Gi"), claim("b"), claim("c")], node)
     shares = [r.results[0] for r in results]
     assert [s.device for s in shares] == ["gpu-0"] * 3 and len({s.share_id for s in shares}) == 3
-    assert [s.as_json()["consumedCapacity"] for s in shares] == [{"memory": str(20 * GI)}, {"memory": str(10 * GI)},
-                                                                {"memory": str(10 * GI)}]
+    assert [s.as_json()["consumedCapacity"] for s in shares] == [{"memory": "20Gi"}, {"memory": "10Gi"},
+                                                                {"memory": "10Gi"}]
     assert allocator().allocate([claim("a", "20Gi"), claim("b", "21Gi")], node) is None
     assert allocator().allocate([claim("a", count=2)], node) is None  # one request never takes one device twice
     stable = allocator(Features()).allocate([claim("a"), claim("b")], node)
@@ -100,7 +118,8 @@ def test_shares_held_by_allocated_claims_are_read_and_released():
                  "status": {"allocation": {"devices": {"results": [
                      {"request": "gpu", "driver": "gpu.example.com", "pool": "p", "device": "gpu-0",
                       "shareID": "5f0e8f8e-0000-4000-8000-000000000000", "consumedCapacity": {"memory": "30Gi"}}]}}}}
-    assert allocated_shares(allocated) == [(("gpu.example.com", "p", "gpu-0"), {"memory": Fraction(30 * GI)})]
+    [(device, consumed)] = allocated_shares(allocated)
+    assert device == ("gpu.example.com", "p", "gpu-0") and consumed["memory"].value == 30 * GI
     inventory = Inventory.from_manifests([Manifest(SOURCE, i, o) for i, o in enumerate([SLICE, CLASS, allocated])])
     assert not inventory.allocated  # a share, not the whole device
     state = ClusterState(inventory, CONSUMABLE)

@@ -56,15 +56,27 @@ def test_a_claim_that_fits_has_no_finding(tmp_path, lint_json):
     assert _unsatisfiable(lint_json, _claim(count=2), "--inventory", _inventory(tmp_path, {"a": 2})) == []
 
 
-@pytest.mark.parametrize("claim_extra, device_extra, feature", [
-    (", capacity: {requests: {memory: 10Gi}}", "", "consumable capacity"),
-    ("", ", allowMultipleAllocations: true", "allowMultipleAllocations"),
-])
-def test_unmodelled_features_are_not_judged(tmp_path, lint_json, claim_extra, device_extra, feature):
-    findings = _unsatisfiable(lint_json, _claim(count=5, extra=claim_extra), "--inventory",
-                              _inventory(tmp_path, {"a": 1}, device_extra))
-    [(severity, message)] = findings
-    assert severity == "info" and message.startswith("not judged") and feature in message
+def test_consumable_capacity_is_judged(tmp_path, lint_json):
+    """DRAConsumableCapacity (1.36+ defaults): capacity requests take their share of a device,
+    and a device that allows several allocations is shared by claims, never twice by one request."""
+    memory = ", capacity: {memory: {value: 80Gi}}"
+    asked = _claim(count=1, extra=", capacity: {requests: {memory: 100Gi}}")
+    [(severity, message)] = _unsatisfiable(lint_json, asked, "--inventory", _inventory(tmp_path, {"a": 1}, memory))
+    assert severity == "error" and "cannot be allocated" in message  # more memory than the GPU has
+    assert _unsatisfiable(lint_json, asked.replace("100Gi", "80Gi"), "--inventory",
+                          _inventory(tmp_path, {"a": 1}, memory)) == []
+    shared = _inventory(tmp_path, {"a": 1}, memory + ", allowMultipleAllocations: true")
+    assert _unsatisfiable(lint_json, _claim(count=1, extra=", capacity: {requests: {memory: 10Gi}}"),
+                          "--inventory", shared) == []
+    [(severity, _)] = _unsatisfiable(lint_json, _claim(count=2), "--inventory", shared)
+    assert severity == "error"
+
+
+def test_unmodelled_features_are_not_judged(tmp_path, lint_json):
+    """The experimental variant's features (alpha gates) are not modelled: said, not judged."""
+    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", _inventory(tmp_path, {"a": 1}),
+                                           "--feature-gates", "DRAListTypeAttributes=true")
+    assert severity == "info" and message.startswith("not judged") and "ListTypeAttributes" in message
 
 
 def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them(tmp_path, lint_json):
@@ -77,16 +89,6 @@ def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them
     assert _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory, kube_version="1.35") == []
     [(severity, _)] = _unsatisfiable(lint_json, _claim(count=1), "--inventory", inventory,
                                      "--feature-gates", "DRAResourceClaimDeviceStatus=false")
-    assert severity == "error"
-
-
-def test_unmodelled_devices_of_another_driver_do_not_stop_judging(tmp_path, lint_json):
-    path = _inventory(tmp_path, {"a": 1})
-    other = (SLICE.format(node="x", devices=DEVICE.format(i=0, extra=", allowMultipleAllocations: true"))
-             .replace("gpu.nvidia.com", "nic.example.com"))
-    with open(path, "a") as f:
-        f.write("---\n" + other)
-    [(severity, _)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", path)
     assert severity == "error"
 
 
