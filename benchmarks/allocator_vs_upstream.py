@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.oracle import FEATURES, allocator_features, oracle_binary, run_oracle, scenario  # noqa: E402
+from support.oracle import FEATURES, allocator_features, oracle_binary, run_oracle, scenario, shared_use  # noqa: E402
 
 from draguard.dra.allocator import AllocationError, Allocator  # noqa: E402
 from draguard.dra.generate import generate  # noqa: E402
@@ -43,7 +43,7 @@ def draguard_time(s: dict) -> float:
     allocated = {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]}
     nodes = [Node(n["metadata"]["name"], n["metadata"].get("labels", {})) for n in s.get("nodes") or [s["node"]]]
     start = time.perf_counter()
-    allocator = Allocator(slices, classes, allocated, allocator_features(s["features"]))
+    allocator = Allocator(slices, classes, allocated, allocator_features(s["features"]), shared=shared_use(s))
     for node in nodes:
         try:
             allocator.allocate(claims, node)

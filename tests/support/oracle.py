@@ -325,16 +325,12 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
     """draguard's outcome, visiting pools in `order` (default: draguard's own sorted order)."""
     manifests = lambda key: [Manifest(_SOURCE, i, o) for i, o in enumerate(s[key])]  # noqa: E731
     rank = {key: i for i, key in enumerate(order or ())}
-    shared = SharedUse()
-    for d in s.get("allocatedShared", ()):
-        consumed = d.get("consumedCapacity")
-        shared.add((d["driver"], d["pool"], d["device"]),
-                   None if consumed is None else {k: parse_quantity_text(v) for k, v in consumed.items()})
     allocator = Allocator([slice_from(m) for m in manifests("resourceSlices")],
                           {m.name: device_class_from(m) for m in manifests("deviceClasses")},
                           {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]},
                           features=allocator_features(s["features"]),
-                          pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted, shared=shared)
+                          pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted,
+                          shared=shared_use(s))
     node = Node(s["node"]["metadata"]["name"], s["node"]["metadata"].get("labels", {}))
     try:
         results = allocator.allocate([claim_from(m) for m in manifests("claims")], node)
@@ -343,6 +339,16 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
     if results is None:
         return Outcome("unschedulable")
     return Outcome("allocated", [_normalized(x.as_json()) for x in results])
+
+
+def shared_use(s: dict) -> SharedUse:
+    """The shares a scenario's allocated claims hold (the oracle's allocatedShared)."""
+    shared = SharedUse()
+    for d in s.get("allocatedShared", ()):
+        consumed = d.get("consumedCapacity")
+        shared.add((d["driver"], d["pool"], d["device"]),
+                   None if consumed is None else {k: parse_quantity_text(v) for k, v in consumed.items()})
+    return shared
 
 
 def allocator_features(features: dict) -> Features:

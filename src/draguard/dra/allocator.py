@@ -527,7 +527,6 @@ class _Run:
         self.available: dict = {}
         self.consumed: dict = {}
         self.allocating_capacity: dict = {}  # device id -> what this run's shares consume of it
-        self.capacities: dict = {}  # device id -> its capacities (dra.capacity)
         self.steps = 0
 
     # -- validation (upstream validateDeviceRequest) --
@@ -731,14 +730,15 @@ class _Run:
         shared = self.owner.shared
         return device_id in shared.consumed or device_id in shared.shares or device_id in self.allocating_capacity
 
-    def _device_capacities(self, device: Device) -> tuple:
-        found = self.capacities.get(device.id)
-        if found is None:
+    @staticmethod
+    def _device_capacities(device: Device) -> tuple:
+        """The device's capacities with their request policies, parsed once per device."""
+        if device.consumable is None:
             try:
-                found = self.capacities[device.id] = capacity.device_capacities(device.capacity_raw)
+                device.consumable = capacity.device_capacities(device.capacity_raw)
             except QuantityError as exc:
                 raise AllocationError(f"device {'/'.join(device.id)}: capacity: {exc}") from None
-        return found
+        return device.consumable
 
     def _fits(self, claim: Claim, data: _RequestData, device: Device, current: dict, allocating: dict,
               doing: str) -> bool:

@@ -78,6 +78,7 @@ class Device:
     capacity: dict = field(default_factory=dict)  # domain -> name -> Fraction
     capacity_forms: dict = field(default_factory=dict)  # domain -> name -> how upstream stores it (quantity.Form)
     capacity_raw: dict | None = field(default=None, repr=False)  # as written: names and request policies (dra.capacity)
+    consumable: tuple | None = field(default=None, repr=False, compare=False)  # capacity_raw parsed, when first needed
     consumes_counters: list = field(default_factory=list)  # [(counter set, {counter: Fraction})]
     taints: tuple = ()  # what the scheduler sees: the slice's own taints and DeviceTaintRules'
     node_name: str | None = None

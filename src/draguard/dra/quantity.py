@@ -186,6 +186,7 @@ class Quantity:
         return self.kept if self.kept is not None else canonical_text(self.value, self.format)
 
 
+@lru_cache(maxsize=4096)
 def parse_quantity_text(text) -> Quantity:
     """ParseQuantity as far as String() reads it (a YAML number is the JSON number's text)."""
     if isinstance(text, int) and not isinstance(text, bool):
