@@ -13,12 +13,15 @@ from support.cel_regressions import REGRESSIONS
 from support.oracle import run_oracle
 
 
-def disagreements(oracle, expressions, consumable_capacity=None):
-    verdicts = run_oracle(oracle, [celgen.selector_run(expressions, consumable_capacity=consumable_capacity)])[0]["cel"]
+def disagreements(oracle, expressions, consumable_capacity=None, list_type_attributes=False):
+    run = celgen.selector_run(expressions, consumable_capacity=consumable_capacity,
+                              list_type_attributes=list_type_attributes)
+    verdicts = run_oracle(oracle, [run])[0]["cel"]
     found = []
     for expression, verdict in zip(expressions, verdicts, strict=True):
         theirs = celgen.upstream_verdict(verdict)
-        ours = celgen.draguard_verdict(expression, consumable_capacity is not False)
+        ours = celgen.draguard_verdict(expression, consumable_capacity is not False,
+                                       consumable_capacity is None or list_type_attributes)
         if not celgen.agree(ours, theirs):
             found.append((expression, ours, theirs, verdict.get("compileError", "")[:200]))
     return found
@@ -57,6 +60,14 @@ def test_new_objects_compile_as_the_api_server_does(oracle, consumable_capacity)
     only while DRAConsumableCapacity is on; cel-invalid follows the target's gate."""
     expressions = celgen.expressions(2, 300, celgen.device_fields)
     assert not disagreements(oracle, expressions, consumable_capacity)
+
+
+@pytest.mark.parametrize("list_type_attributes", [True, False])
+def test_includes_compiles_for_new_objects_only_with_its_gate(oracle, list_type_attributes):
+    """The lists library's `includes` is in the scheduler's environment (1.37) but in the API
+    server's for new objects only with DRAListTypeAttributes; cel-invalid follows the gate."""
+    expressions = celgen.expressions(3, 200, celgen._includes)
+    assert not disagreements(oracle, expressions, True, list_type_attributes)
 
 
 def test_regressions_agree_with_upstream(oracle):

@@ -179,6 +179,17 @@ def _sets_and_lists(rng):
     ])()
 
 
+def _includes(rng):
+    """The lists library's `includes` (ListsVersion 1, 1.37; the scheduler's environment has
+    it): a list holds an Equal element, any other value is Equal to the item."""
+    target = rng.choice(["[1, 2]", "[]", "['a', 'b']", "[1.0, 2u]", f"[{_lit(rng)}]", "'a100'", "1", "[[1], [2]]",
+                         f"{ATTR}.model", f"{ATTR}.index", f"{ATTR}.driverVersion", f"[{ATTR}.model]",
+                         "[semver('1.2.3')]", "[quantity('1')]"])
+    item = rng.choice(["1", "2.0", "'a'", "'a100'", "[1]", "semver('1.2.3-rc.1+build.7')", "quantity('1000m')",
+                       "null", f"{ATTR}.model", _lit(rng)])
+    return f"{target}.includes({item})" + rng.choice(["", " == false", " || true"])
+
+
 def _network(rng):
     ip, cidr, url = repr(rng.choice(IPS)), repr(rng.choice(CIDRS)), repr(rng.choice(URLS))
     return rng.choice([
@@ -253,8 +264,8 @@ def device_fields(rng):
                        f"device.driver.startsWith('gpu') && device.{field} != null"])
 
 
-_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _network, _strings,
-             _dyn_equality, _format_strings, device_fields]
+_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _includes, _network,
+             _strings, _dyn_equality, _format_strings, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
@@ -321,14 +332,16 @@ def expressions(seed: int, count: int, family=None) -> list[str]:
     return [family(rng) if family else expression(rng) for _ in range(count)]
 
 
-def selector_run(expressions_: list[str], run_id: str = "cel", consumable_capacity: bool | None = None) -> dict:
+def selector_run(expressions_: list[str], run_id: str = "cel", consumable_capacity: bool | None = None,
+                 list_type_attributes: bool = False) -> dict:
     """The oracle's selector-mode input for these expressions on DEVICES: as the scheduler
     compiles them, or (`consumable_capacity` given) as the API server compiles a new object's
-    with DRAConsumableCapacity on or off."""
+    with DRAConsumableCapacity and DRAListTypeAttributes on or off."""
     run = {"id": run_id, "cel": {"expressions": expressions_,
                                  "devices": [{"driver": DOMAIN, "device": d} for d in DEVICES]}}
     if consumable_capacity is not None:
-        run["cel"].update(newExpressions=True, features={"EnableConsumableCapacity": consumable_capacity})
+        run["cel"].update(newExpressions=True, features={"EnableConsumableCapacity": consumable_capacity,
+                                                         "EnableListTypeAttributes": list_type_attributes})
     return run
 
 
@@ -345,8 +358,8 @@ def _device_models() -> tuple:
     return tuple(device_from(d, DOMAIN, "pool") for d in DEVICES)
 
 
-def draguard_verdict(expression_: str, consumable_capacity: bool = True) -> tuple:
-    compiled = compile_selector(expression_, consumable_capacity)
+def draguard_verdict(expression_: str, consumable_capacity: bool = True, includes: bool = True) -> tuple:
+    compiled = compile_selector(expression_, consumable_capacity, includes)
     if compiled.error:
         return "compile", compiled.error.offset + 1
     results = []

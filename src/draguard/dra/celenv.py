@@ -62,12 +62,13 @@ def _constant(index: int) -> str:
     return f"draguard_q{index}"
 
 
-@lru_cache(maxsize=2)
-def _env(allow_multiple_allocations: bool = True):
-    """The environment; without `device.allowMultipleAllocations` as the API server compiles
-    new selectors while DRAConsumableCapacity is off (its NewExpressions environment declares
-    that field only with the gate; the scheduler's stored-expressions one always does)."""
-    return runtime().new_env(_variables(allow_multiple_allocations))
+@lru_cache(maxsize=4)
+def _env(allow_multiple_allocations: bool = True, includes: bool = True):
+    """The environment; as the API server compiles new selectors, without
+    `device.allowMultipleAllocations` while DRAConsumableCapacity is off and without `includes`
+    while DRAListTypeAttributes is off (its NewExpressions environment declares them only with
+    their gates; the scheduler's stored-expressions one of 1.37 always does)."""
+    return runtime().new_env(_variables(allow_multiple_allocations), includes=includes)
 
 
 # --- source rewriting ----------------------------------------------------------------------
@@ -270,10 +271,10 @@ def _runtime_error(text: str) -> CelRuntimeError:
 
 
 @lru_cache(maxsize=4096)
-def compile_selector(expression: str, allow_multiple_allocations: bool = True) -> CompiledSelector:
+def compile_selector(expression: str, allow_multiple_allocations: bool = True, includes: bool = True) -> CompiledSelector:
     """Compile and type-check one selector (cached by its text), in the scheduler's
-    environment, or with `allow_multiple_allocations` off as the API server does for a new
-    object while DRAConsumableCapacity is off."""
+    environment, or with `allow_multiple_allocations` or `includes` off as the API server does
+    for a new object while DRAConsumableCapacity or DRAListTypeAttributes is off."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
@@ -285,7 +286,7 @@ def compile_selector(expression: str, allow_multiple_allocations: bool = True) -
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
     try:
-        checked = _env(allow_multiple_allocations).compile(code)
+        checked = _env(allow_multiple_allocations, includes).compile(code)
     except RuntimeError as exc:
         return CompiledSelector(expression, _diagnostic(expression, str(exc)))
     ast = checked_ast(checked.serialize())

@@ -7,7 +7,8 @@ and the DRA extensions of k8s.io/dynamic-resource-allocation/cel/compile.go.
   comprehensions, ext sets, ext strings v2 and `cel.bind`;
 - the Kubernetes libraries: quantity (`sign()` is a global function, the rest members),
   semver v1 (equality and order ignore build metadata), regex `find`/`findAll` with Go's
-  regexp semantics (dra.goregex);
+  regexp semantics (dra.goregex), lists with `includes` (ListsVersion 1, 1.37; for new
+  objects only with DRAListTypeAttributes);
 - homogeneous aggregate literals and regex-literal checks run on the checked AST
   (dra.celvalidate), as cel-go's checker and AST validators do.
 
@@ -71,15 +72,18 @@ class _Runtime:
         self.declarations = _declarations(self)
         self.config = cel.NewEnvConfigFromYaml(_ENV_CONFIG)
 
-    def new_env(self, variables: dict, constants: dict[str, object] | None = None):
-        """An environment with `variables` and quantity `constants` (folded literals)."""
+    def new_env(self, variables: dict, constants: dict[str, object] | None = None, includes: bool = True):
+        """An environment with `variables` and quantity `constants` (folded literals); without
+        the lists library's `includes` where the API server's environment for new objects
+        lacks it (before 1.38 without DRAListTypeAttributes)."""
         cel = self.cel
         variables = dict(variables, **{name: self.QT for name in constants or {}})
         ext_strings, ext_bindings = self.extensions
         declared, merged = self.declarations
+        functions = [d for name, d in declared.items() if includes or name != "includes"]
         # after ext strings, so its indexOf/lastIndexOf gain the list overloads instead of clashing
         lists = cel.CelExtension("kubernetes.lists", merged)
-        return cel.NewEnv(self.pool, config=self.config, variables=variables, functions=declared,
+        return cel.NewEnv(self.pool, config=self.config, variables=variables, functions=functions,
                           extensions=[ext_strings.ExtStrings(version=2), ext_bindings.ExtBindings(), lists])
 
 
@@ -277,6 +281,15 @@ def _last_index_of(values, item) -> int:
     return next((i for i in range(len(values) - 1, -1, -1) if celrewrite.is_equal(values[i], item)), -1)
 
 
+def _includes(target, item) -> bool:
+    """library.Lists includes (ListsVersion 1, Kubernetes 1.37; IncludesOption with
+    DRAListTypeAttributes from 1.36): a list holds an element Equal to `item`, any other value
+    is Equal to it, so a selector reads a scalar and a list-typed attribute alike."""
+    if isinstance(target, list):
+        return any(celrewrite.is_equal(value, item) for value in target)
+    return celrewrite.is_equal(target, item)
+
+
 _LISTS = {
     "isSorted": (lambda values: all(a <= b for a, b in zip(values, values[1:])), "comparable", "bool"),
     "sum": (lambda values: sum(values[1:], values[0]) if values else 0, "summable", "element"),
@@ -353,14 +366,18 @@ def _function_table(rt: _Runtime) -> list:
          celformat.checked_arguments),
         ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda left, right: celrewrite.not_equals(left[0], right[0])),
+        # the declaration the checker reads; dra.celrewrite routes each call through draguard_includes
+        ("includes", "list_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True, None),
+        ("draguard_includes", "draguard_includes_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
+         lambda target, item: _includes(target[0], item[0])),
     ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt)
 
 
 _MERGED_WITH_EXT_STRINGS = frozenset({"indexOf", "lastIndexOf"})
 
 
-def _declarations(rt: _Runtime) -> tuple[list, list]:
-    """(declarations given as functions, declarations given as an extension). Only an
+def _declarations(rt: _Runtime) -> tuple[dict, list]:
+    """(declarations given as functions, by name; declarations given as an extension). Only an
     extension merges overloads into a name ext strings declares; only plain functions may
     re-declare overloads whose implementations cel-cpp's runtime already has."""
     cel = rt.cel
@@ -370,5 +387,5 @@ def _declarations(rt: _Runtime) -> tuple[list, list]:
                     cel.Overload(overload_id, returns, params, is_member=member))
         by_name.setdefault(name, []).append(overload)
     declarations = {name: cel.FunctionDecl(name, overloads) for name, overloads in by_name.items()}
-    return ([d for name, d in declarations.items() if name not in _MERGED_WITH_EXT_STRINGS],
+    return ({name: d for name, d in declarations.items() if name not in _MERGED_WITH_EXT_STRINGS},
             [d for name, d in declarations.items() if name in _MERGED_WITH_EXT_STRINGS])

@@ -32,7 +32,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STRING_LITERAL = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
                      re.S)
 _FIELD_SELECTION = re.compile(r"\.\s*\??\s*")  # `.name` or `.?name`
-_NUMBER = re.compile(r"-?0[xX][0-9a-fA-F]+[uU]?|-?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?")
+# cel-spec literals: a float has digits after its point (`1.x` is the int 1, then `.x`)
+_NUMBER = re.compile(r"-?0[xX][0-9a-fA-F]+[uU]?|-?(?:\d*\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?")
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -136,10 +137,19 @@ def _format_targets(ast: CheckedAst) -> list:
     return found
 
 
+def _includes_targets(ast: CheckedAst) -> list:
+    """Calls of the lists library's `includes`: its target and item are dyn, which no Python
+    function's argument kinds match, so each goes through draguard_includes."""
+    return [expr for expr, _ in walk(ast.root)
+            if expr.HasField("call_expr") and expr.call_expr.function == "includes" and expr.call_expr.HasField("target")]
+
+
 def rewrite(ast: CheckedAst, source: str) -> str | None:
-    """`source` with each such comparison routed through draguard_equals and each literal
-    format() call with dyn elements through draguard_format_args, or None if there is none."""
-    targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)]
+    """`source` with each such comparison routed through draguard_equals, each literal
+    format() call with dyn elements through draguard_format_args and each `includes` through
+    draguard_includes, or None if there is none."""
+    targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
+        [(e, "includes") for e in _includes_targets(ast)]
     if not targets:
         return None
     spans = _spans(ast, source)
@@ -164,6 +174,10 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
             start, end = spans[expr.id]
             right_text = text(*spans[right.id]) if function == "draguard_in" else f"[{text(*spans[right.id])}]"
             new = f"({function}([{text(*spans[left.id])}], {right_text}))"
+        elif kind == "includes":
+            target, item = expr.call_expr.target, expr.call_expr.args[0]
+            start, end = spans[expr.id]
+            new = f"(draguard_includes([{text(*spans[target.id])}], [{text(*spans[item.id])}]))"
         else:
             target, arguments = expr.call_expr.target, expr.call_expr.args[0]
             start, end = spans[arguments.id]

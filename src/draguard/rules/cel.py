@@ -43,7 +43,8 @@ class CelInvalid(Rule):
         that uses it fail. draguard compiles each selector in the environment Kubernetes gives
         it (`device.driver`, `device.attributes[domain].name`, `device.capacity[domain].name`
         as Quantity, `device.allowMultipleAllocations` where DRAConsumableCapacity is on; the
-        quantity, semver, regex, lists, IP, CIDR and URL libraries, optional types, sets,
+        quantity, semver, regex, lists (`includes` where DRAListTypeAttributes is on), IP,
+        CIDR and URL libraries, optional types, sets,
         two-variable comprehensions, strings and `cel.bind`) with cel-cpp's type checker plus
         the checks cel-go makes (homogeneous literals, regex and format literals), and points
         at the offending character in the manifest. The API server also estimates each
@@ -66,10 +67,12 @@ class CelInvalid(Rule):
         from ..dra.celenv import compile_selector  # the engine loads only when there is CEL to judge
 
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
-        # declared only while DRAConsumableCapacity is on (NewExpressions environment)
+        # declared only while DRAConsumableCapacity is on, `includes` only while
+        # DRAListTypeAttributes is (NewExpressions environment)
         consumable = gate_enabled("DRAConsumableCapacity", ctx.kube_version, ctx.config.feature_gates)
+        includes = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
         for cel, expression, _ in selector_sites(obj):
-            compiled = compile_selector(expression, consumable)
+            compiled = compile_selector(expression, consumable, includes)
             if compiled.error is None:
                 if compiled.too_complex:
                     yield self._too_complex(obj, ctx, cel, compiled)

@@ -1,7 +1,6 @@
 """dra.celcost against upstream: the costs k8s.io/dynamic-resource-allocation's own unit tests
-expect (cel/compile_test.go at v0.37.2, every case whose selector draguard's environment
-compiles; the `includes` cases need the 1.37 lists library draguard lacks), the Go slice
-sharing that decides an iteration variable's size, and saturating arithmetic. The
+expect (cel/compile_test.go at v0.37.2, every case with a cost), the Go slice sharing that
+decides an iteration variable's size, and saturating arithmetic. The
 differential over generated selectors is tests/integration/test_cel_oracle.py."""
 
 import pytest
@@ -53,6 +52,11 @@ UPSTREAM_COSTS = [
     ('allow_multiple_allocations_false', 'device.allowMultipleAllocations == false', 3),
     ('allow_multiple_allocations_new', 'device.allowMultipleAllocations == false', 3),
     ('allow_multiple_allocations_enabled', 'device.allowMultipleAllocations == false', 3),
+    ('includes-function-on-semver-scalar-positive', 'device.attributes["dra.example.com"].name.includes(semver("1.0.0"))', 69),
+    ('includes-function-on-semver-scalar-negative', 'device.attributes["dra.example.com"].name.includes(semver("2.0.0"))', 69),
+    ('includes-function-on-semver-list-positive', 'device.attributes["dra.example.com"].name.includes(semver("1.0.0"))', 69),
+    ('includes-function-on-semver-list-negative', 'device.attributes["dra.example.com"].name.includes(semver("3.0.0"))', 69),
+    ('includes-function-can-evaluate', 'device.attributes["dra.example.com"].name.includes("fish")', 4 + 64),
 ]
 
 

@@ -133,3 +133,23 @@ def test_an_evaluation_over_the_iteration_budget_is_a_runtime_error_not_a_crash(
     assert compiled.error is None
     with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
         compiled.matches(device_from({"name": "d"}, "gpu.example.com", "p"))
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("device.attributes['gpu.nvidia.com'].type.includes('gpu')", True),  # a scalar: Equal to the item
+    ("['a', 'gpu'].includes(device.attributes['gpu.nvidia.com'].type)", True),
+    ("[1, 2].includes(2.0)", True),  # cel-go's Equal across numeric types
+    ("[quantity('1')].includes(quantity('1000m'))", True),
+    ("1.includes('1')", False),
+])
+def test_the_lists_library_includes(expression, expected):
+    assert compile_selector(expression).matches(gpu()) is expected
+
+
+def test_includes_is_declared_for_new_objects_only_with_its_gate():
+    """NewExpressions: IncludesOption only with DRAListTypeAttributes (1.36+), the lists
+    library's version 1 only once the compatibility version reaches 1.37 (Kubernetes 1.38)."""
+    expression = "device.attributes['gpu.nvidia.com'].type.includes('gpu')"
+    assert compile_selector(expression, True, True).error is None
+    error = compile_selector(expression, True, False).error
+    assert error.message == "undeclared reference to 'includes'" and expression[error.offset:] == "('gpu')"  # as cel-go
