@@ -170,18 +170,3 @@ def walk(expr, ancestors: tuple = ()):
     for child in children(expr):
         yield from walk(child, ancestors + (expr,))
 
-
-def text_start(ast: CheckedAst, expr, code: str) -> int:
-    """Where the text of `expr` starts in `code`: the first position in its subtree, a global
-    call's position (its `(`) moved back over the function's name."""
-    starts = []
-    for node, _ in walk(expr):
-        position = ast.positions.get(node.id)
-        if position is None:
-            continue
-        if node.WhichOneof("expr_kind") == "call_expr" and not node.call_expr.HasField("target"):
-            before = code[:position].rstrip()
-            if before.endswith(node.call_expr.function):
-                position = len(before) - len(node.call_expr.function)
-        starts.append(position)
-    return min(starts, default=0)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from . import celrewrite
-from .celast import checked_ast, text_start
+from .celast import checked_ast
 from .celcost import estimate
 from .celrewrite import STRING_LITERAL
 from .cellib import quantity_message, runtime
@@ -210,7 +210,7 @@ class CompiledSelector:
     def _cost(self):
         ast, code = self._checked
         cost = estimate(ast, MAX_COST)
-        return cost.max, text_start(ast, cost.costliest, code)
+        return cost.max, celrewrite.spans(ast, code)[cost.costliest.id][0]
 
     @property
     def max_cost(self) -> int:

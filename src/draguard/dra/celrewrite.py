@@ -87,9 +87,10 @@ def _own_start(source: str, expr, position: int) -> int:
     return position
 
 
-def _spans(ast: CheckedAst, source: str) -> dict:
-    """expression id -> (start, end) in `source`, for every node with a position."""
-    spans: dict = {}
+def spans(ast: CheckedAst, source: str) -> dict:
+    """expression id -> (start, end) in `source`, for every node with a position (where a
+    rewrite replaces text; where a finding about a subexpression points)."""
+    found: dict = {}
 
     def visit(expr) -> tuple[int, int] | None:
         position = ast.positions.get(expr.id)
@@ -98,11 +99,11 @@ def _spans(ast: CheckedAst, source: str) -> dict:
         if not parts:
             return None
         span = (min(p[0] for p in parts), max(p[1] for p in parts))
-        spans[expr.id] = span
+        found[expr.id] = span
         return span
 
     visit(ast.root)
-    return spans
+    return found
 
 
 def _targets(ast: CheckedAst) -> list:
@@ -152,7 +153,7 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         [(e, "includes") for e in _includes_targets(ast)]
     if not targets:
         return None
-    spans = _spans(ast, source)
+    span_of = spans(ast, source)
     replacements: list[tuple[int, int, str]] = []  # innermost first, so outer ones can reuse them
 
     def text(start: int, end: int) -> str:
@@ -164,24 +165,24 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
             cursor = e
         return "".join(out) + source[cursor:end]
 
-    for expr, kind in sorted(targets, key=lambda t: spans[t[0].id][1] - spans[t[0].id][0]):
+    for expr, kind in sorted(targets, key=lambda t: span_of[t[0].id][1] - span_of[t[0].id][0]):
         if kind == "equality":
             left, right = expr.call_expr.args
             # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a
             # dyn parameter matches none of them, while list(dyn) matches every list
             function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(expr.call_expr.function,
                                                                                  "draguard_equals")
-            start, end = spans[expr.id]
-            right_text = text(*spans[right.id]) if function == "draguard_in" else f"[{text(*spans[right.id])}]"
-            new = f"({function}([{text(*spans[left.id])}], {right_text}))"
+            start, end = span_of[expr.id]
+            right_text = text(*span_of[right.id]) if function == "draguard_in" else f"[{text(*span_of[right.id])}]"
+            new = f"({function}([{text(*span_of[left.id])}], {right_text}))"
         elif kind == "includes":
             target, item = expr.call_expr.target, expr.call_expr.args[0]
-            start, end = spans[expr.id]
-            new = f"(draguard_includes([{text(*spans[target.id])}], [{text(*spans[item.id])}]))"
+            start, end = span_of[expr.id]
+            new = f"(draguard_includes([{text(*span_of[target.id])}], [{text(*span_of[item.id])}]))"
         else:
             target, arguments = expr.call_expr.target, expr.call_expr.args[0]
-            start, end = spans[arguments.id]
-            new = f"draguard_format_args({text(*spans[target.id])}, {text(start, end)})"
+            start, end = span_of[arguments.id]
+            new = f"draguard_format_args({text(*span_of[target.id])}, {text(start, end)})"
         replacements = [r for r in replacements if not (start <= r[0] and r[1] <= end)] + [(start, end, new)]
     return text(0, len(source))
 
