@@ -48,6 +48,13 @@ class ClusterState:
         """Device ids (driver, pool, device) no new non-admin request may take."""
         return self.allocator.allocated
 
+    @property
+    def held(self) -> set:
+        """Device ids some allocation holds, whole or a share of it (what views count as
+        allocated: a shared device is in use, whatever capacity it has left)."""
+        shares = self.allocator.shared.shares
+        return self.allocator.allocated | set(shares) if shares else self.allocator.allocated
+
     def attempt(self, claims: list[Claim], node: Node | None) -> Outcome:
         """Try `claims` together on `node` against the current state; nothing is recorded."""
         return self.allocator.attempt(claims, node)

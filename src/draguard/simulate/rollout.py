@@ -96,7 +96,7 @@ def deadlock_chain(rollout: Rollout) -> list[str]:
     world, new = rollout.world, rollout.new
     surge, unavailable = rollout.strategy.fenceposts()
     pending = [p for p in new.pods if p.phase == "Pending"]
-    held = len(world.state.in_use)
+    held = len(world.state.held)
     chain = []
     if pending:
         chain.append(f"{len(pending)} new pod(s) Pending ({pending[0].name}: {pending[0].why_pending}; {held} "

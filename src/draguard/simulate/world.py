@@ -411,11 +411,11 @@ class World:
         if self._layout[0] is not slices:
             labels = {n.name: n.labels for n in self.state.inventory.nodes}
             self._layout, self._node_views = (slices, PoolLayout.of(self.state.inventory, labels)), {}
-        layout, in_use, views = self._layout[1], self.state.in_use, []
+        layout, held, views = self._layout[1], self.state.held, []
         for name in sorted(layout.parts):
             known, changes = self._node_views.get(name), self.state.changes_on(name)
             if known is None or known[0] != changes:
-                known = self._node_views[name] = (changes, layout.node(name, in_use))
+                known = self._node_views[name] = (changes, layout.node(name, held))
             views.append(known[1])
         return PoolView(views)
 
@@ -425,6 +425,6 @@ class World:
         per GPU, the cluster autoscaler's utilization)."""
         phases = {phase: n for phase, n in self._phases.items() if n and phase != "Gone"}
         pool = self._pool_view().summary()
-        return {"time": self.now, "pods": phases, "devicesAllocated": len(self.state.in_use), "devices": pool["devices"],
+        return {"time": self.now, "pods": phases, "devicesAllocated": len(self.state.held), "devices": pool["devices"],
                 "allocatable": pool["allocatable"], "stranded": pool["stranded"],
                 "largestPlaceable": pool["largestPlaceable"], "utilization": pool["utilization"]}

@@ -123,6 +123,8 @@ def test_shares_held_by_allocated_claims_are_read_and_released():
     inventory = Inventory.from_manifests([Manifest(SOURCE, i, o) for i, o in enumerate([SLICE, CLASS, allocated])])
     assert not inventory.allocated  # a share, not the whole device
     state = ClusterState(inventory, CONSUMABLE)
+    gpu = ("gpu.example.com", "p", "gpu-0")
+    assert gpu in state.held and gpu not in state.in_use  # held (views count it), yet open to more shares
     node = inventory.nodes[0]
     assert state.attempt([claim("a", "10Gi")], node).allocated
     assert not state.attempt([claim("a", "11Gi")], node).allocated
