@@ -56,7 +56,7 @@ _SCHEMA = {
                     ("source_info", 5, _MESSAGE, _OPTIONAL, "SourceInfo")],
     "Any": [("type_url", 1, _STRING, _OPTIONAL, None), ("value", 2, _BYTES, _OPTIONAL, None)],
 }
-_PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
+PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}  # Type.PrimitiveType
 _WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Duration"}
 
 
@@ -121,11 +121,11 @@ def type_name(t) -> str:
         return "dyn"
     kind = t.WhichOneof("type_kind")
     if kind == "primitive":
-        return _PRIMITIVES.get(t.primitive, "dyn")
+        return PRIMITIVES.get(t.primitive, "dyn")
     if kind == "well_known":
         return _WELL_KNOWN.get(t.well_known, "dyn")
     if kind == "wrapper":
-        return f"wrapper({_PRIMITIVES.get(t.wrapper, 'dyn')})"
+        return f"wrapper({PRIMITIVES.get(t.wrapper, 'dyn')})"
     if kind == "list_type":
         return f"list({type_name(t.list_type.elem_type)})"
     if kind == "map_type":

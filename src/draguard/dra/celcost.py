@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .celast import CheckedAst, children, equivalent
+from .celast import PRIMITIVES, CheckedAst, children, equivalent
 
 U64 = (1 << 64) - 1
 _TWO_TO_64 = float(1 << 64)
@@ -111,7 +111,6 @@ _NIL = _Path([], 0, 0)
 
 # --- types -------------------------------------------------------------------------------------
 
-_PRIMITIVE_KINDS = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}
 _WELL_KNOWN_KINDS = {1: "any", 2: "timestamp", 3: "duration"}
 _SCALARS = {"bool", "double", "duration", "int", "timestamp", "uint"}
 #: upstream declares these with cel.OpaqueType; draguard's engine has them as messages
@@ -124,9 +123,9 @@ def kind(t) -> str:
         return "dyn"
     which = t.WhichOneof("type_kind")
     if which == "primitive":
-        return _PRIMITIVE_KINDS.get(t.primitive, "dyn")
+        return PRIMITIVES.get(t.primitive, "dyn")
     if which == "wrapper":
-        return _PRIMITIVE_KINDS.get(t.wrapper, "dyn")
+        return PRIMITIVES.get(t.wrapper, "dyn")
     if which == "well_known":
         return _WELL_KNOWN_KINDS.get(t.well_known, "dyn")
     if which == "message_type":
@@ -148,7 +147,8 @@ def parameters(t) -> list:
     return []
 
 
-def type_name(t) -> str:
+def _type_name(t) -> str:
+    """A message's or an abstract type's name, else the kind (what library/cost.go compares)."""
     which = t.WhichOneof("type_kind") if t is not None else None
     if which == "message_type":
         return t.message_type
@@ -161,7 +161,7 @@ def _is_scalar(t) -> bool:
     k = kind(t)
     if k in _SCALARS:
         return True
-    return k == "opaque" and type_name(t) == "optional_type" and _is_scalar(parameters(t)[0])
+    return k == "opaque" and _type_name(t) == "optional_type" and _is_scalar(parameters(t)[0])
 
 
 # --- the sizes of `device` (dynamic-resource-allocation/cel/compile.go) -------------------------
@@ -337,7 +337,7 @@ def _kubernetes(function: str, overload: str, target: _Node | None, args: list) 
 def _equality(lhs: _Node, rhs: _Node) -> tuple | None:
     if lhs.type is None or rhs.type is None or not equivalent(lhs.type, rhs.type):
         return None
-    k, name = kind(lhs.type), type_name(lhs.type)
+    k, name = kind(lhs.type), _type_name(lhs.type)
     if k == "opaque" and name in _OPAQUE_MESSAGES:
         return ONE, None
     if k == "struct":
