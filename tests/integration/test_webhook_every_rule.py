@@ -22,7 +22,7 @@ import urllib.request
 import pytest
 import yaml
 from kubernetes import dynamic
-from kubernetes.dynamic.exceptions import ConflictError
+from kubernetes.dynamic.exceptions import ConflictError, ForbiddenError
 
 from draguard.admission.forms import form_of
 from draguard.admission.install import MATCH_CONDITIONS, RESOURCES
@@ -110,18 +110,27 @@ def _flagged(rule, objects: list[dict]) -> set[tuple]:
 
 def _create_context(plane, objects: list[dict], flagged: set) -> list[dict]:
     """Create for real what the flagged objects refer to; the cluster-scoped ones made are
-    returned, to delete after the rule."""
+    returned, to delete after the rule. An object the webhook refuses is tried again for a
+    while: it may refer to one created just before, which its cache has not seen yet."""
     dyn, made = dynamic.DynamicClient(plane.api()), []
     for obj in objects:
         if (obj["kind"], obj["metadata"]["name"]) in flagged or obj["kind"] == "Pod":
             continue
         resource = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-        try:
-            resource.create(body=obj, namespace=obj["metadata"].get("namespace"))
-        except ConflictError:
-            continue
-        if not resource.namespaced:
-            made.append(obj)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                resource.create(body=obj, namespace=obj["metadata"].get("namespace"))
+            except ConflictError:
+                break
+            except ForbiddenError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.3)
+                continue
+            if not resource.namespaced:
+                made.append(obj)
+            break
     return made
 
 
