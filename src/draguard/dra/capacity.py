@@ -8,10 +8,10 @@ DRAFractionalCapacityRange). Capacities and requests are keyed by the qualified 
 as written (upstream looks `capacity.requests` up by the device's map keys). Amounts are
 quantity.Quantity (an exact value, and the text a result shows: a copy of the quantity it came
 from, or a new one in the step's format); Value() and MilliValue() round up, as upstream's
-do. One difference is
-kept on purpose: upstream compares a request with the policy's default as Go structs
-(`requestedVal == *policy.Default`), which tells equal values written differently apart;
-draguard compares values, which decides the same for every default API validation admits."""
+do. One difference is kept on purpose: upstream compares a request with the policy's default
+as Go structs (`requestedVal == *policy.Default`), which tells equal values written
+differently apart; draguard compares values, which decides the same for every default API
+validation admits."""
 
 from __future__ import annotations
 
