@@ -37,7 +37,7 @@ def run(args) -> int:
     else:
         for r in report:
             if r.satisfiable:
-                devices = ", ".join(f"{d.request}={d.pool}/{d.device}" for d in r.allocation.results)
+                devices = ", ".join(_device_text(d) for d in r.allocation.results)
                 sys.stdout.write(f"{r.claim.key}: allocated on {r.node or '(network-attached)'}: {devices}\n")
             else:
                 sys.stdout.write(f"{r.claim.key}: cannot be allocated{': ' + r.error if r.error else ''}\n")
@@ -83,3 +83,12 @@ def as_json(report, variant) -> list[dict]:
     return [{"claim": r.claim.key, "node": r.node, "allocation": r.allocation.as_json() if r.allocation else None,
              "error": r.error, "explanation": [e.text() for e in r.requests], "upstreamVariant": variant.name}
             for r in report]
+
+
+def _device_text(result) -> str:
+    """`request=pool/device`, with a share's consumed capacity: `(share: memory 12Gi)`."""
+    text = f"{result.request}={result.pool}/{result.device}"
+    if result.share_id is not None:
+        consumed = ", ".join(f"{name} {q}" for name, q in (result.consumed_capacity or {}).items())
+        text += f" (share{': ' + consumed if consumed else ''})"
+    return text

@@ -732,13 +732,10 @@ class _Run:
 
     @staticmethod
     def _device_capacities(device: Device) -> tuple:
-        """The device's capacities with their request policies, parsed once per device."""
-        if device.consumable is None:
-            try:
-                device.consumable = capacity.device_capacities(device.capacity_raw)
-            except QuantityError as exc:
-                raise AllocationError(f"device {'/'.join(device.id)}: capacity: {exc}") from None
-        return device.consumable
+        try:
+            return capacity.of_device(device)
+        except QuantityError as exc:
+            raise AllocationError(f"device {'/'.join(device.id)}: capacity: {exc}") from None
 
     def _fits(self, claim: Claim, data: _RequestData, device: Device, current: dict, allocating: dict,
               doing: str) -> bool:

@@ -67,6 +67,14 @@ def device_capacities(raw) -> tuple:
     return tuple(out)
 
 
+def of_device(device) -> tuple:
+    """A dra.devices.Device's capacities with their request policies, parsed once per device
+    (raises quantity.QuantityError)."""
+    if device.consumable is None:
+        device.consumable = device_capacities(device.capacity_raw)
+    return device.consumable
+
+
 def requested_capacities(raw: dict) -> dict[str, Quantity]:
     """A request's `capacity.requests` (raises quantity.QuantityError)."""
     return {str(name): parse_quantity_text(value) for name, value in raw.items()}

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.classes import class_drivers
+from . import capacity
+from .quantity import QuantityError
 from .variants import ALLOCATOR_FEATURES
 from .allocator import Allocator, gather_pools
 from .celenv import CelRuntimeError, compile_selector
@@ -108,8 +110,25 @@ def explain_request(allocator: Allocator, request, name: str, devices: list) -> 
                                        not any(tol.tolerates(t) for tol in request.tolerations)
                                        for t in d.taints)]
     out.stages.append(Stage("free (unallocated, untainted)", len(free)))
+    if allocator.features.consumable_capacity and not admin and \
+            (request.capacity_requests or any(d.allow_multiple_allocations for d in free)):
+        free = _with_capacity(allocator, request, free, out.errors)
+        out.stages.append(Stage("capacity left for what it asks", len(free)))
     out.emptied_at = next((s for s in out.stages if s.count == 0), None)
     return out
+
+
+def _with_capacity(allocator: Allocator, request, devices: list, errors: list) -> list:
+    """The devices whose capacities still fit what the request asks (DRAConsumableCapacity),
+    beside what allocated claims' shares consume."""
+    try:
+        asked = capacity.requested_capacities(request.capacity_requests) if request.capacity_requests else None
+        return [d for d in devices if capacity.fits(allocator.shared.consumed.get(d.id, {}), asked,
+                                                    capacity.of_device(d), {},
+                                                    allocator.features.fractional_capacity_range)]
+    except (QuantityError, capacity.CapacityError) as exc:
+        errors.append(f"capacity: {exc}")
+        return []
 
 
 def explain(allocator: Allocator, claim: Claim, nodes) -> list[RequestExplanation]:

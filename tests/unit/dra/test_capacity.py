@@ -5,6 +5,7 @@ tests/integration/test_oracle.py."""
 from fractions import Fraction
 
 import pytest
+import yaml
 
 from draguard.dra import capacity
 from draguard.dra.allocator import Allocator, Features
@@ -86,13 +87,16 @@ SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata"
 CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
 
 
-def claim(name: str, asked: str | None = None, count: int = 1):
+def claim_manifest(name: str, asked: str | None = None, count: int = 1) -> dict:
     body = {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count}
     if asked:
         body["capacity"] = {"requests": {"memory": asked}}
-    return claim_from(Manifest(SOURCE, 0, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                           "metadata": {"name": name, "namespace": "t"},
-                                           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": body}]}}}))
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": "t"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": body}]}}}
+
+
+def claim(name: str, asked: str | None = None, count: int = 1):
+    return claim_from(Manifest(SOURCE, 0, claim_manifest(name, asked, count)))
 
 
 def allocator(features=CONSUMABLE) -> Allocator:
@@ -133,3 +137,13 @@ def test_shares_held_by_allocated_claims_are_read_and_released():
     assert not state.attempt([claim("b", "1Gi")], node).allocated
     state.release("t/a")
     assert state.attempt([claim("b", "10Gi")], node).allocated
+
+
+def test_allocate_shows_shares_and_says_when_capacity_is_what_is_missing(tmp_path, cli):
+    inventory, claims = tmp_path / "inventory.yaml", tmp_path / "claims.yaml"
+    inventory.write_text(yaml.safe_dump_all([SLICE, CLASS]))
+    claims.write_text(yaml.safe_dump_all([claim_manifest("a", "30Gi"), claim_manifest("b", "20Gi")]))
+    done = cli("allocate", claims, "--inventory", inventory)
+    assert done.code == 1
+    assert "t/a: allocated on n: gpu=p/gpu-0 (share: memory 30Gi)" in done.out
+    assert "capacity left for what it asks: 0; nothing left after capacity left for what it asks" in done.out
