@@ -686,15 +686,13 @@ class _Run:
         # (startLocation): a request never takes one device twice, even a shared one
         resume = self.features.variant != "stable"
         start_pool, start_slice, start_device = start or _FROM_START
-        for pi in range(start_pool, len(self.pools)):
-            pool = self.pools[pi]
+        for pi, pool in enumerate(self.pools[start_pool:] if start_pool else self.pools, start_pool):
             if pool.incomplete or pool.invalid:
                 continue
-            for sj in range(start_slice if pi == start_pool else 0, len(pool.slices)):
-                s = pool.slices[sj]
+            first_slice = start_slice if pi == start_pool else 0
+            for sj, s in enumerate(pool.slices[first_slice:] if first_slice else pool.slices, first_slice):
                 first = start_device if pi == start_pool and sj == start_slice else 0
-                for dk in range(first, len(s.devices)):
-                    device = s.devices[dk]
+                for dk, device in enumerate(s.devices[first:] if first else s.devices, first):
                     device_id = device.id
                     if admin:
                         if ci in allocating.get(device_id, ()):

@@ -172,6 +172,8 @@ def fits(current: dict, requests: dict | None, capacities: tuple, allocating: di
     """CmpRequestOverCapacity: whether the request's consumption fits the device beside
     `current` (what allocated claims consume) and `allocating` (what this run has given
     others), both name -> value. False skips the device; CapacityError aborts the allocation."""
+    if not capacities:
+        return not requests  # nothing to consume; a requested capacity it lacks: another device may have it
     names = {c.name for c in capacities}
     if requests and any(name not in names for name in requests):
         return False  # the device lacks a requested capacity: another device may have it
