@@ -47,6 +47,7 @@ from .nodeselector import NodeSelectorError
 from .quantity import QuantityError
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
+_FROM_START = (0, 0, 0)  # (pool, slice, device) a request's next device is looked for from
 #: allocateOne steps per allocation attempt: about 5 s of search on one core here (~40,000
 #: steps/s), half of upstream's default FilterTimeout of 10 s
 DEFAULT_SEARCH_BUDGET = 200_000
@@ -111,6 +112,14 @@ class SharedUse:
     shares: Counter = field(default_factory=Counter)  # device id -> shares allocated claims hold
     consumed: dict = field(default_factory=dict)  # device id -> {capacity name: value}, all shares together
     recorded: Counter = field(default_factory=Counter)  # device id -> shares that record consumed capacity
+
+    def holds(self, device_id: tuple) -> bool:
+        """Whether some allocated claim holds a share of the device (every device with
+        consumed capacity recorded is one)."""
+        return device_id in self.shares
+
+    def copy(self) -> "SharedUse":
+        return SharedUse(Counter(self.shares), {d: dict(c) for d, c in self.consumed.items()}, Counter(self.recorded))
 
     def add(self, device_id: tuple, consumed: dict | None) -> None:
         self.shares[device_id] += 1
@@ -464,23 +473,21 @@ class Allocator:
         """`pool_order` orders the (driver, pool) keys the search visits: sorted by default;
         the differential tests pass other orders to cover upstream's random map order.
         `budget` bounds the allocateOne steps of one attempt (None: unbounded). `shared`:
-        what allocated claims hold of shared devices (with DRAConsumableCapacity)."""
+        what allocated claims hold of shared devices (with DRAConsumableCapacity); like
+        `allocated`, it is copied: what the allocator is told later does not reach the caller's."""
         self.slices, self.classes, self.features = slices, classes, features
         self.pool_order = pool_order
         self.budget = budget
         self.index = SliceIndex(slices)
         self.allocated = set(allocated)
-        self.shared = shared or SharedUse()
-        if not features.consumable_capacity:  # the scheduler then counts a share as the whole device
-            self.allocated |= set(self.shared.shares)
-            self.shared = SharedUse()
+        self.shared = shared.copy() if shared is not None and features.consumable_capacity else SharedUse()
+        if shared is not None and not features.consumable_capacity:  # the scheduler counts a share as the device
+            self.allocated |= set(shared.shares)
         self._pools_by_node: dict = {}
 
     def holds(self, device_id: tuple) -> bool:
         """IsDeviceAllocated: an allocated claim holds the device, or a share of it."""
-        if device_id in self.allocated:
-            return True
-        return device_id in self.shared.shares or device_id in self.shared.consumed
+        return device_id in self.allocated or self.shared.holds(device_id)
 
     def invalidate(self, slices: list[Slice] | None = None) -> None:
         """Forget what was derived from the slices (new slices, or devices re-tainted)."""
@@ -563,8 +570,8 @@ class _Run:
                             continue
                         # static capacity only: what others consume is checked when allocating,
                         # so a device short of it stays here and "All" fails
-                        if self.features.consumable_capacity and not self._fits(
-                                claim, data, device, {}, {}, f"checking capacity for device {device.name}"):
+                        if self.features.consumable_capacity and self._consumption(
+                                claim, data, device, {}, {}, f"checking capacity for device {device.name}") is None:
                             continue
                         data.all_devices.append((device, s, pool))
             data.num_devices = len(data.all_devices)
@@ -641,7 +648,7 @@ class _Run:
             stack.append(self._allocate_one(*call))
             value, error = None, None
 
-    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple = None):
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple = _FROM_START):
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]
@@ -685,7 +692,7 @@ class _Run:
         # the newer variants go on with a request's next device after the one just taken
         # (startLocation): a request never takes one device twice, even a shared one
         resume = self.features.variant != "stable"
-        start_pool, start_slice, start_device = start or _FROM_START
+        start_pool, start_slice, start_device = start
         for pi, pool in enumerate(self.pools[start_pool:] if start_pool else self.pools, start_pool):
             if pool.incomplete or pool.invalid:
                 continue
@@ -701,7 +708,7 @@ class _Run:
                         continue
                     if not self._selectable((ci, ri, si), data, s, device):
                         continue
-                    if self.features.consumable_capacity and not self._fits_now(ci, data, device):
+                    if self.features.consumable_capacity and self._consumption_now(ci, data, device) is None:
                         continue
                     ok, undo = self._allocate_device(ci, ri, si, device, s, pool, must=False)
                     if ok and (yield from self._search_on(undo, ci, ri, si, di, in_sub,
@@ -709,10 +716,10 @@ class _Run:
                         return True
         return False
 
-    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple = None):
+    def _search_on(self, undo, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple = _FROM_START):
         """Continue the search with a device added; take it back unless the search succeeds."""
         try:
-            if (yield (ci, ri, si, di + 1, in_sub, start or _FROM_START)):
+            if (yield (ci, ri, si, di + 1, in_sub, start)):
                 return True
         except BaseException:
             undo()
@@ -725,8 +732,7 @@ class _Run:
 
     def _capacity_in_use(self, device_id) -> bool:
         """deviceCapacityInUse: some allocated claim or this run holds a share of it."""
-        shared = self.owner.shared
-        return device_id in shared.consumed or device_id in shared.shares or device_id in self.allocating_capacity
+        return self.owner.shared.holds(device_id) or device_id in self.allocating_capacity
 
     @staticmethod
     def _device_capacities(device: Device) -> tuple:
@@ -735,19 +741,20 @@ class _Run:
         except QuantityError as exc:
             raise AllocationError(f"device {'/'.join(device.id)}: capacity: {exc}") from None
 
-    def _fits(self, claim: Claim, data: _RequestData, device: Device, current: dict, allocating: dict,
-              doing: str) -> bool:
+    def _consumption(self, claim: Claim, data: _RequestData, device: Device, current: dict, allocating: dict,
+                     doing: str) -> dict | None:
+        """What the request consumes of the device, None when it does not fit (dra.capacity)."""
         try:
-            return capacity.fits(current, data.capacity, self._device_capacities(device), allocating,
-                                 self.features.fractional_capacity_range)
+            return capacity.consumption(current, data.capacity, self._device_capacities(device), allocating,
+                                        self.features.fractional_capacity_range)
         except capacity.CapacityError as exc:
             raise AllocationError(f"claim {claim.key}, request {data.request.name}: {doing}: {exc}") from None
 
-    def _fits_now(self, ci: int, data: _RequestData, device: Device) -> bool:
+    def _consumption_now(self, ci: int, data: _RequestData, device: Device) -> dict | None:
         """alloc.CmpRequestOverCapacity: beside what allocated claims and this run consume."""
-        return self._fits(self.claims[ci], data, device, self.owner.shared.consumed.get(device.id, {}),
-                          self.allocating_capacity.get(device.id, {}),
-                          f"checking capacity for device {'/'.join(device.id)}")
+        return self._consumption(self.claims[ci], data, device, self.owner.shared.consumed.get(device.id, {}),
+                                 self.allocating_capacity.get(device.id, {}),
+                                 f"checking capacity for device {'/'.join(device.id)}")
 
     def _selectable(self, key, data: _RequestData, s: Slice, device: Device) -> bool:
         if device.binding_conditions and not self.features.device_binding_and_status:
@@ -829,12 +836,12 @@ class _Run:
             self.allocating.setdefault(device.id, set()).add(ci)
             marked = True
         if self.features.consumable_capacity:
-            if not self._fits_now(ci, data, device):
+            consumption = self._consumption_now(ci, data, device)
+            if consumption is None:
                 undo()
                 return False, None
             if multiple:
-                consumed = capacity.consumed_from_request(data.capacity, self._device_capacities(device),
-                                                          self.features.fractional_capacity_range)
+                consumed = consumption
                 entry_existed = device.id in self.allocating_capacity  # an earlier share of this run's
                 capacity.add(self.allocating_capacity.setdefault(device.id, {}), consumed)
         self.results[ci].append((data.name, device, s, True if admin else None, data.request.fields.get("tolerations"),
@@ -983,9 +990,6 @@ def _add_new_requirements(new: list, into: list) -> None:
     for requirement in new:
         if isinstance(requirement, dict) and not any(same(requirement, existing) for existing in into):
             into.append(requirement)
-
-
-_FROM_START = (0, 0, 0)  # (pool, slice, device) a request's next device is looked for from
 
 
 class _MaxSizeExceeded(Exception):

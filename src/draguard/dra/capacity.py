@@ -167,35 +167,34 @@ def _violates(consumed: Fraction, policy: RequestPolicy | None, fractional: bool
     return False
 
 
-def fits(current: dict, requests: dict | None, capacities: tuple, allocating: dict | None,
-         fractional: bool) -> bool:
-    """CmpRequestOverCapacity: whether the request's consumption fits the device beside
+def consumption(current: dict, requests: dict | None, capacities: tuple, allocating: dict | None,
+                fractional: bool) -> dict | None:
+    """CmpRequestOverCapacity with what passes it: what the request consumes of the device
+    (name -> Quantity, GetConsumedCapacityFromRequest), or None when that does not fit beside
     `current` (what allocated claims consume) and `allocating` (what this run has given
-    others), both name -> value. False skips the device; CapacityError aborts the allocation."""
-    if not capacities:
-        return not requests  # nothing to consume; a requested capacity it lacks: another device may have it
-    names = {c.name for c in capacities}
-    if requests and any(name not in names for name in requests):
-        return False  # the device lacks a requested capacity: another device may have it
-    consumed = {}
+    others), both name -> value. None skips the device; CapacityError aborts the allocation."""
+    if requests:
+        names = {c.name for c in capacities}
+        if any(name not in names for name in requests):
+            return None  # the device lacks a requested capacity: another device may have it
+    consumed = {c.name: consumed_by((requests or {}).get(c.name), c, fractional) for c in capacities}
+    for name, amount in consumed.items():
+        if amount.value < 0:
+            raise CapacityError(f"capacity {name!r}: capacity value is negative")
     for capacity in capacities:
-        amount = consumed_by((requests or {}).get(capacity.name), capacity, fractional).value
-        if amount < 0:
-            raise CapacityError(f"capacity {capacity.name!r}: capacity value is negative")
-        consumed[capacity.name] = amount
-    for capacity in capacities:
-        amount = consumed[capacity.name]
+        amount = consumed[capacity.name].value
         if _violates(amount, capacity.policy, fractional):
-            return False
+            return None
         total = current.get(capacity.name, 0) + amount + (allocating or {}).get(capacity.name, 0)
         if total > capacity.value.value:
-            return False
-    return True
+            return None
+    return consumed
 
 
-def consumed_from_request(requests: dict | None, capacities: tuple, fractional: bool) -> dict:
-    """GetConsumedCapacityFromRequest: what an allocation of the device consumes, by name."""
-    return {c.name: consumed_by((requests or {}).get(c.name), c, fractional) for c in capacities}
+def fits(current: dict, requests: dict | None, capacities: tuple, allocating: dict | None,
+         fractional: bool) -> bool:
+    """Whether the request's consumption fits the device (see consumption)."""
+    return consumption(current, requests, capacities, allocating, fractional) is not None
 
 
 def add(into: dict, amounts: dict) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..facts.catalog import device_classes
-from .allocator import SharedUse
+from .allocator import Allocator, Features, SharedUse
 from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, node_from, slice_from
 from .nodeselector import NodeSelectorError
 from .quantity import QuantityError, parse_quantity_text
@@ -65,6 +65,11 @@ class Inventory:
                     known.add(name)
         inventory.nodes.sort(key=lambda n: n.name)
         return inventory
+
+    def allocator(self, features: Features, **options) -> Allocator:
+        """An allocator over these devices and classes, with what allocated claims hold (whole
+        devices and shares); `options` as Allocator takes them (budget, pool_order)."""
+        return Allocator(self.slices, self.classes, self.allocated, features, shared=self.shared, **options)
 
     def _add(self, m) -> None:
         if m.group == "resource.k8s.io" and m.kind == "ResourceSlice":

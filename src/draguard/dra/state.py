@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .allocator import DEFAULT_SEARCH_BUDGET, AllocationResult, Allocator, Features, Outcome
+from .allocator import DEFAULT_SEARCH_BUDGET, AllocationResult, Features, Outcome
 from .devices import Claim, Node
 from .inventory import Inventory
 from .placement import ANYWHERE, NodeFit
@@ -28,8 +28,7 @@ class ClusterState:
         self.allocations: dict[str, AllocationResult] = {}
         self.cordoned: set[str] = {n.name for n in inventory.nodes if n.unschedulable}
         #: read it (to explain, to try); change what is allocated only through commit/release
-        self.allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features,
-                                   budget=budget, shared=inventory.shared)
+        self.allocator = inventory.allocator(features, budget=budget)
         #: device id -> the node it belongs to, as dra.pools groups devices ('' for none); read
         #: with the node order and whether every slice is one node's own, from the slices
         self._node_of: dict | None = None
@@ -141,18 +140,20 @@ class ClusterState:
             raise StateError(f"claim {key}: device {'/'.join(sorted(taken)[0])} is already allocated")
         self.allocations[key] = allocation
         self.allocator.allocated |= devices
-        for device_id, consumed in _shares(allocation):
+        shares = _shares(allocation)
+        for device_id, consumed in shares:
             self.allocator.shared.add(device_id, consumed)
-        self._touched(devices | {device_id for device_id, _ in _shares(allocation)})
+        self._touched(devices | {device_id for device_id, _ in shares})
 
     def release(self, key: str) -> AllocationResult:
         allocation = self.allocations.pop(key, None)
         if allocation is None:
             raise StateError(f"claim {key} is not allocated")
-        self.allocator.allocated -= _held(allocation)
-        for device_id, consumed in _shares(allocation):
+        devices, shares = _held(allocation), _shares(allocation)
+        self.allocator.allocated -= devices
+        for device_id, consumed in shares:
             self.allocator.shared.remove(device_id, consumed)
-        self._touched(_held(allocation) | {device_id for device_id, _ in _shares(allocation)})
+        self._touched(devices | {device_id for device_id, _ in shares})
         return allocation
 
     def cordon(self, node: str) -> None:

@@ -33,7 +33,7 @@ def _catalog(features: Features, disabled: frozenset) -> tuple[Inventory, list]:
     visible devices, built once per process and setting: a run only adds its own
     DeviceClasses, which change no device."""
     inventory = as_stored(Inventory.from_manifests(list(catalog_manifests())), disabled)
-    allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features, shared=inventory.shared)
+    allocator = inventory.allocator(features)
     return inventory, list(visible_devices(allocator, inventory.nodes).values())
 
 
@@ -53,15 +53,13 @@ class Target:
         stores slices, allocated with the cluster's `features`."""
         if inventory is not None:
             inventory = as_stored(inventory, disabled)
-            allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, features,
-                                  shared=inventory.shared)
+            allocator = inventory.allocator(features)
             return cls(inventory, False, allocator, list(visible_devices(allocator, inventory.nodes).values()))
         catalog, devices = _catalog(features, disabled)
         classes = dict(catalog.classes)
         classes.update((m.name, device_class_from(m)) for m in set_classes)
         inventory = dataclasses.replace(catalog, classes=classes)
-        return cls(inventory, True, Allocator(inventory.slices, classes, inventory.allocated, features,
-                                              shared=inventory.shared), devices)
+        return cls(inventory, True, inventory.allocator(features), devices)
 
     @classmethod
     def for_release(cls, inventory: Inventory | None, set_classes: list[Manifest], kube_version: str,
@@ -76,8 +74,7 @@ class Target:
     def with_allocated(self, allocated: set) -> "Target":
         """The same devices with `allocated` in use (their slices are shared, not copied)."""
         inventory = dataclasses.replace(self.inventory, allocated=set(allocated))
-        allocator = Allocator(inventory.slices, inventory.classes, inventory.allocated, self.allocator.features,
-                              shared=inventory.shared)
+        allocator = inventory.allocator(self.allocator.features)
         return Target(inventory, self.is_catalog, allocator, self.devices)
 
     def explain(self, request, name: str):

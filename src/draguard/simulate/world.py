@@ -22,7 +22,6 @@ Upstream behaviour mirrored here:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import heapq
 import itertools
@@ -153,8 +152,7 @@ class World:
                                     str(c.manifest.metadata.get("creationTimestamp") or "") if c.manifest else "")
                            for c in inventory.classes.values()]) \
             if gate_enabled("DRAExtendedResource", kube_version, {}) else {}
-        return cls(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated),
-                                                    shared=copy.deepcopy(inventory.shared))),
+        return cls(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
                    pop_from_backoff=minor(kube_version) >= 33, extended_resources=served)
 
     # -- time --
