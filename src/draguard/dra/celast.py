@@ -15,7 +15,8 @@ _OPTIONAL, _REPEATED = 1, 3
 # message -> [(field, number, type, label, message type)]
 _SCHEMA = {
     "Expr": [("id", 2, _INT64, _OPTIONAL, None), ("const_expr", 3, _MESSAGE, _OPTIONAL, "Constant"),
-             ("ident_expr", 4, _MESSAGE, _OPTIONAL, "Ident"), ("select_expr", 5, _MESSAGE, _OPTIONAL, "Select"), ("call_expr", 6, _MESSAGE, _OPTIONAL, "Call"),
+             ("ident_expr", 4, _MESSAGE, _OPTIONAL, "Ident"), ("select_expr", 5, _MESSAGE, _OPTIONAL, "Select"),
+             ("call_expr", 6, _MESSAGE, _OPTIONAL, "Call"),
              ("list_expr", 7, _MESSAGE, _OPTIONAL, "CreateList"),
              ("struct_expr", 8, _MESSAGE, _OPTIONAL, "CreateStruct"),
              ("comprehension_expr", 9, _MESSAGE, _OPTIONAL, "Comprehension")],
@@ -52,7 +53,8 @@ _SCHEMA = {
     "SourceInfo": [("positions", 4, _MESSAGE, _REPEATED, "PositionEntry")],
     "Reference": [("name", 1, _STRING, _OPTIONAL, None), ("overload_id", 3, _STRING, _REPEATED, None)],
     "ReferenceEntry": [("key", 1, _INT64, _OPTIONAL, None), ("value", 2, _MESSAGE, _OPTIONAL, "Reference")],
-    "CheckedExpr": [("reference_map", 2, _MESSAGE, _REPEATED, "ReferenceEntry"), ("type_map", 3, _MESSAGE, _REPEATED, "TypeEntry"), ("expr", 4, _MESSAGE, _OPTIONAL, "Expr"),
+    "CheckedExpr": [("reference_map", 2, _MESSAGE, _REPEATED, "ReferenceEntry"),
+                    ("type_map", 3, _MESSAGE, _REPEATED, "TypeEntry"), ("expr", 4, _MESSAGE, _OPTIONAL, "Expr"),
                     ("source_info", 5, _MESSAGE, _OPTIONAL, "SourceInfo")],
     "Any": [("type_url", 1, _STRING, _OPTIONAL, None), ("value", 2, _BYTES, _OPTIONAL, None)],
 }
@@ -169,4 +171,3 @@ def walk(expr, ancestors: tuple = ()):
     yield expr, ancestors
     for child in children(expr):
         yield from walk(child, ancestors + (expr,))
-

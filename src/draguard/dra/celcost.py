@@ -33,7 +33,8 @@ _TWO_TO_64 = float(1 << 64)
 STRING_TRAVERSAL_FACTOR = 0.1
 REGEX_LENGTH_FACTOR = 0.25
 LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40
-_ACCUMULATORS = ("__result__", "@result")  # parser.AccumulatorName, HiddenAccumulatorName
+_ACCUMULATOR, _HIDDEN_ACCUMULATOR = "__result__", "@result"  # parser.AccumulatorName, HiddenAccumulatorName
+_WRAP = 1 << 64  # uint64 arithmetic wraps in Go
 
 
 class Range(NamedTuple):
@@ -246,11 +247,11 @@ def _element(node: _Node) -> _Node | None:
 
 def _sets(factor: float):
     """ext/sets.go estimateSetsCost."""
-    def estimate(target, args):
+    def sets_cost(target, args):
         if len(args) != 2:
             return None
         return _size_of(args[0]).times(_size_of(args[1])).factor(factor) + ONE, None
-    return estimate
+    return sets_cost
 
 
 _OVERLOAD_ESTIMATORS = {"list_sets_contains_list": _sets(1), "list_sets_intersects_list": _sets(1),
@@ -303,7 +304,7 @@ def _kubernetes(function: str, overload: str, target: _Node | None, args: list) 
         most = size.max
         if len(args) > 1 and args[1].expr is not None and args[1].expr.WhichOneof("expr_kind") == "const_expr" \
                 and args[1].expr.const_expr.WhichOneof("constant_kind") == "int64_value":
-            most = args[1].expr.const_expr.int64_value % (1 << 64)  # uint64(i)
+            most = args[1].expr.const_expr.int64_value % _WRAP  # uint64(i)
         return size.factor(2 * s), Range(0, most)
     if function == "join":
         return _join(target, args) if target is not None else None
@@ -442,7 +443,7 @@ class _Coster:
 
     def node(self, e) -> _Node:
         path = self.path(e)
-        if path.length and path.array[0] in _ACCUMULATORS:
+        if path.length and path.array[0] in (_ACCUMULATOR, _HIDDEN_ACCUMULATOR):
             path = None
         return _Node(path, self.type_of(e), e, self.size(e))
 
@@ -525,7 +526,7 @@ class _Coster:
     def select(self, e) -> Range:
         operand = e.select_expr.operand
         if e.select_expr.test_only:
-            return ZERO + self.cost(operand)  # has() costs nothing (PresenceTestHasCost(false))
+            return self.cost(operand)  # has() itself costs nothing (PresenceTestHasCost(false))
         total = self.cost(operand)
         if kind(self.type_of(operand)) in ("map", "struct", "type_param"):
             total = total + ONE
@@ -704,7 +705,6 @@ def _computed(node: _Node) -> Range:
     return node.computed if node.computed is not None else UNKNOWN
 
 
-_WRAP = 1 << 64  # uint64 arithmetic wraps in Go
 #: the result sizes of the string/bytes conversions (a character is at most 4 bytes; quoting
 #: escapes each character and adds 2 quotes)
 _CONVERSIONS = {"string_to_bytes": lambda n: Range(n.min, n.max * 4 % _WRAP),
@@ -738,7 +738,7 @@ def _is_bind(e) -> bool:
     return (c.iter_range.WhichOneof("expr_kind") == "list_expr" and not c.iter_range.list_expr.elements
             and condition.WhichOneof("expr_kind") == "const_expr"
             and condition.const_expr.WhichOneof("constant_kind") == "bool_value"
-            and not condition.const_expr.bool_value and c.accu_var != "__result__")
+            and not condition.const_expr.bool_value and c.accu_var != _ACCUMULATOR)
 
 
 class Estimate(NamedTuple):

@@ -166,19 +166,18 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         return "".join(out) + source[cursor:end]
 
     for expr, kind in sorted(targets, key=lambda t: span_of[t[0].id][1] - span_of[t[0].id][0]):
-        if kind == "equality":
-            left, right = expr.call_expr.args
+        if kind in ("equality", "includes"):
+            if kind == "includes":
+                function, (left, right) = "draguard_includes", (expr.call_expr.target, expr.call_expr.args[0])
+            else:
+                left, right = expr.call_expr.args
+                function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(expr.call_expr.function,
+                                                                                     "draguard_equals")
             # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a
             # dyn parameter matches none of them, while list(dyn) matches every list
-            function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(expr.call_expr.function,
-                                                                                 "draguard_equals")
             start, end = span_of[expr.id]
             right_text = text(*span_of[right.id]) if function == "draguard_in" else f"[{text(*span_of[right.id])}]"
             new = f"({function}([{text(*span_of[left.id])}], {right_text}))"
-        elif kind == "includes":
-            target, item = expr.call_expr.target, expr.call_expr.args[0]
-            start, end = span_of[expr.id]
-            new = f"(draguard_includes([{text(*span_of[target.id])}], [{text(*span_of[item.id])}]))"
         else:
             target, arguments = expr.call_expr.target, expr.call_expr.args[0]
             start, end = span_of[arguments.id]
