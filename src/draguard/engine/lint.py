@@ -82,10 +82,11 @@ def _internal_error(rule, obj: Manifest, exc: Exception) -> Finding:
                    "are missing (a draguard bug: please report it)", obj.location(), obj.ref)
 
 
-def _checks(config: Config, cluster: ClusterView | None) -> list:
-    """The enabled rules that can run: the cluster rules only in an audit, which has live state."""
+def _checks(config: Config, cluster: ClusterView | None, rules=None) -> list:
+    """The enabled rules that can run (of those `rules` lets through, a predicate): the
+    cluster rules only in an audit, which has live state."""
     return [r for r in REGISTRY if r.has_check and config.settings(r.id).enabled
-            and (cluster is not None or r.needs is not Needs.CLUSTER)]
+            and (cluster is not None or r.needs is not Needs.CLUSTER) and (rules is None or rules(r))]
 
 
 def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventory: Inventory | None = None,
@@ -104,12 +105,13 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
 
 
 def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None,
-          cluster: ClusterView | None = None, devices: Target | None = None) -> LintResult:
+          cluster: ClusterView | None = None, devices: Target | None = None, rules=None,
+          notes: bool = True) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = cluster.objects if cluster is not None else ObjectSet(manifests)
     ctx = Context(config, object_set, inventory, cluster, devices)
-    raw: list[Finding] = [_problem_finding(p) for p in [*problems, *config.problems]]
-    checks = _checks(config, cluster)
+    raw: list[Finding] = [_problem_finding(p) for p in [*problems, *config.problems]] if notes else []
+    checks = _checks(config, cluster, rules)
     by_target: dict[tuple, list] = {}
     suppressed_by: dict = {}  # ObjectRef -> rule id -> reason
     debug = bool(os.environ.get("DRAGUARD_DEBUG"))
@@ -121,13 +123,13 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             continue  # context only: other objects' rules read it
         elsewhere = cluster is not None and cluster.judged_elsewhere(manifest)
         target = (manifest.group, manifest.kind, manifest.is_live, elsewhere)
-        rules = by_target.get(target)
-        if rules is None:
-            rules = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
-                                         and not (manifest.is_live and r.authored_only)
-                                         and not (elsewhere and r.needs is not Needs.CLUSTER)]
+        applicable = by_target.get(target)
+        if applicable is None:
+            applicable = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
+                                              and not (manifest.is_live and r.authored_only)
+                                              and not (elsewhere and r.needs is not Needs.CLUSTER)]
         live += manifest.is_live
-        for rule in rules:
+        for rule in applicable:
             found: list[Finding] = []
             try:
                 found.extend(rule.check(manifest, ctx))
@@ -138,11 +140,12 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
             raw.extend(found)
         if manifest.annotations:
             reasons, unknown = suppressions(manifest)
-            raw.extend(unknown)
+            if notes:
+                raw.extend(unknown)
             if reasons:
                 suppressed_by.setdefault(manifest.ref, {}).update(reasons)
-    if live and cluster is None:  # an audit's objects are all live: nothing to point out
-        raw.append(_live_note(live, checks, manifests))
+    if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
+        raw.append(_live_note(live, _checks(config, cluster), manifests))  # every rule: a run in parts has one note
     return _settle(raw, config, suppressed_by, len(manifests), list(sources))
 
 
@@ -198,20 +201,24 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
 
 def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
                 advance=None, *, cluster: ClusterView | None = None, inventory: Inventory | None = None,
-                devices: Target | None = None) -> LintResult:
+                devices: Target | None = None, rules=None, notes: bool = True) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
     problems met reading them), against `inventory`, or the configured one when there is
     one. With `only` (a predicate on manifests), the rules judge just those objects; every
     object is still there for the others to read (how `draguard fix` lints again what it
     changed). `manifests`, when given, are `loaded.entries` already made into manifests
     (reused, they keep what rules derived from them); `cluster` makes it an audit of them;
-    `devices`, the inventory already built with its allocator, is reused as it is."""
+    `devices`, the inventory already built with its allocator, is reused as it is. `rules`
+    (a predicate on rules) runs only the rules it lets through; `notes=False` leaves out the
+    run's own findings (problems met reading, unknown suppression keys, the live-objects
+    note), which a caller judging the rules in parts takes from one part."""
     with cyclic_gc_paused():
         if manifests is None:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         if inventory is None and config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
-        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster, devices)
+        result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster, devices,
+                       rules, notes)
         result.refused = loaded.refused
         return result

@@ -15,8 +15,10 @@ from ..core.config import Config
 from ..core.finding import Finding
 from ..engine.lint import LintResult, lint_loaded
 from ..model.manifest import Manifest
+from ..rules import REGISTRY
 from ..sources.loader import Loaded, Source, load_text
 
+NOTES = "notes"
 EVERY = "*"  # a changed cluster-scoped object that every rule may read: re-judge everything
 _CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node"}
 #: kinds the workloads of their namespace read
@@ -25,16 +27,22 @@ _READ_BY_WORKLOADS = {"ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBu
 
 
 class Relinter:
-    def __init__(self, config: Config, context: Loaded | None):
-        self.config, self.context = config, context
+    """Lints the files as the rounds leave them. Between rounds only the rules whose fixes
+    the run may apply (`fixing`) judge again; the other rules, which cannot change what a
+    round does, judge once at the end (complete) every file a round changed or reached."""
+
+    def __init__(self, config: Config, context: Loaded | None, fixing):
+        self.config, self.context, self.fixing = config, context, fixing
         self.parsed: dict[str, tuple[str, Loaded, list]] = {}  # display -> (text, what it loaded to, manifests)
-        self.findings: dict[str | None, list[Finding]] = {}  # by file; None: the run's own (config)
-        self.suppressed: dict[str | None, list[Finding]] = {}
+        #: per part (True: the fixing rules', False: the others', NOTES: the run's own), by file, (findings, suppressed)
+        self.found: dict = {True: {}, False: {}, NOTES: {}}
+        self.stale: set[str] = set()  # files the other rules have not judged as they stand
         self.first = True
         self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
+        self.everything = Loaded()
 
     def lint(self, files) -> tuple[LintResult, set]:
-        """(the findings of every file as they stand now, (file, document) of List items)."""
+        """(the fixing rules' findings of every file as it stands now, (file, document) of List items)."""
         parts, changed, dirty = {}, set(), Dirty()
         for f in files:
             cached = self.parsed.get(f.display)
@@ -46,8 +54,8 @@ class Relinter:
                     dirty.add(cached[1], part)
                 self.parsed[f.display] = (f.text, part, [Manifest.from_entry(e) for e in part.entries])
             parts[f.display] = self.parsed[f.display][1]
-        manifests = [m for display in parts for m in self.parsed[display][2]] + self.context_manifests
-        everything = Loaded()
+        self.manifests = [m for display in parts for m in self.parsed[display][2]] + self.context_manifests
+        everything = self.everything = Loaded()
         for part in [*parts.values(), *([self.context] if self.context else [])]:
             everything.entries += part.entries
             everything.problems += part.problems
@@ -55,30 +63,46 @@ class Relinter:
             everything.refused += part.refused
         list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
         if self.first:
-            self._judge(everything, manifests, None, {s.display for s in everything.sources})
+            self._judge(None, {s.display for s in everything.sources}, None)
             self.first = False
         else:
             again = {display for display, part in parts.items() if display in changed or dirty.reaches(part)}
             if again:
-                problems = [p for p in everything.problems if p.location.file in again]
-                subset = Loaded(everything.entries, problems, everything.sources, everything.refused)
-                self._judge(subset, manifests, lambda m: m.source.display in again, again)
-        return self._merged(everything), list_items
+                self.stale |= again
+                self._judge(lambda m: m.source.display in again, again, True)
+        return self._merged(True), list_items
 
-    def _judge(self, loaded: Loaded, manifests: list[Manifest], only, displays: set) -> None:
-        """Lint `loaded` (whose entries `manifests` are), judging what `only` lets through, and
-        keep the findings of `displays` in place of their earlier ones."""
-        result = lint_loaded(loaded, self.config, only, manifests)
-        for display in [*displays, None]:
-            self.findings[display], self.suppressed[display] = [], []
-        for bucket, found in ((self.findings, result.findings), (self.suppressed, result.suppressed)):
+    def complete(self) -> LintResult:
+        """Every rule's findings of the files as the last lint() read them, and the run's own
+        (problems met reading, unknown suppression keys, the live-objects note)."""
+        if self.stale:
+            stale = self.stale
+            self._judge(lambda m: m.source.display in stale, stale, False)
+            self.stale = set()
+        notes = lint_loaded(self.everything, self.config, None, self.manifests, rules=lambda rule: False)
+        self.found[NOTES] = {None: (notes.findings, notes.suppressed)}
+        return self._merged(True, False, NOTES)
+
+    def _judge(self, only, displays: set, fixing: bool | None) -> None:
+        """Lint the run's objects with the fixing rules (True), the others (False) or all
+        (None), judging what `only` lets through, and keep the findings of `displays` in
+        place of their earlier ones."""
+        rules = None if fixing is None else self.fixing if fixing else lambda rule: not self.fixing(rule)
+        result = lint_loaded(self.everything, self.config, only, self.manifests, rules=rules, notes=False)
+        for part in [True, False] if fixing is None else [fixing]:
+            for display in [*displays, None]:  # None: findings placed in no file judged
+                self.found[part][display] = ([], [])
+        for index, found in enumerate((result.findings, result.suppressed)):
             for finding in found:
+                part = fixing if fixing is not None else self.fixing(REGISTRY.get(finding.rule))
                 key = finding.location.file if finding.location.file in displays else None
-                bucket.setdefault(key, []).append(finding)
+                self.found[part][key][index].append(finding)
 
-    def _merged(self, loaded: Loaded) -> LintResult:
-        findings = sorted((f for group in self.findings.values() for f in group), key=Finding.sort_key)
-        suppressed = sorted((f for group in self.suppressed.values() for f in group), key=Finding.sort_key)
+    def _merged(self, *parts) -> LintResult:
+        groups = [group for part in parts for group in self.found[part].values()]
+        findings = sorted((f for group in groups for f in group[0]), key=Finding.sort_key)
+        suppressed = sorted((f for group in groups for f in group[1]), key=Finding.sort_key)
+        loaded = self.everything
         return LintResult(findings, suppressed, self.config, len(loaded.entries), loaded.sources, loaded.refused)
 
 

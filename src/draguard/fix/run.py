@@ -4,7 +4,8 @@ Each round takes the fixes the run allows from the findings of all files togethe
 cross-object rules see the whole set, charts and kustomizations included as context),
 applies those that do not touch one another (per document: no edit path inside another's, a
 collection that lost an item is not edited again, two fixes never add the same object), and
-lints again what the round changed (relint); it stops when no fix is left to apply. A fix
+lints again what the round changed with the rules it may fix (relint); it stops when no fix
+is left to apply, and the other rules judge what the rounds changed once. A fix
 whose edits cannot be spliced exactly is not applied and is reported, never forced. Objects
 that come from a render (Helm, Kustomize) or from a List item are reported, never written."""
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
-from ..core.fixes import Applicability, EditError, Op
+from ..core.fixes import Applicability, EditError, FixAvailability, Op
 from ..engine.lint import LintResult
 from ..sources.loader import Loaded
 from ..sources.yamlpos import remembering_parses
@@ -70,6 +71,11 @@ class Choice:
     select: frozenset = frozenset()  # rule ids; empty: every rule
     ignore: frozenset = frozenset()
 
+    def may_fix(self, rule) -> bool:
+        """Whether the run may apply fixes of this rule's findings."""
+        return rule.fixable is not FixAvailability.NEVER and (not self.select or rule.id in self.select) \
+            and rule.id not in self.ignore
+
     def reason_not(self, finding: Finding) -> str | None:
         """Why this finding's fix is not applied, or None when it is wanted."""
         fix = finding.fix
@@ -95,10 +101,10 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
 def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None) -> FixRun:
     by_name = {f.display: f for f in files}
     failed: dict[tuple, str] = {}
-    relinter = Relinter(config, context)
+    relinter = Relinter(config, context, choice.may_fix)
     for _ in range(MAX_ROUNDS):
-        result, list_items = relinter.lint(files)
-        plan = _plan(result.findings, by_name, list_items, failed, choice)
+        fixable, list_items = relinter.lint(files)
+        plan = _plan(fixable.findings, by_name, list_items, failed, choice)
         if not plan:
             break
         by_file: dict[str, dict[int, list]] = {}
@@ -107,10 +113,11 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
         for display, by_document in by_file.items():
             _apply(by_name[display], by_document, failed)
     else:  # a fix that keeps coming back: stop, keep what was done, say so
-        result, list_items = relinter.lint(files)
-        for finding in _plan(result.findings, by_name, list_items, failed, choice).values():
+        fixable, list_items = relinter.lint(files)
+        for finding in _plan(fixable.findings, by_name, list_items, failed, choice).values():
             for f in finding:
                 failed[_key(f)] = f"fixes still applied after {MAX_ROUNDS} rounds: stopped"
+    result = relinter.complete()
     left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
     return FixRun(files, left, result)
 
