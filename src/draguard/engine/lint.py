@@ -106,7 +106,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
 
 def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None,
           cluster: ClusterView | None = None, devices: Target | None = None, rules=None,
-          notes: bool = True) -> LintResult:
+          notes: bool = True, origins: dict | None = None) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = cluster.objects if cluster is not None else ObjectSet(manifests)
     ctx = Context(config, object_set, inventory, cluster, devices)
@@ -138,6 +138,9 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
                     raise
                 found.append(_internal_error(rule, manifest, exc))
             raw.extend(found)
+            if origins is not None:
+                for finding in found:
+                    origins[id(finding)] = manifest
         if manifest.annotations:
             reasons, unknown = suppressions(manifest)
             if notes:
@@ -201,7 +204,8 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
 
 def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
                 advance=None, *, cluster: ClusterView | None = None, inventory: Inventory | None = None,
-                devices: Target | None = None, rules=None, notes: bool = True) -> LintResult:
+                devices: Target | None = None, rules=None, notes: bool = True,
+                origins: dict | None = None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
     problems met reading them), against `inventory`, or the configured one when there is
     one. With `only` (a predicate on manifests), the rules judge just those objects; every
@@ -211,7 +215,9 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
     `devices`, the inventory already built with its allocator, is reused as it is. `rules`
     (a predicate on rules) runs only the rules it lets through; `notes=False` leaves out the
     run's own findings (problems met reading, unknown suppression keys, the live-objects
-    note), which a caller judging the rules in parts takes from one part."""
+    note), which a caller judging the rules in parts takes from one part. `origins`, when
+    given, is filled with id(finding) -> the manifest whose judging found it (a finding may
+    be placed on another object: rollout-pdb reports a workload's budget)."""
     with cyclic_gc_paused():
         if manifests is None:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
@@ -219,6 +225,6 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, set_classes)
         result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster, devices,
-                       rules, notes)
+                       rules, notes, origins)
         result.refused = loaded.refused
         return result

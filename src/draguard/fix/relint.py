@@ -34,7 +34,8 @@ class Relinter:
     def __init__(self, config: Config, context: Loaded | None, fixing):
         self.config, self.context, self.fixing = config, context, fixing
         self.parsed: dict[str, tuple[str, Loaded, list]] = {}  # display -> (text, what it loaded to, manifests)
-        #: per part (True: the fixing rules', False: the others', NOTES: the run's own), by file, (findings, suppressed)
+        #: per part (True: the fixing rules', False: the others', NOTES: the run's own), by the file
+        #: whose judging found them, (findings, suppressed)
         self.found: dict = {True: {}, False: {}, NOTES: {}}
         self.stale: set[str] = set()  # files the other rules have not judged as they stand
         self.first = True
@@ -88,15 +89,16 @@ class Relinter:
         (None), judging what `only` lets through, and keep the findings of `displays` in
         place of their earlier ones."""
         rules = None if fixing is None else self.fixing if fixing else lambda rule: not self.fixing(rule)
-        result = lint_loaded(self.everything, self.config, only, self.manifests, rules=rules, notes=False)
+        origins: dict = {}
+        result = lint_loaded(self.everything, self.config, only, self.manifests, rules=rules, notes=False,
+                             origins=origins)
         for part in [True, False] if fixing is None else [fixing]:
-            for display in [*displays, None]:  # None: findings placed in no file judged
+            for display in displays:
                 self.found[part][display] = ([], [])
         for index, found in enumerate((result.findings, result.suppressed)):
-            for finding in found:
+            for finding in found:  # by the file judged, which may not be the file it is placed in
                 part = fixing if fixing is not None else self.fixing(REGISTRY.get(finding.rule))
-                key = finding.location.file if finding.location.file in displays else None
-                self.found[part][key][index].append(finding)
+                self.found[part][origins[id(finding)].source.display][index].append(finding)
 
     def _merged(self, *parts) -> LintResult:
         groups = [group for part in parts for group in self.found[part].values()]

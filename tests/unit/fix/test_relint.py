@@ -1,0 +1,73 @@
+"""fix lints again only what a round's changes can reach, and only the rules it may fix
+between rounds; its final findings must still be those of a fresh lint of the fixed texts."""
+
+from __future__ import annotations
+
+from draguard.core.config import Config
+from draguard.engine import lint_loaded
+from draguard.fix.run import Choice, FileText, fix_texts
+from draguard.sources.loader import Loaded, Source, load_text
+
+WORKLOAD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %(name)s, namespace: team-a}
+spec:
+  replicas: 2
+  strategy: {type: RollingUpdate, rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}
+  selector: {matchLabels: {app: %(name)s}}
+  template:
+    metadata: {labels: {app: %(name)s}}
+    spec:
+      terminationGracePeriodSeconds: %(grace)s
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
+      containers:
+      - name: server
+        image: vllm/vllm-openai:v0.8.0
+        args: [--shutdown-timeout, "10"]
+        resources: {claims: [{name: gpu}]}
+        lifecycle: {preStop: {sleep: {seconds: 10}}}
+"""
+TEMPLATE = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu, namespace: team-a}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 1}
+"""
+BUDGET = """\
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: a, namespace: team-a}
+spec:
+  maxUnavailable: 3
+  selector: {matchLabels: {app: a}}
+"""
+
+
+def _fresh(files: list[FileText]):
+    loaded = Loaded()
+    for f in files:
+        load_text(Source(f.display, f.text), loaded)
+    return lint_loaded(loaded, Config())
+
+
+def _keys(findings):
+    return sorted((f.rule, f.location.file, f.location.line, f.location.column, f.message) for f in findings)
+
+
+def test_a_finding_one_object_makes_on_another_file_survives_that_file_being_judged_again():
+    """rollout-pdb, judging Deployment a (a.yaml), reports the budget of b.yaml. Deployment c
+    changes, which has the budgets of its namespace judged again (b.yaml), but not a: the
+    finding a made must stay."""
+    files = [FileText("a.yaml", WORKLOAD % {"name": "a", "grace": 120}),
+             FileText("b.yaml", BUDGET),
+             FileText("c.yaml", WORKLOAD % {"name": "c", "grace": 5} + "---\n" + TEMPLATE)]
+    run = fix_texts(files, Config(), Choice(unsafe=True, select=frozenset({"teardown-grace-period"})))
+    assert [f.display for f in run.changed] == ["c.yaml"]
+    assert any(f.rule == "rollout-pdb" and f.location.file == "b.yaml" for f in run.result.findings)
+    assert _keys(run.result.findings) == _keys(_fresh(files).findings)
