@@ -47,17 +47,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: commands that keep running: they keep the cyclic collector (see program())
-SERVING = {"webhook", "mcp"}
-
-
-def _serves(args) -> bool:
-    return args.command in SERVING or bool(getattr(args, "watch", False))
+#: commands whose runs hold trees that reference counting frees (manifests, findings, fixed
+#: texts): they run with the cyclic collector paused to their end (see program()); the
+#: others (servers, watches, simulations) keep it
+TREE_SHAPED = {"lint", "fix"}
 
 
 def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     """Run one command. `whole_process`: the command is all this process does (program()),
-    so a command that does not serve runs with the cyclic collector paused to its end."""
+    so a TREE_SHAPED command runs with the cyclic collector paused to its end."""
     if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions (`draguard completion`)
         import argcomplete
 
@@ -70,7 +68,7 @@ def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     except SystemExit as exc:  # argparse already printed the usage error
         return EXIT_OK if exc.code == 0 else EXIT_ERROR
     module = import_module(f"{__name__}.{COMMANDS[args.command][0]}")
-    if whole_process and not _serves(args):
+    if whole_process and args.command in TREE_SHAPED:
         gc.disable()
     try:
         return module.run(args)
@@ -94,11 +92,10 @@ def program() -> int:
     """The `draguard` process: main(), after which the interpreter's last full garbage
     collections would walk every object the run made only to free memory the process hands
     back as it ends (1.5 s after a 5,000-object fix, 2 s after a 20,000-object lint,
-    measured); the objects are frozen out of them. A command that does not serve runs with
-    the collector paused from its start (its objects are trees that reference counting
-    frees): re-enabled after the run's paused sections (core.collector), the first
-    collection walked every object the run still held before its report was written, 2 s
-    of a 20,000-object fix (measured). Not for main() in a process that goes on."""
+    measured); the objects are frozen out of them. lint and fix run with the collector
+    paused from their start: re-enabled after the run's paused sections (core.collector),
+    the first collection walked every object the run still held before its report was
+    written, 2 s of a 20,000-object fix (measured). Not for main() in a process that goes on."""
     status = main(whole_process=True)
     gc.freeze()
     return status
