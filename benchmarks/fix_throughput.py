@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,27 +57,32 @@ def replicate(target: Path, wanted: int) -> int:
     return count
 
 
-def timed(argv: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
+def timed(argv: list[str], runs: int) -> float:
+    """The median wall time of `runs` runs (this machine's speed drifts between runs)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=20000)
+    parser.add_argument("--runs", type=int, default=1, help="runs of each command; the median is shown")
     args = parser.parse_args()
     draguard = [sys.executable, "-m", "draguard"]
     with tempfile.TemporaryDirectory() as tmp:
         tree = Path(tmp) / "tree"
         tree.mkdir()
         objects = replicate(tree, args.objects)
-        lint = timed(draguard + ["lint", "--no-config", str(tree)])
-        diff = timed(draguard + ["fix", "--unsafe-fixes", "--diff", "--no-config", str(tree)])
+        lint = timed(draguard + ["lint", "--no-config", str(tree)], args.runs)
+        diff = timed(draguard + ["fix", "--unsafe-fixes", "--diff", "--no-config", str(tree)], args.runs)
         copy = Path(tmp) / "copy"
         shutil.copytree(tree, copy)
-        in_place = timed(draguard + ["fix", "--unsafe-fixes", "--no-config", str(copy)])
-        again = timed(draguard + ["fix", "--unsafe-fixes", "--no-config", str(copy)])
+        in_place = timed(draguard + ["fix", "--unsafe-fixes", "--no-config", str(copy)], 1)  # then nothing is left
+        again = timed(draguard + ["fix", "--unsafe-fixes", "--no-config", str(copy)], args.runs)
         files = len(list(tree.glob("*/*.yaml")))
     print(f"{objects} objects in {files} files of the replicated corpus")
     print(f"{'run':<28} {'seconds':>8} {'objects/s':>10} {'x lint':>7}")

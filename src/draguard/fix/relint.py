@@ -1,7 +1,8 @@
 """Linting again after each round of fixes, without paying for what did not change: a text
 that did not change is not parsed again, and only the files that changed, or that hold an
 object a changed object can change the verdict on, are judged again (every object stays in
-the set for the rules that read others).
+the set for the rules that read others); between rounds only by the rules whose fixes the
+run may apply, by the others once when no fix is left.
 
 Which objects rules read across files (model.objectset): claims and claim templates, PDBs,
 ConfigMaps and HPAs are read by the workloads of their namespace; workloads' pod templates by
