@@ -1,8 +1,8 @@
 """Linting again after each round of fixes, without paying for what did not change: a text
 that did not change is not parsed again, and only the files that changed, or that hold an
 object a changed object can change the verdict on, are judged again (every object stays in
-the set for the rules that read others); between rounds only by the rules whose fixes the
-run may apply, by the others once when no fix is left.
+the set for the rules that read others), and only by the rules whose fixes the run may
+apply: the others judge every file once, when no fix is left.
 
 Which objects rules read across files (model.objectset): claims and claim templates, PDBs,
 ConfigMaps and HPAs are read by the workloads of their namespace; workloads' pod templates by
@@ -16,10 +16,8 @@ from ..core.config import Config
 from ..core.finding import Finding
 from ..engine.lint import LintResult, lint_loaded
 from ..model.manifest import Manifest
-from ..rules import REGISTRY
 from ..sources.loader import Loaded, Source, load_text
 
-NOTES = "notes"
 EVERY = "*"  # a changed cluster-scoped object that every rule may read: re-judge everything
 _CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node"}
 #: kinds the workloads of their namespace read
@@ -28,17 +26,15 @@ _READ_BY_WORKLOADS = {"ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBu
 
 
 class Relinter:
-    """Lints the files as the rounds leave them. Between rounds only the rules whose fixes
-    the run may apply (`fixing`) judge again; the other rules, which cannot change what a
-    round does, judge once at the end (complete) every file a round changed or reached."""
+    """Lints the files as the rounds leave them. Each round only the rules whose fixes the
+    run may apply (`fixing`) judge; the other rules, which cannot change what a round does,
+    judge every file once, when no fix is left (complete)."""
 
     def __init__(self, config: Config, context: Loaded | None, fixing):
         self.config, self.context, self.fixing = config, context, fixing
         self.parsed: dict[str, tuple[str, Loaded, list]] = {}  # display -> (text, what it loaded to, manifests)
-        #: per part (True: the fixing rules', False: the others', NOTES: the run's own), by the file
-        #: whose judging found them, (findings, suppressed)
-        self.found: dict = {True: {}, False: {}, NOTES: {}}
-        self.stale: set[str] = set()  # files the other rules have not judged as they stand
+        #: the fixing rules' findings by the file whose judging found them: (findings, suppressed)
+        self.found: dict[str, tuple[list, list]] = {}
         self.first = True
         self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
         self.everything = Loaded()
@@ -65,44 +61,42 @@ class Relinter:
             everything.refused += part.refused
         list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
         if self.first:
-            self._judge(None, {s.display for s in everything.sources}, None)
+            self._judge(None, {s.display for s in everything.sources}, self.fixing)
             self.first = False
         else:
             again = {display for display, part in parts.items() if display in changed or dirty.reaches(part)}
             if again:
-                self.stale |= again
-                self._judge(lambda m: m.source.display in again, again, True)
-        return self._merged(True), list_items
+                self._judge(lambda m: m.source.display in again, again, self.fixing)
+        return self._merged(self.found), list_items
 
     def complete(self) -> LintResult:
-        """Every rule's findings of the files as the last lint() read them, and the run's own
-        (problems met reading, unknown suppression keys, the live-objects note)."""
-        if self.stale:
-            stale = self.stale
-            self._judge(lambda m: m.source.display in stale, stale, False)
-            self.stale = set()
-        notes = lint_loaded(self.everything, self.config, None, self.manifests, rules=lambda rule: False)
-        self.found[NOTES] = {None: (notes.findings, notes.suppressed)}
-        return self._merged(True, False, NOTES)
+        """Every rule's findings of the files as the last lint() read them (the other rules
+        judge them now), and the run's own (problems met reading, unknown suppression keys,
+        the live-objects note)."""
+        others: dict = {}
+        self._judge(None, {s.display for s in self.everything.sources}, lambda rule: not self.fixing(rule), others,
+                    notes=True)
+        return self._merged(self.found, others)
 
-    def _judge(self, only, displays: set, fixing: bool | None) -> None:
-        """Lint the run's objects with the fixing rules (True), the others (False) or all
-        (None), judging what `only` lets through, and keep the findings of `displays` in
-        place of their earlier ones."""
-        rules = None if fixing is None else self.fixing if fixing else lambda rule: not self.fixing(rule)
+    def _judge(self, only, displays: set, rules, found: dict | None = None, notes: bool = False) -> None:
+        """Lint the run's objects with the `rules` the predicate lets through, judging what
+        `only` lets through, and keep the findings of `displays` in `found` (the fixing
+        rules' by default) in place of their earlier ones; with `notes`, the run's own
+        findings too (under None)."""
+        found = self.found if found is None else found
         origins: dict = {}
-        result = lint_loaded(self.everything, self.config, only, self.manifests, rules=rules, notes=False,
+        result = lint_loaded(self.everything, self.config, only, self.manifests, rules=rules, notes=notes,
                              origins=origins)
-        for part in [True, False] if fixing is None else [fixing]:
-            for display in displays:
-                self.found[part][display] = ([], [])
-        for index, found in enumerate((result.findings, result.suppressed)):
-            for finding in found:  # by the file judged, which may not be the file it is placed in
-                part = fixing if fixing is not None else self.fixing(REGISTRY.get(finding.rule))
-                self.found[part][origins[id(finding)].source.display][index].append(finding)
+        for display in [*displays, None]:
+            found[display] = ([], [])
+        for index, findings in enumerate((result.findings, result.suppressed)):
+            for finding in findings:  # by the file judged, which may not be the file it is placed in
+                judged = origins.get(id(finding))
+                found[judged.source.display if judged else None][index].append(finding)
 
-    def _merged(self, *parts) -> LintResult:
-        groups = [group for part in parts for group in self.found[part].values()]
+    def _merged(self, *tables: dict) -> LintResult:
+        """One result of the findings kept in `tables` (by file: (findings, suppressed))."""
+        groups = [group for table in tables for group in table.values()]
         findings = sorted((f for group in groups for f in group[0]), key=Finding.sort_key)
         suppressed = sorted((f for group in groups for f in group[1]), key=Finding.sort_key)
         loaded = self.everything
