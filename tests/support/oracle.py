@@ -251,7 +251,57 @@ def scenario(seed: int) -> dict:
          "allocatedDevices": [dict(zip(("driver", "pool", "device"), d)) for d in allocated],
          "allocatedShared": [], "node": node, "features": features}
     _consumable(random.Random(f"consumable-{seed}"), s)
+    _list_attributes(random.Random(f"lists-{seed}"), s)
     return s
+
+
+_LIST_SELECTORS = [  # the scheduler's environment declares attributes dyn with the feature: lists iterate
+    f"device.attributes['{GPU}'].numa.exists(n, n == 1)",
+    f"has(device.attributes['{GPU}'].links) && 'nvl1' in device.attributes['{GPU}'].links",
+    f"has(device.attributes['{GPU}'].links) && size(device.attributes['{GPU}'].links) >= 2",
+    f"has(device.attributes['{GPU}'].numa) && device.attributes['{GPU}'].numa == [0, 1]",
+]
+
+
+def _numa(rng: random.Random) -> dict:
+    """A NUMA attribute: mostly a list of nodes, some empty, some a scalar, now and then of
+    another type (sets of different types share nothing)."""
+    roll = rng.random()
+    if roll < 0.6:
+        return {"ints": sorted(rng.sample(range(4), rng.choice([1, 1, 2, 3])))}
+    if roll < 0.7:
+        return {"ints": []}
+    if roll < 0.9:
+        return {"int": rng.randint(0, 3)}
+    return rng.choice([{"strings": ["0"]}, {"bools": [True]}, {"versions": ["1.0.0", "1.2.0"]}])
+
+
+def _list_attributes(rng: random.Random, s: dict) -> None:
+    """DRAListTypeAttributes on top of a scenario, from an rng of its own: list-typed device
+    attributes (NUMA nodes, links), matchAttribute and distinctAttribute over them (sets with
+    the feature, the experimental variant; unknown types without it), and, with the feature,
+    selectors that iterate them."""
+    if rng.random() < 0.4:
+        return
+    on = rng.random() < 0.6
+    if on:
+        s["features"]["ListTypeAttributes"] = True
+    for slice_ in s["resourceSlices"]:
+        for device in slice_["spec"].get("devices", []) if slice_["spec"]["driver"] == GPU else []:
+            if rng.random() < 0.8:
+                device["attributes"]["numa"] = _numa(rng)
+            if rng.random() < 0.5:
+                device["attributes"]["links"] = {"strings": rng.sample(["nvl0", "nvl1", "nvl2"], rng.randint(1, 3))}
+    for claim in s["claims"]:
+        devices = claim["spec"]["devices"]
+        if rng.random() < 0.5:  # distinctAttribute where the variant knows it (not the stable one)
+            newer = on or s["features"].get("ConsumableCapacity") or s["features"].get("DeviceBindingAndStatus")
+            kind = "distinctAttribute" if newer and rng.random() < 0.4 else "matchAttribute"
+            devices.setdefault("constraints", []).append({kind: rng.choice([f"{GPU}/numa", f"{GPU}/links", "numa"])})
+        for request in devices["requests"] if on else []:
+            for body in request.get("firstAvailable") or [request.get("exactly", {})]:
+                if rng.random() < 0.3:
+                    body.setdefault("selectors", []).append({"cel": {"expression": rng.choice(_LIST_SELECTORS)}})
 
 
 _MEMORY_POLICIES = [

@@ -31,6 +31,12 @@ def _selected(name: str, requirement: dict, labels: dict, field: str = "matchExp
             "node": {"metadata": {"name": "node-0", "labels": labels}}, "features": FEATURES}
 
 
+def _claim(requests: list, **devices) -> dict:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": "claim-0", "namespace": "default"},
+            "spec": {"devices": {"requests": requests, **devices}}}
+
+
 def _pool(name: str, slices: list) -> dict:
     """One GPU claim against the pool these slices make."""
     return {"id": name, "deviceClasses": [_GPU_CLASS], "resourceSlices": slices, "claims": [_ONE_GPU_CLAIM],
@@ -157,6 +163,48 @@ REGRESSIONS: dict[str, dict] = {
                         "capacity": {"requests": {"memory": "12.5Gi"}}}}]}}}],
         "allocatedShared": [{"driver": GPU, "pool": "p", "device": "dev-0",
                              "shareID": "00000000-0000-0000-0000-000000000001", "consumedCapacity": {"memory": "28Gi"}}],
+        "features": dict(FEATURES, ConsumableCapacity=True),
+    },
+    # The newer variants read distinctAttribute whatever DRAConsumableCapacity says (only the
+    # stable one does not know it); this one runs for DRAListTypeAttributes: the two devices'
+    # NUMA sets overlap, so two devices cannot be distinct.
+    "distinct-without-consumable-capacity": {
+        **_pool("distinct-without-consumable-capacity", [_slice("p", 1, devices=[
+            {"name": "dev-0", "attributes": {"numa": {"ints": [0, 1]}}},
+            {"name": "dev-1", "attributes": {"numa": {"ints": [1, 2]}}}])]),
+        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                       "count": 2}}],
+                          constraints=[{"distinctAttribute": f"{GPU}/numa"}])],
+        "features": dict(FEATURES, ListTypeAttributes=True),
+    },
+    # ... and refuse capacity requests while DRAConsumableCapacity is off (the stable variant
+    # ignores a field it does not know).
+    "capacity-requests-gate-off": {
+        **_pool("capacity-requests-gate-off", [_slice("p", 1, devices=[{"name": "dev-0"}])]),
+        "claims": [_claim([{"name": "r0", "firstAvailable": [{"name": "sub0", "deviceClassName": "gpu",
+                                                              "capacity": {"requests": {"memory": "1Gi"}}}]}])],
+        "features": dict(FEATURES, ListTypeAttributes=True),
+    },
+    # DRAListTypeAttributes: matchAttribute keeps the running intersection of the devices' sets
+    # (a scalar is a set of one); without the gate a list has no value to compare, so two
+    # devices with lists never match.
+    "match-attribute-over-sets": {
+        **_pool("match-attribute-over-sets", [_slice("p", 1, devices=[
+            {"name": "dev-0", "attributes": {"numa": {"ints": [0, 1]}}},
+            {"name": "dev-1", "attributes": {"numa": {"ints": [2, 3]}}},
+            {"name": "dev-2", "attributes": {"numa": {"int": 1}}}])]),
+        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                       "count": 2}}],
+                          constraints=[{"matchAttribute": f"{GPU}/numa"}])],
+        "features": dict(FEATURES, ListTypeAttributes=True),
+    },
+    "match-attribute-lists-without-the-gate": {
+        **_pool("match-attribute-lists-without-the-gate", [_slice("p", 1, devices=[
+            {"name": "dev-0", "attributes": {"numa": {"ints": [0, 1]}}},
+            {"name": "dev-1", "attributes": {"numa": {"ints": [0, 1]}}}])]),
+        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                       "count": 2}}],
+                          constraints=[{"matchAttribute": f"{GPU}/numa"}])],
         "features": dict(FEATURES, ConsumableCapacity=True),
     },
 }

@@ -42,7 +42,7 @@ from fractions import Fraction
 from ..model.pods import mappings
 from . import capacity
 from .celenv import CelRuntimeError, compile_selector
-from .devices import Claim, Device, DeviceClass, Node, Slice
+from .devices import LIST_KINDS, Attr, Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
 from .quantity import QuantityError
 
@@ -99,6 +99,9 @@ class Features:
     # request policies (dra.capacity), distinctAttribute constraints
     consumable_capacity: bool = False
     fractional_capacity_range: bool = False  # DRAFractionalCapacityRange: milli-value steps
+    # DRAListTypeAttributes, the experimental variant: matchAttribute and distinctAttribute
+    # compare attributes as sets (a list attribute's values; selectors see lists either way)
+    list_type_attributes: bool = False
     # structured.Features the cluster enables that draguard's allocator does not model (the
     # experimental variant's): its verdicts may then not be upstream's (dra.variants)
     unmodelled: tuple = ()
@@ -415,11 +418,16 @@ class _Constraint:
 
 
 class _MatchAttribute(_Constraint):
-    """Every device has the attribute, with one value (upstream matchAttributeConstraint)."""
+    """Every device has the attribute, with one value (upstream matchAttributeConstraint). With
+    DRAListTypeAttributes (the experimental variant) values are sets, a scalar a set of one,
+    and the devices' sets must have an element in common: the running intersection is kept
+    per device added, so that a removal restores the one before."""
 
-    def __init__(self, requests, attribute: str):
+    def __init__(self, requests, attribute: str, sets: bool):
         super().__init__(requests, attribute)
+        self.sets = sets
         self.value, self.count = None, 0
+        self.intersections: list = []  # with sets: after each device added
 
     def add(self, base: str, sub: str, device: Device) -> bool:
         if not self.applies(base, sub):
@@ -427,10 +435,18 @@ class _MatchAttribute(_Constraint):
         value = device.attribute(self.attribute)
         if value is None:
             return False
-        if self.count == 0:
-            self.value, self.count = value, 1
-            return True
-        if value != self.value:
+        if self.sets:
+            values = attribute_set(value)
+            if values is None:
+                return False
+            if self.count:
+                values = _common(self.intersections[-1], values)
+                if values is None:
+                    return False
+            self.intersections.append(values)
+        elif self.count == 0:
+            self.value = value  # upstream keeps the first device's attribute, a list too
+        elif value.kind in LIST_KINDS or value != self.value:  # a list has no scalar value to compare
             return False
         self.count += 1
         return True
@@ -438,22 +454,32 @@ class _MatchAttribute(_Constraint):
     def remove(self, base: str, sub: str) -> None:
         if self.applies(base, sub):
             self.count -= 1
+            if self.sets:
+                self.intersections.pop()
 
 
 class _DistinctAttribute(_Constraint):
     """Every device has the attribute, no two with one value (upstream incubating
     distinctAttributeConstraint): values of different types never collide, and Attr compares
-    its type with its value."""
+    its type with its value. With DRAListTypeAttributes the devices' sets must be pairwise
+    disjoint; without it a list collides with every value before it."""
 
-    def __init__(self, requests, attribute: str):
+    def __init__(self, requests, attribute: str, sets: bool):
         super().__init__(requests, attribute)
+        self.sets = sets
         self.values: list = []
 
     def add(self, base: str, sub: str, device: Device) -> bool:
         if not self.applies(base, sub):
             return True
         value = device.attribute(self.attribute)
-        if value is None or value in self.values:
+        if value is None:
+            return False
+        if self.sets:
+            values = attribute_set(value)
+            if values is None or any(_common(values, other) for other in map(attribute_set, self.values) if other):
+                return False
+        elif self.values and (value.kind in LIST_KINDS or value in self.values):
             return False
         self.values.append(value)
         return True
@@ -461,6 +487,23 @@ class _DistinctAttribute(_Constraint):
     def remove(self, base: str, sub: str) -> None:
         if self.applies(base, sub):
             self.values.pop()
+
+
+def attribute_set(attribute: Attr) -> tuple | None:
+    """(item kind, frozenset of values) of an attribute, a scalar as a set of one; None for an
+    empty list (upstream attributeAsSet: no type to compare)."""
+    if attribute.kind in LIST_KINDS:
+        return (LIST_KINDS[attribute.kind], frozenset(attribute.value)) if attribute.value else None
+    return attribute.kind, frozenset((attribute.value,))
+
+
+def _common(a: tuple, b: tuple) -> tuple | None:
+    """The intersection of two attribute sets; None when they share no element or their types
+    differ (upstream deviceAttributeListAsSet.intersection)."""
+    if a[0] != b[0]:
+        return None
+    both = a[1] & b[1]
+    return (a[0], both) if both else None
 
 
 class Allocator:
@@ -581,19 +624,31 @@ class _Run:
 
     def _constraint(self, claim: Claim, index: int, c) -> _Constraint:
         if c.match_attribute:
-            return _MatchAttribute(c.requests, c.match_attribute)
-        if c.distinct_attribute and self.features.consumable_capacity:
-            return _DistinctAttribute(c.requests, c.distinct_attribute)
+            return _MatchAttribute(c.requests, c.match_attribute, self.features.list_type_attributes)
+        if c.distinct_attribute and self.features.variant != "stable":  # the newer variants know it, gate or not
+            return _DistinctAttribute(c.requests, c.distinct_attribute, self.features.list_type_attributes)
         raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint (unsupported constraint type?)")
+
+    def _check_capacity_gate(self, claim: Claim, request) -> None:
+        """The newer variants refuse capacity requests while DRAConsumableCapacity is off (the
+        stable one does not know the field)."""
+        if self.features.variant == "stable" or self.features.consumable_capacity:
+            return
+        for asking in request.subrequests if request.subrequests is not None else [request]:
+            if asking.fields.get("capacity") is not None:
+                what = "subrequest" if asking.parent is not None else "request"
+                raise AllocationError(f"claim {claim.key}, {what} {asking.name}: has capacity requests, but the "
+                                      "DRAConsumableCapacity feature is disabled")
 
     def run(self) -> list[AllocationResult] | None:
         for ci, claim in enumerate(self.claims):
             minimum = 0
             for ri, request in enumerate(claim.requests):
+                if request.subrequests is not None and not self.features.prioritized_list:
+                    raise AllocationError(f"claim {claim.key}, request {request.name}: has subrequests, but "
+                                          "the DRAPrioritizedList feature is disabled")
+                self._check_capacity_gate(claim, request)
                 if request.subrequests is not None:
-                    if not self.features.prioritized_list:
-                        raise AllocationError(f"claim {claim.key}, request {request.name}: has subrequests, but "
-                                              "the DRAPrioritizedList feature is disabled")
                     smallest = None
                     for si, sub in enumerate(request.subrequests):
                         data = self.request_data[(ci, ri, si)] = self._validate(claim, sub, request, (ci, ri, si))

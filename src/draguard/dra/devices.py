@@ -19,8 +19,12 @@ from .cellib import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
 from .quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
 
-Attr = namedtuple("Attr", "kind value")  # kind: 'string', 'int', 'bool' or 'version'
+#: kind: 'string', 'int', 'bool' or 'version', or a list of them (DRAListTypeAttributes):
+#: 'strings', 'ints', 'bools' or 'versions', whose value is a tuple
+Attr = namedtuple("Attr", "kind value")
 MISSING = Attr("missing", None)
+#: list kind -> the kind of its items
+LIST_KINDS = {"ints": "int", "bools": "bool", "strings": "string", "versions": "version"}
 
 
 class ModelError(ValueError):
@@ -160,8 +164,8 @@ class Device:
             self._cel = {
                 "device_driver": self.driver,
                 "device_allowMultipleAllocations": self.allow_multiple_allocations,
-                "device_attributes": {d: {n: (semver_message(a.value) if a.kind == "version" else a.value)
-                                          for n, a in names.items()} for d, names in self.attributes.items()},
+                "device_attributes": {d: {n: _cel_value(a) for n, a in names.items()}
+                                      for d, names in self.attributes.items()},
                 "device_capacity": {d: {n: quantity_message(*q) for n, q in names.items()}
                                     for d, names in self.quantities.items()},
             }
@@ -172,6 +176,18 @@ class Device:
             if missing:
                 data = dict(data, **{variable: dict(data[variable], **{d: {} for d in missing})})
         return data
+
+
+def _cel_value(attribute: Attr):
+    """An attribute as the selector sees it (upstream getAttributeValue): a version as a
+    semver, a list as a list."""
+    if attribute.kind == "version":
+        return semver_message(attribute.value)
+    if attribute.kind == "versions":
+        return [semver_message(v) for v in attribute.value]
+    if attribute.kind in LIST_KINDS:
+        return list(attribute.value)
+    return attribute.value
 
 
 @dataclass(eq=False)
@@ -238,7 +254,9 @@ class Claim:
 
 # --- parsing from manifests ----------------------------------------------------------------
 
-_KINDS = ("int", "bool", "string", "version")
+#: upstream getAttributeValue's order when more than one is set: the lists first (an empty
+#: list counts: Go's non-nil slice)
+_KINDS = ("ints", "bools", "strings", "versions", "int", "bool", "string", "version")
 #: (kind, value) -> Attr: a large cluster's devices repeat the same few values (product names,
 #: versions, profiles), so each is held once; the parse is the audit's hottest loop
 _INTERNED: dict = {}
@@ -250,18 +268,21 @@ def _attributes(raw: dict, driver: str) -> dict:
     if not isinstance(raw, dict):
         return out
     for qualified, value in raw.items():
-        # the API requires exactly one value; like upstream's CEL binding, take int, bool,
-        # string, version in that order if more are set
+        # the API requires exactly one value; like upstream's CEL binding, take them in
+        # _KINDS order if more are set (null is Go's nil: not set)
         kind = None
         if isinstance(value, dict):
             for candidate in _KINDS:
-                if candidate in value:
+                if value.get(candidate) is not None:
                     kind = candidate
                     break
         if kind is None:
-            raise ModelError(f"attribute {qualified} sets none of int, bool, string, version", raw, qualified)
+            raise ModelError(f"attribute {qualified} sets none of int, bool, string, version (or their lists)",
+                             raw, qualified)
         domain, name = split_name(str(qualified), driver)
         found = value[kind]
+        if kind in LIST_KINDS:
+            found = tuple(found) if isinstance(found, list) else found
         try:
             attr = _INTERNED.get((kind, found))
             if attr is None:

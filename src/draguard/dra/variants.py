@@ -6,10 +6,10 @@ incubating, experimental) whose SupportedFeatures cover every enabled feature.
 draguard's allocator is the stable variant, with its four features switchable, and follows
 the incubating variant's additions when the cluster runs it: its pool gathering and search
 order, binding conditions, and consumable capacity (shared devices, capacity requests,
-distinctAttribute). What only the experimental variant adds (list-typed and derived
-attributes, compatibility groups, optional node operations) it does not model, so a cluster
-that enables one is named and a caller says so rather than pass off such results as that
-cluster's."""
+distinctAttribute); of what only the experimental variant adds, list-typed attributes
+(constraints over sets). The rest of it (derived attributes, compatibility groups,
+optional node operations) it does not model, so a cluster that enables one is named and a
+caller says so rather than pass off such results as that cluster's."""
 
 from __future__ import annotations
 
@@ -35,6 +35,8 @@ ALLOCATOR_FEATURES = {
 }
 _STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
 _INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
+#: what draguard's allocator models: the incubating variant's, and of the experimental one's
+_MODELLED = _INCUBATING | {"ListTypeAttributes"}
 VARIANTS = (("stable", _STABLE), ("incubating", _INCUBATING), ("experimental", frozenset(ALLOCATOR_FEATURES)))
 
 
@@ -51,7 +53,7 @@ class Variant:
     @property
     def not_modelled(self) -> list[str]:
         """Enabled features draguard's allocator does not model (the experimental variant's)."""
-        return sorted(self.enabled - _INCUBATING)
+        return sorted(self.enabled - _MODELLED)
 
     def features(self) -> Features:
         """draguard's allocator features: the stable ones as the cluster has them, and the
@@ -62,6 +64,7 @@ class Variant:
                         device_binding_and_status="DeviceBindingAndStatus" in self.enabled,
                         consumable_capacity="ConsumableCapacity" in self.enabled,
                         fractional_capacity_range="FractionalCapacityRange" in self.enabled,
+                        list_type_attributes="ListTypeAttributes" in self.enabled,
                         unmodelled=tuple(self.not_modelled))
 
     def note(self, kube_version: str) -> str | None:
@@ -70,8 +73,8 @@ class Variant:
             return None
         return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
                 f"({', '.join(self.beyond_stable)} enabled); draguard models the incubating variant's features "
-                f"but not {', '.join(self.not_modelled)}, so claims or devices that use them may be allocated "
-                "differently")
+                f"and ListTypeAttributes but not {', '.join(self.not_modelled)}, so claims or devices that use "
+                "them may be allocated differently")
 
 
 def disabled_gates(kube_version: str, overrides: dict | None = None) -> frozenset:

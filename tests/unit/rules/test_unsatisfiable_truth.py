@@ -73,10 +73,15 @@ def test_consumable_capacity_is_judged(tmp_path, lint_json):
 
 
 def test_unmodelled_features_are_not_judged(tmp_path, lint_json):
-    """The experimental variant's features (alpha gates) are not modelled: said, not judged."""
-    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", _inventory(tmp_path, {"a": 1}),
-                                           "--feature-gates", "DRAListTypeAttributes=true")
-    assert severity == "info" and message.startswith("not judged") and "ListTypeAttributes" in message
+    """The experimental variant's features (alpha gates) that are not modelled: said, not
+    judged; its list-typed attributes are modelled, so a claim is judged with them on."""
+    inventory = _inventory(tmp_path, {"a": 1})
+    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", inventory,
+                                           "--feature-gates", "DRADerivedAttributes=true")
+    assert severity == "info" and message.startswith("not judged") and "DerivedAttributes" in message
+    [(severity, _)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", inventory,
+                                     "--feature-gates", "DRAListTypeAttributes=true")
+    assert severity == "error"
 
 
 def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them(tmp_path, lint_json):
