@@ -25,6 +25,11 @@ DEVICES = [
                                       "driverVersion": {"version": "2.0.0"}},
      "capacity": {"memory": {"value": "80Gi"}}},
     {"name": "bare", "attributes": {"other.example.com/model": {"string": "x"}}, "capacity": {}},
+    # list-typed attributes (DRAListTypeAttributes): selectors see lists under the same names
+    {"name": "lists", "attributes": {"model": {"strings": ["a100", "h100"]}, "index": {"ints": [1, 3]},
+                                     "healthy": {"bools": [True]}, "driverVersion": {"versions": ["1.2.3", "2.0.0"]},
+                                     "ip": {"strings": []}},
+     "capacity": {"memory": {"value": "40Gi"}}},
 ]
 
 QUANTITIES = ["1", "1.", ".5", ".", "-", "+", "0", "1e3", "1E3", "1E", "1e", "1e-3", "1e+2", "0.1n", "-0.1n",
