@@ -252,7 +252,28 @@ def scenario(seed: int) -> dict:
          "allocatedShared": [], "node": node, "features": features}
     _consumable(random.Random(f"consumable-{seed}"), s)
     _list_attributes(random.Random(f"lists-{seed}"), s)
+    _node_operations(random.Random(f"node-operations-{seed}"), s)
     return s
+
+
+def _node_operations(rng: random.Random, s: dict) -> None:
+    """DRAOptionalNodeOperations on top of a scenario, from an rng of its own: slices that skip
+    node operations, the gate (the experimental variant's), a node that declares the feature;
+    sometimes only another experimental feature, which runs the experimental variant with this
+    one off."""
+    if rng.random() < 0.6:
+        return
+    for slice_ in s["resourceSlices"]:
+        if rng.random() < 0.5:
+            slice_["spec"]["skipNodeOperations"] = rng.choice(
+                [["NodePrepareResources", "NodeUnprepareResources"], ["NodeUnprepareResources"], ["*"]])
+    roll = rng.random()
+    if roll < 0.6:
+        s["features"]["OptionalNodeOperations"] = True
+    elif roll < 0.8:
+        s["features"]["ListTypeAttributes"] = True
+    if rng.random() < 0.7:
+        s["node"]["status"] = {"declaredFeatures": rng.choice([["DRAOptionalNodeOperations"], ["Other"]])}
 
 
 _LIST_SELECTORS = [  # the scheduler's environment declares attributes dyn with the feature: lists iterate
@@ -381,7 +402,8 @@ def draguard_outcome(s: dict, order: tuple | None = None) -> Outcome:
                           features=allocator_features(s["features"]),
                           pool_order=(lambda keys: sorted(keys, key=rank.get)) if order else sorted,
                           shared=shared_use(s))
-    node = Node(s["node"]["metadata"]["name"], s["node"]["metadata"].get("labels", {}))
+    node = Node(s["node"]["metadata"]["name"], s["node"]["metadata"].get("labels", {}),
+                declared_features=frozenset(s["node"].get("status", {}).get("declaredFeatures", ())))
     try:
         results = allocator.allocate([claim_from(m) for m in manifests("claims")], node)
     except AllocationError as exc:

@@ -207,4 +207,27 @@ REGRESSIONS: dict[str, dict] = {
                           constraints=[{"matchAttribute": f"{GPU}/numa"}])],
         "features": dict(FEATURES, ConsumableCapacity=True),
     },
+    # DRAOptionalNodeOperations: the experimental variant takes a device of a slice that skips
+    # node operations only with the gate and on a node that declares the feature, and copies
+    # the list into the result; without the gate (another experimental feature on) it does not
+    # take the device at all.
+    "skip-node-operations-declared": {
+        **_pool("skip-node-operations-declared", [_slice("p", 1, devices=[{"name": "dev-0"}],
+                                                         skipNodeOperations=["*"])]),
+        "node": {"metadata": {"name": "node-0", "labels": {}},
+                 "status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}},
+        "features": dict(FEATURES, OptionalNodeOperations=True),
+    },
+    "skip-node-operations-undeclared": {
+        **_pool("skip-node-operations-undeclared", [_slice("p", 1, devices=[{"name": "dev-0"}],
+                                                           skipNodeOperations=["*"])]),
+        "features": dict(FEATURES, OptionalNodeOperations=True),
+    },
+    "skip-node-operations-gate-off": {
+        **_pool("skip-node-operations-gate-off", [_slice("p", 1, devices=[{"name": "dev-0"}],
+                                                         skipNodeOperations=["*"])]),
+        "node": {"metadata": {"name": "node-0", "labels": {}},
+                 "status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}},
+        "features": dict(FEATURES, ListTypeAttributes=True),
+    },
 }

@@ -81,6 +81,11 @@ class Outcome:
         return self.kind == "allocated"
 
 
+#: the node declared feature a device that skips node operations needs (component-helpers
+#: nodedeclaredfeatures/features/draoptionalnodeoperations)
+NODE_OPERATIONS_FEATURE = "DRAOptionalNodeOperations"
+
+
 @dataclass(frozen=True)
 class Features:
     admin_access: bool = True
@@ -102,6 +107,9 @@ class Features:
     # DRAListTypeAttributes, the experimental variant: matchAttribute and distinctAttribute
     # compare attributes as sets (a list attribute's values; selectors see lists either way)
     list_type_attributes: bool = False
+    # DRAOptionalNodeOperations, the experimental variant: a device of a slice that skips node
+    # operations needs the gate and a node that declares the feature; results copy the list
+    optional_node_operations: bool = False
     # structured.Features the cluster enables that draguard's allocator does not model (the
     # experimental variant's): its verdicts may then not be upstream's (dra.variants)
     unmodelled: tuple = ()
@@ -165,6 +173,7 @@ class DeviceResult:
     binding_failure_conditions: tuple = ()
     share_id: str | None = None  # a share of a device that allows multiple allocations
     consumed_capacity: dict | None = None  # capacity name -> quantity.Quantity, for a share
+    skip_node_operations: tuple = ()  # the slice's, copied by the experimental variant
 
     def as_json(self) -> dict:
         out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
@@ -180,6 +189,8 @@ class DeviceResult:
             out["shareID"] = self.share_id
         if self.consumed_capacity:
             out["consumedCapacity"] = {name: str(q) for name, q in self.consumed_capacity.items()}
+        if self.skip_node_operations:
+            out["skipNodeOperations"] = list(self.skip_node_operations)
         return out
 
 
@@ -844,6 +855,15 @@ class _Run:
                                       f"CEL runtime error: {exc}") from None
         return True
 
+    def _node_operations_allowed(self, s: Slice) -> bool:
+        """The experimental variant takes a device whose slice skips node operations only with
+        DRAOptionalNodeOperations and on a node that declares the feature (the older variants
+        do not know the field)."""
+        if not s.skip_node_operations or self.features.variant != "experimental":
+            return True
+        return self.features.optional_node_operations and self.node is not None and \
+            NODE_OPERATIONS_FEATURE in self.node.declared_features
+
     def _allocate_device(self, ci, ri, si, device: Device, s: Slice, pool: Pool, must: bool):
         data = self.request_data[(ci, ri, si)]
         request = data.request
@@ -854,6 +874,8 @@ class _Run:
         if not admin and self._in_use(device.id):
             return False, None
         if not self.features.partitionable_devices and device.consumes_counters:
+            return False, None
+        if not self._node_operations_allowed(s):
             return False, None
         reserved = False
         # a further share of a shared device does not consume its counters again
@@ -964,10 +986,12 @@ class _Run:
     # -- the result (upstream Allocate, after the search) --
     def _result(self, ci: int, claim: Claim) -> AllocationResult:
         binding = self.features.device_binding_and_status
+        experimental = self.features.variant == "experimental"
         results = [DeviceResult(name, d.driver, d.pool, d.name, admin, tuple(mappings(tolerations)),
                                 d.binding_conditions if binding else (), d.binding_failure_conditions if binding else (),
-                                _share_id(claim, name, d) if consumed is not None else None, consumed or None)
-                   for name, d, _, admin, tolerations, consumed in self.results[ci]]
+                                _share_id(claim, name, d) if consumed is not None else None, consumed or None,
+                                s.skip_node_operations if experimental else ())
+                   for name, d, s, admin, tolerations, consumed in self.results[ci]]
         config, class_configs = [], {}
         for ri, request in enumerate(claim.requests):
             data = self.request_data[(ci, ri, 0)]

@@ -204,6 +204,7 @@ class Slice:
     per_device_node_selection: bool = False
     shared_counters: dict = field(default_factory=dict)  # counter set -> {counter: Fraction}
     uses_compatibility_groups: bool = False  # a device's consumesCounters names compatibilityGroups (KEP-5963)
+    skip_node_operations: tuple = ()  # spec.skipNodeOperations (DRAOptionalNodeOperations)
     manifest: object = None
     parsed_selector: object = field(init=False, repr=False)  # NodeSelector, NodeSelectorError or None
 
@@ -391,6 +392,7 @@ def slice_from(manifest) -> Slice:
                          for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)},
         uses_compatibility_groups=any(_dict(c).get("compatibilityGroups") for d in _list(spec.get("devices"))
                                       for c in _list(_dict(d).get("consumesCounters"))),
+        skip_node_operations=tuple(str(o) for o in _list(spec.get("skipNodeOperations"))),
         manifest=manifest,
     )
 
@@ -464,11 +466,14 @@ class Node:
     labels: dict = field(default_factory=dict)
     taints: tuple = ()  # spec.taints, for the scheduler's TaintToleration filter
     unschedulable: bool = False  # spec.unschedulable: cordoned
+    declared_features: frozenset = frozenset()  # status.declaredFeatures (node declared features, KEP-5328)
 
 
 def node_from(manifest) -> Node:
     spec = _dict(manifest.data.get("spec"))
     taints = tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
                    for t in _list(spec.get("taints")) if isinstance(t, dict))
-    return Node(manifest.name, dict(manifest.labels), taints, spec.get("unschedulable") is True)
+    declared = _list(_dict(manifest.data.get("status")).get("declaredFeatures"))
+    return Node(manifest.name, dict(manifest.labels), taints, spec.get("unschedulable") is True,
+                frozenset(str(f) for f in declared))
 
