@@ -253,7 +253,46 @@ def scenario(seed: int) -> dict:
     _consumable(random.Random(f"consumable-{seed}"), s)
     _list_attributes(random.Random(f"lists-{seed}"), s)
     _node_operations(random.Random(f"node-operations-{seed}"), s)
+    _compatibility_groups(random.Random(f"compatibility-groups-{seed}"), s)
     return s
+
+
+def _compatibility_groups(rng: random.Random, s: dict) -> None:
+    """DRADeviceCompatibilityGroups on top of a scenario, from an rng of its own: devices that
+    draw from a counter set name compatibility groups (some none), the gate mostly on (the
+    experimental variant enforces them; without it such slices make their pool incomplete)."""
+    if rng.random() < 0.6:
+        return
+    if rng.random() < 0.8:
+        s["features"]["CompatibilityGroups"] = True
+    for slice_ in s["resourceSlices"]:
+        for device in slice_["spec"].get("devices", []):
+            for consumption in device.get("consumesCounters", []):
+                if rng.random() < 0.75:
+                    consumption["compatibilityGroups"] = rng.sample(["g1", "g2", "g3"], rng.randint(1, 2))
+    if rng.random() < 0.5:  # a pool of partitions in groups, and a claim for several of them
+        _grouped_pool(rng, s)
+
+
+def _grouped_pool(rng: random.Random, s: dict) -> None:
+    node, pool = s["node"]["metadata"]["name"], "grouped-pool"
+    devices = [{"name": f"part-{i}", "consumesCounters": [dict(
+        {"counterSet": "memory", "counters": {"slices": {"value": "1"}}},
+        **({"compatibilityGroups": groups} if groups else {}))]}
+        for i, groups in enumerate(rng.choice([[["a"], ["a", "b"], ["b"], None], [["a"], ["b"], ["a"]],
+                                               [None, None, ["a"]], [["a", "b"], ["b", "c"], ["c"], ["a", "c"]]]))]
+    spec = {"nodeName": node, "driver": GPU, "pool": {"name": pool, "generation": 1, "resourceSliceCount": 2}}
+    s["resourceSlices"] += [
+        _obj("ResourceSlice", "grouped-counters", dict(spec, sharedCounters=[
+            {"name": "memory", "counters": {"slices": {"value": str(rng.randint(2, 4))}}}])),
+        _obj("ResourceSlice", "grouped-devices", dict(spec, devices=devices))]
+    if rng.random() < 0.3:
+        s["allocatedDevices"].append({"driver": GPU, "pool": pool, "device": rng.choice(devices)["name"]})
+    grouped = _obj("ResourceClaim", "grouped", {"devices": {"requests": [{"name": "r0", "exactly": {
+        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": rng.choice([2, 2, 3]),
+        "selectors": [{"cel": {"expression": "device.attributes.size() == 0"}}]}}]}}, namespace="default")
+    s["claims"] = ([] if rng.random() < 0.6 else s["claims"]) + [grouped]  # mostly alone: its outcome is the groups'
+
 
 
 def _node_operations(rng: random.Random, s: dict) -> None:

@@ -230,4 +230,20 @@ REGRESSIONS: dict[str, dict] = {
                  "status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}},
         "features": dict(FEATURES, ListTypeAttributes=True),
     },
+    # DRADeviceCompatibilityGroups: devices drawing from one counter set must share a group;
+    # an allocated device counts (its groups read from the slice), and a device without
+    # groups goes only with others without.
+    "compatibility-groups-allocated-peer": {
+        **_pool("compatibility-groups-allocated-peer", [
+            _slice("p-counters", 2, sharedCounters=[{"name": "memory", "counters": {"slices": {"value": "4"}}}]),
+            _slice("p-devices", 2, devices=[
+                {"name": f"part-{i}", "consumesCounters": [dict(
+                    {"counterSet": "memory", "counters": {"slices": {"value": "1"}}},
+                    **({"compatibilityGroups": groups} if groups else {}))]}
+                for i, groups in enumerate([["a"], ["b"], None, ["b", "c"]])])]),
+        "allocatedDevices": [{"driver": GPU, "pool": "p", "device": "part-1"}],
+        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                       "count": 1}}])],
+        "features": dict(FEATURES, CompatibilityGroups=True),
+    },
 }

@@ -38,6 +38,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import NamedTuple
 
 from ..model.pods import mappings
 from . import capacity
@@ -92,7 +93,10 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = True
     device_taints: bool = True
-    compatibility_groups: bool = False  # DRADeviceCompatibilityGroups: the stable variant lacks it
+    # DRADeviceCompatibilityGroups, the experimental variant: devices drawing from one counter
+    # set must share a compatibility group; without it slices that name groups are ignored
+    # (their pool is incomplete)
+    compatibility_groups: bool = False
     # the upstream variant whose pool gathering to follow: "stable", or "incubating" and
     # "experimental", which share pools_incubating.go (dra.variants picks it from the gates)
     variant: str = "stable"
@@ -500,6 +504,32 @@ class _DistinctAttribute(_Constraint):
             self.values.pop()
 
 
+class _Groups(NamedTuple):
+    """The compatibility-group state of a counter set some device draws from (upstream
+    compatibilityGroupIntersection; None while none does): whether every such device
+    declared no groups, else the intersection of their groups (empty when allocated devices
+    already disagree: then nothing more fits)."""
+
+    all_empty: bool
+    groups: frozenset
+
+
+def _admits(current: _Groups | None, groups: frozenset) -> bool:
+    if current is None:
+        return True
+    if not groups:
+        return current.all_empty  # no groups go only with no groups
+    return not current.all_empty and bool(current.groups & groups)
+
+
+def _joined(current: _Groups | None, groups: frozenset) -> _Groups:
+    if current is None:
+        return _Groups(not groups, groups)
+    if current.all_empty or not groups:
+        return current
+    return _Groups(False, current.groups & groups)
+
+
 def attribute_set(attribute: Attr) -> tuple | None:
     """(item kind, frozenset of values) of an attribute, a scalar as a set of one; None for an
     empty list (upstream attributeAsSet: no type to compare)."""
@@ -586,6 +616,8 @@ class _Run:
         self.results: list[list] = [[] for _ in claims]
         self.matches: dict = {}
         self.available: dict = {}
+        self.groups: dict = {}  # pool key -> counter set -> _Groups, this run's (DRADeviceCompatibilityGroups)
+        self.groups_baseline: dict = {}  # pool key -> counter set -> _Groups of the allocated devices
         self.consumed: dict = {}
         self.allocating_capacity: dict = {}  # device id -> what this run's shares consume of it
         self.steps = 0
@@ -877,10 +909,16 @@ class _Run:
             return False, None
         if not self._node_operations_allowed(s):
             return False, None
-        reserved = False
+        reserved, restore_groups = False, None
         # a further share of a shared device does not consume its counters again
         if device.consumes_counters and not (multiple and self._capacity_in_use(device.id)):
+            if self.features.compatibility_groups:  # before the counters, as upstream checks them
+                restore_groups = self._join_groups(device, pool)
+                if restore_groups is None:
+                    return False, None
             if not self._reserve_counters(device, pool):
+                if restore_groups is not None:
+                    restore_groups()
                 return False, None
             reserved = True
         base = data.parent.name if data.parent else request.name
@@ -897,6 +935,8 @@ class _Run:
                 c.remove(base, sub)
             if reserved:
                 self._release_counters(device, pool)
+            if restore_groups is not None:
+                restore_groups()
 
         if self.features.device_taints and self._tainted(device, request):
             undo()
@@ -947,6 +987,46 @@ class _Run:
                     not any(t.tolerates(taint) for t in request.tolerations):
                 return True
         return False
+
+    def _join_groups(self, device: Device, pool: Pool):
+        """DRADeviceCompatibilityGroups (upstream checkAndConsumeCompatibilityGroups): on each
+        counter set it draws from, the device's groups must meet those of every device already
+        drawing from it (allocated ones and this run's); a device without groups goes only with
+        devices without groups. Returns what restores the state before, or None when the
+        device does not fit."""
+        running = self.groups.setdefault((pool.driver, pool.name), {})
+        baseline = self._groups_baseline(pool)
+        saved = []
+
+        def restore():
+            for set_name, before in reversed(saved):
+                if before is None:
+                    del running[set_name]
+                else:
+                    running[set_name] = before
+
+        for set_name, groups in device.compatibility_groups:
+            before = running.get(set_name)
+            current = before if before is not None else baseline.get(set_name)
+            if not _admits(current, groups):
+                restore()
+                return None
+            saved.append((set_name, before))
+            running[set_name] = _joined(current, groups)
+        return restore
+
+    def _groups_baseline(self, pool: Pool) -> dict:
+        """Per counter set, the groups of the pool's allocated devices (compatibilityGroupsBaselineForPool)."""
+        key = (pool.driver, pool.name)
+        if key not in self.groups_baseline:
+            baseline: dict = {}
+            for s in pool.slices + pool.other_slices:
+                for d in s.devices:
+                    if self.owner.holds(d.id):
+                        for set_name, groups in d.compatibility_groups:
+                            baseline[set_name] = _joined(baseline.get(set_name), groups)
+            self.groups_baseline[key] = baseline
+        return self.groups_baseline[key]
 
     def _available_counters(self, pool: Pool) -> dict:
         key = (pool.driver, pool.name)

@@ -84,6 +84,8 @@ class Device:
     capacity_raw: dict | None = field(default=None, repr=False)  # as written: names and request policies (dra.capacity)
     consumable: tuple | None = field(default=None, repr=False, compare=False)  # capacity_raw parsed, when first needed
     consumes_counters: list = field(default_factory=list)  # [(counter set, {counter: Fraction})]
+    #: [(counter set, its compatibilityGroups as a frozenset, empty for none)], as consumes_counters
+    compatibility_groups: tuple = ()
     taints: tuple = ()  # what the scheduler sees: the slice's own taints and DeviceTaintRules'
     node_name: str | None = None
     node_selector: dict | None = None
@@ -366,6 +368,8 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         capacity_raw=body.get("capacity") if isinstance(body.get("capacity"), dict) else None,
         consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters")))
                            for c in _list(body.get("consumesCounters")) if isinstance(c, dict)],
+        compatibility_groups=tuple((str(c.get("counterSet", "")), frozenset(map(str, _list(c.get("compatibilityGroups")))))
+                                   for c in _list(body.get("consumesCounters")) if isinstance(c, dict)),
         taints=_taints(body.get("taints")),
         node_name=body.get("nodeName"), node_selector=body.get("nodeSelector"),
         all_nodes=body.get("allNodes") is True,

@@ -7,8 +7,8 @@ draguard's allocator is the stable variant, with its four features switchable, a
 the incubating variant's additions when the cluster runs it: its pool gathering and search
 order, binding conditions, and consumable capacity (shared devices, capacity requests,
 distinctAttribute); of what only the experimental variant adds, list-typed attributes
-(constraints over sets) and optional node operations. The rest of it (derived attributes,
-compatibility groups) it does not model, so a cluster that enables one is named and a
+(constraints over sets), optional node operations and compatibility groups. The rest of it
+(derived attributes) it does not model, so a cluster that enables one is named and a
 caller says so rather than pass off such results as that cluster's."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ ALLOCATOR_FEATURES = {
 _STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
 _INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
 #: what draguard's allocator models: the incubating variant's, and of the experimental one's
-_MODELLED = _INCUBATING | {"ListTypeAttributes", "OptionalNodeOperations"}
+_MODELLED = _INCUBATING | {"ListTypeAttributes", "OptionalNodeOperations", "CompatibilityGroups"}
 VARIANTS = (("stable", _STABLE), ("incubating", _INCUBATING), ("experimental", frozenset(ALLOCATOR_FEATURES)))
 
 
@@ -66,6 +66,7 @@ class Variant:
                         fractional_capacity_range="FractionalCapacityRange" in self.enabled,
                         list_type_attributes="ListTypeAttributes" in self.enabled,
                         optional_node_operations="OptionalNodeOperations" in self.enabled,
+                        compatibility_groups="CompatibilityGroups" in self.enabled,
                         unmodelled=tuple(self.not_modelled))
 
     def note(self, kube_version: str) -> str | None:
@@ -74,7 +75,7 @@ class Variant:
             return None
         return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
                 f"({', '.join(self.beyond_stable)} enabled); draguard models the incubating variant's features "
-                f"and ListTypeAttributes and OptionalNodeOperations but not {', '.join(self.not_modelled)}, so "
+                f"and {', '.join(sorted(_MODELLED - _INCUBATING))} but not {', '.join(self.not_modelled)}, so "
                 "claims or devices that use them may be allocated differently")
 
 

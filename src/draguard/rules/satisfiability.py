@@ -43,8 +43,8 @@ class RequestUnsatisfiable(Rule):
         What cannot be judged is said as `info`, never as an error: requests for other
         vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's), and
         every claim when the gates enable what draguard's allocator does not model yet (the
-        experimental variant's derived attributes and compatibility groups; its list-typed
-        attributes and optional node operations are modelled). The allocator follows the
+        experimental variant's derived attributes; its list-typed attributes, optional node
+        operations and compatibility groups are modelled). The allocator follows the
         target release and `--feature-gates`: with DRADeviceBindingConditions on (1.36+),
         devices with binding conditions count; with DRAConsumableCapacity (1.36+), capacity
         requests take their share of a device and devices with allowMultipleAllocations are
