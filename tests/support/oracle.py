@@ -254,7 +254,22 @@ def scenario(seed: int) -> dict:
     _list_attributes(random.Random(f"lists-{seed}"), s)
     _node_operations(random.Random(f"node-operations-{seed}"), s)
     _compatibility_groups(random.Random(f"compatibility-groups-{seed}"), s)
+    _derived_attributes(random.Random(f"derived-{seed}"), s)
     return s
+
+
+def _derived_attributes(rng: random.Random, s: dict) -> None:
+    """Requests with derived attributes (DRADerivedAttributes), refused by every variant while
+    the gate is off. With it the experimental variant evaluates them, which draguard does not
+    model (it says so): the generator never turns it on."""
+    if rng.random() < 0.9:
+        return
+    for claim in s["claims"]:
+        for request in claim["spec"]["devices"]["requests"]:
+            for body in request.get("firstAvailable") or [request.get("exactly", {})]:
+                if rng.random() < 0.5:
+                    body["derivedAttributes"] = [{"name": "derived/index",
+                                                  "expression": f"device.attributes['{GPU}'].index"}]
 
 
 def _compatibility_groups(rng: random.Random, s: dict) -> None:

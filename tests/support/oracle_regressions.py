@@ -246,4 +246,13 @@ REGRESSIONS: dict[str, dict] = {
                                                        "count": 1}}])],
         "features": dict(FEATURES, CompatibilityGroups=True),
     },
+    # Every variant refuses a request with derived attributes while DRADerivedAttributes is off
+    # (here the experimental one, run for another gate).
+    "derived-attributes-gate-off": {
+        **_pool("derived-attributes-gate-off", [_slice("p", 1, devices=[{"name": "dev-0"}])]),
+        "claims": [_claim([{"name": "r0", "exactly": {
+            "deviceClassName": "gpu", "derivedAttributes": [{"name": "derived/x", "expression": "1"}]}}],
+            constraints=[{"matchAttribute": "derived/x"}])],
+        "features": dict(FEATURES, ListTypeAttributes=True),
+    },
 }

@@ -93,6 +93,9 @@ class Features:
     prioritized_list: bool = True
     partitionable_devices: bool = True
     device_taints: bool = True
+    # DRADerivedAttributes, the experimental variant: requests with derived attributes are
+    # refused without it; with it they are not modelled (dra.variants says so)
+    derived_attributes: bool = False
     # DRADeviceCompatibilityGroups, the experimental variant: devices drawing from one counter
     # set must share a compatibility group; without it slices that name groups are ignored
     # (their pool is incomplete)
@@ -626,6 +629,9 @@ class _Run:
     def _validate(self, claim: Claim, request, parent, key) -> _RequestData:
         data = _RequestData(request, parent, None)
         where = f"claim {claim.key}, request {data.name}"
+        if request.derived_attributes and not self.features.derived_attributes:  # every variant but one refuses
+            raise AllocationError(f"claim {claim.key}, request {request.name}: cannot handle request with derived "
+                                  "attributes, the feature is disabled")
         if any(not expr for expr in request.selectors):
             raise AllocationError(f"{where}: CEL expression empty (unsupported selector type?)")
         if not self.features.admin_access and request.admin_access is not None:

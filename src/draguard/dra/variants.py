@@ -67,6 +67,7 @@ class Variant:
                         list_type_attributes="ListTypeAttributes" in self.enabled,
                         optional_node_operations="OptionalNodeOperations" in self.enabled,
                         compatibility_groups="CompatibilityGroups" in self.enabled,
+                        derived_attributes="DerivedAttributes" in self.enabled,
                         unmodelled=tuple(self.not_modelled))
 
     def note(self, kube_version: str) -> str | None:

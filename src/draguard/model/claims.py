@@ -62,6 +62,7 @@ class DeviceRequest:
     admin_access: bool | None = None
     tolerations: tuple = ()
     capacity_requests: dict = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
+    derived_attributes: tuple = ()  # derivedAttributes (DRADerivedAttributes): the raw entries
     subrequests: list | None = None
 
     @property
@@ -114,6 +115,8 @@ def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
     capacity = body.get("capacity")
     requested = capacity.get("requests") if isinstance(capacity, dict) else None
     request.capacity_requests = dict(requested) if isinstance(requested, dict) else {}
+    derived = body.get("derivedAttributes")
+    request.derived_attributes = tuple(derived) if isinstance(derived, list) else ()
     return request
 
 
