@@ -43,6 +43,16 @@ def _pool(name: str, slices: list) -> dict:
             "allocatedDevices": [], "node": {"metadata": {"name": "node-0", "labels": {}}}, "features": FEATURES}
 
 
+def _skipping(name: str, declared: bool, **features) -> dict:
+    """One GPU claim against a device of a slice that skips node operations, on a node that
+    declares DRAOptionalNodeOperations or not."""
+    node = {"metadata": {"name": "node-0", "labels": {}}}
+    if declared:
+        node["status"] = {"declaredFeatures": ["DRAOptionalNodeOperations"]}
+    return {**_pool(name, [_slice("p", 1, devices=[{"name": "dev-0"}], skipNodeOperations=["*"])]),
+            "node": node, "features": dict(FEATURES, **features)}
+
+
 REGRESSIONS: dict[str, dict] = {
     # A pool whose slices disagree on resourceSliceCount: upstream reads the count from the
     # pool's first slice in input order (here the counters slice: 2 slices, complete);
@@ -211,25 +221,10 @@ REGRESSIONS: dict[str, dict] = {
     # node operations only with the gate and on a node that declares the feature, and copies
     # the list into the result; without the gate (another experimental feature on) it does not
     # take the device at all.
-    "skip-node-operations-declared": {
-        **_pool("skip-node-operations-declared", [_slice("p", 1, devices=[{"name": "dev-0"}],
-                                                         skipNodeOperations=["*"])]),
-        "node": {"metadata": {"name": "node-0", "labels": {}},
-                 "status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}},
-        "features": dict(FEATURES, OptionalNodeOperations=True),
-    },
-    "skip-node-operations-undeclared": {
-        **_pool("skip-node-operations-undeclared", [_slice("p", 1, devices=[{"name": "dev-0"}],
-                                                           skipNodeOperations=["*"])]),
-        "features": dict(FEATURES, OptionalNodeOperations=True),
-    },
-    "skip-node-operations-gate-off": {
-        **_pool("skip-node-operations-gate-off", [_slice("p", 1, devices=[{"name": "dev-0"}],
-                                                         skipNodeOperations=["*"])]),
-        "node": {"metadata": {"name": "node-0", "labels": {}},
-                 "status": {"declaredFeatures": ["DRAOptionalNodeOperations"]}},
-        "features": dict(FEATURES, ListTypeAttributes=True),
-    },
+    "skip-node-operations-declared": _skipping("skip-node-operations-declared", True, OptionalNodeOperations=True),
+    "skip-node-operations-undeclared": _skipping("skip-node-operations-undeclared", False,
+                                                 OptionalNodeOperations=True),
+    "skip-node-operations-gate-off": _skipping("skip-node-operations-gate-off", True, ListTypeAttributes=True),
     # DRADeviceCompatibilityGroups: devices drawing from one counter set must share a group;
     # an allocated device counts (its groups read from the slice), and a device without
     # groups goes only with others without.
