@@ -41,7 +41,9 @@ def draguard_time(s: dict) -> float:
     classes = {m.name: device_class_from(m) for m in _manifests(s["deviceClasses"])}
     claims = [claim_from(m) for m in _manifests(s["claims"])]
     allocated = {(d["driver"], d["pool"], d["device"]) for d in s["allocatedDevices"]}
-    nodes = [Node(n["metadata"]["name"], n["metadata"].get("labels", {})) for n in s.get("nodes") or [s["node"]]]
+    nodes = [Node(n["metadata"]["name"], n["metadata"].get("labels", {}),
+                  declared_features=frozenset(n.get("status", {}).get("declaredFeatures", ())))
+             for n in s.get("nodes") or [s["node"]]]
     start = time.perf_counter()
     allocator = Allocator(slices, classes, allocated, allocator_features(s["features"]), shared=shared_use(s))
     for node in nodes:
