@@ -5,8 +5,7 @@ cross-object rules see the whole set, charts and kustomizations included as cont
 applies those that do not touch one another (per document: no edit path inside another's, a
 collection that lost an item is not edited again, two fixes never add the same object), and
 lints again what the round changed with the rules it may fix (relint); it stops when no fix
-is left to apply, and the other rules judge what the rounds changed once. A fix
-whose edits cannot be spliced exactly is not applied and is reported, never forced. Objects
+is left to apply, and then the other rules judge every file once. A fix whose edits cannot be spliced exactly is not applied and is reported, never forced. Objects
 that come from a render (Helm, Kustomize) or from a List item are reported, never written."""
 
 from __future__ import annotations
@@ -71,17 +70,20 @@ class Choice:
     select: frozenset = frozenset()  # rule ids; empty: every rule
     ignore: frozenset = frozenset()
 
+    def selects(self, rule_id: str) -> bool:
+        """Whether --select and --ignore let this rule's fixes through."""
+        return (not self.select or rule_id in self.select) and rule_id not in self.ignore
+
     def may_fix(self, rule) -> bool:
         """Whether the run may apply fixes of this rule's findings."""
-        return rule.fixable is not FixAvailability.NEVER and (not self.select or rule.id in self.select) \
-            and rule.id not in self.ignore
+        return rule.fixable is not FixAvailability.NEVER and self.selects(rule.id)
 
     def reason_not(self, finding: Finding) -> str | None:
         """Why this finding's fix is not applied, or None when it is wanted."""
         fix = finding.fix
         if fix is None:
             return "the rule has no fix for it"
-        if self.select and finding.rule not in self.select or finding.rule in self.ignore:
+        if not self.selects(finding.rule):
             return "not selected"
         if fix.applicability is Applicability.DISPLAY_ONLY:
             return "its fix is display-only: apply it by hand"
