@@ -259,17 +259,82 @@ def scenario(seed: int) -> dict:
 
 
 def _derived_attributes(rng: random.Random, s: dict) -> None:
-    """Requests with derived attributes (DRADerivedAttributes), refused by every variant while
-    the gate is off. With it the experimental variant evaluates them, which draguard does not
-    model (it says so): the generator never turns it on."""
-    if rng.random() < 0.9:
+    """Requests with derived attributes (DRADerivedAttributes), from an rng of their own, and
+    constraints that read them: values of every type (lists, an empty one, a version), the
+    name of a published attribute shadowed, and expressions that do not compile or fail on
+    some devices (the allocation ends with an error). The gate is mostly on (the experimental
+    variant); every variant refuses such requests without it."""
+    if rng.random() < 0.75:
         return
+    if rng.random() < 0.8:
+        s["features"]["DerivedAttributes"] = True
+    if rng.random() < 0.5:  # in place of the scenario's claims, whose other faults would end it first
+        _derived_claim(rng, s)
+        return
+    names = [f"{GPU}/index", "derived.example.com/bucket", "derived.example.com/tier"]
     for claim in s["claims"]:
-        for request in claim["spec"]["devices"]["requests"]:
+        devices = claim["spec"]["devices"]
+        for request in devices["requests"]:
             for body in request.get("firstAvailable") or [request.get("exactly", {})]:
-                if rng.random() < 0.5:
-                    body["derivedAttributes"] = [{"name": "derived/index",
-                                                  "expression": f"device.attributes['{GPU}'].index"}]
+                if rng.random() < 0.7:
+                    body["derivedAttributes"] = [
+                        {"name": name, "expression": rng.choice(_FAILING if rng.random() < 0.15 else _DERIVED)}
+                        for name in rng.sample(names, rng.randint(1, 2))]
+        defined = [a["name"] for r in devices["requests"] for b in r.get("firstAvailable") or [r.get("exactly", {})]
+                   for a in b.get("derivedAttributes", ())]
+        if rng.random() < 0.8:
+            newer = s["features"].get("DerivedAttributes") or s["features"].get("ConsumableCapacity")
+            kind = "distinctAttribute" if newer and rng.random() < 0.4 else "matchAttribute"
+            constraint = {kind: rng.choice(defined if defined and rng.random() < 0.8 else names)}
+            if rng.random() < 0.3:
+                constraint["requests"] = rng.sample([r["name"] for r in devices["requests"]], 1)
+            devices.setdefault("constraints", []).append(constraint)
+
+
+def _derived_claim(rng: random.Random, s: dict) -> None:
+    """A pool of four GPUs and one claim whose requests define the same derived attribute,
+    which a constraint matches or keeps distinct: the derived values decide what fits."""
+    node = s["node"]["metadata"]["name"]
+    devices = [{"name": f"dgpu-{i}", "attributes": {"model": {"string": rng.choice("ab")}, "index": {"int": i},
+                                                     "driverVersion": {"version": f"1.{rng.randint(0, 1)}.0"}},
+                "capacity": {"memory": {"value": rng.choice(["40Gi", "80Gi"])}}} for i in range(4)]
+    s["resourceSlices"].append(_obj("ResourceSlice", "derived-gpus", {
+        "nodeName": node, "driver": GPU, "pool": {"name": "derived-pool", "generation": 1, "resourceSliceCount": 1},
+        "devices": devices}))
+    name = rng.choice([f"{GPU}/index", "derived.example.com/bucket"])
+    derived = [{"name": name, "expression": rng.choice(_FAILING if rng.random() < 0.15 else _DERIVED)}]
+    requests = [{"name": f"r{i}", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                              "count": rng.randint(1, 2),
+                                              "derivedAttributes": derived}} for i in range(rng.randint(1, 2))]
+    constraint = {rng.choice(["matchAttribute", "distinctAttribute"]): name}
+    s["claims"] = [_obj("ResourceClaim", "derived-claim", {"devices": {"requests": requests,
+                                                                        "constraints": [constraint]}},
+                        namespace="default")]
+
+
+_DERIVED = [
+    f"device.attributes['{GPU}'].index",
+    f"has(device.attributes['{GPU}'].index) ? device.attributes['{GPU}'].index / 2 : -1",
+    f"has(device.attributes['{GPU}'].index) && device.attributes['{GPU}'].index % 2 == 0",
+    f"device.attributes['{GPU}'].model + '-x'",
+    f"device.attributes['{GPU}'].model == 'a' ? 'fast' : 'slow'",
+    f"device.attributes['{GPU}'].driverVersion",
+    "device.driver",
+    f"[device.attributes['{GPU}'].model]",
+    f"has(device.attributes['{GPU}'].index) ? [device.attributes['{GPU}'].index] : []",
+    "[]",
+    f"device.capacity['{GPU}'].memory.isGreaterThan(quantity('40Gi'))",
+    f"has(device.attributes['{GPU}'].numa) ? device.attributes['{GPU}'].numa : [0]",
+    f"dyn(device.attributes['{GPU}'].model)",
+]
+#: derived attributes that end the allocation with an error, on every device or on some
+_FAILING = [
+    "1.5",  # a double: does not compile
+    "dyn(2.5)",  # compiles, and fails on every device
+    f"dyn([1, device.attributes['{GPU}'].model])",  # a list of two types
+    f"device.attributes['{GPU}'].missing",
+    f"device.attributes['{GPU}'].numa",  # a list where the lists decoration made one, else no such key
+]
 
 
 def _compatibility_groups(rng: random.Random, s: dict) -> None:

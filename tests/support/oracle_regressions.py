@@ -53,6 +53,19 @@ def _skipping(name: str, declared: bool, **features) -> dict:
             "node": node, "features": dict(FEATURES, **features)}
 
 
+def _deriving(name: str, expression: str, constraint: str, count: int = 2, attribute: str = "bucket/x") -> dict:
+    """DRADerivedAttributes on: one request for `count` of four GPUs (index 0-3, model a, a,
+    b, b) that derives `attribute` with `expression`, under a `constraint` on it."""
+    devices = [{"name": f"dev-{i}", "attributes": {"index": {"int": i}, "model": {"string": "ab"[i // 2]}}}
+               for i in range(4)]
+    return {**_pool(name, [_slice("p", 1, devices=devices)]),
+            "claims": [_claim([{"name": "r0", "exactly": {
+                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count,
+                "derivedAttributes": [{"name": attribute, "expression": expression}]}}],
+                constraints=[{constraint: attribute}])],
+            "features": dict(FEATURES, DerivedAttributes=True)}
+
+
 REGRESSIONS: dict[str, dict] = {
     # A pool whose slices disagree on resourceSliceCount: upstream reads the count from the
     # pool's first slice in input order (here the counters slice: 2 slices, complete);
@@ -250,4 +263,24 @@ REGRESSIONS: dict[str, dict] = {
             constraints=[{"matchAttribute": "derived/x"}])],
         "features": dict(FEATURES, ListTypeAttributes=True),
     },
+    # With DRADerivedAttributes the experimental variant's constraints read a request's
+    # derived attribute, evaluated on each device: pairs of indexes share a bucket (dev-0 and
+    # dev-1), distinct models keep dev-0 and dev-2 apart; a derived attribute hides
+    # the published one of its name; an empty list is a list of strings; a list's items must
+    # share a type; an expression that fails on a device, or does not compile, ends the
+    # allocation with an error when a constraint first reads it (draguard once ignored them).
+    "derived-attributes-match": _deriving("derived-attributes-match", f"device.attributes['{GPU}'].index / 2",
+                                          "matchAttribute"),
+    "derived-attributes-distinct": _deriving("derived-attributes-distinct", f"device.attributes['{GPU}'].model",
+                                             "distinctAttribute"),
+    "derived-attributes-shadow-published": _deriving("derived-attributes-shadow-published", "'same'",
+                                                     "matchAttribute", count=4, attribute=f"{GPU}/index"),
+    "derived-attributes-empty-list": _deriving("derived-attributes-empty-list", "[]", "matchAttribute"),
+    "derived-attributes-runtime-error": _deriving("derived-attributes-runtime-error",
+                                                  f"device.attributes['{GPU}'].index == 0 ? 1 : dyn(2.5)",
+                                                  "matchAttribute"),
+    "derived-attributes-mixed-list": _deriving("derived-attributes-mixed-list",
+                                               f"[dyn(device.attributes['{GPU}'].index), dyn('a')]",
+                                               "distinctAttribute"),
+    "derived-attributes-compile-error": _deriving("derived-attributes-compile-error", "1.5", "matchAttribute"),
 }

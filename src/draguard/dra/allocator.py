@@ -43,6 +43,7 @@ from typing import NamedTuple
 from ..model.pods import mappings
 from . import capacity
 from .celenv import CelRuntimeError, compile_selector
+from .derived import compile_derived
 from .devices import LIST_KINDS, Attr, Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
 from .quantity import QuantityError
@@ -94,7 +95,7 @@ class Features:
     partitionable_devices: bool = True
     device_taints: bool = True
     # DRADerivedAttributes, the experimental variant: requests with derived attributes are
-    # refused without it; with it they are not modelled (dra.variants says so)
+    # refused without it; with it a constraint reads a request's derived attribute (dra.derived)
     derived_attributes: bool = False
     # DRADeviceCompatibilityGroups, the experimental variant: devices drawing from one counter
     # set must share a compatibility group; without it slices that name groups are ignored
@@ -117,9 +118,6 @@ class Features:
     # DRAOptionalNodeOperations, the experimental variant: a device of a slice that skips node
     # operations needs the gate and a node that declares the feature; results copy the list
     optional_node_operations: bool = False
-    # structured.Features the cluster enables that draguard's allocator does not model (the
-    # experimental variant's): its verdicts may then not be upstream's (dra.variants)
-    unmodelled: tuple = ()
 
 
 @dataclass
@@ -416,10 +414,28 @@ class _RequestData:
     all_devices: list = field(default_factory=list)
     selected_sub: int = 0
     capacity: dict | None = None  # capacity.requests, parsed (with DRAConsumableCapacity)
+    derived: dict = field(default_factory=dict)  # attribute name -> expression (DRADerivedAttributes)
 
     @property
     def name(self) -> str:
         return f"{self.parent.name}/{self.request.name}" if self.parent else self.request.name
+
+    def attribute(self, device: Device, name: str) -> Attr | None:
+        """The attribute a constraint reads of a device this request takes (upstream
+        lookupAttribute): the request's derived attribute of that name evaluated on the
+        device, else the device's own. An expression that does not compile or evaluate ends
+        the allocation with an error, as upstream's does."""
+        expression = self.derived.get(name) if self.derived else None
+        if expression is None:
+            return device.attribute(name)
+        compiled = compile_derived(expression)
+        if compiled.error is not None:
+            raise AllocationError(f"compile derived attribute {name} failed: {compiled.error.message}")
+        try:
+            return compiled.matches(device)
+        except CelRuntimeError as exc:
+            raise AllocationError(f"evaluate derived attribute {name} on device {'/'.join(device.id)} failed: "
+                                  f"{exc}") from None
 
 
 class _Constraint:
@@ -447,10 +463,10 @@ class _MatchAttribute(_Constraint):
         self.value, self.count = None, 0
         self.intersections: list = []  # with sets: after each device added
 
-    def add(self, base: str, sub: str, device: Device) -> bool:
+    def add(self, base: str, sub: str, device: Device, data: _RequestData) -> bool:
         if not self.applies(base, sub):
             return True
-        value = device.attribute(self.attribute)
+        value = data.attribute(device, self.attribute)
         if value is None:
             return False
         if self.sets:
@@ -487,10 +503,10 @@ class _DistinctAttribute(_Constraint):
         self.sets = sets
         self.values: list = []
 
-    def add(self, base: str, sub: str, device: Device) -> bool:
+    def add(self, base: str, sub: str, device: Device, data: _RequestData) -> bool:
         if not self.applies(base, sub):
             return True
-        value = device.attribute(self.attribute)
+        value = data.attribute(device, self.attribute)
         if value is None:
             return False
         if self.sets:
@@ -632,6 +648,8 @@ class _Run:
         if request.derived_attributes and not self.features.derived_attributes:  # every variant but one refuses
             raise AllocationError(f"claim {claim.key}, request {request.name}: cannot handle request with derived "
                                   "attributes, the feature is disabled")
+        data.derived = {str(entry.get("name", "")): str(entry.get("expression", ""))
+                        for entry in request.derived_attributes if isinstance(entry, dict)}
         if any(not expr for expr in request.selectors):
             raise AllocationError(f"{where}: CEL expression empty (unsupported selector type?)")
         if not self.features.admin_access and request.admin_access is not None:
@@ -948,7 +966,7 @@ class _Run:
             undo()
             return False, None
         for constraint in self.constraints[ci]:
-            if not constraint.add(base, sub, device):
+            if not constraint.add(base, sub, device, data):
                 undo()
                 if must:
                     raise AllocationError(f"claim {self.claims[ci].key}, request {request.name}: cannot add device "

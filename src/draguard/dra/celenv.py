@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from typing import Callable
 
 from . import celrewrite
 from .celast import checked_ast
@@ -196,8 +197,37 @@ def suggest(expression: str) -> str | None:
     return fixed if fixed != expression else None
 
 
+@dataclass(frozen=True)
+class Output:
+    """What an expression must evaluate to: `refusal(return type)` is the compile error for a
+    type it may not have (None: accepted), `convert(result)` the value, or the
+    CelRuntimeError, of a result that is not an error."""
+
+    refusal: Callable
+    convert: Callable
+
+
+def _bool_refusal(returns) -> str | None:
+    types = runtime().T
+    return None if returns == types.BOOL or returns == types.DYN else \
+        f"expression must evaluate to bool, not {returns.name().lower()}"
+
+
+def _as_bool(result):
+    kind = result.type()
+    if kind == runtime().T.BOOL:
+        return bool(result.value())
+    # never read the value of a null result (crashes cel-expr-python 0.1.3 on 3.11)
+    return CelRuntimeError(f"expression must evaluate to bool, got {kind.name().lower()}")
+
+
+SELECTOR = Output(_bool_refusal, _as_bool)
+
+
 @dataclass
 class CompiledSelector:
+    """A compiled device expression: a selector, or another `output` (a derived attribute)."""
+
     expression: str
     error: CelDiagnostic | None = None
     references: References = field(default_factory=References)
@@ -205,6 +235,7 @@ class CompiledSelector:
     _constants: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)
     _checked: tuple = ()  # (checked AST, source code as compiled): what the cost is estimated on
+    output: Output = SELECTOR
 
     @cached_property
     def _cost(self):
@@ -229,9 +260,10 @@ class CompiledSelector:
         pkg/apis/resource/validation); kube-scheduler still runs one it finds stored."""
         return self.max_cost > MAX_COST
 
-    def matches(self, device) -> bool:
-        """Evaluate on a device (see dra.devices.Device). Memoized by the values the expression
-        reads. Raises CelRuntimeError as upstream aborts the allocation on one."""
+    def matches(self, device):
+        """Evaluate on a device (see dra.devices.Device): a selector's verdict, or the value
+        of another output. Memoized by the values the expression reads. Raises
+        CelRuntimeError as upstream aborts the allocation on one."""
         key = device.memo_key(self.references)
         found = self._memo.get(key)
         if found is None:
@@ -252,14 +284,9 @@ class CompiledSelector:
             if "budget" in str(exc).lower():
                 return CelRuntimeError("operation cancelled: actual cost limit exceeded")
             return _runtime_error(str(exc))
-        kind = result.type()
-        types = runtime().T
-        if kind == types.BOOL:
-            return bool(result.value())
-        if kind == types.ERROR:
+        if result.type() == runtime().T.ERROR:
             return _runtime_error(str(result.value()))
-        # never read the value of a null result (crashes cel-expr-python 0.1.3 on 3.11)
-        return CelRuntimeError(f"expression must evaluate to bool, got {kind.name().lower()}")
+        return self.output.convert(result)
 
 
 def _runtime_error(text: str) -> CelRuntimeError:
@@ -275,6 +302,12 @@ def compile_selector(expression: str, allow_multiple_allocations: bool = True, i
     """Compile and type-check one selector (cached by its text), in the scheduler's
     environment, or with `allow_multiple_allocations` or `includes` off as the API server does
     for a new object while DRAConsumableCapacity or DRAListTypeAttributes is off."""
+    return compile_expression(expression, SELECTOR, allow_multiple_allocations, includes)
+
+
+def compile_expression(expression: str, output: Output, allow_multiple_allocations: bool = True,
+                       includes: bool = True) -> CompiledSelector:
+    """Compile and type-check a device expression that must give `output` (uncached)."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
@@ -294,15 +327,15 @@ def compile_selector(expression: str, allow_multiple_allocations: bool = True, i
     if problem:
         return CompiledSelector(expression, CelDiagnostic(problem.message.replace("device_", "device."),
                                                           problem.offset, suggest(expression)))
-    returns = checked.return_type()
-    if returns != rt.T.BOOL and returns != rt.T.DYN:
-        return CompiledSelector(expression, CelDiagnostic(
-            f"expression must evaluate to bool, not {returns.name().lower()}", 0))
+    refusal = output.refusal(checked.return_type())
+    if refusal:
+        return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
     evaluated = celrewrite.rewrite(ast, code) or code  # cel-go's equality for version values
     folded, constants = _fold_quantities(evaluated)
     env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked
-    return CompiledSelector(expression, None, _references(code), program, constants, _checked=(ast, code))
+    return CompiledSelector(expression, None, _references(code), program, constants, _checked=(ast, code),
+                            output=output)
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from ..model.classes import class_drivers
 from . import capacity
 from .quantity import QuantityError
-from .variants import ALLOCATOR_FEATURES
 from .allocator import Allocator, gather_pools
 from .celenv import CelRuntimeError, compile_selector
 from .devices import Claim
@@ -186,8 +185,3 @@ def _shortfall(r: RequestExplanation) -> str:
     return (f"{free} matching devices are free across all nodes ({r.needed} needed), but not on one node together "
             "with the claim's other requests, constraints and shared counters")
 
-
-def unmodelled_features(allocator: Allocator) -> list[str]:
-    """What the cluster's feature gates enable that draguard's allocator does not model (the
-    experimental variant's features), each with its gates: a verdict would not be upstream's."""
-    return [f"{name} ({', '.join(ALLOCATOR_FEATURES[name])})" for name in allocator.features.unmodelled]

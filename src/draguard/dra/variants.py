@@ -6,10 +6,8 @@ incubating, experimental) whose SupportedFeatures cover every enabled feature.
 draguard's allocator is the stable variant, with its four features switchable, and follows
 the incubating variant's additions when the cluster runs it: its pool gathering and search
 order, binding conditions, and consumable capacity (shared devices, capacity requests,
-distinctAttribute); of what only the experimental variant adds, list-typed attributes
-(constraints over sets), optional node operations and compatibility groups. The rest of it
-(derived attributes) it does not model, so a cluster that enables one is named and a
-caller says so rather than pass off such results as that cluster's."""
+distinctAttribute); and the experimental variant's: list-typed attributes (constraints over
+sets), optional node operations, compatibility groups and derived attributes."""
 
 from __future__ import annotations
 
@@ -35,8 +33,6 @@ ALLOCATOR_FEATURES = {
 }
 _STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
 _INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
-#: what draguard's allocator models: the incubating variant's, and of the experimental one's
-_MODELLED = _INCUBATING | {"ListTypeAttributes", "OptionalNodeOperations", "CompatibilityGroups"}
 VARIANTS = (("stable", _STABLE), ("incubating", _INCUBATING), ("experimental", frozenset(ALLOCATOR_FEATURES)))
 
 
@@ -44,16 +40,6 @@ VARIANTS = (("stable", _STABLE), ("incubating", _INCUBATING), ("experimental", f
 class Variant:
     name: str  # stable, incubating, experimental
     enabled: frozenset  # structured.Features fields that are on
-
-    @property
-    def beyond_stable(self) -> list[str]:
-        """Enabled features the stable variant does not have."""
-        return sorted(self.enabled - _STABLE)
-
-    @property
-    def not_modelled(self) -> list[str]:
-        """Enabled features draguard's allocator does not model (the experimental variant's)."""
-        return sorted(self.enabled - _MODELLED)
 
     def features(self) -> Features:
         """draguard's allocator features: the stable ones as the cluster has them, and the
@@ -67,17 +53,7 @@ class Variant:
                         list_type_attributes="ListTypeAttributes" in self.enabled,
                         optional_node_operations="OptionalNodeOperations" in self.enabled,
                         compatibility_groups="CompatibilityGroups" in self.enabled,
-                        derived_attributes="DerivedAttributes" in self.enabled,
-                        unmodelled=tuple(self.not_modelled))
-
-    def note(self, kube_version: str) -> str | None:
-        """What a caller should say when draguard's results may not be this cluster's."""
-        if not self.not_modelled:
-            return None
-        return (f"Kubernetes {kube_version} with these feature gates runs upstream's {self.name} allocator "
-                f"({', '.join(self.beyond_stable)} enabled); draguard models the incubating variant's features "
-                f"and {', '.join(sorted(_MODELLED - _INCUBATING))} but not {', '.join(self.not_modelled)}, so "
-                "claims or devices that use them may be allocated differently")
+                        derived_attributes="DerivedAttributes" in self.enabled)
 
 
 def disabled_gates(kube_version: str, overrides: dict | None = None) -> frozenset:

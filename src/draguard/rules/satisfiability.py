@@ -41,14 +41,13 @@ class RequestUnsatisfiable(Rule):
         that excluded every device. Against the catalog only the selection counts (not the
         count or availability); against an inventory the whole claim must fit on one node.
         What cannot be judged is said as `info`, never as an error: requests for other
-        vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's), and
-        every claim when the gates enable what draguard's allocator does not model yet (the
-        experimental variant's derived attributes; its list-typed attributes, optional node
-        operations and compatibility groups are modelled). The allocator follows the
-        target release and `--feature-gates`: with DRADeviceBindingConditions on (1.36+),
-        devices with binding conditions count; with DRAConsumableCapacity (1.36+), capacity
-        requests take their share of a device and devices with allowMultipleAllocations are
-        shared by claims. With
+        vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's). The
+        allocator models every variant upstream may run (the experimental one's list-typed
+        attributes, optional node operations, compatibility groups and derived attributes
+        included) and follows the target release and `--feature-gates`: with
+        DRADeviceBindingConditions on (1.36+), devices with binding conditions count; with
+        DRAConsumableCapacity (1.36+), capacity requests take their share of a device and
+        devices with allowMultipleAllocations are shared by claims. With
         DRAExtendedResource on (1.36+), a pod asking for an extended resource that a
         DeviceClass serves (`extendedResourceName`, or the implicit
         `deviceclass.resource.kubernetes.io/<class>`) is judged through the claim the scheduler
@@ -93,17 +92,11 @@ class RequestUnsatisfiable(Rule):
             yield from self._judge(obj, ctx, claim, {}, where)
 
     def _judge(self, obj, ctx, claim, sites, where=None):
-        from ..dra.explain import unmodelled_features, verdict
+        from ..dra.explain import verdict
 
         target = ctx.satisfiability
         if target.is_catalog:
             yield from self._against_catalog(obj, ctx, claim, target, sites, where)
-            return
-        unmodelled = unmodelled_features(target.allocator)
-        if unmodelled:
-            yield ctx.finding(self, obj, "not judged: the target's feature gates enable "
-                              f"{' and '.join(unmodelled)}, which draguard's allocator does not model yet",
-                              *(where or ()), severity=Severity.INFO)
             return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:

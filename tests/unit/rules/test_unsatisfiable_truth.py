@@ -1,6 +1,6 @@
 """request-unsatisfiable says only what is true (issue: precision): a shortfall is named as
 one, "enough devices" only when there are, and what draguard cannot judge (other vendors
-without an inventory, features its allocator does not model yet) is info, never an error."""
+without an inventory) is info, never an error."""
 
 import pytest
 
@@ -72,16 +72,22 @@ def test_consumable_capacity_is_judged(tmp_path, lint_json):
     assert severity == "error"
 
 
-def test_unmodelled_features_are_not_judged(tmp_path, lint_json):
-    """The experimental variant's features (alpha gates) that are not modelled: said, not
-    judged; its list-typed attributes are modelled, so a claim is judged with them on."""
-    inventory = _inventory(tmp_path, {"a": 1})
-    [(severity, message)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", inventory,
-                                           "--feature-gates", "DRADerivedAttributes=true")
-    assert severity == "info" and message.startswith("not judged") and "DerivedAttributes" in message
-    [(severity, _)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", inventory,
-                                     "--feature-gates", "DRAListTypeAttributes=true")
+def test_the_experimental_variant_is_judged(tmp_path, lint_json):
+    """Every feature of the experimental variant (alpha gates) is modelled: a claim is judged
+    with them on, and a constraint reads a request's derived attribute (DRADerivedAttributes)."""
+    inventory = _inventory(tmp_path, {"a": 2})
+    for gate in ("DRADerivedAttributes", "DRAListTypeAttributes"):
+        [(severity, _)] = _unsatisfiable(lint_json, _claim(count=5), "--inventory", inventory,
+                                         "--feature-gates", f"{gate}=true")
+        assert severity == "error"
+    # the devices publish no bucket: a constraint on it fits only through the derived one
+    bucket = "    constraints: [{matchAttribute: gpu.nvidia.com/bucket}]\n    requests:"
+    plain = _claim(count=2).replace("    requests:", bucket)
+    derived = _claim(count=2, extra=", derivedAttributes: [{name: gpu.nvidia.com/bucket, expression: \"'one'\"}]")
+    gates = ("--feature-gates", "DRADerivedAttributes=true")
+    [(severity, _)] = _unsatisfiable(lint_json, plain, "--inventory", inventory, *gates)
     assert severity == "error"
+    assert _unsatisfiable(lint_json, derived.replace("    requests:", bucket), "--inventory", inventory, *gates) == []
 
 
 def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them(tmp_path, lint_json):

@@ -1,0 +1,87 @@
+"""Derived attributes (DRADerivedAttributes, KEP-5963's sibling in the experimental
+allocator): a request names an attribute and a CEL expression over the device; a constraint
+of its claim that names that attribute reads the expression's value on each device in place
+of the device's own attribute (upstream allocator_experimental.go lookupAttribute).
+
+Mirrored from k8s.io/dynamic-resource-allocation/cel (compile.go): the expression compiles in
+the stored-expressions environment, where lists are always allowed (validateOutputType: a
+bool, int, string or semver, dyn, or a list of one of those), and its value becomes a device
+attribute as valToDeviceAttribute makes it: a list takes the type of its first item and every
+other item must have it; an empty list is a list of strings."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from .celenv import CelRuntimeError, CompiledSelector, Output, compile_expression
+from .devices import Attr
+
+_SCALARS = {"BOOL": "bool", "INT": "int", "STRING": "string", "kubernetes.Semver": "version"}
+_ELEMENT_TYPES = {*_SCALARS, "DYN"}
+_LIST_OF = re.compile(r"LIST<(.*)>")
+
+
+def _refusal(returns) -> str | None:
+    name = returns.name()
+    listed = _LIST_OF.fullmatch(name)
+    if name in _ELEMENT_TYPES or (listed and listed.group(1) in _ELEMENT_TYPES):
+        return None
+    return ("must evaluate to a primitive scalar (string, integer, boolean, semver) or a list of these "
+            f"scalars, not {_cel_go_name(name)}")
+
+
+def _cel_go_name(name: str) -> str:
+    """cel-cpp's type name as cel-go spells it in the message (list(int), map(string, int))."""
+    return name.replace("<", "(").replace(">", ")").lower() if not name.startswith("kubernetes.") else name
+
+
+def _convert(result):
+    kind = _SCALARS.get(result.type().name())
+    if kind is not None:
+        return Attr(kind, _plain(kind, result.value()))
+    if not result.type().name().startswith("LIST"):
+        return CelRuntimeError(f"unsupported CEL return type: {result.type().name().lower()}")
+    items = result.value()
+    if not items:
+        return Attr("strings", ())
+    kind = _SCALARS.get(items[0].type().name())
+    if kind is None:
+        return CelRuntimeError(f"unsupported list element type: {items[0].type().name().lower()}")
+    values = []
+    for index, item in enumerate(items):
+        if _SCALARS.get(item.type().name()) != kind:
+            return CelRuntimeError(f"expected list element at index {index} to be {kind}, got "
+                                   f"{item.type().name().lower()}")
+        values.append(_plain(kind, item.value()))
+    return Attr(kind + "s", tuple(values))
+
+
+def _plain(kind: str, value):
+    """A CEL value as the device model keeps an attribute's (a semver as its text)."""
+    if kind == "version":
+        return value.value
+    if kind == "bool":
+        return bool(value)
+    return value
+
+
+DERIVED = Output(_refusal, _convert)
+
+
+@lru_cache(maxsize=4096)
+def compile_derived(expression: str) -> CompiledSelector:
+    """A derived attribute's expression compiled as the allocator does
+    (cel.Cache.GetOrCompileDerivedAttribute), cached by its text."""
+    return compile_expression(expression, DERIVED)
+
+
+def derived_value(expression: str, device) -> Attr:
+    """The expression's value on `device` (memoized by what it reads of the device). Raises
+    CelRuntimeError for an expression that does not compile or evaluate: upstream ends the
+    allocation with that error."""
+    compiled = compile_derived(expression)
+    if compiled.error is not None:
+        raise CelRuntimeError(compiled.error.message)
+    return compiled.matches(device)
+
