@@ -12,7 +12,7 @@ other item must have it; an empty list is a list of strings."""
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from .celenv import CelRuntimeError, CompiledSelector, Output, compile_expression
 from .devices import Attr
@@ -22,11 +22,13 @@ _ELEMENT_TYPES = {*_SCALARS, "DYN"}
 _LIST_OF = re.compile(r"LIST<(.*)>")
 
 
-def _refusal(returns) -> str | None:
+def _refusal(returns, allow_lists: bool) -> str | None:
     name = returns.name()
-    listed = _LIST_OF.fullmatch(name)
+    listed = _LIST_OF.fullmatch(name) if allow_lists else None
     if name in _ELEMENT_TYPES or (listed and listed.group(1) in _ELEMENT_TYPES):
         return None
+    if not allow_lists:
+        return f"must evaluate to a primitive scalar (string, integer, boolean, semver), not {_cel_go_name(name)}"
     return ("must evaluate to a primitive scalar (string, integer, boolean, semver) or a list of these "
             f"scalars, not {_cel_go_name(name)}")
 
@@ -66,14 +68,17 @@ def _plain(kind: str, value):
     return value
 
 
-DERIVED = Output(_refusal, _convert)
+_OUTPUTS = {allow_lists: Output(partial(_refusal, allow_lists=allow_lists), _convert) for allow_lists in (True, False)}
 
 
 @lru_cache(maxsize=4096)
-def compile_derived(expression: str) -> CompiledSelector:
+def compile_derived(expression: str, allow_lists: bool = True, allow_multiple_allocations: bool = True,
+                    includes: bool = True) -> CompiledSelector:
     """A derived attribute's expression compiled as the allocator does
-    (cel.Cache.GetOrCompileDerivedAttribute), cached by its text."""
-    return compile_expression(expression, DERIVED)
+    (cel.Cache.GetOrCompileDerivedAttribute: stored expressions, lists allowed), or as the API
+    server does for a new claim (lists, device.allowMultipleAllocations and `includes` only
+    while DRAListTypeAttributes and DRAConsumableCapacity are on), cached by its arguments."""
+    return compile_expression(expression, _OUTPUTS[allow_lists], allow_multiple_allocations, includes)
 
 
 def derived_value(expression: str, device) -> Attr:

@@ -51,8 +51,11 @@ class CelInvalid(Rule):
         selector's worst-case cost before it stores it (every string, list and map counted at
         its largest possible size, unbounded where it cannot tell) and refuses one over
         1,000,000 as "too complex, exceeds cost limit"; draguard makes the same estimate and
-        points at the part that takes it over. Checked against upstream's compiler and the
-        real API server on generated selectors."""
+        points at the part that takes it over. With DRADerivedAttributes on, a request's
+        derived attributes are compiled the same way: each must evaluate to a string, int,
+        bool or semver (or, with DRAListTypeAttributes, a list of them), and the claim's
+        derived expressions together stay within the cost limit. Checked against upstream's
+        compiler and the real API server on generated selectors."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
     upstream_note = """
         A GPU guideline document in circulation recommends
@@ -82,6 +85,38 @@ class CelInvalid(Rule):
                       (set_value(path_of(cel, "expression"), suggestion),)) if suggestion else None
             yield ctx.finding(self, obj, f"CEL: {compiled.error.message}", cel, "expression",
                               offset=compiled.error.offset, help=f"`{suggestion}`" if suggestion else None, fix=fix)
+        if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
+            yield from self._derived(obj, ctx, consumable, includes)
+
+    def _derived(self, obj, ctx, consumable: bool, includes: bool):
+        """Derived attributes' expressions, as the API server validates a new claim's while
+        DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
+        compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
+        the limit, and so must all of the claim's together. Without the gate it drops them."""
+        from ..dra.celenv import MAX_COST
+        from ..dra.derived import compile_derived
+
+        lists = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
+        total, last = 0, None
+        for request in device_requests(obj):
+            for leaf in request.leaves():
+                for entry in leaf.derived_attributes:
+                    expression = entry.get("expression") if isinstance(entry, dict) else None
+                    if not isinstance(expression, str) or not expression:
+                        continue
+                    compiled = compile_derived(expression, lists, consumable, includes)
+                    where = f"derived attribute {entry.get('name')!r}"
+                    if compiled.error is not None:
+                        yield ctx.finding(self, obj, f"CEL: {where}: {compiled.error.message}", entry, "expression",
+                                          offset=compiled.error.offset)
+                        continue
+                    if compiled.too_complex:
+                        yield self._too_complex(obj, ctx, entry, compiled)
+                    total, last = total + compiled.max_cost, entry
+        if total > MAX_COST:
+            yield ctx.finding(self, obj, f"CEL: too complex, total cost of derived attribute CEL expressions in the "
+                              f"claim exceeds cost limit: the API server estimates {total:,}, over {MAX_COST:,}",
+                              last, "expression")
 
     def _too_complex(self, obj, ctx, cel, compiled):
         from ..dra.celenv import MAX_COST

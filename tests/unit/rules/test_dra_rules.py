@@ -123,3 +123,46 @@ def test_against_an_inventory(tmp_path, cli):
     assert "cannot be allocated on the inventory" in finding["message"] and "nothing left after selector #0" in finding["message"]
     clean = cli("lint", manifest, "--kube-version", "1.34", "-f", "json").json
     assert clean["findings"] == []
+
+
+DERIVED = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: gpu.nvidia.com
+        allocationMode: ExactCount
+        count: 2
+        derivedAttributes:
+%s
+    constraints:
+    - matchAttribute: example.com/a
+"""
+NESTED = "device.attributes.exists(d, device.attributes.exists(e, device.attributes[d].exists(k, k == e)))"
+
+
+def _derived(*expressions):
+    return DERIVED % "\n".join(f"        - {{name: example.com/{'abc'[i]}, expression: \"{e}\"}}"
+                               for i, e in enumerate(expressions))
+
+
+def test_derived_attributes_compile_as_the_api_server_does_with_their_gate(lint_json):
+    """DRADerivedAttributes (alpha, 1.37): a scalar, or a list with DRAListTypeAttributes; the
+    claim's expressions together within the cost limit. Without the gate the API server drops
+    them: nothing to judge."""
+    text = _derived("device.attributes['gpu.nvidia.com'].productName", "1.5", "[device.driver]")
+    gate = ("--kube-version", "1.37", "--feature-gates")
+    assert not findings(lint_json(text, "--kube-version", "1.37"), "cel-invalid")
+    double, listed = findings(lint_json(text, *gate, "DRADerivedAttributes=true"), "cel-invalid")
+    assert double["message"] == ("CEL: derived attribute 'example.com/b': must evaluate to a primitive scalar "
+                                 "(string, integer, boolean, semver), not double")
+    assert text.splitlines()[double["line"] - 1][double["column"] - 1:].startswith('1.5"}')
+    assert "not list(string)" in listed["message"]
+    [double] = findings(lint_json(text, *gate, "DRADerivedAttributes=true,DRAListTypeAttributes=true"), "cel-invalid")
+    assert "or a list of these scalars, not double" in double["message"]
+    [total] = findings(lint_json(_derived(NESTED, NESTED, NESTED), *gate, "DRADerivedAttributes=true"), "cel-invalid")
+    assert "total cost of derived attribute CEL expressions in the claim exceeds cost limit" in total["message"]
+    assert not findings(lint_json(_derived(NESTED, NESTED), *gate, "DRADerivedAttributes=true"), "cel-invalid")
