@@ -99,20 +99,18 @@ class CelInvalid(Rule):
         lists = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
         total, last = 0, None
         for request in device_requests(obj):
-            for leaf in request.leaves():
-                for entry in leaf.derived_attributes:
-                    expression = entry.get("expression") if isinstance(entry, dict) else None
-                    if not isinstance(expression, str) or not expression:
-                        continue
-                    compiled = compile_derived(expression, lists, consumable, includes)
-                    where = f"derived attribute {entry.get('name')!r}"
-                    if compiled.error is not None:
-                        yield ctx.finding(self, obj, f"CEL: {where}: {compiled.error.message}", entry, "expression",
-                                          offset=compiled.error.offset)
-                        continue
-                    if compiled.too_complex:
-                        yield self._too_complex(obj, ctx, entry, compiled)
-                    total, last = total + compiled.max_cost, entry
+            for entry in request.derived_attributes:
+                expression = entry.get("expression") if isinstance(entry, dict) else None
+                if not isinstance(expression, str) or not expression:
+                    continue
+                compiled = compile_derived(expression, lists, consumable, includes)
+                if compiled.error is not None:
+                    yield ctx.finding(self, obj, f"CEL: derived attribute {entry.get('name')!r}: "
+                                      f"{compiled.error.message}", entry, "expression", offset=compiled.error.offset)
+                    continue
+                if compiled.too_complex:
+                    yield self._too_complex(obj, ctx, entry, compiled)
+                total, last = total + compiled.max_cost, entry
         if total > MAX_COST:
             yield ctx.finding(self, obj, f"CEL: too complex, total cost of derived attribute CEL expressions in the "
                               f"claim exceeds cost limit: the API server estimates {total:,}, over {MAX_COST:,}",

@@ -3,13 +3,15 @@
 Mirrors kubernetes v1.37.2 pkg/apis/resource/validation/validation.go:
 validateResourceSliceSpec and validateDevice (node access), validateDeviceRequest,
 validateDeviceSubRequest and validateDeviceAllocationMode (names, counts),
-validateDeviceConstraint and validateDeviceClaimConfiguration (request references)."""
+validateDeviceConstraint and validateDeviceClaimConfiguration (request references),
+validateDeviceDerivedAttribute (constraints that read derived attributes)."""
 
 from __future__ import annotations
 
 import re
 
 from ..core.finding import Severity
+from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec, device_requests, requests_of
 from ..model.pods import mapping, mappings
 from .base import Rule
@@ -50,7 +52,9 @@ class ApiValidation(Rule):
         `nodeName`, `nodeSelector`, `allNodes` and `perDeviceNodeSelection` (and a device
         sets its own node field only under `perDeviceNodeSelection`); device, request and
         subrequest names are unique DNS labels (a MIG profile's dot does not belong in one); `count` is not set with `allocationMode: All` and is
-        positive with `ExactCount`; constraints and config name requests of the claim."""
+        positive with `ExactCount`; constraints and config name requests of the claim; with
+        DRADerivedAttributes, a request derives each attribute once and a `matchAttribute` or
+        `distinctAttribute` constraint over it (or over every request) reads each one."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
     noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
     compliant = COMPLIANT_POD
@@ -107,6 +111,26 @@ class ApiValidation(Rule):
                     if not _resolves(ref, names):
                         yield ctx.finding(self, obj, f"{section} names request {ref!r}, which the claim does not have "
                                           "(a request, or request/subrequest)", refs, i)
+        if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
+            yield from self._derived(obj, ctx, _constraint_attributes(devices.get("constraints")))
+
+    def _derived(self, obj, ctx, used: dict):
+        """Derived attributes (with their gate; the API server drops them otherwise): unique
+        names per request, each read by a constraint that targets the request (validateDeviceDerivedAttribute)."""
+        for request in device_requests(obj):
+            seen: set = set()
+            for entry in (e for e in request.derived_attributes if isinstance(e, dict)):
+                name = entry.get("name")
+                if not isinstance(name, str) or not name:
+                    continue
+                if name in seen:
+                    yield ctx.finding(self, obj, f"request '{request.full_name}' derives attribute '{name}' twice",
+                                      entry, "name", value=True)
+                elif not _reads(used, name, request.full_name):
+                    yield ctx.finding(self, obj, f"derived attribute '{name}' of request '{request.full_name}' must be "
+                                      "referenced by at least one matchAttribute or distinctAttribute constraint "
+                                      "targeting this request", entry, "name", value=True)
+                seen.add(name)
 
     def _name(self, obj, ctx, holder, seen: set, what: str):
         name = holder.get("name")
@@ -130,6 +154,26 @@ class ApiValidation(Rule):
         elif isinstance(count, int) and not isinstance(count, bool) and count <= 0:
             yield ctx.finding(self, obj, f"request '{request.full_name}' count must be greater than zero, not {count}",
                               fields, "count", value=True)
+
+
+def _constraint_attributes(constraints) -> dict:
+    """request reference ('' for a constraint over every request) -> the attributes its
+    constraints name (upstream gatherConstraintAttributes)."""
+    used: dict = {}
+    for constraint in mappings(constraints):
+        name = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
+        if not isinstance(name, str):
+            continue
+        refs = constraint.get("requests")
+        for ref in refs if isinstance(refs, list) and refs else [""]:
+            used.setdefault(ref, set()).add(name)
+    return used
+
+
+def _reads(used: dict, name: str, request: str) -> bool:
+    """Whether a constraint over every request, over this one, or over its parent request names
+    the attribute (upstream isAttributeUsedByConstraint)."""
+    return any(name in used.get(ref, ()) for ref in ("", request, request.partition("/")[0] if "/" in request else None))
 
 
 def _resolves(ref, names: dict) -> bool:

@@ -180,3 +180,24 @@ def test_feature_gates_in_the_config(tmp_path, cli):
 def test_bad_feature_gates_flag_is_a_usage_error(cli, value, message):
     result = cli("lint", "-", "--no-config", "--feature-gates", value, stdin=_claim(CAPACITY))
     assert result.code == 2 and message in result.err and "Traceback" not in result.err
+
+
+def test_derived_attributes_are_read_by_a_constraint_of_their_request(lint_json):
+    """With DRADerivedAttributes (validateDeviceDerivedAttribute): each name once per request,
+    and read by a constraint over every request, over the request, or over its parent."""
+    text = _claim(
+        "    - name: gpu\n      exactly:\n        deviceClassName: gpu.nvidia.com\n        derivedAttributes:\n"
+        "        - {name: example.com/a, expression: '1'}\n        - {name: example.com/a, expression: '2'}\n"
+        "        - {name: example.com/unused, expression: '1'}\n"
+        "    - name: pick\n      firstAvailable:\n      - name: big\n        deviceClassName: gpu.nvidia.com\n"
+        "        derivedAttributes:\n        - {name: example.com/p, expression: '1'}\n"
+        "        - {name: example.com/q, expression: '1'}\n        - {name: example.com/r, expression: '1'}") + \
+        "    constraints:\n    - matchAttribute: example.com/a\n    - {matchAttribute: example.com/p, requests: [pick]}\n" \
+        "    - {distinctAttribute: example.com/q, requests: [pick/big]}\n" \
+        "    - {distinctAttribute: example.com/r, requests: [gpu]}\n"
+    found = _rules(lint_json(text, "--feature-gates", "DRADerivedAttributes=true"), "api-validation")
+    assert [(line, message.split(" must ")[0]) for line, _, message in found] == [
+        (12, "request 'gpu' derives attribute 'example.com/a' twice"),
+        (13, "derived attribute 'example.com/unused' of request 'gpu'"),
+        (21, "derived attribute 'example.com/r' of request 'pick/big'")]
+    assert _rules(lint_json(text), "api-validation") == []  # without the gate the API server drops them
