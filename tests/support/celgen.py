@@ -170,6 +170,19 @@ def _comprehension(rng):
     ])()
 
 
+def _transform_map(rng):
+    """transformMap and transformMapEntry, with and without a filter: a key made twice is an
+    error; a map compared, its size, or a value read back."""
+    coll = rng.choice(["[1, 2]", "[1, 1, 2]", "{1: 2}", "{'a': 1, 'b': 2}", ATTR, "[]"])
+    value = rng.choice(["v", "k", "[v]", "v == 1", "string(k)"])
+    # entry keys of scalar types (an attribute as a map key is the map_literal_keys gap)
+    key = rng.choice(["k", "string(k)"] + (["v"] if coll in ("[1, 2]", "[1, 1, 2]", "{1: 2}") else []))
+    made = rng.choice([f"transformMap(k, v, {value})", f"transformMap(k, v, v != 1, {value})",
+                       f"transformMapEntry(k, v, {{{key}: k}})", f"transformMapEntry(k, v, v != 2, {{{key}: v}})"])
+    return rng.choice([f"{coll}.{made}.size() >= 1", f"{coll}.{made} == {{}}", f"{coll}.{made}[0] == 1",
+                       f"{coll}.{made}.exists(x, y, x == y)"])
+
+
 def _sets_and_lists(rng):
     a, b = rng.choice(["[1, 2]", "[1]", "[]", "['a']", "[1.0]", "[1u]"]), rng.choice(["[1, 2]", "[2]", "[]", "[1.0]"])
     return rng.choice([
@@ -269,8 +282,8 @@ def device_fields(rng):
                        f"device.driver.startsWith('gpu') && device.{field} != null"])
 
 
-_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _sets_and_lists, _includes, _network,
-             _strings, _dyn_equality, _format_strings, device_fields]
+_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _sets_and_lists,
+             _includes, _network, _strings, _dyn_equality, _format_strings, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
@@ -282,12 +295,6 @@ def _format_library(rng):
     return rng.choice([
         f"format.{rng.choice(FORMATS)}().validate({repr(rng.choice(STRINGS + ['my-name', 'a' * 70]))}).hasValue()",
         f"format.named('{rng.choice(FORMATS + ['nope'])}').hasValue()"])
-
-
-def _two_variable_transform_map(rng):
-    """transformMap/transformMapEntry need cel.@mapInsert, which cel-expr-python does not
-    register: draguard says it cannot evaluate them (CelUnsupported)."""
-    return f"{rng.choice(['[1, 2]', '{1: 2}', ATTR])}.transformMap(k, v, v).size() >= 0"
 
 
 def _index_of_null(rng):
@@ -313,13 +320,14 @@ def _upstream_semver_membership(rng):
 
 
 def _map_literal_keys(rng):
-    """cel-go accepts double and duplicate keys in map literals; cel-cpp refuses them."""
-    return rng.choice(["{-0.5: 1, 2.5: 2}.size() == 2", "{3u: 1, 3u: 2}.size() == 2"])
+    """cel-go accepts double and duplicate keys in map literals, and a list as a key when it
+    runs (hashed by identity); cel-cpp refuses them."""
+    return rng.choice(["{-0.5: 1, 2.5: 2}.size() == 2", "{3u: 1, 3u: 2}.size() == 2",
+                       f"{ATTR}.transformMapEntry(k, v, {{v: k}}).size() >= 0"])
 
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
-    _format_library,
-    _two_variable_transform_map, _index_of_null, _device_as_a_value, _map_literal_keys,
+    _format_library, _index_of_null, _device_as_a_value, _map_literal_keys,
     _upstream_semver_membership)}
 
 

@@ -165,8 +165,8 @@ class CelRuntimeError(Exception):
 
 
 class CelUnsupported(CelRuntimeError):
-    """An evaluation draguard cannot do (two-variable transformMap needs cel.@mapInsert,
-    which cel-expr-python does not register); upstream would evaluate it."""
+    """An evaluation draguard cannot do: a function the checker declares that
+    cel-expr-python's runtime does not implement; upstream would evaluate it."""
 
 
 _UNIMPLEMENTED = re.compile(r"No overload found in reference resolve step for (\S+)")

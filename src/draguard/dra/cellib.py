@@ -366,6 +366,8 @@ def _function_table(rt: _Runtime) -> list:
          celformat.checked_arguments),
         ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda left, right: celrewrite.not_equals(left[0], right[0])),
+        ("draguard_map_entries", "draguard_map_entries_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
+         celrewrite.map_entries),
         # the declaration the checker reads; dra.celrewrite routes each call through draguard_includes
         ("includes", "list_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True, None),
         ("draguard_includes", "draguard_includes_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,

@@ -145,12 +145,33 @@ def _includes_targets(ast: CheckedAst) -> list:
             if expr.HasField("call_expr") and expr.call_expr.function == "includes" and expr.call_expr.HasField("target")]
 
 
+def _map_insert(expr):
+    """A transformMap or transformMapEntry macro's comprehension: (its filter or None, the
+    cel.@mapInsert call of its step), else None."""
+    if not expr.HasField("comprehension_expr"):
+        return None
+    step = expr.comprehension_expr.loop_step
+    condition = None
+    if step.HasField("call_expr") and step.call_expr.function == "_?_:_":
+        condition, step = step.call_expr.args[0], step.call_expr.args[1]
+    if step.HasField("call_expr") and step.call_expr.function == "cel.@mapInsert":
+        return condition, step.call_expr
+    return None
+
+
+def _transform_map_targets(ast: CheckedAst) -> list:
+    """transformMap/transformMapEntry (two-variable comprehensions): their expansion builds the
+    map with cel.@mapInsert, which cel-expr-python does not implement, so each is evaluated as
+    transformList of its entries, gathered into a map by draguard_map_entries."""
+    return [expr for expr, _ in walk(ast.root) if _map_insert(expr) is not None]
+
+
 def rewrite(ast: CheckedAst, source: str) -> str | None:
     """`source` with each such comparison routed through draguard_equals, each literal
-    format() call with dyn elements through draguard_format_args and each `includes` through
-    draguard_includes, or None if there is none."""
+    format() call with dyn elements through draguard_format_args, each `includes` through
+    draguard_includes and each transformMap through draguard_map_entries, or None if there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
-        [(e, "includes") for e in _includes_targets(ast)]
+        [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -178,12 +199,48 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
             start, end = span_of[expr.id]
             right_text = text(*span_of[right.id]) if function == "draguard_in" else f"[{text(*span_of[right.id])}]"
             new = f"({function}([{text(*span_of[left.id])}], {right_text}))"
+        elif kind == "map":
+            start, end = span_of[expr.id]
+            new = _transform_list(expr, text, span_of)
         else:
             target, arguments = expr.call_expr.target, expr.call_expr.args[0]
             start, end = span_of[arguments.id]
             new = f"draguard_format_args({text(*span_of[target.id])}, {text(start, end)})"
         replacements = [r for r in replacements if not (start <= r[0] and r[1] <= end)] + [(start, end, new)]
     return text(0, len(source))
+
+
+def _transform_list(expr, text, span_of) -> str:
+    """A transformMap(k, v, [filter,] value) as draguard_map_entries(range.transformList(k, v,
+    [filter,] [[k, value]])); a transformMapEntry(k, v, [filter,] entry) with the entry map
+    in place of the pair."""
+    comprehension = expr.comprehension_expr
+    condition, insert = _map_insert(expr)
+    variables = f"{comprehension.iter_var}, {comprehension.iter_var2}"
+    filtered = f"{text(*span_of[condition.id])}, " if condition is not None else ""
+    if len(insert.args) == 3:  # (@result, key, value): transformMap
+        entry = f"[[{text(*span_of[insert.args[1].id])}, {text(*span_of[insert.args[2].id])}]]"
+    else:  # (@result, entry map): transformMapEntry
+        entry = f"[{text(*span_of[insert.args[1].id])}]"
+    return (f"draguard_map_entries({text(*span_of[comprehension.iter_range.id])}.transformList({variables}, "
+            f"{filtered}{entry}))")
+
+
+def map_entries(groups: list) -> dict:
+    """The map cel.@mapInsert would build from each step's entries ([key, value] pairs, or
+    maps), in order: a key inserted twice is an error, as in cel-go, and so is a key of a
+    Kubernetes value type (a Semver or Quantity cannot be hashed there)."""
+    out: dict = {}
+    for group in groups:
+        for item in group:
+            pairs = item.items() if isinstance(item, dict) else [tuple(item)]
+            for key, value in pairs:
+                if not isinstance(key, (bool, int, str)):
+                    raise ValueError(f"unsupported map key type: {type(key).__name__}")
+                if key in out:
+                    raise ValueError(f"insert failed: key {key!r} already exists")
+                out[key] = value
+    return out
 
 
 def equals(left, right) -> bool:

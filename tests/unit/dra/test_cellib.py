@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 
 from draguard.dra import goregex
-from draguard.dra.celenv import CelRuntimeError, compile_selector
+from draguard.dra.celenv import CelRuntimeError, CelUnsupported, _runtime_error, compile_selector
 from draguard.dra.devices import device_from
 from draguard.dra.quantity import QuantityError, parse_quantity
 
@@ -63,5 +63,24 @@ def test_compile_time_checks_upstream_makes(expression, message, column):
 
 
 def test_an_engine_gap_is_said_as_such():
-    with pytest.raises(CelRuntimeError, match="does not implement 'cel.@mapInsert'"):
-        evaluate("[1].transformMap(k, v, v).size() == 1")
+    """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
+    never the selector's fault."""
+    error = _runtime_error("INVALID_ARGUMENT: No overload found in reference resolve step for cel.@mapInsert")
+    assert isinstance(error, CelUnsupported) and "does not implement 'cel.@mapInsert'" in str(error)
+
+
+@pytest.mark.parametrize("expression, value", [
+    ("[1, 2].transformMap(i, v, v * 2) == {0: 2, 1: 4}", True),
+    ("{'a': 1, 'b': 0}.transformMap(k, v, v > 0, v + 1) == {'a': 2}", True),
+    ("{1: 2}.transformMapEntry(k, v, {v: k}) == {2: 1}", True),
+    ("device.attributes['gpu.example.com'].transformMap(k, v, k + v) == {'model': 'modela100'}", True),
+])
+def test_transform_maps_build_their_maps(expression, value):
+    """transformMap and transformMapEntry (two-variable comprehensions), whose expansion calls
+    cel.@mapInsert: evaluated through transformList and draguard_map_entries."""
+    assert evaluate(expression) is value
+
+
+def test_a_transform_map_entry_made_twice_is_an_error():
+    with pytest.raises(CelRuntimeError, match="insert failed: key 1 already exists"):
+        evaluate("[1, 1].transformMapEntry(i, v, {v: i}).size() == 1")
