@@ -183,6 +183,15 @@ def _transform_map(rng):
                        f"{coll}.{made}.exists(x, y, x == y)"])
 
 
+def _index_of_null(rng):
+    """indexOf/lastIndexOf of null or of a dyn that may be null, on lists, attributes (a list
+    on one device) and literals whose element type refuses null."""
+    target = rng.choice(["[]", "[1]", "[null]", "[null, null]", "['a', 'b']", f"{ATTR}.model", f"{ATTR}.index",
+                         "dyn('abc')"])
+    argument = rng.choice(["null", "dyn(null)", "dyn(1)", "dyn('b')"])
+    return f"{target}.{rng.choice(['indexOf', 'lastIndexOf'])}({argument}) {rng.choice(['== -1', '>= 0'])}"
+
+
 def _sets_and_lists(rng):
     a, b = rng.choice(["[1, 2]", "[1]", "[]", "['a']", "[1.0]", "[1u]"]), rng.choice(["[1, 2]", "[2]", "[]", "[1.0]"])
     return rng.choice([
@@ -282,8 +291,8 @@ def device_fields(rng):
                        f"device.driver.startsWith('gpu') && device.{field} != null"])
 
 
-_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _sets_and_lists,
-             _includes, _network, _strings, _dyn_equality, _format_strings, device_fields]
+_FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
+             _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
@@ -295,12 +304,6 @@ def _format_library(rng):
     return rng.choice([
         f"format.{rng.choice(FORMATS)}().validate({repr(rng.choice(STRINGS + ['my-name', 'a' * 70]))}).hasValue()",
         f"format.named('{rng.choice(FORMATS + ['nope'])}').hasValue()"])
-
-
-def _index_of_null(rng):
-    """indexOf(null): cel-cpp lets null stand for any element type, so an overload for it
-    would collide with every other; draguard declares none and fails to evaluate."""
-    return f"{rng.choice(['[]', '[1]'])}.{rng.choice(['indexOf', 'lastIndexOf'])}(null) == -1"
 
 
 def _device_as_a_value(rng):
@@ -327,7 +330,7 @@ def _map_literal_keys(rng):
 
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
-    _format_library, _index_of_null, _device_as_a_value, _map_literal_keys,
+    _format_library, _device_as_a_value, _map_literal_keys,
     _upstream_semver_membership)}
 
 

@@ -273,12 +273,25 @@ def _min(values):
 
 
 def _index_of(values, item) -> int:
-    """library.Lists indexOf: the first `values[i].Equal(item) == True`."""
+    """library.Lists indexOf: the first `values[i].Equal(item) == True`; on a dyn target that
+    is a string, ext strings' (code points), and no such overload for anything else."""
+    if _is_string_search(values, item):
+        return values.find(item)
     return next((i for i, value in enumerate(values) if celrewrite.is_equal(value, item)), -1)
 
 
 def _last_index_of(values, item) -> int:
+    if _is_string_search(values, item):
+        return values.rfind(item)
     return next((i for i in range(len(values) - 1, -1, -1) if celrewrite.is_equal(values[i], item)), -1)
+
+
+def _is_string_search(values, item) -> bool:
+    if isinstance(values, str) and isinstance(item, str):
+        return True
+    if not isinstance(values, list):
+        raise ValueError("no such overload")
+    return False
 
 
 def _includes(target, item) -> bool:
@@ -368,6 +381,10 @@ def _function_table(rt: _Runtime) -> list:
          lambda left, right: celrewrite.not_equals(left[0], right[0])),
         ("draguard_map_entries", "draguard_map_entries_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
          celrewrite.map_entries),
+        ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
+         lambda target, item: _index_of(target[0], item[0])),
+        ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
+         lambda target, item: _last_index_of(target[0], item[0])),
         # the declaration the checker reads; dra.celrewrite routes each call through draguard_includes
         ("includes", "list_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True, None),
         ("draguard_includes", "draguard_includes_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,

@@ -145,6 +145,22 @@ def _includes_targets(ast: CheckedAst) -> list:
             if expr.HasField("call_expr") and expr.call_expr.function == "includes" and expr.call_expr.HasField("target")]
 
 
+def _index_of_targets(ast: CheckedAst) -> list:
+    """indexOf or lastIndexOf of what may be null (a null or dyn argument, on a list or a dyn
+    target): cel-expr-python dispatches on the argument's kind at run time and has no overload
+    for null, so each such call goes through draguard_indexOf / draguard_lastIndexOf."""
+    found = []
+    for expr, _ in walk(ast.root):
+        call = expr.call_expr if expr.HasField("call_expr") else None
+        if call is None or call.function not in ("indexOf", "lastIndexOf") or not call.HasField("target") \
+                or len(call.args) != 1:
+            continue
+        target, argument = ast.type_name(call.target.id), ast.type_name(call.args[0].id)
+        if (target.startswith("list(") or target == "dyn") and argument in ("null_type", "dyn"):
+            found.append(expr)
+    return found
+
+
 def _map_insert(expr):
     """A transformMap or transformMapEntry macro's comprehension: (its filter or None, the
     cel.@mapInsert call of its step), else None."""
@@ -168,10 +184,12 @@ def _transform_map_targets(ast: CheckedAst) -> list:
 
 def rewrite(ast: CheckedAst, source: str) -> str | None:
     """`source` with each such comparison routed through draguard_equals, each literal
-    format() call with dyn elements through draguard_format_args, each `includes` through
-    draguard_includes and each transformMap through draguard_map_entries, or None if there is none."""
+    format() call with dyn elements through draguard_format_args, each `includes` (and each
+    indexOf of what may be null) through its draguard_ function and each transformMap through
+    draguard_map_entries, or None if there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
-        [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)]
+        [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
+        [(e, "index") for e in _index_of_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -187,9 +205,10 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         return "".join(out) + source[cursor:end]
 
     for expr, kind in sorted(targets, key=lambda t: span_of[t[0].id][1] - span_of[t[0].id][0]):
-        if kind in ("equality", "includes"):
-            if kind == "includes":
-                function, (left, right) = "draguard_includes", (expr.call_expr.target, expr.call_expr.args[0])
+        if kind in ("equality", "includes", "index"):
+            if kind in ("includes", "index"):
+                function = "draguard_includes" if kind == "includes" else f"draguard_{expr.call_expr.function}"
+                left, right = expr.call_expr.target, expr.call_expr.args[0]
             else:
                 left, right = expr.call_expr.args
                 function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(expr.call_expr.function,

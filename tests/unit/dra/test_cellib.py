@@ -84,3 +84,19 @@ def test_transform_maps_build_their_maps(expression, value):
 def test_a_transform_map_entry_made_twice_is_an_error():
     with pytest.raises(CelRuntimeError, match="insert failed: key 1 already exists"):
         evaluate("[1, 1].transformMapEntry(i, v, {v: i}).size() == 1")
+
+
+@pytest.mark.parametrize("expression, value", [
+    ("[].indexOf(null) == -1", True),
+    ("[null, null].lastIndexOf(null) == 1", True),
+    ("[1, 2].indexOf(dyn(null)) == -1", True),
+    ("dyn('abc').lastIndexOf(dyn('c')) == 2", True),
+])
+def test_index_of_what_may_be_null(expression, value):
+    """cel-expr-python has no overload for a null argument; upstream answers by equality."""
+    assert evaluate(expression) is value
+
+
+def test_index_of_null_on_a_string_has_no_overload():
+    with pytest.raises(CelRuntimeError, match="no such overload"):
+        evaluate("dyn('abc').indexOf(null) == -1")
