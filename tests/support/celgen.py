@@ -381,7 +381,7 @@ def draguard_verdict(expression_: str, consumable_capacity: bool = True, include
     results = []
     for device in _device_models():
         try:
-            results.append(str(compiled.matches(device)).lower())
+            results.append(str(compiled.evaluate(device)).lower())
         except CelRuntimeError:
             results.append("error")
     return "eval", tuple(results)

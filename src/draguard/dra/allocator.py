@@ -432,7 +432,7 @@ class _RequestData:
         if compiled.error is not None:
             raise AllocationError(f"compile derived attribute {name} failed: {compiled.error.message}")
         try:
-            return compiled.matches(device)
+            return compiled.evaluate(device)
         except CelRuntimeError as exc:
             raise AllocationError(f"evaluate derived attribute {name} on device {'/'.join(device.id)} failed: "
                                   f"{exc}") from None
@@ -904,7 +904,7 @@ class _Run:
             if compiled.error is not None:
                 raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {compiled.error.message}")
             try:
-                if not compiled.matches(device):
+                if not compiled.evaluate(device):
                     return False
             except CelRuntimeError as exc:
                 raise AllocationError(f"{owner}: selector #{i} on device {'/'.join(device.id)}: "

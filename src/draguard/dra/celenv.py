@@ -260,7 +260,7 @@ class CompiledSelector:
         pkg/apis/resource/validation); kube-scheduler still runs one it finds stored."""
         return self.max_cost > MAX_COST
 
-    def matches(self, device):
+    def evaluate(self, device):
         """Evaluate on a device (see dra.devices.Device): a selector's verdict, or the value
         of another output. Memoized by the values the expression reads. Raises
         CelRuntimeError as upstream aborts the allocation on one."""

@@ -88,5 +88,5 @@ def derived_value(expression: str, device) -> Attr:
     compiled = compile_derived(expression)
     if compiled.error is not None:
         raise CelRuntimeError(compiled.error.message)
-    return compiled.matches(device)
+    return compiled.evaluate(device)
 

@@ -448,7 +448,7 @@ class DeviceTaintRule:
         for expression in expressions:
             compiled = compile_selector(expression)
             try:
-                if compiled.error is not None or not compiled.matches(device):
+                if compiled.error is not None or not compiled.evaluate(device):
                     return False
             except CelRuntimeError:
                 return False

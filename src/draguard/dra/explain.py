@@ -71,7 +71,7 @@ def _survivors(devices, expression: str, errors: list, what: str):
     kept, failures = [], {}
     for d in devices:
         try:
-            if compiled.matches(d):
+            if compiled.evaluate(d):
                 kept.append(d)
         except CelRuntimeError as exc:
             failures.setdefault(str(exc), 0)

@@ -179,7 +179,7 @@ class DeviceClassMatchesNothing(DeviceRule):
             kept = []
             for device in survivors:
                 try:
-                    if compiled.matches(device):
+                    if compiled.evaluate(device):
                         kept.append(device)
                 except CelRuntimeError as exc:
                     errors.setdefault(i, (str(exc), []))[1].append(device)

@@ -36,14 +36,14 @@ def gpu(**attrs) -> Device:
 def test_upstream_environment(expression, expected):
     compiled = compile_selector(expression)
     assert compiled.error is None, compiled.error
-    assert compiled.matches(gpu()) is expected
+    assert compiled.evaluate(gpu()) is expected
 
 
 def test_unknown_domain_is_an_empty_map_so_missing_names_are_runtime_errors():
     compiled = compile_selector("device.attributes['other.example.com'].model == 'x'")
     with pytest.raises(CelRuntimeError, match="not found"):
-        compiled.matches(gpu())
-    assert compile_selector("device.attributes['other.example.com'].size() == 0").matches(gpu())
+        compiled.evaluate(gpu())
+    assert compile_selector("device.attributes['other.example.com'].size() == 0").evaluate(gpu())
 
 
 @pytest.mark.parametrize("expression, message, offset", [
@@ -61,7 +61,7 @@ def test_suggestion_for_sizes_without_quantity():
     assert suggest("device.attributes['gpu.nvidia.com'].memory >= 40Gi") == \
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
     fixed = compile_selector(suggest("device.attributes['gpu.nvidia.com'].memory >= 40Gi"))
-    assert fixed.error is None and fixed.matches(gpu())
+    assert fixed.error is None and fixed.evaluate(gpu())
 
 
 def test_length_limit():
@@ -73,7 +73,7 @@ def test_non_bool_dyn_result_is_a_runtime_error_not_a_crash():
     compiled = compile_selector("device.attributes['gpu.nvidia.com'].productName")
     assert compiled.error is None  # dyn: only known at run time, as upstream
     with pytest.raises(CelRuntimeError, match="must evaluate to bool"):
-        compiled.matches(gpu())
+        compiled.evaluate(gpu())
 
 
 def test_rewrite_keeps_strings_and_lengths():
@@ -86,7 +86,7 @@ def test_rewrite_keeps_strings_and_lengths():
 def test_results_are_memoized_by_the_values_read():
     compiled = compile_selector("device.attributes['gpu.nvidia.com'].type == 'gpu' && true")
     devices = [gpu(uuid=Attr("string", f"GPU-{i}")) for i in range(50)]
-    assert all(compiled.matches(d) for d in devices)
+    assert all(compiled.evaluate(d) for d in devices)
     assert len(compiled._memo) == 1  # uuid is not read: one evaluation for 50 devices
 
 
@@ -106,9 +106,9 @@ def test_member_calls_on_a_domain_read_the_whole_domain(expression, device_a, de
 
     compiled = compile_selector(expression)
     a, b = device(device_a), device(device_b)
-    first = (compiled.matches(a), compiled.matches(b))
+    first = (compiled.evaluate(a), compiled.evaluate(b))
     compiled._memo.clear()
-    assert (compiled.matches(a), compiled.matches(b)) == first  # evaluation order does not matter
+    assert (compiled.evaluate(a), compiled.evaluate(b)) == first  # evaluation order does not matter
     assert first[0] != first[1]
 
 
@@ -121,7 +121,7 @@ def test_results_are_never_keyed_by_object_identity():
     assert gpu().memo_key(refs) == gpu().memo_key(refs)  # two objects, one content: one key
     other = Device("gpu-1", NV, "node-a", {"other.example.com": {"x": Attr("int", 1)}}, {})
     assert other.memo_key(refs) != gpu().memo_key(refs)
-    assert compiled.matches(gpu()) is True and compiled.matches(other) is False
+    assert compiled.evaluate(gpu()) is True and compiled.evaluate(other) is False
 
 
 def test_an_evaluation_over_the_iteration_budget_is_a_runtime_error_not_a_crash():
@@ -132,7 +132,7 @@ def test_an_evaluation_over_the_iteration_budget_is_a_runtime_error_not_a_crash(
     compiled = compile_selector(f"{ten}.all(a, {ten}.all(b, {ten}.all(c, {ten}.all(d, a + b + c + d > 0))))")
     assert compiled.error is None
     with pytest.raises(CelRuntimeError, match="actual cost limit exceeded"):
-        compiled.matches(device_from({"name": "d"}, "gpu.example.com", "p"))
+        compiled.evaluate(device_from({"name": "d"}, "gpu.example.com", "p"))
 
 
 @pytest.mark.parametrize("expression, expected", [
@@ -143,7 +143,7 @@ def test_an_evaluation_over_the_iteration_budget_is_a_runtime_error_not_a_crash(
     ("1.includes('1')", False),
 ])
 def test_the_lists_library_includes(expression, expected):
-    assert compile_selector(expression).matches(gpu()) is expected
+    assert compile_selector(expression).evaluate(gpu()) is expected
 
 
 def test_includes_is_declared_for_new_objects_only_with_its_gate():

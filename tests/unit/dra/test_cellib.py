@@ -17,7 +17,7 @@ DEVICE = device_from({"name": "d", "attributes": {"model": {"string": "a100"}}},
 def evaluate(expression: str):
     compiled = compile_selector(expression)
     assert compiled.error is None, compiled.error
-    return compiled.matches(DEVICE)
+    return compiled.evaluate(DEVICE)
 
 
 @pytest.mark.parametrize("text, value", [

@@ -34,7 +34,7 @@ def test_selectors_see_lists():
                                  (f"'nvl1' in device.attributes['{GPU}'].links", True),
                                  (f"device.attributes['{GPU}'].numa == [0, 1]", True),
                                  (f"device.attributes['{GPU}'].fw.exists(v, v.isGreaterThan(semver('1.1.0')))", True)]:
-        assert compile_selector(expression).matches(device) is expected, expression
+        assert compile_selector(expression).evaluate(device) is expected, expression
 
 
 def _two_of(devices: list[dict], constraint: dict, **features) -> list | str:
