@@ -7,7 +7,10 @@ Mirrored from k8s.io/dynamic-resource-allocation/cel (compile.go): the expressio
 the stored-expressions environment, where lists are always allowed (validateOutputType: a
 bool, int, string or semver, dyn, or a list of one of those), and its value becomes a device
 attribute as valToDeviceAttribute makes it: a list takes the type of its first item and every
-other item must have it; an empty list is a list of strings."""
+other item must have it; an empty list is a list of strings. One difference is known: a semver
+value's build metadata (`1.2.3+build`) is not kept, as draguard's CEL values drop it (upstream's
+equality ignores it, and its derived text keeps it), so a constraint that compares such a derived
+version with another request's published one may differ."""
 
 from __future__ import annotations
 
@@ -79,14 +82,3 @@ def compile_derived(expression: str, allow_lists: bool = True, allow_multiple_al
     server does for a new claim (lists, device.allowMultipleAllocations and `includes` only
     while DRAListTypeAttributes and DRAConsumableCapacity are on), cached by its arguments."""
     return compile_expression(expression, _OUTPUTS[allow_lists], allow_multiple_allocations, includes)
-
-
-def derived_value(expression: str, device) -> Attr:
-    """The expression's value on `device` (memoized by what it reads of the device). Raises
-    CelRuntimeError for an expression that does not compile or evaluate: upstream ends the
-    allocation with that error."""
-    compiled = compile_derived(expression)
-    if compiled.error is not None:
-        raise CelRuntimeError(compiled.error.message)
-    return compiled.evaluate(device)
-

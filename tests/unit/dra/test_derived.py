@@ -6,7 +6,7 @@ import pytest
 
 from draguard.dra.allocator import AllocationError, Allocator, Features
 from draguard.dra.celenv import CelRuntimeError
-from draguard.dra.derived import compile_derived, derived_value
+from draguard.dra.derived import compile_derived
 from draguard.dra.devices import Attr, Node, claim_from, device_class_from, device_from, slice_from
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
@@ -28,8 +28,8 @@ DEVICE = device_from({"name": "g0", "attributes": {"index": {"int": 3}, "model":
     (f"dyn(device.attributes['{GPU}'].index)", Attr("int", 3)),  # dyn compiles; the value decides
 ])
 def test_values_become_device_attributes(expression, value):
-    assert compile_derived(expression).error is None
-    assert derived_value(expression, DEVICE) == value
+    compiled = compile_derived(expression)
+    assert compiled.error is None and compiled.evaluate(DEVICE) == value
 
 
 @pytest.mark.parametrize("expression, type_name", [
@@ -54,7 +54,7 @@ def test_other_output_types_do_not_compile(expression, type_name):
 ])
 def test_values_of_other_types_fail_when_evaluated(expression, message):
     with pytest.raises(CelRuntimeError, match=message):
-        derived_value(expression, DEVICE)
+        compile_derived(expression).evaluate(DEVICE)
 
 
 def _manifest(kind: str, spec: dict) -> Manifest:
