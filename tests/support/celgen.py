@@ -285,10 +285,11 @@ def _format_strings(rng):
 def device_fields(rng):
     """The device's own fields, unknown ones included; allowMultipleAllocations is declared
     for new objects only while DRAConsumableCapacity is on (see gated_run)."""
-    field = rng.choice(["allowMultipleAllocations", "driver", "nope", "attribute"])
+    field = rng.choice(["allowMultipleAllocations", "driver", "nope", "attribute", "attributes", "capacity"])
     return rng.choice([f"device.{field} == {rng.choice(['true', repr(DOMAIN)])}",
                        f"!device.{field} || device.driver == '{DOMAIN}'",
-                       f"device.driver.startsWith('gpu') && device.{field} != null"])
+                       f"device.driver.startsWith('gpu') && device.{field} != null",
+                       f"has(device.{field})", f"has( device.{field} ) && device.driver != ''"])
 
 
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
@@ -307,11 +308,11 @@ def _format_library(rng):
 
 
 def _device_as_a_value(rng):
-    """`device` itself as a value (cel.bind(d, device, ...), has(device.attributes)): cel-cpp has
-    no record type with map-of-map fields, so draguard declares device's fields as variables
-    and `device` alone is not one."""
-    return rng.choice([f"cel.bind(d, device, d.driver == '{DOMAIN}')", "has(device.attributes)",
-                       "has(device.allowMultipleAllocations)"])
+    """`device` itself as a value (cel.bind(d, device, ...), [device]): cel-cpp has no record
+    type with map-of-map fields, so draguard declares device's fields as variables and `device`
+    alone is not one (has(device.<field>) is rewritten, so it agrees)."""
+    return rng.choice([f"cel.bind(d, device, d.driver == '{DOMAIN}')", "[device].size() == 1",
+                       f"cel.bind(d, device, d.attributes['{DOMAIN}'].size() >= 0)"])
 
 
 def _upstream_semver_membership(rng):

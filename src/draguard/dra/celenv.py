@@ -51,6 +51,7 @@ def _variables(allow_multiple_allocations: bool = True) -> dict:
         "device_attributes": T.Map(T.STRING, T.Map(T.STRING, T.DYN)),
         "device_capacity": T.Map(T.STRING, T.Map(T.STRING, rt.QT)),
         **({"device_allowMultipleAllocations": T.BOOL} if allow_multiple_allocations else {}),
+        "draguard_has": T.BOOL,  # has(device.<field>), rewritten (rewrite_device_fields)
         # slots for folded quantity literals, so a folded program needs no environment of its own
         **{_constant(i): rt.QT for i in range(CONSTANT_SLOTS)},
     }
@@ -75,6 +76,7 @@ def _env(allow_multiple_allocations: bool = True, includes: bool = True):
 # --- source rewriting ----------------------------------------------------------------------
 
 _DEVICE_FIELD = re.compile(r"\bdevice\s*\.\s*(" + "|".join(DEVICE_FIELDS) + r")\b")
+_HAS_FIELD = re.compile(r"\bhas\s*\(\s*device\s*\.\s*(\w+)\s*\)")
 _QUANTITY_LITERAL = re.compile(r"""\bquantity\(\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\)""")
 
 
@@ -87,13 +89,19 @@ def _code_spans(text: str):
     yield position, len(text)
 
 
-def rewrite_device_fields(expression: str) -> str:
-    """`device.attributes` -> `device_attributes` outside string literals (same length)."""
+def rewrite_device_fields(expression: str, allow_multiple_allocations: bool = True) -> str:
+    """`device.attributes` -> `device_attributes` outside string literals (same length), and
+    `has(device.attributes)` -> `draguard_has` (a bool variable that is always true: upstream's
+    device always has its declared fields; reading it costs 1, as upstream's test does); only
+    the declared fields (allowMultipleAllocations with DRAConsumableCapacity), so that the others
+    are unknown fields of `device`."""
+    fields = DEVICE_FIELDS if allow_multiple_allocations else DEVICE_FIELDS[:-1]
     out = []
     for start, end in _code_spans(expression):
-        code = expression[start:end]
-        out.append(_DEVICE_FIELD.sub(lambda m: "device_" + m.group(1) + " " * (len(m.group(0)) - 7 - len(m.group(1))),
-                                     code))
+        code = _HAS_FIELD.sub(lambda m: "draguard_has".ljust(len(m.group(0))) if m.group(1) in fields
+                              else m.group(0), expression[start:end])
+        out.append(_DEVICE_FIELD.sub(lambda m: "device_" + m.group(1).ljust(len(m.group(0)) - 7)
+                                     if m.group(1) in fields else m.group(0), code))
         if end < len(expression):
             literal = STRING_LITERAL.match(expression, end)
             out.append(literal.group(0) if literal else "")
@@ -312,9 +320,9 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         return CompiledSelector(expression, CelDiagnostic(
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
             MAX_EXPRESSION_LENGTH))
-    code = rewrite_device_fields(expression)
+    code = rewrite_device_fields(expression, allow_multiple_allocations)
     rt = runtime()
-    reserved = _RESERVED.search(_without_strings(code))
+    reserved = _RESERVED.search(_without_strings(expression))
     if reserved:  # names draguard's rewritten programs use; upstream has no such names
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))

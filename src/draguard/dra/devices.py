@@ -166,6 +166,7 @@ class Device:
             self._cel = {
                 "device_driver": self.driver,
                 "device_allowMultipleAllocations": self.allow_multiple_allocations,
+                "draguard_has": True,
                 "device_attributes": {d: {n: _cel_value(a) for n, a in names.items()}
                                       for d, names in self.attributes.items()},
                 "device_capacity": {d: {n: quantity_message(*q) for n, q in names.items()}

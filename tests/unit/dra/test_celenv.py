@@ -83,6 +83,19 @@ def test_rewrite_keeps_strings_and_lengths():
     assert rewritten.startswith("device_driver == 'device.driver'") and "device_attributes" in rewritten
 
 
+def test_has_on_a_device_field_is_true_for_the_declared_fields():
+    """Upstream's device always has its declared fields: has() of one is true (at a cost of 1);
+    of an unknown one, or of allowMultipleAllocations without DRAConsumableCapacity (the API
+    server's environment for new objects), it is an unknown field."""
+    for field in ("driver", "attributes", "capacity", "allowMultipleAllocations"):
+        compiled = compile_selector(f"has(device.{field})")
+        assert compiled.error is None and compiled.evaluate(gpu()) is True and compiled.max_cost == 1
+    assert compile_selector("has(device.nope)").error.message == "undefined field 'nope'"
+    gated = compile_selector("has(device.allowMultipleAllocations)", allow_multiple_allocations=False)
+    assert gated.error.message == "undefined field 'allowMultipleAllocations'"
+    assert compile_selector("draguard_has").error.message == "undeclared reference to 'draguard_has'"
+
+
 def test_results_are_memoized_by_the_values_read():
     compiled = compile_selector("device.attributes['gpu.nvidia.com'].type == 'gpu' && true")
     devices = [gpu(uuid=Attr("string", f"GPU-{i}")) for i in range(50)]
