@@ -61,6 +61,9 @@ type celScenario struct {
 	// NewExpressions compiles as the API server does for new objects (feature-gated device
 	// fields only when their gate is on) instead of as the scheduler does (stored expressions).
 	NewExpressions bool `json:"newExpressions"`
+	// Derived compiles and evaluates derived attributes (DRADerivedAttributes) as the
+	// experimental allocator does: each device's result is the attribute's value.
+	Derived bool `json:"derived"`
 }
 
 type celDevice struct {
@@ -76,8 +79,38 @@ type celVerdict struct {
 }
 
 type celOutcome struct {
-	Match bool   `json:"match"`
-	Error string `json:"error,omitempty"`
+	Match bool          `json:"match"`
+	Error string        `json:"error,omitempty"`
+	Value *derivedValue `json:"value,omitempty"` // derived attributes: the value made
+}
+
+// derivedValue is a DeviceAttribute with its kind spelled out (an empty list would vanish
+// under the API type's omitempty).
+type derivedValue struct {
+	Kind  string `json:"kind"`
+	Value any    `json:"value"`
+}
+
+func derivedJSON(a *resourceapi.DeviceAttribute) *derivedValue {
+	switch {
+	case a.IntValue != nil:
+		return &derivedValue{"int", *a.IntValue}
+	case a.BoolValue != nil:
+		return &derivedValue{"bool", *a.BoolValue}
+	case a.StringValue != nil:
+		return &derivedValue{"string", *a.StringValue}
+	case a.VersionValue != nil:
+		return &derivedValue{"version", *a.VersionValue}
+	case a.IntValues != nil:
+		return &derivedValue{"ints", a.IntValues}
+	case a.BoolValues != nil:
+		return &derivedValue{"bools", a.BoolValues}
+	case a.StringValues != nil:
+		return &derivedValue{"strings", a.StringValues}
+	case a.VersionValues != nil:
+		return &derivedValue{"versions", a.VersionValues}
+	}
+	return &derivedValue{"none", nil}
 }
 
 type outcome struct {
@@ -115,7 +148,7 @@ func evaluate(ctx context.Context, s *scenario) outcome {
 	compiler := cel.GetCompiler(s.CEL.Features)
 	verdicts := make([]celVerdict, 0, len(s.CEL.Expressions))
 	for _, expression := range s.CEL.Expressions {
-		options := cel.Options{}
+		options := cel.Options{DerivedAttribute: s.CEL.Derived}
 		if s.CEL.NewExpressions {
 			envType := environment.NewExpressions
 			options.EnvType = &envType
@@ -128,12 +161,22 @@ func evaluate(ctx context.Context, s *scenario) outcome {
 			continue
 		}
 		for _, d := range s.CEL.Devices {
-			match, _, err := compiled.DeviceMatches(ctx, cel.Device{Driver: d.Driver,
-				AllowMultipleAllocations: d.Device.AllowMultipleAllocations,
-				Attributes:               d.Device.Attributes, Capacity: d.Device.Capacity})
-			result := celOutcome{Match: match}
-			if err != nil {
-				result = celOutcome{Error: err.Error()}
+			device := cel.Device{Driver: d.Driver, AllowMultipleAllocations: d.Device.AllowMultipleAllocations,
+				Attributes: d.Device.Attributes, Capacity: d.Device.Capacity}
+			var result celOutcome
+			if s.CEL.Derived {
+				value, _, err := compiled.EvaluateDerivedAttribute(ctx, device)
+				if err != nil {
+					result = celOutcome{Error: err.Error()}
+				} else {
+					result = celOutcome{Value: derivedJSON(value)}
+				}
+			} else {
+				match, _, err := compiled.DeviceMatches(ctx, device)
+				result = celOutcome{Match: match}
+				if err != nil {
+					result = celOutcome{Error: err.Error()}
+				}
 			}
 			verdict.Results = append(verdict.Results, result)
 		}

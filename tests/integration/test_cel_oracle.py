@@ -1,5 +1,5 @@
 """draguard's CEL against upstream's DRA CEL compiler (the allocator oracle's selector mode):
-generated selectors from every library, the regressions kept as data, and the gaps still
+generated selectors from every library, derived attributes' values, the regressions kept as data, and the gaps still
 open, each expected to differ. A verdict is a compile error (at upstream's column when it
 gives one) or, per device of celgen.DEVICES, match / no match / runtime error; and every
 selector both sides compile has the cost upstream estimates for it (CompilationResult.MaxCost,
@@ -52,6 +52,22 @@ def test_generated_selectors_cost_what_upstream_estimates(oracle, request):
     print(f"\n{compared} selectors compiled by both; {over} over the API server's limit; {len(found)} costs differ")
     assert compared > len(expressions) // 2 and over > 0
     assert not found, found[:5]
+
+
+def test_derived_attribute_values_agree_with_upstream(oracle, request):
+    """Derived attributes (DRADerivedAttributes) compiled and evaluated on each device as the
+    experimental allocator does (GetOrCompileDerivedAttribute, EvaluateDerivedAttribute): the
+    output types it refuses, the attribute each value becomes (lists, empty ones, versions
+    with build metadata), and the errors."""
+    expressions = celgen.derived_expressions(0, request.config.getoption("--selectors"))
+    verdicts = run_oracle(oracle, [celgen.derived_run(expressions)])[0]["cel"]
+    theirs = [celgen.upstream_derived(v) for v in verdicts]
+    found = [(e, ours, t) for e, t in zip(expressions, theirs, strict=True)
+             if (ours := celgen.draguard_derived(e)) != t]
+    kinds = {kind: sum(1 for t in theirs if t[0] == kind) for kind in ("compile", "eval")}
+    print(f"\n{len(expressions)} derived attribute expressions {kinds}; {len(found)} disagreements")
+    assert not found, found[:5]
+    assert all(kinds.values())
 
 
 @pytest.mark.parametrize("consumable_capacity", [True, False])

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 
 from draguard.dra.celenv import CelRuntimeError, compile_selector
+from draguard.dra.derived import compile_derived
 from draguard.dra.devices import device_from
 
 DOMAIN = "gpu.example.com"
@@ -360,6 +361,68 @@ def selector_run(expressions_: list[str], run_id: str = "cel", consumable_capaci
         run["cel"].update(newExpressions=True, features={"EnableConsumableCapacity": consumable_capacity,
                                                          "EnableListTypeAttributes": list_type_attributes})
     return run
+
+
+def derived_run(expressions_: list[str]) -> dict:
+    """The oracle's selector mode for derived attributes (DRADerivedAttributes): compiled and
+    evaluated on DEVICES as the experimental allocator does."""
+    return {"id": "derived", "cel": {"expressions": expressions_, "derived": True,
+                                     "devices": [{"driver": DOMAIN, "device": d} for d in DEVICES]}}
+
+
+def upstream_derived(verdict: dict) -> tuple:
+    """('compile',) or ('eval', per device (kind, value) or 'error')."""
+    if verdict.get("compileError"):
+        return ("compile",)
+    return "eval", tuple("error" if r.get("error") else (r["value"]["kind"], _hashable(r["value"]["value"]))
+                         for r in verdict["results"])
+
+
+def draguard_derived(expression_: str) -> tuple:
+    compiled = compile_derived(expression_)
+    if compiled.error:
+        return ("compile",)
+    results = []
+    for device in _device_models():
+        try:
+            value = compiled.evaluate(device)
+            results.append((value.kind, _hashable(value.value)))
+        except CelRuntimeError:
+            results.append("error")
+    return "eval", tuple(results)
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def derived_expressions(seed: int, count: int) -> list[str]:
+    """Derived attributes' expressions: reads of every attribute and capacity (lists on one
+    device), arithmetic and strings, versions, lists (empty, mixed, nested), conditionals,
+    dyn, and outputs no attribute may have (double, uint, map, Quantity, null)."""
+    rng = random.Random(seed)
+    suffixes, version_calls = ["'-x'", f"{ATTR}.model", "1"], ["major()", "isGreaterThan(semver('1.0.0'))"]
+    quantity_calls = ["asInteger()", "isGreaterThan(quantity('1Gi'))", "asApproximateFloat()"]
+    reads = [f"{ATTR}.{name}" for name in ("model", "index", "healthy", "driverVersion", "ip", "missing")]
+    values = reads + [f"{CAP}.memory", "device.driver", "1", "'x'", "true", "semver('1.2.3+meta')", "2.5", "1u",
+                      "null", "{'a': 1}", "[]", "b'x'", "duration('1s')"]
+    forms = [
+        lambda: rng.choice(values),
+        lambda: f"[{rng.choice(values)}]",
+        lambda: f"[{rng.choice(values)}, {rng.choice(values)}]",
+        lambda: f"dyn([{rng.choice(values)}, dyn({rng.choice(values)})])",
+        lambda: f"has({rng.choice(reads)}) ? {rng.choice(values)} : {rng.choice(values)}",
+        lambda: f"dyn({rng.choice(values)})",
+        lambda: f"{ATTR}.index {rng.choice(['+', '*', '/', '%'])} {rng.choice(['2', '0', ATTR + '.index'])}",
+        lambda: f"{ATTR}.model + {rng.choice(suffixes)}",
+        lambda: f"{rng.choice(reads)} == {rng.choice(values)}",
+        lambda: f"{ATTR}.driverVersion.{rng.choice(version_calls)}",
+        lambda: f"{CAP}.memory.{rng.choice(quantity_calls)}",
+        lambda: f"{ATTR}.filter(k, k.startsWith('m')).size()",  # a map's keys come in Go's random order
+        lambda: f"[1, 2, 3].map(x, x * {rng.choice(['2', ATTR + '.index'])})",
+        lambda: f"device.attributes.size() {rng.choice(['', '> 0'])}",
+    ]
+    return [rng.choice(forms)() for _ in range(count)]
 
 
 def upstream_verdict(verdict: dict) -> tuple:

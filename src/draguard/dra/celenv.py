@@ -207,15 +207,15 @@ def suggest(expression: str) -> str | None:
 
 @dataclass(frozen=True)
 class Output:
-    """What an expression must evaluate to: `refusal(return type)` is the compile error for a
-    type it may not have (None: accepted), `convert(result)` the value, or the
+    """What an expression must evaluate to: `refusal(return type, checked AST)` is the compile
+    error for a type it may not have (None: accepted), `convert(result)` the value, or the
     CelRuntimeError, of a result that is not an error."""
 
     refusal: Callable
     convert: Callable
 
 
-def _bool_refusal(returns) -> str | None:
+def _bool_refusal(returns, ast=None) -> str | None:
     types = runtime().T
     return None if returns == types.BOOL or returns == types.DYN else \
         f"expression must evaluate to bool, not {returns.name().lower()}"
@@ -335,7 +335,7 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     if problem:
         return CompiledSelector(expression, CelDiagnostic(problem.message.replace("device_", "device."),
                                                           problem.offset, suggest(expression)))
-    refusal = output.refusal(checked.return_type())
+    refusal = output.refusal(checked.return_type(), ast)
     if refusal:
         return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
     evaluated = celrewrite.rewrite(ast, code) or code  # cel-go's equality for version values

@@ -38,6 +38,9 @@ stdlib:
 # message types standing in for upstream's, named as they are so error messages read the same;
 # draguard.ListElement is never written in an expression (see _lists_table)
 _TYPES = {"kubernetes": ("Quantity", "Semver", "URL"), "net": ("IP", "CIDR"), "draguard": ("ListElement",)}
+#: message fields beyond `value`: how upstream stores a quantity, and a version as written
+#: (its build metadata, which equality and order ignore but a derived attribute's text keeps)
+_FIELDS = {"Quantity": ("value", "form"), "Semver": ("value", "text")}
 
 
 class _Runtime:
@@ -58,7 +61,7 @@ class _Runtime:
                                                        syntax="proto3")
             for name in names:
                 message = proto.message_type.add(name=name)
-                for number, field_name in enumerate(("value", "form") if name == "Quantity" else ("value",), 1):
+                for number, field_name in enumerate(_FIELDS.get(name, ("value",)), 1):
                     message.field.add(name=field_name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
                                       label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
             self.pool.Add(proto)
@@ -174,8 +177,10 @@ def _version(text: str):
 
 
 def semver_message(text: str) -> object:
-    """A Semver value for CEL, without build metadata: upstream's equality ignores it."""
-    return runtime().Semver(value=str(_version(text).replace(build=None)))
+    """A Semver value for CEL: `value` without build metadata (what equality and order read:
+    upstream's ignore it), `text` with it (what upstream's String() gives)."""
+    version = _version(text)
+    return runtime().Semver(value=str(version.replace(build=None)), text=str(version))
 
 
 def _normalize_semver(text: str) -> str:

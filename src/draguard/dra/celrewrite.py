@@ -8,8 +8,9 @@ answers "no such overload" unless the right one has its type (apiservercel Semve
 friends), while cel-cpp's heterogeneous equality answers false. Only a value typed dyn (an
 attribute, a comprehension variable) or one of those types can be such a left operand, so those
 comparisons (and those of lists and maps that may hold such values, compared element by
-element), and every comparison of Quantities (their messages carry how upstream stores the
-value, which == and list membership must ignore), found on the checked AST, are rewritten in
+element), and every comparison of Quantities and Semvers (their messages carry how upstream
+stores the value, and a version's build metadata, which == and list membership must ignore),
+found on the checked AST, are rewritten in
 the source to `draguard_equals([l], [r])`, `draguard_not_equals(...)` (`!=` is "not true", so
 its errors read as unequal) or `draguard_in([x], list)`, which implement cel-go's rules; the program evaluated is built from the rewritten text while
 every diagnostic still refers to the original.
@@ -28,6 +29,9 @@ from .celast import CheckedAst, children, walk
 _OPERATORS = {"_==_", "_!=_"}
 SPECIAL_TYPES = frozenset({"kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "net.IP", "net.CIDR"})
 _QUANTITY = "kubernetes.Quantity"
+#: compared by their `value` alone: a Quantity's message also carries how upstream stores it,
+#: a Semver's its build metadata
+_BY_VALUE = (_QUANTITY, "kubernetes.Semver")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STRING_LITERAL = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
                      re.S)
@@ -114,7 +118,7 @@ def _targets(ast: CheckedAst) -> list:
         if expr.call_expr.function == "@in":  # list membership: the Quantities in it, by value
             left, right = expr.call_expr.args
             if ast.type_name(right.id).startswith("list(") and (
-                    _QUANTITY in ast.type_name(left.id) or _QUANTITY in ast.type_name(right.id)):
+                    _by_value(ast.type_name(left.id)) or _by_value(ast.type_name(right.id))):
                 found.append(expr)
             continue
         if expr.call_expr.function not in _OPERATORS:
@@ -122,10 +126,14 @@ def _targets(ast: CheckedAst) -> list:
         left, right = expr.call_expr.args
         left_type, right_type = ast.type_name(left.id), ast.type_name(right.id)
         may_hold = "dyn" in left_type or any(t in left_type for t in SPECIAL_TYPES)  # lists and maps too
-        quantities = _QUANTITY in left_type or _QUANTITY in right_type  # never compared as messages
+        quantities = _by_value(left_type) or _by_value(right_type)  # never compared as messages
         if quantities or (may_hold and (right_type != left_type or "dyn" in right_type)):
             found.append(expr)
     return found
+
+
+def _by_value(type_name: str) -> bool:
+    return any(t in type_name for t in _BY_VALUE)
 
 
 def _format_targets(ast: CheckedAst) -> list:
@@ -273,7 +281,7 @@ def equals(left, right) -> bool:
     if left_type in SPECIAL_TYPES:
         if getattr(getattr(right, "DESCRIPTOR", None), "full_name", None) != left_type:
             raise ValueError("no such overload")
-        return left.value == right.value if left_type == _QUANTITY else left == right
+        return left.value == right.value if left_type in _BY_VALUE else left == right
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
     if isinstance(left, (int, float)) and isinstance(right, (int, float)):

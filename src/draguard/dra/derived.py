@@ -7,10 +7,8 @@ Mirrored from k8s.io/dynamic-resource-allocation/cel (compile.go): the expressio
 the stored-expressions environment, where lists are always allowed (validateOutputType: a
 bool, int, string or semver, dyn, or a list of one of those), and its value becomes a device
 attribute as valToDeviceAttribute makes it: a list takes the type of its first item and every
-other item must have it; an empty list is a list of strings. One difference is known: a semver
-value's build metadata (`1.2.3+build`) is not kept, as draguard's CEL values drop it (upstream's
-equality ignores it, and its derived text keeps it), so a constraint that compares such a derived
-version with another request's published one may differ."""
+other item must have it; an empty list is a list of strings; a semver keeps its build
+metadata."""
 
 from __future__ import annotations
 
@@ -25,8 +23,8 @@ _ELEMENT_TYPES = {*_SCALARS, "DYN"}
 _LIST_OF = re.compile(r"LIST<(.*)>")
 
 
-def _refusal(returns, allow_lists: bool) -> str | None:
-    name = returns.name()
+def _refusal(returns, ast, allow_lists: bool) -> str | None:
+    name = "null_type" if _null_first(ast) else returns.name()
     listed = _LIST_OF.fullmatch(name) if allow_lists else None
     if name in _ELEMENT_TYPES or (listed and listed.group(1) in _ELEMENT_TYPES):
         return None
@@ -34,6 +32,16 @@ def _refusal(returns, allow_lists: bool) -> str | None:
         return f"must evaluate to a primitive scalar (string, integer, boolean, semver), not {_cel_go_name(name)}"
     return ("must evaluate to a primitive scalar (string, integer, boolean, semver) or a list of these "
             f"scalars, not {_cel_go_name(name)}")
+
+
+def _null_first(ast) -> bool:
+    """`cond ? null : <a Semver or Quantity>`: cel-go types the conditional as its first
+    branch, null_type, where cel-cpp takes the message type."""
+    root = ast.root
+    if not root.HasField("call_expr") or root.call_expr.function != "_?_:_":
+        return False
+    _, first, second = root.call_expr.args
+    return ast.type_name(first.id) == "null_type" and "." in ast.type_name(second.id)
 
 
 def _cel_go_name(name: str) -> str:
@@ -63,9 +71,10 @@ def _convert(result):
 
 
 def _plain(kind: str, value):
-    """A CEL value as the device model keeps an attribute's (a semver as its text)."""
+    """A CEL value as the device model keeps an attribute's (a semver as its text, build
+    metadata included, as upstream's String() gives it)."""
     if kind == "version":
-        return value.value
+        return value.text
     if kind == "bool":
         return bool(value)
     return value
