@@ -100,3 +100,11 @@ def test_index_of_what_may_be_null(expression, value):
 def test_index_of_null_on_a_string_has_no_overload():
     with pytest.raises(CelRuntimeError, match="no such overload"):
         evaluate("dyn('abc').indexOf(null) == -1")
+
+
+def test_versions_compare_without_their_build_metadata():
+    """Semver values carry the text as written (a derived attribute's value), but equality
+    and order read the version without build metadata, as upstream's do."""
+    assert evaluate("semver('1.2.3+a') == semver('1.2.3+b')") is True
+    assert evaluate("[semver('1.2.3+a')] == [semver('1.2.3')]") is True
+    assert evaluate("semver('1.2.3+a').compareTo(semver('1.2.3+b')) == 0") is True

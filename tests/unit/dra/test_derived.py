@@ -22,6 +22,7 @@ DEVICE = device_from({"name": "g0", "attributes": {"index": {"int": 3}, "model":
     (f"device.attributes['{GPU}'].model + '-x'", Attr("string", "a-x")),
     (f"device.attributes['{GPU}'].index > 2", Attr("bool", True)),
     (f"device.attributes['{GPU}'].version", Attr("version", "1.2.3")),  # semver, as its text
+    ("semver('1.2.3-rc.1+build.5')", Attr("version", "1.2.3-rc.1+build.5")),  # build metadata kept
     (f"device.attributes['{GPU}'].numa", Attr("ints", (0, 1))),
     (f"[device.attributes['{GPU}'].model, dyn('b')]", Attr("strings", ("a", "b"))),
     ("[]", Attr("strings", ())),  # an empty list is a list of strings
