@@ -386,6 +386,8 @@ def _function_table(rt: _Runtime) -> list:
          lambda left, right: celrewrite.not_equals(left[0], right[0])),
         ("draguard_map_entries", "draguard_map_entries_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
          celrewrite.map_entries),
+        ("draguard_map_literal", "draguard_map_literal_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
+         celrewrite.map_literal),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

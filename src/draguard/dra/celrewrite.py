@@ -169,6 +169,24 @@ def _index_of_targets(ast: CheckedAst) -> list:
     return found
 
 
+def _map_literal_targets(ast: CheckedAst) -> list:
+    """Map literals whose keys may repeat (two or more entries, not all distinct constants):
+    cel-go keeps the last value of a repeated key, cel-cpp fails, so each goes through
+    draguard_map_literal."""
+    found = []
+    for expr, _ in walk(ast.root):
+        if not expr.HasField("struct_expr") or expr.struct_expr.message_name:
+            continue
+        entries = expr.struct_expr.entries
+        if len(entries) < 2 or any(e.optional_entry for e in entries):
+            continue
+        keys = [e.map_key.const_expr.SerializeToString() if e.map_key.HasField("const_expr") else None
+                for e in entries]
+        if None in keys or len(set(keys)) < len(keys):
+            found.append(expr)
+    return found
+
+
 def _map_insert(expr):
     """A transformMap or transformMapEntry macro's comprehension: (its filter or None, the
     cel.@mapInsert call of its step), else None."""
@@ -193,11 +211,12 @@ def _transform_map_targets(ast: CheckedAst) -> list:
 def rewrite(ast: CheckedAst, source: str) -> str | None:
     """`source` with each such comparison routed through draguard_equals, each literal
     format() call with dyn elements through draguard_format_args, each `includes` (and each
-    indexOf of what may be null) through its draguard_ function and each transformMap through
-    draguard_map_entries, or None if there is none."""
+    indexOf of what may be null) through its draguard_ function, each transformMap through
+    draguard_map_entries and each map literal whose keys may repeat through
+    draguard_map_literal, or None if there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
         [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
-        [(e, "index") for e in _index_of_targets(ast)]
+        [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -229,6 +248,11 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         elif kind == "map":
             start, end = span_of[expr.id]
             new = _transform_list(expr, text, span_of)
+        elif kind == "literal":
+            start, end = span_of[expr.id]
+            pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"
+                              for e in expr.struct_expr.entries)
+            new = f"draguard_map_literal([{pairs}])"
         else:
             target, arguments = expr.call_expr.target, expr.call_expr.args[0]
             start, end = span_of[arguments.id]
@@ -251,6 +275,11 @@ def _transform_list(expr, text, span_of) -> str:
         entry = f"[{text(*span_of[insert.args[1].id])}]"
     return (f"draguard_map_entries({text(*span_of[comprehension.iter_range.id])}.transformList({variables}, "
             f"{filtered}{entry}))")
+
+
+def map_literal(pairs: list) -> dict:
+    """A map literal as cel-go builds it: a repeated key keeps its last value."""
+    return {key: value for key, value in pairs}
 
 
 def map_entries(groups: list) -> dict:

@@ -108,3 +108,9 @@ def test_versions_compare_without_their_build_metadata():
     assert evaluate("semver('1.2.3+a') == semver('1.2.3+b')") is True
     assert evaluate("[semver('1.2.3+a')] == [semver('1.2.3')]") is True
     assert evaluate("semver('1.2.3+a').compareTo(semver('1.2.3+b')) == 0") is True
+
+
+def test_a_repeated_map_key_keeps_its_last_value():
+    """cel-go builds a map literal entry by entry; cel-cpp refuses a repeated key."""
+    assert evaluate("{'a': 1, 'a': 2} == {'a': 2}") is True
+    assert evaluate("{1u: 'x', 1u: 'y'}[1u] == 'y'") is True
