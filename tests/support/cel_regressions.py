@@ -83,4 +83,11 @@ REGRESSIONS = {
     "url strict colons for https": "isURL('https://h:1:2/')",
     "url relative reference is not a request URI": "isURL('host:80')",
     "url query": "url('https://h/?a=1&a=2&b').getQuery()['a'] == ['1', '2']",
+    # engine gaps closed (cel-expr-python lacks cel.@mapInsert, a null argument's overloads,
+    # a typed `device`, and cel-go's repeated map keys)
+    "transformMap with a filter": "{'a': 1, 'b': 0}.transformMap(k, v, v > 0, v + 1) == {'a': 2}",
+    "transformMapEntry inserts a key twice": "[1, 1].transformMapEntry(i, v, {v: i}).size() == 1",
+    "indexOf of null": "[null, 1].indexOf(null) == 0 && [1].lastIndexOf(dyn(null)) == -1",
+    "has on a device field": "has(device.attributes) && has(device.driver)",
+    "a repeated map key keeps its last value": "{'a': 1, 'a': 2}['a'] == 2",
 }
