@@ -4,7 +4,11 @@ scenarios. Upstream visits pools in Go's random map order, so with several pools
 draguard is run for every pool order and upstream's outcome, devices included, must be one of
 them. With one pool the comparison is exact. `--scenarios N` runs more."""
 
+from collections import Counter
+
 import pytest
+
+from draguard.dra.variants import variant_of
 
 from support.oracle import draguard_outcome, possible_outcomes, run_oracle, scenario, upstream_outcome
 from support.oracle_regressions import REGRESSIONS
@@ -26,7 +30,8 @@ def test_generated_scenarios_agree_with_upstream(oracle, request):
     scenarios = [scenario(seed) for seed in range(count)]
     disagreements = compare(oracle, scenarios)
     kinds = {k: sum(1 for s in scenarios if draguard_outcome(s).kind == k) for k in ("allocated", "unschedulable", "error")}
-    print(f"\n{count} scenarios: {kinds}; {len(disagreements)} disagreements")
+    variants = Counter(variant_of(f for f, on in s["features"].items() if on).name for s in scenarios)
+    print(f"\n{count} scenarios: {kinds}; per upstream variant {dict(variants)}; {len(disagreements)} disagreements")
     assert not disagreements, disagreements[:5]
     assert all(kinds.values()), "the generator must produce every outcome"
 
