@@ -501,7 +501,7 @@ class _DistinctAttribute(_Constraint):
     def __init__(self, requests, attribute: str, sets: bool):
         super().__init__(requests, attribute)
         self.sets = sets
-        self.values: list = []
+        self.values: list = []  # the devices' attributes, or with sets their attribute sets
 
     def add(self, base: str, sub: str, device: Device, data: _RequestData) -> bool:
         if not self.applies(base, sub):
@@ -510,8 +510,8 @@ class _DistinctAttribute(_Constraint):
         if value is None:
             return False
         if self.sets:
-            values = attribute_set(value)
-            if values is None or any(_common(values, other) for other in map(attribute_set, self.values) if other):
+            value = attribute_set(value)
+            if value is None or any(_common(value, other) for other in self.values):
                 return False
         elif self.values and (value.kind in LIST_KINDS or value in self.values):
             return False

@@ -362,15 +362,15 @@ _UNQUALIFIED: dict = {}
 def device_from(raw: dict, driver: str, pool: str) -> Device:
     body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
     capacity, capacity_forms = _capacity(body.get("capacity"), driver)
+    consumptions = [c for c in _list(body.get("consumesCounters")) if isinstance(c, dict)]
     return Device(
         name=str(raw.get("name", "")), driver=driver, pool=pool,
         attributes=_attributes(body.get("attributes"), driver),
         capacity=capacity, capacity_forms=capacity_forms,
         capacity_raw=body.get("capacity") if isinstance(body.get("capacity"), dict) else None,
-        consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters")))
-                           for c in _list(body.get("consumesCounters")) if isinstance(c, dict)],
+        consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters"))) for c in consumptions],
         compatibility_groups=tuple((str(c.get("counterSet", "")), frozenset(map(str, _list(c.get("compatibilityGroups")))))
-                                   for c in _list(body.get("consumesCounters")) if isinstance(c, dict)),
+                                   for c in consumptions),
         taints=_taints(body.get("taints")),
         node_name=body.get("nodeName"), node_selector=body.get("nodeSelector"),
         all_nodes=body.get("allNodes") is True,
