@@ -53,17 +53,31 @@ def _skipping(name: str, declared: bool, **features) -> dict:
             "node": node, "features": dict(FEATURES, **features)}
 
 
+def _constrained(name: str, devices: list, constraint: dict, features: dict, count: int = 2,
+                 **request) -> dict:
+    """One request (with the fields in `request`) for `count` of these devices of pool p,
+    under one claim constraint, with `features` on besides the stable ones."""
+    return {**_pool(name, [_slice("p", 1, devices=devices)]),
+            "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                           "count": count, **request}}],
+                              constraints=[constraint])],
+            "features": dict(FEATURES, **features)}
+
+
+def _numa(name: str, sets: list, constraint: str, **features) -> dict:
+    """Two of these devices, one per NUMA value (a list or an int), under `constraint` on numa."""
+    devices = [{"name": f"dev-{i}", "attributes": {"numa": {"ints" if isinstance(v, list) else "int": v}}}
+               for i, v in enumerate(sets)]
+    return _constrained(name, devices, {constraint: f"{GPU}/numa"}, features)
+
+
 def _deriving(name: str, expression: str, constraint: str, count: int = 2, attribute: str = "bucket/x") -> dict:
     """DRADerivedAttributes on: one request for `count` of four GPUs (index 0-3, model a, a,
     b, b) that derives `attribute` with `expression`, under a `constraint` on it."""
     devices = [{"name": f"dev-{i}", "attributes": {"index": {"int": i}, "model": {"string": "ab"[i // 2]}}}
                for i in range(4)]
-    return {**_pool(name, [_slice("p", 1, devices=devices)]),
-            "claims": [_claim([{"name": "r0", "exactly": {
-                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count,
-                "derivedAttributes": [{"name": attribute, "expression": expression}]}}],
-                constraints=[{constraint: attribute}])],
-            "features": dict(FEATURES, DerivedAttributes=True)}
+    return _constrained(name, devices, {constraint: attribute}, {"DerivedAttributes": True}, count,
+                        derivedAttributes=[{"name": attribute, "expression": expression}])
 
 
 REGRESSIONS: dict[str, dict] = {
@@ -191,15 +205,8 @@ REGRESSIONS: dict[str, dict] = {
     # The newer variants read distinctAttribute whatever DRAConsumableCapacity says (only the
     # stable one does not know it); this one runs for DRAListTypeAttributes: the two devices'
     # NUMA sets overlap, so two devices cannot be distinct.
-    "distinct-without-consumable-capacity": {
-        **_pool("distinct-without-consumable-capacity", [_slice("p", 1, devices=[
-            {"name": "dev-0", "attributes": {"numa": {"ints": [0, 1]}}},
-            {"name": "dev-1", "attributes": {"numa": {"ints": [1, 2]}}}])]),
-        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
-                                                       "count": 2}}],
-                          constraints=[{"distinctAttribute": f"{GPU}/numa"}])],
-        "features": dict(FEATURES, ListTypeAttributes=True),
-    },
+    "distinct-without-consumable-capacity": _numa("distinct-without-consumable-capacity", [[0, 1], [1, 2]],
+                                                  "distinctAttribute", ListTypeAttributes=True),
     # ... and refuse capacity requests while DRAConsumableCapacity is off (the stable variant
     # ignores a field it does not know).
     "capacity-requests-gate-off": {
@@ -211,25 +218,10 @@ REGRESSIONS: dict[str, dict] = {
     # DRAListTypeAttributes: matchAttribute keeps the running intersection of the devices' sets
     # (a scalar is a set of one); without the gate a list has no value to compare, so two
     # devices with lists never match.
-    "match-attribute-over-sets": {
-        **_pool("match-attribute-over-sets", [_slice("p", 1, devices=[
-            {"name": "dev-0", "attributes": {"numa": {"ints": [0, 1]}}},
-            {"name": "dev-1", "attributes": {"numa": {"ints": [2, 3]}}},
-            {"name": "dev-2", "attributes": {"numa": {"int": 1}}}])]),
-        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
-                                                       "count": 2}}],
-                          constraints=[{"matchAttribute": f"{GPU}/numa"}])],
-        "features": dict(FEATURES, ListTypeAttributes=True),
-    },
-    "match-attribute-lists-without-the-gate": {
-        **_pool("match-attribute-lists-without-the-gate", [_slice("p", 1, devices=[
-            {"name": "dev-0", "attributes": {"numa": {"ints": [0, 1]}}},
-            {"name": "dev-1", "attributes": {"numa": {"ints": [0, 1]}}}])]),
-        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
-                                                       "count": 2}}],
-                          constraints=[{"matchAttribute": f"{GPU}/numa"}])],
-        "features": dict(FEATURES, ConsumableCapacity=True),
-    },
+    "match-attribute-over-sets": _numa("match-attribute-over-sets", [[0, 1], [2, 3], 1], "matchAttribute",
+                                       ListTypeAttributes=True),
+    "match-attribute-lists-without-the-gate": _numa("match-attribute-lists-without-the-gate", [[0, 1], [0, 1]],
+                                                    "matchAttribute", ConsumableCapacity=True),
     # DRAOptionalNodeOperations: the experimental variant takes a device of a slice that skips
     # node operations only with the gate and on a node that declares the feature, and copies
     # the list into the result; without the gate (another experimental feature on) it does not
