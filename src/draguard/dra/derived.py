@@ -28,10 +28,8 @@ def _refusal(returns, ast, allow_lists: bool) -> str | None:
     listed = _LIST_OF.fullmatch(name) if allow_lists else None
     if name in _ELEMENT_TYPES or (listed and listed.group(1) in _ELEMENT_TYPES):
         return None
-    if not allow_lists:
-        return f"must evaluate to a primitive scalar (string, integer, boolean, semver), not {_cel_go_name(name)}"
-    return ("must evaluate to a primitive scalar (string, integer, boolean, semver) or a list of these "
-            f"scalars, not {_cel_go_name(name)}")
+    lists = " or a list of these scalars" if allow_lists else ""
+    return f"must evaluate to a primitive scalar (string, integer, boolean, semver){lists}, not {_cel_go_name(name)}"
 
 
 def _null_first(ast) -> bool:

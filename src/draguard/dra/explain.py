@@ -184,4 +184,3 @@ def _shortfall(r: RequestExplanation) -> str:
         return f"only {free} matching device{'s are' if free != 1 else ' is'} free across all nodes, it needs {r.needed}"
     return (f"{free} matching devices are free across all nodes ({r.needed} needed), but not on one node together "
             "with the claim's other requests, constraints and shared counters")
-
