@@ -90,4 +90,13 @@ REGRESSIONS = {
     "indexOf of null": "[null, 1].indexOf(null) == 0 && [1].lastIndexOf(dyn(null)) == -1",
     "has on a device field": "has(device.attributes) && has(device.driver)",
     "a repeated map key keeps its last value": "{'a': 1, 'a': 2}['a'] == 2",
+    # the format library: optionals cel-expr-python functions cannot return, messages word for word
+    "format validate gives none for a valid name": "format.dns1123Label().validate('my-name') == optional.none()",
+    "format messages as upstream words them": "format.dns1123Label().validate('a.b').value() == ['must not contain dots']",
+    "a generateName prefix may end in a dash": "!format.dns1123SubdomainPrefix().validate('abc-').hasValue()",
+    "a label value's length is in bytes": "format.labelValue().validate('" + "x_" * 32 + "x').value()[0].endsWith('bytes')",
+    "a uri error quotes the text as Go does": "format.uri().validate('a b').value()[0].startsWith('parse \"a b\"')",
+    "format named unknown is none": "!format.named('DNS1123Label').hasValue() && format.named('uri').hasValue()",
+    "format qualified name with spaces": "format . named( 'date' ).value().validate('2020-02-29') == optional.none()",
+    "formats compare equal": "format.uuid() == format.uuid() && format.named('byte') == optional.of(format.byte())",
 }

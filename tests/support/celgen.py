@@ -53,6 +53,20 @@ URLS = ["https://host.example.com:8443/path?q=1", "http://[::1]:80/", "/relative
         "ftp://u:p@h/", "https://h/?a=1&a=2&b", "", "://x", "https://h:port/", "http://%zz/"]
 FORMATS = ["dns1123Label", "dns1123Subdomain", "dns1035Label", "qualifiedName", "dns1123LabelPrefix",
            "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue", "uri", "uuid", "byte", "date", "datetime"]
+#: what the named formats' validators meet at their edges: lengths, dots, prefixes, trailing
+#: dashes, URIs Go refuses, UUIDs, base64 padding, leap days, times past their range
+FORMAT_INPUTS = ["my-name", "My_Name", "a" * 63, "a" * 64, "-a", "a-", "abc-", "0abc", "a/b", "a/b/c", "/b", "a/",
+                 "example.com/MyName", "EXAMPLE.com/x", "x" * 254 + "/y", "_a", "a.b.c", "a" * 300,
+                 "http://example.com/p?q=1", "/path", "*", "http://[::1]:80/", "http://a b/", "//x/y", "a:b",
+                 "a\x01b", "http://x/%zz", "123e4567-e89b-12d3-a456-426614174000", "123E4567E89B12D3A456426614174000",
+                 "123e4567-e89b-12d3-a456-42661417400", "YWJj", "YWI=", "YQ==", "YW", "YWJj\n", "2021-02-28",
+                 "2020-02-29", "2021-02-29", "0000-02-29", "2021-13-01", "2021-1-01", "2020-01-01T10:00:00Z",
+                 "2020-01-01t10:00:00.123+01:00", "2020-01-01T24:00:00Z", "2020-01-01T10:00:00",
+                 "2020-01-01T10:00:00ZTjunk", "2020-01-01T10:00:60Z", "a-" * 40 + "-"]
+MESSAGE_STARTS = ["'a lowercase RFC 1123 label'", "'must be no more than 63 characters'", "'must not contain dots'",
+                  "'name part '", "'prefix part '", "'a valid label key'", "'parse \"'", "'invalid date'", "'none'"]
+MESSAGE_PARTS = ["'bytes'", "'characters'", "\"e.g. 'my-name',  or\"", "'invalid URI for request'",
+                 "'regex used for validation'", "'must be non-empty'", "'UUID'", "'base64'", "'datetime'"]
 
 
 def _lit(rng: random.Random, kind: str | None = None) -> str:
@@ -284,6 +298,31 @@ def _format_strings(rng):
     return f"'{clauses}'.format([{elements}]) != ''"
 
 
+def _format_library(rng):
+    """Kubernetes' format library: format.<name>() and format.named() (optionals, evaluated through
+    draguard's rewrite), validate's messages word for word (read through value() and orValue()),
+    a format's equality and cost, and the compile errors of an unknown name or a wrong argument."""
+    name = rng.choice(FORMATS)
+    text = repr(rng.choice(FORMAT_INPUTS + STRINGS)).replace("\\x01", "\\u0001")
+    subject = rng.choice([text, text, f"{ATTR}.model", "device.driver"])
+    wrong = rng.choice(["1", "b'x'", "null"])
+    return rng.choice([
+        lambda: f"format.{name}().validate({subject}).hasValue()",
+        lambda: f"!format.{name}().validate({subject}).hasValue() || format.{name}().validate({subject}).value().size() > 0",
+        lambda: f"format.{name}().validate({subject}).orValue(['none'])[0].startsWith({rng.choice(MESSAGE_STARTS)})",
+        lambda: f"format.{name}().validate({subject}).orValue([]).exists(m, m.contains({rng.choice(MESSAGE_PARTS)}))",
+        lambda: f"format.named({repr(rng.choice(FORMATS + ['nope', '', 'DNS1123Label']))}).hasValue()",
+        lambda: f"format.named({repr(rng.choice(FORMATS + ['nope']))}).orValue(format.{name}()).validate({subject}).hasValue()",
+        lambda: f"format.named({subject}).hasValue()",
+        lambda: f"format.{name}() {rng.choice(['==', '!='])} format.{rng.choice(FORMATS)}()",
+        lambda: f"format.named('{name}') == optional.of(format.{name}())",
+        lambda: f"format . named( '{name}' ).value().validate({subject}).hasValue()",
+        lambda: f"format.{name}().validate({wrong}).hasValue()",
+        lambda: f"format.{rng.choice(['nope', 'DNS1123Label', 'uuid4'])}().validate('x').hasValue()",
+        lambda: f"format.named({rng.choice(['1', 'null'])}).hasValue()",
+    ])()
+
+
 def device_fields(rng):
     """The device's own fields, unknown ones included; allowMultipleAllocations is declared
     for new objects only while DRAConsumableCapacity is on (see gated_run)."""
@@ -295,19 +334,12 @@ def device_fields(rng):
 
 
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
-             _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, device_fields]
+             _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, _format_library,
+             device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
 # are draguard's engine gaps except _upstream_semver_membership, an upstream defect -------------
-
-def _format_library(rng):
-    """format.<name>() and format.named() return optionals, which cel-expr-python functions
-    cannot return: draguard declares no format library."""
-    return rng.choice([
-        f"format.{rng.choice(FORMATS)}().validate({repr(rng.choice(STRINGS + ['my-name', 'a' * 70]))}).hasValue()",
-        f"format.named('{rng.choice(FORMATS + ['nope'])}').hasValue()"])
-
 
 def _device_as_a_value(rng):
     """`device` itself as a value (cel.bind(d, device, ...), [device]): cel-cpp has no record
@@ -333,8 +365,7 @@ def _map_literal_keys(rng):
 
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
-    _format_library, _device_as_a_value, _map_literal_keys,
-    _upstream_semver_membership)}
+    _device_as_a_value, _map_literal_keys, _upstream_semver_membership)}
 
 
 def expression(rng: random.Random) -> str:
@@ -422,6 +453,8 @@ def derived_expressions(seed: int, count: int) -> list[str]:
         lambda: f"{ATTR}.filter(k, k.startsWith('m')).size()",  # a map's keys come in Go's random order
         lambda: f"[1, 2, 3].map(x, x * {rng.choice(['2', ATTR + '.index'])})",
         lambda: f"device.attributes.size() {rng.choice(['', '> 0'])}",
+        lambda: f"format.{rng.choice(FORMATS)}().validate({rng.choice([repr(t) for t in FORMAT_INPUTS[:24]] + reads[:1])})"
+                f".orValue([])",
     ]
     return [rng.choice(forms)() for _ in range(count)]
 

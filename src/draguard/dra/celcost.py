@@ -35,6 +35,8 @@ REGEX_LENGTH_FACTOR = 0.25
 LIST_CREATE, MAP_CREATE, STRUCT_CREATE = 10, 30, 40
 _ACCUMULATOR, _HIDDEN_ACCUMULATOR = "__result__", "@result"  # parser.AccumulatorName, HiddenAccumulatorName
 _WRAP = 1 << 64  # uint64 arithmetic wraps in Go
+#: apiserver/pkg/cel/limits.go: what a format's validate, and comparing two formats, are estimated at
+MAX_NAME_FORMAT_REGEX_SIZE, MAX_FORMAT_SIZE = 128, 64
 
 
 class Range(NamedTuple):
@@ -313,6 +315,9 @@ def _kubernetes(function: str, overload: str, target: _Node | None, args: list) 
             return None
         size = _size_of(target)
         return (size + ONE).factor(s).times(_size_of(args[0]).factor(REGEX_LENGTH_FACTOR)), Range(0, size.max)
+    if function == "validate" and overload == "format-validate":  # every format counts as the longest regex
+        return (_size_of(args[0]).factor(s).factor(MAX_NAME_FORMAT_REGEX_SIZE * REGEX_LENGTH_FACTOR), None) \
+            if args else None
     if function in _STRING_PARSES:
         return (_size_of(args[0]).factor(s), None) if args else None
     if function == "ip":
@@ -344,6 +349,8 @@ def _equality(lhs: _Node, rhs: _Node) -> tuple | None:
     if k == "struct":
         if name in ("kubernetes.Quantity", "kubernetes.Semver"):
             return ONE, None
+        if name == "kubernetes.NamedFormat":
+            return Range(1, MAX_FORMAT_SIZE).factor(STRING_TRAVERSAL_FACTOR), None
         if name == "kubernetes.URL":
             size = rhs.computed if rhs.computed is not None else ONE  # upstream reads rhs's size for both sides
             return Range(1, size.max).factor(STRING_TRAVERSAL_FACTOR), None

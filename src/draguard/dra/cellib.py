@@ -22,7 +22,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from . import celformat, celnet, celrewrite, goregex
+from . import celformat, celnet, celrewrite, goregex, namedformats
 from .quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
@@ -34,10 +34,10 @@ extensions:
   - name: two-var-comprehensions
 stdlib:
   exclude_functions:
-""" + "".join(f"    - name: {name}\n" for name in _REDECLARED)
+""" + "".join(f"    - name: {name}\n" for name in _REDECLARED) + namedformats.DECLARATIONS
 # message types standing in for upstream's, named as they are so error messages read the same;
 # draguard.ListElement is never written in an expression (see _lists_table)
-_TYPES = {"kubernetes": ("Quantity", "Semver", "URL"), "net": ("IP", "CIDR"), "draguard": ("ListElement",)}
+_TYPES = {"kubernetes": ("Quantity", "Semver", "URL", "NamedFormat"), "net": ("IP", "CIDR"), "draguard": ("ListElement",)}
 #: message fields beyond `value`: how upstream stores a quantity, and a version as written
 #: (its build metadata, which equality and order ignore but a derived attribute's text keeps)
 _FIELDS = {"Quantity": ("value", "form"), "Semver": ("value", "text")}
@@ -65,12 +65,14 @@ class _Runtime:
                     message.field.add(name=field_name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
                                       label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
             self.pool.Add(proto)
-        self.Quantity, self.Semver, self.URL, self.IP, self.CIDR = (
+        self.Quantity, self.Semver, self.URL, self.IP, self.CIDR, self.NamedFormat = (
             message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
-            for name in ("kubernetes.Quantity", "kubernetes.Semver", "kubernetes.URL", "net.IP", "net.CIDR"))
+            for name in ("kubernetes.Quantity", "kubernetes.Semver", "kubernetes.URL", "net.IP", "net.CIDR",
+                         "kubernetes.NamedFormat"))
         self.T = cel.Type
         self.QT, self.ST = cel.Type("kubernetes.Quantity"), cel.Type("kubernetes.Semver")
         self.URLT, self.IPT, self.CIDRT = cel.Type("kubernetes.URL"), cel.Type("net.IP"), cel.Type("net.CIDR")
+        self.FormatT = cel.Type("kubernetes.NamedFormat")
         self.ElementT = cel.Type("draguard.ListElement")
         self.declarations = _declarations(self)
         self.config = cel.NewEnvConfigFromYaml(_ENV_CONFIG)
@@ -396,7 +398,8 @@ def _function_table(rt: _Runtime) -> list:
         ("includes", "list_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True, None),
         ("draguard_includes", "draguard_includes_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _includes(target[0], item[0])),
-    ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt)
+    ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt) + \
+        namedformats.function_table(rt)
 
 
 _MERGED_WITH_EXT_STRINGS = frozenset({"indexOf", "lastIndexOf"})

@@ -109,7 +109,7 @@ def function_table(rt) -> list:
         try:
             gourl.parse_request_uri(text)
         except gourl.URLError as exc:
-            raise ValueError(f"URL parse error during conversion from string: parse {text!r}: {exc}") from None
+            raise ValueError(f"URL parse error during conversion from string: parse {gourl.go_quote(text)}: {exc}") from None
         return rt.URL(value=text)
 
     def parsed(message):

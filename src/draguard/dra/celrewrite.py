@@ -1,6 +1,7 @@
 """Where cel-cpp evaluates differently from cel-go, the evaluated program is rewritten so
-that cel-go's semantics apply: equality of Kubernetes' value types, and the kinds format()
-clauses accept at run time (dra.celformat).
+that cel-go's semantics apply: equality of Kubernetes' value types, the kinds format()
+clauses accept at run time (dra.celformat), and the format library's optional results
+(dra.namedformats).
 
 Equality:
 cel-go asks the left operand: a Semver, Quantity, IP, CIDR or URL on the left of `==` or `!=`
@@ -83,11 +84,13 @@ def _own_end(source: str, expr, position: int) -> int:
 
 
 def _own_start(source: str, expr, position: int) -> int:
-    """A global call's position is its `(`: its (possibly dotted) name comes before."""
+    """A global call's position is its `(`: its (possibly dotted, `format . named`) name comes before."""
     if expr.HasField("call_expr") and not expr.call_expr.HasField("target") and \
             not expr.call_expr.function.startswith(("_", "!", "@")):
         start = len(source[:position].rstrip())
-        return start - len(expr.call_expr.function) if source[:start].endswith(expr.call_expr.function) else start
+        name = r"\s*\.\s*".join(map(re.escape, expr.call_expr.function.split(".")))
+        match = re.search(f"(?<![A-Za-z0-9_.]){name}\\Z", source[:start])
+        return match.start() if match else start
     return position
 
 
@@ -208,15 +211,37 @@ def _transform_map_targets(ast: CheckedAst) -> list:
     return [expr for expr, _ in walk(ast.root) if _map_insert(expr) is not None]
 
 
+def _optional_targets(ast: CheckedAst) -> list:
+    """Calls of the format library's functions that return optionals (format.named, validate),
+    which no Python implementation can: each is evaluated through its draguard_ function's
+    list, empty for none (dra.namedformats)."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and (
+        expr.call_expr.function == "format.named" and not expr.call_expr.HasField("target") or
+        expr.call_expr.function == "validate" and expr.call_expr.HasField("target")
+        and ast.type_name(expr.call_expr.target.id) == "kubernetes.NamedFormat")]
+
+
+def _optional(expr, text, span_of) -> str:
+    call = expr.call_expr
+    arguments = ", ".join(text(*span_of[part.id]) for part in [*([call.target] if call.HasField("target") else []),
+                                                                *call.args])
+    function, value = ("draguard_format_named", "draguard_optional[0]") if call.function == "format.named" else \
+        ("draguard_format_errors", "draguard_optional")
+    return (f"cel.bind(draguard_optional, {function}({arguments}), "
+            f"draguard_optional.size() == 0 ? optional.none() : optional.of({value}))")
+
+
 def rewrite(ast: CheckedAst, source: str) -> str | None:
     """`source` with each such comparison routed through draguard_equals, each literal
     format() call with dyn elements through draguard_format_args, each `includes` (and each
     indexOf of what may be null) through its draguard_ function, each transformMap through
-    draguard_map_entries and each map literal whose keys may repeat through
-    draguard_map_literal, or None if there is none."""
+    draguard_map_entries, each map literal whose keys may repeat through
+    draguard_map_literal and each format.named and validate through a list, or None if
+    there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
         [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
-        [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)]
+        [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)] + \
+        [(e, "optional") for e in _optional_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -248,6 +273,9 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         elif kind == "map":
             start, end = span_of[expr.id]
             new = _transform_list(expr, text, span_of)
+        elif kind == "optional":
+            start, end = span_of[expr.id]
+            new = _optional(expr, text, span_of)
         elif kind == "literal":
             start, end = span_of[expr.id]
             pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"

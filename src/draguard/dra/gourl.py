@@ -241,3 +241,26 @@ def parse_request_uri(text: str) -> URL:
     """What `url()` returns: ParseRequestURI must accept the text, url.Parse builds the value."""
     parse(text, True)
     return parse(text, False)
+
+
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+            "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """strconv.Quote, as url.Error prints the text it could not parse: printable characters
+    as they are (Go's IsPrint and Python's isprintable agree: letters, marks, numbers,
+    punctuation, symbols and the ASCII space), the rest escaped."""
+    out = []
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    return '"' + "".join(out) + '"'

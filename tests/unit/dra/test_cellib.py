@@ -114,3 +114,26 @@ def test_a_repeated_map_key_keeps_its_last_value():
     """cel-go builds a map literal entry by entry; cel-cpp refuses a repeated key."""
     assert evaluate("{'a': 1, 'a': 2} == {'a': 2}") is True
     assert evaluate("{1u: 'x', 1u: 'y'}[1u] == 'y'") is True
+
+
+@pytest.mark.parametrize("expression", [
+    "format.dns1123Label().validate('my-name') == optional.none()",
+    "format.dns1123Label().validate('a.b').value() == ['must not contain dots']",
+    "format.dns1123LabelPrefix().validate('abc-') == optional.none()",
+    "format.qualifiedName().validate('/b').value() == ['prefix part must be non-empty']",
+    "format.labelValue().validate('" + "x_" * 32 + "x').value() == ['must be no more than 63 bytes']",
+    "format.uri().validate('a b').value() == ['parse \"a b\": invalid URI for request']",
+    "format.date().validate('0000-02-29') == optional.none() && format.date().validate('2021-02-29').hasValue()",
+    "format.datetime().validate('2020-01-01T10:00:00ZTjunk') == optional.none()",
+    "format.named('uuid').value().validate('123E4567E89B12D3A456426614174000') == optional.none()",
+    "!format.named('DNS1123Label').hasValue() && format.named('byte') == optional.of(format.byte())",
+    "format . named( 'uri' ).hasValue()"])
+def test_the_format_library_answers_as_upstream(expression):
+    """Values taken from the oracle's selector and derived-attribute modes (celgen's
+    _format_library family re-checks them against upstream)."""
+    assert evaluate(expression) is True
+
+
+def test_validate_is_estimated_at_the_longest_format_regex():
+    """library/cost.go: size of the text x 0.1, x 128 x 0.25 (MaxNameFormatRegexSize)."""
+    assert compile_selector("format.dns1123Label().validate('my-name').hasValue()").max_cost == 34
