@@ -304,7 +304,7 @@ def _format_library(rng):
     a format's equality and cost, and the compile errors of an unknown name or a wrong argument."""
     name = rng.choice(FORMATS)
     text = repr(rng.choice(FORMAT_INPUTS + STRINGS)).replace("\\x01", "\\u0001")
-    subject = rng.choice([text, text, f"{ATTR}.model", "device.driver"])
+    subject = rng.choice([text, text, f"{ATTR}.model", f"{ATTR}.index", "device.driver"])
     wrong = rng.choice(["1", "b'x'", "null"])
     return rng.choice([
         lambda: f"format.{name}().validate({subject}).hasValue()",
