@@ -44,7 +44,8 @@ class CelInvalid(Rule):
         it (`device.driver`, `device.attributes[domain].name`, `device.capacity[domain].name`
         as Quantity, `device.allowMultipleAllocations` where DRAConsumableCapacity is on; the
         quantity, semver, regex, lists (`includes` where DRAListTypeAttributes is on), IP,
-        CIDR and URL libraries, optional types, sets,
+        CIDR, URL and format (`format.dns1123Label().validate(...)`) libraries, optional
+        types, sets,
         two-variable comprehensions, strings and `cel.bind`) with cel-cpp's type checker plus
         the checks cel-go makes (homogeneous literals, regex and format literals), and points
         at the offending character in the manifest. The API server also estimates each
