@@ -344,7 +344,8 @@ _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _t
 def _device_as_a_value(rng):
     """`device` itself as a value (cel.bind(d, device, ...), [device]): cel-cpp has no record
     type with map-of-map fields, so draguard declares device's fields as variables and `device`
-    alone is not one (has(device.<field>) is rewritten, so it agrees)."""
+    alone is not one (has(device.<field>) is rewritten, so it agrees); draguard says the
+    expression is not checked (CelDiagnostic.unsupported)."""
     return rng.choice([f"cel.bind(d, device, d.driver == '{DOMAIN}')", "[device].size() == 1",
                        f"cel.bind(d, device, d.attributes['{DOMAIN}'].size() >= 0)"])
 
@@ -358,8 +359,9 @@ def _upstream_semver_membership(rng):
 
 
 def _map_literal_keys(rng):
-    """cel-go accepts double keys in map literals, and a list as a key when it runs (hashed by
-    identity); cel-cpp refuses both (a repeated key agrees: see _keys)."""
+    """cel-go's map literals take any key (double, list, null, ...); cel-cpp refuses all but
+    bool, int, uint and string when it runs, which draguard says is its gap (CelUnsupported; a
+    repeated key agrees: see _keys)."""
     return rng.choice(["{-0.5: 1, 2.5: 2}.size() == 2", "{0.5: 'x'}[0.5] == 'x'",
                        f"{ATTR}.transformMapEntry(k, v, {{v: k}}).size() >= 0"])
 

@@ -902,7 +902,8 @@ class _Run:
         for i, expression in enumerate(selectors):
             compiled = compile_selector(expression)
             if compiled.error is not None:
-                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {compiled.error.message}")
+                what = "not evaluated" if compiled.error.unsupported else "CEL compile error"
+                raise AllocationError(f"{owner}: selector #{i}: {what}: {compiled.error.message}")
             try:
                 if not compiled.evaluate(device):
                     return False

@@ -166,6 +166,9 @@ class CelDiagnostic:
     message: str
     offset: int  # 0-based character offset into the expression
     suggestion: str | None = None
+    #: draguard's engine cannot check the expression, which upstream may accept: not the
+    #: expression's fault, and said as such
+    unsupported: bool = False
 
 
 class CelRuntimeError(Exception):
@@ -178,6 +181,8 @@ class CelUnsupported(CelRuntimeError):
 
 
 _UNIMPLEMENTED = re.compile(r"No overload found in reference resolve step for (\S+)")
+#: cel-cpp takes only bool, int, uint and string map keys; cel-go's map literals take any value
+_MAP_KEY = re.compile(r"Invalid map key type: '(\w+)'")
 
 
 _ERROR_AT = re.compile(r"<input>:(\d+):(\d+): (.*?)(?:\n|$)")
@@ -302,6 +307,10 @@ def _runtime_error(text: str) -> CelRuntimeError:
     if missing:  # the engine lacks it; upstream would evaluate it, so say so rather than blame the selector
         return CelUnsupported(f"draguard's CEL engine (cel-expr-python) does not implement "
                               f"{missing.group(1)!r}, which this expression needs")
+    key = _MAP_KEY.search(text)
+    if key:
+        return CelUnsupported(f"draguard's CEL engine (cel-cpp) refuses a {key.group(1)} map key, which upstream's "
+                              "(cel-go) accepts: this expression is not evaluated")
     return CelRuntimeError(text.replace("device_", "device."))
 
 
@@ -329,7 +338,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     try:
         checked = _env(allow_multiple_allocations, includes).compile(code)
     except RuntimeError as exc:
-        return CompiledSelector(expression, _diagnostic(expression, str(exc)))
+        diagnostic = _diagnostic(expression, str(exc))
+        if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrite
+            diagnostic = CelDiagnostic(_DEVICE_AS_A_VALUE, diagnostic.offset, unsupported=True)
+        return CompiledSelector(expression, diagnostic)
     ast = checked_ast(checked.serialize())
     problem = first_problem(ast)
     if problem:
@@ -347,6 +359,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")
+#: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field
+#: (rewrite_device_fields); upstream's is a kubernetes.DRADevice object, which may be bound or listed
+_DEVICE_AS_A_VALUE = ("`device` used as a value (cel.bind(d, device, ...), [device]): draguard's CEL engine has "
+                      "no type for it, so this expression is not checked (upstream's may accept it)")
 
 
 def _without_strings(code: str) -> str:

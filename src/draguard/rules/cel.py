@@ -56,7 +56,9 @@ class CelInvalid(Rule):
         derived attributes are compiled the same way: each must evaluate to a string, int,
         bool or semver (or, with DRAListTypeAttributes, a list of them), and the claim's
         derived expressions together stay within the cost limit. Checked against upstream's
-        compiler and the real API server on generated selectors."""
+        compiler and the real API server on generated selectors. The one form draguard's
+        engine cannot type, `device` used as a value (`cel.bind(d, device, ...)`), gets an
+        info finding saying it is not checked, never an error."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
     upstream_note = """
         A GPU guideline document in circulation recommends
@@ -80,6 +82,9 @@ class CelInvalid(Rule):
             if compiled.error is None:
                 if compiled.too_complex:
                     yield self._too_complex(obj, ctx, cel, compiled)
+                continue
+            if compiled.error.unsupported:
+                yield self._not_checked(obj, ctx, cel, compiled.error)
                 continue
             suggestion = compiled.error.suggestion
             fix = Fix("compare the capacity as a quantity()", Applicability.UNSAFE,
@@ -106,8 +111,9 @@ class CelInvalid(Rule):
                     continue
                 compiled = compile_derived(expression, lists, consumable, includes)
                 if compiled.error is not None:
-                    yield ctx.finding(self, obj, f"CEL: derived attribute {entry.get('name')!r}: "
-                                      f"{compiled.error.message}", entry, "expression", offset=compiled.error.offset)
+                    yield self._not_checked(obj, ctx, entry, compiled.error) if compiled.error.unsupported else \
+                        ctx.finding(self, obj, f"CEL: derived attribute {entry.get('name')!r}: "
+                                    f"{compiled.error.message}", entry, "expression", offset=compiled.error.offset)
                     continue
                 if compiled.too_complex:
                     yield self._too_complex(obj, ctx, entry, compiled)
@@ -116,6 +122,11 @@ class CelInvalid(Rule):
             yield ctx.finding(self, obj, f"CEL: too complex, total cost of derived attribute CEL expressions in the "
                               f"claim exceeds cost limit: the API server estimates {total:,}, over {MAX_COST:,}",
                               last, "expression")
+
+    def _not_checked(self, obj, ctx, where, error):
+        """An expression draguard's engine cannot check (upstream may accept it): said, not blamed."""
+        return ctx.finding(self, obj, f"CEL not checked: {error.message}", where, "expression", offset=error.offset,
+                           severity=Severity.INFO)
 
     def _too_complex(self, obj, ctx, cel, compiled):
         from ..dra.celenv import MAX_COST

@@ -62,6 +62,19 @@ def test_compile_time_checks_upstream_makes(expression, message, column):
     assert column is None or error.offset + 1 == column
 
 
+def test_a_map_key_cel_cpp_refuses_is_said_to_be_draguards_gap():
+    """cel-go's map literals take any key (a double, a list, null); cel-cpp's only bool, int,
+    uint and string ones."""
+    with pytest.raises(CelUnsupported, match="refuses a double map key, which upstream's"):
+        evaluate("{1.5: 1}.size() == 1")
+
+
+def test_device_as_a_value_is_not_checked():
+    error = compile_selector("[device].size() == 1").error
+    assert error.unsupported and error.offset == 1 and "`device` used as a value" in error.message
+    assert not compile_selector("device.nope == 1").error.unsupported  # an unknown field stays the selector's fault
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""

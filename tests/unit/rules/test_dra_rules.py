@@ -71,6 +71,16 @@ def test_a_selector_over_the_cost_limit_is_refused_where_it_goes_over(lint_json)
     assert not findings(lint(lint_json, bounded), "cel-invalid")
 
 
+def test_device_as_a_value_is_said_to_be_unchecked_not_invalid(lint_json):
+    """Upstream binds and lists `device` (a kubernetes.DRADevice); draguard's engine declares
+    it field by field and cannot type it alone: an info finding says so, no error blames the
+    selector, and the request counts as not compiled for the other rules."""
+    text = CLAIM % ("gpu.nvidia.com", "\"cel.bind(d, device, d.driver == 'gpu.nvidia.com')\"")
+    [finding] = findings(lint(lint_json, text), "cel-invalid")
+    assert finding["severity"] == "info" and finding["message"].startswith("CEL not checked: `device` used as a value")
+    assert text.splitlines()[14][finding["column"] - 1:].startswith("device, d.driver")
+
+
 def test_dropped_and_mig_only_attributes_are_warnings(lint_json, tmp_path, cli):
     index = CLAIM % ("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].index == 0")
     [finding] = findings(lint(lint_json, index), "cel-unknown-attribute")
