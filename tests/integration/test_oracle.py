@@ -8,9 +8,9 @@ from collections import Counter
 
 import pytest
 
-from draguard.dra.variants import variant_of
+from draguard.dra.variants import variant_for, variant_of
 
-from support.oracle import draguard_outcome, possible_outcomes, run_oracle, scenario, upstream_outcome
+from support.oracle import as_released, draguard_outcome, possible_outcomes, run_oracle, scenario, upstream_outcome
 from support.oracle_regressions import REGRESSIONS
 
 
@@ -34,6 +34,25 @@ def test_generated_scenarios_agree_with_upstream(oracle, request):
     print(f"\n{count} scenarios: {kinds}; per upstream variant {dict(variants)}; {len(disagreements)} disagreements")
     assert not disagreements, disagreements[:5]
     assert all(kinds.values()), "the generator must produce every outcome"
+
+
+RELEASES = ["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_each_release_with_its_default_gates_agrees_with_upstream(oracle, request, release):
+    """The generated inventories and claims as a cluster of each release runs them: its
+    default gates (facts/feature-gates.yaml) turned into upstream's structured.Features, and
+    so the variant it picks (support.oracle.as_released). A quarter of `--scenarios` per
+    release, each release its own seeds (several share their default gates)."""
+    count = max(1, request.config.getoption("--scenarios") // 4)
+    first = RELEASES.index(release) * count
+    scenarios = [as_released(scenario(seed), release) for seed in range(first, first + count)]
+    disagreements = compare(oracle, scenarios)
+    kinds = Counter(draguard_outcome(s).kind for s in scenarios)
+    print(f"\n{release} ({variant_for(release).name} variant): {count} scenarios {dict(kinds)}; "
+          f"{len(disagreements)} disagreements")
+    assert not disagreements, disagreements[:5]
 
 
 @pytest.mark.parametrize("name", sorted(REGRESSIONS))

@@ -15,7 +15,7 @@ from pathlib import Path
 from draguard.dra.allocator import AllocationError, Allocator, Features, SharedUse
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
 from draguard.dra.quantity import parse_quantity_text
-from draguard.dra.variants import variant_of
+from draguard.dra.variants import ALLOCATOR_FEATURES, variant_for, variant_of
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
 
@@ -256,6 +256,19 @@ def scenario(seed: int) -> dict:
     _compatibility_groups(random.Random(f"compatibility-groups-{seed}"), s)
     _derived_attributes(random.Random(f"derived-{seed}"), s)
     return s
+
+
+def as_released(s: dict, release: str) -> dict:
+    """The scenario in a cluster of `release` with its default gates (variant_for): upstream's
+    structured.Features from them, and without DRAConsumableCapacity the shares allocated claims
+    hold counted as whole devices, as the scheduler records them (foreachAllocatedDevice)."""
+    enabled = variant_for(release).enabled
+    released = dict(s, features={feature: feature in enabled for feature in ALLOCATOR_FEATURES})
+    if "ConsumableCapacity" not in enabled and s["allocatedShared"]:
+        released["allocatedDevices"] = s["allocatedDevices"] + [
+            {k: d[k] for k in ("driver", "pool", "device")} for d in s["allocatedShared"]]
+        released["allocatedShared"] = []
+    return released
 
 
 def _derived_attributes(rng: random.Random, s: dict) -> None:
