@@ -40,7 +40,9 @@ class StreamPart:
 
 
 def may_hold_lists(text: str) -> bool:
-    return _LIST_KIND.search(text) is not None
+    """Whether a `kind: ...List` line may be in the text (a substring test first: most texts
+    have no "List" at all, and the pattern tries every position)."""
+    return "List" in text and _LIST_KIND.search(text) is not None
 
 
 def split_lists(text: str) -> list[StreamPart] | None:
