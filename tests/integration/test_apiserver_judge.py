@@ -34,7 +34,7 @@ from support.paths import corpus_files
 
 pytestmark = pytest.mark.cluster
 NS = "default"
-_COLUMN = re.compile(r"<input>:\d+:(\d+):")
+_POSITION = re.compile(r"<input>:(\d+):(\d+):")
 OVER_COST = "too complex, exceeds cost limit"  # the server's words for a selector over its cost limit
 
 
@@ -71,13 +71,13 @@ class Judge:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"{}").get("message", "")
 
-    def verdict(self, path: str, body: dict) -> tuple[bool, int | None, str]:
-        """(accepted, column of the first CEL error or None, the server's message)."""
+    def verdict(self, path: str, body: dict) -> tuple[bool, tuple | None, str]:
+        """(accepted, (line, column) of the first CEL error or None, the server's message)."""
         status, message = self.post(path, body)
         if status not in (201, 422):
             raise AssertionError(f"{status}: {message}")
-        where = _COLUMN.search(message)
-        return status == 201, int(where.group(1)) if where else None, message
+        where = _POSITION.search(message)
+        return status == 201, (int(where.group(1)), int(where.group(2))) if where else None, message
 
 
 def as_created(expression: str):
@@ -92,12 +92,12 @@ def disagreements(judge: Judge, expressions: list[str]) -> list:
     for expression in expressions:
         compiled = as_created(expression)
         ours = (compiled.error is None and not compiled.too_complex,
-                compiled.error.offset + 1 if compiled.error else None)
+                celgen.position(expression, compiled.error.offset) if compiled.error else None)
         for path, body in _objects(expression):
-            accepted, column, message = judge.verdict(path, body)
-            if accepted != ours[0] or (column is not None and ours[1] != column) \
+            accepted, where, message = judge.verdict(path, body)
+            if accepted != ours[0] or (where is not None and ours[1] != where) \
                     or compiled.too_complex != (OVER_COST in message):
-                found.append((body["kind"], expression, ours, (accepted, column), message[:300]))
+                found.append((body["kind"], expression, ours, (accepted, where), message[:300]))
     return found
 
 

@@ -99,4 +99,9 @@ REGRESSIONS = {
     "format named unknown is none": "!format.named('DNS1123Label').hasValue() && format.named('uri').hasValue()",
     "format qualified name with spaces": "format . named( 'date' ).value().validate('2020-02-29') == optional.none()",
     "formats compare equal": "format.uuid() == format.uuid() && format.named('byte') == optional.of(format.byte())",
+    # device bound to a name: checked and evaluated as its body, the bind costing 11 more
+    "a bound device reads its fields": "cel.bind(d, device, d.attributes['gpu.example.com'].model == 'a100')",
+    "a bound device's unknown field, at its character": "cel.bind(dev, device, dev.driver != '' && dev.nope)",
+    "a bound device over two lines": "cel.bind(d, device,\n  d.driver + 1 == 2)",
+    "a bound device beside the device": "device.driver != '' && cel.bind(d, device, has(d.capacity))",
 }

@@ -308,11 +308,13 @@ def _format_library(rng):
     wrong = rng.choice(["1", "b'x'", "null"])
     return rng.choice([
         lambda: f"format.{name}().validate({subject}).hasValue()",
-        lambda: f"!format.{name}().validate({subject}).hasValue() || format.{name}().validate({subject}).value().size() > 0",
+        lambda: f"!format.{name}().validate({subject}).hasValue() || "
+                f"format.{name}().validate({subject}).value().size() > 0",
         lambda: f"format.{name}().validate({subject}).orValue(['none'])[0].startsWith({rng.choice(MESSAGE_STARTS)})",
         lambda: f"format.{name}().validate({subject}).orValue([]).exists(m, m.contains({rng.choice(MESSAGE_PARTS)}))",
         lambda: f"format.named({repr(rng.choice(FORMATS + ['nope', '', 'DNS1123Label']))}).hasValue()",
-        lambda: f"format.named({repr(rng.choice(FORMATS + ['nope']))}).orValue(format.{name}()).validate({subject}).hasValue()",
+        lambda: f"format.named({repr(rng.choice(FORMATS + ['nope']))}).orValue(format.{name}())"
+                f".validate({subject}).hasValue()",
         lambda: f"format.named({subject}).hasValue()",
         lambda: f"format.{name}() {rng.choice(['==', '!='])} format.{rng.choice(FORMATS)}()",
         lambda: f"format.named('{name}') == optional.of(format.{name}())",
@@ -321,6 +323,24 @@ def _format_library(rng):
         lambda: f"format.{rng.choice(['nope', 'DNS1123Label', 'uuid4'])}().validate('x').hasValue()",
         lambda: f"format.named({rng.choice(['1', 'null'])}).hasValue()",
     ])()
+
+
+def _device_bound(rng):
+    """`device` bound to a name whose fields the body reads (cel.bind(d, device, ...)), which
+    draguard substitutes (dra.celdevice): values, compile errors in the body at upstream's
+    column, unknown fields, the bind's cost, and binds beside other expressions."""
+    name = rng.choice(["d", "dev", "x1"])
+    read = rng.choice([f"{name}.driver == '{DOMAIN}'", f"{name}.attributes['{DOMAIN}'].model == 'a100'",
+                       f"{name}.attributes['{DOMAIN}'].index > 1", f"has({name}.attributes) && {name}.driver != ''",
+                       f"{name}.capacity['{DOMAIN}'].memory.compareTo(quantity('40Gi')) >= 0",
+                       f"{name}.attributes['{DOMAIN}'].exists(k, k == 'model')",
+                       f"{name}.attributes['other.example.com'].size() == 0", f"{name}.nope == 1",
+                       f"{name}.driver + 1 == 2", f"{name}.attributes['{DOMAIN}'].model.matches('^a')",
+                       f"cel.bind(m, {name}.attributes['{DOMAIN}'].model, m.startsWith('a'))",
+                       f"{name} . driver.size() > 0", f"{name}.allowMultipleAllocations"])
+    bound = f"cel.bind({name}, device, {read})"
+    return rng.choice([bound, bound, f"device.driver != '' && {bound}", f"{bound} || {ATTR}.healthy",
+                       f"cel.bind({name}, device,\n  {read})"])
 
 
 def device_fields(rng):
@@ -335,19 +355,22 @@ def device_fields(rng):
 
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
              _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, _format_library,
-             device_fields]
+             _device_bound, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
 # are draguard's engine gaps except _upstream_semver_membership, an upstream defect -------------
 
+
+
 def _device_as_a_value(rng):
-    """`device` itself as a value (cel.bind(d, device, ...), [device]): cel-cpp has no record
-    type with map-of-map fields, so draguard declares device's fields as variables and `device`
-    alone is not one (has(device.<field>) is rewritten, so it agrees); draguard says the
-    expression is not checked (CelDiagnostic.unsupported)."""
-    return rng.choice([f"cel.bind(d, device, d.driver == '{DOMAIN}')", "[device].size() == 1",
-                       f"cel.bind(d, device, d.attributes['{DOMAIN}'].size() >= 0)"])
+    """`device` itself as a value ([device], device == device, a bind whose body uses the name
+    as a value): cel-cpp has no record type with map-of-map fields, so draguard declares
+    device's fields as variables and `device` alone is not one; draguard says the expression
+    is not checked (CelDiagnostic.unsupported). A bind whose body reads fields agrees
+    (_device_bound)."""
+    return rng.choice(["[device].size() == 1", "device == device", "cel.bind(d, device, [d].size() == 1)",
+                       f"cel.bind(d, device, d.attributes['{DOMAIN}'].exists(d, d == 'model'))"])
 
 
 def _upstream_semver_membership(rng):
@@ -462,10 +485,10 @@ def derived_expressions(seed: int, count: int) -> list[str]:
 
 
 def upstream_verdict(verdict: dict) -> tuple:
-    """('compile', column or None) or ('eval', per-device 'true'/'false'/'error')."""
+    """('compile', (line, column) or None) or ('eval', per-device 'true'/'false'/'error')."""
     if verdict.get("compileError"):
-        where = re.search(r"<input>:\d+:(\d+):", verdict["compileError"])
-        return "compile", int(where.group(1)) if where else None
+        where = re.search(r"<input>:(\d+):(\d+):", verdict["compileError"])
+        return "compile", (int(where.group(1)), int(where.group(2))) if where else None
     return "eval", tuple("error" if r.get("error") else str(bool(r["match"])).lower() for r in verdict["results"])
 
 
@@ -477,7 +500,7 @@ def _device_models() -> tuple:
 def draguard_verdict(expression_: str, consumable_capacity: bool = True, includes: bool = True) -> tuple:
     compiled = compile_selector(expression_, consumable_capacity, includes)
     if compiled.error:
-        return "compile", compiled.error.offset + 1
+        return "compile", position(expression_, compiled.error.offset)
     results = []
     for device in _device_models():
         try:
@@ -487,8 +510,14 @@ def draguard_verdict(expression_: str, consumable_capacity: bool = True, include
     return "eval", tuple(results)
 
 
+def position(expression_: str, offset: int) -> tuple[int, int]:
+    """(line, column), 1-based, of an offset into the expression, as cel-go reports errors."""
+    before = expression_[:offset]
+    return before.count("\n") + 1, len(before) - before.rfind("\n")
+
+
 def agree(ours: tuple, theirs: tuple) -> bool:
-    """Same verdict; for compile errors the column must match where upstream gives one."""
+    """Same verdict; for compile errors the line and column must match where upstream gives them."""
     if ours[0] != theirs[0]:
         return False
     if ours[0] == "compile":

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from . import celrewrite
+from . import celdevice, celrewrite
 from .celast import checked_ast
-from .celcost import estimate
+from .celcost import U64, estimate
 from .celrewrite import STRING_LITERAL
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
@@ -247,14 +247,16 @@ class CompiledSelector:
     _program: object = None
     _constants: dict = field(default_factory=dict)
     _memo: dict = field(default_factory=dict)
-    _checked: tuple = ()  # (checked AST, source code as compiled): what the cost is estimated on
+    #: (checked AST, source code as compiled, its offsets back to `expression`, the cost of
+    #: the binds of `device` substituted out): what the cost is estimated on
+    _checked: tuple = ()
     output: Output = SELECTOR
 
     @cached_property
     def _cost(self):
-        ast, code = self._checked
-        cost = estimate(ast, MAX_COST)
-        return cost.max, celrewrite.spans(ast, code)[cost.costliest.id][0]
+        ast, code, offsets, overhead = self._checked
+        cost = estimate(ast, MAX_COST - overhead)
+        return min(cost.max + overhead, U64), offsets.original(celrewrite.spans(ast, code)[cost.costliest.id][0])
 
     @property
     def max_cost(self) -> int:
@@ -329,24 +331,26 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         return CompiledSelector(expression, CelDiagnostic(
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
             MAX_EXPRESSION_LENGTH))
-    code = rewrite_device_fields(expression, allow_multiple_allocations)
     rt = runtime()
     reserved = _RESERVED.search(_without_strings(expression))
     if reserved:  # names draguard's rewritten programs use; upstream has no such names
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
+    substituted, offsets, binds = celdevice.substitute(expression)  # cel.bind(d, device, ...): its body
+    code = rewrite_device_fields(substituted, allow_multiple_allocations)
     try:
         checked = _env(allow_multiple_allocations, includes).compile(code)
     except RuntimeError as exc:
-        diagnostic = _diagnostic(expression, str(exc))
-        if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrite
-            diagnostic = CelDiagnostic(_DEVICE_AS_A_VALUE, diagnostic.offset, unsupported=True)
-        return CompiledSelector(expression, diagnostic)
+        diagnostic = _diagnostic(substituted, str(exc))
+        offset = offsets.original(diagnostic.offset)
+        if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
+            return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
+        return CompiledSelector(expression, CelDiagnostic(diagnostic.message, offset, suggest(expression)))
     ast = checked_ast(checked.serialize())
     problem = first_problem(ast)
     if problem:
         return CompiledSelector(expression, CelDiagnostic(problem.message.replace("device_", "device."),
-                                                          problem.offset, suggest(expression)))
+                                                          offsets.original(problem.offset), suggest(expression)))
     refusal = output.refusal(checked.return_type(), ast)
     if refusal:
         return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
@@ -354,15 +358,16 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     folded, constants = _fold_quantities(evaluated)
     env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked
-    return CompiledSelector(expression, None, _references(code), program, constants, _checked=(ast, code),
-                            output=output)
+    return CompiledSelector(expression, None, _references(code), program, constants,
+                            _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")
 #: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field
-#: (rewrite_device_fields); upstream's is a kubernetes.DRADevice object, which may be bound or listed
-_DEVICE_AS_A_VALUE = ("`device` used as a value (cel.bind(d, device, ...), [device]): draguard's CEL engine has "
-                      "no type for it, so this expression is not checked (upstream's may accept it)")
+#: (rewrite_device_fields); upstream's is a kubernetes.DRADevice object, which may be listed
+#: or compared (a bind whose body reads its fields is substituted: dra.celdevice)
+_DEVICE_AS_A_VALUE = ("`device` used as a value ([device], device == ...): draguard's CEL engine has no type for "
+                      "it, so this expression is not checked (upstream's may accept it)")
 
 
 def _without_strings(code: str) -> str:

@@ -42,7 +42,7 @@ _NUMBER = re.compile(r"-?0[xX][0-9a-fA-F]+[uU]?|-?(?:\d*\.\d+|\d+)(?:[eE][+-]?\d
 _CLOSING = {"(": ")", "[": "]", "{": "}"}
 
 
-def _matching(source: str, opening: int) -> int:
+def matching_end(source: str, opening: int) -> int:
     """The index after the bracket closing the one at `opening`, skipping string literals."""
     depth, i = 0, opening
     while i < len(source):
@@ -71,14 +71,14 @@ def _token_end(source: str, position: int) -> int:
 def _own_end(source: str, expr, position: int) -> int:
     """Where the construct at `position` ends, not counting its operands."""
     if expr.HasField("comprehension_expr") or expr.HasField("list_expr") or expr.HasField("struct_expr"):
-        return _matching(source, position)
+        return matching_end(source, position)
     if expr.HasField("select_expr") or (expr.HasField("call_expr") and expr.call_expr.function == "_?._"):
         match = _FIELD_SELECTION.match(source, position)
         return _token_end(source, match.end() if match else position + 1)
     if expr.HasField("call_expr"):
         function = expr.call_expr.function
         if function in ("_[_]", "_[?_]") or (not function.startswith(("_", "!", "@")) and source[position:position + 1] == "("):
-            return _matching(source, position)
+            return matching_end(source, position)
         return position + 1
     return _token_end(source, position)
 

@@ -56,9 +56,10 @@ class CelInvalid(Rule):
         derived attributes are compiled the same way: each must evaluate to a string, int,
         bool or semver (or, with DRAListTypeAttributes, a list of them), and the claim's
         derived expressions together stay within the cost limit. Checked against upstream's
-        compiler and the real API server on generated selectors. The one form draguard's
-        engine cannot type, `device` used as a value (`cel.bind(d, device, ...)`), gets an
-        info finding saying it is not checked, never an error."""
+        compiler and the real API server on generated selectors. `device` bound to a name
+        (`cel.bind(d, device, d.driver == ...)`) is checked as its body; the one form
+        draguard's engine cannot type, `device` used as a value (`[device]`), gets an info
+        finding saying it is not checked, never an error."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#devicerequest"
     upstream_note = """
         A GPU guideline document in circulation recommends

@@ -75,6 +75,17 @@ def test_device_as_a_value_is_not_checked():
     assert not compile_selector("device.nope == 1").error.unsupported  # an unknown field stays the selector's fault
 
 
+def test_a_bound_device_is_its_body():
+    """cel.bind(d, device, body) as body with d's fields read as device's: its value, its
+    errors at the original characters (over lines too), and upstream's cost of the bind (11)."""
+    assert evaluate("cel.bind(d, device, d.attributes['gpu.example.com'].model == 'a100')") is True
+    assert evaluate("cel.bind(d, device, has(d.attributes)) && cel.bind(e, device, e.driver != '')") is True
+    error = compile_selector("cel.bind(dev, device,\n  dev.driver + 1 == 2)").error
+    assert error.offset == len("cel.bind(dev, device,\n  dev.driver ") and "no matching overload" in error.message
+    assert compile_selector("cel.bind(d, device, d.driver == 'x')").max_cost == \
+        compile_selector("device.driver == 'x'").max_cost + 11
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""

@@ -72,13 +72,24 @@ def test_a_selector_over_the_cost_limit_is_refused_where_it_goes_over(lint_json)
 
 
 def test_device_as_a_value_is_said_to_be_unchecked_not_invalid(lint_json):
-    """Upstream binds and lists `device` (a kubernetes.DRADevice); draguard's engine declares
-    it field by field and cannot type it alone: an info finding says so, no error blames the
-    selector, and the request counts as not compiled for the other rules."""
-    text = CLAIM % ("gpu.nvidia.com", "\"cel.bind(d, device, d.driver == 'gpu.nvidia.com')\"")
+    """Upstream lists and compares `device` (a kubernetes.DRADevice); draguard's engine
+    declares it field by field and cannot type it alone: an info finding says so, no error
+    blames the selector, and the request counts as not compiled for the other rules."""
+    text = CLAIM % ("gpu.nvidia.com", "\"[device].exists(d, d.driver == 'gpu.nvidia.com')\"")
     [finding] = findings(lint(lint_json, text), "cel-invalid")
     assert finding["severity"] == "info" and finding["message"].startswith("CEL not checked: `device` used as a value")
-    assert text.splitlines()[14][finding["column"] - 1:].startswith("device, d.driver")
+    assert text.splitlines()[14][finding["column"] - 1:].startswith("device].exists")
+
+
+def test_a_bound_device_is_checked_as_its_body(lint_json):
+    """cel.bind(d, device, ...) is checked as its body (dra.celdevice): an unknown field is
+    upstream's error, at upstream's character; a good one is clean."""
+    text = CLAIM % ("gpu.nvidia.com", "\"cel.bind(d, device, d.attributes['gpu.nvidia.com'].type == 'gpu' && d.nope)\"")
+    [finding] = findings(lint(lint_json, text), "cel-invalid")
+    assert finding["severity"] == "error" and finding["message"] == "CEL: undefined field 'nope'"
+    assert text.splitlines()[14][finding["column"] - 1:].startswith(".nope)")
+    good = CLAIM % ("gpu.nvidia.com", "\"cel.bind(d, device, d.attributes['gpu.nvidia.com'].type == 'gpu')\"")
+    assert not findings(lint(lint_json, good), "cel-invalid")
 
 
 def test_dropped_and_mig_only_attributes_are_warnings(lint_json, tmp_path, cli):
