@@ -295,13 +295,25 @@ class CompiledSelector:
             data = dict(data, **self._constants)
         try:
             result = self._program.eval(data=data)
-        except RuntimeError as exc:  # cel-cpp's own iteration budget: upstream's cost limit ends it the same way
+        except RuntimeError as exc:
             if "budget" in str(exc).lower():
-                return CelRuntimeError("operation cancelled: actual cost limit exceeded")
+                return self._over_budget()
             return _runtime_error(str(exc))
         if result.type() == runtime().T.ERROR:
             return _runtime_error(str(result.value()))
         return self.output.convert(result)
+
+
+    def _over_budget(self) -> CelUnsupported:
+        """cel-cpp stops an evaluation after 10,000 comprehension iterations (not settable from
+        cel-expr-python); upstream stops at an actual cost of MAX_COST, which the compile-time
+        estimate bounds from above: under it, upstream finishes what draguard cannot."""
+        stopped = "draguard's CEL engine (cel-cpp) stops after 10,000 comprehension iterations, which this needs"
+        if self.max_cost <= MAX_COST:
+            return CelUnsupported(f"{stopped}; upstream's would finish it (its cost is estimated at most "
+                                  f"{self.max_cost:,}): not evaluated")
+        return CelUnsupported(f"{stopped}; upstream's stops at an actual cost of {MAX_COST:,} (estimated at most "
+                              f"{self.max_cost:,}), which it may or may not reach: not evaluated")
 
 
 def _runtime_error(text: str) -> CelRuntimeError:

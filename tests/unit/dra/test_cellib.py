@@ -86,6 +86,16 @@ def test_a_bound_device_is_its_body():
         compile_selector("device.driver == 'x'").max_cost + 11
 
 
+def test_an_evaluation_past_cel_cpps_iteration_budget_is_said_to_be_draguards_gap():
+    """cel-cpp stops at 10,000 comprehension iterations; upstream at an actual cost of
+    1,000,000, bounded by the estimate: under it, upstream would finish (oracle: true)."""
+    listed = "[" + ", ".join(str(i) for i in range(101)) + "]"
+    with pytest.raises(CelUnsupported, match="upstream's would finish it"):
+        evaluate(f"{listed}.all(x, {listed}.all(y, true))")
+    with pytest.raises(CelUnsupported, match="which it may or may not reach"):
+        evaluate(f"{listed}.all(x, {listed}.all(y, {listed}.all(z, true)))")
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""
