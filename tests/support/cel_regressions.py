@@ -104,4 +104,11 @@ REGRESSIONS = {
     "a bound device's unknown field, at its character": "cel.bind(dev, device, dev.driver != '' && dev.nope)",
     "a bound device over two lines": "cel.bind(d, device,\n  d.driver + 1 == 2)",
     "a bound device beside the device": "device.driver != '' && cel.bind(d, device, has(d.capacity))",
+    # cel-go's ext lists (version 3): draguard once refused them all as undeclared
+    "ext lists sort and distinct": "[3, 1, 1].distinct().sort() == [1, 3]",
+    "ext lists sortBy": "['bb', 'a'].sortBy(s, s.size()) == ['a', 'bb']",
+    "lists.range refuses a negative size": "lists.range(-1).size() == 0",
+    "lists.range stops at a million": "lists.range(1000001).size() > 0",
+    "slice past the end is an error": "[1, 2, 3].slice(0, 4).size() == 3",
+    "flatten wants a list of lists": "[1, 2].flatten() == [1, 2]",
 }

@@ -325,6 +325,28 @@ def _format_library(rng):
     ])()
 
 
+def _ext_lists(rng):
+    """cel-go's ext.Lists (version 3, base environment since 1.34): slice, flatten, sort, sortBy,
+    lists.range, reverse, distinct; their errors (slice bounds, range limits, flatten of a flat
+    list at compile time) and their cost estimates."""
+    items = rng.choice(["[3, 1, 2]", "['b', 'a', 'b']", "[]", "[1.5, 0.5]", "[true, false]", "['a100', 'h100']",
+                        "[[1], [2, 3]]", "dyn([[1], [[2]]])", "lists.range(4)"])
+    nested = rng.choice(["[[1], [2, 3]]", "[[]]", "dyn([[1], [[2]]])", "[['a'], ['b']]"])
+    n = rng.choice(["0", "1", "3", "-1", f"{ATTR}.index", "1000001"])
+    return rng.choice([
+        lambda: f"{items}.sort().size() >= 0",
+        lambda: f"{items}.distinct().size() <= {items}.size()",
+        lambda: f"{items}.reverse() == {items}",
+        lambda: f"{items}.slice({rng.choice(['0', '1', '2', '-1'])}, {rng.choice(['0', '1', '3', '4'])}).size() >= 0",
+        lambda: f"{nested}.flatten().size() >= 0",
+        lambda: f"dyn({nested}).flatten({rng.choice(['0', '1', '2', '-1'])}).size() >= 0",
+        lambda: f"{items}.sortBy(x, {rng.choice(['x', '-x', 'string(x)', 'x.size()', '[x]'])}).size() >= 0",
+        lambda: f"lists.range({n}).size() {rng.choice(['>=', '<'])} 2",
+        lambda: f"lists.range({rng.choice(['0', '3', '10'])}).map(x, x * 2).sort().reverse()[0] >= 0",
+        lambda: f"{items}.first().hasValue() || {items}.last().hasValue()",
+    ])()
+
+
 def _device_bound(rng):
     """`device` bound to a name whose fields the body reads (cel.bind(d, device, ...)), which
     draguard substitutes (dra.celdevice): values, compile errors in the body at upstream's
@@ -355,7 +377,7 @@ def device_fields(rng):
 
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
              _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, _format_library,
-             _device_bound, device_fields]
+             _ext_lists, _device_bound, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
@@ -384,6 +406,32 @@ def _iteration_budget(rng):
                        f"{listed(outer)}.map(x, {listed(inner)}.filter(y, y > x).size()).size() > 0"])
 
 
+def _flatten_beside_another_error(rng):
+    """cel-cpp declares flatten() over any list; draguard checks for a list of lists on the
+    checked AST, which exists only when cel-cpp finds no other error: beside one, draguard
+    reports that one, upstream the flatten when it comes first."""
+    return rng.choice(["[1, 2].flatten().size() > 0 && nope", "['a'].flatten() == [] || 1 + 'a' == 2"])
+
+
+def _bind_after_early_exit(rng):
+    """cel-cpp's defect: a comprehension that stops early (exists once true, all once false)
+    leaves its variable's value where a later cel.bind (or sortBy, whose expansion binds its
+    target) reads its own, so the bind sees the stale value: a wrong answer or an error."""
+    first = rng.choice([f"{ATTR}.exists(k, true)", "[1, 2].exists(k, true)", "[1, 2].all(k, false) || true"])
+    then = rng.choice(["cel.bind(y, [3, 1, 2], y.size() == 3)", "[3, 1, 2].sortBy(x, x) == [1, 2, 3]",
+                       "cel.bind(y, [3, 1, 2], y.exists(x, x > 2))"])
+    return f"{first} && {then}"
+
+
+def _upstream_list_panics(rng):
+    """Upstream's defect, not draguard's: ext lists' functions (sort, distinct, reverse, ...)
+    assert their argument is a list, so an error value there (a failed split, a refused
+    lists.range) panics, and the whole evaluation fails as an internal error where `||`
+    would have absorbed the error (draguard: the error, absorbed)."""
+    return rng.choice([f"{ATTR}.model.split('0').sort().size() >= 0 || true",
+                       "lists.range(-1).map(x, x).reverse().size() >= 0 || true"])
+
+
 def _upstream_semver_membership(rng):
     """Upstream's defect, not draguard's: cel-go answers `x in [constants]` from a hash set, and
     a Semver value on the left panics there ("hash of unhashable type cel.Semver", reported as
@@ -401,7 +449,8 @@ def _map_literal_keys(rng):
 
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
-    _device_as_a_value, _map_literal_keys, _iteration_budget, _upstream_semver_membership)}
+    _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
+    _bind_after_early_exit, _upstream_list_panics, _upstream_semver_membership)}
 
 
 def expression(rng: random.Random) -> str:

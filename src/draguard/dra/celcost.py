@@ -256,8 +256,74 @@ def _sets(factor: float):
     return sets_cost
 
 
-_OVERLOAD_ESTIMATORS = {"list_sets_contains_list": _sets(1), "list_sets_intersects_list": _sets(1),
-                        "list_sets_equivalent_list": _sets(2)}
+def _uint_literal(node: _Node, default: int) -> int:
+    """ext/costs.go nodeAsUintValue: an int literal as uint64 (a negative one as 0), else `default`."""
+    expr = node.expr
+    if expr is None or expr.WhichOneof("expr_kind") != "const_expr" \
+            or expr.const_expr.WhichOneof("constant_kind") != "int64_value":
+        return default
+    return max(expr.const_expr.int64_value, 0)
+
+
+def _allocating_list(factor: float, size: Range) -> tuple:
+    """ext/lists.go estimateAllocatingListCall: the list's size by the factor, the call, and
+    the list's creation; the result has that size."""
+    return size.factor(factor) + ONE + fixed(LIST_CREATE), size
+
+
+def _slice(target, args):
+    if target is None or len(args) != 2:
+        return None
+    start, end = _uint_literal(args[0], 0), _uint_literal(args[1], _size_of(target).max)
+    return _allocating_list(1, fixed((end - start) % _WRAP))
+
+
+def _range(target, args):
+    return _allocating_list(1, fixed(_uint_literal(args[0], U64))) if target is None and len(args) == 1 else None
+
+
+def _reverse(target, args):
+    return _allocating_list(1, _size_of(target)) if target is not None and not args else None
+
+
+def _flatten(target, args):
+    if target is None or len(args) > 1:
+        return None
+    depth = _uint_literal(args[0], U64) if args else 1
+    return _allocating_list(float(depth), _size_of(target))
+
+
+def _self_compare(factor: float):
+    """distinct and sort: each element against each."""
+    def cost(target, args):
+        if target is None or args:
+            return None
+        size = _size_of(target)
+        return _allocating_list(factor, size.times(size))
+    return cost
+
+
+def _sort_by(factor: float):
+    """sortBy, on its keys (@sortByAssociatedKeys' argument)."""
+    def cost(target, args):
+        if target is None or len(args) != 1:
+            return None
+        size = _size_of(args[0])
+        return _allocating_list(factor, size.times(size))
+    return cost
+
+
+#: ext.Lists (version 3 declares these estimates), by element type for sort and sortBy: a
+#: string or bytes comparison also walks the text
+_COMPARABLE = ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
+_OVERLOAD_ESTIMATORS = {
+    "list_sets_contains_list": _sets(1), "list_sets_intersects_list": _sets(1), "list_sets_equivalent_list": _sets(2),
+    "list_slice": _slice, "list_range": _range, "list_reverse": _reverse, "list_flatten": _flatten,
+    "list_flatten_int": _flatten, "list_distinct": _self_compare(2.0),
+    **{f"list_{t}_sort": _self_compare(2.0 + (STRING_TRAVERSAL_FACTOR if t in ("string", "bytes") else 0))
+       for t in _COMPARABLE},
+    **{f"list_{t}_sortByAssociatedKeys": _sort_by(2.0 + (STRING_TRAVERSAL_FACTOR if t in ("string", "bytes") else 0))
+       for t in _COMPARABLE}}
 
 _NOMINAL = {"sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add",
             "sub", "major", "minor", "patch", "getScheme", "getHostname", "getHost", "getPort", "getEscapedPath",

@@ -299,6 +299,8 @@ class CompiledSelector:
             if "budget" in str(exc).lower():
                 return self._over_budget()
             return _runtime_error(str(exc))
+        except ValueError as exc:  # a C++ exception inside cel-cpp: its fault, never the expression's
+            return CelUnsupported(f"draguard's CEL engine (cel-cpp) failed on this expression ({exc}): not evaluated")
         if result.type() == runtime().T.ERROR:
             return _runtime_error(str(result.value()))
         return self.output.convert(result)

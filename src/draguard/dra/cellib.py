@@ -4,7 +4,9 @@ and the DRA extensions of k8s.io/dynamic-resource-allocation/cel/compile.go.
 
 - language options: optional types (`.?`, `orValue`, `[?x]`), cross-type numeric ordering
   (`1 < 2.5`, `1u < 2`; equality stays strictly typed at compile time), two-variable
-  comprehensions, ext sets, ext strings v2 and `cel.bind`;
+  comprehensions, ext sets, ext strings v2, ext lists (`sort`, `sortBy`, `distinct`,
+  `reverse`, `slice`, `flatten`, `lists.range`: cel-go's version 3, base environment since
+  1.34; cel-cpp's version 2 has the same functions) and `cel.bind`;
 - the Kubernetes libraries: quantity (`sign()` is a global function, the rest members),
   semver v1 (equality and order ignore build metadata), regex `find`/`findAll` with Go's
   regexp semantics (dra.goregex), lists with `includes` (ListsVersion 1, 1.37; for new
@@ -32,6 +34,8 @@ extensions:
   - name: optional
   - name: sets
   - name: two-var-comprehensions
+  - name: lists
+    version: 2
 stdlib:
   exclude_functions:
 """ + "".join(f"    - name: {name}\n" for name in _REDECLARED) + namedformats.DECLARATIONS
@@ -390,6 +394,7 @@ def _function_table(rt: _Runtime) -> list:
          celrewrite.map_entries),
         ("draguard_map_literal", "draguard_map_literal_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
          celrewrite.map_literal),
+        ("draguard_lists_range", "draguard_lists_range_int", T.List(T.INT), [T.INT], False, celrewrite.lists_range),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

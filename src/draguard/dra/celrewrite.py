@@ -28,6 +28,7 @@ from . import celformat
 from .celast import CheckedAst, children, walk
 
 _OPERATORS = {"_==_", "_!=_"}
+MAX_RANGE_SIZE = 1_000_000  # cel-go ext/lists.go defaultMaxRangeSize
 SPECIAL_TYPES = frozenset({"kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "net.IP", "net.CIDR"})
 _QUANTITY = "kubernetes.Quantity"
 #: compared by their `value` alone: a Quantity's message also carries how upstream stores it,
@@ -211,6 +212,22 @@ def _transform_map_targets(ast: CheckedAst) -> list:
     return [expr for expr, _ in walk(ast.root) if _map_insert(expr) is not None]
 
 
+def _range_targets(ast: CheckedAst) -> list:
+    """lists.range calls: cel-cpp's fails on a negative size (a C++ exception) and has no
+    upper bound; cel-go's refuses both (ext/lists.go genRange), as draguard_lists_range does."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+            and expr.call_expr.function == "lists.range" and not expr.call_expr.HasField("target")]
+
+
+def lists_range(size: int) -> list:
+    """ext.Lists' lists.range(n): 0..n-1, for n from 0 to its default maximum of 1,000,000."""
+    if size < 0:
+        raise ValueError(f"lists.range: size must be non-negative, got {size}")
+    if size > MAX_RANGE_SIZE:
+        raise ValueError(f"lists.range: size {size} exceeds maximum allowed ({MAX_RANGE_SIZE})")
+    return list(range(size))
+
+
 def _optional_targets(ast: CheckedAst) -> list:
     """Calls of the format library's functions that return optionals (format.named, validate),
     which no Python implementation can: each is evaluated through its draguard_ function's
@@ -236,12 +253,12 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     format() call with dyn elements through draguard_format_args, each `includes` (and each
     indexOf of what may be null) through its draguard_ function, each transformMap through
     draguard_map_entries, each map literal whose keys may repeat through
-    draguard_map_literal and each format.named and validate through a list, or None if
-    there is none."""
+    draguard_map_literal, each format.named and validate through a list and each lists.range
+    through draguard_lists_range, or None if there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
         [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
         [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)] + \
-        [(e, "optional") for e in _optional_targets(ast)]
+        [(e, "optional") for e in _optional_targets(ast)] + [(e, "range") for e in _range_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -276,6 +293,9 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         elif kind == "optional":
             start, end = span_of[expr.id]
             new = _optional(expr, text, span_of)
+        elif kind == "range":
+            start, end = span_of[expr.id]
+            new = f"draguard_lists_range({text(*span_of[expr.call_expr.args[0].id])})"
         elif kind == "literal":
             start, end = span_of[expr.id]
             pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"

@@ -11,7 +11,9 @@ checked AST (dra.celast):
   `matches(s, p)`, `find` and `findAll` are compiled when the program is built (regex
   optimizations), so a bad one fails there;
 - format strings (ext strings' stringFormatValidator): a literal `'...'.format([...])` has its
-  clauses parsed and each checked against the type of the list element it formats."""
+  clauses parsed and each checked against the type of the list element it formats;
+- an overload cel-cpp declares more loosely: ext lists' `flatten()` takes a list of lists
+  (list_flatten: list(list(T))), not any list."""
 
 from __future__ import annotations
 
@@ -36,11 +38,29 @@ def first_problem(ast: CheckedAst) -> Problem | None:
     by position; only without them is the program built, which compiles the constant patterns
     of `matches(s, p)`, `find` and `findAll` (the first one failing, in pre-order)."""
     nodes = list(walk(ast.root))
+    checker = [p for p in (_flatten_problem(ast, expr) for expr, _ in nodes) if p]
+    if checker:  # the checker's errors stop cel-go before any validator runs
+        return min(checker, key=lambda p: p.offset)
     at_compile = [p for p in (_literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr, member=True)
                               or _format_problem(ast, expr) for expr, ancestors in nodes) if p]
     if at_compile:
         return min(at_compile, key=lambda p: p.offset)
     return next(filter(None, (_regex_problem(ast, expr, member=False) for expr, _ in nodes)), None)
+
+
+def _flatten_problem(ast: CheckedAst, expr) -> Problem | None:
+    """`l.flatten()` on a list whose elements are known not to be lists (dyn ones may be)."""
+    if not expr.HasField("call_expr") or expr.call_expr.function != "flatten" or expr.call_expr.args \
+            or not expr.call_expr.HasField("target"):
+        return None
+    target = ast.types.get(expr.call_expr.target.id)
+    if target is None or not target.HasField("list_type"):
+        return None
+    element = target.list_type.elem_type
+    if element.WhichOneof("type_kind") in ("list_type", "dyn", "type_param", "error", None):
+        return None
+    return Problem(f"found no matching overload for 'flatten' applied to '({type_name(target)})'",
+                   ast.positions.get(expr.id, 0))
 
 
 def _unwrapped_optional(t):
