@@ -111,4 +111,10 @@ REGRESSIONS = {
     "lists.range stops at a million": "lists.range(1000001).size() > 0",
     "slice past the end is an error": "[1, 2, 3].slice(0, 4).size() == 3",
     "flatten wants a list of lists": "[1, 2].flatten() == [1, 2]",
+    # cel-cpp's stale slot: a bind after a comprehension that stopped early read that one's value
+    "a bind after an early exit": "device.attributes['gpu.example.com'].exists(k, true) && cel.bind(y, [3, 1, 2], y.size() == 3)",
+    "an unread failing initializer": "cel.bind(y, 1 / 0, true)",
+    "a bind inside a comprehension": "cel.bind(x, 1, [2].exists(y, cel.bind(z, x + y, z == 3)))",
+    # a rewritten operand that starts inside parentheses once lost its opening one
+    "a parenthesized version compared": "(semver('1.0.0')) == semver('1.0.0') && (1 + 1) * 2 == 4",
 }

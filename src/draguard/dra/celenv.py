@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from . import celdevice, celrewrite
+from . import celdevice, celinline, celrewrite
 from .celast import checked_ast
 from .celcost import U64, estimate
 from .celrewrite import STRING_LITERAL
@@ -368,7 +368,9 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     refusal = output.refusal(checked.return_type(), ast)
     if refusal:
         return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
-    evaluated = celrewrite.rewrite(ast, code) or code  # cel-go's equality for version values
+    env = _env(allow_multiple_allocations, includes)
+    program_ast, program_code = celinline.inlined(ast, code, lambda text: checked_ast(env.compile(text).serialize()))
+    evaluated = celrewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (celrewrite)
     folded, constants = _fold_quantities(evaluated)
     env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
     program = env.compile(folded) if folded != code else checked

@@ -106,12 +106,37 @@ def spans(ast: CheckedAst, source: str) -> dict:
         parts = [p for p in (visit(child) for child in children(expr)) if p] + ([own] if own else [])
         if not parts:
             return None
-        span = (min(p[0] for p in parts), max(p[1] for p in parts))
+        span = _parenthesized(source, min(p[0] for p in parts), max(p[1] for p in parts))
         found[expr.id] = span
         return span
 
     visit(ast.root)
     return found
+
+
+def _parenthesized(source: str, start: int, end: int) -> tuple[int, int]:
+    """The span widened to the parentheses it opens or closes but does not hold both of (a node
+    whose first operand is parenthesized, `(a + b) * c`, starts inside that parenthesis),
+    so that its text can stand on its own."""
+    unclosed, unopened, i = 0, 0, start
+    while i < end:
+        literal = STRING_LITERAL.match(source, i) if source[i] in "'\"bBrR" else None
+        if literal:
+            i = literal.end()
+            continue
+        if source[i] == "(":
+            unclosed += 1
+        elif source[i] == ")":
+            if unclosed:
+                unclosed -= 1
+            else:
+                unopened += 1
+        i += 1
+    for _ in range(unopened):
+        start = source.rindex("(", 0, start)
+    for _ in range(unclosed):
+        end = source.index(")", end) + 1
+    return start, end
 
 
 def _targets(ast: CheckedAst) -> list:
@@ -242,10 +267,11 @@ def _optional(expr, text, span_of) -> str:
     call = expr.call_expr
     arguments = ", ".join(text(*span_of[part.id]) for part in [*([call.target] if call.HasField("target") else []),
                                                                 *call.args])
-    function, value = ("draguard_format_named", "draguard_optional[0]") if call.function == "format.named" else \
-        ("draguard_format_errors", "draguard_optional")
-    return (f"cel.bind(draguard_optional, {function}({arguments}), "
-            f"draguard_optional.size() == 0 ? optional.none() : optional.of({value}))")
+    function, first = ("draguard_format_named", "[0]") if call.function == "format.named" else \
+        ("draguard_format_errors", "")
+    # the call twice rather than bound once: cel-cpp may read a bind from a stale slot (dra.celinline)
+    found = f"{function}({arguments})"
+    return f"({found}.size() == 0 ? optional.none() : optional.of({found}{first}))"
 
 
 def rewrite(ast: CheckedAst, source: str) -> str | None:

@@ -96,6 +96,24 @@ def test_an_evaluation_past_cel_cpps_iteration_budget_is_said_to_be_draguards_ga
         evaluate(f"{listed}.all(x, {listed}.all(y, {listed}.all(z, true)))")
 
 
+def test_a_bind_after_a_comprehension_that_stopped_early_reads_its_own_value():
+    """cel-cpp reads a lazily bound variable from the slot an early-exiting comprehension left
+    its last value in (here the key 'model': size 5, not 3); draguard substitutes written
+    binds (dra.celinline), and an initializer no read reaches is never evaluated (cel-go)."""
+    attrs = "device.attributes['gpu.example.com']"
+    assert evaluate(f"{attrs}.exists(k, true) && cel.bind(y, [3, 1, 2], y.size() == 3)") is True
+    assert evaluate("cel.bind(y, 1 / 0, true)") is True
+    assert evaluate("cel.bind(x, 1, [2].exists(y, cel.bind(z, x + y, z == 3)))") is True
+    assert evaluate("cel.bind(y, [1, 2], cel.bind(y, y.size(), y == 2))") is True
+
+
+def test_a_parenthesized_operand_is_rewritten_whole():
+    """A rewritten comparison whose operand starts inside parentheses (it once lost its
+    opening one, and the program failed to build)."""
+    assert evaluate("(semver('1.0.0')) == semver('1.0.0') && (1 + 1) * 2 == 4") is True
+    assert evaluate("(quantity('1').add(quantity('1Ki'))) == quantity('1025')") is True
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""
