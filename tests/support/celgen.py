@@ -445,6 +445,16 @@ def _sort_by_after_early_exit(rng):
     return f"{first} && {rng.choice(['[3, 1, 2].sortBy(x, x) == [1, 2, 3]', '[2, 1].sortBy(x, -x).size() == 2'])}"
 
 
+def _format_rendering(rng):
+    """cel-go's strings library version 2 renders format() through golang.org/x/text in en-US:
+    `%f` with thousands separators, `%e` as `1.234500×10⁰³` (its precision read as a width),
+    and `%s` of a list or map with quoted strings and bytes, `key:value` entries and doubles as
+    `%f`, and of a duration as Go's (1.5s); cel-cpp's format renders otherwise."""
+    return rng.choice(["'%f'.format([1234.5]) == '1234.500000'", "'%e'.format([1234.5]) == '1.234500e+03'",
+                       "'%s'.format([['a']]) == '[a]'", "'%s'.format([{'a': 1.5}]) == '{a: 1.5}'",
+                       "'%s'.format([duration('1.5s')]) == '1.500s'"])
+
+
 def _upstream_list_panics(rng):
     """Upstream's defect, not draguard's: ext lists' functions (sort, distinct, reverse, ...)
     assert their argument is a list, so an error value there (a failed split, a refused
@@ -472,7 +482,7 @@ def _map_literal_keys(rng):
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
-    _sort_by_after_early_exit, _upstream_list_panics, _upstream_semver_membership)}
+    _sort_by_after_early_exit, _format_rendering, _upstream_list_panics, _upstream_semver_membership)}
 
 
 def expression(rng: random.Random) -> str:

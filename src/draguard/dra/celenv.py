@@ -303,7 +303,11 @@ class CompiledSelector:
             return CelUnsupported(f"draguard's CEL engine (cel-cpp) failed on this expression ({exc}): not evaluated")
         if result.type() == runtime().T.ERROR:
             return _runtime_error(str(result.value()))
-        return self.output.convert(result)
+        try:
+            return self.output.convert(result)
+        except TypeError as exc:  # a value cel-expr-python cannot hand to Python (a string that is not UTF-8)
+            return CelUnsupported(f"draguard's CEL engine cannot read this result ({str(exc).splitlines()[0]}): "
+                                  "not evaluated")
 
 
     def _over_budget(self) -> CelUnsupported:

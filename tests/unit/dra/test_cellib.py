@@ -114,6 +114,14 @@ def test_a_parenthesized_operand_is_rewritten_whole():
     assert evaluate("(quantity('1').add(quantity('1Ki'))) == quantity('1025')") is True
 
 
+def test_a_result_cel_expr_python_cannot_read_is_said_not_a_crash():
+    """A string that is not UTF-8 (bytes formatted with %s) cannot cross into Python: the
+    derived attribute is not evaluated, and nothing escapes as a TypeError."""
+    from draguard.dra.derived import compile_derived
+    with pytest.raises(CelUnsupported, match="cannot read this result"):
+        compile_derived("'%s'.format([b'\\xff'])").evaluate(DEVICE)
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""
