@@ -117,4 +117,7 @@ REGRESSIONS = {
     "a bind inside a comprehension": "cel.bind(x, 1, [2].exists(y, cel.bind(z, x + y, z == 3)))",
     # a rewritten operand that starts inside parentheses once lost its opening one
     "a parenthesized version compared": "(semver('1.0.0')) == semver('1.0.0') && (1 + 1) * 2 == 4",
+    # duration and timestamp literals are validated when upstream compiles
+    "an invalid duration literal": "duration('1d') == duration('24h')",
+    "an invalid timestamp literal": "timestamp('2020-02-30T00:00:00Z') > timestamp('2020-01-01T00:00:00Z')",
 }

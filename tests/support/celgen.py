@@ -370,6 +370,18 @@ def _ext_lists(rng):
     ])()
 
 
+def _times(rng):
+    """Duration and timestamp literals upstream validates when it compiles (an invalid one is a
+    compile error at the literal) and their arithmetic."""
+    duration = rng.choice(["'1h'", "'1.5h'", "'-1s'", "'1s1ms'", "'1d'", "''", "'1'", "'x'", "'0'", "'1us'"])
+    stamp = rng.choice(["'2020-01-01T00:00:00Z'", "'2020-13-01T00:00:00Z'", "'2020-02-30T00:00:00Z'",
+                        "'2020-01-01T00:00:00.123456789Z'", "'2020-01-01T00:00:00+25:00'", "'2020-01-01 00:00:00Z'",
+                        "'2020-01-01T00:00:00+01:00'", "'9999-12-31T23:59:59Z'"])
+    return rng.choice([f"duration({duration}) > duration('0s')", f"timestamp({stamp}) > timestamp('2019-01-01T00:00:00Z')",
+                       f"timestamp({stamp}) + duration({duration}) > timestamp('2019-01-01T00:00:00Z')",
+                       f"duration({duration}) == duration('1s') || duration({duration}) != duration('2s')"])
+
+
 def _device_bound(rng):
     """`device` bound to a name whose fields the body reads (cel.bind(d, device, ...)), which
     draguard substitutes (dra.celdevice): values, compile errors in the body at upstream's
@@ -400,7 +412,7 @@ def device_fields(rng):
 
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
              _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, _format_library,
-             _ext_lists, _binds, _device_bound, device_fields]
+             _ext_lists, _binds, _times, _device_bound, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all
@@ -445,6 +457,15 @@ def _sort_by_after_early_exit(rng):
     return f"{first} && {rng.choice(['[3, 1, 2].sortBy(x, x) == [1, 2, 3]', '[2, 1].sortBy(x, -x).size() == 2'])}"
 
 
+def _time_parsing(rng):
+    """cel-cpp parses durations and timestamps with absl, cel-go with Go's time package: Go takes
+    `µs`, refuses a duration past 2^63 ns, a lowercase `t`/`z` and a 60th second; draguard
+    answers as absl (its literal validation included)."""
+    return rng.choice(["duration('1µs') > duration('0s')", "duration('10000000h') > duration('1s')",
+                       "timestamp('2020-01-01t00:00:00z') > timestamp('2019-01-01T00:00:00Z')",
+                       "timestamp('2020-01-01T00:00:60Z') > timestamp('2019-01-01T00:00:00Z')"])
+
+
 def _format_rendering(rng):
     """cel-go's strings library version 2 renders format() through golang.org/x/text in en-US:
     `%f` with thousands separators, `%e` as `1.234500×10⁰³` (its precision read as a width),
@@ -482,7 +503,8 @@ def _map_literal_keys(rng):
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
-    _sort_by_after_early_exit, _format_rendering, _upstream_list_panics, _upstream_semver_membership)}
+    _sort_by_after_early_exit, _format_rendering, _time_parsing, _upstream_list_panics,
+    _upstream_semver_membership)}
 
 
 def expression(rng: random.Random) -> str:

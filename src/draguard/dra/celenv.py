@@ -21,6 +21,7 @@ memoized per distinct value of the attributes an expression reads."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -365,7 +366,7 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
             return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
         return CompiledSelector(expression, CelDiagnostic(diagnostic.message, offset, suggest(expression)))
     ast = checked_ast(checked.serialize())
-    problem = first_problem(ast)
+    problem = first_problem(ast, _converts)
     if problem:
         return CompiledSelector(expression, CelDiagnostic(problem.message.replace("device_", "device."),
                                                           offsets.original(problem.offset), suggest(expression)))
@@ -383,6 +384,14 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")
+
+
+@lru_cache(maxsize=1024)
+def _converts(function: str, text: str) -> bool:
+    """Whether `duration(text)` or `timestamp(text)` evaluates (what upstream's literal
+    validators ask of a constant argument, answered by draguard's engine)."""
+    result = _env().compile(f"{function}({json.dumps(text, ensure_ascii=False)})").eval(data={})
+    return result.type() != runtime().T.ERROR
 #: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field
 #: (rewrite_device_fields); upstream's is a kubernetes.DRADevice object, which may be listed
 #: or compared (a bind whose body reads its fields is substituted: dra.celdevice)

@@ -12,12 +12,16 @@ checked AST (dra.celast):
   optimizations), so a bad one fails there;
 - format strings (ext strings' stringFormatValidator): a literal `'...'.format([...])` has its
   clauses parsed and each checked against the type of the list element it formats;
+- duration and timestamp literals (cel.ValidateDurationLiterals, ValidateTimestampLiterals):
+  `duration('1d')` and `timestamp('2020-13-01T00:00:00Z')` are compile errors ("invalid
+  duration argument"), judged by evaluating the call (`converts`, given by the caller);
 - an overload cel-cpp declares more loosely: ext lists' `flatten()` takes a list of lists
   (list_flatten: list(list(T))), not any list."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from . import celformat, goregex
 from .celast import CheckedAst, children, equivalent, type_name, walk
@@ -32,7 +36,10 @@ class Problem:
     offset: int
 
 
-def first_problem(ast: CheckedAst) -> Problem | None:
+_CONVERSIONS = frozenset({"duration", "timestamp"})
+
+
+def first_problem(ast: CheckedAst, converts: Callable[[str, str], bool] = lambda function, text: True) -> Problem | None:
     """The first problem upstream reports. Compile-time validators (homogeneous literals; the
     regex validator, which sees only the member form `s.matches(p)`) report together, sorted
     by position; only without them is the program built, which compiles the constant patterns
@@ -42,10 +49,24 @@ def first_problem(ast: CheckedAst) -> Problem | None:
     if checker:  # the checker's errors stop cel-go before any validator runs
         return min(checker, key=lambda p: p.offset)
     at_compile = [p for p in (_literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr, member=True)
-                              or _format_problem(ast, expr) for expr, ancestors in nodes) if p]
+                              or _format_problem(ast, expr) or _conversion_problem(ast, expr, converts)
+                              for expr, ancestors in nodes) if p]
     if at_compile:
         return min(at_compile, key=lambda p: p.offset)
     return next(filter(None, (_regex_problem(ast, expr, member=False) for expr, _ in nodes)), None)
+
+
+def _conversion_problem(ast: CheckedAst, expr, converts) -> Problem | None:
+    """`duration(s)` or `timestamp(s)` of a string literal that does not convert."""
+    if not expr.HasField("call_expr") or expr.call_expr.function not in _CONVERSIONS or expr.call_expr.HasField("target") \
+            or len(expr.call_expr.args) != 1:
+        return None
+    argument = expr.call_expr.args[0]
+    if not (argument.HasField("const_expr") and argument.const_expr.HasField("string_value")):
+        return None
+    if converts(expr.call_expr.function, argument.const_expr.string_value):
+        return None
+    return Problem(f"invalid {expr.call_expr.function} argument", ast.positions.get(argument.id, 0))
 
 
 def _flatten_problem(ast: CheckedAst, expr) -> Problem | None:

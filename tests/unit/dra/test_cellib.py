@@ -122,6 +122,14 @@ def test_a_result_cel_expr_python_cannot_read_is_said_not_a_crash():
         compile_derived("'%s'.format([b'\\xff'])").evaluate(DEVICE)
 
 
+@pytest.mark.parametrize("expression, column", [
+    ("duration('1d') == duration('24h')", 10), ("timestamp('2020-13-01T00:00:00Z') > timestamp('2020-01-01T00:00:00Z')", 11)])
+def test_an_invalid_duration_or_timestamp_literal_is_a_compile_error(expression, column):
+    """cel.ValidateDurationLiterals / ValidateTimestampLiterals, at the literal (oracle)."""
+    error = compile_selector(expression).error
+    assert error.message.startswith("invalid ") and error.message.endswith(" argument") and error.offset + 1 == column
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""
