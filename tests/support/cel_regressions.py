@@ -120,4 +120,9 @@ REGRESSIONS = {
     # duration and timestamp literals are validated when upstream compiles
     "an invalid duration literal": "duration('1d') == duration('24h')",
     "an invalid timestamp literal": "timestamp('2020-02-30T00:00:00Z') > timestamp('2020-01-01T00:00:00Z')",
+    # conversions: Go's strconv, and constants folded when the program is built
+    "int of a string with a space": "int(' 12') == 12",
+    "double past float64's range": "double('1e400') > 0.0",
+    "a constant conversion that overflows": "int(1e19) == 0",
+    "any-byte escape is not Go's": "'ab'.matches('a\\\\Cb') || true",
 }

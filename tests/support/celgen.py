@@ -43,7 +43,7 @@ VERSIONS = ["1.2.3", "v1.2.3", "1.2", "1", "01.2.3", "1.02.3", "1.2.3-alpha", "1
             "1.2.3-0", "1.2.3-00", " 1.2.3", "\u0661.2.3"]
 PATTERNS = ["a", "^a", "a$", "[0-9]+", "\\d", "\\w+", "(?i)A", "a(?=b)", "a(?!b)", "(a)\\1", "a**", "x{1001}",
             "x{2,3}", "(", ")", "[a", "[z-a]", "\\8", "(?P<n>a)", "(?<n>a)", "\\Q.\\E", "\\z", "\\Z", "\\pL",
-            "[[:alpha:]]+", "a*", "x*", "", "(?s).", "\\b", "(?U)a+", "a|b", "[^a]", "\\.", "é"]
+            "[[:alpha:]]+", "a*", "x*", "", "(?s).", "\\b", "(?U)a+", "a|b", "[^a]", "\\.", "é", "a\\Cb", "\\Q\\C\\E"]
 STRINGS = ["", "abc", "a1b2", "aaa", "\u0663", "\u00e9t\u00e9", "A", "a.b", "ab\n", "x y"]
 IPS = ["10.0.0.7", "::1", "::ffff:10.0.0.1", "fe80::1%eth0", "010.0.0.1", "1.2.3", "2001:db8::", "2001:DB8::",
        "0.0.0.0", "224.0.0.1", "fe80::1", "255.255.255.255", "", "a"]
@@ -325,6 +325,21 @@ def _format_library(rng):
     ])()
 
 
+def _conversions(rng):
+    """Type conversions: of a string with Go's strconv (no spaces, no underscores or hex in
+    int, ranges, ParseFloat's inf/nan and hexadecimal floats), and of a constant, which upstream
+    folds when it builds the program (a failure is a compile error there)."""
+    text = repr(rng.choice(["12", " 12", "+5", "-0", "0x10", "1_000", "9223372036854775808", "1e400", "1e-400",
+                            "1.5", " 1.5", "1e", "NaN", "inf", "-Infinity", "0x1p-2", "0x1p", "", "١٢"]))
+    subject = rng.choice([text, text, f"{ATTR}.model", f"dyn({text})"])
+    return rng.choice([
+        f"int({subject}) >= 0", f"uint({subject}) >= 0u", f"double({subject}) >= 0.0 || true",
+        f"string(int({subject})) != ''", rng.choice(["int(1e19) == 0", "uint(-1) == 0u", "int(-1.5) == -1",
+                                                     "string(b'\\xff') == ''", "int(9223372036854775807.0) > 0",
+                                                     "double(int('7')) == 7.0", "int([1][0]) == 1"]),
+    ])
+
+
 def _binds(rng):
     """cel.bind, evaluated by substitution (dra.celinline): after a comprehension that stopped
     early (cel-cpp's stale slot), nested, shadowed by a comprehension variable or by another
@@ -412,7 +427,7 @@ def device_fields(rng):
 
 _FAMILIES = [_numbers, _quantity, _semver, _regex, _optional, _comprehension, _transform_map, _index_of_null,
              _sets_and_lists, _includes, _network, _strings, _dyn_equality, _format_strings, _format_library,
-             _ext_lists, _binds, _times, _device_bound, device_fields]
+             _ext_lists, _binds, _times, _conversions, _device_bound, device_fields]
 
 
 # --- where draguard still differs, each with the reason (test_cel_oracle expects them to); all

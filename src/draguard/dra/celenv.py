@@ -28,7 +28,7 @@ from functools import cached_property, lru_cache
 from typing import Callable
 
 from . import celdevice, celinline, celrewrite
-from .celast import checked_ast
+from .celast import checked_ast, walk
 from .celcost import U64, estimate
 from .celrewrite import STRING_LITERAL
 from .cellib import quantity_message, runtime
@@ -291,7 +291,11 @@ class CompiledSelector:
         return found
 
     def _evaluate(self, device):
-        data = device.cel_data(self.references)
+        return self.run(device.cel_data(self.references))
+
+    def run(self, data: dict):
+        """The program's result on `data` (a device's CEL variables; none for a constant), or
+        the CelRuntimeError it ends with."""
         if self._constants:
             data = dict(data, **self._constants)
         try:
@@ -309,7 +313,6 @@ class CompiledSelector:
         except TypeError as exc:  # a value cel-expr-python cannot hand to Python (a string that is not UTF-8)
             return CelUnsupported(f"draguard's CEL engine cannot read this result ({str(exc).splitlines()[0]}): "
                                   "not evaluated")
-
 
     def _over_budget(self) -> CelUnsupported:
         """cel-cpp stops an evaluation after 10,000 comprehension iterations (not settable from
@@ -344,8 +347,10 @@ def compile_selector(expression: str, allow_multiple_allocations: bool = True, i
 
 
 def compile_expression(expression: str, output: Output, allow_multiple_allocations: bool = True,
-                       includes: bool = True) -> CompiledSelector:
-    """Compile and type-check a device expression that must give `output` (uncached)."""
+                       includes: bool = True, fold: bool = True) -> CompiledSelector:
+    """Compile and type-check a device expression that must give `output` (uncached); `fold`:
+    refuse a constant conversion that fails, as upstream builds the program (see
+    _failed_constant_conversion, whose own check of a conversion does not fold again)."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         return CompiledSelector(expression, CelDiagnostic(
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
@@ -373,6 +378,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     refusal = output.refusal(checked.return_type(), ast)
     if refusal:
         return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
+    folded = fold and _failed_constant_conversion(ast, code, allow_multiple_allocations, includes)
+    if folded:
+        return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {folded[1]}",
+                                                          offsets.original(folded[0])), output=output)
     env = _env(allow_multiple_allocations, includes)
     program_ast, program_code = celinline.inlined(ast, code, lambda text: checked_ast(env.compile(text).serialize()))
     evaluated = celrewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (celrewrite)
@@ -384,6 +393,49 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")
+
+
+_CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp", "type", "uint"})
+
+
+def _failed_constant_conversion(ast, code: str, allow_multiple_allocations: bool, includes: bool) -> tuple | None:
+    """(offset, error) of the first type conversion of a constant that fails, innermost first:
+    cel-go's OptOptimize folds those calls when it builds the program (decOptimize,
+    maybeOptimizeConstUnary), and the API server and the scheduler report the failure as a
+    compile error ("program instantiation failed"). Lists and maps of constants are constants."""
+    span_of = None
+    for expr in sorted((e for e, _ in walk(ast.root) if _folded_conversion(e)), key=lambda e: _size(e)):
+        span_of = span_of or celrewrite.spans(ast, code)
+        text = code[slice(*span_of[expr.id])]
+        check = compile_expression(f"({text}) == ({text})", SELECTOR, allow_multiple_allocations, includes,
+                                   fold=False)
+        result = check.run({}) if check.error is None else None
+        if isinstance(result, CelRuntimeError) and not isinstance(result, CelUnsupported):
+            return span_of[expr.id][0], str(result).split(": ", 1)[-1]
+    return None
+
+
+def _folded_conversion(expr) -> bool:
+    call = expr.call_expr if expr.HasField("call_expr") else None
+    return call is not None and call.function in _CONVERSIONS and not call.HasField("target") \
+        and len(call.args) == 1 and _planned_constant(call.args[0])
+
+
+def _planned_constant(expr) -> bool:
+    """What cel-go's planner holds as a constant: a literal, a list or map of them, a folded conversion."""
+    kind = expr.WhichOneof("expr_kind")
+    if kind == "const_expr":
+        return True
+    if kind == "list_expr":
+        return all(_planned_constant(e) for e in expr.list_expr.elements)
+    if kind == "struct_expr":
+        return not expr.struct_expr.message_name and all(
+            _planned_constant(entry.map_key) and _planned_constant(entry.value) for entry in expr.struct_expr.entries)
+    return _folded_conversion(expr)
+
+
+def _size(expr) -> int:
+    return sum(1 for _ in walk(expr))
 
 
 @lru_cache(maxsize=1024)

@@ -24,7 +24,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from . import celformat, celnet, celrewrite, goregex, namedformats
+from . import celformat, celnet, celrewrite, goconvert, goregex, namedformats
 from .quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
@@ -395,6 +395,9 @@ def _function_table(rt: _Runtime) -> list:
         ("draguard_map_literal", "draguard_map_literal_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
          celrewrite.map_literal),
         ("draguard_lists_range", "draguard_lists_range_int", T.List(T.INT), [T.INT], False, celrewrite.lists_range),
+        ("draguard_go_int", "draguard_go_int_string", T.INT, [T.STRING], False, goconvert.to_int),
+        ("draguard_go_uint", "draguard_go_uint_string", T.UINT, [T.STRING], False, goconvert.to_uint),
+        ("draguard_go_double", "draguard_go_double_string", T.DOUBLE, [T.STRING], False, goconvert.to_double),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

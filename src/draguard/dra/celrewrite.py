@@ -237,6 +237,14 @@ def _transform_map_targets(ast: CheckedAst) -> list:
     return [expr for expr, _ in walk(ast.root) if _map_insert(expr) is not None]
 
 
+def _conversion_targets(ast: CheckedAst) -> list:
+    """int(s), uint(s) and double(s) of a string (or of a dyn value, which may be one): cel-cpp's
+    parsing is more lenient than Go's strconv, which cel-go's uses (dra.goconvert)."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+            and expr.call_expr.function in ("int", "uint", "double") and not expr.call_expr.HasField("target")
+            and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in ("string", "dyn")]
+
+
 def _range_targets(ast: CheckedAst) -> list:
     """lists.range calls: cel-cpp's fails on a negative size (a C++ exception) and has no
     upper bound; cel-go's refuses both (ext/lists.go genRange), as draguard_lists_range does."""
@@ -279,12 +287,14 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     format() call with dyn elements through draguard_format_args, each `includes` (and each
     indexOf of what may be null) through its draguard_ function, each transformMap through
     draguard_map_entries, each map literal whose keys may repeat through
-    draguard_map_literal, each format.named and validate through a list and each lists.range
-    through draguard_lists_range, or None if there is none."""
+    draguard_map_literal, each format.named and validate through a list, each lists.range
+    through draguard_lists_range and each int, uint or double of a string through Go's
+    parsing (draguard_go_int ...), or None if there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
         [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
         [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)] + \
-        [(e, "optional") for e in _optional_targets(ast)] + [(e, "range") for e in _range_targets(ast)]
+        [(e, "optional") for e in _optional_targets(ast)] + [(e, "range") for e in _range_targets(ast)] + \
+        [(e, "conversion") for e in _conversion_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -322,6 +332,12 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         elif kind == "range":
             start, end = span_of[expr.id]
             new = f"draguard_lists_range({text(*span_of[expr.call_expr.args[0].id])})"
+        elif kind == "conversion":
+            start, end = span_of[expr.id]
+            function, argument = expr.call_expr.function, expr.call_expr.args[0]
+            value = text(*span_of[argument.id])
+            new = f"draguard_go_{function}({value})" if ast.type_name(argument.id) == "string" else \
+                f"(type({value}) == string ? draguard_go_{function}({value}) : {function}({value}))"
         elif kind == "literal":
             start, end = span_of[expr.id]
             pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"

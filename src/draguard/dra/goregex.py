@@ -40,8 +40,28 @@ def _options():
 _OPTIONS = _options()
 
 
+def _any_byte_escape(pattern: str) -> bool:
+    """Whether the pattern escapes `\\C` (any byte) outside a `\\Q...\\E` quote: RE2 takes it,
+    Go's regexp/syntax does not."""
+    i = 0
+    while i < len(pattern) - 1:
+        if pattern[i] != "\\":
+            i += 1
+            continue
+        if pattern[i + 1] == "C":
+            return True
+        if pattern[i + 1] == "Q":
+            end = pattern.find("\\E", i + 2)
+            i = len(pattern) if end < 0 else end + 2
+            continue
+        i += 2
+    return False
+
+
 @lru_cache(maxsize=1024)
 def compile_pattern(pattern: str):
+    if _any_byte_escape(pattern):
+        raise RegexError("error parsing regexp: invalid escape sequence: `\\C`")
     try:
         return re2.compile(pattern, _OPTIONS)
     except re2.error as exc:
