@@ -125,4 +125,9 @@ REGRESSIONS = {
     "double past float64's range": "double('1e400') > 0.0",
     "a constant conversion that overflows": "int(1e19) == 0",
     "any-byte escape is not Go's": "'ab'.matches('a\\\\Cb') || true",
+    # a domain selected by name is there, empty, as a subscripted one is
+    "has of a domain by name": "has(device.attributes.x) && has(device.capacity.x)",
+    "a domain by name is an empty map": "device.attributes.nope.size() == 0 && device.attributes.?nope.hasValue()",
+    "sortBy after an early exit": "[1, 2].exists(k, true) && [3, 1, 2].sortBy(x, x) == [1, 2, 3]",
+    "sets compare quantities by value": "sets.contains([quantity('1')], [quantity('1000m')])",
 }

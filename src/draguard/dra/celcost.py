@@ -315,7 +315,8 @@ def _sort_by(factor: float):
 
 #: ext.Lists (version 3 declares these estimates), by element type for sort and sortBy: a
 #: string or bytes comparison also walks the text
-_COMPARABLE = ("int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes")
+_COMPARABLE = ("int", "uint", "double", "bool", "google.protobuf.Duration", "google.protobuf.Timestamp", "string",
+               "bytes")  # as cel-cpp names them in its overload ids
 _OVERLOAD_ESTIMATORS = {
     "list_sets_contains_list": _sets(1), "list_sets_intersects_list": _sets(1), "list_sets_equivalent_list": _sets(2),
     "list_slice": _slice, "list_range": _range, "list_reverse": _reverse, "list_flatten": _flatten,

@@ -133,6 +133,8 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
 # `.exists(k, ...)` and other members of the domain map read the whole domain
 _REF = re.compile(r"""device_(attributes|capacity)\s*\[\s*\??\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\]"""
                   r"""(?:\s*\.\s*([A-Za-z_]\w*)\b(?!\s*\()|\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\])?""")
+# `device.attributes.name` (or `.?name`) selects a domain as a subscript does (not a member call)
+_SELECTED_DOMAIN = re.compile(r"device_(attributes|capacity)\s*\.\s*\??\s*([A-Za-z_]\w*)\b(?!\s*\()")
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,9 @@ def _references(code: str) -> References:
         domain = m.group(2) if m.group(2) is not None else m.group(3)
         name = m.group(4) or m.group(5) or m.group(6)
         items.append((m.group(1), domain, name))
+        spans.append(m.start())
+    for m in _SELECTED_DOMAIN.finditer(code):
+        items.append((m.group(1), m.group(2), None))
         spans.append(m.start())
     all_uses = [m.start() for m in re.finditer(r"device_(attributes|capacity)\b", code)]
     opaque = bool(re.search(r"\bdevice\b(?!_)", code)) or len(all_uses) != len(spans)

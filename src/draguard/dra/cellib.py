@@ -113,8 +113,7 @@ def quantity_message(value: Fraction, form: Form = None) -> object:
     scale" for an int64Amount, "d" for an inf.Dec), which isInteger, asInteger and sums read.
     dra.celrewrite routes every == and != on Quantities through draguard_equals, which
     compares the values only (apiservercel.Quantity.Equal uses Cmp), and list membership
-    (`in`) through draguard_in; the sets library still compares them as messages, so a
-    Quantity stored differently (1 vs 1000m) is not found there as it is upstream."""
+    (`in`) through draguard_in, and the sets library's functions through draguard_sets_*."""
     encoded = "d" if form is None else f"i:{form[0]}:{form[1]}"
     return runtime().Quantity(value=f"{value.numerator}/{value.denominator}", form=encoded)
 
@@ -396,6 +395,10 @@ def _function_table(rt: _Runtime) -> list:
          celrewrite.map_literal),
         ("draguard_lists_range", "draguard_lists_range_int", T.List(T.INT), [T.INT], False, celrewrite.lists_range),
         ("draguard_go_int", "draguard_go_int_string", T.INT, [T.STRING], False, goconvert.to_int),
+        ("draguard_sort_order", "draguard_sort_order_list", T.List(T.INT), [T.List(T.DYN)], False,
+         celrewrite.sort_order),
+        *((f"draguard_sets_{name}", f"draguard_sets_{name}_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
+           getattr(celrewrite, f"sets_{name}")) for name in ("contains", "intersects", "equivalent")),
         ("draguard_go_uint", "draguard_go_uint_string", T.UINT, [T.STRING], False, goconvert.to_uint),
         ("draguard_go_double", "draguard_go_double_string", T.DOUBLE, [T.STRING], False, goconvert.to_double),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

@@ -245,6 +245,68 @@ def _conversion_targets(ast: CheckedAst) -> list:
             and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in ("string", "dyn")]
 
 
+_SETS = {"sets.contains": "draguard_sets_contains", "sets.intersects": "draguard_sets_intersects",
+         "sets.equivalent": "draguard_sets_equivalent"}
+
+
+def _sets_targets(ast: CheckedAst) -> list:
+    """The sets library over lists that may hold Quantities or Semvers: cel-cpp compares them
+    as messages (1 and 1000m differ, and so do versions told apart only by build metadata),
+    cel-go with their Equal, by value (ext/sets.go contains: each element's list Contains)."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and expr.call_expr.function in _SETS
+            and not expr.call_expr.HasField("target") and len(expr.call_expr.args) == 2
+            and any(_by_value(ast.type_name(a.id)) or "dyn" in ast.type_name(a.id) for a in expr.call_expr.args)]
+
+
+def sets_contains(values: list, wanted: list) -> bool:
+    return all(contained(item, values) for item in wanted)
+
+
+def sets_intersects(first: list, second: list) -> bool:
+    return any(contained(item, second) for item in first)
+
+
+def sets_equivalent(first: list, second: list) -> bool:
+    return sets_contains(first, second) and sets_contains(second, first)
+
+
+_SORT_BY_INPUT = "@__sortBy_input__"
+
+
+def _sort_by_targets(ast: CheckedAst) -> list:
+    """sortBy macros: cel-cpp expands each into a lazy bind of its list, which can read a stale
+    slot (dra.celinline), so each is evaluated as the list's items in draguard_sort_order of
+    its keys (list.map(v, key)); the items stay in CEL, whatever their type."""
+    return [expr for expr, _ in walk(ast.root)
+            if expr.HasField("comprehension_expr") and expr.comprehension_expr.accu_var == _SORT_BY_INPUT]
+
+
+def _sort_by(expr, text, span_of) -> str:
+    bind = expr.comprehension_expr
+    keys = bind.result.call_expr.args[-1].comprehension_expr  # the map of the list to its keys
+    key = keys.loop_step.call_expr.args[1].list_expr.elements[0]  # @result + [key]
+    items = text(*span_of[bind.accu_init.id])
+    order = f"draguard_sort_order(({items}).map({keys.iter_var}, {text(*span_of[key.id])}))"
+    return f"{order}.map(draguard_index, ({items})[draguard_index])"
+
+
+_COMPARABLE = (bool, int, float, str, bytes)
+
+
+def sort_order(keys: list) -> list:
+    """ext/lists.go sortListByAssociatedKeys: the indices of the items in the order of their
+    keys, which must share one comparable type (Python's sort is stable, as Go's sort.Slice is
+    on the short lists it sorts by insertion)."""
+    if not keys:
+        return []
+    kind = type(keys[0])
+    if not isinstance(keys[0], _COMPARABLE) and not hasattr(keys[0], "total_seconds"):
+        raise ValueError("list elements must be comparable")
+    if any(type(key) is not kind for key in keys):
+        raise ValueError("list elements must have the same type")
+    return sorted(range(len(keys)), key=keys.__getitem__)
+
+
 def _range_targets(ast: CheckedAst) -> list:
     """lists.range calls: cel-cpp's fails on a negative size (a C++ exception) and has no
     upper bound; cel-go's refuses both (ext/lists.go genRange), as draguard_lists_range does."""
@@ -288,13 +350,15 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     indexOf of what may be null) through its draguard_ function, each transformMap through
     draguard_map_entries, each map literal whose keys may repeat through
     draguard_map_literal, each format.named and validate through a list, each lists.range
-    through draguard_lists_range and each int, uint or double of a string through Go's
-    parsing (draguard_go_int ...), or None if there is none."""
+    through draguard_lists_range, each int, uint or double of a string through Go's parsing
+    (draguard_go_int ...) and the sets library over Quantities and Semvers through
+    draguard_sets_*, or None if there is none."""
     targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
         [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
         [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)] + \
         [(e, "optional") for e in _optional_targets(ast)] + [(e, "range") for e in _range_targets(ast)] + \
-        [(e, "conversion") for e in _conversion_targets(ast)]
+        [(e, "conversion") for e in _conversion_targets(ast)] + [(e, "sets") for e in _sets_targets(ast)] + \
+        [(e, "sortBy") for e in _sort_by_targets(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -332,6 +396,13 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
         elif kind == "range":
             start, end = span_of[expr.id]
             new = f"draguard_lists_range({text(*span_of[expr.call_expr.args[0].id])})"
+        elif kind == "sortBy":
+            start, end = span_of[expr.id]
+            new = _sort_by(expr, text, span_of)
+        elif kind == "sets":
+            start, end = span_of[expr.id]
+            first, second = (text(*span_of[a.id]) for a in expr.call_expr.args)
+            new = f"{_SETS[expr.call_expr.function]}({first}, {second})"
         elif kind == "conversion":
             start, end = span_of[expr.id]
             function, argument = expr.call_expr.function, expr.call_expr.args[0]

@@ -130,6 +130,24 @@ def test_an_invalid_duration_or_timestamp_literal_is_a_compile_error(expression,
     assert error.message.startswith("invalid ") and error.message.endswith(" argument") and error.offset + 1 == column
 
 
+def test_sort_by_after_an_early_exit_and_over_durations():
+    """sortBy is evaluated by the order of its keys (cel-cpp's expansion binds its list lazily,
+    into the stale slot an early-exiting comprehension leaves); the items stay CEL values."""
+    attrs = "device.attributes['gpu.example.com']"
+    assert evaluate(f"{attrs}.exists(k, true) && [3, 1, 2].sortBy(x, x) == [1, 2, 3]") is True
+    assert evaluate("[duration('2s'), duration('1s')].sortBy(x, x)[0] == duration('1s')") is True
+    assert evaluate("['b', 'a', 'c', 'a'].sortBy(x, x.size()) == ['b', 'a', 'c', 'a']") is True  # stable
+
+
+def test_the_sets_library_compares_quantities_and_versions_by_value():
+    assert evaluate("sets.contains([quantity('1')], [quantity('1000m')])") is True
+    assert evaluate("sets.equivalent([semver('1.2.3+a')], [semver('1.2.3')])") is True
+
+
+def test_a_domain_selected_by_name_is_an_empty_map():
+    assert evaluate("has(device.attributes.x) && device.attributes.nope.size() == 0") is True
+
+
 def test_an_engine_gap_is_said_as_such():
     """A function the checker declares that cel-expr-python's runtime lacks is draguard's gap,
     never the selector's fault."""
