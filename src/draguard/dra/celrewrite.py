@@ -23,6 +23,7 @@ source for where each construct ends."""
 from __future__ import annotations
 
 import re
+from typing import Callable, NamedTuple
 
 from . import celformat
 from .celast import CheckedAst, children, walk
@@ -344,6 +345,67 @@ def _optional(expr, text, span_of) -> str:
     return f"({found}.size() == 0 ? optional.none() : optional.of({found}{first}))"
 
 
+def _routed(expr, text, span_of, ast) -> str:
+    """A comparison, `includes` or indexOf/lastIndexOf through its draguard_ function, each
+    operand in a one-element list: cel-cpp dispatches a Python function on argument kinds, and
+    a dyn parameter matches none of them, while list(dyn) matches every list."""
+    call = expr.call_expr
+    if call.function in ("includes", "indexOf", "lastIndexOf"):
+        left, right = call.target, call.args[0]
+        function = f"draguard_{call.function}"
+    else:
+        left, right = call.args
+        function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(call.function, "draguard_equals")
+    right_text = text(*span_of[right.id]) if function == "draguard_in" else f"[{text(*span_of[right.id])}]"
+    return f"({function}([{text(*span_of[left.id])}], {right_text}))"
+
+
+def _conversion(expr, text, span_of, ast) -> str:
+    function, argument = expr.call_expr.function, expr.call_expr.args[0]
+    value = text(*span_of[argument.id])
+    if ast.type_name(argument.id) == "string":
+        return f"draguard_go_{function}({value})"
+    return f"(type({value}) == string ? draguard_go_{function}({value}) : {function}({value}))"
+
+
+def _map_literal(expr, text, span_of, ast) -> str:
+    pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"
+                      for e in expr.struct_expr.entries)
+    return f"draguard_map_literal([{pairs}])"
+
+
+def _sets(expr, text, span_of, ast) -> str:
+    first, second = (text(*span_of[a.id]) for a in expr.call_expr.args)
+    return f"{_SETS[expr.call_expr.function]}({first}, {second})"
+
+
+def _format_arguments(expr, text, span_of, ast) -> str:
+    call = expr.call_expr
+    return f"draguard_format_args({text(*span_of[call.target.id])}, {text(*span_of[call.args[0].id])})"
+
+
+class _Rewriter(NamedTuple):
+    """Which nodes to rewrite, the text that replaces each, and the node whose text it replaces."""
+
+    find: Callable
+    build: Callable  # (expr, text, span_of, ast) -> the replacing text
+    replaced: Callable = lambda expr: expr
+
+
+_REWRITERS = (
+    _Rewriter(_targets, _routed), _Rewriter(_includes_targets, _routed), _Rewriter(_index_of_targets, _routed),
+    _Rewriter(_format_targets, _format_arguments, lambda expr: expr.call_expr.args[0]),
+    _Rewriter(_transform_map_targets, lambda expr, text, span_of, ast: _transform_list(expr, text, span_of)),
+    _Rewriter(_map_literal_targets, _map_literal),
+    _Rewriter(_optional_targets, lambda expr, text, span_of, ast: _optional(expr, text, span_of)),
+    _Rewriter(_range_targets, lambda expr, text, span_of, ast:
+              f"draguard_lists_range({text(*span_of[expr.call_expr.args[0].id])})"),
+    _Rewriter(_conversion_targets, _conversion),
+    _Rewriter(_sets_targets, _sets),
+    _Rewriter(_sort_by_targets, lambda expr, text, span_of, ast: _sort_by(expr, text, span_of)),
+)
+
+
 def rewrite(ast: CheckedAst, source: str) -> str | None:
     """`source` with each such comparison routed through draguard_equals, each literal
     format() call with dyn elements through draguard_format_args, each `includes` (and each
@@ -351,14 +413,9 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     draguard_map_entries, each map literal whose keys may repeat through
     draguard_map_literal, each format.named and validate through a list, each lists.range
     through draguard_lists_range, each int, uint or double of a string through Go's parsing
-    (draguard_go_int ...) and the sets library over Quantities and Semvers through
-    draguard_sets_*, or None if there is none."""
-    targets = [(e, "equality") for e in _targets(ast)] + [(e, "format") for e in _format_targets(ast)] + \
-        [(e, "includes") for e in _includes_targets(ast)] + [(e, "map") for e in _transform_map_targets(ast)] + \
-        [(e, "index") for e in _index_of_targets(ast)] + [(e, "literal") for e in _map_literal_targets(ast)] + \
-        [(e, "optional") for e in _optional_targets(ast)] + [(e, "range") for e in _range_targets(ast)] + \
-        [(e, "conversion") for e in _conversion_targets(ast)] + [(e, "sets") for e in _sets_targets(ast)] + \
-        [(e, "sortBy") for e in _sort_by_targets(ast)]
+    (draguard_go_int ...), the sets library over Quantities and Semvers through
+    draguard_sets_* and each sortBy through draguard_sort_order, or None if there is none."""
+    targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]
     if not targets:
         return None
     span_of = spans(ast, source)
@@ -373,51 +430,9 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
             cursor = e
         return "".join(out) + source[cursor:end]
 
-    for expr, kind in sorted(targets, key=lambda t: span_of[t[0].id][1] - span_of[t[0].id][0]):
-        if kind in ("equality", "includes", "index"):
-            if kind in ("includes", "index"):
-                function = "draguard_includes" if kind == "includes" else f"draguard_{expr.call_expr.function}"
-                left, right = expr.call_expr.target, expr.call_expr.args[0]
-            else:
-                left, right = expr.call_expr.args
-                function = {"_!=_": "draguard_not_equals", "@in": "draguard_in"}.get(expr.call_expr.function,
-                                                                                     "draguard_equals")
-            # one-element lists: cel-cpp dispatches a Python function on argument kinds, and a
-            # dyn parameter matches none of them, while list(dyn) matches every list
-            start, end = span_of[expr.id]
-            right_text = text(*span_of[right.id]) if function == "draguard_in" else f"[{text(*span_of[right.id])}]"
-            new = f"({function}([{text(*span_of[left.id])}], {right_text}))"
-        elif kind == "map":
-            start, end = span_of[expr.id]
-            new = _transform_list(expr, text, span_of)
-        elif kind == "optional":
-            start, end = span_of[expr.id]
-            new = _optional(expr, text, span_of)
-        elif kind == "range":
-            start, end = span_of[expr.id]
-            new = f"draguard_lists_range({text(*span_of[expr.call_expr.args[0].id])})"
-        elif kind == "sortBy":
-            start, end = span_of[expr.id]
-            new = _sort_by(expr, text, span_of)
-        elif kind == "sets":
-            start, end = span_of[expr.id]
-            first, second = (text(*span_of[a.id]) for a in expr.call_expr.args)
-            new = f"{_SETS[expr.call_expr.function]}({first}, {second})"
-        elif kind == "conversion":
-            start, end = span_of[expr.id]
-            function, argument = expr.call_expr.function, expr.call_expr.args[0]
-            value = text(*span_of[argument.id])
-            new = f"draguard_go_{function}({value})" if ast.type_name(argument.id) == "string" else \
-                f"(type({value}) == string ? draguard_go_{function}({value}) : {function}({value}))"
-        elif kind == "literal":
-            start, end = span_of[expr.id]
-            pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"
-                              for e in expr.struct_expr.entries)
-            new = f"draguard_map_literal([{pairs}])"
-        else:
-            target, arguments = expr.call_expr.target, expr.call_expr.args[0]
-            start, end = span_of[arguments.id]
-            new = f"draguard_format_args({text(*span_of[target.id])}, {text(start, end)})"
+    for expr, rewriter in sorted(targets, key=lambda t: span_of[t[0].id][1] - span_of[t[0].id][0]):
+        start, end = span_of[rewriter.replaced(expr).id]
+        new = rewriter.build(expr, text, span_of, ast)
         replacements = [r for r in replacements if not (start <= r[0] and r[1] <= end)] + [(start, end, new)]
     return text(0, len(source))
 
