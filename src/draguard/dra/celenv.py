@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from . import celdevice, celinline, celrewrite
+from . import celdevice, celinline, celrewrite, goconvert
 from .celast import checked_ast, walk
 from .celcost import U64, estimate
 from .celrewrite import STRING_LITERAL
@@ -445,8 +445,14 @@ def _size(expr) -> int:
 
 @lru_cache(maxsize=1024)
 def _converts(function: str, text: str) -> bool:
-    """Whether `duration(text)` or `timestamp(text)` evaluates (what upstream's literal
-    validators ask of a constant argument, answered by draguard's engine)."""
+    """Whether `duration(text)` (Go's ParseDuration, dra.goconvert) or `timestamp(text)`
+    (draguard's engine) converts: what upstream's literal validators ask of a constant argument."""
+    if function == "duration":
+        try:
+            goconvert.to_duration(text)
+        except ValueError:
+            return False
+        return True
     result = _env().compile(f"{function}({json.dumps(text, ensure_ascii=False)})").eval(data={})
     return result.type() != runtime().T.ERROR
 #: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field

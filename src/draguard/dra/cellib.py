@@ -401,6 +401,7 @@ def _function_table(rt: _Runtime) -> list:
            getattr(celrewrite, f"sets_{name}")) for name in ("contains", "intersects", "equivalent")),
         ("draguard_go_uint", "draguard_go_uint_string", T.UINT, [T.STRING], False, goconvert.to_uint),
         ("draguard_go_double", "draguard_go_double_string", T.DOUBLE, [T.STRING], False, goconvert.to_double),
+        ("draguard_go_duration", "draguard_go_duration_string", T.STRING, [T.STRING], False, goconvert.to_duration),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

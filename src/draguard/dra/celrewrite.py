@@ -239,10 +239,12 @@ def _transform_map_targets(ast: CheckedAst) -> list:
 
 
 def _conversion_targets(ast: CheckedAst) -> list:
-    """int(s), uint(s) and double(s) of a string (or of a dyn value, which may be one): cel-cpp's
-    parsing is more lenient than Go's strconv, which cel-go's uses (dra.goconvert)."""
+    """int(s), uint(s), double(s) and duration(s) of a string (or of a dyn value, which may be
+    one): cel-cpp parses with its own rules (absl for durations), cel-go with Go's strconv and
+    time.ParseDuration (dra.goconvert)."""
     return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
-            and expr.call_expr.function in ("int", "uint", "double") and not expr.call_expr.HasField("target")
+            and expr.call_expr.function in ("int", "uint", "double", "duration")
+            and not expr.call_expr.HasField("target")
             and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in ("string", "dyn")]
 
 
@@ -363,9 +365,11 @@ def _routed(expr, text, span_of, ast) -> str:
 def _conversion(expr, text, span_of, ast) -> str:
     function, argument = expr.call_expr.function, expr.call_expr.args[0]
     value = text(*span_of[argument.id])
+    # a duration is read by cel-cpp from the nanoseconds Go's parsing gives
+    parsed = f"duration(draguard_go_duration({value}))" if function == "duration" else f"draguard_go_{function}({value})"
     if ast.type_name(argument.id) == "string":
-        return f"draguard_go_{function}({value})"
-    return f"(type({value}) == string ? draguard_go_{function}({value}) : {function}({value}))"
+        return parsed
+    return f"(type({value}) == string ? {parsed} : {function}({value}))"
 
 
 def _map_literal(expr, text, span_of, ast) -> str:

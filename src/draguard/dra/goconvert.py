@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .gourl import go_quote
+
 _INT = re.compile(r"[+-]?[0-9]+")
 _UINT = re.compile(r"[0-9]+")
 # ParseFloat: decimal with an optional exponent, hexadecimal with its p exponent, inf, infinity, nan
@@ -70,3 +72,61 @@ def to_double(text: str) -> float:
     if value in (float("inf"), float("-inf")):
         raise _failed("double")
     return value
+
+
+#: time.ParseDuration's units, in nanoseconds (micro spelled three ways)
+_UNITS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9,
+          "h": 3600 * 10**9}
+_LIMIT = 1 << 63
+
+
+def to_duration(text: str) -> str:
+    """time.ParseDuration (`[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`, int64 nanoseconds, a fraction
+    added through float64 as Go adds it), written as seconds that cel-cpp reads alike."""
+    rest, negative = text, False
+    if rest[:1] in ("-", "+"):
+        negative, rest = rest[0] == "-", rest[1:]
+    if rest == "0":
+        return "0s"
+    if not rest:
+        raise ValueError(f"time: invalid duration {go_quote(text)}")
+    total = 0
+    while rest:
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        if not digits and not rest.startswith("."):
+            raise ValueError(f"time: invalid duration {go_quote(text)}")
+        whole, rest = int(rest[:digits] or "0"), rest[digits:]
+        if whole > _LIMIT:
+            raise ValueError(f"time: invalid duration {go_quote(text)}")
+        fraction, scale, had_fraction = 0, 1.0, False
+        if rest.startswith("."):
+            rest = rest[1:]
+            count = len(rest) - len(rest.lstrip("0123456789"))
+            had_fraction = count > 0
+            for char in rest[:count]:  # leadingFraction: digits past int64 are dropped
+                candidate = fraction * 10 + int(char)
+                if fraction > (_LIMIT - 1) // 10 or candidate > _LIMIT:
+                    break
+                fraction, scale = candidate, scale * 10
+            rest = rest[count:]
+        if not digits and not had_fraction:
+            raise ValueError(f"time: invalid duration {go_quote(text)}")
+        end = next((i for i, char in enumerate(rest) if char == "." or char in "0123456789"), len(rest))
+        unit = _UNITS.get(rest[:end])
+        if unit is None:
+            raise ValueError(f"time: invalid duration {go_quote(text)}")
+        rest = rest[end:]
+        if whole > _LIMIT // unit:
+            raise ValueError(f"time: invalid duration {go_quote(text)}")
+        value = whole * unit
+        if fraction:
+            value += int(float(fraction) * (float(unit) / scale))
+            if value > _LIMIT:
+                raise ValueError(f"time: invalid duration {go_quote(text)}")
+        total += value
+        if total > _LIMIT:
+            raise ValueError(f"time: invalid duration {go_quote(text)}")
+    if not negative and total > _LIMIT - 1:
+        raise ValueError(f"time: invalid duration {go_quote(text)}")
+    # seconds and nanoseconds: absl cannot read -2^63 written as nanoseconds
+    return f"{'-' if negative and total else ''}{total // 10**9}.{total % 10**9:09d}s"

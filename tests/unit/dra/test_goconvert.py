@@ -28,6 +28,19 @@ def test_what_go_refuses(convert, text):
         convert(text)
 
 
+@pytest.mark.parametrize("text, seconds", [
+    ("1.5h", "5400.000000000s"), ("1\u00b5s", "0.000001000s"), (".5s", "0.500000000s"), ("1h1h", "7200.000000000s"),
+    ("-9223372036854775808ns", "-9223372036.854775808s"), ("+0", "0s")])
+def test_durations_as_go_parses_them(text, seconds):
+    assert goconvert.to_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "1", "1d", ".s", "10000000h", "9223372036854775808ns"])
+def test_durations_go_refuses(text):
+    with pytest.raises(ValueError, match="time: invalid duration"):
+        goconvert.to_duration(text)
+
+
 def test_a_constant_conversion_that_fails_is_a_compile_error():
     """cel-go's OptOptimize folds type conversions of constants when it builds the program;
     a failure there is a compile error for the API server and the scheduler."""
