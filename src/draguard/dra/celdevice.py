@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from .celrewrite import STRING_LITERAL, matching_end
+from .celrewrite import matching_end, without_strings
 
 #: upstream's estimate of `cel.bind(d, device, body)` over `body`'s: the macro's empty
 #: iteration range (a list creation, 10) and reading `device` (1)
@@ -34,23 +34,18 @@ class OffsetMap:
         self.anchors: list[tuple[int, int, int, int]] = []
 
     def original(self, offset: int) -> int:
-        index = bisect.bisect_right([a[0] for a in self.anchors], offset) - 1
+        index = bisect.bisect_right(self.anchors, offset, key=lambda anchor: anchor[0]) - 1
         if index < 0:
             return offset
         new_start, new_end, old_start, old_end = self.anchors[index]
         return old_start if offset < new_end else old_end + offset - new_end
 
 
-def _code(text: str, start: int, end: int) -> str:
-    """text[start:end] with string literals blanked (same length)."""
-    return STRING_LITERAL.sub(lambda m: " " * len(m.group(0)), text[start:end])
-
-
 def substitute(expression: str) -> tuple[str, OffsetMap, int]:
     """(the expression with each substitutable bind of `device` replaced by its body, the map
     of offsets back, how many binds were replaced)."""
     pieces: list[tuple[int, int, str]] = []  # (original start, original end, replacement)
-    blank = _code(expression, 0, len(expression))
+    blank = without_strings(expression)
     for match in _BIND.finditer(blank):
         name, open_paren = match.group(1), blank.index("(", match.start())
         close = matching_end(expression, open_paren) - 1

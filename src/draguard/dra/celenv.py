@@ -30,7 +30,7 @@ from typing import Callable
 from . import celdevice, celinline, celrewrite, goconvert
 from .celast import checked_ast, walk
 from .celcost import U64, estimate
-from .celrewrite import STRING_LITERAL
+from .celrewrite import STRING_LITERAL, without_strings
 from .cellib import quantity_message, runtime
 from .celvalidate import first_problem
 from .quantity import QuantityError, is_quantity, parse_quantity_form
@@ -361,14 +361,15 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
             f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
             MAX_EXPRESSION_LENGTH))
     rt = runtime()
-    reserved = _RESERVED.search(_without_strings(expression))
+    reserved = _RESERVED.search(without_strings(expression))
     if reserved:  # names draguard's rewritten programs use; upstream has no such names
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
     substituted, offsets, binds = celdevice.substitute(expression)  # cel.bind(d, device, ...): its body
     code = rewrite_device_fields(substituted, allow_multiple_allocations)
+    env = _env(allow_multiple_allocations, includes)
     try:
-        checked = _env(allow_multiple_allocations, includes).compile(code)
+        checked = env.compile(code)
     except RuntimeError as exc:
         diagnostic = _diagnostic(substituted, str(exc))
         offset = offsets.original(diagnostic.offset)
@@ -383,16 +384,15 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     refusal = output.refusal(checked.return_type(), ast)
     if refusal:
         return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
-    folded = fold and _failed_constant_conversion(ast, code, allow_multiple_allocations, includes)
-    if folded:
-        return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {folded[1]}",
-                                                          offsets.original(folded[0])), output=output)
-    env = _env(allow_multiple_allocations, includes)
+    failed = fold and _failed_constant_conversion(ast, code, allow_multiple_allocations, includes)
+    if failed:
+        return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {failed[1]}",
+                                                          offsets.original(failed[0])), output=output)
     program_ast, program_code = celinline.inlined(ast, code, lambda text: checked_ast(env.compile(text).serialize()))
     evaluated = celrewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (celrewrite)
     folded, constants = _fold_quantities(evaluated)
-    env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
-    program = env.compile(folded) if folded != code else checked
+    program_env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
+    program = program_env.compile(folded) if folded != code else checked
     return CompiledSelector(expression, None, _references(code), program, constants,
                             _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
 
@@ -455,16 +455,13 @@ def _converts(function: str, text: str) -> bool:
         return True
     result = _env().compile(f"{function}({json.dumps(text, ensure_ascii=False)})").eval(data={})
     return result.type() != runtime().T.ERROR
+
+
 #: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field
 #: (rewrite_device_fields); upstream's is a kubernetes.DRADevice object, which may be listed
 #: or compared (a bind whose body reads its fields is substituted: dra.celdevice)
 _DEVICE_AS_A_VALUE = ("`device` used as a value ([device], device == ...): draguard's CEL engine has no type for "
                       "it, so this expression is not checked (upstream's may accept it)")
-
-
-def _without_strings(code: str) -> str:
-    """`code` with string literals blanked (same length)."""
-    return STRING_LITERAL.sub(lambda m: " " * len(m.group(0)), code)
 
 
 def all_compile(expressions) -> bool:

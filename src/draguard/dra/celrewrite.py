@@ -38,6 +38,12 @@ _BY_VALUE = (_QUANTITY, "kubernetes.Semver")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 STRING_LITERAL = re.compile(r"""(?:[bB][rR]?|[rR][bB]?)?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")""",
                      re.S)
+
+
+def without_strings(code: str) -> str:
+    """`code` with string literals blanked (same length): where names and brackets are code."""
+    return STRING_LITERAL.sub(lambda m: " " * len(m.group(0)), code)
+
 _FIELD_SELECTION = re.compile(r"\.\s*\??\s*")  # `.name` or `.?name`
 # cel-spec literals: a float has digits after its point (`1.x` is the int 1, then `.x`)
 _NUMBER = re.compile(r"-?0[xX][0-9a-fA-F]+[uU]?|-?(?:\d*\.\d+|\d+)(?:[eE][+-]?\d+)?[uU]?")

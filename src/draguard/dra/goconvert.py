@@ -1,7 +1,8 @@
-"""CEL's string-to-number conversions as cel-go makes them, with Go's strconv: `int(s)` is
-ParseInt(s, 10, 64), `uint(s)` ParseUint(s, 10, 64), `double(s)` ParseFloat(s, 64). cel-cpp's
-are more lenient (it takes ' 12', and '1e400' as infinity), so dra.celrewrite routes the
-conversions of a string through these. A failure is cel-go's "type conversion error"."""
+"""CEL's conversions of a string as cel-go makes them, with Go's strconv and time packages:
+`int(s)` is ParseInt(s, 10, 64), `uint(s)` ParseUint(s, 10, 64), `double(s)` ParseFloat(s, 64),
+`duration(s)` time.ParseDuration. cel-cpp's are more lenient (it takes ' 12', '1e400' as
+infinity) or parse otherwise (absl durations), so dra.celrewrite routes the conversions of a
+string through these. A failure is cel-go's "type conversion error" (or ParseDuration's)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,10 @@ _UNITS = {"ns": 1, "us": 10**3, "\u00b5s": 10**3, "\u03bcs": 10**3, "ms": 10**6,
 _LIMIT = 1 << 63
 
 
+def _invalid_duration(text: str) -> ValueError:
+    return ValueError(f"time: invalid duration {go_quote(text)}")
+
+
 def to_duration(text: str) -> str:
     """time.ParseDuration (`[-+]?([0-9]*(\\.[0-9]*)?[a-z]+)+`, int64 nanoseconds, a fraction
     added through float64 as Go adds it), written as seconds that cel-cpp reads alike."""
@@ -89,15 +94,15 @@ def to_duration(text: str) -> str:
     if rest == "0":
         return "0s"
     if not rest:
-        raise ValueError(f"time: invalid duration {go_quote(text)}")
+        raise _invalid_duration(text)
     total = 0
     while rest:
         digits = len(rest) - len(rest.lstrip("0123456789"))
         if not digits and not rest.startswith("."):
-            raise ValueError(f"time: invalid duration {go_quote(text)}")
+            raise _invalid_duration(text)
         whole, rest = int(rest[:digits] or "0"), rest[digits:]
         if whole > _LIMIT:
-            raise ValueError(f"time: invalid duration {go_quote(text)}")
+            raise _invalid_duration(text)
         fraction, scale, had_fraction = 0, 1.0, False
         if rest.startswith("."):
             rest = rest[1:]
@@ -110,23 +115,23 @@ def to_duration(text: str) -> str:
                 fraction, scale = candidate, scale * 10
             rest = rest[count:]
         if not digits and not had_fraction:
-            raise ValueError(f"time: invalid duration {go_quote(text)}")
+            raise _invalid_duration(text)
         end = next((i for i, char in enumerate(rest) if char == "." or char in "0123456789"), len(rest))
         unit = _UNITS.get(rest[:end])
         if unit is None:
-            raise ValueError(f"time: invalid duration {go_quote(text)}")
+            raise _invalid_duration(text)
         rest = rest[end:]
         if whole > _LIMIT // unit:
-            raise ValueError(f"time: invalid duration {go_quote(text)}")
+            raise _invalid_duration(text)
         value = whole * unit
         if fraction:
             value += int(float(fraction) * (float(unit) / scale))
             if value > _LIMIT:
-                raise ValueError(f"time: invalid duration {go_quote(text)}")
+                raise _invalid_duration(text)
         total += value
         if total > _LIMIT:
-            raise ValueError(f"time: invalid duration {go_quote(text)}")
+            raise _invalid_duration(text)
     if not negative and total > _LIMIT - 1:
-        raise ValueError(f"time: invalid duration {go_quote(text)}")
+        raise _invalid_duration(text)
     # seconds and nanoseconds: absl cannot read -2^63 written as nanoseconds
     return f"{'-' if negative and total else ''}{total // 10**9}.{total % 10**9:09d}s"
