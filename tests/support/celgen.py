@@ -377,6 +377,8 @@ def _binds(rng):
         "((semver('1.0.0'))) == semver('1.0.0') && (1 + 1) * 2 == 4",
         "[3, 1, 2].sortBy(x, x) == [1, 2, 3]", "[duration('2s'), duration('1s')].sortBy(x, x)[0] == duration('1s')",
         "['b', 'a', 'c', 'a'].sortBy(x, x.size()) == ['b', 'a', 'c', 'a']",
+        "[b'b', b'a'].sortBy(x, x)[0] == b'a'",
+        "[timestamp('2021-01-01T00:00:00Z'), timestamp('2020-01-01T00:00:00Z')].sortBy(x, x)[0].getFullYear() == 2020",
     ])
     return first + body
 

@@ -22,6 +22,7 @@ source for where each construct ends."""
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Callable, NamedTuple
 
@@ -299,7 +300,9 @@ def _sort_by(expr, text, span_of) -> str:
     return f"{order}.map(draguard_index, ({items})[draguard_index])"
 
 
-_COMPARABLE = (bool, int, float, str, bytes)
+#: cel-go's comparable kinds (ext/lists.go comparableTypes) as cel-expr-python hands them over:
+#: bool, int and uint, double, string, bytes, duration, timestamp
+_COMPARABLE = (bool, int, float, str, bytes, bytearray, datetime.timedelta, datetime.datetime)
 
 
 def sort_order(keys: list) -> list:
@@ -309,7 +312,7 @@ def sort_order(keys: list) -> list:
     if not keys:
         return []
     kind = type(keys[0])
-    if not isinstance(keys[0], _COMPARABLE) and not hasattr(keys[0], "total_seconds"):
+    if not isinstance(keys[0], _COMPARABLE):
         raise ValueError("list elements must be comparable")
     if any(type(key) is not kind for key in keys):
         raise ValueError("list elements must have the same type")

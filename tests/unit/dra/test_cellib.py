@@ -137,6 +137,9 @@ def test_sort_by_after_an_early_exit_and_over_durations():
     assert evaluate(f"{attrs}.exists(k, true) && [3, 1, 2].sortBy(x, x) == [1, 2, 3]") is True
     assert evaluate("[duration('2s'), duration('1s')].sortBy(x, x)[0] == duration('1s')") is True
     assert evaluate("['b', 'a', 'c', 'a'].sortBy(x, x.size()) == ['b', 'a', 'c', 'a']") is True  # stable
+    assert evaluate("[b'b', b'a'].sortBy(x, x)[0] == b'a'") is True  # bytes and timestamps are comparable too
+    assert evaluate("[timestamp('2021-01-01T00:00:00Z'), timestamp('2020-01-01T00:00:00Z')].sortBy(x, x)[0]"
+                    " == timestamp('2020-01-01T00:00:00Z')") is True
 
 
 def test_the_sets_library_compares_quantities_and_versions_by_value():
