@@ -265,10 +265,15 @@ def as_released(s: dict, release: str) -> dict:
     enabled = variant_for(release).enabled
     released = dict(s, features={feature: feature in enabled for feature in ALLOCATOR_FEATURES})
     if "ConsumableCapacity" not in enabled and s["allocatedShared"]:
-        released["allocatedDevices"] = s["allocatedDevices"] + [
-            {k: d[k] for k in ("driver", "pool", "device")} for d in s["allocatedShared"]]
+        released["allocatedDevices"] = s["allocatedDevices"] + _whole_devices(s["allocatedShared"])
         released["allocatedShared"] = []
     return released
+
+
+def _whole_devices(shares: list) -> list:
+    """Shares as the scheduler records them without DRAConsumableCapacity: a result with a
+    shareID counts as its whole device (foreachAllocatedDevice)."""
+    return [{k: share[k] for k in ("driver", "pool", "device")} for share in shares]
 
 
 def _derived_attributes(rng: random.Random, s: dict) -> None:
@@ -502,8 +507,8 @@ def _consumable(rng: random.Random, s: dict) -> None:
                                    "consumedCapacity": consumed if rng.random() < 0.8 else None})
     if s["features"].get("ConsumableCapacity"):
         s["allocatedShared"] = shared
-    else:  # the scheduler then records a result with a shareID as the whole device (foreachAllocatedDevice)
-        s["allocatedDevices"] += [{k: d[k] for k in ("driver", "pool", "device")} for d in shared]
+    else:
+        s["allocatedDevices"] += _whole_devices(shared)
     for claim in s["claims"]:
         for request in claim["spec"]["devices"]["requests"]:
             for body in request.get("firstAvailable") or [request.get("exactly", {})]:
