@@ -130,4 +130,17 @@ REGRESSIONS = {
     "a domain by name is an empty map": "device.attributes.nope.size() == 0 && device.attributes.?nope.hasValue()",
     "sortBy after an early exit": "[1, 2].exists(k, true) && [3, 1, 2].sortBy(x, x) == [1, 2, 3]",
     "sets compare quantities by value": "sets.contains([quantity('1')], [quantity('1000m')])",
+    # timestamps of strings: Go's time.Parse(RFC3339), not absl's parser; string() as Go writes it
+    "a lowercase t and z": "timestamp('2020-01-01t00:00:00z') > timestamp('2019-01-01T00:00:00Z')",
+    "a one-digit month": "timestamp('2020-1-01T00:00:00Z') > timestamp('2019-01-01T00:00:00Z')",
+    "a zone without its colon": "timestamp('2020-01-01T00:00:00+0100') > timestamp('2019-01-01T00:00:00Z')",
+    "a comma before the fraction": "timestamp('2020-01-01T00:00:00,5Z') > timestamp('2019-01-01T00:00:00Z')",
+    "a zone of 24 hours": "timestamp('2020-01-01T00:00:00+24:00') > timestamp('2019-01-01T00:00:00Z')",
+    "a zone of 60 minutes": "timestamp('2020-01-01T00:00:00+23:60') > timestamp('2019-01-01T00:00:00Z')",
+    "a timestamp made when it runs":
+        "timestamp(device.driver.substring(0, 0) + '2020-01-01T1:00:00Z') > timestamp('2019-01-01T00:00:00Z')",
+    "string of a timestamp trims its fraction": "string(timestamp('2020-01-01T00:30:00.500Z')) == '2020-01-01T00:30:00.5Z'",
+    "string of a duration is its seconds' shortest float": "string(duration('100ms')) == '0.1s'",
+    "a duration's milliseconds are all of it": "duration('1.5s').getMilliseconds() == 1500",
+    "int of a duration is its nanoseconds": "int(duration('1.5s')) == 1500000000",
 }

@@ -21,7 +21,6 @@ memoized per distinct value of the attributes an expression reads."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -336,6 +335,8 @@ def _runtime_error(text: str) -> CelRuntimeError:
     if missing:  # the engine lacks it; upstream would evaluate it, so say so rather than blame the selector
         return CelUnsupported(f"draguard's CEL engine (cel-expr-python) does not implement "
                               f"{missing.group(1)!r}, which this expression needs")
+    if goconvert.ZONE_LOST in text:
+        return CelUnsupported(f"{text.split(': ', 1)[-1] if ': ' in text else text}: this expression is not evaluated")
     key = _MAP_KEY.search(text)
     if key:
         return CelUnsupported(f"draguard's CEL engine (cel-cpp) refuses a {key.group(1)} map key, which upstream's "
@@ -445,16 +446,14 @@ def _size(expr) -> int:
 
 @lru_cache(maxsize=1024)
 def _converts(function: str, text: str) -> bool:
-    """Whether `duration(text)` (Go's ParseDuration, dra.goconvert) or `timestamp(text)`
-    (draguard's engine) converts: what upstream's literal validators ask of a constant argument."""
-    if function == "duration":
-        try:
-            goconvert.to_duration(text)
-        except ValueError:
-            return False
-        return True
-    result = _env().compile(f"{function}({json.dumps(text, ensure_ascii=False)})").eval(data={})
-    return result.type() != runtime().T.ERROR
+    """Whether `duration(text)` or `timestamp(text)` converts as Go parses them (time.ParseDuration,
+    time.Parse(RFC3339) and cel-go's range; dra.goconvert): what upstream's literal validators
+    ask of a constant argument."""
+    try:
+        (goconvert.to_duration if function == "duration" else goconvert.parse_timestamp)(text)
+    except ValueError:
+        return False
+    return True
 
 
 #: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field

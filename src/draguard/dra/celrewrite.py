@@ -246,15 +246,36 @@ def _transform_map_targets(ast: CheckedAst) -> list:
 
 
 def _conversion_targets(ast: CheckedAst) -> list:
-    """int(s), uint(s), double(s) and duration(s) of a string (or of a dyn value, which may be
-    one): cel-cpp parses with its own rules (absl for durations), cel-go with Go's strconv and
-    time.ParseDuration (dra.goconvert)."""
+    """int(s), uint(s), double(s), duration(s) and timestamp(s) of a string (or of a dyn value,
+    which may be one): cel-cpp parses with its own rules (absl for durations and timestamps),
+    cel-go with Go's strconv, time.ParseDuration and time.Parse(RFC3339) (dra.goconvert); and
+    int(d) of a duration, which cel-cpp declares but does not implement (cel-go: nanoseconds)."""
+    return _one_argument_calls(ast, ("uint", "double", "duration", "timestamp"), ("string", "dyn")) + \
+        _one_argument_calls(ast, ("int",), ("string", "dyn", _DURATION))
+
+
+def _one_argument_calls(ast: CheckedAst, functions: tuple, argument_types: tuple) -> list:
     return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
-            and expr.call_expr.function in ("int", "uint", "double", "duration")
-            and not expr.call_expr.HasField("target")
-            and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in ("string", "dyn")]
+            and expr.call_expr.function in functions and not expr.call_expr.HasField("target")
+            and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in argument_types]
 
 
+_TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
+
+
+def _text_targets(ast: CheckedAst) -> list:
+    """string() of a timestamp or a duration (or of a dyn value, which may be one): cel-go
+    writes a timestamp with Go's RFC3339Nano and a duration as its seconds' shortest float,
+    cel-cpp both with 3, 6 or 9 fraction digits."""
+    return _one_argument_calls(ast, ("string",), (_TIMESTAMP, _DURATION, "dyn"))
+
+
+def _duration_milliseconds_targets(ast: CheckedAst) -> list:
+    """d.getMilliseconds() of a duration (or of a dyn value, which may be one): cel-go's is the
+    whole duration in milliseconds (time.Duration.Milliseconds), cel-cpp's the part under a second."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+            and expr.call_expr.function == "getMilliseconds" and expr.call_expr.HasField("target")
+            and not expr.call_expr.args and ast.type_name(expr.call_expr.target.id) in (_DURATION, "dyn")]
 _SETS = {"sets.contains": "draguard_sets_contains", "sets.intersects": "draguard_sets_intersects",
          "sets.equivalent": "draguard_sets_equivalent"}
 
@@ -373,12 +394,48 @@ def _routed(expr, text, span_of, ast) -> str:
 
 def _conversion(expr, text, span_of, ast) -> str:
     function, argument = expr.call_expr.function, expr.call_expr.args[0]
-    value = text(*span_of[argument.id])
-    # a duration is read by cel-cpp from the nanoseconds Go's parsing gives
-    parsed = f"duration(draguard_go_duration({value}))" if function == "duration" else f"draguard_go_{function}({value})"
-    if ast.type_name(argument.id) == "string":
-        return parsed
-    return f"(type({value}) == string ? {parsed} : {function}({value}))"
+    value, static = text(*span_of[argument.id]), ast.type_name(argument.id)
+    if function == "duration":  # read by cel-cpp from the seconds Go's parsing gives
+        parsed = f"duration(draguard_go_duration({value}))"
+    elif function == "timestamp":  # read by cel-cpp from the UTC time Go's parsing gives
+        offset_shows = any(ast.type_name(e.call_expr.args[0].id) != _DURATION for e in _text_targets(ast))
+        parsed = f"timestamp(draguard_go_timestamp({value}{', true' if offset_shows else ''}))"
+    else:
+        parsed = f"draguard_go_{function}({value})"
+    otherwise = f"{function}({value})"
+    if function == "int":
+        otherwise = _when_typed(value, static, _DURATION, _nanoseconds(value), otherwise)
+    return _when_typed(value, static, "string", parsed, otherwise)
+
+
+def _nanoseconds(duration: str) -> str:
+    """A duration's nanoseconds, read from cel-cpp's exact text of it."""
+    return f"draguard_duration_nanoseconds(string({duration}))"
+
+
+def _when_typed(value: str, static_type: str, wanted: str, converted: str, otherwise: str) -> str:
+    """`converted` where `value` is of the `wanted` type, `otherwise` where it is of another;
+    a dyn value is asked when it runs."""
+    if static_type == wanted:
+        return converted
+    if static_type != "dyn":
+        return otherwise
+    return f"(type({value}) == {wanted} ? {converted} : {otherwise})"
+
+
+def _text(expr, text, span_of, ast) -> str:
+    argument = expr.call_expr.args[0]
+    value, static = text(*span_of[argument.id]), ast.type_name(argument.id)
+    as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))",
+                              f"string({value})")
+    return _when_typed(value, static, _TIMESTAMP, f"draguard_go_timestamp_text(string({value}))", as_duration)
+
+
+def _duration_milliseconds(expr, text, span_of, ast) -> str:
+    target = expr.call_expr.target
+    value = text(*span_of[target.id])
+    return _when_typed(value, ast.type_name(target.id), _DURATION, f"({_nanoseconds(value)} / 1000000)",
+                       f"{value}.getMilliseconds()")
 
 
 def _map_literal(expr, text, span_of, ast) -> str:
@@ -414,6 +471,8 @@ _REWRITERS = (
     _Rewriter(_range_targets, lambda expr, text, span_of, ast:
               f"draguard_lists_range({text(*span_of[expr.call_expr.args[0].id])})"),
     _Rewriter(_conversion_targets, _conversion),
+    _Rewriter(_text_targets, _text),
+    _Rewriter(_duration_milliseconds_targets, _duration_milliseconds),
     _Rewriter(_sets_targets, _sets),
     _Rewriter(_sort_by_targets, lambda expr, text, span_of, ast: _sort_by(expr, text, span_of)),
 )
@@ -426,7 +485,8 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     draguard_map_entries, each map literal whose keys may repeat through
     draguard_map_literal, each format.named and validate through a list, each lists.range
     through draguard_lists_range, each int, uint or double of a string through Go's parsing
-    (draguard_go_int ...), the sets library over Quantities and Semvers through
+    (draguard_go_int ...), each string() of a timestamp or duration as Go writes it (and
+    int() and getMilliseconds() of a duration as Go counts it), the sets library over Quantities and Semvers through
     draguard_sets_* and each sortBy through draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]
     if not targets:

@@ -1,12 +1,15 @@
 """CEL's conversions of a string as cel-go makes them, with Go's strconv and time packages:
 `int(s)` is ParseInt(s, 10, 64), `uint(s)` ParseUint(s, 10, 64), `double(s)` ParseFloat(s, 64),
-`duration(s)` time.ParseDuration. cel-cpp's are more lenient (it takes ' 12', '1e400' as
-infinity) or parse otherwise (absl durations), so dra.celrewrite routes the conversions of a
-string through these. A failure is cel-go's "type conversion error" (or ParseDuration's)."""
+`duration(s)` time.ParseDuration, `timestamp(s)` time.Parse(time.RFC3339, s) (common/types/
+string.go), and `string(t)` of a timestamp t.Format(time.RFC3339Nano). cel-cpp's are more
+lenient (it takes ' 12', '1e400' as infinity) or parse and write otherwise (absl), so
+dra.celrewrite routes these conversions through the functions here. A failure is cel-go's
+"type conversion error" (or ParseDuration's, or "timestamp overflow")."""
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 from .gourl import go_quote
 
@@ -135,3 +138,200 @@ def to_duration(text: str) -> str:
         raise _invalid_duration(text)
     # seconds and nanoseconds: absl cannot read -2^63 written as nanoseconds
     return f"{'-' if negative and total else ''}{total // 10**9}.{total % 10**9:09d}s"
+
+
+# --- timestamps: time.Parse(time.RFC3339, s), as cel-go's string-to-timestamp conversion ------
+
+#: cel-go's range of timestamps, in Unix seconds (common/types/timestamp.go minUnixTime, maxUnixTime)
+_MIN_UNIX, _MAX_UNIX = -62135596800, 253402300799
+_TIMESTAMP_FAILED = "type conversion error from 'string' to 'google.protobuf.Timestamp'"
+#: what the draguard_ function says when a timestamp's UTC offset would show (celenv reports
+#: the expression as not evaluated: cel-cpp keeps no offset)
+ZONE_LOST = "draguard's CEL engine keeps no UTC offset"
+
+
+def _is_digit(data: bytes, index: int) -> bool:
+    return index < len(data) and 48 <= data[index] <= 57
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def _days_in(month: int, year: int) -> int:
+    if month == 2:
+        return 29 if _leap(year) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date (year 0 included, as Go's Date)."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
+
+
+def _nanoseconds(data: bytes, count: int) -> int:
+    """time.parseNanoseconds: the digits after the separator, at most nine read."""
+    count = min(count, 10)
+    return int(data[1:count]) * 10 ** (10 - count)
+
+
+def _fixed(data: bytes, low: int, high: int) -> int | None:
+    """parseRFC3339's parseUint: every byte a digit, the value in [low, high]."""
+    if not data or not all(48 <= c <= 57 for c in data):
+        return None
+    value = int(data)
+    return value if low <= value <= high else None
+
+
+def _rfc3339_fast(data: bytes) -> tuple | None:
+    """time.parseRFC3339 (format_rfc3339.go), the path time.Parse tries first: fixed
+    widths, a `.` fraction, `Z` or ±hh:mm with hh < 24 and mm < 60."""
+    if len(data) < 19 or bytes(data[i] for i in (4, 7, 10, 13, 16)) != b"--T::":
+        return None
+    year, month = _fixed(data[0:4], 0, 9999), _fixed(data[5:7], 1, 12)
+    if year is None or month is None:
+        return None
+    fields = [_fixed(data[8:10], 1, _days_in(month, year)), _fixed(data[11:13], 0, 23),
+              _fixed(data[14:16], 0, 59), _fixed(data[17:19], 0, 59)]
+    if None in fields:
+        return None
+    rest, nanos = data[19:], 0
+    if len(rest) >= 2 and rest[0] == 46 and _is_digit(rest, 1):  # '.'
+        count = 2
+        while _is_digit(rest, count):
+            count += 1
+        nanos, rest = _nanoseconds(rest, count), rest[count:]
+    if rest == b"Z":
+        return (year, month, *fields, nanos, 0)
+    if len(rest) != 6 or rest[0] not in b"+-" or rest[3] != 58:  # ':'
+        return None
+    hours, minutes = _fixed(rest[1:3], 0, 23), _fixed(rest[4:6], 0, 59)
+    if hours is None or minutes is None:
+        return None
+    offset = (hours * 60 + minutes) * 60
+    return (year, month, *fields, nanos, -offset if rest[0] == 45 else offset)
+
+
+def _number(data: bytes, fixed: bool) -> tuple[int, bytes] | None:
+    """time.getnum: one or two digits (two with `fixed`), and what follows."""
+    if not _is_digit(data, 0):
+        return None
+    if not _is_digit(data, 1):
+        return None if fixed else (data[0] - 48, data[1:])
+    return (data[0] - 48) * 10 + data[1] - 48, data[2:]
+
+
+def _rfc3339_layout(data: bytes) -> tuple | None:
+    """time.parse with the layout "2006-01-02T15:04:05Z07:00" (format.go), where the fast path
+    failed: a one-digit hour, a `,` before the fraction, a zone of ±24:00 or ±hh:60 pass."""
+    if len(data) < 4 or not all(48 <= c <= 57 for c in data[:4]):
+        return None
+    year, rest = int(data[:4]), data[4:]
+    values = []
+    for separator, fixed, high in ((b"-", True, 12), (b"-", True, 99), (b"T", False, 23), (b":", True, 59),
+                                   (b":", True, 59)):
+        if rest[:1] != separator:
+            return None
+        found = _number(rest[1:], fixed)
+        if found is None or found[0] > high:
+            return None
+        values.append(found[0])
+        rest = found[1]
+    month, day = values[0], values[1]
+    if month < 1:
+        return None
+    nanos = 0
+    if len(rest) >= 2 and rest[0] in b".," and _is_digit(rest, 1):
+        count = 2
+        while _is_digit(rest, count):
+            count += 1
+        nanos, rest = _nanoseconds(rest, count), rest[count:]
+    if rest[:1] == b"Z":
+        offset, rest = 0, rest[1:]
+    else:
+        if len(rest) < 6 or rest[3] != 58 or rest[0] not in b"+-":
+            return None
+        hours, minutes = _number(rest[1:3], True), _number(rest[4:6], True)
+        if hours is None or minutes is None or hours[0] > 24 or minutes[0] > 60:
+            return None
+        offset = (hours[0] * 60 + minutes[0]) * 60 * (-1 if rest[0] == 45 else 1)
+        rest = rest[6:]
+    if rest or not 1 <= day <= _days_in(month, year):
+        return None
+    return (year, month, day, *values[2:], nanos, offset)
+
+
+def parse_timestamp(text: str) -> tuple[int, int, int]:
+    """time.Parse(time.RFC3339, text) and cel-go's range check: (Unix seconds, nanoseconds,
+    UTC offset in seconds); ValueError with cel-go's message when it fails."""
+    data = text.encode("utf-8")
+    parsed = _rfc3339_fast(data) or _rfc3339_layout(data)
+    if parsed is None:
+        raise ValueError(_TIMESTAMP_FAILED)
+    year, month, day, hour, minute, second, nanos, offset = parsed
+    seconds = _days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offset
+    if not _MIN_UNIX <= seconds <= _MAX_UNIX:
+        raise ValueError("timestamp overflow")
+    return seconds, nanos, offset
+
+
+def to_timestamp(text: str, offset_shows: bool = False) -> str:
+    """`text` parsed as cel-go parses a timestamp, written in UTC for cel-cpp to read alike.
+    With `offset_shows` (the expression turns a timestamp into a string, where Go writes the
+    offset it parsed), a non-zero offset is refused as draguard's limit (ZONE_LOST)."""
+    seconds, nanos, offset = parse_timestamp(text)
+    if offset and offset_shows:
+        raise ValueError(f"{ZONE_LOST}, which string() of this timestamp shows upstream")
+    days, rest = divmod(seconds, 86400)
+    year, month, day = _civil_from_days(days)
+    return (f"{year:04d}-{month:02d}-{day:02d}T{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
+            f".{nanos:09d}Z")
+
+
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    """The inverse of _days_from_civil."""
+    days += 719468
+    era = days // 146097
+    day_of_era = days - era * 146097
+    year_of_era = (day_of_era - day_of_era // 1460 + day_of_era // 36524 - day_of_era // 146096) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    shifted_month = (5 * day_of_year + 2) // 153
+    day = day_of_year - (153 * shifted_month + 2) // 5 + 1
+    month = shifted_month + (3 if shifted_month < 10 else -9)
+    return year_of_era + era * 400 + (month <= 2), month, day
+
+
+def timestamp_text(cel_cpp_text: str) -> str:
+    """string() of a timestamp as Go's Format(time.RFC3339Nano) writes a UTC time: the
+    fraction without trailing zeros (none when zero), where cel-cpp writes 3, 6 or 9 digits."""
+    head, dot, fraction = cel_cpp_text.removesuffix("Z").partition(".")
+    fraction = fraction.rstrip("0")
+    return f"{head}.{fraction}Z" if fraction else f"{head}Z"
+
+
+def duration_nanoseconds(cel_cpp_text: str) -> int:
+    """A duration's nanoseconds (time.Duration, what cel-go's int(d) gives), from cel-cpp's exact
+    text of it: seconds with 0, 3, 6 or 9 fraction digits and an `s`."""
+    body = cel_cpp_text.removesuffix("s")
+    negative = body.startswith("-")
+    whole, _, fraction = body.lstrip("-").partition(".")
+    nanoseconds = int(whole) * 10**9 + int(fraction.ljust(9, "0") or 0)
+    return -nanoseconds if negative else nanoseconds
+
+
+def duration_text(cel_cpp_text: str) -> str:
+    """string() of a duration as cel-go writes it: strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+    and an `s`, the shortest decimal that reads back as the float64 of its seconds (Python's
+    repr is that shortest decimal too), never in exponent form."""
+    nanoseconds = duration_nanoseconds(cel_cpp_text)
+    seconds = abs(nanoseconds) // 10**9 * (-1 if nanoseconds < 0 else 1)  # Go's d / Second: toward zero
+    value = float(seconds) + float(nanoseconds - seconds * 10**9) / 1e9  # time.Duration.Seconds
+    text = format(Decimal(repr(value)), "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{'0' if text in ('-0', '') else text}s"
