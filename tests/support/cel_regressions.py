@@ -143,4 +143,5 @@ REGRESSIONS = {
     "string of a duration is its seconds' shortest float": "string(duration('100ms')) == '0.1s'",
     "a duration's milliseconds are all of it": "duration('1.5s').getMilliseconds() == 1500",
     "int of a duration is its nanoseconds": "int(duration('1.5s')) == 1500000000",
+    "string of NaN and infinity as Go writes them": "string(double('nan')) == 'NaN' && string(1.0 / 0.0) == '+Inf'",
 }

@@ -334,13 +334,16 @@ def _format_library(rng):
 def _conversions(rng):
     """Type conversions: of a string with Go's strconv (no spaces, no underscores or hex in
     int, ranges, ParseFloat's inf/nan and hexadecimal floats), and of a constant, which upstream
-    folds when it builds the program (a failure is a compile error there)."""
+    folds when it builds the program (a failure is a compile error there); string() of a double
+    as Go's strconv writes it (NaN, +Inf, -Inf)."""
     text = repr(rng.choice(["12", " 12", "+5", "-0", "0x10", "1_000", "9223372036854775808", "1e400", "1e-400",
                             "1.5", " 1.5", "1e", "NaN", "inf", "-Infinity", "0x1p-2", "0x1p", "", "١٢"]))
     subject = rng.choice([text, text, f"{ATTR}.model", f"dyn({text})"])
     return rng.choice([
         f"int({subject}) >= 0", f"uint({subject}) >= 0u", f"double({subject}) >= 0.0 || true",
-        f"string(int({subject})) != ''", rng.choice(["int(1e19) == 0", "uint(-1) == 0u", "int(-1.5) == -1",
+        f"string(int({subject})) != ''", f"string(double({subject})) == '+Inf' || string(double({subject})) != 'NaN'",
+        f"string(dyn(double({subject}))) == 'NaN' || true", f"[double({subject}), 1e21, 1e-7].map(x, string(x)) != []",
+        rng.choice(["int(1e19) == 0", "uint(-1) == 0u", "int(-1.5) == -1",
                                                      "string(b'\\xff') == ''", "int(9223372036854775807.0) > 0",
                                                      "double(int('7')) == 7.0", "int([1][0]) == 1"]),
     ])

@@ -411,6 +411,8 @@ def _function_table(rt: _Runtime) -> list:
          goconvert.duration_text),
         ("draguard_duration_nanoseconds", "draguard_duration_nanoseconds_string", T.INT, [T.STRING], False,
          goconvert.duration_nanoseconds),
+        ("draguard_go_double_text", "draguard_go_double_text_double_string", T.STRING, [T.DOUBLE, T.STRING], False,
+         goconvert.double_text),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

@@ -264,10 +264,11 @@ _TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 
 
 def _text_targets(ast: CheckedAst) -> list:
-    """string() of a timestamp or a duration (or of a dyn value, which may be one): cel-go
-    writes a timestamp with Go's RFC3339Nano and a duration as its seconds' shortest float,
-    cel-cpp both with 3, 6 or 9 fraction digits."""
-    return _one_argument_calls(ast, ("string",), (_TIMESTAMP, _DURATION, "dyn"))
+    """string() of a timestamp, a duration or a double (or of a dyn value, which may be one):
+    cel-go writes a timestamp with Go's RFC3339Nano, a duration as its seconds' shortest float,
+    cel-cpp both with 3, 6 or 9 fraction digits; a double's NaN and infinities as Go's
+    strconv (NaN, +Inf, -Inf), cel-cpp as nan and inf."""
+    return _one_argument_calls(ast, ("string",), (_TIMESTAMP, _DURATION, "double", "dyn"))
 
 
 def _duration_milliseconds_targets(ast: CheckedAst) -> list:
@@ -398,7 +399,7 @@ def _conversion(expr, text, span_of, ast) -> str:
     if function == "duration":  # read by cel-cpp from the seconds Go's parsing gives
         parsed = f"duration(draguard_go_duration({value}))"
     elif function == "timestamp":  # read by cel-cpp from the UTC time Go's parsing gives
-        offset_shows = any(ast.type_name(e.call_expr.args[0].id) != _DURATION for e in _text_targets(ast))
+        offset_shows = any(ast.type_name(e.call_expr.args[0].id) in (_TIMESTAMP, "dyn") for e in _text_targets(ast))
         parsed = f"timestamp(draguard_go_timestamp({value}{', true' if offset_shows else ''}))"
     else:
         parsed = f"draguard_go_{function}({value})"
@@ -426,8 +427,9 @@ def _when_typed(value: str, static_type: str, wanted: str, converted: str, other
 def _text(expr, text, span_of, ast) -> str:
     argument = expr.call_expr.args[0]
     value, static = text(*span_of[argument.id]), ast.type_name(argument.id)
-    as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))",
-                              f"string({value})")
+    as_double = _when_typed(value, static, "double", f"draguard_go_double_text({value}, string({value}))",
+                            f"string({value})")
+    as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))", as_double)
     return _when_typed(value, static, _TIMESTAMP, f"draguard_go_timestamp_text(string({value}))", as_duration)
 
 

@@ -8,6 +8,7 @@ dra.celrewrite routes these conversions through the functions here. A failure is
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal
 
@@ -335,3 +336,13 @@ def duration_text(cel_cpp_text: str) -> str:
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return f"{'0' if text in ('-0', '') else text}s"
+
+
+def double_text(value: float, cel_cpp_text: str) -> str:
+    """string() of a double as cel-go writes it, strconv.FormatFloat(d, 'g', -1, 64): cel-cpp
+    writes the same digits (checked against the oracle), but NaN and infinities its own way."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return cel_cpp_text

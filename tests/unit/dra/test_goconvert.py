@@ -95,3 +95,10 @@ def test_durations_are_counted_and_written_as_go_does(cel_cpp, nanoseconds, go):
     assert goconvert.duration_text(cel_cpp) == go
     assert compile_selector(f"int(duration('{cel_cpp}')) == {nanoseconds} && string(duration('{cel_cpp}')) == '{go}'"
                             ).run({})
+
+
+def test_nan_and_infinities_are_written_as_go_does():
+    assert [goconvert.double_text(v, "x") for v in (float("nan"), float("inf"), float("-inf"), 1.5)] == \
+        ["NaN", "+Inf", "-Inf", "x"]
+    assert compile_selector("[double('nan'), 1.0 / 0.0, -1.0 / 0.0].map(x, string(x)) == ['NaN', '+Inf', '-Inf']"
+                            ).run({})
