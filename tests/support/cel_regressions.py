@@ -144,4 +144,7 @@ REGRESSIONS = {
     "a duration's milliseconds are all of it": "duration('1.5s').getMilliseconds() == 1500",
     "int of a duration is its nanoseconds": "int(duration('1.5s')) == 1500000000",
     "string of NaN and infinity as Go writes them": "string(double('nan')) == 'NaN' && string(1.0 / 0.0) == '+Inf'",
+    # a rewritten dyn value once appeared at every question asked of it: nested, the program doubled at each level
+    "nested conversions of dyn values": "int(dyn(int(dyn(int(dyn(int(dyn(int(dyn(int(dyn('7')))))))))))) == 7",
+    "a dyn conversion after an early exit": "[1, 2].exists(k, true) && string(dyn(duration('1.5s'))) == '1.5s'",
 }

@@ -343,6 +343,9 @@ def _conversions(rng):
         f"int({subject}) >= 0", f"uint({subject}) >= 0u", f"double({subject}) >= 0.0 || true",
         f"string(int({subject})) != ''", f"string(double({subject})) == '+Inf' || string(double({subject})) != 'NaN'",
         f"string(dyn(double({subject}))) == 'NaN' || true", f"[double({subject}), 1e21, 1e-7].map(x, string(x)) != []",
+        # nested conversions of dyn values: each rewritten level names its value once (celrewrite._once)
+        f"int(dyn(string(dyn(int(dyn({subject})))))) >= 0", f"string(dyn(string(dyn(string(dyn({subject})))))) != ''",
+        f"[1, 2].exists(k, true) && int(dyn({subject})) >= 0",
         rng.choice(["int(1e19) == 0", "uint(-1) == 0u", "int(-1.5) == -1",
                                                      "string(b'\\xff') == ''", "int(9223372036854775807.0) > 0",
                                                      "double(int('7')) == 7.0", "int([1][0]) == 1"]),
@@ -546,6 +549,24 @@ def _upstream_semver_membership(rng):
                        "dyn(semver('1.2.3')) in ['1.2.3', 2]"])
 
 
+def _deep_nesting(rng):
+    """Expressions nested deeper than cel-cpp's 32 levels (its parser and its planner), which
+    cel-go's parser takes up to 250: draguard says it did not check them (CelDiagnostic.unsupported)."""
+    depth = rng.randint(33, 60)
+    return rng.choice(["[" * depth + "1" + "]" * depth + " != []", "(" * depth + "1" + ")" * depth + " == 1",
+                       "int(dyn(" * depth + "1" + "))" * depth + " != 0"])
+
+
+def _doubling_binds(rng):
+    """Binds each read twice by the next, 16 or more deep: draguard writes each bind's value out
+    where it is read (dra.celinline, against cel-cpp's stale slots), so the program doubles at
+    each level and passes cel-cpp's 100,000 code points, where cel-go binds each value once;
+    draguard says it did not check them."""
+    depth = rng.randint(16, 20)
+    binds = "".join(f"cel.bind(v{i + 1}, v{i} + v{i}, " for i in range(depth))
+    return f"cel.bind(v0, 1, {binds}v{depth} > 0{')' * (depth + 1)}"
+
+
 def _map_literal_keys(rng):
     """cel-go's map literals take any key (double, list, null, ...); cel-cpp refuses all but
     bool, int, uint and string when it runs, which draguard says is its gap (CelUnsupported; a
@@ -556,8 +577,8 @@ def _map_literal_keys(rng):
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
-    _format_rendering, _timestamp_offset_text, _upstream_list_panics,
-    _upstream_semver_membership)}
+    _format_rendering, _timestamp_offset_text, _deep_nesting, _doubling_binds,
+    _upstream_list_panics, _upstream_semver_membership)}
 
 
 def expression(rng: random.Random) -> str:

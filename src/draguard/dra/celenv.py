@@ -372,6 +372,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     try:
         checked = env.compile(code)
     except RuntimeError as exc:
+        if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; cel-go's parser allows 250
+            return CompiledSelector(expression, CelDiagnostic(
+                f"draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250: "
+                f"this expression is not checked", 0, unsupported=True))
         diagnostic = _diagnostic(substituted, str(exc))
         offset = offsets.original(diagnostic.offset)
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
@@ -385,20 +389,27 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     refusal = output.refusal(checked.return_type(), ast)
     if refusal:
         return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
-    failed = fold and _failed_constant_conversion(ast, code, allow_multiple_allocations, includes)
-    if failed:
-        return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {failed[1]}",
-                                                          offsets.original(failed[0])), output=output)
-    program_ast, program_code = celinline.inlined(ast, code, lambda text: checked_ast(env.compile(text).serialize()))
-    evaluated = celrewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (celrewrite)
-    folded, constants = _fold_quantities(evaluated)
-    program_env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
-    program = program_env.compile(folded) if folded != code else checked
+    try:
+        failed = fold and _failed_constant_conversion(ast, code, allow_multiple_allocations, includes)
+        if failed:
+            return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {failed[1]}",
+                                                              offsets.original(failed[0])), output=output)
+        program_ast, program_code = celinline.inlined(ast, code,
+                                                      lambda text: checked_ast(env.compile(text).serialize()))
+        evaluated = celrewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (celrewrite)
+        folded, constants = _fold_quantities(evaluated)
+        program_env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
+        program = program_env.compile(folded) if folded != code else checked
+    except RuntimeError as exc:  # the program draguard made of a valid expression: its engine's limit, said so
+        return CompiledSelector(expression, CelDiagnostic(
+            f"draguard's CEL engine (cel-cpp) cannot build the program for this expression "
+            f"({str(exc).splitlines()[0]}): not checked", 0, unsupported=True), output=output)
     return CompiledSelector(expression, None, _references(code), program, constants,
                             _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
 
 
 _RESERVED = re.compile(r"\bdraguard_\w+")
+_TOO_DEEP = re.compile(r"Exceeded max recursion depth|Expression recursion limit exceeded")
 
 
 _CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp", "type", "uint"})
@@ -413,7 +424,7 @@ def _failed_constant_conversion(ast, code: str, allow_multiple_allocations: bool
     for expr in sorted((e for e, _ in walk(ast.root) if _folded_conversion(e)), key=lambda e: _size(e)):
         span_of = span_of or celrewrite.spans(ast, code)
         text = code[slice(*span_of[expr.id])]
-        check = compile_expression(f"({text}) == ({text})", SELECTOR, allow_multiple_allocations, includes,
+        check = compile_expression(f"[{text}].size() == 1", SELECTOR, allow_multiple_allocations, includes,
                                    fold=False)
         result = check.run({}) if check.error is None else None
         if isinstance(result, CelRuntimeError) and not isinstance(result, CelUnsupported):

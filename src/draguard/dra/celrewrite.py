@@ -317,9 +317,9 @@ def _sort_by(expr, text, span_of) -> str:
     bind = expr.comprehension_expr
     keys = bind.result.call_expr.args[-1].comprehension_expr  # the map of the list to its keys
     key = keys.loop_step.call_expr.args[1].list_expr.elements[0]  # @result + [key]
-    items = text(*span_of[bind.accu_init.id])
-    order = f"draguard_sort_order(({items}).map({keys.iter_var}, {text(*span_of[key.id])}))"
-    return f"{order}.map(draguard_index, ({items})[draguard_index])"
+    items = text(*span_of[bind.accu_init.id])  # evaluated once: a nested sortBy would double at each level
+    order = f"draguard_sort_order(draguard_items.map({keys.iter_var}, {text(*span_of[key.id])}))"
+    return f"[{items}].map(draguard_items, {order}.map(draguard_index, draguard_items[draguard_index]))[0]"
 
 
 #: cel-go's comparable kinds (ext/lists.go comparableTypes) as cel-expr-python hands them over:
@@ -373,9 +373,9 @@ def _optional(expr, text, span_of) -> str:
                                                                 *call.args])
     function, first = ("draguard_format_named", "[0]") if call.function == "format.named" else \
         ("draguard_format_errors", "")
-    # the call twice rather than bound once: cel-cpp may read a bind from a stale slot (dra.celinline)
-    found = f"{function}({arguments})"
-    return f"({found}.size() == 0 ? optional.none() : optional.of({found}{first}))"
+    # named by a map rather than a bind: cel-cpp may read a bind from a stale slot (dra.celinline)
+    return (f"[{function}({arguments})].map(draguard_found, draguard_found.size() == 0 ? optional.none() : "
+            f"optional.of(draguard_found{first}))[0]")
 
 
 def _routed(expr, text, span_of, ast) -> str:
@@ -395,18 +395,32 @@ def _routed(expr, text, span_of, ast) -> str:
 
 def _conversion(expr, text, span_of, ast) -> str:
     function, argument = expr.call_expr.function, expr.call_expr.args[0]
-    value, static = text(*span_of[argument.id]), ast.type_name(argument.id)
-    if function == "duration":  # read by cel-cpp from the seconds Go's parsing gives
-        parsed = f"duration(draguard_go_duration({value}))"
-    elif function == "timestamp":  # read by cel-cpp from the UTC time Go's parsing gives
-        offset_shows = any(ast.type_name(e.call_expr.args[0].id) in (_TIMESTAMP, "dyn") for e in _text_targets(ast))
-        parsed = f"timestamp(draguard_go_timestamp({value}{', true' if offset_shows else ''}))"
-    else:
-        parsed = f"draguard_go_{function}({value})"
-    otherwise = f"{function}({value})"
-    if function == "int":
-        otherwise = _when_typed(value, static, _DURATION, _nanoseconds(value), otherwise)
-    return _when_typed(value, static, "string", parsed, otherwise)
+    static = ast.type_name(argument.id)
+    offset_shows = function == "timestamp" and any(
+        ast.type_name(e.call_expr.args[0].id) in (_TIMESTAMP, "dyn") for e in _text_targets(ast))
+
+    def converted(value: str) -> str:
+        if function == "duration":  # read by cel-cpp from the seconds Go's parsing gives
+            parsed = f"duration(draguard_go_duration({value}))"
+        elif function == "timestamp":  # read by cel-cpp from the UTC time Go's parsing gives
+            parsed = f"timestamp(draguard_go_timestamp({value}{', true' if offset_shows else ''}))"
+        else:
+            parsed = f"draguard_go_{function}({value})"
+        otherwise = f"{function}({value})"
+        if function == "int":
+            otherwise = _when_typed(value, static, _DURATION, _nanoseconds(value), otherwise)
+        return _when_typed(value, static, "string", parsed, otherwise)
+    return _once(text(*span_of[argument.id]), static, converted)
+
+
+def _once(value: str, static_type: str, build: Callable[[str], str]) -> str:
+    """build(name), `name` standing for `value`: the value itself where its type is known (it
+    is written once), else the value evaluated once and named, for build to ask its type
+    when it runs; written out at each question, a value nested in rewrites of its own kind
+    would double at each level."""
+    if static_type != "dyn":
+        return build(value)
+    return f"[{value}].map(draguard_value, {build('draguard_value')})[0]"
 
 
 def _nanoseconds(duration: str) -> str:
@@ -415,8 +429,8 @@ def _nanoseconds(duration: str) -> str:
 
 
 def _when_typed(value: str, static_type: str, wanted: str, converted: str, otherwise: str) -> str:
-    """`converted` where `value` is of the `wanted` type, `otherwise` where it is of another;
-    a dyn value is asked when it runs."""
+    """`converted` where `value` (a name, or text that _once writes once) is of the `wanted`
+    type, `otherwise` where it is of another; a dyn value is asked when it runs."""
     if static_type == wanted:
         return converted
     if static_type != "dyn":
@@ -426,18 +440,22 @@ def _when_typed(value: str, static_type: str, wanted: str, converted: str, other
 
 def _text(expr, text, span_of, ast) -> str:
     argument = expr.call_expr.args[0]
-    value, static = text(*span_of[argument.id]), ast.type_name(argument.id)
-    as_double = _when_typed(value, static, "double", f"draguard_go_double_text({value}, string({value}))",
-                            f"string({value})")
-    as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))", as_double)
-    return _when_typed(value, static, _TIMESTAMP, f"draguard_go_timestamp_text(string({value}))", as_duration)
+    static = ast.type_name(argument.id)
+
+    def written(value: str) -> str:
+        as_double = _when_typed(value, static, "double", f"draguard_go_double_text({value}, string({value}))",
+                                f"string({value})")
+        as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))",
+                                  as_double)
+        return _when_typed(value, static, _TIMESTAMP, f"draguard_go_timestamp_text(string({value}))", as_duration)
+    return _once(text(*span_of[argument.id]), static, written)
 
 
 def _duration_milliseconds(expr, text, span_of, ast) -> str:
     target = expr.call_expr.target
-    value = text(*span_of[target.id])
-    return _when_typed(value, ast.type_name(target.id), _DURATION, f"({_nanoseconds(value)} / 1000000)",
-                       f"{value}.getMilliseconds()")
+    static = ast.type_name(target.id)
+    return _once(text(*span_of[target.id]), static, lambda value: _when_typed(
+        value, static, _DURATION, f"({_nanoseconds(value)} / 1000000)", f"{value}.getMilliseconds()"))
 
 
 def _map_literal(expr, text, span_of, ast) -> str:

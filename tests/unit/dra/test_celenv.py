@@ -2,8 +2,10 @@ from fractions import Fraction
 
 import pytest
 
-from draguard.dra.celenv import (CelRuntimeError, CelUnsupported, MAX_EXPRESSION_LENGTH, compile_selector, rewrite_device_fields,
-                                 suggest)
+from draguard.dra import celrewrite
+from draguard.dra.celast import checked_ast
+from draguard.dra.celenv import (CelRuntimeError, CelUnsupported, MAX_EXPRESSION_LENGTH, _env, compile_selector,
+                                 rewrite_device_fields, suggest)
 from draguard.dra.devices import Attr, Device, device_from
 
 NV = "gpu.nvidia.com"
@@ -167,3 +169,27 @@ def test_includes_is_declared_for_new_objects_only_with_its_gate():
     assert compile_selector(expression, True, True).error is None
     error = compile_selector(expression, True, False).error
     assert error.message == "undeclared reference to 'includes'" and expression[error.offset:] == "('gpu')"  # as cel-go
+
+
+@pytest.mark.parametrize("outer", ["int(dyn({}))", "string(dyn({}))", "timestamp(dyn({}))", "[{}].sortBy(x, x)[0]"])
+def test_a_rewritten_value_is_written_once_however_deep_it_nests(outer):
+    """Each rewrite names a dyn value once (celrewrite._once), so the program grows with the
+    depth, where writing the value at each question about its type doubled it at each level
+    (a selector of 10 nested int(dyn(...)) once took minutes, then raised from cel-cpp)."""
+    inner = "'2020-01-01T00:00:00Z'" if outer.startswith("timestamp") else "'7'"
+    sizes = []
+    for depth in (2, 4):
+        code = inner
+        for _ in range(depth):
+            code = outer.format(code)
+        code = f"[{code}].size() == 1"
+        sizes.append(len(celrewrite.rewrite(checked_ast(_env().compile(code).serialize()), code)))
+    assert sizes[1] < 3 * sizes[0], sizes  # doubling at each level would be 4x from depth 2 to 4
+
+
+def test_nesting_past_the_engines_depth_is_not_checked_rather_than_invalid():
+    """cel-cpp nests 32 deep, cel-go's parser 250: deeper is draguard's limit, said so."""
+    error = compile_selector("[" * 40 + "1" + "]" * 40 + " != []").error
+    assert error is not None and error.unsupported and "32 deep" in error.message
+    error = compile_selector("int(dyn(" * 10 + "1" + "))" * 10 + " != 0").error  # the program it makes is too deep
+    assert error is not None and error.unsupported
