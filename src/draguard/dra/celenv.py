@@ -374,8 +374,8 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     except RuntimeError as exc:
         if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; cel-go's parser allows 250
             return CompiledSelector(expression, CelDiagnostic(
-                f"draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250: "
-                f"this expression is not checked", 0, unsupported=True))
+                "draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250", 0,
+                unsupported=True))
         diagnostic = _diagnostic(substituted, str(exc))
         offset = offsets.original(diagnostic.offset)
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
@@ -403,7 +403,7 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     except RuntimeError as exc:  # the program draguard made of a valid expression: its engine's limit, said so
         return CompiledSelector(expression, CelDiagnostic(
             f"draguard's CEL engine (cel-cpp) cannot build the program for this expression "
-            f"({str(exc).splitlines()[0]}): not checked", 0, unsupported=True), output=output)
+            f"({str(exc).splitlines()[0]})", 0, unsupported=True), output=output)
     return CompiledSelector(expression, None, _references(code), program, constants,
                             _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
 

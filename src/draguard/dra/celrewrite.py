@@ -410,17 +410,30 @@ def _conversion(expr, text, span_of, ast) -> str:
         if function == "int":
             otherwise = _when_typed(value, static, _DURATION, _nanoseconds(value), otherwise)
         return _when_typed(value, static, "string", parsed, otherwise)
-    return _once(text(*span_of[argument.id]), static, converted)
+    return _once(argument, text, span_of, static, converted)
 
 
-def _once(value: str, static_type: str, build: Callable[[str], str]) -> str:
-    """build(name), `name` standing for `value`: the value itself where its type is known (it
-    is written once), else the value evaluated once and named, for build to ask its type
-    when it runs; written out at each question, a value nested in rewrites of its own kind
-    would double at each level."""
-    if static_type != "dyn":
+def _once(operand, text, span_of, static_type: str, build: Callable[[str], str]) -> str:
+    """build(name), `name` standing for the operand's value: its text where its type is known
+    (build writes it once) or where it is a cheap read (a literal, a variable, a field or an
+    index of those); else the value evaluated once and named, for build to ask its type when
+    it runs. Written out at each question, an operand that holds rewrites of its own kind would
+    double at each level; named, it costs one comprehension iteration of cel-cpp's 10,000."""
+    value = text(*span_of[operand.id])
+    if static_type != "dyn" or _cheap(operand):
         return build(value)
     return f"[{value}].map(draguard_value, {build('draguard_value')})[0]"
+
+
+def _cheap(expr) -> bool:
+    kind = expr.WhichOneof("expr_kind")
+    if kind in ("const_expr", "ident_expr"):
+        return True
+    if kind == "select_expr":
+        return not expr.select_expr.test_only and _cheap(expr.select_expr.operand)
+    if kind == "call_expr" and not expr.call_expr.HasField("target") and expr.call_expr.function in ("_[_]", "dyn"):
+        return all(_cheap(argument) for argument in expr.call_expr.args)
+    return False
 
 
 def _nanoseconds(duration: str) -> str:
@@ -448,13 +461,13 @@ def _text(expr, text, span_of, ast) -> str:
         as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))",
                                   as_double)
         return _when_typed(value, static, _TIMESTAMP, f"draguard_go_timestamp_text(string({value}))", as_duration)
-    return _once(text(*span_of[argument.id]), static, written)
+    return _once(argument, text, span_of, static, written)
 
 
 def _duration_milliseconds(expr, text, span_of, ast) -> str:
     target = expr.call_expr.target
     static = ast.type_name(target.id)
-    return _once(text(*span_of[target.id]), static, lambda value: _when_typed(
+    return _once(target, text, span_of, static, lambda value: _when_typed(
         value, static, _DURATION, f"({_nanoseconds(value)} / 1000000)", f"{value}.getMilliseconds()"))
 
 
