@@ -336,7 +336,7 @@ def _runtime_error(text: str) -> CelRuntimeError:
         return CelUnsupported(f"draguard's CEL engine (cel-expr-python) does not implement "
                               f"{missing.group(1)!r}, which this expression needs")
     if goconvert.ZONE_LOST in text:
-        return CelUnsupported(f"{text.split(': ', 1)[-1] if ': ' in text else text}: this expression is not evaluated")
+        return CelUnsupported(f"{text[text.index(goconvert.ZONE_LOST):]}: this expression is not evaluated")
     key = _MAP_KEY.search(text)
     if key:
         return CelUnsupported(f"draguard's CEL engine (cel-cpp) refuses a {key.group(1)} map key, which upstream's "

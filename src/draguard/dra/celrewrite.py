@@ -277,6 +277,8 @@ def _duration_milliseconds_targets(ast: CheckedAst) -> list:
     return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
             and expr.call_expr.function == "getMilliseconds" and expr.call_expr.HasField("target")
             and not expr.call_expr.args and ast.type_name(expr.call_expr.target.id) in (_DURATION, "dyn")]
+
+
 _SETS = {"sets.contains": "draguard_sets_contains", "sets.intersects": "draguard_sets_intersects",
          "sets.equivalent": "draguard_sets_equivalent"}
 
@@ -517,10 +519,11 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     indexOf of what may be null) through its draguard_ function, each transformMap through
     draguard_map_entries, each map literal whose keys may repeat through
     draguard_map_literal, each format.named and validate through a list, each lists.range
-    through draguard_lists_range, each int, uint or double of a string through Go's parsing
-    (draguard_go_int ...), each string() of a timestamp or duration as Go writes it (and
-    int() and getMilliseconds() of a duration as Go counts it), the sets library over Quantities and Semvers through
-    draguard_sets_* and each sortBy through draguard_sort_order, or None if there is none."""
+    through draguard_lists_range, each int, uint, double, duration or timestamp of a string
+    through Go's parsing (draguard_go_int ...), each string() of a timestamp, duration or double
+    as Go writes it, int() and getMilliseconds() of a duration as Go counts them, the sets
+    library over Quantities and Semvers through draguard_sets_* and each sortBy through
+    draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]
     if not targets:
         return None

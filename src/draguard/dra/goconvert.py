@@ -1,10 +1,12 @@
 """CEL's conversions of a string as cel-go makes them, with Go's strconv and time packages:
 `int(s)` is ParseInt(s, 10, 64), `uint(s)` ParseUint(s, 10, 64), `double(s)` ParseFloat(s, 64),
 `duration(s)` time.ParseDuration, `timestamp(s)` time.Parse(time.RFC3339, s) (common/types/
-string.go), and `string(t)` of a timestamp t.Format(time.RFC3339Nano). cel-cpp's are more
-lenient (it takes ' 12', '1e400' as infinity) or parse and write otherwise (absl), so
-dra.celrewrite routes these conversions through the functions here. A failure is cel-go's
-"type conversion error" (or ParseDuration's, or "timestamp overflow")."""
+string.go); and back: `string(t)` of a timestamp t.Format(time.RFC3339Nano), of a duration
+FormatFloat(d.Seconds(), 'f', -1, 64) + "s", of a double FormatFloat(x, 'g', -1, 64), and
+`int(d)` of a duration its nanoseconds. cel-cpp's are more lenient (it takes ' 12', '1e400'
+as infinity) or parse and write otherwise (absl), so dra.celrewrite routes these conversions
+through the functions here. A failure is cel-go's "type conversion error" (or ParseDuration's,
+or "timestamp overflow")."""
 
 from __future__ import annotations
 
@@ -310,7 +312,7 @@ def _civil_from_days(days: int) -> tuple[int, int, int]:
 def timestamp_text(cel_cpp_text: str) -> str:
     """string() of a timestamp as Go's Format(time.RFC3339Nano) writes a UTC time: the
     fraction without trailing zeros (none when zero), where cel-cpp writes 3, 6 or 9 digits."""
-    head, dot, fraction = cel_cpp_text.removesuffix("Z").partition(".")
+    head, _, fraction = cel_cpp_text.removesuffix("Z").partition(".")
     fraction = fraction.rstrip("0")
     return f"{head}.{fraction}Z" if fraction else f"{head}Z"
 
@@ -335,7 +337,7 @@ def duration_text(cel_cpp_text: str) -> str:
     text = format(Decimal(repr(value)), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return f"{'0' if text in ('-0', '') else text}s"
+    return f"{text}s"
 
 
 def double_text(value: float, cel_cpp_text: str) -> str:
