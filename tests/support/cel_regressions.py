@@ -147,4 +147,6 @@ REGRESSIONS = {
     # a rewritten dyn value once appeared at every question asked of it: nested, the program doubled at each level
     "nested conversions of dyn values": "int(dyn(int(dyn(int(dyn(int(dyn(int(dyn(int(dyn('7')))))))))))) == 7",
     "a dyn conversion after an early exit": "[1, 2].exists(k, true) && string(dyn(duration('1.5s'))) == '1.5s'",
+    # a dyn timestamp or duration in format()'s arguments once came back from Python as no CEL value
+    "format of a dyn timestamp": "'%s'.format([dyn(timestamp('2020-01-01T00:30:00Z'))]) == '2020-01-01T00:30:00Z'",
 }

@@ -297,10 +297,14 @@ def _dyn_equality(rng):
 
 def _format_strings(rng):
     """Literal format() calls: cel-go checks each clause against its element's type at compile
-    time (precision, unknown verbs, too few or too many arguments included)."""
+    time (precision, unknown verbs, too few or too many arguments included), and a dyn
+    element's when it runs."""
     clauses = " ".join(rng.choice(["%s", "%d", "%f", "%.2f", "%e", "%b", "%x", "%X", "%o", "%%", "%q", "%.", "%"])
                        for _ in range(rng.randint(1, 3)))
     elements = ", ".join(_lit(rng) for _ in range(rng.randint(0, 3)))
+    if rng.random() < 0.2:  # dyn timestamps and durations, checked when it runs, rendered alike by both
+        timed = rng.choice(["timestamp('2020-01-01T00:30:00Z')", "duration('1h')", "duration('90s')"])
+        return f"'{clauses}'.format([dyn({timed}){', ' + elements if elements else ''}]) != ''"
     return f"'{clauses}'.format([{elements}]) != ''"
 
 

@@ -94,14 +94,15 @@ def runtime_kind(value) -> str:
     return getattr(getattr(value, "DESCRIPTOR", None), "full_name", "unknown")
 
 
-def checked_arguments(text: str, arguments: list) -> list:
-    """`arguments`, once each has the kind its clause needs (what cel-go checks as it formats)."""
+def arguments_fit(text: str, arguments: list) -> bool:
+    """True once each argument has the kind its clause needs (what cel-go checks as it
+    formats); FormatError with cel-go's message where one does not."""
     for verb, value in zip(clauses(text, len(arguments)), arguments):
         for part in _printed(value) if verb == "s" else (value,):
             error = clause_error(verb, runtime_kind(part))
             if error:
                 raise FormatError(error)
-    return arguments
+    return True
 
 
 def _printed(value):

@@ -485,8 +485,11 @@ def _sets(expr, text, span_of, ast) -> str:
 
 
 def _format_arguments(expr, text, span_of, ast) -> str:
+    """The arguments checked against their clauses by draguard_format_fits, where they stay CEL
+    values (Python cannot hand timestamps and durations back); the list is named once."""
     call = expr.call_expr
-    return f"draguard_format_args({text(*span_of[call.target.id])}, {text(*span_of[call.args[0].id])})"
+    return (f"[{text(*span_of[call.args[0].id])}].map(draguard_arguments, "
+            f"draguard_format_fits({text(*span_of[call.target.id])}, draguard_arguments) ? draguard_arguments : [])[0]")
 
 
 class _Rewriter(NamedTuple):
@@ -515,7 +518,7 @@ _REWRITERS = (
 
 def rewrite(ast: CheckedAst, source: str) -> str | None:
     """`source` with each such comparison routed through draguard_equals, each literal
-    format() call with dyn elements through draguard_format_args, each `includes` (and each
+    format() call with dyn elements through draguard_format_fits, each `includes` (and each
     indexOf of what may be null) through its draguard_ function, each transformMap through
     draguard_map_entries, each map literal whose keys may repeat through
     draguard_map_literal, each format.named and validate through a list, each lists.range
