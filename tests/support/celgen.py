@@ -571,6 +571,17 @@ def _doubling_binds(rng):
     return f"cel.bind(v0, 1, {binds}v{depth} > 0{')' * (depth + 1)}"
 
 
+def _maps_of_times(rng):
+    """Maps whose values pass through draguard's Python functions (a map literal whose keys may
+    repeat, transformMap and transformMapEntry, see dra.celrewrite) holding timestamps or
+    durations: cel-expr-python cannot hand those back to cel-cpp, so draguard says it did not
+    evaluate them."""
+    value = rng.choice(["duration('1s')", "timestamp(v)", "[timestamp(1)]"])
+    return rng.choice([f"{{'a': 1}}.transformMap(k, v, {value}).size() == 1",
+                       f"{{'a': 1}}.transformMapEntry(k, v, {{k: {value}}}).size() == 1",
+                       f"{{{ATTR}.model: duration('1s'), 'a': duration('2s')}}.size() > 0"])
+
+
 def _map_literal_keys(rng):
     """cel-go's map literals take any key (double, list, null, ...); cel-cpp refuses all but
     bool, int, uint and string when it runs, which draguard says is its gap (CelUnsupported; a
@@ -581,7 +592,7 @@ def _map_literal_keys(rng):
 
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
-    _format_rendering, _timestamp_offset_text, _deep_nesting, _doubling_binds,
+    _format_rendering, _timestamp_offset_text, _deep_nesting, _doubling_binds, _maps_of_times,
     _upstream_list_panics, _upstream_semver_membership)}
 
 

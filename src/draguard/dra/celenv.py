@@ -188,6 +188,9 @@ class CelUnsupported(CelRuntimeError):
 _UNIMPLEMENTED = re.compile(r"No overload found in reference resolve step for (\S+)")
 #: cel-cpp takes only bool, int, uint and string map keys; cel-go's map literals take any value
 _MAP_KEY = re.compile(r"Invalid map key type: '(\w+)'")
+#: a value draguard's Python functions would hand back to cel-cpp, which takes no datetime or
+#: timedelta (a map whose keys repeat, transformMap: their values pass through Python)
+_NOT_HANDED_BACK = re.compile(r"Non-CEL value type for .*: datetime\.(datetime|timedelta)")
 
 
 _ERROR_AT = re.compile(r"<input>:(\d+):(\d+): (.*?)(?:\n|$)")
@@ -337,6 +340,11 @@ def _runtime_error(text: str) -> CelRuntimeError:
                               f"{missing.group(1)!r}, which this expression needs")
     if goconvert.ZONE_LOST in text:
         return CelUnsupported(f"{text[text.index(goconvert.ZONE_LOST):]}: this expression is not evaluated")
+    kind = _NOT_HANDED_BACK.search(text)
+    if kind:
+        return CelUnsupported(f"draguard's CEL engine cannot build a map holding a "
+                              f"{'timestamp' if kind.group(1) == 'datetime' else 'duration'} here (a map literal "
+                              "whose keys may repeat, transformMap): this expression is not evaluated")
     key = _MAP_KEY.search(text)
     if key:
         return CelUnsupported(f"draguard's CEL engine (cel-cpp) refuses a {key.group(1)} map key, which upstream's "

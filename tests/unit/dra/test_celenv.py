@@ -193,3 +193,12 @@ def test_nesting_past_the_engines_depth_is_not_checked_rather_than_invalid():
     assert error is not None and error.unsupported and "32 deep" in error.message
     error = compile_selector("int(dyn(" * 10 + "1" + "))" * 10 + " != 0").error  # the program it makes is too deep
     assert error is not None and error.unsupported
+
+
+@pytest.mark.parametrize("expression", ["{'a': 1}.transformMap(k, v, duration('1s')).size() == 1",
+                                        "{'a': 1}.transformMapEntry(k, v, {k: [timestamp(1)]}).size() == 1"])
+def test_a_map_of_times_built_in_python_is_not_evaluated_rather_than_an_error(expression):
+    """Its values pass through Python, which cannot hand a timestamp or duration back to cel-cpp:
+    draguard's limit, said so (upstream builds the map)."""
+    result = compile_selector(expression).run({})
+    assert isinstance(result, CelUnsupported) and "cannot build a map holding" in str(result)
