@@ -149,4 +149,10 @@ REGRESSIONS = {
     "a dyn conversion after an early exit": "[1, 2].exists(k, true) && string(dyn(duration('1.5s'))) == '1.5s'",
     # a dyn timestamp or duration in format()'s arguments once came back from Python as no CEL value
     "format of a dyn timestamp": "'%s'.format([dyn(timestamp('2020-01-01T00:30:00Z'))]) == '2020-01-01T00:30:00Z'",
+    # the lists library's max, min and sum of durations and timestamps came back from Python as no CEL value
+    "max of durations": "[duration('1.000000001s'), duration('1s')].max() == duration('1.000000001s')",
+    "sum of durations": "[duration('1s'), duration('1ns')].sum() == duration('1.000000001s')",
+    "dyn values of one type sum in it, a mix is refused": "[dyn(1u), dyn(2u)].sum() == 3u && [dyn(1), dyn(2.5)].sum() > 0.0",
+    "a sum of uints is a uint": "type([1u, 2u].sum()) == uint",
+    "max skips what does not compare, refuses what cannot": "[dyn(1), dyn('a')].max() == 1 && type([dyn(1u)].min()) == uint",
 }

@@ -223,6 +223,14 @@ def _sets_and_lists(rng):
         lambda: (lambda k: f"{{{k[0]}: 1, {k[1]}: 2}}[{rng.choice(k)}] == 1")(_keys(rng)),
         lambda: f"[[1], [{_lit(rng)}]].size() == 2",
         lambda: f"{a}.{rng.choice(['isSorted()', 'sum() == 3', 'min() == 1', 'max() == 2'])}",
+        # what Python would hand back as another type: uints, dyn values of one type or mixed
+        lambda: f"{rng.choice(['[dyn(1), dyn(2u)]', '[dyn(1u)]', '[dyn(1), dyn(2)]', 'dyn([])', '[dyn(1.5)]', '[dyn(1), dyn(' + repr('a') + ')]', '[dyn([1]), dyn(2)]', '[dyn(true), dyn(2)]', '[dyn(2), dyn(' + repr('a') + '), dyn(1)]'])}"
+                f".{rng.choice(['sum() == 3', 'max() == 2', 'min() >= 0', 'isSorted()'])}",
+        lambda: f"type({rng.choice(['[1u, 2u]', '[dyn(1u), dyn(2u)]', '[dyn(2.5), dyn(1)]', '[dyn(duration(' + repr('1s') + '))]', '[dyn(' + repr('a') + ')]'])}"
+                f".{rng.choice(['sum()', 'max()', 'min()'])}) != int",
+        lambda: rng.choice(["[duration('1s'), duration('-2.5s'), duration('1ns')]", "[duration('1.5s')]", "[]"]) + "." +
+        rng.choice(["sum() < duration('1s')", "max() > duration('1s')", "min() == duration('1ns')"]),
+        lambda: (f"[timestamp({rng.randint(0, 3)}), timestamp(2)].{rng.choice(['max', 'min'])}() == timestamp(2)"),
         lambda: f"{a}.{rng.choice(['indexOf', 'lastIndexOf'])}({_lit(rng).replace('null', '[]')}) == 0",
         lambda: f"'%s and %s'.format([{_lit(rng)}, {_lit(rng)}]) != ''",
     ])()

@@ -20,6 +20,8 @@ runtime implements them (heterogeneous comparisons are on by default there)."""
 
 from __future__ import annotations
 
+import datetime
+
 import re
 from fractions import Fraction
 from functools import lru_cache
@@ -271,15 +273,55 @@ def _string_overloads(rt: _Runtime) -> list:
 # --- the Kubernetes lists library -------------------------------------------------------------
 
 def _max(values):
-    if not values:
-        raise ValueError("max called on empty list")
-    return max(values)
+    return values[_extreme_index(values, "max")]
 
 
 def _min(values):
+    return values[_extreme_index(values, "min")]
+
+
+def _extreme_index(values, function: str) -> int:
+    """library.Lists max and min (cmp): the index of the first element each later one does not
+    beat; one that does not compare with it (an error in cel-go's Compare) beats nothing, one
+    that compares with nothing (a list, a map, null) is an error.
+    dra.celrewrite reads the element in CEL where Python would change its type."""
     if not values:
-        raise ValueError("min called on empty list")
-    return min(values)
+        raise ValueError(f"{function} called on empty list")
+    if any(_comparable_kind(value) is None for value in values):  # not a traits.Comparer
+        raise ValueError(f"no such overload: {function}")
+    preferred = 1 if function == "max" else -1
+    best = 0
+    for index in range(1, len(values)):
+        if _cel_compare(values[index], values[best]) == preferred:
+            best = index
+    return best
+
+
+def _is_sorted(values) -> bool:
+    """library.Lists isSorted: no element greater than the next; a pair that does not compare
+    is passed over, an element that compares with nothing is an error (as _extreme_index)."""
+    if any(_comparable_kind(value) is None for value in values):
+        raise ValueError("no such overload: isSorted")
+    return not any(_cel_compare(a, b) == 1 for a, b in zip(values, values[1:]))
+
+
+def _comparable_kind(value) -> str | None:
+    if isinstance(value, bool):
+        return "bool"
+    for python_type, kind in ((int, "number"), (float, "number"), (str, "string"), ((bytes, bytearray), "bytes"),
+                              (datetime.datetime, "timestamp"), (datetime.timedelta, "duration")):
+        if isinstance(value, python_type):
+            return kind
+    return None
+
+
+def _cel_compare(a, b) -> int | None:
+    """cel-go's Compare of two values as Python has them: -1, 0 or 1, or None where cel-go's is
+    an error (different kinds; numbers of any kind compare, as CrossTypeNumericComparisons)."""
+    kind = _comparable_kind(a)
+    if kind is None or kind != _comparable_kind(b):
+        return None
+    return (a > b) - (a < b)
 
 
 def _index_of(values, item) -> int:
@@ -314,11 +356,36 @@ def _includes(target, item) -> bool:
 
 
 _LISTS = {
-    "isSorted": (lambda values: all(a <= b for a, b in zip(values, values[1:])), "comparable", "bool"),
+    "isSorted": (lambda values: _is_sorted(values), "comparable", "bool"),
     "sum": (lambda values: sum(values[1:], values[0]) if values else 0, "summable", "element"),
     "max": (_max, "comparable", "element"),
     "min": (_min, "comparable", "element"),
 }
+
+
+def _duration_sum(texts: list) -> object:
+    """library.Lists sum of durations, from cel-cpp's exact text of each: a Duration message,
+    which cel-cpp reads with its nanoseconds; past int64 nanoseconds, cel-go's overflow error."""
+    from google.protobuf import duration_pb2
+
+    total = sum(goconvert.duration_nanoseconds(text) for text in texts)
+    if not -(1 << 63) <= total < 1 << 63:
+        raise ValueError("integer overflow")
+    seconds = abs(total) // 10**9 * (-1 if total < 0 else 1)
+    return duration_pb2.Duration(seconds=seconds, nanos=total - seconds * 10**9)
+
+
+def _no_such_overload(function: str):
+    raise ValueError(f"no such overload: {function}")
+
+
+def _uint_sum(values: list) -> int:
+    """library.Lists sum of uints (cel-expr-python hands them over as ints; the overload's
+    return type makes the total a uint again); past 2^64, cel-go's overflow error."""
+    total = sum(values)
+    if total >= 1 << 64:
+        raise ValueError("unsigned integer overflow")
+    return total
 
 
 def _lists_table(rt: _Runtime) -> list:
@@ -413,6 +480,13 @@ def _function_table(rt: _Runtime) -> list:
          goconvert.duration_nanoseconds),
         ("draguard_go_double_text", "draguard_go_double_text_double_string", T.STRING, [T.DOUBLE, T.STRING], False,
          goconvert.double_text),
+        ("draguard_duration_sum", "draguard_duration_sum_list", T.DURATION, [T.List(T.STRING)], False,
+         _duration_sum),
+        ("draguard_no_such_overload", "draguard_no_such_overload_string", T.DYN, [T.STRING], False,
+         _no_such_overload),
+        ("draguard_uint_sum", "draguard_uint_sum_list", T.UINT, [T.List(T.DYN)], False, _uint_sum),
+        ("draguard_extreme_index", "draguard_extreme_index_list_string", T.INT, [T.List(T.DYN), T.STRING], False,
+         _extreme_index),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,

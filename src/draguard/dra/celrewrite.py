@@ -279,6 +279,45 @@ def _duration_milliseconds_targets(ast: CheckedAst) -> list:
             and not expr.call_expr.args and ast.type_name(expr.call_expr.target.id) in (_DURATION, "dyn")]
 
 
+def _list_value_targets(ast: CheckedAst) -> list:
+    """max(), min() and sum() of the Kubernetes lists library where draguard's Python
+    implementation would hand back what cel-cpp cannot take, or read wrongly: a duration or a
+    timestamp (no CEL value from Python), a uint (read as an int), and a list of dyn values
+    (upstream sums those of one summable type, in that type, and refuses a mix)."""
+    wanted = {(function, kind) for function in ("max", "min")
+              for kind in (f"list({_DURATION})", f"list({_TIMESTAMP})", "list(uint)", "list(dyn)", "dyn")} | \
+        {("sum", kind) for kind in (f"list({_DURATION})", "list(uint)", "list(dyn)", "dyn")}
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and expr.call_expr.HasField("target")
+            and not expr.call_expr.args and (expr.call_expr.function, ast.type_name(expr.call_expr.target.id)) in wanted]
+
+
+def _list_value(expr, text, span_of, ast) -> str:
+    """max and min read the list sorted by cel-cpp's ext lists (an empty one is an error, as
+    upstream's), or for dyn values, which may not sort together, the element at the index
+    Python finds (draguard_extreme_index); sum adds durations' exact nanoseconds and uints as
+    uints in Python (draguard_duration_sum, draguard_uint_sum), and dyn values by the type
+    they share."""
+    call = expr.call_expr
+    values, static = text(*span_of[call.target.id]), ast.type_name(call.target.id)
+    if call.function != "sum":
+        if static in ("list(dyn)", "dyn"):
+            return (f"[{values}].map(draguard_list, "
+                    f"draguard_list[draguard_extreme_index(draguard_list, '{call.function}')])[0]")
+        last = "draguard_list.size() - 1" if call.function == "max" else "0"
+        return f"[{values}].map(draguard_list, draguard_list.sort()[{last}])[0]"
+    durations = "draguard_duration_sum(draguard_list.map(draguard_value, string(draguard_value)))"
+    if static == f"list({_DURATION})":
+        return f"[{values}].map(draguard_list, {durations})[0]"
+    if static == "list(uint)":
+        return f"draguard_uint_sum({values})"
+    first = "type(draguard_list[0])"
+    return (f"[{values}].map(draguard_list, draguard_list.size() == 0 ? dyn(0) : "
+            f"!draguard_list.all(draguard_value, type(draguard_value) == {first}) ? draguard_no_such_overload('sum') : "
+            f"{first} == uint ? dyn(draguard_uint_sum(draguard_list)) : "
+            f"{first} == {_DURATION} ? dyn({durations}) : "
+            f"{first} in [int, double] ? draguard_list.sum() : draguard_no_such_overload('sum'))[0]")
+
+
 _SETS = {"sets.contains": "draguard_sets_contains", "sets.intersects": "draguard_sets_intersects",
          "sets.equivalent": "draguard_sets_equivalent"}
 
@@ -511,6 +550,7 @@ _REWRITERS = (
     _Rewriter(_conversion_targets, _conversion),
     _Rewriter(_text_targets, _text),
     _Rewriter(_duration_milliseconds_targets, _duration_milliseconds),
+    _Rewriter(_list_value_targets, _list_value),
     _Rewriter(_sets_targets, _sets),
     _Rewriter(_sort_by_targets, lambda expr, text, span_of, ast: _sort_by(expr, text, span_of)),
 )
@@ -524,7 +564,9 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     draguard_map_literal, each format.named and validate through a list, each lists.range
     through draguard_lists_range, each int, uint, double, duration or timestamp of a string
     through Go's parsing (draguard_go_int ...), each string() of a timestamp, duration or double
-    as Go writes it, int() and getMilliseconds() of a duration as Go counts them, the sets
+    as Go writes it, int() and getMilliseconds() of a duration as Go counts them, max(), min()
+    and sum() where Python would lose their values' types (durations, timestamps, uints, dyn
+    values), the sets
     library over Quantities and Semvers through draguard_sets_* and each sortBy through
     draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]
