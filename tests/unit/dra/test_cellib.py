@@ -226,3 +226,24 @@ def test_the_format_library_answers_as_upstream(expression):
 def test_validate_is_estimated_at_the_longest_format_regex():
     """library/cost.go: size of the text x 0.1, x 128 x 0.25 (MaxNameFormatRegexSize)."""
     assert compile_selector("format.dns1123Label().validate('my-name').hasValue()").max_cost == 34
+
+
+@pytest.mark.parametrize("expression", [
+    "[duration('1.000000001s'), duration('1s')].max() == duration('1.000000001s')",  # exact, not via Python
+    "[timestamp(2), timestamp(1)].min() == timestamp(1)",
+    "[duration('1s'), duration('1ns')].sum() == duration('1.000000001s')",
+    "type([1u, 2u].sum()) == uint && type([dyn(1u), dyn(2u)].min()) == uint",
+    "[dyn(2.5), dyn(1.5)].sum() == 4.0 && [dyn(1), dyn('a')].max() == 1",  # a pair that does not compare is passed
+    "[dyn(1), dyn('a')].isSorted() && !['b', 'a'].isSorted()",
+])
+def test_the_lists_library_keeps_its_values_types(expression):
+    """library.Lists max, min, sum and isSorted as upstream's (answers taken from the oracle;
+    celgen's lists family re-checks them)."""
+    assert compile_selector(expression).run({}) is True
+
+
+@pytest.mark.parametrize("expression", ["[dyn(1), dyn(2u)].sum() == 3", "[dyn([1]), dyn(2)].max() == 2",
+                                        "[duration('2562047h'), duration('2562047h')].sum() > duration('0s')"])
+def test_the_lists_library_refuses_what_upstream_does(expression):
+    result = compile_selector(expression).run({})
+    assert isinstance(result, CelRuntimeError) and not isinstance(result, CelUnsupported)
