@@ -590,6 +590,18 @@ def _maps_of_times(rng):
                        f"{{{ATTR}.model: duration('1s'), 'a': duration('2s')}}.size() > 0"])
 
 
+def _sub_microsecond_times(rng):
+    """Durations and timestamps that differ below a microsecond, compared or ordered by
+    draguard's Python functions (includes, indexOf, sortBy's keys, isSorted and equality of dyn
+    values): cel-expr-python hands them to Python as timedelta and datetime, which keep
+    microseconds, so draguard sees them equal where upstream does not."""
+    return rng.choice(["[duration('1.000000001s')].includes(duration('1s'))",
+                       "dyn(duration('1.000000001s')) == duration('1s')",
+                       "[duration('1.000000002s'), duration('1.000000001s')].sortBy(d, d)[0] == duration('1.000000001s')",
+                       "[dyn(timestamp('2020-01-01T00:00:00.000000001Z')), dyn(timestamp('2020-01-01T00:00:00Z'))]"
+                       ".isSorted()"])
+
+
 def _map_literal_keys(rng):
     """cel-go's map literals take any key (double, list, null, ...); cel-cpp refuses all but
     bool, int, uint and string when it runs, which draguard says is its gap (CelUnsupported; a
@@ -601,6 +613,7 @@ def _map_literal_keys(rng):
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
     _format_rendering, _timestamp_offset_text, _deep_nesting, _doubling_binds, _maps_of_times,
+    _sub_microsecond_times,
     _upstream_list_panics, _upstream_semver_membership)}
 
 
