@@ -155,4 +155,6 @@ REGRESSIONS = {
     "dyn values of one type sum in it, a mix is refused": "[dyn(1u), dyn(2u)].sum() == 3u && [dyn(1), dyn(2.5)].sum() > 0.0",
     "a sum of uints is a uint": "type([1u, 2u].sum()) == uint",
     "max skips what does not compare, refuses what cannot": "[dyn(1), dyn('a')].max() == 1 && type([dyn(1u)].min()) == uint",
+    "a search from past the end finds nothing": "'abc'.indexOf('c', 5) == -1 && 'abc'.lastIndexOf('c', 3) == -1",
+    "an empty search from past the end is at the end": "'abc'.indexOf('', 10) == 3 && ''.lastIndexOf('', 5) == 0",
 }

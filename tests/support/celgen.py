@@ -274,6 +274,8 @@ def _strings(rng):
     return rng.choice([
         lambda: f"{s}.charAt({rng.randint(-1, 3)}) != 'x'",
         lambda: f"{s}.indexOf('a') >= 0",
+        lambda: f"{s}.{rng.choice(['indexOf', 'lastIndexOf'])}({rng.choice(['', 'a', 'bc', 'é'])!r}, "
+                f"{rng.randint(-1, 8)}) == {rng.randint(-1, 3)}",  # cel-go's offsets: past the end is no match
         lambda: f"{s}.lowerAscii() == {s}",
         lambda: f"{s}.substring({rng.randint(0, 2)}) != 'x'",
         lambda: f"{s}.split('a').size() > 0",

@@ -183,6 +183,38 @@ def _format_targets(ast: CheckedAst) -> list:
     return found
 
 
+def _offset_search_targets(ast: CheckedAst) -> list:
+    """A string's indexOf or lastIndexOf from an offset: cel-go's (ext/strings.go
+    indexOfOffset) answers -1 for an offset at or past the end, and the end itself for an empty
+    substring past it, where cel-cpp's is an error; and lastIndexOf from the end finds nothing."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+            and expr.call_expr.function in ("indexOf", "lastIndexOf") and expr.call_expr.HasField("target")
+            and len(expr.call_expr.args) == 2 and ast.type_name(expr.call_expr.target.id) in ("string", "dyn")]
+
+
+def index_of_offset(text: str, part: str, offset: int) -> int:
+    """ext/strings.go indexOfOffset, over code points."""
+    if offset < 0:
+        raise ValueError(f"index out of range: {offset}")
+    if not part:
+        return min(offset, len(text))
+    if offset >= len(text):
+        return -1
+    return text.find(part, offset)
+
+
+def last_index_of_offset(text: str, part: str, offset: int) -> int:
+    """ext/strings.go lastIndexOfOffset, over code points: the last match starting at or before
+    the offset, none when the offset is at or past the end."""
+    if offset < 0:
+        raise ValueError(f"index out of range: {offset}")
+    if not part:
+        return min(offset, len(text))
+    if offset >= len(text):
+        return -1
+    return text.rfind(part, 0, min(offset, len(text) - len(part)) + len(part))
+
+
 def _includes_targets(ast: CheckedAst) -> list:
     """Calls of the lists library's `includes`: its target and item are dyn, which no Python
     function's argument kinds match, so each goes through draguard_includes."""
@@ -551,6 +583,9 @@ _REWRITERS = (
     _Rewriter(_text_targets, _text),
     _Rewriter(_duration_milliseconds_targets, _duration_milliseconds),
     _Rewriter(_list_value_targets, _list_value),
+    _Rewriter(_offset_search_targets, lambda expr, text, span_of, ast: "draguard_{}_offset({}, {}, {})".format(
+        expr.call_expr.function, text(*span_of[expr.call_expr.target.id]),
+        *(text(*span_of[argument.id]) for argument in expr.call_expr.args))),
     _Rewriter(_sets_targets, _sets),
     _Rewriter(_sort_by_targets, lambda expr, text, span_of, ast: _sort_by(expr, text, span_of)),
 )
@@ -566,7 +601,7 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     through Go's parsing (draguard_go_int ...), each string() of a timestamp, duration or double
     as Go writes it, int() and getMilliseconds() of a duration as Go counts them, max(), min()
     and sum() where Python would lose their values' types (durations, timestamps, uints, dyn
-    values), the sets
+    values), indexOf and lastIndexOf of a string from an offset, the sets
     library over Quantities and Semvers through draguard_sets_* and each sortBy through
     draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]

@@ -247,3 +247,12 @@ def test_the_lists_library_keeps_its_values_types(expression):
 def test_the_lists_library_refuses_what_upstream_does(expression):
     result = compile_selector(expression).run({})
     assert isinstance(result, CelRuntimeError) and not isinstance(result, CelUnsupported)
+
+
+@pytest.mark.parametrize("expression", ["'abc'.indexOf('c', 5) == -1", "'abc'.indexOf('', 10) == 3",
+                                        "'abc'.lastIndexOf('c', 3) == -1", "'abc'.lastIndexOf('bc', 1) == 1",
+                                        "''.lastIndexOf('', 5) == 0", "'héllo'.indexOf('l', 2) == 2"])
+def test_a_string_search_from_an_offset_is_cel_gos(expression):
+    """ext/strings.go indexOfOffset and lastIndexOfOffset: an offset at or past the end finds
+    nothing (an empty substring: the end), where cel-cpp's is an error."""
+    assert compile_selector(expression).run({}) is True
