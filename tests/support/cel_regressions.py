@@ -157,4 +157,5 @@ REGRESSIONS = {
     "max skips what does not compare, refuses what cannot": "[dyn(1), dyn('a')].max() == 1 && type([dyn(1u)].min()) == uint",
     "a search from past the end finds nothing": "'abc'.indexOf('c', 5) == -1 && 'abc'.lastIndexOf('c', 3) == -1",
     "an empty search from past the end is at the end": "'abc'.indexOf('', 10) == 3 && ''.lastIndexOf('', 5) == 0",
+    "an empty string split by nothing has no part": "''.split('').size() == 0 && ''.split('', 1).size() == 0",
 }

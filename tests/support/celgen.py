@@ -279,6 +279,7 @@ def _strings(rng):
         lambda: f"{s}.lowerAscii() == {s}",
         lambda: f"{s}.substring({rng.randint(0, 2)}) != 'x'",
         lambda: f"{s}.split('a').size() > 0",
+        lambda: f"{s}.split({rng.choice(['', 'a', 'é'])!r}, {rng.randint(-1, 3)}).size() == {rng.randint(0, 2)}",
         lambda: "['a', 'b'].join('-') == 'a-b'",
         lambda: f"strings.quote({s}) != ''",
         lambda: f"{s}.reverse() == {s}",

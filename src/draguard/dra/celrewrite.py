@@ -215,6 +215,25 @@ def last_index_of_offset(text: str, part: str, offset: int) -> int:
     return text.rfind(part, 0, min(offset, len(text) - len(part)) + len(part))
 
 
+def _split_targets(ast: CheckedAst) -> list:
+    """A string's split: cel-go's is Go's strings.Split and SplitN, which give no part at all
+    for an empty string split by an empty separator, where cel-cpp gives one empty part."""
+    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and expr.call_expr.function == "split"
+            and expr.call_expr.HasField("target") and len(expr.call_expr.args) in (1, 2)
+            and ast.type_name(expr.call_expr.target.id) in ("string", "dyn")]
+
+
+def go_split(text: str, separator: str, limit: int = -1) -> list[str]:
+    """strings.SplitN (Split: a limit of -1); an empty separator splits into code points."""
+    if limit == 0:
+        return []
+    if separator == "":
+        characters = list(text)
+        count = len(characters) if limit < 0 or limit > len(characters) else limit
+        return characters[:count - 1] + ["".join(characters[count - 1:])] if count else []
+    return text.split(separator) if limit < 0 else text.split(separator, limit - 1)
+
+
 def _includes_targets(ast: CheckedAst) -> list:
     """Calls of the lists library's `includes`: its target and item are dyn, which no Python
     function's argument kinds match, so each goes through draguard_includes."""
@@ -583,6 +602,8 @@ _REWRITERS = (
     _Rewriter(_text_targets, _text),
     _Rewriter(_duration_milliseconds_targets, _duration_milliseconds),
     _Rewriter(_list_value_targets, _list_value),
+    _Rewriter(_split_targets, lambda expr, text, span_of, ast: "draguard_split({})".format(
+        ", ".join(text(*span_of[part.id]) for part in (expr.call_expr.target, *expr.call_expr.args)))),
     _Rewriter(_offset_search_targets, lambda expr, text, span_of, ast: "draguard_{}_offset({}, {}, {})".format(
         expr.call_expr.function, text(*span_of[expr.call_expr.target.id]),
         *(text(*span_of[argument.id]) for argument in expr.call_expr.args))),
@@ -601,7 +622,7 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     through Go's parsing (draguard_go_int ...), each string() of a timestamp, duration or double
     as Go writes it, int() and getMilliseconds() of a duration as Go counts them, max(), min()
     and sum() where Python would lose their values' types (durations, timestamps, uints, dyn
-    values), indexOf and lastIndexOf of a string from an offset, the sets
+    values), indexOf and lastIndexOf of a string from an offset, split as Go's, the sets
     library over Quantities and Semvers through draguard_sets_* and each sortBy through
     draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]

@@ -251,8 +251,10 @@ def test_the_lists_library_refuses_what_upstream_does(expression):
 
 @pytest.mark.parametrize("expression", ["'abc'.indexOf('c', 5) == -1", "'abc'.indexOf('', 10) == 3",
                                         "'abc'.lastIndexOf('c', 3) == -1", "'abc'.lastIndexOf('bc', 1) == 1",
-                                        "''.lastIndexOf('', 5) == 0", "'héllo'.indexOf('l', 2) == 2"])
-def test_a_string_search_from_an_offset_is_cel_gos(expression):
+                                        "''.lastIndexOf('', 5) == 0", "'héllo'.indexOf('l', 2) == 2",
+                                        "''.split('').size() == 0 && 'abc'.split('', 2) == ['a', 'bc']"])
+def test_string_searches_and_splits_are_cel_gos(expression):
     """ext/strings.go indexOfOffset and lastIndexOfOffset: an offset at or past the end finds
-    nothing (an empty substring: the end), where cel-cpp's is an error."""
+    nothing (an empty substring: the end), where cel-cpp's is an error; split is Go's
+    strings.SplitN (an empty string split by nothing has no part)."""
     assert compile_selector(expression).run({}) is True
