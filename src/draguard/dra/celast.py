@@ -7,7 +7,7 @@ Maps (type_map, positions) are declared as their wire form, repeated key/value e
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 _DOUBLE, _INT64, _UINT64, _INT32, _BOOL, _STRING, _MESSAGE, _BYTES = 1, 3, 4, 5, 8, 9, 11, 12
 _OPTIONAL, _REPEATED = 1, 3
@@ -100,6 +100,11 @@ class CheckedAst:
 
     def type_name(self, expr_id: int) -> str:
         return type_name(self.types.get(expr_id))
+
+    @cached_property
+    def nodes(self) -> list:
+        """walk(root), once: every rewrite and check asks for all nodes of the same tree."""
+        return list(walk(self.root))
 
 
 def checked_ast(serialized: bytes) -> CheckedAst:

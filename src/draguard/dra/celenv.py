@@ -429,7 +429,7 @@ def _failed_constant_conversion(ast, code: str, allow_multiple_allocations: bool
     maybeOptimizeConstUnary), and the API server and the scheduler report the failure as a
     compile error ("program instantiation failed"). Lists and maps of constants are constants."""
     span_of = None
-    for expr in sorted((e for e, _ in walk(ast.root) if _folded_conversion(e)), key=lambda e: _size(e)):
+    for expr in sorted((e for e, _ in ast.nodes if _folded_conversion(e)), key=lambda e: _size(e)):
         span_of = span_of or celrewrite.spans(ast, code)
         text = code[slice(*span_of[expr.id])]
         check = compile_expression(f"[{text}].size() == 1", SELECTOR, allow_multiple_allocations, includes,

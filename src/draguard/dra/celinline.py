@@ -35,7 +35,7 @@ def inlined(ast: CheckedAst, code: str, check: Callable[[str], CheckedAst]) -> t
 def _innermost_bind(ast: CheckedAst, code: str) -> str | None:
     """`code` with one written bind (none nested in it) substituted, or None if none can be."""
     span_of = spans(ast, code)
-    for expr, _ in walk(ast.root):
+    for expr, _ in ast.nodes:
         if _written_start(expr, code, span_of) is None or any(
                 _written_start(inner, code, span_of) is not None for inner, _ in list(walk(expr))[1:]):
             continue

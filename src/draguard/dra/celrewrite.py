@@ -27,7 +27,7 @@ import re
 from typing import Callable, NamedTuple
 
 from . import celformat
-from .celast import CheckedAst, children, walk
+from .celast import CheckedAst, children
 
 _OPERATORS = {"_==_", "_!=_"}
 MAX_RANGE_SIZE = 1_000_000  # cel-go ext/lists.go defaultMaxRangeSize
@@ -149,7 +149,7 @@ def _parenthesized(source: str, start: int, end: int) -> tuple[int, int]:
 
 def _targets(ast: CheckedAst) -> list:
     found = []
-    for expr, _ in walk(ast.root):
+    for expr, _ in ast.nodes:
         if not expr.HasField("call_expr"):
             continue
         if expr.call_expr.function == "@in":  # list membership: the Quantities in it, by value
@@ -176,7 +176,7 @@ def _by_value(type_name: str) -> bool:
 def _format_targets(ast: CheckedAst) -> list:
     """Literal format() calls with a dyn element: its kind is known only when it runs."""
     found = []
-    for expr, _ in walk(ast.root):
+    for expr, _ in ast.nodes:
         call = celformat.literal_format_call(expr)
         if call and any("dyn" in ast.type_name(element.id) for element in call[1]):
             found.append(expr)
@@ -187,7 +187,7 @@ def _offset_search_targets(ast: CheckedAst) -> list:
     """A string's indexOf or lastIndexOf from an offset: cel-go's (ext/strings.go
     indexOfOffset) answers -1 for an offset at or past the end, and the end itself for an empty
     substring past it, where cel-cpp's is an error; and lastIndexOf from the end finds nothing."""
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function in ("indexOf", "lastIndexOf") and expr.call_expr.HasField("target")
             and len(expr.call_expr.args) == 2 and ast.type_name(expr.call_expr.target.id) in ("string", "dyn")]
 
@@ -218,7 +218,7 @@ def last_index_of_offset(text: str, part: str, offset: int) -> int:
 def _split_targets(ast: CheckedAst) -> list:
     """A string's split: cel-go's is Go's strings.Split and SplitN, which give no part at all
     for an empty string split by an empty separator, where cel-cpp gives one empty part."""
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and expr.call_expr.function == "split"
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.function == "split"
             and expr.call_expr.HasField("target") and len(expr.call_expr.args) in (1, 2)
             and ast.type_name(expr.call_expr.target.id) in ("string", "dyn")]
 
@@ -237,7 +237,7 @@ def go_split(text: str, separator: str, limit: int = -1) -> list[str]:
 def _includes_targets(ast: CheckedAst) -> list:
     """Calls of the lists library's `includes`: its target and item are dyn, which no Python
     function's argument kinds match, so each goes through draguard_includes."""
-    return [expr for expr, _ in walk(ast.root)
+    return [expr for expr, _ in ast.nodes
             if expr.HasField("call_expr") and expr.call_expr.function == "includes" and expr.call_expr.HasField("target")]
 
 
@@ -246,7 +246,7 @@ def _index_of_targets(ast: CheckedAst) -> list:
     target): cel-expr-python dispatches on the argument's kind at run time and has no overload
     for null, so each such call goes through draguard_indexOf / draguard_lastIndexOf."""
     found = []
-    for expr, _ in walk(ast.root):
+    for expr, _ in ast.nodes:
         call = expr.call_expr if expr.HasField("call_expr") else None
         if call is None or call.function not in ("indexOf", "lastIndexOf") or not call.HasField("target") \
                 or len(call.args) != 1:
@@ -262,7 +262,7 @@ def _map_literal_targets(ast: CheckedAst) -> list:
     cel-go keeps the last value of a repeated key, cel-cpp fails, so each goes through
     draguard_map_literal."""
     found = []
-    for expr, _ in walk(ast.root):
+    for expr, _ in ast.nodes:
         if not expr.HasField("struct_expr") or expr.struct_expr.message_name:
             continue
         entries = expr.struct_expr.entries
@@ -293,7 +293,7 @@ def _transform_map_targets(ast: CheckedAst) -> list:
     """transformMap/transformMapEntry (two-variable comprehensions): their expansion builds the
     map with cel.@mapInsert, which cel-expr-python does not implement, so each is evaluated as
     transformList of its entries, gathered into a map by draguard_map_entries."""
-    return [expr for expr, _ in walk(ast.root) if _map_insert(expr) is not None]
+    return [expr for expr, _ in ast.nodes if _map_insert(expr) is not None]
 
 
 def _conversion_targets(ast: CheckedAst) -> list:
@@ -306,7 +306,7 @@ def _conversion_targets(ast: CheckedAst) -> list:
 
 
 def _one_argument_calls(ast: CheckedAst, functions: tuple, argument_types: tuple) -> list:
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function in functions and not expr.call_expr.HasField("target")
             and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in argument_types]
 
@@ -325,7 +325,7 @@ def _text_targets(ast: CheckedAst) -> list:
 def _duration_milliseconds_targets(ast: CheckedAst) -> list:
     """d.getMilliseconds() of a duration (or of a dyn value, which may be one): cel-go's is the
     whole duration in milliseconds (time.Duration.Milliseconds), cel-cpp's the part under a second."""
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function == "getMilliseconds" and expr.call_expr.HasField("target")
             and not expr.call_expr.args and ast.type_name(expr.call_expr.target.id) in (_DURATION, "dyn")]
 
@@ -338,7 +338,7 @@ def _list_value_targets(ast: CheckedAst) -> list:
     wanted = {(function, kind) for function in ("max", "min")
               for kind in (f"list({_DURATION})", f"list({_TIMESTAMP})", "list(uint)", "list(dyn)", "dyn")} | \
         {("sum", kind) for kind in (f"list({_DURATION})", "list(uint)", "list(dyn)", "dyn")}
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and expr.call_expr.HasField("target")
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.HasField("target")
             and not expr.call_expr.args and (expr.call_expr.function, ast.type_name(expr.call_expr.target.id)) in wanted]
 
 
@@ -377,7 +377,7 @@ def _sets_targets(ast: CheckedAst) -> list:
     """The sets library over lists that may hold Quantities or Semvers: cel-cpp compares them
     as messages (1 and 1000m differ, and so do versions told apart only by build metadata),
     cel-go with their Equal, by value (ext/sets.go contains: each element's list Contains)."""
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and expr.call_expr.function in _SETS
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.function in _SETS
             and not expr.call_expr.HasField("target") and len(expr.call_expr.args) == 2
             and any(_by_value(ast.type_name(a.id)) or "dyn" in ast.type_name(a.id) for a in expr.call_expr.args)]
 
@@ -401,7 +401,7 @@ def _sort_by_targets(ast: CheckedAst) -> list:
     """sortBy macros: cel-cpp expands each into a lazy bind of its list, which can read a stale
     slot (dra.celinline), so each is evaluated as the list's items in draguard_sort_order of
     its keys (list.map(v, key)); the items stay in CEL, whatever their type."""
-    return [expr for expr, _ in walk(ast.root)
+    return [expr for expr, _ in ast.nodes
             if expr.HasField("comprehension_expr") and expr.comprehension_expr.accu_var == _SORT_BY_INPUT]
 
 
@@ -436,7 +436,7 @@ def sort_order(keys: list) -> list:
 def _range_targets(ast: CheckedAst) -> list:
     """lists.range calls: cel-cpp's fails on a negative size (a C++ exception) and has no
     upper bound; cel-go's refuses both (ext/lists.go genRange), as draguard_lists_range does."""
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr")
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function == "lists.range" and not expr.call_expr.HasField("target")]
 
 
@@ -453,7 +453,7 @@ def _optional_targets(ast: CheckedAst) -> list:
     """Calls of the format library's functions that return optionals (format.named, validate),
     which no Python implementation can: each is evaluated through its draguard_ function's
     list, empty for none (dra.namedformats)."""
-    return [expr for expr, _ in walk(ast.root) if expr.HasField("call_expr") and (
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and (
         expr.call_expr.function == "format.named" and not expr.call_expr.HasField("target") or
         expr.call_expr.function == "validate" and expr.call_expr.HasField("target")
         and ast.type_name(expr.call_expr.target.id) == "kubernetes.NamedFormat")]

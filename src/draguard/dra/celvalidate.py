@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import celformat, goregex
-from .celast import CheckedAst, children, equivalent, type_name, walk
+from .celast import CheckedAst, children, equivalent, type_name
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
 _PRECOMPILED_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
@@ -44,7 +44,7 @@ def first_problem(ast: CheckedAst, converts: Callable[[str, str], bool] = lambda
     regex validator, which sees only the member form `s.matches(p)`) report together, sorted
     by position; only without them is the program built, which compiles the constant patterns
     of `matches(s, p)`, `find` and `findAll` (the first one failing, in pre-order)."""
-    nodes = list(walk(ast.root))
+    nodes = ast.nodes
     checker = [p for p in (_flatten_problem(ast, expr) for expr, _ in nodes) if p]
     if checker:  # the checker's errors stop cel-go before any validator runs
         return min(checker, key=lambda p: p.offset)
