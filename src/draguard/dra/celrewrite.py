@@ -194,25 +194,27 @@ def _offset_search_targets(ast: CheckedAst) -> list:
 
 def index_of_offset(text: str, part: str, offset: int) -> int:
     """ext/strings.go indexOfOffset, over code points."""
-    if offset < 0:
-        raise ValueError(f"index out of range: {offset}")
-    if not part:
-        return min(offset, len(text))
-    if offset >= len(text):
-        return -1
-    return text.find(part, offset)
+    return _search_from(text, part, offset, lambda: text.find(part, offset))
 
 
 def last_index_of_offset(text: str, part: str, offset: int) -> int:
     """ext/strings.go lastIndexOfOffset, over code points: the last match starting at or before
-    the offset, none when the offset is at or past the end."""
+    the offset."""
+    return _search_from(text, part, offset,
+                        lambda: text.rfind(part, 0, min(offset, len(text) - len(part)) + len(part)))
+
+
+def _search_from(text: str, part: str, offset: int, search: Callable[[], int]) -> int:
+    """What both searches from an offset answer before they search: a negative offset is an
+    error, an empty substring is found at the offset (at most the end), and nothing else is
+    found from the end on."""
     if offset < 0:
         raise ValueError(f"index out of range: {offset}")
     if not part:
         return min(offset, len(text))
     if offset >= len(text):
         return -1
-    return text.rfind(part, 0, min(offset, len(text) - len(part)) + len(part))
+    return search()
 
 
 def _split_targets(ast: CheckedAst) -> list:
