@@ -158,4 +158,7 @@ REGRESSIONS = {
     "a search from past the end finds nothing": "'abc'.indexOf('c', 5) == -1 && 'abc'.lastIndexOf('c', 3) == -1",
     "an empty search from past the end is at the end": "'abc'.indexOf('', 10) == 3 && ''.lastIndexOf('', 5) == 0",
     "an empty string split by nothing has no part": "''.split('').size() == 0 && ''.split('', 1).size() == 0",
+    "a version held in a dyn value has no string()": "string(dyn(semver('1.0.0'))) != '' || true",
+    "NaN cannot be ordered": "double('NaN') >= 0.0 || 1 > 2",
+    "NaN cannot be ordered in a dyn value": "[dyn(double('NaN'))].exists(x, x < 1) || false",
 }

@@ -103,8 +103,11 @@ def _sv(rng):
 
 
 def _numbers(rng):
-    left = rng.choice([f"{ATTR}.index", "1", "1u", "2.5", "dyn(1)", "dyn(1u)", "dyn(2.5)", f"{ATTR}.model"])
-    return f"{left} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {_lit(rng, rng.choice(['int', 'uint', 'double']))}"
+    """Comparisons across numeric kinds; cel-go refuses to order NaN, on either side."""
+    left = rng.choice([f"{ATTR}.index", "1", "1u", "2.5", "dyn(1)", "dyn(1u)", "dyn(2.5)", f"{ATTR}.model",
+                       "double('NaN')", "dyn(double('NaN'))", "[double('NaN')][0]"])
+    right = _lit(rng, rng.choice(['int', 'uint', 'double'])) if rng.random() < 0.9 else "double('NaN')"
+    return f"{left} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {right}" + rng.choice(["", " || true", " || false"])
 
 
 def _quantity(rng):
@@ -358,6 +361,8 @@ def _conversions(rng):
         f"int({subject}) >= 0", f"uint({subject}) >= 0u", f"double({subject}) >= 0.0 || true",
         f"string(int({subject})) != ''", f"string(double({subject})) == '+Inf' || string(double({subject})) != 'NaN'",
         f"string(dyn(double({subject}))) == 'NaN' || true", f"[double({subject}), 1e21, 1e-7].map(x, string(x)) != []",
+        rng.choice(["string(dyn(semver('1.0.0'))) != ''", "string(dyn(quantity('1'))) != ''",
+                    "string(dyn(ip('1.2.3.4'))) == '1.2.3.4'", f"string(dyn({ATTR}.driverVersion)) != ''"]),
         # nested conversions of dyn values: each rewritten level names its value once (celrewrite._once)
         f"int(dyn(string(dyn(int(dyn({subject})))))) >= 0", f"string(dyn(string(dyn(string(dyn({subject})))))) != ''",
         f"[1, 2].exists(k, true) && int(dyn({subject})) >= 0",

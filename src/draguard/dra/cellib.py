@@ -375,6 +375,10 @@ def _duration_sum(texts: list) -> object:
     return duration_pb2.Duration(seconds=seconds, nanos=total - seconds * 10**9)
 
 
+def _nan_unordered():
+    raise ValueError("NaN values cannot be ordered")
+
+
 def _no_such_overload(function: str):
     raise ValueError(f"no such overload: {function}")
 
@@ -485,6 +489,7 @@ def _function_table(rt: _Runtime) -> list:
         ("draguard_no_such_overload", "draguard_no_such_overload_string", T.DYN, [T.STRING], False,
          _no_such_overload),
         ("draguard_uint_sum", "draguard_uint_sum_list", T.UINT, [T.List(T.DYN)], False, _uint_sum),
+        ("draguard_nan_unordered", "draguard_nan_unordered", T.BOOL, [], False, _nan_unordered),
         ("draguard_split", "draguard_split_string_string", T.List(T.STRING), [T.STRING, T.STRING], False,
          celrewrite.go_split),
         ("draguard_split", "draguard_split_string_string_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], False,

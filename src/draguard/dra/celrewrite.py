@@ -217,6 +217,29 @@ def _search_from(text: str, part: str, offset: int, search: Callable[[], int]) -
     return search()
 
 
+_ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
+
+
+def _nan_ordering_targets(ast: CheckedAst) -> list:
+    """An ordering of what may be a double (a double or dyn operand): cel-go's Compare refuses
+    NaN on either side ("NaN values cannot be ordered"), where cel-cpp answers false."""
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.function in _ORDERING
+            and len(expr.call_expr.args) == 2
+            and any(ast.type_name(argument.id) in ("double", "dyn") for argument in expr.call_expr.args)]
+
+
+def _nan_ordering(expr, text, span_of, ast) -> str:
+    left, right = expr.call_expr.args
+    operator = expr.call_expr.function.strip("_")
+
+    def ordered(a: str, b: str) -> str:
+        return f"({a} != {a} || {b} != {b} ? draguard_nan_unordered() : {a} {operator} {b})"
+    if _cheap(left) and _cheap(right):
+        return ordered(text(*span_of[left.id]), text(*span_of[right.id]))
+    pair = f"[{text(*span_of[left.id])}, {text(*span_of[right.id])}]"  # each written, and evaluated, once
+    return f"[{pair}].map(draguard_pair, {ordered('draguard_pair[0]', 'draguard_pair[1]')})[0]"
+
+
 def _split_targets(ast: CheckedAst) -> list:
     """A string's split: cel-go's is Go's strings.Split and SplitN, which give no part at all
     for an empty string split by an empty separator, where cel-cpp gives one empty part."""
@@ -314,13 +337,16 @@ def _one_argument_calls(ast: CheckedAst, functions: tuple, argument_types: tuple
 
 
 _TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
+#: the Kubernetes library types cel-go has no string() for (ip and cidr have one)
+_NO_TEXT = ("kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "kubernetes.NamedFormat")
 
 
 def _text_targets(ast: CheckedAst) -> list:
     """string() of a timestamp, a duration or a double (or of a dyn value, which may be one):
     cel-go writes a timestamp with Go's RFC3339Nano, a duration as its seconds' shortest float,
     cel-cpp both with 3, 6 or 9 fraction digits; a double's NaN and infinities as Go's
-    strconv (NaN, +Inf, -Inf), cel-cpp as nan and inf."""
+    strconv (NaN, +Inf, -Inf), cel-cpp as nan and inf; and a dyn value holding a version,
+    quantity, URL or named format has no string() in cel-go, where cel-cpp writes the message."""
     return _one_argument_calls(ast, ("string",), (_TIMESTAMP, _DURATION, "double", "dyn"))
 
 
@@ -490,8 +516,8 @@ def _routed(expr, text, span_of, ast) -> str:
 def _conversion(expr, text, span_of, ast) -> str:
     function, argument = expr.call_expr.function, expr.call_expr.args[0]
     static = ast.type_name(argument.id)
-    offset_shows = function == "timestamp" and any(
-        ast.type_name(e.call_expr.args[0].id) in (_TIMESTAMP, "dyn") for e in _text_targets(ast))
+    offset_shows = function == "timestamp" and any(_may_be_timestamp(ast, e.call_expr.args[0])
+                                                   for e in _text_targets(ast))
 
     def converted(value: str) -> str:
         if function == "duration":  # read by cel-cpp from the seconds Go's parsing gives
@@ -505,6 +531,18 @@ def _conversion(expr, text, span_of, ast) -> str:
             otherwise = _when_typed(value, static, _DURATION, _nanoseconds(value), otherwise)
         return _when_typed(value, static, "string", parsed, otherwise)
     return _once(argument, text, span_of, static, converted)
+
+
+def _may_be_timestamp(ast: CheckedAst, expr) -> bool:
+    """Whether a value may be a timestamp when it runs: one, or a dyn value that is not dyn()
+    of something known to be otherwise."""
+    static = ast.type_name(expr.id)
+    if static != "dyn":
+        return static == _TIMESTAMP
+    call = expr.call_expr if expr.HasField("call_expr") else None
+    if call is not None and call.function == "dyn" and not call.HasField("target") and len(call.args) == 1:
+        return _may_be_timestamp(ast, call.args[0])
+    return True
 
 
 def _once(operand, text, span_of, static_type: str, build: Callable[[str], str]) -> str:
@@ -550,8 +588,10 @@ def _text(expr, text, span_of, ast) -> str:
     static = ast.type_name(argument.id)
 
     def written(value: str) -> str:
-        as_double = _when_typed(value, static, "double", f"draguard_go_double_text({value}, string({value}))",
-                                f"string({value})")
+        plain = f"string({value})"
+        if static == "dyn":  # Kubernetes' types but IP and CIDR have no string(): cel-cpp writes any message
+            plain = f"(type({value}) in [{', '.join(_NO_TEXT)}] ? draguard_no_such_overload('string') : {plain})"
+        as_double = _when_typed(value, static, "double", f"draguard_go_double_text({value}, string({value}))", plain)
         as_duration = _when_typed(value, static, _DURATION, f"draguard_go_duration_text(string({value}))",
                                   as_double)
         return _when_typed(value, static, _TIMESTAMP, f"draguard_go_timestamp_text(string({value}))", as_duration)
@@ -604,6 +644,7 @@ _REWRITERS = (
     _Rewriter(_text_targets, _text),
     _Rewriter(_duration_milliseconds_targets, _duration_milliseconds),
     _Rewriter(_list_value_targets, _list_value),
+    _Rewriter(_nan_ordering_targets, _nan_ordering),
     _Rewriter(_split_targets, lambda expr, text, span_of, ast: "draguard_split({})".format(
         ", ".join(text(*span_of[part.id]) for part in (expr.call_expr.target, *expr.call_expr.args)))),
     _Rewriter(_offset_search_targets, lambda expr, text, span_of, ast: "draguard_{}_offset({}, {}, {})".format(
@@ -624,7 +665,8 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     through Go's parsing (draguard_go_int ...), each string() of a timestamp, duration or double
     as Go writes it, int() and getMilliseconds() of a duration as Go counts them, max(), min()
     and sum() where Python would lose their values' types (durations, timestamps, uints, dyn
-    values), indexOf and lastIndexOf of a string from an offset, split as Go's, the sets
+    values), indexOf and lastIndexOf of a string from an offset, split as Go's, orderings
+    that refuse NaN, the sets
     library over Quantities and Semvers through draguard_sets_* and each sortBy through
     draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]

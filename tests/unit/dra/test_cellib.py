@@ -243,6 +243,8 @@ def test_the_lists_library_keeps_its_values_types(expression):
 
 
 @pytest.mark.parametrize("expression", ["[dyn(1), dyn(2u)].sum() == 3", "[dyn([1]), dyn(2)].max() == 2",
+                                        "string(dyn(quantity('1'))) != ''", "double('NaN') < 1.0",
+                                        "1u >= dyn(double('NaN'))",
                                         "[duration('2562047h'), duration('2562047h')].sum() > duration('0s')"])
 def test_the_lists_library_refuses_what_upstream_does(expression):
     result = compile_selector(expression).run({})
