@@ -187,9 +187,7 @@ def _offset_search_targets(ast: CheckedAst) -> list:
     """A string's indexOf or lastIndexOf from an offset: cel-go's (ext/strings.go
     indexOfOffset) answers -1 for an offset at or past the end, and the end itself for an empty
     substring past it, where cel-cpp's is an error; and lastIndexOf from the end finds nothing."""
-    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
-            and expr.call_expr.function in ("indexOf", "lastIndexOf") and expr.call_expr.HasField("target")
-            and len(expr.call_expr.args) == 2 and ast.type_name(expr.call_expr.target.id) in ("string", "dyn")]
+    return _member_calls(ast, ("indexOf", "lastIndexOf"), (2,), ("string", "dyn"))
 
 
 def index_of_offset(text: str, part: str, offset: int) -> int:
@@ -236,16 +234,14 @@ def _nan_ordering(expr, text, span_of, ast) -> str:
         return f"({a} != {a} || {b} != {b} ? draguard_nan_unordered() : {a} {operator} {b})"
     if _cheap(left) and _cheap(right):
         return ordered(text(*span_of[left.id]), text(*span_of[right.id]))
-    pair = f"[{text(*span_of[left.id])}, {text(*span_of[right.id])}]"  # each written, and evaluated, once
-    return f"[{pair}].map(draguard_pair, {ordered('draguard_pair[0]', 'draguard_pair[1]')})[0]"
+    pair = f"[{text(*span_of[left.id])}, {text(*span_of[right.id])}]"
+    return _named(pair, "draguard_pair", ordered("draguard_pair[0]", "draguard_pair[1]"))
 
 
 def _split_targets(ast: CheckedAst) -> list:
     """A string's split: cel-go's is Go's strings.Split and SplitN, which give no part at all
     for an empty string split by an empty separator, where cel-cpp gives one empty part."""
-    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.function == "split"
-            and expr.call_expr.HasField("target") and len(expr.call_expr.args) in (1, 2)
-            and ast.type_name(expr.call_expr.target.id) in ("string", "dyn")]
+    return _member_calls(ast, ("split",), (1, 2), ("string", "dyn"))
 
 
 def go_split(text: str, separator: str, limit: int = -1) -> list[str]:
@@ -331,9 +327,18 @@ def _conversion_targets(ast: CheckedAst) -> list:
 
 
 def _one_argument_calls(ast: CheckedAst, functions: tuple, argument_types: tuple) -> list:
+    """Global calls `function(argument)` with the argument of one of these static types."""
     return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function in functions and not expr.call_expr.HasField("target")
             and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in argument_types]
+
+
+def _member_calls(ast: CheckedAst, functions: tuple, argument_counts: tuple, target_types: tuple) -> list:
+    """Member calls `target.function(...)` with so many arguments, the target of one of these
+    static types."""
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
+            and expr.call_expr.function in functions and expr.call_expr.HasField("target")
+            and len(expr.call_expr.args) in argument_counts and ast.type_name(expr.call_expr.target.id) in target_types]
 
 
 _TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
@@ -353,9 +358,7 @@ def _text_targets(ast: CheckedAst) -> list:
 def _duration_milliseconds_targets(ast: CheckedAst) -> list:
     """d.getMilliseconds() of a duration (or of a dyn value, which may be one): cel-go's is the
     whole duration in milliseconds (time.Duration.Milliseconds), cel-cpp's the part under a second."""
-    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
-            and expr.call_expr.function == "getMilliseconds" and expr.call_expr.HasField("target")
-            and not expr.call_expr.args and ast.type_name(expr.call_expr.target.id) in (_DURATION, "dyn")]
+    return _member_calls(ast, ("getMilliseconds",), (0,), (_DURATION, "dyn"))
 
 
 def _list_value_targets(ast: CheckedAst) -> list:
@@ -363,11 +366,9 @@ def _list_value_targets(ast: CheckedAst) -> list:
     implementation would hand back what cel-cpp cannot take, or read wrongly: a duration or a
     timestamp (no CEL value from Python), a uint (read as an int), and a list of dyn values
     (upstream sums those of one summable type, in that type, and refuses a mix)."""
-    wanted = {(function, kind) for function in ("max", "min")
-              for kind in (f"list({_DURATION})", f"list({_TIMESTAMP})", "list(uint)", "list(dyn)", "dyn")} | \
-        {("sum", kind) for kind in (f"list({_DURATION})", "list(uint)", "list(dyn)", "dyn")}
-    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.HasField("target")
-            and not expr.call_expr.args and (expr.call_expr.function, ast.type_name(expr.call_expr.target.id)) in wanted]
+    return _member_calls(ast, ("max", "min"), (0,), (f"list({_DURATION})", f"list({_TIMESTAMP})", "list(uint)",
+                                                     "list(dyn)", "dyn")) + \
+        _member_calls(ast, ("sum",), (0,), (f"list({_DURATION})", "list(uint)", "list(dyn)", "dyn"))
 
 
 def _list_value(expr, text, span_of, ast) -> str:
@@ -380,21 +381,22 @@ def _list_value(expr, text, span_of, ast) -> str:
     values, static = text(*span_of[call.target.id]), ast.type_name(call.target.id)
     if call.function != "sum":
         if static in ("list(dyn)", "dyn"):
-            return (f"[{values}].map(draguard_list, "
-                    f"draguard_list[draguard_extreme_index(draguard_list, '{call.function}')])[0]")
+            return _named(values, "draguard_list",
+                          f"draguard_list[draguard_extreme_index(draguard_list, '{call.function}')]")
         last = "draguard_list.size() - 1" if call.function == "max" else "0"
-        return f"[{values}].map(draguard_list, draguard_list.sort()[{last}])[0]"
+        return _named(values, "draguard_list", f"draguard_list.sort()[{last}]")
     durations = "draguard_duration_sum(draguard_list.map(draguard_value, string(draguard_value)))"
     if static == f"list({_DURATION})":
-        return f"[{values}].map(draguard_list, {durations})[0]"
+        return _named(values, "draguard_list", durations)
     if static == "list(uint)":
         return f"draguard_uint_sum({values})"
     first = "type(draguard_list[0])"
-    return (f"[{values}].map(draguard_list, draguard_list.size() == 0 ? dyn(0) : "
-            f"!draguard_list.all(draguard_value, type(draguard_value) == {first}) ? draguard_no_such_overload('sum') : "
-            f"{first} == uint ? dyn(draguard_uint_sum(draguard_list)) : "
-            f"{first} == {_DURATION} ? dyn({durations}) : "
-            f"{first} in [int, double] ? draguard_list.sum() : draguard_no_such_overload('sum'))[0]")
+    return _named(values, "draguard_list", (
+        f"draguard_list.size() == 0 ? dyn(0) : "
+        f"!draguard_list.all(draguard_value, type(draguard_value) == {first}) ? draguard_no_such_overload('sum') : "
+        f"{first} == uint ? dyn(draguard_uint_sum(draguard_list)) : "
+        f"{first} == {_DURATION} ? dyn({durations}) : "
+        f"{first} in [int, double] ? draguard_list.sum() : draguard_no_such_overload('sum')"))
 
 
 _SETS = {"sets.contains": "draguard_sets_contains", "sets.intersects": "draguard_sets_intersects",
@@ -437,9 +439,9 @@ def _sort_by(expr, text, span_of) -> str:
     bind = expr.comprehension_expr
     keys = bind.result.call_expr.args[-1].comprehension_expr  # the map of the list to its keys
     key = keys.loop_step.call_expr.args[1].list_expr.elements[0]  # @result + [key]
-    items = text(*span_of[bind.accu_init.id])  # evaluated once: a nested sortBy would double at each level
     order = f"draguard_sort_order(draguard_items.map({keys.iter_var}, {text(*span_of[key.id])}))"
-    return f"[{items}].map(draguard_items, {order}.map(draguard_index, draguard_items[draguard_index]))[0]"
+    return _named(text(*span_of[bind.accu_init.id]), "draguard_items",
+                  f"{order}.map(draguard_index, draguard_items[draguard_index])")
 
 
 #: cel-go's comparable kinds (ext/lists.go comparableTypes) as cel-expr-python hands them over:
@@ -493,9 +495,8 @@ def _optional(expr, text, span_of) -> str:
                                                                 *call.args])
     function, first = ("draguard_format_named", "[0]") if call.function == "format.named" else \
         ("draguard_format_errors", "")
-    # named by a map rather than a bind: cel-cpp may read a bind from a stale slot (dra.celinline)
-    return (f"[{function}({arguments})].map(draguard_found, draguard_found.size() == 0 ? optional.none() : "
-            f"optional.of(draguard_found{first}))[0]")
+    return _named(f"{function}({arguments})", "draguard_found",
+                  f"draguard_found.size() == 0 ? optional.none() : optional.of(draguard_found{first})")
 
 
 def _routed(expr, text, span_of, ast) -> str:
@@ -549,12 +550,19 @@ def _once(operand, text, span_of, static_type: str, build: Callable[[str], str])
     """build(name), `name` standing for the operand's value: its text where its type is known
     (build writes it once) or where it is a cheap read (a literal, a variable, a field or an
     index of those); else the value evaluated once and named, for build to ask its type when
-    it runs. Written out at each question, an operand that holds rewrites of its own kind would
-    double at each level; named, it costs one comprehension iteration of cel-cpp's 10,000."""
+    it runs (_named)."""
     value = text(*span_of[operand.id])
     if static_type != "dyn" or _cheap(operand):
         return build(value)
-    return f"[{value}].map(draguard_value, {build('draguard_value')})[0]"
+    return _named(value, "draguard_value", build("draguard_value"))
+
+
+def _named(value: str, name: str, body: str) -> str:
+    """`body` with `name` standing for `value`, evaluated once and written once: a rewrite
+    that reads a value twice would otherwise double it at each level of nesting. A one-item
+    map names it, not a bind: cel-cpp may read a bind from a stale slot (dra.celinline);
+    it costs one comprehension iteration of cel-cpp's 10,000."""
+    return f"[{value}].map({name}, {body})[0]"
 
 
 def _cheap(expr) -> bool:
@@ -620,8 +628,8 @@ def _format_arguments(expr, text, span_of, ast) -> str:
     """The arguments checked against their clauses by draguard_format_fits, where they stay CEL
     values (Python cannot hand timestamps and durations back); the list is named once."""
     call = expr.call_expr
-    return (f"[{text(*span_of[call.args[0].id])}].map(draguard_arguments, "
-            f"draguard_format_fits({text(*span_of[call.target.id])}, draguard_arguments) ? draguard_arguments : [])[0]")
+    return _named(text(*span_of[call.args[0].id]), "draguard_arguments",
+                  f"draguard_format_fits({text(*span_of[call.target.id])}, draguard_arguments) ? draguard_arguments : []")
 
 
 class _Rewriter(NamedTuple):
