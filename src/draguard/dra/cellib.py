@@ -21,7 +21,6 @@ runtime implements them (heterogeneous comparisons are on by default there)."""
 from __future__ import annotations
 
 import datetime
-
 import re
 from fractions import Fraction
 from functools import lru_cache
@@ -287,8 +286,7 @@ def _extreme_index(values, function: str) -> int:
     dra.celrewrite reads the element in CEL where Python would change its type."""
     if not values:
         raise ValueError(f"{function} called on empty list")
-    if any(_comparable_kind(value) is None for value in values):  # not a traits.Comparer
-        raise ValueError(f"no such overload: {function}")
+    _require_comparers(values, function)
     preferred = 1 if function == "max" else -1
     best = 0
     for index in range(1, len(values)):
@@ -300,9 +298,14 @@ def _extreme_index(values, function: str) -> int:
 def _is_sorted(values) -> bool:
     """library.Lists isSorted: no element greater than the next; a pair that does not compare
     is passed over, an element that compares with nothing is an error (as _extreme_index)."""
-    if any(_comparable_kind(value) is None for value in values):
-        raise ValueError("no such overload: isSorted")
+    _require_comparers(values, "isSorted")
     return not any(_cel_compare(a, b) == 1 for a, b in zip(values, values[1:]))
+
+
+def _require_comparers(values, function: str) -> None:
+    """cel-go's cmp and isSorted refuse an element that is no traits.Comparer."""
+    if any(_comparable_kind(value) is None for value in values):
+        raise ValueError(f"no such overload: {function}")
 
 
 def _comparable_kind(value) -> str | None:
@@ -356,7 +359,7 @@ def _includes(target, item) -> bool:
 
 
 _LISTS = {
-    "isSorted": (lambda values: _is_sorted(values), "comparable", "bool"),
+    "isSorted": (_is_sorted, "comparable", "bool"),
     "sum": (lambda values: sum(values[1:], values[0]) if values else 0, "summable", "element"),
     "max": (_max, "comparable", "element"),
     "min": (_min, "comparable", "element"),
@@ -371,8 +374,8 @@ def _duration_sum(texts: list) -> object:
     total = sum(goconvert.duration_nanoseconds(text) for text in texts)
     if not -(1 << 63) <= total < 1 << 63:
         raise ValueError("integer overflow")
-    seconds = abs(total) // 10**9 * (-1 if total < 0 else 1)
-    return duration_pb2.Duration(seconds=seconds, nanos=total - seconds * 10**9)
+    seconds, nanos = goconvert.seconds_and_nanos(total)
+    return duration_pb2.Duration(seconds=seconds, nanos=nanos)
 
 
 def _nan_unordered():

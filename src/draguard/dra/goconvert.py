@@ -327,13 +327,19 @@ def duration_nanoseconds(cel_cpp_text: str) -> int:
     return -nanoseconds if negative else nanoseconds
 
 
+def seconds_and_nanos(nanoseconds: int) -> tuple[int, int]:
+    """Go's d / Second and d % Second: both toward zero, the sign on each (as a Duration
+    message holds them too)."""
+    seconds = abs(nanoseconds) // 10**9 * (-1 if nanoseconds < 0 else 1)
+    return seconds, nanoseconds - seconds * 10**9
+
+
 def duration_text(cel_cpp_text: str) -> str:
     """string() of a duration as cel-go writes it: strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
     and an `s`, the shortest decimal that reads back as the float64 of its seconds (Python's
     repr is that shortest decimal too), never in exponent form."""
-    nanoseconds = duration_nanoseconds(cel_cpp_text)
-    seconds = abs(nanoseconds) // 10**9 * (-1 if nanoseconds < 0 else 1)  # Go's d / Second: toward zero
-    value = float(seconds) + float(nanoseconds - seconds * 10**9) / 1e9  # time.Duration.Seconds
+    seconds, nanos = seconds_and_nanos(duration_nanoseconds(cel_cpp_text))
+    value = float(seconds) + float(nanos) / 1e9  # time.Duration.Seconds
     text = format(Decimal(repr(value)), "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
