@@ -222,10 +222,10 @@ def scenario(seed: int) -> dict:
         requests = [_request(rng, f"r{r}", names) for r in range(rng.choice([1, 1, 2]))]
         devices = {"requests": requests}
         if rng.random() < 0.25:
-            devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model", "index"])}]
+            devices["constraints"] = [{"matchAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "model", "index", ""])}]
         if rng.random() < 0.15:  # the incubating variant's (with DRAConsumableCapacity); an empty constraint before it
             devices.setdefault("constraints", []).append(
-                {"distinctAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "index", "driverVersion", "healthy"])})
+                {"distinctAttribute": rng.choice([f"{GPU}/model", f"{GPU}/index", "index", "driverVersion", "healthy", ""])})
             if rng.random() < 0.5:
                 devices["constraints"][-1]["requests"] = rng.sample([r["name"] for r in requests], 1)
         if rng.random() < 0.3:  # claim configs: for all requests, some, or a subrequest

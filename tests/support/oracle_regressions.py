@@ -215,6 +215,12 @@ REGRESSIONS: dict[str, dict] = {
                                                               "capacity": {"requests": {"memory": "1Gi"}}}]}])],
         "features": dict(FEATURES, ListTypeAttributes=True),
     },
+    # A constraint's attribute is a pointer upstream: an empty name is set, names no attribute
+    # and so no device meets it (unschedulable); only a constraint with neither field is an error.
+    "match-attribute-empty-name": _constrained("match-attribute-empty-name", [{"name": "dev-0"}, {"name": "dev-1"}],
+                                               {"matchAttribute": ""}, {}),
+    "distinct-attribute-empty-name": _constrained("distinct-attribute-empty-name", [{"name": "dev-0"}, {"name": "dev-1"}],
+                                                  {"distinctAttribute": ""}, {"ConsumableCapacity": True}),
     # DRAListTypeAttributes: matchAttribute keeps the running intersection of the devices' sets
     # (a scalar is a set of one); without the gate a list has no value to compare, so two
     # devices with lists never match.

@@ -690,9 +690,9 @@ class _Run:
         return data
 
     def _constraint(self, claim: Claim, index: int, c) -> _Constraint:
-        if c.match_attribute:
+        if c.match_attribute is not None:  # a pointer: an empty name is a constraint no device meets
             return _MatchAttribute(c.requests, c.match_attribute, self.features.list_type_attributes)
-        if c.distinct_attribute and self.features.variant != "stable":  # the newer variants know it, gate or not
+        if c.distinct_attribute is not None and self.features.variant != "stable":  # the newer variants know it, gate or not
             return _DistinctAttribute(c.requests, c.distinct_attribute, self.features.list_type_attributes)
         raise AllocationError(f"claim {claim.key}, constraint #{index}: empty constraint (unsupported constraint type?)")
 
