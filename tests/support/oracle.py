@@ -141,7 +141,8 @@ def _odd_slices(rng: random.Random, driver: str, pool: str, nodes: list[str], sl
                 count: int) -> None:
     """What upstream judges pool by pool: slices of the pool on the other node (of the same,
     a newer or an older generation, counted in resourceSliceCount or not), a count of 0,
-    compatibility groups the stable variant does not know, counters and devices in one slice."""
+    compatibility groups the stable variant does not know, counters and devices in one slice,
+    a counter set listed twice in one slice."""
     if rng.random() < 0.12:
         elsewhere = {"nodeName": nodes[1]}
         newer = rng.random() < 0.3
@@ -157,6 +158,9 @@ def _odd_slices(rng: random.Random, driver: str, pool: str, nodes: list[str], sl
     counter_slices = [s for s in slices if s["spec"].get("sharedCounters")]
     if counter_slices and rng.random() < 0.05:
         counter_slices[0]["spec"]["devices"] = [_device(rng, driver, "counter-dev")]
+    if counter_slices and rng.random() < 0.03:
+        sets = counter_slices[0]["spec"]["sharedCounters"]
+        sets.append({"name": sets[0]["name"], "counters": {"units": {"value": "1"}}})
 
 
 def _request(rng: random.Random, name: str, classes: list[str]) -> dict:

@@ -134,6 +134,12 @@ REGRESSIONS: dict[str, dict] = {
     "pool-slice-count-zero": _pool("pool-slice-count-zero", [_slice("p", 0, devices=[{"name": "dev-0"}])]),
     # the stable variant ignores slices whose devices name compatibilityGroups, which leaves
     # their pool incomplete
+    # a counter set listed twice in one slice makes the pool invalid (getAndValidateCounterSets)
+    "pool-counter-set-twice-in-a-slice": _pool("pool-counter-set-twice-in-a-slice", [
+        _slice("c", 2, sharedCounters=[{"name": "s", "counters": {"m": {"value": "2"}}},
+                                       {"name": "s", "counters": {"m": {"value": "1"}}}]),
+        _slice("d", 2, devices=[{"name": "dev-0", "consumesCounters": [{"counterSet": "s", "counters": {
+            "m": {"value": "1"}}}]}])]),
     "pool-compatibility-groups-ignored": _pool("pool-compatibility-groups-ignored", [
         _slice("p-counters", 2, sharedCounters=[{"name": "s", "counters": {"units": {"value": "2"}}}]),
         _slice("p-devices", 2, devices=[{"name": "dev-0", "consumesCounters": [

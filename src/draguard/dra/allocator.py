@@ -389,7 +389,7 @@ def _validated(key, device_slices, counter_slices, elsewhere, partitionable: boo
         return Pool(key[0], key[1], slices=device_slices)
     pool = Pool(key[0], key[1], slices=device_slices, other_slices=elsewhere)
     for s in counter_slices:
-        for name, counters in s.shared_counters.items():
+        for name, counters in s.shared_counters:
             if name in pool.counter_sets:
                 return Pool(key[0], key[1], invalid=True, invalid_reason=f"duplicate counter set name {name}")
             pool.counter_sets[name] = counters

@@ -205,7 +205,8 @@ class Slice:
     node_selector: dict | None = None
     all_nodes: bool = False
     per_device_node_selection: bool = False
-    shared_counters: dict = field(default_factory=dict)  # counter set -> {counter: Fraction}
+    # (counter set, {counter: Fraction}) as listed: a name listed twice makes the pool invalid
+    shared_counters: tuple = ()
     uses_compatibility_groups: bool = False  # a device's consumesCounters names compatibilityGroups (KEP-5963)
     skip_node_operations: tuple = ()  # spec.skipNodeOperations (DRAOptionalNodeOperations)
     manifest: object = None
@@ -393,8 +394,8 @@ def slice_from(manifest) -> Slice:
         devices=[device_from(d, driver, pool_name) for d in _list(spec.get("devices")) if isinstance(d, dict)],
         node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
         all_nodes=spec.get("allNodes") is True, per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
-        shared_counters={str(s.get("name", "")): _counters(s.get("counters"))
-                         for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)},
+        shared_counters=tuple((str(s.get("name", "")), _counters(s.get("counters")))
+                              for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)),
         uses_compatibility_groups=any(_dict(c).get("compatibilityGroups") for d in _list(spec.get("devices"))
                                       for c in _list(_dict(d).get("consumesCounters"))),
         skip_node_operations=tuple(str(o) for o in _list(spec.get("skipNodeOperations"))),

@@ -152,7 +152,7 @@ class PoolLayout:
             by_pool.setdefault((s.driver, s.pool), []).append(s)
         for slices in by_pool.values():
             current = _newest_generation(slices)
-            counters = {name: dict(values) for s in current for name, values in s.shared_counters.items()}
+            counters = {name: dict(values) for s in current for name, values in s.shared_counters}
             devices = [(s, d) for s in current for d in s.devices]
             for node_name, members in _by_node(devices).items():
                 parts.setdefault(node_name, []).append((members, counters))

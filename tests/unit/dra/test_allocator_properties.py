@@ -56,7 +56,7 @@ def test_no_double_booking_and_no_counter_overdraw(scenario):
     assert not set(chosen) & allocated
     by_id = {d.id: d for s in slices for d in s.devices}
     for pool in {p for _, p, _ in chosen}:
-        capacity = next(s.shared_counters["mem"]["slices"] for s in slices if s.pool == pool and s.shared_counters)
+        capacity = next(dict(s.shared_counters)["mem"]["slices"] for s in slices if s.pool == pool and s.shared_counters)
         used = sum(by_id[i].consumes_counters[0][1]["slices"] for i in set(chosen) | allocated if i[1] == pool and i in by_id)
         assert used <= capacity
     for result, c in zip(results, claims):

@@ -14,7 +14,7 @@ def test_fields_of_disabled_gates_are_dropped_and_nothing_else():
     stored = as_stored(inventory, frozenset({"DRAPartitionableDevices", "DRADeviceBindingConditions"}))
     [s] = stored.slices
     [d] = s.devices
-    assert s.shared_counters == {} and d.consumes_counters == [] and d.binding_conditions == () and not d.binds_to_node
+    assert s.shared_counters == () and d.consumes_counters == [] and d.binding_conditions == () and not d.binds_to_node
     [before] = original.devices
     assert d.id == before.id and d.attributes == before.attributes
     assert original.shared_counters and before.consumes_counters  # the inventory given is untouched
