@@ -142,7 +142,7 @@ def _odd_slices(rng: random.Random, driver: str, pool: str, nodes: list[str], sl
     """What upstream judges pool by pool: slices of the pool on the other node (of the same,
     a newer or an older generation, counted in resourceSliceCount or not), a count of 0,
     compatibility groups the stable variant does not know, counters and devices in one slice,
-    a counter set listed twice in one slice."""
+    a counter set listed twice in one slice, perDeviceNodeSelection set to false."""
     if rng.random() < 0.12:
         elsewhere = {"nodeName": nodes[1]}
         newer = rng.random() < 0.3
@@ -161,6 +161,8 @@ def _odd_slices(rng: random.Random, driver: str, pool: str, nodes: list[str], sl
     if counter_slices and rng.random() < 0.03:
         sets = counter_slices[0]["spec"]["sharedCounters"]
         sets.append({"name": sets[0]["name"], "counters": {"units": {"value": "1"}}})
+    if rng.random() < 0.05:  # set though false: GatherPools skips the slice while DRAPartitionableDevices is off
+        slices[-1]["spec"]["perDeviceNodeSelection"] = False
 
 
 def _request(rng: random.Random, name: str, classes: list[str]) -> dict:

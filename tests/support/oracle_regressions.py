@@ -140,6 +140,14 @@ REGRESSIONS: dict[str, dict] = {
                                        {"name": "s", "counters": {"m": {"value": "1"}}}]),
         _slice("d", 2, devices=[{"name": "dev-0", "consumesCounters": [{"counterSet": "s", "counters": {
             "m": {"value": "1"}}}]}])]),
+    # perDeviceNodeSelection is a pointer: set to false, the slice is still skipped while
+    # DRAPartitionableDevices is off (GatherPools), and placed by its nodeName while it is on
+    "per-device-node-selection-false-gate-off": {
+        **_pool("per-device-node-selection-false-gate-off",
+                [_slice("p", 1, devices=[{"name": "dev-0"}], perDeviceNodeSelection=False)]),
+        "features": dict(FEATURES, PartitionableDevices=False)},
+    "per-device-node-selection-false": _pool("per-device-node-selection-false",
+                                             [_slice("p", 1, devices=[{"name": "dev-0"}], perDeviceNodeSelection=False)]),
     "pool-compatibility-groups-ignored": _pool("pool-compatibility-groups-ignored", [
         _slice("p-counters", 2, sharedCounters=[{"name": "s", "counters": {"units": {"value": "2"}}}]),
         _slice("p-devices", 2, devices=[{"name": "dev-0", "consumesCounters": [

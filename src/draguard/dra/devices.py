@@ -43,6 +43,11 @@ def _list(value) -> list:
     return value if isinstance(value, list) else []
 
 
+def _optional_bool(value) -> bool | None:
+    """A *bool field: None when absent (anything not a boolean is schema-invalid, reported there)."""
+    return value if isinstance(value, bool) else None
+
+
 def quantity(container: dict, key) -> Fraction:
     value = container[key]
     raw = value.get("value") if isinstance(value, dict) else value
@@ -204,7 +209,7 @@ class Slice:
     node_name: str | None = None
     node_selector: dict | None = None
     all_nodes: bool = False
-    per_device_node_selection: bool = False
+    per_device_node_selection: bool | None = None  # None: not set (a pointer upstream; false is set)
     # (counter set, {counter: Fraction}) as listed: a name listed twice makes the pool invalid
     shared_counters: tuple = ()
     uses_compatibility_groups: bool = False  # a device's consumesCounters names compatibilityGroups (KEP-5963)
@@ -393,7 +398,7 @@ def slice_from(manifest) -> Slice:
         generation=integer(pool, "generation", 0), slice_count=integer(pool, "resourceSliceCount", 0),
         devices=[device_from(d, driver, pool_name) for d in _list(spec.get("devices")) if isinstance(d, dict)],
         node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
-        all_nodes=spec.get("allNodes") is True, per_device_node_selection=spec.get("perDeviceNodeSelection") is True,
+        all_nodes=spec.get("allNodes") is True, per_device_node_selection=_optional_bool(spec.get("perDeviceNodeSelection")),
         shared_counters=tuple((str(s.get("name", "")), _counters(s.get("counters")))
                               for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)),
         uses_compatibility_groups=any(_dict(c).get("compatibilityGroups") for d in _list(spec.get("devices"))

@@ -16,7 +16,7 @@ from .inventory import Inventory
 # gate -> the slice and device fields it carries, each with the value a slice stored without
 # it has (dropDisabledFields); a device's published taints stand for its `taints` field
 _SLICE_FIELDS = {
-    "DRAPartitionableDevices": {"shared_counters": (), "per_device_node_selection": False,
+    "DRAPartitionableDevices": {"shared_counters": (), "per_device_node_selection": None,
                                 "uses_compatibility_groups": False},  # named inside consumesCounters
     "DRADeviceCompatibilityGroups": {"uses_compatibility_groups": False},
 }
