@@ -74,6 +74,8 @@ def _device(rng: random.Random, driver: str, name: str) -> dict:
         device["bindingConditions"] = ["attached"]
         device["bindingFailureConditions"] = ["failed"]
         device["bindsToNode"] = rng.random() < 0.5
+    elif rng.random() < 0.04:  # alone: the newer variants restrict the allocation to the node, gate or not
+        device["bindsToNode"] = True
     return device
 
 

@@ -148,6 +148,11 @@ REGRESSIONS: dict[str, dict] = {
         "features": dict(FEATURES, PartitionableDevices=False)},
     "per-device-node-selection-false": _pool("per-device-node-selection-false",
                                              [_slice("p", 1, devices=[{"name": "dev-0"}], perDeviceNodeSelection=False)]),
+    # the newer variants restrict the allocation to the node for a device that binds to it, with
+    # or without DRADeviceBindingConditions (createNodeSelector); the stable one does not know it
+    "binds-to-node-gate-off": {
+        **_pool("binds-to-node-gate-off", [_slice("p", 1, allNodes=True, devices=[{"name": "dev-0", "bindsToNode": True}])]),
+        "features": dict(FEATURES, ConsumableCapacity=True)},
     "pool-compatibility-groups-ignored": _pool("pool-compatibility-groups-ignored", [
         _slice("p-counters", 2, sharedCounters=[{"name": "s", "counters": {"units": {"value": "2"}}}]),
         _slice("p-devices", 2, devices=[{"name": "dev-0", "consumesCounters": [

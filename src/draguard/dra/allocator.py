@@ -1138,8 +1138,9 @@ class _Run:
         for _, device, s, *_ in self.results[ci]:
             node_name, selector = ((device.node_name, device.node_selector) if s.per_device_node_selection
                                    else (s.node_name, s.node_selector))
-            if node_name or (device.binds_to_node and self.features.device_binding_and_status):
-                # local to one node, or binding to the node it is allocated for (createNodeSelector)
+            if node_name or (device.binds_to_node and self.features.variant != "stable"):
+                # local to one node, or binding to the node it is allocated for (createNodeSelector of
+                # the newer variants reads bindsToNode whatever DRADeviceBindingConditions says)
                 target = self.node.name if self.node is not None else node_name
                 return {"nodeSelectorTerms": [{"matchFields": [
                     {"key": "metadata.name", "operator": "In", "values": [target]}]}]}
