@@ -236,6 +236,9 @@ def _sets_and_lists(rng):
         lambda: (f"[timestamp({rng.randint(0, 3)}), timestamp(2)].{rng.choice(['max', 'min'])}() == timestamp(2)"),
         lambda: f"{a}.{rng.choice(['indexOf', 'lastIndexOf'])}({_lit(rng).replace('null', '[]')}) == 0",
         lambda: f"'%s and %s'.format([{_lit(rng)}, {_lit(rng)}]) != ''",
+        # distinctList keeps what no element before it Equals: 1 and 1000m, versions apart by build metadata
+        lambda: f"{rng.choice([quantities, versions, '[[quantity(' + repr('1') + ')], [quantity(' + repr('1000m') + ')]]'])}"
+                f".distinct().size() == 1",
     ])()
 
 
@@ -610,6 +613,28 @@ def _sub_microsecond_times(rng):
                        ".isSorted()"])
 
 
+def _optionals_into_python(rng):
+    """Optionals handed to draguard's Python functions (equality of versions and quantities or
+    of dyn values, includes, the sets library, max and isSorted over dyn values): its engine
+    (cel-expr-python) cannot convert one, so draguard says it did not evaluate them."""
+    optional = rng.choice(["optional.of(1)", "optional.of(quantity('1'))", "optional.none()", f"{ATTR}.?model"])
+    return rng.choice([f"dyn({optional}) == dyn({optional})", f"[dyn({optional})].includes({optional})",
+                       f"sets.contains([dyn({optional})], [1])", f"[dyn({optional})].exists(x, x == 1)",
+                       "optional.of(quantity('1')) == optional.of(quantity('1000m'))",
+                       f"[dyn({optional})].{rng.choice(['max() == 1', 'isSorted()'])}"])
+
+
+def _element_search_of_messages(rng):
+    """indexOf and lastIndexOf over lists of quantities, versions, IPs, CIDRs, URLs or
+    optionals (library.Lists declares them for any element type): draguard's engine has no
+    overload for them, so it says it did not check them."""
+    items, item = rng.choice([("[quantity('1'), quantity('1000m')]", "quantity('1')"),
+                              ("[semver('1.0.0+a')]", "semver('1.0.0+b')"), ("[cidr('10.0.0.0/8')]", "cidr('10.0.0.0/8')"),
+                              ("[url('https://a')]", "url('https://a')"), ("[optional.of(1)]", "optional.of(1)"),
+                              (f"[{CAP}.memory]", "quantity('40Gi')")])
+    return f"{items}.{rng.choice(['indexOf', 'lastIndexOf'])}({rng.choice([item, f'dyn({item})'])}) >= 0"
+
+
 def _map_literal_keys(rng):
     """cel-go's map literals take any key (double, list, null, ...); cel-cpp refuses all but
     bool, int, uint and string when it runs, which draguard says is its gap (CelUnsupported; a
@@ -621,7 +646,7 @@ def _map_literal_keys(rng):
 GAPS = {family.__name__.lstrip("_"): family for family in (
     _device_as_a_value, _map_literal_keys, _iteration_budget, _flatten_beside_another_error,
     _format_rendering, _timestamp_offset_text, _deep_nesting, _doubling_binds, _maps_of_times,
-    _sub_microsecond_times,
+    _sub_microsecond_times, _optionals_into_python, _element_search_of_messages,
     _upstream_list_panics, _upstream_semver_membership)}
 
 

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from . import celdevice, celinline, celrewrite, goconvert
+from . import celdevice, celinline, celoptional, celrewrite, goconvert
 from .celast import checked_ast, walk
 from .celcost import U64, estimate
 from .celrewrite import STRING_LITERAL, without_strings
-from .cellib import quantity_message, runtime
+from .cellib import python_functions_taking_values, quantity_message, runtime
 from .celvalidate import first_problem
 from .quantity import QuantityError, is_quantity, parse_quantity_form
 
@@ -388,6 +388,8 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         offset = offsets.original(diagnostic.offset)
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
             return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
+        if _any_element_search(diagnostic.message):
+            return CompiledSelector(expression, CelDiagnostic(_ELEMENT_SEARCH, offset, unsupported=True))
         return CompiledSelector(expression, CelDiagnostic(diagnostic.message, offset, suggest(expression)))
     ast = checked_ast(checked.serialize())
     problem = first_problem(ast, _converts)
@@ -408,6 +410,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         folded, constants = _fold_quantities(evaluated)
         program_env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
         program = program_env.compile(folded) if folded != code else checked
+        if celoptional.makes_optionals(ast) and celoptional.hands_optional_to_python(
+                checked_ast(program.serialize()) if program is not checked else ast,
+                python_functions_taking_values()) is not None:
+            return CompiledSelector(expression, CelDiagnostic(_OPTIONAL_TO_PYTHON, 0, unsupported=True), output=output)
     except RuntimeError as exc:  # the program draguard made of a valid expression: its engine's limit, said so
         return CompiledSelector(expression, CelDiagnostic(
             f"draguard's CEL engine (cel-cpp) cannot build the program for this expression "
@@ -416,6 +422,8 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
                             _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
 
 
+_OPTIONAL_TO_PYTHON = ("an optional value reaches one of draguard's own CEL functions, which its engine "
+                       "(cel-expr-python) cannot hand one to: this expression is not evaluated")
 _RESERVED = re.compile(r"\bdraguard_\w+")
 _TOO_DEEP = re.compile(r"Exceeded max recursion depth|Expression recursion limit exceeded")
 
@@ -480,6 +488,21 @@ def _converts(function: str, text: str) -> bool:
 #: or compared (a bind whose body reads its fields is substituted: dra.celdevice)
 _DEVICE_AS_A_VALUE = ("`device` used as a value ([device], device == ...): draguard's CEL engine has no type for "
                       "it, so this expression is not checked (upstream's may accept it)")
+
+#: library.Lists declares indexOf and lastIndexOf for list(A), A of any A; draguard's engine
+#: registers implementations by argument kind, one kind for all messages (quantities,
+#: versions, IPs...) and none for optionals, so it declares them only for the other types
+_ELEMENT_SEARCH_CALL = re.compile(r"found no matching overload for '(?:indexOf|lastIndexOf)' applied to "
+                                  r"'\(list\((.+)\), (.+)\)'")
+_ELEMENT_SEARCH = ("indexOf or lastIndexOf over a list of quantities, versions, IPs, CIDRs, URLs or optionals: "
+                   "draguard's CEL engine has no overload for them, so this expression is not checked (upstream's "
+                   "accepts it)")
+
+
+def _any_element_search(message: str) -> bool:
+    """Whether the checker refused indexOf or lastIndexOf whose element and item upstream unifies."""
+    call = _ELEMENT_SEARCH_CALL.fullmatch(message)
+    return call is not None and (call.group(1) == call.group(2) or "dyn" in (call.group(1), call.group(2)))
 
 
 def all_compile(expressions) -> bool:

@@ -471,6 +471,8 @@ def _function_table(rt: _Runtime) -> list:
         ("draguard_go_int", "draguard_go_int_string", T.INT, [T.STRING], False, goconvert.to_int),
         ("draguard_sort_order", "draguard_sort_order_list", T.List(T.INT), [T.List(T.DYN)], False,
          celrewrite.sort_order),
+        ("draguard_distinct_indices", "draguard_distinct_indices_list", T.List(T.INT), [T.List(T.DYN)], False,
+         celrewrite.distinct_indices),
         *((f"draguard_sets_{name}", f"draguard_sets_{name}_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
            getattr(celrewrite, f"sets_{name}")) for name in ("contains", "intersects", "equivalent")),
         ("draguard_go_uint", "draguard_go_uint_string", T.UINT, [T.STRING], False, goconvert.to_uint),
@@ -516,6 +518,14 @@ def _function_table(rt: _Runtime) -> list:
 
 
 _MERGED_WITH_EXT_STRINGS = frozenset({"indexOf", "lastIndexOf"})
+
+
+@lru_cache(maxsize=1)
+def python_functions_taking_values() -> frozenset:
+    """Names of the functions implemented in Python that take dyn values (or lists and maps of
+    them), which may be handed anything the program makes (dra.celoptional)."""
+    return frozenset(name for name, _, _, params, _, impl in _function_table(runtime())
+                     if impl and any("DYN" in str(p) or "ListElement" in str(p) for p in params))
 
 
 def _declarations(rt: _Runtime) -> tuple[dict, list]:

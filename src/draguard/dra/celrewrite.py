@@ -424,6 +424,30 @@ def sets_equivalent(first: list, second: list) -> bool:
     return sets_contains(first, second) and sets_contains(second, first)
 
 
+def _distinct_targets(ast: CheckedAst) -> list:
+    """distinct() of lists that may hold Quantities or Semvers: cel-cpp keeps two that differ
+    as messages (1 and 1000m, versions told apart only by build metadata), cel-go drops each
+    that Equals one kept before it (ext/lists.go distinctList)."""
+    return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.function == "distinct"
+            and expr.call_expr.HasField("target") and not expr.call_expr.args
+            and (_by_value(kind := ast.type_name(expr.call_expr.target.id)) or "dyn" in kind)]
+
+
+def distinct_indices(values: list) -> list:
+    """The indices of the items distinctList keeps: those no item kept before Equals."""
+    kept: list[int] = []
+    for index, value in enumerate(values):
+        if not any(is_equal(value, values[k]) for k in kept):
+            kept.append(index)
+    return kept
+
+
+def _distinct(expr, text, span_of, ast) -> str:
+    """The list's items at draguard_distinct_indices: they stay in CEL, whatever their type."""
+    return _named(text(*span_of[expr.call_expr.target.id]), "draguard_items",
+                  "draguard_distinct_indices(draguard_items).map(draguard_index, draguard_items[draguard_index])")
+
+
 _SORT_BY_INPUT = "@__sortBy_input__"
 
 
@@ -659,6 +683,7 @@ _REWRITERS = (
         expr.call_expr.function, text(*span_of[expr.call_expr.target.id]),
         *(text(*span_of[argument.id]) for argument in expr.call_expr.args))),
     _Rewriter(_sets_targets, _sets),
+    _Rewriter(_distinct_targets, _distinct),
     _Rewriter(_sort_by_targets, lambda expr, text, span_of, ast: _sort_by(expr, text, span_of)),
 )
 
@@ -675,7 +700,8 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     and sum() where Python would lose their values' types (durations, timestamps, uints, dyn
     values), indexOf and lastIndexOf of a string from an offset, split as Go's, orderings
     that refuse NaN, the sets
-    library over Quantities and Semvers through draguard_sets_* and each sortBy through
+    library and distinct() over Quantities and Semvers through draguard_sets_* and
+    draguard_distinct_indices, and each sortBy through
     draguard_sort_order, or None if there is none."""
     targets = [(expr, rewriter) for rewriter in _REWRITERS for expr in rewriter.find(ast)]
     if not targets:

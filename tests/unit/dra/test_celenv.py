@@ -202,3 +202,49 @@ def test_a_map_of_times_built_in_python_is_not_evaluated_rather_than_an_error(ex
     draguard's limit, said so (upstream builds the map)."""
     result = compile_selector(expression).run({})
     assert isinstance(result, CelUnsupported) and "cannot build a map holding" in str(result)
+
+
+@pytest.mark.parametrize("expression", [
+    "optional.of(quantity('1')) == optional.none()",
+    "dyn(optional.of(1)) == 1",
+    "[dyn(optional.of(1))].includes(optional.of(1))",
+    "sets.contains([dyn(optional.of(1))], [1])",
+    "[dyn(optional.of(1))].max() == 1",
+    "[dyn(optional.of(1))].exists(x, x == x)",
+    "[1].map(x, dyn(optional.of(x))).exists(y, y == 1)",
+])
+def test_an_optional_never_reaches_python_it_is_not_evaluated(expression):
+    """cel-expr-python dies converting an optional for a Python function: refused before it runs."""
+    compiled = compile_selector(expression)
+    assert compiled.error is not None and compiled.error.unsupported, compiled.error
+    assert "optional value" in compiled.error.message
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("device.attributes['gpu.example.com'].?model.orValue('') == 'a100'", True),
+    ("device.attributes['gpu.example.com'].?model.orValue('') == 'a100' && "
+     "[device.attributes['gpu.example.com'].index].max() == 3", True),
+    ("optional.of(1).value() == dyn(1)", True),
+])
+def test_optionals_unwrapped_before_python_still_evaluate(expression, expected):
+    device = device_from({"name": "d", "attributes": {"model": {"string": "a100"}, "index": {"int": 3}}},
+                         "gpu.example.com", "p")
+    compiled = compile_selector(expression)
+    assert compiled.error is None, compiled.error
+    assert compiled.evaluate(device) is expected
+
+
+@pytest.mark.parametrize("expression", [
+    "[semver('1.0.0+a')].indexOf(semver('1.0.0+b')) == 0",
+    "[quantity('1')].lastIndexOf(dyn(quantity('1000m'))) == 0",
+    "[optional.of(1)].indexOf(optional.of(1)) == 0",
+])
+def test_a_search_of_messages_is_not_checked_rather_than_invalid(expression):
+    """library.Lists declares indexOf for any element type; draguard's engine only for some."""
+    error = compile_selector(expression).error
+    assert error is not None and error.unsupported, error
+
+
+def test_a_search_of_unrelated_types_stays_invalid():
+    error = compile_selector("[quantity('1')].indexOf(1) == 0").error
+    assert error is not None and not error.unsupported

@@ -260,3 +260,15 @@ def test_string_searches_and_splits_are_cel_gos(expression):
     nothing (an empty substring: the end), where cel-cpp's is an error; split is Go's
     strings.SplitN (an empty string split by nothing has no part)."""
     assert compile_selector(expression).run({}) is True
+
+
+@pytest.mark.parametrize("expression", [
+    "[quantity('1'), quantity('1000m')].distinct().size() == 1",
+    "[semver('1.0.0+a'), semver('1.0.0+b')].distinct().size() == 1",
+    "[[semver('1.0.0+a')], [semver('1.0.0+b')]].distinct().size() == 1",
+    "[semver('1.0.0+a'), semver('2.0.0'), semver('1.0.0')].distinct()[1] == semver('2.0.0')",
+    "[dyn(1), dyn(1.0), dyn('a')].distinct().size() == 2",
+])
+def test_distinct_keeps_what_no_earlier_element_equals(expression):
+    """ext/lists.go distinctList compares with Equal, where cel-cpp compares messages field by field."""
+    assert evaluate(expression) is True
