@@ -39,6 +39,8 @@ class _Question:
 
     def may_hold(self, expr) -> bool:
         kind = self.ast.type_name(expr.id)
+        if kind.startswith("type("):
+            return False  # a type names optionals without holding one
         if _OPTIONAL in kind:
             return True
         if "dyn" not in kind:

@@ -225,6 +225,7 @@ def test_an_optional_never_reaches_python_it_is_not_evaluated(expression):
     ("device.attributes['gpu.example.com'].?model.orValue('') == 'a100' && "
      "[device.attributes['gpu.example.com'].index].max() == 3", True),
     ("optional.of(1).value() == dyn(1)", True),
+    ("dyn(type(optional.of(1))) == dyn(type(optional.none()))", True),  # a type holds no optional
 ])
 def test_optionals_unwrapped_before_python_still_evaluate(expression, expected):
     device = device_from({"name": "d", "attributes": {"model": {"string": "a100"}, "index": {"int": 3}}},
