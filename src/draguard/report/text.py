@@ -19,6 +19,20 @@ class _Paint:
         return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
 
 
+#: characters of a source line shown around the caret: a minified file is one line of megabytes
+WINDOW = 120
+
+
+def _window(line: str, caret: int) -> tuple[str, int]:
+    """The part of `line` around `caret` (at most WINDOW characters, cuts marked with an
+    ellipsis) and the caret's place in it."""
+    if len(line) <= WINDOW:
+        return line, caret
+    start = min(max(0, caret - WINDOW // 2), len(line) - WINDOW)
+    head, tail = ("…" if start else ""), ("…" if start + WINDOW < len(line) else "")
+    return head + line[start:start + WINDOW] + tail, caret - start + len(head)
+
+
 def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) -> list[str]:
     sev = paint(str(f.severity), "1;" + _COLOURS[f.severity])
     tag = " (suppressed: " + (f.suppressed_by or "no reason given") + ")" if suppressed else ""
@@ -27,9 +41,9 @@ def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) ->
     out = [f"{paint(where, '1')}: {sev} [{f.rule}] {sentence(f.message)}{tag}"]
     source = lines.get(f.file, f.line) if f.location.line else None
     if source is not None:
-        expanded = source.expandtabs(1)
-        out.append(f"  {f.line:>5} | {expanded}")
-        out.append(f"        | {' ' * max(0, f.column - 1)}{paint('^', '1;32')}")
+        shown, caret = _window(source.expandtabs(1), max(0, f.column - 1))
+        out.append(f"  {f.line:>5} | {shown}")
+        out.append(f"        | {' ' * caret}{paint('^', '1;32')}")
     if f.obj.kind:
         out.append(f"        = in {f.obj}")
     if f.help:

@@ -179,7 +179,12 @@ def _scalar(node: ScalarNode):
     if tag == _STR:
         return node.value
     if tag == _INT:
-        return _constructor.construct_yaml_int(node)
+        try:
+            return _constructor.construct_yaml_int(node)
+        except ValueError:  # past Python's 4,300 digits: far past any integer the API server reads
+            mark = node.start_mark
+            raise BuildError("syntax", f"integer of {len(node.value)} characters: out of range",
+                             (mark.line + 1, mark.column + 1)) from None
     if tag == _BOOL:
         return _constructor.bool_values[node.value.lower()]
     if tag == _NULL:

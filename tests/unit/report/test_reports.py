@@ -3,10 +3,12 @@ import json
 from xml.etree import ElementTree as ET
 
 import jsonschema
+import pytest
 
 from support.paths import DATA
 
 from draguard.report.sarif import artifact_uri
+from draguard.report.text import WINDOW, _window
 
 BAD = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a, namespace: ns}\nspec: {template: {}}\n"
 SARIF_SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
@@ -154,3 +156,11 @@ def test_sarif_fixes_are_text_replacements_that_remove_the_finding(cli, tmp_path
         assert rule_id not in {f["rule"] for f in after["findings"]}
     result = with_fixes["host-ipc"]
     assert result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] == "spec.hostIPC"
+
+
+@pytest.mark.parametrize("caret", [0, 5, 2500, 4999])
+def test_a_long_source_line_shows_a_window_with_the_caret_on_its_character(caret):
+    line = "".join(chr(ord("a") + i % 26) for i in range(5000))
+    shown, place = _window(line, caret)
+    assert len(shown.strip("…")) == WINDOW and shown[place] == line[caret]
+    assert shown.startswith("…") == (caret > WINDOW // 2) and shown.endswith("…") == (caret < 5000 - WINDOW // 2)

@@ -75,3 +75,10 @@ def test_deep_nesting_and_large_documents_are_refused():
 def test_complex_keys_are_reported_not_raised():
     _, problems = parse_stream("apiVersion: {{ .Values.x }}\n")
     assert problems and problems[0].kind == "syntax"
+
+
+def test_an_integer_past_pythons_digits_refuses_its_document_not_the_run():
+    docs, problems = parse_stream("a: 1\n---\nb: " + "9" * 5000 + "\n")
+    assert docs[0].data == {"a": 1} and docs[1].data is None
+    assert (problems[0].kind, problems[0].line, problems[0].column) == ("syntax", 3, 4)
+    assert "5000 characters" in problems[0].message
