@@ -31,6 +31,7 @@ from support import celgen, served
 from support.cel_regressions import REGRESSIONS
 from support.cluster import FEATURE_GATES, ControlPlane
 from support.paths import corpus_files
+from support.validation_objects import OBJECTS
 
 pytestmark = pytest.mark.cluster
 NS = "default"
@@ -187,3 +188,17 @@ def test_corpus_and_example_objects_in_every_served_version_are_judged_alike(bar
           f"{len(found)} disagreements")
     assert len(converted) > 100 and accepted > len(converted) // 2
     assert not found, found[:5]
+
+
+@pytest.mark.parametrize("what, accepted, obj", OBJECTS, ids=[what for what, _, _ in OBJECTS])
+def test_hand_written_objects_near_the_limits_are_judged_alike(bare_plane, what, accepted, obj):
+    """support.validation_objects: the verdict stored beside each object is still the server's,
+    and draguard's validity rules find an error exactly where the server refuses."""
+    judge = Judge(bare_plane)
+    obj = json.loads(json.dumps(obj))
+    if obj["kind"] not in ("DeviceClass", "ResourceSlice"):
+        judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+                   dry_run=False)
+    status, message = judge.post(_path(obj), obj)
+    assert (status == 201) == accepted, (status, message)
+    assert _disagreement(judge, Config(), what, obj) is None

@@ -32,7 +32,7 @@ def _parse_int64(text: str) -> int | None:
     return value if -(1 << 63) <= value < (1 << 63) else None
 
 
-def _label_key_problem(key) -> str | None:
+def label_key_problem(key) -> str | None:
     if not isinstance(key, str):
         return "must be a string"
     prefix, slash, name = key.rpartition("/")
@@ -43,7 +43,7 @@ def _label_key_problem(key) -> str | None:
     return None
 
 
-def _label_value_ok(value) -> bool:
+def label_value_ok(value) -> bool:
     return isinstance(value, str) and (value == "" or (len(value) <= 63 and _NAME.match(value) is not None))
 
 
@@ -134,7 +134,7 @@ def _label_requirements(expressions: list, where: str, problems: list):
             problems.append(f"{at}.operator: Unsupported value: {operator!r}")
             continue
         before = len(problems)
-        key_problem = _label_key_problem(key)
+        key_problem = label_key_problem(key)
         if key_problem:
             problems.append(f"{at}.key: Invalid value: {key!r}: {key_problem}")
         if operator in ("In", "NotIn") and not values:
@@ -147,7 +147,7 @@ def _label_requirements(expressions: list, where: str, problems: list):
             problems.extend(f"{at}.values[{k}]: Invalid value: {v!r}: for 'Gt', 'Lt' operators, the value must be an "
                             "integer" for k, v in enumerate(values) if _parse_int64(str(v)) is None)
         problems.extend(f"{at}.values[{k}]: Invalid value: {v!r}: a valid label value" for k, v in enumerate(values)
-                        if not _label_value_ok(v))
+                        if not label_value_ok(v))
         if len(problems) == before:
             yield _LabelRequirement(key, operator, tuple(values))
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 
 from ..core.finding import Severity
+from ..dra import apivalidation
 from ..facts.gates import gate_enabled
-from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec, device_requests, requests_of
+from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, claim_spec, device_requests, \
+    requests_of
 from ..model.pods import mapping, mappings
 from .base import Rule
 from .examples import COMPLIANT_POD
@@ -41,10 +43,10 @@ class ApiValidation(Rule):
     category = "schema"
     severity = Severity.ERROR
     lint_only = "the API server runs its own validation before admission and refuses the object"
-    targets = CLAIM_TARGETS | {(RESOURCE_GROUP, "ResourceSlice")}
+    targets = CLAIM_TARGETS | DEVICE_CLASS_TARGETS | {(RESOURCE_GROUP, "ResourceSlice")}
     summary = ("A resource.k8s.io object the API server rejects for a rule its schema does not state: a ResourceSlice "
                "without exactly one node field, a request or device name that is not a DNS label, a count with allocationMode "
-               "All, a constraint naming no request.")
+               "All, a constraint naming no request, a list past its limit, a malformed name, quantity, toleration or taint.")
     rationale = """
         The OpenAPI schema only knows field types, so `kubectl apply --dry-run=client` and
         schema validators accept these objects; the API server then refuses them. The
@@ -54,16 +56,37 @@ class ApiValidation(Rule):
         subrequest names are unique DNS labels (a MIG profile's dot does not belong in one); `count` is not set with `allocationMode: All` and is
         positive with `ExactCount`; constraints and config name requests of the claim; with
         DRADerivedAttributes, a request derives each attribute once and a `matchAttribute` or
-        `distinctAttribute` constraint over it (or over every request) reads each one."""
+        `distinctAttribute` constraint over it (or over every request) reads each one. Field by
+        field (dra.apivalidation): object names are DNS subdomains; allocationMode is All or
+        ExactCount; lists stay within upstream's limits (32 requests, constraints, configs and
+        selectors, 8 subrequests, 16 tolerations and taints, 128 devices a slice, 64 with
+        taints, counters or list attributes, 32 attributes and capacities a device, 8 counter
+        sets); class, driver, pool and node names, attribute and capacity names (`ID` or
+        `domain/ID`), constraint attributes (`domain/ID`), taint and toleration keys and values,
+        and node selectors are well formed; an attribute holds exactly one value (a string or
+        version of at most 64 characters, versions semver 2.0.0); quantities parse; opaque
+        configuration names a driver and holds a JSON object of at most 10 KiB; a DeviceClass's
+        extendedResourceName is a domain-prefixed extended resource name."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
     noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        metadata = mapping(obj.data.get("metadata"))
+        problem = apivalidation.object_name(metadata.get("name"))
+        if problem:
+            yield ctx.finding(self, obj, f"name {metadata['name']!r} {problem}", metadata, "name", value=True)
         if obj.kind == "ResourceSlice":
             yield from self._slice(obj, ctx)
+            devices = [(d, d["basic"] if isinstance(d.get("basic"), dict) else d) for d in mappings(obj.spec.get("devices"))]
+            problems = apivalidation.resource_slice(obj.spec, devices)
+        elif obj.kind == "DeviceClass":
+            problems = apivalidation.device_class(obj.spec)
         else:
             yield from self._claim(obj, ctx)
+            problems = apivalidation.claim(mapping(claim_spec(obj).get("devices")), requests_of(obj))
+        for p in problems:
+            yield ctx.finding(self, obj, p.message, p.holder, p.key, value=p.at_value)
 
     def _slice(self, obj, ctx):
         spec = obj.spec
@@ -151,7 +174,7 @@ class ApiValidation(Rule):
         if request.mode == "All":
             yield ctx.finding(self, obj, f"request '{request.full_name}' sets count with allocationMode All (All takes "
                               "every matching device; the API server refuses a count)", fields, "count")
-        elif isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        elif isinstance(count, int) and not isinstance(count, bool) and count < 0:  # 0 is defaulted to 1
             yield ctx.finding(self, obj, f"request '{request.full_name}' count must be greater than zero, not {count}",
                               fields, "count", value=True)
 

@@ -2,7 +2,14 @@
 each check mirrors kubernetes v1.37.2 (pkg/apis/resource/validation, the registry strategies'
 dropDisabled*Fields, pkg/features/kube_features.go)."""
 
+import copy
+
 import pytest
+
+from draguard.core.config import Config
+from draguard.core.finding import Severity
+from draguard.engine.lint import lint_objects
+from support.validation_objects import OBJECTS
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
@@ -79,8 +86,10 @@ def test_resource_slice_device_names(lint_json, names, expected):
      [(9, 16, "subrequest name 'Big' must be a DNS label")]),
     ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 2}",
      [(8, 71, "request 'a' sets count with allocationMode All")]),
-    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, count: 0}",
-     [(8, 57, "request 'a' count must be greater than zero, not 0")]),
+    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, count: -1}",
+     [(8, 57, "request 'a' count must be greater than zero, not -1")]),
+    # count 0 is unset in the Go struct: the API server defaults it to 1 and accepts it
+    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, count: 0}", []),
 ])
 def test_request_names_and_counts(lint_json, requests, expected):
     found = [(line, column, m) for line, column, m in _rules(lint_json(_claim(requests)), "api-validation")]
@@ -201,3 +210,17 @@ def test_derived_attributes_are_read_by_a_constraint_of_their_request(lint_json)
         (13, "derived attribute 'example.com/unused' of request 'gpu'"),
         (21, "derived attribute 'example.com/r' of request 'pick/big'")]
     assert _rules(lint_json(text), "api-validation") == []  # without the gate the API server drops them
+
+
+#: the rules whose errors mean "the API server refuses this object" (as test_apiserver_judge)
+VALIDITY = {"schema-invalid", "api-validation", "cel-invalid", "api-removed", "api-field-gated",
+            "admin-access-namespace"}
+
+
+@pytest.mark.parametrize("what, accepted, obj", OBJECTS, ids=[what for what, _, _ in OBJECTS])
+def test_an_error_exactly_where_the_api_server_refuses(what, accepted, obj):
+    """The server's verdicts as measured (support.validation_objects); dra.apivalidation mirrors
+    the checks behind them."""
+    findings = lint_objects([copy.deepcopy(obj)], Config()).findings
+    errors = [f"{f.rule}: {f.message}" for f in findings if f.rule in VALIDITY and f.severity is Severity.ERROR]
+    assert (not errors) == accepted, errors

@@ -1,0 +1,433 @@
+"""The API server's field validation of resource.k8s.io objects beyond what the OpenAPI
+schema states, over the objects as written (before the server's defaults).
+
+Mirrors kubernetes v1.37.2 pkg/apis/resource/validation/validation.go (with the declarative
+validation it marks covered), k8s.io/apimachinery/pkg/util/validation (names, label keys
+and values) and pkg/apis/core/validation ValidateNodeSelector; list limits from
+pkg/apis/resource/types.go. Each check yields a Problem where the finding points."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from .nodeselector import NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
+from .quantity import QuantityError, parse_quantity
+
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NUMERIC = r"(0|[1-9]\d*)"
+_PRERELEASE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
+_SEMVER = re.compile(rf"{_NUMERIC}\.{_NUMERIC}\.{_NUMERIC}(-{_PRERELEASE}(\.{_PRERELEASE})*)?"
+                     r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?")
+_TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
+
+#: list limits (pkg/apis/resource/types.go)
+MAX_REQUESTS = MAX_CONSTRAINTS = MAX_CONFIG = MAX_SELECTORS = MAX_ATTRIBUTES_AND_CAPACITIES = 32
+MAX_SUBREQUESTS = 8
+MAX_TOLERATIONS = MAX_TAINTS = 16
+MAX_DEVICES, MAX_DEVICES_WITH_ADVANCED_FEATURES = 128, 64
+MAX_COUNTER_SETS = 8
+MAX_COUNTERS = 32
+MAX_ATTRIBUTE_VALUE = 64
+MAX_ID, MAX_DOMAIN = 32, 63
+MAX_OPAQUE_PARAMETERS = 10 * 1024
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What the server refuses, at `holder[key]` (the holder itself when key is None)."""
+
+    holder: object
+    key: object
+    message: str
+    at_value: bool = True
+
+
+# --- names (k8s.io/apimachinery/pkg/util/validation) --------------------------------------
+
+def dns_label(name: str) -> str | None:
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    return None if _DNS1123_LABEL.fullmatch(name) else \
+        "must be a lowercase RFC 1123 label (lower-case letters, digits and '-', starting and ending alphanumeric)"
+
+
+def dns_subdomain(name: str) -> str | None:
+    if len(name) > 253:
+        return "must be no more than 253 characters"
+    return None if _DNS1123_SUBDOMAIN.fullmatch(name) else \
+        "must be a lowercase RFC 1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending alphanumeric)"
+
+
+def driver_name(name: str) -> str | None:
+    """ValidateCSIDriverName: at most 63 characters, a DNS subdomain once lower-cased."""
+    if not name:
+        return "is required"
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    return dns_subdomain(name.lower())
+
+
+def _c_identifier(name: str) -> str | None:
+    if len(name) > MAX_ID:
+        return f"must be no more than {MAX_ID} characters"
+    return None if _C_IDENTIFIER.fullmatch(name) else \
+        "must be a C identifier (a letter or '_', then letters, digits or '_')"
+
+
+def qualified_name(name: str) -> str | None:
+    """validateQualifiedName: an attribute or capacity name, `ID` or `domain/ID`."""
+    parts = name.split("/")
+    if len(parts) == 1:
+        return _c_identifier(name)
+    domain, identifier = parts[0], parts[1]
+    if not domain:
+        return "the domain must not be empty"
+    problem = driver_name(domain)
+    if problem:
+        return f"domain {problem}"
+    return "the name must not be empty" if not identifier else _c_identifier(identifier)
+
+
+def fully_qualified_name(name: str) -> str | None:
+    """validateFullyQualifiedName (declaratively: the prefix a lowercase DNS subdomain)."""
+    if "/" not in name:
+        return "must be a domain and a name separated by a slash"
+    domain = name.split("/")[0]
+    if domain and dns_subdomain(domain):
+        return f"prefix {dns_subdomain(domain)}"
+    return qualified_name(name)
+
+
+# --- shared parts ---------------------------------------------------------------------------
+
+def too_many(holder: dict, key: str, limit: int) -> Iterator[Problem]:
+    items = holder.get(key)
+    if isinstance(items, list) and len(items) > limit:
+        yield Problem(holder, key, f"{key}: too many ({len(items)}): must have at most {limit} items", False)
+
+
+def duplicates(items: list, key_of, what: str) -> Iterator[Problem]:
+    seen = set()
+    for i, item in enumerate(items):
+        key = key_of(item)
+        if key is None:
+            continue
+        if key in seen:
+            yield Problem(items, i, f"{what} {key!r} is listed twice")
+        seen.add(key)
+
+
+def quantity(holder: dict, key, what: str) -> Iterator[Problem]:
+    """A quantity the server cannot decode (a 400 before any validation)."""
+    value = holder.get(key)
+    if value is not None and not isinstance(value, bool):
+        try:
+            parse_quantity(value)
+        except QuantityError:
+            yield Problem(holder, key, f"{what} {value!r} is not a quantity: quantities must match "
+                                       "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+
+
+def selectors(holder: dict) -> Iterator[Problem]:
+    yield from too_many(holder, "selectors", MAX_SELECTORS)
+    for selector in _mappings(holder.get("selectors")):
+        if selector.get("cel") is None:
+            yield Problem(selector, None, "a selector needs `cel` (the only selector type)", False)
+
+
+def configuration(config: dict) -> Iterator[Problem]:
+    """validateDeviceConfiguration: an opaque configuration, its driver and its parameters."""
+    opaque = config.get("opaque")
+    if opaque is None:
+        yield Problem(config, None, "a configuration needs `opaque` (the only configuration type)", False)
+        return
+    if not isinstance(opaque, dict):
+        return
+    driver = opaque.get("driver")
+    if isinstance(driver, str) and driver and driver_name(driver):
+        yield Problem(opaque, "driver", f"opaque driver {driver!r} {driver_name(driver)}")
+    parameters = opaque.get("parameters")
+    if parameters is None:
+        yield Problem(opaque, "driver" if "driver" in opaque else None, "opaque configuration needs `parameters`",
+                      False)
+    elif not isinstance(parameters, dict):
+        yield Problem(opaque, "parameters", "opaque parameters must be a JSON object")
+    elif len(json.dumps(parameters, separators=(",", ":"), default=str)) > MAX_OPAQUE_PARAMETERS:
+        yield Problem(opaque, "parameters", f"opaque parameters may not be more than {MAX_OPAQUE_PARAMETERS} bytes",
+                      False)
+
+
+def toleration(entry: dict) -> Iterator[Problem]:
+    """validateDeviceToleration (an empty operator is defaulted to Equal)."""
+    key, operator, value = entry.get("key", ""), entry.get("operator", ""), entry.get("value", "")
+    effect = entry.get("effect", "")
+    if isinstance(key, str) and key and label_key_problem(key):
+        yield Problem(entry, "key", f"toleration key {key!r}: {label_key_problem(key)}")
+    if operator == "Exists" and value:
+        yield Problem(entry, "value", "a toleration's value must be empty for operator Exists")
+    elif operator in ("", "Equal") and not label_value_ok(value):
+        yield Problem(entry, "value", f"toleration value {value!r} is not a label value")
+    elif operator not in ("", "Equal", "Exists"):
+        yield Problem(entry, "operator", f"toleration operator {operator!r} is not Equal or Exists")
+    if effect and effect not in _TAINT_EFFECTS:
+        yield Problem(entry, "effect", f"toleration effect {effect!r} is not one of {', '.join(_TAINT_EFFECTS)}")
+
+
+def node_selector(selector: dict, exactly_one_term: bool) -> Iterator[Problem]:
+    """corevalidation.ValidateNodeSelector (its requirements as dra.nodeselector parses them),
+    and for a slice exactly one term."""
+    terms = selector.get("nodeSelectorTerms")
+    if not isinstance(terms, list):
+        return
+    if not terms:
+        yield Problem(selector, "nodeSelectorTerms", "a node selector needs at least one term")
+    elif exactly_one_term and len(terms) != 1:
+        yield Problem(selector, "nodeSelectorTerms", "a ResourceSlice's node selector must have exactly one term")
+    try:
+        parse_node_selector(selector)
+    except NodeSelectorError as exc:
+        yield Problem(selector, "nodeSelectorTerms", f"node selector: {exc}", False)
+
+
+def _mappings(value) -> list:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+# --- claims ---------------------------------------------------------------------------------
+
+def claim(devices: dict, requests: list) -> Iterator[Problem]:
+    """validateDeviceClaim, beside what rules.validation checks (names, references, counts)
+    and request-device-class (the request's shape and class): `requests` as
+    model.claims.requests_of parses them."""
+    for key, limit in (("requests", MAX_REQUESTS), ("constraints", MAX_CONSTRAINTS), ("config", MAX_CONFIG)):
+        yield from too_many(devices, key, limit)
+    for top in requests:
+        if top.subrequests is not None:
+            yield from too_many(top.request, "firstAvailable", MAX_SUBREQUESTS)
+        for leaf in top.leaves():
+            if leaf.shape != "empty":
+                yield from _request_fields(leaf.fields)
+    for constraint in _mappings(devices.get("constraints")):
+        yield from _references(constraint)
+        for key in ("matchAttribute", "distinctAttribute"):
+            name = constraint.get(key)
+            if name is not None:
+                if isinstance(name, str) and fully_qualified_name(name):
+                    yield Problem(constraint, key, f"{key} {name!r}: {fully_qualified_name(name)}")
+                break
+        else:
+            yield Problem(constraint, None, "a constraint needs matchAttribute or distinctAttribute", False)
+    for entry in _mappings(devices.get("config")):
+        yield from _references(entry)
+        yield from configuration(entry)
+
+
+def _request_fields(fields: dict) -> Iterator[Problem]:
+    mode = fields.get("allocationMode")
+    if mode not in (None, "", "All", "ExactCount"):
+        yield Problem(fields, "allocationMode", f"allocationMode {mode!r} is not All or ExactCount")
+    name = fields.get("deviceClassName")
+    if isinstance(name, str) and name and dns_subdomain(name):
+        yield Problem(fields, "deviceClassName", f"deviceClassName {name!r} {dns_subdomain(name)}")
+    yield from selectors(fields)
+    yield from too_many(fields, "tolerations", MAX_TOLERATIONS)
+    for entry in _mappings(fields.get("tolerations")):
+        yield from toleration(entry)
+    capacity = fields.get("capacity")
+    requested = capacity.get("requests") if isinstance(capacity, dict) else None
+    for name in requested if isinstance(requested, dict) else ():
+        yield from quantity(requested, name, f"capacity request {name!r}")
+
+
+def _references(holder: dict) -> Iterator[Problem]:
+    """A constraint's or config's request list: at most 32, none twice (validateSet)."""
+    yield from too_many(holder, "requests", MAX_REQUESTS)
+    names = holder.get("requests")
+    if isinstance(names, list):
+        yield from duplicates(names, lambda name: name if isinstance(name, str) else None, "request")
+
+
+# --- device classes -------------------------------------------------------------------------
+
+def device_class(spec: dict) -> Iterator[Problem]:
+    """validateDeviceClassSpec: selectors, configuration, the extended resource name."""
+    yield from selectors(spec)
+    yield from too_many(spec, "config", MAX_CONFIG)
+    for entry in _mappings(spec.get("config")):
+        yield from configuration(entry)
+    name = spec.get("extendedResourceName")
+    if isinstance(name, str) and extended_resource_name(name):
+        yield Problem(spec, "extendedResourceName", f"extendedResourceName {name!r} {extended_resource_name(name)}")
+
+
+def extended_resource_name(name: str) -> str | None:
+    """v1helper.IsExtendedResourceName: domain-prefixed, not kubernetes.io, not requests.*."""
+    if "/" not in name:
+        return "must be a domain-prefixed path, such as 'example.com/my-prop'"
+    if "kubernetes.io/" in name:
+        return "must not have a kubernetes.io/ domain"
+    if name.startswith("requests."):
+        return "must not have a requests. prefix"
+    problem = label_key_problem(f"requests.{name}")
+    return f"is not a qualified name: {problem}" if problem else None
+
+
+# --- resource slices ------------------------------------------------------------------------
+
+def resource_slice(spec: dict, devices: list) -> Iterator[Problem]:
+    """validateResourceSliceSpec beside rules.validation's node fields and device names;
+    `devices` as (written mapping, the mapping with its fields: v1beta1's `basic`)."""
+    driver = spec.get("driver")
+    if isinstance(driver, str) and driver and driver_name(driver):
+        yield Problem(spec, "driver", f"driver {driver!r} {driver_name(driver)}")
+    pool = spec.get("pool")
+    if isinstance(pool, dict):
+        yield from _pool(pool)
+    node = spec.get("nodeName")
+    if isinstance(node, str) and node and dns_subdomain(node):
+        yield Problem(spec, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
+    if isinstance(spec.get("nodeSelector"), dict):
+        yield from node_selector(spec["nodeSelector"], exactly_one_term=True)
+    advanced = any(_advanced(body) for _, body in devices)
+    yield from too_many(spec, "devices", MAX_DEVICES_WITH_ADVANCED_FEATURES if advanced else MAX_DEVICES)
+    per_device = spec.get("perDeviceNodeSelection") is True
+    for written, body in devices:
+        yield from _device(written, body, per_device)
+    yield from too_many(spec, "sharedCounters", MAX_COUNTER_SETS)
+    sets = spec.get("sharedCounters")
+    if isinstance(sets, list):
+        yield from duplicates(sets, lambda s: s.get("name") if isinstance(s, dict) else None, "counter set")
+    for counter_set in _mappings(sets):
+        name = counter_set.get("name")
+        if isinstance(name, str) and name and dns_label(name):
+            yield Problem(counter_set, "name", f"counter set name {name!r} {dns_label(name)}")
+        yield from _counters(counter_set)
+
+
+def _pool(pool: dict) -> Iterator[Problem]:
+    """validateResourcePool: a name of DNS subdomains joined by '/', a count above 0, a generation of 0 or more."""
+    name = pool.get("name")
+    if name == "":
+        yield Problem(pool, "name", "the pool needs a name")
+    elif isinstance(name, str):
+        problem = "must be no more than 253 characters" if len(name) > 253 else next(
+            (p for p in map(dns_subdomain, name.split("/")) if p), None)
+        if problem:
+            yield Problem(pool, "name", f"pool name {name!r}: each part between '/' {problem}")
+    count = pool.get("resourceSliceCount")
+    if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
+        yield Problem(pool, "resourceSliceCount", f"resourceSliceCount must be greater than zero, not {count}")
+    generation = pool.get("generation")
+    if isinstance(generation, int) and not isinstance(generation, bool) and generation < 0:
+        yield Problem(pool, "generation", f"generation must be zero or more, not {generation}")
+
+
+def _advanced(body: dict) -> bool:
+    """A device with taints, counter consumption or list attributes: the slice holds at most 64."""
+    attributes = body.get("attributes")
+    return bool(body.get("taints")) or bool(body.get("consumesCounters")) or (isinstance(attributes, dict) and any(
+        isinstance(a, dict) and any(k in a for k in ("ints", "bools", "strings", "versions")) for a in attributes.values()))
+
+
+def _device(written: dict, body: dict, per_device: bool) -> Iterator[Problem]:
+    """validateDevice: attributes, capacity, taints, counter consumption, per-device node fields."""
+    attributes, capacity = body.get("attributes"), body.get("capacity")
+    attributes = attributes if isinstance(attributes, dict) else {}
+    capacity = capacity if isinstance(capacity, dict) else {}
+    if len(attributes) + len(capacity) > MAX_ATTRIBUTES_AND_CAPACITIES:
+        yield Problem(written, "name", f"device {written.get('name')!r} has {len(attributes) + len(capacity)} "
+                                       f"attributes and capacities; at most {MAX_ATTRIBUTES_AND_CAPACITIES}", False)
+    for name, value in attributes.items():
+        yield from _key(attributes, name, "attribute")
+        if isinstance(value, dict):
+            yield from _attribute(attributes, name, value)
+    for name, value in capacity.items():
+        yield from _key(capacity, name, "capacity")
+        if isinstance(value, dict):
+            yield from quantity(value, "value", f"capacity {name!r}")
+    yield from too_many(body, "taints", MAX_TAINTS)
+    for taint in _mappings(body.get("taints")):
+        yield from _taint(taint)
+    consumption = body.get("consumesCounters")
+    if isinstance(consumption, list):
+        yield from duplicates(consumption, lambda c: c.get("counterSet") if isinstance(c, dict) else None,
+                              "counter set")
+    for entry in _mappings(consumption):
+        yield from _counters(entry)
+    if per_device:
+        node = written.get("nodeName")
+        if isinstance(node, str) and node and dns_subdomain(node):
+            yield Problem(written, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
+        if isinstance(written.get("nodeSelector"), dict):
+            yield from node_selector(written["nodeSelector"], exactly_one_term=False)
+
+
+def _key(holder: dict, name: str, what: str) -> Iterator[Problem]:
+    problem = qualified_name(name) or (f"must be no more than {MAX_DOMAIN + 1 + MAX_ID} characters"
+                                       if len(name) > MAX_DOMAIN + 1 + MAX_ID else None)
+    if problem:
+        yield Problem(holder, name, f"{what} name {name!r}: {problem}", False)
+
+
+_SCALARS, _LISTS = ("int", "bool", "string", "version"), ("ints", "bools", "strings", "versions")
+
+
+def _attribute(attributes: dict, name: str, value: dict) -> Iterator[Problem]:
+    """validateDeviceAttribute: exactly one value; strings and versions at most 64
+    characters, versions semver 2.0.0, lists not empty."""
+    kinds = [k for k in _SCALARS + _LISTS if value.get(k) is not None]
+    if len(kinds) != 1:
+        yield Problem(attributes, name, f"attribute {name!r} must specify exactly one value, not "
+                                        f"{', '.join(kinds) or 'none'}")
+    for kind in kinds:
+        items = value[kind] if kind in _LISTS else [value[kind]]
+        if kind in _LISTS and isinstance(items, list) and not items:
+            yield Problem(value, kind, f"attribute {name!r}: {kind} must not be empty if specified")
+        for item in items if isinstance(items, list) else ():
+            if kind in ("string", "strings", "version", "versions") and isinstance(item, str):
+                if len(item) > MAX_ATTRIBUTE_VALUE:
+                    yield Problem(value, kind, f"attribute {name!r}: a value may not be more than "
+                                               f"{MAX_ATTRIBUTE_VALUE} bytes")
+                elif kind.startswith("version") and not _SEMVER.fullmatch(item):
+                    yield Problem(value, kind, f"attribute {name!r}: {item!r} is not a semver.org 2.0.0 version")
+
+
+def _taint(taint: dict) -> Iterator[Problem]:
+    """validateDeviceTaint: a label key, an effect of the three, a label value."""
+    key, effect, value = taint.get("key"), taint.get("effect"), taint.get("value")
+    problem = ("must not be empty" if not key else label_key_problem(key)) if isinstance(key, str) else None
+    if problem:
+        yield Problem(taint, "key", f"taint key {key!r}: {problem}")
+    if effect in (None, ""):
+        yield Problem(taint, "key" if "key" in taint else None, "a taint needs an effect", False)
+    elif effect not in _TAINT_EFFECTS:
+        yield Problem(taint, "effect", f"taint effect {effect!r} is not one of {', '.join(_TAINT_EFFECTS)}")
+    if isinstance(value, str) and value and not label_value_ok(value):
+        yield Problem(taint, "value", f"taint value {value!r} is not a label value")
+
+
+def _counters(holder: dict) -> Iterator[Problem]:
+    """A counter set's or a consumption's counters: at least one, each a DNS label and a quantity."""
+    counters = holder.get("counters")
+    if counters is None or counters == {}:
+        yield Problem(holder, "counters" if "counters" in holder else None, "counters must not be empty", False)
+        return
+    if not isinstance(counters, dict):
+        return
+    if len(counters) > MAX_COUNTERS:
+        yield Problem(holder, "counters", f"at most {MAX_COUNTERS} counters", False)
+    for name, counter in counters.items():
+        if dns_label(str(name)):
+            yield Problem(counters, name, f"counter name {name!r} {dns_label(str(name))}", False)
+        if isinstance(counter, dict):
+            yield from quantity(counter, "value", f"counter {name!r}")
+
+
+def object_name(name) -> str | None:
+    """The name of a resource.k8s.io object: a DNS subdomain (NameIsDNSSubdomain, LongName)."""
+    return dns_subdomain(name) if isinstance(name, str) and name else None
