@@ -360,11 +360,11 @@ def _device(written: dict, body: dict, per_device: bool) -> Iterator[Problem]:
     for entry in _mappings(consumption):
         yield from _counters(entry)
     if per_device:
-        node = written.get("nodeName")
+        node = body.get("nodeName")
         if isinstance(node, str) and node and dns_subdomain(node):
-            yield Problem(written, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
-        if isinstance(written.get("nodeSelector"), dict):
-            yield from node_selector(written["nodeSelector"], exactly_one_term=False)
+            yield Problem(body, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
+        if isinstance(body.get("nodeSelector"), dict):
+            yield from node_selector(body["nodeSelector"], exactly_one_term=False)
 
 
 def _key(holder: dict, name: str, what: str) -> Iterator[Problem]:

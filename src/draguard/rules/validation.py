@@ -78,7 +78,7 @@ class ApiValidation(Rule):
             yield ctx.finding(self, obj, f"name {metadata['name']!r} {problem}", metadata, "name", value=True)
         if obj.kind == "ResourceSlice":
             yield from self._slice(obj, ctx)
-            devices = [(d, d["basic"] if isinstance(d.get("basic"), dict) else d) for d in mappings(obj.spec.get("devices"))]
+            devices = [(d, _fields_of(d)) for d in mappings(obj.spec.get("devices"))]
             problems = apivalidation.resource_slice(obj.spec, devices)
         elif obj.kind == "DeviceClass":
             problems = apivalidation.device_class(obj.spec)
@@ -108,14 +108,16 @@ class ApiValidation(Rule):
         seen = set()
         for device in mappings(spec.get("devices")):
             yield from self._name(obj, ctx, device, seen, "device")
-            chosen = [f for f in _DEVICE_NODE_FIELDS if f in device]
+            body = _fields_of(device)
+            chosen = [f for f in _DEVICE_NODE_FIELDS if f in body]
             if chosen and not per_device:
                 yield ctx.finding(self, obj, f"device '{device.get('name')}' sets {chosen[0]}, which is only allowed "
-                                  "when the slice sets perDeviceNodeSelection: true", device, chosen[0])
+                                  "when the slice sets perDeviceNodeSelection: true", body, chosen[0])
             elif per_device and len(chosen) != 1:
                 yield ctx.finding(self, obj, f"device '{device.get('name')}' must set exactly one of nodeName, "
                                   f"nodeSelector and allNodes under perDeviceNodeSelection; it sets "
-                                  f"{', '.join(chosen) or 'none'}", device, chosen[1] if chosen else "name")
+                                  f"{', '.join(chosen) or 'none'}", body if chosen else device,
+                                  chosen[1] if chosen else "name")
 
     def _claim(self, obj, ctx):
         devices = mapping(claim_spec(obj).get("devices"))
@@ -177,6 +179,11 @@ class ApiValidation(Rule):
         elif isinstance(count, int) and not isinstance(count, bool) and count < 0:  # 0 is defaulted to 1
             yield ctx.finding(self, obj, f"request '{request.full_name}' count must be greater than zero, not {count}",
                               fields, "count", value=True)
+
+
+def _fields_of(device: dict) -> dict:
+    """A device's fields: v1alpha3/v1beta1 nest them under `basic`."""
+    return device["basic"] if isinstance(device.get("basic"), dict) else device
 
 
 def _constraint_attributes(constraints) -> dict:
