@@ -31,7 +31,7 @@ from support import celgen, served
 from support.cel_regressions import REGRESSIONS
 from support.cluster import FEATURE_GATES, ControlPlane
 from support.paths import corpus_files
-from support.validation_objects import OBJECTS
+from support.validation_objects import OBJECTS, POD_OBJECTS
 
 pytestmark = pytest.mark.cluster
 NS = "default"
@@ -215,3 +215,11 @@ def test_hand_written_objects_in_every_served_version_are_judged_alike(bare_plan
     found = [d for where, obj in converted if (d := _disagreement(judge, config, where, obj))]
     print(f"\n{len(converted)} hand-written objects in other served versions; {len(found)} disagreements")
     assert len(converted) > 150 and not found, found[:5]
+
+
+@pytest.mark.parametrize("what, accepted, pod", POD_OBJECTS, ids=[what for what, _, _ in POD_OBJECTS])
+def test_hand_written_pod_claims_are_judged_as_stored(bare_plane, what, accepted, pod):
+    """support.validation_objects.POD_OBJECTS: the verdict stored beside each pod (which
+    test_upstream_validation holds draguard's pod rules to) is still the server's."""
+    status, message = Judge(bare_plane).post(f"/api/v1/namespaces/{NS}/pods", json.loads(json.dumps(pod)))
+    assert (status == 201) == accepted, (status, message)

@@ -1,7 +1,8 @@
 """Hand-written resource.k8s.io objects near upstream's validation limits, each with the
 real kube-apiserver's verdict (accepted or not) by server-side dry-run on 1.37.2, as measured
 (test_apiserver_judge re-asks the server whenever Go is present). draguard's validity rules
-must find an error exactly in those the server refuses.
+must find an error exactly in those the server refuses (for pods, with the claim-wiring
+rules that mirror the pod's own validation).
 
 Left out, each said elsewhere: a request with both or neither of `exactly` and
 `firstAvailable`, or an empty deviceClassName (request-device-class reports them); a field a
@@ -136,4 +137,55 @@ OBJECTS = [
  ("class extended requests.", False, _class({"extendedResourceName": "requests.example.com/gpu"})),
  ("class name bad", False, _class({}, name="GPU")),
  ("class name long", False, _class({}, name="a" * 254)),
+]
+
+
+def _pod(claims=None, container_claims=None, init_claims=None):
+    """Pod p: container c with these resources.claims, init container i with init_claims."""
+    container = {"name": "c", "image": "x"}
+    if container_claims is not None:
+        container["resources"] = {"claims": container_claims}
+    spec = {"containers": [container]}
+    if init_claims is not None:
+        spec["initContainers"] = [{"name": "i", "image": "x", "resources": {"claims": init_claims}}]
+    if claims is not None:
+        spec["resourceClaims"] = claims
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec}
+
+
+def _template(name="gpu", template="tmpl"):
+    return {"name": name, "resourceClaimTemplateName": template}
+
+
+GPU = [{"name": "gpu"}]
+
+#: pods' claim fields (pkg/apis/core/validation validatePodResourceClaims), as POD_OBJECTS:
+#: (what it tries, whether the server accepts it, the pod); its template is not in the set
+POD_OBJECTS = [
+ ("ok", True, _pod([_template()], GPU)),
+ ("claim name bad", False, _pod([_template("GPU")], [{"name": "GPU"}])),
+ ("claim name long", False, _pod([_template("g" * 64)], [{"name": "g" * 64}])),
+ ("claim name 63", True, _pod([_template("g" * 63)], [{"name": "g" * 63}])),
+ ("claim name empty", False, _pod([_template("")], [])),
+ ("dup pod claims", False, _pod([_template(), _template()], GPU)),
+ ("both sources", False, _pod([{"name": "gpu", "resourceClaimName": "a", "resourceClaimTemplateName": "b"}], GPU)),
+ ("no source", False, _pod([{"name": "gpu"}], GPU)),
+ ("claim ref bad", False, _pod([{"name": "gpu", "resourceClaimName": "Bad_Name"}], GPU)),
+ ("claim ref long", False, _pod([{"name": "gpu", "resourceClaimName": "c" * 254}], GPU)),
+ ("template ref bad", False, _pod([_template("gpu", "Bad_Name")], GPU)),
+ ("template ref long", False, _pod([_template("gpu", "t" * 254)], GPU)),
+ ("container undefined", False, _pod([_template()], [{"name": "other"}])),
+ ("container unnamed", False, _pod([_template()], [{"name": ""}])),
+ ("no pod claims", False, _pod(None, GPU)),
+ ("container twice", False, _pod([_template()], GPU + GPU)),
+ ("container request twice", False, _pod([_template()], [{"name": "gpu", "request": "a"}] * 2)),
+ ("container two requests", True, _pod([_template()], [{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}])),
+ ("container whole then request", False, _pod([_template()], GPU + [{"name": "gpu", "request": "a"}])),
+ ("container request then whole", False, _pod([_template()], [{"name": "gpu", "request": "a"}] + GPU)),
+ ("container request bad", False, _pod([_template()], [{"name": "gpu", "request": "A_1"}])),
+ ("container subrequest", False, _pod([_template()], [{"name": "gpu", "request": "a/b"}])),
+ ("init container", True, _pod([_template()], [], GPU)),
+ ("init undefined", False, _pod([_template()], [], [{"name": "x"}])),
+ ("unused pod claim", True, _pod([_template()], [])),
+ ("33 claims", True, _pod([_template(f"g{i}") for i in range(33)], [{"name": f"g{i}"} for i in range(33)])),
 ]

@@ -175,12 +175,9 @@ def _leaf_requests(manifest: Manifest) -> list[DeviceRequest]:
 
 
 def request_names(manifest: Manifest) -> set[str]:
-    """Names a container may use in `resources.claims[].request`: requests and subrequests."""
-    names = set()
-    for request in requests_of(manifest):
-        names.add(request.name)
-        names.update(sub.full_name for sub in request.subrequests or ())
-    return names
+    """Names a container may use in `resources.claims[].request`: the top-level requests (a
+    DNS label, core validation validateResourceClaimNames: the allocation picks the subrequest)."""
+    return {request.name for request in requests_of(manifest)}
 
 
 @dataclass

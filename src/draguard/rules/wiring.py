@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
+from ..dra.apivalidation import dns_label, dns_subdomain
 from ..model.claims import request_names
 from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
@@ -65,11 +66,14 @@ class ContainerRequestUndefined(Rule):
     severity = Severity.ERROR
     targets = POD_TARGETS
     needs = Needs.OBJECT_SET
-    summary = "resources.claims[].request names no request (or subrequest) of the claim or template."
+    summary = "resources.claims[].request names no request of the claim or template."
     rationale = """
         A container may limit itself to one request of a claim. A name that the claim does
         not define leaves the container without the device (or the pod is rejected, depending
-        on the release). Checked when the claim or template is in the linted set."""
+        on the release). A request with `firstAvailable` is named by its own name: the
+        allocation picks the subrequest, and `request/subrequest` is no DNS label (the API
+        server refuses it, pod-claim-invalid). Checked when the claim or template is in the
+        linted set."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu, request: gpu-0}]")
     compliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu, request: gpu}]")
@@ -125,6 +129,64 @@ class PodClaimSource(Rule):
                     what = "both" if count == 2 else "neither of"
                     yield ctx.finding(self, obj, f"{named('pod claim', entry.get('name'))} sets {what} resourceClaimName and "
                                       "resourceClaimTemplateName; exactly one is required", entry, "name")
+
+
+@register
+class PodClaimInvalid(Rule):
+    id = "pod-claim-invalid"
+    name = "Pod claim fields the API server rejects"
+    category = "claim-wiring"
+    severity = Severity.ERROR
+    targets = POD_TARGETS
+    lint_only = "the API server validates the pod spec before admission and refuses it"
+    summary = ("A pod claim's name is not a unique DNS label, the claim or template it names is not a DNS "
+               "subdomain, or a container lists one claim (or request) twice.")
+    rationale = """
+        Mirrors kubernetes v1.37.2 pkg/apis/core/validation (validatePodResourceClaims,
+        validateResourceClaimNames): spec.resourceClaims names are unique DNS labels, the
+        ResourceClaim or template each names is a DNS subdomain; in a container's
+        resources.claims each claim appears once, whole or by distinct requests (a whole
+        claim already covers its requests), and each request is a DNS label. A Deployment
+        with such a template is accepted, and its ReplicaSet then never creates a pod."""
+    reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#resources"
+    noncompliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu}, {name: gpu}]")
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        for site in pod_sites(obj):
+            seen: set = set()
+            for entry in site.claims:
+                name = entry.get("name")
+                problem = "is required" if name in (None, "") else dns_label(name) if isinstance(name, str) else None
+                if problem:
+                    yield ctx.finding(self, obj, f"{named('pod claim', name)}: its name {problem}", entry,
+                                      "name" if "name" in entry else None, value="name" in entry)
+                elif name in seen:
+                    yield ctx.finding(self, obj, f"pod claim '{name}' is defined twice", entry, "name", value=True)
+                seen.add(name)
+                for key in _SOURCES:
+                    target = entry.get(key)
+                    if isinstance(target, str) and target and dns_subdomain(target):
+                        yield ctx.finding(self, obj, f"{key} {target!r} {dns_subdomain(target)}", entry, key,
+                                          value=True)
+            for container in site.containers:
+                yield from self._container_claims(obj, ctx, container)
+
+    def _container_claims(self, obj, ctx, container):
+        listed: set = set()
+        for entry in container.claims:
+            name, request = entry.get("name"), entry.get("request")
+            if isinstance(request, str) and request and dns_label(request):
+                yield ctx.finding(self, obj, f"{container.label} asks for request {request!r}, which "
+                                  f"{dns_label(request)}", entry, "request", value=True)
+            if not isinstance(name, str) or not name:
+                continue  # claim-name-undefined
+            key = f"{name}/{request}" if isinstance(request, str) and request else name
+            if key in listed or (key != name and name in listed) or \
+                    (key == name and any(k.startswith(f"{name}/") for k in listed)):
+                yield ctx.finding(self, obj, f"{container.label} lists claim '{key}' twice (a whole claim covers "
+                                  "its requests)", entry, "name", value=True)
+            listed.add(key)
 
 
 @register

@@ -9,7 +9,7 @@ import pytest
 from draguard.core.config import Config
 from draguard.core.finding import Severity
 from draguard.engine.lint import lint_objects
-from support.validation_objects import OBJECTS
+from support.validation_objects import OBJECTS, POD_OBJECTS
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
@@ -223,4 +223,15 @@ def test_an_error_exactly_where_the_api_server_refuses(what, accepted, obj):
     the checks behind them."""
     findings = lint_objects([copy.deepcopy(obj)], Config()).findings
     errors = [f"{f.rule}: {f.message}" for f in findings if f.rule in VALIDITY and f.severity is Severity.ERROR]
+    assert (not errors) == accepted, errors
+
+
+#: the rules whose errors mean the API server refuses a pod's claim fields
+POD_VALIDITY = VALIDITY | {"claim-name-undefined", "pod-claim-source", "pod-claim-invalid"}
+
+
+@pytest.mark.parametrize("what, accepted, pod", POD_OBJECTS, ids=[what for what, _, _ in POD_OBJECTS])
+def test_a_pod_claim_error_exactly_where_the_api_server_refuses(what, accepted, pod):
+    findings = lint_objects([copy.deepcopy(pod)], Config()).findings
+    errors = [f"{f.rule}: {f.message}" for f in findings if f.rule in POD_VALIDITY and f.severity is Severity.ERROR]
     assert (not errors) == accepted, errors
