@@ -140,6 +140,72 @@ OBJECTS = [
 ]
 
 
+def _devices(devices):
+    return _slice({"devices": devices})
+
+
+def _capacity(policy, value="10Gi", shared=True):
+    """A device whose capacity `mem` of `value` has this request policy; allowMultipleAllocations `shared`."""
+    device = {"name": "d", "capacity": {"mem": {"value": value, "requestPolicy": policy}}}
+    if shared is not None:
+        device["allowMultipleAllocations"] = shared
+    return _devices([device])
+
+
+def _range(**bounds):
+    return {"validRange": bounds}
+
+
+#: consumable capacity's request policies and binding conditions (DRAConsumableCapacity and
+#: DRADeviceBindingConditions on, DRAFractionalCapacityRange at its 1.37 default)
+OBJECTS += [
+ ("policy not shared", False, _capacity({"default": "1Gi"}, shared=None)),
+ ("policy shared false", False, _capacity({"default": "1Gi"}, shared=False)),
+ ("policy default only", True, _capacity({"default": "1Gi"})),
+ ("policy empty", True, _capacity({})),
+ ("values ok", True, _capacity({"default": "1Gi", "validValues": ["1Gi", "2Gi"]})),
+ ("values no default", False, _capacity({"validValues": ["1Gi", "2Gi"]})),
+ ("values unsorted", False, _capacity({"default": "1Gi", "validValues": ["2Gi", "1Gi"]})),
+ ("values dup", False, _capacity({"default": "1Gi", "validValues": ["1Gi", "1Gi"]})),
+ ("values dup units", False, _capacity({"default": "1Gi", "validValues": ["1Gi", "1024Mi"]})),
+ ("values over", False, _capacity({"default": "1Gi", "validValues": ["1Gi", "20Gi"]})),
+ ("values default missing", False, _capacity({"default": "3Gi", "validValues": ["1Gi", "2Gi"]})),
+ ("values 11", False, _capacity({"default": "1", "validValues": [str(i) for i in range(1, 12)]}, value="100")),
+ ("values 10", True, _capacity({"default": "1", "validValues": [str(i) for i in range(1, 11)]}, value="100")),
+ ("values and range", False, _capacity({"default": "1Gi", "validValues": ["1Gi"], "validRange": {"min": "1Gi"}})),
+ ("values milli dup", True, _capacity({"default": "1", "validValues": ["1", "1.5"]}, value="10")),
+ ("values fractional", False, _capacity({"default": "500m", "validValues": ["500m", "1"]}, value="10")),
+ ("range ok", True, _capacity({"default": "2Gi", **_range(min="1Gi", max="8Gi", step="1Gi")})),
+ ("range no default", False, _capacity(_range(min="1Gi"))),
+ ("range no min", False, _capacity({"default": "1Gi", **_range(max="8Gi")})),
+ ("range min over", False, _capacity({"default": "20Gi", **_range(min="20Gi")})),
+ ("range default under", False, _capacity({"default": "1Gi", **_range(min="2Gi")})),
+ ("range min over max", False, _capacity({"default": "4Gi", **_range(min="4Gi", max="2Gi")})),
+ ("range max over", False, _capacity({"default": "1Gi", **_range(min="1Gi", max="20Gi")})),
+ ("range default over max", False, _capacity({"default": "9Gi", **_range(min="1Gi", max="8Gi")})),
+ ("range step zero", False, _capacity({"default": "1Gi", **_range(min="1Gi", step="0")})),
+ ("range step negative", False, _capacity({"default": "1Gi", **_range(min="1Gi", step="-1Gi")})),
+ ("range step too big", False, _capacity({"default": "1Gi", **_range(min="1Gi", step="10Gi")})),
+ ("range default off grid", False, _capacity({"default": "1536Mi", **_range(min="1Gi", step="1Gi")})),
+ ("range max off grid", False, _capacity({"default": "1Gi", **_range(min="1Gi", max="2560Mi", step="1Gi")})),
+ ("range fractional step", True, _capacity({"default": "1", **_range(min="1", step="500m")}, value="10")),
+ ("range fractional min", True, _capacity({"default": "1500m", **_range(min="500m", step="1")}, value="10")),
+ ("range negative min", False, _capacity({"default": "0", **_range(min="-1", step="1")}, value="10")),
+ ("range huge", False, _capacity({"default": "1", **_range(min="1", step="1", max="10E18")}, value="20E18")),
+ ("range fractional default int range", True, _capacity({"default": "1500m", **_range(min="1", step="1")}, value="10")),
+ ("bc ok", True, _devices([{"name": "d", "bindingConditions": ["ready"], "bindingFailureConditions": ["failed"]}])),
+ ("bc only", False, _devices([{"name": "d", "bindingConditions": ["ready"]}])),
+ ("bfc only", False, _devices([{"name": "d", "bindingFailureConditions": ["failed"]}])),
+ ("bc dup", False, _devices([{"name": "d", "bindingConditions": ["ready", "ready"], "bindingFailureConditions": ["failed"]}])),
+ ("bc overlap", False, _devices([{"name": "d", "bindingConditions": ["ready"], "bindingFailureConditions": ["ready"]}])),
+ ("bc 5", False, _devices([{"name": "d", "bindingConditions": [f"c{i}" for i in range(5)], "bindingFailureConditions": ["failed"]}])),
+ ("bc bad name", False, _devices([{"name": "d", "bindingConditions": ["bad name"], "bindingFailureConditions": ["failed"]}])),
+ ("bc empty name", False, _devices([{"name": "d", "bindingConditions": [""], "bindingFailureConditions": ["failed"]}])),
+ ("bc qualified", True, _devices([{"name": "d", "bindingConditions": ["example.com/ready"], "bindingFailureConditions": ["example.com/failed"]}])),
+ ("bc bindsToNode only", True, _devices([{"name": "d", "bindsToNode": True}])),
+]
+
+
 def _pod(claims=None, container_claims=None, init_claims=None):
     """Pod p: container c with these resources.claims, init container i with init_claims."""
     container = {"name": "c", "image": "x"}

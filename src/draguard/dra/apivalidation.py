@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from .capacity import rounded_up
 from .nodeselector import NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
 from .quantity import QuantityError, parse_quantity
 
@@ -35,6 +36,8 @@ MAX_COUNTERS = 32
 MAX_ATTRIBUTE_VALUE = 64
 MAX_ID, MAX_DOMAIN = 32, 63
 MAX_OPAQUE_PARAMETERS = 10 * 1024
+MAX_VALID_VALUES = 10
+MAX_BINDING_CONDITIONS = 4
 
 
 @dataclass(frozen=True)
@@ -279,9 +282,10 @@ def extended_resource_name(name: str) -> str | None:
 
 # --- resource slices ------------------------------------------------------------------------
 
-def resource_slice(spec: dict, devices: list) -> Iterator[Problem]:
+def resource_slice(spec: dict, devices: list, fractional: bool = False) -> Iterator[Problem]:
     """validateResourceSliceSpec beside rules.validation's node fields and device names;
-    `devices` as (written mapping, the mapping with its fields: v1beta1's `basic`)."""
+    `devices` as (written mapping, the mapping with its fields: v1beta1's `basic`);
+    `fractional`: DRAFractionalCapacityRange is on (request policies in milli-values)."""
     driver = spec.get("driver")
     if isinstance(driver, str) and driver and driver_name(driver):
         yield Problem(spec, "driver", f"driver {driver!r} {driver_name(driver)}")
@@ -297,7 +301,7 @@ def resource_slice(spec: dict, devices: list) -> Iterator[Problem]:
     yield from too_many(spec, "devices", MAX_DEVICES_WITH_ADVANCED_FEATURES if advanced else MAX_DEVICES)
     per_device = spec.get("perDeviceNodeSelection") is True
     for written, body in devices:
-        yield from _device(written, body, per_device)
+        yield from _device(written, body, per_device, fractional)
     yield from too_many(spec, "sharedCounters", MAX_COUNTER_SETS)
     sets = spec.get("sharedCounters")
     if isinstance(sets, list):
@@ -334,8 +338,9 @@ def _advanced(body: dict) -> bool:
         isinstance(a, dict) and any(k in a for k in ("ints", "bools", "strings", "versions")) for a in attributes.values()))
 
 
-def _device(written: dict, body: dict, per_device: bool) -> Iterator[Problem]:
-    """validateDevice: attributes, capacity, taints, counter consumption, per-device node fields."""
+def _device(written: dict, body: dict, per_device: bool, fractional: bool) -> Iterator[Problem]:
+    """validateDevice: attributes, capacity and its request policies, taints, counter
+    consumption, per-device node fields, binding conditions."""
     attributes, capacity = body.get("attributes"), body.get("capacity")
     attributes = attributes if isinstance(attributes, dict) else {}
     capacity = capacity if isinstance(capacity, dict) else {}
@@ -346,10 +351,13 @@ def _device(written: dict, body: dict, per_device: bool) -> Iterator[Problem]:
         yield from _key(attributes, name, "attribute")
         if isinstance(value, dict):
             yield from _attribute(attributes, name, value)
+    shared = body.get("allowMultipleAllocations") is True
     for name, value in capacity.items():
         yield from _key(capacity, name, "capacity")
         if isinstance(value, dict):
             yield from quantity(value, "value", f"capacity {name!r}")
+            if isinstance(value.get("requestPolicy"), dict):
+                yield from _request_policy(value, name, shared, fractional)
     yield from too_many(body, "taints", MAX_TAINTS)
     for taint in _mappings(body.get("taints")):
         yield from _taint(taint)
@@ -359,12 +367,139 @@ def _device(written: dict, body: dict, per_device: bool) -> Iterator[Problem]:
                               "counter set")
     for entry in _mappings(consumption):
         yield from _counters(entry)
+    yield from _binding_conditions(body)
     if per_device:
         node = body.get("nodeName")
         if isinstance(node, str) and node and dns_subdomain(node):
             yield Problem(body, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
         if isinstance(body.get("nodeSelector"), dict):
             yield from node_selector(body["nodeSelector"], exactly_one_term=False)
+
+
+def _request_policy(capacity: dict, name: str, shared: bool, fractional: bool) -> Iterator[Problem]:
+    """validateMultiAllocatableDeviceCapacity and validateRequestPolicy: a policy only on a
+    device that allows multiple allocations; valid values (sorted, distinct, at most 10, within
+    the capacity, the default among them) or a valid range (min, default and max in order and
+    within the capacity, a step that keeps both on its grid), not both."""
+    policy = capacity["requestPolicy"]
+    if not shared:
+        yield Problem(capacity, "requestPolicy", f"capacity {name!r}: a requestPolicy needs "
+                                                 "allowMultipleAllocations: true", False)
+        return
+    try:
+        amounts = _policy_amounts(capacity, policy)
+    except QuantityError:
+        return  # the quantity itself is reported where it is written
+    total, default, values, bounds = amounts
+    valid_range = policy.get("validRange")
+    if values and isinstance(valid_range, dict):
+        yield Problem(policy, "validRange", f"capacity {name!r}: validValues and validRange cannot both be set", False)
+    elif values:
+        yield from _valid_values(policy, name, total, default, values, fractional)
+    elif isinstance(valid_range, dict):
+        yield from _valid_range(policy, valid_range, name, total, default, bounds, fractional)
+
+
+def _policy_amounts(capacity: dict, policy: dict) -> tuple:
+    """(capacity value, default or None, valid values, {min, max, step} present) as Fractions."""
+    def parsed(raw):
+        return None if raw is None else parse_quantity(raw)
+    valid_range = policy.get("validRange") if isinstance(policy.get("validRange"), dict) else {}
+    values = policy.get("validValues") if isinstance(policy.get("validValues"), list) else []
+    return (parse_quantity(capacity.get("value", 0)), parsed(policy.get("default")), [parse_quantity(v) for v in values],
+            {k: parse_quantity(valid_range[k]) for k in ("min", "max", "step") if valid_range.get(k) is not None})
+
+
+def _valid_values(policy, name, total, default, values, fractional) -> Iterator[Problem]:
+    where = f"capacity {name!r}: validValues"
+    if default is None:
+        yield Problem(policy, "validValues", f"{where} need a default", False)
+        return
+    if any(a > b for a, b in zip(values, values[1:])):
+        yield Problem(policy, "validValues", f"{where} must be sorted in ascending order", False)
+    if len(values) > MAX_VALID_VALUES:
+        yield Problem(policy, "validValues", f"{where}: at most {MAX_VALID_VALUES} values", False)
+    keys = [(v if fractional else rounded_up(v)) for v in values]  # quantityKeyAsDec or quantityKeyInt
+    if len(set(keys)) != len(keys):
+        yield Problem(policy, "validValues", f"{where} list a value twice", False)
+    if any(v > total for v in values):
+        yield Problem(policy, "validValues", f"{where}: an option is larger than the capacity value", False)
+    if default not in values:
+        yield Problem(policy, "default", f"capacity {name!r}: the default is not one of validValues")
+
+
+def _valid_range(policy, valid_range, name, total, default, bounds, fractional) -> Iterator[Problem]:
+    """validateRequestPolicyRange, in the order upstream checks (it returns early on a bound
+    it cannot do arithmetic with)."""
+    where = f"capacity {name!r}: validRange"
+    low, high, step = bounds.get("min"), bounds.get("max"), bounds.get("step")
+    if default is None:
+        yield Problem(policy, "validRange", f"{where} needs a default", False)
+        return
+    if low is None:
+        yield Problem(valid_range, None, f"{where} needs a min", False)
+        return
+    if low > total:
+        yield Problem(valid_range, "min", f"{where}: min is larger than the capacity value")
+    if default < low:
+        yield Problem(policy, "default", f"{where}: the default is less than min")
+    if high is not None:
+        if low > high:
+            yield Problem(valid_range, "max", f"{where}: min is larger than max")
+        if high > total:
+            yield Problem(valid_range, "max", f"{where}: max is larger than the capacity value")
+        if default > high:
+            yield Problem(policy, "default", f"{where}: the default is more than max")
+    present = {"default": default, **bounds}
+    milli = fractional and any(q.denominator != 1 for q in present.values())
+    if milli:
+        inexact = [k for k, q in present.items() if (q * 1000).denominator != 1]
+        for key in inexact:
+            yield Problem(policy if key == "default" else valid_range, key,
+                          f"{where}: {key} cannot be represented as a milli value")
+        if inexact:
+            return
+    if step is None:
+        return
+    if step <= 0:
+        yield Problem(valid_range, "step", f"{where}: step must be greater than zero")
+        return
+    if low + step > total:
+        yield Problem(valid_range, "step", f"{where}: one step from min is larger than the capacity value")
+    if not milli:
+        unsafe = [k for k, q in present.items() if q < 0 or q > 2**63 - 1]
+        for key in unsafe:
+            yield Problem(policy if key == "default" else valid_range, key,
+                          f"{where}: {key} must be between 0 and 9223372036854775807")
+        if unsafe:
+            return
+    scale = 1000 if milli else 1
+    grid = rounded_up(step * scale)
+    for key, value in (("default", default), ("max", high)):
+        if value is not None and (rounded_up(value * scale) - rounded_up(low * scale)) % grid != 0:
+            yield Problem(valid_range, "step", f"{where}: {key} is not a whole number of steps from min")
+
+
+
+def _binding_conditions(body: dict) -> Iterator[Problem]:
+    """validateDeviceBindingParameters: at most 4 of each, label names, none twice, none in
+    both lists, and the two lists set together."""
+    conditions, failures = body.get("bindingConditions"), body.get("bindingFailureConditions")
+    conditions = conditions if isinstance(conditions, list) else []
+    failures = failures if isinstance(failures, list) else []
+    for key, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+        yield from too_many(body, key, MAX_BINDING_CONDITIONS)
+        for i, item in enumerate(items):
+            problem = label_key_problem(item) if isinstance(item, str) and item else "must not be empty"
+            if problem:
+                yield Problem(items, i, f"{key} entry {item!r}: {problem}")
+        yield from duplicates(items, lambda item: item if isinstance(item, str) else None, key[:-1])
+    for i, item in enumerate(failures):
+        if item in conditions:
+            yield Problem(failures, i, f"binding failure condition {item!r} is also a binding condition")
+    if bool(conditions) != bool(failures):
+        present = "bindingConditions" if conditions else "bindingFailureConditions"
+        yield Problem(body, present, "bindingConditions and bindingFailureConditions are set together", False)
 
 
 def _key(holder: dict, name: str, what: str) -> Iterator[Problem]:

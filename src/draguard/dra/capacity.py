@@ -80,14 +80,14 @@ def requested_capacities(raw: dict) -> dict[str, Quantity]:
     return {str(name): parse_quantity_text(value) for name, value in raw.items()}
 
 
-def _value(q: Fraction) -> int:
-    """Quantity.Value(): rounded up, away from zero."""
+def rounded_up(q: Fraction) -> int:
+    """Quantity.Value(): rounded up, away from zero (of q * 1000, MilliValue())."""
     return math.ceil(q) if q >= 0 else -math.ceil(-q)
 
 
 def _milli(q: Fraction) -> int:
     """Quantity.MilliValue(): rounded up, away from zero."""
-    return _value(q * 1000)
+    return rounded_up(q * 1000)
 
 
 def _safe_milli(q: Fraction) -> int | None:
@@ -124,8 +124,8 @@ def _round_up_range(requested: Quantity, policy: RequestPolicy, fractional: bool
         return Quantity(Fraction(low + step * n, 1000), policy.step.format)
     if requested.value > MAX_INT64:
         raise CapacityError(f"request {requested} exceeds MaxInt64")
-    step, low = _value(policy.step.value), _value(policy.min.value)
-    n = -(-(_value(requested.value) - low) // step)  # the request is at least the minimum: rounding up
+    step, low = rounded_up(policy.step.value), rounded_up(policy.min.value)
+    n = -(-(rounded_up(requested.value) - low) // step)  # the request is at least the minimum: rounding up
     if low >= 0 and n > (MAX_INT64 - low) // step:
         raise CapacityError(f"rounding request {requested} up to the next step passes MaxInt64")
     return Quantity(Fraction(low + step * n), policy.step.format)
@@ -159,7 +159,7 @@ def _violates(consumed: Fraction, policy: RequestPolicy | None, fractional: bool
                     return True
                 step, low = _milli(policy.step.value), _milli(policy.min.value)
             else:
-                requested, step, low = _value(consumed), _value(policy.step.value), _value(policy.min.value)
+                requested, step, low = rounded_up(consumed), rounded_up(policy.step.value), rounded_up(policy.min.value)
             return (requested - low) % step != 0  # not a whole number of steps from the minimum
         return False
     if policy.valid_values:

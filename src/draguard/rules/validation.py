@@ -64,7 +64,11 @@ class ApiValidation(Rule):
         sets); class, driver, pool and node names, attribute and capacity names (`ID` or
         `domain/ID`), constraint attributes (`domain/ID`), taint and toleration keys and values,
         and node selectors are well formed; an attribute holds exactly one value (a string or
-        version of at most 64 characters, versions semver 2.0.0); quantities parse; opaque
+        version of at most 64 characters, versions semver 2.0.0); quantities parse; a capacity's
+        requestPolicy sits on a device that allows multiple allocations and holds sorted,
+        distinct validValues with their default, or a validRange whose default and max lie on
+        its step's grid within the capacity; binding conditions come with failure conditions,
+        at most 4 each, none in both; opaque
         configuration names a driver and holds a JSON object of at most 10 KiB; a DeviceClass's
         extendedResourceName is a domain-prefixed extended resource name."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
@@ -79,7 +83,8 @@ class ApiValidation(Rule):
         if obj.kind == "ResourceSlice":
             yield from self._slice(obj, ctx)
             devices = [(d, _fields_of(d)) for d in mappings(obj.spec.get("devices"))]
-            problems = apivalidation.resource_slice(obj.spec, devices)
+            problems = apivalidation.resource_slice(obj.spec, devices, gate_enabled(
+                "DRAFractionalCapacityRange", ctx.kube_version, ctx.config.feature_gates))
         elif obj.kind == "DeviceClass":
             problems = apivalidation.device_class(obj.spec)
         else:
