@@ -118,8 +118,8 @@ def duplicates(items: list, key_of, what: str) -> Iterator[Problem]:
     seen = set()
     for i, item in enumerate(items):
         key = key_of(item)
-        if key is None:
-            continue
+        if not isinstance(key, str):
+            continue  # a key of another type is schema-invalid
         if key in seen:
             yield Problem(items, i, f"{what} {key!r} is listed twice")
         seen.add(key)
@@ -128,7 +128,7 @@ def duplicates(items: list, key_of, what: str) -> Iterator[Problem]:
 def quantity(holder: dict, key, what: str) -> Iterator[Problem]:
     """A quantity the server cannot decode (a 400 before any validation)."""
     value = holder.get(key)
-    if value is not None and not isinstance(value, bool):
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):  # others are schema-invalid
         try:
             parse_quantity(value)
         except QuantityError:
@@ -403,11 +403,13 @@ def _request_policy(capacity: dict, name: str, shared: bool, fractional: bool) -
 def _policy_amounts(capacity: dict, policy: dict) -> tuple:
     """(capacity value, default or None, valid values, {min, max, step} present) as Fractions."""
     def parsed(raw):
+        if raw is not None and not isinstance(raw, (str, int, float)):
+            raise QuantityError("not a quantity")  # schema-invalid
         return None if raw is None else parse_quantity(raw)
     valid_range = policy.get("validRange") if isinstance(policy.get("validRange"), dict) else {}
     values = policy.get("validValues") if isinstance(policy.get("validValues"), list) else []
-    return (parse_quantity(capacity.get("value", 0)), parsed(policy.get("default")), [parse_quantity(v) for v in values],
-            {k: parse_quantity(valid_range[k]) for k in ("min", "max", "step") if valid_range.get(k) is not None})
+    return (parsed(capacity.get("value", 0)), parsed(policy.get("default")), [parsed(v) for v in values],
+            {k: parsed(valid_range[k]) for k in ("min", "max", "step") if valid_range.get(k) is not None})
 
 
 def _valid_values(policy, name, total, default, values, fractional) -> Iterator[Problem]:

@@ -157,13 +157,15 @@ class PodClaimInvalid(Rule):
             seen: set = set()
             for entry in site.claims:
                 name = entry.get("name")
-                problem = "is required" if name in (None, "") else dns_label(name) if isinstance(name, str) else None
+                problem = "is required" if name is None or name == "" else dns_label(name) if isinstance(name, str) \
+                    else None
                 if problem:
                     yield ctx.finding(self, obj, f"{named('pod claim', name)}: its name {problem}", entry,
                                       "name" if "name" in entry else None, value="name" in entry)
-                elif name in seen:
+                elif isinstance(name, str) and name in seen:
                     yield ctx.finding(self, obj, f"pod claim '{name}' is defined twice", entry, "name", value=True)
-                seen.add(name)
+                if isinstance(name, str):
+                    seen.add(name)
                 for key in _SOURCES:
                     target = entry.get(key)
                     if isinstance(target, str) and target and dns_subdomain(target):
