@@ -253,5 +253,11 @@ POD_OBJECTS = [
  ("init container", True, _pod([_template()], [], GPU)),
  ("init undefined", False, _pod([_template()], [], [{"name": "x"}])),
  ("unused pod claim", True, _pod([_template()], [])),
+ ("pod-level resources with claims", False,
+  {**_pod([_template()], []), "spec": {"resourceClaims": [_template()], "resources": {"claims": GPU},
+                                       "containers": [{"name": "c", "image": "x"}]}}),
+ ("pod-level resources", True,
+  {**_pod([_template()], GPU), "spec": {"resourceClaims": [_template()], "resources": {"limits": {"cpu": "1"}},
+                                        "containers": [{"name": "c", "image": "x", "resources": {"claims": GPU}}]}}),
  ("33 claims", True, _pod([_template(f"g{i}") for i in range(33)], [{"name": f"g{i}"} for i in range(33)])),
 ]

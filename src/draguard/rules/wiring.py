@@ -140,13 +140,14 @@ class PodClaimInvalid(Rule):
     targets = POD_TARGETS
     lint_only = "the API server validates the pod spec before admission and refuses it"
     summary = ("A pod claim's name is not a unique DNS label, the claim or template it names is not a DNS "
-               "subdomain, or a container lists one claim (or request) twice.")
+               "subdomain, a container lists one claim (or request) twice, or pod-level resources list claims.")
     rationale = """
         Mirrors kubernetes v1.37.2 pkg/apis/core/validation (validatePodResourceClaims,
         validateResourceClaimNames): spec.resourceClaims names are unique DNS labels, the
         ResourceClaim or template each names is a DNS subdomain; in a container's
         resources.claims each claim appears once, whole or by distinct requests (a whole
-        claim already covers its requests), and each request is a DNS label. A Deployment
+        claim already covers its requests), and each request is a DNS label; pod-level
+        `resources` takes no claims. A Deployment
         with such a template is accepted, and its ReplicaSet then never creates a pod."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#resources"
     noncompliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu}, {name: gpu}]")
@@ -171,6 +172,10 @@ class PodClaimInvalid(Rule):
                     if isinstance(target, str) and target and dns_subdomain(target):
                         yield ctx.finding(self, obj, f"{key} {target!r} {dns_subdomain(target)}", entry, key,
                                           value=True)
+            pod_resources = site.spec.get("resources")
+            if isinstance(pod_resources, dict) and "claims" in pod_resources:
+                yield ctx.finding(self, obj, "claims may not be set in pod-level resources: list them in each "
+                                  "container's resources.claims", pod_resources, "claims")
             for container in site.containers:
                 yield from self._container_claims(obj, ctx, container)
 
