@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from ..model.pods import mappings
 from .capacity import rounded_up
 from .nodeselector import NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
 from .quantity import QuantityError, parse_quantity
@@ -138,7 +139,7 @@ def quantity(holder: dict, key, what: str) -> Iterator[Problem]:
 
 def selectors(holder: dict) -> Iterator[Problem]:
     yield from too_many(holder, "selectors", MAX_SELECTORS)
-    for selector in _mappings(holder.get("selectors")):
+    for selector in mappings(holder.get("selectors")):
         if selector.get("cel") is None:
             yield Problem(selector, None, "a selector needs `cel` (the only selector type)", False)
 
@@ -197,10 +198,6 @@ def node_selector(selector: dict, exactly_one_term: bool) -> Iterator[Problem]:
         yield Problem(selector, "nodeSelectorTerms", f"node selector: {exc}", False)
 
 
-def _mappings(value) -> list:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
 # --- claims ---------------------------------------------------------------------------------
 
 def claim(devices: dict, requests: list) -> Iterator[Problem]:
@@ -215,7 +212,7 @@ def claim(devices: dict, requests: list) -> Iterator[Problem]:
         for leaf in top.leaves():
             if leaf.shape != "empty":
                 yield from _request_fields(leaf.fields)
-    for constraint in _mappings(devices.get("constraints")):
+    for constraint in mappings(devices.get("constraints")):
         yield from _references(constraint)
         for key in ("matchAttribute", "distinctAttribute"):
             name = constraint.get(key)
@@ -225,7 +222,7 @@ def claim(devices: dict, requests: list) -> Iterator[Problem]:
                 break
         else:
             yield Problem(constraint, None, "a constraint needs matchAttribute or distinctAttribute", False)
-    for entry in _mappings(devices.get("config")):
+    for entry in mappings(devices.get("config")):
         yield from _references(entry)
         yield from configuration(entry)
 
@@ -239,7 +236,7 @@ def _request_fields(fields: dict) -> Iterator[Problem]:
         yield Problem(fields, "deviceClassName", f"deviceClassName {name!r} {dns_subdomain(name)}")
     yield from selectors(fields)
     yield from too_many(fields, "tolerations", MAX_TOLERATIONS)
-    for entry in _mappings(fields.get("tolerations")):
+    for entry in mappings(fields.get("tolerations")):
         yield from toleration(entry)
     capacity = fields.get("capacity")
     requested = capacity.get("requests") if isinstance(capacity, dict) else None
@@ -261,7 +258,7 @@ def device_class(spec: dict) -> Iterator[Problem]:
     """validateDeviceClassSpec: selectors, configuration, the extended resource name."""
     yield from selectors(spec)
     yield from too_many(spec, "config", MAX_CONFIG)
-    for entry in _mappings(spec.get("config")):
+    for entry in mappings(spec.get("config")):
         yield from configuration(entry)
     name = spec.get("extendedResourceName")
     if isinstance(name, str) and extended_resource_name(name):
@@ -306,7 +303,7 @@ def resource_slice(spec: dict, devices: list, fractional: bool = False) -> Itera
     sets = spec.get("sharedCounters")
     if isinstance(sets, list):
         yield from duplicates(sets, lambda s: s.get("name") if isinstance(s, dict) else None, "counter set")
-    for counter_set in _mappings(sets):
+    for counter_set in mappings(sets):
         name = counter_set.get("name")
         if isinstance(name, str) and name and dns_label(name):
             yield Problem(counter_set, "name", f"counter set name {name!r} {dns_label(name)}")
@@ -359,13 +356,13 @@ def _device(written: dict, body: dict, per_device: bool, fractional: bool) -> It
             if isinstance(value.get("requestPolicy"), dict):
                 yield from _request_policy(value, name, shared, fractional)
     yield from too_many(body, "taints", MAX_TAINTS)
-    for taint in _mappings(body.get("taints")):
+    for taint in mappings(body.get("taints")):
         yield from _taint(taint)
     consumption = body.get("consumesCounters")
     if isinstance(consumption, list):
         yield from duplicates(consumption, lambda c: c.get("counterSet") if isinstance(c, dict) else None,
                               "counter set")
-    for entry in _mappings(consumption):
+    for entry in mappings(consumption):
         yield from _counters(entry)
     yield from _binding_conditions(body)
     if per_device:

@@ -8,8 +8,6 @@ validateDeviceDerivedAttribute (constraints that read derived attributes)."""
 
 from __future__ import annotations
 
-import re
-
 from ..core.finding import Severity
 from ..dra import apivalidation
 from ..facts.gates import gate_enabled
@@ -20,8 +18,6 @@ from .base import Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
-#: Request and subrequest names are DNS labels (corevalidation.ValidateDNS1123Label).
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SLICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
 _DEVICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
 
@@ -31,7 +27,7 @@ def _name_problem(name) -> str | None:
         return "is required"
     if not isinstance(name, str):
         return "must be a string"
-    if len(name) > 63 or not _DNS_LABEL.match(name):
+    if apivalidation.dns_label(name):  # request, subrequest and device names (corevalidation.ValidateDNS1123Label)
         return "must be a DNS label: at most 63 lower-case letters, digits and '-', starting and ending alphanumeric"
     return None
 
