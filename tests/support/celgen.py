@@ -103,9 +103,10 @@ def _sv(rng):
 
 
 def _numbers(rng):
-    """Comparisons across numeric kinds; cel-go refuses to order NaN, on either side."""
+    """Comparisons across numeric kinds; cel-go refuses to order NaN, on either side, and a
+    double literal past float64's range (a parse error, at its unary minus when it has one)."""
     left = rng.choice([f"{ATTR}.index", "1", "1u", "2.5", "dyn(1)", "dyn(1u)", "dyn(2.5)", f"{ATTR}.model",
-                       "double('NaN')", "dyn(double('NaN'))", "[double('NaN')][0]"])
+                       "double('NaN')", "dyn(double('NaN'))", "[double('NaN')][0]", "1e400", "- 1.8e308", "1e308"])
     right = _lit(rng, rng.choice(['int', 'uint', 'double'])) if rng.random() < 0.9 else "double('NaN')"
     return f"{left} {rng.choice(['<', '<=', '>', '>=', '==', '!='])} {right}" + rng.choice(["", " || true", " || false"])
 

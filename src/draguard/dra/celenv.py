@@ -21,6 +21,7 @@ memoized per distinct value of the attributes an expression reads."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -374,6 +375,7 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     if reserved:  # names draguard's rewritten programs use; upstream has no such names
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
+    overflowing = _overflowing_double(expression)  # a parse error: before any of the checker's
     substituted, offsets, binds = celdevice.substitute(expression)  # cel.bind(d, device, ...): its body
     code = rewrite_device_fields(substituted, allow_multiple_allocations)
     env = _env(allow_multiple_allocations, includes)
@@ -386,11 +388,15 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
                 unsupported=True))
         diagnostic = _diagnostic(substituted, str(exc))
         offset = offsets.original(diagnostic.offset)
+        if overflowing is not None and (overflowing < offset or not diagnostic.message.startswith("Syntax error")):
+            return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
             return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
         if _any_element_search(diagnostic.message):
             return CompiledSelector(expression, CelDiagnostic(_ELEMENT_SEARCH, offset, unsupported=True))
         return CompiledSelector(expression, CelDiagnostic(diagnostic.message, offset, suggest(expression)))
+    if overflowing is not None:
+        return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
     ast = checked_ast(checked.serialize())
     problem = first_problem(ast, _converts)
     if problem:
@@ -425,6 +431,24 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
 _OPTIONAL_TO_PYTHON = ("an optional value reaches one of draguard's own CEL functions, which its engine "
                        "(cel-expr-python) cannot hand one to: this expression is not evaluated")
 _RESERVED = re.compile(r"\bdraguard_\w+")
+#: cel-spec FLOAT_LIT, with a unary minus before it (which cel-go's parser folds into it)
+_DOUBLE_LITERAL = re.compile(r"(?<![\w.])(?:(-)\s*)?(\d*\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
+_UNARY_AFTER = set("([{,:?&|=<>!+-*/%") | {""}
+
+
+def _overflowing_double(expression: str) -> int | None:
+    """The offset of the first double literal Go's strconv.ParseFloat refuses as out of range
+    (cel-go's parser: "invalid double literal"; cel-cpp reads it as infinity): at its unary
+    minus when it has one."""
+    code = without_strings(expression)
+    for match in _DOUBLE_LITERAL.finditer(code):
+        if not math.isinf(float(match.group(2))):
+            continue
+        before = code[:match.start()].rstrip()[-1:]
+        if match.group(1) and before in _UNARY_AFTER:
+            return match.start()
+        return match.start(2)
+    return None
 _TOO_DEEP = re.compile(r"Exceeded max recursion depth|Expression recursion limit exceeded")
 
 

@@ -249,3 +249,17 @@ def test_a_search_of_messages_is_not_checked_rather_than_invalid(expression):
 def test_a_search_of_unrelated_types_stays_invalid():
     error = compile_selector("[quantity('1')].indexOf(1) == 0").error
     assert error is not None and not error.unsupported
+
+
+@pytest.mark.parametrize("expression, offset", [
+    ("1e400 > 0.0", 0), ("1.0 < -1e400", 6), ("1.0 - 1e400 < 0.0", 6), ("'a' > 1e309", 6), ("1e400u > 0u", 0),
+])
+def test_a_double_literal_out_of_range_is_a_parse_error(expression, offset):
+    """cel-go's parser refuses what strconv.ParseFloat does (cel-cpp reads infinity), at the
+    literal or at the unary minus it folds into it, before any checker error."""
+    error = compile_selector(expression).error
+    assert (error.message, error.offset, error.unsupported) == ("invalid double literal", offset, False)
+
+
+def test_a_double_literal_in_range_or_in_a_string_compiles():
+    assert compile_selector("1.7976931348623157e308 > 0.0 && 1e-400 == 0.0 && '1e400' != ''").error is None
