@@ -186,6 +186,10 @@ def _comprehension(rng):
         lambda: f"{coll}.map(x, x).size() >= 0",
         lambda: f"{coll}.filter(x, x == 1).size() == 0",
         lambda: f"{coll}.exists_one(x, x == 1)",
+        # a macro's name with the wrong arity is a call of an undeclared function (errors by location)
+        lambda: f"{coll}.{rng.choice(['map', 'all', 'exists', 'filter'])}({rng.choice(['x', 'x, y, z, w', ''])})",
+        lambda: f"{rng.choice(['dyn', '[dyn]', 'dyn(1)'])} != int",  # cel-go declares dyn() only as a function
+        lambda: f"{coll}.map(dyn, dyn).size() >= 0",
     ])()
 
 

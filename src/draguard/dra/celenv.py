@@ -390,6 +390,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         offset = offsets.original(diagnostic.offset)
         if overflowing is not None and (overflowing < offset or not diagnostic.message.startswith("Syntax error")):
             return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
+        dyn = _DYN_VALUE.search(without_strings(expression))
+        if dyn and dyn.start() < offset and not diagnostic.message.startswith("Syntax error") \
+                and not _DYN_VARIABLE.search(without_strings(expression)):  # celvalidate's check, when cel-cpp failed
+            return CompiledSelector(expression, CelDiagnostic("undeclared reference to 'dyn'", dyn.start()))
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
             return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
         if _any_element_search(diagnostic.message):
@@ -434,6 +438,8 @@ _RESERVED = re.compile(r"\bdraguard_\w+")
 #: cel-spec FLOAT_LIT, with a unary minus before it (which cel-go's parser folds into it)
 _DOUBLE_LITERAL = re.compile(r"(?<![\w.])(?:(-)\s*)?(\d*\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
 _UNARY_AFTER = set("([{,:?&|=<>!+-*/%") | {""}
+_DYN_VALUE = re.compile(r"(?<![\w.])dyn\b(?!\s*\()")  # the name, not a dyn(...) call
+_DYN_VARIABLE = re.compile(r"\(\s*dyn\s*,")  # a macro's variable named dyn
 
 
 def _overflowing_double(expression: str) -> int | None:
@@ -536,7 +542,9 @@ def all_compile(expressions) -> bool:
 
 
 def _diagnostic(expression: str, text: str) -> CelDiagnostic:
-    match = _ERROR_AT.search(text)
+    """cel-cpp's error nearest the start: cel-go sorts its errors by location, and cel-cpp lists
+    them as it visits the tree (`[1].map(x)`: the argument's before the call's)."""
+    match = min(_ERROR_AT.finditer(text), key=lambda m: (int(m.group(1)), int(m.group(2))), default=None)
     message = (match.group(3) if match else text.splitlines()[0]).replace("device_", "device.")
     message = message.replace(" (in container '')", "")  # cel-cpp's, about its own containers
     offset = _offset(expression, int(match.group(1)), int(match.group(2))) if match else 0

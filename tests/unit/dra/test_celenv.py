@@ -263,3 +263,16 @@ def test_a_double_literal_out_of_range_is_a_parse_error(expression, offset):
 
 def test_a_double_literal_in_range_or_in_a_string_compiles():
     assert compile_selector("1.7976931348623157e308 > 0.0 && 1e-400 == 0.0 && '1e400' != ''").error is None
+
+
+@pytest.mark.parametrize("expression, message, offset", [
+    ("[1].map(x)", "undeclared reference to 'map'", 7),  # cel-go sorts errors by location
+    ("dyn == dyn", "undeclared reference to 'dyn'", 0),  # the type name is cel-cpp's, not cel-go's
+])
+def test_the_first_error_is_upstreams(expression, message, offset):
+    error = compile_selector(expression).error
+    assert (error.message, error.offset) == (message, offset)
+
+
+def test_a_comprehension_variable_may_be_named_dyn():
+    assert compile_selector("[1].map(dyn, dyn + 1) == [2]").error is None
