@@ -190,6 +190,7 @@ def _comprehension(rng):
         lambda: f"{coll}.{rng.choice(['map', 'all', 'exists', 'filter'])}({rng.choice(['x', 'x, y, z, w', ''])})",
         lambda: f"{rng.choice(['dyn', '[dyn]', 'dyn(1)'])} != int",  # cel-go declares dyn() only as a function
         lambda: f"{coll}.map(dyn, dyn).size() >= 0",
+        lambda: f"{rng.choice(['gpu.example.com', '(a).b', 'math.greatest(1, 2)', 'foo.bar.baz(1)'])} == {coll}",
     ])()
 
 

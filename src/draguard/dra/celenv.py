@@ -542,15 +542,28 @@ def all_compile(expressions) -> bool:
 
 
 def _diagnostic(expression: str, text: str) -> CelDiagnostic:
-    """cel-cpp's error nearest the start: cel-go sorts its errors by location, and cel-cpp lists
-    them as it visits the tree (`[1].map(x)`: the argument's before the call's)."""
-    match = min(_ERROR_AT.finditer(text), key=lambda m: (int(m.group(1)), int(m.group(2))), default=None)
-    message = (match.group(3) if match else text.splitlines()[0]).replace("device_", "device.")
-    message = message.replace(" (in container '')", "")  # cel-cpp's, about its own containers
-    offset = _offset(expression, int(match.group(1)), int(match.group(2))) if match else 0
+    """cel-cpp's error nearest the start, as cel-go words and places it: cel-go sorts its
+    errors by location, where cel-cpp lists them as it visits the tree (`[1].map(x)`: the
+    argument's before the call's)."""
+    errors = [_as_upstream(expression, match) for match in _ERROR_AT.finditer(text)]
+    if not errors:
+        return CelDiagnostic(text.splitlines()[0] if text else "", 0, suggest(expression))
+    message, offset = min(errors, key=lambda error: error[1])
+    return CelDiagnostic(message, max(0, min(offset, len(expression))), suggest(expression))
+
+
+def _as_upstream(expression: str, match) -> tuple[str, int]:
+    """(message, offset) of one of cel-cpp's errors as cel-go reports it."""
+    message = match.group(3).replace("device_", "device.").replace(" (in container '')", "")  # cel-cpp's containers
+    offset = _offset(expression, int(match.group(1)), int(match.group(2)))
     unknown = re.match(r"undeclared reference to 'device\.(\w+)'", message)
     if unknown:  # `device` is not a variable here, so cel-cpp cannot say "undefined field" itself
-        message = f"undefined field '{unknown.group(1)}'"
         dot = re.compile(r"device\s*(?:_|\.)").match(expression, offset)
-        offset = dot.end() - 1 if dot else offset  # upstream points at the field's `.`
-    return CelDiagnostic(message, max(0, min(offset, len(expression))), suggest(expression))
+        return f"undefined field '{unknown.group(1)}'", dot.end() - 1 if dot else offset  # upstream: the field's `.`
+    dotted = re.match(r"undeclared reference to '(\w+)\.[\w.]+'", message)
+    if dotted:  # a select chain on an undeclared name: cel-go names its root, where it is written
+        roots = [m.start() for m in re.finditer(rf"(?<![\w.]){dotted.group(1)}\b", without_strings(expression))
+                 if m.start() <= offset]
+        if roots:
+            return f"undeclared reference to '{dotted.group(1)}'", roots[-1]
+    return message, offset

@@ -276,3 +276,13 @@ def test_the_first_error_is_upstreams(expression, message, offset):
 
 def test_a_comprehension_variable_may_be_named_dyn():
     assert compile_selector("[1].map(dyn, dyn + 1) == [2]").error is None
+
+
+@pytest.mark.parametrize("expression, root, offset", [
+    ("a.b.c == 1", "a", 0), ("(a).b == 1", "a", 1), ("[1, gpu.example.com] == []", "gpu", 4),
+])
+def test_an_undeclared_select_chain_names_its_root(expression, root, offset):
+    """cel-go's checker reports the root identifier where it is written; cel-cpp the whole
+    chain at its last select."""
+    error = compile_selector(expression).error
+    assert (error.message, error.offset) == (f"undeclared reference to '{root}'", offset)
