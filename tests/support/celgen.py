@@ -191,6 +191,8 @@ def _comprehension(rng):
         lambda: f"{rng.choice(['dyn', '[dyn]', 'dyn(1)'])} != int",  # cel-go declares dyn() only as a function
         lambda: f"{coll}.map(dyn, dyn).size() >= 0",
         lambda: f"{rng.choice(['gpu.example.com', '(a).b', 'math.greatest(1, 2)', 'foo.bar.baz(1)'])} == {coll}",
+        lambda: f"type({rng.choice(['quantity(' + repr('1') + ')', 'ip(' + repr('::1') + ')'])}) == "
+                f"{rng.choice(['kubernetes.Quantity', 'kubernetes.Semver', 'net.IP', 'net.CIDR'])}",
     ])()
 
 

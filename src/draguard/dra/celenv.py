@@ -376,6 +376,7 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
     overflowing = _overflowing_double(expression)  # a parse error: before any of the checker's
+    undeclared = _undeclared_upstream(expression)  # a checker error cel-cpp does not make
     substituted, offsets, binds = celdevice.substitute(expression)  # cel.bind(d, device, ...): its body
     code = rewrite_device_fields(substituted, allow_multiple_allocations)
     env = _env(allow_multiple_allocations, includes)
@@ -390,10 +391,8 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         offset = offsets.original(diagnostic.offset)
         if overflowing is not None and (overflowing < offset or not diagnostic.message.startswith("Syntax error")):
             return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
-        dyn = _DYN_VALUE.search(without_strings(expression))
-        if dyn and dyn.start() < offset and not diagnostic.message.startswith("Syntax error") \
-                and not _DYN_VARIABLE.search(without_strings(expression)):  # celvalidate's check, when cel-cpp failed
-            return CompiledSelector(expression, CelDiagnostic("undeclared reference to 'dyn'", dyn.start()))
+        if undeclared is not None and undeclared[1] < offset and not diagnostic.message.startswith("Syntax error"):
+            return CompiledSelector(expression, CelDiagnostic(*undeclared))
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
             return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
         if _any_element_search(diagnostic.message):
@@ -401,6 +400,8 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         return CompiledSelector(expression, CelDiagnostic(diagnostic.message, offset, suggest(expression)))
     if overflowing is not None:
         return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
+    if undeclared is not None:
+        return CompiledSelector(expression, CelDiagnostic(*undeclared))
     ast = checked_ast(checked.serialize())
     problem = first_problem(ast, _converts)
     if problem:
@@ -438,8 +439,20 @@ _RESERVED = re.compile(r"\bdraguard_\w+")
 #: cel-spec FLOAT_LIT, with a unary minus before it (which cel-go's parser folds into it)
 _DOUBLE_LITERAL = re.compile(r"(?<![\w.])(?:(-)\s*)?(\d*\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)")
 _UNARY_AFTER = set("([{,:?&|=<>!+-*/%") | {""}
-_DYN_VALUE = re.compile(r"(?<![\w.])dyn\b(?!\s*\()")  # the name, not a dyn(...) call
+#: names cel-cpp resolves and cel-go does not declare: the type name dyn (cel-go declares only
+#: the function dyn()) and the Kubernetes library's and draguard's own message types
+_UPSTREAM_UNDECLARED = re.compile(r"(?<![\w.])(?:dyn\b(?!\s*\()|(?:kubernetes|draguard)(?=\s*\.\s*[A-Z]))")
 _DYN_VARIABLE = re.compile(r"\(\s*dyn\s*,")  # a macro's variable named dyn
+
+
+def _undeclared_upstream(expression: str) -> tuple[str, int] | None:
+    """(message, offset) of the first name cel-go's checker does not know where cel-cpp's does."""
+    code = without_strings(expression)
+    named_dyn = _DYN_VARIABLE.search(code) is not None
+    for match in _UPSTREAM_UNDECLARED.finditer(code):
+        if not (named_dyn and match.group(0) == "dyn"):
+            return f"undeclared reference to '{match.group(0)}'", match.start()
+    return None
 
 
 def _overflowing_double(expression: str) -> int | None:

@@ -162,6 +162,8 @@ def _targets(ast: CheckedAst) -> list:
             continue
         left, right = expr.call_expr.args
         left_type, right_type = ast.type_name(left.id), ast.type_name(right.id)
+        if left_type.startswith("type(") and right_type.startswith("type("):
+            continue  # types compare by name, whichever type they name
         may_hold = "dyn" in left_type or any(t in left_type for t in SPECIAL_TYPES)  # lists and maps too
         quantities = _by_value(left_type) or _by_value(right_type)  # never compared as messages
         if quantities or (may_hold and (right_type != left_type or "dyn" in right_type)):

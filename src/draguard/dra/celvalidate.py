@@ -45,8 +45,7 @@ def first_problem(ast: CheckedAst, converts: Callable[[str, str], bool] = lambda
     by position; only without them is the program built, which compiles the constant patterns
     of `matches(s, p)`, `find` and `findAll` (the first one failing, in pre-order)."""
     nodes = ast.nodes
-    checker = [p for p in (_flatten_problem(ast, expr) or _dyn_type_problem(ast, expr, ancestors)
-                           for expr, ancestors in nodes) if p]
+    checker = [p for p in (_flatten_problem(ast, expr) for expr, _ in nodes) if p]
     if checker:  # the checker's errors stop cel-go before any validator runs
         return min(checker, key=lambda p: p.offset)
     at_compile = [p for p in (_literal_problem(ast, expr, ancestors) or _regex_problem(ast, expr, member=True)
@@ -68,16 +67,6 @@ def _conversion_problem(ast: CheckedAst, expr, converts) -> Problem | None:
     if converts(expr.call_expr.function, argument.const_expr.string_value):
         return None
     return Problem(f"invalid {expr.call_expr.function} argument", ast.positions.get(argument.id, 0))
-
-
-def _dyn_type_problem(ast: CheckedAst, expr, ancestors) -> Problem | None:
-    """`dyn` as a value: cel-cpp declares the type name, cel-go only the dyn() function."""
-    if not expr.HasField("ident_expr") or expr.ident_expr.name != "dyn":
-        return None
-    if any(a.HasField("comprehension_expr") and "dyn" in (a.comprehension_expr.iter_var, a.comprehension_expr.iter_var2,
-                                                          a.comprehension_expr.accu_var) for a in ancestors):
-        return None  # a comprehension's variable named dyn
-    return Problem("undeclared reference to 'dyn'", ast.positions.get(expr.id, 0))
 
 
 def _flatten_problem(ast: CheckedAst, expr) -> Problem | None:

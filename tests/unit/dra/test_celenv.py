@@ -286,3 +286,16 @@ def test_an_undeclared_select_chain_names_its_root(expression, root, offset):
     chain at its last select."""
     error = compile_selector(expression).error
     assert (error.message, error.offset) == (f"undeclared reference to '{root}'", offset)
+
+
+@pytest.mark.parametrize("expression, message, offset", [
+    ("type(quantity('1')) == kubernetes.Quantity", "undeclared reference to 'kubernetes'", 23),
+    ("1 == 2 && dyn != int", "undeclared reference to 'dyn'", 10),
+])
+def test_names_only_draguards_engine_declares_are_undeclared(expression, message, offset):
+    error = compile_selector(expression).error
+    assert (error.message, error.offset) == (message, offset)
+
+
+def test_a_network_type_name_is_declared_upstream_too():
+    assert compile_selector("type(ip('::1')) == net.IP").error is None
