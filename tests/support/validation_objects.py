@@ -206,6 +206,25 @@ OBJECTS += [
 ]
 
 
+#: numbers at the edges of what the server decodes (a number past int64 is a 400; a YAML float
+#: such as 2.0 is left out: kubectl writes it to JSON as 2)
+OBJECTS += [
+ ("int max", True, _devices([{"name": "d", "attributes": {"a": {"int": 2**63 - 1}}}])),
+ ("int over", False, _devices([{"name": "d", "attributes": {"a": {"int": 2**63}}}])),
+ ("int min", True, _devices([{"name": "d", "attributes": {"a": {"int": -2**63}}}])),
+ ("int under", False, _devices([{"name": "d", "attributes": {"a": {"int": -2**63 - 1}}}])),
+ ("int fraction", False, _devices([{"name": "d", "attributes": {"a": {"int": 1.5}}}])),
+ ("ints over", False, _devices([{"name": "d", "attributes": {"a": {"ints": [1, 2**63]}}}])),
+ ("capacity huge", True, _devices([{"name": "d", "capacity": {"m": {"value": "9999999999999999999999E99"}}}])),
+ ("capacity below a nano", True, _devices([{"name": "d", "capacity": {"m": {"value": "0.1n"}}}])),
+ ("string with NUL", True, _devices([{"name": "d", "attributes": {"a": {"string": "a\u0000b"}}}])),
+ ("generation over", False, _slice({"pool": {"name": "p", "generation": 2**63, "resourceSliceCount": 1}})),
+ ("slice count over", False, _slice({"pool": {"name": "p", "generation": 1, "resourceSliceCount": 2**63}})),
+ ("count over", False, _claim({"requests": [_ex(count=2**63)]})),
+ ("toleration seconds over", False, _claim({"requests": [_ex(tolerations=[
+     {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 2**63}])]})),
+]
+
 def _pod(claims=None, container_claims=None, init_claims=None):
     """Pod p: container c with these resources.claims, init container i with init_claims."""
     container = {"name": "c", "image": "x"}

@@ -137,6 +137,13 @@ def quantity(holder: dict, key, what: str) -> Iterator[Problem]:
                                        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
+def int64(holder, key, what: str) -> Iterator[Problem]:
+    """An integer the server cannot decode into its int64 field (a 400 before any validation)."""
+    value = holder[key] if isinstance(holder, list) else holder.get(key)
+    if isinstance(value, int) and not isinstance(value, bool) and not -2**63 <= value < 2**63:
+        yield Problem(holder, key, f"{what} {value} is out of the int64 range")
+
+
 def selectors(holder: dict) -> Iterator[Problem]:
     yield from too_many(holder, "selectors", MAX_SELECTORS)
     for selector in mappings(holder.get("selectors")):
@@ -234,10 +241,12 @@ def _request_fields(fields: dict) -> Iterator[Problem]:
     name = fields.get("deviceClassName")
     if isinstance(name, str) and name and dns_subdomain(name):
         yield Problem(fields, "deviceClassName", f"deviceClassName {name!r} {dns_subdomain(name)}")
+    yield from int64(fields, "count", "count")
     yield from selectors(fields)
     yield from too_many(fields, "tolerations", MAX_TOLERATIONS)
     for entry in mappings(fields.get("tolerations")):
         yield from toleration(entry)
+        yield from int64(entry, "tolerationSeconds", "tolerationSeconds")
     capacity = fields.get("capacity")
     requested = capacity.get("requests") if isinstance(capacity, dict) else None
     for name in requested if isinstance(requested, dict) else ():
@@ -320,6 +329,8 @@ def _pool(pool: dict) -> Iterator[Problem]:
             (p for p in map(dns_subdomain, name.split("/")) if p), None)
         if problem:
             yield Problem(pool, "name", f"pool name {name!r}: each part between '/' {problem}")
+    for key in ("generation", "resourceSliceCount"):
+        yield from int64(pool, key, key)
     count = pool.get("resourceSliceCount")
     if isinstance(count, int) and not isinstance(count, bool) and count <= 0:
         yield Problem(pool, "resourceSliceCount", f"resourceSliceCount must be greater than zero, not {count}")
@@ -518,6 +529,10 @@ def _attribute(attributes: dict, name: str, value: dict) -> Iterator[Problem]:
     if len(kinds) != 1:
         yield Problem(attributes, name, f"attribute {name!r} must specify exactly one value, not "
                                         f"{', '.join(kinds) or 'none'}")
+    yield from int64(value, "int", f"attribute {name!r}: the integer")
+    ints = value.get("ints")
+    for index in range(len(ints)) if isinstance(ints, list) else ():
+        yield from int64(ints, index, f"attribute {name!r}: an integer")
     for kind in kinds:
         items = value[kind] if kind in _LISTS else [value[kind]]
         if kind in _LISTS and isinstance(items, list) and not items:
