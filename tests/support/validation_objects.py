@@ -225,6 +225,41 @@ OBJECTS += [
      {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 2**63}])]})),
 ]
 
+def _claim_template(metadata=None, name="t"):
+    """ResourceClaimTemplate `name` with this spec.metadata (the generated claims' labels and annotations)."""
+    spec = {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}
+    if metadata is not None:
+        spec["metadata"] = metadata
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+
+
+def _named_claim(metadata):
+    return {**_claim({"requests": [_ex()]}), "metadata": {"namespace": "default", **metadata}}
+
+
+#: object metadata and a template's spec.metadata (ValidateObjectMeta, ValidateTemplateObjectMeta)
+OBJECTS += [
+ ("template", True, _claim_template()),
+ ("template labels", True, _claim_template({"labels": {"a": "b"}})),
+ ("template label key bad", False, _claim_template({"labels": {"bad key": "b"}})),
+ ("template label value bad", False, _claim_template({"labels": {"a": "bad value"}})),
+ ("template annotations", True, _claim_template({"annotations": {"a": "any value at all"}})),
+ ("template annotation key bad", False, _claim_template({"annotations": {"bad key": "v"}})),
+ ("template metadata name", False, _claim_template({"name": "x"})),
+ ("template metadata namespace", False, _claim_template({"namespace": "other"})),
+ ("template metadata generateName", False, _claim_template({"generateName": "x-"})),
+ ("template metadata finalizers", False, _claim_template({"finalizers": ["example.com/f"]})),
+ ("template metadata owner", False, _claim_template({"ownerReferences": [
+     {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u"}]})),
+ ("template creationTimestamp null", True, _claim_template({"creationTimestamp": None, "labels": {"a": "b"}})),
+ ("template name long", False, _claim_template(name="t" * 254)),
+ ("template name with dots", True, _claim_template(name="a.b")),
+ ("claim label key bad", False, _named_claim({"name": "c", "labels": {"a/b/c": "x"}})),
+ ("claim generateName", True, _named_claim({"generateName": "c-"})),
+ ("claim generateName bad", False, _named_claim({"generateName": "C_"})),
+]
+
 def _pod(claims=None, container_claims=None, init_claims=None):
     """Pod p: container c with these resources.claims, init container i with init_claims."""
     container = {"name": "c", "image": "x"}

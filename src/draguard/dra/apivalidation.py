@@ -580,3 +580,39 @@ def _counters(holder: dict) -> Iterator[Problem]:
 def object_name(name) -> str | None:
     """The name of a resource.k8s.io object: a DNS subdomain (NameIsDNSSubdomain, LongName)."""
     return dns_subdomain(name) if isinstance(name, str) and name else None
+
+
+def metadata(meta: dict) -> Iterator[Problem]:
+    """ValidateObjectMeta beside the name: labels, annotation keys, a generateName that is a
+    DNS subdomain once its trailing '-' is masked."""
+    yield from _labels_and_annotations(meta)
+    prefix = meta.get("generateName")
+    if isinstance(prefix, str) and prefix:
+        problem = dns_subdomain(prefix[:-1] + "a" if prefix.endswith("-") else prefix)
+        if problem:
+            yield Problem(meta, "generateName", f"generateName {prefix!r} {problem}")
+
+
+def template_metadata(meta: dict) -> Iterator[Problem]:
+    """ValidateTemplateObjectMeta (a ResourceClaimTemplate's spec.metadata): labels and
+    annotations, and nothing else of ObjectMeta."""
+    yield from _labels_and_annotations(meta)
+    for key, value in meta.items():
+        if key not in ("labels", "annotations") and value not in (None, "", [], {}):  # a zero value is unset:
+            # `creationTimestamp: null`, which kubectl's client-side dry-run writes, passes
+            yield Problem(meta, key, f"spec.metadata.{key} cannot be set: a template's claims take only labels and "
+                                     "annotations from it", False)
+
+
+def _labels_and_annotations(meta: dict) -> Iterator[Problem]:
+    labels, annotations = meta.get("labels"), meta.get("annotations")
+    for key, value in labels.items() if isinstance(labels, dict) else ():
+        problem = label_key_problem(key)
+        if problem:
+            yield Problem(labels, key, f"label key {key!r}: {problem}", False)
+        elif isinstance(value, str) and not label_value_ok(value):
+            yield Problem(labels, key, f"label value {value!r} of {key!r} is not a label value")
+    for key in annotations if isinstance(annotations, dict) else ():
+        problem = label_key_problem(key)
+        if problem:
+            yield Problem(annotations, key, f"annotation key {key!r}: {problem}", False)

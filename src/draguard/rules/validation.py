@@ -66,7 +66,9 @@ class ApiValidation(Rule):
         its step's grid within the capacity; binding conditions come with failure conditions,
         at most 4 each, none in both; opaque
         configuration names a driver and holds a JSON object of at most 10 KiB; a DeviceClass's
-        extendedResourceName is a domain-prefixed extended resource name."""
+        extendedResourceName is a domain-prefixed extended resource name; labels and annotation
+        keys are well formed, and a ResourceClaimTemplate's spec.metadata holds only labels and
+        annotations."""
     reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-claim-v1/"
     noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
     compliant = COMPLIANT_POD
@@ -76,6 +78,11 @@ class ApiValidation(Rule):
         problem = apivalidation.object_name(metadata.get("name"))
         if problem:
             yield ctx.finding(self, obj, f"name {metadata['name']!r} {problem}", metadata, "name", value=True)
+        problems = list(apivalidation.metadata(metadata))
+        if obj.kind == "ResourceClaimTemplate":
+            problems += apivalidation.template_metadata(mapping(obj.spec.get("metadata")))
+        for p in problems:
+            yield ctx.finding(self, obj, p.message, p.holder, p.key, value=p.at_value)
         if obj.kind == "ResourceSlice":
             yield from self._slice(obj, ctx)
             devices = [(d, _fields_of(d)) for d in mappings(obj.spec.get("devices"))]
