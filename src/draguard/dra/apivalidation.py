@@ -109,6 +109,15 @@ def fully_qualified_name(name: str) -> str | None:
 
 # --- shared parts ---------------------------------------------------------------------------
 
+def name_problems(holder: dict, key: str, what: str, check) -> Iterator[Problem]:
+    """holder[key], a name as written (a non-empty string; others are schema-invalid or
+    required elsewhere), where `check` (dns_label, dns_subdomain, driver_name ...) refuses it."""
+    name = holder.get(key)
+    problem = check(name) if isinstance(name, str) and name else None
+    if problem:
+        yield Problem(holder, key, f"{what} {name!r} {problem}")
+
+
 def too_many(holder: dict, key: str, limit: int) -> Iterator[Problem]:
     items = holder.get(key)
     if isinstance(items, list) and len(items) > limit:
@@ -159,9 +168,7 @@ def configuration(config: dict) -> Iterator[Problem]:
         return
     if not isinstance(opaque, dict):
         return
-    driver = opaque.get("driver")
-    if isinstance(driver, str) and driver and driver_name(driver):
-        yield Problem(opaque, "driver", f"opaque driver {driver!r} {driver_name(driver)}")
+    yield from name_problems(opaque, "driver", "opaque driver", driver_name)
     parameters = opaque.get("parameters")
     if parameters is None:
         yield Problem(opaque, "driver" if "driver" in opaque else None, "opaque configuration needs `parameters`",
@@ -238,9 +245,7 @@ def _request_fields(fields: dict) -> Iterator[Problem]:
     mode = fields.get("allocationMode")
     if mode not in (None, "", "All", "ExactCount"):
         yield Problem(fields, "allocationMode", f"allocationMode {mode!r} is not All or ExactCount")
-    name = fields.get("deviceClassName")
-    if isinstance(name, str) and name and dns_subdomain(name):
-        yield Problem(fields, "deviceClassName", f"deviceClassName {name!r} {dns_subdomain(name)}")
+    yield from name_problems(fields, "deviceClassName", "deviceClassName", dns_subdomain)
     yield from int64(fields, "count", "count")
     yield from selectors(fields)
     yield from too_many(fields, "tolerations", MAX_TOLERATIONS)
@@ -269,7 +274,7 @@ def device_class(spec: dict) -> Iterator[Problem]:
     yield from too_many(spec, "config", MAX_CONFIG)
     for entry in mappings(spec.get("config")):
         yield from configuration(entry)
-    name = spec.get("extendedResourceName")
+    name = spec.get("extendedResourceName")  # an empty one is set, and refused too
     if isinstance(name, str) and extended_resource_name(name):
         yield Problem(spec, "extendedResourceName", f"extendedResourceName {name!r} {extended_resource_name(name)}")
 
@@ -292,15 +297,11 @@ def resource_slice(spec: dict, devices: list, fractional: bool = False) -> Itera
     """validateResourceSliceSpec beside rules.validation's node fields and device names;
     `devices` as (written mapping, the mapping with its fields: v1beta1's `basic`);
     `fractional`: DRAFractionalCapacityRange is on (request policies in milli-values)."""
-    driver = spec.get("driver")
-    if isinstance(driver, str) and driver and driver_name(driver):
-        yield Problem(spec, "driver", f"driver {driver!r} {driver_name(driver)}")
+    yield from name_problems(spec, "driver", "driver", driver_name)
     pool = spec.get("pool")
     if isinstance(pool, dict):
         yield from _pool(pool)
-    node = spec.get("nodeName")
-    if isinstance(node, str) and node and dns_subdomain(node):
-        yield Problem(spec, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
+    yield from name_problems(spec, "nodeName", "nodeName", dns_subdomain)
     if isinstance(spec.get("nodeSelector"), dict):
         yield from node_selector(spec["nodeSelector"], exactly_one_term=True)
     advanced = any(_advanced(body) for _, body in devices)
@@ -313,9 +314,7 @@ def resource_slice(spec: dict, devices: list, fractional: bool = False) -> Itera
     if isinstance(sets, list):
         yield from duplicates(sets, lambda s: s.get("name") if isinstance(s, dict) else None, "counter set")
     for counter_set in mappings(sets):
-        name = counter_set.get("name")
-        if isinstance(name, str) and name and dns_label(name):
-            yield Problem(counter_set, "name", f"counter set name {name!r} {dns_label(name)}")
+        yield from name_problems(counter_set, "name", "counter set name", dns_label)
         yield from _counters(counter_set)
 
 
@@ -377,9 +376,7 @@ def _device(written: dict, body: dict, per_device: bool, fractional: bool) -> It
         yield from _counters(entry)
     yield from _binding_conditions(body)
     if per_device:
-        node = body.get("nodeName")
-        if isinstance(node, str) and node and dns_subdomain(node):
-            yield Problem(body, "nodeName", f"nodeName {node!r} {dns_subdomain(node)}")
+        yield from name_problems(body, "nodeName", "nodeName", dns_subdomain)
         if isinstance(body.get("nodeSelector"), dict):
             yield from node_selector(body["nodeSelector"], exactly_one_term=False)
 
@@ -577,14 +574,11 @@ def _counters(holder: dict) -> Iterator[Problem]:
             yield from quantity(counter, "value", f"counter {name!r}")
 
 
-def object_name(name) -> str | None:
-    """The name of a resource.k8s.io object: a DNS subdomain (NameIsDNSSubdomain, LongName)."""
-    return dns_subdomain(name) if isinstance(name, str) and name else None
-
-
 def metadata(meta: dict) -> Iterator[Problem]:
-    """ValidateObjectMeta beside the name: labels, annotation keys, a generateName that is a
-    DNS subdomain once its trailing '-' is masked."""
+    """ValidateObjectMeta: a name that is a DNS subdomain (NameIsDNSSubdomain, LongName: every
+    resource.k8s.io kind), labels, annotation keys, a generateName that is a DNS subdomain once
+    its trailing '-' is masked."""
+    yield from name_problems(meta, "name", "name", dns_subdomain)
     yield from _labels_and_annotations(meta)
     prefix = meta.get("generateName")
     if isinstance(prefix, str) and prefix:

@@ -468,6 +468,8 @@ def _overflowing_double(expression: str) -> int | None:
             return match.start()
         return match.start(2)
     return None
+
+
 _TOO_DEEP = re.compile(r"Exceeded max recursion depth|Expression recursion limit exceeded")
 
 

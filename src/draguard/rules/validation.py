@@ -74,15 +74,9 @@ class ApiValidation(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        metadata = mapping(obj.data.get("metadata"))
-        problem = apivalidation.object_name(metadata.get("name"))
-        if problem:
-            yield ctx.finding(self, obj, f"name {metadata['name']!r} {problem}", metadata, "name", value=True)
-        problems = list(apivalidation.metadata(metadata))
+        yield from self._found(obj, ctx, apivalidation.metadata(mapping(obj.data.get("metadata"))))
         if obj.kind == "ResourceClaimTemplate":
-            problems += apivalidation.template_metadata(mapping(obj.spec.get("metadata")))
-        for p in problems:
-            yield ctx.finding(self, obj, p.message, p.holder, p.key, value=p.at_value)
+            yield from self._found(obj, ctx, apivalidation.template_metadata(mapping(obj.spec.get("metadata"))))
         if obj.kind == "ResourceSlice":
             yield from self._slice(obj, ctx)
             devices = [(d, _fields_of(d)) for d in mappings(obj.spec.get("devices"))]
@@ -93,6 +87,10 @@ class ApiValidation(Rule):
         else:
             yield from self._claim(obj, ctx)
             problems = apivalidation.claim(mapping(claim_spec(obj).get("devices")), requests_of(obj))
+        yield from self._found(obj, ctx, problems)
+
+    def _found(self, obj, ctx, problems):
+        """dra.apivalidation's problems as this rule's findings."""
         for p in problems:
             yield ctx.finding(self, obj, p.message, p.holder, p.key, value=p.at_value)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
-from ..dra.apivalidation import dns_label, dns_subdomain
+from ..dra.apivalidation import dns_label, dns_subdomain, name_problems
 from ..model.claims import request_names
 from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
@@ -168,10 +168,8 @@ class PodClaimInvalid(Rule):
                 if isinstance(name, str):
                     seen.add(name)
                 for key in _SOURCES:
-                    target = entry.get(key)
-                    if isinstance(target, str) and target and dns_subdomain(target):
-                        yield ctx.finding(self, obj, f"{key} {target!r} {dns_subdomain(target)}", entry, key,
-                                          value=True)
+                    for problem in name_problems(entry, key, key, dns_subdomain):
+                        yield ctx.finding(self, obj, problem.message, entry, key, value=True)
             pod_resources = site.spec.get("resources")
             if isinstance(pod_resources, dict) and "claims" in pod_resources:
                 yield ctx.finding(self, obj, "claims may not be set in pod-level resources: list them in each "
