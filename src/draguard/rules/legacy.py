@@ -8,6 +8,7 @@ from functools import lru_cache
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, append, remove
 from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
+from ..model.claims import claim_spec, requests_of
 from ..model.gpu import LEGACY_RESOURCE, legacy_resources
 from ..model.pods import pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS
@@ -76,12 +77,18 @@ def _count(value) -> int | None:
     return None
 
 
-def _claim_template(name: str, namespace: str, version: str, request: tuple, count: int) -> dict:
-    class_name, selector, request_name = request
+def _request_fields(request: tuple, count: int) -> dict:
+    """The fields of the one request a migration's template makes."""
+    class_name, selector, _ = request
     fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
     if selector:
         fields["selectors"] = [{"cel": {"expression": selector}}]
-    entry = {"name": _label(request_name.split("-")[0])}
+    return fields
+
+
+def _claim_template(name: str, namespace: str, version: str, request: tuple, count: int) -> dict:
+    fields = _request_fields(request, count)
+    entry = {"name": _label(request[2].split("-")[0])}
     entry.update(fields if version == "v1beta1" else {"exactly": fields})
     metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
     return {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaimTemplate", "metadata": metadata,
@@ -100,7 +107,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     """The fix that moves one container's device-plugin resource (asking for `quantity`) to
     DRA (see the rule's docs). Names derive from the workload, container and resource, so a
     template made before (by an earlier run, or for a copy of the workload in another file)
-    is found and reused."""
+    is found and reused; one of that name asking for other devices gets a `-N` sibling."""
     request, count = _dra_request(resource), _count(quantity)
     version = structured_claim_version(ctx.config.kube_version)
     if request is None or count is None or version is None or site.path is None or resource in c.gpu_aliases:
@@ -121,8 +128,8 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
-    template = _label(f"{owner}-{c.name}-{request[2]}", 253)
-    exists = ctx.objects.claims.template(obj.namespace, template) is not None
+    template, exists = _template_name(ctx, obj.namespace, _label(f"{owner}-{c.name}-{request[2]}", 250),
+                                      _request_fields(request, count))
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, count)),)
     return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}",
                Applicability.UNSAFE, (
@@ -130,6 +137,31 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    append(site.path + ("resourceClaims",), {"name": claim, "resourceClaimTemplateName": template}),
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
                    *removals))
+
+
+def _template_name(ctx, namespace: str, base: str, fields: dict) -> tuple[str, bool]:
+    """(the template name the migration uses, whether that template is already there): the
+    derived name when it is free or holds the very request the migration would make (an
+    earlier run's, or a copy of the workload's), else the first free or equal `base-N`. A
+    template of that name asking for something else (a user's own, a same-named workload's
+    with another count) is never reused: the pod would get other devices."""
+    for n in range(1, 100):
+        name = base if n == 1 else f"{base}-{n}"
+        existing = ctx.objects.claims.template(namespace, name)
+        if existing is None or _asks_for(existing, fields):
+            return name, existing is not None
+    return f"{base}-{n + 1}", False
+
+
+def _asks_for(template, fields: dict) -> bool:
+    """Whether a claim template's only request is `fields` (API defaults filled in), with no
+    constraints or config beside it."""
+    devices = claim_spec(template).get("devices")
+    requests = requests_of(template)
+    if not isinstance(devices, dict) or set(devices) != {"requests"} or len(requests) != 1:
+        return False
+    body = {k: v for k, v in requests[0].fields.items() if k != "name"}
+    return requests[0].shape in ("flat", "exactly") and {"allocationMode": "ExactCount", "count": 1, **body} == fields
 
 
 @register

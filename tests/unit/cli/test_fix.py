@@ -12,6 +12,8 @@ import subprocess
 import sys
 import time
 
+import yaml
+
 from draguard.fix.files import write
 from support.paths import EXAMPLES
 
@@ -166,3 +168,20 @@ def test_a_file_with_a_broken_document_gets_only_the_parseable_ones_fixed(cli, t
     text = target.read_text()
     assert "kind: ResourceClaimTemplate" in text and text.endswith(broken)
     assert "[yaml-syntax]" in done.out
+
+
+def test_same_named_workloads_in_two_files_each_get_the_count_they_asked_for(cli, tmp_path):
+    """Two files define Pod `same` in one namespace, asking for 1 and 2 GPUs: the template
+    one migration makes is not the other's (its count differs), so the second gets its own."""
+    for file, count in (("one.yaml", 1), ("two.yaml", 2)):
+        (tmp_path / file).write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: same, namespace: ns}\nspec:\n  containers:\n"
+            f"  - name: a\n    image: img\n    resources:\n      limits:\n        nvidia.com/gpu: {count}\n")
+    assert cli("fix", "--unsafe-fixes", "--no-config", tmp_path).code == 0
+    counts = {}
+    for file in ("one.yaml", "two.yaml"):
+        documents = list(yaml.safe_load_all((tmp_path / file).read_text()))
+        claimed = documents[0]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
+        made = {d["metadata"]["name"]: d for d in documents[1:]}
+        counts[file] = made[claimed]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+    assert counts == {"one.yaml": 1, "two.yaml": 2}

@@ -184,3 +184,57 @@ def test_grace_period_fix_leaves_room_after_the_hooks_waits():
     after = fixed(documents, finding)
     assert after[0]["spec"]["terminationGracePeriodSeconds"] == 120
     assert not findings(after, "teardown-grace-period")
+
+
+LEGACY_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: clash, namespace: ns}
+    spec:
+      containers:
+      - name: a
+        image: img
+        resources: {limits: {nvidia.com/gpu: %d}}
+    """
+
+
+def template(name: str, fields: dict, version: str = "v1") -> str:
+    request = {"name": "gpu", **(fields if version == "v1beta1" else {"exactly": fields})}
+    return yaml.safe_dump({"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaimTemplate",
+                           "metadata": {"name": name, "namespace": "ns"},
+                           "spec": {"spec": {"devices": {"requests": [request]}}}})
+
+
+def migrated_template(documents) -> tuple[str, list]:
+    """(the template name the pod's migration claims, the templates its fix adds)."""
+    [finding] = findings(documents, "legacy-gpu-resource")
+    after = fixed(documents, finding)
+    pod = next(d for d in after if d["kind"] == "Pod")
+    added = [d for d in after[len(documents):]]
+    return pod["spec"]["resourceClaims"][0]["resourceClaimTemplateName"], added
+
+
+@pytest.mark.parametrize("version, fields", [
+    ("v1", {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}),
+    ("v1", {"deviceClassName": "gpu.nvidia.com", "count": 2}),  # API defaults are the same request
+    ("v1beta1", {"deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 2}),
+])
+def test_the_migration_reuses_a_template_that_asks_for_what_it_would(version, fields):
+    documents = docs(template("clash-a-gpu", fields, version) + "---" + LEGACY_POD % 2)
+    assert migrated_template(documents) == ("clash-a-gpu", [])
+
+
+@pytest.mark.parametrize("fields", [
+    {"deviceClassName": "nic.example.com"},  # a user's template of the same name
+    {"deviceClassName": "gpu.nvidia.com", "count": 1},  # a same-named workload's, with another count
+    {"deviceClassName": "gpu.nvidia.com", "count": 2, "selectors": [{"cel": {"expression": "true"}}]},
+    {"deviceClassName": "gpu.nvidia.com", "allocationMode": "All"},
+])
+def test_the_migration_never_claims_a_same_named_template_that_asks_for_other_devices(fields):
+    documents = docs(template("clash-a-gpu", fields) + "---" + LEGACY_POD % 2)
+    name, [added] = migrated_template(documents)
+    assert name == added["metadata"]["name"] == "clash-a-gpu-2"
+    assert added["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
+    taken = docs(template("clash-a-gpu", fields) + "---\n" + template("clash-a-gpu-2", {"deviceClassName": "x"})
+                 + "---" + LEGACY_POD % 2)
+    assert migrated_template(taken)[0] == "clash-a-gpu-3"
