@@ -5,13 +5,16 @@ document markers, CRLF and indentation.
 Each edit is located with the node positions libyaml gives (the one document composed again,
 from its own first line) and spliced into the text: a scalar token replaced; an entry's lines replaced or
 removed; new entries and sequence items inserted after the last line of their collection, at
-its indentation and in its style (block or flow, indented sequences or not); new documents
-inserted after the document they belong to. The result is parsed again and must equal what
+its indentation and in its style (block or flow, indented sequences or not, the document's
+indentation step; JSON inside a JSON document, which gets no second object); new documents
+inserted after the document they belong to and the indented comments that end it. A document
+that repeats nodes through aliases is not edited: its copies have no text of their own. The result is parsed again and must equal what
 the edits do to the data (core.fixes.apply_edits); when it does not, or when the edit has no
 exact text form, the fix is not applied and the caller says so."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cached_property
@@ -255,6 +258,10 @@ class _Document:
         self.root = document_node(text, index)
         if self.root is None:
             raise NotSpliceable(f"document {index} is not there to edit")
+        if "*" in text and _repeats_nodes(self.root):
+            raise NotSpliceable("the document repeats nodes through YAML aliases (*name, <<: *name): an edit "
+                                "there would change every copy, and the copies have no text of their own; "
+                                "edit it by hand")
 
     def entry(self, path: tuple) -> Entry | None:
         return walk(self.root, path)
@@ -281,6 +288,24 @@ class _Document:
                 stack.extend(node.value)
         return False
 
+    @cached_property
+    def indent_step(self) -> int:
+        """How far the document indents a block mapping under its key (2 to 9, as the emitter
+        can write it); the first nested block mapping decides, 2 when there is none."""
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, MappingNode) and not node.flow_style:
+                for key, value in node.value:
+                    if isinstance(value, MappingNode) and not value.flow_style and value.value:
+                        step = value.value[0][0].start_mark.column - key.start_mark.column
+                        if 2 <= step <= 9:
+                            return step
+                    stack.append(value)
+            elif isinstance(node, SequenceNode):
+                stack.extend(node.value)
+        return 2
+
     def after_line(self, index: int) -> int:
         """The index just past the line break of the line holding `index` (or the text's end)."""
         end = self.text.find("\n", index)
@@ -302,13 +327,51 @@ class _Document:
 
     def dump(self, value) -> str:
         """Block YAML in the document's sequence style."""
-        return _block_yaml(value, self.indented_sequences)
+        return _block_yaml(value, self.indented_sequences, self.indent_step)
+
+    @cached_property
+    def json(self) -> bool:
+        """Whether the document is written as JSON (its root a flow mapping): what goes into
+        it is written as JSON too, so that JSON tools still read the file."""
+        return isinstance(self.root, MappingNode) and bool(self.root.flow_style)
+
+    def flow(self, value) -> str:
+        """`value` in flow style: JSON in a JSON document."""
+        return json.dumps(value, ensure_ascii=False) if self.json else _flow(value)
+
+    def scalar(self, value, old=None) -> str | None:
+        """`value` as one scalar token (None for collections), a string quoted as the scalar
+        it replaces was (double quotes in a JSON document)."""
+        if isinstance(value, (dict, list)):
+            return None
+        style = "\"" if self.json else getattr(old, "style", None)
+        if isinstance(value, str) and style == "\"":
+            return json.dumps(value, ensure_ascii=False)
+        if isinstance(value, str) and style == "'" and "\n" not in value:
+            return "'" + value.replace("'", "''") + "'"
+        return scalar_text(value)
 
     def insert_after(self, node, column: int, value) -> Replacement:
         """A block entry or item inserted on a new line after `node`'s last line, at `column`."""
         at = self.after_line(content_end(node, self.text))
         prefix = "" if at == 0 or self.text[at - 1] == "\n" else self.newline
         return Replacement(at, at, prefix + " " * column + self.block(value, column), column)
+
+
+def _repeats_nodes(root) -> bool:
+    """Whether an alias repeats a node of the document (the composer hands out the anchored
+    node again)."""
+    seen, stack = set(), [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return True
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            stack.extend(part for pair in node.value for part in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend(node.value)
+    return False
 
 
 _FastDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -324,17 +387,17 @@ class _IndentedDumper(yaml.SafeDumper):
 _DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload it fixes
 
 
-def _block_yaml(value, indented_sequences: bool) -> str:
+def _block_yaml(value, indented_sequences: bool, indent: int = 2) -> str:
     """`value` as block YAML (libyaml's emitter where it can: it has no indented-sequence
     option), remembered by its repr: fix values are plain data, whose repr tells types apart."""
-    key = (repr(value), indented_sequences)
+    key = (repr(value), indented_sequences, indent)
     dumped = _DUMPED.get(key)
     if dumped is None:
         if len(_DUMPED) > 4096:
             _DUMPED.clear()
         dumper = _IndentedDumper if indented_sequences else _FastDumper
         dumped = _DUMPED[key] = yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
-                                          allow_unicode=True, width=1 << 30)
+                                          allow_unicode=True, width=1 << 30, indent=indent)
     return dumped
 
 
@@ -367,23 +430,22 @@ def _set(doc: _Document, path: tuple, value) -> Replacement:
     if not isinstance(parent, MappingNode) or not isinstance(key, str):
         raise NotSpliceable("the parent is not a mapping")
     if parent.flow_style:
-        close = parent.end_mark.index - 1
-        if doc.text[close] != "}":
-            raise NotSpliceable("a flow mapping without its closing brace")
+        at = _flow_end(doc, parent, "}")
         separator = ", " if parent.value else ""
-        return Replacement(close, close, f"{separator}{scalar_text(key)}: {_flow(value)}")
+        return Replacement(at, at, f"{separator}{doc.scalar(key)}: {doc.flow(value)}")
     return doc.insert_after(parent, parent.value[0][0].start_mark.column, {key: value})
 
 
 def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
     """Replace an existing entry's value: the scalar token alone when both are scalars, the
     value's text in flow style inside flow collections, else the entry's lines."""
-    old, new_scalar = entry.value_node, scalar_text(value)
+    old = entry.value_node
+    new_scalar = doc.scalar(value, old)
     if isinstance(old, ScalarNode) and new_scalar is not None and not (old.value == "" and old.style is None):
         return Replacement(entry.value.start.index, entry.value.end.index, new_scalar)
     if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and entry.key is not None
                       and not doc.ends_line(old.end_mark.index)):
-        return Replacement(entry.value.start.index, entry.value.end.index, _flow(value))
+        return Replacement(entry.value.start.index, entry.value.end.index, doc.flow(value))
     if entry.key is None:
         raise NotSpliceable("replacing a whole block sequence item")
     end = doc.after_line(max(content_end(old, doc.text), entry.key.end.index))
@@ -397,11 +459,21 @@ def _append(doc: _Document, path: tuple, item) -> Replacement:
     if not isinstance(node, SequenceNode):
         raise NotSpliceable("appending to something that is not a list")
     if node.flow_style:
-        close = node.end_mark.index - 1
-        if doc.text[close] != "]":
-            raise NotSpliceable("a flow sequence without its closing bracket")
-        return Replacement(close, close, (", " if node.value else "") + _flow(item))
+        at = _flow_end(doc, node, "]")
+        return Replacement(at, at, (", " if node.value else "") + doc.flow(item))
     return doc.insert_after(node, node.start_mark.column, [item])  # a block sequence starts at its first dash
+
+
+def _flow_end(doc: _Document, node, close: str) -> int:
+    """Where a new entry of a flow collection goes: right after its last entry (so that it
+    stays on that line, and before a trailing comma), or inside the brackets when empty."""
+    end = node.end_mark.index - 1
+    if doc.text[end] != close:
+        raise NotSpliceable(f"a flow collection without its closing {close!r}")
+    if not node.value:
+        return end
+    last = node.value[-1]
+    return (last[1] if isinstance(node, MappingNode) else last).end_mark.index
 
 
 def _remove(doc: _Document, path: tuple, keeps_parent: bool = False) -> Replacement:
@@ -434,25 +506,38 @@ def _remove_first_key(doc: _Document, mapping: MappingNode, key: str) -> Replace
 
 
 def _remove_flow(text: str, entry) -> Replacement:
+    """An entry of a flow collection and one comma beside it: the one after it, else the one
+    before it (even on an earlier line: a JSON object keeps no trailing comma); an entry alone
+    on its line takes the line with it."""
     start = entry.key.start.index if entry.key is not None else entry.value.start.index
-    end = after = entry.value.end.index
-    while after < len(text) and text[after] in " \t":
-        after += 1
+    end = after = _skip(text, entry.value.end.index, " \t")
     if after < len(text) and text[after] == ",":
-        after += 1
-        while after < len(text) and text[after] in " \t":
-            after += 1
+        after = _skip(text, after + 1, " \t")
+        line_start = text.rfind("\n", 0, start) + 1
+        if not text[line_start:start].strip() and text[after:after + 1] in ("\n", "\r"):
+            return Replacement(line_start, text.index("\n", after) + 1, "")
         return Replacement(start, after, "")
     before = start
-    while before > 0 and text[before - 1] in " \t":
+    while before > 0 and text[before - 1] in " \t\r\n":
         before -= 1
     if before > 0 and text[before - 1] == ",":
         return Replacement(before - 1, end, "")
     return Replacement(start, end, "")
 
 
+def _skip(text: str, index: int, characters: str) -> int:
+    while index < len(text) and text[index] in characters:
+        index += 1
+    return index
+
+
 def _add_documents(doc: _Document, values: list) -> Replacement:
+    if doc.json:
+        names = ", ".join(f"{v.get('kind')} '{(v.get('metadata') or {}).get('name')}'" for v in values)
+        raise NotSpliceable(f"a JSON file holds one object: write {names} to a file of its own")
     at = doc.after_line(content_end(doc.root, doc.text))
+    while at < len(doc.text) and re.match(r"[ \t]+#", doc.text[at:at + 256]):
+        at = doc.after_line(at)  # indented comments after the last line still belong to the document
     prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline
     added = "".join("---" + doc.newline + doc.dump(value).replace("\n", doc.newline) for value in values)
     return Replacement(at, at, prefix + added, last=True)

@@ -231,3 +231,83 @@ def test_documents_are_composed_from_their_own_first_line_and_directives_from_th
     with_directive = "%YAML 1.1\n---\na: 1\n...\n%YAML 1.1\n---\nkind: x\n"
     after = fix(with_directive, set_value(("kind",), "y"), document=1)
     assert after == with_directive.replace("kind: x", "kind: y")
+
+
+JSON_POD = """\
+{
+  "apiVersion": "v1",
+  "kind": "Pod",
+  "metadata": {"name": "p", "labels": {"app": "p"}},
+  "spec": {
+    "containers": [
+      {
+        "name": "c",
+        "env": [
+          {"name": "A", "value": "1"},
+          {"name": "B", "value": "2"}
+        ],
+        "resources": {"limits": {"nvidia.com/gpu": 1}}
+      }
+    ]
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("edits", [
+    [set_value(("spec", "terminationGracePeriodSeconds"), 60)],
+    [set_value(("spec", "containers", 0, "lifecycle", "preStop"), {"sleep": {"seconds": 10}})],
+    [append(("spec", "resourceClaims"), {"name": "gpu", "resourceClaimTemplateName": "t"})],
+    [set_value(("metadata", "name"), "q"), set_value(("metadata", "labels", "app"), "it's")],
+    [remove(("spec", "containers", 0, "env", 0))],
+    [remove(("spec", "containers", 0, "env", 1))],
+    [remove(("spec", "containers", 0, "resources"))],  # the last key: the comma before it goes
+])
+def test_a_json_document_stays_json(edits):
+    import json
+    after = fix(JSON_POD, *edits)
+    assert json.loads(after) == data(after)
+
+
+def test_a_json_file_gets_no_second_object():
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"}}
+    with pytest.raises(NotSpliceable, match="a JSON file holds one object: write ResourceClaimTemplate 't'"):
+        apply_fix(JSON_POD, 0, [add_document(template)])
+
+
+def test_new_flow_entries_go_after_the_last_one_and_before_a_trailing_comma():
+    after = fix("a: {b: 1,}\nc: [x, y,]\n", set_value(("a", "d"), 2), append(("c",), "z"))
+    assert after == "a: {b: 1, d: 2,}\nc: [x, y, z,]\n"
+
+
+def test_a_replaced_string_keeps_its_quotes():
+    after = fix("a: \"x\"\nb: 'y'\nc: z\n", set_value(("a",), "v1"), set_value(("b",), "it's"), set_value(("c",), "w"))
+    assert after == "a: \"v1\"\nb: 'it''s'\nc: w\n"
+
+
+@pytest.mark.parametrize("text", [
+    "a: &r {x: 1}\nb: *r\nc: {d: 1}\n",
+    "base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n",
+])
+def test_a_document_that_repeats_nodes_through_aliases_is_refused_with_the_reason(text):
+    with pytest.raises(NotSpliceable, match="repeats nodes through YAML aliases"):
+        apply_fix(text, 0, [set_value(("c", "z"), 3)])
+
+
+def test_a_star_in_text_is_no_alias():
+    assert fix("schedule: '0 0 * * *'\nb: 1\n", set_value(("b",), 2)) == "schedule: '0 0 * * *'\nb: 2\n"
+
+
+def test_new_block_entries_and_documents_take_the_documents_indentation():
+    text = "spec:\n    template:\n        spec:\n            containers:\n                -   name: a\n"
+    after = fix(text, set_value(("spec", "template", "spec", "lifecycle"), {"preStop": {"sleep": {"seconds": 5}}}),
+                add_document({"kind": "PodDisruptionBudget", "spec": {"maxUnavailable": 1}}))
+    assert "        spec:\n            containers:\n                -   name: a\n" \
+           "            lifecycle:\n                preStop:\n                    sleep:\n" in after
+    assert "---\nkind: PodDisruptionBudget\nspec:\n    maxUnavailable: 1\n" in after
+
+
+def test_a_new_document_goes_after_the_indented_comments_that_end_the_last_one():
+    text = "a:\n  b: 1\n  # about b\n# about what follows\n---\nc: 1\n"
+    after = fix(text, add_document({"kind": "X"}))
+    assert after == "a:\n  b: 1\n  # about b\n---\nkind: X\n# about what follows\n---\nc: 1\n"
