@@ -207,13 +207,15 @@ def _offset(expression: str, line: int, column: int) -> int:
 
 def suggest(expression: str) -> str | None:
     """A corrected expression for the classic mistake of comparing a size without quantity(),
-    wherever such comparisons stand in the expression (every one is rewritten)."""
+    wherever such comparisons stand in the expression (every one is rewritten), in the quotes
+    the expression uses there (so that the YAML scalar holding it needs no new escapes)."""
     def rewrite(match):
-        _, field_name, _, domain, name, operator, literal = match.groups()
+        _, field_name, quote, domain, name, operator, literal = match.groups()
         literal = literal.strip("'\"")
         if not is_quantity(literal) or (field_name == "attributes" and literal.isdigit()):
             return match.group(0)  # a plain number compared with an attribute is fine
-        return f"device.capacity['{domain}'].{name}.compareTo(quantity('{literal}')) {_CMP_TO[operator]}"
+        return (f"device.capacity[{quote}{domain}{quote}].{name}.compareTo(quantity({quote}{literal}{quote})) "
+                f"{_CMP_TO[operator]}")
 
     fixed = _SIZE_LITERAL.sub(rewrite, expression)
     return fixed if fixed != expression else None

@@ -340,10 +340,10 @@ class _Document:
         return json.dumps(value, ensure_ascii=False) if self.json else _flow(value)
 
     def scalar(self, value, old=None) -> str | None:
-        """`value` as one scalar token (None for collections), a string quoted as the scalar
-        it replaces was (double quotes in a JSON document)."""
-        if isinstance(value, (dict, list)):
-            return None
+        """`value` as one scalar token (None for collections and strings of several lines), a
+        string quoted as the scalar it replaces was (double quotes in a JSON document)."""
+        if isinstance(value, (dict, list)) or isinstance(value, str) and "\n" in value.rstrip("\n") and not self.json:
+            return None  # several lines: written as a block (a literal), on lines of their own
         style = "\"" if self.json else getattr(old, "style", None)
         if isinstance(value, str) and style == "\"":
             return json.dumps(value, ensure_ascii=False)
@@ -374,7 +374,16 @@ def _repeats_nodes(root) -> bool:
     return False
 
 
-_FastDumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+def _literal_lines(dumper, value: str):
+    """A string of several lines as a literal block (`|`), as such strings (scripts, CEL) are
+    written, not a quoted scalar with doubled line breaks; the emitter falls back to quotes
+    where a literal cannot hold it (trailing spaces)."""
+    style = "|" if "\n" in value.rstrip("\n") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+class _FastDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+    pass
 
 
 class _IndentedDumper(yaml.SafeDumper):
@@ -382,6 +391,10 @@ class _IndentedDumper(yaml.SafeDumper):
 
     def increase_indent(self, flow=False, indentless=False):
         return super().increase_indent(flow, False)
+
+
+for _dumper in (_FastDumper, _IndentedDumper):
+    _dumper.add_representer(str, _literal_lines)
 
 
 _DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload it fixes

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+import argparse
 import os
 import sys
 import textwrap
@@ -172,4 +173,9 @@ def main(root: str = ".") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    parser = argparse.ArgumentParser(description="Write docs/rules/*.md and the README's rule table from the registry.")
+    parser.add_argument("root", nargs="?", default=".", help="the project's root (holding README.md)")
+    root = parser.parse_args().root
+    if not os.path.isfile(os.path.join(root, "README.md")):
+        parser.error(f"{root}: no README.md there; give the project's root")
+    sys.exit(main(root))

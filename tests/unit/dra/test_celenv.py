@@ -64,6 +64,9 @@ def test_suggestion_for_sizes_without_quantity():
         "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
     fixed = compile_selector(suggest("device.attributes['gpu.nvidia.com'].memory >= 40Gi"))
     assert fixed.error is None and fixed.evaluate(gpu())
+    # the quotes the expression uses (a YAML scalar holding it then needs no new escapes)
+    assert suggest('device.capacity["gpu.nvidia.com"].memory > 1Gi') == \
+        'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("1Gi")) > 0'
 
 
 def test_length_limit():

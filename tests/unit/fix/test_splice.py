@@ -311,3 +311,11 @@ def test_a_new_document_goes_after_the_indented_comments_that_end_the_last_one()
     text = "a:\n  b: 1\n  # about b\n# about what follows\n---\nc: 1\n"
     after = fix(text, add_document({"kind": "X"}))
     assert after == "a:\n  b: 1\n  # about b\n---\nkind: X\n# about what follows\n---\nc: 1\n"
+
+
+def test_a_string_of_several_lines_is_written_as_a_literal_block():
+    text = "sel:\n  - cel:\n      expression: |\n        a &&\n        b\n    name: x\n"
+    after = fix(text, set_value(("sel", 0, "cel", "expression"), "a &&\nc\n"))
+    assert after == "sel:\n  - cel:\n      expression: |\n        a &&\n        c\n    name: x\n"
+    moved = fix(text, set_value(("sel", 0, "cel"), {"expression": "a &&\nc"}))
+    assert "  - cel:\n      expression: |-\n        a &&\n        c\n    name: x\n" in moved
