@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-import json
 import argparse
+import json
 import os
 import sys
 import textwrap
