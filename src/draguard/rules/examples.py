@@ -85,6 +85,21 @@ COMPLIANT_DEPLOYMENT = CLAIM_TEMPLATE + """---
     """
 
 
+DAEMONSET_EXAMPLE = CLAIM_TEMPLATE + """---
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: node-inference}
+    spec:
+      selector: {matchLabels: {app: node-inference}}
+      updateStrategy:
+        type: RollingUpdate
+        rollingUpdate: {maxSurge: 0, maxUnavailable: 1}
+      template:
+        metadata: {labels: {app: node-inference}}
+        spec:
+""" + _at(_POD_SPEC, 10) + "    "
+
+
 def example_inventory_file(rule, folder: str) -> str | None:
     """The rule's example inventory (Rule.example_inventory) as Nodes and ResourceSlices in a
     file in `folder`, for `--inventory`; None for rules judged without one."""

@@ -11,7 +11,7 @@ from ..model.rollout import DEFAULT_MAX_SURGE, Strategy
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
-from .examples import COMPLIANT_DEPLOYMENT, replace_last
+from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
 from .registry import register
 
 _DEPLOYMENT = frozenset({("apps", "Deployment")})
@@ -96,6 +96,64 @@ class RolloutSurge(Rule):
                               f"{strategy.max_unavailable}): new pods need fresh claims before old ones release "
                               "theirs, which deadlocks a full pool", *where, **written,
                               help="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
+
+
+_DAEMONSET = frozenset({("apps", "DaemonSet")})
+
+
+def _surge_written(value) -> bool:
+    """A DaemonSet maxSurge that surges: an int above 0, or a percentage above 0% (scaled
+    against the nodes, rounded up to at least 1). Values the API server rejects are
+    schema-invalid's."""
+    if type(value) is int:
+        return value > 0
+    return isinstance(value, str) and value.endswith("%") and value[:-1].isdigit() and int(value[:-1]) > 0
+
+
+@register
+class DaemonSetSurge(Rule):
+    id = "daemonset-surge"
+    name = "Surge-first update of a claim-template DaemonSet"
+    category = "rollout"
+    severity = Severity.ERROR
+    targets = _DAEMONSET
+    fixable = FixAvailability.ALWAYS
+    admission = Admission(
+        "!variables.podSpecs.exists(s, has(s.resourceClaims) && "
+        "s.resourceClaims.exists(c, has(c.resourceClaimTemplateName))) || !has(object.spec.updateStrategy) || "
+        "(has(object.spec.updateStrategy.type) && object.spec.updateStrategy.type != 'RollingUpdate') || "
+        "!has(object.spec.updateStrategy.rollingUpdate) || !has(object.spec.updateStrategy.rollingUpdate.maxSurge) || "
+        "[object.spec.updateStrategy.rollingUpdate.maxSurge].all(m, type(m) == int ? m <= 0 : "
+        "!string(m).endsWith('%') || int(string(m).replace('%', '')) == 0)",
+        "a DaemonSet of claim-template pods surges on every node; update with maxSurge: 0, maxUnavailable: 1")
+    summary = "A DaemonSet whose pods get claims from templates updates surge-first (maxSurge above 0)."
+    rationale = """
+        With `updateStrategy.rollingUpdate.maxSurge` above 0, the DaemonSet controller starts
+        the updated pod on a node while the old one still runs there, and deletes the old pod
+        only once the new one is available (KEP-1591; a percentage is of the nodes, rounded
+        up to at least 1). A DaemonSet pod can only run on its node, so its new claim needs a
+        second free device on that very node: where the old pod holds the node's devices the
+        new pod stays Pending and the update stalls there. The default (maxSurge 0,
+        maxUnavailable 1) releases the node's device first."""
+    reference = "https://kubernetes.io/docs/tasks/manage-daemon/update-daemon-set/"
+    noncompliant = DAEMONSET_EXAMPLE.replace("rollingUpdate: {maxSurge: 0, maxUnavailable: 1}",
+                                             "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
+    compliant = DAEMONSET_EXAMPLE
+
+    def check(self, obj, ctx):
+        if not any(site.uses_template_claims() for site in pod_sites(obj)):
+            return
+        update = mapping(obj.spec.get("updateStrategy"))
+        rolling = mapping(update.get("rollingUpdate"))
+        if update.get("type", "RollingUpdate") != "RollingUpdate" or not _surge_written(rolling.get("maxSurge")):
+            return
+        at = path_of(rolling, "maxSurge")
+        fix = Fix("update with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE,
+                  (set_value(at, 0), set_value(at[:-1] + ("maxUnavailable",), 1)))
+        yield ctx.finding(self, obj, f"update may surge (maxSurge {rolling['maxSurge']}): on each node the new pod "
+                          "needs a device before the old one releases its own, which stalls on a node whose "
+                          "devices are all claimed", rolling, "maxSurge", fix=fix,
+                          help="set updateStrategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}")
 
 
 @register

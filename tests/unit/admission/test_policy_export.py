@@ -293,8 +293,8 @@ def test_the_command_prints_the_policies_and_says_what_it_left_out(tmp_path):
                           "-o", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     documents = list(yaml.safe_load_all(out.read_text()))
-    assert documents[0]["kind"] == "ConfigMap" and len(documents) == 1 + 2 * 13
-    assert "legacy-gpu-sharing: webhook-only:" in run.stderr and "13 ValidatingAdmissionPolicies" in run.stderr
+    assert documents[0]["kind"] == "ConfigMap" and len(documents) == 1 + 2 * 14
+    assert "legacy-gpu-sharing: webhook-only:" in run.stderr and "14 ValidatingAdmissionPolicies" in run.stderr
     bad = subprocess.run([sys.executable, "-m", "draguard", "policy", "export", "--kube-version", "1.9"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "unsupported Kubernetes version" in bad.stderr and "Traceback" not in bad.stderr
