@@ -8,9 +8,10 @@ removed; new entries and sequence items inserted after the last line of their co
 its indentation and in its style (block or flow, indented sequences or not, the document's
 indentation step; JSON inside a JSON document, which gets no second object); new documents
 inserted after the document they belong to and the indented comments that end it. A document
-that repeats nodes through aliases is not edited: its copies have no text of their own. The result is parsed again and must equal what
-the edits do to the data (core.fixes.apply_edits); when it does not, or when the edit has no
-exact text form, the fix is not applied and the caller says so."""
+that repeats nodes through aliases is not edited: its copies have no text of their own. The
+result is parsed again and must equal what the edits do to the data (core.fixes.apply_edits);
+when it does not, or when the edit has no exact text form, the fix is not applied and the
+caller says so."""
 
 from __future__ import annotations
 

@@ -128,8 +128,11 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
-    template, exists = _template_name(ctx, obj.namespace, _label(f"{owner}-{c.name}-{request[2]}", 250),
-                                      _request_fields(request, count))
+    named = _template_name(ctx, obj.namespace, _label(f"{owner}-{c.name}-{request[2]}", 250),
+                           _request_fields(request, count))
+    if named is None:
+        return None
+    template, exists = named
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, count)),)
     return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}",
                Applicability.UNSAFE, (
@@ -139,18 +142,19 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    *removals))
 
 
-def _template_name(ctx, namespace: str, base: str, fields: dict) -> tuple[str, bool]:
+def _template_name(ctx, namespace: str, base: str, fields: dict) -> tuple[str, bool] | None:
     """(the template name the migration uses, whether that template is already there): the
     derived name when it is free or holds the very request the migration would make (an
-    earlier run's, or a copy of the workload's), else the first free or equal `base-N`. A
-    template of that name asking for something else (a user's own, a same-named workload's
-    with another count) is never reused: the pod would get other devices."""
-    for n in range(1, 100):
+    earlier run's, or a copy of the workload's), else the first free or equal `base-N`; None
+    (no fix) when the first hundred are all taken. A template of that name asking for
+    something else (a user's own, a same-named workload's with another count) is never
+    reused: the pod would get other devices."""
+    for n in range(1, 101):
         name = base if n == 1 else f"{base}-{n}"
         existing = ctx.objects.claims.template(namespace, name)
         if existing is None or _asks_for(existing, fields):
             return name, existing is not None
-    return f"{base}-{n + 1}", False
+    return None
 
 
 def _asks_for(template, fields: dict) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
+from ..core.intstr import scaled_value
 from ..core.selectors import matches
 from ..model.objectset import pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
@@ -101,13 +102,14 @@ class RolloutSurge(Rule):
 _DAEMONSET = frozenset({("apps", "DaemonSet")})
 
 
-def _surge_written(value) -> bool:
-    """A DaemonSet maxSurge that surges: an int above 0, or a percentage above 0% (scaled
-    against the nodes, rounded up to at least 1). Values the API server rejects are
-    schema-invalid's."""
-    if type(value) is int:
-        return value > 0
-    return isinstance(value, str) and value.endswith("%") and value[:-1].isdigit() and int(value[:-1]) > 0
+def _daemonset_surges(value) -> bool:
+    """Whether a DaemonSet's maxSurge (default 0) surges: scaled as the controller scales it,
+    a percentage of the nodes rounded up, so any percentage above 0% is at least one pod on a
+    node that has one. Values the API server rejects are schema-invalid's."""
+    try:
+        return scaled_value(0 if value is None else value, 1, round_up=True) > 0
+    except ValueError:
+        return False
 
 
 @register
@@ -145,7 +147,7 @@ class DaemonSetSurge(Rule):
             return
         update = mapping(obj.spec.get("updateStrategy"))
         rolling = mapping(update.get("rollingUpdate"))
-        if update.get("type", "RollingUpdate") != "RollingUpdate" or not _surge_written(rolling.get("maxSurge")):
+        if update.get("type", "RollingUpdate") != "RollingUpdate" or not _daemonset_surges(rolling.get("maxSurge")):
             return
         at = path_of(rolling, "maxSurge")
         fix = Fix("update with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE,
