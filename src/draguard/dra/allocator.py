@@ -291,9 +291,9 @@ def gather_pools(slices, node: Node | None, features: Features = Features(), ord
 
 
 def _ignored(s: Slice, features: Features) -> bool:
-    """A slice GatherPools skips: partitionable fields while that feature is off (perDeviceNodeSelection
-    set at all, even false), or
-    compatibility groups while theirs is (its pool is then incomplete)."""
+    """A slice GatherPools skips: partitionable fields while that feature is off
+    (perDeviceNodeSelection set at all, even false), or compatibility groups while theirs is
+    (its pool is then incomplete)."""
     return ((not features.partitionable_devices and (s.per_device_node_selection is not None or bool(s.shared_counters)))
             or (not features.compatibility_groups and s.uses_compatibility_groups))
 

@@ -15,11 +15,10 @@ from typing import Iterator
 
 from ..model.pods import mappings
 from .capacity import rounded_up
-from .nodeselector import NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
+from .nodeselector import DNS_SUBDOMAIN, NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
 from .quantity import QuantityError, parse_quantity
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMERIC = r"(0|[1-9]\d*)"
 _PRERELEASE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
@@ -63,7 +62,7 @@ def dns_label(name: str) -> str | None:
 def dns_subdomain(name: str) -> str | None:
     if len(name) > 253:
         return "must be no more than 253 characters"
-    return None if _DNS1123_SUBDOMAIN.fullmatch(name) else \
+    return None if DNS_SUBDOMAIN.fullmatch(name) else \
         "must be a lowercase RFC 1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending alphanumeric)"
 
 

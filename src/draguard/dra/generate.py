@@ -28,6 +28,7 @@ from uuid import NAMESPACE_DNS, uuid5
 
 from ..facts.catalog import NVIDIA_DRIVER as DRIVER
 from ..facts.catalog import driver_attributes, gpu_models, latest_driver_version
+from .apivalidation import dns_label
 from .inventory import InventoryError
 
 # --- MIG placement ------------------------------------------------------------------------
@@ -175,8 +176,6 @@ class _Group:
     gpus: dict
 
 
-#: A node name is `<namePrefix>-<n>`, a DNS label (RFC 1123) as Kubernetes requires.
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _MIG_MODES = ("none", "static", "dynamic")
 
 #: Stands for the node name in a group's YAML template: upper case, so never a node name,
@@ -200,7 +199,8 @@ def _groups(spec) -> list[_Group]:
         if not isinstance(group, dict):
             raise InventoryError("each entry of nodes is a mapping", spec["nodes"], i)
         prefix = group.get("namePrefix", "node")
-        if not isinstance(prefix, str) or not _DNS_LABEL.match(f"{prefix}-0") or len(prefix) > 56:
+        # a node name is `<namePrefix>-<n>`, a DNS label (RFC 1123) as Kubernetes requires
+        if not isinstance(prefix, str) or dns_label(f"{prefix}-0") or len(prefix) > 56:
             raise InventoryError(f"namePrefix must be lower-case letters, digits and '-' (at most 56), not {prefix!r}",
                                  group, "namePrefix")
         labels = group.get("labels") or {}

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 #: apimachinery validation.IsQualifiedName (label keys) and IsValidLabelValue.
 _NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+#: a DNS-1123 subdomain's characters (k8s.io/apimachinery IsDNS1123Subdomain; the length is the caller's)
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _INT64 = re.compile(r"^[+-]?[0-9]+$")
 _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
@@ -36,7 +37,7 @@ def label_key_problem(key) -> str | None:
     if not isinstance(key, str):
         return "must be a string"
     prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if slash and (not prefix or len(prefix) > 253 or not DNS_SUBDOMAIN.match(prefix)):
         return "prefix part must be a DNS subdomain"
     if not name or len(name) > 63 or not _NAME.match(name):
         return "name part must consist of alphanumerics, '-', '_' or '.' (at most 63), starting and ending alphanumeric"

@@ -181,9 +181,10 @@ class PodClaimInvalid(Rule):
         listed: set = set()
         for entry in container.claims:
             name, request = entry.get("name"), entry.get("request")
-            if isinstance(request, str) and request and dns_label(request):
-                yield ctx.finding(self, obj, f"{container.label} asks for request {request!r}, which "
-                                  f"{dns_label(request)}", entry, "request", value=True)
+            problem = dns_label(request) if isinstance(request, str) and request else None
+            if problem:
+                yield ctx.finding(self, obj, f"{container.label} asks for request {request!r}, which {problem}",
+                                  entry, "request", value=True)
             if not isinstance(name, str) or not name:
                 continue  # claim-name-undefined
             key = f"{name}/{request}" if isinstance(request, str) and request else name
