@@ -26,6 +26,7 @@ from draguard.core.config import Config
 from draguard.core.finding import Severity
 from draguard.dra.celenv import compile_selector
 from draguard.engine.lint import lint_objects
+from draguard.model.claims import parse_request
 from draguard.rules.registry import REGISTRY
 from support import celgen, served
 from support.cel_regressions import REGRESSIONS
@@ -62,15 +63,20 @@ class Judge:
 
     def post(self, path: str, body: dict, dry_run: bool = True) -> tuple[int, str]:
         """(HTTP status, the server's message)."""
+        status, answer = self.send(path, body, dry_run)
+        return status, "" if status == 201 else answer.get("message", "")
+
+    def send(self, path: str, body: dict, dry_run: bool = True) -> tuple[int, dict]:
+        """(HTTP status, the server's answer: the object as it would be stored, or a Status)."""
         request = urllib.request.Request(f"{self.url}{path}{'?dryRun=All' if dry_run else ''}",
                                          data=json.dumps(body).encode(), method="POST",
                                          headers={"Authorization": f"Bearer {self.token}",
                                                   "Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, context=self.context, timeout=30) as response:
-                return response.status, ""
+                return response.status, json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as exc:
-            return exc.code, json.loads(exc.read() or b"{}").get("message", "")
+            return exc.code, json.loads(exc.read() or b"{}")
 
     def verdict(self, path: str, body: dict) -> tuple[bool, tuple | None, str]:
         """(accepted, (line, column) of the first CEL error or None, the server's message)."""
@@ -223,3 +229,48 @@ def test_hand_written_pod_claims_are_judged_as_stored(bare_plane, what, accepted
     test_upstream_validation holds draguard's pod rules to) is still the server's."""
     status, message = Judge(bare_plane).post(f"/api/v1/namespaces/{NS}/pods", json.loads(json.dumps(pod)))
     assert (status == 201) == accepted, (status, message)
+
+
+def _claim(version: str, request: dict) -> dict:
+    return {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaim",
+            "metadata": {"name": "defaults", "namespace": NS}, "spec": {"devices": {"requests": [request]}}}
+
+
+_CLASS = {"deviceClassName": "gpu.example.com"}
+#: requests that leave allocationMode or count to the API server's defaults, or spell out Go's zero values
+REQUEST_DEFAULTS = [
+    ("neither", "v1", {"name": "gpu", "exactly": dict(_CLASS)}),
+    ("count 0", "v1", {"name": "gpu", "exactly": dict(_CLASS, allocationMode="ExactCount", count=0)}),
+    ("mode empty", "v1", {"name": "gpu", "exactly": dict(_CLASS, allocationMode="", count=2)}),
+    ("mode empty, count 0", "v1", {"name": "gpu", "exactly": dict(_CLASS, allocationMode="", count=0)}),
+    ("count only", "v1", {"name": "gpu", "exactly": dict(_CLASS, count=3)}),
+    ("All with count 0", "v1", {"name": "gpu", "exactly": dict(_CLASS, allocationMode="All", count=0)}),
+    ("subrequest count 0", "v1", {"name": "gpu", "firstAvailable": [dict(_CLASS, name="a", count=0),
+                                                                      dict(_CLASS, name="b")]}),
+    ("flat count 0", "v1beta1", dict(_CLASS, name="gpu", allocationMode="ExactCount", count=0)),
+    ("flat neither", "v1beta1", dict(_CLASS, name="gpu")),
+]
+
+
+def _read(request) -> tuple:
+    """(allocationMode, count) of each request or subrequest, as draguard's one parser reads it
+    (the count only where ExactCount reads one)."""
+    return tuple((leaf.mode, leaf.count if leaf.mode == "ExactCount" else None) for leaf in request.leaves())
+
+
+@pytest.mark.parametrize("what, version, request_", REQUEST_DEFAULTS, ids=[w for w, _, _ in REQUEST_DEFAULTS])
+def test_request_defaults_are_read_as_the_server_stores_them(bare_plane, what, version, request_):
+    """A request is read as the API server stores it (SetDefaults_ExactDeviceRequest and
+    SetDefaults_DeviceSubRequest): allocationMode ExactCount when empty, and a count of 0 (Go's
+    zero value: not set) is 1. draguard once allocated no device for `count: 0`."""
+    judge = Judge(bare_plane)
+    judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+               dry_run=False)
+    written = _claim(version, request_)
+    status, stored = judge.send(_path(written), json.loads(json.dumps(written)))
+    assert status == 201, stored
+    [as_stored] = stored["spec"]["devices"]["requests"]
+    assert _read(parse_request(request_, written["apiVersion"])) == \
+        _read(parse_request(as_stored, written["apiVersion"])), as_stored
+    found = [f for f in lint_objects([written], Config()).findings if f.rule == "api-validation"]
+    assert not found, found

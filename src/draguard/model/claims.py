@@ -109,7 +109,8 @@ def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
     request.selector_sites = _selector_sites(body)
     request.mode = body.get("allocationMode") if isinstance(body.get("allocationMode"), str) and \
         body.get("allocationMode") else "ExactCount"
-    request.count = count if isinstance(count, int) and not isinstance(count, bool) else 1
+    # the API server defaults a count of 0 (Go's zero value: not set) to 1 (SetDefaults_ExactDeviceRequest)
+    request.count = count if isinstance(count, int) and not isinstance(count, bool) and count != 0 else 1
     request.admin_access = admin if isinstance(admin, bool) else None
     request.tolerations = tolerations(body.get("tolerations"))
     capacity = body.get("capacity")

@@ -179,7 +179,7 @@ class ApiValidation(Rule):
         if request.shape == "empty" or "count" not in fields:
             return
         count = fields["count"]
-        if request.mode == "All":
+        if request.mode == "All" and count != 0:  # 0 is Go's zero value: the API server reads it as not set
             yield ctx.finding(self, obj, f"request '{request.full_name}' sets count with allocationMode All (All takes "
                               "every matching device; the API server refuses a count)", fields, "count")
         elif isinstance(count, int) and not isinstance(count, bool) and count < 0:  # 0 is defaulted to 1

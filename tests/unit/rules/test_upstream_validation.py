@@ -88,8 +88,10 @@ def test_resource_slice_device_names(lint_json, names, expected):
      [(8, 71, "request 'a' sets count with allocationMode All")]),
     ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, count: -1}",
      [(8, 57, "request 'a' count must be greater than zero, not -1")]),
-    # count 0 is unset in the Go struct: the API server defaults it to 1 and accepts it
+    # count 0 is unset in the Go struct: the API server defaults it to 1 and accepts it, and
+    # with allocationMode All it is no count at all
     ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, count: 0}", []),
+    ("    - name: a\n      exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All, count: 0}", []),
 ])
 def test_request_names_and_counts(lint_json, requests, expected):
     found = [(line, column, m) for line, column, m in _rules(lint_json(_claim(requests)), "api-validation")]
