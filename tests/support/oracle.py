@@ -263,6 +263,7 @@ def scenario(seed: int) -> dict:
     _node_operations(random.Random(f"node-operations-{seed}"), s)
     _compatibility_groups(random.Random(f"compatibility-groups-{seed}"), s)
     _derived_attributes(random.Random(f"derived-{seed}"), s)
+    _twice_published(random.Random(f"twice-published-{seed}"), s)
     return s
 
 
@@ -468,6 +469,23 @@ def _list_attributes(rng: random.Random, s: dict) -> None:
             for body in request.get("firstAvailable") or [request.get("exactly", {})]:
                 if rng.random() < 0.3:
                     body.setdefault("selectors", []).append({"cel": {"expression": rng.choice(_LIST_SELECTORS)}})
+
+
+def _twice_published(rng: random.Random, s: dict) -> None:
+    """An attribute a GPU publishes bare and as '<driver>/slot' (the API accepts both), in
+    either order and with values that may differ, and matchAttribute constraints over it,
+    from an rng of its own. Constraints read the qualified one (lookupAttribute); no selector
+    reads `slot` (upstream's CEL binding would take either, in Go map order)."""
+    if rng.random() < 0.8:
+        return
+    for slice_ in s["resourceSlices"]:
+        for device in slice_["spec"].get("devices", []) if slice_["spec"]["driver"] == GPU else []:
+            forms = rng.sample(["slot", f"{GPU}/slot"], rng.choice([0, 1, 2, 2]))
+            for form in forms:
+                device.setdefault("attributes", {})[form] = {"int": rng.randint(0, 1)}
+    for claim in s["claims"]:
+        if rng.random() < 0.6:
+            claim["spec"]["devices"].setdefault("constraints", []).append({"matchAttribute": f"{GPU}/slot"})
 
 
 _MEMORY_POLICIES = [

@@ -240,6 +240,13 @@ REGRESSIONS: dict[str, dict] = {
                                                {"matchAttribute": ""}, {}),
     "distinct-attribute-empty-name": _constrained("distinct-attribute-empty-name", [{"name": "dev-0"}, {"name": "dev-1"}],
                                                   {"distinctAttribute": ""}, {"ConsumableCapacity": True}),
+    # A name the driver publishes twice, bare and as '<driver>/name': a constraint reads the
+    # qualified one whatever the input order (lookupAttribute tries the name as given first).
+    # draguard once kept whichever came last: with the qualified one first, dev-0 read 1.
+    **{name: _constrained(name, [{"name": "dev-0", "attributes": {f"{GPU}/v": {"int": 2}, "v": {"int": 1}}},
+                                 {"name": "dev-1", "attributes": {"v": {"int": value}}}],
+                          {"matchAttribute": f"{GPU}/v"}, {})
+       for name, value in [("match-attribute-qualified-over-bare", 2), ("match-attribute-bare-shadowed", 1)]},
     # DRAListTypeAttributes: matchAttribute keeps the running intersection of the devices' sets
     # (a scalar is a set of one); without the gate a list has no value to compare, so two
     # devices with lists never match.

@@ -100,6 +100,7 @@ class Device:
     binding_failure_conditions: tuple = ()
     binds_to_node: bool = False
     unqualified: frozenset = frozenset()  # attribute names published without a domain
+    shadowed: dict | None = None  # those of them also published as '<driver>/name' (_attributes)
     _cel: dict | None = field(default=None, repr=False)
     _content: tuple | None = field(default=None, repr=False)
     id: tuple = field(init=False, repr=False)  # (driver, pool, name), read in the search's inner loop
@@ -127,7 +128,10 @@ class Device:
         also finds a name the driver published without its own domain; a name without a domain
         finds only an attribute published that way."""
         if "/" not in qualified:
-            return self.attributes.get(self.driver, {}).get(qualified) if qualified in self.unqualified else None
+            if qualified not in self.unqualified:
+                return None
+            bare = self.shadowed.get(qualified) if self.shadowed else None
+            return bare if bare is not None else self.attributes.get(self.driver, {}).get(qualified)
         domain, name = split_name(qualified, self.driver)
         return self.attributes.get(domain, {}).get(name)
 
@@ -273,10 +277,30 @@ _INTERNED: dict = {}
 _INTERNED_MAX = 65536
 
 
-def _attributes(raw: dict, driver: str) -> dict:
+def _attributes(raw: dict, driver: str) -> tuple[dict, dict | None]:
+    """(domain -> name -> Attr, bare name -> Attr for the names also published as
+    '<driver>/name', None when there are none). Such a name is the driver's twice: upstream's constraints read the
+    qualified one (lookupAttribute tries the name as given first), its CEL binding takes
+    either (compile.go fills the domain's map in Go map order); draguard gives both the
+    qualified one, and keeps the bare one for a lookup by the bare name."""
+    out, written = _parsed_attributes(raw, driver)
+    if written <= len(out.get(driver, ())):
+        return out, None
+    shadowed = {}  # a name of the driver's came twice (rare: each of those is parsed again on its own)
+    for bare in [k for k in raw if isinstance(k, str) and "/" not in k and f"{driver}/{k}" in raw]:
+        shadowed[bare] = _parsed_attributes({bare: raw[bare]}, driver)[0][driver][bare]
+        qualified = f"{driver}/{bare}"
+        out[driver][bare] = _parsed_attributes({qualified: raw[qualified]}, driver)[0][driver][bare]
+    return out, shadowed
+
+
+def _parsed_attributes(raw: dict, driver: str) -> tuple[dict, int]:
+    """(domain -> name -> Attr, the last published under a name; how many names went into the
+    driver's domain)."""
     out: dict[str, dict] = {}
+    written = 0
     if not isinstance(raw, dict):
-        return out
+        return out, written
     for qualified, value in raw.items():
         # the API requires exactly one value; like upstream's CEL binding, take them in
         # _KINDS order if more are set (null is Go's nil: not set)
@@ -305,8 +329,9 @@ def _attributes(raw: dict, driver: str) -> dict:
         if names is None:
             names = out[domain] = {}
         names[name] = attr
-    return out
-
+        if domain == driver:
+            written += 1
+    return out, written
 
 def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
     """(domain -> name -> value, domain -> name -> form), shared by every device that
@@ -321,7 +346,9 @@ def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
     if found is None:
         values: dict[str, dict] = {}
         forms: dict[str, dict] = {}
-        for qualified in raw:
+        for qualified in raw:  # a name also published as '<driver>/name' gives way to it, as in _attributes
+            if isinstance(qualified, str) and "/" not in qualified and f"{driver}/{qualified}" in raw:
+                continue
             domain, name = split_name(str(qualified), driver)
             values.setdefault(domain, {})[name] = quantity(raw, qualified)
             forms.setdefault(domain, {})[name] = _form(raw[qualified])
@@ -368,10 +395,11 @@ _UNQUALIFIED: dict = {}
 def device_from(raw: dict, driver: str, pool: str) -> Device:
     body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
     capacity, capacity_forms = _capacity(body.get("capacity"), driver)
+    attributes, shadowed = _attributes(body.get("attributes"), driver)
     consumptions = [c for c in _list(body.get("consumesCounters")) if isinstance(c, dict)]
     return Device(
         name=str(raw.get("name", "")), driver=driver, pool=pool,
-        attributes=_attributes(body.get("attributes"), driver),
+        attributes=attributes,
         capacity=capacity, capacity_forms=capacity_forms,
         capacity_raw=body.get("capacity") if isinstance(body.get("capacity"), dict) else None,
         consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters"))) for c in consumptions],
@@ -385,6 +413,7 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
         binding_failure_conditions=tuple(_list(body.get("bindingFailureConditions"))),
         binds_to_node=body.get("bindsToNode") is True,
         unqualified=_unqualified(body.get("attributes")),
+        shadowed=shadowed,
     )
 
 

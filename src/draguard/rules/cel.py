@@ -8,11 +8,11 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.catalog import driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
-from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
+from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, device_requests
 from ..model.classes import class_drivers, class_selectors
 from ..model.pods import mapping, mappings
 from ..sources.yamlpos import path_of
-from .base import Needs, Option, Rule
+from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
@@ -208,3 +208,71 @@ class CelUnknownAttribute(Rule):
                                   "error that aborts the whole allocation", cel, "expression",
                                   offset=(where.start() + 1 if where and where.group(0).startswith(".") else
                                           where.start() if where else 0))
+
+
+_TWICE_SLICE = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-a-gpu.example.com
+spec:
+  driver: gpu.example.com
+  nodeName: node-a
+  pool:
+    name: node-a
+    generation: 1
+    resourceSliceCount: 1
+  devices:
+  - name: gpu-0
+    attributes:
+      model: {string: A100}
+      gpu.example.com/model: {string: A100-SXM4-80GB}
+    capacity:
+      memory: {value: 80Gi}
+"""
+
+
+@register
+class DeviceNameTwice(Rule):
+    id = "device-name-twice"
+    name = "Device attribute or capacity published under two names"
+    category = "cel"
+    severity = Severity.WARNING
+    targets = frozenset({(RESOURCE_GROUP, "ResourceSlice")})
+    summary = ("A device publishes an attribute or capacity both without a domain and as '<driver>/name', "
+               "so selectors read one of the two at random.")
+    rationale = """
+        A name without a domain belongs to the slice's driver, so `model` and
+        `gpu.example.com/model` are one name to a selector: both are
+        `device.attributes['gpu.example.com'].model`. The API server accepts the pair, and
+        upstream's CEL binding (k8s.io/dynamic-resource-allocation cel/compile.go) fills the
+        selector's map from the device's attributes in Go's random map order, so the same
+        selector matches the device on one scheduling attempt and not on the next. A
+        `matchAttribute` constraint reads the qualified one (lookupAttribute tries the name
+        as written first). draguard's selectors read the qualified one too. Publish each
+        name once."""
+    reference = "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/resource-slice-v1/"
+    admission = Admission(
+        "!has(object.spec.devices) || object.spec.devices.all(d, " + " && ".join(
+            f"(!has(d.{where}) || d.{where}.all(k, k.contains('/') || !((object.spec.driver + '/' + k) in d.{where})))"
+            for where in ("attributes", "capacity")) + ")",
+        "a device publishes an attribute or capacity both without a domain and as '<driver>/name': selectors "
+        "read either at random")
+    noncompliant = _TWICE_SLICE
+    compliant = _TWICE_SLICE.replace("      model: {string: A100}\n", "")
+
+    def check(self, obj, ctx):
+        driver = obj.spec.get("driver")
+        if not isinstance(driver, str):
+            return
+        for device in mappings(obj.spec.get("devices")):
+            fields = mapping(device.get("basic")) or device  # v1alpha3/v1beta1 nest them under `basic`
+            for what in ("attributes", "capacity"):
+                published = mapping(fields.get(what))
+                for name in published:
+                    if isinstance(name, str) and "/" not in name and f"{driver}/{name}" in published:
+                        yield ctx.finding(
+                            self, obj, f"device {device.get('name')!r} publishes {what[:-1] if what == 'attributes' else what} "
+                            f"{name!r} twice, also as '{driver}/{name}': a selector reads either at random "
+                            "(upstream fills its map in Go map order); constraints read the qualified one",
+                            published, name, help=f"publish it once (as '{driver}/{name}' or as '{name}')")

@@ -5,12 +5,13 @@ import dataclasses
 
 import pytest
 
-from draguard.dra.devices import ModelError, claim_from, device_class_from, device_taint_rule_from, slice_from
+from draguard.dra.devices import Attr, ModelError, claim_from, device_class_from, device_taint_rule_from, slice_from
 from draguard.sources.loader import load_units
 from draguard.sources.discover import expand
 
 from support.paths import CORPUS, corpus_files
 from support.dra import manifest
+from support.oracle import GPU
 from support.load import manifests
 
 
@@ -86,3 +87,21 @@ def test_bad_quantities_are_model_errors_with_their_place():
 def test_device_taint_rules_of_both_versions(relative, driver, effect):
     [rule] = [device_taint_rule_from(m) for m in objects(relative)]
     assert rule.driver == driver and rule.taint.effect == effect and rule.taint.key.endswith("unhealthy")
+
+
+@pytest.mark.parametrize("attributes", [
+    {f"{GPU}/model": {"string": "qualified"}, "model": {"string": "bare"}},
+    {"model": {"string": "bare"}, f"{GPU}/model": {"string": "qualified"}},
+])
+def test_a_name_published_bare_and_qualified_reads_the_qualified_one(attributes):
+    """Upstream lookupAttribute tries the name as written first, whatever the order published:
+    the qualified one for '<driver>/model', the bare one for a bare lookup. Selectors see the
+    qualified one (upstream's CEL map takes either; device-name-twice reports it)."""
+    from draguard.dra.celenv import compile_selector
+
+    [device] = slice_from(manifest("ResourceSlice", "s", {
+        "driver": GPU, "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "nodeName": "node-0",
+        "devices": [{"name": "dev-0", "attributes": attributes}]})).devices
+    assert device.attribute(f"{GPU}/model") == Attr("string", "qualified")
+    assert device.attribute("model") == Attr("string", "bare")
+    assert compile_selector(f"device.attributes['{GPU}'].model == 'qualified'").evaluate(device)
