@@ -6,11 +6,11 @@ import re
 from functools import lru_cache
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, add_document, append, remove
+from ..core.fixes import Applicability, Fix, FixAvailability, add_document, append, remove, set_value
 from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import LEGACY_RESOURCE, legacy_resources
-from ..model.pods import pod_sites, unmodelled_containers
+from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
@@ -134,12 +134,37 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
         return None
     template, exists = named
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, count)),)
-    return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}",
+    ray = _ray_gpu_count(obj, site, c, resource, count)
+    return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}"
+               + (f"; rayStartParams num-gpus: '{count}' keeps Ray's GPU count" if ray else ""),
                Applicability.UNSAFE, (
                    *made,
                    append(site.path + ("resourceClaims",), {"name": claim, "resourceClaimTemplateName": template}),
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
-                   *removals))
+                   *removals, *ray))
+
+
+#: the resource names KubeRay counts as GPUs (utils.IsGPUResourceKey): a name ending in "gpu",
+#: or an NVIDIA MIG profile
+_RAY_GPU = re.compile(r".*gpu|nvidia\.com/mig-\d+g\..*")
+
+
+def _ray_gpu_count(obj, site, c, resource: str, count: int) -> tuple:
+    """KubeRay starts Ray with the Ray container's (the first one's) GPU limit as --num-gpus,
+    and its autoscaler reads the group's GPUs there too, unless the group's rayStartParams set
+    num-gpus (generateRayStartCommand, computeGPU). Once the limit is gone, Ray would count no
+    GPU on the group and never scale it for GPU work: the migration writes the count into
+    rayStartParams (not where the group sets `resources`, which KubeRay refuses beside it)."""
+    if obj.group != "ray.io" or site.path[-2:] != ("template", "spec") or \
+            c.path != site.path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
+        return ()
+    group = obj.data
+    for part in site.path[:-2]:
+        group = group[part]
+    params = group.get("rayStartParams")
+    if "resources" in group or "num-gpus" in mapping(params) or (params is not None and not isinstance(params, dict)):
+        return ()
+    return (set_value(site.path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
 
 
 def _template_name(ctx, namespace: str, base: str, fields: dict) -> tuple[str, bool] | None:

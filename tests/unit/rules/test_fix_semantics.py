@@ -238,3 +238,33 @@ def test_the_migration_never_claims_a_same_named_template_that_asks_for_other_de
     taken = docs(template("clash-a-gpu", fields) + "---\n" + template("clash-a-gpu-2", {"deviceClassName": "x"})
                  + "---" + LEGACY_POD % 2)
     assert migrated_template(taken)[0] == "clash-a-gpu-3"
+
+
+def ray_cluster(group: dict, containers: list) -> list:
+    worker = {"groupName": "gpu", **group, "template": {"spec": {"containers": containers}}}
+    return [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "llm", "namespace": "ml"},
+             "spec": {"headGroupSpec": {"template": {"spec": {"containers": [{"name": "head", "image": "ray"}]}}},
+                      "workerGroupSpecs": [worker]}}]
+
+
+def ray_worker(resource: str) -> dict:
+    return {"name": "worker", "image": "ray", "resources": {"limits": {resource: 2}}}
+
+
+@pytest.mark.parametrize("group, containers, num_gpus", [
+    ({"replicas": 1}, [ray_worker("nvidia.com/gpu")], "2"),
+    ({"rayStartParams": {"block": "true"}}, [ray_worker("nvidia.com/mig-1g.10gb")], "2"),
+    ({"rayStartParams": {"num-gpus": "1"}}, [ray_worker("nvidia.com/gpu")], "1"),  # the user's own stays
+    ({"resources": {"GPU": "2"}}, [ray_worker("nvidia.com/gpu")], None),  # KubeRay refuses num-gpus beside it
+    ({}, [ray_worker("gpu.intel.com/i915")], None),  # not a GPU to KubeRay
+    ({}, [{"name": "ray", "image": "ray"}, ray_worker("nvidia.com/gpu")], None),  # not the Ray container
+])
+def test_a_ray_group_keeps_the_gpu_count_kuberay_read_from_the_limit(group, containers, num_gpus):
+    """KubeRay passes the Ray container's GPU limit to `ray start` as --num-gpus and its
+    autoscaler reads it, unless rayStartParams set num-gpus: migrated, the group says it there."""
+    documents = ray_cluster(group, containers)
+    [finding] = findings(documents, "legacy-gpu-resource")
+    worker = fixed(documents, finding)[0]["spec"]["workerGroupSpecs"][0]
+    assert (worker.get("rayStartParams") or {}).get("num-gpus") == num_gpus
+    wrote = num_gpus is not None and "num-gpus" not in group.get("rayStartParams", {})
+    assert ("num-gpus" in finding.fix.title) == wrote
