@@ -82,6 +82,7 @@ class Finding:
     help: str | None = None
     fix: Fix | None = None
     suppressed_by: str | None = None
+    no_fix: str | None = None  # why the rule offers no fix here, where it has one for others (core.fixes.NoFix)
 
     # the file position, flat: every text report reads these
     @property

@@ -99,6 +99,12 @@ class Fix:
                 "edits": [e.as_json() for e in self.edits]}
 
 
+class NoFix(Exception):
+    """Why a rule that fixes such findings elsewhere offers no fix for this one: a rule's fix
+    builder returns it in place of a Fix, and `draguard fix` gives it as the reason the
+    finding is left."""
+
+
 class EditError(ValueError):
     """An edit whose path does not lead where it says (the document changed under it)."""
 

@@ -83,7 +83,7 @@ class Choice:
         """Why this finding's fix is not applied, or None when it is wanted."""
         fix = finding.fix
         if fix is None:
-            return "the rule has no fix for it"
+            return finding.no_fix or "the rule has no fix for it"
         if not self.selects(finding.rule):
             return "not selected"
         if fix.applicability is Applicability.DISPLAY_ONLY:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..core.config import Config
 from ..core.finding import Finding, Severity
-from ..core.fixes import Fix
+from ..core.fixes import Fix, NoFix
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
 
@@ -56,9 +56,11 @@ class Context:
         return self.satisfiability.with_allocated(self.cluster.held)
 
     def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
-                value: bool = False, help: str | None = None, fix: Fix | None = None,
+                value: bool = False, help: str | None = None, fix: Fix | NoFix | None = None,
                 severity: Severity | None = None, offset: int | None = None) -> Finding:
         """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);
-        `offset` points at one character of that string value."""
+        `offset` points at one character of that string value. `fix` may be the NoFix that
+        says why there is none."""
         return Finding(rule.id, rule.category, severity or rule.severity, message,
-                       obj.location(container, key, value=value, offset=offset), obj.ref, help, fix)
+                       obj.location(container, key, value=value, offset=offset), obj.ref, help,
+                       fix if isinstance(fix, Fix) else None, no_fix=str(fix) if isinstance(fix, NoFix) else None)

@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, add_document, append, remove, set_value
+from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
 from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import LEGACY_RESOURCE, legacy_resources
@@ -103,18 +103,28 @@ def _extended_class(resource: str, request: tuple) -> dict:
             "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
 
 
-def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | None:
+def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | NoFix:
     """The fix that moves one container's device-plugin resource (asking for `quantity`) to
-    DRA (see the rule's docs). Names derive from the workload, container and resource, so a
-    template made before (by an earlier run, or for a copy of the workload in another file)
-    is found and reused; one of that name asking for other devices gets a `-N` sibling."""
+    DRA (see the rule's docs), or why there is none. Names derive from the workload,
+    container and resource, so a template made before (by an earlier run, or for a copy of
+    the workload in another file) is found and reused; one of that name asking for other
+    devices gets a `-N` sibling."""
     request, count = _dra_request(resource), _count(quantity)
     version = structured_claim_version(ctx.config.kube_version)
-    if request is None or count is None or version is None or site.path is None or resource in c.gpu_aliases:
-        return None
+    if resource in c.gpu_aliases or site.path is None:
+        return NoFix(f"{obj.kind} builds its pods itself from this resource count: the claim has to go through "
+                     f"what {obj.kind} offers for pod templates, which draguard does not write")
+    if request is None:
+        return NoFix(f"{resource} is a share of a device or has no DRA device class draguard knows: a claim "
+                     "takes whole devices")
+    if count is None:
+        return NoFix(f"{quantity!r} is not a whole number of devices: a claim takes whole devices")
+    if version is None:
+        return NoFix(f"Kubernetes {ctx.config.kube_version} serves no resource.k8s.io version with structured "
+                     "claims (1.32+)")
     if strategy == "extended-resource":
         if version != "v1":
-            return None  # DeviceClass.extendedResourceName needs resource.k8s.io/v1 (1.34+)
+            return NoFix("DeviceClass extendedResourceName needs resource.k8s.io/v1 (Kubernetes 1.34+)")
         device_class = _extended_class(resource, request)
         return Fix(f"serve {resource} through DRA: DeviceClass '{device_class['metadata']['name']}' with "
                    "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)",
@@ -128,10 +138,11 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
-    named = _template_name(ctx, obj.namespace, _label(f"{owner}-{c.name}-{request[2]}", 250),
-                           _request_fields(request, count))
+    named_base = _label(f"{owner}-{c.name}-{request[2]}", 250)
+    named = _template_name(ctx, obj.namespace, named_base, _request_fields(request, count))
     if named is None:
-        return None
+        return NoFix(f"the template names {named_base!r} to {named_base}-100 are all taken by templates that ask "
+                     "for other devices")
     template, exists = named
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, count)),)
     ray = _ray_gpu_count(obj, site, c, resource, count)

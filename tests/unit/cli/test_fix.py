@@ -157,7 +157,23 @@ def test_extended_resource_strategy_needs_1_34(cli, tmp_path):
     target = legacy_copy(tmp_path)
     done = cli("fix", "--unsafe-fixes", "--no-config", "--kube-version", "1.33", "--strategy", "extended-resource",
                "--select", "legacy-gpu-resource", "--check", target)
-    assert "would fix 0" in done.out and "the rule has no fix for it" in done.out
+    assert "would fix 0" in done.out and "DeviceClass extendedResourceName needs resource.k8s.io/v1" in done.out
+
+
+def test_a_migration_left_undone_says_why(cli, tmp_path):
+    """Where the rule migrates others but not this one, `fix` gives the reason: a share, a
+    fraction, or a kind that builds its pods itself (no pod spec to claim in)."""
+    target = tmp_path / "left.yaml"
+    target.write_text(yaml.safe_dump_all([
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "a", "image": "x", "resources": {"limits": {"nvidia.com/gpu.shared": 1, "nvidia.com/gpu": "0.5"}}}]}},
+        {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMService", "metadata": {"name": "n"},
+         "spec": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}]))
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--check", target)
+    assert "left: nvidia.com/gpu.shared is a share of a device" in done.out
+    assert "left: '0.5' is not a whole number of devices" in done.out
+    assert "left: NIMService builds its pods itself" in done.out
+    assert "the rule has no fix for it" not in done.out
 
 
 def test_a_file_with_a_broken_document_gets_only_the_parseable_ones_fixed(cli, tmp_path):
