@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, append, set_value
+from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
 from ..model.gpu import gpu_claim_entries
 from ..model.pods import claim_sites, pod_sites, text
 from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
@@ -249,23 +249,28 @@ class TeardownDrainDisabled(Rule):
                                   help=f"add {server.drain_flag} N, N being what the grace period leaves after the "
                                   "preStop waits and the release", fix=self._fix(site, c, server, ctx))
 
-    def _fix(self, site, c, server, ctx) -> Fix | None:
-        args = c.container.get("args")
-        words = argv(c.container)
-        if not isinstance(args, list) or any(" " in w for w in words):
-            return None  # a shell line or a command without args: say it, do not guess
+    def _fix(self, site, c, server, ctx) -> Fix | NoFix:
+        """The flag set where it is written, else added to args (created after an exec-form
+        command: the same argv). Never into a shell line, nor after the image's own command,
+        which the manifest does not show."""
+        args, command = c.container.get("args"), c.container.get("command")
+        flag = server.drain_flag
+        if any(" " in w for w in argv(c.container)):
+            return NoFix(f"{server.title} starts from a shell line: add {flag} N to it by hand")
+        if not isinstance(args, list) and not isinstance(command, list):
+            return NoFix(f"the container runs its image's own command: write it out, then add {flag} N")
         grace, _ = site.grace_period
         seconds = max(1, math.floor(grace - container_budget(site, c, server, ctx, self).besides_drain))
-        flag, path = server.drain_flag, path_of(args)
-        for i, word in enumerate(args):
-            if word == flag and i + 1 < len(args):
-                edit = set_value(path + (i + 1,), str(seconds))
-                break
-            if isinstance(word, str) and word.startswith(flag + "="):
-                edit = set_value(path + (i,), f"{flag}={seconds}")
-                break
-        else:
-            edit = append(path, f"{flag}={seconds}")
+        edit = None
+        for words in (command, args):
+            for i, word in enumerate(words if isinstance(words, list) else ()):
+                if word == flag and i + 1 < len(words):
+                    edit = set_value(path_of(words) + (i + 1,), str(seconds))
+                elif isinstance(word, str) and word.startswith(flag + "="):
+                    edit = set_value(path_of(words) + (i,), f"{flag}={seconds}")
+        if edit is None:
+            edit = append(path_of(args), f"{flag}={seconds}") if isinstance(args, list) else \
+                set_value(path_of(c.container) + ("args",), [f"{flag}={seconds}"])
         return Fix(f"drain for {seconds} s on SIGTERM ({flag}={seconds})", Applicability.UNSAFE, (edit,))
 
 

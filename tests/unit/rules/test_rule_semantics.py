@@ -94,6 +94,33 @@ def test_drain_disabled_fix_fits_the_grace_period(lint_json):
     assert finding["fix"] is None  # a shell line: no guess at where the flag goes
 
 
+@pytest.mark.parametrize("written, edit", [
+    # an exec-form command without args: args after it make the same argv
+    ("command: [vllm, serve, /models/m]", {"op": "set", "path": "spec.containers[0].args",
+                                            "value": ["--shutdown-timeout=30"]}),
+    ("command: [vllm, serve, /models/m, --shutdown-timeout, '0']",
+     {"op": "set", "path": "spec.containers[0].command[4]", "value": "30"}),
+    ("command: [vllm, serve]\n{indent}args: [/models/m]", {"op": "append", "path": "spec.containers[0].args",
+                                                           "value": "--shutdown-timeout=30"}),
+])
+def test_drain_disabled_fix_goes_where_the_command_line_is_written(lint_json, written, edit):
+    [indent] = [line[:line.index("args")] for line in COMPLIANT_POD.splitlines() if "--shutdown-timeout" in line]
+    text = COMPLIANT_POD.replace("args: [--shutdown-timeout, '30']", written.format(indent=indent))
+    [finding] = [f for f in lint(lint_json, text)["findings"] if f["rule"] == "teardown-drain-disabled"]
+    assert finding["fix"]["edits"] == [edit]
+
+
+@pytest.mark.parametrize("written, reason", [
+    ("args: [sh, -c, 'vllm serve /models/m']", "vLLM starts from a shell line"),
+    ("env: []", "the container runs its image's own command"),
+])
+def test_drain_disabled_says_why_it_has_no_fix(cli, tmp_path, written, reason):
+    target = tmp_path / "pod.yaml"
+    target.write_text(textwrap.dedent(COMPLIANT_POD.replace("args: [--shutdown-timeout, '30']", written)))
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--check", "--kube-version", "1.34", target)
+    assert f"[teardown-drain-disabled] left: {reason}" in done.out
+
+
 @pytest.mark.parametrize("command, fires", [
     ("kill -SIGTERM 1 && while pgrep python; do sleep 1; done", True),
     ("kill -s TERM 1; sleep 5", True),
