@@ -168,13 +168,11 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
                 continue
             _add_problems(piece, documents, problems, loaded, at)
             data = documents[0].data if documents else None
-            if isinstance(data, dict) and data.get("kind"):
+            if _is_object(data):
                 loaded.entries.append(Entry(piece, part.index, data, item, at))
-            elif documents and documents[0].data is not None:
+            elif documents and (data is not None or not (problems or documents[0].problems)):  # not one left unbuilt
                 file, line, column = at(1, span.column)
-                loaded.problems.append(Problem(
-                    NOT_AN_OBJECT, f"item {item} of the {part.kind} is not a Kubernetes object (no kind); skipped",
-                    Location(file, line, column, root, part.index)))
+                loaded.problems.append(_not_an_item(item, part.kind, Location(file, line, column, root, part.index)))
 
 
 def _shifted(display: str, lines: int, locate) -> Locator:
@@ -237,7 +235,7 @@ def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
     data = doc.data
     if data is None:
         return
-    if not isinstance(data, dict) or not data.get("apiVersion") or not data.get("kind"):
+    if not _is_object(data):
         if isinstance(data, dict) and not data:
             return
         miscased = [key for key in data if isinstance(key, str) and _TYPE_KEYS.get(key.lower(), key) != key] \
@@ -257,18 +255,34 @@ def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
         return
     kind = data.get("kind")
     items = data.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and items is not None and not isinstance(items, list):
+        file, line, column = _position(source, data.value_mark("items") if isinstance(data, YMap) else None, doc, locate)
+        loaded.problems.append(Problem(
+            NOT_AN_OBJECT, f"the {kind}'s items is not a list: kubectl cannot read it, and nothing in it is checked",
+            Location(file, line, column, ("items",), doc.index)))
+        return
     if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
         for index, item in enumerate(items):
-            if isinstance(item, dict) and item.get("kind"):
+            if _is_object(item):
                 loaded.entries.append(Entry(source, doc.index, item, index, locate))
             else:
                 file, line, column = _position(source, items.item_mark(index) if isinstance(items, YSeq) else None,
                                                doc, locate)
-                loaded.problems.append(Problem(
-                    NOT_AN_OBJECT, f"item {index} of the {kind} is not a Kubernetes object (no kind); skipped",
-                    Location(file, line, column, ("items", index), doc.index)))
+                loaded.problems.append(_not_an_item(index, kind, Location(file, line, column, ("items", index),
+                                                                          doc.index)))
         return
     loaded.entries.append(Entry(source, doc.index, data, None, locate))
+
+
+def _is_object(data) -> bool:
+    """A Kubernetes object: a mapping with an apiVersion and a kind (kubectl and the API server
+    refuse anything less, a List's items too)."""
+    return isinstance(data, dict) and bool(data.get("apiVersion")) and bool(data.get("kind"))
+
+
+def _not_an_item(index: int, kind: str, where: Location) -> Problem:
+    return Problem(NOT_AN_OBJECT, f"item {index} of the {kind} is not a Kubernetes object (no apiVersion and kind); "
+                   "skipped", where)
 
 
 def _template_position(text: str) -> tuple[int, int] | None:

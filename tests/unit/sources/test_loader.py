@@ -51,6 +51,26 @@ def test_list_kinds_are_split_into_items(tmp_path):
     assert where(location) == (str(path), 7, 3) and location.path == ("items", 1) and location.document == 0
 
 
+@pytest.mark.parametrize("anchored", [False, True])  # split on events, or parsed whole (an anchor)
+def test_list_items_that_are_no_objects_are_noted_each(tmp_path, anchored):
+    """kubectl reads a List item only with its apiVersion and kind; a null item is none either."""
+    path = write(tmp_path, "list.yaml", "apiVersion: v1\nkind: List\nitems:\n- 5\n- {kind: Pod}\n- null\n"
+                 f"- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: {'&n one' if anchored else 'one'}}}\n")
+    loaded = load_units(expand([str(path)]))
+    assert [m.name for m in manifests(loaded)] == ["one"]
+    assert [(p.rule, p.location.path, p.location.line) for p in loaded.problems] == \
+        [(loader.NOT_AN_OBJECT, ("items", i), 4 + i) for i in range(3)]
+
+
+def test_a_list_whose_items_are_no_list_is_noted_not_checked_as_an_object(tmp_path):
+    path = write(tmp_path, "list.yaml", "apiVersion: v1\nkind: List\nitems: {a: 1}\n")
+    loaded = load_units(expand([str(path)]))
+    assert manifests(loaded) == []
+    [problem] = loaded.problems
+    assert problem.rule == loader.NOT_AN_OBJECT and "items is not a list" in problem.message
+    assert (problem.location.line, problem.location.column) == (3, 8)
+
+
 def test_concatenated_json_values_keep_their_positions(tmp_path):
     text = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}\n' \
            '  {"apiVersion": "v1", "kind": "ConfigMap",\n   "metadata": {"name": "b"}}\n'
