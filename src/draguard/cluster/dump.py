@@ -62,6 +62,8 @@ def _read_file(path: str, stdin) -> tuple[Snapshot, Loaded]:
             header = Manifest.from_entry(entry)
         else:
             manifests.append(Manifest.from_entry(entry))
+    if not manifests and header is None:  # nothing says what was read: no grade can come of it
+        raise InputError(f"{path}: the dump holds no Kubernetes object, so there is nothing to audit; {_REMEDY}")
     snapshot = Snapshot(manifests, utc_now(), source=path, time_known=header is not None)
     if header is not None:
         _apply_header(snapshot, header.data, f"{path}:{header.location().line or 1}")

@@ -65,6 +65,19 @@ def test_corrupt_and_truncated_dumps_are_refused_with_their_position(cli, tmp_pa
     assert done.code == 2 and "cannot read the dump" in done.err
 
 
+def test_a_dump_that_holds_no_object_is_refused_not_graded(cli, tmp_path):
+    """An empty mapping, an empty List, a List whose items are no objects: without a header
+    nothing says what was read, and an A for it would be a guess."""
+    for name, text in [("empty.json", "{}\n"), ("list.yaml", "apiVersion: v1\nkind: List\nitems: []\n"),
+                       ("items.yaml", "apiVersion: v1\nkind: List\nitems: [{name: x}]\n")]:
+        dump = tmp_path / name
+        dump.write_text(text)
+        done = cli("audit", "--from", dump)
+        assert done.code == 2 and "score" not in done.out, (name, done.out)
+        assert done.err.startswith(f"draguard: {dump}") and ("holds no Kubernetes object" in done.err or
+                                                             "not a Kubernetes object" in done.err), done.err
+
+
 def test_a_bundle_lists_what_it_lacks_and_a_bad_header_is_refused(cli, tmp_path):
     bundle = write(tmp_path / "bundle", 2, 1, 1)
     (bundle / "jobs.batch.json").unlink()
