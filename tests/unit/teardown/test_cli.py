@@ -68,7 +68,12 @@ def test_usage_errors_exit_2_with_a_message(tmp_path):
     for argv, message in [(["verify"], "--timeout SECONDS or --grace-period"),
                           (["verify", "--grace-period", "3"], "leaves nothing after --margin 5"),
                           (["drain", "--deadline", "1", "--signal", "TERM"], "--signal needs --process"),
-                          (["drain", "--deadline", "1", "--signal", "FOO", "--process", "x"], "unknown signal")]:
+                          (["drain", "--deadline", "1", "--signal", "FOO", "--process", "x"], "unknown signal"),
+                          # a negative or NaN bound would end the step at once, a zero period spin
+                          (["verify", "--timeout", "-5"], "seconds must be a finite number 0 or more"),
+                          (["drain", "--deadline", "nan"], "seconds must be a finite number 0 or more"),
+                          (["verify", "--timeout", "1", "--interval", "0"], "seconds must be a finite number above 0"),
+                          (["verify", "--timeout", "soon"], "'soon' is not a number of seconds")]:
         result = helper(tmp_path, *argv)
         assert result.returncode == 2 and message in result.stderr, (argv, result.stderr)
         assert "Traceback" not in result.stderr
