@@ -69,6 +69,21 @@ def test_lint_rules_and_explain():
     assert explained.content[0].text.startswith("# `host-ipc`")
 
 
+def test_a_mistake_reaches_the_model_with_what_to_do():
+    """An unknown rule, no input, a path that is not there, an unsupported release: the tool
+    fails with draguard's message (the SDK shows other exceptions as a bare crash)."""
+    async def calls(session):
+        return [await session.call_tool(name, arguments) for name, arguments in [
+            ("explain", {"rule_id": "nope"}), ("lint", {}), ("lint", {"paths": ["/nonexistent/x.yaml"]}),
+            ("lint", {"manifest": LEGACY, "kube_version": "1.9"})]]
+    results = session_run(calls)
+    assert all(r.is_error for r in results)
+    said = [r.content[0].text for r in results]
+    for text, expected in zip(said, ["unknown rule 'nope'", "give manifest text or paths", "no such file",
+                                     "unsupported Kubernetes version '1.9'"]):
+        assert expected in text, said
+
+
 def test_fix_returns_a_diff_and_writes_only_when_asked(tmp_path):
     target = tmp_path / "shared-gpu.yaml"
     target.write_text(LEGACY)
@@ -123,8 +138,12 @@ def test_simulate_proves_the_surge_first_deadlock_and_its_remedy():
         return (await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.noncompliant),
                                                      "inventory": inventory}),
                 await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.compliant),
-                                                     "inventory": inventory, "kube_version": "1.34"}))
-    stuck, fine = map(payload, session_run(calls))
+                                                     "inventory": inventory, "kube_version": "1.34"}),
+                await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.compliant),
+                                                     "inventory": inventory, "horizon": 0}))
+    stuck, fine, no_time = session_run(calls)
+    stuck, fine = payload(stuck), payload(fine)
+    assert no_time.is_error and "horizon: seconds, a finite number above 0" in no_time.content[0].text
     assert stuck["verdict"]["kind"] == "deadlock" and stuck["verdict"]["remedy"].startswith("strategy maxSurge: 0")
     assert stuck["verdict"]["chain"][1].startswith("2 old pod(s) cannot be removed")
     assert fine["verdict"] == {"kind": "completes", "seconds": 37.0, "chain": [], "remedy": "",

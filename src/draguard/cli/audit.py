@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ..core.amounts import amount
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..report.audit import FORMATS
 
@@ -30,7 +31,7 @@ def arguments(name, parser) -> None:
                         help="DRA feature gates the cluster sets differently from the release defaults")
     parser.add_argument("--watch", action="store_true",
                         help="keep watching the cluster and print findings as they appear and resolve")
-    parser.add_argument("--watch-for", type=float, metavar="SECONDS",
+    parser.add_argument("--watch-for", type=amount("seconds", positive=True), metavar="SECONDS",
                         help="with --watch: stop after this many seconds (default: until interrupted)")
 
 

@@ -6,11 +6,12 @@ HTTP with --http. Simulate and audit come with their commands."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
 
-from ..core.errors import EXIT_ERROR
+from ..core.errors import EXIT_ERROR, UsageError
 
 
 def arguments(name, parser) -> None:
@@ -40,8 +41,9 @@ def build_server():
     server = MCPServer("draguard", version=__version__, instructions=(
         "GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation. Lint every Kubernetes "
         "manifest you write or change that requests GPUs, and apply or propose the fixes it reports."))
+    tool = _anticipating(server)
 
-    @server.tool()
+    @tool
     def lint(manifest: str = "", paths: list[str] | None = None, kube_version: str = "") -> dict:
         """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
         charts and Kustomize folders in `paths`. Returns draguard's JSON report (version 2):
@@ -54,14 +56,14 @@ def build_server():
             result = lint_paths(inputs, config)
         return document(result)
 
-    @server.tool()
+    @tool
     def rules() -> list[dict]:
         """draguard's rule catalog: id, category, severity, what each checks, its fixability."""
         from ..rules import REGISTRY
 
         return [rule.describe() for rule in REGISTRY]
 
-    @server.tool()
+    @tool
     def explain(rule_id: str) -> str:
         """A rule's documentation in markdown: why it matters, failing and passing examples,
         settings, how to suppress it."""
@@ -73,7 +75,7 @@ def build_server():
             raise ValueError(f"unknown rule '{rule_id}' (the rules tool lists them)")
         return rule_markdown(rule)
 
-    @server.tool()
+    @tool
     def allocate(claims: str, inventory: str, kube_version: str = "", feature_gates: str = "") -> list[dict]:
         """Allocate ResourceClaims / ResourceClaimTemplates (YAML text) in order on an inventory
         (ResourceSlices, Nodes, DeviceClasses, allocated claims; YAML text) as the scheduler's
@@ -86,20 +88,23 @@ def build_server():
                                                   parse_gates(feature_gates))
         return as_json(report, variant) + [{"note": note} for note in notes]
 
-    @server.tool()
+    @tool
     def simulate(manifests: str, inventory: str, deployment: str = "", kube_version: str = "",
                  horizon: float = 3600.0) -> dict:
         """Simulate the next rollout of a Deployment (YAML text, with the ResourceClaimTemplates
         it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
+        from ..core.amounts import is_amount
         from .simulate import as_json, simulate as run_simulate
 
+        if not is_amount(horizon, positive=True):
+            raise ValueError(f"horizon: seconds, a finite number above 0, not {horizon!r}")
         with _inputs(manifests, None) as manifest_files, _inputs(inventory, None) as inventory_files:
             return as_json(run_simulate(manifest_files, inventory_files, deployment or None, None, horizon,
                                         kube_version or None))
 
-    @server.tool()
+    @tool
     def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,
             kube_version: str = "") -> dict:
         """draguard's fixes for manifest text or files: a unified diff, the fixed text (for
@@ -129,7 +134,7 @@ def build_server():
                           "line": item.finding.location.line, "reason": item.reason} for item in run.left],
                 "written": written}
 
-    @server.tool()
+    @tool
     def audit(dump: str = "", snapshot: str = "", kubeconfig: str = "", context: str = "", at: str = "",
               kube_version: str = "") -> dict:
         """Audit a cluster's DRA state for leaked, stale and stuck claims, stuck pods, stale
@@ -156,6 +161,24 @@ def build_server():
         return document(run_audit(found, config, loaded))
 
     return server
+
+
+def _anticipating(server):
+    """server.tool(), for a tool whose anticipated failures (what the command line reports
+    with exit status 2: usage and input errors, an unknown rule, an unreadable path) reach the
+    model with their message as a ToolError; the SDK shows any other exception as a crash,
+    'Error executing tool <name>' and nothing more."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    def register(fn):
+        @functools.wraps(fn)
+        def anticipated(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (UsageError, ValueError, OSError) as exc:
+                raise ToolError(str(exc)) from exc
+        return server.tool()(anticipated)
+    return register
 
 
 def _config(kube_version: str, strict: bool = True):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
+from ..core.amounts import amount
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
 
 DEFAULT_HORIZON = 3600.0
@@ -27,15 +28,15 @@ def arguments(name, parser) -> None:
                              "cluster's)")
     parser.add_argument("--deployment", metavar="NAME",
                         help="rollout and scale: which workload, when there are several")
-    parser.add_argument("--horizon", type=float, metavar="SECONDS",
+    parser.add_argument("--horizon", type=amount("seconds", positive=True), metavar="SECONDS",
                         help="stop a step still moving after this long (default 3600, or the scenario's)")
     parser.add_argument("--image", metavar="IMAGE",
                         help="rollout: the new revision's image (said in the report; its pull takes --pull)")
-    parser.add_argument("--pull", type=float, metavar="SECONDS", help="a pod's image pull (default 0: cached)")
-    parser.add_argument("--start", type=float, metavar="SECONDS", help="pod start-up time (default 2)")
-    parser.add_argument("--ready", type=float, metavar="SECONDS",
+    parser.add_argument("--pull", type=amount("seconds"), metavar="SECONDS", help="a pod's image pull (default 0: cached)")
+    parser.add_argument("--start", type=amount("seconds"), metavar="SECONDS", help="pod start-up time (default 2)")
+    parser.add_argument("--ready", type=amount("seconds"), metavar="SECONDS",
                         help="from start-up to passing the readiness probe (default 5)")
-    parser.add_argument("--shutdown", type=float, metavar="SECONDS",
+    parser.add_argument("--shutdown", type=amount("seconds"), metavar="SECONDS",
                         help="from SIGTERM to the containers' exit (default 1; SIGKILL cuts it short)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
     parser.add_argument("-f", "--format", choices=["text", "json", "html"], default="text")
@@ -181,8 +182,6 @@ def _simulated(where: str, simulation):
 
 
 def _or(value, default):
-    if value is not None and value < 0:
-        raise UsageError("durations are seconds >= 0")
     return default if value is None else value
 
 

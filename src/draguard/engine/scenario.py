@@ -8,6 +8,7 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
+from ..core.amounts import is_amount
 from ..core.errors import InputError
 from ..core.versions import check_kube_version
 from ..dra.devices import ModelError
@@ -75,8 +76,8 @@ def load_scenario(path: str) -> Scenario:
         except ValueError as exc:
             fail(str(exc), spec, "kubeVersion")
     horizon = spec.get("horizon", 3600)
-    if not isinstance(horizon, (int, float)) or isinstance(horizon, bool) or horizon <= 0:
-        fail("horizon: seconds, a number > 0", spec, "horizon")
+    if not is_amount(horizon, positive=True):
+        fail("horizon: seconds, a finite number > 0", spec, "horizon")
     durations = Durations(**_given(spec, "durations", "durations", fail))
     own = spec.get("workloadDurations", {})
     if not isinstance(own, dict):
@@ -106,8 +107,8 @@ def _given(parent: dict, key, where: str, fail) -> dict:
     for phase, value in given.items():
         if phase not in _DURATIONS:
             fail(f"{where}: unknown phase {phase!r} (phases: {', '.join(_DURATIONS)})", given, phase)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            fail(f"{where}.{phase}: seconds, a number >= 0", given, phase)
+        if not is_amount(value):  # .nan and .inf are YAML floats: a NaN readiness time never arrives
+            fail(f"{where}.{phase}: seconds, a finite number >= 0", given, phase)
     return {_FIELDS.get(k, k): float(v) for k, v in given.items()}
 
 

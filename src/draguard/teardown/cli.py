@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import signal
 import sys
 
+from ..core.amounts import amount
 from . import servers
 from .baseline import DEFAULT_PATH
 
@@ -36,21 +36,6 @@ class _UsageError(Exception):
     pass
 
 
-def _amount(unit: str, positive: bool = False):
-    """An argparse type: a finite number of `unit`, 0 or more (above 0 with `positive`): a
-    negative or NaN deadline would end a step at once, a zero poll period would spin."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
-        if not math.isfinite(value) or value < 0 or (positive and value == 0):
-            raise argparse.ArgumentTypeError(f"{text!r}: {unit} must be a finite number "
-                                             f"{'above 0' if positive else '0 or more'}")
-        return value
-    return parse
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="draguard-teardown", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -70,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     drain.add_argument("--server", choices=sorted(servers.BY_NAME), help="signal and process pattern of a known server")
     drain.add_argument("--not-ready-file", help="create this file (the readiness probe tests for it)")
     drain.add_argument("--not-ready-url", help="POST here to mark the server not ready")
-    drain.add_argument("--endpoint-wait", type=_amount("seconds"), default=0.0, metavar="SECONDS",
+    drain.add_argument("--endpoint-wait", type=amount("seconds"), default=0.0, metavar="SECONDS",
                        help="wait for the endpoints to drop the pod (default 0)")
     drain.add_argument("--drain-url", help="POST here to ask the server to drain")
     drain.add_argument("--signal", help="send this signal (TERM, INT, ...) to the serving processes")
@@ -84,9 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser("verify", help="wait until the devices are back to their baseline")
     _state_options(verify, recording=False)
     _deadline_options(verify, "--timeout")
-    verify.add_argument("--interval", type=_amount("seconds", positive=True), default=0.5, metavar="SECONDS",
+    verify.add_argument("--interval", type=amount("seconds", positive=True), default=0.5, metavar="SECONDS",
                         help="poll period (default 0.5)")
-    verify.add_argument("--tolerance-mib", type=_amount("MiB"), default=64.0,
+    verify.add_argument("--tolerance-mib", type=amount("MiB"), default=64.0,
                         help="used memory allowed above the baseline, MiB (default 64)")
     verify.set_defaults(run=_verify)
 
@@ -109,11 +94,11 @@ def _state_options(command, recording: bool = True) -> None:
 
 
 def _deadline_options(command, flag: str) -> None:
-    command.add_argument(flag, type=_amount("seconds"), dest="deadline", metavar="SECONDS",
+    command.add_argument(flag, type=amount("seconds"), dest="deadline", metavar="SECONDS",
                          help="the bound on this step")
-    command.add_argument("--grace-period", type=_amount("seconds"), metavar="SECONDS",
+    command.add_argument("--grace-period", type=amount("seconds"), metavar="SECONDS",
                          help=f"the pod's terminationGracePeriodSeconds: {flag} is this minus --margin")
-    command.add_argument("--margin", type=_amount("seconds"), default=DEFAULT_MARGIN, metavar="SECONDS",
+    command.add_argument("--margin", type=amount("seconds"), default=DEFAULT_MARGIN, metavar="SECONDS",
                          help=f"kept free before SIGKILL (default {DEFAULT_MARGIN:g})")
 
 

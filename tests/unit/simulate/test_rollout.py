@@ -137,6 +137,12 @@ def test_the_command_answers_with_the_verdict_and_its_exit_status(tmp_path):
     answer = json.loads(pulled.stdout)
     assert answer["verdict"]["seconds"] == 38.5
     assert answer["timeline"][0]["detail"] == "revision 2 of llm, image vllm/vllm-openai:v0.19.0"
+    # a NaN readiness time never arrives (the simulation ran forever); a horizon of 0 read as none
+    for flag, value, said in [("--ready", "nan", "finite number 0 or more"), ("--pull", "-1", "finite number 0 or more"),
+                              ("--horizon", "0", "finite number above 0")]:
+        bad = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
+                              str(pool), flag, value], capture_output=True, text=True, timeout=60)
+        assert bad.returncode == 2 and f"argument {flag}: '{value}': seconds must be a {said}" in bad.stderr
 
 
 def test_before_1_33_a_pod_waits_out_its_backoff_after_a_device_is_released():

@@ -70,7 +70,12 @@ def test_a_scenario_that_fits_completes_with_the_total_time(folder):
     (("kubeVersion: \"1.34\"", "kubeVersion: \"1.9\""), "scenario.yaml:5:1: unsupported Kubernetes version"),
     (("inventory: [inventory.yaml]", "inventory: inventory.yaml"), "scenario.yaml:4:1: inventory: a list of paths"),
     (("durations: {start: 2, ready: 5}", "workloadDurations: {llm: {ready: -1}}"),
-     "scenario.yaml:6:27: workloadDurations.llm.ready: seconds, a number >= 0"),
+     "scenario.yaml:6:27: workloadDurations.llm.ready: seconds, a finite number >= 0"),
+    # YAML floats a readiness time that never arrives, or an endless horizon (a NaN ran forever)
+    (("durations: {start: 2, ready: 5}", "durations: {start: 2, ready: .nan}"),
+     "scenario.yaml:6:23: durations.ready: seconds, a finite number >= 0"),
+    (("durations: {start: 2, ready: 5}", "durations: {start: 2, ready: 5}\nhorizon: .inf"),
+     "scenario.yaml:7:1: horizon: seconds, a finite number > 0"),
     (("kubeVersion: \"1.34\"", "start: full"), "scenario.yaml:5:1: start: manifests (their Deployments and "
                                                 "StatefulSets running), empty, or {dump: PATH}"),
 ])
