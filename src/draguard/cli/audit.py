@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from ..core.amounts import amount
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..report.audit import FORMATS
+from ..teardown.amounts import amount
 
 
 def arguments(name, parser) -> None:

@@ -95,7 +95,7 @@ def build_server():
         it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
-        from ..core.amounts import is_amount
+        from ..teardown.amounts import is_amount
         from .simulate import as_json, simulate as run_simulate
 
         if not is_amount(horizon, positive=True):

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.amounts import amount
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
+from ..teardown.amounts import amount
 
 DEFAULT_HORIZON = 3600.0
 

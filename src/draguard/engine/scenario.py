@@ -8,7 +8,6 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
-from ..core.amounts import is_amount
 from ..core.errors import InputError
 from ..core.versions import check_kube_version
 from ..dra.devices import ModelError
@@ -17,6 +16,7 @@ from ..model.manifest import Manifest
 from ..simulate.template import ScenarioError
 from ..simulate.scenario import STEPS, Step, run_scenario
 from ..simulate.world import Durations, Timings
+from ..teardown.amounts import is_amount
 from .inventory import load_inventory, load_manifests
 
 API_VERSION, KIND = "draguard.io/v1alpha1", "Scenario"

@@ -13,7 +13,7 @@ import json
 import signal
 import sys
 
-from ..core.amounts import amount
+from .amounts import amount
 from . import servers
 from .baseline import DEFAULT_PATH
 

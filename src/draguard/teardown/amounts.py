@@ -1,5 +1,6 @@
-"""Command-line amounts (durations, sizes) as argparse types. The standard library only: the
-teardown helper, which loads nothing of the lint stack, parses its options with it too."""
+"""Command-line amounts (durations, sizes) as argparse types, for every command. It sits in
+the lowest layer, the teardown helper's (which loads nothing of the lint stack and parses its
+options with it too), and uses the standard library only."""
 
 from __future__ import annotations
 
