@@ -112,4 +112,21 @@ def test_fix_reports_findings_in_rendered_output_and_writes_no_template(cli, ren
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     done = cli("fix", "--unsafe-fixes", "--no-config", chart, "--values", RENDER / "values" / "ray-gpu-worker.yaml")
     assert "[legacy-gpu-resource] left: it is in rendered output (Helm, Kustomize): reported, never written" in done.out
+    assert "fixes that file" not in done.out  # a template is no manifest to fix
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+
+
+def test_fix_points_a_kustomize_finding_at_the_resource_file_it_can_fix(cli, renderers, monkeypatch, tmp_path):
+    """A Kustomize build is not written either, but its objects come from plain files: the
+    reason names the file, and fixing that file fixes the object."""
+    monkeypatch.setenv("PATH", f"{renderers}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "base").mkdir()
+    deploy = tmp_path / "base" / "deploy.yaml"
+    deploy.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n"
+                      "    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [deploy.yaml]\n")
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--select", "legacy-gpu-resource", tmp_path / "base")
+    assert f"reported, never written; it comes from {deploy}: `draguard fix {deploy}` fixes that file" in done.out
+    assert "nvidia.com/gpu" in deploy.read_text()
+    cli("fix", "--unsafe-fixes", "--no-config", "--select", "legacy-gpu-resource", deploy)
+    assert "nvidia.com/gpu" not in deploy.read_text() and "kind: ResourceClaimTemplate" in deploy.read_text()

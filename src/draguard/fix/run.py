@@ -153,11 +153,25 @@ def _key(finding: Finding) -> tuple:
 def _reason(finding, by_name, list_items, failed, choice) -> str:
     location = finding.location
     if location.file not in by_name:
-        return "it is in rendered output (Helm, Kustomize): reported, never written"
+        return "it is in rendered output (Helm, Kustomize): reported, never written" + _source_fix(location.file)
     if (location.file, location.document) in list_items:
         return "it is an item of a List (cluster output): not written in place"
     return failed.get(_key(finding)) if finding.fix and _key(finding) in failed else \
         choice.reason_not(finding) or "its fix applies in a later run"
+
+
+def _source_fix(path: str) -> str:
+    """Where a rendered finding points into a plain manifest file (a Kustomize resource, as
+    sources.origins maps it back), how to fix that file itself; nothing for a Helm template,
+    which is no YAML until rendered."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if "{{" in text or not path.endswith((".yaml", ".yml", ".json")):
+        return ""
+    return f"; it comes from {path}: `draguard fix {path}` fixes that file"
 
 
 def _plan(findings, by_name, list_items, failed, choice) -> dict:
