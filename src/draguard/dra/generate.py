@@ -203,6 +203,9 @@ def _groups(spec) -> list[_Group]:
         if not isinstance(prefix, str) or dns_label(f"{prefix}-0") or len(prefix) > 56:
             raise InventoryError(f"namePrefix must be lower-case letters, digits and '-' (at most 56), not {prefix!r}",
                                  group, "namePrefix")
+        if any(earlier.prefix == prefix for earlier in groups):  # `<prefix>-<n>` repeats only with the prefix
+            raise InventoryError(f"namePrefix {prefix!r} is an earlier group's too: their nodes and slices would "
+                                 "have the same names", group, "namePrefix" if "namePrefix" in group else None)
         labels = group.get("labels") or {}
         if not isinstance(labels, dict) or not all(isinstance(v, str) and _NODE not in f"{k}{v}"
                                                    for k, v in labels.items()):

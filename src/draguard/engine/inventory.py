@@ -25,7 +25,7 @@ def load_manifests(paths: list[str], what: str) -> list[Manifest]:
 def load_inventory(paths: list[str], extra: list[Manifest] = ()) -> Inventory:
     """The inventory in `paths`, with `extra` objects (the linted set's DeviceClasses) added
     after it, so that they win over the inventory's classes of the same name."""
-    manifests = load_manifests(paths, "inventory")
+    manifests = _once(load_manifests(paths, "inventory"))
     if not any(m.kind == "ResourceSlice" for m in manifests):
         raise InputError(f"inventory {', '.join(paths)}: no ResourceSlice found (generate one with "
                          "`draguard inventory generate`)")
@@ -33,3 +33,23 @@ def load_inventory(paths: list[str], extra: list[Manifest] = ()) -> Inventory:
         return Inventory.from_manifests(manifests + list(extra))
     except InventoryError as exc:
         raise InputError(f"inventory {exc}") from None
+
+
+def _once(manifests: list[Manifest]) -> list[Manifest]:
+    """Each object once: a cluster holds one object per kind, namespace and name. The same
+    object read twice (one file passed twice, a class in two generated inventories) counts
+    once; two different objects of one name stop the run (counted both, a pool's slices
+    would be too many for its resourceSliceCount, and every claim would get a wrong answer)."""
+    seen: dict[tuple, Manifest] = {}
+    kept = []
+    for m in manifests:
+        key = (m.group, m.kind, m.namespace, m.name)
+        first = seen.setdefault(key, m)
+        if first is m:
+            kept.append(m)
+        elif first.data != m.data:
+            at, again = first.location(), m.location()
+            raise InputError(f"inventory {again.file}:{again.line}:{again.column}: {m.kind} {m.name!r} is defined "
+                             f"again, differently ({at.file}:{at.line}:{at.column}); a cluster holds one object "
+                             "of a name")
+    return kept

@@ -130,6 +130,8 @@ def test_streamed_yaml_is_the_generated_objects():
     ("nodes:\n- gpus: {model: A30-24GB, mig: sometimes}\n", "2:32", "mig must be none, static or dynamic"),
     ("nodes:\n- gpus: {model: T4}\n", "2:9", "unknown GPU model 'T4'"),
     ("driverVersion: '1.0'\nnodes: []\n", "1:16", "unknown NVIDIA driver version"),
+    # a second group of the same (or the default) prefix would repeat node and slice names
+    ("nodes:\n- gpus: {model: A30-24GB}\n- gpus: {model: A100-40GB}\n", "3:3", "namePrefix 'node' is an earlier group's"),
 ])
 def test_a_bad_spec_is_refused_at_its_position(tmp_path, cli, spec, where, message):
     path = tmp_path / "spec.yaml"

@@ -43,6 +43,23 @@ def test_a_broken_inventory_stops_the_run(tmp_path, cli, inventory, where, messa
     assert f"{tmp_path}/{where}" in result.err and message in result.err
 
 
+def test_an_object_defined_twice_differently_stops_the_run_and_one_read_twice_counts_once(tmp_path, cli):
+    """A cluster holds one object of a name: the same inventory passed twice is one inventory
+    (a pool of two copies of its one slice was incomplete, so nothing fit); two different
+    slices of one name are a mistake the run names."""
+    (tmp_path / "claim.yaml").write_text(CLAIM)
+    (tmp_path / "a.yaml").write_text(SLICE % "80Gi")
+    (tmp_path / "b.yaml").write_text(SLICE % "80Gi")
+    result = cli("allocate", "--inventory", tmp_path / "a.yaml", "--inventory", tmp_path / "b.yaml",
+                 tmp_path / "claim.yaml")
+    assert result.code == 0 and "allocated on n" in result.out, result.out
+    (tmp_path / "b.yaml").write_text(SLICE % "40Gi")
+    result = cli("allocate", "--inventory", tmp_path / "a.yaml", "--inventory", tmp_path / "b.yaml",
+                 tmp_path / "claim.yaml")
+    assert result.code == 2 and f"inventory {tmp_path}/b.yaml:1:1: ResourceSlice 's' is defined again, differently " \
+        f"({tmp_path}/a.yaml:1:1)" in result.err, result.err
+
+
 def test_a_missing_inventory_is_a_usage_error(tmp_path, cli):
     (tmp_path / "claim.yaml").write_text(CLAIM)
     result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--inventory", tmp_path / "nope.yaml")
