@@ -37,6 +37,7 @@ class RequestExplanation:
     emptied_at: Stage | None = None
     errors: list = field(default_factory=list)
     note: str = ""
+    skipped: list = field(default_factory=list)  # pools the allocator does not read, and why
 
     def text(self) -> str:
         funnel = " -> ".join(f"{s.label}: {s.count}" for s in self.stages)
@@ -45,21 +46,28 @@ class RequestExplanation:
             out += f"; nothing left after {self.emptied_at.label}"
         if self.note:
             out += f"; {self.note}"
-        for error in self.errors:
-            out += f"; {error}"
+        for said in self.skipped + self.errors:
+            out += f"; {said}"
         return out
 
 
-def visible_devices(allocator: Allocator, nodes) -> dict:
-    """Every device of complete, valid pools visible from any node, by id."""
-    found = {}
+def visible_devices(allocator: Allocator, nodes, skipped: list | None = None) -> dict:
+    """Every device of complete, valid pools visible from any node, by id; the pools left out
+    are said in `skipped` (their devices count nowhere in the funnel)."""
+    found, left_out = {}, {}
     for node in nodes or [None]:
         for pool in gather_pools(allocator.index, node, allocator.features):
             if pool.incomplete or pool.invalid:
+                why = (f"invalid ({pool.invalid_reason})" if pool.invalid else
+                       "incomplete (fewer slices of its newest generation than its resourceSliceCount; the "
+                       "allocator waits for the rest)")
+                left_out.setdefault((pool.driver, pool.name), f"pool {pool.driver}/{pool.name} not read: {why}")
                 continue
             for s in pool.slices:
                 for d in s.devices:
                     found.setdefault(d.id, d)
+    if skipped is not None:
+        skipped.extend(left_out.values())
     return found
 
 
@@ -131,7 +139,8 @@ def _with_capacity(allocator: Allocator, request, devices: list, errors: list) -
 
 
 def explain(allocator: Allocator, claim: Claim, nodes) -> list[RequestExplanation]:
-    devices = list(visible_devices(allocator, nodes).values())
+    skipped: list = []
+    devices = list(visible_devices(allocator, nodes, skipped).values())
     out = []
     for request in claim.requests:
         if request.subrequests is None:
@@ -139,6 +148,8 @@ def explain(allocator: Allocator, claim: Claim, nodes) -> list[RequestExplanatio
         else:
             out.extend(explain_request(allocator, sub, f"{request.name}/{sub.name}", devices)
                        for sub in request.subrequests)
+    for explanation in out:
+        explanation.skipped = skipped
     return out
 
 

@@ -60,6 +60,15 @@ def test_an_object_defined_twice_differently_stops_the_run_and_one_read_twice_co
         f"({tmp_path}/a.yaml:1:1)" in result.err, result.err
 
 
+def test_a_pool_the_allocator_does_not_read_is_named_in_the_explanation(tmp_path, cli):
+    (tmp_path / "claim.yaml").write_text(CLAIM)
+    (tmp_path / "inventory.yaml").write_text((SLICE % "80Gi").replace("resourceSliceCount: 1", "resourceSliceCount: 2"))
+    result = cli("allocate", "--inventory", tmp_path / "inventory.yaml", tmp_path / "claim.yaml")
+    assert result.code == 1 and "in slices: 0" in result.out
+    assert "pool gpu.nvidia.com/n not read: incomplete (fewer slices of its newest generation than its " \
+        "resourceSliceCount" in result.out, result.out
+
+
 def test_a_missing_inventory_is_a_usage_error(tmp_path, cli):
     (tmp_path / "claim.yaml").write_text(CLAIM)
     result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--inventory", tmp_path / "nope.yaml")
