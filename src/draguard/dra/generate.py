@@ -211,14 +211,21 @@ def _groups(spec) -> list[_Group]:
                                                    for k, v in labels.items()):
             raise InventoryError(f"labels must map names to strings (other than {_NODE})", group, "labels")
         gpus = group.get("gpus") or {}
-        if not isinstance(gpus, dict) or gpus.get("model") not in gpu_models():
+        if not isinstance(gpus, dict) or not isinstance(gpus.get("model"), str) or gpus["model"] not in gpu_models():
             raise InventoryError(f"unknown GPU model {gpus.get('model') if isinstance(gpus, dict) else gpus!r} "
                                  f"(known: {', '.join(gpu_models())})", group, "gpus")
         if gpus.get("mig", "none") not in _MIG_MODES:
             raise InventoryError(f"mig must be none, static or dynamic, not {gpus.get('mig')!r}", gpus, "mig")
         _count(gpus, "count", 1)
         if gpus.get("mig") == "static":
-            place_layout(gpus["model"], list(gpus.get("layout") or []))
+            layout = gpus.get("layout") or []
+            if not isinstance(layout, list) or not all(isinstance(name, str) for name in layout):
+                raise InventoryError("layout must be a list of MIG profile names (e.g. [3g.40gb, 1g.10gb])", gpus,
+                                     "layout")
+            try:
+                place_layout(gpus["model"], list(layout))
+            except InventoryError as exc:  # said at the layout
+                raise InventoryError(str(exc), gpus, "layout" if "layout" in gpus else "mig") from None
         groups.append(_Group(prefix, _count(group, "count", 1), dict(labels), gpus))
     return groups
 

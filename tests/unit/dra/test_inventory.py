@@ -129,7 +129,11 @@ def test_streamed_yaml_is_the_generated_objects():
     ("nodes:\n- namePrefix: GPU_Nodes\n  gpus: {model: A30-24GB}\n", "2:15", "namePrefix must be lower-case"),
     ("nodes:\n- gpus: {model: A30-24GB, mig: sometimes}\n", "2:32", "mig must be none, static or dynamic"),
     ("nodes:\n- gpus: {model: T4}\n", "2:9", "unknown GPU model 'T4'"),
+    ("nodes:\n- gpus: {model: [H100-80GB]}\n", "2:9", "unknown GPU model ['H100-80GB']"),
     ("driverVersion: '1.0'\nnodes: []\n", "1:16", "unknown NVIDIA driver version"),
+    ("nodes:\n- gpus: {model: H100-80GB, mig: static, layout: 5}\n", "2:49", "layout must be a list of MIG profile"),
+    ("nodes:\n- gpus: {model: H100-80GB, mig: static, layout: [7g.80gb, 1g.10gb]}\n", "2:49",
+     "needs more than the 7 compute slices"),
     # a second group of the same (or the default) prefix would repeat node and slice names
     ("nodes:\n- gpus: {model: A30-24GB}\n- gpus: {model: A100-40GB}\n", "3:3", "namePrefix 'node' is an earlier group's"),
 ])
@@ -140,3 +144,32 @@ def test_a_bad_spec_is_refused_at_its_position(tmp_path, cli, spec, where, messa
     result = cli("inventory", "generate", path, "-o", out)
     assert result.code == 2 and f"{path}:{where}: " in result.err and message in result.err, result.err
     assert not out.exists() and list(tmp_path.iterdir()) == [path]  # nothing half-written
+
+
+def test_every_field_of_a_spec_of_another_type_is_an_inventory_error_never_a_crash():
+    """Each field of a full spec replaced by a value of another type (a number, a bool, null,
+    a string, a list, a mapping): generate() refuses it with an InventoryError (which the
+    command turns into file:line:column) or accepts it; it never raises anything else."""
+    import copy
+
+    base = {"apiVersion": "resource.k8s.io/v1", "nodes": [{"namePrefix": "x", "count": 2, "labels": {"a": "b"},
+            "gpus": {"model": "H100-80GB", "count": 2, "mig": "static", "layout": ["3g.40gb", "1g.10gb"]}}]}
+    paths = []
+
+    def walk(node, path):
+        for key, value in (node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list)
+                           else ()):
+            paths.append(path + (key,))
+            walk(value, path + (key,))
+    walk(base, ())
+    for path in paths:
+        for value in (5, -1, 2.5, True, None, "s", [], [1], {}, {"k": 1}):
+            spec = copy.deepcopy(base)
+            node = spec
+            for part in path[:-1]:
+                node = node[part]
+            node[path[-1]] = value
+            try:
+                generate(spec)
+            except InventoryError:
+                pass
