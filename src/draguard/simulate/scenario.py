@@ -154,7 +154,15 @@ def _named(step: Step) -> tuple[str, str]:
     if len(given) != 1:
         raise ScenarioError(f"{step.where}: {step.kind} names one workload: "
                             + " or ".join(f"{key}: NAME" for key in WORKLOAD_KEYS))
-    return WORKLOAD_KEYS[given[0]], step.args[given[0]]
+    return WORKLOAD_KEYS[given[0]], _name(step, given[0])
+
+
+def _name(step: Step, key: str):
+    """The object name a step's argument gives (None when it gives none)."""
+    value = step.args.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ScenarioError(f"{step.where}: {step.kind}: {key} is a name, not {value!r}")
+    return value
 
 
 def _workload(step: Step, context: Context):
@@ -260,7 +268,7 @@ def _fewer(step: Step, context: Context, replicas: int) -> str:
 
 
 def _node(step: Step, context: Context) -> str:
-    node = step.args.get("node")
+    node = _name(step, "node")
     if node not in {n.name for n in context.world.state.inventory.nodes}:
         raise ScenarioError(f"{step.where}: {step.kind} names node {node!r}, which is not in the inventory")
     return node
@@ -278,7 +286,7 @@ def _drain(step: Step, context: Context) -> Verdict:
 def _evict(step: Step, context: Context) -> Verdict:
     """One pod evicted through the eviction API as `kubectl drain` would (a 429 retried every
     5 s); then the workloads made whole again."""
-    world, name = context.world, step.args.get("pod")
+    world, name = context.world, _name(step, "pod")
     pod = world.pods.get(name)
     if pod is None or pod.phase == "Gone":
         live = sorted(n for n, p in world.pods.items() if p.phase != "Gone")

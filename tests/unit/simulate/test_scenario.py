@@ -84,6 +84,17 @@ def test_mistakes_are_reported_at_their_line_and_column(folder, change, message)
         scenario(folder, SCENARIO.replace(*change))
 
 
+@pytest.mark.parametrize("step", ["rollout: {deployment: %s}", "scale: {deployment: %s, replicas: 2}",
+                                  "drain: {node: %s}", "evict: {pod: %s}"])
+@pytest.mark.parametrize("value", ["[llm]", "{a: 1}", "5"])
+def test_a_name_of_another_type_is_reported_at_the_step(folder, step, value):
+    """A list or a mapping where a step names a workload, node or pod was an internal error
+    (unhashable), a number a confusing 'not running'."""
+    text = SCENARIO.replace("- rollout: {deployment: llm}", "- " + step % value)
+    with pytest.raises(InputError, match=r"scenario.yaml:\d+:\d+: \w+: \w+ is a name, not "):
+        scenario(folder, text).run(60)
+
+
 def test_a_step_naming_what_is_not_there_is_reported_at_the_step(folder):
     with pytest.raises(InputError, match=r"scenario.yaml:8:3: rollout names Deployment 'lm'"):
         scenario(folder, SCENARIO.replace("rollout: {deployment: llm}", "rollout: {deployment: lm}")).run()
