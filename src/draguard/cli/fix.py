@@ -1,7 +1,8 @@
 """`draguard fix`: apply the rules' fixes to the files in place, byte-minimal.
 
 Exit status: with --check or --diff, 1 when a fix would apply, else 0; otherwise 1 when
-findings at or above --fail-on remain after fixing, else 0; 2 for usage and input errors."""
+findings at or above --fail-on remain after fixing, else 0; 2 for usage and input errors, and
+for a run that read no Kubernetes object (unless --allow-empty), as lint."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections import Counter
 from ..core.config import RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..sources.discover import DEFAULT_INCLUDE
-from .lint import configure, input_arguments
+from .lint import configure, input_arguments, said_empty
 
 
 def arguments(name, parser) -> None:
@@ -95,6 +96,8 @@ def run(args) -> int:
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
     _summary(out, run_, not_written + unreadable, dry=args.check or args.diff)
+    if said_empty(run_.result, args):
+        return EXIT_ERROR
     if args.check or args.diff:
         return EXIT_FINDINGS if run_.changed else EXIT_OK
     if not_written or unreadable:

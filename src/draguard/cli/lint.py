@@ -16,8 +16,6 @@ def arguments(name, parser) -> None:
     parser.add_argument("-f", "--format", choices=FORMAT_NAMES, default="text")
     parser.add_argument("-o", "--output", help="write the report to this file (atomically) instead of stdout")
     parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
-    parser.add_argument("--allow-empty", action="store_true",
-                        help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
 
 
@@ -44,6 +42,20 @@ def input_arguments(parser) -> None:
     parser.add_argument("--inventory", action="append", metavar="PATH",
                         help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
                              "(default: the built-in GPU catalog)")
+    parser.add_argument("--allow-empty", action="store_true",
+                        help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
+
+
+def said_empty(result, args) -> bool:
+    """Whether the run read no Kubernetes object at all, which it then says (unless
+    --allow-empty): a mistyped path or a folder of other YAML must not pass as a clean run."""
+    if result.objects or args.allow_empty:
+        return False
+    summary = result.summary()
+    sys.stderr.write(f"draguard: no Kubernetes object was checked in {summary['files']} file(s) "
+                     f"({summary['refused']} refused, {summary['total']} finding(s) above say why); "
+                     "pass --allow-empty if that is expected\n")
+    return True
 
 
 def configure(args):
@@ -96,11 +108,7 @@ def run(args) -> int:
         write_atomic(args.output, text)
     else:
         sys.stdout.write(text)
-    if result.objects == 0 and not args.allow_empty:
-        summary = result.summary()
-        sys.stderr.write(f"draguard: no Kubernetes object was checked in {summary['files']} file(s) "
-                         f"({summary['refused']} refused, {summary['total']} finding(s) above say why); "
-                         "pass --allow-empty if that is expected\n")
+    if said_empty(result, args):
         return EXIT_ERROR
     if result.internal_errors:
         sys.stderr.write(f"draguard: {result.internal_errors} rule failure(s) (internal-error findings): the "

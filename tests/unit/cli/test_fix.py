@@ -160,6 +160,16 @@ def test_extended_resource_strategy_needs_1_34(cli, tmp_path):
     assert "would fix 0" in done.out and "DeviceClass extendedResourceName needs resource.k8s.io/v1" in done.out
 
 
+def test_a_run_that_reads_no_object_says_so_as_lint_does(cli, tmp_path):
+    """A mistyped folder or a file of other YAML is no clean run: exit 2, unless --allow-empty
+    (which the pre-commit hook passes: the YAML files of a commit need not be manifests)."""
+    (tmp_path / "other.yaml").write_text("foo: bar\n")
+    done = cli("fix", "--no-config", tmp_path)
+    assert done.code == 2 and "no Kubernetes object was checked in 1 file(s)" in done.err
+    assert cli("fix", "--no-config", "--allow-empty", tmp_path).code == 0
+    assert (tmp_path / "other.yaml").read_text() == "foo: bar\n"
+
+
 def test_a_migration_left_undone_says_why(cli, tmp_path):
     """Where the rule migrates others but not this one, `fix` gives the reason: a share, a
     fraction, or a kind that builds its pods itself (no pod spec to claim in)."""
