@@ -8,14 +8,29 @@ from contextlib import contextmanager
 from typing import IO, Iterator
 
 
+class WriteError(OSError):
+    """A write that did not happen, said of the file asked for (the OS names the temporary
+    file beside it, `.draguard-xxxxxxxx`, which the user never asked for)."""
+
+    def __init__(self, path: str, cause: OSError):
+        super().__init__(cause.errno, cause.strerror or str(cause))
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"cannot write {self.path}: {self.strerror}"
+
+
 @contextmanager
 def atomic_writer(path: str, binary: bool = False) -> Iterator[IO]:
     """A handle (text, or bytes with `binary`) onto a temporary file beside `path`, renamed
     over it (atomic on POSIX) when the block finishes, with the mode and, where allowed, the
     owner of the file it replaces; on an error the temporary file goes and `path` is
-    untouched."""
+    untouched. Failures are WriteErrors naming `path`."""
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
+    except OSError as exc:
+        raise WriteError(path, exc) from None
     try:
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8")) as handle:
             yield handle
@@ -31,9 +46,11 @@ def atomic_writer(path: str, binary: bool = False) -> Iterator[IO]:
         else:
             os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteError):
+            raise WriteError(path, exc) from None
         raise
 
 

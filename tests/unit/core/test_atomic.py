@@ -1,0 +1,25 @@
+"""Atomic writes: a failure names the file asked for, and leaves neither it nor a temporary
+file behind."""
+
+from __future__ import annotations
+
+import pytest
+
+from draguard.core.atomic import WriteError, write_atomic
+
+
+def test_a_write_that_cannot_happen_names_the_file_not_the_temporary_one(tmp_path):
+    (tmp_path / "folder").mkdir()
+    for target, reason in [(tmp_path / "folder", "Is a directory"),
+                           (tmp_path / "missing" / "report.json", "No such file or directory")]:
+        with pytest.raises(WriteError) as caught:
+            write_atomic(str(target), "text")
+        assert str(caught.value) == f"cannot write {target}: {reason}"
+        assert isinstance(caught.value, OSError) and caught.value.strerror == reason  # as callers read OSErrors
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]  # no .draguard-* left
+
+
+def test_the_command_says_which_output_it_could_not_write(cli, tmp_path):
+    (tmp_path / "m.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    done = cli("lint", "--no-config", tmp_path / "m.yaml", "-o", tmp_path / "nope" / "r.json")
+    assert done.code == 2 and done.err == f"draguard: cannot write {tmp_path}/nope/r.json: No such file or directory\n"
