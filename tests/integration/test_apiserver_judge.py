@@ -274,3 +274,39 @@ def test_request_defaults_are_read_as_the_server_stores_them(bare_plane, what, v
         _read(parse_request(as_stored, written["apiVersion"])), as_stored
     found = [f for f in lint_objects([written], Config()).findings if f.rule == "api-validation"]
     assert not found, found
+
+
+def _budget(**spec) -> dict:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "judged", "namespace": NS},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, **spec}}
+
+
+def _deployment(**rolling) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "judged", "namespace": NS},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
+                     "strategy": {"type": "RollingUpdate", "rollingUpdate": rolling},
+                     "template": {"metadata": {"labels": {"app": "x"}},
+                                  "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+
+
+ROLLOUT_OBJECTS = [_budget(maxUnavailable=1), _budget(maxUnavailable="100%"), _budget(minAvailable=0),
+                   _budget(maxUnavailable=-1), _budget(maxUnavailable="150%"), _budget(minAvailable="abc%"),
+                   _budget(maxUnavailable="1.5%"), _budget(minAvailable=1, maxUnavailable="50%"),
+                   _deployment(maxSurge=0, maxUnavailable=1), _deployment(maxSurge="25%", maxUnavailable=0),
+                   _deployment(maxSurge=0, maxUnavailable=0), _deployment(maxSurge="0%", maxUnavailable="0%"),
+                   _deployment(maxSurge=-1, maxUnavailable=1), _deployment(maxSurge=1, maxUnavailable="120%"),
+                   _deployment(maxSurge="150%", maxUnavailable=1)]
+
+
+@pytest.mark.parametrize("obj", ROLLOUT_OBJECTS, ids=lambda o: f"{o['kind']}-{json.dumps(o['spec'].get('strategy', o['spec']))}")
+def test_budgets_and_rolling_updates_are_judged_alike(bare_plane, obj):
+    """rollout-fields-invalid reports an error exactly where the server refuses the budget or
+    the rolling update (ValidatePodDisruptionBudgetSpec, ValidateRollingUpdateDeployment)."""
+    judge = Judge(bare_plane)
+    judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
+               dry_run=False)
+    group = "apis/policy/v1" if obj["kind"] == "PodDisruptionBudget" else "apis/apps/v1"
+    resource = "poddisruptionbudgets" if obj["kind"] == "PodDisruptionBudget" else "deployments"
+    status, message = judge.post(f"/{group}/namespaces/{NS}/{resource}", json.loads(json.dumps(obj)))
+    found = [f for f in lint_objects([obj], Config()).findings if f.rule == "rollout-fields-invalid"]
+    assert (status == 201) == (not found), (status, message, [f.message for f in found])

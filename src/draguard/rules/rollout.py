@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
-from ..core.intstr import scaled_value
+from ..core.intstr import problem as intstr_problem, scaled_value
 from ..core.selectors import matches
 from ..model.objectset import pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
@@ -301,3 +301,59 @@ class PdbSelectsNothing(Rule):
         spec = obj.spec
         yield ctx.finding(self, obj, f"PodDisruptionBudget '{obj.name}' selects no pod template in the linted set",
                           spec, "selector" if "selector" in spec else None)
+
+
+@register
+class RolloutFieldsInvalid(Rule):
+    id = "rollout-fields-invalid"
+    name = "Budget or rolling update the API server rejects"
+    category = "rollout"
+    severity = Severity.ERROR
+    lint_only = "the API server runs its own validation before admission and refuses the object"
+    targets = frozenset({("policy", "PodDisruptionBudget"), ("apps", "Deployment")})
+    summary = ("A PodDisruptionBudget or a Deployment's rollingUpdate has a negative or malformed count, an "
+               "unavailability above 100%, both minAvailable and maxUnavailable, or maxSurge and maxUnavailable both 0.")
+    rationale = """
+        The schema only says "integer or string", so such a budget or strategy passes a
+        client-side dry run, and the API server then refuses it
+        (ValidatePodDisruptionBudgetSpec; ValidateRollingUpdateDeployment): counts are 0 or
+        more, percentages are whole numbers with `%` (at most 100%, but for maxSurge), a budget sets
+        minAvailable or maxUnavailable but not both, and a rolling update cannot have both
+        maxSurge and maxUnavailable at 0 (it could never replace a pod). The budget and the
+        strategy are what keeps a GPU rollout or drain moving: the other rollout rules and
+        `draguard simulate` read them as the cluster would store them."""
+    reference = "https://kubernetes.io/docs/tasks/run-application/configure-pdb/"
+    noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "maxUnavailable: 1\n", "maxUnavailable: 150%\n")
+    compliant = COMPLIANT_DEPLOYMENT
+
+    def check(self, obj, ctx):
+        if obj.kind == "PodDisruptionBudget":
+            spec = obj.spec
+            given = [key for key in ("minAvailable", "maxUnavailable") if spec.get(key) is not None]
+            if len(given) == 2:
+                yield ctx.finding(self, obj, "minAvailable and maxUnavailable cannot be both set", spec,
+                                  "maxUnavailable")
+            checked = [(spec, key) for key in given]
+        else:
+            strategy = mapping(obj.spec.get("strategy"))
+            rolling = mapping(strategy.get("rollingUpdate"))
+            if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not rolling:
+                return
+            checked = [(rolling, key) for key in ("maxSurge", "maxUnavailable") if rolling.get(key) is not None]
+            if _zero(rolling.get("maxSurge")) and _zero(rolling.get("maxUnavailable")):
+                yield ctx.finding(self, obj, "maxUnavailable may not be 0 when maxSurge is 0: the rollout could never "
+                                  "replace a pod", rolling, "maxUnavailable", value=True)
+        for holder, key in checked:
+            if isinstance(holder[key], bool) or not isinstance(holder[key], (int, str)):
+                continue  # not an IntOrString at all: schema-invalid says so
+            said = intstr_problem(holder[key], at_most_100=key != "maxSurge")  # a surge may exceed 100%
+            if said:
+                yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
+
+
+def _zero(value) -> bool:
+    """getIntOrPercentValue(value) == 0: 0, or a percentage of 0 ("0%", "00%"); unset is not
+    (the API server defaults it to 25%)."""
+    if value is None or intstr_problem(value, at_most_100=False):
+        return False
+    return scaled_value(value, 100, round_up=True) == 0

@@ -312,3 +312,19 @@ def test_messages_never_show_none(lint_json):
     messages = [f["message"] for f in report["findings"]]
     assert messages and not [m for m in messages if "None" in m or "''" in m]
     assert any("an unnamed pod claim" in m for m in messages) and any("an unnamed volume" in m for m in messages)
+
+
+@pytest.mark.parametrize("rolling, said", [
+    ("{maxSurge: 0, maxUnavailable: 1}", None),
+    ("{maxSurge: 00%, maxUnavailable: 0}", "maxUnavailable may not be 0 when maxSurge is 0"),
+    ("{maxUnavailable: 0}", None),  # maxSurge defaults to 25%
+    ("{maxSurge: 150%, maxUnavailable: 1}", None),  # a surge may exceed 100%
+    ("{maxSurge: 1, maxUnavailable: 101%}", "maxUnavailable '101%': must not be greater than 100%"),
+    ("{maxSurge: '-1', maxUnavailable: 1}", "maxSurge '-1': a valid percent string"),
+])
+def test_rolling_updates_the_api_server_refuses(lint_json, rolling, said):
+    """As ValidateRollingUpdateDeployment; tests/integration/test_apiserver_judge holds the
+    server to the same verdicts."""
+    text = COMPLIANT_DEPLOYMENT.replace("{maxSurge: 0, maxUnavailable: 1}", rolling)
+    found = [f["message"] for f in lint(lint_json, text)["findings"] if f["rule"] == "rollout-fields-invalid"]
+    assert (not found) if said is None else any(said in m for m in found), found
