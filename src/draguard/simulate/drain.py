@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.intstr import scaled_value
+from ..core.intstr import problem as intstr_problem, scaled_value
 from ..core.selectors import matches
 from ..core.versions import DEFAULT_KUBE_VERSION
 from ..dra.inventory import Inventory
@@ -208,8 +208,18 @@ def _loosened(pdb: Manifest, allowed: int) -> Manifest:
 
 
 def budget_of(pdb: Manifest, controllers) -> Budget:
-    """The budget over the pods of `controllers` (their scale: the pods it expects)."""
+    """The budget over the pods of `controllers` (their scale: the pods it expects). One the
+    API server would refuse (rollout-fields-invalid) is refused here too, at its field: no
+    cluster drains through it."""
     spec = pdb.spec
+    given = [key for key in ("minAvailable", "maxUnavailable") if spec.get(key) is not None]
+    for key in given:
+        said = "cannot be set with minAvailable" if len(given) == 2 and key == "maxUnavailable" else \
+            intstr_problem(spec[key])
+        if said:
+            where = pdb.location(spec, key, value=True)
+            raise ScenarioError(f"{where.file}:{where.line}:{where.column}: PodDisruptionBudget {pdb.name}: {key} "
+                                f"{spec[key]!r}: {said} (the API server refuses it)")
     selector = pdb_selector(pdb) or {}
     expected = sum(c.replicas for c in controllers if matches(selector, c.labels))
     return Budget(pdb.name, selector, spec.get("minAvailable"), spec.get("maxUnavailable"), expected)

@@ -3,6 +3,7 @@ livelock a full pool makes of a drain, and what the eviction API refuses."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -83,6 +84,17 @@ def test_what_cannot_be_drained_is_refused_with_the_reason():
         simulate_drain("gpu-0", manifests(DEPLOYMENT, BUDGET, second), inventory(2))
     with pytest.raises(ScenarioError, match="node 'gpu-9' is not in the inventory"):
         simulate_drain("gpu-9", manifests(DEPLOYMENT), inventory(2))
+
+
+@pytest.mark.parametrize("budget, said", [
+    ("maxUnavailable: -1", "maxUnavailable -1: must be greater than or equal to 0"),
+    ("maxUnavailable: 150%", "maxUnavailable '150%': must not be greater than 100%"),
+    ("maxUnavailable: 1\n  minAvailable: 2", "maxUnavailable 1: cannot be set with minAvailable"),
+])
+def test_a_budget_the_api_server_refuses_is_refused_at_its_field(budget, said):
+    """No cluster drains through a budget it never stored (rollout-fields-invalid lints it)."""
+    with pytest.raises(ScenarioError, match=f"PodDisruptionBudget llm: {re.escape(said)} \\(the API server refuses it\\)"):
+        simulate_drain("gpu-0", manifests(DEPLOYMENT, BUDGET.replace("maxUnavailable: 1", budget)), inventory(2))
 
 
 def test_the_command_drains_and_says_so(tmp_path):
