@@ -289,7 +289,17 @@ def _deployment(**rolling) -> dict:
                                   "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
 
 
-ROLLOUT_OBJECTS = [_budget(maxUnavailable=1), _budget(maxUnavailable="100%"), _budget(minAvailable=0),
+def _daemonset(**rolling) -> dict:
+    deployment = _deployment()
+    spec = {k: v for k, v in deployment["spec"].items() if k not in ("replicas", "strategy")}
+    return dict(deployment, kind="DaemonSet",
+                spec=dict(spec, updateStrategy={"type": "RollingUpdate", "rollingUpdate": rolling}))
+
+
+ROLLOUT_OBJECTS = [_daemonset(maxSurge=1, maxUnavailable=0), _daemonset(maxSurge=1), _daemonset(maxUnavailable="10%"),
+                   _daemonset(maxSurge=0, maxUnavailable=0), _daemonset(maxSurge="150%", maxUnavailable=0),
+                   _daemonset(maxSurge="10%", maxUnavailable="0%"), _daemonset(maxSurge=2, maxUnavailable=1),
+                   _budget(maxUnavailable=1), _budget(maxUnavailable="100%"), _budget(minAvailable=0),
                    _budget(maxUnavailable=-1), _budget(maxUnavailable="150%"), _budget(minAvailable="abc%"),
                    _budget(maxUnavailable="1.5%"), _budget(minAvailable=1, maxUnavailable="50%"),
                    _deployment(maxSurge=0, maxUnavailable=1), _deployment(maxSurge="25%", maxUnavailable=0),
@@ -298,15 +308,21 @@ ROLLOUT_OBJECTS = [_budget(maxUnavailable=1), _budget(maxUnavailable="100%"), _b
                    _deployment(maxSurge="150%", maxUnavailable=1)]
 
 
-@pytest.mark.parametrize("obj", ROLLOUT_OBJECTS, ids=lambda o: f"{o['kind']}-{json.dumps(o['spec'].get('strategy', o['spec']))}")
+def _rollout_id(obj: dict) -> str:
+    spec = obj["spec"]
+    return f"{obj['kind']}-{json.dumps(spec.get('strategy', spec.get('updateStrategy', spec)))}"
+
+
+@pytest.mark.parametrize("obj", ROLLOUT_OBJECTS, ids=_rollout_id)
 def test_budgets_and_rolling_updates_are_judged_alike(bare_plane, obj):
     """rollout-fields-invalid reports an error exactly where the server refuses the budget or
-    the rolling update (ValidatePodDisruptionBudgetSpec, ValidateRollingUpdateDeployment)."""
+    the rolling update (ValidatePodDisruptionBudgetSpec, ValidateRollingUpdateDeployment,
+    ValidateRollingUpdateDaemonSet)."""
     judge = Judge(bare_plane)
     judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
                dry_run=False)
     group = "apis/policy/v1" if obj["kind"] == "PodDisruptionBudget" else "apis/apps/v1"
-    resource = "poddisruptionbudgets" if obj["kind"] == "PodDisruptionBudget" else "deployments"
+    resource = obj["kind"].lower() + "s"
     status, message = judge.post(f"/{group}/namespaces/{NS}/{resource}", json.loads(json.dumps(obj)))
     found = [f for f in lint_objects([obj], Config()).findings if f.rule == "rollout-fields-invalid"]
     assert (status == 201) == (not found), (status, message, [f.message for f in found])

@@ -310,18 +310,21 @@ class RolloutFieldsInvalid(Rule):
     category = "rollout"
     severity = Severity.ERROR
     lint_only = "the API server runs its own validation before admission and refuses the object"
-    targets = frozenset({("policy", "PodDisruptionBudget"), ("apps", "Deployment")})
-    summary = ("A PodDisruptionBudget or a Deployment's rollingUpdate has a negative or malformed count, an "
-               "unavailability above 100%, both minAvailable and maxUnavailable, or maxSurge and maxUnavailable both 0.")
+    targets = frozenset({("policy", "PodDisruptionBudget"), ("apps", "Deployment"), ("apps", "DaemonSet")})
+    summary = ("A PodDisruptionBudget, or a Deployment's or DaemonSet's rollingUpdate, has a value the API server "
+               "refuses: a negative or malformed count, an unavailability above 100%, both minAvailable and "
+               "maxUnavailable, maxSurge and maxUnavailable both 0, or a DaemonSet with both non-zero.")
     rationale = """
         The schema only says "integer or string", so such a budget or strategy passes a
-        client-side dry run, and the API server then refuses it
-        (ValidatePodDisruptionBudgetSpec; ValidateRollingUpdateDeployment): counts are 0 or
-        more, percentages are whole numbers with `%` (at most 100%, but for maxSurge), a budget sets
-        minAvailable or maxUnavailable but not both, and a rolling update cannot have both
-        maxSurge and maxUnavailable at 0 (it could never replace a pod). The budget and the
-        strategy are what keeps a GPU rollout or drain moving: the other rollout rules and
-        `draguard simulate` read them as the cluster would store them."""
+        client-side dry run, and the API server then refuses it (ValidatePodDisruptionBudgetSpec,
+        ValidateRollingUpdateDeployment, ValidateRollingUpdateDaemonSet): counts are 0 or more,
+        percentages are whole numbers with `%` (at most 100%, but for a Deployment's
+        maxSurge), a budget sets minAvailable or maxUnavailable but not both, a rolling update
+        cannot have both maxSurge and maxUnavailable at 0 (it could never replace a pod), and a
+        DaemonSet's has exactly one of them non-zero: `maxSurge: 1` alone is refused, as
+        maxUnavailable defaults to 1. The budget and the strategy are what keeps a GPU rollout
+        or drain moving: the other rollout rules and `draguard simulate` read them as the
+        cluster would store them."""
     reference = "https://kubernetes.io/docs/tasks/run-application/configure-pdb/"
     noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "maxUnavailable: 1\n", "maxUnavailable: 150%\n")
     compliant = COMPLIANT_DEPLOYMENT
@@ -333,27 +336,50 @@ class RolloutFieldsInvalid(Rule):
             if len(given) == 2:
                 yield ctx.finding(self, obj, "minAvailable and maxUnavailable cannot be both set", spec,
                                   "maxUnavailable")
-            checked = [(spec, key) for key in given]
+            checked = [(spec, key, True) for key in given]
         else:
-            strategy = mapping(obj.spec.get("strategy"))
+            daemon = obj.kind == "DaemonSet"
+            strategy = mapping(obj.spec.get("updateStrategy" if daemon else "strategy"))
             rolling = mapping(strategy.get("rollingUpdate"))
             if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not rolling:
                 return
-            checked = [(rolling, key) for key in ("maxSurge", "maxUnavailable") if rolling.get(key) is not None]
-            if _zero(rolling.get("maxSurge")) and _zero(rolling.get("maxUnavailable")):
-                yield ctx.finding(self, obj, "maxUnavailable may not be 0 when maxSurge is 0: the rollout could never "
-                                  "replace a pod", rolling, "maxUnavailable", value=True)
-        for holder, key in checked:
+            checked = [(rolling, key, daemon or key == "maxUnavailable") for key in ("maxSurge", "maxUnavailable")
+                       if rolling.get(key) is not None]
+            yield from self._one_side(obj, ctx, rolling, daemon)
+        for holder, key, at_most_100 in checked:
             if isinstance(holder[key], bool) or not isinstance(holder[key], (int, str)):
                 continue  # not an IntOrString at all: schema-invalid says so
-            said = intstr_problem(holder[key], at_most_100=key != "maxSurge")  # a surge may exceed 100%
+            said = intstr_problem(holder[key], at_most_100)
             if said:
                 yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
 
+    def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
+        """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the
+        defaults (a Deployment's: 25% each, a DaemonSet's: maxUnavailable 1, maxSurge 0)."""
+        surge, unavailable = (_or_default(rolling, "maxSurge", 0 if daemon else "25%"),
+                              _or_default(rolling, "maxUnavailable", 1 if daemon else "25%"))
+        if _zero(surge) and _zero(unavailable):
+            yield ctx.finding(self, obj, "maxUnavailable may not be 0 when maxSurge is 0: the rollout could never "
+                              "replace a pod", rolling, "maxUnavailable" if "maxUnavailable" in rolling else None,
+                              value="maxUnavailable" in rolling)
+        elif daemon and _nonzero(surge) and _nonzero(unavailable):
+            yield ctx.finding(self, obj, f"maxSurge may not be set when maxUnavailable is non-zero (it is "
+                              f"{unavailable!r}{'' if 'maxUnavailable' in rolling else ', the default'}): a DaemonSet "
+                              "takes one of the two", rolling, "maxSurge", value=True)
+
+
+def _or_default(rolling: dict, key: str, default):
+    value = rolling.get(key)
+    return default if value is None else value
+
+
+def _nonzero(value) -> bool:
+    return not intstr_problem(value, at_most_100=False) and not _zero(value)
+
 
 def _zero(value) -> bool:
-    """getIntOrPercentValue(value) == 0: 0, or a percentage of 0 ("0%", "00%"); unset is not
-    (the API server defaults it to 25%)."""
-    if value is None or intstr_problem(value, at_most_100=False):
+    """getIntOrPercentValue(value) == 0: 0, or a percentage of 0 ("0%", "00%"); a value the
+    API server refuses is neither zero nor non-zero (said on its own)."""
+    if intstr_problem(value, at_most_100=False):
         return False
     return scaled_value(value, 100, round_up=True) == 0

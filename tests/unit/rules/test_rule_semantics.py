@@ -328,3 +328,18 @@ def test_rolling_updates_the_api_server_refuses(lint_json, rolling, said):
     text = COMPLIANT_DEPLOYMENT.replace("{maxSurge: 0, maxUnavailable: 1}", rolling)
     found = [f["message"] for f in lint(lint_json, text)["findings"] if f["rule"] == "rollout-fields-invalid"]
     assert (not found) if said is None else any(said in m for m in found), found
+
+
+@pytest.mark.parametrize("rolling, said", [
+    ("{maxSurge: 1, maxUnavailable: 0}", None),
+    ("{maxSurge: 1}", "maxSurge may not be set when maxUnavailable is non-zero (it is 1, the default)"),
+    ("{maxSurge: 0, maxUnavailable: 0%}", "maxUnavailable may not be 0 when maxSurge is 0"),
+    ("{maxSurge: 150%, maxUnavailable: 0}", "maxSurge '150%': must not be greater than 100%"),
+])
+def test_daemonset_rolling_updates_the_api_server_refuses(lint_json, rolling, said):
+    """ValidateRollingUpdateDaemonSet: exactly one of the two non-zero, with the defaults."""
+    from draguard.rules.examples import DAEMONSET_EXAMPLE
+
+    text = DAEMONSET_EXAMPLE.replace("{maxSurge: 0, maxUnavailable: 1}", rolling)
+    found = [f["message"] for f in lint(lint_json, text)["findings"] if f["rule"] == "rollout-fields-invalid"]
+    assert (not found) if said is None else any(said in m for m in found), found
