@@ -279,15 +279,16 @@ _INTERNED_MAX = 65536
 
 def _attributes(raw: dict, driver: str) -> tuple[dict, dict | None]:
     """(domain -> name -> Attr, bare name -> Attr for the names also published as
-    '<driver>/name', None when there are none). Such a name is the driver's twice: upstream's constraints read the
-    qualified one (lookupAttribute tries the name as given first), its CEL binding takes
-    either (compile.go fills the domain's map in Go map order); draguard gives both the
-    qualified one, and keeps the bare one for a lookup by the bare name."""
+    '<driver>/name', None when there are none). Such a name is the driver's twice:
+    upstream's constraints read the qualified one (lookupAttribute tries the name as given
+    first), its CEL binding takes either (compile.go fills the domain's map in Go map order);
+    draguard gives both the qualified one, and keeps the bare one for a lookup by the bare
+    name."""
     out, written = _parsed_attributes(raw, driver)
     if written <= len(out.get(driver, ())):
         return out, None
     shadowed = {}  # a name of the driver's came twice (rare: each of those is parsed again on its own)
-    for bare in [k for k in raw if isinstance(k, str) and "/" not in k and f"{driver}/{k}" in raw]:
+    for bare in published_twice(raw, driver):
         shadowed[bare] = _parsed_attributes({bare: raw[bare]}, driver)[0][driver][bare]
         qualified = f"{driver}/{bare}"
         out[driver][bare] = _parsed_attributes({qualified: raw[qualified]}, driver)[0][driver][bare]
@@ -333,6 +334,13 @@ def _parsed_attributes(raw: dict, driver: str) -> tuple[dict, int]:
             written += 1
     return out, written
 
+
+def published_twice(raw: dict, driver: str) -> list[str]:
+    """The names of a device's attributes or capacities (`raw`) published both bare and as
+    '<driver>/name': one name to a selector (rules.cel device-name-twice reports them)."""
+    return [k for k in raw if isinstance(k, str) and "/" not in k and f"{driver}/{k}" in raw]
+
+
 def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
     """(domain -> name -> value, domain -> name -> form), shared by every device that
     publishes the same capacities (the parse is per distinct set, not per device)."""
@@ -346,8 +354,9 @@ def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
     if found is None:
         values: dict[str, dict] = {}
         forms: dict[str, dict] = {}
-        for qualified in raw:  # a name also published as '<driver>/name' gives way to it, as in _attributes
-            if isinstance(qualified, str) and "/" not in qualified and f"{driver}/{qualified}" in raw:
+        twice = published_twice(raw, driver)
+        for qualified in raw:
+            if qualified in twice:  # gives way to its '<driver>/name', as in _attributes
                 continue
             domain, name = split_name(str(qualified), driver)
             values.setdefault(domain, {})[name] = quantity(raw, qualified)

@@ -262,6 +262,8 @@ class DeviceNameTwice(Rule):
     compliant = _TWICE_SLICE.replace("      model: {string: A100}\n", "")
 
     def check(self, obj, ctx):
+        from ..dra.devices import published_twice  # the device model loads the CEL engine: not at start-up
+
         driver = obj.spec.get("driver")
         if not isinstance(driver, str):
             return
@@ -269,10 +271,9 @@ class DeviceNameTwice(Rule):
             fields = mapping(device.get("basic")) or device  # v1alpha3/v1beta1 nest them under `basic`
             for what in ("attributes", "capacity"):
                 published = mapping(fields.get(what))
-                for name in published:
-                    if isinstance(name, str) and "/" not in name and f"{driver}/{name}" in published:
-                        yield ctx.finding(
-                            self, obj, f"device {device.get('name')!r} publishes {what[:-1] if what == 'attributes' else what} "
-                            f"{name!r} twice, also as '{driver}/{name}': a selector reads either at random "
-                            "(upstream fills its map in Go map order); constraints read the qualified one",
-                            published, name, help=f"publish it once (as '{driver}/{name}' or as '{name}')")
+                for name in published_twice(published, driver):
+                    yield ctx.finding(
+                        self, obj, f"device {device.get('name')!r} publishes {what[:-1] if what == 'attributes' else what} "
+                        f"{name!r} twice, also as '{driver}/{name}': a selector reads either at random "
+                        "(upstream fills its map in Go map order); constraints read the qualified one",
+                        published, name, help=f"publish it once (as '{driver}/{name}' or as '{name}')")
