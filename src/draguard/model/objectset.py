@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterator
 
+from ..core.intstr import problem as intstr_problem
 from .claims import RESOURCE_GROUP, ClaimIndex
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
@@ -110,3 +111,17 @@ def _near(grouped: dict, every: list, namespace: str) -> list:
 
 def pdb_selector(pdb: Manifest):
     return mapping(pdb.spec).get("selector")
+
+
+def budget_problems(spec: dict) -> list[tuple[str, str]]:
+    """(field, what the API server says) for each field of a PodDisruptionBudget spec it
+    refuses (ValidatePodDisruptionBudgetSpec): a count or percentage it refuses
+    (core.intstr.problem; a value of another type too), and maxUnavailable beside minAvailable."""
+    given = [key for key in ("minAvailable", "maxUnavailable") if spec.get(key) is not None]
+    found = [(key, said) for key in given if (said := intstr_problem(spec[key]))]
+    if len(given) == 2:
+        found.append(("maxUnavailable", BOTH_BUDGETS))
+    return found
+
+
+BOTH_BUDGETS = "cannot be set with minAvailable"

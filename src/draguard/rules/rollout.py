@@ -6,7 +6,7 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
 from ..core.intstr import problem as intstr_problem, scaled_value
 from ..core.selectors import matches
-from ..model.objectset import pdb_selector
+from ..model.objectset import BOTH_BUDGETS, budget_problems, pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
 from ..model.rollout import DEFAULT_MAX_SURGE, Strategy
 from ..model.workloads import replica_count
@@ -331,27 +331,20 @@ class RolloutFieldsInvalid(Rule):
 
     def check(self, obj, ctx):
         if obj.kind == "PodDisruptionBudget":
-            spec = obj.spec
-            given = [key for key in ("minAvailable", "maxUnavailable") if spec.get(key) is not None]
-            if len(given) == 2:
-                yield ctx.finding(self, obj, "minAvailable and maxUnavailable cannot be both set", spec,
-                                  "maxUnavailable")
-            checked = [(spec, key, True) for key in given]
+            holder, found = obj.spec, budget_problems(obj.spec)
         else:
             daemon = obj.kind == "DaemonSet"
             strategy = mapping(obj.spec.get("updateStrategy" if daemon else "strategy"))
-            rolling = mapping(strategy.get("rollingUpdate"))
-            if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not rolling:
+            holder = mapping(strategy.get("rollingUpdate"))
+            if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not holder:
                 return
-            checked = [(rolling, key, daemon or key == "maxUnavailable") for key in ("maxSurge", "maxUnavailable")
-                       if rolling.get(key) is not None]
-            yield from self._one_side(obj, ctx, rolling, daemon)
-        for holder, key, at_most_100 in checked:
-            if isinstance(holder[key], bool) or not isinstance(holder[key], (int, str)):
+            found = [(key, said) for key in ("maxSurge", "maxUnavailable") if holder.get(key) is not None
+                     and (said := intstr_problem(holder[key], at_most_100=daemon or key == "maxUnavailable"))]
+            yield from self._one_side(obj, ctx, holder, daemon)
+        for key, said in found:
+            if said != BOTH_BUDGETS and (isinstance(holder[key], bool) or not isinstance(holder[key], (int, str))):
                 continue  # not an IntOrString at all: schema-invalid says so
-            said = intstr_problem(holder[key], at_most_100)
-            if said:
-                yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
+            yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
 
     def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.intstr import problem as intstr_problem, scaled_value
+from ..core.intstr import scaled_value
 from ..core.selectors import matches
 from ..core.versions import DEFAULT_KUBE_VERSION
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
-from ..model.objectset import pdb_selector
+from ..model.objectset import budget_problems, pdb_selector
 from .template import ScenarioError
 from .verdict import Recorded, Verdict, blocked, remedy
 from .workloads import RUNNING_KINDS, start_state
@@ -212,14 +212,12 @@ def budget_of(pdb: Manifest, controllers) -> Budget:
     API server would refuse (rollout-fields-invalid) is refused here too, at its field: no
     cluster drains through it."""
     spec = pdb.spec
-    given = [key for key in ("minAvailable", "maxUnavailable") if spec.get(key) is not None]
-    for key in given:
-        said = "cannot be set with minAvailable" if len(given) == 2 and key == "maxUnavailable" else \
-            intstr_problem(spec[key])
-        if said:
-            where = pdb.location(spec, key, value=True)
-            raise ScenarioError(f"{where.file}:{where.line}:{where.column}: PodDisruptionBudget {pdb.name}: {key} "
-                                f"{spec[key]!r}: {said} (the API server refuses it)")
+    refused = budget_problems(spec)
+    if refused:
+        key, said = refused[0]
+        where = pdb.location(spec, key, value=True)
+        raise ScenarioError(f"{where.file}:{where.line}:{where.column}: PodDisruptionBudget {pdb.name}: {key} "
+                            f"{spec[key]!r}: {said} (the API server refuses it)")
     selector = pdb_selector(pdb) or {}
     expected = sum(c.replicas for c in controllers if matches(selector, c.labels))
     return Budget(pdb.name, selector, spec.get("minAvailable"), spec.get("maxUnavailable"), expected)
