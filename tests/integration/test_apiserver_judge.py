@@ -78,6 +78,11 @@ class Judge:
         except urllib.error.HTTPError as exc:
             return exc.code, json.loads(exc.read() or b"{}")
 
+    def namespace(self, name: str = NS) -> None:
+        """Create the namespace, unlabelled, for real (a 409 once it exists)."""
+        self.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+                  dry_run=False)
+
     def verdict(self, path: str, body: dict) -> tuple[bool, tuple | None, str]:
         """(accepted, (line, column) of the first CEL error or None, the server's message)."""
         status, message = self.post(path, body)
@@ -203,8 +208,7 @@ def test_hand_written_objects_near_the_limits_are_judged_alike(bare_plane, what,
     judge = Judge(bare_plane)
     obj = json.loads(json.dumps(obj))
     if obj["kind"] not in ("DeviceClass", "ResourceSlice"):
-        judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
-                   dry_run=False)
+        judge.namespace()
     status, message = judge.post(_path(obj), obj)
     assert (status == 201) == accepted, (status, message)
     assert _disagreement(judge, Config(), what, obj) is None
@@ -264,8 +268,7 @@ def test_request_defaults_are_read_as_the_server_stores_them(bare_plane, what, v
     SetDefaults_DeviceSubRequest): allocationMode ExactCount when empty, and a count of 0 (Go's
     zero value: not set) is 1. draguard once allocated no device for `count: 0`."""
     judge = Judge(bare_plane)
-    judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
-               dry_run=False)
+    judge.namespace()
     written = _claim(version, request_)
     status, stored = judge.send(_path(written), json.loads(json.dumps(written)))
     assert status == 201, stored
@@ -319,8 +322,7 @@ def test_budgets_and_rolling_updates_are_judged_alike(bare_plane, obj):
     the rolling update (ValidatePodDisruptionBudgetSpec, ValidateRollingUpdateDeployment,
     ValidateRollingUpdateDaemonSet)."""
     judge = Judge(bare_plane)
-    judge.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
-               dry_run=False)
+    judge.namespace()
     group = "apis/policy/v1" if obj["kind"] == "PodDisruptionBudget" else "apis/apps/v1"
     resource = obj["kind"].lower() + "s"
     status, message = judge.post(f"/{group}/namespaces/{NS}/{resource}", json.loads(json.dumps(obj)))
