@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from pathlib import PurePath
+from urllib.parse import quote
 
 from .. import __version__
 from ..core.finding import Severity
@@ -32,12 +34,19 @@ def _repo_root(start: str) -> str:
 
 
 def artifact_uri(file: str, root: str) -> str:
+    """A URI reference (SARIF 2.1.0 3.4.3: RFC 3986), relative to the repository root where
+    the file is inside it: a space, '%' or '#' in a path is percent-encoded, or a reader
+    takes '#c.yaml' for a fragment."""
     if file == "-":
         return "stdin"
     rel = os.path.relpath(os.path.abspath(file), root)
     if rel.startswith(".."):
-        return "file://" + os.path.abspath(file).replace(os.sep, "/")
-    return rel.replace(os.sep, "/")
+        return PurePath(os.path.abspath(file)).as_uri()
+    return quote(rel.replace(os.sep, "/"))
+
+
+def _root_uri(root: str) -> str:
+    return PurePath(root).as_uri().rstrip("/") + "/"
 
 
 def _rule_descriptor(rule) -> dict:
@@ -132,7 +141,7 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
                 "informationUri": "https://github.com/draguard/draguard",
                 "rules": [_rule_descriptor(rule) for rule in rules],
             }},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + root.replace(os.sep, "/").rstrip("/") + "/"}},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": _root_uri(root)}},
             "columnKind": "unicodeCodePoints",
             "results": results,
         }],

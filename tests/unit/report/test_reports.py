@@ -77,6 +77,24 @@ def test_artifact_uris():
     assert artifact_uri("/elsewhere/x.yaml", "/repo") == "file:///elsewhere/x.yaml"
 
 
+def test_artifact_uris_are_uri_references():
+    """A space, '%' or '#' in a path is percent-encoded (SARIF 3.4.3): unencoded, '#c.yaml'
+    reads as a fragment and GitHub places the alert on a file that does not exist."""
+    assert artifact_uri("/repo/dir with space/a%b #c.yaml", "/repo") == "dir%20with%20space/a%25b%20%23c.yaml"
+    assert artifact_uri("/else where/#x.yaml", "/repo") == "file:///else%20where/%23x.yaml"
+
+
+def test_sarif_root_is_a_uri(cli, tmp_path, monkeypatch):
+    root = tmp_path / "my repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "a b.yaml").write_text(BAD)
+    monkeypatch.chdir(root)
+    doc = json.loads(cli("lint", str(root / "a b.yaml"), "--no-config", "-f", "sarif").out)
+    run = doc["runs"][0]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == root.as_uri() + "/"
+    assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "a%20b.yaml"
+
+
 def test_junit_has_a_failure_per_finding(cli):
     xml = cli("lint", "-", "--no-config", "-f", "junit", stdin=BAD).out
     root = ET.fromstring(xml.split("\n", 1)[1])
