@@ -299,7 +299,25 @@ def _daemonset(**rolling) -> dict:
                 spec=dict(spec, updateStrategy={"type": "RollingUpdate", "rollingUpdate": rolling}))
 
 
-ROLLOUT_OBJECTS = [_daemonset(maxSurge=1, maxUnavailable=0), _daemonset(maxSurge=1), _daemonset(maxUnavailable="10%"),
+def _statefulset(strategy: dict) -> dict:
+    deployment = _deployment()
+    spec = {k: v for k, v in deployment["spec"].items() if k != "strategy"}
+    return dict(deployment, kind="StatefulSet", spec=dict(spec, serviceName="judged", updateStrategy=strategy))
+
+
+def _recreate(**rolling) -> dict:
+    deployment = _deployment()
+    return dict(deployment, spec=dict(deployment["spec"], strategy={"type": "Recreate", "rollingUpdate": rolling}))
+
+
+ROLLOUT_OBJECTS = [_statefulset({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2, "partition": 1}}),
+                   _statefulset({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}}),
+                   _statefulset({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "0%"}}),
+                   _statefulset({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "120%"}}),
+                   _statefulset({"type": "RollingUpdate", "rollingUpdate": {"partition": -1}}),
+                   _statefulset({"type": "OnDelete", "rollingUpdate": {"partition": 1}}),
+                   _statefulset({"type": "OnDelete"}), _recreate(maxSurge=1), _recreate(),
+                   _daemonset(maxSurge=1, maxUnavailable=0), _daemonset(maxSurge=1), _daemonset(maxUnavailable="10%"),
                    _daemonset(maxSurge=0, maxUnavailable=0), _daemonset(maxSurge="150%", maxUnavailable=0),
                    _daemonset(maxSurge="10%", maxUnavailable="0%"), _daemonset(maxSurge=2, maxUnavailable=1),
                    _budget(maxUnavailable=1), _budget(maxUnavailable="100%"), _budget(minAvailable=0),
@@ -320,7 +338,8 @@ def _rollout_id(obj: dict) -> str:
 def test_budgets_and_rolling_updates_are_judged_alike(bare_plane, obj):
     """rollout-fields-invalid reports an error exactly where the server refuses the budget or
     the rolling update (ValidatePodDisruptionBudgetSpec, ValidateRollingUpdateDeployment,
-    ValidateRollingUpdateDaemonSet)."""
+    ValidateRollingUpdateDaemonSet, ValidateStatefulSetSpec; the plane is 1.37, where
+    MaxUnavailableStatefulSet is on)."""
     judge = Judge(bare_plane)
     judge.namespace()
     group = "apis/policy/v1" if obj["kind"] == "PodDisruptionBudget" else "apis/apps/v1"

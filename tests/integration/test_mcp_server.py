@@ -140,10 +140,13 @@ def test_simulate_proves_the_surge_first_deadlock_and_its_remedy():
                 await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.compliant),
                                                      "inventory": inventory, "kube_version": "1.34"}),
                 await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.compliant),
-                                                     "inventory": inventory, "horizon": 0}))
-    stuck, fine, no_time = session_run(calls)
+                                                     "inventory": inventory, "horizon": 0}),
+                await session.call_tool("simulate", {"manifests": textwrap.dedent(rule.compliant),
+                                                     "inventory": inventory, "feature_gates": "NoSuchGate=true"}))
+    stuck, fine, no_time, bad_gate = session_run(calls)
     stuck, fine = payload(stuck), payload(fine)
     assert no_time.is_error and "horizon: seconds, a finite number above 0" in no_time.content[0].text
+    assert bad_gate.is_error and "unknown feature gate 'NoSuchGate'" in bad_gate.content[0].text
     assert stuck["verdict"]["kind"] == "deadlock" and stuck["verdict"]["remedy"].startswith("strategy maxSurge: 0")
     assert stuck["verdict"]["chain"][1].startswith("2 old pod(s) cannot be removed")
     assert fine["verdict"] == {"kind": "completes", "seconds": 37.0, "chain": [], "remedy": "",

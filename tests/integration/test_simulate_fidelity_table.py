@@ -1,8 +1,8 @@
-"""The fidelity table (issue: simulate): 23 scenarios run by `draguard simulate` and by the real
+"""The fidelity table (issue: simulate): 26 scenarios run by `draguard simulate` and by the real
 kube-controller-manager, kube-scheduler and eviction API (tests/support/fidelity.py), a few
 side by side on one control plane: rollouts (release-first, surge-first deadlocks on a full
 pool and on another MIG profile, Recreate, partial pools, minReadySeconds), scaling,
-StatefulSets, a Job, evictions and drains through budgets (a livelock among them), a
+StatefulSets (maxUnavailable, Parallel, ordinals from 5 with a partition), a Job, evictions and drains through budgets (a livelock among them), a
 NoExecute device taint, driver loss (the `stuck` verdict), and pods asking for an extended
 resource a DeviceClass serves (KEP-5004: the scheduler's own claim, dra.extended). Per
 scenario the verdicts of every step must agree, the pods running at the end per workload and
@@ -25,6 +25,8 @@ POD = {"terminationGracePeriodSeconds": 30,
        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "slice"}],
        "containers": [{"name": "main", "image": "vllm/vllm-openai:v0.18.0",
                        "resources": {"claims": [{"name": "gpu"}]}}]}
+# a pod whose teardown takes 8 s (its preStop sleep): how many go at once shows in the time
+POD_SLOW_STOP = dict(POD, containers=[dict(POD["containers"][0], lifecycle={"preStop": {"sleep": {"seconds": 8}}})])
 
 
 # KEP-5004: an extended resource a DeviceClass serves, one MIG slice per unit (the scheduler's own claim)
@@ -45,11 +47,16 @@ def deployment(replicas: int, strategy: dict, min_ready: int = 0, pod: dict = PO
     return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "llm"}, "spec": spec}
 
 
-def statefulset(replicas: int, policy: str = "OrderedReady") -> dict:
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
-            "spec": {"replicas": replicas, "podManagementPolicy": policy, "serviceName": "db",
-                     "selector": {"matchLabels": {"app": "db"}},
-                     "template": {"metadata": {"labels": {"app": "db"}}, "spec": dict(POD)}}}
+def statefulset(replicas: int, policy: str = "OrderedReady", rolling: dict | None = None, start: int = 0,
+                pod: dict = POD) -> dict:
+    spec = {"replicas": replicas, "podManagementPolicy": policy, "serviceName": "db",
+            "selector": {"matchLabels": {"app": "db"}},
+            "template": {"metadata": {"labels": {"app": "db"}}, "spec": dict(pod)}}
+    if rolling:
+        spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": rolling}
+    if start:
+        spec["ordinals"] = {"start": start}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"}, "spec": spec}
 
 
 def job(parallelism: int, completions: int) -> dict:
@@ -89,6 +96,13 @@ SCENARIOS = [
              [("scale", {"deployment": "llm", "replicas": 2}), ("scale", {"deployment": "llm", "replicas": 4})], MIG),
     Fidelity("statefulset rolling update", [statefulset(4)], [("update", {"statefulset": "db"})], MIG),
     Fidelity("parallel statefulset update and scale", [statefulset(3, "Parallel")],
+             [("update", {"statefulset": "db"}), ("scale", {"statefulset": "db", "replicas": 4})], MIG),
+    Fidelity("statefulset maxUnavailable 2", [statefulset(4, rolling={"maxUnavailable": 2}, pod=POD_SLOW_STOP)],
+             [("update", {"statefulset": "db"})], MIG),
+    Fidelity("parallel statefulset maxUnavailable 50%",
+             [statefulset(4, "Parallel", rolling={"maxUnavailable": "50%"}, pod=POD_SLOW_STOP)],
+             [("update", {"statefulset": "db"})], MIG),
+    Fidelity("statefulset from ordinal 5, partition 1", [statefulset(3, rolling={"partition": 1}, start=5)],
              [("update", {"statefulset": "db"}), ("scale", {"statefulset": "db", "replicas": 4})], MIG),
     Fidelity("job waves on a small pool", [job(6, 6)], [("create", {"job": "train"})], MIG, run=4.0),
     Fidelity("evict a statefulset pod", [statefulset(3)], [("evict", {"pod": "db-1"})], MIG, extra=[budget("db")]),

@@ -204,12 +204,14 @@ class _Run:
             s, want = d.status, d.spec.replicas
             return (s.observed_generation or 0) >= d.metadata.generation and s.updated_replicas == want \
                 and s.available_replicas == want and s.replicas == want
-        if kind == "StatefulSet":
+        if kind == "StatefulSet":  # the ordinals below a partition stay at the current revision
             d = self.apps.read_namespaced_stateful_set_status(name, self.ns)
             s, want = d.status, d.spec.replicas
+            rolling = d.spec.update_strategy.rolling_update if d.spec.update_strategy else None
+            kept = min(want, (rolling.partition or 0) if rolling else 0)
             return (s.observed_generation or 0) >= d.metadata.generation and s.replicas == want \
-                and (s.ready_replicas or 0) == want and (s.updated_replicas or 0) == want \
-                and s.current_revision == s.update_revision
+                and (s.ready_replicas or 0) == want and (s.updated_replicas or 0) >= want - kept \
+                and (kept > 0 or s.current_revision == s.update_revision)
         job = self.batch.read_namespaced_job_status(name, self.ns)
         return (job.status.succeeded or 0) >= (job.spec.completions or 1)
 

@@ -29,8 +29,9 @@ def input_arguments(parser) -> None:
     parser.add_argument("--kube-version", help=f"target Kubernetes version, {SUPPORTED_KUBE_VERSIONS[0]} to "
                                                f"{SUPPORTED_KUBE_VERSIONS[-1]} (default {DEFAULT_KUBE_VERSION})")
     parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
-                        help="DRA feature gates the cluster sets differently from the release defaults, as given "
-                             "to its components (e.g. DRAConsumableCapacity=true)")
+                        help="feature gates the cluster sets differently from the release defaults, as given "
+                             "to its components (DRA's, and MaxUnavailableStatefulSet; e.g. "
+                             "DRAConsumableCapacity=true)")
     parser.add_argument("--values", action="append", default=[], metavar="PATH",
                         help="values file for Helm charts among the inputs (passed to helm template; repeatable)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_values",

@@ -90,11 +90,12 @@ def build_server():
 
     @tool
     def simulate(manifests: str, inventory: str, deployment: str = "", kube_version: str = "",
-                 horizon: float = 3600.0) -> dict:
+                 horizon: float = 3600.0, feature_gates: str = "") -> dict:
         """Simulate the next rollout of a Deployment (YAML text, with the ResourceClaimTemplates
         it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
+        from ..facts.gates import parse_gates
         from ..teardown.amounts import is_amount
         from .simulate import as_json, simulate as run_simulate
 
@@ -102,7 +103,7 @@ def build_server():
             raise ValueError(f"horizon: seconds, a finite number above 0, not {horizon!r}")
         with _inputs(manifests, None) as manifest_files, _inputs(inventory, None) as inventory_files:
             return as_json(run_simulate(manifest_files, inventory_files, deployment or None, None, horizon,
-                                        kube_version or None))
+                                        kube_version or None, gates=parse_gates(feature_gates)))
 
     @tool
     def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,

@@ -39,6 +39,9 @@ def arguments(name, parser) -> None:
     parser.add_argument("--shutdown", type=amount("seconds"), metavar="SECONDS",
                         help="from SIGTERM to the containers' exit (default 1; SIGKILL cuts it short)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
+    parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
+                        help="feature gates the cluster sets differently from the release defaults (DRA's: the "
+                             "allocator the scheduler runs; MaxUnavailableStatefulSet)")
     parser.add_argument("-f", "--format", choices=["text", "json", "html"], default="text")
     parser.add_argument("-o", "--output", help="write the report to this file (atomically)")
 
@@ -55,11 +58,12 @@ def run(args) -> int:
             raise UsageError("a scenario file names its manifests and inventory itself")
         given = [flag for flag, value in (("--start", args.start), ("--ready", args.ready), ("--shutdown", args.shutdown),
                                           ("--pull", args.pull), ("--image", args.image),
-                                          ("--deployment", args.deployment), ("--kube-version", args.kube_version))
+                                          ("--deployment", args.deployment), ("--kube-version", args.kube_version),
+                                          ("--feature-gates", args.feature_gates))
                  if value is not None]
         if given:
-            raise UsageError(f"{', '.join(given)}: a scenario file sets these itself (durations, kubeVersion, its "
-                             "steps' deployments)")
+            raise UsageError(f"{', '.join(given)}: a scenario file sets these itself (durations, kubeVersion, "
+                             "featureGates, its steps' deployments)")
         from ..engine.scenario import load_scenario
 
         scenario = load_scenario(args.what)
@@ -73,21 +77,22 @@ def run(args) -> int:
         return _report(args, simulation, heading, subtitle)
     if not args.inventory or not args.paths:
         raise UsageError(f"draguard simulate {args.what} needs the manifests and --inventory")
+    gates = _gates(args.feature_gates)
     if args.what == "drain":
         if len(args.paths) < 2:
             raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
         simulation = simulate_drain(args.paths[0], args.paths[1:], args.inventory, durations,
-                                    args.horizon or DEFAULT_HORIZON, args.kube_version)
+                                    args.horizon or DEFAULT_HORIZON, args.kube_version, gates)
         heading, subtitle = f"drain of node {simulation.node}", "cordon, then evictions through the budgets"
     elif args.what == "scale":
         simulation, heading = simulate_scale(args.paths[0], args.paths[1:], args.inventory, args.deployment, durations,
-                                             args.horizon or DEFAULT_HORIZON, args.kube_version)
+                                             args.horizon or DEFAULT_HORIZON, args.kube_version, gates)
         subtitle = "the workload's controller, the scheduler and the kubelet until it is whole again"
     else:
         progress = for_run(args.format)
         try:
             simulation = simulate(args.paths, args.inventory, args.deployment, durations,
-                                  args.horizon or DEFAULT_HORIZON, args.kube_version, progress, args.image)
+                                  args.horizon or DEFAULT_HORIZON, args.kube_version, progress, args.image, gates)
         finally:
             if progress:
                 progress.close()
@@ -114,6 +119,15 @@ def _report(args, simulation, heading: str, subtitle: str) -> int:
     return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
 
 
+def _gates(text: str | None) -> dict:
+    from ..facts.gates import parse_gates
+
+    try:
+        return parse_gates(text or "")
+    except ValueError as exc:
+        raise UsageError(f"--feature-gates: {exc}") from None
+
+
 def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | None):
     """(manifests, the inventory with their DeviceClasses, the release) for a simulation."""
     from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
@@ -128,17 +142,18 @@ def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | No
 
 
 def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], durations=None, horizon: float = 3600.0,
-                   kube_version: str | None = None):
+                   kube_version: str | None = None, gates: dict | None = None):
     from ..simulate.drain import simulate_drain as run_drain
     from ..simulate.world import Durations
 
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
     return _simulated(f"drain of {node}", lambda: run_drain(node, manifests, inventory, durations or Durations(),
-                                                            horizon, release))
+                                                            horizon, release, gates=gates))
 
 
 def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], name: str | None = None,
-                   durations=None, horizon: float = 3600.0, kube_version: str | None = None):
+                   durations=None, horizon: float = 3600.0, kube_version: str | None = None,
+                   gates: dict | None = None):
     """(the scale of a Deployment or StatefulSet of `paths` to `replicas`, run as a one-step
     scenario; its heading)."""
     from ..simulate.scenario import Step, run_scenario
@@ -151,12 +166,14 @@ def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], 
     workload = _workload(manifests, name, ("Deployment", "StatefulSet"))
     step = Step("scale", {workload.kind.lower(): workload.name, "replicas": int(replicas)})
     run = _simulated(f"scale of {workload.name}", lambda: run_scenario(manifests, inventory, [step],
-                                                                       durations or Durations(), horizon, release))
+                                                                       durations or Durations(), horizon, release,
+                                                                       gates=gates))
     return run, f"scale of {workload.kind} {workload.name} to {replicas}"
 
 
 def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,
-             horizon: float = 3600.0, kube_version: str | None = None, progress=None, image: str | None = None):
+             horizon: float = 3600.0, kube_version: str | None = None, progress=None, image: str | None = None,
+             gates: dict | None = None):
     """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
     and the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..simulate.rollout import simulate_rollout
@@ -167,7 +184,7 @@ def simulate(paths: list[str], inventory_paths: list[str], deployment: str | Non
     chosen = _workload(manifests, deployment, ("Deployment",))
     return _simulated(chosen.source.display, lambda: simulate_rollout(
         chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(), horizon,
-        kube_version=release, progress=progress, image=image))
+        kube_version=release, progress=progress, image=image, gates=gates))
 
 
 def _simulated(where: str, simulation):

@@ -26,15 +26,18 @@ def scaled_value(value, total: int, round_up: bool) -> int:
 _PERCENT = re.compile(r"[0-9]+%")  # validation.IsValidPercent
 
 
-def problem(value, at_most_100: bool = True) -> str | None:
+def problem(value, at_most_100: bool = True, nonzero: bool = False) -> str | None:
     """What the API server's validation says of an IntOrString count or percentage
     (apps validation ValidatePositiveIntOrPercent, and IsNotMoreThan100Percent where
     `at_most_100`: not for a rolling update's maxSurge), None when valid: an integer of 0 or
-    more, or a whole percentage."""
+    more, or a whole percentage; `nonzero`: neither 0 nor 0% (a StatefulSet's maxUnavailable,
+    validateRollingUpdateStatefulSet)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         return "must be an integer or percentage (e.g. '5%')"
     if isinstance(value, int):
-        return "must be greater than or equal to 0" if value < 0 else None
+        return "must be greater than or equal to 0" if value < 0 else "cannot be 0" if nonzero and value == 0 else None
     if not _PERCENT.fullmatch(value):
         return "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%', '93%')"
-    return "must not be greater than 100%" if at_most_100 and int(value[:-1]) > 100 else None
+    if at_most_100 and int(value[:-1]) > 100:
+        return "must not be greater than 100%"
+    return "cannot be 0" if nonzero and int(value[:-1]) == 0 else None

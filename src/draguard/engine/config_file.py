@@ -126,7 +126,7 @@ class _Reader:
             self.fail(data, "featureGates", "'featureGates' must map gate names to true or false")
         for name, enabled in gates.items():
             if name not in known_gates():
-                self.fail(gates, name, f"unknown DRA feature gate '{name}' (known: {', '.join(sorted(known_gates()))})")
+                self.fail(gates, name, f"unknown feature gate '{name}' (known: {', '.join(sorted(known_gates()))})")
             if not isinstance(enabled, bool):
                 self.fail(gates, name, f"feature gate {name} must be true or false", value=True)
             self.config.feature_gates[name] = enabled

@@ -12,6 +12,7 @@ from ..core.errors import InputError
 from ..core.versions import check_kube_version
 from ..dra.devices import ModelError
 from ..dra.inventory import Inventory
+from ..facts.gates import known_gates
 from ..model.manifest import Manifest
 from ..simulate.template import ScenarioError
 from ..simulate.scenario import STEPS, Step, run_scenario
@@ -32,6 +33,7 @@ class Scenario:
     durations: Timings
     horizon: float
     kube_version: str | None
+    gates: dict  # featureGates: those the cluster sets differently from the release's defaults
     empty: bool = False  # start: empty (nothing runs before the steps)
     dump_path: str | None = None  # start: {dump: PATH}, read by the caller (the cluster layer reads dumps)
 
@@ -41,7 +43,8 @@ class Scenario:
         not there."""
         try:
             return run_scenario(self.manifests, self.inventory, self.steps, self.durations,
-                                horizon or self.horizon, self.kube_version, empty=self.empty, dump=dump)
+                                horizon or self.horizon, self.kube_version, empty=self.empty, dump=dump,
+                                gates=self.gates)
         except (ScenarioError, ModelError) as exc:
             raise InputError(str(exc)) from None
 
@@ -75,6 +78,12 @@ def load_scenario(path: str) -> Scenario:
             kube_version = check_kube_version(kube_version)
         except ValueError as exc:
             fail(str(exc), spec, "kubeVersion")
+    gates = spec.get("featureGates", {})
+    if not isinstance(gates, dict) or not all(isinstance(v, bool) for v in gates.values()):
+        fail("featureGates: a mapping of gate name -> true or false", spec, "featureGates")
+    for name in gates:
+        if name not in known_gates():
+            fail(f"unknown feature gate '{name}' (known: {', '.join(sorted(known_gates()))})", gates, name)
     horizon = spec.get("horizon", 3600)
     if not is_amount(horizon, positive=True):
         fail("horizon: seconds, a finite number > 0", spec, "horizon")
@@ -87,7 +96,7 @@ def load_scenario(path: str) -> Scenario:
     steps = _steps(doc, spec, fail)
     manifests = load_manifests(paths["manifests"], "manifests") if paths["manifests"] else []
     inventory = None if dump else load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
-    return Scenario(manifests, inventory, steps, timings, float(horizon), kube_version, start == "empty",
+    return Scenario(manifests, inventory, steps, timings, float(horizon), kube_version, dict(gates), start == "empty",
                     os.path.join(here, dump) if dump else None)
 
 

@@ -1,5 +1,6 @@
-"""DRA feature gates by release, and the fields the API server drops while one is off
-(`data/feature-gates.yaml`, read off kubernetes v1.37.2)."""
+"""The feature gates draguard reads (DRA's, and MaxUnavailableStatefulSet) by release, and the
+fields the API server drops while one is off (`data/feature-gates.yaml`, read off kubernetes
+v1.37.2)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def parse_gates(text: str) -> dict[str, bool]:
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, _, value = item.partition("=")
         if name not in known_gates():
-            raise ValueError(f"unknown DRA feature gate {name!r} (known: {', '.join(sorted(known_gates()))})")
+            raise ValueError(f"unknown feature gate {name!r} (known: {', '.join(sorted(known_gates()))})")
         if value.lower() not in ("true", "false"):
             raise ValueError(f"feature gate {name} must be =true or =false, not {item!r}")
         gates[name] = value.lower() == "true"

@@ -6,6 +6,7 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
 from ..core.intstr import problem as intstr_problem, scaled_value
 from ..core.selectors import matches
+from ..facts.gates import gate_enabled
 from ..model.objectset import BOTH_BUDGETS, budget_problems, pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
 from ..model.rollout import DEFAULT_MAX_SURGE, Strategy
@@ -16,6 +17,8 @@ from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
 from .registry import register
 
 _DEPLOYMENT = frozenset({("apps", "Deployment")})
+#: strategy types beside which the API server refuses a rollingUpdate (a DaemonSet's OnDelete takes one)
+_NOT_ROLLING = {"Deployment": ("Recreate",), "StatefulSet": ("OnDelete",)}
 
 
 def _no_surge(strategy: Strategy) -> Fix | None:
@@ -195,7 +198,8 @@ class RolloutDeadlock(Rule):
                      if m.kind == "ResourceClaimTemplate" and (namespace or None) == (obj.namespace or None)}
         strategy = Strategy.of(obj)
         try:
-            verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version).verdict
+            verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version,
+                                       gates=ctx.config.feature_gates).verdict
         except ScenarioError as exc:
             yield ctx.finding(self, obj, f"the rollout was not simulated: {exc}", severity=Severity.INFO)
             return
@@ -310,21 +314,26 @@ class RolloutFieldsInvalid(Rule):
     category = "rollout"
     severity = Severity.ERROR
     lint_only = "the API server runs its own validation before admission and refuses the object"
-    targets = frozenset({("policy", "PodDisruptionBudget"), ("apps", "Deployment"), ("apps", "DaemonSet")})
-    summary = ("A PodDisruptionBudget, or a Deployment's or DaemonSet's rollingUpdate, has a value the API server "
-               "refuses: a negative or malformed count, an unavailability above 100%, both minAvailable and "
-               "maxUnavailable, maxSurge and maxUnavailable both 0, or a DaemonSet with both non-zero.")
+    targets = frozenset({("policy", "PodDisruptionBudget"), ("apps", "Deployment"), ("apps", "DaemonSet"),
+                         ("apps", "StatefulSet")})
+    summary = ("A PodDisruptionBudget, or a Deployment's, DaemonSet's or StatefulSet's update strategy, has a value "
+               "the API server refuses: a negative or malformed count, an unavailability above 100% or of 0, both "
+               "minAvailable and maxUnavailable, maxSurge and maxUnavailable both 0, a DaemonSet with both "
+               "non-zero, or a rollingUpdate beside another strategy type.")
     rationale = """
         The schema only says "integer or string", so such a budget or strategy passes a
         client-side dry run, and the API server then refuses it (ValidatePodDisruptionBudgetSpec,
-        ValidateRollingUpdateDeployment, ValidateRollingUpdateDaemonSet): counts are 0 or more,
-        percentages are whole numbers with `%` (at most 100%, but for a Deployment's
-        maxSurge), a budget sets minAvailable or maxUnavailable but not both, a rolling update
-        cannot have both maxSurge and maxUnavailable at 0 (it could never replace a pod), and a
-        DaemonSet's has exactly one of them non-zero: `maxSurge: 1` alone is refused, as
-        maxUnavailable defaults to 1. The budget and the strategy are what keeps a GPU rollout
-        or drain moving: the other rollout rules and `draguard simulate` read them as the
-        cluster would store them."""
+        ValidateDeploymentStrategy, ValidateRollingUpdateDaemonSet, ValidateStatefulSetSpec):
+        counts are 0 or more, percentages are whole numbers with `%` (at most 100%, but for a
+        Deployment's maxSurge), a budget sets minAvailable or maxUnavailable but not both, a
+        rolling update cannot have both maxSurge and maxUnavailable at 0 (it could never
+        replace a pod), and a DaemonSet's has exactly one of them non-zero: `maxSurge: 1` alone
+        is refused, as maxUnavailable defaults to 1. A StatefulSet's partition is 0 or more, and
+        its maxUnavailable neither 0 nor 0% where MaxUnavailableStatefulSet is on (by default
+        from 1.37; before, the API server drops the field unchecked). A `rollingUpdate` beside
+        `type: Recreate` (Deployment) or `OnDelete` (StatefulSet) is refused too. The budget and
+        the strategy are what keeps a GPU rollout or drain moving: the other rollout rules and
+        `draguard simulate` read them as the cluster would store them."""
     reference = "https://kubernetes.io/docs/tasks/run-application/configure-pdb/"
     noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "maxUnavailable: 1\n", "maxUnavailable: 150%\n")
     compliant = COMPLIANT_DEPLOYMENT
@@ -334,17 +343,39 @@ class RolloutFieldsInvalid(Rule):
             holder, found = obj.spec, budget_problems(obj.spec)
         else:
             daemon = obj.kind == "DaemonSet"
-            strategy = mapping(obj.spec.get("updateStrategy" if daemon else "strategy"))
+            strategy = mapping(obj.spec.get("strategy" if obj.kind == "Deployment" else "updateStrategy"))
             holder = mapping(strategy.get("rollingUpdate"))
-            if strategy.get("type", "RollingUpdate") != "RollingUpdate" or not holder:
+            kind = strategy.get("type", "RollingUpdate")
+            if kind in _NOT_ROLLING.get(obj.kind, ()) and strategy.get("rollingUpdate") is not None:
+                yield ctx.finding(self, obj, f"rollingUpdate may not be set with type {kind}: only with RollingUpdate",
+                                  strategy, "rollingUpdate")
+            if kind != "RollingUpdate" or not holder:
                 return
-            found = [(key, said) for key in ("maxSurge", "maxUnavailable") if holder.get(key) is not None
-                     and (said := intstr_problem(holder[key], at_most_100=daemon or key == "maxUnavailable"))]
-            yield from self._one_side(obj, ctx, holder, daemon)
+            if obj.kind == "StatefulSet":
+                found = self._statefulset(holder, ctx)
+            else:
+                found = [(key, said) for key in ("maxSurge", "maxUnavailable") if holder.get(key) is not None
+                         and (said := intstr_problem(holder[key], at_most_100=daemon or key == "maxUnavailable"))]
+                yield from self._one_side(obj, ctx, holder, daemon)
         for key, said in found:
             if said != BOTH_BUDGETS and (isinstance(holder[key], bool) or not isinstance(holder[key], (int, str))):
                 continue  # not an IntOrString at all: schema-invalid says so
             yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
+
+    @staticmethod
+    def _statefulset(rolling: dict, ctx) -> list[tuple[str, str]]:
+        """validateRollingUpdateStatefulSet: the partition, and maxUnavailable where the API
+        server keeps it (MaxUnavailableStatefulSet on; else it drops the field unread)."""
+        found = []
+        partition = rolling.get("partition")
+        if isinstance(partition, int) and not isinstance(partition, bool) and partition < 0:
+            found.append(("partition", "must be greater than or equal to 0"))
+        value = rolling.get("maxUnavailable")
+        if value is not None and gate_enabled("MaxUnavailableStatefulSet", ctx.kube_version, ctx.config.feature_gates):
+            said = intstr_problem(value, nonzero=True)
+            if said:
+                found.append(("maxUnavailable", said))
+        return found
 
     def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the

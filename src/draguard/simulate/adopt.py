@@ -31,9 +31,10 @@ INVENTORY_KINDS = {("", "Node"), ("resource.k8s.io", "ResourceSlice"), ("resourc
 
 
 def dump_state(dump: list[Manifest], manifests: list[Manifest], timings: Timings, horizon: float,
-               kube_version: str) -> tuple[World, dict]:
+               kube_version: str, gates: dict | None = None) -> tuple[World, dict]:
     """The world as the dump left it, each workload under its controller by (kind, name)."""
-    world = World.on(Inventory.from_manifests([m for m in dump if (m.group, m.kind) in INVENTORY_KINDS]), kube_version)
+    world = World.on(Inventory.from_manifests([m for m in dump if (m.group, m.kind) in INVENTORY_KINDS]), kube_version,
+                     gates)
     everything = dump + manifests
     claims = {(m.namespace, m.name): m for m in dump if m.kind == "ResourceClaim" and allocation_results(m)}
     by_uid = {m.data.get("metadata", {}).get("uid"): m for m in dump if m.kind in ("ReplicaSet",) + RUNNING_KINDS}

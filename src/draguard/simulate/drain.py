@@ -162,14 +162,14 @@ class DrainSimulation(Recorded):
 
 def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, durations: Durations = Durations(),
                    horizon: float = 3600.0, kube_version: str = DEFAULT_KUBE_VERSION,
-                   remedies: bool = True) -> DrainSimulation:
+                   remedies: bool = True, gates: dict | None = None) -> DrainSimulation:
     """The drain of `node`; a livelock comes with the smallest budget change that lets it
     finish, proven by draining again."""
     if node not in {n.name for n in inventory.nodes}:
         raise ScenarioError(f"node '{node}' is not in the inventory")
     if not any(m.kind in RUNNING_KINDS for m in manifests):
         raise ScenarioError("no Deployment or StatefulSet in the manifests: nothing runs on the node")
-    world, running = start_state(manifests, inventory, Timings(durations), horizon, kube_version)
+    world, running = start_state(manifests, inventory, Timings(durations), horizon, kube_version, gates=gates)
     controllers = list(running.values())
     budgets = [budget_of(m, controllers) for m in manifests if m.kind == "PodDisruptionBudget"]
     start, first = world.now, len(world.timeline)
@@ -177,16 +177,16 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
     drain.start()
     simulation = DrainSimulation(world, start, first, node, drain.verdict(world.run(start + horizon), start))
     if remedies and simulation.verdict.kind == "livelock":
-        simulation.verdict.remedy = _remedy(node, manifests, inventory, durations, horizon, kube_version,
+        simulation.verdict.remedy = _remedy(node, manifests, inventory, durations, horizon, kube_version, gates,
                                             sorted(drain.refused_by))
     return simulation
 
 
-def _remedy(node, manifests, inventory, durations, horizon, kube_version, budgets: list[str]) -> str:
+def _remedy(node, manifests, inventory, durations, horizon, kube_version, gates, budgets: list[str]) -> str:
     on_node = max(1, sum(m.spec.get("replicas", 1) for m in manifests if m.kind in RUNNING_KINDS))
     return remedy(budget_changes(manifests, budgets, on_node), lambda swaps: simulate_drain(
         node, [swaps.get(id(m), m) for m in manifests], inventory, durations, horizon, kube_version,
-        remedies=False).verdict, NO_BUDGET_REMEDY, " (or add capacity for the replacements)")
+        remedies=False, gates=gates).verdict, NO_BUDGET_REMEDY, " (or add capacity for the replacements)")
 
 
 NO_BUDGET_REMEDY = "no budget change lets it finish: add capacity for the replacements"

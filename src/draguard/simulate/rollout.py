@@ -35,11 +35,13 @@ class Simulation(Recorded):
 
 def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inventory: Inventory,
                      durations: Durations = Durations(), horizon: float = 3600.0, remedies: bool = True,
-                     kube_version: str = DEFAULT_KUBE_VERSION, progress=None, image: str | None = None) -> Simulation:
-    """The rollout on a cluster of `kube_version` (to `image`, when given: said in the
-    timeline); a deadlock comes with the smallest strategy change that completes;
-    `progress(stage, total)` -> advance(n), for a progress bar."""
-    world = World.on(inventory, kube_version)
+                     kube_version: str = DEFAULT_KUBE_VERSION, progress=None, image: str | None = None,
+                     gates: dict | None = None) -> Simulation:
+    """The rollout on a cluster of `kube_version` with feature `gates` set differently from its
+    defaults (to `image`, when given: said in the timeline); a deadlock comes with the
+    smallest strategy change that completes; `progress(stage, total)` -> advance(n), for a
+    progress bar."""
+    world = World.on(inventory, kube_version, gates)
     steady = steady_set(deployment, templates, durations, world)
     world.run(horizon)
     problem = steady.fitted()
@@ -52,7 +54,7 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     simulation = Simulation(world, start, first_record, deployment.name, steady.replicas, steady.strategy,
                             rollout_verdict(rollout, finished, start))
     if remedies and simulation.verdict.kind == "deadlock":
-        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version)
+        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version, gates)
     return simulation
 
 
@@ -136,7 +138,8 @@ def with_strategy(deployment: Manifest, strategy: dict) -> Manifest:
 NO_STRATEGY_REMEDY = "no strategy change completes: the new revision does not fit the inventory"
 
 
-def _remedy(deployment, templates, inventory, durations, horizon, kube_version) -> str:
+def _remedy(deployment, templates, inventory, durations, horizon, kube_version, gates) -> str:
     return remedy(strategy_changes(deployment), lambda changed: simulate_rollout(
-        changed, templates, inventory, durations, horizon, remedies=False, kube_version=kube_version).verdict,
+        changed, templates, inventory, durations, horizon, remedies=False, kube_version=kube_version,
+        gates=gates).verdict,
         NO_STRATEGY_REMEDY)

@@ -110,10 +110,11 @@ class Context:
 def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: list[Step],
                  durations: Durations | Timings = Durations(), horizon: float = 3600.0,
                  kube_version: str | None = None, empty: bool = False, dump: list[Manifest] | None = None,
-                 remedies: bool = True) -> ScenarioRun:
+                 remedies: bool = True, gates: dict | None = None) -> ScenarioRun:
     """The steps from the start state: the manifests' workloads running on `inventory`,
     nothing (`empty`), or the cluster `dump` as it was (its own inventory; the manifests add
-    templates, budgets and workloads to create). `remedies`: a step that cannot finish is
+    templates, budgets and workloads to create), on a cluster of `kube_version` with feature
+    `gates` set differently from its defaults. `remedies`: a step that cannot finish is
     tried again with the smallest change that lets it."""
     from ..core.versions import DEFAULT_KUBE_VERSION
 
@@ -125,13 +126,13 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: 
         swapped = [[(swaps or {}).get(id(m), m) for m in given] if given is not None else None
                    for given in (manifests, dump)]
         return run_scenario(swapped[0], inventory, changed, timings, horizon, kube_version, empty, swapped[1],
-                            remedies=False)
+                            remedies=False, gates=gates)
 
     if dump is not None:
-        world, running = dump_state(dump, manifests, timings, horizon, release)
+        world, running = dump_state(dump, manifests, timings, horizon, release, gates)
         everything = dump + manifests
     else:
-        world, running = start_state(manifests, inventory, timings, horizon, release, empty=empty)
+        world, running = start_state(manifests, inventory, timings, horizon, release, empty=empty, gates=gates)
         everything = manifests
     context = Context(world, dict(running), everything, timings, horizon, again if remedies else None)
     run = ScenarioRun(world, world.now, len(world.timeline), workloads=context.running)

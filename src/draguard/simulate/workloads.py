@@ -35,11 +35,11 @@ def controller_of(workload: Manifest, manifests: list[Manifest], durations: Dura
 
 
 def start_state(manifests: list[Manifest], inventory: Inventory, timings: Timings, horizon: float,
-                kube_version: str, empty: bool = False) -> tuple[World, dict]:
+                kube_version: str, empty: bool = False, gates: dict | None = None) -> tuple[World, dict]:
     """The manifests' Deployments and StatefulSets running on the inventory (ScenarioError
     when one does not fit), each under its controller: the world, and each by (kind, name).
-    `empty`: nothing runs yet."""
-    world = World.on(inventory, kube_version)
+    `empty`: nothing runs yet; `gates`: feature gates set differently from the release's."""
+    world = World.on(inventory, kube_version, gates)
     running = {} if empty else {(m.kind, m.name): controller_of(m, manifests, timings.of(m.name), world)
                                 for m in manifests if m.kind in RUNNING_KINDS}
     world.run(horizon)

@@ -18,7 +18,11 @@ Upstream behaviour mirrored here:
   the pod is terminal.
 - the resourceclaim controller removes a generated claim's reservation and deallocates it
   once its pod is terminal or gone (pkg/controller/resourceclaim/controller.go); until then
-  the device stays held, also while the pod is Terminating."""
+  the device stays held, also while the pod is Terminating.
+- the release and its feature gates: the scheduler runs the allocator variant they select
+  (dra.variants), on slices as the API server stores them (dra.storage drops the fields of
+  gates that are off); MaxUnavailableStatefulSet decides whether a StatefulSet's
+  rollingUpdate.maxUnavailable is read (simulate.statefulset)."""
 
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..core.versions import minor
+from ..dra.storage import as_stored, dropped
+from ..dra.variants import disabled_gates, variant_for
 from ..facts.gates import gate_enabled
 from ..model.extended_resources import ClassRef, resolver
 from ..dra.devices import Claim
@@ -124,6 +130,7 @@ class Hold:
 class World:
     state: ClusterState
     pop_from_backoff: bool = True  # SchedulerPopFromBackoffQ (1.33+)
+    statefulset_max_unavailable: bool = True  # MaxUnavailableStatefulSet (on by default from 1.37)
     # extended resource name -> the DeviceClass that serves it (DRAExtendedResource, 1.36+)
     extended_resources: dict = field(default_factory=dict)
     now: float = 0.0
@@ -145,15 +152,24 @@ class World:
     on_change: list = field(default_factory=list)  # controllers: called after each moment
 
     @classmethod
-    def on(cls, inventory, kube_version: str) -> "World":
+    def on(cls, inventory, kube_version: str, gates: dict | None = None) -> "World":
         """An empty world on a copy of `inventory`'s allocation state, with the scheduler of
-        `kube_version`."""
+        `kube_version` and its feature `gates` (those set differently from the release's
+        defaults); what storing the slices drops is noted at time 0."""
+        gates = gates or {}
+        disabled = disabled_gates(kube_version, gates)
+        stored = as_stored(inventory, disabled)
         served = resolver([ClassRef(c.name, c.extended_resource_name,
                                     str(c.manifest.metadata.get("creationTimestamp") or "") if c.manifest else "")
-                           for c in inventory.classes.values()]) \
-            if gate_enabled("DRAExtendedResource", kube_version, {}) else {}
-        return cls(ClusterState(dataclasses.replace(inventory, allocated=set(inventory.allocated))),
-                   pop_from_backoff=minor(kube_version) >= 33, extended_resources=served)
+                           for c in stored.classes.values()]) \
+            if gate_enabled("DRAExtendedResource", kube_version, gates) else {}
+        world = cls(ClusterState(dataclasses.replace(stored, allocated=set(stored.allocated)),
+                                 variant_for(kube_version, gates).features()),
+                    pop_from_backoff=minor(kube_version) >= 33, extended_resources=served,
+                    statefulset_max_unavailable=gate_enabled("MaxUnavailableStatefulSet", kube_version, gates))
+        for line in dropped(inventory, disabled):
+            world.log("ignored", detail=f"Kubernetes {kube_version}: {line}")
+        return world
 
     # -- time --
     def at(self, when: float, action, *args, inert: bool = False) -> None:

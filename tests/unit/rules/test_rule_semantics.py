@@ -343,3 +343,51 @@ def test_daemonset_rolling_updates_the_api_server_refuses(lint_json, rolling, sa
     text = DAEMONSET_EXAMPLE.replace("{maxSurge: 0, maxUnavailable: 1}", rolling)
     found = [f["message"] for f in lint(lint_json, text)["findings"] if f["rule"] == "rollout-fields-invalid"]
     assert (not found) if said is None else any(said in m for m in found), found
+
+
+STATEFULSET = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 4
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  updateStrategy: STRATEGY
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: c, image: x}]
+"""
+
+
+@pytest.mark.parametrize("strategy, version, said", [
+    ("{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2, partition: 1}}", "1.37", None),
+    ("{type: RollingUpdate, rollingUpdate: {maxUnavailable: 0}}", "1.37", "maxUnavailable 0: cannot be 0"),
+    ("{type: RollingUpdate, rollingUpdate: {maxUnavailable: 0%}}", "1.37", "maxUnavailable '0%': cannot be 0"),
+    ("{type: RollingUpdate, rollingUpdate: {maxUnavailable: 120%}}", "1.37", "must not be greater than 100%"),
+    ("{type: RollingUpdate, rollingUpdate: {maxUnavailable: 0}}", "1.36", None),  # dropped unread: the gate is off
+    ("{type: RollingUpdate, rollingUpdate: {partition: -1}}", "1.36", "partition -1: must be greater than or equal"),
+    ("{type: OnDelete, rollingUpdate: {partition: 1}}", "1.37", "rollingUpdate may not be set with type OnDelete"),
+    ("{type: OnDelete}", "1.37", None),
+])
+def test_statefulset_update_strategies_the_api_server_refuses(lint_json, strategy, version, said):
+    """validateRollingUpdateStatefulSet and ValidateStatefulSetSpec, maxUnavailable only where
+    MaxUnavailableStatefulSet keeps it (on by default from 1.37)."""
+    report = lint_json(STATEFULSET.replace("STRATEGY", strategy), "--kube-version", version)
+    found = [f["message"] for f in report["findings"] if f["rule"] == "rollout-fields-invalid"]
+    assert (not found) if said is None else any(said in m for m in found), found
+
+
+def test_the_statefulset_gate_can_be_set_on(lint_json):
+    text = STATEFULSET.replace("STRATEGY", "{type: RollingUpdate, rollingUpdate: {maxUnavailable: 0}}")
+    report = lint_json(text, "--kube-version", "1.36", "--feature-gates", "MaxUnavailableStatefulSet=true")
+    assert [f["message"] for f in report["findings"] if f["rule"] == "rollout-fields-invalid"] == \
+        ["maxUnavailable 0: cannot be 0"]
+
+
+def test_a_recreate_deployment_takes_no_rolling_update(lint_json):
+    text = COMPLIANT_DEPLOYMENT.replace("type: RollingUpdate", "type: Recreate")
+    found = [f for f in lint(lint_json, text)["findings"] if f["rule"] == "rollout-fields-invalid"]
+    assert [f["message"] for f in found] == ["rollingUpdate may not be set with type Recreate: only with RollingUpdate"]
+    assert found[0]["path"].endswith("strategy.rollingUpdate")

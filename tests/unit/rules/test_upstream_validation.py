@@ -177,7 +177,7 @@ def test_feature_gates_in_the_config(tmp_path, cli):
     assert _rules(report, "api-field-gated") == []
     (tmp_path / ".draguard.yaml").write_text("featureGates: {DRAConsumableCapacty: true}\n")
     result = cli("lint", tmp_path / "claim.yaml")
-    assert result.code == 2 and ".draguard.yaml:1:16: unknown DRA feature gate 'DRAConsumableCapacty'" in result.err
+    assert result.code == 2 and ".draguard.yaml:1:16: unknown feature gate 'DRAConsumableCapacty'" in result.err
     (tmp_path / ".draguard.yaml").write_text("featureGates: {DRAConsumableCapacity: yes please}\n")
     result = cli("lint", tmp_path / "claim.yaml")
     assert result.code == 2 and ".draguard.yaml:1:39: feature gate DRAConsumableCapacity must be true or false" \
@@ -185,7 +185,7 @@ def test_feature_gates_in_the_config(tmp_path, cli):
 
 
 @pytest.mark.parametrize("value, message", [
-    ("NoSuchGate=true", "unknown DRA feature gate 'NoSuchGate'"),
+    ("NoSuchGate=true", "unknown feature gate 'NoSuchGate'"),
     ("DRAConsumableCapacity=on", "must be =true or =false"),
 ])
 def test_bad_feature_gates_flag_is_a_usage_error(cli, value, message):

@@ -143,6 +143,12 @@ def test_the_command_answers_with_the_verdict_and_its_exit_status(tmp_path):
         bad = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
                               str(pool), flag, value], capture_output=True, text=True, timeout=60)
         assert bad.returncode == 2 and f"argument {flag}: '{value}': seconds must be a {said}" in bad.stderr
+    gated = subprocess.run([sys.executable, "-m", "draguard", "simulate", "rollout", str(fine), "--inventory",
+                            str(pool), "--feature-gates", "DRADeviceTaints=false"], capture_output=True, text=True)
+    assert gated.returncode == 0, gated.stderr
+    unknown = subprocess.run([sys.executable, "-m", "draguard", "simulate", "drain", "gpu-0", str(fine), "--inventory",
+                              str(pool), "--feature-gates", "NoSuchGate=true"], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "--feature-gates: unknown feature gate 'NoSuchGate'" in unknown.stderr
 
 
 def test_before_1_33_a_pod_waits_out_its_backoff_after_a_device_is_released():

@@ -78,6 +78,12 @@ def test_a_scenario_that_fits_completes_with_the_total_time(folder):
      "scenario.yaml:7:1: horizon: seconds, a finite number > 0"),
     (("kubeVersion: \"1.34\"", "start: full"), "scenario.yaml:5:1: start: manifests (their Deployments and "
                                                 "StatefulSets running), empty, or {dump: PATH}"),
+    (("kubeVersion: \"1.34\"", "featureGates: {DRAConsumableCapacty: true}"),
+     "scenario.yaml:5:16: unknown feature gate 'DRAConsumableCapacty'"),
+    (("kubeVersion: \"1.34\"", "featureGates: {DRAConsumableCapacity: 'yes'}"),
+     "scenario.yaml:5:1: featureGates: a mapping of gate name -> true or false"),
+    (("kubeVersion: \"1.34\"", "featureGates: [DRAConsumableCapacity]"),
+     "scenario.yaml:5:1: featureGates: a mapping of gate name -> true or false"),
 ])
 def test_mistakes_are_reported_at_their_line_and_column(folder, change, message):
     with pytest.raises(InputError, match=re.escape(message)):
@@ -116,6 +122,9 @@ def test_the_command_runs_a_scenario(folder):
     ignored = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"),
                               "--start", "9"], capture_output=True, text=True)
     assert ignored.returncode == 2 and "--start: a scenario file sets these itself" in ignored.stderr
+    gated = subprocess.run([sys.executable, "-m", "draguard", "simulate", str(folder / "scenario.yaml"),
+                            "--feature-gates", "DRADeviceTaints=false"], capture_output=True, text=True)
+    assert gated.returncode == 2 and "--feature-gates: a scenario file sets these itself" in gated.stderr
 
 
 def test_a_deleted_node_s_pods_are_collected_and_replaced_elsewhere(folder):

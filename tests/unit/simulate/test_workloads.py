@@ -31,7 +31,7 @@ POD = """
 """
 
 
-def statefulset(replicas: int = 3, policy: str = "OrderedReady") -> str:
+def statefulset(replicas: int = 3, policy: str = "OrderedReady", extra: str = "") -> str:
     return f"""
 apiVersion: apps/v1
 kind: StatefulSet
@@ -39,7 +39,7 @@ metadata: {{name: db, namespace: serving}}
 spec:
   replicas: {replicas}
   podManagementPolicy: {policy}
-  serviceName: db
+  serviceName: db{extra}
   selector: {{matchLabels: {{app: db}}}}
   template:""" + textwrap.indent(textwrap.dedent(POD % {"name": "db"}), "    ")
 
@@ -94,6 +94,62 @@ def test_a_statefulset_rolls_from_the_highest_ordinal_one_pod_at_a_time_under_it
     start = run.start
     terminated = [(r.time - start, r.pod) for r in run.world.timeline if r.what == "terminating"]
     assert terminated == [(0.0, "db-3"), (2.0, "db-2"), (4.0, "db-1"), (6.0, "db-0")]
+
+
+def terminated(run) -> list[tuple[float, str]]:
+    return [(r.time - run.start, r.pod) for r in run.world.timeline if r.what == "terminating"]
+
+
+BOUNDED = "\n  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}"
+
+
+def test_a_statefulset_replaces_max_unavailable_pods_at_once_where_the_gate_is_on():
+    """MaxUnavailableStatefulSet (on by default in 1.37): OrderedReady deletes the two highest
+    old pods together, makes them again in ordinal order, then the next two."""
+    run = run_scenario(manifests(statefulset(4, extra=BOUNDED)), inventory(),
+                       steps(("update", {"statefulset": "db"})), PHASES, kube_version="1.37")
+    assert run.verdict.kind == "completes" and run.results[0].verdict.seconds == 8.0
+    assert terminated(run) == [(0.0, "db-3"), (0.0, "db-2"), (4.0, "db-1"), (4.0, "db-0")]
+
+
+def test_a_parallel_statefulset_keeps_max_unavailable_of_the_replicas_down():
+    """Parallel: 50% of 4 is 2 down at a time, replaced at once."""
+    extra = BOUNDED.replace("maxUnavailable: 2", "maxUnavailable: 50%")
+    run = run_scenario(manifests(statefulset(4, "Parallel", extra)), inventory(),
+                       steps(("update", {"statefulset": "db"})), PHASES, kube_version="1.37")
+    assert run.results[0].verdict.seconds == 4.0
+    assert terminated(run) == [(0.0, "db-3"), (0.0, "db-2"), (2.0, "db-1"), (2.0, "db-0")]
+
+
+def test_without_the_gate_max_unavailable_is_dropped_and_said():
+    """1.36: the API server drops the field, one pod at a time, and the timeline says so;
+    the gate set on (as the cluster's components are given it) brings it back."""
+    run = run_scenario(manifests(statefulset(4, extra=BOUNDED)), inventory(),
+                       steps(("update", {"statefulset": "db"})), PHASES, kube_version="1.36")
+    assert run.results[0].verdict.seconds == 8.0 and [p for _, p in terminated(run)] == ["db-3", "db-2", "db-1", "db-0"]
+    assert [r for r in run.world.timeline if r.what == "ignored" and "maxUnavailable 2" in r.detail]
+    gated = run_scenario(manifests(statefulset(4, extra=BOUNDED)), inventory(),
+                         steps(("update", {"statefulset": "db"})), PHASES, kube_version="1.36",
+                         gates={"MaxUnavailableStatefulSet": True})
+    assert [t for t, _ in terminated(gated)] == [0.0, 0.0, 4.0, 4.0]
+
+
+@pytest.mark.parametrize("value, said", [("0", "cannot be 0"), ("0%", "cannot be 0"),
+                                         ("150%", "must not be greater than 100%"), ("x", "a valid percent string")])
+def test_a_max_unavailable_the_api_server_refuses_is_not_simulated(value, said):
+    """validateRollingUpdateStatefulSet's verdicts, where the gate keeps the field."""
+    with pytest.raises(ScenarioError, match=f"maxUnavailable .*: {said}"):
+        run_scenario(manifests(statefulset(2, extra=BOUNDED.replace("2}}", f"{value}}}}}"))), inventory(), [],
+                     PHASES, kube_version="1.37")
+
+
+def test_a_statefulset_numbers_its_pods_from_ordinals_start():
+    """spec.ordinals.start: pods db-5.. (the partition counts from the start: db-6 and up roll)."""
+    extra = "\n  ordinals: {start: 5}\n  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 1}}"
+    run = run_scenario(manifests(statefulset(3, extra=extra)), inventory(),
+                       steps(("update", {"statefulset": "db"})), PHASES)
+    assert [p for _, p in created(run)][:3] == ["db-5", "db-6", "db-7"]
+    assert [p for _, p in terminated(run)] == ["db-7", "db-6"]
 
 
 def test_a_statefulset_scales_down_from_the_highest_ordinal():
@@ -205,3 +261,25 @@ def test_a_statefulset_partition_updates_only_the_ordinals_from_it_up():
                                                                                                (2.0, "db-2")]
     db = run.workloads[("StatefulSet", "db")]
     assert [db.revision_of[f"db-{o}"] for o in range(4)] == [1, 1, 2, 2]
+
+
+def tainted_inventory() -> Inventory:
+    objects = generate({"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": SPEC}]})
+    for obj in objects:
+        for device in obj.get("spec", {}).get("devices", []) if obj["kind"] == "ResourceSlice" else []:
+            device["taints"] = [{"key": "maintenance", "effect": "NoSchedule"}]
+    return Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(objects)])
+
+
+def test_the_release_and_its_gates_decide_what_the_scheduler_reads():
+    """Device taints published in slices: 1.35 stores the slices without them (DRADeviceTaints
+    is alpha, off) and the timeline says so; from 1.36 they keep the pod off, unless the gate
+    is set off."""
+    run = run_scenario(manifests(statefulset(1)), tainted_inventory(), [], PHASES, kube_version="1.35")
+    assert run.verdict.kind == "completes" and created(run) == [(0.0, "db-0")]
+    assert [r for r in run.world.timeline if r.what == "ignored" and "DRADeviceTaints" in r.detail]
+    with pytest.raises(ScenarioError, match="the start state does not fit"):
+        run_scenario(manifests(statefulset(1)), tainted_inventory(), [], PHASES, kube_version="1.36")
+    off = run_scenario(manifests(statefulset(1)), tainted_inventory(), [], PHASES, kube_version="1.36",
+                       gates={"DRADeviceTaints": False})
+    assert off.verdict.kind == "completes"
