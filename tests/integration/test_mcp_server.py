@@ -53,7 +53,27 @@ def test_tools_and_their_schemas_are_listed():
     tools = session_run(lambda s: s.list_tools())
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"lint", "rules", "explain", "allocate", "simulate", "fix", "audit"}
-    assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version"}
+    assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version", "feature_gates"}
+    for name in ("fix", "audit", "allocate", "simulate"):
+        assert {"kube_version", "feature_gates"} <= set(by_name[name].input_schema["properties"]), name
+
+
+def test_lint_judges_with_the_cluster_s_feature_gates():
+    """A StatefulSet's maxUnavailable 0: 1.36 drops the field unread, unless the cluster sets
+    MaxUnavailableStatefulSet on; then the API server refuses it."""
+    statefulset = yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+        "spec": {"replicas": 2, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0}},
+                 "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}})
+
+    async def calls(session):
+        return [await session.call_tool("lint", {"manifest": statefulset, "kube_version": "1.36", **gates})
+                for gates in ({}, {"feature_gates": "MaxUnavailableStatefulSet=true"}, {"feature_gates": "Nope=true"})]
+    default, gated, unknown = session_run(calls)
+    rules = [{f["rule"] for f in payload(r)["findings"]} for r in (default, gated)]
+    assert "rollout-fields-invalid" not in rules[0] and "rollout-fields-invalid" in rules[1]
+    assert unknown.is_error and "unknown feature gate 'Nope'" in unknown.content[0].text
 
 
 def test_lint_rules_and_explain():

@@ -44,14 +44,15 @@ def build_server():
     tool = _anticipating(server)
 
     @tool
-    def lint(manifest: str = "", paths: list[str] | None = None, kube_version: str = "") -> dict:
+    def lint(manifest: str = "", paths: list[str] | None = None, kube_version: str = "",
+             feature_gates: str = "") -> dict:
         """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
         charts and Kustomize folders in `paths`. Returns draguard's JSON report (version 2):
         each finding with its rule, severity, message, file, line, column, path and fix."""
         from ..engine import lint_paths
         from ..report.json_report import document
 
-        config = _config(kube_version)
+        config = _config(kube_version, feature_gates)
         with _inputs(manifest, paths) as inputs:
             result = lint_paths(inputs, config)
         return document(result)
@@ -107,7 +108,7 @@ def build_server():
 
     @tool
     def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,
-            kube_version: str = "") -> dict:
+            kube_version: str = "", feature_gates: str = "") -> dict:
         """draguard's fixes for manifest text or files: a unified diff, the fixed text (for
         `manifest`), and what was left with the reason. Files are written only with
         `write: true`; `unsafe: true` adds fixes that change behaviour (the migration of
@@ -115,7 +116,7 @@ def build_server():
         from ..fix.files import encode, read, unified_diff, write as write_file
         from ..fix.run import Choice, FileText, fix_texts
 
-        config, choice = _config(kube_version), Choice(unsafe=unsafe)
+        config, choice = _config(kube_version, feature_gates), Choice(unsafe=unsafe)
         if manifest:
             files = [FileText("manifest.yaml", manifest)]
         else:
@@ -137,7 +138,7 @@ def build_server():
 
     @tool
     def audit(dump: str = "", snapshot: str = "", kubeconfig: str = "", context: str = "", at: str = "",
-              kube_version: str = "") -> dict:
+              kube_version: str = "", feature_gates: str = "") -> dict:
         """Audit a cluster's DRA state for leaked, stale and stuck claims, stuck pods, stale
         slices, unguarded MIG overlap and fragmentation: a dump (`dump`: a file of `kubectl get
         ... -o yaml|json` or a folder from `draguard audit --save-dump`; or its text in
@@ -158,7 +159,7 @@ def build_server():
                 found, loaded = read(source(files[0]))
         else:
             found, loaded = read(source(dump or None))
-        config = _config(kube_version or found.server_version, strict=bool(kube_version))
+        config = _config(kube_version or found.server_version, feature_gates, strict=bool(kube_version))
         return document(run_audit(found, config, loaded))
 
     return server
@@ -182,9 +183,12 @@ def _anticipating(server):
     return register
 
 
-def _config(kube_version: str, strict: bool = True):
+def _config(kube_version: str, feature_gates: str = "", strict: bool = True):
+    """The config of a tool call: its release, and the feature gates (`A=true,B=false`) the
+    cluster sets differently from that release's defaults, as the CLI's --feature-gates."""
     from ..core.config import Config
     from ..core.versions import check_kube_version
+    from ..facts.gates import parse_gates
 
     config = Config()
     if kube_version:
@@ -193,6 +197,7 @@ def _config(kube_version: str, strict: bool = True):
         except ValueError:
             if strict:  # a server's unknown version is judged as the newest release instead
                 raise
+    config.feature_gates.update(parse_gates(feature_gates))
     return config
 
 
