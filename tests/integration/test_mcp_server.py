@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 import pytest
@@ -114,7 +115,7 @@ def test_fix_returns_a_diff_and_writes_only_when_asked(tmp_path):
                 await session.call_tool("fix", {"paths": [str(target)], "unsafe": True, "write": True}))
     text, dry, written = map(payload, session_run(calls))
     assert "+kind: ResourceClaimTemplate" in text["diff"] and "kind: ResourceClaimTemplate" in text["fixed"]
-    assert dry["written"] == [] and "+kind: ResourceClaimTemplate" in dry["diff"]
+    assert dry["written"] == [] and "+kind: ResourceClaimTemplate" in dry["diff"] and dry["notRead"] == []
     assert written["written"] == [{"file": str(target), "written": True, "reason": None}]
     assert "kind: ResourceClaimTemplate" in target.read_text()
 
@@ -171,3 +172,14 @@ def test_simulate_proves_the_surge_first_deadlock_and_its_remedy():
     assert stuck["verdict"]["chain"][1].startswith("2 old pod(s) cannot be removed")
     assert fine["verdict"] == {"kind": "completes", "seconds": 37.0, "chain": [], "remedy": "",
                                "progressDeadlineExceeded": None}
+
+
+def test_fix_says_which_files_it_did_not_read(tmp_path):
+    (tmp_path / "shared-gpu.yaml").write_text(LEGACY)
+    (tmp_path / "latin1.yaml").write_bytes("metadata: {name: caf\xe9}\n".encode("latin-1"))
+    os.mkfifo(tmp_path / "pipe.yaml")
+    answer = payload(session_run(lambda s: s.call_tool("fix", {"paths": [str(tmp_path)], "unsafe": True})))
+    assert sorted((os.path.basename(n["file"]), n["reason"]) for n in answer["notRead"]) == [
+        ("latin1.yaml", "not UTF-8 text: left untouched"),
+        ("pipe.yaml", "not a regular file (a pipe, socket or device): not read")]
+    assert "+kind: ResourceClaimTemplate" in answer["diff"]

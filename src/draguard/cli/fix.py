@@ -62,6 +62,7 @@ def run(args) -> int:
                             config.kube_version)
     rendered = load_units([u for u in units if u.kind in ("helm", "kustomize")], render_options=options)
     reads, paths, unreadable = {}, {}, []
+    skipped = [f"{u.display}: {u.reason}" for u in units if u.kind == "skipped"]  # said, as lint warns of them
     for unit in units:
         if unit.kind == "file":
             try:
@@ -95,7 +96,7 @@ def run(args) -> int:
             sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
-    _summary(out, run_, not_written + unreadable, dry=args.check or args.diff)
+    _summary(out, run_, skipped + not_written + unreadable, dry=args.check or args.diff)
     if said_empty(run_.result, args):
         return EXIT_ERROR
     if args.check or args.diff:

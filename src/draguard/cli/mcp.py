@@ -110,18 +110,24 @@ def build_server():
     def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,
             kube_version: str = "", feature_gates: str = "") -> dict:
         """draguard's fixes for manifest text or files: a unified diff, the fixed text (for
-        `manifest`), and what was left with the reason. Files are written only with
+        `manifest`), what was left with the reason, and the files not read (not UTF-8, a
+        pipe, a link out of the folder) with the reason. Files are written only with
         `write: true`; `unsafe: true` adds fixes that change behaviour (the migration of
         device-plugin GPUs to DRA claims is one)."""
         from ..fix.files import encode, read, unified_diff, write as write_file
         from ..fix.run import Choice, FileText, fix_texts
+        from ..sources.discover import expand
 
         config, choice = _config(kube_version, feature_gates), Choice(unsafe=unsafe)
+        not_read = []
         if manifest:
             files = [FileText("manifest.yaml", manifest)]
         else:
-            reads = [read(path, path) for path in _files(paths or [])]
+            units = expand(paths or [])
+            reads = [read(u.path, u.path) for u in units if u.kind == "file"]
             files = [FileText(r.display, r.text, r.bom) for r in reads if r.text is not None]
+            not_read = [{"file": u.display, "reason": u.reason} for u in units if u.kind == "skipped"] + \
+                [{"file": r.display, "reason": "not UTF-8 text: left untouched"} for r in reads if r.text is None]
         run = fix_texts(files, config, choice)
         written = []
         if write and not manifest:
@@ -134,7 +140,7 @@ def build_server():
                 "applied": [{"file": f.display, "rule": rule, "fix": title} for f in files for rule, title in f.applied],
                 "left": [{"rule": item.finding.rule, "message": item.finding.message, "file": item.finding.location.file,
                           "line": item.finding.location.line, "reason": item.reason} for item in run.left],
-                "written": written}
+                "written": written, "notRead": not_read}
 
     @tool
     def audit(dump: str = "", snapshot: str = "", kubeconfig: str = "", context: str = "", at: str = "",
@@ -199,12 +205,6 @@ def _config(kube_version: str, feature_gates: str = "", strict: bool = True):
                 raise
     config.feature_gates.update(parse_gates(feature_gates))
     return config
-
-
-def _files(paths: list[str]) -> list[str]:
-    from ..sources.discover import expand
-
-    return [unit.path for unit in expand(paths) if unit.kind == "file"]
 
 
 class _inputs:

@@ -85,6 +85,22 @@ class RenderSkipped(InputRule):
 
 
 @register
+class InputSkipped(InputRule):
+    id = loader.INPUT_SKIPPED
+    name = "Input not read"
+    category = "parse"
+    severity = Severity.WARNING
+    summary = ("A folder walk met something it does not read: a pipe, socket or device named like a manifest, or "
+               "a link to a folder outside the walked one.")
+    rationale = """
+        Reading a named pipe waits for a writer that may never come, and a link to a folder
+        may lead anywhere (a home folder, the whole disk, or back up the tree), so neither is
+        read; each is said, so that nothing is skipped silently. A link into the walked folder
+        is checked under its own path. Give a link's target as an input to check it."""
+    reference = "https://man7.org/linux/man-pages/man7/fifo.7.html"
+
+
+@register
 class RenderFailed(InputRule):
     id = loader.RENDER_FAILED
     name = "Rendering failed"

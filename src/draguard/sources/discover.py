@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 
 from ..core.errors import InputError
@@ -14,12 +15,14 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 
 @dataclass(frozen=True)
 class Unit:
-    """One thing to load. `kind` is 'file', 'stdin', 'helm' or 'kustomize'; `display` is the
-    path as the user would write it (relative to what they gave on the command line)."""
+    """One thing to load. `kind` is 'file', 'stdin', 'helm' or 'kustomize', or 'skipped': found
+    in a folder but not read, for `reason`; `display` is the path as the user would write it
+    (relative to what they gave on the command line)."""
 
     kind: str
     path: str
     display: str
+    reason: str = ""
 
 
 def _matches(relpath: str, patterns) -> bool:
@@ -74,6 +77,8 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
                 continue
             if _render_kind(sub):
                 units.extend(_walk(sub, include, exclude, top))
+            elif os.path.islink(sub):
+                units.extend(_folder_link(sub, top))
             else:
                 keep.append(name)
         dirnames[:] = keep
@@ -85,8 +90,29 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
             if kind == "kustomize" and (name in KUSTOMIZATION_FILES or os.path.abspath(path) in used):
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
-                units.append(Unit("file", path, path))
+                units.append(Unit("file", path, path) if not _special(path) else Unit(
+                    "skipped", path, path, "not a regular file (a pipe, socket or device): not read"))
     return units
+
+
+def _folder_link(link: str, top: str) -> list[Unit]:
+    """A link to a folder is not followed (it may lead anywhere, or back up the tree): one
+    into the folder walked is read under its own path, one out of it is said."""
+    target, root = os.path.realpath(link), os.path.realpath(top)
+    if os.path.commonpath([target, root]) == root:
+        return []
+    return [Unit("skipped", link, link, f"a link to the folder {target}, outside {top}: not followed (give it as an "
+                                        "input to check it)")]
+
+
+def _special(path: str) -> bool:
+    """A pipe, socket or device: reading a pipe would wait for a writer forever. A broken link
+    is read, and its error said."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode)
 
 
 #: kustomization fields that name files or folders (kustomize's types/kustomization.go)

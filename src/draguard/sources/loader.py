@@ -32,6 +32,7 @@ RENDER_SKIPPED = "render-skipped"
 RENDER_FAILED = "render-failed"
 NOT_AN_OBJECT = "not-an-object"
 MISCASED_TYPE_KEY = "miscased-type-key"
+INPUT_SKIPPED = "input-skipped"
 _TYPE_KEYS = {"apiversion": "apiVersion", "kind": "kind"}
 _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit": INPUT_LIMIT}
 
@@ -90,6 +91,9 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
             advance()
         if unit.kind in ("helm", "kustomize"):
             _load_rendered(unit, loaded, limits, render_options)
+            continue
+        if unit.kind == "skipped":
+            loaded.problems.append(Problem(INPUT_SKIPPED, unit.reason, Location(unit.display)))
             continue
         text = _read(unit, loaded, limits, stdin)
         if text is not None:

@@ -98,6 +98,16 @@ def test_not_utf8_is_left_untouched(cli, tmp_path):
     assert "not UTF-8 text: left untouched" in done.out and done.code == 2
 
 
+def test_a_pipe_in_the_folder_is_said_not_waited_for(tmp_path):
+    """fix read a named pipe named like a manifest and waited for a writer forever."""
+    shutil.copy(EXAMPLES / "legacy-multitenant" / "shared-gpu.yaml", tmp_path)
+    os.mkfifo(tmp_path / "pipe.yaml")
+    done = subprocess.run([sys.executable, "-m", "draguard", "fix", "--no-config", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert "pipe.yaml: not a regular file (a pipe, socket or device): not read" in done.stdout
+    assert done.returncode == 1 and "fixed" in done.stdout  # the legacy file's errors left; lint only warns of it
+
+
 def test_a_bom_and_crlf_survive(cli, tmp_path):
     target = tmp_path / "crlf.yaml"
     target.write_bytes(b"\xef\xbb\xbf" + LEGACY.read_bytes().replace(b"\n", b"\r\n"))

@@ -36,6 +36,28 @@ def test_folders_are_walked_with_include_and_exclude(tmp_path):
     assert [os.path.basename(u.path) for u in only_json] == ["c.json"]
 
 
+def test_a_pipe_and_a_link_out_of_the_folder_are_said_not_read(tmp_path):
+    """Reading a named pipe waited forever for a writer; a folder link was skipped silently.
+    A link back into the walked folder is read under its own path, once."""
+    import os
+
+    inside = tmp_path / "walked"
+    (inside / "sub").mkdir(parents=True)
+    (inside / "sub" / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    os.mkfifo(inside / "pipe.yaml")
+    os.mkfifo(inside / "pipe.txt")  # not a manifest name: not looked at
+    (tmp_path / "elsewhere").mkdir()
+    (inside / "out").symlink_to(tmp_path / "elsewhere")
+    (inside / "again").symlink_to(inside / "sub")
+    units = expand([str(inside)])
+    assert [(u.kind, os.path.basename(u.path)) for u in units] == [("skipped", "out"), ("skipped", "pipe.yaml"),
+                                                                   ("file", "a.yaml")]
+    loaded = load_units(units)
+    assert [p.rule for p in loaded.problems] == ["input-skipped", "input-skipped"]
+    assert "not followed" in loaded.problems[0].message and "not a regular file" in loaded.problems[1].message
+    assert len(loaded.entries) == 1
+
+
 def test_missing_input_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         expand([str(tmp_path / "nope.yaml")])
