@@ -46,7 +46,7 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     world.run(horizon)
     problem = steady.fitted()
     if problem:
-        raise ScenarioError(f"the start state does not fit: {problem}")
+        raise ScenarioError(world.misfit(problem))
     start, first_record = world.now, len(world.timeline)
     world.log("rollout started", detail=f"revision 2 of {deployment.name}" + (f", image {image}" if image else ""))
     rollout = steady.next_revision(advance=progress("rolling out", steady.replicas) if progress else None)

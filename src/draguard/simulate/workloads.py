@@ -46,7 +46,7 @@ def start_state(manifests: list[Manifest], inventory: Inventory, timings: Timing
     for controller in running.values():
         problem = controller.fitted()
         if problem:
-            raise ScenarioError(f"the start state does not fit: {problem}")
+            raise ScenarioError(world.misfit(problem))
     return world, running
 
 

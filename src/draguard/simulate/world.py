@@ -215,6 +215,12 @@ class World:
     def log(self, what: str, pod: str = "", detail: str = "") -> None:
         self.timeline.append(Record(self.now, what, pod, detail))
 
+    def misfit(self, problem: str) -> str:
+        """Why the start state does not fit, with what the release ignored (a gate that is
+        off can be the reason: a device no longer shared, a taint no longer read)."""
+        ignored = [r.detail for r in self.timeline if r.what == "ignored"]
+        return f"the start state does not fit: {problem}" + "".join(f"; note: {text}" for text in ignored)
+
     # -- pods --
     def _move(self, pod: Pod, phase: str) -> None:
         """Every phase change goes through here, which keeps the count per phase."""

@@ -201,3 +201,53 @@ def test_extended_resources_a_device_class_serves_are_claimed_as_the_scheduler_c
                     pool).verdict.kind == "completes"
     with pytest.raises(ScenarioError, match="claims no devices"):
         simulate(text, pool, kube_version="1.35")
+
+
+SHARED_POOL = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: shared-gpu}
+spec: {selectors: [{cel: {expression: "device.driver == 'shared.example.com'"}}]}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-0}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-0-gpus}
+spec:
+  driver: shared.example.com
+  nodeName: node-0
+  pool: {name: node-0, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    allowMultipleAllocations: true
+    capacity: {memory: {value: 40Gi, requestPolicy: {default: 8Gi, validRange: {min: 4Gi, step: 4Gi}}}}
+"""
+SHARE = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: slice, namespace: serving}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: shared-gpu, allocationMode: ExactCount, count: 1, capacity: {requests: {memory: 10Gi}}}
+"""
+
+
+def test_a_shared_device_is_shared_where_the_release_s_scheduler_shares_it():
+    """Consumable capacity (DRAConsumableCapacity, beta and on from 1.36): three pods of 10Gi
+    (12Gi after the 4Gi step) share the 40Gi device, and a surge of a fourth does not fit. On
+    1.35 the API server stores the slice without allowMultipleAllocations: one pod fits, and
+    the refusal says why."""
+    pool = Inventory.from_manifests([Manifest.from_data(d, document=i)
+                                     for i, d in enumerate(yaml.safe_load_all(SHARED_POOL))])
+    template = {"slice": Manifest.from_data(yaml.safe_load(SHARE))}
+    three = Manifest.from_data(yaml.safe_load(deployment(replicas=3)))
+    verdict = simulate_rollout(three, template, pool).verdict
+    assert verdict.kind == "deadlock" and verdict.remedy.startswith("strategy maxSurge: 0, maxUnavailable: 1")
+    with pytest.raises(ScenarioError, match=r"1 of 3 pods .*; note: Kubernetes 1.35: DRAConsumableCapacity is off"):
+        simulate_rollout(three, template, pool, kube_version="1.35")
