@@ -365,6 +365,10 @@ def _device_taint(step: Step, context: Context) -> Verdict:
     effect = args.get("effect")
     if effect not in ("NoSchedule", "NoExecute", "None") or not isinstance(args.get("key"), str):
         raise ScenarioError(f"{step.where}: deviceTaint needs key and effect (NoSchedule, NoExecute or None)")
+    if not world.enabled("DRADeviceTaints"):
+        raise ScenarioError(f"{step.where}: deviceTaint: DeviceTaintRules need the DRADeviceTaints feature gate, off "
+                            f"in {world.kube_version} (set featureGates: {{DRADeviceTaints: true}} where the cluster "
+                            "runs with it)")
     node = _node(step, context) if "node" in args else None
     slices = world.state.inventory.slices
     pools = {(s.driver, s.pool) for s in slices if node is None or s.node_name == node}

@@ -116,7 +116,7 @@ class StatefulSet:
                 return
         if condemned and not self.parallel or self.on_delete:
             return
-        if self.world.statefulset_max_unavailable:
+        if self.world.enabled("MaxUnavailableStatefulSet"):
             self._update_bounded()
             return
         for ordinal in self._updatable():
@@ -187,7 +187,7 @@ def statefulset_of(manifest, template: PodTemplate, world: World) -> StatefulSet
         raise ScenarioError(f"StatefulSet '{manifest.name}': podManagementPolicy {policy!r} / updateStrategy "
                             f"{strategy!r} is not one the API accepts")
     max_unavailable = rolling.get("maxUnavailable")
-    if max_unavailable is not None and world.statefulset_max_unavailable:
+    if max_unavailable is not None and world.enabled("MaxUnavailableStatefulSet"):
         said = intstr_problem(max_unavailable, nonzero=True)
         if said:
             raise ScenarioError(f"StatefulSet '{manifest.name}': rollingUpdate.maxUnavailable {max_unavailable!r}: "

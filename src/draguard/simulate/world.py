@@ -32,7 +32,7 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..core.versions import minor
+from ..core.versions import DEFAULT_KUBE_VERSION, minor
 from ..dra.storage import as_stored, dropped
 from ..dra.variants import disabled_gates, variant_for
 from ..facts.gates import gate_enabled
@@ -130,7 +130,8 @@ class Hold:
 class World:
     state: ClusterState
     pop_from_backoff: bool = True  # SchedulerPopFromBackoffQ (1.33+)
-    statefulset_max_unavailable: bool = True  # MaxUnavailableStatefulSet (on by default from 1.37)
+    kube_version: str = DEFAULT_KUBE_VERSION
+    gates: dict = field(default_factory=dict)  # those set differently from the release's defaults
     # extended resource name -> the DeviceClass that serves it (DRAExtendedResource, 1.36+)
     extended_resources: dict = field(default_factory=dict)
     now: float = 0.0
@@ -165,8 +166,8 @@ class World:
             if gate_enabled("DRAExtendedResource", kube_version, gates) else {}
         world = cls(ClusterState(dataclasses.replace(stored, allocated=set(stored.allocated)),
                                  variant_for(kube_version, gates).features()),
-                    pop_from_backoff=minor(kube_version) >= 33, extended_resources=served,
-                    statefulset_max_unavailable=gate_enabled("MaxUnavailableStatefulSet", kube_version, gates))
+                    pop_from_backoff=minor(kube_version) >= 33, extended_resources=served, kube_version=kube_version,
+                    gates=gates)
         for line in dropped(inventory, disabled):
             world.log("ignored", detail=f"Kubernetes {kube_version}: {line}")
         return world
@@ -211,6 +212,10 @@ class World:
     def pending_events(self) -> int:
         """The events to come that may change pods."""
         return sum(1 for event in self._queue if not event[4])
+
+    def enabled(self, gate: str) -> bool:
+        """Whether the cluster runs with `gate` on (MaxUnavailableStatefulSet, DRADeviceTaints)."""
+        return gate_enabled(gate, self.kube_version, self.gates)
 
     def log(self, what: str, pod: str = "", detail: str = "") -> None:
         self.timeline.append(Record(self.now, what, pod, detail))

@@ -77,6 +77,17 @@ def test_a_no_schedule_taint_keeps_new_claims_off_and_evicts_nobody():
     assert not any(r.what.startswith("evicted") for r in run.world.timeline)
 
 
+def test_a_device_taint_needs_its_gate():
+    """DeviceTaintRules exist only where DRADeviceTaints is on (by default from 1.36)."""
+    taint = steps(("deviceTaint", {"node": "gpu-0", "key": "health", "effect": "NoSchedule"}))
+    with pytest.raises(ScenarioError, match="scenario.yaml:1:3: deviceTaint: DeviceTaintRules need the DRADeviceTaints "
+                                            "feature gate, off in 1.35"):
+        run_scenario(manifests(RELEASE_FIRST), inventory(1), taint, PHASES, kube_version="1.35")
+    run = run_scenario(manifests(RELEASE_FIRST), inventory(1), taint, PHASES, kube_version="1.35",
+                       gates={"DRADeviceTaints": True})
+    assert run.verdict.kind == "completes"
+
+
 def test_an_eviction_goes_through_the_budget_and_the_pod_is_replaced():
     run = run_scenario(manifests(RELEASE_FIRST, BUDGET), inventory(2), steps(("evict", {"pod": "llm-1-1"})), PHASES)
     assert run.verdict.kind == "completes" and run.verdict.seconds == 2.0
