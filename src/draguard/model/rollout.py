@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.intstr import scaled_value
+from ..core.intstr import problem as intstr_problem, scaled_value
 from .manifest import Manifest
 from .pods import mapping
 
@@ -63,3 +63,18 @@ class Strategy:
 
 def _written_zero(value) -> bool:
     return (type(value) is int and value == 0) or value == "0%"
+
+
+def statefulset_update_problems(rolling: dict, max_unavailable_kept: bool) -> list[tuple[str, str]]:
+    """(field, what the API server says) for each field of a StatefulSet's rollingUpdate it
+    refuses (validateRollingUpdateStatefulSet): a negative partition, and a maxUnavailable of
+    0, 0% or over 100% where the server keeps the field (`max_unavailable_kept`:
+    MaxUnavailableStatefulSet on; else it drops the field unread)."""
+    found = []
+    partition = rolling.get("partition")
+    if isinstance(partition, int) and not isinstance(partition, bool) and partition < 0:
+        found.append(("partition", "must be greater than or equal to 0"))
+    value = rolling.get("maxUnavailable")
+    if value is not None and max_unavailable_kept and (said := intstr_problem(value, nonzero=True)):
+        found.append(("maxUnavailable", said))
+    return found

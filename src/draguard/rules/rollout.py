@@ -9,7 +9,7 @@ from ..core.selectors import matches
 from ..facts.gates import gate_enabled
 from ..model.objectset import BOTH_BUDGETS, budget_problems, pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
-from ..model.rollout import DEFAULT_MAX_SURGE, Strategy
+from ..model.rollout import DEFAULT_MAX_SURGE, Strategy, statefulset_update_problems
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
@@ -352,7 +352,8 @@ class RolloutFieldsInvalid(Rule):
             if kind != "RollingUpdate" or not holder:
                 return
             if obj.kind == "StatefulSet":
-                found = self._statefulset(holder, ctx)
+                found = statefulset_update_problems(holder, gate_enabled("MaxUnavailableStatefulSet", ctx.kube_version,
+                                                                         ctx.config.feature_gates))
             else:
                 found = [(key, said) for key in ("maxSurge", "maxUnavailable") if holder.get(key) is not None
                          and (said := intstr_problem(holder[key], at_most_100=daemon or key == "maxUnavailable"))]
@@ -361,21 +362,6 @@ class RolloutFieldsInvalid(Rule):
             if said != BOTH_BUDGETS and (isinstance(holder[key], bool) or not isinstance(holder[key], (int, str))):
                 continue  # not an IntOrString at all: schema-invalid says so
             yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
-
-    @staticmethod
-    def _statefulset(rolling: dict, ctx) -> list[tuple[str, str]]:
-        """validateRollingUpdateStatefulSet: the partition, and maxUnavailable where the API
-        server keeps it (MaxUnavailableStatefulSet on; else it drops the field unread)."""
-        found = []
-        partition = rolling.get("partition")
-        if isinstance(partition, int) and not isinstance(partition, bool) and partition < 0:
-            found.append(("partition", "must be greater than or equal to 0"))
-        value = rolling.get("maxUnavailable")
-        if value is not None and gate_enabled("MaxUnavailableStatefulSet", ctx.kube_version, ctx.config.feature_gates):
-            said = intstr_problem(value, nonzero=True)
-            if said:
-                found.append(("maxUnavailable", said))
-        return found
 
     def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.intstr import problem as intstr_problem, scaled_value
+from ..core.intstr import scaled_value
+from ..model.rollout import statefulset_update_problems
 from .template import PodTemplate, ScenarioError
 from .world import World
 
@@ -186,13 +187,12 @@ def statefulset_of(manifest, template: PodTemplate, world: World) -> StatefulSet
     if policy not in ("OrderedReady", "Parallel") or strategy not in ("RollingUpdate", "OnDelete"):
         raise ScenarioError(f"StatefulSet '{manifest.name}': podManagementPolicy {policy!r} / updateStrategy "
                             f"{strategy!r} is not one the API accepts")
-    max_unavailable = rolling.get("maxUnavailable")
-    if max_unavailable is not None and world.enabled("MaxUnavailableStatefulSet"):
-        said = intstr_problem(max_unavailable, nonzero=True)
-        if said:
-            raise ScenarioError(f"StatefulSet '{manifest.name}': rollingUpdate.maxUnavailable {max_unavailable!r}: "
-                                f"{said}")
-    elif max_unavailable is not None:
+    max_unavailable, kept = rolling.get("maxUnavailable"), world.enabled("MaxUnavailableStatefulSet")
+    refused = statefulset_update_problems(rolling, kept)
+    if refused:
+        key, said = refused[0]
+        raise ScenarioError(f"StatefulSet '{manifest.name}': rollingUpdate.{key} {rolling[key]!r}: {said}")
+    if max_unavailable is not None and not kept:
         world.log("ignored", detail=f"StatefulSet {manifest.name}: rollingUpdate.maxUnavailable {max_unavailable!r} is "
                                  "dropped by the API server (MaxUnavailableStatefulSet is off): one pod at a time")
     ordinals = spec.get("ordinals") or {}

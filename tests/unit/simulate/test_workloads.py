@@ -283,3 +283,9 @@ def test_the_release_and_its_gates_decide_what_the_scheduler_reads():
     off = run_scenario(manifests(statefulset(1)), tainted_inventory(), [], PHASES, kube_version="1.36",
                        gates={"DRADeviceTaints": False})
     assert off.verdict.kind == "completes"
+
+
+def test_a_negative_partition_is_refused_as_the_api_server_does():
+    extra = "\n  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: -1}}"
+    with pytest.raises(ScenarioError, match="rollingUpdate.partition -1: must be greater than or equal to 0"):
+        run_scenario(manifests(statefulset(2, extra=extra)), inventory(), [], PHASES)
