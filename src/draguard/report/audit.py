@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from ..core.finding import Finding, Severity
-from .prose import sentence
+from .prose import printable, sentence
 
 AUDIT_VERSION = 1
 FORMATS = ("text", "json", "sarif", "prometheus", "html")
@@ -75,7 +75,7 @@ def text(result, **_) -> str:
         if group:
             out += ["", f"{str(severity).upper()}S ({len(group)})"]
         for f in group:
-            out.append(f"{_where(f)}: [{f.rule}] {sentence(f.message)}")
+            out.append(f"{printable(_where(f))}: [{f.rule}] {sentence(f.message)}")
             if f.help:
                 out.append(f"    = help: {sentence(f.help)}")
     return "\n".join(out) + "\n"
@@ -121,5 +121,5 @@ def prometheus(result, **_) -> str:
 def watch_lines(stamp: str, appeared, resolved) -> list[str]:
     """`--watch` output: `+ TIME severity [rule] object: message` for a finding that appeared,
     `- TIME severity [rule] object` for one that resolved."""
-    return ([f"+ {stamp} {f.severity} [{f.rule}] {f.obj}: {sentence(f.message)}" for f in appeared] +
-            [f"- {stamp} {f.severity} [{f.rule}] {f.obj}" for f in resolved])
+    return ([f"+ {stamp} {f.severity} [{f.rule}] {printable(str(f.obj))}: {sentence(f.message)}" for f in appeared] +
+            [f"- {stamp} {f.severity} [{f.rule}] {printable(str(f.obj))}" for f in resolved])

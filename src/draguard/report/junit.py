@@ -7,7 +7,7 @@ from itertools import groupby
 from xml.etree import ElementTree as ET
 
 from ..core.finding import Severity
-from .prose import sentence, with_help
+from .prose import printable, sentence, with_help
 
 
 def render(result, *, fail_on: Severity = Severity.ERROR, **_) -> str:
@@ -17,13 +17,14 @@ def render(result, *, fail_on: Severity = Severity.ERROR, **_) -> str:
     total = failures = 0
     for file in files:
         findings = by_file.get(file, [])
-        suite = ET.SubElement(suites, "testsuite", name=file)
+        suite = ET.SubElement(suites, "testsuite", name=printable(file))
         suite_failures = 0
         if not findings:
-            ET.SubElement(suite, "testcase", name="no findings", classname=file)
+            ET.SubElement(suite, "testcase", name="no findings", classname=printable(file))
         for f in findings:
-            case = ET.SubElement(suite, "testcase", name=f"{f.rule} {f.obj} {f.line}:{f.column}", classname=file)
-            body = f"{f.file}:{f.line}:{f.column}: {f.severity} [{f.rule}] {with_help(f.message, f.help)}"
+            case = ET.SubElement(suite, "testcase", name=printable(f"{f.rule} {f.obj} {f.line}:{f.column}"),
+                                 classname=printable(file))
+            body = printable(f"{f.file}:{f.line}:{f.column}: {f.severity} [{f.rule}] ") + with_help(f.message, f.help)
             if f.severity >= fail_on:
                 failure = ET.SubElement(case, "failure", message=sentence(f.message), type=f.rule)
                 failure.text = body

@@ -10,8 +10,19 @@ import textwrap
 _PLAIN_WORD = re.compile(r"[a-z]+\b(?![.:/\-_])")
 
 
+#: control characters and bidirectional overrides a manifest's strings can carry into a
+#: message (a container named "c\x1b[2J" clears the terminal the report is printed on; U+202E
+#: reorders what the reader sees): shown escaped, as Python writes them
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with control characters and bidi overrides escaped (`\\n`, `\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 def sentence(text: str) -> str:
-    text = text.strip()
+    text = printable(text.strip())
     if not text:
         return text
     if _PLAIN_WORD.match(text):

@@ -6,7 +6,7 @@ from itertools import groupby
 
 from ..core.finding import Finding, Severity
 from .lines import SourceLines
-from .prose import sentence
+from .prose import printable, sentence
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
 
@@ -38,18 +38,18 @@ def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) ->
     tag = " (suppressed: " + (f.suppressed_by or "no reason given") + ")" if suppressed else ""
     where = f"{f.file}:{f.line}:{f.column}" if f.location.line else \
         f"{f.file}: {f.location.dotted}" if f.location.dotted else f.file
-    out = [f"{paint(where, '1')}: {sev} [{f.rule}] {sentence(f.message)}{tag}"]
+    out = [f"{paint(printable(where), '1')}: {sev} [{f.rule}] {sentence(f.message)}{tag}"]
     source = lines.get(f.file, f.line) if f.location.line else None
     if source is not None:
         shown, caret = _window(source.expandtabs(1), max(0, f.column - 1))
-        out.append(f"  {f.line:>5} | {shown}")
-        out.append(f"        | {' ' * caret}{paint('^', '1;32')}")
+        out.append(f"  {f.line:>5} | {printable(shown)}")
+        out.append(f"        | {' ' * len(printable(shown[:caret]))}{paint('^', '1;32')}")
     if f.obj.kind:
-        out.append(f"        = in {f.obj}")
+        out.append(f"        = in {printable(str(f.obj))}")
     if f.help:
         out.append(f"        = help: {sentence(f.help)}")
     if f.fix:
-        out.append(f"        = fix ({f.fix.applicability}): {f.fix.title}")
+        out.append(f"        = fix ({f.fix.applicability}): {printable(f.fix.title)}")
     return out
 
 
@@ -62,7 +62,7 @@ def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) 
         shown.sort(key=lambda pair: pair[0].sort_key())
     out: list[str] = []
     for file, group in groupby(shown, key=lambda pair: pair[0].file):
-        out.append(paint(file, "1;4"))
+        out.append(paint(printable(file), "1;4"))
         for f, suppressed in group:
             out.extend(_finding(f, lines, paint, suppressed))
         out.append("")

@@ -182,3 +182,18 @@ def test_a_long_source_line_shows_a_window_with_the_caret_on_its_character(caret
     shown, place = _window(line, caret)
     assert len(shown.strip("…")) == WINDOW and shown[place] == line[caret]
     assert shown.startswith("…") == (caret > WINDOW // 2) and shown.endswith("…") == (caret < 5000 - WINDOW // 2)
+
+
+HOSTILE = ('apiVersion: v1\nkind: Pod\nmetadata: {name: "p\\e[2J\\u202e", namespace: n}\nspec:\n  containers:\n'
+           '  - name: "c\\e[31mRED\\x07\\nx"\n    image: i\n    resources: {limits: {nvidia.com/gpu: 1}}\n')
+
+
+@pytest.mark.parametrize("form", ["text", "github", "junit"])
+def test_control_characters_from_a_manifest_are_shown_escaped(cli, form):
+    """A container named "c\\x1b[31m..." reached the terminal raw (colours, a bell, a cleared
+    screen); a U+202E reorders what the reader sees."""
+    out = cli("lint", "-", "--no-config", "-f", form, "--color", "never", stdin=HOSTILE).out
+    assert not any(c in out for c in "\x1b\x07\u202e"), out
+    assert "c\\x1b[31mRED\\x07" in out
+    if form == "text":
+        assert "= in Pod n/p\\x1b[2J\\u202e" in out
