@@ -131,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
                         (" or /mutate" if webhook.mutating else " (/mutate needs --mutate)"))
             return
         length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        if length is None or not (length.isascii() and length.isdigit()):  # '²' is a digit to str.isdigit
             self._error(411, "a Content-Length is required")
             return
         if int(length) > MAX_BODY:

@@ -103,6 +103,18 @@ def test_oversize_bodies_are_refused_before_they_are_read(webhook):
     assert reply.startswith("HTTP/1.1 413")
 
 
+@pytest.mark.parametrize("length", [b"\xb2", b"-1", b"1e3", b""])
+def test_a_content_length_that_is_no_count_gets_411(webhook, length):
+    """'\xb2' (superscript two) passed str.isdigit and int() raised in the handler."""
+    url, ca, _ = webhook
+    host, port = url.removeprefix("https://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as raw:
+        with context_for(ca).wrap_socket(raw, server_hostname=host) as tls:
+            tls.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: " + length + b"\r\n\r\n")
+            reply = tls.recv(4096).decode()
+    assert reply.startswith("HTTP/1.1 411")
+
+
 def test_a_slow_client_holds_no_one_else_up(webhook):
     url, ca, _ = webhook
     host, port = url.removeprefix("https://").split(":")
