@@ -159,7 +159,7 @@ def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], 
     from ..simulate.scenario import Step, run_scenario
     from ..simulate.world import Durations
 
-    if not replicas.isdigit() or not paths:
+    if not (replicas.isascii() and replicas.isdigit()) or not paths:
         raise UsageError("draguard simulate scale REPLICAS MANIFESTS... --inventory INV: the replicas (a whole "
                          "number), then the manifests")
     manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
+from ..dra.quantity import QuantityError, parse_quantity
 from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import LEGACY_RESOURCE, legacy_resources
@@ -67,14 +68,13 @@ def _label(text: str, limit: int = 63) -> str:
 
 
 def _count(value) -> int | None:
-    """A device-plugin quantity as a device count: a positive whole number, else None."""
-    if isinstance(value, bool):
+    """A device-plugin quantity as a device count, read as the API server reads the quantity
+    (`2`, `"2"`, `2.0` and `"2000m"` are 2): a positive whole number, else None."""
+    try:
+        amount = parse_quantity(value)
+    except (QuantityError, TypeError):
         return None
-    if isinstance(value, int):
-        return value if value > 0 else None
-    if isinstance(value, str) and value.isdigit() and int(value) > 0:
-        return int(value)
-    return None
+    return int(amount) if amount.denominator == 1 and amount > 0 else None
 
 
 def _request_fields(request: tuple, count: int) -> dict:

@@ -57,7 +57,7 @@ class Outcome:
 
 def signal_number(name: str) -> int:
     """'TERM', 'SIGTERM' or '15' -> 15; ValueError for anything else."""
-    if name.isdigit():
+    if name.isascii() and name.isdigit():
         return int(name)
     upper = name.upper()
     member = getattr(signals.Signals, upper if upper.startswith("SIG") else "SIG" + upper, None)

@@ -268,3 +268,19 @@ def test_a_ray_group_keeps_the_gpu_count_kuberay_read_from_the_limit(group, cont
     assert (worker.get("rayStartParams") or {}).get("num-gpus") == num_gpus
     wrote = num_gpus is not None and "num-gpus" not in group.get("rayStartParams", {})
     assert ("num-gpus" in finding.fix.title) == wrote
+
+
+@pytest.mark.parametrize("quantity, count", [(2, 2), ("2", 2), (2.0, 2), ("2000m", 2), ("1.5", None), ("\u00b2", None)])
+def test_the_migration_reads_the_gpu_count_as_the_api_server_reads_the_quantity(quantity, count):
+    """`2.0` and `"2000m"` are the quantity 2 (a whole number of devices, as the API server
+    requires of an extended resource); a superscript two raised in the rule (str.isdigit)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": quantity}}}]}}
+    found = lint_objects([pod], Config(kube_version="1.34")).findings
+    assert not [f for f in found if f.rule == "internal-error"]
+    [legacy] = [f for f in found if f.rule == "legacy-gpu-resource"]
+    if count is None:
+        assert legacy.fix is None and "is not a whole number of devices" in legacy.no_fix
+        return
+    template = next(d for d in fixed([pod], legacy) if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == count

@@ -153,8 +153,9 @@ def test_the_scale_shorthand_scales_one_workload(folder):
     # one pod is left Pending: eight replicas fit, as the scenario run again shows
     assert json.loads(too_many.stdout)["verdict"]["remedy"] == "replicas: 8: re-simulated, completes in 7 s (or add " \
                                                             "capacity)"
-    wrong = subprocess.run(base + ["six"] + where, capture_output=True, text=True)
-    assert wrong.returncode == 2 and "the replicas (a whole number)" in wrong.stderr
+    for replicas in ("six", "\u00b2"):  # a superscript two is a digit to str.isdigit, not to int()
+        wrong = subprocess.run(base + [replicas] + where, capture_output=True, text=True)
+        assert wrong.returncode == 2 and "the replicas (a whole number)" in wrong.stderr
 
 
 def test_a_workload_may_have_durations_of_its_own(folder):
