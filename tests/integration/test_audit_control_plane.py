@@ -20,6 +20,7 @@ import yaml
 from kubernetes import client
 
 from draguard.dra.generate import generate
+from draguard.facts.gates import known_gates
 from draguard.rules.cluster_examples import TEMPLATE
 from draguard.rules.examples import COMPLIANT_DEPLOYMENT
 
@@ -363,13 +364,23 @@ def test_an_auditor_with_the_shipped_role_only_reads_and_a_partial_one_says_what
         until("the binding to apply", lambda: cli("audit", "--kubeconfig", kubeconfig, "--no-config").code == 0)
         report = json.loads(cli("audit", "--kubeconfig", kubeconfig, "--no-config", "-f", "json").out)
         assert report["snapshot"]["unreadable"] == {}
-        rbac.patch_cluster_role("draguard-audit", {"rules": [r for r in role["rules"] if r["apiGroups"] != ["apps"]]})
+        # the API server's own /metrics: the gates it runs with (the plane sets DRAConsumableCapacity;
+        # DRADeviceCompatibilityGroups is alpha and off)
+        gates = report["snapshot"]["featureGates"]
+        assert gates["DRAConsumableCapacity"] is True and gates["DRADeviceCompatibilityGroups"] is False
+        assert set(gates) == set(known_gates())
+        rbac.patch_cluster_role("draguard-audit", {"rules": [r for r in role["rules"] if "nonResourceURLs" not in r]})
+        until("/metrics to be forbidden", lambda: "feature gates" in cli(
+            "audit", "--kubeconfig", kubeconfig, "--no-config").out)
+        assert "not read: feature gates: GET /metrics: 403" in cli("audit", "--kubeconfig", kubeconfig, "--no-config").out
+        rbac.patch_cluster_role("draguard-audit", {"rules": [r for r in role["rules"]
+                                                             if r.get("apiGroups") != ["apps"]]})
         until("apps to be forbidden", lambda: "deployments" in cli(
             "audit", "--kubeconfig", kubeconfig, "--no-config").out)
         partial = cli("audit", "--kubeconfig", kubeconfig, "--no-config")
         assert partial.code == 0
         assert "not read: deployments.apps: forbidden (RBAC)" in partial.out
-        rbac.patch_cluster_role("draguard-audit", {"rules": [r for r in role["rules"] if r["apiGroups"] != [""]]})
+        rbac.patch_cluster_role("draguard-audit", {"rules": [r for r in role["rules"] if r.get("apiGroups") != [""]]})
         until("pods to be forbidden", lambda: cli("audit", "--kubeconfig", kubeconfig, "--no-config").code == 2)
         refused = cli("audit", "--kubeconfig", kubeconfig, "--no-config")
         assert refused.err.startswith("draguard: cannot read pods (forbidden (RBAC)") and "Traceback" not in refused.err

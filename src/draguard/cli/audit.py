@@ -35,13 +35,17 @@ def arguments(name, parser) -> None:
                         help="with --watch: stop after this many seconds (default: until interrupted)")
 
 
-def _configure(args, server_version: str):
+def _configure(args, snapshot):
+    """The audit's config: the release is the server's unless --kube-version says otherwise;
+    the gates are those the server reported, then the config file's, then --feature-gates."""
     from ..core.finding import Severity
     from ..core.versions import check_kube_version
     from ..engine.config_file import find_config, load_config
     from ..facts.gates import parse_gates
 
     config = load_config(None if args.no_config else args.config or find_config(["."]))
+    server_version = snapshot.server_version
+    config.feature_gates = {**snapshot.feature_gates, **config.feature_gates}
     wanted = args.kube_version or server_version
     if wanted:
         try:
@@ -102,7 +106,7 @@ def run(args) -> int:
         return _watch(args)
     with cyclic_gc_paused():
         snapshot, loaded = read(args)
-        config, fail_on = _configure(args, snapshot.server_version)
+        config, fail_on = _configure(args, snapshot)
         result = audit(snapshot, config, loaded)
         text = render(args.format, result)
     if args.output:
@@ -125,7 +129,7 @@ def _watch(args) -> int:
         raise UsageError("--from audits a dump: --watch needs a cluster")
     connection = connect(args.kubeconfig, args.context)
     snapshot, raw = read_snapshot(connection)
-    config, _ = _configure(args, snapshot.server_version)
+    config, _ = _configure(args, snapshot)
     try:
         for i, (stamp, appeared, resolved) in enumerate(follow(connection, snapshot, raw, config, args.watch_for)):
             if i == 0:

@@ -166,6 +166,7 @@ def build_server():
         else:
             found, loaded = read(source(dump or None))
         config = _config(kube_version or found.server_version, feature_gates, strict=bool(kube_version))
+        config.feature_gates = {**found.feature_gates, **config.feature_gates}  # the server's, unless said
         return document(run_audit(found, config, loaded))
 
     return server

@@ -75,7 +75,7 @@ def _read_file(path: str, stdin) -> tuple[Snapshot, Loaded]:
 
 def _apply_header(snapshot: Snapshot, data: dict, where: str) -> None:
     try:
-        snapshot.captured_at, snapshot.server_version, snapshot.unreadable = read_header(data)
+        snapshot.captured_at, snapshot.server_version, snapshot.unreadable, snapshot.feature_gates = read_header(data)
     except ValueError as exc:
         raise InputError(f"{where}: snapshot header: {exc}") from None
 

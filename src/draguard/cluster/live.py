@@ -2,10 +2,11 @@
 in-cluster service account) and its transport, with raw JSON pages so that 40,000 pods are
 not turned into model objects first.
 
-Requests made for a snapshot, whatever the cluster's size: GET /version, one discovery GET of
-resource.k8s.io, and one paginated LIST per resource of `snapshot.RESOURCES` (pages of
-`PAGE` objects, following `continue`). Nothing is ever written: the ClusterRole this needs
-is `deploy/audit/clusterrole.yaml` (get, list, watch)."""
+Requests made for a snapshot, whatever the cluster's size: GET /version, GET /metrics (the
+API server's feature gates, cluster.gates), one discovery GET of resource.k8s.io, and one
+paginated LIST per resource of `snapshot.RESOURCES` (pages of `PAGE` objects, following
+`continue`). Nothing is ever written: the ClusterRole this needs is
+`deploy/audit/clusterrole.yaml` (get, list, watch; get on /metrics)."""
 
 from __future__ import annotations
 
@@ -98,6 +99,7 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
     version = json.loads(body).get("gitVersion", "") if status == 200 else ""
     captured = utc_now()
     unreadable: dict[str, str] = {}
+    gates = read_gates(connection, unreadable)
     raw: dict[str, list[dict]] = {}
     for resource in RESOURCES:
         version_ = served_version(connection, resource)
@@ -115,16 +117,30 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
         raise ClusterError(f"cannot read {', '.join(missing)} ({unreadable[missing[0]]}): the audit needs them; grant "
                            "the ClusterRole in deploy/audit/clusterrole.yaml to this user")
 
-    return snapshot_of(raw, captured, version, connection.source, unreadable), raw
+    return snapshot_of(raw, captured, version, connection.source, unreadable, gates), raw
 
 
-def snapshot_of(raw: dict[str, list[dict]], captured, version: str, source: str, unreadable: dict) -> Snapshot:
+def read_gates(connection: Connection, unreadable: dict) -> dict[str, bool]:
+    """The feature gates draguard knows, as the API server's /metrics reports them; {} (and
+    a line in `unreadable`) when it cannot be read."""
+    from .gates import METRICS_PATH, gates_from_metrics
+
+    status, body = connection.get(METRICS_PATH)
+    if status != 200:
+        unreadable["feature gates"] = (f"GET {METRICS_PATH}: {status}: judged with the release's defaults (pass "
+                                       "--feature-gates, or grant get on /metrics)")
+        return {}
+    return gates_from_metrics(body.decode("utf-8", "replace"))
+
+
+def snapshot_of(raw: dict[str, list[dict]], captured, version: str, source: str, unreadable: dict,
+                gates: dict | None = None) -> Snapshot:
     """A snapshot of the objects read (`raw`: resource name -> objects), kept as plain data."""
     from ..model.manifest import Manifest
 
     manifests = [Manifest.from_data(item, display=f"{source}:{name}", document=i, positions=False)
                  for name, items in raw.items() for i, item in enumerate(items)]
-    return Snapshot(manifests, captured, version, source, unreadable)
+    return Snapshot(manifests, captured, version, source, unreadable, feature_gates=dict(gates or {}))
 
 
 def served_version(connection: Connection, resource: Resource) -> str | None:

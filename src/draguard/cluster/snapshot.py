@@ -66,27 +66,35 @@ class Snapshot:
     source: str = ""  # the context, or the dump it was read from
     unreadable: dict[str, str] = field(default_factory=dict)  # resource name -> why (forbidden, not served)
     time_known: bool = True  # False: a plain kubectl dump, judged as of the audit's own clock
+    #: the feature gates draguard knows, as the API server reported them (cluster.gates); {}: unknown
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
     def header(self) -> dict:
         return {"apiVersion": HEADER_API_VERSION, "kind": HEADER_KIND,
                 "capturedAt": self.captured_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "serverVersion": self.server_version, "source": self.source,
-                "unreadable": dict(sorted(self.unreadable.items()))}
+                "unreadable": dict(sorted(self.unreadable.items())),
+                "featureGates": dict(sorted(self.feature_gates.items()))}
 
 
 def is_header(data: dict) -> bool:
     return data.get("kind") == HEADER_KIND and str(data.get("apiVersion", "")).startswith("draguard.dev/")
 
 
-def read_header(data: dict) -> tuple[datetime | None, str, dict]:
-    """(capture time, server version, unreadable resources) of a header; ValueError if wrong."""
+def read_header(data: dict) -> tuple[datetime | None, str, dict, dict]:
+    """(capture time, server version, unreadable resources, feature gates) of a header;
+    ValueError if wrong (a header written before featureGates was kept has none)."""
     captured = timestamp(data.get("capturedAt"))
     if captured is None:
         raise ValueError(f"capturedAt {data.get('capturedAt')!r} is not an RFC 3339 time")
     unreadable = data.get("unreadable") or {}
     if not isinstance(unreadable, dict):
         raise ValueError("unreadable must map resource names to reasons")
-    return captured, str(data.get("serverVersion") or ""), {str(k): str(v) for k, v in unreadable.items()}
+    gates = data.get("featureGates") or {}
+    if not isinstance(gates, dict) or not all(isinstance(v, bool) for v in gates.values()):
+        raise ValueError("featureGates must map gate names to true or false")
+    return (captured, str(data.get("serverVersion") or ""), {str(k): str(v) for k, v in unreadable.items()},
+            {str(k): v for k, v in gates.items()})
 
 
 def utc_now() -> datetime:

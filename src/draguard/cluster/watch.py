@@ -41,7 +41,7 @@ def follow(connection, snapshot, raw: dict, config, seconds: float | None = None
             if not _drain(changes, store, deadline):
                 continue
             current = snapshot_of({n: list(o.values()) for n, o in store.items()}, utc_now(),
-                                  snapshot.server_version, snapshot.source, snapshot.unreadable)
+                                  snapshot.server_version, snapshot.source, snapshot.unreadable, snapshot.feature_gates)
             found = _keyed(audit(current, config).findings)
             yield (current.header()["capturedAt"], [found[k] for k in sorted(found.keys() - shown.keys())],
                    [shown[k] for k in sorted(shown.keys() - found.keys())])

@@ -5,6 +5,8 @@ and exit status 2, never a traceback."""
 import json
 import textwrap
 
+import pytest
+
 from draguard.rules import REGISTRY
 from draguard.rules.cluster_examples import HEALTHY
 
@@ -86,6 +88,24 @@ def test_a_bundle_lists_what_it_lacks_and_a_bad_header_is_refused(cli, tmp_path)
     (bundle / "snapshot.yaml").write_text("apiVersion: draguard.dev/v1alpha1\nkind: Snapshot\ncapturedAt: soon\n")
     done = cli("audit", "--from", bundle)
     assert done.code == 2 and "capturedAt 'soon' is not an RFC 3339 time" in done.err
+
+
+def test_a_bundle_keeps_the_gates_the_server_reported(tmp_path):
+    """--save-dump writes the API server's feature gates in the header; reading it back gives
+    them to the audit, so that a replay judges as the cluster did. A header written before
+    the field existed has none; one with a gate of another type is refused."""
+    from draguard.cluster.dump import read_dump, write_bundle
+    from draguard.cluster.snapshot import Snapshot, utc_now
+    from draguard.core.errors import InputError
+
+    snapshot = Snapshot([], utc_now(), "v1.35.1", "test", feature_gates={"DRAConsumableCapacity": True})
+    write_bundle(str(tmp_path / "b"), snapshot, {"pods": [], "resourceclaims.resource.k8s.io": [],
+                                                 "resourceslices.resource.k8s.io": []})
+    assert read_dump(str(tmp_path / "b"))[0].feature_gates == {"DRAConsumableCapacity": True}
+    header = (tmp_path / "b" / "snapshot.yaml").read_text()
+    (tmp_path / "b" / "snapshot.yaml").write_text(header.replace("DRAConsumableCapacity: true", "X: maybe"))
+    with pytest.raises(InputError, match="featureGates must map gate names to true or false"):
+        read_dump(str(tmp_path / "b"))
 
 
 def test_from_refuses_the_cluster_options(cli, tmp_path):
