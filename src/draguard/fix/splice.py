@@ -117,11 +117,11 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
             raise NotSpliceable(f"document {document} is not there to edit")
         expected[document:document + 1] = apply_edits(expected[document], edits)
     starts = _document_starts(text, before.lines, {document for document, _ in planned})
-    newline = "\r\n" if "\r\n" in text else "\n"
+    style = TextStyle.of(text)
     try:
-        return _verified(*_spliced(text, planned, starts, newline, True), before, expected, changes)
+        return _verified(*_spliced(text, planned, starts, style, True), before, expected, changes)
     except NotSpliceable:
-        return _verified(*_spliced(text, planned, starts, newline, False), before, expected, changes)
+        return _verified(*_spliced(text, planned, starts, style, False), before, expected, changes)
 
 
 def _verified(text: str, steps: list, before: Parsed, expected: list, changes: Changes | None) -> tuple[str, Parsed]:
@@ -134,17 +134,44 @@ def _verified(text: str, steps: list, before: Parsed, expected: list, changes: C
     return text, after
 
 
-def _spliced(text: str, planned: list, starts: dict, newline: str, together: bool) -> tuple[str, list]:
+class TextStyle(NamedTuple):
+    """What the whole text is written as: its line break, and whether it is JSON (one value,
+    or several concatenated), where no YAML document may be added."""
+
+    newline: str
+    json: bool
+
+    @classmethod
+    def of(cls, text: str) -> "TextStyle":
+        return cls("\r\n" if "\r\n" in text else "\n", _json_values(text))
+
+
+def _json_values(text: str) -> bool:
+    """Whether `text` is one or more JSON values and nothing else (a YAML stream of flow
+    mappings separated by `---` is not)."""
+    decoder, at = json.JSONDecoder(), _skip(text, 0, " \t\r\n\ufeff")
+    if text[at:at + 1] not in ("{", "["):
+        return False
+    while at < len(text):
+        try:
+            _, at = decoder.raw_decode(text, at)
+        except ValueError:
+            return False
+        at = _skip(text, at, " \t\r\n")
+    return True
+
+
+def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together: bool) -> tuple[str, list]:
     """(the text with every planned fix spliced in, the replacements made in order)."""
     steps: list = []
     for document, group in groupby(planned, key=lambda fix: fix[0]):
         start = starts.get(document, (0, document))
         fixes = [edits for _, edits in group]
         if together:
-            text = _splice_together(text, start, fixes, newline, steps)
+            text = _splice_together(text, start, fixes, style, steps)
         else:
             for edits in fixes:
-                text = _splice_fix(text, start, edits, newline, steps)
+                text = _splice_fix(text, start, edits, style, steps)
     return text, steps
 
 
@@ -168,7 +195,7 @@ def _document_starts(text: str, lines: list, documents: set) -> dict[int, tuple[
     return starts
 
 
-def _splice_fix(text: str, start: tuple[int, int], edits, newline: str, steps: list) -> str:
+def _splice_fix(text: str, start: tuple[int, int], edits, style: TextStyle, steps: list) -> str:
     """The edits in application_order (as apply_edits takes them), each located in the text as
     the previous one left it. `start`: (where the text to compose begins, the document's
     number in it); an edit changes nothing before it."""
@@ -177,16 +204,16 @@ def _splice_fix(text: str, start: tuple[int, int], edits, newline: str, steps: l
     for edit in application_order(edits):
         segment = text[base:] if base else text
         if edit.op is Op.ADD_DOCUMENT:
-            replacement = _add_documents(_Document(segment, document + added, newline), [edit.value])
+            replacement = _add_documents(_Document(segment, document + added, style), [edit.value])
             added += 1
         else:
-            replacement = _splice(_Document(segment, document, newline), edit)
+            replacement = _splice(_Document(segment, document, style), edit)
         steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
         text = text[:base] + replacement.apply(segment)
     return text
 
 
-def _splice_together(text: str, start: tuple[int, int], fixes: list, newline: str, steps: list) -> str:
+def _splice_together(text: str, start: tuple[int, int], fixes: list, style: TextStyle, steps: list) -> str:
     """One document's fixes located on one composition of it and applied from the last
     replacement to the first, so that none moves another. Insertions at one point (after the
     last line of nested collections) go deepest first, then in edit order, and before lines
@@ -196,7 +223,7 @@ def _splice_together(text: str, start: tuple[int, int], fixes: list, newline: st
     one makes (the caller then splices one by one)."""
     base, document = start
     segment = text[base:] if base else text
-    doc = _Document(segment, document, newline)
+    doc = _Document(segment, document, style)
     found, added = [], []
     for edits in fixes:
         ordered = application_order(edits)
@@ -254,8 +281,8 @@ def _splice(doc: "_Document", edit: Edit) -> Replacement:
 class _Document:
     """One document of the text, composed once for the edits located on it."""
 
-    def __init__(self, text: str, index: int, newline: str):
-        self.text, self.newline = text, newline
+    def __init__(self, text: str, index: int, style: TextStyle):
+        self.text, self.newline, self.json_file = text, style.newline, style.json
         self.root = document_node(text, index)
         if self.root is None:
             raise NotSpliceable(f"document {index} is not there to edit")
@@ -546,14 +573,17 @@ def _skip(text: str, index: int, characters: str) -> int:
 
 
 def _add_documents(doc: _Document, values: list) -> Replacement:
-    if doc.json:
+    """New documents after `doc`, each after a `---` (as JSON after a JSON document of a YAML
+    stream); a JSON file takes none: it would no longer be JSON."""
+    if doc.json_file:
         names = ", ".join(f"{v.get('kind')} '{(v.get('metadata') or {}).get('name')}'" for v in values)
-        raise NotSpliceable(f"a JSON file holds one object: write {names} to a file of its own")
+        raise NotSpliceable(f"a JSON file holds JSON values only: write {names} to a file of its own")
     at = doc.after_line(content_end(doc.root, doc.text))
     while at < len(doc.text) and re.match(r"[ \t]+#", doc.text[at:at + 256]):
         at = doc.after_line(at)  # indented comments after the last line still belong to the document
     prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline
-    added = "".join("---" + doc.newline + doc.dump(value).replace("\n", doc.newline) for value in values)
+    written = [json.dumps(value, ensure_ascii=False) + "\n" if doc.json else doc.dump(value) for value in values]
+    added = "".join("---" + doc.newline + text.replace("\n", doc.newline) for text in written)
     return Replacement(at, at, prefix + added, last=True)
 
 

@@ -271,8 +271,22 @@ def test_a_json_document_stays_json(edits):
 
 def test_a_json_file_gets_no_second_object():
     template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"}}
-    with pytest.raises(NotSpliceable, match="a JSON file holds one object: write ResourceClaimTemplate 't'"):
+    with pytest.raises(NotSpliceable, match="a JSON file holds JSON values only: write ResourceClaimTemplate 't'"):
         apply_fix(JSON_POD, 0, [add_document(template)])
+    with pytest.raises(NotSpliceable, match="a JSON file holds JSON values only"):  # concatenated values too
+        apply_fix(JSON_POD + JSON_POD, 0, [add_document(template)])
+
+
+def test_a_flow_document_of_a_yaml_stream_gets_its_new_document_as_json():
+    """A YAML stream whose documents are written as JSON (`---` between them) was refused as
+    if it were a JSON file; the new document goes after it, as JSON too."""
+    import json
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"}}
+    stream = JSON_POD + "---\n" + JSON_POD
+    after, _ = apply_fix(stream, 0, [add_document(template)])
+    documents = after.split("---\n")
+    assert len(documents) == 3 and json.loads(documents[1]) == template
+    assert documents[0] == JSON_POD and documents[2] == JSON_POD
 
 
 def test_new_flow_entries_go_after_the_last_one_and_before_a_trailing_comma():
