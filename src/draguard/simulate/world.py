@@ -387,6 +387,10 @@ class World:
             pod.node, pod.why_pending = node.name, ""
             del self._pending[pod.name]
             self.log("scheduled", pod.name, node.name)
+            waits = sorted({c for r in outcome.results for d in r.results for c in d.binding_conditions})
+            if waits:  # PreBind waits for them; the driver's controller that sets them is not simulated
+                self.log("assumed", pod.name, f"binding conditions {', '.join(waits)} met at once (the scheduler "
+                                              "waits for the driver to set them, up to its binding timeout)")
             d = pod.durations
             self.at(self.now + d.prepare + d.pull + d.start, self._started, pod)
 

@@ -289,3 +289,21 @@ def test_a_negative_partition_is_refused_as_the_api_server_does():
     extra = "\n  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: -1}}"
     with pytest.raises(ScenarioError, match="rollingUpdate.partition -1: must be greater than or equal to 0"):
         run_scenario(manifests(statefulset(2, extra=extra)), inventory(), [], PHASES)
+
+
+def test_binding_conditions_are_said_to_be_assumed_met():
+    """From 1.36 the scheduler allocates devices with binding conditions and waits in PreBind
+    for the driver to set them: the simulation takes them as met at once, and says so; on
+    1.35 the API server stores the slices without them (and that is said)."""
+    objects = generate({"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": SPEC}]})
+    for obj in objects:
+        for device in obj.get("spec", {}).get("devices", []) if obj["kind"] == "ResourceSlice" else []:
+            device["bindingConditions"] = ["attached"]
+            device["bindingFailureConditions"] = ["failed"]
+    pool = Inventory.from_manifests([Manifest.from_data(o, document=i) for i, o in enumerate(objects)])
+    run = run_scenario(manifests(statefulset(1)), pool, [], PHASES)
+    assert [(r.what, r.pod) for r in run.world.timeline if r.what == "assumed"] == [("assumed", "db-0")]
+    assert "binding conditions attached met at once" in next(r.detail for r in run.world.timeline if r.what == "assumed")
+    old = run_scenario(manifests(statefulset(1)), pool, [], PHASES, kube_version="1.35")
+    assert not [r for r in old.world.timeline if r.what == "assumed"]
+    assert [r for r in old.world.timeline if r.what == "ignored" and "DRADeviceBindingConditions" in r.detail]
