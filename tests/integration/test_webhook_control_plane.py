@@ -141,6 +141,19 @@ def test_with_the_cache_a_missing_template_is_refused_and_a_dra_backed_gpu_admit
         resources.delete_device_class("dra-gpus")
 
 
+def test_online_the_webhook_judges_as_the_cluster_it_serves(guarded):
+    """Without --kube-version the online webhook reads the server's release and the gates its
+    API server reports on /metrics, and says so in its log."""
+    import json
+
+    plane, _ = guarded
+    with running_webhook(kubeconfig=plane.kubeconfig) as (_, _, process):
+        events = [json.loads(line) for line in open(process.log_path) if line.startswith("{")]
+    [judging] = [e for e in events if e["event"] == "judging as"]
+    assert judging["kubeVersion"] == "1.37" and judging["serverVersion"].startswith("v1.37")
+    assert judging["featureGates"]["DRAConsumableCapacity"] is True and judging["notes"] == []
+
+
 def _refusal(plane, obj) -> str:
     try:
         create(plane, obj, dry_run=True)

@@ -56,13 +56,14 @@ def manifests(namespace: str = NAME, image: str = "ghcr.io/draguard/draguard:0.1
 
 
 def _rules() -> list[dict]:
-    """get/list/watch on what the cache watches, nothing else."""
+    """get/list/watch on what the cache watches, and get on /metrics (the feature gates the
+    cluster runs, cluster.release); nothing else."""
     by_group: dict[str, list[str]] = {}
     for name in WATCHED:
         plural, _, group = name.partition(".")
         by_group.setdefault(group, []).append(plural)
     return [{"apiGroups": [group], "resources": sorted(plurals), "verbs": ["get", "list", "watch"]}
-            for group, plurals in sorted(by_group.items())]
+            for group, plurals in sorted(by_group.items())] + [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
 
 
 def _deployment(meta: dict, image: str, replicas: int) -> dict:

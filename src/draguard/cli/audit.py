@@ -38,23 +38,15 @@ def arguments(name, parser) -> None:
 def _configure(args, snapshot):
     """The audit's config: the release is the server's unless --kube-version says otherwise;
     the gates are those the server reported, then the config file's, then --feature-gates."""
+    from ..cluster.release import judge_as_cluster
     from ..core.finding import Severity
-    from ..core.versions import check_kube_version
     from ..engine.config_file import find_config, load_config
     from ..facts.gates import parse_gates
 
     config = load_config(None if args.no_config else args.config or find_config(["."]))
-    server_version = snapshot.server_version
-    config.feature_gates = {**snapshot.feature_gates, **config.feature_gates}
-    wanted = args.kube_version or server_version
-    if wanted:
-        try:
-            config.kube_version = check_kube_version(wanted)
-        except ValueError:
-            if args.kube_version:
-                raise
-            sys.stderr.write(f"draguard: the server's version {server_version} is not one draguard knows; judging "
-                             f"as {config.kube_version} (pass --kube-version)\n")
+    note = judge_as_cluster(config, snapshot.server_version, snapshot.feature_gates, args.kube_version)
+    if note:
+        sys.stderr.write(f"draguard: {note}\n")
     if args.feature_gates:
         try:
             config.feature_gates.update(parse_gates(args.feature_gates))

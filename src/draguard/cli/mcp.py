@@ -153,6 +153,7 @@ def build_server():
         from argparse import Namespace
 
         from ..cluster.audit import audit as run_audit
+        from ..cluster.release import judge_as_cluster
         from ..report.audit import document
         from .audit import read
 
@@ -165,8 +166,8 @@ def build_server():
                 found, loaded = read(source(files[0]))
         else:
             found, loaded = read(source(dump or None))
-        config = _config(kube_version or found.server_version, feature_gates, strict=bool(kube_version))
-        config.feature_gates = {**found.feature_gates, **config.feature_gates}  # the server's, unless said
+        config = _config("", feature_gates)
+        judge_as_cluster(config, found.server_version, found.feature_gates, kube_version or None)
         return document(run_audit(found, config, loaded))
 
     return server
@@ -190,7 +191,7 @@ def _anticipating(server):
     return register
 
 
-def _config(kube_version: str, feature_gates: str = "", strict: bool = True):
+def _config(kube_version: str, feature_gates: str = ""):
     """The config of a tool call: its release, and the feature gates (`A=true,B=false`) the
     cluster sets differently from that release's defaults, as the CLI's --feature-gates."""
     from ..core.config import Config
@@ -199,11 +200,7 @@ def _config(kube_version: str, feature_gates: str = "", strict: bool = True):
 
     config = Config()
     if kube_version:
-        try:
-            config.kube_version = check_kube_version(kube_version)
-        except ValueError:
-            if strict:  # a server's unknown version is judged as the newest release instead
-                raise
+        config.kube_version = check_kube_version(kube_version)
     config.feature_gates.update(parse_gates(feature_gates))
     return config
 

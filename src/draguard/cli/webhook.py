@@ -32,7 +32,8 @@ def arguments(name, parser) -> None:
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
                         help="namespaces never judged (repeatable; default: kube-system and $POD_NAMESPACE)")
     parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
-    parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
+    parser.add_argument("--kube-version", help="the cluster's release (default: the server's; with --offline, the "
+                                               "newest draguard knows)")
 
 
 def run(args) -> int:
@@ -50,6 +51,27 @@ def _manifests(args) -> int:
 
     sys.stdout.write(yaml.safe_dump_all(manifests(args.namespace, args.image), sort_keys=False, explicit_start=True))
     return EXIT_OK
+
+
+def _judge_as_served(config, connection, given_version: str | None, log) -> None:
+    """Judge as the cluster served: its release (unless --kube-version says) and the gates its
+    API server reports; said in the log, with what could not be read (a server not reachable
+    yet leaves the config's release, and the cache waits for it)."""
+    import json
+
+    from ..cluster.live import ClusterError, read_gates
+    from ..cluster.release import judge_as_cluster
+
+    unreadable: dict = {}
+    try:
+        status, body = connection.get("/version")
+        server = json.loads(body).get("gitVersion", "") if status == 200 else ""
+        gates = read_gates(connection, unreadable)
+    except (ClusterError, ValueError) as exc:
+        server, gates, unreadable["server"] = "", {}, f"not read ({exc}): judging as the config's release"
+    note = judge_as_cluster(config, server, gates, given_version)
+    log("judging as", kubeVersion=config.kube_version, serverVersion=server,
+        featureGates=dict(sorted(config.feature_gates.items())), notes=[n for n in [note, *unreadable.values()] if n])
 
 
 def _serve(args) -> int:
@@ -86,10 +108,13 @@ def _serve(args) -> int:
 
         from ..dra.target import Target
 
+        connection = connect(args.kubeconfig, args.context)
+        _judge_as_served(config, connection, args.kube_version, log)
+
         def devices_for(inventory):
             return Target.for_release(inventory, [], config.kube_version, config.feature_gates)
 
-        cache = ClusterCache(connect(args.kubeconfig, args.context), log, devices_for)
+        cache = ClusterCache(connection, log, devices_for)
         cache.start()
         webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready, mutating=args.mutate)
     server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))

@@ -123,7 +123,7 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
 def read_gates(connection: Connection, unreadable: dict) -> dict[str, bool]:
     """The feature gates draguard knows, as the API server's /metrics reports them; {} (and
     a line in `unreadable`) when it cannot be read."""
-    from .gates import METRICS_PATH, gates_from_metrics
+    from .release import METRICS_PATH, gates_from_metrics
 
     status, body = connection.get(METRICS_PATH)
     if status != 200:
