@@ -185,8 +185,10 @@ def consumption(current: dict, requests: dict | None, capacities: tuple, allocat
         amount = consumed[capacity.name].value
         if _violates(amount, capacity.policy, fractional):
             return None
-        total = current.get(capacity.name, 0) + amount + (allocating or {}).get(capacity.name, 0)
-        if total > capacity.value.value:
+        used, other = current.get(capacity.name, 0), (allocating or {}).get(capacity.name, 0)
+        if amount is capacity.value.value and not used and not other:
+            continue  # the whole capacity, which nobody else consumes (an exclusive device): no sum to make
+        if used + amount + other > capacity.value.value:
             return None
     return consumed
 
