@@ -47,6 +47,15 @@ def _where(f: Finding) -> str:
     return f"{f.obj} at {f.location.dotted}" if f.location.dotted else str(f.obj)
 
 
+def _gates_apart(config) -> dict:
+    """The gates the audit judged with that the release's defaults set otherwise (read from
+    the cluster, or said in the config or on the command line)."""
+    from ..facts.gates import gate_enabled
+
+    return {gate: enabled for gate, enabled in sorted(config.feature_gates.items())
+            if enabled != gate_enabled(gate, config.kube_version, {})}
+
+
 def text(result, **_) -> str:
     snapshot, score = result.snapshot, result.score()
     s = result.lint.summary()
@@ -66,6 +75,10 @@ def text(result, **_) -> str:
         out.append("stranded: " + (", ".join(f"{p} {v:.0%}" for p, v in stranded.items()) or "none"))
         out.append("largest placeable per GPU: " + ", ".join(f"{p} x{n}" for p, n in
                                                             cluster["largestPlaceable"].items()))
+    apart = _gates_apart(result.lint.config)
+    if apart:
+        out.append(f"feature gates apart from {result.lint.config.kube_version}'s defaults: " + ", ".join(
+            f"{gate} {'on' if enabled else 'off'}" for gate, enabled in apart.items()))
     for name, why in sorted(snapshot.unreadable.items()):
         out.append(f"not read: {name}: {why}")
     for rule, needs in sorted(result.skipped.items()):

@@ -173,3 +173,17 @@ def test_dra_backed_extended_resources_are_not_the_device_plugin(cli, tmp_path):
     dump.write_text(textwrap.dedent(rule.noncompliant) + mapped_class)  # not served through DRA: still legacy
     rules = {f["rule"] for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]}
     assert "node-legacy-gpu-in-use" in rules
+
+
+def test_the_report_names_the_gates_the_cluster_sets_apart_from_its_release(cli, tmp_path):
+    from draguard.cluster.dump import read_dump, write_bundle
+
+    bundle = write(tmp_path / "bundle", 1, 1, 1)
+    snapshot, _ = read_dump(str(bundle))
+    snapshot.feature_gates = {"DRAConsumableCapacity": True, "DRAListTypeAttributes": False}
+    raw = {name: json.loads((bundle / f"{name}.json").read_text())["items"] for name in
+           ("pods", "resourceclaims.resource.k8s.io", "resourceslices.resource.k8s.io")}
+    write_bundle(str(tmp_path / "gated"), snapshot, raw)
+    out = cli("audit", "--from", tmp_path / "gated", "--no-config").out
+    assert "feature gates apart from 1.34's defaults: DRAConsumableCapacity on" in out
+    assert "DRAListTypeAttributes" not in out  # off, as 1.34 has it
