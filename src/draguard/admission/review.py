@@ -40,6 +40,8 @@ def parse(body: bytes) -> Request:
         review = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewError(f"the body is not JSON ({exc})") from None
+    except RecursionError:
+        raise ReviewError("the body nests too deeply to be an AdmissionReview") from None
     if not isinstance(review, dict) or review.get("kind") != "AdmissionReview":
         raise ReviewError("the body is not an AdmissionReview")
     if review.get("apiVersion") != API_VERSION:

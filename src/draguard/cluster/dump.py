@@ -115,6 +115,8 @@ def _list_items(path: str) -> list[dict]:
                          f"{_REMEDY}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read the dump: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{path}: the dump nests too deeply to be a List of objects; {_REMEDY}") from None
     items = data.get("items") if isinstance(data, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise InputError(f"{path}: not a List of objects (items missing); {_REMEDY}")

@@ -334,6 +334,8 @@ def _parse_json_stream(text: str, limits: Limits):
         except json.JSONDecodeError as exc:
             return parse_stream(text, limits) if not documents else (documents, problems + [
                 _json_problem(exc)])
+        except RecursionError:  # nested deeper than Python's stack: libyaml says where, as for YAML
+            end = length
         line = text.count("\n", 0, index)
         column = index - (text.rfind("\n", 0, index) + 1)
         padded = "\n" * line + " " * column + text[index:end]

@@ -85,6 +85,7 @@ def test_the_legacy_deployment_is_denied_at_the_deployment(webhook):
      "register the webhook with admissionReviewVersions: [v1]"),
     (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}).encode(), "no request.uid"),
     (json.dumps({"apiVersion": "v1", "kind": "Pod"}).encode(), "not an AdmissionReview"),
+    (b"[" * 100_000 + b"]" * 100_000, "nests too deeply"),  # json raised RecursionError: a 500
 ])
 def test_malformed_reviews_get_400_with_the_reason(webhook, body, says):
     url, ca, _ = webhook

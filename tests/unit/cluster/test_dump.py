@@ -187,3 +187,10 @@ def test_the_report_names_the_gates_the_cluster_sets_apart_from_its_release(cli,
     out = cli("audit", "--from", tmp_path / "gated", "--no-config").out
     assert "feature gates apart from 1.34's defaults: DRAConsumableCapacity on" in out
     assert "DRAListTypeAttributes" not in out  # off, as 1.34 has it
+
+
+def test_a_bundle_nested_past_the_stack_is_refused(cli, tmp_path):
+    bundle = write(tmp_path / "bundle", 1, 1, 1)
+    (bundle / "pods.json").write_text("[" * 100_000 + "]" * 100_000)
+    done = cli("audit", "--from", bundle, "--no-config")
+    assert done.code == 2 and "the dump nests too deeply" in done.err

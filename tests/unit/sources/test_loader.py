@@ -58,6 +58,17 @@ def test_a_pipe_and_a_link_out_of_the_folder_are_said_not_read(tmp_path):
     assert len(loaded.entries) == 1
 
 
+def test_json_nested_past_the_stack_is_a_syntax_finding(tmp_path):
+    """json raised RecursionError (an internal error); libyaml says where it gives up."""
+    path = tmp_path / "deep.json"
+    path.write_text('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}\n'
+                    + "[" * 100_000 + "]" * 100_000 + "\n")
+    loaded = load_units(expand([str(path)]))
+    assert len(loaded.entries) == 1
+    [problem] = loaded.problems
+    assert problem.rule == "yaml-syntax" and "nesting depth" in problem.message and problem.location.line == 2
+
+
 def test_missing_input_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         expand([str(tmp_path / "nope.yaml")])
