@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
+from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError
 from ..core.versions import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 
 
@@ -23,13 +23,9 @@ def arguments(name, parser) -> None:
 
 
 def run(args) -> int:
-    from ..facts.gates import parse_gates
+    from .lint import feature_gates
 
-    try:
-        gates = parse_gates(args.feature_gates or "")
-    except ValueError as exc:
-        raise UsageError(f"--feature-gates: {exc}") from None
-    report, notes, variant = allocate(args.claims, args.inventory, args.kube_version, gates)
+    report, notes, variant = allocate(args.claims, args.inventory, args.kube_version, feature_gates(args.feature_gates))
     for note in notes:
         sys.stderr.write(f"draguard: note: {note}\n")
     if args.format == "json":

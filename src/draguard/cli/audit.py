@@ -41,17 +41,13 @@ def _configure(args, snapshot):
     from ..cluster.release import judge_as_cluster
     from ..core.finding import Severity
     from ..engine.config_file import find_config, load_config
-    from ..facts.gates import parse_gates
+    from .lint import feature_gates
 
     config = load_config(None if args.no_config else args.config or find_config(["."]))
     note = judge_as_cluster(config, snapshot.server_version, snapshot.feature_gates, args.kube_version)
     if note:
         sys.stderr.write(f"draguard: {note}\n")
-    if args.feature_gates:
-        try:
-            config.feature_gates.update(parse_gates(args.feature_gates))
-        except ValueError as exc:
-            raise UsageError(f"--feature-gates: {exc}") from None
+    config.feature_gates.update(feature_gates(args.feature_gates))
     return config, Severity.parse(args.fail_on) if args.fail_on else config.fail_on
 
 

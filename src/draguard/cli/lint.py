@@ -59,21 +59,27 @@ def said_empty(result, args) -> bool:
     return True
 
 
+def feature_gates(text: str | None) -> dict:
+    """--feature-gates as the components take it (`A=true,B=false`); UsageError naming the
+    entry that is wrong."""
+    from ..facts.gates import parse_gates
+
+    try:
+        return parse_gates(text or "")
+    except ValueError as exc:
+        raise UsageError(f"--feature-gates: {exc}") from None
+
+
 def configure(args):
     """(config, fail-on severity) from the config file and the command line."""
     from ..core.finding import Severity
     from ..core.versions import check_kube_version
     from ..engine.config_file import find_config, load_config
-    from ..facts.gates import parse_gates
 
     config = load_config(None if args.no_config else args.config or find_config(args.paths))
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
-    if args.feature_gates:
-        try:
-            config.feature_gates.update(parse_gates(args.feature_gates))
-        except ValueError as exc:
-            raise UsageError(f"--feature-gates: {exc}") from None
+    config.feature_gates.update(feature_gates(args.feature_gates))
     if args.inventory:
         config.inventory = args.inventory
     missing = [v for v in args.values if not os.path.isfile(v)]

@@ -77,7 +77,9 @@ def run(args) -> int:
         return _report(args, simulation, heading, subtitle)
     if not args.inventory or not args.paths:
         raise UsageError(f"draguard simulate {args.what} needs the manifests and --inventory")
-    gates = _gates(args.feature_gates)
+    from .lint import feature_gates
+
+    gates = feature_gates(args.feature_gates)
     if args.what == "drain":
         if len(args.paths) < 2:
             raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
@@ -117,15 +119,6 @@ def _report(args, simulation, heading: str, subtitle: str) -> int:
     else:
         sys.stdout.write(report)
     return EXIT_OK if simulation.verdict.ok else EXIT_FINDINGS
-
-
-def _gates(text: str | None) -> dict:
-    from ..facts.gates import parse_gates
-
-    try:
-        return parse_gates(text or "")
-    except ValueError as exc:
-        raise UsageError(f"--feature-gates: {exc}") from None
 
 
 def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | None):
