@@ -14,7 +14,7 @@ from ..core.versions import check_kube_version
 from ..facts.gates import known_gates
 
 METRICS_PATH = "/metrics"
-_SAMPLE = re.compile(r'^kubernetes_feature_enabled\{([^}]*)\}\s+([0-9.eE+-]+)\s*$', re.MULTILINE)
+_SAMPLE = re.compile(r'^kubernetes_feature_enabled\{([^}]*)\}\s+([01](?:\.0*)?)\s*$', re.MULTILINE)
 _NAME = re.compile(r'(?:^|,)name="([^"]*)"')
 
 
@@ -25,7 +25,7 @@ def gates_from_metrics(text: str) -> dict[str, bool]:
     for labels, value in _SAMPLE.findall(text):
         name = _NAME.search(labels)
         if name and name.group(1) in known_gates():
-            gates[name.group(1)] = float(value) == 1.0
+            gates[name.group(1)] = value.startswith("1")
     return gates
 
 
