@@ -57,16 +57,12 @@ def _judge_as_served(config, connection, given_version: str | None, log) -> None
     """Judge as the cluster served: its release (unless --kube-version says) and the gates its
     API server reports; said in the log, with what could not be read (a server not reachable
     yet leaves the config's release, and the cache waits for it)."""
-    import json
-
-    from ..cluster.live import ClusterError, read_gates
+    from ..cluster.live import ClusterError, read_gates, read_version
     from ..cluster.release import judge_as_cluster
 
     unreadable: dict = {}
     try:
-        status, body = connection.get("/version")
-        server = json.loads(body).get("gitVersion", "") if status == 200 else ""
-        gates = read_gates(connection, unreadable)
+        server, gates = read_version(connection), read_gates(connection, unreadable)
     except (ClusterError, ValueError) as exc:
         server, gates, unreadable["server"] = "", {}, f"not read ({exc}): judging as the config's release"
     note = judge_as_cluster(config, server, gates, given_version)

@@ -3,7 +3,7 @@ in-cluster service account) and its transport, with raw JSON pages so that 40,00
 not turned into model objects first.
 
 Requests made for a snapshot, whatever the cluster's size: GET /version, GET /metrics (the
-API server's feature gates, cluster.gates), one discovery GET of resource.k8s.io, and one
+API server's feature gates, cluster.release), one discovery GET of resource.k8s.io, and one
 paginated LIST per resource of `snapshot.RESOURCES` (pages of `PAGE` objects, following
 `continue`). Nothing is ever written: the ClusterRole this needs is
 `deploy/audit/clusterrole.yaml` (get, list, watch; get on /metrics)."""
@@ -94,9 +94,7 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
     """One snapshot of every resource the audit reads, and the raw objects (for --save-dump).
     A resource that is forbidden or not served is listed as unreadable; a snapshot without
     pods, claims or slices is refused (nothing could be judged)."""
-    status, body = connection.get("/version")
-    _check_auth(status, "/version")
-    version = json.loads(body).get("gitVersion", "") if status == 200 else ""
+    version = read_version(connection)
     captured = utc_now()
     unreadable: dict[str, str] = {}
     gates = read_gates(connection, unreadable)
@@ -118,6 +116,14 @@ def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict
                            "the ClusterRole in deploy/audit/clusterrole.yaml to this user")
 
     return snapshot_of(raw, captured, version, connection.source, unreadable, gates), raw
+
+
+def read_version(connection: Connection) -> str:
+    """The server's gitVersion ('' when /version does not answer 200); ClusterError for
+    credentials it rejects."""
+    status, body = connection.get("/version")
+    _check_auth(status, "/version")
+    return json.loads(body).get("gitVersion", "") if status == 200 else ""
 
 
 def read_gates(connection: Connection, unreadable: dict) -> dict[str, bool]:

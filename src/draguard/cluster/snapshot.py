@@ -66,7 +66,7 @@ class Snapshot:
     source: str = ""  # the context, or the dump it was read from
     unreadable: dict[str, str] = field(default_factory=dict)  # resource name -> why (forbidden, not served)
     time_known: bool = True  # False: a plain kubectl dump, judged as of the audit's own clock
-    #: the feature gates draguard knows, as the API server reported them (cluster.gates); {}: unknown
+    #: the feature gates draguard knows, as the API server reported them (cluster.release); {}: unknown
     feature_gates: dict[str, bool] = field(default_factory=dict)
 
     def header(self) -> dict:
