@@ -70,3 +70,28 @@ def test_no_rule_crashes_on_confused_types(rule, documents):
         result = lint_objects(mutated, config)
         crashes.extend((path, value, f.message) for f in result.findings if f.rule == "internal-error")
     assert not crashes, crashes[:5]
+
+
+FIX_SAMPLE = 20  # mutations per example: every rule's fix meets confused types, in seconds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule, documents", list(_examples()))
+def test_no_fix_crashes_on_confused_types(rule, documents):
+    """`fix --unsafe-fixes` on a seeded sample of the same mutations, written as YAML: it
+    never raises, its output parses, and a second run changes nothing."""
+    import random
+
+    from draguard.fix.run import Choice, FileText, fix_texts
+
+    config, choice = Config(kube_version=rule.examples_target), Choice(unsafe=True)
+    every = list(mutations(documents))
+    failures = []
+    for path, value, mutated in random.Random(rule.id).sample(every, min(FIX_SAMPLE, len(every))):
+        once = fix_texts([FileText("m.yaml", yaml.safe_dump_all(mutated, sort_keys=False))], config, choice)
+        text = once.files[0].text
+        list(yaml.safe_load_all(text))
+        twice = fix_texts([FileText("m.yaml", text)], config, choice)
+        if twice.files[0].applied:
+            failures.append((path, value, twice.files[0].applied))
+    assert not failures, failures[:5]

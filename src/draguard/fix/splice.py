@@ -423,6 +423,10 @@ class _IndentedDumper(yaml.SafeDumper):
 
 for _dumper in (_FastDumper, _IndentedDumper):
     _dumper.add_representer(str, _literal_lines)
+    # a fix may carry a value read from the manifest (a field moved where the API now has
+    # it): positioned YMap/YSeq, which the safe dumpers refuse as unknown types
+    _dumper.add_multi_representer(dict, yaml.representer.SafeRepresenter.represent_dict)
+    _dumper.add_multi_representer(list, yaml.representer.SafeRepresenter.represent_list)
 
 
 _DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload it fixes

@@ -333,3 +333,16 @@ def test_a_string_of_several_lines_is_written_as_a_literal_block():
     assert after == "sel:\n  - cel:\n      expression: |\n        a &&\n        c\n    name: x\n"
     moved = fix(text, set_value(("sel", 0, "cel"), {"expression": "a &&\nc"}))
     assert "  - cel:\n      expression: |-\n        a &&\n        c\n    name: x\n" in moved
+
+
+@pytest.mark.parametrize("indented", [False, True])
+def test_a_value_read_from_the_manifest_is_written_as_plain_data(indented):
+    """A fix that moves a field carries the loader's positioned YMap/YSeq, which the safe
+    dumpers refused as unknown types (an internal error of `fix`)."""
+    from draguard.sources.yamlpos import parse_stream
+
+    text = "spec:\n  source:\n    name: [1, {a: 2}]\n" if not indented else "spec:\n  source:\n    name:\n      - 1\n"
+    moved = parse_stream(text)[0][0].data["spec"]["source"]["name"]
+    after = fix(text, set_value(("spec", "name"), moved), set_value(("spec", "block"), {"k": moved}))
+    assert data(after)["spec"]["name"] == data(text)["spec"]["source"]["name"]
+    assert data(after)["spec"]["block"] == {"k": data(text)["spec"]["source"]["name"]}
