@@ -47,6 +47,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parsed(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The command's arguments with options and operands in any order, as `kubectl` and
+    most tools take them: argparse alone binds a command's operands at the first run of
+    them, so `simulate rollout --inventory inv.yaml deploy.yaml` or `lint a.yaml -f json
+    b.yaml` were refused as "unrecognized arguments". A command with subcommands of its own
+    (`inventory generate`) cannot be parsed intermixed and keeps argparse's order."""
+    command = parser._subparsers._group_actions[0].choices.get(argv[0]) if argv else None
+    if command is not None:
+        try:
+            args = command.parse_intermixed_args(argv[1:])
+        except TypeError:  # argparse: "parse_intermixed_args: ... not supported" (subcommands)
+            return parser.parse_args(argv)
+        args.command = argv[0]
+        return args
+    return parser.parse_args(argv)
+
+
 #: commands whose runs hold trees that reference counting frees (manifests, findings, fixed
 #: texts): they run with the cyclic collector paused to their end (see program()); the
 #: others (servers, watches, simulations) keep it
@@ -64,7 +81,7 @@ def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv.insert(0, "lint")  # `draguard deploy/` means `draguard lint deploy/`
     try:
-        args = _parser().parse_args(argv)
+        args = _parsed(_parser(), argv)
     except SystemExit as exc:  # argparse already printed the usage error
         return EXIT_OK if exc.code == 0 else EXIT_ERROR
     module = import_module(f"{__name__}.{COMMANDS[args.command][0]}")

@@ -75,3 +75,16 @@ def test_a_run_that_checks_no_object_exits_2_unless_allowed(cli, tmp_path):
     assert cli("lint", empty, "--no-config").code == 2
     summary = cli("lint", tmp_path, "--no-config", "--allow-empty", "-f", "json").json["summary"]
     assert (summary["files"], summary["refused"], summary["objects"]) == (2, 1, 0)
+
+
+def test_options_and_operands_mix_in_any_order(cli, tmp_path):
+    """argparse binds operands at their first run: `simulate rollout --inventory INV
+    deploy.yaml` was refused ("unrecognized arguments: deploy.yaml")."""
+    rules = ROOT / "tests" / "rules" / "rollout-deadlock"
+    inventory, deployment = rules / "inventory.yaml", rules / "fail.yaml"
+    first = cli("simulate", "rollout", deployment, "--inventory", inventory, "-f", "json")
+    mixed = cli("simulate", "rollout", "--inventory", inventory, deployment, "-f", "json")
+    assert mixed.code == first.code and json.loads(mixed.out) == json.loads(first.out)
+    both = cli("lint", EXAMPLES / "dra-inference", "-f", "json", EXAMPLES / "legacy-multitenant", "--no-config")
+    assert {f["file"].split("/")[-2] for f in json.loads(both.out)["findings"]} >= {"legacy-multitenant"}
+    assert cli("inventory", "generate", "--help").code == 0  # a command with subcommands parses as before
