@@ -68,7 +68,7 @@ def fix_until_clean(rule, documents: list) -> list | None:
     None when nothing was fixed; raises when the fixes do not converge."""
     fixed_any = False
     config = config_for(rule)
-    inventory = load_inventory(config.inventory) if config.inventory else None
+    inventory = load_inventory(config.inventory, config.kube_version) if config.inventory else None
     for _ in range(MAX_FIX_ROUNDS):
         result = lint_objects(documents, config, inventory=inventory)
         fixable = [f for f in result.findings if f.rule == rule.id and f.fix is not None

@@ -56,11 +56,11 @@ def allocate(claim_paths: list[str], inventory_paths: list[str], kube_version: s
     kube_version = check_kube_version(kube_version) if kube_version else DEFAULT_KUBE_VERSION
     variant = variant_for(kube_version, gates)
     # slices as that cluster stores them: the fields of its disabled gates are dropped
-    loaded, disabled = load_inventory(inventory_paths), disabled_gates(kube_version, gates)
+    loaded, disabled = load_inventory(inventory_paths, kube_version), disabled_gates(kube_version, gates)
     notes = [f"Kubernetes {kube_version}: {line}" for line in dropped(loaded, disabled)]
     state = ClusterState(as_stored(loaded, disabled), variant.features())
     try:
-        claims = [claim_from(m) for m in load_manifests(claim_paths, "claims")
+        claims = [claim_from(m) for m in load_manifests(claim_paths, "claims", kube_version)
                   if (m.group, m.kind) in (("resource.k8s.io", "ResourceClaim"),
                                            ("resource.k8s.io", "ResourceClaimTemplate"))]
     except ModelError as exc:

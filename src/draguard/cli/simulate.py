@@ -70,8 +70,11 @@ def run(args) -> int:
         dump = None
         if scenario.dump_path:
             from ..cluster.dump import read_dump
+            from ..core.versions import DEFAULT_KUBE_VERSION
+            from ..engine.inventory import refuse_invalid
 
             dump = read_dump(scenario.dump_path)[0].manifests
+            refuse_invalid(dump, scenario.kube_version or DEFAULT_KUBE_VERSION, "dump")
         simulation = scenario.run(args.horizon, dump)
         heading, subtitle = f"scenario {args.what}", ", ".join(s.step.kind for s in simulation.results) or "no step"
         return _report(args, simulation, heading, subtitle)
@@ -126,12 +129,13 @@ def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | No
     from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
     from ..engine.inventory import load_inventory, load_manifests
 
-    manifests = load_manifests(paths, "manifests")
-    inventory = load_inventory(inventory_paths, [m for m in manifests if m.kind == "DeviceClass"])
     try:
-        return manifests, inventory, check_kube_version(kube_version or DEFAULT_KUBE_VERSION)
+        release = check_kube_version(kube_version or DEFAULT_KUBE_VERSION)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    manifests = load_manifests(paths, "manifests", release)
+    return manifests, load_inventory(inventory_paths, release, [m for m in manifests if m.kind == "DeviceClass"]), \
+        release
 
 
 def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], durations=None, horizon: float = 3600.0,

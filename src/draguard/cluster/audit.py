@@ -16,6 +16,7 @@ from ..core.errors import InputError
 from ..core.finding import Severity
 from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..dra.pools import PoolView, pool_view
+from ..engine.inventory import refuse_invalid
 from ..engine.lint import LintResult, lint_loaded
 from ..model.live import ClusterView
 from ..model.objectset import ObjectSet
@@ -60,6 +61,8 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     skipped = {r.id: sorted(set(r.reads) & set(snapshot.unreadable)) for r in REGISTRY
                if r.needs is Needs.CLUSTER and set(r.reads) & set(snapshot.unreadable)}
     config = config.without(skipped)
+    if snapshot.from_dump:
+        refuse_invalid(snapshot.manifests, config.kube_version, "dump")
     objects = ObjectSet(snapshot.manifests)
     view = ClusterView(objects, snapshot.captured_at, sorted(snapshot.unreadable))
     for manifest in snapshot.manifests:

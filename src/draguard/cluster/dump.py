@@ -39,6 +39,7 @@ def read_dump(path: str, stdin=None, at: datetime | None = None) -> tuple[Snapsh
         snapshot, loaded = _read_file(path, stdin)
     if at is not None:
         snapshot.captured_at, snapshot.time_known = at, True
+    snapshot.from_dump = True
     return snapshot, loaded
 
 

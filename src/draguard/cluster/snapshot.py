@@ -68,6 +68,9 @@ class Snapshot:
     time_known: bool = True  # False: a plain kubectl dump, judged as of the audit's own clock
     #: the feature gates draguard knows, as the API server reported them (cluster.release); {}: unknown
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: read from a file, which anyone may have edited, not from the API server, which
+    #: stores no object its schema refuses
+    from_dump: bool = False
 
     def header(self) -> dict:
         return {"apiVersion": HEADER_API_VERSION, "kind": HEADER_KIND,

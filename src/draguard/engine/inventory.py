@@ -1,17 +1,21 @@
-"""Objects a command reads as facts rather than lints (an `--inventory`, `allocate`'s claims):
-any problem reading them stops the run with file:line:column (exit status 2), because a
-half-read inventory would make every verdict about it false."""
+"""Objects a command reads as facts rather than lints (an `--inventory`, `allocate`'s claims,
+the manifests a simulation runs, a dump): any problem reading them stops the run with
+file:line:column (exit status 2), because a half-read inventory would make every verdict
+about it false. Facts are checked against their schema (types, not unknown fields): the API
+server never stores an object that fails it, and the models read fields as it types them."""
 
 from __future__ import annotations
 
 from ..core.errors import InputError
 from ..dra.inventory import Inventory, InventoryError
+from ..facts.schemas import schema_errors
 from ..model.manifest import Manifest
 from ..sources.discover import expand
 from ..sources.loader import load_units
 
 
-def load_manifests(paths: list[str], what: str) -> list[Manifest]:
+def load_manifests(paths: list[str], what: str, kube_version: str | None = None) -> list[Manifest]:
+    """The objects in `paths`; with `kube_version`, each checked as facts of that release."""
     loaded = load_units(expand(paths))
     if loaded.problems:
         problem = loaded.problems[0]
@@ -19,13 +23,29 @@ def load_manifests(paths: list[str], what: str) -> list[Manifest]:
         position = f":{where.line}:{where.column}" if where.line else ""
         more = f" (and {len(loaded.problems) - 1} more)" if len(loaded.problems) > 1 else ""
         raise InputError(f"{what} {where.file}{position}: {problem.message}{more}")
-    return [Manifest.from_entry(entry) for entry in loaded.entries]
+    manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
+    if kube_version is not None:
+        refuse_invalid(manifests, kube_version, what)
+    return manifests
 
 
-def load_inventory(paths: list[str], extra: list[Manifest] = ()) -> Inventory:
-    """The inventory in `paths`, with `extra` objects (the linted set's DeviceClasses) added
-    after it, so that they win over the inventory's classes of the same name."""
-    manifests = _once(load_manifests(paths, "inventory"))
+def refuse_invalid(manifests: list[Manifest], kube_version: str, what: str) -> None:
+    """InputError at the first object whose fields are not of the types Kubernetes
+    `kube_version` gives them (an edited dump, a hand-written inventory)."""
+    for m in manifests:
+        error = next(schema_errors(m.data, kube_version, m.api_version, m.kind, strict=False), None)
+        if error is not None:
+            where = m.location(*m.place(error.path), value=error.value)
+            position = f":{where.line}:{where.column}" if where.line else ""
+            raise InputError(f"{what} {where.file}{position}: {m.kind} '{m.name}' is not valid on Kubernetes "
+                             f"{kube_version} (the API server refuses it): {error.message}")
+
+
+def load_inventory(paths: list[str], kube_version: str, extra: list[Manifest] = ()) -> Inventory:
+    """The inventory in `paths`, checked as facts of `kube_version`, with `extra` objects (the
+    linted set's DeviceClasses) added after it, so that they win over the inventory's
+    classes of the same name."""
+    manifests = _once(load_manifests(paths, "inventory", kube_version))
     if not any(m.kind == "ResourceSlice" for m in manifests):
         raise InputError(f"inventory {', '.join(paths)}: no ResourceSlice found (generate one with "
                          "`draguard inventory generate`)")

@@ -223,7 +223,7 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         if inventory is None and config.inventory:
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
-            inventory = load_inventory(config.inventory, set_classes)
+            inventory = load_inventory(config.inventory, config.kube_version, set_classes)
         result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster, devices,
                        rules, notes, origins)
         result.refused = loaded.refused

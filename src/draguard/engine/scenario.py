@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 
 from ..core.errors import InputError
-from ..core.versions import check_kube_version
+from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
 from ..dra.devices import ModelError
 from ..dra.inventory import Inventory
 from ..facts.gates import known_gates
@@ -94,8 +94,10 @@ def load_scenario(path: str) -> Scenario:
     timings = Timings(durations, tuple((str(name), dataclasses.replace(
         durations, **_given(own, name, f"workloadDurations.{name}", fail))) for name in own))
     steps = _steps(doc, spec, fail)
-    manifests = load_manifests(paths["manifests"], "manifests") if paths["manifests"] else []
-    inventory = None if dump else load_inventory(paths["inventory"], [m for m in manifests if m.kind == "DeviceClass"])
+    release = kube_version or DEFAULT_KUBE_VERSION
+    manifests = load_manifests(paths["manifests"], "manifests", release) if paths["manifests"] else []
+    inventory = None if dump else load_inventory(paths["inventory"], release,
+                                                 [m for m in manifests if m.kind == "DeviceClass"])
     return Scenario(manifests, inventory, steps, timings, float(horizon), kube_version, dict(gates), start == "empty",
                     os.path.join(here, dump) if dump else None)
 

@@ -8,9 +8,13 @@ every call (~30 objects/s); caching the compiled validator makes validation cost
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Iterator, NamedTuple
+
+from ..core.location import format_path
 
 
 @lru_cache(maxsize=None)
@@ -22,15 +26,17 @@ def _schema_root() -> Path:
     return Path(spec.submodule_search_locations[0]) / "kubernetes-json-schema"
 
 
-def _schema_dir(kube_version: str) -> Path:
-    return _schema_root() / f"v{kube_version}.0-local-strict"
+def _schema_dir(kube_version: str, strict: bool) -> Path:
+    """strict: unknown fields are errors (the API server's fieldValidation=Strict, kubectl's
+    default); otherwise only types, formats and required fields are checked."""
+    return _schema_root() / f"v{kube_version}.0-local{'-strict' if strict else ''}"
 
 
 @lru_cache(maxsize=None)
-def _registry(kube_version: str):
+def _registry(kube_version: str, strict: bool):
     import jsonschema_rs
 
-    definitions = json.loads((_schema_dir(kube_version) / "_definitions.json").read_text())
+    definitions = json.loads((_schema_dir(kube_version, strict) / "_definitions.json").read_text())
     return jsonschema_rs.Registry([(definitions["$id"], definitions)])
 
 
@@ -40,12 +46,12 @@ def _split(api_version: str) -> tuple[str, str]:
 
 
 @lru_cache(maxsize=None)
-def validator_for(kube_version: str, api_version: str, kind: str):
+def validator_for(kube_version: str, api_version: str, kind: str, strict: bool = True):
     """The compiled validator for a built-in kind served by `kube_version`, or None when the
     target does not know that apiVersion/kind (CRDs, removed or not-yet-added versions)."""
     group, version = _split(api_version)
     prefix = group.split(".", 1)[0] + "-" if group else ""
-    path = _schema_dir(kube_version) / f"{kind.lower()}-{prefix}{version}.json"
+    path = _schema_dir(kube_version, strict) / f"{kind.lower()}-{prefix}{version}.json"
     if not path.is_file():
         return None
     schema = json.loads(path.read_text())
@@ -55,4 +61,53 @@ def validator_for(kube_version: str, api_version: str, kind: str):
         return None  # same file name, different group (e.g. a CRD in apps.example.com)
     import jsonschema_rs
 
-    return jsonschema_rs.validator_for(schema, registry=_registry(kube_version))
+    return jsonschema_rs.validator_for(schema, registry=_registry(kube_version, strict))
+
+
+class SchemaError(NamedTuple):
+    """One way an object does not fit its schema, worded as the `schema-invalid` rule words
+    it: `path` is where to point (the missing field's mapping, an unknown field's key, or a
+    wrong value), `value` whether at the value there rather than at its key."""
+
+    path: tuple
+    message: str
+    value: bool
+
+
+_NULL_TYPES = re.compile(r'is not of types "null", ')
+_ONE_OF = re.compile(r"is not valid under any of the schemas listed in the 'oneOf' keyword")
+
+
+def schema_errors(data: dict, kube_version: str, api_version: str, kind: str,
+                  strict: bool = True) -> Iterator[SchemaError]:
+    """The schema errors of a built-in object of a kind the release serves (none for others:
+    custom resources, versions it does not serve), first to last."""
+    validator = validator_for(kube_version, api_version, kind, strict)
+    if validator is None or validator.is_valid(data):
+        return
+    for error in validator.iter_errors(data):
+        path = tuple(error.instance_path)
+        kind_name = type(error.kind).__name__
+        if kind_name == "Required":
+            yield SchemaError(path, f"{_dotted(path)}: required field '{error.kind.as_dict()['property']}' is missing",
+                              False)
+        elif kind_name == "AdditionalProperties":
+            first = error.kind.as_dict()["unexpected"][0]
+            yield SchemaError(path + (first,), f"{_dotted(path + (first,))}: unknown field '{first}'", False)
+        else:
+            message = f"{_dotted(path)}: must be {_one_of_types(error)}" if kind_name == "OneOfNotValid" \
+                else f"{_dotted(path)}: {_NULL_TYPES.sub('is not of type ', error.message)}"
+            yield SchemaError(path, _ONE_OF.sub("is not valid", message), True)
+
+
+def _dotted(path: tuple) -> str:
+    return format_path(path) or "(object)"
+
+
+def _one_of_types(error) -> str:
+    kinds = []
+    for branch in error.kind.as_dict().get("context") or []:
+        for sub in branch:
+            kinds.extend(re.findall(r'"(\w+)"', sub.message.split("is not of type", 1)[-1]))
+    names = [k for k in dict.fromkeys(kinds) if k != "null"]
+    return " or ".join(names) if names else "a valid value"

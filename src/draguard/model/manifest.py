@@ -141,6 +141,18 @@ class Manifest:
             file, line, column = self.locate(line, column, path)
         return Location(file, line, column, path, self.document)
 
+    def place(self, path: tuple) -> tuple:
+        """(container, key) of `path`, as location() and findings take them; for a path
+        that leads nowhere (a missing field), the mapping that lacks it."""
+        container, key, node = None, None, self.data
+        for part in path:
+            container, key = node, part
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                break
+        return container, key
+
 
 def _search_path(data, container, key):
     """The path of `container[key]` inside plain `data`, found by identity (findings on plain

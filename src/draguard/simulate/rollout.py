@@ -63,7 +63,7 @@ def steady_set(deployment: Manifest, templates: dict[str, Manifest], durations: 
     every moment of `world` from now on (`fitted` once the world has run)."""
     if deployment.kind != "Deployment":
         raise ScenarioError(f"{deployment.kind} '{deployment.name}' is not a Deployment")
-    template = template_of(deployment, templates, durations, world.extended_resources)
+    template = template_of(deployment, templates, durations, world)
     strategy = Strategy.of(deployment)
     try:
         strategy.fenceposts()

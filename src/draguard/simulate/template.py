@@ -15,7 +15,8 @@ from ..model.manifest import Manifest
 from ..model.pods import PodSite, pod_sites, pre_stop_of
 from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
 from ..dra.placement import NodeFit
-from .world import Durations, Pod
+from ..facts.schemas import schema_errors
+from .world import Durations, Pod, World
 
 
 class ScenarioError(ValueError):
@@ -40,23 +41,30 @@ class PodTemplate:
                    fit=self.fit, completes=self.completes)
 
 
-def template_of(workload: Manifest, templates: dict[str, Manifest], durations: Durations,
-                extended: dict | None = None) -> PodTemplate:
-    """The workload's pod template; ScenarioError when it has none, or claims nothing the
-    simulation can allocate. `extended`: resource name -> the DeviceClass that serves it
-    (World.extended_resources)."""
+def template_of(workload: Manifest, templates: dict[str, Manifest], durations: Durations, world: World) -> PodTemplate:
+    """The workload's pod template on `world`; ScenarioError when it has none, claims nothing
+    the simulation can allocate, or is an object its release refuses."""
+    _refuse_invalid(workload, world.kube_version)
     sites = pod_sites(workload)
     if not sites:
         raise ScenarioError(f"{workload.kind} '{workload.name}' has no pod template")
     site = sites[0]
     grace, _ = site.grace_period
-    return PodTemplate(_made(site, templates, extended or {}), workload.namespace or "", durations,
+    return PodTemplate(_made(site, templates, world), workload.namespace or "", durations,
                        stop_after(grace, site.spec, durations.shutdown, durations.pre_stop),
                        float(workload.spec.get("minReadySeconds", 0) or 0), dict(site.labels), NodeFit.of(site),
                        completes=workload.kind == "Job")
 
 
-def _made(site: PodSite, templates: dict[str, Manifest], extended: dict) -> list:
+def _refuse_invalid(m: Manifest, kube_version: str) -> None:
+    """No controller ever sees an object whose fields are not of the types its schema gives
+    them (the API server refuses it), and the simulated ones read them as typed."""
+    error = next(schema_errors(m.data, kube_version, m.api_version, m.kind, strict=False), None)
+    if error is not None:
+        raise ScenarioError(f"{m.kind} '{m.name}' is not valid on Kubernetes {kube_version}: {error.message}")
+
+
+def _made(site: PodSite, templates: dict[str, Manifest], world: World) -> list:
     made = []
     for entry in site.claims:
         name = entry.get("resourceClaimTemplateName")
@@ -65,8 +73,9 @@ def _made(site: PodSite, templates: dict[str, Manifest], extended: dict) -> list
                                 "through resourceClaimName are not simulated yet")
         if name not in templates:
             raise ScenarioError(f"ResourceClaimTemplate '{name}' is not among the manifests")
+        _refuse_invalid(templates[name], world.kube_version)
         made.append((str(entry.get("name")), claim_from(templates[name])))
-    special = special_claim(site.spec, extended)  # on a simulated node no device plugin serves it
+    special = special_claim(site.spec, world.extended_resources)  # on a simulated node no device plugin serves it
     if special is not None:
         made.append(("extended-resources", special))
     if not made:

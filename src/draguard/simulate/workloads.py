@@ -23,7 +23,7 @@ def controller_of(workload: Manifest, manifests: list[Manifest], durations: Dura
     templates = templates_for(manifests, workload.namespace)
     if workload.kind == "Deployment":
         return steady_set(workload, templates, durations, world)
-    template = template_of(workload, templates, durations, world.extended_resources)
+    template = template_of(workload, templates, durations, world)
     if workload.kind == "StatefulSet":
         controller = statefulset_of(workload, template, world)
     elif workload.kind == "Job":

@@ -162,7 +162,8 @@ def test_dra_backed_extended_resources_are_not_the_device_plugin(cli, tmp_path):
     rule = REGISTRY.get("node-legacy-gpu-in-use")
     served = textwrap.dedent(rule.noncompliant).replace(
         "status: {phase: Running}",
-        "status:\n  phase: Running\n  extendedResourceClaimStatus: {resourceClaimName: legacy-0-extended-resources-x}")
+        "status:\n  phase: Running\n  extendedResourceClaimStatus:\n    resourceClaimName: legacy-0-extended-resources-x\n"
+        "    requestMappings: [{containerName: server, resourceName: nvidia.com/gpu, requestName: container-0-request-0}]")
     mapped_class = ("---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: dra-gpus, uid: c-1}\n"
                     "spec:\n  extendedResourceName: nvidia.com/gpu\n  selectors:\n"
                     "  - cel: {expression: device.driver == 'gpu.nvidia.com'}\n")
@@ -194,3 +195,18 @@ def test_a_bundle_nested_past_the_stack_is_refused(cli, tmp_path):
     (bundle / "pods.json").write_text("[" * 100_000 + "]" * 100_000)
     done = cli("audit", "--from", bundle, "--no-config")
     assert done.code == 2 and "the dump nests too deeply" in done.err
+
+
+def test_a_dump_object_the_api_server_would_refuse_stops_the_audit_at_its_position(cli, tmp_path):
+    """A dump is a file anyone may edit: a claim's allocated device given as a number raised
+    an internal error in claim-allocated-unreserved, a slice's capacity as a list one in
+    the device model. The API server stores neither; the audit says where it is."""
+    text = textwrap.dedent(REGISTRY.get("claim-allocated-unreserved").noncompliant)
+    broken = text.replace("pool: gpu-node-0, device: gpu-0}]", "pool: gpu-node-0, device: 7}]")
+    assert broken != text
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(broken)
+    done = cli("audit", "--from", dump, "--no-config")
+    line = 1 + next(i for i, x in enumerate(broken.splitlines()) if "device: 7}]" in x)
+    assert done.code == 2 and f"dump {dump}:{line}:" in done.err and "ResourceClaim" in done.err, done.err
+    assert 'is not of type "string"' in done.err and "internal" not in done.err

@@ -32,7 +32,12 @@ spec:
 @pytest.mark.parametrize("inventory, where, message", [
     ("a: [\n", "inventory.yaml:2:1", "YAML syntax error"),
     (SLICE % "lots", "inventory.yaml:11:24", "quantities must match"),
-    (SLICE.replace("generation: 1", "generation: one") % "80Gi", "inventory.yaml:7:31", "generation must be an integer"),
+    (SLICE.replace("generation: 1", "generation: one") % "80Gi", "inventory.yaml:7:31",
+     "ResourceSlice 's' is not valid on Kubernetes 1.37 (the API server refuses it): spec.pool.generation: \"one\" "
+     "is not of type \"integer\""),
+    (SLICE % "[1]", "inventory.yaml:11:32", "spec.devices[0].capacity.memory.value: must be string or number"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {zone: [a]}}\n---\n" + SLICE % "80Gi",
+     "inventory.yaml:3:36", "Node 'n' is not valid"),
     ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "inventory.yaml", "no ResourceSlice found"),
 ])
 def test_a_broken_inventory_stops_the_run(tmp_path, cli, inventory, where, message):

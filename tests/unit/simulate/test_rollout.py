@@ -109,6 +109,31 @@ def test_input_it_cannot_simulate_is_refused_with_the_reason():
         simulate(deployment().replace("resourceClaimTemplateName: slice", "resourceClaimTemplateName: other"))
 
 
+def test_an_object_the_api_server_refuses_is_not_simulated(cli, tmp_path):
+    """Fields of the wrong type were read as they came: `replicas: "2"` raised an internal
+    error in the Deployment controller (and in lint's rollout-deadlock)."""
+    with pytest.raises(ScenarioError, match="Deployment 'llm' is not valid on Kubernetes 1.37: spec.replicas: "
+                                            "\"2\" is not of type \"integer\""):
+        simulate(deployment(replicas="'2'"))
+    broken = yaml.safe_load(TEMPLATE)
+    broken["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = "one"
+    with pytest.raises(ScenarioError, match="ResourceClaimTemplate 'slice' is not valid"):
+        simulate_rollout(Manifest.from_data(yaml.safe_load(deployment())), {"slice": Manifest.from_data(broken)},
+                         inventory())
+    pool = tmp_path / "inventory.yaml"
+    pool.write_text(yaml.safe_dump_all(generate({"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": {
+        "model": "A100-40GB", "count": 2, "mig": "static", "layout": ["3g.20gb", "3g.20gb"]}}]})))
+    bad = tmp_path / "bad.yaml"
+    text = TEMPLATE + "---" + deployment(replicas="'2'")
+    bad.write_text(text)
+    line = 1 + next(i for i, x in enumerate(text.splitlines()) if "replicas: '2'" in x)
+    run = cli("simulate", "rollout", bad, "--inventory", pool)
+    assert run.code == 2 and f"manifests {bad}:{line}:" in run.err and "Deployment 'llm' is not valid" in run.err
+    linted = cli("lint", bad, "--inventory", pool, "--no-config", "-f", "json").json["findings"]
+    assert "internal-error" not in {f["rule"] for f in linted}
+    assert any(f["rule"] == "rollout-deadlock" and "not simulated" in f["message"] for f in linted)
+
+
 def test_the_command_answers_with_the_verdict_and_its_exit_status(tmp_path):
     pool = tmp_path / "inventory.yaml"
     pool.write_text(yaml.safe_dump_all(generate({"nodes": [{"namePrefix": "gpu", "count": 1, "gpus": {
