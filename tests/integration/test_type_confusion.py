@@ -13,6 +13,7 @@ import yaml
 from draguard.core.config import Config
 from draguard.engine import lint_objects
 from draguard.rules import REGISTRY
+from support.paths import ROOT
 
 REPLACEMENTS = (None, 7, "x", [1], {"a": 1})
 
@@ -95,3 +96,56 @@ def test_no_fix_crashes_on_confused_types(rule, documents):
         if twice.files[0].applied:
             failures.append((path, value, twice.files[0].applied))
     assert not failures, failures[:5]
+
+
+def _cluster_examples():
+    from draguard.rules.base import Needs
+
+    for param in _examples():
+        rule, documents = param.values
+        if rule.needs is Needs.CLUSTER:
+            yield param
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule, documents", list(_cluster_examples()))
+def test_no_audit_crashes_on_a_confused_dump(cli, tmp_path, rule, documents):
+    """The cluster rules and the device model on a seeded sample of the mutations, as a dump
+    file: a finding, or the dump refused at a position (an object the API server would not
+    store), never an internal error."""
+    import random
+
+    dump = tmp_path / "dump.yaml"
+    every = list(mutations(documents))
+    crashes = []
+    for path, value, mutated in random.Random(rule.id).sample(every, min(FIX_SAMPLE, len(every))):
+        dump.write_text(yaml.safe_dump_all(mutated, sort_keys=False))
+        done = cli("audit", "--from", dump, "--no-config", "-f", "json")
+        if "internal" in done.err:  # an internal error, or internal-error findings, are said there
+            crashes.append((path, value, done.err.strip()))
+    assert not crashes, crashes[:5]
+
+
+@pytest.mark.slow
+def test_no_simulation_or_allocation_crashes_on_confused_manifests_or_inventories(cli, tmp_path):
+    """rollout, drain, scale, allocate and lint --inventory on the rollout-deadlock example
+    with its manifests, then its inventory, mutated: an answer or a refusal, never an
+    internal error."""
+    import random
+
+    example = ROOT / "tests" / "rules" / "rollout-deadlock"
+    manifests = [d for d in yaml.safe_load_all((example / "fail.yaml").read_text())]
+    inventory = [d for d in yaml.safe_load_all((example / "inventory.yaml").read_text())][:4]
+    m, i = tmp_path / "m.yaml", tmp_path / "i.yaml"
+    crashes = []
+    for which, documents in (("manifests", manifests), ("inventory", inventory)):
+        every = list(mutations(documents))
+        for path, value, mutated in random.Random(which).sample(every, 40):
+            m.write_text(yaml.safe_dump_all(mutated if which == "manifests" else manifests))
+            i.write_text(yaml.safe_dump_all(mutated if which == "inventory" else inventory))
+            for argv in (("simulate", "rollout", m), ("simulate", "drain", "gpu-0", m), ("simulate", "scale", "3", m),
+                         ("allocate", m), ("lint", "--no-config", m)):
+                done = cli(*argv, "--inventory", i)
+                if "internal" in done.err:
+                    crashes.append((which, path, value, argv[:2], done.err.strip()[-200:]))
+    assert not crashes, crashes[:5]
