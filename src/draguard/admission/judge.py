@@ -22,6 +22,7 @@ from ..engine.lint import lint_loaded
 from ..model.claims import RESOURCE_GROUP
 from ..model.live import EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME
 from ..model.manifest import Manifest
+from ..model.pods import mapping
 from ..model.workloads import POD_TARGETS
 from ..rules import REGISTRY
 from ..rules.base import Needs
@@ -84,7 +85,7 @@ def not_judged(request: Request) -> str:
         return f"{request.operation or 'no'} operation: not judged"
     if request.group_kind not in JUDGED:
         return f"{request.group_kind[1] or 'unknown kind'} is not judged"
-    annotations = (request.object.get("metadata") or {}).get("annotations") or {}
+    annotations = mapping(mapping(request.object.get("metadata")).get("annotations"))
     if request.group_kind == (RESOURCE_GROUP, "ResourceClaim") and (
             POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
         return "a claim the system generated: its template and workload are judged"

@@ -165,6 +165,17 @@ def test_the_options_are_checked(cli):
     assert done.code == 2 and "--self-signed" in done.err
 
 
+def test_an_object_whose_metadata_is_no_mapping_is_judged_not_answered_500(webhook):
+    """The API server decodes objects before it asks, but a webhook answers whoever calls:
+    `metadata: [1]` or annotations that are a number raised (a 500, no reason given)."""
+    url, ca, _ = webhook
+    for metadata in ([1], {"name": "p", "annotations": 7}):
+        body = review(GOOD_POD)
+        body["request"]["object"] = {**GOOD_POD, "metadata": metadata}
+        code, answer = post(url, ca, body)
+        assert code == 200 and answer["response"]["allowed"] is False, answer  # schema-invalid denies it
+
+
 def test_mutate_admits_with_the_safe_fixes_as_a_json_patch():
     import base64
 
