@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from draguard.dra.generate import generate
-from support.paths import EXAMPLES
+from support.paths import DATA, EXAMPLES
 
 mcp = pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
@@ -31,10 +31,12 @@ spec:
 """
 
 
-def session_run(calls):
-    """Start the server, run `calls(session)`, return what it returns."""
+def session_run(calls, cwd=None, path_first: str | None = None):
+    """Start the server (in `cwd`; `path_first` ahead on its PATH), run `calls(session)`,
+    return what it returns."""
     async def main():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "draguard", "mcp"])
+        env = {**os.environ, "PATH": os.pathsep.join(filter(None, [path_first, os.environ["PATH"]]))}
+        params = StdioServerParameters(command=sys.executable, args=["-m", "draguard", "mcp"], cwd=cwd, env=env)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -183,3 +185,33 @@ def test_fix_says_which_files_it_did_not_read(tmp_path):
         ("latin1.yaml", "not UTF-8 text: left untouched"),
         ("pipe.yaml", "not a regular file (a pipe, socket or device): not read")]
     assert "+kind: ResourceClaimTemplate" in answer["diff"]
+
+
+def test_lint_and_fix_read_the_project_config_and_report_what_renders_hold(tmp_path):
+    """As the command line: the nearest `.draguard.yaml` applies (it was ignored: every
+    rule ran, on the default release), a kustomization's findings are left with the reason
+    (they were dropped unsaid), and '-' is refused (the server's stdin is the MCP channel)."""
+    from support.renderers import renderers_dir
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "shared-gpu.yaml").write_text(LEGACY)
+    (project / ".draguard.yaml").write_text("rules:\n  legacy-gpu-resource: {enabled: false}\n")
+    overlay = str(DATA / "render" / "overlays" / "diffusers" / "h100")
+    renderers = renderers_dir()
+
+    async def calls(session):
+        return [await session.call_tool(name, arguments) for name, arguments in [
+            ("lint", {"paths": [str(project)]}), ("lint", {"manifest": LEGACY}),
+            ("fix", {"paths": [str(project)], "unsafe": True}), ("fix", {"paths": ["-"]}), ("fix", {}),
+            *([("fix", {"paths": [overlay], "unsafe": True})] if renderers else [])]]
+    linted, text, fixed, stdin, nothing, *rendered = session_run(calls, cwd=project, path_first=renderers)
+    assert "legacy-gpu-resource" not in {f["rule"] for f in payload(linted)["findings"]}
+    assert "legacy-gpu-resource" not in {f["rule"] for f in payload(text)["findings"]}  # the working folder's
+    assert "legacy-gpu-resource" not in {a["rule"] for a in payload(fixed)["applied"]}
+    assert stdin.is_error and "'-' (stdin) is not read here" in stdin.content[0].text
+    assert nothing.is_error and "give manifest text or paths" in nothing.content[0].text
+    if rendered:
+        left = payload(rendered[0])["left"]
+        assert {item["rule"] for item in left} >= {"legacy-gpu-resource", "shm-size-limit"}
+        assert all(item["reason"].startswith("it is in rendered output") for item in left)

@@ -46,10 +46,8 @@ def _rule_ids(values: list[str], flag: str) -> frozenset:
 
 
 def run(args) -> int:
-    from ..sources.discover import expand
-    from ..sources.loader import load_units
     from ..sources.render import RenderOptions
-    from ..fix.files import BOM, decode, encode, read, unified_diff, write
+    from ..fix.files import BOM, encode, gather, unified_diff, write
     from ..fix.run import Choice, FileText, fix_texts
 
     config, fail_on = configure(args)
@@ -57,24 +55,13 @@ def run(args) -> int:
         settings = config.rules.setdefault("legacy-gpu-resource", RuleSettings())
         settings.options = {**settings.options, "strategy": args.strategy}
     choice = Choice(args.unsafe_fixes, _rule_ids(args.select, "--select"), _rule_ids(args.ignore, "--ignore"))
-    units = expand(args.paths, tuple(args.include or DEFAULT_INCLUDE), tuple(args.exclude))
     options = RenderOptions(tuple(os.path.abspath(v) for v in args.values), tuple(args.set_values),
                             config.kube_version)
-    rendered = load_units([u for u in units if u.kind in ("helm", "kustomize")], render_options=options)
-    reads, paths, unreadable = {}, {}, []
-    skipped = [f"{u.display}: {u.reason}" for u in units if u.kind == "skipped"]  # said, as lint warns of them
-    for unit in units:
-        if unit.kind == "file":
-            try:
-                reads[unit.display] = read(unit.path, unit.display)
-                paths[unit.display] = unit.path
-            except OSError as exc:
-                unreadable.append(f"{unit.display}: cannot read: {exc.strerror or exc}")
-        elif unit.kind == "stdin":
-            reads["-"] = decode("-", sys.stdin.buffer.read())
+    gathered = gather(args.paths, tuple(args.include or DEFAULT_INCLUDE), tuple(args.exclude), options,
+                      sys.stdin.buffer)
+    reads, paths = gathered.reads, gathered.paths
     files = [FileText(r.display, r.text, r.bom) for r in reads.values() if r.text is not None]
-    unreadable += [f"{r.display}: not UTF-8 text: left untouched" for r in reads.values() if r.text is None]
-    run_ = fix_texts(files, config, choice, rendered)
+    run_ = fix_texts(files, config, choice, gathered.rendered)
 
     out = sys.stderr if "-" in reads else sys.stdout
     if args.diff:
@@ -86,7 +73,7 @@ def run(args) -> int:
         if not (args.check or args.diff):
             reason = write(paths[f.display], reads[f.display].raw, encode(f.text, f.bom))
             if reason:
-                not_written.append(f"{f.display}: {reason}")
+                not_written.append((f.display, reason))
     if "-" in reads:
         stdin_file = next((f for f in files if f.display == "-"), None)
         if stdin_file is None:  # not UTF-8: passed through as it came, never lost
@@ -96,17 +83,17 @@ def run(args) -> int:
             sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
-    _summary(out, run_, skipped + not_written + unreadable, dry=args.check or args.diff)
+    _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry=args.check or args.diff)
     if said_empty(run_.result, args):
         return EXIT_ERROR
     if args.check or args.diff:
         return EXIT_FINDINGS if run_.changed else EXIT_OK
-    if not_written or unreadable:
+    if not_written or gathered.unreadable:
         return EXIT_ERROR
     return EXIT_FINDINGS if run_.result.failed(fail_on) else EXIT_OK
 
 
-def _summary(out, run_, problems: list[str], dry: bool) -> None:
+def _summary(out, run_, problems: list[tuple[str, str]], dry: bool) -> None:
     verb = "would fix" if dry else "fixed"
     fixed = 0
     for f in run_.changed:
@@ -115,8 +102,8 @@ def _summary(out, run_, problems: list[str], dry: bool) -> None:
         out.write(f"{f.display}: {verb} {len(f.applied)} ({', '.join(rules)})\n")
         for (rule, title), count in Counter(f.applied).items():
             out.write(f"  {rule}: {title}{f' (x{count})' if count > 1 else ''}\n")
-    for problem in problems:
-        out.write(f"{problem}\n")
+    for display, why in problems:
+        out.write(f"{display}: {why}\n")
     for item in run_.left:
         loc = item.finding.location
         where = f"{loc.file}:{loc.line}:{loc.column}" if loc.line else loc.file

@@ -52,7 +52,7 @@ def build_server():
         from ..engine import lint_paths
         from ..report.json_report import document
 
-        config = _config(kube_version, feature_gates)
+        config = _config(kube_version, feature_gates, paths)
         with _inputs(manifest, paths) as inputs:
             result = lint_paths(inputs, config)
         return document(result)
@@ -114,27 +114,25 @@ def build_server():
         pipe, a link out of the folder) with the reason. Files are written only with
         `write: true`; `unsafe: true` adds fixes that change behaviour (the migration of
         device-plugin GPUs to DRA claims is one)."""
-        from ..fix.files import encode, read, unified_diff, write as write_file
+        from ..fix.files import Gathered, encode, gather, unified_diff, write as write_file
         from ..fix.run import Choice, FileText, fix_texts
-        from ..sources.discover import expand
+        from ..sources.discover import DEFAULT_INCLUDE
+        from ..sources.render import RenderOptions
 
-        config, choice = _config(kube_version, feature_gates), Choice(unsafe=unsafe)
-        not_read = []
+        config, choice = _config(kube_version, feature_gates, paths), Choice(unsafe=unsafe)
         if manifest:
-            files = [FileText("manifest.yaml", manifest)]
+            gathered, files = Gathered(), [FileText("manifest.yaml", manifest)]
         else:
-            units = expand(paths or [])
-            reads = [read(u.path, u.path) for u in units if u.kind == "file"]
-            files = [FileText(r.display, r.text, r.bom) for r in reads if r.text is not None]
-            not_read = [{"file": u.display, "reason": u.reason} for u in units if u.kind == "skipped"] + \
-                [{"file": r.display, "reason": "not UTF-8 text: left untouched"} for r in reads if r.text is None]
-        run = fix_texts(files, config, choice)
+            with _inputs("", paths) as inputs:
+                gathered = gather(inputs, DEFAULT_INCLUDE, (), RenderOptions(kube_version=config.kube_version))
+            files = [FileText(r.display, r.text, r.bom) for r in gathered.reads.values() if r.text is not None]
+        run = fix_texts(files, config, choice, gathered.rendered)
         written = []
         if write and not manifest:
-            originals = {r.display: r.raw for r in reads}
             for f in run.changed:
-                reason = write_file(f.display, originals[f.display], encode(f.text, f.bom))
+                reason = write_file(gathered.paths[f.display], gathered.reads[f.display].raw, encode(f.text, f.bom))
                 written.append({"file": f.display, "written": reason is None, "reason": reason})
+        not_read = [{"file": display, "reason": why} for display, why in gathered.not_read]
         return {"diff": "".join(unified_diff(f.display, f.original, f.text) for f in run.changed),
                 "fixed": files[0].text if manifest and files else None,
                 "applied": [{"file": f.display, "rule": rule, "fix": title} for f in files for rule, title in f.applied],
@@ -166,7 +164,7 @@ def build_server():
                 found, loaded = read(source(files[0]))
         else:
             found, loaded = read(source(dump or None))
-        config = _config("", feature_gates)
+        config = _config("", feature_gates, [])
         judge_as_cluster(config, found.server_version, found.feature_gates, kube_version or None)
         return document(run_audit(found, config, loaded))
 
@@ -191,14 +189,16 @@ def _anticipating(server):
     return register
 
 
-def _config(kube_version: str, feature_gates: str = ""):
-    """The config of a tool call: its release, and the feature gates (`A=true,B=false`) the
-    cluster sets differently from that release's defaults, as the CLI's --feature-gates."""
-    from ..core.config import Config
+def _config(kube_version: str, feature_gates: str, near: list[str] | None):
+    """The config of a tool call, as the command line's: the project's `.draguard.yaml` (the
+    nearest above the first of `near`, else above the server's working folder), then the
+    call's release and the feature gates (`A=true,B=false`) the cluster sets differently from
+    that release's defaults, as --kube-version and --feature-gates."""
     from ..core.versions import check_kube_version
+    from ..engine.config_file import find_config, load_config
     from ..facts.gates import parse_gates
 
-    config = Config()
+    config = load_config(find_config(list(near or [])))
     if kube_version:
         config.kube_version = check_kube_version(kube_version)
     config.feature_gates.update(parse_gates(feature_gates))
@@ -219,6 +219,8 @@ class _inputs:
             return [self.temp]
         if not self.paths:
             raise ValueError("give manifest text or paths")
+        if "-" in self.paths:  # the server's stdin is the MCP channel itself
+            raise ValueError("'-' (stdin) is not read here: give the manifest text in `manifest`")
         return list(self.paths)
 
     def __exit__(self, *exc) -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.atomic import atomic_writer
+from ..sources.loader import Loaded
 
 BOM = "\ufeff"
 
@@ -19,6 +20,49 @@ class Read:
     raw: bytes
     text: str | None  # None: not UTF-8 text (reported by the lint of it, never written)
     bom: bool
+
+
+@dataclass
+class Gathered:
+    """What a fix run reads: the files it may write (display -> Read, and display -> path),
+    the renders (Helm, Kustomize) whose findings it reports but never writes, and what it
+    did not read, each as (display, why): what the walk skipped (a pipe, a link out of the
+    folder: said, as lint warns of them) and what could not be read (an input error)."""
+
+    reads: dict[str, Read] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    rendered: Loaded = field(default_factory=Loaded)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def not_read(self) -> list[tuple[str, str]]:
+        return self.skipped + self.unreadable
+
+
+def gather(inputs: list[str], include: tuple, exclude: tuple, render_options, stdin=None) -> Gathered:
+    """The files, folders, charts and kustomizations of `inputs` ('-': `stdin`, a binary
+    stream) read for fixing: a file that cannot be read or is not UTF-8 is listed as not
+    read (never written), as is what the walk skipped (a pipe, a link out of the folder)."""
+    from ..sources.discover import expand
+    from ..sources.loader import load_units
+
+    units = expand(inputs, include, exclude)
+    gathered = Gathered(rendered=load_units([u for u in units if u.kind in ("helm", "kustomize")],
+                                            render_options=render_options))
+    gathered.skipped = [(u.display, u.reason) for u in units if u.kind == "skipped"]
+    for unit in units:
+        if unit.kind == "file":
+            try:
+                gathered.reads[unit.display] = read(unit.path, unit.display)
+                gathered.paths[unit.display] = unit.path
+            except OSError as exc:
+                gathered.unreadable.append((unit.display, f"cannot read: {exc.strerror or exc}"))
+        elif unit.kind == "stdin":
+            gathered.reads["-"] = decode("-", stdin.read())
+    gathered.unreadable += [(r.display, "not UTF-8 text: left untouched") for r in gathered.reads.values()
+                            if r.text is None]
+    return gathered
 
 
 def read(path: str, display: str) -> Read:
