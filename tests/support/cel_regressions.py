@@ -174,4 +174,8 @@ REGRESSIONS = {
     "distinct drops an equal quantity": "[quantity('1'), quantity('1000m')].distinct().size() == 1",
     "distinct drops a version apart by build metadata": "[semver('1.0.0+a'), semver('1.0.0+b')].distinct().size() == 1",
     "distinct looks inside lists": "[[semver('1.0.0+a')], [semver('1.0.0+b')]].distinct().size() == 1",
+    # a macro variable named dyn once made every bare dyn in the expression declared (generator, seed 777)
+    "dyn names a macro's variable only inside the macro": "[dyn] != int || [1, 2, 3].map(dyn, dyn).size() >= 0",
+    "dyn as the second variable of a two-variable macro": "[1].all(i, dyn, dyn > 0) || dyn == int",
+    "dyn bound by cel.bind": "cel.bind(dyn, 1, dyn + 1) == 2",
 }

@@ -30,7 +30,7 @@ from typing import Callable
 from . import celdevice, celinline, celoptional, celrewrite, goconvert
 from .celast import checked_ast, walk
 from .celcost import U64, estimate
-from .celrewrite import STRING_LITERAL, without_strings
+from .celrewrite import STRING_LITERAL, matching_end, without_strings
 from .cellib import python_functions_taking_values, quantity_message, runtime
 from .celvalidate import first_problem
 from .quantity import QuantityError, is_quantity, parse_quantity_form
@@ -444,15 +444,18 @@ _UNARY_AFTER = set("([{,:?&|=<>!+-*/%") | {""}
 #: names cel-cpp resolves and cel-go does not declare: the type name dyn (cel-go declares only
 #: the function dyn()) and the Kubernetes library's and draguard's own message types
 _UPSTREAM_UNDECLARED = re.compile(r"(?<![\w.])(?:dyn\b(?!\s*\()|(?:kubernetes|draguard)(?=\s*\.\s*[A-Z]))")
-_DYN_VARIABLE = re.compile(r"\(\s*dyn\s*,")  # a macro's variable named dyn
+#: a comprehension macro (or cel.bind) whose variable, or one of whose two, is named dyn
+_DYN_VARIABLE = re.compile(r"(?:\.\s*(?:all|exists|exists_one|existsOne|map|filter|transformList|transformMap|"
+                           r"transformMapEntry)|\bcel\s*\.\s*bind)\s*(\()\s*(?:\w+\s*,\s*)?dyn\s*,")
 
 
 def _undeclared_upstream(expression: str) -> tuple[str, int] | None:
-    """(message, offset) of the first name cel-go's checker does not know where cel-cpp's does."""
+    """(message, offset) of the first name cel-go's checker does not know where cel-cpp's does;
+    `dyn` names a macro's variable inside that macro's arguments, and nothing outside them."""
     code = without_strings(expression)
-    named_dyn = _DYN_VARIABLE.search(code) is not None
+    bound = [(match.start(1), matching_end(code, match.start(1))) for match in _DYN_VARIABLE.finditer(code)]
     for match in _UPSTREAM_UNDECLARED.finditer(code):
-        if not (named_dyn and match.group(0) == "dyn"):
+        if not (match.group(0) == "dyn" and any(start < match.start() < end for start, end in bound)):
             return f"undeclared reference to '{match.group(0)}'", match.start()
     return None
 
