@@ -58,6 +58,15 @@ class ContainerSite:
         return path_of(self.container)
 
     @cached
+    def lends_devices(self) -> bool:
+        """An init container that runs to completion before the app containers start (not a
+        sidecar, restartPolicy: Always): the kubelet's device manager hands its devices on
+        to the containers after it (devicemanager.ManagerImpl.Allocate, devicesToReuse),
+        and the scheduler counts a pod's resource as the larger of such a container's and
+        the app containers' sum."""
+        return self.init and self.container.get("restartPolicy") != "Always"
+
+    @cached
     def name(self) -> str:
         return text(self.container.get("name"))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import combinations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
@@ -69,12 +70,12 @@ def _label(text: str, limit: int = 63) -> str:
 
 def _count(value) -> int | None:
     """A device-plugin quantity as a device count, read as the API server reads the quantity
-    (`2`, `"2"`, `2.0` and `"2000m"` are 2): a positive whole number, else None."""
+    (`2`, `"2"`, `2.0` and `"2000m"` are 2): a whole number 0 or more, else None."""
     try:
         amount = parse_quantity(value)
     except (QuantityError, TypeError):
         return None
-    return int(amount) if amount.denominator == 1 and amount > 0 else None
+    return int(amount) if amount.denominator == 1 and amount >= 0 else None
 
 
 def _request_fields(request: tuple, count: int) -> dict:
@@ -122,6 +123,16 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     if version is None:
         return NoFix(f"Kubernetes {ctx.config.kube_version} serves no resource.k8s.io version with structured "
                      "claims (1.32+)")
+    removals = []
+    for section in ("limits", "requests"):
+        values = c.resources.get(section)
+        if isinstance(values, dict) and resource in values:
+            target = values if len(values) > 1 else c.resources
+            removals.append(remove(path_of(target, resource if target is values else section)))
+    if count == 0:  # the device plugin allocates nothing for it: nothing to claim
+        only = all(isinstance(values, dict) and set(values) == {resource} for values in c.resources.values())
+        return Fix(f"remove {resource}: 0 (it asks for no device)", Applicability.SAFE,
+                   (remove(c.path + (c.resources_key,)),) if only else tuple(removals))
     if strategy == "extended-resource":
         if version != "v1":
             return NoFix("DeviceClass extendedResourceName needs resource.k8s.io/v1 (Kubernetes 1.34+)")
@@ -129,30 +140,88 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
         return Fix(f"serve {resource} through DRA: DeviceClass '{device_class['metadata']['name']}' with "
                    "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)",
                    Applicability.UNSAFE, (add_document(device_class),))
-    removals = []
-    for section in ("limits", "requests"):
-        values = c.resources.get(section)
-        if isinstance(values, dict) and resource in values:
-            target = values if len(values) > 1 else c.resources
-            removals.append(remove(path_of(target, resource if target is values else section)))
+    shared, total, own = [], 0, count
+    if c.lends_devices:
+        waiting = [a.label for a in site.containers if not a.init and any(r == resource for r, _, _ in _by_resource(a))]
+        if waiting:
+            return NoFix(f"an init container's devices pass on to the app containers (the device plugin lends them, "
+                         f"and the pod holds the larger of the two counts): it is migrated once {', '.join(waiting)} "
+                         f"ask for {resource} through DRA, to share their claims rather than add devices")
+        shared, total = _lent(_held_by_app_containers(obj, site, request, ctx), count)
+        own = max(0, count - total)
+    references = tuple(append(c.path + (c.resources_key, "claims"), {"name": name}) for name in shared)
+    if not own:
+        more = f"; it sees {total} devices where it asked for {count}" if total > count else ""
+        return Fix(f"claim {resource} through DRA: share the app containers' claim(s) {', '.join(shared)} (an init "
+                   f"container's devices pass on to them, as under the device plugin){more}",
+                   Applicability.UNSAFE, (*references, *removals))
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
     named_base = _label(f"{owner}-{c.name}-{request[2]}", 250)
-    named = _template_name(ctx, obj.namespace, named_base, _request_fields(request, count))
+    named = _template_name(ctx, obj.namespace, named_base, _request_fields(request, own))
     if named is None:
         return NoFix(f"the template names {named_base!r} to {named_base}-100 are all taken by templates that ask "
                      "for other devices")
     template, exists = named
-    made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, count)),)
+    made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, own)),)
     ray = _ray_gpu_count(obj, site, c, resource, count)
     return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}"
+               + (f" for {own} device(s), with the app containers' claim(s) {', '.join(shared)} it shares"
+                  if shared else "")
                + (f"; rayStartParams num-gpus: '{count}' keeps Ray's GPU count" if ray else ""),
                Applicability.UNSAFE, (
                    *made,
                    append(site.path + ("resourceClaims",), {"name": claim, "resourceClaimTemplateName": template}),
+                   *references,
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
                    *removals, *ray))
+
+
+def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
+    """(pod claim, device count) of the claims the app containers use whose template asks
+    for what a migration of this resource asks, at any count (the ones an earlier round
+    made for them, or a user's of that very shape)."""
+    templates = {entry.get("name"): entry.get("resourceClaimTemplateName") for entry in site.claims}
+    held: dict[str, int] = {}
+    for app in site.containers:
+        if app.init:
+            continue
+        for entry in app.claims:
+            name = entry.get("name")
+            template_name = templates.get(name)
+            if not isinstance(name, str) or "request" in entry or name in held or not isinstance(template_name, str):
+                continue
+            template = ctx.objects.claims.template(obj.namespace, template_name)
+            count = _migrated_count(template, request) if template is not None else None
+            if count:
+                held[name] = count
+    return list(held.items())
+
+
+def _migrated_count(template, request: tuple) -> int | None:
+    """The device count of a template whose only request is a migration's of `request`."""
+    requests = requests_of(template)
+    count = requests[0].fields.get("count", 1) if len(requests) == 1 else None
+    return count if type(count) is int and _asks_for(template, _request_fields(request, count)) else None
+
+
+#: the most app claims whose combinations are tried (a pod rarely has more than a few)
+_MOST_COMBINED = 12
+
+
+def _lent(held: list[tuple[str, int]], count: int) -> tuple[list[str], int]:
+    """(the app claims an init container asking for `count` devices shares, their devices):
+    the combination with the fewest devices at or above `count` (fewest claims at equal), so
+    that the pod holds no device more than under the device plugin and the container sees
+    as few extra as can be; else every claim (and the caller adds the shortfall)."""
+    held = held[:_MOST_COMBINED]
+    candidates = [combo for size in range(1, len(held) + 1) for combo in combinations(held, size)
+                  if sum(n for _, n in combo) >= count]
+    if not candidates:
+        return [name for name, _ in held], sum(n for _, n in held)
+    best = min(candidates, key=lambda combo: (sum(n for _, n in combo), len(combo)))
+    return [name for name, _ in best], sum(n for _, n in best)
 
 
 #: the resource names KubeRay counts as GPUs (utils.IsGPUResourceKey): a name ending in "gpu",
@@ -232,7 +301,11 @@ class LegacyGpuResource(Rule):
         to DRA (`extendedResourceName`, KEP-5004) the finding is `info`: the implicit claim
         works but cannot pin a slice, so an explicit claim is still recommended. Custom
         resources of kinds draguard does not model are searched for `containers` lists, and
-        what is found there is `info` too, saying that the kind is not modelled."""
+        what is found there is `info` too, saying that the kind is not modelled. The fix
+        gives each container a claim of its own, except an init container that runs to
+        completion: the kubelet hands its devices on to the app containers, and the
+        scheduler counts the larger of the two, so it shares the app containers' claims
+        (and claims only what they lack), and the pod holds no device more than before."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Some guideline documents present `nvidia.com/mig-1g.5gb: 1` limits as the way to give a

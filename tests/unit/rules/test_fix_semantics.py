@@ -284,3 +284,59 @@ def test_the_migration_reads_the_gpu_count_as_the_api_server_reads_the_quantity(
         return
     template = next(d for d in fixed([pod], legacy) if d["kind"] == "ResourceClaimTemplate")
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == count
+
+
+INIT_AND_APP = """
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p, namespace: t}
+    spec:
+      initContainers:
+      - {name: warm, image: i, resources: {limits: {nvidia.com/gpu: 1}}}
+      - {name: side, image: i, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: 1}}}
+      - {name: big, image: i, resources: {limits: {nvidia.com/gpu: 4}}}
+      containers:
+      - {name: a, image: i, resources: {limits: {nvidia.com/gpu: 1}}}
+      - {name: b, image: i, resources: {limits: {nvidia.com/gpu: 2}}}
+    """
+
+
+def _pod_devices(documents) -> tuple[int, dict]:
+    """(the devices the pod's claims hold, container -> the pod claims it uses)."""
+    pod = next(d for d in documents if d["kind"] == "Pod")["spec"]
+    templates = {d["metadata"]["name"]: d for d in documents if d["kind"] == "ResourceClaimTemplate"}
+    held = sum(templates[e["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+               for e in pod["resourceClaims"])
+    uses = {c["name"]: [x["name"] for x in c["resources"]["claims"]] for c in pod["initContainers"] + pod["containers"]}
+    return held, uses
+
+
+def test_an_init_container_shares_the_app_containers_claims_as_the_device_plugin_lends_its_devices():
+    """The kubelet hands an init container's devices on to the containers after it, and the
+    scheduler counts the larger of its request and the app containers' sum: here 4 for
+    `big` plus the sidecar's 1 started before it. A claim of its own per init container
+    made the pod hold 10 devices where it held 5 (on a smaller node it never scheduled)."""
+    from draguard.fix.run import Choice, FileText, fix_texts
+
+    text = textwrap.dedent(INIT_AND_APP)
+    [warm] = [f for f in findings(docs(text), "legacy-gpu-resource") if "'warm'" in f.message]
+    assert warm.fix is None and "migrated once container 'a', container 'b' ask for nvidia.com/gpu" in warm.no_fix
+    file = FileText("pod.yaml", text)
+    fix_texts([file], Config(kube_version="1.34"), Choice(unsafe=True))
+    held, uses = _pod_devices(docs(file.text))
+    assert held == 5
+    assert uses["warm"] == ["a-gpu"] and uses["side"] == ["side-gpu"] and uses["a"] == ["a-gpu"]
+    assert uses["big"] == ["a-gpu", "b-gpu", "big-gpu"]  # the app containers' 3, and 1 more of its own
+    assert any("share the app containers' claim(s) a-gpu" in title for _, title in file.applied)
+    again = FileText("pod.yaml", file.text)
+    fix_texts([again], Config(kube_version="1.34"), Choice(unsafe=True))
+    assert not again.changed
+
+
+def test_a_limit_of_no_device_is_removed_safely():
+    """`nvidia.com/gpu: 0` asks for nothing: its fix was refused ("0 is not a whole number")."""
+    pod = docs(LEGACY_POD % 0)
+    [finding] = findings(pod, "legacy-gpu-resource")
+    assert finding.fix.applicability is Applicability.SAFE and finding.fix.title == "remove nvidia.com/gpu: 0 (it asks for no device)"
+    after = fixed(pod, finding)
+    assert after == [{**pod[0], "spec": {"containers": [{"name": "a", "image": "img"}]}}]
