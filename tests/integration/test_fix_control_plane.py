@@ -116,3 +116,29 @@ def test_a_fixed_sample_is_scheduled_with_its_claims_allocated(plane):
         apps.delete_collection_namespaced_replica_set(namespace)
         core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
         until("the sample's pods to go", lambda: not core.list_namespaced_pod(namespace).items)
+
+
+def test_a_migrated_init_container_shares_the_app_s_device_and_fits_where_the_legacy_pod_did(plane):
+    """A pod whose init container and app container each asked for nvidia.com/gpu: 1 holds
+    one GPU under the device plugin (the init container's is handed on). Migrated, it
+    still asks for one device, and the real scheduler places it on a node with one GPU."""
+    namespace = "fixed-init"
+    plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
+    with extra_gpu_node(plane, {"model": "H100-80GB", "count": 1, "mig": "none"}, "init-node") as node:
+        legacy = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "warm-then-serve"},
+                  "spec": {"nodeSelector": {"kubernetes.io/hostname": node},
+                           "initContainers": [{"name": "warm", "image": "busybox",
+                                               "resources": {"limits": {"nvidia.com/gpu": 1}}}],
+                           "containers": [{"name": "serve", "image": "busybox",
+                                           "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}
+        file = FileText("pod.yaml", yaml.safe_dump(legacy))
+        fix_texts([file], Config(), Choice(unsafe=True))
+        documents = objects(file.text)
+        assert [d["kind"] for d in documents] == ["Pod", "ResourceClaimTemplate"]
+        plane.apply(documents, namespace=namespace)
+        core = client.CoreV1Api(plane.api())
+        placed = until("the migrated pod scheduled", lambda: [
+            p for p in core.list_namespaced_pod(namespace).items if p.spec.node_name == node], timeout=90)
+        assert len(placed[0].status.resource_claim_statuses) == 1
+        core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+        until("the pod to go", lambda: not core.list_namespaced_pod(namespace).items)
