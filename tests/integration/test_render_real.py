@@ -130,3 +130,23 @@ def test_fix_points_a_kustomize_finding_at_the_resource_file_it_can_fix(cli, ren
     assert "nvidia.com/gpu" in deploy.read_text()
     cli("fix", "--unsafe-fixes", "--no-config", "--select", "legacy-gpu-resource", deploy)
     assert "nvidia.com/gpu" not in deploy.read_text() and "kind: ResourceClaimTemplate" in deploy.read_text()
+
+
+def test_a_patch_named_alone_is_judged_in_its_build_and_never_written(cli, renderers, monkeypatch, tmp_path):
+    """As pre-commit names it: no schema errors of a patch judged alone, the finding the
+    patch wrote at its line, and `fix` leaves the patch as it is (a template written into
+    it made `kustomize build` fail: no resource matches it)."""
+    import shutil
+
+    monkeypatch.setenv("PATH", f"{renderers}{os.pathsep}{os.environ['PATH']}")
+    shutil.copytree(RENDER / "overlays" / "diffusers", tmp_path / "diffusers")
+    monkeypatch.chdir(tmp_path / "diffusers")
+    patch = "h100/patch-resources.yaml"
+    before = open(patch).read()
+    report = cli("lint", patch, "--no-config", "-f", "json").json
+    rules = {(f["rule"], f["file"], f["line"]) for f in report["findings"]}
+    assert ("judged-in-build", patch, None) in rules, rules
+    assert ("legacy-gpu-resource", patch, 29) in rules and not [r for r in rules if r[0] == "schema-invalid"]
+    fixed = cli("fix", patch, "--unsafe-fixes", "--no-config")
+    assert open(patch).read() == before
+    assert f"it comes from the Kustomize patch {patch}: edit the patch by hand" in fixed.out

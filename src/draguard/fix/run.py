@@ -18,6 +18,7 @@ from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, FixAvailability, Op
 from ..engine.lint import LintResult
+from ..sources.discover import patched_by
 from ..sources.loader import Loaded
 from ..sources.yamlpos import remembering_parses
 from .relint import Relinter
@@ -152,6 +153,8 @@ def _key(finding: Finding) -> tuple:
 
 def _reason(finding, by_name, list_items, failed, choice) -> str:
     location = finding.location
+    if finding.fix is None:
+        return choice.reason_not(finding)
     if location.file not in by_name:
         return "it is in rendered output (Helm, Kustomize): reported, never written" + _source_fix(location.file)
     if (location.file, location.document) in list_items:
@@ -162,8 +165,9 @@ def _reason(finding, by_name, list_items, failed, choice) -> str:
 
 def _source_fix(path: str) -> str:
     """Where a rendered finding points into a plain manifest file (a Kustomize resource, as
-    sources.origins maps it back), how to fix that file itself; nothing for a Helm template,
-    which is no YAML until rendered."""
+    sources.origins maps it back), how to fix that file itself; for a Kustomize patch, that
+    it takes an edit by hand (fixes write whole objects); nothing for a Helm template, which
+    is no YAML until rendered."""
     try:
         with open(path, encoding="utf-8-sig") as handle:
             text = handle.read()
@@ -171,6 +175,8 @@ def _source_fix(path: str) -> str:
         return ""
     if "{{" in text or not path.endswith((".yaml", ".yml", ".json")):
         return ""
+    if patched_by(path) is not None:
+        return f"; it comes from the Kustomize patch {path}: edit the patch by hand (a fix writes whole objects)"
     return f"; it comes from {path}: `draguard fix {path}` fixes that file"
 
 

@@ -6,6 +6,7 @@ import fnmatch
 import os
 import stat
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..core.errors import InputError
 
@@ -23,6 +24,8 @@ class Unit:
     path: str
     display: str
     reason: str = ""
+    #: a kustomization reached through files of it named as inputs (its patches, itself): those files
+    through: tuple = ()
 
 
 def _matches(relpath: str, patterns) -> bool:
@@ -40,7 +43,10 @@ def _render_kind(directory: str) -> str | None:
 
 def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]:
     """Expand paths into units, in a stable order. A folder holding Chart.yaml or a
-    kustomization is one unit to render; other folders are walked (hidden entries skipped)."""
+    kustomization is one unit to render; other folders are walked (hidden entries skipped).
+    A kustomization's patch (or the kustomization file itself) is no object alone: named as
+    an input, or met in a walk, it stands for the build of the nearest kustomization at or
+    above its folder that patches it (the patch's findings point into it)."""
     units: list[Unit] = []
     for given in inputs:
         if given == "-":
@@ -48,12 +54,79 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
         elif os.path.isdir(given):
             units.extend(_walk(given, include, exclude))
         elif os.path.isfile(given):
-            units.append(Unit("file", given, given))
+            units.append(_file_unit(given))
         elif os.path.exists(given):
             raise InputError(f"{given}: not a regular file or folder")
         else:
             raise InputError(f"{given}: no such file or folder")
-    return units
+    return _builds_once(units)
+
+
+def _file_unit(path: str) -> Unit:
+    """A manifest file, or the build of the kustomization that patches it."""
+    owner = patched_by(path)
+    if owner is None:
+        return Unit("file", path, path)
+    display = owner if os.path.isabs(path) else os.path.relpath(owner)
+    return Unit("kustomize", owner, display, through=(path,))
+
+
+def _builds_once(units: list[Unit]) -> list[Unit]:
+    """One build per kustomization, where several of its files (or the folder) were named:
+    at the first one's place, holding every file that led to it."""
+    first: dict[str, int] = {}
+    out: list[Unit] = []
+    for unit in units:
+        if unit.kind != "kustomize":
+            out.append(unit)
+            continue
+        key = os.path.abspath(unit.path)
+        if key not in first:
+            first[key] = len(out)
+            out.append(unit)
+        else:
+            kept = out[first[key]]
+            out[first[key]] = Unit(kept.kind, kept.path, kept.display, kept.reason, kept.through + unit.through)
+    return out
+
+
+def patched_by(path: str) -> str | None:
+    """The folder of the nearest kustomization at or above `path`'s own that is `path` or
+    names it as a patch; None for a file no such kustomization patches."""
+    target = os.path.abspath(path)  # kustomize joins its paths to the kustomization's folder, links unresolved
+    folder = os.path.dirname(target)
+    while True:
+        if target in _patch_files(folder):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+@lru_cache(maxsize=4096)
+def _patch_files(folder: str) -> frozenset:
+    """Absolute paths of the kustomization file in `folder` and of the patches it names."""
+    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, n))), None)
+    spec = _kustomization(folder, name) if name else None
+    if spec is None:
+        return frozenset()
+    named = [v for v in spec.get("patchesStrategicMerge") or [] if isinstance(v, str)]
+    named += [v.get("path") for key in ("patches", "patchesJson6902") for v in spec.get(key) or []
+              if isinstance(v, dict) and isinstance(v.get("path"), str)]
+    return frozenset([os.path.join(folder, name)] + [os.path.normpath(os.path.join(folder, p)) for p in named])
+
+
+def _kustomization(folder: str, name: str) -> dict | None:
+    """The kustomization file `name` in `folder` as data; None when it does not parse."""
+    import yaml
+
+    try:
+        with open(os.path.join(folder, name), encoding="utf-8") as handle:
+            spec = yaml.safe_load(handle)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    return spec if isinstance(spec, dict) else None
 
 
 def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
@@ -90,7 +163,7 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
             if kind == "kustomize" and (name in KUSTOMIZATION_FILES or os.path.abspath(path) in used):
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
-                units.append(Unit("file", path, path) if not _special(path) else Unit(
+                units.append(_file_unit(path) if not _special(path) else Unit(
                     "skipped", path, path, "not a regular file (a pipe, socket or device): not read"))
     return units
 
@@ -126,15 +199,9 @@ def kustomize_inputs(directory: str) -> set[str]:
     """Absolute paths of the files and folders the kustomization in `directory` uses (its
     resources, patches, generator sources...), so the walk does not lint them again on their
     own; a kustomization that does not parse uses nothing (its render reports why)."""
-    import yaml
-
     name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
-    try:
-        with open(os.path.join(directory, name), encoding="utf-8") as handle:
-            spec = yaml.safe_load(handle)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError):
-        return set()
-    if not isinstance(spec, dict):
+    spec = _kustomization(directory, name) if name else None
+    if spec is None:
         return set()
     named = []
     for key in _PATH_LISTS:

@@ -33,6 +33,7 @@ RENDER_FAILED = "render-failed"
 NOT_AN_OBJECT = "not-an-object"
 MISCASED_TYPE_KEY = "miscased-type-key"
 INPUT_SKIPPED = "input-skipped"
+JUDGED_IN_BUILD = "judged-in-build"
 _TYPE_KEYS = {"apiversion": "apiVersion", "kind": "kind"}
 _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit": INPUT_LIMIT}
 
@@ -90,6 +91,8 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
         if advance is not None:
             advance()
         if unit.kind in ("helm", "kustomize"):
+            for named in unit.through:
+                loaded.problems.append(Problem(JUDGED_IN_BUILD, _in_build(named, unit), Location(named)))
             _load_rendered(unit, loaded, limits, render_options)
             continue
         if unit.kind == "skipped":
@@ -99,6 +102,13 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
         if text is not None:
             load_text(Source(unit.display, text), loaded, limits)
     return loaded
+
+
+def _in_build(named: str, unit: Unit) -> str:
+    if os.path.basename(named) in KUSTOMIZATION_FILES:
+        return f"a kustomization: its build ({unit.display}) is judged, with findings in the files they come from"
+    return (f"a patch of the kustomization in {unit.display}, which is no object alone: that build is judged, and "
+            "the findings the patch wrote point into it")
 
 
 def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:

@@ -245,3 +245,25 @@ def test_a_kustomize_folder_is_rendered_and_its_unused_files_are_linted(tmp_path
     assert sorted((u.kind, os.path.relpath(u.path, tmp_path)) for u in units) == [
         ("file", "app/extra.yaml"), ("file", "app/more/y.yaml"), ("file", "top.yaml"),
         ("kustomize", "app"), ("kustomize", "app/overlay")]
+
+
+def test_a_patch_or_kustomization_named_alone_stands_for_its_build(tmp_path, monkeypatch):
+    """pre-commit names changed files one by one: a strategic-merge patch judged alone lacked
+    its selector and containers, and `fix` wrote whole objects into it (kustomize then
+    refused the build). Named, or met in a walk below its kustomization, it is that build;
+    a resource file stays a file."""
+    write(tmp_path, "app/kustomization.yaml", "resources: [deploy.yaml]\npatchesStrategicMerge: [p/a.yaml]\n"
+          "patches: [{path: p/b.yaml}]\npatchesJson6902: [{path: p/c.yaml}]\n")
+    for name in ("app/deploy.yaml", "app/p/a.yaml", "app/p/b.yaml", "app/p/c.yaml", "app/p/own.yaml", "other.yaml"):
+        write(tmp_path, name, POD.format(name="x"))
+    monkeypatch.chdir(tmp_path)
+    units = expand(["app/p/a.yaml", "app/deploy.yaml", "app/p/b.yaml", "other.yaml", "app/kustomization.yaml"])
+    assert [(u.kind, u.display, u.through) for u in units] == [
+        ("kustomize", "app", ("app/p/a.yaml", "app/p/b.yaml", "app/kustomization.yaml")),
+        ("file", "app/deploy.yaml", ()), ("file", "other.yaml", ())]
+    walked = expand(["app/p"])
+    assert [(u.kind, u.display) for u in walked] == [("kustomize", "app"), ("file", "app/p/own.yaml")]
+    assert walked[0].through == ("app/p/a.yaml", "app/p/b.yaml", "app/p/c.yaml")
+    notes = [p for p in load_units(units[:1]).problems if p.rule == loader.JUDGED_IN_BUILD]
+    assert [p.location.file for p in notes] == ["app/p/a.yaml", "app/p/b.yaml", "app/kustomization.yaml"]
+    assert notes[0].message.startswith("a patch of the kustomization in app, which is no object alone")
