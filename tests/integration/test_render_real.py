@@ -150,3 +150,44 @@ def test_a_patch_named_alone_is_judged_in_its_build_and_never_written(cli, rende
     fixed = cli("fix", patch, "--unsafe-fixes", "--no-config")
     assert open(patch).read() == before
     assert f"it comes from the Kustomize patch {patch}: edit the patch by hand" in fixed.out
+
+
+def test_a_template_renamed_by_name_suffix_is_named_and_the_documented_file_mends_it(lint, tmp_path):
+    """kustomize 5.8 renames a ResourceClaimTemplate with nameSuffix but leaves the pods'
+    resourceClaimTemplateName as it was. The finding names the renamed template, and the
+    file the rule documents (its remedy_file), named under `configurations`, makes the real
+    kustomize rewrite the reference."""
+    import textwrap
+
+    from draguard.rules import REGISTRY
+
+    (tmp_path / "base").mkdir()
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "base" / "app.yaml").write_text(textwrap.dedent("""\
+        apiVersion: resource.k8s.io/v1
+        kind: ResourceClaimTemplate
+        metadata: {name: gpu}
+        spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+        ---
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          selector: {matchLabels: {app: web}}
+          template:
+            metadata: {labels: {app: web}}
+            spec:
+              resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]
+              containers: [{name: c, image: i, resources: {claims: [{name: gpu}]}}]
+        """))
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources: [app.yaml]\n")
+    kustomization = "resources: [../base]\nnameSuffix: -prod\nnamespace: prod\n"
+    (tmp_path / "prod" / "kustomization.yaml").write_text(kustomization)
+    [missing] = [f for f in lint(tmp_path / "prod").json["findings"] if f["rule"] == "claim-reference-missing"]
+    assert missing["message"].startswith("ResourceClaimTemplate 'gpu' was renamed 'gpu-prod' by the kustomization's "
+                                         "namePrefix/nameSuffix")
+    assert missing["file"].endswith("base/app.yaml")
+    what, text = REGISTRY.get("claim-reference-missing").remedy_file
+    (tmp_path / "prod" / "dra-names.yaml").write_text(textwrap.dedent(text))
+    (tmp_path / "prod" / "kustomization.yaml").write_text(kustomization + "configurations: [dra-names.yaml]\n")
+    assert "claim-reference-missing" not in {f["rule"] for f in lint(tmp_path / "prod").json["findings"]}

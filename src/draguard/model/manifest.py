@@ -27,6 +27,8 @@ class Manifest:
     derived: dict = field(default_factory=dict, repr=False)
     #: False: plain data kept as read (a large snapshot's objects), paths found on demand
     has_paths: bool = True
+    #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
+    renamed_from: str | None = None
     api_version: str = field(init=False)
     kind: str = field(init=False)
     group: str = field(init=False)
@@ -50,7 +52,7 @@ class Manifest:
 
     @classmethod
     def from_entry(cls, entry: Entry) -> "Manifest":
-        return cls(entry.source, entry.document, entry.data, entry.item, entry.locate)
+        return cls(entry.source, entry.document, entry.data, entry.item, entry.locate, renamed_from=entry.renamed_from)
 
     @classmethod
     def from_data(cls, data: dict, display: str = "(object)", document: int = 0, *,

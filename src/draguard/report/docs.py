@@ -38,6 +38,9 @@ def rule_markdown(rule, with_fix: bool = False) -> str:
         f"{rule.summary}\n",
         "## Why\n\n" + paragraph(rule.rationale) + "\n",
     ]
+    if rule.remedy_file:
+        what, text = rule.remedy_file
+        parts.append(f"## The remedy's file\n\n{what}\n\n" + yaml_block(text))
     if rule.upstream_note:
         parts.append("## Upstream Kubernetes vs. the guideline documents\n\n"
                      + paragraph(rule.upstream_note) + "\n")

@@ -111,6 +111,9 @@ class Rule:
     rationale: ClassVar[str]  # a paragraph: why it matters
     reference: ClassVar[str] = ""  # upstream documentation URL
     upstream_note: ClassVar[str] = ""  # where circulating guideline documents differ from upstream
+    #: (what it is, YAML) of a file the remedy needs that is not a Kubernetes object (a kustomize
+    #: configuration), shown in the docs and by `draguard explain`
+    remedy_file: ClassVar[tuple[str, str] | None] = None
     compliant: ClassVar[str] = ""  # YAML example that passes
     noncompliant: ClassVar[str] = ""  # YAML example that fails
     examples_target: ClassVar[str] = "1.34"  # the --kube-version both examples are written for

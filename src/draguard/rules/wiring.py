@@ -195,6 +195,11 @@ class PodClaimInvalid(Rule):
             listed.add(key)
 
 
+_NAME_REFERENCE_HELP = ("give the kustomization `configurations: [dra-names.yaml]` with a nameReference for "
+                        "ResourceClaimTemplate and ResourceClaim: `draguard explain claim-reference-missing` "
+                        "prints the file")
+
+
 @register
 class ClaimReferenceMissing(Rule):
     id = "claim-reference-missing"
@@ -210,7 +215,30 @@ class ClaimReferenceMissing(Rule):
         A live Pod (`kubectl get -o yaml`) whose `status.resourceClaimStatuses` names the
         claim generated for an entry is not waiting for it, whatever else the set holds.
         NVIDIA ComputeDomains count as defining the template they create
-        (`spec.channel.resourceClaimTemplate.name`)."""
+        (`spec.channel.resourceClaimTemplate.name`). Kustomize renames objects with
+        `namePrefix` and `nameSuffix` and rewrites the references it knows, but it knows none
+        for DRA kinds (kustomize 5.8, `nameReference` in its builtin config): built, the pod
+        still names the template's old name. The finding then names the renamed template;
+        the file below teaches kustomize those references."""
+    remedy_file = ("`dra-names.yaml`, named in the kustomization as `configurations: [dra-names.yaml]`:", """
+        nameReference:
+        - kind: ResourceClaimTemplate
+          fieldSpecs:
+          - {kind: Pod, path: spec/resourceClaims/resourceClaimTemplateName}
+          - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
+          - {kind: StatefulSet, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
+          - {kind: DaemonSet, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
+          - {kind: Job, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
+          - {kind: CronJob, path: spec/jobTemplate/spec/template/spec/resourceClaims/resourceClaimTemplateName}
+        - kind: ResourceClaim
+          fieldSpecs:
+          - {kind: Pod, path: spec/resourceClaims/resourceClaimName}
+          - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimName}
+          - {kind: StatefulSet, path: spec/template/spec/resourceClaims/resourceClaimName}
+          - {kind: DaemonSet, path: spec/template/spec/resourceClaims/resourceClaimName}
+          - {kind: Job, path: spec/template/spec/resourceClaims/resourceClaimName}
+          - {kind: CronJob, path: spec/jobTemplate/spec/template/spec/resourceClaims/resourceClaimName}
+        """)
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_POD.replace("resourceClaimTemplateName: mig-1g}", "resourceClaimTemplateName: mig-2g}")
     compliant = COMPLIANT_POD
@@ -228,10 +256,20 @@ class ClaimReferenceMissing(Rule):
                         continue
                     if ctx.objects.claims.referenced(obj.namespace, {key: name}) is None and \
                             not ctx.config.is_external(external, name, obj.namespace):
-                        ns = f" in namespace '{obj.namespace}'" if obj.namespace else ""
-                        yield ctx.finding(self, obj, f"{what} '{name}'{ns} is not in the linted set; the pod would "
-                                          f"stay Pending (declare it under external.{external} if it is created "
-                                          "elsewhere)", entry, key, value=True)
+                        yield self._missing(obj, ctx, entry, key, what, name, external)
+
+    def _missing(self, obj, ctx, entry, key: str, what: str, name: str, external: str):
+        renamed = next((m.name for m in ctx.objects if m.kind == what and m.renamed_from == name
+                        and m.namespace == obj.namespace), None)
+        if renamed is not None:
+            return ctx.finding(self, obj, f"{what} '{name}' was renamed '{renamed}' by the kustomization's "
+                               f"namePrefix/nameSuffix, but kustomize does not rewrite {key} (it has no name "
+                               "reference for DRA kinds): the pod would stay Pending", entry, key, value=True,
+                               help=_NAME_REFERENCE_HELP)
+        ns = f" in namespace '{obj.namespace}'" if obj.namespace else ""
+        return ctx.finding(self, obj, f"{what} '{name}'{ns} is not in the linted set; the pod would stay Pending "
+                           f"(declare it under external.{external} if it is created elsewhere)", entry, key,
+                           value=True)
 
 
 @register

@@ -68,6 +68,8 @@ class Entry:
     item: int | None = None
     #: Maps a parsed position (and the YAML path there, when known) to what the user should see.
     locate: Locator | None = None
+    #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
+    renamed_from: str | None = None
 
 
 @dataclass
@@ -386,7 +388,9 @@ def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits, options: RenderOp
     load_text(source, loaded, limits, at_anchor)
     origins = OriginIndex(result.build_dir, os.path.abspath(unit.path), unit.display.rstrip("/"))
     for entry in loaded.entries[first:]:
-        entry.locate = origins.locator(entry.data, anchor) or at_anchor
+        located = origins.locator(entry.data, anchor)
+        entry.locate = located or at_anchor
+        entry.renamed_from = located.renamed_from if located is not None else None
 
 
 def _kustomization_file(path: str) -> str:

@@ -58,10 +58,23 @@ class OriginIndex:
         if not isinstance(origin, dict) or not isinstance(origin.get("path"), str) or origin.get("repo"):
             return None
         source = os.path.normpath(os.path.join(self.wrapper_dir, origin["path"]))
-        patches = [p for entry in (changed if isinstance(changed, list) else []) if isinstance(entry, dict)
-                   for p in self._patch_files(entry.get("configuredIn"))]
+        transformations = [entry for entry in (changed if isinstance(changed, list) else []) if isinstance(entry, dict)]
+        patches = [p for entry in transformations for p in self._patch_files(entry.get("configuredIn"))]
         name = data["metadata"].get("name")
-        return _ObjectLocator(self, source, patches, str(data.get("kind", "")), name, fallback)
+        located = _ObjectLocator(self, source, patches, str(data.get("kind", "")), name, fallback)
+        if any(_RENAMES.intersection(_kinds(entry.get("configuredBy"))) for entry in transformations):
+            located.renamed_from = self._name_in_source(source, located.kind, name)
+        return located
+
+    def _name_in_source(self, source: str, kind: str, built) -> str | None:
+        """The name an object had in its resource file before a namePrefix or nameSuffix
+        made `built` of it (the longest of the file's names of that kind inside it)."""
+        if not isinstance(built, str):
+            return None
+        names = [obj["metadata"].get("name") for obj in self.objects(source)
+                 if obj.get("kind") == kind and isinstance(obj.get("metadata"), dict)]
+        inside = [n for n in names if isinstance(n, str) and n and n != built and n in built]
+        return max(inside, key=len) if inside else None
 
     def _patch_files(self, configured_in) -> list[str]:
         if not isinstance(configured_in, str):
@@ -76,6 +89,14 @@ class OriginIndex:
                 if isinstance(path, str):
                     files.append(os.path.normpath(os.path.join(os.path.dirname(kustomization), path)))
         return files
+
+
+#: kustomize's builtin transformers that rename objects (namePrefix, nameSuffix)
+_RENAMES = {"PrefixTransformer", "SuffixTransformer", "PrefixSuffixTransformer"}
+
+
+def _kinds(configured_by) -> set:
+    return {configured_by.get("kind")} if isinstance(configured_by, dict) else set()
 
 
 def _yaml(text):
@@ -93,6 +114,7 @@ class _ObjectLocator:
     kind: str
     name: object
     fallback: str  # the kustomization file, when nothing better is known
+    renamed_from: str | None = None  # its name in the resource file, where namePrefix/nameSuffix changed it
 
     def _candidates(self, file: str) -> list:
         """The object in a file: same kind and name, else (a namePrefix renamed it) same kind."""
