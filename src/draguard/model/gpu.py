@@ -74,3 +74,65 @@ def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
         if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):
             return True
     return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)
+
+
+def required_node_labels(site: PodSite) -> dict[str, set[str]]:
+    """Node label -> the values the pod requires it to have: its nodeSelector, and the `In`
+    requirements of a required node affinity with one term (of several terms, any may hold:
+    none is certain)."""
+    required: dict[str, set[str]] = {}
+    for key, value in mapping(site.spec.get("nodeSelector")).items():
+        if isinstance(key, str) and isinstance(value, str):
+            required.setdefault(key, set()).add(value)
+    affinity = mapping(mapping(mapping(site.spec.get("affinity")).get("nodeAffinity"))
+                       .get("requiredDuringSchedulingIgnoredDuringExecution"))
+    terms = affinity.get("nodeSelectorTerms")
+    if isinstance(terms, list) and len(terms) == 1:
+        for expression in mapping(terms[0]).get("matchExpressions") or []:
+            expression = mapping(expression)
+            values = expression.get("values")
+            if expression.get("operator") == "In" and isinstance(expression.get("key"), str) and \
+                    isinstance(values, list) and values and all(isinstance(v, str) for v in values):
+                required.setdefault(expression["key"], set()).update(values)
+    return required
+
+
+#: GPU Feature Discovery's product label: `<model>-MIG-<profile>` under the single MIG
+#: strategy, `-SHARED` appended where time-slicing or MPS replicas keep the resource name
+#: (NVIDIA/k8s-device-plugin README, "shared access to GPUs", renameByDefault=false)
+_PRODUCT_MIG = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)(?:-SHARED)?$")
+#: GKE's node labels for GPU sharing and partitions (the GPU sharing and MIG docs of GKE)
+_GKE_SHARING = ("cloud.google.com/gke-gpu-sharing-strategy", "cloud.google.com/gke-max-shared-clients-per-gpu")
+_GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
+
+
+def gpu_share_selected(site: PodSite) -> str | None:
+    """`label=value` where the pod selects nodes whose nvidia.com/gpu is a shared replica
+    (time-slicing or MPS), not a GPU of its own; None otherwise."""
+    labels = required_node_labels(site)
+    for key in _GKE_SHARING:
+        if key in labels:
+            return f"{key}={','.join(sorted(labels[key]))}"
+    products = labels.get("nvidia.com/gpu.product", set())
+    if products and all(p.endswith("-SHARED") for p in products):
+        return f"nvidia.com/gpu.product={','.join(sorted(products))}"
+    replicas = labels.get("nvidia.com/gpu.replicas", set())
+    if replicas and all(r.isascii() and r.isdigit() and int(r) > 1 for r in replicas):
+        return f"nvidia.com/gpu.replicas={','.join(sorted(replicas))}"
+    return None
+
+
+def mig_profile_selected(site: PodSite) -> tuple[str, str] | None:
+    """(MIG profile, `label=value`) where the pod selects nodes whose nvidia.com/gpu is one MIG
+    slice of that profile (the single MIG strategy, a GKE GPU partition); None otherwise."""
+    labels = required_node_labels(site)
+    partition = labels.get(_GKE_PARTITION, set())
+    if len(partition) == 1:
+        [profile] = partition
+        return profile, f"{_GKE_PARTITION}={profile}"
+    products = labels.get("nvidia.com/gpu.product", set())
+    profiles = {m.group(1) for p in products if (m := _PRODUCT_MIG.search(p))}
+    if len(profiles) == 1 and len(products) == len([p for p in products if _PRODUCT_MIG.search(p)]):
+        [profile] = profiles
+        return profile, f"nvidia.com/gpu.product={','.join(sorted(products))}"
+    return None

@@ -11,7 +11,7 @@ from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_documen
 from ..dra.quantity import QuantityError, parse_quantity
 from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
-from ..model.gpu import LEGACY_RESOURCE, legacy_resources
+from ..model.gpu import LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
@@ -115,6 +115,17 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     if resource in c.gpu_aliases or site.path is None:
         return NoFix(f"{obj.kind} builds its pods itself from this resource count: the claim has to go through "
                      f"what {obj.kind} offers for pod templates, which draguard does not write")
+    sliced = ""
+    if resource == "nvidia.com/gpu":
+        shared = gpu_share_selected(site)
+        if shared:
+            return NoFix(f"the pod selects nodes where nvidia.com/gpu is a shared replica ({shared}: time-slicing "
+                         "or MPS), and a claim takes whole GPUs; share one ResourceClaim between the pods, with the "
+                         "driver's sharing config, by hand")
+        mig = mig_profile_selected(site)
+        if mig:
+            request = _dra_request(f"nvidia.com/mig-{mig[0]}")
+            sliced = f" (the pod's {mig[1]} makes each nvidia.com/gpu a MIG {mig[0]} slice)"
     if request is None:
         return NoFix(f"{resource} is a share of a device or has no DRA device class draguard knows: a claim "
                      "takes whole devices")
@@ -138,7 +149,8 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
             return NoFix("DeviceClass extendedResourceName needs resource.k8s.io/v1 (Kubernetes 1.34+)")
         device_class = _extended_class(resource, request)
         return Fix(f"serve {resource} through DRA: DeviceClass '{device_class['metadata']['name']}' with "
-                   "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)",
+                   "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)"
+                   + sliced,
                    Applicability.UNSAFE, (add_document(device_class),))
     shared, total, own = [], 0, count
     if c.lends_devices:
@@ -166,7 +178,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     template, exists = named
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, own)),)
     ray = _ray_gpu_count(obj, site, c, resource, count)
-    return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}"
+    return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}" + sliced
                + (f" for {own} device(s), with the app containers' claim(s) {', '.join(shared)} it shares"
                   if shared else "")
                + (f"; rayStartParams num-gpus: '{count}' keeps Ray's GPU count" if ray else ""),
@@ -305,7 +317,12 @@ class LegacyGpuResource(Rule):
         gives each container a claim of its own, except an init container that runs to
         completion: the kubelet hands its devices on to the app containers, and the
         scheduler counts the larger of the two, so it shares the app containers' claims
-        (and claims only what they lack), and the pod holds no device more than before."""
+        (and claims only what they lack), and the pod holds no device more than before.
+        `nvidia.com/gpu` means what the pod's node labels say: on nodes it selects by a
+        MIG product (`...-MIG-1g.5gb`, the single MIG strategy) or a GKE GPU partition it
+        is that MIG slice, and the claim asks for it; on nodes whose GPUs are time-sliced or
+        MPS replicas (a `-SHARED` product, `nvidia.com/gpu.replicas`, GKE's sharing labels)
+        it is a share, which a claim template cannot express: no fix is offered."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Some guideline documents present `nvidia.com/mig-1g.5gb: 1` limits as the way to give a

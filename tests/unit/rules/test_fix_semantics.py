@@ -340,3 +340,52 @@ def test_a_limit_of_no_device_is_removed_safely():
     assert finding.fix.applicability is Applicability.SAFE and finding.fix.title == "remove nvidia.com/gpu: 0 (it asks for no device)"
     after = fixed(pod, finding)
     assert after == [{**pod[0], "spec": {"containers": [{"name": "a", "image": "img"}]}}]
+
+
+def _selecting(node: dict, count: int = 1) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"},
+            "spec": {**node, "containers": [{"name": "c", "image": "x",
+                                             "resources": {"limits": {"nvidia.com/gpu": count}}}]}}
+
+
+def _affinity(key: str, values: list) -> dict:
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": values}]}]}}}}
+
+
+@pytest.mark.parametrize("node, profile", [
+    ({"nodeSelector": {"cloud.google.com/gke-gpu-partition-size": "1g.5gb"}}, "1g.5gb"),  # a GKE GPU partition
+    ({"nodeSelector": {"nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-3g.20gb"}}, "3g.20gb"),  # GFD, single strategy
+    (_affinity("nvidia.com/gpu.product", ["H100-80GB-HBM3-MIG-1g.10gb+me"]), "1g.10gb+me"),
+    (_affinity("nvidia.com/gpu.product", ["A100-SXM4-40GB-MIG-3g.20gb", "A100-SXM4-40GB"]), None),  # either
+    ({"nodeSelector": {"nvidia.com/gpu.product": "A100-SXM4-40GB"}}, None),
+])
+def test_a_gpu_on_nodes_that_serve_mig_slices_as_nvidia_com_gpu_migrates_to_that_slice(node, profile):
+    """Under the single MIG strategy (and on GKE GPU partitions) each nvidia.com/gpu is one
+    MIG slice, named by the node label the pod selects: a whole-GPU claim asked for devices
+    those nodes do not have."""
+    pod = [_selecting(node, 2)]
+    [finding] = findings(pod, "legacy-gpu-resource")
+    template = next(d for d in fixed(pod, finding) if d["kind"] == "ResourceClaimTemplate")
+    request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert request["count"] == 2
+    if profile is None:
+        assert request["deviceClassName"] == "gpu.nvidia.com" and "selectors" not in request
+        return
+    assert request["deviceClassName"] == "mig.nvidia.com"
+    assert request["selectors"] == [{"cel": {"expression": f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"}}]
+    assert f"a MIG {profile} slice" in finding.fix.title
+
+
+@pytest.mark.parametrize("node, said", [
+    ({"nodeSelector": {"nvidia.com/gpu.product": "Tesla-T4-SHARED"}}, "nvidia.com/gpu.product=Tesla-T4-SHARED"),
+    ({"nodeSelector": {"nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb-SHARED"}}, "-SHARED"),
+    ({"nodeSelector": {"cloud.google.com/gke-gpu-sharing-strategy": "time-sharing"}}, "gke-gpu-sharing-strategy"),
+    (_affinity("nvidia.com/gpu.replicas", ["4"]), "nvidia.com/gpu.replicas=4"),
+])
+def test_a_gpu_that_is_a_shared_replica_gets_no_whole_gpu_claim(node, said):
+    """Where time-slicing or MPS replicas keep the name nvidia.com/gpu, the node labels say so
+    (GFD appends -SHARED to the product; GKE labels its sharing strategy): a claim template
+    would give every pod a whole GPU of its own (ten pods sharing two GPUs, unschedulable)."""
+    [finding] = findings([_selecting(node)], "legacy-gpu-resource")
+    assert finding.fix is None and "is a shared replica" in finding.no_fix and said in finding.no_fix
