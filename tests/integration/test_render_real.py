@@ -191,3 +191,13 @@ def test_a_template_renamed_by_name_suffix_is_named_and_the_documented_file_mend
     (tmp_path / "prod" / "dra-names.yaml").write_text(textwrap.dedent(text))
     (tmp_path / "prod" / "kustomization.yaml").write_text(kustomization + "configurations: [dra-names.yaml]\n")
     assert "claim-reference-missing" not in {f["rule"] for f in lint(tmp_path / "prod").json["findings"]}
+
+
+def test_a_chart_template_named_alone_renders_the_chart(lint):
+    """pre-commit names the template it changed: the chart is rendered, as a folder is."""
+    template = CHARTS / "ray-cluster" / "templates" / "raycluster-cluster.yaml"
+    alone = lint(template, "--values", RENDER / "values" / "ray-gpu-worker.yaml").json
+    whole = lint(CHARTS / "ray-cluster", "--values", RENDER / "values" / "ray-gpu-worker.yaml").json
+    assert [f for f in alone["findings"] if f["rule"] != "judged-in-build"] == whole["findings"] != []
+    [said] = [f for f in alone["findings"] if f["rule"] == "judged-in-build"]
+    assert said["file"] == str(template) and said["severity"] == "info"

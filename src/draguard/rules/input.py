@@ -103,19 +103,22 @@ class InputSkipped(InputRule):
 @register
 class JudgedInBuild(InputRule):
     id = loader.JUDGED_IN_BUILD
-    name = "Kustomize patch judged in its build"
+    name = "Part of a chart or kustomization judged in its render"
     category = "parse"
     severity = Severity.INFO
-    summary = ("A file named as an input (or met in a folder walk) is a patch of a kustomization at or above its "
-               "folder, or the kustomization file itself: that kustomization's build is judged instead.")
+    summary = ("A file named as an input (or met in a folder walk) is part of a Helm chart (a template, a values "
+               "file) or a kustomization's patch or kustomization file: the chart's render or the kustomization's "
+               "build is judged instead.")
     rationale = """
-        A strategic-merge or JSON patch holds only the fields it changes: judged alone, a
-        Deployment patch lacks its selector and containers (schema errors that are not
-        there), and a fix would write whole objects into it (a ResourceClaimTemplate added to
-        a patch file makes `kustomize build` fail: no resource matches it). pre-commit passes
-        changed files one by one, so the patch stands for the build of the nearest
-        kustomization at or above its folder that names it; findings the patch wrote point
-        into it, and `fix` reports them without writing the patch."""
+        pre-commit passes changed files one by one. A chart's template is no manifest until
+        rendered (alone it drew only `template-unrendered`), and a strategic-merge or JSON
+        patch holds only the fields it changes: judged alone, a Deployment patch lacks its
+        selector and containers (schema errors that are not there), and a fix would write
+        whole objects into it (a ResourceClaimTemplate added to a patch file makes
+        `kustomize build` fail: no resource matches it). So a file inside a chart stands for
+        the nearest chart it lies in, rendered, and a patch for the build of the nearest
+        kustomization at or above its folder that names it; findings point into the
+        templates and patches that wrote them, and `fix` reports them without writing."""
     reference = "https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/patches/"
 
 

@@ -46,7 +46,8 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
     kustomization is one unit to render; other folders are walked (hidden entries skipped).
     A kustomization's patch (or the kustomization file itself) is no object alone: named as
     an input, or met in a walk, it stands for the build of the nearest kustomization at or
-    above its folder that patches it (the patch's findings point into it)."""
+    above its folder that patches it (the patch's findings point into it); a Helm chart's
+    template, values file or Chart.yaml stands for the chart, rendered."""
     units: list[Unit] = []
     for given in inputs:
         if given == "-":
@@ -63,21 +64,35 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
 
 
 def _file_unit(path: str) -> Unit:
-    """A manifest file, or the build of the kustomization that patches it."""
-    owner = patched_by(path)
-    if owner is None:
-        return Unit("file", path, path)
-    display = owner if os.path.isabs(path) else os.path.relpath(owner)
-    return Unit("kustomize", owner, display, through=(path,))
+    """A manifest file, or the render of the chart or kustomization it is part of."""
+    for kind, owner in (("helm", chart_of(path)), ("kustomize", patched_by(path))):
+        if owner is not None:
+            display = owner if os.path.isabs(path) else os.path.relpath(owner)
+            return Unit(kind, owner, display, through=(path,))
+    return Unit("file", path, path)
+
+
+def chart_of(path: str) -> str | None:
+    """The folder of the nearest Helm chart `path` lies in (its templates, values files,
+    Chart.yaml: a walk renders such a folder whole), else None."""
+    return _chart_above(os.path.dirname(os.path.abspath(path)))
+
+
+@lru_cache(maxsize=4096)
+def _chart_above(folder: str) -> str | None:
+    if os.path.isfile(os.path.join(folder, "Chart.yaml")):
+        return folder
+    parent = os.path.dirname(folder)
+    return None if parent == folder else _chart_above(parent)
 
 
 def _builds_once(units: list[Unit]) -> list[Unit]:
-    """One build per kustomization, where several of its files (or the folder) were named:
-    at the first one's place, holding every file that led to it."""
+    """One render per chart or kustomization, where several of its files (or the folder)
+    were named: at the first one's place, holding every file that led to it."""
     first: dict[str, int] = {}
     out: list[Unit] = []
     for unit in units:
-        if unit.kind != "kustomize":
+        if unit.kind not in ("helm", "kustomize"):
             out.append(unit)
             continue
         key = os.path.abspath(unit.path)
@@ -94,27 +109,24 @@ def patched_by(path: str) -> str | None:
     """The folder of the nearest kustomization at or above `path`'s own that is `path` or
     names it as a patch; None for a file no such kustomization patches."""
     target = os.path.abspath(path)  # kustomize joins its paths to the kustomization's folder, links unresolved
-    folder = os.path.dirname(target)
-    while True:
-        if target in _patch_files(folder):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    return _patches_above(os.path.dirname(target)).get(target)
 
 
 @lru_cache(maxsize=4096)
-def _patch_files(folder: str) -> frozenset:
-    """Absolute paths of the kustomization file in `folder` and of the patches it names."""
+def _patches_above(folder: str) -> dict[str, str]:
+    """Absolute path -> the folder of the nearest kustomization at or above `folder` that is
+    that file or names it as a patch."""
+    parent = os.path.dirname(folder)
+    found = dict(_patches_above(parent)) if parent != folder else {}
     name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, n))), None)
     spec = _kustomization(folder, name) if name else None
-    if spec is None:
-        return frozenset()
-    named = [v for v in spec.get("patchesStrategicMerge") or [] if isinstance(v, str)]
-    named += [v.get("path") for key in ("patches", "patchesJson6902") for v in spec.get(key) or []
-              if isinstance(v, dict) and isinstance(v.get("path"), str)]
-    return frozenset([os.path.join(folder, name)] + [os.path.normpath(os.path.join(folder, p)) for p in named])
+    if spec is not None:
+        named = [v for v in spec.get("patchesStrategicMerge") or [] if isinstance(v, str)]
+        named += [v.get("path") for key in ("patches", "patchesJson6902") for v in spec.get(key) or []
+                  if isinstance(v, dict) and isinstance(v.get("path"), str)]
+        found.update({path: folder for path in [os.path.join(folder, name)]
+                      + [os.path.normpath(os.path.join(folder, p)) for p in named]})
+    return found
 
 
 def _kustomization(folder: str, name: str) -> dict | None:

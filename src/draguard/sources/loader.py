@@ -107,6 +107,9 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
 
 
 def _in_build(named: str, unit: Unit) -> str:
+    if unit.kind == "helm":
+        return (f"a file of the Helm chart in {unit.display}, which is no manifest alone: the chart is rendered and "
+                "judged, and the findings point into its templates")
     if os.path.basename(named) in KUSTOMIZATION_FILES:
         return f"a kustomization: its build ({unit.display}) is judged, with findings in the files they come from"
     return (f"a patch of the kustomization in {unit.display}, which is no object alone: that build is judged, and "

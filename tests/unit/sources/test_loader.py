@@ -267,3 +267,20 @@ def test_a_patch_or_kustomization_named_alone_stands_for_its_build(tmp_path, mon
     notes = [p for p in load_units(units[:1]).problems if p.rule == loader.JUDGED_IN_BUILD]
     assert [p.location.file for p in notes] == ["app/p/a.yaml", "app/p/b.yaml", "app/kustomization.yaml"]
     assert notes[0].message.startswith("a patch of the kustomization in app, which is no object alone")
+
+
+def test_a_chart_s_template_or_values_named_alone_stands_for_the_chart(tmp_path, monkeypatch):
+    """A template is no manifest until rendered (it drew only template-unrendered): named, as
+    pre-commit names changed files, a file inside a chart stands for the chart."""
+    write(tmp_path, "chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    write(tmp_path, "chart/values.yaml", "replicas: 1\n")
+    write(tmp_path, "chart/templates/deploy.yaml", "kind: {{ .Values.kind }}\n")
+    write(tmp_path, "chart/charts/sub/Chart.yaml", "apiVersion: v2\nname: sub\nversion: 0.1.0\n")
+    write(tmp_path, "chart/charts/sub/templates/x.yaml", "kind: {{ .Values.kind }}\n")
+    write(tmp_path, "plain.yaml", POD.format(name="x"))
+    monkeypatch.chdir(tmp_path)
+    units = expand(["chart/templates/deploy.yaml", "plain.yaml", "chart/values.yaml", "chart/charts/sub/templates/x.yaml"])
+    assert [(u.kind, u.display, u.through) for u in units] == [
+        ("helm", "chart", ("chart/templates/deploy.yaml", "chart/values.yaml")), ("file", "plain.yaml", ()),
+        ("helm", "chart/charts/sub", ("chart/charts/sub/templates/x.yaml",))]
+    assert [(u.kind, u.display) for u in expand(["chart/templates"])] == [("helm", "chart")]
