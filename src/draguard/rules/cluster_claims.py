@@ -80,15 +80,20 @@ class ClaimReservedForGonePod(ClaimRule):
     name = "ResourceClaim reserved for a pod that is gone"
     severity = Severity.ERROR
     reads = _CLAIMS + _PODS
-    summary = "A ResourceClaim's reservedFor names a pod that no longer exists, or was replaced by another."
+    options = {"after": Option(60, "seconds since a reserving pod finished before its reservation is reported")}
+    summary = ("A ResourceClaim's reservedFor names a pod that no longer exists, was replaced by another, or will not "
+               "run again (it finished, or was deleted before it was scheduled).")
     rationale = """
         `status.reservedFor` is what keeps a claim's devices from being deallocated. An entry
         for a pod uid that no longer exists (deleted, or replaced by a pod of the same name
         with a new uid) means the controller missed the deletion: the devices stay
         allocated with no container using them, and a claim shared by a StatefulSet's
         replacement pod cannot be reserved again until the entry goes (at most 256
-        entries). The controller removes such entries on its next sync; one that stays
-        says the controller is down or failing."""
+        entries). A pod that is done (phase Succeeded or Failed, or deleted before it was
+        scheduled: upstream's isPodDone) releases its reservation the same way, though the
+        pod object may stay for days (a finished Job's pods, kept for their logs). The
+        controller removes such entries on its next sync; one that stays says the
+        controller is down or failing."""
     noncompliant = snapshot(*BASE, claim())
 
     def check(self, obj, ctx):
@@ -97,16 +102,42 @@ class ClaimReservedForGonePod(ClaimRule):
             if text(ref.get("resource")) != "pods" or text(ref.get("apiGroup")):
                 continue
             uid, name = text(ref.get("uid")), text(ref.get("name"))
-            if uid in cluster.pods_by_uid:
-                continue
-            same_name = cluster.pods_by_key.get((obj.namespace, name))
-            state = (f"pod {name} was replaced (uid {uid} is gone, the pod of that name now has uid "
-                     f"{text(same_name.metadata.get('uid'))})" if same_name is not None else
-                     f"pod {name} (uid {uid}) does not exist")
-            yield ctx.finding(self, obj, f"reserved for a pod that is gone: {state}; its devices stay allocated",
-                              obj.data["status"]["reservedFor"], i,
+            live = cluster.pods_by_uid.get(uid)
+            if live is not None:
+                state = _done(live, cluster, ctx.option(self, "after"))
+                if state is None:
+                    continue
+                what = f"reserved for pod {name}, which will not run again ({state})"
+            else:
+                same_name = cluster.pods_by_key.get((obj.namespace, name))
+                what = "reserved for a pod that is gone: " + (
+                    f"pod {name} was replaced (uid {uid} is gone, the pod of that name now has uid "
+                    f"{text(same_name.metadata.get('uid'))})" if same_name is not None else
+                    f"pod {name} (uid {uid}) does not exist")
+            yield ctx.finding(self, obj, f"{what}; its devices stay allocated", obj.data["status"]["reservedFor"], i,
                               help="check that kube-controller-manager runs the resourceclaim controller; it removes "
                                    "the entry and deallocates the claim")
+
+
+def _done(pod, cluster, after: float) -> str | None:
+    """How a pod is done, as upstream's isPodDone reads it (a terminal phase, or deleted
+    before it was scheduled), once `after` seconds have passed since; None while it may
+    still run, or just finished."""
+    status, spec = mapping(pod.data.get("status")), mapping(pod.data.get("spec"))
+    phase = text(status.get("phase"))
+    if phase in ("Succeeded", "Failed"):
+        finished = [mapping(mapping(s.get("state")).get("terminated")).get("finishedAt")
+                    for s in status.get("containerStatuses") or [] if isinstance(s, dict)]
+        times = [t for t in (cluster.seconds_since(f) for f in finished) if t is not None]
+        since = min(times) if times else None
+        state = f"phase {phase}"
+    elif pod.metadata.get("deletionTimestamp") and not text(spec.get("nodeName")):
+        since, state = cluster.seconds_since(pod.metadata.get("deletionTimestamp")), "deleted before it was scheduled"
+    else:
+        return None
+    if since is not None and since < after:
+        return None
+    return state + (f", {int(since)}s ago" if since is not None else "")
 
 
 @register

@@ -210,3 +210,27 @@ def test_a_dump_object_the_api_server_would_refuse_stops_the_audit_at_its_positi
     line = 1 + next(i for i, x in enumerate(broken.splitlines()) if "device: 7}]" in x)
     assert done.code == 2 and f"dump {dump}:{line}:" in done.err and "ResourceClaim" in done.err, done.err
     assert 'is not of type "string"' in done.err and "internal" not in done.err
+
+
+@pytest.mark.parametrize("status, node, metadata, said", [
+    ("phase: Succeeded\n      containerStatuses: [{name: server, ready: false, restartCount: 0, image: i, imageID: '', "
+     "state: {terminated: {exitCode: 0, finishedAt: '2026-12-01T11:50:00Z'}}}]", "\n      nodeName: gpu-node-0", "", "phase Succeeded, 600s ago"),
+    ("phase: Failed", "\n      nodeName: gpu-node-0", "", "phase Failed"),
+    ("phase: Pending", "", "\n      deletionTimestamp: '2026-12-01T11:58:00Z'", "deleted before it was scheduled, 120s ago"),
+    ("phase: Succeeded\n      containerStatuses: [{name: server, ready: false, restartCount: 0, image: i, imageID: '', "
+     "state: {terminated: {exitCode: 0, finishedAt: '2026-12-01T11:59:30Z'}}}]", "\n      nodeName: gpu-node-0", "", None),  # 30 s: not yet
+    ("phase: Running", "\n      nodeName: gpu-node-0", "\n      deletionTimestamp: '2026-12-01T11:58:00Z'", None),
+])
+def test_a_claim_reserved_for_a_pod_that_will_not_run_again_is_reported(cli, tmp_path, status, node, metadata, said):
+    """Upstream's resourceclaim controller drops the reservation of a pod that is done
+    (isPodDone: a terminal phase, or deleted before scheduling) as of a missing one; a
+    finished Job's pod object may stay for days, its claim's devices with it."""
+    from draguard.rules.cluster_examples import BASE, claim, pod, snapshot
+
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(textwrap.dedent(snapshot(*BASE, pod(status=f"\n    status:\n      {status}", node=node,
+                                                         metadata=metadata), claim())))
+    found = [f["message"] for f in cli("audit", "--from", dump, "--no-config", "-f", "json").json["findings"]
+             if f["rule"] == "claim-reserved-for-gone-pod"]
+    assert found == ([] if said is None else
+                     [f"reserved for pod infer-0, which will not run again ({said}); its devices stay allocated"])
