@@ -7,6 +7,7 @@ webhook configuration (the documented break-glass) lets them through again."""
 from __future__ import annotations
 
 import base64
+import os
 import textwrap
 
 import pytest
@@ -104,11 +105,12 @@ def test_a_compliant_pod_and_its_generated_claim_are_admitted(guarded):
     assert claims[0].metadata.annotations["resource.kubernetes.io/pod-claim-name"] == "gpu"
 
 
-def test_with_the_cache_a_missing_template_is_refused_and_a_dra_backed_gpu_admitted(guarded):
+def test_with_the_cache_a_missing_template_is_warned_of_and_a_dra_backed_gpu_admitted(guarded):
     """Online, the cross-object rules read the watch-fed cache: a pod naming a template that
-    does not exist is refused (offline it is admitted: references are taken to exist), and a
-    `nvidia.com/gpu` limit served by a DeviceClass with extendedResourceName (KEP-5004) is
-    not the legacy device plugin."""
+    does not exist yet is admitted with a warning (offline, references are taken to exist;
+    denying it failed every `helm install` of a chart with a template: Helm creates the kinds
+    it does not know after Deployments), and a `nvidia.com/gpu` limit served by a DeviceClass
+    with extendedResourceName (KEP-5004) is not the legacy device plugin."""
     plane, process = guarded
     offline_url, offline_ca = process.url, process.ca
     missing = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "orphan"},
@@ -128,8 +130,11 @@ def test_with_the_cache_a_missing_template_is_refused_and_a_dra_backed_gpu_admit
             online["webhooks"][0]["name"] = "online.draguard.io"
             admission.create_validating_webhook_configuration(online)
             try:
-                body = until("the online webhook to refuse", lambda: _refusal(plane, missing), timeout=30)
-                assert "[claim-reference-missing]" in body and "online.draguard.io" in body
+                warned = until("the online webhook's cache", lambda: post(url, ca, review(missing, namespace=NS))[1][
+                    "response"].get("warnings"), timeout=30)
+                assert any(w.startswith("[claim-reference-missing]") for w in warned)
+                create(plane, missing)  # through the real apiserver and both webhooks: admitted
+                client.CoreV1Api(plane.api()).delete_namespaced_pod("orphan", NS, grace_period_seconds=0)
                 assert stored.spec.extended_resource_name == "nvidia.com/gpu"  # 1.37 serves the field
                 legacy = dict(LEGACY_POD, metadata={"name": "mapped", "namespace": NS})
                 assert post(url, ca, review(legacy, namespace=NS))[1]["response"]["allowed"] is True
@@ -154,14 +159,6 @@ def test_online_the_webhook_judges_as_the_cluster_it_serves(guarded):
     assert judging["featureGates"]["DRAConsumableCapacity"] is True and judging["notes"] == []
 
 
-def _refusal(plane, obj) -> str:
-    try:
-        create(plane, obj, dry_run=True)
-        return ""
-    except client.exceptions.ApiException as exc:
-        return exc.body if isinstance(exc.body, str) else exc.body.decode()
-
-
 def test_zz_down_means_refused_and_the_break_glass_lets_requests_through(guarded):
     plane, process = guarded
     process.terminate()
@@ -180,3 +177,44 @@ def _created(plane, obj) -> bool:
         return True
     except client.exceptions.ApiException:
         return False
+
+
+def test_helm_installs_a_chart_whose_template_it_creates_after_the_deployment(guarded, tmp_path):
+    """The real helm creates the kinds it does not know (ResourceClaimTemplate) after the
+    Deployment that names the template: the online webhook warns of the missing template
+    and lets the install through (it refused the Deployment, and the install failed)."""
+    import subprocess
+
+    from support.renderers import renderers_dir
+
+    helm = renderers_dir()
+    if helm is None:
+        pytest.skip("Go is not installed: helm cannot be built")
+    plane, _ = guarded
+    template, pod = _docs(COMPLIANT_POD.replace("mig-1g", "helm-mig-1g"))  # a template no other test made
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "served"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "served"}}, "strategy": {
+                      "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+                      "template": {"metadata": {"labels": {"app": "served"}}, "spec": pod["spec"]}}}
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: served\nversion: 0.1.0\n")
+    (chart / "templates" / "all.yaml").write_text(yaml.safe_dump_all([deployment, template]))
+    with running_webhook("--kube-version", "1.37", kubeconfig=plane.kubeconfig) as (url, ca, _):
+        admission = client.AdmissionregistrationV1Api(plane.api())
+        online = configuration(url, ca)
+        online["metadata"]["name"] = "draguard-helm"
+        online["webhooks"][0]["name"] = "helm.draguard.io"
+        admission.create_validating_webhook_configuration(online)
+        try:
+            until("the online webhook's cache", lambda: "[claim-reference-missing]" in str(
+                post(url, ca, review(deployment, namespace=NS))[1]["response"]), timeout=30)
+            done = subprocess.run([os.path.join(helm, "helm"), "install", "served", str(chart), "--namespace", NS,
+                                   "--kubeconfig", str(plane.kubeconfig)], capture_output=True, text=True, timeout=120)
+            assert done.returncode == 0, done.stderr
+            apps = client.AppsV1Api(plane.api())
+            assert apps.read_namespaced_deployment("served", NS).metadata.name == "served"
+        finally:
+            admission.delete_validating_webhook_configuration("draguard-helm")
+            subprocess.run([os.path.join(helm, "helm"), "uninstall", "served", "--namespace", NS,
+                            "--kubeconfig", str(plane.kubeconfig)], capture_output=True, timeout=120)

@@ -10,7 +10,9 @@ and what denies (error findings), warns (warning findings) or is said nowhere (i
   (`Rule.set_wide`: no budget selects the workload) do not run. With the cache, the rules
   read the cached objects as context, and only the request's object is judged.
 - The cluster rules (`Needs.CLUSTER`) are the audit's; admission never runs them.
-- A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged."""
+- A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged.
+- A rule whose finding is about an object the cluster may not hold yet (`Rule.admission_warns`:
+  a workload's template, which Helm and `kubectl apply -f DIR` create after it) warns."""
 
 from __future__ import annotations
 
@@ -74,9 +76,14 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
     if skipped:
         return Verdict(True, skipped=skipped)
     mine = findings_on(request.object, config, context, devices)
-    denials = [f for f in mine if f.severity is Severity.ERROR]
-    warnings = [f for f in mine if f.severity is Severity.WARNING]
+    denials = [f for f in mine if f.severity is Severity.ERROR and not _warned_only(f)]
+    warnings = [f for f in mine if f.severity is Severity.WARNING or f.severity is Severity.ERROR and _warned_only(f)]
     return Verdict(not denials, denials, warnings)
+
+
+def _warned_only(finding: Finding) -> bool:
+    rule = REGISTRY.get(finding.rule)
+    return rule is not None and bool(rule.admission_warns)
 
 
 def not_judged(request: Request) -> str:

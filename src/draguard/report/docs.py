@@ -85,6 +85,8 @@ def _admission(rule) -> str:
     lines = [f"- {first}{'' if first == last else f' to {last}'}: `{form}`: {form.reason}"
              for first, last, form in spans]
     text = "## Admission\n\n" + "\n".join(lines) + "\n"
+    if rule.admission_warns:
+        text += f"\nThe webhook warns of its errors rather than denying: {rule.admission_warns}.\n"
     if any(form.exported for *_, form in spans):
         text += ("\n`draguard policy export` writes a ValidatingAdmissionPolicy that checks (true when the object "
                  "passes; `variables` as in `admission/variables.py`):\n\n```cel\n"

@@ -49,6 +49,9 @@ class RequestDeviceClass(Rule):
     needs = Needs.OBJECT_SET
     fixable = FixAvailability.SOMETIMES
     summary = "A request has no deviceClassName, or names a class neither in the set, the built-in catalog nor the config."
+    admission_warns = ("a request the API server refuses never reaches the webhook, and a DeviceClass may come right "
+                       "after the claim or template naming it (`kubectl apply -f DIR` goes file by file); the claim "
+                       "waits for it, and denying would fail that apply")
     rationale = """
         The device class is what ties a request to a driver and its admin-defined selectors;
         a request without one is rejected by the API server, and one naming a class that does

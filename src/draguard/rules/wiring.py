@@ -209,6 +209,9 @@ class ClaimReferenceMissing(Rule):
     targets = POD_TARGETS
     needs = Needs.OBJECT_SET
     summary = "The ResourceClaim or ResourceClaimTemplate a pod names is not in the linted set (same namespace)."
+    admission_warns = ("the object may come right after the workload: Helm installs the kinds it does not know "
+                       "(ResourceClaimTemplate among them) after Deployments, and `kubectl apply -f DIR` goes file by "
+                       "file; the pods wait for it, and denying would fail those installs")
     rationale = """
         A pod whose claim does not exist stays Pending forever ("waiting for resource claim").
         Declare claims that are created elsewhere under `external` in `.draguard.yaml`.
