@@ -29,6 +29,9 @@ class RequestUnsatisfiable(Rule):
     severity = Severity.ERROR
     targets = CLAIM_TARGETS | POD_TARGETS
     needs = Needs.INVENTORY
+    admission_warns = ("the cluster's devices change while the claim waits: a node pool that scales from zero gets "
+                       "its node when a claim needs one (the cluster autoscaler), a driver publishes its slices after "
+                       "it starts; denying would keep the autoscaler from ever adding the node")
     summary = ("No device of the inventory (or of the built-in GPU catalog) passes the request's class and selectors "
                "(a claim's, or that of the claim the scheduler makes for extended resources a DeviceClass serves).")
     rationale = """
