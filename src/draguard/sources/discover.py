@@ -11,14 +11,17 @@ from functools import lru_cache
 from ..core.errors import InputError
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
+#: unit kinds that are rendered into objects (a chart, a kustomization)
+RENDERED = ("helm", "kustomize")
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
 @dataclass(frozen=True)
 class Unit:
-    """One thing to load. `kind` is 'file', 'stdin', 'helm' or 'kustomize', or 'skipped': found
-    in a folder but not read, for `reason`; `display` is the path as the user would write it
-    (relative to what they gave on the command line)."""
+    """One thing to load. `kind` is 'file', 'stdin', 'helm' or 'kustomize'; 'component', a
+    kustomize Component (said, not built); or 'skipped': found in a folder but not read, for
+    `reason`; `display` is the path as the user would write it (relative to what they gave on
+    the command line)."""
 
     kind: str
     path: str
@@ -34,11 +37,15 @@ def _matches(relpath: str, patterns) -> bool:
 
 
 def _render_kind(directory: str) -> str | None:
+    """'helm', 'kustomize', or 'component': a kustomize Component, which is built only inside
+    the overlays that name it under `components` (`kustomize build` refuses it alone)."""
     if os.path.isfile(os.path.join(directory, "Chart.yaml")):
         return "helm"
-    if any(os.path.isfile(os.path.join(directory, name)) for name in KUSTOMIZATION_FILES):
-        return "kustomize"
-    return None
+    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
+    if name is None:
+        return None
+    spec = _kustomization(directory, name)
+    return "component" if spec is not None and spec.get("kind") == "Component" else "kustomize"
 
 
 def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]:
@@ -68,7 +75,7 @@ def _file_unit(path: str) -> Unit:
     for kind, owner in (("helm", chart_of(path)), ("kustomize", patched_by(path))):
         if owner is not None:
             display = owner if os.path.isabs(path) else os.path.relpath(owner)
-            return Unit(kind, owner, display, through=(path,))
+            return Unit(_render_kind(owner) if kind == "kustomize" else kind, owner, display, through=(path,))
     return Unit("file", path, path)
 
 
@@ -92,7 +99,7 @@ def _builds_once(units: list[Unit]) -> list[Unit]:
     first: dict[str, int] = {}
     out: list[Unit] = []
     for unit in units:
-        if unit.kind not in ("helm", "kustomize"):
+        if unit.kind not in RENDERED and unit.kind != "component":
             out.append(unit)
             continue
         key = os.path.abspath(unit.path)
@@ -147,7 +154,7 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
     linted as a file too (nothing is skipped silently); other folders are walked."""
     top = top or root
     kind = _render_kind(root)
-    if kind == "helm":
+    if kind in ("helm", "component"):
         return [Unit(kind, root, root)]
     units, used = [], set()
     if kind == "kustomize":

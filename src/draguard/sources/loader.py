@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..core.finding import Problem
 from ..core.location import Location
-from .discover import KUSTOMIZATION_FILES, Unit
+from .discover import KUSTOMIZATION_FILES, RENDERED, Unit
 from .lists import may_hold_lists, span_text, split_lists
 from .render import RenderOptions, SourceMap, render
 from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, parse_stream_remembered,
@@ -92,7 +92,11 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
     for unit in units:
         if advance is not None:
             advance()
-        if unit.kind in ("helm", "kustomize"):
+        if unit.kind == "component":  # said where named (or at its kustomization), never built
+            for named in unit.through or (f"{unit.display.rstrip('/')}/{_kustomization_file(unit.path)}",):
+                loaded.problems.append(Problem(JUDGED_IN_BUILD, _COMPONENT, Location(named)))
+            continue
+        if unit.kind in RENDERED:
             for named in unit.through:
                 loaded.problems.append(Problem(JUDGED_IN_BUILD, _in_build(named, unit), Location(named)))
             _load_rendered(unit, loaded, limits, render_options)
@@ -104,6 +108,10 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
         if text is not None:
             load_text(Source(unit.display, text), loaded, limits)
     return loaded
+
+
+_COMPONENT = ("a kustomize Component, which `kustomize build` refuses alone: its patches are judged in the build of "
+              "each overlay that names it under `components`; lint those overlays")
 
 
 def _in_build(named: str, unit: Unit) -> str:

@@ -284,3 +284,19 @@ def test_a_chart_s_template_or_values_named_alone_stands_for_the_chart(tmp_path,
         ("helm", "chart", ("chart/templates/deploy.yaml", "chart/values.yaml")), ("file", "plain.yaml", ()),
         ("helm", "chart/charts/sub", ("chart/charts/sub/templates/x.yaml",))]
     assert [(u.kind, u.display) for u in expand(["chart/templates"])] == [("helm", "chart")]
+
+
+def test_a_kustomize_component_is_said_not_built(tmp_path, monkeypatch):
+    """`kustomize build` refuses a Component alone: a walk built it and reported render-failed;
+    its patch named alone was judged as an object. Both say where it is judged instead."""
+    write(tmp_path, "comp/kustomization.yaml", "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n"
+          "patches: [{path: gpu.yaml}]\n")
+    write(tmp_path, "comp/gpu.yaml", POD.format(name="x"))
+    monkeypatch.chdir(tmp_path)
+    for given in (["."], ["comp/gpu.yaml"]):
+        units = expand(given)
+        assert [(u.kind, os.path.normpath(u.display)) for u in units] == [("component", "comp")], given
+        [note] = load_units(units).problems
+        said_at = "comp/gpu.yaml" if given != ["."] else "comp/kustomization.yaml"
+        assert note.rule == loader.JUDGED_IN_BUILD and os.path.normpath(note.location.file) == said_at
+        assert note.message.startswith("a kustomize Component, which `kustomize build` refuses alone")
