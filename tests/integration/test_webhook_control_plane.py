@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import os
 import textwrap
+from contextlib import contextmanager
 
 import pytest
 import yaml
@@ -59,6 +60,22 @@ def guarded(bare_plane):
             except client.exceptions.ApiException:
                 pass
             core.delete_namespace(NS)
+
+
+@contextmanager
+def online_webhook(plane, name: str):
+    """A webhook with the cluster's cache (judging as the plane's release), registered by URL
+    beside the offline one as `<name>.draguard.io`, for the test's namespace: (url, ca)."""
+    with running_webhook("--kube-version", "1.37", kubeconfig=plane.kubeconfig) as (url, ca, _):
+        admission = client.AdmissionregistrationV1Api(plane.api())
+        online = configuration(url, ca)
+        online["metadata"]["name"] = f"draguard-{name}"
+        online["webhooks"][0]["name"] = f"{name}.draguard.io"
+        admission.create_validating_webhook_configuration(online)
+        try:
+            yield url, ca
+        finally:
+            admission.delete_validating_webhook_configuration(f"draguard-{name}")
 
 
 def create(plane, obj: dict, dry_run: bool = False):
@@ -123,25 +140,17 @@ def test_with_the_cache_a_missing_template_is_warned_of_and_a_dra_backed_gpu_adm
     resources = client.ResourceV1Api(plane.api())
     stored = resources.create_device_class(mapped)
     try:
-        with running_webhook("--kube-version", "1.37", kubeconfig=plane.kubeconfig) as (url, ca, _):
-            admission = client.AdmissionregistrationV1Api(plane.api())
-            online = configuration(url, ca)
-            online["metadata"]["name"] = "draguard-online"
-            online["webhooks"][0]["name"] = "online.draguard.io"
-            admission.create_validating_webhook_configuration(online)
-            try:
-                warned = until("the online webhook's cache", lambda: post(url, ca, review(missing, namespace=NS))[1][
-                    "response"].get("warnings"), timeout=30)
-                assert any(w.startswith("[claim-reference-missing]") for w in warned)
-                create(plane, missing)  # through the real apiserver and both webhooks: admitted
-                client.CoreV1Api(plane.api()).delete_namespaced_pod("orphan", NS, grace_period_seconds=0)
-                assert stored.spec.extended_resource_name == "nvidia.com/gpu"  # 1.37 serves the field
-                legacy = dict(LEGACY_POD, metadata={"name": "mapped", "namespace": NS})
-                assert post(url, ca, review(legacy, namespace=NS))[1]["response"]["allowed"] is True
-                offline = post(offline_url, offline_ca, review(legacy, namespace=NS))[1]["response"]
-                assert offline["allowed"] is False  # without the cluster's classes it is the device plugin
-            finally:
-                admission.delete_validating_webhook_configuration("draguard-online")
+        with online_webhook(plane, "online") as (url, ca):
+            warned = until("the online webhook's cache", lambda: post(url, ca, review(missing, namespace=NS))[1][
+                "response"].get("warnings"), timeout=30)
+            assert any(w.startswith("[claim-reference-missing]") for w in warned)
+            create(plane, missing)  # through the real apiserver and both webhooks: admitted
+            client.CoreV1Api(plane.api()).delete_namespaced_pod("orphan", NS, grace_period_seconds=0)
+            assert stored.spec.extended_resource_name == "nvidia.com/gpu"  # 1.37 serves the field
+            legacy = dict(LEGACY_POD, metadata={"name": "mapped", "namespace": NS})
+            assert post(url, ca, review(legacy, namespace=NS))[1]["response"]["allowed"] is True
+            offline = post(offline_url, offline_ca, review(legacy, namespace=NS))[1]["response"]
+            assert offline["allowed"] is False  # without the cluster's classes it is the device plugin
     finally:
         resources.delete_device_class("dra-gpus")
 
@@ -200,21 +209,15 @@ def test_helm_installs_a_chart_whose_template_it_creates_after_the_deployment(gu
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: served\nversion: 0.1.0\n")
     (chart / "templates" / "all.yaml").write_text(yaml.safe_dump_all([deployment, template]))
-    with running_webhook("--kube-version", "1.37", kubeconfig=plane.kubeconfig) as (url, ca, _):
-        admission = client.AdmissionregistrationV1Api(plane.api())
-        online = configuration(url, ca)
-        online["metadata"]["name"] = "draguard-helm"
-        online["webhooks"][0]["name"] = "helm.draguard.io"
-        admission.create_validating_webhook_configuration(online)
+    with online_webhook(plane, "helm") as (url, ca):
+        until("the online webhook's cache", lambda: "[claim-reference-missing]" in str(
+            post(url, ca, review(deployment, namespace=NS))[1]["response"]), timeout=30)
         try:
-            until("the online webhook's cache", lambda: "[claim-reference-missing]" in str(
-                post(url, ca, review(deployment, namespace=NS))[1]["response"]), timeout=30)
             done = subprocess.run([os.path.join(helm, "helm"), "install", "served", str(chart), "--namespace", NS,
                                    "--kubeconfig", str(plane.kubeconfig)], capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
             apps = client.AppsV1Api(plane.api())
             assert apps.read_namespaced_deployment("served", NS).metadata.name == "served"
         finally:
-            admission.delete_validating_webhook_configuration("draguard-helm")
             subprocess.run([os.path.join(helm, "helm"), "uninstall", "served", "--namespace", NS,
                             "--kubeconfig", str(plane.kubeconfig)], capture_output=True, timeout=120)

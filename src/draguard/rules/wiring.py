@@ -195,6 +195,22 @@ class PodClaimInvalid(Rule):
             listed.add(key)
 
 
+#: where each kind draguard models holds its pod spec, as kustomize field paths
+_POD_SPEC_PATHS = (("Pod", "spec"), ("Deployment", "spec/template/spec"), ("StatefulSet", "spec/template/spec"),
+                   ("DaemonSet", "spec/template/spec"), ("Job", "spec/template/spec"),
+                   ("CronJob", "spec/jobTemplate/spec/template/spec"))
+
+
+def _name_references() -> str:
+    """The kustomize configuration that makes namePrefix/nameSuffix rewrite the pods' names of
+    their ResourceClaimTemplates and ResourceClaims."""
+    lines = ["nameReference:"]
+    for kind, field in (("ResourceClaimTemplate", "resourceClaimTemplateName"), ("ResourceClaim", "resourceClaimName")):
+        lines += [f"- kind: {kind}", "  fieldSpecs:"]
+        lines += [f"  - {{kind: {owner}, path: {spec}/resourceClaims/{field}}}" for owner, spec in _POD_SPEC_PATHS]
+    return "\n".join(lines) + "\n"
+
+
 _NAME_REFERENCE_HELP = ("give the kustomization `configurations: [dra-names.yaml]` with a nameReference for "
                         "ResourceClaimTemplate and ResourceClaim: `draguard explain claim-reference-missing` "
                         "prints the file")
@@ -223,25 +239,8 @@ class ClaimReferenceMissing(Rule):
         for DRA kinds (kustomize 5.8, `nameReference` in its builtin config): built, the pod
         still names the template's old name. The finding then names the renamed template;
         the file below teaches kustomize those references."""
-    remedy_file = ("`dra-names.yaml`, named in the kustomization as `configurations: [dra-names.yaml]`:", """
-        nameReference:
-        - kind: ResourceClaimTemplate
-          fieldSpecs:
-          - {kind: Pod, path: spec/resourceClaims/resourceClaimTemplateName}
-          - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
-          - {kind: StatefulSet, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
-          - {kind: DaemonSet, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
-          - {kind: Job, path: spec/template/spec/resourceClaims/resourceClaimTemplateName}
-          - {kind: CronJob, path: spec/jobTemplate/spec/template/spec/resourceClaims/resourceClaimTemplateName}
-        - kind: ResourceClaim
-          fieldSpecs:
-          - {kind: Pod, path: spec/resourceClaims/resourceClaimName}
-          - {kind: Deployment, path: spec/template/spec/resourceClaims/resourceClaimName}
-          - {kind: StatefulSet, path: spec/template/spec/resourceClaims/resourceClaimName}
-          - {kind: DaemonSet, path: spec/template/spec/resourceClaims/resourceClaimName}
-          - {kind: Job, path: spec/template/spec/resourceClaims/resourceClaimName}
-          - {kind: CronJob, path: spec/jobTemplate/spec/template/spec/resourceClaims/resourceClaimName}
-        """)
+    remedy_file = ("`dra-names.yaml`, named in the kustomization as `configurations: [dra-names.yaml]`:",
+                   _name_references())
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     noncompliant = COMPLIANT_POD.replace("resourceClaimTemplateName: mig-1g}", "resourceClaimTemplateName: mig-2g}")
     compliant = COMPLIANT_POD
