@@ -201,3 +201,19 @@ def test_a_chart_template_named_alone_renders_the_chart(lint):
     assert [f for f in alone["findings"] if f["rule"] != "judged-in-build"] == whole["findings"] != []
     [said] = [f for f in alone["findings"] if f["rule"] == "judged-in-build"]
     assert said["file"] == str(template) and said["severity"] == "info"
+
+
+def test_a_kustomization_that_inflates_a_helm_chart_is_built(lint, tmp_path):
+    """`helmCharts` (kustomize's HelmChartInflationGenerator, as Argo CD builds it) needs
+    `kustomize build --enable-helm`: without it the build failed (render-failed). The chart
+    home and values file are the build's inputs, not manifests of their own."""
+    import shutil
+
+    shutil.copytree(CHARTS / "ray-cluster", tmp_path / "charts" / "ray-cluster")
+    shutil.copy(RENDER / "values" / "ray-gpu-worker.yaml", tmp_path / "gpu-values.yaml")
+    (tmp_path / "kustomization.yaml").write_text(
+        "helmCharts:\n- name: ray-cluster\n  releaseName: rc\n  valuesFile: gpu-values.yaml\n")
+    report = lint(tmp_path).json
+    rules = [f["rule"] for f in report["findings"]]
+    assert "render-failed" not in rules and "legacy-gpu-resource" in rules, report["findings"]
+    assert not [f for f in report["findings"] if f["file"].endswith("gpu-values.yaml")]  # not linted alone

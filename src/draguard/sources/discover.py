@@ -233,5 +233,12 @@ def kustomize_inputs(directory: str) -> set[str]:
                 for source in (generator.get("files") or []) + (generator.get("envs") or []) + [generator.get("env")]:
                     if isinstance(source, str):
                         named.append(source.split("=", 1)[-1])
+    charts = [c for c in spec.get("helmCharts") or [] if isinstance(c, dict)]
+    if charts:  # inflated by helm inside the build: their home and values files are its inputs
+        home = (spec.get("helmGlobals") if isinstance(spec.get("helmGlobals"), dict) else {}).get("chartHome")
+        named.append(home if isinstance(home, str) else "charts")
+        for chart in charts:
+            named += [v for v in [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]
+                      if isinstance(v, str)]
     base = os.path.abspath(directory)
     return {os.path.normpath(os.path.join(base, path)) for path in named if "://" not in path}

@@ -80,11 +80,13 @@ def _renderer_command(kind: str, path: str, options: RenderOptions) -> list[str]
         for pair in options.set_values:
             command += ["--set", pair]
         return command
+    # --enable-helm: a kustomization's helmCharts are inflated by helm, as Argo CD's
+    # kustomize-with-helm builds them (without it kustomize refuses the kustomization)
     kustomize = shutil.which("kustomize")
     if kustomize:
-        return [kustomize, "build", path]
+        return [kustomize, "build", "--enable-helm", path]
     kubectl = shutil.which("kubectl")
-    return [kubectl, "kustomize", path] if kubectl else None
+    return [kubectl, "kustomize", "--enable-helm", path] if kubectl else None
 
 
 def render(kind: str, path: str, options: RenderOptions = RenderOptions()) -> Rendered:
