@@ -108,7 +108,7 @@ class JudgedInBuild(InputRule):
     severity = Severity.INFO
     summary = ("A file named as an input (or met in a folder walk) is part of a Helm chart (a template, a values "
                "file) or a kustomization's patch or kustomization file: the chart's render or the kustomization's "
-               "build is judged instead.")
+               "build is judged instead; a kustomize Component is judged in the overlays that include it.")
     rationale = """
         pre-commit passes changed files one by one. A chart's template is no manifest until
         rendered (alone it drew only `template-unrendered`), and a strategic-merge or JSON
@@ -118,7 +118,9 @@ class JudgedInBuild(InputRule):
         `kustomize build` fail: no resource matches it). So a file inside a chart stands for
         the nearest chart it lies in, rendered, and a patch for the build of the nearest
         kustomization at or above its folder that names it; findings point into the
-        templates and patches that wrote them, and `fix` reports them without writing."""
+        templates and patches that wrote them, and `fix` reports them without writing. A
+        kustomize Component, which `kustomize build` refuses alone, is said and not built:
+        its patches are judged in the overlays that name it under `components`."""
     reference = "https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/patches/"
 
 
