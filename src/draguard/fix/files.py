@@ -44,11 +44,11 @@ def gather(inputs: list[str], include: tuple, exclude: tuple, render_options, st
     """The files, folders, charts and kustomizations of `inputs` ('-': `stdin`, a binary
     stream) read for fixing: a file that cannot be read or is not UTF-8 is listed as not
     read (never written), as is what the walk skipped (a pipe, a link out of the folder)."""
-    from ..sources.discover import RENDERED, expand
+    from ..sources.discover import FOLDER_KINDS, expand
     from ..sources.loader import load_units
 
     units = expand(inputs, include, exclude)
-    gathered = Gathered(rendered=load_units([u for u in units if u.kind in (*RENDERED, "component")],
+    gathered = Gathered(rendered=load_units([u for u in units if u.kind in FOLDER_KINDS],
                                             render_options=render_options))
     gathered.skipped = [(u.display, u.reason) for u in units if u.kind == "skipped"]
     for unit in units:

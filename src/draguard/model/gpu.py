@@ -131,8 +131,9 @@ def mig_profile_selected(site: PodSite) -> tuple[str, str] | None:
         [profile] = partition
         return profile, f"{_GKE_PARTITION}={profile}"
     products = labels.get("nvidia.com/gpu.product", set())
-    profiles = {m.group(1) for p in products if (m := _PRODUCT_MIG.search(p))}
-    if len(profiles) == 1 and len(products) == len([p for p in products if _PRODUCT_MIG.search(p)]):
+    found = [_PRODUCT_MIG.search(p) for p in products]
+    profiles = {m.group(1) for m in found if m}
+    if len(profiles) == 1 and all(found):  # every product the pod may land on is a slice of that profile
         [profile] = profiles
         return profile, f"nvidia.com/gpu.product={','.join(sorted(products))}"
     return None

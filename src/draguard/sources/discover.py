@@ -13,6 +13,8 @@ from ..core.errors import InputError
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 #: unit kinds that are rendered into objects (a chart, a kustomization)
 RENDERED = ("helm", "kustomize")
+#: unit kinds that stand for a chart's or kustomization's folder: rendered, or (a Component) said
+FOLDER_KINDS = (*RENDERED, "component")
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
@@ -41,10 +43,9 @@ def _render_kind(directory: str) -> str | None:
     the overlays that name it under `components` (`kustomize build` refuses it alone)."""
     if os.path.isfile(os.path.join(directory, "Chart.yaml")):
         return "helm"
-    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
-    if name is None:
+    if kustomization_file(directory) is None:
         return None
-    spec = _kustomization(directory, name)
+    spec = _kustomization(directory)
     return "component" if spec is not None and spec.get("kind") == "Component" else "kustomize"
 
 
@@ -99,7 +100,7 @@ def _builds_once(units: list[Unit]) -> list[Unit]:
     first: dict[str, int] = {}
     out: list[Unit] = []
     for unit in units:
-        if unit.kind not in RENDERED and unit.kind != "component":
+        if unit.kind not in FOLDER_KINDS:
             out.append(unit)
             continue
         key = os.path.abspath(unit.path)
@@ -125,21 +126,28 @@ def _patches_above(folder: str) -> dict[str, str]:
     that file or names it as a patch."""
     parent = os.path.dirname(folder)
     found = dict(_patches_above(parent)) if parent != folder else {}
-    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, n))), None)
-    spec = _kustomization(folder, name) if name else None
+    spec = _kustomization(folder)
     if spec is not None:
         named = [v for v in spec.get("patchesStrategicMerge") or [] if isinstance(v, str)]
         named += [v.get("path") for key in ("patches", "patchesJson6902") for v in spec.get(key) or []
                   if isinstance(v, dict) and isinstance(v.get("path"), str)]
-        found.update({path: folder for path in [os.path.join(folder, name)]
+        found.update({path: folder for path in [os.path.join(folder, kustomization_file(folder))]
                       + [os.path.normpath(os.path.join(folder, p)) for p in named]})
     return found
 
 
-def _kustomization(folder: str, name: str) -> dict | None:
-    """The kustomization file `name` in `folder` as data; None when it does not parse."""
+def kustomization_file(folder: str) -> str | None:
+    """The name of the kustomization file in `folder`, None when it has none."""
+    return next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, n))), None)
+
+
+def _kustomization(folder: str) -> dict | None:
+    """The kustomization in `folder` as data; None when there is none or it does not parse."""
     import yaml
 
+    name = kustomization_file(folder)
+    if name is None:
+        return None
     try:
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             spec = yaml.safe_load(handle)
@@ -218,8 +226,7 @@ def kustomize_inputs(directory: str) -> set[str]:
     """Absolute paths of the files and folders the kustomization in `directory` uses (its
     resources, patches, generator sources...), so the walk does not lint them again on their
     own; a kustomization that does not parse uses nothing (its render reports why)."""
-    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
-    spec = _kustomization(directory, name) if name else None
+    spec = _kustomization(directory)
     if spec is None:
         return set()
     named = []

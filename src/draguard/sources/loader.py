@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..core.finding import Problem
 from ..core.location import Location
-from .discover import KUSTOMIZATION_FILES, RENDERED, Unit
+from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
 from .render import RenderOptions, SourceMap, render
 from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, parse_stream_remembered,
@@ -405,4 +405,4 @@ def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits, options: RenderOp
 
 
 def _kustomization_file(path: str) -> str:
-    return next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(path, n))), "kustomization.yaml")
+    return kustomization_file(path) or "kustomization.yaml"
