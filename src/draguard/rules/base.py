@@ -144,10 +144,10 @@ class Rule:
     #: admission.forms): `lint_only` when nothing reaches admission to judge, `webhook_only`
     #: when the webhook judges it and CEL on one object cannot
     lint_only: ClassVar[str] = ""
+    webhook_only: ClassVar[str] = ""
     #: why the webhook warns of this rule's errors instead of denying (its finding is about an
     #: object the cluster may not hold yet); empty: errors deny
     admission_warns: ClassVar[str] = ""
-    webhook_only: ClassVar[str] = ""
 
     @property
     def help_uri(self) -> str:
