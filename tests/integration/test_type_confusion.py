@@ -5,6 +5,7 @@ judged in memory (`lint_objects`), so one run covers every rule on every mutatio
 
 from __future__ import annotations
 
+import random
 import textwrap
 
 import pytest
@@ -73,7 +74,13 @@ def test_no_rule_crashes_on_confused_types(rule, documents):
     assert not crashes, crashes[:5]
 
 
-FIX_SAMPLE = 20  # mutations per example: every rule's fix meets confused types, in seconds
+SAMPLE = 20  # mutations per example for the whole-command runs below: every rule meets confused types, in seconds
+
+
+def sampled(documents, seed, count: int = SAMPLE) -> list:
+    """A seeded sample of `mutations(documents)` (all of them where there are fewer)."""
+    every = list(mutations(documents))
+    return random.Random(seed).sample(every, min(count, len(every)))
 
 
 @pytest.mark.slow
@@ -81,14 +88,11 @@ FIX_SAMPLE = 20  # mutations per example: every rule's fix meets confused types,
 def test_no_fix_crashes_on_confused_types(rule, documents):
     """`fix --unsafe-fixes` on a seeded sample of the same mutations, written as YAML: it
     never raises, its output parses, and a second run changes nothing."""
-    import random
-
     from draguard.fix.run import Choice, FileText, fix_texts
 
     config, choice = Config(kube_version=rule.examples_target), Choice(unsafe=True)
-    every = list(mutations(documents))
     failures = []
-    for path, value, mutated in random.Random(rule.id).sample(every, min(FIX_SAMPLE, len(every))):
+    for path, value, mutated in sampled(documents, rule.id):
         once = fix_texts([FileText("m.yaml", yaml.safe_dump_all(mutated, sort_keys=False))], config, choice)
         text = once.files[0].text
         list(yaml.safe_load_all(text))
@@ -113,12 +117,9 @@ def test_no_audit_crashes_on_a_confused_dump(cli, tmp_path, rule, documents):
     """The cluster rules and the device model on a seeded sample of the mutations, as a dump
     file: a finding, or the dump refused at a position (an object the API server would not
     store), never an internal error."""
-    import random
-
     dump = tmp_path / "dump.yaml"
-    every = list(mutations(documents))
     crashes = []
-    for path, value, mutated in random.Random(rule.id).sample(every, min(FIX_SAMPLE, len(every))):
+    for path, value, mutated in sampled(documents, rule.id):
         dump.write_text(yaml.safe_dump_all(mutated, sort_keys=False))
         done = cli("audit", "--from", dump, "--no-config", "-f", "json")
         if "internal" in done.err:  # an internal error, or internal-error findings, are said there
@@ -131,16 +132,13 @@ def test_no_simulation_or_allocation_crashes_on_confused_manifests_or_inventorie
     """rollout, drain, scale, allocate and lint --inventory on the rollout-deadlock example
     with its manifests, then its inventory, mutated: an answer or a refusal, never an
     internal error."""
-    import random
-
     example = ROOT / "tests" / "rules" / "rollout-deadlock"
     manifests = [d for d in yaml.safe_load_all((example / "fail.yaml").read_text())]
     inventory = [d for d in yaml.safe_load_all((example / "inventory.yaml").read_text())][:4]
     m, i = tmp_path / "m.yaml", tmp_path / "i.yaml"
     crashes = []
     for which, documents in (("manifests", manifests), ("inventory", inventory)):
-        every = list(mutations(documents))
-        for path, value, mutated in random.Random(which).sample(every, 40):
+        for path, value, mutated in sampled(documents, which, 40):
             m.write_text(yaml.safe_dump_all(mutated if which == "manifests" else manifests))
             i.write_text(yaml.safe_dump_all(mutated if which == "inventory" else inventory))
             for argv in (("simulate", "rollout", m), ("simulate", "drain", "gpu-0", m), ("simulate", "scale", "3", m),
