@@ -191,6 +191,8 @@ class ClaimIndex:
     #: name -> the first claim (template) of that name in any namespace, for objects without one
     claims_by_name: dict = field(default_factory=dict)
     templates_by_name: dict = field(default_factory=dict)
+    #: file -> the claim templates it defines
+    templates_by_file: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, objects) -> "ClaimIndex":
@@ -200,6 +202,7 @@ class ClaimIndex:
                 index.claims.setdefault((m.namespace, m.name), m)
             elif (m.group, m.kind) == (RESOURCE_GROUP, "ResourceClaimTemplate"):
                 index.templates.setdefault((m.namespace, m.name), m)
+                index.templates_by_file.setdefault(m.source.display, []).append(m)
             elif (m.group, m.kind) == ("resource.nvidia.com", "ComputeDomain"):
                 template = mapping(mapping(m.spec.get("channel")).get("resourceClaimTemplate"))
                 if isinstance(template.get("name"), str):
@@ -222,6 +225,12 @@ class ClaimIndex:
 
     def template(self, namespace: str, name: str):
         return self._lookup(self.templates, self.templates_by_name, namespace, name)
+
+    def template_in(self, file: str, namespace: str, name: str):
+        """The claim template of that name that `file` itself defines (namespaces matched as
+        template() matches them), None when the file defines none."""
+        return next((m for m in self.templates_by_file.get(file, ()) if m.name == name and
+                     (m.namespace == namespace or not m.namespace or not namespace)), None)
 
     def referenced(self, namespace: str, entry: dict, generated: dict | None = None):
         """The claim or template a pod's resourceClaims entry names (None if not defined);

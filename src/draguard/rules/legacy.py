@@ -171,7 +171,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     claim = _label(claim)
     owner = _label(obj.name or obj.kind, 40)
     named_base = _label(f"{owner}-{c.name}-{request[2]}", 250)
-    named = _template_name(ctx, obj.namespace, named_base, _request_fields(request, own))
+    named = _template_name(ctx, obj, named_base, _request_fields(request, own))
     if named is None:
         return NoFix(f"the template names {named_base!r} to {named_base}-100 are all taken by templates that ask "
                      "for other devices")
@@ -259,18 +259,23 @@ def _ray_gpu_count(obj, site, c, resource: str, count: int) -> tuple:
     return (set_value(site.path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
 
 
-def _template_name(ctx, namespace: str, base: str, fields: dict) -> tuple[str, bool] | None:
-    """(the template name the migration uses, whether that template is already there): the
-    derived name when it is free or holds the very request the migration would make (an
-    earlier run's, or a copy of the workload's), else the first free or equal `base-N`; None
-    (no fix) when the first hundred are all taken. A template of that name asking for
-    something else (a user's own, a same-named workload's with another count) is never
-    reused: the pod would get other devices."""
+def _template_name(ctx, obj, base: str, fields: dict) -> tuple[str, bool] | None:
+    """(the template name the migration uses, whether the workload's own file holds that
+    template already): the derived name when it is free or holds the very request the
+    migration would make (an earlier run's, or a copy of the workload's), else the first free
+    or equal `base-N`; None (no fix) when the first hundred are all taken. A template of that
+    name asking for something else (a user's own, a same-named workload's with another
+    count) is never reused: the pod would get other devices. An equal template in another
+    file (a same-named workload's, as in per-environment folders or alternative examples) is
+    not relied on: the file gets its own copy, so that it still applies alone, as it did
+    before the migration."""
+    claims = ctx.objects.claims
     for n in range(1, 101):
         name = base if n == 1 else f"{base}-{n}"
-        existing = ctx.objects.claims.template(namespace, name)
+        own = claims.template_in(obj.source.display, obj.namespace, name)
+        existing = own or claims.template(obj.namespace, name)
         if existing is None or _asks_for(existing, fields):
-            return name, existing is not None
+            return name, own is not None
     return None
 
 

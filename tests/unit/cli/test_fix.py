@@ -221,3 +221,30 @@ def test_same_named_workloads_in_two_files_each_get_the_count_they_asked_for(cli
         made = {d["metadata"]["name"]: d for d in documents[1:]}
         counts[file] = made[claimed]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
     assert counts == {"one.yaml": 1, "two.yaml": 2}
+
+
+def test_equal_workloads_in_two_folders_each_get_a_template_and_still_apply_alone(cli, tmp_path):
+    """The same Deployment in prod/ and staging/ (per-environment folders, applied to
+    different clusters): each file applied alone worked before the migration, so each gets
+    the template it now names, an equal copy of the other's, and lints clean alone; where
+    the file already holds it, it is not added twice."""
+    workload = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm}\nspec:\n  replicas: 1\n"
+                "  selector: {matchLabels: {app: llm}}\n  template:\n    metadata: {labels: {app: llm}}\n"
+                "    spec:\n      containers:\n      - name: server\n        image: img\n"
+                "        resources:\n          limits:\n            nvidia.com/gpu: 2\n")
+    for env in ("prod", "staging"):
+        (tmp_path / env).mkdir()
+        (tmp_path / env / "deploy.yaml").write_text(workload)
+    assert cli("fix", "--unsafe-fixes", "--no-config", tmp_path).code == 0
+    made = {}
+    for env in ("prod", "staging"):
+        path = tmp_path / env / "deploy.yaml"
+        documents = list(yaml.safe_load_all(path.read_text()))
+        claimed = documents[0]["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
+        [template] = [d for d in documents if d["kind"] == "ResourceClaimTemplate"]
+        assert template["metadata"]["name"] == claimed
+        made[env] = template
+        alone = cli("lint", "--no-config", "-f", "json", path)
+        assert "claim-reference-missing" not in alone.out
+    assert made["prod"] == made["staging"]
+    assert cli("fix", "--unsafe-fixes", "--check", "--no-config", tmp_path).code == 0
