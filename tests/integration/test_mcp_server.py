@@ -215,3 +215,19 @@ def test_lint_and_fix_read_the_project_config_and_report_what_renders_hold(tmp_p
         left = payload(rendered[0])["left"]
         assert {item["rule"] for item in left} >= {"legacy-gpu-resource", "shm-size-limit"}
         assert all(item["reason"].startswith("it is in rendered output") for item in left)
+
+
+def test_allocate_judges_for_the_release_the_project_config_names(tmp_path):
+    """As `draguard allocate`: the working folder's `.draguard.yaml` names the release (1.33:
+    the stable allocator), and the call's kube_version wins over it."""
+    (tmp_path / ".draguard.yaml").write_text('kubeVersion: "1.33"\n')
+    objects = generate({"nodes": [{"namePrefix": "n", "count": 1, "gpus": {"model": "H100-80GB", "count": 4,
+                                                                            "mig": "none"}}]})
+    inventory = yaml.safe_dump_all(objects)
+
+    async def calls(session):
+        return [await session.call_tool("allocate", {"claims": CLAIM, "inventory": inventory, **extra})
+                for extra in ({}, {"kube_version": "1.37"})]
+    configured, given = session_run(calls, cwd=tmp_path)
+    variants = [{v["upstreamVariant"] for v in payload(result) if "claim" in v} for result in (configured, given)]
+    assert variants == [{"stable"}, {"incubating"}]

@@ -6,26 +6,25 @@ from __future__ import annotations
 import json
 import sys
 
-from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError
-from ..core.versions import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
+from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
+from ..core.versions import DEFAULT_KUBE_VERSION
 
 
 def arguments(name, parser) -> None:
+    from .lint import target_arguments
+
     parser.add_argument("claims", nargs="+", help="files with ResourceClaims or ResourceClaimTemplates")
-    parser.add_argument("--inventory", action="append", required=True, metavar="PATH",
-                        help="ResourceSlices, Nodes, DeviceClasses and allocated claims")
+    target_arguments(parser, "ResourceSlices, Nodes, DeviceClasses and allocated claims")
     parser.add_argument("-f", "--format", choices=["text", "json"], default="text")
-    parser.add_argument("--kube-version", help=f"the cluster's Kubernetes version, {SUPPORTED_KUBE_VERSIONS[0]} to "
-                                               f"{SUPPORTED_KUBE_VERSIONS[-1]} (default {DEFAULT_KUBE_VERSION}): "
-                                               "its feature gate defaults decide what the allocator may do")
-    parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
-                        help="DRA feature gates the cluster sets differently from the release defaults")
 
 
 def run(args) -> int:
-    from .lint import feature_gates
+    from .lint import project_config
 
-    report, notes, variant = allocate(args.claims, args.inventory, args.kube_version, feature_gates(args.feature_gates))
+    config = project_config(args, args.claims)
+    if not config.inventory:
+        raise UsageError("draguard allocate needs an inventory: --inventory PATH, or `inventory` in .draguard.yaml")
+    report, notes, variant = allocate(args.claims, config.inventory, config.kube_version, config.feature_gates)
     for note in notes:
         sys.stderr.write(f"draguard: note: {note}\n")
     if args.format == "json":

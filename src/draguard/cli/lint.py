@@ -70,18 +70,44 @@ def feature_gates(text: str | None) -> dict:
         raise UsageError(f"--feature-gates: {exc}") from None
 
 
-def configure(args):
-    """(config, fail-on severity) from the config file and the command line."""
-    from ..core.finding import Severity
+def target_arguments(parser, inventory_help: str) -> None:
+    """Which cluster a command judges for, over the project's `.draguard.yaml`: shared by
+    the commands that take no lint options (allocate, simulate)."""
+    parser.add_argument("--inventory", action="append", metavar="PATH",
+                        help=f"{inventory_help} (default: the config's `inventory`)")
+    parser.add_argument("--kube-version", help=f"the cluster's Kubernetes version, {SUPPORTED_KUBE_VERSIONS[0]} to "
+                                               f"{SUPPORTED_KUBE_VERSIONS[-1]} (default: the config's kubeVersion, "
+                                               f"else {DEFAULT_KUBE_VERSION}): its feature gate defaults decide "
+                                               "what the allocator may do")
+    parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
+                        help="feature gates the cluster sets differently from the release defaults, over the "
+                             "config's featureGates (DRA's: the allocator the scheduler runs; "
+                             "MaxUnavailableStatefulSet)")
+    parser.add_argument("--config", help="config file (default: nearest .draguard.yaml above the first manifest)")
+    parser.add_argument("--no-config", action="store_true", help="ignore any .draguard.yaml")
+
+
+def project_config(args, near: list[str]):
+    """The project's `.draguard.yaml` (--config, else the nearest above the first of `near`;
+    none with --no-config) with --kube-version, --feature-gates and --inventory over it: every
+    command judges for the cluster the project names, unless told otherwise."""
     from ..core.versions import check_kube_version
     from ..engine.config_file import find_config, load_config
 
-    config = load_config(None if args.no_config else args.config or find_config(args.paths))
+    config = load_config(None if args.no_config else args.config or find_config(near))
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
     config.feature_gates.update(feature_gates(args.feature_gates))
     if args.inventory:
         config.inventory = args.inventory
+    return config
+
+
+def configure(args):
+    """(config, fail-on severity) from the config file and the command line."""
+    from ..core.finding import Severity
+
+    config = project_config(args, args.paths)
     missing = [v for v in args.values if not os.path.isfile(v)]
     if missing:
         raise UsageError(f"--values: no such file: {missing[0]}")

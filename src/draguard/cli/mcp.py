@@ -81,12 +81,12 @@ def build_server():
         """Allocate ResourceClaims / ResourceClaimTemplates (YAML text) in order on an inventory
         (ResourceSlices, Nodes, DeviceClasses, allocated claims; YAML text) as the scheduler's
         allocator would; for a claim that does not fit, why, per request."""
-        from ..facts.gates import parse_gates
         from .allocate import allocate as run_allocate, as_json
 
+        config = _config(kube_version, feature_gates, [])
         with _inputs(claims, None) as claim_files, _inputs(inventory, None) as inventory_files:
-            report, notes, variant = run_allocate(claim_files, inventory_files, kube_version or None,
-                                                  parse_gates(feature_gates))
+            report, notes, variant = run_allocate(claim_files, inventory_files, config.kube_version,
+                                                  config.feature_gates)
         return as_json(report, variant) + [{"note": note} for note in notes]
 
     @tool
@@ -96,15 +96,15 @@ def build_server():
         it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
-        from ..facts.gates import parse_gates
         from ..teardown.amounts import is_amount
         from .simulate import as_json, simulate as run_simulate
 
         if not is_amount(horizon, positive=True):
             raise ValueError(f"horizon: seconds, a finite number above 0, not {horizon!r}")
+        config = _config(kube_version, feature_gates, [])
         with _inputs(manifests, None) as manifest_files, _inputs(inventory, None) as inventory_files:
             return as_json(run_simulate(manifest_files, inventory_files, deployment or None, None, horizon,
-                                        kube_version or None, gates=parse_gates(feature_gates)))
+                                        config.kube_version, gates=config.feature_gates))
 
     @tool
     def fix(manifest: str = "", paths: list[str] | None = None, unsafe: bool = False, write: bool = False,

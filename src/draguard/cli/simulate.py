@@ -15,6 +15,8 @@ DEFAULT_HORIZON = 3600.0
 
 
 def arguments(name, parser) -> None:
+    from .lint import target_arguments
+
     parser.add_argument("what", metavar="SCENARIO|rollout|drain|scale",
                         help="a scenario file (manifests, inventory, steps); or rollout: the Deployment's next "
                              "revision rolled out; or drain NODE: the node drained (cordon, evictions through the "
@@ -23,9 +25,6 @@ def arguments(name, parser) -> None:
                         help="rollout, drain and scale (the node's name or the replicas first): the workloads, "
                              "the ResourceClaimTemplates (and DeviceClasses) they use, and their "
                              "PodDisruptionBudgets")
-    parser.add_argument("--inventory", action="append", metavar="PATH",
-                        help="rollout and drain: ResourceSlices and Nodes (`draguard inventory generate`, or a "
-                             "cluster's)")
     parser.add_argument("--deployment", metavar="NAME",
                         help="rollout and scale: which workload, when there are several")
     parser.add_argument("--horizon", type=amount("seconds", positive=True), metavar="SECONDS",
@@ -38,10 +37,8 @@ def arguments(name, parser) -> None:
                         help="from start-up to passing the readiness probe (default 5)")
     parser.add_argument("--shutdown", type=amount("seconds"), metavar="SECONDS",
                         help="from SIGTERM to the containers' exit (default 1; SIGKILL cuts it short)")
-    parser.add_argument("--kube-version", help="the cluster's release (default: the newest draguard knows)")
-    parser.add_argument("--feature-gates", metavar="GATE=BOOL,...",
-                        help="feature gates the cluster sets differently from the release defaults (DRA's: the "
-                             "allocator the scheduler runs; MaxUnavailableStatefulSet)")
+    target_arguments(parser, "rollout, drain and scale: ResourceSlices and Nodes (`draguard inventory generate`, "
+                             "or a cluster's)")
     parser.add_argument("-f", "--format", choices=["text", "json", "html"], default="text")
     parser.add_argument("-o", "--output", help="write the report to this file (atomically)")
 
@@ -59,11 +56,11 @@ def run(args) -> int:
         given = [flag for flag, value in (("--start", args.start), ("--ready", args.ready), ("--shutdown", args.shutdown),
                                           ("--pull", args.pull), ("--image", args.image),
                                           ("--deployment", args.deployment), ("--kube-version", args.kube_version),
-                                          ("--feature-gates", args.feature_gates))
+                                          ("--feature-gates", args.feature_gates), ("--config", args.config))
                  if value is not None]
         if given:
             raise UsageError(f"{', '.join(given)}: a scenario file sets these itself (durations, kubeVersion, "
-                             "featureGates, its steps' deployments)")
+                             "featureGates, its steps' deployments; it reads no .draguard.yaml)")
         from ..engine.scenario import load_scenario
 
         scenario = load_scenario(args.what)
@@ -78,26 +75,29 @@ def run(args) -> int:
         simulation = scenario.run(args.horizon, dump)
         heading, subtitle = f"scenario {args.what}", ", ".join(s.step.kind for s in simulation.results) or "no step"
         return _report(args, simulation, heading, subtitle)
-    if not args.inventory or not args.paths:
-        raise UsageError(f"draguard simulate {args.what} needs the manifests and --inventory")
-    from .lint import feature_gates
+    from .lint import project_config
 
-    gates = feature_gates(args.feature_gates)
+    manifests = args.paths[1:] if args.what in ("drain", "scale") else args.paths
+    config = project_config(args, manifests)
+    if not config.inventory or not args.paths:
+        raise UsageError(f"draguard simulate {args.what} needs the manifests and an inventory (--inventory PATH, or "
+                         "`inventory` in .draguard.yaml)")
+    inventory, kube_version, gates = config.inventory, config.kube_version, config.feature_gates
     if args.what == "drain":
         if len(args.paths) < 2:
             raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
-        simulation = simulate_drain(args.paths[0], args.paths[1:], args.inventory, durations,
-                                    args.horizon or DEFAULT_HORIZON, args.kube_version, gates)
+        simulation = simulate_drain(args.paths[0], args.paths[1:], inventory, durations,
+                                    args.horizon or DEFAULT_HORIZON, kube_version, gates)
         heading, subtitle = f"drain of node {simulation.node}", "cordon, then evictions through the budgets"
     elif args.what == "scale":
-        simulation, heading = simulate_scale(args.paths[0], args.paths[1:], args.inventory, args.deployment, durations,
-                                             args.horizon or DEFAULT_HORIZON, args.kube_version, gates)
+        simulation, heading = simulate_scale(args.paths[0], args.paths[1:], inventory, args.deployment, durations,
+                                             args.horizon or DEFAULT_HORIZON, kube_version, gates)
         subtitle = "the workload's controller, the scheduler and the kubelet until it is whole again"
     else:
         progress = for_run(args.format)
         try:
-            simulation = simulate(args.paths, args.inventory, args.deployment, durations,
-                                  args.horizon or DEFAULT_HORIZON, args.kube_version, progress, args.image, gates)
+            simulation = simulate(args.paths, inventory, args.deployment, durations,
+                                  args.horizon or DEFAULT_HORIZON, kube_version, progress, args.image, gates)
         finally:
             if progress:
                 progress.close()

@@ -1,4 +1,5 @@
 import json
+import shutil
 import subprocess
 import sys
 
@@ -88,3 +89,25 @@ def test_options_and_operands_mix_in_any_order(cli, tmp_path):
     both = cli("lint", EXAMPLES / "dra-inference", "-f", "json", EXAMPLES / "legacy-multitenant", "--no-config")
     assert {f["file"].split("/")[-2] for f in json.loads(both.out)["findings"]} >= {"legacy-multitenant"}
     assert cli("inventory", "generate", "--help").code == 0  # a command with subcommands parses as before
+
+
+def test_allocate_and_simulate_judge_for_the_cluster_the_project_config_names(cli, tmp_path):
+    """As lint, fix and audit: the nearest .draguard.yaml gives the release, the gates and
+    the inventory; the command line wins, and --no-config ignores the file."""
+    rules = ROOT / "tests" / "rules" / "rollout-deadlock"
+    shutil.copy(rules / "inventory.yaml", tmp_path / "pool.yaml")
+    shutil.copy(rules / "fail.yaml", tmp_path / "deploy.yaml")
+    (tmp_path / ".draguard.yaml").write_text('kubeVersion: "1.33"\ninventory: [pool.yaml]\n')
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n"
+                      "  devices:\n    requests:\n    - {name: gpu, deviceClassName: gpu.nvidia.com}\n")
+    configured = cli("allocate", claims, "-f", "json")
+    assert configured.code in (0, 1) and configured.json[0]["upstreamVariant"] == "stable"  # 1.33's allocator
+    assert cli("allocate", claims, "-f", "json", "--kube-version", "1.37").json[0]["upstreamVariant"] == "incubating"
+    refused = cli("allocate", claims, "--no-config")
+    assert refused.code == 2 and "needs an inventory" in refused.err
+    rollout = cli("simulate", "rollout", tmp_path / "deploy.yaml", "-f", "json")
+    given = cli("simulate", "rollout", tmp_path / "deploy.yaml", "--inventory", tmp_path / "pool.yaml",
+                "--kube-version", "1.33", "--no-config", "-f", "json")
+    assert rollout.code == given.code == 1 and json.loads(rollout.out) == json.loads(given.out)
+    assert cli("simulate", "rollout", tmp_path / "deploy.yaml", "--no-config").code == 2
