@@ -78,6 +78,20 @@ def _count(value) -> int | None:
     return int(amount) if amount.denominator == 1 and amount >= 0 else None
 
 
+def _unequal_request(c, resource: str) -> str | None:
+    """Why the counts in limits and requests leave the migration no count to take, where
+    they do: the API server refuses a request of an extended resource that differs from its
+    limit (it is not overcommitted: validateResourceRequirements), so which one was meant is
+    a guess."""
+    limits, requests = c.resources.get("limits"), c.resources.get("requests")
+    if not (isinstance(limits, dict) and isinstance(requests, dict) and resource in limits and resource in requests):
+        return None
+    if _count(limits[resource]) == _count(requests[resource]):
+        return None
+    return (f"its requests ({requests[resource]}) and limits ({limits[resource]}) of {resource} differ, which the "
+            "API server refuses (an extended resource's request must equal its limit): make them equal, then migrate")
+
+
 def _request_fields(request: tuple, count: int) -> dict:
     """The fields of the one request a migration's template makes."""
     class_name, selector, _ = request
@@ -131,6 +145,9 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                      "takes whole devices")
     if count is None:
         return NoFix(f"{quantity!r} is not a whole number of devices: a claim takes whole devices")
+    unequal = _unequal_request(c, resource)
+    if unequal:
+        return NoFix(unequal)
     if version is None:
         return NoFix(f"Kubernetes {ctx.config.kube_version} serves no resource.k8s.io version with structured "
                      "claims (1.32+)")
@@ -327,7 +344,9 @@ class LegacyGpuResource(Rule):
         MIG product (`...-MIG-1g.5gb`, the single MIG strategy) or a GKE GPU partition it
         is that MIG slice, and the claim asks for it; on nodes whose GPUs are time-sliced or
         MPS replicas (a `-SHARED` product, `nvidia.com/gpu.replicas`, GKE's sharing labels)
-        it is a share, which a claim template cannot express: no fix is offered."""
+        it is a share, which a claim template cannot express: no fix is offered. Nor where
+        the container's requests and limits of the resource differ: the API server refuses
+        that, and which count was meant is a guess."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Some guideline documents present `nvidia.com/mig-1g.5gb: 1` limits as the way to give a

@@ -286,6 +286,22 @@ def test_the_migration_reads_the_gpu_count_as_the_api_server_reads_the_quantity(
     assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == count
 
 
+@pytest.mark.parametrize("requests, limits, count", [(1, 2, None), ("2", 2, 2), ("2000m", "2", 2), (None, 3, 3)])
+def test_the_migration_takes_no_side_where_requests_and_limits_differ(requests, limits, count):
+    """The API server refuses an extended resource's request that differs from its limit
+    (validateResourceRequirements): which count was meant is a guess, so there is no fix."""
+    resources = {"limits": {"nvidia.com/gpu": limits}, **({"requests": {"nvidia.com/gpu": requests}}
+                                                          if requests is not None else {})}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": resources}]}}
+    [legacy] = [f for f in lint_objects([pod], Config()).findings if f.rule == "legacy-gpu-resource"]
+    if count is None:
+        assert legacy.fix is None and "differ, which the API server refuses" in legacy.no_fix
+        return
+    template = next(d for d in fixed([pod], legacy) if d["kind"] == "ResourceClaimTemplate")
+    assert template["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] == count
+
+
 INIT_AND_APP = """
     apiVersion: v1
     kind: Pod
