@@ -121,9 +121,9 @@ def _extended_class(resource: str, request: tuple) -> dict:
 def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | NoFix:
     """The fix that moves one container's device-plugin resource (asking for `quantity`) to
     DRA (see the rule's docs), or why there is none. Names derive from the workload,
-    container and resource, so a template made before (by an earlier run, or for a copy of
-    the workload in another file) is found and reused; one of that name asking for other
-    devices gets a `-N` sibling."""
+    container and resource, so a template made before (by an earlier run) is found and
+    reused, and a copy of the workload in another file gets an equal template of the same
+    name; one of that name asking for other devices gets a `-N` sibling."""
     request, count = _dra_request(resource), _count(quantity)
     version = structured_claim_version(ctx.config.kube_version)
     if resource in c.gpu_aliases or site.path is None:
