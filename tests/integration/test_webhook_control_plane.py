@@ -112,6 +112,55 @@ def test_the_legacy_deployment_is_refused_at_the_deployment(guarded):
     assert "[legacy-gpu-resource] spec.template.spec.containers[0]" in refused(plane, deployment)
 
 
+def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_brings(guarded):
+    """A legacy pod (a Job's, with the Job controller's tracking finalizer) and a legacy
+    Deployment created before their namespace was guarded: relabelled, the finalizer taken
+    off, the image bumped, they are admitted; a second GPU container in the Deployment is
+    refused for that container; the pod, deleted, loses its last finalizer and is gone."""
+    from kubernetes import dynamic
+
+    plane, _ = guarded
+    core, resources = client.CoreV1Api(plane.api()), dynamic.DynamicClient(plane.api()).resources
+    pods, deployments = resources.get(api_version="v1", kind="Pod"), resources.get(api_version="apps/v1",
+                                                                                  kind="Deployment")
+    merge = "application/merge-patch+json"
+    namespace = "before-guard"
+    core.create_namespace({"metadata": {"name": namespace}})
+    try:
+        pods.create(namespace=namespace, body=dict(LEGACY_POD, metadata={
+            "name": "ran-before", "finalizers": ["batch.kubernetes.io/job-tracking", "draguard.io/test"]}))
+        deployments.create(namespace=namespace, body={
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ran-before"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
+                     "template": {"metadata": {"labels": {"app": "x"}}, "spec": LEGACY_POD["spec"]}}})
+        core.patch_namespace(namespace, {"metadata": {"labels": LABEL}})
+
+        def guarded_now() -> bool:
+            try:
+                pods.create(namespace=namespace, body=dict(LEGACY_POD, metadata={"name": "probe"}), dry_run="All")
+            except client.exceptions.ApiException as exc:
+                return "legacy-gpu-resource" in str(exc.body)
+            return False
+        until("the namespace to be guarded", guarded_now, timeout=30)
+        pods.patch(namespace=namespace, name="ran-before", content_type=merge, body={"metadata": {
+            "labels": {"done": "yes"}, "finalizers": ["draguard.io/test"]}})
+        assert pods.get(namespace=namespace, name="ran-before").metadata.finalizers == ["draguard.io/test"]
+        container = dict(LEGACY_POD["spec"]["containers"][0])
+        bumped = dict(container, image=container["image"] + "-patched")
+        deployments.patch(namespace=namespace, name="ran-before", content_type=merge,
+                          body={"spec": {"template": {"spec": {"containers": [bumped]}}}})
+        with pytest.raises(client.exceptions.ApiException) as caught:
+            deployments.patch(namespace=namespace, name="ran-before", content_type=merge, body={"spec": {"template": {
+                "spec": {"containers": [bumped, dict(container, name="more")]}}}})
+        said = caught.value.body if isinstance(caught.value.body, str) else caught.value.body.decode()
+        assert "[legacy-gpu-resource] spec.template.spec.containers[1]" in said and "containers[0]" not in said
+        pods.delete(namespace=namespace, name="ran-before")
+        pods.patch(namespace=namespace, name="ran-before", content_type=merge, body={"metadata": {"finalizers": None}})
+        until("the pod to be gone", lambda: not core.list_namespaced_pod(namespace).items, timeout=30)
+    finally:
+        core.delete_namespace(namespace)
+
+
 def test_a_compliant_pod_and_its_generated_claim_are_admitted(guarded):
     plane, _ = guarded
     template, pod = _docs(COMPLIANT_POD)

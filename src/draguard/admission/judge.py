@@ -11,6 +11,13 @@ and what denies (error findings), warns (warning findings) or is said nowhere (i
   read the cached objects as context, and only the request's object is judged.
 - The cluster rules (`Needs.CLUSTER`) are the audit's; admission never runs them.
 - A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged.
+- An UPDATE is refused only for what it brings: an error the object already had before it
+  (the request's `oldObject`: same rule, same field) warns, as Kubernetes ratchets its own
+  validation (KEP-4008) and Kyverno allows existing violations. The workloads that were
+  running before the webhook was installed keep working: controllers update them (the Job
+  controller takes its tracking finalizer off a finished pod; the garbage collector its
+  deletion finalizers), and an image bump adds nothing new. An object being deleted
+  (`deletionTimestamp`) is not judged at all: its finalizers must be able to come off.
 - A rule whose finding is about an object the cluster may not hold yet (`Rule.admission_warns`:
   a workload's template, which Helm and `kubectl apply -f DIR` create after it) warns."""
 
@@ -78,7 +85,21 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
     mine = findings_on(request.object, config, context, devices)
     denials = [f for f in mine if f.severity is Severity.ERROR and not _warned_only(f)]
     warnings = [f for f in mine if f.severity is Severity.WARNING or f.severity is Severity.ERROR and _warned_only(f)]
+    if denials and request.old_object is not None:
+        before = had_before(request, config, context, devices)
+        warnings += [f for f in denials if ratchet_key(f) in before]
+        denials = [f for f in denials if ratchet_key(f) not in before]
     return Verdict(not denials, denials, warnings)
+
+
+def had_before(request: Request, config: Config, context, devices) -> set[tuple]:
+    """The ratchet keys of the findings on an UPDATE's old object: what it already was."""
+    return {ratchet_key(f) for f in findings_on(request.old_object, config, context, devices)}
+
+
+def ratchet_key(finding: Finding) -> tuple:
+    """What makes two findings one fault across an update: the rule and the field."""
+    return finding.rule, finding.location.path
 
 
 def _warned_only(finding: Finding) -> bool:
@@ -90,6 +111,8 @@ def not_judged(request: Request) -> str:
     """Why the request is admitted without judging it ('' when it is judged)."""
     if request.operation not in _JUDGED_OPERATIONS or request.object is None:
         return f"{request.operation or 'no'} operation: not judged"
+    if request.operation == "UPDATE" and mapping(request.object.get("metadata")).get("deletionTimestamp"):
+        return "being deleted: not judged (its finalizers must be able to come off)"
     if request.group_kind not in JUDGED:
         return f"{request.group_kind[1] or 'unknown kind'} is not judged"
     annotations = mapping(mapping(request.object.get("metadata")).get("annotations"))

@@ -1,12 +1,15 @@
 """The mutating path: the object with the catalog's *safe* fixes applied (the same fixes `draguard
 fix` applies without `--unsafe-fixes`), returned as an RFC 6902 JSON Patch computed by the
 `jsonpatch` library from the object before and after. Unsafe and display-only fixes never
-mutate at admission; a fix whose edits no longer apply after an earlier one is left out."""
+mutate at admission; a fix whose edits no longer apply after an earlier one is left out. An
+UPDATE is fixed only where it brings the fault (admission.judge ratchets the same way): an
+object admitted before keeps its shape, and a pod, whose spec an update may not change, can
+still have its labels and finalizers changed."""
 
 from __future__ import annotations
 
 from ..core.fixes import Applicability, EditError, apply_edits, plain
-from .judge import findings_on, not_judged
+from .judge import findings_on, had_before, not_judged, ratchet_key
 from .review import Request
 
 
@@ -19,10 +22,13 @@ def safe_patch(request: Request, config, context=(), devices=None) -> tuple[list
         return [], []
     original = plain(request.object)
     fixed, applied = original, []
-    for finding in findings_on(request.object, config, context, devices):
+    fixable = [f for f in findings_on(request.object, config, context, devices)
+               if f.fix is not None and f.fix.applicability is Applicability.SAFE]
+    if fixable and request.old_object is not None:
+        before = had_before(request, config, context, devices)
+        fixable = [f for f in fixable if ratchet_key(f) not in before]
+    for finding in fixable:
         fix = finding.fix
-        if fix is None or fix.applicability is not Applicability.SAFE:
-            continue
         try:
             documents = apply_edits(fixed, fix.edits)
         except EditError:

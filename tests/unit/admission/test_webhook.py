@@ -176,6 +176,30 @@ def test_an_object_whose_metadata_is_no_mapping_is_judged_not_answered_500(webho
         assert code == 200 and answer["response"]["allowed"] is False, answer  # schema-invalid denies it
 
 
+def _with(obj: dict, **metadata) -> dict:
+    return {**obj, "metadata": {**obj["metadata"], **metadata}}
+
+
+def test_an_update_is_refused_only_for_what_it_brings(webhook):
+    """A legacy pod that ran before the webhook: the Job controller taking its tracking
+    finalizer off, a label, are admitted (the error warns: it was there before); an update
+    that adds a GPU container is refused for that container; a pod being deleted is not judged."""
+    url, ca, _ = webhook
+    tracked = _with(LEGACY_POD, finalizers=["batch.kubernetes.io/job-tracking"])
+    finished = _with(LEGACY_POD, finalizers=[], labels={"done": "yes"})
+    body = post(url, ca, review(finished, operation="UPDATE", oldObject=tracked))[1]["response"]
+    assert body["allowed"] is True and any(w.startswith("[legacy-gpu-resource]") for w in body["warnings"])
+    second = dict(LEGACY_POD["spec"]["containers"][0], name="second")
+    grown = {**LEGACY_POD, "spec": {**LEGACY_POD["spec"], "containers": [*LEGACY_POD["spec"]["containers"], second]}}
+    body = post(url, ca, review(grown, operation="UPDATE", oldObject=LEGACY_POD))[1]["response"]
+    assert body["allowed"] is False and "spec.containers[1]" in body["status"]["message"]
+    assert "spec.containers[0]" not in body["status"]["message"]
+    body = post(url, ca, review(LEGACY_POD, operation="UPDATE", oldObject=GOOD_POD))[1]["response"]
+    assert body["allowed"] is False  # a compliant object turned legacy
+    deleting = _with(grown, deletionTimestamp="2026-12-04T00:00:00Z", finalizers=[])
+    assert post(url, ca, review(deleting, operation="UPDATE", oldObject=LEGACY_POD))[1]["response"]["allowed"] is True
+
+
 def test_mutate_admits_with_the_safe_fixes_as_a_json_patch():
     import base64
 
@@ -193,6 +217,12 @@ def test_mutate_admits_with_the_safe_fixes_as_a_json_patch():
         again = post(url, ca, review(fixed), path="/validate")[1]["response"]
         assert not any("[teardown-helper-claim]" in w for w in again.get("warnings", []))
         assert post(url, ca, review(GOOD_POD), path="/mutate")[1]["response"] == {"uid": "7c9b8f0e-1", "allowed": True}
+        # a pod admitted before, relabelled: its spec may not change in an update, and is not patched
+        relabelled = post(url, ca, review(_with(pod, labels={"a": "b"}), operation="UPDATE", oldObject=pod),
+                          path="/mutate")[1]["response"]
+        assert relabelled == {"uid": "7c9b8f0e-1", "allowed": True}
+        fresh = post(url, ca, review(pod, operation="UPDATE", oldObject=GOOD_POD), path="/mutate")[1]["response"]
+        assert fresh["patchType"] == "JSONPatch"  # the update brought the fault: fixed
 
 
 def test_mutate_is_served_only_when_asked(webhook):
