@@ -189,6 +189,68 @@ def test_an_admin_namespace_from_the_parameters_may_take_all_devices(policed):
     assert dry_run(policed, template, namespace=NS)[0] == 422
 
 
+def _before_the_policies(plane, name: str, objects: list[dict]):
+    """Create `objects` in a new namespace the bindings do not select yet, then label it so
+    that they do: what a cluster holds when the policies are installed. (namespace, its
+    resources by kind)."""
+    dyn = dynamic.DynamicClient(plane.api())
+    namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
+    namespaces.create(body={"metadata": {"name": name}})
+    made = {}
+    for obj in objects:
+        made[obj["kind"]] = dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+        made[obj["kind"]].create(namespace=name, body=obj)
+    namespaces.patch(name=name, body={"metadata": {"labels": LABEL}}, content_type="application/merge-patch+json")
+    return made
+
+
+def _until_selected(plane, namespace: str, probe: dict, status: int) -> None:
+    deadline = time.monotonic() + 30
+    while dry_run(plane, probe, namespace)[0] != status:  # the binding sees the label through an informer
+        assert time.monotonic() < deadline, "the policies never selected the namespace"
+        time.sleep(0.5)
+
+
+def test_objects_from_before_the_policies_keep_their_updates_and_only_new_faults_are_refused(policed):
+    """A pod failing teardown-grace-zero and a Deployment of it, created before the policies
+    selected their namespace: the pod's finalizer comes off and its labels change, the
+    Deployment's image is bumped (the fault was there before: ratcheted per rule); a passing
+    Deployment updated to fail is refused; the pod, deleted, loses its last finalizer."""
+    rule = REGISTRY.get("teardown-grace-zero")
+    pod = _matched(rule, rule.noncompliant)[0]
+    pod = dict(pod, metadata={"name": "ran-before", "finalizers": ["batch.kubernetes.io/job-tracking",
+                                                                   "draguard.io/test"]})
+    fine = dict(pod["spec"], terminationGracePeriodSeconds=30)
+
+    def deployment(name: str, spec: dict) -> dict:
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+                "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                         "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+    namespace, merge = "policed-before", "application/merge-patch+json"
+    made = _before_the_policies(policed, namespace, [pod, deployment("old", pod["spec"]), deployment("fine", fine)])
+    try:
+        apps = made["Deployment"]
+        _until_selected(policed, namespace, dict(pod, metadata={"name": "probe"}), 422)
+        pods = made["Pod"]
+        pods.patch(namespace=namespace, name="ran-before", content_type=merge,
+                   body={"metadata": {"labels": {"done": "yes"}, "finalizers": ["draguard.io/test"]}})
+        container = pod["spec"]["containers"][0]
+        apps.patch(namespace=namespace, name="old", content_type=merge, body={"spec": {"template": {"spec": {
+            "containers": [dict(container, image=container["image"] + "-patched")]}}}})
+        with pytest.raises(Exception) as caught:
+            apps.patch(namespace=namespace, name="fine", content_type=merge,
+                       body={"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 0}}}})
+        assert "draguard-teardown-grace-zero" in str(caught.value.body)
+        pods.delete(namespace=namespace, name="ran-before")
+        pods.patch(namespace=namespace, name="ran-before", content_type=merge, body={"metadata": {"finalizers": None}})
+        deadline = time.monotonic() + 30
+        while "ran-before" in {p.metadata.name for p in pods.get(namespace=namespace).items}:
+            assert time.monotonic() < deadline, "the deleted pod never went"
+            time.sleep(0.5)
+    finally:
+        dynamic.DynamicClient(policed.api()).resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
+
+
 MUTATIONS = [o for o in export(REGISTRY, CONFIG, unsafe_fixes=True).objects
              if o["kind"].startswith("MutatingAdmissionPolicy")]
 
@@ -258,3 +320,21 @@ def test_the_shm_fix_sets_the_configured_size_limit_and_the_warning_goes(mutatin
     shm = [v for v in json.loads(body)["spec"]["volumes"] if v.get("emptyDir", {}).get("medium") == "Memory"]
     assert [v["emptyDir"]["sizeLimit"] for v in shm] == [rule.options["sizeLimit"].default]
     assert not any("draguard-shm-size-limit" in w for w in warnings), warnings
+
+
+def test_a_pod_from_before_the_mutating_policies_keeps_its_spec_when_relabelled(mutating):
+    """A pod's spec may not change in an update: the grace-period fix, which patches a new
+    pod, leaves a pod that failed before alone when its labels change (the update would be
+    refused otherwise), and the validating policy ratchets it."""
+    rule = REGISTRY.get("teardown-grace-zero")
+    pod = dict(_matched(rule, rule.noncompliant)[0], metadata={"name": "ran-before"})
+    namespace = "mutated-before"
+    made = _before_the_policies(mutating, namespace, [pod])
+    try:
+        _until_selected(mutating, namespace, dict(pod, metadata={"name": "probe"}), 201)
+        patched = made["Pod"].patch(namespace=namespace, name="ran-before", content_type="application/merge-patch+json",
+                                    body={"metadata": {"labels": {"relabelled": "yes"}}})
+        assert patched.metadata.labels["relabelled"] == "yes"
+        assert patched.spec.terminationGracePeriodSeconds == pod["spec"]["terminationGracePeriodSeconds"]
+    finally:
+        dynamic.DynamicClient(mutating.api()).resources.get(api_version="v1", kind="Namespace").delete(name=namespace)

@@ -70,34 +70,53 @@ class Verdict:
     error: str | None = None  # a runtime error: with failurePolicy Fail the apiserver denies
 
 
-def variables(policy: dict, obj: dict, params: dict | None = None) -> tuple[dict, str | None]:
-    """(the policy's variables on `obj`, computed in order, each seeing those before it; the
-    first runtime error, or None)."""
-    data, error = _bound(policy, obj, params)
-    return data["variables"], error
+def variables(policy: dict, obj: dict, params: dict | None = None, old: dict | None = None) -> tuple[dict, str | None]:
+    """(the policy's variables on `obj` (an UPDATE of `old`, else a CREATE), computed in order,
+    each seeing those before it; the first runtime error, or None)."""
+    data, errors = _bound(policy, obj, params, old)
+    return data["variables"], next((f"variable {name}: {error}" for name, error in errors.items()), None)
 
 
-def _bound(policy: dict, obj: dict, params: dict | None) -> tuple[dict, str | None]:
-    """What the policy's expressions read (`object` as the apiserver sends it, without null
-    fields; `params`; its variables), and the first runtime error of a variable."""
-    data = {"object": as_admitted(obj), "params": params, "variables": {}}
+def _bound(policy: dict, obj: dict, params: dict | None, old: dict | None) -> tuple[dict, dict]:
+    """What the policy's expressions read (`object` and `oldObject` as the apiserver sends
+    them, without null fields; the request's operation; `params`; its variables), and the
+    runtime error of each variable that has one. The apiserver computes a variable when an
+    expression first reads it, so an error counts only where it is read (_failed); on a
+    CREATE nothing reads the old object's variables, which are not computed."""
+    data = {"object": as_admitted(obj), "oldObject": as_admitted(old) if old is not None else None,
+            "request": {"operation": "CREATE" if old is None else "UPDATE"}, "params": params, "variables": {}}
+    errors, uncomputed = {}, set()
     for variable in policy["spec"].get("variables", []):
-        value, error = _evaluate(variable["expression"], data)
+        expression = variable["expression"]
+        if old is None and ("oldObject" in expression or any(_reads(expression, name) for name in uncomputed)):
+            uncomputed.add(variable["name"])
+            continue
+        value, error = _evaluate(expression, data)
         if error:
-            return data, f"variable {variable['name']}: {error}"
-        data["variables"][variable["name"]] = value
-    return data, None
+            errors[variable["name"]] = error
+        else:
+            data["variables"][variable["name"]] = value
+    return data, errors
 
 
-def evaluate(policy: dict, obj: dict, params: dict | None = None) -> Verdict:
-    """The policy's validations on `obj` as the apiserver sends it (no null fields)."""
-    data, error = _bound(policy, obj, params)
-    if error:
-        return Verdict(False, None, error)
+def _failed(expression: str, error: str, errors: dict) -> str:
+    """An expression's runtime error, named after the variable it read that failed, if any."""
+    read = next((name for name in errors if _reads(expression, name)), None)
+    return f"variable {read}: {errors[read]}" if read else error
+
+
+def _reads(expression: str, variable: str) -> bool:
+    return re.search(rf"\bvariables\.{variable}\b", expression) is not None
+
+
+def evaluate(policy: dict, obj: dict, params: dict | None = None, old: dict | None = None) -> Verdict:
+    """The policy's validations on `obj` as the apiserver sends it (no null fields); an
+    UPDATE when `old` is given."""
+    data, errors = _bound(policy, obj, params, old)
     for validation in policy["spec"]["validations"]:
         passed, error = _evaluate(validation["expression"], data)
         if error:
-            return Verdict(False, validation.get("message"), error)
+            return Verdict(False, validation.get("message"), _failed(validation["expression"], error, errors))
         if passed is not True:
             message = validation.get("message")
             if "messageExpression" in validation:  # the apiserver falls back to `message` on an error
@@ -124,7 +143,8 @@ def _runtime():
 @lru_cache(maxsize=512)
 def _program(expression: str):
     rt = _runtime()
-    env = rt.cel.NewEnv(variables={"object": rt.T.DYN, "params": rt.T.DYN, "variables": rt.T.DYN},
+    env = rt.cel.NewEnv(variables={"object": rt.T.DYN, "oldObject": rt.T.DYN, "request": rt.T.DYN, "params": rt.T.DYN,
+                                   "variables": rt.T.DYN},
                         extensions=[rt.extensions[0].ExtStrings(version=2)])
     return env.compile(expression)
 

@@ -12,7 +12,11 @@ admission.celcheck verifies.
 
 Errors deny and warnings warn (`validationActions`); a policy fails closed
 (`failurePolicy: Fail`), skips the claims the system generates (the webhook's match
-condition), and its binding exempts the same namespaces as the webhook. The parameters (the
+condition) and the objects being deleted (their finalizers must come off), and its binding
+exempts the same namespaces as the webhook. An UPDATE ratchets as the webhook's does, per
+rule (CEL sees no field paths): it fails only when its old object passed, so the workloads
+admitted before the policy keep their controllers' updates; a mutating policy patches an
+UPDATE only where the old object passed, as a pod's spec may not change in an update. The parameters (the
 admin namespaces of `.draguard.yaml`) are a ConfigMap (`paramKind`), with
 `parameterNotFoundAction: Deny`: a policy without its parameters refuses rather than guess."""
 
@@ -29,7 +33,7 @@ from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
 from .install import LABELS, MATCH_CONDITIONS, NAME
-from .variables import PARAMS_ADMIN_NAMESPACES, request_fields, variables_for
+from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
 API_VERSION = "admissionregistration.k8s.io/v1"
 PARAMS = f"{NAME}-policy-params"
@@ -63,6 +67,16 @@ def validation_expression(rule: Rule) -> str:
     if admission.over == "requests":
         return f"variables.requests.all(q, {request_fields('q')}.all(r, {admission.condition}))"
     return admission.condition
+
+
+def ratcheted(expression: str) -> str:
+    """CEL: `expression` holds, or the UPDATE does not bring its failure (the old object
+    failed it already)."""
+    return f"({expression}) || (request.operation == 'UPDATE' && !({on_old(expression)}))"
+
+
+#: the policies' match condition for objects being deleted (an UPDATE that takes a finalizer off)
+NOT_BEING_DELETED = {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
 
 
 def message_expression(rule: Rule) -> str | None:
@@ -105,7 +119,7 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
     """The ValidatingAdmissionPolicy of `rule` and its binding; `severity` as configured
     (default: the rule's) decides between Deny and Warn."""
     kinds = rule.admission.kinds(rule.targets)
-    expression, message = validation_expression(rule), message_expression(rule)
+    expression, message = ratcheted(validation_expression(rule)), message_expression(rule)
     variables = variables_for([expression, message or ""], kinds)
     uses_params = any(v["name"] == PARAMS_ADMIN_NAMESPACES for v in variables)
     name = PREFIX + rule.id
@@ -116,8 +130,7 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
             "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)}}
     if uses_params:
         spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
-    if any(group == RESOURCE_GROUP for group, _ in kinds):
-        spec["matchConditions"] = MATCH_CONDITIONS
+    spec["matchConditions"] = _match_conditions(kinds)
     spec["variables"] = variables
     spec["validations"] = [validation]
     metadata = {"name": name, "labels": {**LABELS, "draguard.io/rule": rule.id},
@@ -132,12 +145,18 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
              "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
 
 
+def _match_conditions(kinds) -> list[dict]:
+    return [*(MATCH_CONDITIONS if any(group == RESOURCE_GROUP for group, _ in kinds) else []), NOT_BEING_DELETED]
+
+
 def mutation_expression(rule: Rule) -> str:
-    """CEL: the JSON Patch of the rule's fix on every pod spec its condition fails on."""
+    """CEL: the JSON Patch of the rule's fix on every pod spec its condition fails on; none
+    on an UPDATE whose old object failed the rule already."""
     mutation = rule.mutation
     patches = (f"variables.podSpecSites.filter(site, [site.spec].exists(s, !({rule.admission.condition})))"
                f".map(site, [site.spec].map(s, {mutation.patch})[0])")
-    return patches + ".flatten()" if mutation.many else patches
+    patches = patches + ".flatten()" if mutation.many else patches
+    return f"request.operation == 'UPDATE' && !({on_old(validation_expression(rule))}) ? [] : {patches}"
 
 
 def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME) -> list[dict]:
@@ -154,6 +173,7 @@ def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace:
     spec = {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "failurePolicy": "Fail",
             "reinvocationPolicy": "Never",
             "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)},
+            "matchConditions": _match_conditions(kinds),
             "variables": variables_for([expression], kinds),
             "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}]}
     return [{"apiVersion": api_version, "kind": "MutatingAdmissionPolicy",

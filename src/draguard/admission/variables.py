@@ -21,6 +21,7 @@ pod specs sit under at most one list or map wildcard, so `podSpecs` is a flat li
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..model.claims import CLAIM_TARGETS
 from ..model.workloads import WORKLOADS, path_parts
@@ -196,9 +197,51 @@ DEFINITIONS = {"kind": (lambda kinds: [("kind", KIND)], ()),
 
 
 def variables_for(expressions: list[str], kinds: frozenset | None) -> list[dict]:
-    """The policy's `variables` that `expressions` read (and those they need), in order."""
-    wanted = {name for name in DEFINITIONS if any(re.search(rf"\bvariables\.{name}\b", e) for e in expressions)}
+    """The policy's `variables` that `expressions` read (and those they need), in order; the
+    old object's twins of those computed from the object (`on_old`) after them, where the
+    expressions read any."""
+    found = [{"name": variable, "expression": expression} for name in _wanted(expressions)
+             for variable, expression in DEFINITIONS[name][0](kinds)]
+    of_object = _of_object()
+    if not any(re.search(rf"\bvariables\.{old_name(name)}\b", e) for name in of_object for e in expressions):
+        return found
+    return found + [{"name": old_name(v["name"]), "expression": on_old(v["expression"])}
+                    for v in found if v["name"] in of_object]
+
+
+def _wanted(expressions: list[str]) -> list[str]:
+    """The definitions whose variables `expressions` read, on the object or the old object,
+    and those they need."""
+    wanted = {name for name in DEFINITIONS if any(re.search(rf"\bvariables\.({name}|{old_name(name)})\b", e)
+                                                  for e in expressions)}
     for name in list(wanted):
         wanted.update(DEFINITIONS[name][1])
-    return [{"name": variable, "expression": expression} for name in DEFINITIONS if name in wanted
-            for variable, expression in DEFINITIONS[name][0](kinds)]
+    return [name for name in DEFINITIONS if name in wanted]
+
+
+@lru_cache(maxsize=None)
+def _of_object() -> frozenset:
+    """The names of the variables computed from the admitted object (directly or through
+    another such variable), of every definition for every kind."""
+    names: set = set()
+    for name in DEFINITIONS:
+        for variable, expression in DEFINITIONS[name][0](None):
+            if re.search(r"\bobject\b", expression) or any(re.search(rf"\bvariables\.{n}\b", expression)
+                                                             for n in names):
+                names.add(variable)
+    return frozenset(names)
+
+
+def old_name(name: str) -> str:
+    """The old object's twin of variable `name`: podSpecs -> oldPodSpecs."""
+    return "old" + name[0].upper() + name[1:]
+
+
+def on_old(expression: str) -> str:
+    """`expression` read on the object as it was before an UPDATE: `oldObject`, and the old
+    object's twins of the variables computed from the object. (`object` appears in the
+    generated CEL only as the identifier.)"""
+    of_object = _of_object()
+    expression = re.sub(r"\bvariables\.(\w+)\b",
+                        lambda m: "variables." + (old_name(m[1]) if m[1] in of_object else m[1]), expression)
+    return re.sub(r"\bobject\b", "oldObject", expression)

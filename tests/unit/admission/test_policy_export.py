@@ -15,9 +15,9 @@ import textwrap
 import pytest
 import yaml
 
-from draguard.admission.celcheck import as_admitted, evaluate, unavailable, variables
+from draguard.admission.celcheck import Verdict, as_admitted, evaluate, unavailable, variables
 from draguard.admission.forms import LINT_ONLY, MAP, VAP, WEBHOOK_ONLY, form_of
-from draguard.admission.policies import PARAMS, dra_version, export, policy
+from draguard.admission.policies import NOT_BEING_DELETED, PARAMS, dra_version, export, policy
 from draguard.core.config import Config, RuleSettings
 from draguard.core.finding import Severity
 from draguard.core.fixes import plain
@@ -82,6 +82,28 @@ def test_policy_agrees_with_the_check_on_the_examples(rule):
         assert check == verdict.passed, (obj.ref, check, verdict)
         if not verdict.passed:
             assert verdict.message.startswith(f"{rule.id}: "), verdict.message
+
+
+@pytest.mark.parametrize("rule", EXPORTED, ids=lambda r: r.id)
+def test_an_update_fails_the_policy_only_where_it_brings_the_fault(rule):
+    """Ratcheted as the webhook: failing -> failing and failing -> passing are admitted,
+    passing -> failing is not; objects being deleted are not matched at all."""
+    pol = POLICIES[rule.id]
+    params = {"data": {"adminNamespaces": ""}}
+    failing = [plain(o.data) for o, check, _ in _verdicts(rule, _objects(rule.noncompliant), rule.examples_target)
+               if not check]
+    passing = [plain(o.data) for o, check, _ in _verdicts(rule, _objects(rule.compliant), rule.examples_target)
+               if check]
+    assert failing and passing
+    for bad in failing:
+        assert evaluate(pol, bad, params, old=bad) == Verdict(True)
+        for good in passing:
+            if good["kind"] != bad["kind"]:
+                continue
+            assert evaluate(pol, good, params, old=bad) == Verdict(True)
+            brought = evaluate(pol, bad, params, old=good)
+            assert not brought.passed and brought.error is None and brought.message.startswith(f"{rule.id}: ")
+    assert NOT_BEING_DELETED in pol["spec"]["matchConditions"]
 
 
 @pytest.mark.parametrize("rule", EXPORTED, ids=lambda r: r.id)
