@@ -85,6 +85,21 @@ def test_the_target_release_reaches_helm(lint, version, api_version):
     assert versions == ({api_version} if api_version else set()), report["findings"]
 
 
+def test_a_version_the_chart_chose_by_capabilities_is_not_blamed_on_the_chart(lint):
+    """The NVIDIA DRA driver's chart picks resource.k8s.io/v1 when .Capabilities.APIVersions
+    has it, which `helm template` says of every version helm knows, whatever the target: for
+    1.33 the render holds v1 classes that `helm install` on a 1.33 cluster would not make.
+    They are info, saying why; pinning the chart's value judges what the cluster would get."""
+    settings = ("--set", "allowDefaultNamespace=true", "--set", "gpuResourcesEnabledOverride=true")
+    report = lint(CHARTS / "dra-driver-nvidia-gpu", "--kube-version", "1.33", *settings).json
+    unavailable = [f for f in report["findings"] if f["rule"] == "api-version-unavailable"]
+    assert unavailable and all(f["severity"] == "info" and ".Capabilities.APIVersions.Has" in f["message"]
+                               for f in unavailable)
+    pinned = lint(CHARTS / "dra-driver-nvidia-gpu", "--kube-version", "1.33", *settings,
+                  "--set", "resourceApiVersion=resource.k8s.io/v1beta2").json
+    assert not [f for f in pinned["findings"] if f["rule"] == "api-version-unavailable"], pinned["findings"]
+
+
 def test_kustomize_findings_point_into_the_base_and_the_patch(lint):
     report = lint(RENDER / "overlays" / "diffusers" / "h100").json
     assert _at(report, "legacy-gpu-resource") == [("overlays/diffusers/h100/patch-resources.yaml", 29, 15)]

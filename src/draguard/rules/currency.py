@@ -176,7 +176,10 @@ class ApiVersionUnavailable(Rule):
     rationale = """
         resource.k8s.io/v1beta1 arrived in 1.32, v1beta2 in 1.33, v1 (DRA GA) in 1.34, and
         DeviceTaintRule in v1 in 1.37. Manifests written for a newer cluster fail with "no
-        matches for kind" on the target; lint with the `--kube-version` the cluster runs."""
+        matches for kind" on the target; lint with the `--kube-version` the cluster runs. A
+        Helm chart that picks the version with `.Capabilities.APIVersions.Has` is rendered
+        by `helm template` with every version helm knows, whatever the target (`helm
+        install` asks the cluster): there the finding is `info`, and says so."""
     reference = "https://kubernetes.io/docs/reference/using-api/#api-versioning"
     noncompliant = """
         apiVersion: resource.k8s.io/v1
@@ -190,12 +193,21 @@ class ApiVersionUnavailable(Rule):
 
     def check(self, obj, ctx):
         known = _known_lifecycle(obj, ctx)
-        if known and known[2] < known[1]["introduced"]:
-            yield ctx.finding(self, obj, f"{obj.api_version} {obj.kind} is served from Kubernetes "
-                              f"1.{known[1]['introduced']}; the target is {ctx.kube_version}", obj.data,
-                              "apiVersion", value=True,
-                              help=f"if the cluster runs 1.{known[1]['introduced']} or later, lint with "
-                                   f"--kube-version 1.{known[1]['introduced']} (or kubeVersion in .draguard.yaml)")
+        if not known or known[2] >= known[1]["introduced"]:
+            return
+        served = (f"{obj.api_version} {obj.kind} is served from Kubernetes 1.{known[1]['introduced']}; the target is "
+                  f"{ctx.kube_version}")
+        if obj.api_version in obj.source.capability_checks:
+            yield ctx.finding(self, obj, f"{served}, but the chart chose {obj.api_version} by "
+                              f".Capabilities.APIVersions.Has, which `helm template` answers from every version helm "
+                              f"knows: `helm install` asks the cluster's API server and chooses what it serves",
+                              obj.data, "apiVersion", value=True, severity=Severity.INFO,
+                              help="to judge the objects the cluster would get, set the chart's value that pins the "
+                                   "API version, if it has one (--set)")
+            return
+        yield ctx.finding(self, obj, served, obj.data, "apiVersion", value=True,
+                          help=f"if the cluster runs 1.{known[1]['introduced']} or later, lint with "
+                               f"--kube-version 1.{known[1]['introduced']} (or kubeVersion in .draguard.yaml)")
 
 
 @register

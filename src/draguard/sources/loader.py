@@ -16,7 +16,7 @@ from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
-from .render import RenderOptions, SourceMap, render
+from .render import RenderOptions, SourceMap, capability_checks, render
 from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, parse_stream_remembered,
                       split_documents)
 
@@ -49,6 +49,8 @@ class Source:
     display: str  # what findings call this text: the path as given, '-' for stdin
     text: str
     rendered_by: str | None = None  # 'helm' or 'kustomize'
+    #: a Helm render's: the API versions its templates test with .Capabilities (render.capability_checks)
+    capability_checks: frozenset = frozenset()
     _lines: list | None = field(default=None, repr=False)
 
     @property
@@ -185,7 +187,7 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
             else [(part.span, (), None)]
         for span, root, item in spans:
             text = span_text(source.text, span)
-            piece = Source(source.display, text, source.rendered_by)
+            piece = Source(source.display, text, source.rendered_by, source.capability_checks)
             at = _shifted(source.display, span.line - 1, locate)
             documents, problems = parse_stream(text, limits, root)
             for doc in documents:
@@ -386,6 +388,7 @@ def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits, options: RenderOp
         return
     source = Source(f"{unit.display.rstrip('/')} ({unit.kind})", result.text, rendered_by=unit.kind)
     if unit.kind == "helm":
+        source.capability_checks = capability_checks(unit.path)
         load_text(source, loaded, limits, SourceMap(unit.display.rstrip("/"), result.text).locate)
         return
     anchor = f"{unit.display.rstrip('/')}/{_kustomization_file(unit.path)}"

@@ -89,6 +89,31 @@ def _renderer_command(kind: str, path: str, options: RenderOptions) -> list[str]
     return [kubectl, "kustomize", "--enable-helm", path] if kubectl else None
 
 
+#: `.Capabilities.APIVersions.Has "group/version"` (or "group/version/Kind") in a template
+_CAPABILITY_CHECK = re.compile(r"\.Capabilities\.APIVersions\.Has\s+\"([^\"/]+(?:/[^\"/]+)?)(?:/[^\"]*)?\"")
+
+
+def capability_checks(chart: str) -> frozenset:
+    """The API versions a chart's templates (its subcharts' too) test with
+    `.Capabilities.APIVersions.Has`. `helm template` answers those from every version the
+    helm binary knows (helm pkg/chart/common/capabilities.go: DefaultVersionSet, all the
+    group versions of its client-go), not from what the target release serves, which
+    `--kube-version` does not change and `--api-versions` only adds to: the render may
+    hold a version that `helm install` on the cluster, which asks the API server, would not
+    choose."""
+    found = set()
+    for folder, _, names in os.walk(chart):
+        if os.path.basename(folder) != "templates" and "/templates/" not in folder.replace(os.sep, "/") + "/":
+            continue
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as handle:
+                    found.update(_CAPABILITY_CHECK.findall(handle.read()))
+            except OSError:
+                continue
+    return frozenset(found)
+
+
 def render(kind: str, path: str, options: RenderOptions = RenderOptions()) -> Rendered:
     """`helm template` of a chart, or `kustomize build` of a folder through a wrapper
     kustomization that asks kustomize to annotate each object with its origin (see origins)."""

@@ -47,3 +47,19 @@ def test_positions_map_to_the_template_named_by_source_comments(tmp_path):
     # the gpu key: value interpolated, so matched by its token
     assert mapping.locate(18, 13) == (f"{tmp_path}/templates/deployment.yaml", 10, 15)
     assert mapping.locate(4, 1) == (f"{tmp_path}/templates/service.yaml", 2, 1)
+
+
+def test_the_api_versions_a_chart_tests_with_capabilities_are_read_from_its_templates(tmp_path):
+    """Its own templates and its subcharts', as `group/version` (a `/Kind` suffix dropped);
+    values and other files are not templates."""
+    from draguard.sources.render import capability_checks
+
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "_helpers.tpl").write_text(
+        '{{- if .Capabilities.APIVersions.Has "resource.k8s.io/v1" -}}v1{{- else if '
+        '$.Capabilities.APIVersions.Has  "resource.k8s.io/v1beta2/DeviceClass" }}b2{{ end }}')
+    sub = tmp_path / "charts" / "sub" / "templates"
+    sub.mkdir(parents=True)
+    (sub / "pdb.yaml").write_text('{{ if .Capabilities.APIVersions.Has "policy/v1" }}x{{ end }}')
+    (tmp_path / "values.yaml").write_text('note: .Capabilities.APIVersions.Has "apps/v9"\n')
+    assert capability_checks(str(tmp_path)) == {"resource.k8s.io/v1", "resource.k8s.io/v1beta2", "policy/v1"}
