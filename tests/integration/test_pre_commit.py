@@ -31,6 +31,26 @@ spec:
 """
 
 
+WORKLOAD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: uses-one-gpu}
+spec:
+  terminationGracePeriodSeconds: 60
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: one-gpu}
+  containers:
+  - name: server
+    image: vllm/vllm-openai
+    args: [--shutdown-timeout, '30']
+    resources:
+      claims: [{name: gpu}]
+    lifecycle:
+      preStop:
+        exec: {command: [sh, -c, sleep 10]}
+"""
+
+
 @pytest.fixture(scope="module")
 def repository(tmp_path_factory):
     if shutil.which("git") is None or not PRE_COMMIT.exists():
@@ -57,6 +77,15 @@ def test_draguard_lint_hook_fails_on_a_legacy_manifest(repository):
     done = hook(repository, "draguard-lint", "legacy.yaml")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "draguard lint" in done.stdout and "[legacy-gpu-resource]" in done.stdout
+
+
+def test_a_changed_workload_is_judged_with_the_rest_of_the_repository_as_its_context(repository):
+    """Only the changed file is passed; the template it names lives in template.yaml,
+    unchanged, and the legacy file's fault is not this commit's."""
+    repo, _ = repository
+    (repo / "workload.yaml").write_text(WORKLOAD)
+    done = hook(repository, "draguard-lint", "workload.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_draguard_fix_hook_rewrites_in_place_and_pre_commit_shows_it(repository):

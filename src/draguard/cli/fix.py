@@ -49,6 +49,7 @@ def run(args) -> int:
     from ..sources.render import RenderOptions
     from ..fix.files import BOM, encode, gather, unified_diff, write
     from ..fix.run import Choice, FileText, fix_texts
+    from ..sources.loader import load_context
 
     config, fail_on = configure(args)
     if args.strategy:
@@ -61,7 +62,9 @@ def run(args) -> int:
                       sys.stdin.buffer)
     reads, paths = gathered.reads, gathered.paths
     files = [FileText(r.display, r.text, r.bom) for r in reads.values() if r.text is not None]
-    run_ = fix_texts(files, config, choice, gathered.rendered)
+    reference = load_context(args.context, gathered.units, tuple(args.include or DEFAULT_INCLUDE),
+                             tuple(args.exclude), render_options=options) if args.context else None
+    run_ = fix_texts(files, config, choice, gathered.rendered, reference)
 
     out = sys.stderr if "-" in reads else sys.stdout
     if args.diff:

@@ -34,6 +34,7 @@ class Gathered:
     rendered: Loaded = field(default_factory=Loaded)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)
+    units: list = field(default_factory=list)  # what the inputs expanded to (sources.discover.Unit)
 
     @property
     def not_read(self) -> list[tuple[str, str]]:
@@ -50,6 +51,7 @@ def gather(inputs: list[str], include: tuple, exclude: tuple, render_options, st
     units = expand(inputs, include, exclude)
     gathered = Gathered(rendered=load_units([u for u in units if u.kind in FOLDER_KINDS],
                                             render_options=render_options))
+    gathered.units = units
     gathered.skipped = [(u.display, u.reason) for u in units if u.kind == "skipped"]
     for unit in units:
         if unit.kind == "file":

@@ -30,13 +30,16 @@ class Relinter:
     run may apply (`fixing`) judge; the other rules, which cannot change what a round does,
     judge every file once, when no fix is left (complete)."""
 
-    def __init__(self, config: Config, context: Loaded | None, fixing):
+    def __init__(self, config: Config, context: Loaded | None, fixing, reference: Loaded | None = None):
         self.config, self.context, self.fixing = config, context, fixing
         self.parsed: dict[str, tuple[str, Loaded, list]] = {}  # display -> (text, what it loaded to, manifests)
         #: the fixing rules' findings by the file whose judging found them: (findings, suppressed)
         self.found: dict[str, tuple[list, list]] = {}
         self.first = True
+        #: the renders are judged (their findings are reported); the reference (--context) only read
         self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
+        self.reference_manifests = [Manifest.from_entry(e) for e in reference.entries] if reference else []
+        self.unjudged = {id(m) for m in self.reference_manifests}
         self.everything = Loaded()
 
     def lint(self, files) -> tuple[LintResult, set]:
@@ -52,7 +55,8 @@ class Relinter:
                     dirty.add(cached[1], part)
                 self.parsed[f.display] = (f.text, part, [Manifest.from_entry(e) for e in part.entries])
             parts[f.display] = self.parsed[f.display][1]
-        self.manifests = [m for display in parts for m in self.parsed[display][2]] + self.context_manifests
+        self.manifests = [m for display in parts for m in self.parsed[display][2]] + self.context_manifests + \
+            self.reference_manifests
         everything = self.everything = Loaded()
         for part in [*parts.values(), *([self.context] if self.context else [])]:
             everything.entries += part.entries
@@ -85,7 +89,9 @@ class Relinter:
         findings too (under None)."""
         found = self.found if found is None else found
         origins: dict = {}
-        result = lint_loaded(self.everything, self.config, only, self.manifests, rules=rules, notes=notes,
+        unjudged = self.unjudged
+        judged = (lambda m: id(m) not in unjudged and (only is None or only(m))) if unjudged else only
+        result = lint_loaded(self.everything, self.config, judged, self.manifests, rules=rules, notes=notes,
                              origins=origins)
         for display in [*displays, None]:
             found[display] = ([], [])

@@ -94,18 +94,21 @@ class Choice:
         return None
 
 
-def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None = None) -> FixRun:
+def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None = None,
+              reference: Loaded | None = None) -> FixRun:
     """Apply the chosen fixes to `files` until none is left to apply. `context` holds what
-    was read but is not written (renders), so rules see it."""
+    was read but is not written (renders: judged and reported), `reference` what is only
+    read (--context: neither judged nor written), so that rules see both."""
     # the text a fix verified is the text the next lint reads, a round later: every file's last parse is kept
     with cyclic_gc_paused(), remembering_parses(len(files) + 4096):
-        return _fix_texts(files, config, choice, context)
+        return _fix_texts(files, config, choice, context, reference)
 
 
-def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None) -> FixRun:
+def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None,
+               reference: Loaded | None) -> FixRun:
     by_name = {f.display: f for f in files}
     failed: dict[tuple, str] = {}
-    relinter = Relinter(config, context, choice.may_fix)
+    relinter = Relinter(config, context, choice.may_fix, reference)
     for _ in range(MAX_ROUNDS):
         fixable, list_items = relinter.lint(files)
         plan = _plan(fixable.findings, by_name, list_items, failed, choice)

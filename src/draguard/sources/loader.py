@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..core.finding import Problem
 from ..core.location import Location
-from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, kustomization_file
+from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
 from .render import RenderOptions, SourceMap, capability_checks, render
 from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, parse_stream_remembered,
@@ -85,6 +85,21 @@ class Loaded:
 
 def _at(file: str, line: int = 1, column: int = 1) -> Location:
     return Location(file, line, column)
+
+
+def load_context(paths: list[str], inputs: list[Unit], include: tuple, exclude: tuple, limits: Limits = DEFAULT_LIMITS,
+                 render_options: RenderOptions = RenderOptions()) -> Loaded:
+    """What `--context` names, read only for what the rules read across objects (the
+    template a pod names, the budget that selects it): the files, charts and kustomizations
+    of `paths` that are not among the inputs. The caller judges none of it and reports none
+    of its problems: a pre-commit hook is given the changed files, and the rest of the
+    repository is their context."""
+    def key(unit: Unit) -> str:
+        return os.path.realpath(unit.path)
+
+    given = {key(u) for u in inputs if u.kind != "stdin"}
+    return load_units([u for u in expand(paths, include, exclude) if u.kind in ("file", *RENDERED)
+                       and key(u) not in given], limits, render_options=render_options)
 
 
 def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,

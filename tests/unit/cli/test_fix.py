@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import textwrap
 import time
 
 import yaml
@@ -248,3 +249,26 @@ def test_equal_workloads_in_two_folders_each_get_a_template_and_still_apply_alon
         assert "claim-reference-missing" not in alone.out
     assert made["prod"] == made["staging"]
     assert cli("fix", "--unsafe-fixes", "--check", "--no-config", tmp_path).code == 0
+
+
+def test_context_is_read_for_what_rules_read_across_files_and_neither_judged_nor_written(cli, tmp_path):
+    """As the pre-commit hooks run: only the changed workload is named, and the rest of the
+    repository is `--context .`. Its template and budget live in files of their own: without
+    the context, lint calls the template missing and fix adds a second budget; with it,
+    neither, and the context's own faults (a legacy pod) are not reported or fixed."""
+    from draguard.rules.examples import COMPLIANT_DEPLOYMENT
+
+    template, deployment, budget = [d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_DEPLOYMENT)) if d]
+    (tmp_path / "deploy.yaml").write_text(yaml.safe_dump(deployment, sort_keys=False))
+    (tmp_path / "template.yaml").write_text(yaml.safe_dump(template, sort_keys=False))
+    (tmp_path / "pdb.yaml").write_text(yaml.safe_dump(budget, sort_keys=False))
+    shutil.copy(LEGACY, tmp_path / "legacy.yaml")
+    alone = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml").json
+    assert {"claim-reference-missing", "rollout-pdb"} <= {f["rule"] for f in alone["findings"]}
+    with_context = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml", "--context", tmp_path).json
+    assert with_context["findings"] == [] and with_context["summary"]["objects"] == 1, with_context["findings"]
+    before = {p.name: p.read_text() for p in tmp_path.iterdir()}
+    done = cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml", "--context", tmp_path)
+    assert done.code == 0 and {p.name: p.read_text() for p in tmp_path.iterdir()} == before, done.out
+    cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml")
+    assert "PodDisruptionBudget" in (tmp_path / "deploy.yaml").read_text()  # what the context prevents
