@@ -7,11 +7,13 @@ import asyncio
 import json
 import os
 import sys
+import textwrap
 
 import pytest
 import yaml
 
 from draguard.dra.generate import generate
+from draguard.rules.examples import COMPLIANT_POD
 from support.paths import DATA, EXAMPLES
 
 mcp = pytest.importorskip("mcp")
@@ -56,7 +58,8 @@ def test_tools_and_their_schemas_are_listed():
     tools = session_run(lambda s: s.list_tools())
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"lint", "rules", "explain", "allocate", "simulate", "fix", "audit"}
-    assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version", "feature_gates"}
+    assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version", "feature_gates",
+                                                               "context"}
     for name in ("fix", "audit", "allocate", "simulate"):
         assert {"kube_version", "feature_gates"} <= set(by_name[name].input_schema["properties"]), name
 
@@ -231,3 +234,19 @@ def test_allocate_judges_for_the_release_the_project_config_names(tmp_path):
     configured, given = session_run(calls, cwd=tmp_path)
     variants = [{v["upstreamVariant"] for v in payload(result) if "claim" in v} for result in (configured, given)]
     assert variants == [{"stable"}, {"incubating"}]
+
+
+def test_lint_reads_its_context_for_what_rules_read_across_files(tmp_path):
+    """The pod names a template of another file: given as `context`, it is found, and the
+    context's own faults are not reported."""
+    template, pod = [d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_POD)) if d]
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
+    (tmp_path / "template.yaml").write_text(yaml.safe_dump(template))
+    (tmp_path / "legacy.yaml").write_text(LEGACY)
+
+    async def calls(session):
+        return [await session.call_tool("lint", {"paths": [str(tmp_path / "pod.yaml")], **extra})
+                for extra in ({}, {"context": [str(tmp_path)]})]
+    alone, with_context = session_run(calls)
+    assert "claim-reference-missing" in {f["rule"] for f in payload(alone)["findings"]}
+    assert payload(with_context)["findings"] == []

@@ -45,16 +45,18 @@ def build_server():
 
     @tool
     def lint(manifest: str = "", paths: list[str] | None = None, kube_version: str = "",
-             feature_gates: str = "") -> dict:
+             feature_gates: str = "", context: list[str] | None = None) -> dict:
         """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
-        charts and Kustomize folders in `paths`. Returns draguard's JSON report (version 2):
-        each finding with its rule, severity, message, file, line, column, path and fix."""
+        charts and Kustomize folders in `paths`; `context`: paths read only for what rules
+        read across files (the template a pod names), not judged. Returns draguard's JSON
+        report (version 2): each finding with its rule, severity, message, file, line,
+        column, path and fix."""
         from ..engine import lint_paths
         from ..report.json_report import document
 
         config = _config(kube_version, feature_gates, paths)
         with _inputs(manifest, paths) as inputs:
-            result = lint_paths(inputs, config)
+            result = lint_paths(inputs, config, context=tuple(context or ()))
         return document(result)
 
     @tool
