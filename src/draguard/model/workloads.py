@@ -15,6 +15,38 @@ KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "on
 
 
 @dataclass(frozen=True)
+class PodController:
+    """A CRD's controller that builds its pods from the pod spec it is given and refuses
+    some fields there (its webhook's field mask): paths relative to the pod spec (`[*]` for
+    each container), each with why and what to do instead."""
+
+    name: str
+    refuses: tuple  # ((relative path, why), ...)
+
+    def refusal(self, relative: tuple) -> str | None:
+        """Why an edit at `relative` (a path inside the pod spec) cannot be written, or None."""
+        for refused, why in self.refuses:
+            if len(relative) >= len(refused) and all(r == "[*]" and isinstance(p, int) or r == p
+                                                      for r, p in zip(refused, relative)):
+                return f"{self.name} refuses {'.'.join(k for k in refused if k != '[*]')} in its pod specs ({why})"
+        return None
+
+
+#: knative/serving pkg/apis/serving/fieldmask.go (PodSpecMask, ContainerMask and
+#: ResourceRequirementsMask keep no claims, grace period or lifecycle) and
+#: pkg/reconciler/revision/resources/deploy.go (each user container gets a preStop hook that
+#: waits for the queue-proxy to drain; the grace period is the revision's timeoutSeconds)
+KNATIVE_SERVING = PodController("Knative Serving", refuses=(
+    (("resourceClaims",), "it has no DRA claims, knative/serving#15332: keep the limit and serve it through DRA "
+                          "with --strategy extended-resource, 1.34+"),
+    (("containers", "[*]", "resources", "claims"), "it has no DRA claims, knative/serving#15332"),
+    (("terminationGracePeriodSeconds",), "it sets the grace period from timeoutSeconds, the request timeout: "
+                                         "raise that by hand if requests may take that long"),
+    (("containers", "[*]", "lifecycle"), "it adds its own preStop hook, which waits for the queue-proxy to drain"),
+    (("initContainers",), "unless the cluster enables kubernetes.podspec-init-containers")))
+
+
+@dataclass(frozen=True)
 class Workload:
     """Where pod specs sit inside objects of one (group, kind).
 
@@ -24,7 +56,8 @@ class Workload:
     containers: paths to container-like objects with no pod spec around them, with the key
         that holds their resource requirements;
     gpu_aliases: resource names the CRD itself turns into a device-plugin GPU (Dynamo's `gpu`);
-    replicas: paths whose integer values multiply into the number of pods (each 1 when unset)."""
+    replicas: paths whose integer values multiply into the number of pods (each 1 when unset);
+    controller: what the CRD's controller refuses in and adds to its pod specs (PodController)."""
 
     group: str
     kind: str
@@ -34,6 +67,7 @@ class Workload:
     containers: tuple = ()  # ((path, resources_key), ...)
     gpu_aliases: tuple = ()
     replicas: tuple = ()
+    controller: PodController | None = None
 
 
 WORKLOADS = (
@@ -74,7 +108,7 @@ WORKLOADS = (
              templates=("spec.template.spec.replicatedJobs[*].template.spec.template",)),
     Workload("batch.volcano.sh", "Job", templates=("spec.tasks[*].template",)),
     Workload("kueue.x-k8s.io", "Workload", templates=("spec.podSets[*].template",)),
-    Workload("serving.knative.dev", "Service", templates=("spec.template",)),
+    Workload("serving.knative.dev", "Service", templates=("spec.template",), controller=KNATIVE_SERVING),
     Workload("serving.kserve.io", "ServingRuntime", pod_specs=("spec",)),
     Workload("serving.kserve.io", "ClusterServingRuntime", pod_specs=("spec",)),
     # NVIDIA NIM operator: the service's pods get spec.resources (the cache job its own)

@@ -60,7 +60,30 @@ class Context:
                 severity: Severity | None = None, offset: int | None = None) -> Finding:
         """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);
         `offset` points at one character of that string value. `fix` may be the NoFix that
-        says why there is none."""
+        says why there is none; a fix that writes what the workload's controller refuses in
+        its pod specs becomes one (model.workloads.PodController)."""
+        if isinstance(fix, Fix):
+            fix = refused_by_controller(obj, fix) or fix
         return Finding(rule.id, rule.category, severity or rule.severity, message,
                        obj.location(container, key, value=value, offset=offset), obj.ref, help,
                        fix if isinstance(fix, Fix) else None, no_fix=str(fix) if isinstance(fix, NoFix) else None)
+
+
+def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:
+    """Why `fix` cannot be written into `obj`, where an edit sets or adds a field that the
+    controller of the pod spec it lands in refuses (Knative Serving's field mask), else None."""
+    from ..core.fixes import Op
+    from ..model.pods import pod_sites
+    from ..model.workloads import workload_for
+
+    workload = workload_for(obj)
+    if workload is None or workload.controller is None:
+        return None
+    specs = [site.path for site in pod_sites(obj) if site.path is not None]
+    for edit in fix.edits:
+        path = tuple(edit.path)
+        for spec in specs if edit.op not in (Op.REMOVE, Op.ADD_DOCUMENT) else ():
+            why = path[:len(spec)] == spec and workload.controller.refusal(path[len(spec):])
+            if why:
+                return NoFix(why)
+    return None

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 import yaml
 
-from draguard.core.config import Config
+from draguard.core.config import Config, RuleSettings
 from draguard.core.fixes import Applicability, apply_edits
 from draguard.engine import lint_objects
 
@@ -405,3 +405,41 @@ def test_a_gpu_that_is_a_shared_replica_gets_no_whole_gpu_claim(node, said):
     would give every pod a whole GPU of its own (ten pods sharing two GPUs, unschedulable)."""
     [finding] = findings([_selecting(node)], "legacy-gpu-resource")
     assert finding.fix is None and "is a shared replica" in finding.no_fix and said in finding.no_fix
+
+
+KNATIVE_SERVICE = """
+    apiVersion: serving.knative.dev/v1
+    kind: Service
+    metadata: {name: llm, namespace: ml}
+    spec:
+      template:
+        spec:
+          containers:
+          - name: server
+            image: vllm/vllm-openai
+            resources: {limits: {nvidia.com/gpu: 1}}
+    """
+
+
+def test_no_fix_writes_what_knative_serving_refuses_in_its_pod_specs():
+    """Knative's webhook keeps only limits and requests of a container's resources and no
+    pod resourceClaims (knative/serving fieldmask.go): the claim migration would be refused
+    at apply, so there is none, and the reason names the strategy that works there."""
+    [legacy] = findings(docs(KNATIVE_SERVICE), "legacy-gpu-resource")
+    assert legacy.fix is None
+    assert legacy.no_fix.startswith("Knative Serving refuses resourceClaims in its pod specs")
+    assert "--strategy extended-resource" in legacy.no_fix
+    config = Config()
+    config.rules["legacy-gpu-resource"] = RuleSettings(options={"strategy": "extended-resource"})
+    [bridged] = [f for f in lint_objects(docs(KNATIVE_SERVICE), config).findings if f.rule == "legacy-gpu-resource"]
+    assert [d["kind"] for d in fixed(docs(KNATIVE_SERVICE), bridged)] == ["Service", "DeviceClass"]
+
+
+def test_the_knative_field_mask_matches_each_container_and_nothing_beside_it():
+    from draguard.model.workloads import KNATIVE_SERVING
+
+    assert KNATIVE_SERVING.refusal(("containers", 2, "lifecycle", "preStop"))
+    assert KNATIVE_SERVING.refusal(("containers", 0, "resources", "claims"))
+    assert KNATIVE_SERVING.refusal(("containers", 0, "resources", "limits")) is None
+    assert KNATIVE_SERVING.refusal(("containers", "x", "lifecycle")) is None
+    assert KNATIVE_SERVING.refusal(("volumes", 0, "emptyDir", "sizeLimit")) is None
