@@ -9,10 +9,12 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from draguard.rules.examples import POD
 from support.paths import EXAMPLES, ROOT
 
 pytestmark = pytest.mark.slow
@@ -31,24 +33,8 @@ spec:
 """
 
 
-WORKLOAD = """\
-apiVersion: v1
-kind: Pod
-metadata: {name: uses-one-gpu}
-spec:
-  terminationGracePeriodSeconds: 60
-  resourceClaims:
-  - {name: gpu, resourceClaimTemplateName: one-gpu}
-  containers:
-  - name: server
-    image: vllm/vllm-openai
-    args: [--shutdown-timeout, '30']
-    resources:
-      claims: [{name: gpu}]
-    lifecycle:
-      preStop:
-        exec: {command: [sh, -c, sleep 10]}
-"""
+#: the rules' compliant pod, naming the template of template.yaml
+WORKLOAD = textwrap.dedent(POD.removeprefix("---")).replace("mig-1g", "one-gpu")
 
 
 @pytest.fixture(scope="module")
