@@ -214,7 +214,8 @@ def _until_selected(plane, namespace: str, probe: dict, status: int) -> None:
 def test_objects_from_before_the_policies_keep_their_updates_and_only_new_faults_are_refused(policed):
     """A pod failing teardown-grace-zero and a Deployment of it, created before the policies
     selected their namespace: the pod's finalizer comes off and its labels change, the
-    Deployment's image is bumped (the fault was there before: ratcheted per rule); a passing
+    Deployment's image is bumped (the fault was there before: ratcheted per rule) and the
+    controllers roll it out (what they make from the template is theirs); a passing
     Deployment updated to fail is refused; the pod, deleted, loses its last finalizer."""
     rule = REGISTRY.get("teardown-grace-zero")
     pod = _matched(rule, rule.noncompliant)[0]
@@ -235,8 +236,13 @@ def test_objects_from_before_the_policies_keep_their_updates_and_only_new_faults
         pods.patch(namespace=namespace, name="ran-before", content_type=merge,
                    body={"metadata": {"labels": {"done": "yes"}, "finalizers": ["draguard.io/test"]}})
         container = pod["spec"]["containers"][0]
+        bumped = container["image"] + "-patched"
         apps.patch(namespace=namespace, name="old", content_type=merge, body={"spec": {"template": {"spec": {
-            "containers": [dict(container, image=container["image"] + "-patched")]}}}})
+            "containers": [dict(container, image=bumped)]}}}})
+        deadline = time.monotonic() + 60  # the controllers roll it out: their ReplicaSet and pods are admitted
+        while bumped not in {c.image for p in pods.get(namespace=namespace).items for c in p.spec.containers}:
+            assert time.monotonic() < deadline, "the controllers never rolled the bump out"
+            time.sleep(0.5)
         with pytest.raises(Exception) as caught:
             apps.patch(namespace=namespace, name="fine", content_type=merge,
                        body={"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 0}}}})

@@ -115,8 +115,10 @@ def test_the_legacy_deployment_is_refused_at_the_deployment(guarded):
 def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_brings(guarded):
     """A legacy pod (a Job's, with the Job controller's tracking finalizer) and a legacy
     Deployment created before their namespace was guarded: relabelled, the finalizer taken
-    off, the image bumped, they are admitted; a second GPU container in the Deployment is
-    refused for that container; the pod, deleted, loses its last finalizer and is gone."""
+    off, the image bumped, they are admitted, and the controllers roll the bump out (the new
+    ReplicaSet and its pod are theirs, made from the admitted template); a second GPU
+    container in the Deployment is refused for that container; the pod, deleted, loses its
+    last finalizer and is gone."""
     from kubernetes import dynamic
 
     plane, _ = guarded
@@ -149,6 +151,15 @@ def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_
         bumped = dict(container, image=container["image"] + "-patched")
         deployments.patch(namespace=namespace, name="ran-before", content_type=merge,
                           body={"spec": {"template": {"spec": {"containers": [bumped]}}}})
+        apps = client.AppsV1Api(plane.api())
+
+        def rolled_out() -> bool:
+            images = {c.image for p in core.list_namespaced_pod(namespace).items if p.metadata.owner_references
+                      for c in p.spec.containers}
+            sets = {c.image for r in apps.list_namespaced_replica_set(namespace).items
+                    for c in r.spec.template.spec.containers}
+            return bumped["image"] in sets and bumped["image"] in images
+        until("the controllers to roll the bump out", rolled_out, timeout=60)
         with pytest.raises(client.exceptions.ApiException) as caught:
             deployments.patch(namespace=namespace, name="ran-before", content_type=merge, body={"spec": {"template": {
                 "spec": {"containers": [bumped, dict(container, name="more")]}}}})
@@ -156,7 +167,8 @@ def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_
         assert "[legacy-gpu-resource] spec.template.spec.containers[1]" in said and "containers[0]" not in said
         pods.delete(namespace=namespace, name="ran-before")
         pods.patch(namespace=namespace, name="ran-before", content_type=merge, body={"metadata": {"finalizers": None}})
-        until("the pod to be gone", lambda: not core.list_namespaced_pod(namespace).items, timeout=30)
+        until("the pod to be gone", lambda: "ran-before" not in {
+            p.metadata.name for p in core.list_namespaced_pod(namespace).items}, timeout=30)
     finally:
         core.delete_namespace(namespace)
 

@@ -40,6 +40,9 @@ CONTROLLERS = ("resourceclaim-controller,deployment-controller,replicaset-contro
                "device-taint-eviction-controller")
 
 
+CONTROLLER_MANAGER = "system:kube-controller-manager"
+
+
 def _new_token() -> str:
     return base64.b32encode(os.urandom(20)).decode().lower()
 
@@ -107,7 +110,12 @@ class ControlPlane:
         (self.work / "sa.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                                               serialization.PrivateFormat.TraditionalOpenSSL,
                                                               serialization.NoEncryption()))
-        (self.work / "tokens.csv").write_text(f"{self.token},admin,admin,system:masters\n" + "".join(
+        # the controller manager as a cluster names it (without per-controller service account
+        # credentials): admission sees its requests as that user
+        manager_token = _new_token()
+        (self.work / "tokens.csv").write_text(
+            f"{self.token},admin,admin,system:masters\n"
+            f"{manager_token},{CONTROLLER_MANAGER},{CONTROLLER_MANAGER},system:masters\n" + "".join(
             f"{token},{name},{name}\n" for name, token in self.users.items()))
         self._write_kubeconfig()
         self._spawn("etcd", "--data-dir", str(self.work / "etcd"), "--name", "draguard",
@@ -136,7 +144,9 @@ class ControlPlane:
         common = ("--kubeconfig", str(self.kubeconfig), "--leader-elect=false", "--bind-address", "127.0.0.1",
                   "--secure-port", "0", "--feature-gates", FEATURE_GATES)
         self._spawn("kube-scheduler", *common)
-        self._spawn("kube-controller-manager", *common, "--controllers", CONTROLLERS,
+        manager = ("--kubeconfig", str(self.kubeconfig_for(CONTROLLER_MANAGER, manager_token, self.work)),
+                   *common[2:])
+        self._spawn("kube-controller-manager", *manager, "--controllers", CONTROLLERS,
                     "--use-service-account-credentials=false")
         time.sleep(1)  # let a bad flag or kubeconfig surface as an exit, which _wait reports
         self._wait("kube-scheduler and kube-controller-manager", lambda: True, timeout=2)

@@ -11,6 +11,11 @@ and what denies (error findings), warns (warning findings) or is said nowhere (i
   read the cached objects as context, and only the request's object is judged.
 - The cluster rules (`Needs.CLUSTER`) are the audit's; admission never runs them.
 - A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged.
+- What a Kubernetes workload controller makes from its owner's template (a ReplicaSet's
+  pods, a Deployment's ReplicaSets, a CronJob's Jobs) is not judged: the owner is, when it
+  is written, and a workload that ran before the webhook must still be able to heal, scale
+  and roll out. Only those controllers' own identities count (the API server names the
+  requester; an ownerReference alone can be written by anyone).
 - An UPDATE is refused only for what it brings: an error the object already had before it
   (the request's `oldObject`: same rule, same field) warns, as Kubernetes ratchets its own
   validation (KEP-4008) and Kyverno allows existing violations. The workloads that were
@@ -31,7 +36,7 @@ from ..engine.lint import lint_loaded
 from ..model.claims import RESOURCE_GROUP
 from ..model.live import EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME
 from ..model.manifest import Manifest
-from ..model.pods import mapping
+from ..model.pods import mapping, mappings
 from ..model.workloads import POD_TARGETS
 from ..rules import REGISTRY
 from ..rules.base import Needs
@@ -44,6 +49,14 @@ _BUDGET = ("policy", "PodDisruptionBudget")
 JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
                         (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), _BUDGET}
 _JUDGED_OPERATIONS = ("CREATE", "UPDATE")
+#: the kube-controller-manager controllers that make pods and workloads from their owners'
+#: templates (k8s.io/kubernetes cmd/kube-controller-manager/app: apps.go, batch.go, core.go),
+#: as the API server names them with --use-service-account-credentials, and the manager's
+#: own identity without it
+WORKLOAD_CONTROLLERS = frozenset({"system:kube-controller-manager", *(
+    f"system:serviceaccount:kube-system:{name}" for name in (
+        "replicaset-controller", "deployment-controller", "statefulset-controller", "daemon-set-controller",
+        "job-controller", "cronjob-controller", "replication-controller"))})
 
 
 @dataclass
@@ -113,6 +126,8 @@ def not_judged(request: Request) -> str:
         return f"{request.operation or 'no'} operation: not judged"
     if request.operation == "UPDATE" and mapping(request.object.get("metadata")).get("deletionTimestamp"):
         return "being deleted: not judged (its finalizers must be able to come off)"
+    if request.user in WORKLOAD_CONTROLLERS and _has_controller(request.object):
+        return "made by a Kubernetes controller from its owner's template: the owner is judged"
     if request.group_kind not in JUDGED:
         return f"{request.group_kind[1] or 'unknown kind'} is not judged"
     annotations = mapping(mapping(request.object.get("metadata")).get("annotations"))
@@ -120,6 +135,10 @@ def not_judged(request: Request) -> str:
             POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
         return "a claim the system generated: its template and workload are judged"
     return ""
+
+
+def _has_controller(data: dict) -> bool:
+    return any(ref.get("controller") is True for ref in mappings(mapping(data.get("metadata")).get("ownerReferences")))
 
 
 def findings_on(data: dict, config: Config, context: list[Manifest] = (), devices=None) -> list[Finding]:

@@ -12,7 +12,8 @@ admission.celcheck verifies.
 
 Errors deny and warnings warn (`validationActions`); a policy fails closed
 (`failurePolicy: Fail`), skips the claims the system generates (the webhook's match
-condition) and the objects being deleted (their finalizers must come off), and its binding
+condition), the objects being deleted (their finalizers must come off) and what a
+Kubernetes workload controller makes from its owner's template (as the webhook), and its binding
 exempts the same namespaces as the webhook. An UPDATE ratchets as the webhook's does, per
 rule (CEL sees no field paths): it fails only when its old object passed, so the workloads
 admitted before the policy keep their controllers' updates; a mutating policy patches an
@@ -33,6 +34,7 @@ from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
 from .install import LABELS, MATCH_CONDITIONS, NAME
+from .judge import WORKLOAD_CONTROLLERS
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -75,8 +77,14 @@ def ratcheted(expression: str) -> str:
     return f"({expression}) || (request.operation == 'UPDATE' && !({on_old(expression)}))"
 
 
-#: the policies' match condition for objects being deleted (an UPDATE that takes a finalizer off)
+#: the policies' match conditions (CEL), as the webhook skips the same requests (admission.judge):
+#: an object being deleted (an UPDATE that takes a finalizer off), and what a Kubernetes
+#: workload controller makes from its owner's template
 NOT_BEING_DELETED = {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
+NOT_MADE_BY_A_CONTROLLER = {"name": "not-made-by-a-workload-controller", "expression": (
+    f"!(request.userInfo.username in [{', '.join(repr(u) for u in sorted(WORKLOAD_CONTROLLERS))}] && "
+    "has(object.metadata.ownerReferences) && "
+    "object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller))")}
 
 
 def message_expression(rule: Rule) -> str | None:
@@ -146,7 +154,8 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
 
 
 def _match_conditions(kinds) -> list[dict]:
-    return [*(MATCH_CONDITIONS if any(group == RESOURCE_GROUP for group, _ in kinds) else []), NOT_BEING_DELETED]
+    return [*(MATCH_CONDITIONS if any(group == RESOURCE_GROUP for group, _ in kinds) else []), NOT_BEING_DELETED,
+            NOT_MADE_BY_A_CONTROLLER]
 
 
 def mutation_expression(rule: Rule) -> str:

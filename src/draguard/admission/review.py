@@ -29,6 +29,7 @@ class Request:
     object: dict | None
     old_object: dict | None
     dry_run: bool
+    user: str = ""  # request.userInfo.username: who is asking
 
     @property
     def group_kind(self) -> tuple[str, str]:
@@ -52,9 +53,11 @@ def parse(body: bytes) -> Request:
         raise ReviewError("the AdmissionReview has no request.uid")
     obj, old = request.get("object"), request.get("oldObject")
     kind = request.get("kind") if isinstance(request.get("kind"), dict) else {}
+    user = request.get("userInfo") if isinstance(request.get("userInfo"), dict) else {}
     return Request(request["uid"], kind, str(request.get("operation", "")), str(request.get("namespace") or ""),
                    str(request.get("name") or ""), obj if isinstance(obj, dict) else None,
-                   old if isinstance(old, dict) else None, request.get("dryRun") is True)
+                   old if isinstance(old, dict) else None, request.get("dryRun") is True,
+                   str(user.get("username") or ""))
 
 
 def response(uid: str, allowed: bool, message: str = "", warnings: list[str] = (), patch: list | None = None,

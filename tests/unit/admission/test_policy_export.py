@@ -17,7 +17,7 @@ import yaml
 
 from draguard.admission.celcheck import Verdict, as_admitted, evaluate, unavailable, variables
 from draguard.admission.forms import LINT_ONLY, MAP, VAP, WEBHOOK_ONLY, form_of
-from draguard.admission.policies import NOT_BEING_DELETED, PARAMS, dra_version, export, policy
+from draguard.admission.policies import NOT_BEING_DELETED, NOT_MADE_BY_A_CONTROLLER, PARAMS, dra_version, export, policy
 from draguard.core.config import Config, RuleSettings
 from draguard.core.finding import Severity
 from draguard.core.fixes import plain
@@ -103,7 +103,8 @@ def test_an_update_fails_the_policy_only_where_it_brings_the_fault(rule):
             assert evaluate(pol, good, params, old=bad) == Verdict(True)
             brought = evaluate(pol, bad, params, old=good)
             assert not brought.passed and brought.error is None and brought.message.startswith(f"{rule.id}: ")
-    assert NOT_BEING_DELETED in pol["spec"]["matchConditions"]
+    assert {NOT_BEING_DELETED["name"], NOT_MADE_BY_A_CONTROLLER["name"]} <= \
+        {c["name"] for c in pol["spec"]["matchConditions"]}
 
 
 @pytest.mark.parametrize("rule", EXPORTED, ids=lambda r: r.id)

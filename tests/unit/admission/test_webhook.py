@@ -200,6 +200,23 @@ def test_an_update_is_refused_only_for_what_it_brings(webhook):
     assert post(url, ca, review(deleting, operation="UPDATE", oldObject=LEGACY_POD))[1]["response"]["allowed"] is True
 
 
+@pytest.mark.parametrize("user, owned, allowed", [
+    ("system:serviceaccount:kube-system:replicaset-controller", True, True),
+    ("system:kube-controller-manager", True, True),
+    ("alice", True, False),  # an ownerReference anyone can write
+    ("system:serviceaccount:kube-system:replicaset-controller", False, False),
+    ("system:serviceaccount:team-a:replicaset-controller", True, False),
+])
+def test_what_a_workload_controller_makes_from_its_owner_is_not_judged(webhook, user, owned, allowed):
+    """A ReplicaSet's pod, made by the Kubernetes controller from a template the webhook
+    judged at its owner (or that ran before it): a legacy workload must still heal."""
+    url, ca, _ = webhook
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u", "controller": True}]
+    pod = _with(LEGACY_POD, **({"ownerReferences": owner} if owned else {}))
+    body = post(url, ca, review(pod, userInfo={"username": user}))[1]["response"]
+    assert body["allowed"] is allowed
+
+
 def test_mutate_admits_with_the_safe_fixes_as_a_json_patch():
     import base64
 
