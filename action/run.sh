@@ -4,7 +4,15 @@
 # pull request; the exit status is the annotating run's (0 pass, 1 findings at or above
 # DRAGUARD_FAIL_ON, 2 errors). Inputs come as DRAGUARD_* variables.
 set -uo pipefail
-read -ra paths <<< "${DRAGUARD_PATHS:-.}"
+shopt -s globstar
+read -ra words <<< "${DRAGUARD_PATHS:-.}"
+paths=()
+for word in "${words[@]}"; do
+  # a glob (deploy/*.yaml, **/gpu-*.yaml) is expanded as the shell would; one that matches
+  # nothing stays as written, and draguard says there is no such file
+  expanded=($word)
+  paths+=("${expanded[@]}")
+done
 options=(--fail-on "${DRAGUARD_FAIL_ON:-error}")
 [ -n "${DRAGUARD_KUBE_VERSION:-}" ] && options+=(--kube-version "$DRAGUARD_KUBE_VERSION")
 [ -n "${DRAGUARD_CONFIG:-}" ] && options+=(--config "$DRAGUARD_CONFIG")

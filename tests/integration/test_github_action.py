@@ -45,3 +45,13 @@ def test_every_input_of_action_yml_reaches_the_script():
     assert wired | {"upload-sarif"} == set(action["inputs"])
     script = SCRIPT.read_text()
     assert all(name in script for name in lint["env"])
+
+
+def test_globs_in_paths_are_expanded_and_one_that_matches_nothing_is_said(tmp_path):
+    """`paths: examples/*/shared-gpu.yaml` as a workflow writes it: expanded by the script (it
+    was passed on as a file name that does not exist); a glob that matches nothing is an error."""
+    glob = str(EXAMPLES / "*" / "shared-gpu.yaml")
+    done = step(tmp_path, DRAGUARD_PATHS=glob)
+    assert done.returncode == 1 and "legacy-gpu-resource" in done.stdout, done.stdout + done.stderr
+    missing = step(tmp_path, DRAGUARD_PATHS=str(EXAMPLES / "*" / "nothing-*.yaml"))
+    assert missing.returncode == 2 and "no such file" in missing.stderr
