@@ -11,22 +11,38 @@ from ..dra.inventory import Inventory, InventoryError
 from ..facts.schemas import schema_errors
 from ..model.manifest import Manifest
 from ..sources.discover import expand
-from ..sources.loader import load_units
+from ..sources.loader import JUDGED_IN_BUILD, load_units
 
 
 def load_manifests(paths: list[str], what: str, kube_version: str | None = None) -> list[Manifest]:
     """The objects in `paths`; with `kube_version`, each checked as facts of that release."""
-    loaded = load_units(expand(paths))
+    units = expand(paths)
+    loaded = load_units(units)
     if loaded.problems:
         problem = loaded.problems[0]
         where = problem.location
         position = f":{where.line}:{where.column}" if where.line else ""
         more = f" (and {len(loaded.problems) - 1} more)" if len(loaded.problems) > 1 else ""
-        raise InputError(f"{what} {where.file}{position}: {problem.message}{more}")
+        message = problem.message
+        if problem.rule == JUDGED_IN_BUILD:  # lint judges the build in its place; facts are whole objects
+            message = _partial(where.file, units) or message
+        raise InputError(f"{what} {where.file}{position}: {message}{more}")
     manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
     if kube_version is not None:
         refuse_invalid(manifests, kube_version, what)
     return manifests
+
+
+def _partial(file: str, units) -> str | None:
+    """What to give instead of a file that is part of a chart or kustomization (no whole
+    object alone)."""
+    unit = next((u for u in units if file in u.through or u.kind == "component" and file.startswith(u.display)), None)
+    if unit is None:
+        return None
+    if unit.kind == "component":
+        return f"part of the kustomize Component in {unit.display}, no object alone: give an overlay that includes it"
+    what, done = ("Helm chart", "rendered") if unit.kind == "helm" else ("kustomization", "built")
+    return f"part of the {what} in {unit.display}, no object alone: give that folder instead, which is {done}"
 
 
 def refuse_invalid(manifests: list[Manifest], kube_version: str, what: str) -> None:

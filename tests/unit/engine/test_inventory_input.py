@@ -90,3 +90,17 @@ def test_a_good_inventory_is_used(tmp_path, cli):
     result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--kube-version", "1.34",
                  "--inventory", tmp_path / "inventory.yaml", "-f", "json")
     assert result.code == 1 and "request-unsatisfiable" in {f["rule"] for f in result.json["findings"]}
+
+
+def test_a_patch_given_as_facts_says_to_give_its_kustomization(tmp_path, cli):
+    """A kustomize patch is no object alone: as claims (or an inventory) it stops the run,
+    naming the folder whose build to give instead."""
+    (tmp_path / "kustomization.yaml").write_text("resources: [claim.yaml]\npatches: [{path: patch.yaml}]\n")
+    (tmp_path / "claim.yaml").write_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n"
+                                         "spec: {devices: {requests: [{name: gpu, exactly: "
+                                         "{deviceClassName: gpu.nvidia.com}}]}}\n")
+    (tmp_path / "patch.yaml").write_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\n")
+    done = cli("allocate", tmp_path / "patch.yaml", "--inventory", tmp_path / "patch.yaml", "--no-config")
+    assert done.code == 2
+    assert f"patch.yaml: part of the kustomization in {tmp_path}, no object alone: give that folder instead" \
+        in done.err, done.err
