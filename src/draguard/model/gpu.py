@@ -106,10 +106,10 @@ _GKE_SHARING = ("cloud.google.com/gke-gpu-sharing-strategy", "cloud.google.com/g
 _GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"
 
 
-def gpu_share_selected(site: PodSite) -> str | None:
-    """`label=value` where the pod selects nodes whose nvidia.com/gpu is a shared replica
-    (time-slicing or MPS), not a GPU of its own; None otherwise."""
-    labels = required_node_labels(site)
+def gpu_share_selected(labels: dict[str, set[str]]) -> str | None:
+    """`label=value` where a pod that requires these node `labels` (required_node_labels)
+    selects nodes whose nvidia.com/gpu is a shared replica (time-slicing or MPS), not a GPU
+    of its own; None otherwise."""
     for key in _GKE_SHARING:
         if key in labels:
             return f"{key}={','.join(sorted(labels[key]))}"
@@ -122,10 +122,10 @@ def gpu_share_selected(site: PodSite) -> str | None:
     return None
 
 
-def mig_profile_selected(site: PodSite) -> tuple[str, str] | None:
-    """(MIG profile, `label=value`) where the pod selects nodes whose nvidia.com/gpu is one MIG
-    slice of that profile (the single MIG strategy, a GKE GPU partition); None otherwise."""
-    labels = required_node_labels(site)
+def mig_profile_selected(labels: dict[str, set[str]]) -> tuple[str, str] | None:
+    """(MIG profile, `label=value`) where a pod that requires these node `labels` selects
+    nodes whose nvidia.com/gpu is one MIG slice of that profile (the single MIG strategy, a
+    GKE GPU partition); None otherwise."""
     partition = labels.get(_GKE_PARTITION, set())
     if len(partition) == 1:
         [profile] = partition

@@ -11,7 +11,8 @@ from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_documen
 from ..dra.quantity import QuantityError, parse_quantity
 from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
-from ..model.gpu import LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected
+from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
+                         required_node_labels)
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
@@ -131,12 +132,13 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                      f"what {obj.kind} offers for pod templates, which draguard does not write")
     sliced = ""
     if resource == "nvidia.com/gpu":
-        shared = gpu_share_selected(site)
+        labels = required_node_labels(site)
+        shared = gpu_share_selected(labels)
         if shared:
             return NoFix(f"the pod selects nodes where nvidia.com/gpu is a shared replica ({shared}: time-slicing "
                          "or MPS), and a claim takes whole GPUs; share one ResourceClaim between the pods, with the "
                          "driver's sharing config, by hand")
-        mig = mig_profile_selected(site)
+        mig = mig_profile_selected(labels)
         if mig:
             request = _dra_request(f"nvidia.com/mig-{mig[0]}")
             sliced = f" (the pod's {mig[1]} makes each nvidia.com/gpu a MIG {mig[0]} slice)"
