@@ -44,8 +44,9 @@ class Rendered:
 _HELM_ERROR = re.compile(r"^Error: (?:execution error at \(|template: )[^/\s]+/([^:]+):(\d+):(\d+)\)?:?\s*(.*)$")
 
 
-def _failure(command: list[str], output: str) -> tuple[str, tuple | None]:
-    """The renderer's own error, as one line, and where in the chart it points."""
+def _failure(command: list[str], output: str, path: str) -> tuple[str, tuple | None]:
+    """The renderer's own error, as one line, and where in the chart it points (`path`: the
+    chart or kustomization rendered)."""
     lines = [line.strip() for line in output.strip().splitlines()]
     name = " ".join(os.path.basename(c) if i == 0 else c for i, c in enumerate(command))
     for i, line in enumerate(lines):
@@ -60,6 +61,10 @@ def _failure(command: list[str], output: str) -> tuple[str, tuple | None]:
     detail = quoted.group(1) if quoted else detail
     cause = detail.rfind(_KUSTOMIZE_CAUSE)  # kustomize nests causes; the innermost names the user's file
     detail = detail[cause:] if cause > 0 else detail
+    # unless it is the wrapper's own step (render(): its one resource is the user's folder)
+    folder = re.escape(os.path.abspath(path))
+    detail = re.sub(rf"^accumulating resources from '[^']*': '{folder}' must resolve to a file': recursed accumulation "
+                    rf"of path '{folder}': ", "", detail)
     return f"{name} failed: {detail or 'no message'}", None
 
 
@@ -145,7 +150,8 @@ def _run(command: list[str] | None, kind: str, path: str) -> Rendered:
     except OSError as exc:
         return Rendered(None, f"cannot run {command[0]}: {exc}")
     if done.returncode != 0:
-        message, where = _failure(command[:2] + [path] if kind == "kustomize" else command, done.stderr or done.stdout)
+        message, where = _failure(command[:2] + [path] if kind == "kustomize" else command, done.stderr or done.stdout,
+                                  path)
         return Rendered(None, message, where=where)
     return Rendered(done.stdout)
 

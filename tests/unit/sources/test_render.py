@@ -63,3 +63,22 @@ def test_the_api_versions_a_chart_tests_with_capabilities_are_read_from_its_temp
     (sub / "pdb.yaml").write_text('{{ if .Capabilities.APIVersions.Has "policy/v1" }}x{{ end }}')
     (tmp_path / "values.yaml").write_text('note: .Capabilities.APIVersions.Has "apps/v9"\n')
     assert capability_checks(str(tmp_path)) == {"resource.k8s.io/v1", "resource.k8s.io/v1beta2", "policy/v1"}
+
+
+def test_a_kustomize_failure_says_its_cause_without_the_wrapper_build_step(tmp_path):
+    """kustomize names the wrapper kustomization's step into the user's folder before the
+    cause (nothing of the user's nests below it here): that step is dropped, a base of the
+    user's is kept."""
+    from draguard.sources.render import _failure
+
+    folder = str(tmp_path / "overlay")
+    output = (f"# Warning: 'commonLabels' is deprecated.\nError: accumulating resources: accumulation err='accumulating "
+              f"resources from '../overlay': '{folder}' must resolve to a file': recursed accumulation of path "
+              f"'{folder}': nothing selected by Certificate.v1.cert-manager.io/serving-cert\n")
+    message, _ = _failure(["kustomize", "build", folder], output, folder)
+    assert message == f"kustomize build {folder} failed: nothing selected by Certificate.v1.cert-manager.io/serving-cert"
+    nested = output.replace("nothing selected", "accumulating resources from '../base': '/b' must resolve to a file': "
+                                                "recursed accumulation of path '/b': nothing selected")
+    assert _failure(["kustomize", "build", folder], nested, folder)[0].endswith(
+        "failed: accumulating resources from '../base': '/b' must resolve to a file': recursed accumulation of path "
+        "'/b': nothing selected by Certificate.v1.cert-manager.io/serving-cert")
