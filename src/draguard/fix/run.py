@@ -187,7 +187,7 @@ def _plan(findings, by_name, list_items, failed, choice) -> dict:
     """(file, document) -> the fixes to apply this round, none touching another's paths."""
     plan: dict[tuple, list] = {}
     touched: dict[tuple, list] = {}
-    added: set = set()  # objects the round's fixes add: two fixes adding one DeviceClass is one too many
+    added: dict = {}  # the objects the round's fixes add: (kind, namespace, name) -> (the object, files)
     for finding in findings:
         location = finding.location
         where = (location.file, location.document)
@@ -196,12 +196,30 @@ def _plan(findings, by_name, list_items, failed, choice) -> dict:
             continue
         paths, objects = _paths(finding.fix.edits), _added(finding)
         seen = touched.setdefault(where, [])
-        if any(_related(p, q) for p in paths for q in seen) or objects & added:
+        if any(_related(p, q) for p in paths for q in seen) or \
+                any(_clashes(key, value, location.file, added) for key, value in objects.items()):
             continue
         seen.extend(paths)
-        added |= objects
+        for key, value in objects.items():
+            added.setdefault(key, (value, set()))[1].add(location.file)
         plan.setdefault(where, []).append(finding)
     return plan
+
+
+#: kinds a cluster holds one of by name, whatever the namespace a file gives them
+_CLUSTER_SCOPED = frozenset({"DeviceClass"})
+
+
+def _clashes(key: tuple, value: dict, file: str, added: dict) -> bool:
+    """Whether an object a fix adds clashes with one an earlier fix of the round adds: the
+    same one again in a file, another of that name, or a cluster-scoped one twice. An equal
+    namespaced object in another file does not: the same workload in two files (folders per
+    environment) gets it in each, so that each file still applies alone. A clashing fix waits
+    for the next round, which sees the object there."""
+    if key not in added:
+        return False
+    earlier, files = added[key]
+    return earlier != value or file in files or key[0] in _CLUSTER_SCOPED
 
 
 def _paths(edits) -> list[tuple]:
@@ -218,14 +236,14 @@ def _paths(edits) -> list[tuple]:
     return paths
 
 
-def _added(finding: Finding) -> set:
-    """(kind, namespace as written, name) of the objects a fix adds (two that name no
-    namespace count as one: the conservative reading)."""
-    objects = set()
+def _added(finding: Finding) -> dict:
+    """(kind, namespace as written, name) -> the object, of the objects a fix adds (two that
+    name no namespace count as one: the conservative reading)."""
+    objects = {}
     for edit in finding.fix.edits:
         if edit.op is Op.ADD_DOCUMENT and isinstance(edit.value, dict):
             meta = edit.value.get("metadata") or {}
-            objects.add((edit.value.get("kind"), meta.get("namespace", ""), meta.get("name")))
+            objects[(edit.value.get("kind"), meta.get("namespace", ""), meta.get("name"))] = edit.value
     return objects
 
 

@@ -215,13 +215,15 @@ def test_same_named_workloads_in_two_files_each_get_the_count_they_asked_for(cli
             "apiVersion: v1\nkind: Pod\nmetadata: {name: same, namespace: ns}\nspec:\n  containers:\n"
             f"  - name: a\n    image: img\n    resources:\n      limits:\n        nvidia.com/gpu: {count}\n")
     assert cli("fix", "--unsafe-fixes", "--no-config", tmp_path).code == 0
-    counts = {}
+    counts, names = {}, set()
     for file in ("one.yaml", "two.yaml"):
         documents = list(yaml.safe_load_all((tmp_path / file).read_text()))
         claimed = documents[0]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
         made = {d["metadata"]["name"]: d for d in documents[1:]}
         counts[file] = made[claimed]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"]
+        names.add(claimed)
     assert counts == {"one.yaml": 1, "two.yaml": 2}
+    assert len(names) == 2  # one name holds one request in the namespace, whichever file is applied last
 
 
 def test_equal_workloads_in_two_folders_each_get_a_template_and_still_apply_alone(cli, tmp_path):
