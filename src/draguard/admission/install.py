@@ -30,6 +30,13 @@ MATCH_CONDITIONS = [
 ]
 
 
+#: GPU infrastructure exempt by default besides kube-system and the webhook's own namespace:
+#: the NVIDIA GPU Operator's default namespace, whose validator pods ask for nvidia.com/gpu,
+#: set NVIDIA_VISIBLE_DEVICES=all and run privileged by design (its cuda and plugin
+#: validation workloads); judged, they were refused and the operator never became ready
+INFRA_NAMESPACES = ("gpu-operator",)
+
+
 def manifests(namespace: str = NAME, image: str = "ghcr.io/draguard/draguard:0.1.0", replicas: int = 2,
               timeout: int = 5) -> list[dict]:
     meta = {"name": NAME, "namespace": namespace, "labels": dict(LABELS)}
@@ -70,7 +77,8 @@ def _deployment(meta: dict, image: str, replicas: int) -> dict:
     probe = {"httpGet": {"path": "/readyz", "port": 8443, "scheme": "HTTPS"}, "periodSeconds": 5}
     container = {
         "name": "webhook", "image": image,
-        "args": ["webhook", "--tls-cert=/tls/tls.crt", "--tls-key=/tls/tls.key", "--port=8443"],
+        "args": ["webhook", "--tls-cert=/tls/tls.crt", "--tls-key=/tls/tls.key", "--port=8443",
+                 *(f"--exempt-namespace={name}" for name in INFRA_NAMESPACES)],
         "env": [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
         "ports": [{"name": "https", "containerPort": 8443}],
         "readinessProbe": probe,
@@ -101,7 +109,7 @@ def _configuration(namespace: str, timeout: int) -> dict:
             "failurePolicy": "Fail", "timeoutSeconds": timeout, "matchPolicy": "Equivalent",
             "clientConfig": {"service": {"name": NAME, "namespace": namespace, "path": "/validate", "port": 443}},
             "namespaceSelector": {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                                        "values": ["kube-system", namespace]}]},
+                                                        "values": ["kube-system", namespace, *INFRA_NAMESPACES]}]},
             "rules": [{"apiGroups": [group], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
                        "resources": resources} for group, resources in RESOURCES.items()],
             "matchConditions": MATCH_CONDITIONS,

@@ -33,7 +33,7 @@ from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
-from .install import LABELS, MATCH_CONDITIONS, NAME
+from .install import INFRA_NAMESPACES, LABELS, MATCH_CONDITIONS, NAME
 from .judge import WORKLOAD_CONTROLLERS
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
@@ -220,7 +220,7 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
     """The policies of `rules` for `config`'s release, as `config` sets them (rules switched
     off are left out, a severity changed to info too: admission ignores info), and the
     MutatingAdmissionPolicies of their safe fixes (`unsafe_fixes`: the unsafe ones too)."""
-    exempt = exempt if exempt is not None else ["kube-system", namespace]
+    exempt = exempt if exempt is not None else ["kube-system", namespace, *INFRA_NAMESPACES]
     objects, left_out, mutated = [], {}, []
     for rule in rules:
         settings = config.settings(rule.id)

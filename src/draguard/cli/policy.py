@@ -17,7 +17,7 @@ def arguments(name, parser) -> None:
     parser.add_argument("--config", help="config file (rules switched off, severities, adminNamespaces)")
     parser.add_argument("--namespace", default="draguard", help="the namespace of the parameters' ConfigMap")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
-                        help="namespaces the bindings exempt (repeatable; default: kube-system and --namespace)")
+                        help="namespaces the bindings exempt (repeatable; default: kube-system, gpu-operator and --namespace)")
     parser.add_argument("--unsafe-fixes", action="store_true",
                         help="also write MutatingAdmissionPolicies for unsafe fixes (from 1.34; beta behind the "
                              "MutatingAdmissionPolicy gate before 1.36), their values in the ConfigMap")

@@ -30,7 +30,8 @@ def arguments(name, parser) -> None:
                                              "account, $KUBECONFIG or ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
-                        help="namespaces never judged (repeatable; default: kube-system and $POD_NAMESPACE)")
+                        help="namespaces never judged (repeatable; default: kube-system, gpu-operator (the NVIDIA GPU "
+                             "Operator's validator pods) and $POD_NAMESPACE)")
     parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the server's; with --offline, the "
                                                "newest draguard knows)")
@@ -94,7 +95,10 @@ def _serve(args) -> int:
             log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
     else:
         cert, key = args.tls_cert, args.tls_key
-    exempt = set(args.exempt_namespace or ["kube-system"] + [os.environ.get("POD_NAMESPACE", "")]) - {""}
+    from ..admission.install import INFRA_NAMESPACES
+
+    exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
+    exempt -= {""}
     cache = None
     if args.offline:
         webhook = Webhook(rules_for(config, offline=True), exempt, mutating=args.mutate)

@@ -294,6 +294,8 @@ def test_severity_decides_deny_or_warn_and_the_config_is_honoured():
     assert binding["spec"]["validationActions"] == ["Deny"]
     assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system",
                                                                                                        "ops"]
+    default = BINDINGS["draguard-teardown-grace-zero"]["spec"]["matchResources"]["namespaceSelector"]
+    assert default["matchExpressions"][0]["values"] == ["draguard", "gpu-operator", "kube-system"]
 
 
 def test_legacy_limits_are_a_policy_until_dra_may_serve_them():
