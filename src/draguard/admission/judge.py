@@ -98,20 +98,21 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
     mine = findings_on(request.object, config, context, devices)
     denials = [f for f in mine if f.severity is Severity.ERROR and not _warned_only(f)]
     warnings = [f for f in mine if f.severity is Severity.WARNING or f.severity is Severity.ERROR and _warned_only(f)]
-    if denials and request.old_object is not None:
-        before = had_before(request, config, context, devices)
-        warnings += [f for f in denials if ratchet_key(f) in before]
-        denials = [f for f in denials if ratchet_key(f) not in before]
-    return Verdict(not denials, denials, warnings)
+    denials, had = brought(request, denials, config, context, devices)
+    return Verdict(not denials, denials, warnings + had)
 
 
-def had_before(request: Request, config: Config, context, devices) -> set[tuple]:
-    """The ratchet keys of the findings on an UPDATE's old object: what it already was."""
-    return {ratchet_key(f) for f in findings_on(request.old_object, config, context, devices)}
+def brought(request: Request, findings: list[Finding], config: Config, context, devices) -> tuple[list, list]:
+    """(the `findings` the request brings, those its old object had already): an UPDATE's
+    fault is one its `oldObject` did not have, same rule on the same field; a CREATE brings
+    them all."""
+    if not findings or request.old_object is None:
+        return findings, []
+    before = {_fault(f) for f in findings_on(request.old_object, config, context, devices)}
+    return [f for f in findings if _fault(f) not in before], [f for f in findings if _fault(f) in before]
 
 
-def ratchet_key(finding: Finding) -> tuple:
-    """What makes two findings one fault across an update: the rule and the field."""
+def _fault(finding: Finding) -> tuple:
     return finding.rule, finding.location.path
 
 

@@ -9,7 +9,7 @@ still have its labels and finalizers changed."""
 from __future__ import annotations
 
 from ..core.fixes import Applicability, EditError, apply_edits, plain
-from .judge import findings_on, had_before, not_judged, ratchet_key
+from .judge import brought, findings_on, not_judged
 from .review import Request
 
 
@@ -22,11 +22,9 @@ def safe_patch(request: Request, config, context=(), devices=None) -> tuple[list
         return [], []
     original = plain(request.object)
     fixed, applied = original, []
-    fixable = [f for f in findings_on(request.object, config, context, devices)
-               if f.fix is not None and f.fix.applicability is Applicability.SAFE]
-    if fixable and request.old_object is not None:
-        before = had_before(request, config, context, devices)
-        fixable = [f for f in fixable if ratchet_key(f) not in before]
+    fixable, _ = brought(request, [f for f in findings_on(request.object, config, context, devices)
+                                   if f.fix is not None and f.fix.applicability is Applicability.SAFE],
+                         config, context, devices)
     for finding in fixable:
         fix = finding.fix
         try:
