@@ -70,10 +70,10 @@ class Verdict:
     error: str | None = None  # a runtime error: with failurePolicy Fail the apiserver denies
 
 
-def variables(policy: dict, obj: dict, params: dict | None = None, old: dict | None = None) -> tuple[dict, str | None]:
-    """(the policy's variables on `obj` (an UPDATE of `old`, else a CREATE), computed in order,
-    each seeing those before it; the first runtime error, or None)."""
-    data, errors = _bound(policy, obj, params, old)
+def variables(policy: dict, obj: dict, params: dict | None = None) -> tuple[dict, str | None]:
+    """(the policy's variables on `obj` (a CREATE), computed in order, each seeing those
+    before it; the first runtime error, or None)."""
+    data, errors = _bound(policy, obj, params, None)
     return data["variables"], next((f"variable {name}: {error}" for name, error in errors.items()), None)
 
 

@@ -13,13 +13,14 @@ admission.celcheck verifies.
 Errors deny and warnings warn (`validationActions`); a policy fails closed
 (`failurePolicy: Fail`), skips the claims the system generates (the webhook's match
 condition), the objects being deleted (their finalizers must come off) and what a
-Kubernetes workload controller makes from its owner's template (as the webhook), and its binding
-exempts the same namespaces as the webhook. An UPDATE ratchets as the webhook's does, per
-rule (CEL sees no field paths): it fails only when its old object passed, so the workloads
-admitted before the policy keep their controllers' updates; a mutating policy patches an
-UPDATE only where the old object passed, as a pod's spec may not change in an update. The parameters (the
-admin namespaces of `.draguard.yaml`) are a ConfigMap (`paramKind`), with
-`parameterNotFoundAction: Deny`: a policy without its parameters refuses rather than guess."""
+Kubernetes workload controller makes from its owner's template (as the webhook), and its
+binding exempts the same namespaces as the webhook. An UPDATE ratchets as the webhook's
+does, per rule (CEL sees no field paths): it fails only when its old object passed, so the
+workloads admitted before the policy keep their controllers' updates; a mutating policy
+patches an UPDATE only where the old object passed, as a pod's spec may not change in an
+update. The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
+(`paramKind`), with `parameterNotFoundAction: Deny`: a policy without its parameters
+refuses rather than guess."""
 
 from __future__ import annotations
 
