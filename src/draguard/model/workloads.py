@@ -57,7 +57,7 @@ class Workload:
         that holds their resource requirements;
     gpu_aliases: resource names the CRD itself turns into a device-plugin GPU (Dynamo's `gpu`);
     replicas: paths whose integer values multiply into the number of pods (each 1 when unset);
-    controller: what the CRD's controller refuses in and adds to its pod specs (PodController)."""
+    controller: what the CRD's controller refuses in its pod specs (PodController)."""
 
     group: str
     kind: str

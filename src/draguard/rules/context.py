@@ -81,8 +81,10 @@ def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:
         return None
     specs = [site.path for site in pod_sites(obj) if site.path is not None]
     for edit in fix.edits:
+        if edit.op in (Op.REMOVE, Op.ADD_DOCUMENT):
+            continue  # taking a field out is never refused; an added object is no pod spec
         path = tuple(edit.path)
-        for spec in specs if edit.op not in (Op.REMOVE, Op.ADD_DOCUMENT) else ():
+        for spec in specs:
             why = path[:len(spec)] == spec and workload.controller.refusal(path[len(spec):])
             if why:
                 return NoFix(why)
