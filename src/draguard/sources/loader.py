@@ -21,7 +21,7 @@ from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_st
                       split_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
-_COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
 
 # ids of the input rules (their metadata lives in draguard.rules.input)
 YAML_SYNTAX = "yaml-syntax"
