@@ -52,7 +52,7 @@ def gather(inputs: list[str], include: tuple, exclude: tuple, render_options, st
     gathered = Gathered(rendered=load_units([u for u in units if u.kind in FOLDER_KINDS],
                                             render_options=render_options))
     gathered.units = units
-    gathered.skipped = [(u.display, u.reason) for u in units if u.kind == "skipped"]
+    gathered.skipped = [(u.display, u.reason) for u in units if u.kind in ("skipped", "disabled")]
     for unit in units:
         if unit.kind == "file":
             try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 from dataclasses import dataclass
 from functools import lru_cache
@@ -21,9 +22,10 @@ KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization
 @dataclass(frozen=True)
 class Unit:
     """One thing to load. `kind` is 'file', 'stdin', 'helm' or 'kustomize'; 'component', a
-    kustomize Component (said, not built); or 'skipped': found in a folder but not read, for
-    `reason`; `display` is the path as the user would write it (relative to what they gave on
-    the command line)."""
+    kustomize Component (said, not built); 'disabled', a file a kustomization names only in a
+    comment (said, not read); or 'skipped': found in a folder but not read, for `reason`;
+    `display` is the path as the user would write it (relative to what they gave on the
+    command line)."""
 
     kind: str
     path: str
@@ -164,10 +166,10 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
     kind = _render_kind(root)
     if kind in ("helm", "component"):
         return [Unit(kind, root, root)]
-    units, used = [], set()
+    units, used, disabled = [], set(), set()
     if kind == "kustomize":
         units.append(Unit(kind, root, root))
-        used = kustomize_inputs(root)
+        used, disabled = kustomize_inputs(root), kustomize_disabled(root)
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         keep = []
@@ -188,6 +190,11 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
             path = os.path.join(dirpath, name)
             rel = os.path.relpath(path, top)
             if kind == "kustomize" and (name in KUSTOMIZATION_FILES or os.path.abspath(path) in used):
+                continue
+            if os.path.abspath(path) in disabled:
+                units.append(Unit("disabled", path, path, f"named only in a commented-out line of "
+                                  f"{os.path.join(root, kustomization_file(root))}: a disabled part of that build "
+                                  "(a patch is no object alone), not checked; name it as an input to check it anyway"))
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
                 units.append(_file_unit(path) if not _special(path) else Unit(
@@ -220,6 +227,27 @@ _PATH_LISTS = ("resources", "bases", "components", "crds", "configurations", "tr
                "validators", "patchesStrategicMerge")
 _PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
 _GENERATORS = ("configMapGenerator", "secretGenerator")
+
+
+#: a file name as a commented-out kustomization line writes it (`#- path: patches/x.yaml`)
+_COMMENTED_FILE = re.compile(r"[\w./-]+\.(?:ya?ml|json)\b")
+
+
+def kustomize_disabled(directory: str) -> set[str]:
+    """Absolute paths of the files the kustomization in `directory` names only in comment
+    lines: the parts scaffolds ship disabled (kubebuilder's `#- path: patches/...`, KServe's
+    `#ENABLE_KSERVE - path: ...`), which are patches, not objects, until enabled."""
+    name = kustomization_file(directory)
+    if name is None:
+        return set()
+    try:
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    base = os.path.abspath(directory)
+    return {os.path.normpath(os.path.join(base, found)) for line in lines if line.lstrip().startswith("#")
+            for found in _COMMENTED_FILE.findall(line)} - kustomize_inputs(directory)
 
 
 def kustomize_inputs(directory: str) -> set[str]:

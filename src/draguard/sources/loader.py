@@ -118,6 +118,9 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
                 loaded.problems.append(Problem(JUDGED_IN_BUILD, _in_build(named, unit), Location(named)))
             _load_rendered(unit, loaded, limits, render_options)
             continue
+        if unit.kind == "disabled":
+            loaded.problems.append(Problem(JUDGED_IN_BUILD, unit.reason, Location(unit.display)))
+            continue
         if unit.kind == "skipped":
             loaded.problems.append(Problem(INPUT_SKIPPED, unit.reason, Location(unit.display)))
             continue
