@@ -59,7 +59,7 @@ def test_tools_and_their_schemas_are_listed():
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == {"lint", "rules", "explain", "allocate", "simulate", "fix", "audit"}
     assert set(by_name["lint"].input_schema["properties"]) == {"manifest", "paths", "kube_version", "feature_gates",
-                                                               "context"}
+                                                               "reference"}
     for name in ("fix", "audit", "allocate", "simulate"):
         assert {"kube_version", "feature_gates"} <= set(by_name[name].input_schema["properties"]), name
 
@@ -236,9 +236,9 @@ def test_allocate_judges_for_the_release_the_project_config_names(tmp_path):
     assert variants == [{"stable"}, {"incubating"}]
 
 
-def test_lint_reads_its_context_for_what_rules_read_across_files(tmp_path):
-    """The pod names a template of another file: given as `context`, it is found, and the
-    context's own faults are not reported."""
+def test_lint_reads_its_reference_files_for_what_rules_read_across_files(tmp_path):
+    """The pod names a template of another file: given as `reference`, it is found, and the
+    reference files' own faults are not reported."""
     template, pod = [d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_POD)) if d]
     (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
     (tmp_path / "template.yaml").write_text(yaml.safe_dump(template))
@@ -246,7 +246,7 @@ def test_lint_reads_its_context_for_what_rules_read_across_files(tmp_path):
 
     async def calls(session):
         return [await session.call_tool("lint", {"paths": [str(tmp_path / "pod.yaml")], **extra})
-                for extra in ({}, {"context": [str(tmp_path)]})]
-    alone, with_context = session_run(calls)
+                for extra in ({}, {"reference": [str(tmp_path)]})]
+    alone, with_reference = session_run(calls)
     assert "claim-reference-missing" in {f["rule"] for f in payload(alone)["findings"]}
-    assert payload(with_context)["findings"] == []
+    assert payload(with_reference)["findings"] == []

@@ -65,7 +65,7 @@ def test_draguard_lint_hook_fails_on_a_legacy_manifest(repository):
     assert "draguard lint" in done.stdout and "[legacy-gpu-resource]" in done.stdout
 
 
-def test_a_changed_workload_is_judged_with_the_rest_of_the_repository_as_its_context(repository):
+def test_a_changed_workload_is_judged_with_the_rest_of_the_repository_for_reference(repository):
     """Only the changed file is passed; the template it names lives in template.yaml,
     unchanged, and the legacy file's fault is not this commit's."""
     repo, _ = repository

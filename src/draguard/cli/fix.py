@@ -49,7 +49,7 @@ def run(args) -> int:
     from ..sources.render import RenderOptions
     from ..fix.files import BOM, encode, gather, unified_diff, write
     from ..fix.run import Choice, FileText, fix_texts
-    from ..sources.loader import load_context
+    from ..sources.loader import load_reference
 
     config, fail_on = configure(args)
     if args.strategy:
@@ -62,8 +62,8 @@ def run(args) -> int:
                       sys.stdin.buffer)
     reads, paths = gathered.reads, gathered.paths
     files = [FileText(r.display, r.text, r.bom) for r in reads.values() if r.text is not None]
-    reference = load_context(args.context, gathered.units, tuple(args.include or DEFAULT_INCLUDE),
-                             tuple(args.exclude), render_options=options) if args.context else None
+    reference = load_reference(args.reference, gathered.units, tuple(args.include or DEFAULT_INCLUDE),
+                               tuple(args.exclude), render_options=options) if args.reference else None
     run_ = fix_texts(files, config, choice, gathered.rendered, reference)
 
     out = sys.stderr if "-" in reads else sys.stdout

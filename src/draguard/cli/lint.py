@@ -43,10 +43,10 @@ def input_arguments(parser) -> None:
     parser.add_argument("--inventory", action="append", metavar="PATH",
                         help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
                              "(default: the built-in GPU catalog)")
-    parser.add_argument("--context", action="append", default=[], metavar="PATH",
+    parser.add_argument("--reference", action="append", default=[], metavar="PATH",
                         help="files and folders read only for what the rules read across objects (the template a "
                              "pod names, the budget that selects it), neither judged nor written: the pre-commit "
-                             "hooks pass `--context .` with the changed files")
+                             "hooks pass `--reference .` with the changed files")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
 
@@ -135,7 +135,7 @@ def run(args) -> int:
     progress = for_run(args.format)
     result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
                         exclude=tuple(args.exclude), helm_values=tuple(os.path.abspath(v) for v in args.values),
-                        helm_set=tuple(args.set_values), progress=progress, context=tuple(args.context))
+                        helm_set=tuple(args.set_values), progress=progress, reference=tuple(args.reference))
     if progress:
         progress.close()
     to_file = bool(args.output)

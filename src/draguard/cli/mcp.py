@@ -45,9 +45,9 @@ def build_server():
 
     @tool
     def lint(manifest: str = "", paths: list[str] | None = None, kube_version: str = "",
-             feature_gates: str = "", context: list[str] | None = None) -> dict:
+             feature_gates: str = "", reference: list[str] | None = None) -> dict:
         """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
-        charts and Kustomize folders in `paths`; `context`: paths read only for what rules
+        charts and Kustomize folders in `paths`; `reference`: paths read only for what rules
         read across files (the template a pod names), not judged. Returns draguard's JSON
         report (version 2): each finding with its rule, severity, message, file, line,
         column, path and fix."""
@@ -56,7 +56,7 @@ def build_server():
 
         config = _config(kube_version, feature_gates, paths)
         with _inputs(manifest, paths) as inputs:
-            result = lint_paths(inputs, config, context=tuple(context or ()))
+            result = lint_paths(inputs, config, reference=tuple(reference or ()))
         return document(result)
 
     @tool

@@ -20,7 +20,7 @@ from ..rules import REGISTRY
 from ..rules.base import Needs
 from ..rules.context import Context
 from ..sources.discover import DEFAULT_INCLUDE, expand
-from ..sources.loader import Loaded, Source, load_context, load_text, load_units
+from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
 from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .inventory import load_inventory
@@ -183,10 +183,10 @@ def _settle(raw: list[Finding], config: Config, suppressed_by: dict, objects: in
 
 def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_INCLUDE, exclude: tuple = (),
                limits: Limits = DEFAULT_LIMITS, stdin=None, helm_values: tuple = (),
-               helm_set: tuple = (), progress=None, context: tuple = ()) -> LintResult:
+               helm_set: tuple = (), progress=None, reference: tuple = ()) -> LintResult:
     """Read `inputs` (files, folders, charts, kustomizations, '-') and lint what they hold;
     charts are rendered for the target release with the given values files and --set pairs.
-    The objects of `context` (sources.loader.load_context) are there for the rules to read,
+    The objects of `reference` (sources.loader.load_reference) are there for the rules to read,
     not judged. A configured inventory that cannot be read stops the run (UsageError, exit
     status 2). `progress(stage, total)`, when given, returns the callable that advances that
     stage."""
@@ -194,10 +194,10 @@ def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_IN
     units = expand(inputs, include, exclude)
     with cyclic_gc_paused():
         loaded = load_units(units, limits, stdin, options, progress("reading", len(units)) if progress else None)
-        if not context:
+        if not reference:
             return lint_loaded(loaded, config, advance=progress("checking", len(loaded.entries)) if progress else None)
         judged = [Manifest.from_entry(entry) for entry in loaded.entries]
-        read = load_context(list(context), units, include, exclude, limits, options)
+        read = load_reference(list(reference), units, include, exclude, limits, options)
         ids = {id(m) for m in judged}
         result = lint_loaded(loaded, config, only=lambda m: id(m) in ids,
                              manifests=judged + [Manifest.from_entry(entry) for entry in read.entries],

@@ -36,7 +36,7 @@ class Relinter:
         #: the fixing rules' findings by the file whose judging found them: (findings, suppressed)
         self.found: dict[str, tuple[list, list]] = {}
         self.first = True
-        #: the renders are judged (their findings are reported); the reference (--context) only read
+        #: the renders are judged (their findings are reported); the reference (--reference) only read
         self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
         self.reference_manifests = [Manifest.from_entry(e) for e in reference.entries] if reference else []
         self.unjudged = {id(m) for m in self.reference_manifests}

@@ -98,7 +98,7 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
               reference: Loaded | None = None) -> FixRun:
     """Apply the chosen fixes to `files` until none is left to apply. `context` holds what
     was read but is not written (renders: judged and reported), `reference` what is only
-    read (--context: neither judged nor written), so that rules see both."""
+    read (--reference: neither judged nor written), so that rules see both."""
     # the text a fix verified is the text the next lint reads, a round later: every file's last parse is kept
     with cyclic_gc_paused(), remembering_parses(len(files) + 4096):
         return _fix_texts(files, config, choice, context, reference)

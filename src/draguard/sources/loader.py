@@ -87,13 +87,13 @@ def _at(file: str, line: int = 1, column: int = 1) -> Location:
     return Location(file, line, column)
 
 
-def load_context(paths: list[str], inputs: list[Unit], include: tuple, exclude: tuple, limits: Limits = DEFAULT_LIMITS,
-                 render_options: RenderOptions = RenderOptions()) -> Loaded:
-    """What `--context` names, read only for what the rules read across objects (the
+def load_reference(paths: list[str], inputs: list[Unit], include: tuple, exclude: tuple,
+                   limits: Limits = DEFAULT_LIMITS, render_options: RenderOptions = RenderOptions()) -> Loaded:
+    """What `--reference` names, read only for what the rules read across objects (the
     template a pod names, the budget that selects it): the files, charts and kustomizations
     of `paths` that are not among the inputs. The caller judges none of it and reports none
     of its problems: a pre-commit hook is given the changed files, and the rest of the
-    repository is their context."""
+    repository is their reference."""
     def key(unit: Unit) -> str:
         return os.path.realpath(unit.path)
 

@@ -253,11 +253,11 @@ def test_equal_workloads_in_two_folders_each_get_a_template_and_still_apply_alon
     assert cli("fix", "--unsafe-fixes", "--check", "--no-config", tmp_path).code == 0
 
 
-def test_context_is_read_for_what_rules_read_across_files_and_neither_judged_nor_written(cli, tmp_path):
+def test_reference_files_are_read_for_what_rules_read_across_files_and_neither_judged_nor_written(cli, tmp_path):
     """As the pre-commit hooks run: only the changed workload is named, and the rest of the
-    repository is `--context .`. Its template and budget live in files of their own: without
-    the context, lint calls the template missing and fix adds a second budget; with it,
-    neither, and the context's own faults (a legacy pod) are not reported or fixed."""
+    repository is `--reference .`. Its template and budget live in files of their own: without
+    them, lint calls the template missing and fix adds a second budget; with them, neither,
+    and the reference files' own faults (a legacy pod) are not reported or fixed."""
     from draguard.rules.examples import COMPLIANT_DEPLOYMENT
 
     template, deployment, budget = [d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_DEPLOYMENT)) if d]
@@ -267,10 +267,10 @@ def test_context_is_read_for_what_rules_read_across_files_and_neither_judged_nor
     shutil.copy(LEGACY, tmp_path / "legacy.yaml")
     alone = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml").json
     assert {"claim-reference-missing", "rollout-pdb"} <= {f["rule"] for f in alone["findings"]}
-    with_context = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml", "--context", tmp_path).json
-    assert with_context["findings"] == [] and with_context["summary"]["objects"] == 1, with_context["findings"]
+    with_reference = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml", "--reference", tmp_path).json
+    assert with_reference["findings"] == [] and with_reference["summary"]["objects"] == 1, with_reference["findings"]
     before = {p.name: p.read_text() for p in tmp_path.iterdir()}
-    done = cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml", "--context", tmp_path)
+    done = cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml", "--reference", tmp_path)
     assert done.code == 0 and {p.name: p.read_text() for p in tmp_path.iterdir()} == before, done.out
     cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml")
-    assert "PodDisruptionBudget" in (tmp_path / "deploy.yaml").read_text()  # what the context prevents
+    assert "PodDisruptionBudget" in (tmp_path / "deploy.yaml").read_text()  # what the reference prevents
