@@ -232,3 +232,13 @@ def test_a_kustomization_that_inflates_a_helm_chart_is_built(lint, tmp_path):
     rules = [f["rule"] for f in report["findings"]]
     assert "render-failed" not in rules and "legacy-gpu-resource" in rules, report["findings"]
     assert not [f for f in report["findings"] if f["file"].endswith("gpu-values.yaml")]  # not linted alone
+
+
+def test_charts_and_kustomizations_rendered_side_by_side_judge_as_each_alone(lint):
+    """Renders run at once (one process each): together they find what each finds alone."""
+    inputs = [CHARTS / "ray-cluster", CHARTS / "kube-version-branch", RENDER / "overlays" / "diffusers" / "h100"]
+    values = ("--values", RENDER / "values" / "ray-gpu-worker.yaml", "--kube-version", "1.33")
+    together = lint(*inputs, *values).json["findings"]
+    alone = [f for path in inputs for f in lint(path, *values).json["findings"]]
+    key = lambda f: (f["file"], f["line"] or 0, f["column"] or 0, f["rule"], f["message"])  # noqa: E731
+    assert together and sorted(together, key=key) == sorted(alone, key=key)

@@ -108,8 +108,8 @@ class JudgedInBuild(InputRule):
     severity = Severity.INFO
     summary = ("A file named as an input (or met in a folder walk) is part of a Helm chart (a template, a values "
                "file) or a kustomization's patch or kustomization file: the chart's render or the kustomization's "
-               "build is judged instead; a kustomize Component is judged in the overlays that include it; a file "
-               "a kustomization names only in a commented-out line is a disabled part of it, not checked in a walk.")
+               "build is judged instead; a kustomize Component is judged in the overlays that include it; a patch "
+               "a kustomization names only in a commented-out line is disabled, not checked in a walk.")
     rationale = """
         pre-commit passes changed files one by one. A chart's template is no manifest until
         rendered (alone it drew only `template-unrendered`), and a strategic-merge or JSON
@@ -122,10 +122,11 @@ class JudgedInBuild(InputRule):
         templates and patches that wrote them, and `fix` reports them without writing. A
         kustomize Component, which `kustomize build` refuses alone, is said and not built:
         its patches are judged in the overlays that name it under `components`. Scaffolds
-        ship parts of a kustomization disabled, named only in a comment (kubebuilder's
+        ship patches disabled, named only in a comment under `patches` (kubebuilder's
         `#- path: patches/cainjection_in_....yaml`, KServe's `#ENABLE_KSERVE - path: ...`):
         a folder walk says such a file and leaves it, as the build does; named as an input,
-        it is checked as a file."""
+        it is checked as a file. A commented-out entry of `resources` is a whole object, an
+        alternative applied by hand, and is linted as a file."""
     reference = "https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/patches/"
 
 

@@ -193,8 +193,8 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
                 continue
             if os.path.abspath(path) in disabled:
                 units.append(Unit("disabled", path, path, f"named only in a commented-out line of "
-                                  f"{os.path.join(root, kustomization_file(root))}: a disabled part of that build "
-                                  "(a patch is no object alone), not checked; name it as an input to check it anyway"))
+                                  f"{os.path.join(root, kustomization_file(root))}: a disabled patch of that build "
+                                  "(no object alone), not checked; name it as an input to check it anyway"))
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
                 units.append(_file_unit(path) if not _special(path) else Unit(
@@ -233,10 +233,17 @@ _GENERATORS = ("configMapGenerator", "secretGenerator")
 _COMMENTED_FILE = re.compile(r"[\w./-]+\.(?:ya?ml|json)\b")
 
 
+#: the kustomization fields whose entries are patches
+_PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
+_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z]\w*):")
+
+
 def kustomize_disabled(directory: str) -> set[str]:
-    """Absolute paths of the files the kustomization in `directory` names only in comment
-    lines: the parts scaffolds ship disabled (kubebuilder's `#- path: patches/...`, KServe's
-    `#ENABLE_KSERVE - path: ...`), which are patches, not objects, until enabled."""
+    """Absolute paths of the patches the kustomization in `directory` names only in comment
+    lines: the ones scaffolds ship disabled (kubebuilder's `#- path: patches/...` under
+    `patches:`, KServe's `#ENABLE_KSERVE - path: ...`), which are no objects until enabled.
+    A commented-out entry of `resources` is a whole object (an alternative the user may
+    apply by hand) and is not one of them."""
     name = kustomization_file(directory)
     if name is None:
         return set()
@@ -245,9 +252,15 @@ def kustomize_disabled(directory: str) -> set[str]:
             lines = handle.read().splitlines()
     except (OSError, UnicodeDecodeError):
         return set()
+    found, section = set(), None
+    for line in lines:
+        key = _TOP_LEVEL_KEY.match(line)
+        if key:
+            section = key.group(1)
+        elif line.lstrip().startswith("#") and (section in _PATCH_KEYS or "path:" in line):
+            found.update(_COMMENTED_FILE.findall(line))
     base = os.path.abspath(directory)
-    return {os.path.normpath(os.path.join(base, found)) for line in lines if line.lstrip().startswith("#")
-            for found in _COMMENTED_FILE.findall(line)} - kustomize_inputs(directory)
+    return {os.path.normpath(os.path.join(base, path)) for path in found} - kustomize_inputs(directory)
 
 
 def kustomize_inputs(directory: str) -> set[str]:

@@ -104,8 +104,11 @@ def load_reference(paths: list[str], inputs: list[Unit], include: tuple, exclude
 
 def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
                render_options: RenderOptions = RenderOptions(), advance=None) -> Loaded:
-    """Read and parse each unit; `advance()`, when given, is called once per unit (a progress bar)."""
+    """Read and parse each unit; `advance()`, when given, is called once per unit (a progress bar).
+    The charts and kustomizations are rendered first, side by side: each render is a process
+    of its own (helm, kustomize), and a repository of many took their sum in turn."""
     loaded = Loaded()
+    renders = _rendered_together([u for u in units if u.kind in RENDERED], render_options)
     for unit in units:
         if advance is not None:
             advance()
@@ -116,7 +119,7 @@ def load_units(units: list[Unit], limits: Limits = DEFAULT_LIMITS, stdin=None,
         if unit.kind in RENDERED:
             for named in unit.through:
                 loaded.problems.append(Problem(JUDGED_IN_BUILD, _in_build(named, unit), Location(named)))
-            _load_rendered(unit, loaded, limits, render_options)
+            _load_rendered(unit, renders[id(unit)], loaded, limits)
             continue
         if unit.kind == "disabled":
             loaded.problems.append(Problem(JUDGED_IN_BUILD, unit.reason, Location(unit.display)))
@@ -395,8 +398,19 @@ def _json_problem(exc: json.JSONDecodeError) -> ParseProblem:
     return ParseProblem("syntax", f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno)
 
 
-def _load_rendered(unit: Unit, loaded: Loaded, limits: Limits, options: RenderOptions) -> None:
-    result = render(unit.kind, unit.path, options)
+def _rendered_together(units: list[Unit], options: RenderOptions) -> dict:
+    """id(unit) -> its Rendered, the renderer processes run as many at a time as there are
+    processors (the results are read in the units' order: the output does not change)."""
+    if len(units) < 2:
+        return {id(u): render(u.kind, u.path, options) for u in units}
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(units), os.cpu_count() or 1)) as pool:
+        results = pool.map(lambda u: render(u.kind, u.path, options), units)
+        return {id(u): result for u, result in zip(units, results)}
+
+
+def _load_rendered(unit: Unit, result, loaded: Loaded, limits: Limits) -> None:
     if result.text is None:
         rule = RENDER_SKIPPED if result.missing_binary else RENDER_FAILED
         anchor = "Chart.yaml" if unit.kind == "helm" else _kustomization_file(unit.path)

@@ -271,22 +271,24 @@ def test_a_patch_or_kustomization_named_alone_stands_for_its_build(tmp_path, mon
 
 def test_a_part_a_kustomization_names_only_in_a_comment_is_said_in_a_walk_and_checked_when_named(
         tmp_path, monkeypatch):
-    """Scaffolds ship parts disabled (kubebuilder's `#- path: patches/cainjection_in_x.yaml`):
+    """Scaffolds ship patches disabled (kubebuilder's `#- path: patches/cainjection_in_x.yaml`):
     a walk leaves such a file, as the build does, and says so (it drew schema-invalid, a
-    patch judged as a whole object); named as an input it is checked; a file the comment
-    does not name is linted as before."""
-    write(tmp_path, "app/kustomization.yaml", "resources: [deploy.yaml]\npatches:\n"
-          "# [CERTMANAGER] uncomment to enable\n#- path: patches/cainjection.yaml\n"
+    patch judged as a whole object); named as an input it is checked. A commented-out
+    resource is a whole object (an alternative applied by hand: KServe's samples): still
+    linted, as is a file no comment names."""
+    write(tmp_path, "app/kustomization.yaml", "resources:\n- deploy.yaml\n# one of these two, by hand:\n"
+          "# - alternative.yaml\npatches:\n# [CERTMANAGER] uncomment to enable\n#- path: patches/cainjection.yaml\n"
           "#ENABLE_X - path: image_patch.yaml\n")
-    for name in ("app/deploy.yaml", "app/patches/cainjection.yaml", "app/image_patch.yaml", "app/extra.yaml"):
+    for name in ("app/deploy.yaml", "app/patches/cainjection.yaml", "app/image_patch.yaml", "app/extra.yaml",
+                 "app/alternative.yaml"):
         write(tmp_path, name, POD.format(name="x"))
     monkeypatch.chdir(tmp_path)
     walked = expand(["app"])
     assert [(u.kind, u.display) for u in walked] == [
-        ("kustomize", "app"), ("file", "app/extra.yaml"), ("disabled", "app/image_patch.yaml"),
-        ("disabled", "app/patches/cainjection.yaml")]
-    assert walked[2].reason.startswith("named only in a commented-out line of app/kustomization.yaml")
-    notes = [p for p in load_units(walked[2:]).problems if p.rule == loader.JUDGED_IN_BUILD]
+        ("kustomize", "app"), ("file", "app/alternative.yaml"), ("file", "app/extra.yaml"),
+        ("disabled", "app/image_patch.yaml"), ("disabled", "app/patches/cainjection.yaml")]
+    assert walked[3].reason.startswith("named only in a commented-out line of app/kustomization.yaml")
+    notes = [p for p in load_units(walked[3:]).problems if p.rule == loader.JUDGED_IN_BUILD]
     assert [p.location.file for p in notes] == ["app/image_patch.yaml", "app/patches/cainjection.yaml"]
     assert [u.kind for u in expand(["app/image_patch.yaml"])] == ["file"]
 
