@@ -12,6 +12,7 @@ through at once; re-apply the manifests to enforce again."""
 
 from __future__ import annotations
 
+from . import INFRA_NAMESPACES
 from .cache import WATCHED
 
 NAME = "draguard"
@@ -28,13 +29,6 @@ MATCH_CONDITIONS = [
                    "('resource.kubernetes.io/pod-claim-name' in object.metadata.annotations || "
                    "'resource.kubernetes.io/extended-resource-claim' in object.metadata.annotations))"},
 ]
-
-
-#: GPU infrastructure exempt by default besides kube-system and the webhook's own namespace:
-#: the NVIDIA GPU Operator's default namespace, whose validator pods ask for nvidia.com/gpu,
-#: set NVIDIA_VISIBLE_DEVICES=all and run privileged by design (its cuda and plugin
-#: validation workloads); judged, they were refused and the operator never became ready
-INFRA_NAMESPACES = ("gpu-operator",)
 
 
 def manifests(namespace: str = NAME, image: str = "ghcr.io/draguard/draguard:0.1.0", replicas: int = 2,

@@ -34,7 +34,8 @@ from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
-from .install import INFRA_NAMESPACES, LABELS, MATCH_CONDITIONS, NAME
+from . import INFRA_NAMESPACES
+from .install import LABELS, MATCH_CONDITIONS, NAME
 from .judge import WORKLOAD_CONTROLLERS
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 

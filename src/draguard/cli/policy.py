@@ -8,6 +8,8 @@ from ..core.errors import EXIT_OK, UsageError
 
 
 def arguments(name, parser) -> None:
+    from ..admission import INFRA_NAMESPACES
+
     parser.add_argument("action", choices=["export"],
                         help="export: print a ValidatingAdmissionPolicy and binding for every rule that is CEL on "
                              "one object, and the ConfigMap of their parameters")
@@ -17,7 +19,8 @@ def arguments(name, parser) -> None:
     parser.add_argument("--config", help="config file (rules switched off, severities, adminNamespaces)")
     parser.add_argument("--namespace", default="draguard", help="the namespace of the parameters' ConfigMap")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
-                        help="namespaces the bindings exempt (repeatable; default: kube-system, gpu-operator and --namespace)")
+                        help=f"namespaces the bindings exempt (repeatable; default: kube-system, "
+                             f"{', '.join(INFRA_NAMESPACES)} and --namespace)")
     parser.add_argument("--unsafe-fixes", action="store_true",
                         help="also write MutatingAdmissionPolicies for unsafe fixes (from 1.34; beta behind the "
                              "MutatingAdmissionPolicy gate before 1.36), their values in the ConfigMap")

@@ -8,6 +8,8 @@ from ..core.errors import EXIT_OK, UsageError
 
 
 def arguments(name, parser) -> None:
+    from ..admission import INFRA_NAMESPACES
+
     parser.add_argument("action", nargs="?", choices=["serve", "manifests"], default="serve",
                         help="serve (default), or print the manifests that install it (as the Helm chart "
                              "deploy/helm/draguard renders them)")
@@ -30,8 +32,9 @@ def arguments(name, parser) -> None:
                                              "account, $KUBECONFIG or ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
-                        help="namespaces never judged (repeatable; default: kube-system, gpu-operator (the NVIDIA GPU "
-                             "Operator's validator pods) and $POD_NAMESPACE)")
+                        help=f"namespaces never judged (repeatable; default: kube-system, "
+                             f"{', '.join(INFRA_NAMESPACES)} (GPU infrastructure: the NVIDIA GPU Operator's "
+                             "validator pods) and $POD_NAMESPACE)")
     parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the server's; with --offline, the "
                                                "newest draguard knows)")
@@ -95,7 +98,7 @@ def _serve(args) -> int:
             log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
     else:
         cert, key = args.tls_cert, args.tls_key
-    from ..admission.install import INFRA_NAMESPACES
+    from ..admission import INFRA_NAMESPACES
 
     exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}

@@ -6,6 +6,8 @@ server never stores an object that fails it, and the models read fields as it ty
 
 from __future__ import annotations
 
+import os
+
 from ..core.errors import InputError
 from ..dra.inventory import Inventory, InventoryError
 from ..facts.schemas import schema_errors
@@ -36,7 +38,8 @@ def load_manifests(paths: list[str], what: str, kube_version: str | None = None)
 def _partial(file: str, units) -> str | None:
     """What to give instead of a file that is part of a chart or kustomization (no whole
     object alone)."""
-    unit = next((u for u in units if file in u.through or u.kind == "component" and file.startswith(u.display)), None)
+    unit = next((u for u in units if file in u.through
+                 or u.kind == "component" and os.path.dirname(file) == u.display.rstrip("/")), None)
     if unit is None:
         return None
     if unit.kind == "component":

@@ -169,7 +169,8 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
     units, used, disabled = [], set(), set()
     if kind == "kustomize":
         units.append(Unit(kind, root, root))
-        used, disabled = kustomize_inputs(root), kustomize_disabled(root)
+        used = kustomize_inputs(root)
+        disabled = kustomize_disabled(root) - used  # named in a comment, and used after all: not disabled
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         keep = []
@@ -239,11 +240,11 @@ _TOP_LEVEL_KEY = re.compile(r"^([A-Za-z]\w*):")
 
 
 def kustomize_disabled(directory: str) -> set[str]:
-    """Absolute paths of the patches the kustomization in `directory` names only in comment
-    lines: the ones scaffolds ship disabled (kubebuilder's `#- path: patches/...` under
-    `patches:`, KServe's `#ENABLE_KSERVE - path: ...`), which are no objects until enabled.
-    A commented-out entry of `resources` is a whole object (an alternative the user may
-    apply by hand) and is not one of them."""
+    """Absolute paths of the patches the kustomization in `directory` names in comment lines
+    (the walk leaves out those it also uses): the ones scaffolds ship disabled (kubebuilder's
+    `#- path: patches/...` under `patches:`, KServe's `#ENABLE_KSERVE - path: ...`), which
+    are no objects until enabled. A commented-out entry of `resources` is a whole object (an
+    alternative the user may apply by hand) and is not one of them."""
     name = kustomization_file(directory)
     if name is None:
         return set()
@@ -260,7 +261,7 @@ def kustomize_disabled(directory: str) -> set[str]:
         elif line.lstrip().startswith("#") and (section in _PATCH_KEYS or "path:" in line):
             found.update(_COMMENTED_FILE.findall(line))
     base = os.path.abspath(directory)
-    return {os.path.normpath(os.path.join(base, path)) for path in found} - kustomize_inputs(directory)
+    return {os.path.normpath(os.path.join(base, path)) for path in found}
 
 
 def kustomize_inputs(directory: str) -> set[str]:
