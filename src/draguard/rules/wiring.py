@@ -6,7 +6,7 @@ from ..core.finding import Severity
 from ..dra.apivalidation import dns_label, dns_subdomain, name_problems
 from ..model.claims import request_names
 from ..model.pods import named, pod_sites, text
-from ..model.workloads import POD_TARGETS
+from ..model.workloads import POD_TARGETS, WORKLOADS
 from .admission import SPEC_CONTAINERS
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
@@ -195,10 +195,16 @@ class PodClaimInvalid(Rule):
             listed.add(key)
 
 
-#: where each kind draguard models holds its pod spec, as kustomize field paths
-_POD_SPEC_PATHS = (("Pod", "spec"), ("Deployment", "spec/template/spec"), ("StatefulSet", "spec/template/spec"),
-                   ("DaemonSet", "spec/template/spec"), ("Job", "spec/template/spec"),
-                   ("CronJob", "spec/jobTemplate/spec/template/spec"))
+#: the built-in kinds whose pod specs kustomize's field specs reach (group, kind)
+_KUSTOMIZE_POD_KINDS = (("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"),
+                        ("batch", "Job"), ("batch", "CronJob"))
+
+
+def _pod_spec_path(group: str, kind: str) -> str:
+    """Where the workload table says the kind holds its pod spec, as a kustomize field path."""
+    workload = next(w for w in WORKLOADS if (w.group, w.kind) == (group, kind))
+    dotted = workload.pod_specs[0] if workload.pod_specs else workload.templates[0] + ".spec"
+    return dotted.replace(".", "/")
 
 
 def _name_references() -> str:
@@ -207,7 +213,8 @@ def _name_references() -> str:
     lines = ["nameReference:"]
     for kind, field in (("ResourceClaimTemplate", "resourceClaimTemplateName"), ("ResourceClaim", "resourceClaimName")):
         lines += [f"- kind: {kind}", "  fieldSpecs:"]
-        lines += [f"  - {{kind: {owner}, path: {spec}/resourceClaims/{field}}}" for owner, spec in _POD_SPEC_PATHS]
+        lines += [f"  - {{kind: {owner}, path: {_pod_spec_path(group, owner)}/resourceClaims/{field}}}"
+                  for group, owner in _KUSTOMIZE_POD_KINDS]
     return "\n".join(lines) + "\n"
 
 
