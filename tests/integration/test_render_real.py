@@ -242,3 +242,29 @@ def test_charts_and_kustomizations_rendered_side_by_side_judge_as_each_alone(lin
     alone = [f for path in inputs for f in lint(path, *values).json["findings"]]
     key = lambda f: (f["file"], f["line"] or 0, f["column"] or 0, f["rule"], f["message"])  # noqa: E731
     assert together and sorted(together, key=key) == sorted(alone, key=key)
+
+
+def test_a_chart_without_its_disabled_dependencies_renders_and_says_so(lint):
+    """vLLM production-stack keeps charts/ out of git; its two dependencies (monitoring) are
+    off by default, so helm would render nothing of them, though `helm template` refuses the
+    chart until `helm dependency build`."""
+    chart = CHARTS / "vllm-stack"
+    report = lint(chart, "--values", RENDER / "values" / "vllm-stack-example.yaml").json
+    rules = [f["rule"] for f in report["findings"]]
+    assert "render-failed" not in rules and "not-an-object" not in rules, report["findings"]
+    assert _at(report, "chart-dependency-missing") == [("charts/vllm-stack/Chart.yaml", 24, 5),
+                                                       ("charts/vllm-stack/Chart.yaml", 28, 5)]
+    # the GPU Deployment rendered; its resources come from an include on the `resources:` line
+    [(file, line, column)] = _at(report, "legacy-gpu-resource")
+    text = (RENDER / file).read_text().splitlines()[line - 1]
+    assert file == "charts/vllm-stack/templates/deployment-vllm-multi.yaml"
+    assert text.strip().startswith("resources: {{") and text[column - 1:].startswith("{{")
+
+
+def test_a_missing_dependency_the_values_enable_fails_the_render_by_name(lint):
+    report = lint(CHARTS / "vllm-stack", "--set", "prometheus-adapter.enabled=true", "--allow-empty").json
+    [failed] = [f for f in report["findings"] if f["rule"] == "render-failed"]
+    assert _at(report, "render-failed") == [("charts/vllm-stack/Chart.yaml", 28, 5)]
+    assert "prometheus-adapter" in failed["message"] and "kube-prometheus-stack" not in failed["message"]
+    assert "helm dependency build" in failed["message"]
+    assert "chart-dependency-missing" not in [f["rule"] for f in report["findings"]]

@@ -131,6 +131,26 @@ class JudgedInBuild(InputRule):
 
 
 @register
+class ChartDependencyMissing(InputRule):
+    id = loader.CHART_DEPENDENCY_MISSING
+    name = "Disabled chart dependency missing from charts/"
+    category = "parse"
+    severity = Severity.INFO
+    summary = ("A dependency in Chart.yaml is not in the chart's charts/ folder and the values disable it: the chart "
+               "was rendered without it, as helm renders a disabled dependency.")
+    rationale = """
+        `helm template` refuses a chart whose charts/ folder lacks any dependency of
+        Chart.yaml, enabled or not (helm's CheckDependencies), and charts kept in git often
+        lack them: charts/ is filled by `helm dependency build` in the release pipeline, and
+        the missing ones are optional subcharts (monitoring, a cache) the default values
+        turn off. A dependency the values disable (its condition, or its tags, as helm reads
+        them) renders nothing, so draguard renders the chart without it and says so here,
+        on the dependency's entry. A missing dependency the values enable is still a
+        `render-failed` error: run `helm dependency build` first."""
+    reference = "https://helm.sh/docs/helm/helm_dependency/"
+
+
+@register
 class RenderFailed(InputRule):
     id = loader.RENDER_FAILED
     name = "Rendering failed"

@@ -34,6 +34,7 @@ NOT_AN_OBJECT = "not-an-object"
 MISCASED_TYPE_KEY = "miscased-type-key"
 INPUT_SKIPPED = "input-skipped"
 JUDGED_IN_BUILD = "judged-in-build"
+CHART_DEPENDENCY_MISSING = "chart-dependency-missing"
 _TYPE_KEYS = {"apiversion": "apiVersion", "kind": "kind"}
 _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit": INPUT_LIMIT}
 
@@ -418,6 +419,9 @@ def _load_rendered(unit: Unit, result, loaded: Loaded, limits: Limits) -> None:
         loaded.problems.append(Problem(rule, result.problem, Location(f"{unit.display.rstrip('/')}/{file}", line,
                                                                       column)))
         return
+    for file, line, column, message in result.notes:
+        loaded.problems.append(Problem(CHART_DEPENDENCY_MISSING, message,
+                                       Location(f"{unit.display.rstrip('/')}/{file}", line, column)))
     source = Source(f"{unit.display.rstrip('/')} ({unit.kind})", result.text, rendered_by=unit.kind)
     if unit.kind == "helm":
         source.capability_checks = capability_checks(unit.path)

@@ -14,6 +14,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from . import chartdeps
+
 RENDER_TIMEOUT_S = 120
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+?)\s*$", re.MULTILINE)
 
@@ -36,6 +38,8 @@ class Rendered:
     missing_binary: bool = False
     where: tuple | None = None  # (template file, line, column) helm blamed, relative to the chart
     build_dir: str | None = None  # kustomize: where the wrapper ran (origin paths are relative to it)
+    #: what the render left out that the user should know: (file in the chart, line, column, message)
+    notes: tuple = ()
 
 
 #: helm's `Error: execution error at (<chart>/templates/x.yaml:30:4): <message>` (a `fail` or
@@ -123,6 +127,9 @@ def render(kind: str, path: str, options: RenderOptions = RenderOptions()) -> Re
     """`helm template` of a chart, or `kustomize build` of a folder through a wrapper
     kustomization that asks kustomize to annotate each object with its origin (see origins)."""
     if kind == "helm":
+        absent = chartdeps.missing(path)
+        if absent:
+            return _render_without(path, absent, options)
         return _run(_renderer_command(kind, path, options), kind, path)
     import tempfile  # only a kustomize build needs these; every command imports this module
 
@@ -137,7 +144,49 @@ def render(kind: str, path: str, options: RenderOptions = RenderOptions()) -> Re
         return result
 
 
-def _run(command: list[str] | None, kind: str, path: str) -> Rendered:
+def _render_without(chart: str, absent: list, options: RenderOptions) -> Rendered:
+    """A chart whose charts/ folder lacks some dependencies, rendered from a copy without
+    them (chartdeps): the render stands when the values disable every one of them, as helm
+    renders nothing of a disabled dependency."""
+    import json
+    import tempfile
+
+    names = ", ".join(d.name for d in absent)
+    with tempfile.TemporaryDirectory(prefix="draguard-helm-") as build_dir:
+        copy = chartdeps.pruned_copy(chart, absent, build_dir)
+        command = _renderer_command("helm", copy, options)
+        result = _run(command, "helm", chart, shown=command and [chart if c == copy else c for c in command])
+    if result.text is None:
+        return result
+    text, values = _split_values(result.text)
+    if values is None:
+        return Rendered(None, f"helm template of {chart} without its missing dependencies ({names}) did not show "
+                              "the values it used; run `helm dependency build` and lint again")
+    wanted = [d for d in absent if chartdeps.enabled(d, json.loads(values)) is not False]
+    if wanted:
+        first = wanted[0]
+        why = "; ".join(f"{d.name}: " + (f"condition {d.condition} is not false" if d.condition else "no condition")
+                        for d in wanted)
+        return Rendered(None, f"the chart's dependencies {', '.join(d.name for d in wanted)} are not in its charts/ "
+                              f"folder and these values render them ({why}): run `helm dependency build {chart}` "
+                              "and lint again", where=(first.file, first.line, first.column))
+    notes = tuple((d.file, d.line, d.column, f"dependency {d.name} is not in the chart's charts/ folder (`helm "
+                   f"template` refuses the chart until `helm dependency build`); these values disable it "
+                   f"({d.condition or 'tags ' + ', '.join(d.tags)}), so the chart was rendered without it, as helm "
+                   "renders a disabled dependency") for d in absent)
+    return Rendered(text, notes=notes)
+
+
+def _split_values(text: str) -> tuple[str, str | None]:
+    """(the render without the document of chartdeps.VALUES_TEMPLATE, that document's JSON)."""
+    match = re.search(rf"^---\n# Source: [^\n/]+/templates/{re.escape(chartdeps.VALUES_TEMPLATE)}\n(.*)\n",
+                      text, re.MULTILINE)
+    if match is None:
+        return text, None
+    return text[:match.start()] + text[match.end():], match.group(1)
+
+
+def _run(command: list[str] | None, kind: str, path: str, shown: list[str] | None = None) -> Rendered:
     if command is None:
         wanted = "helm" if kind == "helm" else "kustomize or kubectl"
         return Rendered(None, f"{wanted} not found on PATH; {path} was not rendered or checked",
@@ -150,8 +199,8 @@ def _run(command: list[str] | None, kind: str, path: str) -> Rendered:
     except OSError as exc:
         return Rendered(None, f"cannot run {command[0]}: {exc}")
     if done.returncode != 0:
-        message, where = _failure(command[:2] + [path] if kind == "kustomize" else command, done.stderr or done.stdout,
-                                  path)
+        shown = shown or (command[:2] + [path] if kind == "kustomize" else command)
+        message, where = _failure(shown, done.stderr or done.stdout, path)
         return Rendered(None, message, where=where)
     return Rendered(done.stdout)
 
@@ -227,6 +276,12 @@ class SourceMap:
         for number in window:  # the key, written with an interpolated value
             if token and token in lines[number - 1]:
                 return (template, number, lines[number - 1].index(token) + 1)
+        for ancestor in resolve.untrusted_ancestors(line):  # a key whose value a directive wrote on its line
+            key = _key_of(self.rendered_lines[ancestor - 1])
+            for number in window:  # `resources: {{- include "x.resources" . | nindent 12 }}`
+                text = lines[number - 1]
+                if key and "{{" in text and _key_of(text) == key:
+                    return (template, number, text.index("{{") + 1)
         for number in window:  # the directive that emitted it (toYaml, include, range)
             if "{{" in lines[number - 1]:
                 return (template, number, lines[number - 1].index("{{") + 1)
@@ -256,6 +311,13 @@ class _Resolver:
         """The template line of the nearest ancestor whose own match is trusted."""
         return next((t for t in map(self.template_line, self._ancestors(line)) if t is not None), None)
 
+    def untrusted_ancestors(self, line: int):
+        """The ancestors of `line` below the nearest trusted one, nearest first."""
+        for ancestor in self._ancestors(line):
+            if self.template_line(ancestor) is not None:
+                return
+            yield ancestor
+
     def template_line(self, line: int) -> int | None:
         if line not in self._memo:
             matched = self.aligned.get(line)
@@ -263,6 +325,12 @@ class _Resolver:
             self._memo[line] = matched if matched is not None and (
                 parent is None or matched in _block(self.lines, parent)) else None
         return self._memo[line]
+
+
+def _key_of(text: str) -> str:
+    """The mapping key a YAML line starts with (after a sequence dash), or ''."""
+    key, colon, _ = text.strip().removeprefix("- ").partition(":")
+    return key.strip() if colon else ""
 
 
 def _indent(text: str) -> int:
