@@ -167,8 +167,10 @@ def _render_without(chart: str, absent: list, options: RenderOptions) -> Rendere
         first = wanted[0]
         why = "; ".join(f"{d.name}: " + (f"condition {d.condition} is not false" if d.condition else "no condition")
                         for d in wanted)
-        return Rendered(None, f"the chart's dependencies {', '.join(d.name for d in wanted)} are not in its charts/ "
-                              f"folder and these values render them ({why}): run `helm dependency build {chart}` "
+        named = ", ".join(d.name for d in wanted)
+        what = f"dependencies {named} are" if len(wanted) > 1 else f"dependency {named} is"
+        return Rendered(None, f"the chart's {what} not in its charts/ folder and these values render "
+                              f"{'them' if len(wanted) > 1 else 'it'} ({why}): run `helm dependency build {chart}` "
                               "and lint again", where=(first.file, first.line, first.column))
     notes = tuple((d.file, d.line, d.column, f"dependency {d.name} is not in the chart's charts/ folder (`helm "
                    f"template` refuses the chart until `helm dependency build`); these values disable it "
