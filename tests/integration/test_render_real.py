@@ -268,3 +268,17 @@ def test_a_missing_dependency_the_values_enable_fails_the_render_by_name(lint):
     assert "prometheus-adapter" in failed["message"] and "kube-prometheus-stack" not in failed["message"]
     assert "helm dependency build" in failed["message"]
     assert "chart-dependency-missing" not in [f["rule"] for f in report["findings"]]
+
+
+def test_a_template_that_fails_to_execute_is_blamed_where_and_why(lint, tmp_path):
+    """helm 4 writes such an error on several lines (pkg/engine TraceableError): the
+    template's position first, then what failed."""
+    chart = tmp_path / "ui"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: ui\nversion: 0.1.0\n")
+    (chart / "templates" / "service.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Values.ui.name }}\n")
+    [failed] = lint(chart, "--allow-empty").json["findings"]
+    assert (failed["rule"], os.path.relpath(failed["file"], chart), failed["line"], failed["column"]) == \
+        ("render-failed", "templates/service.yaml", 4, 18)
+    assert "at <.Values.ui.name>: nil pointer evaluating interface {}.name" in failed["message"]

@@ -8,6 +8,7 @@ kustomize itself writes (see origins)."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -46,6 +47,10 @@ class Rendered:
 #: `required` in the chart) and `Error: template: <chart>/templates/x.yaml:12:3: ...` (a
 #: template that does not parse).
 _HELM_ERROR = re.compile(r"^Error: (?:execution error at \(|template: )[^/\s]+/([^:]+):(\d+):(\d+)\)?:?\s*(.*)$")
+#: helm 4's traceable form of a template that fails to execute (pkg/engine/engine.go
+#: TraceableError): `Error: <chart>/templates/x.yaml:14:18`, then on indented lines
+#: `executing "..." at <.Values.x.name>:` and the message
+_HELM_TRACE = re.compile(r"^Error: [^/\s]+/(\S+?):(\d+):(\d+)$")
 
 
 def _failure(command: list[str], output: str, path: str) -> tuple[str, tuple | None]:
@@ -58,6 +63,12 @@ def _failure(command: list[str], output: str, path: str) -> tuple[str, tuple | N
         if match:
             path, row, column, message = match.groups()
             message = message or next((rest for rest in lines[i + 1:] if rest), "")
+            return f"{name} failed: {message}", (path, int(row), int(column))
+        match = _HELM_TRACE.match(line)
+        if match:
+            path, row, column = match.groups()
+            trace = itertools.takewhile(bool, lines[i + 1:])
+            message = " ".join(t for t in trace if not t.startswith("Use --debug")) or "no message"
             return f"{name} failed: {message}", (path, int(row), int(column))
     error = next((line for line in lines if line.startswith("Error:")), None)
     detail = error or (lines[-1] if lines else "")
