@@ -1,5 +1,5 @@
 """More workload kinds (issue: precision): real public manifests of Volcano, NVIDIA NIM and
-Dynamo, KServe runtimes, and hand-written Knative, Argo and Kueue objects; each legacy GPU
+Dynamo, vLLM AIBrix, KServe runtimes, and hand-written Knative, Argo and Kueue objects; each legacy GPU
 request is found at its exact key, and kinds draguard does not model still get an info note.
 Sources: tests/support/data/precision/workloads/SOURCES.tsv."""
 
@@ -25,6 +25,7 @@ def legacy(cli):
     ("dynamo-v1alpha1-disagg.yaml", [(26, 11, "error", "DynamoGraphDeployment"),
                                      (52, 11, "error", "DynamoGraphDeployment")]),
     ("dynamo-v1beta1-agg.yaml", [(44, 15, "error", "DynamoGraphDeployment")]),
+    ("aibrix-stormservice-1p1d.yaml", [(84, 23, "error", "StormService"), (163, 23, "error", "StormService")]),
     ("kserve-clusterservingruntime-tensorflow-gpu.yaml", []),  # `{{.Name}}` in an argument is data
     ("handwritten-kinds.yaml", [(9, 26, "error", "ServingRuntime"), (19, 30, "error", "Service"),
                                 (30, 28, "error", "Workflow"), (35, 28, "error", "Workflow"),

@@ -119,6 +119,17 @@ WORKLOADS = (
     Workload("nvidia.com", "DynamoGraphDeployment", templates=("spec.components[*].podTemplate",),
              pod_specs=("spec.services.*.extraPodSpec",), inline_containers=("mainContainer",),
              containers=(("spec.services.*", "resources"),), gpu_aliases=("gpu",)),
+    # vLLM AIBrix (config/crd/orchestration): roles of a StormService or RoleSet, pod sets, Ray
+    # fleets, and the KV cache's components, each a pod template
+    Workload("orchestration.aibrix.ai", "StormService", templates=("spec.template.spec.roles[*].template",)),
+    Workload("orchestration.aibrix.ai", "RoleSet", templates=("spec.roles[*].template",)),
+    Workload("orchestration.aibrix.ai", "PodSet", templates=("spec.template",)),
+    *(Workload("orchestration.aibrix.ai", kind, templates=("spec.template.spec.headGroupSpec.template",
+                                                           "spec.template.spec.workerGroupSpecs[*].template"))
+      for kind in ("RayClusterFleet", "RayClusterReplicaSet")),
+    Workload("orchestration.aibrix.ai", "KVCache",
+             templates=("spec.cache.template", "spec.watcher.template", "spec.metadata.etcd.runtime.template",
+                        "spec.metadata.redis.runtime.template")),
     *(Workload("argoproj.io", kind, containers=tuple((f"{base}.templates[*].{where}", "resources") for where in (
         "container", "script", "containerSet.containers[*]", "initContainers[*]", "sidecars[*]")))
       for kind, base in (("Workflow", "spec"), ("WorkflowTemplate", "spec"), ("ClusterWorkflowTemplate", "spec"),
