@@ -107,13 +107,17 @@ def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them
     ("gpu.amd.com", [("info", "gpu.amd.com")]),
     ("gpu.intel.com", [("info", "gpu.intel.com")]),
     ("gaudi.intel.com", [("info", "gaudi.intel.com")]),
+    ("neuron.aws.com", [("info", "neuron.aws.com")]),
     ("compute-domain-default-channel.nvidia.com", []),  # a channel, not a GPU: nothing to judge
+    ("efa.networking.k8s.aws", []),  # AWS's DRANET class of EFA adapters: a NIC
 ])
 def test_catalog_says_when_it_cannot_judge_another_vendor(lint_json, class_name, expected):
     text = _claim().replace("gpu.nvidia.com", class_name)
+    report = lint_json(text)
     found = [(severity, class_name) for severity, message in _unsatisfiable(lint_json, text)
              if "built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class" in message]
     assert found == expected
+    assert "request-device-class" not in [f["rule"] for f in report["findings"]]  # a class its driver installs
 
 
 def test_distinct_attribute_is_judged_where_the_gate_is_on(tmp_path, lint_json):
