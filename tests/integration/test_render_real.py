@@ -85,6 +85,20 @@ def test_the_target_release_reaches_helm(lint, version, api_version):
     assert versions == ({api_version} if api_version else set()), report["findings"]
 
 
+@pytest.mark.parametrize("version, api_version", [("1.33", "resource.k8s.io/v1beta1"), ("1.37", None)])
+def test_the_target_release_reaches_helm_inside_kustomize(lint, tmp_path, version, api_version):
+    """A kustomization's helmCharts are inflated for the target release too
+    (--helm-kube-version), not for the version helm assumes by default."""
+    import shutil
+
+    shutil.copytree(CHARTS / "kube-version-branch", tmp_path / "charts" / "kube-version-branch")
+    (tmp_path / "charts" / "kube-version-branch" / "values.yaml").write_text("{}\n")  # kustomize reads it
+    (tmp_path / "kustomization.yaml").write_text("helmCharts:\n- name: kube-version-branch\n  releaseName: kv\n")
+    report = lint(tmp_path, "--kube-version", version).json
+    versions = {f["object"]["apiVersion"] for f in report["findings"] if f["rule"].startswith("api-")}
+    assert versions == ({api_version} if api_version else set()), report["findings"]
+
+
 def test_a_version_the_chart_chose_by_capabilities_is_not_blamed_on_the_chart(lint):
     """The NVIDIA DRA driver's chart picks resource.k8s.io/v1 when .Capabilities.APIVersions
     has it, which `helm template` says of every version helm knows, whatever the target: for

@@ -101,10 +101,13 @@ def _renderer_command(kind: str, path: str, options: RenderOptions) -> list[str]
             command += ["--set", pair]
         return command
     # --enable-helm: a kustomization's helmCharts are inflated by helm, as Argo CD's
-    # kustomize-with-helm builds them (without it kustomize refuses the kustomization)
+    # kustomize-with-helm builds them (without it kustomize refuses the kustomization), for the
+    # target release as a chart rendered alone is (--helm-kube-version, which wins over a
+    # helmCharts entry's own kubeVersion: kustomize api HelmChartInflationGenerator)
     kustomize = shutil.which("kustomize")
     if kustomize:
-        return [kustomize, "build", "--enable-helm", path]
+        release = ["--helm-kube-version", f"{options.kube_version}.0"] if options.kube_version else []
+        return [kustomize, "build", "--enable-helm", *release, path]
     kubectl = shutil.which("kubectl")
     return [kubectl, "kustomize", "--enable-helm", path] if kubectl else None
 
