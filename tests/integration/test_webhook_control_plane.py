@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import pytest
 import yaml
-from kubernetes import client
+from kubernetes import client, dynamic
 
 from draguard.rules import REGISTRY
 from draguard.rules.examples import COMPLIANT_POD
@@ -44,11 +44,15 @@ def configuration(url: str, ca: bytes) -> dict:
                                                    "resourceclaimtemplates"]}]}]}
 
 
+#: an operator's controller, named at install (--controller-user), as KubeRay's would be
+OPERATOR = "system:serviceaccount:ray-system:kuberay-operator"
+
+
 @pytest.fixture(scope="module")
 def guarded(bare_plane):
     core = client.CoreV1Api(bare_plane.api())
     core.create_namespace({"metadata": {"name": NS, "labels": LABEL}})
-    with running_webhook("--kube-version", "1.37") as (url, ca, process):
+    with running_webhook("--kube-version", "1.37", "--controller-user", OPERATOR) as (url, ca, process):
         process.url, process.ca = url, ca
         admission = client.AdmissionregistrationV1Api(bare_plane.api())
         admission.create_validating_webhook_configuration(configuration(url, ca))
@@ -79,8 +83,6 @@ def online_webhook(plane, name: str):
 
 
 def create(plane, obj: dict, dry_run: bool = False):
-    from kubernetes import dynamic
-
     resource = dynamic.DynamicClient(plane.api()).resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
     return resource.create(body=obj, namespace=NS, dry_run="All" if dry_run else None)
 
@@ -119,8 +121,6 @@ def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_
     ReplicaSet and its pod are theirs, made from the admitted template); a second GPU
     container in the Deployment is refused for that container; the pod, deleted, loses its
     last finalizer and is gone."""
-    from kubernetes import dynamic
-
     plane, _ = guarded
     core, resources = client.CoreV1Api(plane.api()), dynamic.DynamicClient(plane.api()).resources
     pods, deployments = resources.get(api_version="v1", kind="Pod"), resources.get(api_version="apps/v1",
@@ -171,6 +171,31 @@ def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_
             p.metadata.name for p in core.list_namespaced_pod(namespace).items}, timeout=30)
     finally:
         core.delete_namespace(namespace)
+
+
+def test_an_operators_pod_from_its_owners_template_is_left_to_the_owner(guarded):
+    """KubeRay remaking a legacy RayCluster's pod: the API server names the operator's service
+    account, which the installation named; the same pod from a look-alike account elsewhere,
+    or without a controller owner, is judged."""
+    plane, _ = guarded
+    owner = [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "0b5c", "controller": True}]
+    pod = dict(LEGACY_POD, metadata={"name": "rc-worker", "ownerReferences": owner})
+
+    def as_user(user: str, obj: dict) -> str | None:
+        api = plane.api()
+        api.set_default_header("Impersonate-User", user)
+        api.set_default_header("Impersonate-Group", "system:masters")  # allowed whoever it is: admission decides
+        resource = dynamic.DynamicClient(api).resources.get(api_version="v1", kind="Pod")
+        try:
+            resource.create(body=obj, namespace=NS, dry_run="All")
+        except client.exceptions.ApiException as exc:
+            return exc.body if isinstance(exc.body, str) else exc.body.decode()
+        return None
+
+    until("the webhook to be called", lambda: "legacy-gpu-resource" in (as_user("alice", pod) or ""), timeout=30)
+    assert as_user(OPERATOR, pod) is None
+    assert "legacy-gpu-resource" in as_user("system:serviceaccount:team-a:kuberay-operator", pod)
+    assert "legacy-gpu-resource" in as_user(OPERATOR, dict(pod, metadata={"name": "bare"}))
 
 
 def test_a_compliant_pod_and_its_generated_claim_are_admitted(guarded):

@@ -42,6 +42,18 @@ def test_the_chart_renders_what_webhook_manifests_prints(helm):
         assert from_chart[key] == obj, key
 
 
+def test_the_chart_and_webhook_manifests_pass_the_operators_named(helm):
+    users = ["system:serviceaccount:ray-system:kuberay-operator", "system:serviceaccount:lws-system:lws-controller"]
+    rendered = subprocess.run([helm, "template", "draguard", str(CHART), "--namespace", "gpu-guard",
+                               "--set", f"controllerUsers={{{','.join(users)}}}"],
+                              capture_output=True, text=True, check=True).stdout
+    [from_chart] = [o for o in yaml.safe_load_all(rendered) if o and o["kind"] == "Deployment"]
+    [from_command] = [o for o in manifests("gpu-guard", controller_users=users) if o["kind"] == "Deployment"]
+    assert from_chart == from_command
+    args = from_command["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in args if a.startswith("--controller-user=")] == [f"--controller-user={u}" for u in users]
+
+
 def test_the_chart_lints_clean_with_draguard(cli, helm, monkeypatch):
     monkeypatch.setenv("PATH", f"{os.path.dirname(helm)}{os.pathsep}{os.environ['PATH']}")
     report = cli("lint", CHART, "--no-config", "-f", "json").json

@@ -32,7 +32,7 @@ MATCH_CONDITIONS = [
 
 
 def manifests(namespace: str = NAME, image: str = "ghcr.io/draguard/draguard:0.1.0", replicas: int = 2,
-              timeout: int = 5) -> list[dict]:
+              timeout: int = 5, controller_users=()) -> list[dict]:
     meta = {"name": NAME, "namespace": namespace, "labels": dict(LABELS)}
     service = f"{NAME}.{namespace}.svc"
     return [
@@ -47,7 +47,7 @@ def manifests(namespace: str = NAME, image: str = "ghcr.io/draguard/draguard:0.1
         {"apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": dict(meta),
          "spec": {"secretName": f"{NAME}-tls", "dnsNames": [service, f"{NAME}.{namespace}.svc.cluster.local"],
                   "issuerRef": {"name": NAME, "kind": "Issuer"}}},
-        _deployment(meta, image, replicas),
+        _deployment(meta, image, replicas, controller_users),
         {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": dict(meta),
          "spec": {"minAvailable": 1, "selector": {"matchLabels": dict(LABELS)}}},
         {"apiVersion": "v1", "kind": "Service", "metadata": dict(meta),
@@ -67,12 +67,13 @@ def _rules() -> list[dict]:
             for group, plurals in sorted(by_group.items())] + [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
 
 
-def _deployment(meta: dict, image: str, replicas: int) -> dict:
+def _deployment(meta: dict, image: str, replicas: int, controller_users=()) -> dict:
     probe = {"httpGet": {"path": "/readyz", "port": 8443, "scheme": "HTTPS"}, "periodSeconds": 5}
     container = {
         "name": "webhook", "image": image,
         "args": ["webhook", "--tls-cert=/tls/tls.crt", "--tls-key=/tls/tls.key", "--port=8443",
-                 *(f"--exempt-namespace={name}" for name in INFRA_NAMESPACES)],
+                 *(f"--exempt-namespace={name}" for name in INFRA_NAMESPACES),
+                 *(f"--controller-user={user}" for user in controller_users)],
         "env": [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
         "ports": [{"name": "https", "containerPort": 8443}],
         "readinessProbe": probe,

@@ -88,11 +88,13 @@ def rules_for(config: Config, offline: bool) -> Config:
     return config
 
 
-def judge(request: Request, config: Config, context: list[Manifest] = (), devices=None) -> Verdict:
+def judge(request: Request, config: Config, context: list[Manifest] = (), devices=None,
+          controllers: frozenset = WORKLOAD_CONTROLLERS) -> Verdict:
     """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
     objects the cross-object rules read, `devices` the cluster's devices with their
-    allocator (a dra.target.Target; None: the built-in catalog)."""
-    skipped = not_judged(request)
+    allocator (a dra.target.Target; None: the built-in catalog); `controllers` the users
+    whose objects made from an owner's template are not judged (not_judged)."""
+    skipped = not_judged(request, controllers)
     if skipped:
         return Verdict(True, skipped=skipped)
     mine = findings_on(request.object, config, context, devices)
@@ -121,14 +123,18 @@ def _warned_only(finding: Finding) -> bool:
     return rule is not None and bool(rule.admission_warns)
 
 
-def not_judged(request: Request) -> str:
-    """Why the request is admitted without judging it ('' when it is judged)."""
+def not_judged(request: Request, controllers: frozenset = WORKLOAD_CONTROLLERS) -> str:
+    """Why the request is admitted without judging it ('' when it is judged). An object a
+    controller makes from its owner's template is judged through the owner, when it is
+    written: the controllers are known by the user the API server names (WORKLOAD_CONTROLLERS
+    and the operators the installation adds, KubeRay's or LWS's service account), never by an
+    ownerReference alone, which anyone may write."""
     if request.operation not in _JUDGED_OPERATIONS or request.object is None:
         return f"{request.operation or 'no'} operation: not judged"
     if request.operation == "UPDATE" and mapping(request.object.get("metadata")).get("deletionTimestamp"):
         return "being deleted: not judged (its finalizers must be able to come off)"
-    if request.user in WORKLOAD_CONTROLLERS and _has_controller(request.object):
-        return "made by a Kubernetes controller from its owner's template: the owner is judged"
+    if request.user in controllers and _has_controller(request.object):
+        return "made by a controller from its owner's template: the owner is judged"
     if request.group_kind not in JUDGED:
         return f"{request.group_kind[1] or 'unknown kind'} is not judged"
     annotations = mapping(mapping(request.object.get("metadata")).get("annotations"))

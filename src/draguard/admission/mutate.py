@@ -9,16 +9,17 @@ still have its labels and finalizers changed."""
 from __future__ import annotations
 
 from ..core.fixes import Applicability, EditError, apply_edits, plain
-from .judge import brought, findings_on, not_judged
+from .judge import WORKLOAD_CONTROLLERS, brought, findings_on, not_judged
 from .review import Request
 
 
-def safe_patch(request: Request, config, context=(), devices=None) -> tuple[list, list[str]]:
+def safe_patch(request: Request, config, context=(), devices=None,
+               controllers: frozenset = WORKLOAD_CONTROLLERS) -> tuple[list, list[str]]:
     """(JSON Patch operations, the titles of the fixes applied), both empty when nothing
     applies."""
     import jsonpatch
 
-    if not_judged(request):
+    if not_judged(request, controllers):
         return [], []
     original = plain(request.object)
     fixed, applied = original, []

@@ -83,10 +83,16 @@ def ratcheted(expression: str) -> str:
 #: an object being deleted (an UPDATE that takes a finalizer off), and what a Kubernetes
 #: workload controller makes from its owner's template
 NOT_BEING_DELETED = {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
-NOT_MADE_BY_A_CONTROLLER = {"name": "not-made-by-a-workload-controller", "expression": (
-    f"!(request.userInfo.username in [{', '.join(repr(u) for u in sorted(WORKLOAD_CONTROLLERS))}] && "
-    "has(object.metadata.ownerReferences) && "
-    "object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller))")}
+def not_made_by_a_controller(controllers) -> dict:
+    """The match condition that leaves out what one of `controllers` (user names) makes with a
+    controller ownerReference."""
+    return {"name": "not-made-by-a-workload-controller", "expression": (
+        f"!(request.userInfo.username in [{', '.join(repr(u) for u in sorted(controllers))}] && "
+        "has(object.metadata.ownerReferences) && "
+        "object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller))")}
+
+
+NOT_MADE_BY_A_CONTROLLER = not_made_by_a_controller(WORKLOAD_CONTROLLERS)
 
 
 def message_expression(rule: Rule) -> str | None:
@@ -125,9 +131,9 @@ def _resource_rules(kinds: frozenset, kube_version: str) -> list[dict]:
 
 
 def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME,
-           severity: Severity | None = None) -> list[dict]:
+           severity: Severity | None = None, controllers=WORKLOAD_CONTROLLERS) -> list[dict]:
     """The ValidatingAdmissionPolicy of `rule` and its binding; `severity` as configured
-    (default: the rule's) decides between Deny and Warn."""
+    (default: the rule's) decides between Deny and Warn; what `controllers` make is not judged."""
     kinds = rule.admission.kinds(rule.targets)
     expression, message = ratcheted(validation_expression(rule)), message_expression(rule)
     variables = variables_for([expression, message or ""], kinds)
@@ -140,7 +146,7 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
             "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)}}
     if uses_params:
         spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
-    spec["matchConditions"] = _match_conditions(kinds)
+    spec["matchConditions"] = _match_conditions(kinds, controllers)
     spec["variables"] = variables
     spec["validations"] = [validation]
     metadata = {"name": name, "labels": {**LABELS, "draguard.io/rule": rule.id},
@@ -155,9 +161,9 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
              "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
 
 
-def _match_conditions(kinds) -> list[dict]:
+def _match_conditions(kinds, controllers) -> list[dict]:
     return [*(MATCH_CONDITIONS if any(group == RESOURCE_GROUP for group, _ in kinds) else []), NOT_BEING_DELETED,
-            NOT_MADE_BY_A_CONTROLLER]
+            not_made_by_a_controller(controllers)]
 
 
 def mutation_expression(rule: Rule) -> str:
@@ -170,7 +176,8 @@ def mutation_expression(rule: Rule) -> str:
     return f"request.operation == 'UPDATE' && !({on_old(validation_expression(rule))}) ? [] : {patches}"
 
 
-def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME) -> list[dict]:
+def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME,
+                    controllers=WORKLOAD_CONTROLLERS) -> list[dict]:
     """The MutatingAdmissionPolicy that applies the rule's fix, and its binding: v1beta1 on
     1.34 and 1.35 (beta: the MutatingAdmissionPolicy gate and runtime-config must be on), v1
     from 1.36."""
@@ -184,7 +191,7 @@ def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace:
     spec = {"paramKind": {"apiVersion": "v1", "kind": "ConfigMap"}, "failurePolicy": "Fail",
             "reinvocationPolicy": "Never",
             "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)},
-            "matchConditions": _match_conditions(kinds),
+            "matchConditions": _match_conditions(kinds, controllers),
             "variables": variables_for([expression], kinds),
             "mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": expression}}]}
     return [{"apiVersion": api_version, "kind": "MutatingAdmissionPolicy",
@@ -218,11 +225,14 @@ class Export:
 
 
 def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | None = None,
-           unsafe_fixes: bool = False) -> Export:
+           unsafe_fixes: bool = False, controller_users=()) -> Export:
     """The policies of `rules` for `config`'s release, as `config` sets them (rules switched
     off are left out, a severity changed to info too: admission ignores info), and the
-    MutatingAdmissionPolicies of their safe fixes (`unsafe_fixes`: the unsafe ones too)."""
+    MutatingAdmissionPolicies of their safe fixes (`unsafe_fixes`: the unsafe ones too);
+    `controller_users`: operators whose objects made from a template are not judged, besides
+    the Kubernetes workload controllers."""
     exempt = exempt if exempt is not None else ["kube-system", namespace, *INFRA_NAMESPACES]
+    controllers = WORKLOAD_CONTROLLERS | set(controller_users)
     objects, left_out, mutated = [], {}, []
     for rule in rules:
         settings = config.settings(rule.id)
@@ -235,8 +245,8 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
         elif severity is Severity.INFO:
             left_out[rule.id] = "set to info in the config: admission denies errors and warns on warnings"
         else:
-            objects.extend(policy(rule, config.kube_version, exempt, namespace, severity))
+            objects.extend(policy(rule, config.kube_version, exempt, namespace, severity, controllers))
             if form.mutates and (unsafe_fixes or rule.mutation.applicability is Applicability.SAFE):
-                objects.extend(mutating_policy(rule, config.kube_version, exempt, namespace))
+                objects.extend(mutating_policy(rule, config.kube_version, exempt, namespace, controllers))
                 mutated.append(rule)
     return Export([parameters(config, mutated, namespace)] + objects, left_out)

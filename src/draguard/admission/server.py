@@ -18,7 +18,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .certs import ReloadingContext
-from .judge import judge
+from .judge import WORKLOAD_CONTROLLERS, judge
 from .review import ReviewError, parse, response
 
 MAX_BODY = 4 * 1024 * 1024  # the API server sends objects of at most ~3 MiB
@@ -58,9 +58,9 @@ class Webhook:
     offline), readiness, metrics."""
 
     def __init__(self, config, exempt: set[str], view=lambda namespace: ((), None), ready=lambda: True,
-                 mutating: bool = False):
+                 mutating: bool = False, controllers: frozenset = WORKLOAD_CONTROLLERS):
         self.config, self.exempt, self.view, self.ready = config, exempt, view, ready
-        self.mutating = mutating
+        self.mutating, self.controllers = mutating, controllers
         self.metrics = Metrics()
 
     def review(self, body: bytes, mutate: bool = False) -> tuple[int, dict]:
@@ -70,7 +70,7 @@ class Webhook:
         if request.namespace in self.exempt:
             return 200, response(request.uid, True)
         context, devices = self.view(request.namespace)
-        verdict = judge(request, self.config, context, devices)
+        verdict = judge(request, self.config, context, devices, self.controllers)
         for finding in verdict.denials:
             self.metrics.denials.labels(finding.rule).inc()
         log("review", uid=request.uid, operation=request.operation, kind=request.group_kind[1],
@@ -87,7 +87,7 @@ class Webhook:
         if request.namespace in self.exempt:
             return response(request.uid, True)
         context, devices = self.view(request.namespace)
-        patch, applied = safe_patch(request, self.config, context, devices)
+        patch, applied = safe_patch(request, self.config, context, devices, self.controllers)
         log("mutate", uid=request.uid, kind=request.group_kind[1], namespace=request.namespace, name=request.name,
             applied=applied)
         return response(request.uid, True, warnings=[f"draguard fixed {title}" for title in applied], patch=patch)

@@ -21,6 +21,10 @@ def arguments(name, parser) -> None:
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
                         help=f"namespaces the bindings exempt (repeatable; default: kube-system, "
                              f"{', '.join(INFRA_NAMESPACES)} and --namespace)")
+    parser.add_argument("--controller-user", action="append", default=[], metavar="USER",
+                        help="an operator's user (system:serviceaccount:NS:NAME) whose objects made from their "
+                             "owner's template the policies leave out, as they leave out the Kubernetes workload "
+                             "controllers' (repeatable)")
     parser.add_argument("--unsafe-fixes", action="store_true",
                         help="also write MutatingAdmissionPolicies for unsafe fixes (from 1.34; beta behind the "
                              "MutatingAdmissionPolicy gate before 1.36), their values in the ConfigMap")
@@ -49,7 +53,7 @@ def run(args) -> int:
         if unknown:
             raise UsageError(f"unknown rule {', '.join(map(repr, unknown))} (see `draguard rules`)")
         rules = [REGISTRY.get(r) for r in args.rule]
-    result = export(rules, config, args.namespace, args.exempt_namespace, args.unsafe_fixes)
+    result = export(rules, config, args.namespace, args.exempt_namespace, args.unsafe_fixes, args.controller_user)
     text = yaml.safe_dump_all(result.objects, sort_keys=False, explicit_start=True, width=1 << 16)
     if args.output:
         write_atomic(args.output, text)

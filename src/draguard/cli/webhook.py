@@ -35,6 +35,11 @@ def arguments(name, parser) -> None:
                         help=f"namespaces never judged (repeatable; default: kube-system, "
                              f"{', '.join(INFRA_NAMESPACES)} (GPU infrastructure: the NVIDIA GPU Operator's "
                              "validator pods) and $POD_NAMESPACE)")
+    parser.add_argument("--controller-user", action="append", default=[], metavar="USER",
+                        help="an operator's user, as the API server names it (system:serviceaccount:NS:NAME of "
+                             "KubeRay's, LWS's or a training operator's controller), whose objects made from their "
+                             "owner's template are not judged, as the Kubernetes workload controllers' are not: the "
+                             "owner is judged when it is written (repeatable)")
     parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the server's; with --offline, the "
                                                "newest draguard knows)")
@@ -53,7 +58,7 @@ def _manifests(args) -> int:
 
     from ..admission.install import manifests
 
-    sys.stdout.write(yaml.safe_dump_all(manifests(args.namespace, args.image), sort_keys=False, explicit_start=True))
+    sys.stdout.write(yaml.safe_dump_all(manifests(args.namespace, args.image, controller_users=args.controller_user), sort_keys=False, explicit_start=True))
     return EXIT_OK
 
 
@@ -102,9 +107,12 @@ def _serve(args) -> int:
 
     exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}
+    from ..admission.judge import WORKLOAD_CONTROLLERS
+
+    controllers = WORKLOAD_CONTROLLERS | set(args.controller_user)
     cache = None
     if args.offline:
-        webhook = Webhook(rules_for(config, offline=True), exempt, mutating=args.mutate)
+        webhook = Webhook(rules_for(config, offline=True), exempt, mutating=args.mutate, controllers=controllers)
     else:
         from ..admission.cache import ClusterCache
         from ..cluster.live import connect
@@ -119,7 +127,8 @@ def _serve(args) -> int:
 
         cache = ClusterCache(connection, log, devices_for)
         cache.start()
-        webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready, mutating=args.mutate)
+        webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready, mutating=args.mutate,
+                          controllers=controllers)
     server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))
     try:
         serve(server)

@@ -347,3 +347,22 @@ def test_fixes_become_mutating_policies_where_the_release_has_them_and_only_when
             [binding] = [o for o in objects if o["kind"] == "MutatingAdmissionPolicyBinding"
                          and o["spec"]["policyName"] == "draguard-fix-teardown-grace-zero"]
             assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Deny"
+
+
+@pytest.mark.parametrize("user, owned, matched", [
+    ("system:serviceaccount:ray-system:kuberay-operator", True, False),  # named: its pods go by their owner
+    ("system:serviceaccount:ray-system:kuberay-operator", False, True),
+    ("system:serviceaccount:team-a:kuberay-operator", True, True),
+    ("system:kube-controller-manager", True, False),
+    ("alice", True, True),
+])
+def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, owned, matched):
+    from draguard.admission.celcheck import _evaluate
+
+    named = export(REGISTRY, Config(kube_version=TARGET),
+                   controller_users=["system:serviceaccount:ray-system:kuberay-operator"]).objects
+    [condition] = {c["expression"] for o in named if o["kind"].endswith("AdmissionPolicy")
+                   for c in o["spec"]["matchConditions"] if c["name"] == NOT_MADE_BY_A_CONTROLLER["name"]}
+    owner = [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u", "controller": True}]
+    pod = {"metadata": {"name": "p", **({"ownerReferences": owner} if owned else {})}}
+    assert _evaluate(condition, {"object": pod, "request": {"userInfo": {"username": user}}}) == (matched, None)

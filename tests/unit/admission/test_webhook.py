@@ -28,9 +28,12 @@ SHM_POD = _docs(REGISTRY.get("shm-size-limit").noncompliant)[0]
 GOOD_POD = [d for d in _docs(COMPLIANT_POD) if d["kind"] == "Pod"][0]
 
 
+KUBERAY = "system:serviceaccount:ray-system:kuberay-operator"
+
+
 @pytest.fixture(scope="module")
 def webhook():
-    with running_webhook("--kube-version", "1.34") as running:
+    with running_webhook("--kube-version", "1.34", "--controller-user", KUBERAY) as running:
         yield running
 
 
@@ -208,6 +211,9 @@ def test_an_update_is_refused_only_for_what_it_brings(webhook):
     ("alice", True, False),  # an ownerReference anyone can write
     ("system:serviceaccount:kube-system:replicaset-controller", False, False),
     ("system:serviceaccount:team-a:replicaset-controller", True, False),
+    (KUBERAY, True, True),  # an operator the installation names (--controller-user)
+    (KUBERAY, False, False),
+    ("system:serviceaccount:team-a:kuberay-operator", True, False),  # that name in a tenant's namespace
 ])
 def test_what_a_workload_controller_makes_from_its_owner_is_not_judged(webhook, user, owned, allowed):
     """A ReplicaSet's pod, made by the Kubernetes controller from a template the webhook
