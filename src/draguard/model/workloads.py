@@ -46,6 +46,15 @@ KNATIVE_SERVING = PodController("Knative Serving", refuses=(
     (("initContainers",), "unless the cluster enables kubernetes.podspec-init-containers")))
 
 
+#: kserve pkg/constants: an InferenceService annotated Knative (Serverless before 0.15; read
+#: case-insensitively) runs as a Knative Service built from its pod specs. Unannotated, the mode
+#: is the cluster's inferenceservice-config default (Knative upstream, Standard in some
+#: distributions): unknown here, so only the annotation decides.
+KSERVE_KNATIVE_MODE = ("serving.kserve.io/deploymentMode", ("knative", "serverless"), PodController(
+    "KServe in Knative mode (serving.kserve.io/deploymentMode; Standard runs Deployments, which keep them)",
+    KNATIVE_SERVING.refuses))
+
+
 @dataclass(frozen=True)
 class Workload:
     """Where pod specs sit inside objects of one (group, kind).
@@ -57,7 +66,9 @@ class Workload:
         that holds their resource requirements;
     gpu_aliases: resource names the CRD itself turns into a device-plugin GPU (Dynamo's `gpu`);
     replicas: paths whose integer values multiply into the number of pods (each 1 when unset);
-    controller: what the CRD's controller refuses in its pod specs (PodController)."""
+    controller: what the CRD's controller refuses in its pod specs (PodController);
+    modes: (annotation, its values in lower case, PodController) for a CRD whose controller
+        hands the pod specs to another one where the annotation says so (KServe to Knative)."""
 
     group: str
     kind: str
@@ -68,6 +79,15 @@ class Workload:
     gpu_aliases: tuple = ()
     replicas: tuple = ()
     controller: PodController | None = None
+    modes: tuple = ()
+
+    def controller_for(self, manifest: Manifest) -> PodController | None:
+        """What refuses fields in this object's pod specs: the mode its annotation picks, else
+        the row's controller."""
+        for annotation, values, controller in self.modes:
+            if str(manifest.annotations.get(annotation, "")).lower() in values:
+                return controller
+        return self.controller
 
 
 WORKLOADS = (
@@ -87,7 +107,7 @@ WORKLOADS = (
                                             "spec.rayClusterSpec.workerGroupSpecs[*].template")),
     Workload("serving.kserve.io", "InferenceService",
              pod_specs=("spec.predictor", "spec.transformer", "spec.explainer"),
-             inline_containers=KSERVE_FRAMEWORKS),
+             inline_containers=KSERVE_FRAMEWORKS, modes=(KSERVE_KNATIVE_MODE,)),
     Workload("serving.kserve.io", "LLMInferenceService",
              pod_specs=("spec.template", "spec.worker", "spec.prefill.template", "spec.prefill.worker")),
     Workload("serving.kserve.io", "LLMInferenceServiceConfig",

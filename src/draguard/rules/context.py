@@ -77,7 +77,8 @@ def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:
     from ..model.workloads import workload_for
 
     workload = workload_for(obj)
-    if workload is None or workload.controller is None:
+    controller = workload.controller_for(obj) if workload is not None else None
+    if controller is None:
         return None
     specs = [site.path for site in pod_sites(obj) if site.path is not None]
     for edit in fix.edits:
@@ -85,7 +86,7 @@ def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:
             continue  # taking a field out is never refused; an added object is no pod spec
         path = tuple(edit.path)
         for spec in specs:
-            why = path[:len(spec)] == spec and workload.controller.refusal(path[len(spec):])
+            why = path[:len(spec)] == spec and controller.refusal(path[len(spec):])
             if why:
                 return NoFix(why)
     return None

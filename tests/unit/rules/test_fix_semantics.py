@@ -435,6 +435,36 @@ def test_no_fix_writes_what_knative_serving_refuses_in_its_pod_specs():
     assert [d["kind"] for d in fixed(docs(KNATIVE_SERVICE), bridged)] == ["Service", "DeviceClass"]
 
 
+INFERENCE_SERVICE = """
+    apiVersion: serving.kserve.io/v1beta1
+    kind: InferenceService
+    metadata: {{name: llm, namespace: ml{annotations}}}
+    spec:
+      predictor:
+        containers:
+        - name: kserve-container
+          image: vllm/vllm-openai
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+    """
+
+
+@pytest.mark.parametrize("mode, migrated", [
+    ("Knative", False), ("serverless", False),  # Serverless is the name before KServe 0.15
+    ("Standard", True), ("RawDeployment", True),
+    (None, True),  # the cluster's default: unknown here
+])
+def test_an_inference_service_in_knative_mode_gets_what_knative_keeps(mode, migrated):
+    """In Knative mode KServe runs the predictor as a Knative Service, whose field mask keeps no
+    claims: the migration would be refused there, so it is offered only where the mode is not
+    Knative by the object's own annotation."""
+    annotations = f", annotations: {{serving.kserve.io/deploymentMode: {mode}}}" if mode else ""
+    [legacy] = findings(docs(INFERENCE_SERVICE.format(annotations=annotations)), "legacy-gpu-resource")
+    assert (legacy.fix is not None) is migrated
+    if not migrated:
+        assert legacy.no_fix.startswith("KServe in Knative mode (serving.kserve.io/deploymentMode")
+        assert "refuses resourceClaims in its pod specs" in legacy.no_fix
+
+
 def test_the_knative_field_mask_matches_each_container_and_nothing_beside_it():
     from draguard.model.workloads import KNATIVE_SERVING
 
