@@ -130,6 +130,16 @@ def test_a_kustomization_that_does_not_build_names_the_users_file(lint, tmp_path
     assert "draguard-kustomize-" not in failed["message"] and "'../" not in failed["message"]
 
 
+def test_a_kustomize_error_over_several_lines_is_said_whole(lint, tmp_path):
+    """kustomize quotes a patch's config between backticks, on lines of their own; the cause
+    comes after them (KServe's dev overlays name a patch its Makefile generates)."""
+    (tmp_path / "kustomization.yaml").write_text("resources: []\npatches:\n- path: generated_patch.yaml\n")
+    [failed] = lint(tmp_path, "--allow-empty").json["findings"]
+    assert failed["rule"] == "render-failed"
+    assert "failed to get the patch file from path(generated_patch.yaml)" in failed["message"]
+    assert "no such file or directory" in failed["message"]
+
+
 def test_fix_reports_findings_in_rendered_output_and_writes_no_template(cli, renderers, monkeypatch, tmp_path):
     """A chart's objects exist only once rendered: their fixes are reported, never written
     into the templates."""

@@ -70,7 +70,10 @@ def _failure(command: list[str], output: str, path: str) -> tuple[str, tuple | N
             trace = itertools.takewhile(bool, lines[i + 1:])
             message = " ".join(t for t in trace if not t.startswith("Use --debug")) or "no message"
             return f"{name} failed: {message}", (path, int(row), int(column))
-    error = next((line for line in lines if line.startswith("Error:")), None)
+    at = next((i for i, line in enumerate(lines) if line.startswith("Error:")), None)
+    # an error that quotes what it was given runs on over several lines (kustomize prints a
+    # patch's config between backticks): up to the first blank line it is one message
+    error = " ".join(itertools.takewhile(bool, lines[at:])) if at is not None else None
     detail = error or (lines[-1] if lines else "")
     quoted = _KLOG_ERROR.search(detail)  # kubectl logs through klog: ... "command failed" err="..."
     detail = quoted.group(1) if quoted else detail
