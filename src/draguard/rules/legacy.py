@@ -145,6 +145,11 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     if request is None:
         return NoFix(f"{resource} is a share of a device or has no DRA device class draguard knows: a claim "
                      "takes whole devices")
+    shares = _sharing_knobs(c)
+    if shares:
+        return NoFix(f"the container also asks for a share of the GPU ({shares}): with it, {resource} counts GPUs "
+                     "it shares, and a claim takes whole ones; move the share to DRA by hand (a MIG slice, or one "
+                     "claim shared with the driver's sharing config), see legacy-gpu-sharing")
     if count is None:
         return NoFix(f"{quantity!r} is not a whole number of devices: a claim takes whole devices")
     unequal = _unequal_request(c, resource)
@@ -433,6 +438,19 @@ def _knobs(kind: str) -> tuple:
 
 def _knob(kind: str, name) -> str | None:
     return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
+
+
+def _sharing_knobs(c) -> str:
+    """The container's sharing resources (HAMi's nvidia.com/gpumem beside nvidia.com/gpu), as
+    `names: what`, or ''."""
+    found: dict[str, list] = {}  # what -> names
+    for section in ("limits", "requests"):
+        values = c.resources.get(section)
+        for name in values if isinstance(values, dict) else ():
+            what = _knob("resources", name)
+            if what and name not in found.get(what, ()):
+                found.setdefault(what, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {what}" for what, names in found.items())
 
 
 @register

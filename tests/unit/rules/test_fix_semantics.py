@@ -407,6 +407,23 @@ def test_a_gpu_that_is_a_shared_replica_gets_no_whole_gpu_claim(node, said):
     assert finding.fix is None and "is a shared replica" in finding.no_fix and said in finding.no_fix
 
 
+@pytest.mark.parametrize("shares, said", [
+    ({"nvidia.com/gpumem": 3000, "nvidia.com/gpucores": 30}, "nvidia.com/gpumem, nvidia.com/gpucores: HAMi"),
+    ({"nvidia.com/gpumem-percentage": 50}, "nvidia.com/gpumem-percentage: HAMi"),
+])
+def test_a_gpu_shared_by_a_scheduler_extension_gets_no_whole_gpu_claim(shares, said):
+    """HAMi's own example: nvidia.com/gpu counts the GPUs a container shares, gpumem and
+    gpucores its share of each; a whole-GPU claim would give it every GPU whole and leave the
+    share asked of a scheduler that no longer places it."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-pod"}, "spec": {"containers": [{
+        "name": "c", "image": "ubuntu", "resources": {"limits": {"nvidia.com/gpu": 1, **shares}}}]}}
+    [finding] = findings([pod], "legacy-gpu-resource")
+    assert finding.fix is None and said in finding.no_fix and "a claim takes whole ones" in finding.no_fix
+    pod["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": 1}
+    [plain_gpu] = findings([pod], "legacy-gpu-resource")
+    assert plain_gpu.fix is not None
+
+
 KNATIVE_SERVICE = """
     apiVersion: serving.knative.dev/v1
     kind: Service
