@@ -147,9 +147,10 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                      "takes whole devices")
     shares = _sharing_knobs(c)
     if shares:
-        return NoFix(f"the container also asks for a share of the GPU ({shares}): with it, {resource} counts GPUs "
-                     "it shares, and a claim takes whole ones; move the share to DRA by hand (a MIG slice, or one "
-                     "claim shared with the driver's sharing config), see legacy-gpu-sharing")
+        return NoFix(f"the container also asks a scheduler extension for its part of each GPU ({shares}), which "
+                     "a claim of whole GPUs would leave for the extension to place; move the share to DRA by hand (a "
+                     "MIG slice, or one claim shared with the driver's sharing config), or take those limits out "
+                     "where they ask for whole GPUs, then migrate (see legacy-gpu-sharing)")
     if count is None:
         return NoFix(f"{quantity!r} is not a whole number of devices: a claim takes whole devices")
     unequal = _unequal_request(c, resource)

@@ -418,7 +418,7 @@ def test_a_gpu_shared_by_a_scheduler_extension_gets_no_whole_gpu_claim(shares, s
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu-pod"}, "spec": {"containers": [{
         "name": "c", "image": "ubuntu", "resources": {"limits": {"nvidia.com/gpu": 1, **shares}}}]}}
     [finding] = findings([pod], "legacy-gpu-resource")
-    assert finding.fix is None and said in finding.no_fix and "a claim takes whole ones" in finding.no_fix
+    assert finding.fix is None and said in finding.no_fix and "a claim of whole GPUs" in finding.no_fix
     pod["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": 1}
     [plain_gpu] = findings([pod], "legacy-gpu-resource")
     assert plain_gpu.fix is not None
