@@ -57,10 +57,26 @@ def said_empty(result, args) -> bool:
     if result.objects or args.allow_empty:
         return False
     summary = result.summary()
+    hidden = _hidden_folders(args.paths)
     sys.stderr.write(f"draguard: no Kubernetes object was checked in {summary['files']} file(s) "
                      f"({summary['refused']} refused, {summary['total']} finding(s) above say why); "
-                     "pass --allow-empty if that is expected\n")
+                     + (f"a walk skips hidden folders ({', '.join(hidden)}): name one to check it; " if hidden else "")
+                     + "pass --allow-empty if that is expected\n")
     return True
+
+
+def _hidden_folders(paths) -> list[str]:
+    """The hidden folders right inside the folders given (`.tekton`, `.github`), which a walk
+    skips: a tree whose manifests all live there reads as empty (.git is never one)."""
+    found = []
+    for path in paths:
+        try:
+            names = sorted(os.listdir(path)) if path != "-" and os.path.isdir(path) else []
+        except OSError:
+            continue
+        found += [os.path.join(path, n) for n in names
+                  if n.startswith(".") and n != ".git" and os.path.isdir(os.path.join(path, n))]
+    return found
 
 
 def feature_gates(text: str | None) -> dict:

@@ -63,6 +63,17 @@ def test_examples_main_job(cli):
     assert cli("lint", EXAMPLES / "dra-inference", "-f", "json").json["summary"]["total"] == 0
 
 
+def test_a_tree_whose_manifests_are_all_in_hidden_folders_says_where_they_are(cli, tmp_path):
+    """A walk skips hidden folders (the README says so); a repository whose only objects sit
+    in `.tekton` read as empty without a word about them."""
+    (tmp_path / ".tekton").mkdir()
+    (tmp_path / ".tekton" / "task.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    (tmp_path / ".git").mkdir()
+    result = cli("lint", tmp_path, "--no-config")
+    assert result.code == 2 and f"a walk skips hidden folders ({tmp_path}/.tekton): name one to check it" in result.err
+    assert cli("lint", tmp_path / ".tekton", "--no-config").code == 0
+
+
 def test_a_run_that_checks_no_object_exits_2_unless_allowed(cli, tmp_path):
     (tmp_path / "values.yaml").write_text("replicas: 3\n")
     (tmp_path / "blob.yaml").write_bytes(b"\x00\x01binary")
