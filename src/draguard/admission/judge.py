@@ -35,8 +35,8 @@ from ..core.finding import Finding, Severity
 from ..engine.lint import lint_loaded
 from ..model.claims import RESOURCE_GROUP
 from ..model.live import EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME
-from ..model.manifest import Manifest
-from ..model.pods import mapping, mappings
+from ..model.manifest import Manifest, controller_reference
+from ..model.pods import mapping
 from ..model.workloads import POD_TARGETS
 from ..rules import REGISTRY
 from ..rules.base import Needs
@@ -133,7 +133,7 @@ def not_judged(request: Request, controllers: frozenset = WORKLOAD_CONTROLLERS) 
         return f"{request.operation or 'no'} operation: not judged"
     if request.operation == "UPDATE" and mapping(request.object.get("metadata")).get("deletionTimestamp"):
         return "being deleted: not judged (its finalizers must be able to come off)"
-    if request.user in controllers and _has_controller(request.object):
+    if request.user in controllers and controller_reference(request.object.get("metadata")) is not None:
         return "made by a controller from its owner's template: the owner is judged"
     if request.group_kind not in JUDGED:
         return f"{request.group_kind[1] or 'unknown kind'} is not judged"
@@ -142,10 +142,6 @@ def not_judged(request: Request, controllers: frozenset = WORKLOAD_CONTROLLERS) 
             POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
         return "a claim the system generated: its template and workload are judged"
     return ""
-
-
-def _has_controller(data: dict) -> bool:
-    return any(ref.get("controller") is True for ref in mappings(mapping(data.get("metadata")).get("ownerReferences")))
 
 
 def findings_on(data: dict, config: Config, context: list[Manifest] = (), devices=None) -> list[Finding]:

@@ -83,6 +83,8 @@ def ratcheted(expression: str) -> str:
 #: an object being deleted (an UPDATE that takes a finalizer off), and what a Kubernetes
 #: workload controller makes from its owner's template
 NOT_BEING_DELETED = {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
+
+
 def not_made_by_a_controller(controllers) -> dict:
     """The match condition that leaves out what one of `controllers` (user names) makes with a
     controller ownerReference."""

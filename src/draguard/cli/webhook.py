@@ -58,7 +58,8 @@ def _manifests(args) -> int:
 
     from ..admission.install import manifests
 
-    sys.stdout.write(yaml.safe_dump_all(manifests(args.namespace, args.image, controller_users=args.controller_user), sort_keys=False, explicit_start=True))
+    objects = manifests(args.namespace, args.image, controller_users=args.controller_user)
+    sys.stdout.write(yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True))
     return EXIT_OK
 
 
@@ -104,11 +105,10 @@ def _serve(args) -> int:
     else:
         cert, key = args.tls_cert, args.tls_key
     from ..admission import INFRA_NAMESPACES
+    from ..admission.judge import WORKLOAD_CONTROLLERS
 
     exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}
-    from ..admission.judge import WORKLOAD_CONTROLLERS
-
     controllers = WORKLOAD_CONTROLLERS | set(args.controller_user)
     cache = None
     if args.offline:

@@ -107,10 +107,8 @@ class Manifest:
 
     @property
     def controller(self) -> dict | None:
-        """The ownerReference with `controller: true`, as the garbage collector reads it."""
-        owners = self.metadata.get("ownerReferences")
-        return next((o for o in owners if isinstance(o, dict) and o.get("controller") is True), None) \
-            if isinstance(owners, list) else None
+        """Its ownerReference with `controller: true` (controller_reference)."""
+        return controller_reference(self.metadata)
 
     @property
     def is_live(self) -> bool:
@@ -169,3 +167,11 @@ def _search_path(data, container, key):
         elif isinstance(node, list):
             stack.extend((value, path + (i,)) for i, value in enumerate(node) if isinstance(value, (dict, list)))
     return None
+
+
+def controller_reference(metadata: dict) -> dict | None:
+    """The ownerReference with `controller: true` of an object's `metadata`, as the garbage
+    collector reads it; None when there is none."""
+    owners = metadata.get("ownerReferences") if isinstance(metadata, dict) else None
+    return next((o for o in owners if isinstance(o, dict) and o.get("controller") is True), None) \
+        if isinstance(owners, list) else None

@@ -441,16 +441,23 @@ def _knob(kind: str, name) -> str | None:
     return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
 
 
+def _container_knobs(c):
+    """(the mapping, resource, what) of each sharing resource a container asks for, once: in
+    its limits, else in its requests."""
+    for section in ("limits", "requests"):
+        values = c.resources.get(section)
+        for resource in values if isinstance(values, dict) else {}:
+            what = _knob("resources", resource)
+            if what and not (section == "requests" and resource in (c.resources.get("limits") or {})):
+                yield values, resource, what
+
+
 def _sharing_knobs(c) -> str:
     """The container's sharing resources (HAMi's nvidia.com/gpumem beside nvidia.com/gpu), as
     `names: what`, or ''."""
     found: dict[str, list] = {}  # what -> names
-    for section in ("limits", "requests"):
-        values = c.resources.get(section)
-        for name in values if isinstance(values, dict) else ():
-            what = _knob("resources", name)
-            if what and name not in found.get(what, ()):
-                found.setdefault(what, []).append(name)
+    for _, resource, what in _container_knobs(c):
+        found.setdefault(what, []).append(resource)
     return "; ".join(f"{', '.join(names)}: {what}" for what, names in found.items())
 
 
@@ -509,14 +516,10 @@ class LegacyGpuSharing(Rule):
                                       f"({what}): a share of a GPU the DRA allocator does not see", annotations, key,
                                       help=help_text)
             for c in site.containers:
-                for section in ("limits", "requests"):
-                    values = c.resources.get(section)
-                    for resource in values if isinstance(values, dict) else {}:
-                        what = _knob("resources", resource)
-                        if what and not (section == "requests" and resource in (c.resources.get("limits") or {})):
-                            yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} ({what}): "
-                                              "a share of a GPU the DRA allocator does not see", values, resource,
-                                              help=help_text)
+                for values, resource, what in _container_knobs(c):
+                    yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} ({what}): "
+                                      "a share of a GPU the DRA allocator does not see", values, resource,
+                                      help=help_text)
 
 
 #: node labels that GPU feature discovery sets for the device plugin's scheduling

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from .yamlpos import YSeq, parse_stream
+from .yamlpos import DocumentError, YSeq, read_document
 
 #: a template the copy gets, whose render is the values the chart's templates see (the same
 #: values helm reads conditions and tags from: the chart's own coalesced with the user's)
@@ -66,12 +66,11 @@ def _dependencies(chart: str) -> list[Dependency]:
 
 
 def _read(path: str):
+    """A chart file's data, or None when it is not there or does not parse (helm decides)."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            documents, problems = parse_stream(handle.read())
-    except (OSError, UnicodeDecodeError):
+        return read_document(path)
+    except DocumentError:
         return None
-    return documents[0].data if documents and not problems else None
 
 
 def _subchart_names(folder: str) -> set[str] | None:
