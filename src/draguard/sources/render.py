@@ -61,15 +61,15 @@ def _failure(command: list[str], output: str, path: str) -> tuple[str, tuple | N
     for i, line in enumerate(lines):
         match = _HELM_ERROR.match(line)
         if match:
-            path, row, column, message = match.groups()
+            template, row, column, message = match.groups()
             message = message or next((rest for rest in lines[i + 1:] if rest), "")
-            return f"{name} failed: {message}", (path, int(row), int(column))
+            return f"{name} failed: {message}", (template, int(row), int(column))
         match = _HELM_TRACE.match(line)
         if match:
-            path, row, column = match.groups()
+            template, row, column = match.groups()
             trace = itertools.takewhile(bool, lines[i + 1:])
             message = " ".join(t for t in trace if not t.startswith("Use --debug")) or "no message"
-            return f"{name} failed: {message}", (path, int(row), int(column))
+            return f"{name} failed: {message}", (template, int(row), int(column))
     at = next((i for i, line in enumerate(lines) if line.startswith("Error:")), None)
     # an error that quotes what it was given runs on over several lines (kustomize prints a
     # patch's config between backticks): up to the first blank line it is one message
