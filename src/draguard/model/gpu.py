@@ -64,6 +64,11 @@ def holds_gpu(objects: ObjectSet, namespace: str, entry: dict) -> bool:
 
 
 def gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
+    """The pod's resourceClaims entries that hold GPUs (holds_gpu), once per pod and object set."""
+    return objects.remembered(_gpu_claim_entries, site)
+
+
+def _gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
     return [entry for entry in site.claims if holds_gpu(objects, site.owner.namespace, entry)]
 
 

@@ -4,7 +4,7 @@ Each index is built on first use and kept for the run: the objects never change 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator
 
@@ -18,12 +18,23 @@ from .pods import PodSite, mapping, pod_sites
 @dataclass
 class ObjectSet:
     manifests: list[Manifest]
+    _memo: dict = field(default_factory=dict, repr=False)
 
     def __iter__(self) -> Iterator[Manifest]:
         return iter(self.manifests)
 
     def __len__(self) -> int:
         return len(self.manifests)
+
+    def remembered(self, compute, subject):
+        """compute(subject, self), computed once per subject for this set: a view of one
+        object that depends on others (six teardown rules ask each pod which of its claims
+        hold GPUs). The subject is kept with the answer, so that its id is not reused."""
+        key = (compute, id(subject))
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = (subject, compute(subject, self))
+        return hit[1]
 
     def _of(self, group: str, kind: str) -> list[Manifest]:
         return [m for m in self.manifests if m.kind == kind and m.group == group]
