@@ -101,3 +101,25 @@ def test_incremental_lints_end_where_a_full_lint_of_the_result_does():
         return f.rule, f.location.file, f.location.line, f.location.column, f.message
     assert sorted(map(key, run.result.findings)) == sorted(map(key, full.findings))
     assert sum(f.changed for f in files) > 80
+
+
+def test_a_text_that_does_not_verify_is_fixed_again_round_by_round(monkeypatch):
+    """Plain files are fixed in memory and written once (fix.rewrite); one whose text does not
+    parse back to the documents fixed in memory starts again and is spliced and verified round
+    by round. Refusing every such text must give the texts and findings the fast way gives."""
+    import draguard.fix.run as run_module
+
+    def run():
+        files = [FileText(f"{p.parent.name}/{p.name}", read(str(p), p.name).text) for p in corpus_files()]
+        result = fix_texts(files, Config(), EVERYTHING)
+        return [f.text for f in files], sorted((f.rule, f.file, f.line, f.column) for f in result.result.findings)
+
+    fast = run()
+    written_once = []
+
+    def refused(text, problems, expected):
+        written_once.append(text)
+        return None
+    monkeypatch.setattr(run_module, "verified", refused)
+    assert run() == fast
+    assert len(written_once) > 80  # every changed plain file took the fast way first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .fixes import Fix
 from .location import Location
@@ -69,6 +70,17 @@ class ObjectRef:
         return f"{self.kind or '?'} {ns}{self.name or '?'}"
 
 
+class Site(NamedTuple):
+    """A place as a rule names it: the path of a mapping or list, the key or index inside it
+    (None: the container itself), whether the value is meant rather than its key, and a
+    character of a string value (Manifest.location's arguments, with the container as a path)."""
+
+    container: tuple
+    key: object = None
+    value: bool = False
+    offset: int | None = None
+
+
 @dataclass
 class Finding:
     """One problem at one place; `help` says in prose what to do, `fix` is the change as data."""
@@ -83,6 +95,9 @@ class Finding:
     fix: Fix | None = None
     suppressed_by: str | None = None
     no_fix: str | None = None  # why the rule offers no fix here, where it has one for others (core.fixes.NoFix)
+    #: where in its object the rule pointed, so that the finding can be placed again on another
+    #: text of the same data (draguard fix judges its rounds in memory, and writes the text once)
+    site: "Site | None" = field(default=None, compare=False, repr=False)
 
     # the file position, flat: every text report reads these
     @property

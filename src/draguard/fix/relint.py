@@ -12,11 +12,14 @@ counts for every namespace."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..core.config import Config
 from ..core.finding import Finding
+from ..core.location import Location
 from ..engine.lint import LintResult, lint_loaded
 from ..model.manifest import Manifest
-from ..sources.loader import Loaded, Source, load_text
+from ..sources.loader import Loaded, Source, load_documents, load_text
 
 EVERY = "*"  # a changed cluster-scoped object that every rule may read: re-judge everything
 _CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node"}
@@ -43,35 +46,59 @@ class Relinter:
         self.everything = Loaded()
 
     def lint(self, files) -> tuple[LintResult, set]:
-        """(the fixing rules' findings of every file as it stands now, (file, document) of List items)."""
-        parts, changed, dirty = {}, set(), Dirty()
+        """(the fixing rules' findings of every file as it stands now, (file, document) of List items).
+        A file whose fixes are held in memory (fix.run.FileText.documents) is read from that data."""
+        changed, dirty = set(), Dirty()
         for f in files:
+            state = f.state
             cached = self.parsed.get(f.display)
-            if cached is None or cached[0] != f.text:
-                part = Loaded()
-                load_text(Source(f.display, f.text), part)
+            if cached is None or not _same(cached[0], state):
+                part = _read(f)
                 if cached is not None:
                     changed.add(f.display)
                     dirty.add(cached[1], part)
-                self.parsed[f.display] = (f.text, part, [Manifest.from_entry(e) for e in part.entries])
-            parts[f.display] = self.parsed[f.display][1]
-        self.manifests = [m for display in parts for m in self.parsed[display][2]] + self.context_manifests + \
-            self.reference_manifests
-        everything = self.everything = Loaded()
-        for part in [*parts.values(), *([self.context] if self.context else [])]:
-            everything.entries += part.entries
-            everything.problems += part.problems
-            everything.sources += part.sources
-            everything.refused += part.refused
+                self.parsed[f.display] = (state, part, [Manifest.from_entry(e) for e in part.entries])
+        everything = self._assemble()
         list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
         if self.first:
             self._judge(None, {s.display for s in everything.sources}, self.fixing)
             self.first = False
-        else:
-            again = {display for display, part in parts.items() if display in changed or dirty.reaches(part)}
-            if again:
-                self._judge(lambda m: m.source.display in again, again, self.fixing)
+        elif changed or dirty.reaches_any:
+            again = {display for display, (_, part, _) in self.parsed.items()
+                     if display in changed or dirty.reaches(part)}
+            self._judge(lambda m: m.source.display in again, again, self.fixing)
         return self._merged(self.found), list_items
+
+    def settle(self, files) -> None:
+        """Read `files` from their texts again, now that each was verified to hold the data
+        it was judged on in memory, and place their findings on those texts (none is judged
+        again: the data is the same)."""
+        if not files:
+            return
+        placed = {}
+        for f in files:
+            part = _read(f)
+            manifests = [Manifest.from_entry(e) for e in part.entries]
+            self.parsed[f.display] = (f.state, part, manifests)
+            placed.update(((f.display, m.document), m) for m in manifests)
+        for group in self.found.values():
+            for finding in (*group[0], *group[1]):
+                manifest = placed.get((finding.location.file, finding.location.document))
+                if manifest is not None:
+                    finding.location = _placed(finding, manifest)
+        self._assemble()
+
+    def _assemble(self) -> Loaded:
+        """Every file's objects as last read, with the renders' and the reference's, as the rules see them."""
+        self.manifests = [m for _, _, manifests in self.parsed.values() for m in manifests] + \
+            self.context_manifests + self.reference_manifests
+        everything = self.everything = Loaded()
+        for part in [*(part for _, part, _ in self.parsed.values()), *([self.context] if self.context else [])]:
+            everything.entries += part.entries
+            everything.problems += part.problems
+            everything.sources += part.sources
+            everything.refused += part.refused
+        return everything
 
     def complete(self) -> LintResult:
         """Every rule's findings of the files as the last lint() read them (the other rules
@@ -109,6 +136,29 @@ class Relinter:
         return LintResult(findings, suppressed, self.config, len(loaded.entries), loaded.sources, loaded.refused)
 
 
+def _read(f) -> Loaded:
+    """A file's objects: from the data its fixes left in memory, else from its text."""
+    part = Loaded()
+    if f.documents is not None:
+        load_documents(Source(f.display, f.text), f.documents, part)
+    else:
+        load_text(Source(f.display, f.text), part)
+    return part
+
+
+def _same(before, now) -> bool:
+    """Whether a file's state (its text, or the documents a round of fixes made: a new list
+    each round) is what was read last."""
+    return before is now or isinstance(now, str) and before == now
+
+
+def _placed(finding: Finding, manifest: Manifest) -> Location:
+    """A finding judged on data held in memory, placed on the text that holds that data: where
+    its rule pointed (Finding.site), else on the object, keeping its path."""
+    location = manifest.located(finding.site) if finding.site is not None else None
+    return location or replace(manifest.location(), path=finding.location.path)
+
+
 class Dirty:
     """What a round's changes can reach in other files: the namespaces whose workloads, or
     whose PDBs, or whose every object must be judged again."""
@@ -129,6 +179,10 @@ class Dirty:
                 self.workloads.add(scope)
             elif _holds_pods(data):
                 self.budgets.add(scope)
+
+    @property
+    def reaches_any(self) -> bool:
+        return bool(self.everything or self.workloads or self.budgets)
 
     def reaches(self, part: Loaded) -> bool:
         for entry in part.entries:

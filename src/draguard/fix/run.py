@@ -11,18 +11,20 @@ render (Helm, Kustomize) or from a List item are reported, never written."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
-from ..core.fixes import Applicability, EditError, FixAvailability, Op
+from ..core.fixes import Applicability, EditError, FixAvailability, Op, apply_edits
 from ..engine.lint import LintResult
 from ..sources.discover import patched_by
-from ..sources.loader import Loaded
-from ..sources.yamlpos import remembering_parses
+from ..sources.loader import Loaded, plain_stream
+from ..sources.yamlpos import positioned, remembering_parses
 from .relint import Relinter
-from .splice import Changes, NotSpliceable, apply_fix, apply_fixes
+from .rewrite import rewritten
+from .splice import Changes, NotSpliceable, TextStyle, apply_fixes, parse, verified
 
 MAX_ROUNDS = 50
 
@@ -38,6 +40,12 @@ class FileText:
     applied: list[tuple[str, str]] = field(default_factory=list)  # (rule, fix title)
     changes: Changes = field(default_factory=Changes)
     parsed: tuple | None = None  # the text's last verified parse, reused by the next fix
+    #: the documents the fixes made, held in memory until they are written into `text`
+    documents: list | None = None
+    origins: list | None = None  # for each of them, the document of `text` it was made from (None: added)
+    #: whether the fixes are applied in memory, round after round, and the text written and
+    #: verified once, at the end (None: not decided yet); else each round is spliced and verified
+    deferred: bool | None = None
 
     def __post_init__(self):
         self.text = self.text or self.original
@@ -45,6 +53,16 @@ class FileText:
     @property
     def changed(self) -> bool:
         return self.text != self.original
+
+    @property
+    def state(self):
+        """What the file holds now: the documents held in memory, else its text."""
+        return self.documents if self.documents is not None else self.text
+
+    def restart(self) -> None:
+        """Back to the text as read, to be fixed again verifying each round."""
+        self.text, self.parsed, self.documents, self.origins, self.deferred = self.original, None, None, None, False
+        self.applied, self.changes = [], Changes()
 
 
 @dataclass
@@ -113,6 +131,8 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
         fixable, list_items = relinter.lint(files)
         plan = _plan(fixable.findings, by_name, list_items, failed, choice)
         if not plan:
+            if _settle(files, relinter, failed):
+                continue  # a text that did not verify is fixed again, round by round
             break
         by_file: dict[str, dict[int, list]] = {}
         for (display, document), fixes in plan.items():
@@ -120,6 +140,7 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
         for display, by_document in by_file.items():
             _apply(by_name[display], by_document, failed)
     else:  # a fix that keeps coming back: stop, keep what was done, say so
+        _settle(files, relinter, failed)
         fixable, list_items = relinter.lint(files)
         for finding in _plan(fixable.findings, by_name, list_items, failed, choice).values():
             for f in finding:
@@ -130,23 +151,89 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
 
 
 def _apply(target: FileText, by_document: dict[int, list], failed: dict) -> None:
-    """This round's fixes of one file: all at once when they splice and verify together,
-    else one at a time (a fix that fails alone is reported and left out)."""
+    """This round's fixes of one file: all at once when they apply together, else one at a
+    time (a fix that fails alone is reported and left out). A plain stream (no template, no
+    List, no JSON, no anchor) that parsed without a problem is fixed in memory, round after
+    round, and its text written and verified once (_settle); any other text is spliced and
+    verified round by round."""
     ordered = [(document, finding) for document in sorted(by_document, reverse=True) for finding in by_document[document]]
+    if target.deferred is None:
+        target.parsed = target.parsed or parse(target.text)
+        target.deferred = _plain(target.text) and not target.parsed.problems
+    take = _fix_in_memory if target.deferred else _splice_verified
     try:
-        target.text, target.parsed = apply_fixes(target.text, [(d, f.fix.edits) for d, f in ordered], target.changes,
-                                                 target.parsed)
-        target.applied.extend((f.rule, f.fix.title) for _, f in ordered)
+        take(target, ordered)
         return
     except (NotSpliceable, EditError):
         pass
-    for document, finding in ordered:  # highest document first: an added document renumbers those after it
+    for one in ordered:  # highest document first: an added document renumbers those after it
         try:
-            target.text, target.parsed = apply_fix(target.text, document, finding.fix.edits, target.changes,
-                                                   target.parsed)
-            target.applied.append((finding.rule, finding.fix.title))
+            take(target, [one])
         except (NotSpliceable, EditError) as exc:
-            failed[_key(finding)] = f"its edits could not be applied exactly ({exc}): left unchanged"
+            failed[_key(one[1])] = f"its edits could not be applied exactly ({exc}): left unchanged"
+
+
+#: what may be a YAML alias (`*name`); a `*` in a script or a glob only costs the faster way
+_ALIAS = re.compile(r"(?:^|[\s\[{,])\*[\w.-]")
+
+
+def _plain(text: str) -> bool:
+    """Whether a text's fixes may be written once, from the data they made (fix.rewrite): a
+    plain stream, without aliases (their copies have no text of their own: splicing refuses
+    them) and not JSON (where no document can be added). Any other text is fixed round by
+    round, as is one that turns out not to verify."""
+    return _ALIAS.search(text) is None and plain_stream(text) and not TextStyle.of(text).json
+
+
+def _splice_verified(target: FileText, fixes: list) -> None:
+    target.text, target.parsed = apply_fixes(target.text, [(d, f.fix.edits) for d, f in fixes], target.changes,
+                                             target.parsed)
+    target.applied.extend((f.rule, f.fix.title) for _, f in fixes)
+
+
+def _fix_in_memory(target: FileText, fixes: list) -> None:
+    """The fixes applied to the documents held for the file (first: its parse's), each document
+    remembering the one of the text it was made from."""
+    if target.documents is None:
+        target.documents, target.origins = list(target.parsed.documents), list(range(len(target.parsed.documents)))
+    documents, origins = list(target.documents), list(target.origins)
+    for document, finding in fixes:
+        if not 0 <= document < len(documents) or documents[document] is None:
+            raise NotSpliceable(f"document {document} is not there to edit")
+        made = [positioned(d) for d in apply_edits(documents[document], finding.fix.edits)]  # once for every round
+        documents[document:document + 1] = made
+        origins[document:document + 1] = [origins[document]] + [None] * (len(made) - 1)
+    target.documents, target.origins = documents, origins
+    target.applied.extend((f.rule, f.fix.title) for _, f in fixes)
+
+
+def _settle(files: list[FileText], relinter: Relinter, failed: dict) -> bool:
+    """Write each file's documents held in memory into its text (fix.rewrite) and verify it:
+    the text must parse, without a problem, to those documents. Those that do are read from
+    their texts from now on; one that does not starts again from the text as read, spliced
+    and verified round by round. Whether any starts again."""
+    settled, again = [], []
+    for f in files:
+        if f.documents is None:
+            continue
+        try:
+            text, steps = rewritten(f.text, f.parsed, f.documents, f.origins)
+            after = verified(text, [], f.documents)
+        except (NotSpliceable, EditError):
+            after = None
+        if after is None:
+            again.append(f)
+            continue
+        for step in steps:
+            f.changes.record(*step)
+        f.text, f.parsed, f.documents, f.origins = text, after, None, None
+        settled.append(f)
+    relinter.settle(settled)
+    for f in again:
+        f.restart()
+        for key in [key for key in failed if key[0] == f.display]:
+            del failed[key]
+    return bool(again)
 
 
 def _key(finding: Finding) -> tuple:

@@ -111,11 +111,7 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
     when they meet one another there, or the result does not verify, they are spliced again one
     after another, each located in the text as the previous one left it."""
     before = parsed or parse(text)
-    expected = list(before.documents)
-    for document, edits in planned:
-        if not 0 <= document < len(expected) or expected[document] is None:
-            raise NotSpliceable(f"document {document} is not there to edit")
-        expected[document:document + 1] = apply_edits(expected[document], edits)
+    expected = fixed_documents(before.documents, planned)
     starts = _document_starts(text, before.lines, {document for document, _ in planned})
     style = TextStyle.of(text)
     try:
@@ -124,9 +120,37 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
         return _verified(*_spliced(text, planned, starts, style, False), before, expected, changes)
 
 
-def _verified(text: str, steps: list, before: Parsed, expected: list, changes: Changes | None) -> tuple[str, Parsed]:
+def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list) -> tuple[str, list]:
+    """apply_fixes without the parse: (the new text, the replacements made in order), for a
+    caller that verifies it (fix.rewrite). `lines`: the line each document of `text` starts on."""
+    starts = _document_starts(text, lines, {document for document, _ in planned})
+    style = TextStyle.of(text)
+    try:
+        return _spliced(text, planned, starts, style, True)
+    except NotSpliceable:
+        return _spliced(text, planned, starts, style, False)
+
+
+def fixed_documents(documents: list, planned: list[tuple[int, tuple]]) -> list:
+    """What the planned fixes make of a text's documents (core.fixes.apply_edits, in plan order)."""
+    expected = list(documents)
+    for document, edits in planned:
+        if not 0 <= document < len(expected) or expected[document] is None:
+            raise NotSpliceable(f"document {document} is not there to edit")
+        expected[document:document + 1] = apply_edits(expected[document], edits)
+    return expected
+
+
+def verified(text: str, problems: list, expected: list) -> Parsed | None:
+    """The parse of `text` when it holds exactly `expected` with the same parse `problems`
+    as the text it was spliced from, else None."""
     after = parse(text)
-    if after.problems != before.problems or after.documents != expected:
+    return after if after.problems == problems and after.documents == expected else None
+
+
+def _verified(text: str, steps: list, before: Parsed, expected: list, changes: Changes | None) -> tuple[str, Parsed]:
+    after = verified(text, before.problems, expected)
+    if after is None:
         raise NotSpliceable("the edited text does not parse to the fixed object")
     if changes is not None:
         for step in steps:
@@ -197,17 +221,18 @@ def _document_starts(text: str, lines: list, documents: set) -> dict[int, tuple[
 
 def _splice_fix(text: str, start: tuple[int, int], edits, style: TextStyle, steps: list) -> str:
     """The edits in application_order (as apply_edits takes them), each located in the text as
-    the previous one left it. `start`: (where the text to compose begins, the document's
-    number in it); an edit changes nothing before it."""
+    the previous one left it; the documents the fix adds first, together, after the document
+    as it is (so written in its style, as when the edits are located together). `start`:
+    (where the text to compose begins, the document's number in it); an edit changes nothing
+    before it."""
     base, document = start
-    added = 0
-    for edit in application_order(edits):
+    values = [edit.value for edit in edits if edit.op is Op.ADD_DOCUMENT]
+    replacements = [lambda doc: _add_documents(doc, values)] if values else []
+    replacements += [lambda doc, edit=edit: _splice(doc, edit) for edit in application_order(edits)
+                     if edit.op is not Op.ADD_DOCUMENT]
+    for replace in replacements:
         segment = text[base:] if base else text
-        if edit.op is Op.ADD_DOCUMENT:
-            replacement = _add_documents(_Document(segment, document + added, style), [edit.value])
-            added += 1
-        else:
-            replacement = _splice(_Document(segment, document, style), edit)
+        replacement = replace(_Document(segment, document, style))
         steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
         text = text[:base] + replacement.apply(segment)
     return text
@@ -591,4 +616,4 @@ def _add_documents(doc: _Document, values: list) -> Replacement:
     return Replacement(at, at, prefix + added, last=True)
 
 
-__all__ = ["apply_fix", "Changes", "NotSpliceable", "EditError", "parse"]
+__all__ = ["apply_fix", "apply_fixes", "Changes", "NotSpliceable", "EditError", "parse", "splice_fixes", "verified"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..core.finding import ObjectRef
+from ..core.finding import ObjectRef, Site
 from ..core.location import Location
 from ..sources.loader import Entry, Locator, Source
 from ..sources.scalars import char_position
@@ -140,6 +140,17 @@ class Manifest:
         if self.locate is not None:
             file, line, column = self.locate(line, column, path)
         return Location(file, line, column, path, self.document)
+
+    def located(self, site: Site) -> Location | None:
+        """Where `site` (a finding's, from another text of the same data) is in this object;
+        None when its container is not here."""
+        node = self.data
+        for part in site.container:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                return None
+        return self.location(node, site.key, value=site.value, offset=site.offset)
 
     def place(self, path: tuple) -> tuple:
         """(container, key) of `path`, as location() and findings take them; for a path

@@ -7,10 +7,11 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ..core.config import Config
-from ..core.finding import Finding, Severity
+from ..core.finding import Finding, Severity, Site
 from ..core.fixes import Fix, NoFix
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
+from ..sources.yamlpos import path_of
 
 if TYPE_CHECKING:
     from ..dra.inventory import Inventory
@@ -64,9 +65,11 @@ class Context:
         its pod specs becomes one (model.workloads.PodController)."""
         if isinstance(fix, Fix):
             fix = refused_by_controller(obj, fix) or fix
+        within = path_of(obj.data if container is None else container)
         return Finding(rule.id, rule.category, severity or rule.severity, message,
                        obj.location(container, key, value=value, offset=offset), obj.ref, help,
-                       fix if isinstance(fix, Fix) else None, no_fix=str(fix) if isinstance(fix, NoFix) else None)
+                       fix if isinstance(fix, Fix) else None, no_fix=str(fix) if isinstance(fix, NoFix) else None,
+                       site=Site(within, key, value, offset) if within is not None else None)
 
 
 def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:

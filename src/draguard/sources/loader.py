@@ -17,8 +17,8 @@ from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
 from .render import RenderOptions, SourceMap, capability_checks, render
-from .yamlpos import (DEFAULT_LIMITS, Limits, ParseProblem, YMap, YSeq, parse_stream, parse_stream_remembered,
-                      split_documents)
+from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, YMap, YSeq, parse_stream,
+                      parse_stream_remembered, split_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
@@ -190,15 +190,37 @@ def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, l
     if _template_position(source.text) is not None:
         _load_templated(source, loaded, limits, locate)
         return
-    if may_hold_lists(source.text):
-        parts = split_lists(source.text)
-        if parts is not None and any(part.items is not None for part in parts):
-            _load_parts(source, parts, loaded, limits, locate)
-            return
+    parts = _list_parts(source.text)
+    if parts is not None:
+        _load_parts(source, parts, loaded, limits, locate)
+        return
     documents, problems = parse_stream_remembered(source.text, limits)
     if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
         documents, problems = _parse_json_stream(source.text, limits)
     _add(source, documents, problems, loaded, locate)
+
+
+def plain_stream(text: str) -> bool:
+    """Whether load_text reads `text` as a plain stream of documents (no template directive,
+    no List), whose objects are its documents' data and nothing else."""
+    return _template_position(text) is None and _list_parts(text) is None
+
+
+def load_documents(source: Source, documents: list, loaded: Loaded) -> None:
+    """Add the objects of a plain stream's documents (their data, in order) to `loaded`, as
+    load_text adds them from its text: a text whose data is held in memory (draguard fix
+    between the rounds of its fixes)."""
+    loaded.sources.append(source)
+    _add(source, [Document(index, data, 1, 1) for index, data in enumerate(documents)], [], loaded, None)
+
+
+def _list_parts(text: str) -> list | None:
+    """The parts of a stream that holds a `kind: List` (sources.lists), else None."""
+    if may_hold_lists(text):
+        parts = split_lists(text)
+        if parts is not None and any(part.items is not None for part in parts):
+            return parts
+    return None
 
 
 def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, locate) -> None:

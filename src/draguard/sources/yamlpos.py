@@ -108,7 +108,11 @@ def path_of(container, key=None):
 
 def positioned(data, path: tuple = ()):
     """Plain data (JSON from an AdmissionReview or the API) as YMap/YSeq carrying paths, so
-    rules address it as they address parsed files."""
+    rules address it as they address parsed files. A YMap or YSeq already at its path is kept
+    whole, with the marks of the text it was read from: a fixed document (core.fixes.apply_edits
+    copies the containers an edit passes through, as plain ones, and shares the rest)."""
+    if isinstance(data, (YMap, YSeq)) and getattr(data, "path", None) == path:
+        return data
     if isinstance(data, dict):
         out = YMap()
         out.path = path

@@ -1,0 +1,96 @@
+"""Writing what a file's rounds of fixes made of its documents, held in memory, into its text
+once: the edits that turn each document as read into the document as fixed (edits_between),
+spliced together on one composition of the text as read (splice.splice_fixes), then verified
+by one parse (fix.run). Rounds build on one another (the migration makes the claims that the
+teardown rules then judge); splicing and parsing the text after each round cost a
+composition and a parse of every changed file per round.
+
+What no edit writes exactly (an item inserted inside a list, a document replaced whole) is
+NotSpliceable: the caller then fixes that file again round by round, each round spliced and
+verified (the way every file went before)."""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+from ..core.fixes import Edit, add_document, append, remove, set_value
+from .splice import NotSpliceable, Parsed, splice_fixes
+
+
+def rewritten(text: str, parsed: Parsed, documents: list, origins: list) -> tuple[str, list]:
+    """(`text` made to hold `documents`, the replacements made in order). `parsed` is `text`'s
+    parse; `origins[k]` is the document of `text` that `documents[k]` was made from, None for
+    a document a fix added (after the one it was made with, as apply_edits places them)."""
+    planned = []
+    for position in reversed(range(len(origins))):  # the last document first: additions renumber none before
+        origin = origins[position]
+        if origin is None:
+            continue
+        added = []
+        following = position + 1
+        while following < len(origins) and origins[following] is None:
+            added.append(add_document(documents[following]))
+            following += 1
+        edits = edits_between(parsed.documents[origin], documents[position]) + added
+        if edits:
+            planned.append((origin, tuple(edits)))
+    return splice_fixes(text, planned, parsed.lines)
+
+
+def edits_between(before, after, path: tuple = ()) -> list[Edit]:
+    """Edits that make `after` of `before`, each as narrow as the data allows: a key added or
+    removed, a scalar replaced, list items appended at the end or taken out; a list whose
+    items are modified in place is edited item by item."""
+    if before is after:  # apply_edits shares what no edit passed through
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        edits = [remove(path + (key,)) for key in before if key not in after]
+        for key, value in after.items():
+            if key in before:
+                edits += edits_between(before[key], value, path + (key,))
+            else:
+                edits.append(set_value(path + (key,), value))
+        return edits
+    if isinstance(before, list) and isinstance(after, list):
+        return _list_edits(before, after, path)
+    if _identical(before, after):
+        return []
+    if not path:
+        raise NotSpliceable("a document replaced whole")
+    return [set_value(path, after)]
+
+
+def _identical(a, b) -> bool:
+    """Equal as YAML data: 1, 1.0 and True are equal in Python, not in a manifest."""
+    if a is b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_identical(value, b[key]) for key, value in a.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_identical, a, b))
+    return type(a) is type(b) and a == b
+
+
+def _list_edits(before: list, after: list, path: tuple) -> list[Edit]:
+    classes: list = []  # one representative of each group of equal items (dicts: not hashable)
+
+    def group(item) -> int:
+        for number, seen in enumerate(classes):
+            if _identical(seen, item):
+                return number
+        classes.append(item)
+        return len(classes) - 1
+
+    old, new = [group(item) for item in before], [group(item) for item in after]
+    edits = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "delete":
+            edits += [remove(path + (index,)) for index in range(i1, i2)]
+        elif tag == "insert" and i1 == len(before):
+            edits += [append(path, item) for item in after[j1:j2]]
+        elif tag == "replace" and i2 - i1 == j2 - j1:  # items changed in place: the paths name them as they were
+            for k in range(i2 - i1):
+                edits += edits_between(before[i1 + k], after[j1 + k], path + (i1 + k,))
+        elif tag != "equal":
+            raise NotSpliceable("an item inserted inside a list")
+    return edits
