@@ -106,7 +106,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *, inventor
 
 def _lint(objects, config: Config, inventory, problems, sources, only=None, advance=None,
           cluster: ClusterView | None = None, devices: Target | None = None, rules=None,
-          notes: bool = True, origins: dict | None = None) -> LintResult:
+          notes: bool = True, origins: dict | None = None, reads: dict | None = None) -> LintResult:
     manifests = [o if isinstance(o, Manifest) else Manifest.from_data(o, document=i) for i, o in enumerate(objects)]
     object_set = cluster.objects if cluster is not None else ObjectSet(manifests)
     ctx = Context(config, object_set, inventory, cluster, devices)
@@ -129,6 +129,9 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
                                               and not (manifest.is_live and r.authored_only)
                                               and not (elsewhere and r.needs is not Needs.CLUSTER)]
         live += manifest.is_live
+        if reads is not None:
+            reads[id(manifest)] = (manifest, set())
+            object_set.judging(reads[id(manifest)][1])
         for rule in applicable:
             found: list[Finding] = []
             try:
@@ -147,6 +150,7 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
                 raw.extend(unknown)
             if reasons:
                 suppressed_by.setdefault(manifest.ref, {}).update(reasons)
+    object_set.judging(None)
     if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
         raw.append(_live_note(live, _checks(config, cluster), manifests))  # every rule: a run in parts has one note
     return _settle(raw, config, suppressed_by, len(manifests), list(sources))
@@ -216,7 +220,7 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
 def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
                 advance=None, *, cluster: ClusterView | None = None, inventory: Inventory | None = None,
                 devices: Target | None = None, rules=None, notes: bool = True,
-                origins: dict | None = None) -> LintResult:
+                origins: dict | None = None, reads: dict | None = None) -> LintResult:
     """Lint what was read into `loaded` (the objects of files, renders and stdin, with the
     problems met reading them), against `inventory`, or the configured one when there is
     one. With `only` (a predicate on manifests), the rules judge just those objects; every
@@ -228,7 +232,9 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
     run's own findings (problems met reading, unknown suppression keys, the live-objects
     note), which a caller judging the rules in parts takes from one part. `origins`, when
     given, is filled with id(finding) -> the manifest whose judging found it (a finding may
-    be placed on another object: rollout-pdb reports a workload's budget)."""
+    be placed on another object: rollout-pdb reports a workload's budget). `reads`, when
+    given, is filled with id(manifest) -> (the manifest, the keys of what its judging looked
+    up in the set: model.objectset), for each manifest judged."""
     with cyclic_gc_paused():
         if manifests is None:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
@@ -236,6 +242,6 @@ def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manif
             set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, config.kube_version, set_classes)
         result = _lint(manifests, config, inventory, loaded.problems, loaded.sources, only, advance, cluster, devices,
-                       rules, notes, origins)
+                       rules, notes, origins, reads)
         result.refused = loaded.refused
         return result

@@ -1,14 +1,14 @@
 """Linting again after each round of fixes, without paying for what did not change: a text
 that did not change is not parsed again, and only the files that changed, or that hold an
-object a changed object can change the verdict on, are judged again (every object stays in
-the set for the rules that read others), and only by the rules whose fixes the run may
-apply: the others judge every file once, when no fix is left.
+object whose judging looked up one a change touched, are judged again (every object stays in
+the set for the rules that read others), and only by the rules whose fixes the run may apply:
+the others judge every file once, when no fix is left.
 
-Which objects rules read across files (model.objectset): claims and claim templates, PDBs,
-ConfigMaps and HPAs are read by the workloads of their namespace; workloads' pod templates by
-the PDBs of their namespace; a Namespace by everything in it; cluster-scoped classes, slices
-and nodes by everything. An object that names no namespace may be applied to any, so it
-counts for every namespace."""
+What each object's judging looked up is recorded by the object set (model.objectset: a claim
+or template by name, the budgets or pod templates of a namespace, a ConfigMap, the HPAs, or
+the whole set); a change to a cluster-wide object (a DeviceClass, a slice, a node, a
+Namespace) reaches everything. An object that names no namespace may be applied to any, so a
+change to it reaches every namespace, and a lookup from it sees every namespace."""
 
 from __future__ import annotations
 
@@ -19,13 +19,12 @@ from ..core.finding import Finding
 from ..core.location import Location
 from ..engine.lint import LintResult, lint_loaded
 from ..model.manifest import Manifest
+from ..model.objectset import EVERY_KIND, PODS
+from ..model.pods import mapping
 from ..sources.loader import Loaded, Source, load_documents, load_text
 
-EVERY = "*"  # a changed cluster-scoped object that every rule may read: re-judge everything
-_CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node"}
-#: kinds the workloads of their namespace read
-_READ_BY_WORKLOADS = {"ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBudget", "ConfigMap",
-                      "HorizontalPodAutoscaler"}
+#: kinds every rule may read, without a lookup that is recorded: a change re-judges everything
+_CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node", "Namespace"}
 
 
 class Relinter:
@@ -44,6 +43,8 @@ class Relinter:
         self.reference_manifests = [Manifest.from_entry(e) for e in reference.entries] if reference else []
         self.unjudged = {id(m) for m in self.reference_manifests}
         self.everything = Loaded()
+        #: id(manifest) -> (the manifest, what the fixing rules' judging of it looked up)
+        self.reads: dict[int, tuple] = {}
 
     def lint(self, files) -> tuple[LintResult, set]:
         """(the fixing rules' findings of every file as it stands now, (file, document) of List items).
@@ -57,15 +58,17 @@ class Relinter:
                 if cached is not None:
                     changed.add(f.display)
                     dirty.add(cached[1], part)
+                    for manifest in cached[2]:
+                        self.reads.pop(id(manifest), None)
                 self.parsed[f.display] = (state, part, [Manifest.from_entry(e) for e in part.entries])
         everything = self._assemble()
         list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
         if self.first:
             self._judge(None, {s.display for s in everything.sources}, self.fixing)
             self.first = False
-        elif changed or dirty.reaches_any:
-            again = {display for display, (_, part, _) in self.parsed.items()
-                     if display in changed or dirty.reaches(part)}
+        elif changed:
+            again = changed | {m.source.display for m, keys in self.reads.values() if dirty.reaches(keys)}
+            again &= self.parsed.keys()  # the renders are judged once: no fix is written into them
             self._judge(lambda m: m.source.display in again, again, self.fixing)
         return self._merged(self.found), list_items
 
@@ -119,7 +122,7 @@ class Relinter:
         unjudged = self.unjudged
         judged = (lambda m: id(m) not in unjudged and (only is None or only(m))) if unjudged else only
         result = lint_loaded(self.everything, self.config, judged, self.manifests, rules=rules, notes=notes,
-                             origins=origins)
+                             origins=origins, reads=self.reads if found is self.found else None)
         for display in [*displays, None]:
             found[display] = ([], [])
         for index, findings in enumerate((result.findings, result.suppressed)):
@@ -160,46 +163,57 @@ def _placed(finding: Finding, manifest: Manifest) -> Location:
 
 
 class Dirty:
-    """What a round's changes can reach in other files: the namespaces whose workloads, or
-    whose PDBs, or whose every object must be judged again."""
+    """What a round's changes touch, as the read keys (model.objectset) of the objects that
+    changed, were added or went: whose judging looked one of them up must be judged again."""
 
     def __init__(self):
-        self.everything: set[str] = set()  # namespaces ('*': all of them)
-        self.workloads: set[str] = set()
-        self.budgets: set[str] = set()
+        self.everything = False  # a cluster-wide object changed
+        self.named: set = set()  # (kind, namespace, name)
+        self.kinds: set = set()  # (kind, namespace)
+        self.any_namespace: set = set()  # (kind, name) and (kind, None): for lookups that name no namespace
 
     def add(self, before: Loaded, after: Loaded) -> None:
         old = [entry.data for entry in before.entries]
         new = [entry.data for entry in after.entries]
         for data in [d for d in old if d not in new] + [d for d in new if d not in old]:
-            kind, scope = _kind(data), _scope(data)
-            if kind in _CLUSTER_WIDE or kind == "Namespace":
-                self.everything.add(scope)
-            elif kind in _READ_BY_WORKLOADS:
-                self.workloads.add(scope)
-            elif _holds_pods(data):
-                self.budgets.add(scope)
+            self._touch(data)
 
-    @property
-    def reaches_any(self) -> bool:
-        return bool(self.everything or self.workloads or self.budgets)
+    def _touch(self, data) -> None:
+        data = mapping(data)
+        metadata = mapping(data.get("metadata"))
+        kind, namespace, name = _text(data.get("kind")), _text(metadata.get("namespace")), _text(metadata.get("name"))
+        if kind in _CLUSTER_WIDE:
+            self.everything = True
+            return
+        touched = [(kind, name)]
+        if kind == "ComputeDomain":  # it makes the claim template it names (model.claims)
+            channel = mapping(mapping(data.get("spec")).get("channel"))
+            touched.append(("ResourceClaimTemplate", _text(mapping(channel.get("resourceClaimTemplate")).get("name"))))
+        if kind not in _PODLESS:
+            touched.append((PODS, None))
+        for what, called in [*touched, (EVERY_KIND, None)]:
+            self.named.add((what, namespace, called))
+            self.kinds.add((what, namespace))
+            self.any_namespace.update({(what, called), (what, None)})
 
-    def reaches(self, part: Loaded) -> bool:
-        for entry in part.entries:
-            scope = _scope(entry.data)
-            if _meets(scope, self.everything):
-                return True
-            if _holds_pods(entry.data) and _meets(scope, self.workloads):
-                return True
-            if _kind(entry.data) == "PodDisruptionBudget" and _meets(scope, self.budgets):
+    def reaches(self, keys: set) -> bool:
+        """Whether a change touches one of these read keys (kind, namespace, name or None)."""
+        if self.everything:
+            return True
+        for kind, namespace, name in keys:
+            if not namespace:
+                if (kind, name) in self.any_namespace:
+                    return True
+            elif name is None:
+                if (kind, namespace) in self.kinds or (kind, "") in self.kinds:
+                    return True
+            elif (kind, namespace, name) in self.named or (kind, "", name) in self.named:
                 return True
         return False
 
 
-def _meets(scope: str, namespaces: set[str]) -> bool:
-    """Whether an object of `scope` is in one of `namespaces` (an object or a change that
-    names no namespace meets every one; '*' is everything)."""
-    return bool(namespaces) and (scope in namespaces or EVERY in namespaces or "" in namespaces or scope == "")
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
 
 
 #: kinds that hold no pod spec; anything else may (workload custom resources included)
@@ -208,22 +222,3 @@ _PODLESS = {"Service", "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBin
             "PersistentVolumeClaim", "PersistentVolume", "ResourceClaim", "ResourceClaimTemplate",
             "PodDisruptionBudget", "HorizontalPodAutoscaler", "DeviceClass", "ResourceSlice", "Namespace", "Node",
             "CustomResourceDefinition", "LimitRange", "ResourceQuota", "Endpoints", "EndpointSlice"}
-
-
-def _holds_pods(data) -> bool:
-    return _kind(data) not in _PODLESS
-
-
-def _kind(data) -> str:
-    return data.get("kind") if isinstance(data, dict) and isinstance(data.get("kind"), str) else ""
-
-
-def _scope(data) -> str:
-    data = data if isinstance(data, dict) else {}
-    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    kind = data.get("kind")
-    if kind in _CLUSTER_WIDE:
-        return EVERY
-    if kind == "Namespace":
-        return str(metadata.get("name", ""))
-    return str(metadata.get("namespace") or "")

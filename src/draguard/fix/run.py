@@ -182,7 +182,7 @@ def _plain(text: str) -> bool:
     plain stream, without aliases (their copies have no text of their own: splicing refuses
     them) and not JSON (where no document can be added). Any other text is fixed round by
     round, as is one that turns out not to verify."""
-    return _ALIAS.search(text) is None and plain_stream(text) and not TextStyle.of(text).json
+    return ("*" not in text or _ALIAS.search(text) is None) and plain_stream(text) and not TextStyle.of(text).json
 
 
 def _splice_verified(target: FileText, fixes: list) -> None:
@@ -200,10 +200,11 @@ def _fix_in_memory(target: FileText, fixes: list) -> None:
     for document, finding in fixes:
         if not 0 <= document < len(documents) or documents[document] is None:
             raise NotSpliceable(f"document {document} is not there to edit")
-        made = [positioned(d) for d in apply_edits(documents[document], finding.fix.edits)]  # once for every round
+        made = apply_edits(documents[document], finding.fix.edits)
         documents[document:document + 1] = made
         origins[document:document + 1] = [origins[document]] + [None] * (len(made) - 1)
-    target.documents, target.origins = documents, origins
+    # paths on every node, once for the rounds to come (a document no fix touched is kept as it is)
+    target.documents, target.origins = [positioned(d) for d in documents], origins
     target.applied.extend((f.rule, f.fix.title) for _, f in fixes)
 
 

@@ -11,6 +11,7 @@ request keeps the mappings it came from, so rules can point at its fields."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .manifest import Manifest
 from .pods import mapping, mappings, text
@@ -193,10 +194,12 @@ class ClaimIndex:
     templates_by_name: dict = field(default_factory=dict)
     #: file -> the claim templates it defines
     templates_by_file: dict = field(default_factory=dict)
+    #: (kind, namespace, name) of each lookup (model.objectset: who reads what)
+    read: Callable = field(default=lambda kind, namespace, name=None: None, repr=False)
 
     @classmethod
-    def build(cls, objects) -> "ClaimIndex":
-        index = cls()
+    def build(cls, objects, read: Callable | None = None) -> "ClaimIndex":
+        index = cls(read=read) if read is not None else cls()
         for m in objects:
             if (m.group, m.kind) == (RESOURCE_GROUP, "ResourceClaim"):
                 index.claims.setdefault((m.namespace, m.name), m)
@@ -221,14 +224,23 @@ class ClaimIndex:
         return table.get(("", name)) if namespace else by_name.get(name)
 
     def claim(self, namespace: str, name: str):
+        self.read("ResourceClaim", namespace, name)
         return self._lookup(self.claims, self.claims_by_name, namespace, name)
 
     def template(self, namespace: str, name: str):
+        self.read("ResourceClaimTemplate", namespace, name)
         return self._lookup(self.templates, self.templates_by_name, namespace, name)
+
+    def templates_in(self, namespace: str) -> dict:
+        """name -> the claim templates of `namespace` (only those: a simulated rollout's)."""
+        self.read("ResourceClaimTemplate", namespace)
+        return {name: m for (where, name), m in self.templates.items()
+                if m.kind == "ResourceClaimTemplate" and (where or None) == (namespace or None)}
 
     def template_in(self, file: str, namespace: str, name: str):
         """The claim template of that name that `file` itself defines (namespaces matched as
         template() matches them), None when the file defines none."""
+        self.read("ResourceClaimTemplate", namespace, name)
         return next((m for m in self.templates_by_file.get(file, ()) if m.name == name and
                      (m.namespace == namespace or not m.namespace or not namespace)), None)
 

@@ -1,6 +1,10 @@
 """Every object of one run, with the typed indexes cross-object rules look things up in.
 
-Each index is built on first use and kept for the run: the objects never change after loading."""
+Each index is built on first use and kept for the run: the objects never change after loading.
+A caller that judges again only what a change can reach (draguard fix between its rounds)
+has each lookup recorded as a read key of the object being judged (`judging`): what kind of
+object, in which namespace, of which name (None: all of them there). The cluster-wide ones
+(DeviceClasses, Namespaces) are not recorded: a change to one reaches every object."""
 
 from __future__ import annotations
 
@@ -15,12 +19,26 @@ from .manifest import Manifest
 from .pods import PodSite, mapping, pod_sites
 
 
+EVERY_KIND = "*"  # a read of the whole set: every change reaches it
+PODS = "pods"  # what holds pod templates (any workload kind)
+
+
 @dataclass
 class ObjectSet:
     manifests: list[Manifest]
     _memo: dict = field(default_factory=dict, repr=False)
+    _reading: set | None = field(default=None, repr=False)  # the read keys of the object being judged
+
+    def judging(self, reads: set | None) -> None:
+        """Record the lookups from now on into `reads` (None: record nothing)."""
+        self._reading = reads
+
+    def read(self, kind: str, namespace: str, name: str | None = None) -> None:
+        if self._reading is not None:
+            self._reading.add((kind, namespace, name))
 
     def __iter__(self) -> Iterator[Manifest]:
+        self.read(EVERY_KIND, "")
         return iter(self.manifests)
 
     def __len__(self) -> int:
@@ -41,7 +59,7 @@ class ObjectSet:
 
     @cached_property
     def claims(self) -> ClaimIndex:
-        return ClaimIndex.build(self.manifests)
+        return ClaimIndex.build(self.manifests, self.read)
 
     @cached_property
     def device_classes(self) -> dict[str, Manifest]:
@@ -63,17 +81,25 @@ class ObjectSet:
     def namespaces(self) -> dict[str, Manifest]:
         return {m.name: m for m in self._of("", "Namespace")}
 
+    def config_map(self, namespace: str, name: str) -> Manifest | None:
+        self.read("ConfigMap", namespace, name)
+        return self._config_maps.get((namespace, name))
+
     @cached_property
-    def config_maps(self) -> dict[tuple[str, str], Manifest]:
+    def _config_maps(self) -> dict[tuple[str, str], Manifest]:
         return {(m.namespace, m.name): m for m in self._of("", "ConfigMap")}
 
     @cached_property
     def pdbs(self) -> list[Manifest]:
         return self._of("policy", "PodDisruptionBudget")
 
+    def autoscales(self, namespace: str, kind: str, name: str) -> bool:
+        """Whether a HorizontalPodAutoscaler of the set scales that workload."""
+        self.read("HorizontalPodAutoscaler", namespace)
+        return (namespace, kind, name) in self._autoscaled
+
     @cached_property
-    def autoscaled(self) -> set[tuple[str, str, str]]:
-        """(namespace, kind, name) of the workloads a HorizontalPodAutoscaler of the set scales."""
+    def _autoscaled(self) -> set[tuple[str, str, str]]:
         return {(m.namespace, mapping(m.spec.get("scaleTargetRef")).get("kind"),
                  mapping(m.spec.get("scaleTargetRef")).get("name"))
                 for m in self.manifests if m.kind == "HorizontalPodAutoscaler" and m.group == "autoscaling"}
@@ -90,10 +116,12 @@ class ObjectSet:
     def pdbs_near(self, namespace: str) -> list[Manifest]:
         """The PodDisruptionBudgets that may select pods of `namespace`: its own and those
         that name no namespace (all of them for an object that names none)."""
+        self.read("PodDisruptionBudget", namespace)
         return _near(self._pdbs_by_namespace, self.pdbs, namespace)
 
     def pod_templates_near(self, namespace: str) -> list[PodSite]:
         """The pod templates a PodDisruptionBudget of `namespace` may select (as pdbs_near)."""
+        self.read(PODS, namespace)
         return _near(self._templates_by_namespace, self.pod_templates, namespace)
 
     @cached_property

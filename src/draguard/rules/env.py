@@ -96,7 +96,7 @@ class DeviceVisibilityEnv(Rule):
             ref = source.get("configMapRef")
             if not isinstance(ref, dict):
                 continue
-            config_map = ctx.objects.config_maps.get((obj.namespace, ref.get("name")))
+            config_map = ctx.objects.config_map(obj.namespace, ref.get("name"))
             data = mapping(config_map.data.get("data")) if config_map else {}
             prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
             for key in data:

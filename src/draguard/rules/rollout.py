@@ -194,8 +194,7 @@ class RolloutDeadlock(Rule):
 
         if not _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
-        templates = {name: m for (namespace, name), m in ctx.objects.claims.templates.items()
-                     if m.kind == "ResourceClaimTemplate" and (namespace or None) == (obj.namespace or None)}
+        templates = ctx.objects.claims.templates_in(obj.namespace)
         strategy = Strategy.of(obj)
         try:
             verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version,
@@ -263,7 +262,7 @@ class RolloutPdb(Rule):
     @staticmethod
     def _single_replica(obj, ctx) -> bool:
         """One replica, stated or by default; an HPA of the set may scale an unset count."""
-        if (obj.namespace, obj.kind, obj.name) in ctx.objects.autoscaled and "replicas" not in obj.spec:
+        if ctx.objects.autoscales(obj.namespace, obj.kind, obj.name) and "replicas" not in obj.spec:
             return False
         return replica_count(obj) == 1
 

@@ -71,3 +71,44 @@ def test_a_finding_one_object_makes_on_another_file_survives_that_file_being_jud
     assert [f.display for f in run.changed] == ["c.yaml"]
     assert any(f.rule == "rollout-pdb" and f.location.file == "b.yaml" for f in run.result.findings)
     assert _keys(run.result.findings) == _keys(_fresh(files).findings)
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: %(name)s, namespace: %(namespace)s}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: %(template)s}]
+  containers:
+  - name: server
+    image: vllm/vllm-openai:v0.8.0
+    resources: {claims: [{name: gpu}]}
+"""
+
+
+def test_a_change_is_judged_again_where_it_was_looked_up_and_nowhere_else(monkeypatch):
+    """Round 1 records what each object's judging looked up (model.objectset); a change to
+    claim template gpu of team-a has the pod that names it judged again, not the pod of
+    team-a that names another template, nor the pod of team-b that names its own gpu."""
+    from draguard.fix.relint import Relinter
+
+    def template(name, namespace):
+        return TEMPLATE.replace("name: gpu, namespace: team-a", f"name: {name}, namespace: {namespace}")
+    files = [FileText("templates.yaml", template("gpu", "team-a") + "---\n" + template("other", "team-a")),
+             FileText("reads.yaml", POD % {"name": "r", "namespace": "team-a", "template": "gpu"}),
+             FileText("other.yaml", POD % {"name": "o", "namespace": "team-a", "template": "other"}),
+             FileText("elsewhere.yaml", POD % {"name": "e", "namespace": "team-b", "template": "gpu"} + "---\n" +
+                      template("gpu", "team-b"))]
+    relinter = Relinter(Config(), None, lambda rule: True)
+    relinter.lint(files)
+    judged = []
+    original = Relinter._judge
+
+    def recorded(self, only, displays, rules, found=None, notes=False):
+        judged.append(sorted(displays))
+        return original(self, only, displays, rules, found, notes)
+    monkeypatch.setattr(Relinter, "_judge", recorded)
+    files[0].text = files[0].text.replace("count: 1", "count: 2", 1)
+    relinter.lint(files)
+    assert judged == [["reads.yaml", "templates.yaml"]]
+    assert _keys(relinter.complete().findings) == _keys(_fresh(files).findings)
