@@ -11,7 +11,9 @@ verified (the way every file went before)."""
 
 from __future__ import annotations
 
+import operator
 from difflib import SequenceMatcher
+from itertools import count
 
 from ..core.fixes import Edit, add_document, append, remove, set_value
 from .splice import NotSpliceable, Parsed, splice_fixes
@@ -46,10 +48,10 @@ def edits_between(before, after, path: tuple = ()) -> list[Edit]:
     if isinstance(before, dict) and isinstance(after, dict):
         edits = [remove(path + (key,)) for key in before if key not in after]
         for key, value in after.items():
-            if key in before:
-                edits += edits_between(before[key], value, path + (key,))
-            else:
+            if key not in before:
                 edits.append(set_value(path + (key,), value))
+            elif before[key] is not value:
+                edits += edits_between(before[key], value, path + (key,))
         return edits
     if isinstance(before, list) and isinstance(after, list):
         return _list_edits(before, after, path)
@@ -72,16 +74,27 @@ def _identical(a, b) -> bool:
 
 
 def _list_edits(before: list, after: list, path: tuple) -> list[Edit]:
-    classes: list = []  # one representative of each group of equal items (dicts: not hashable)
+    kept = len(before)
+    if len(after) >= kept and all(map(operator.is_, before, after)):  # the common case: items appended
+        return [append(path, item) for item in after[kept:]]
+    # each item as a number to match (dicts are not hashable): a scalar by its type and value;
+    # a mapping or list of `before` by its index, and one of `after` by the index of that very
+    # item (apply_edits shares what it did not change) or of one equal to it
+    numbers: dict = {}
+    for k, item in enumerate(before):
+        numbers.setdefault(id(item) if isinstance(item, (dict, list)) else (type(item), item), k)
+    fresh = count(len(before))
 
-    def group(item) -> int:
-        for number, seen in enumerate(classes):
-            if _identical(seen, item):
-                return number
-        classes.append(item)
-        return len(classes) - 1
+    def number(item) -> int:
+        if isinstance(item, (dict, list)):
+            found = numbers.get(id(item))
+            if found is None:
+                found = next((k for k, seen in enumerate(before) if _identical(seen, item)), None)
+        else:
+            found = numbers.get((type(item), item))
+        return found if found is not None else next(fresh)
 
-    old, new = [group(item) for item in before], [group(item) for item in after]
+    old, new = [number(item) for item in before], [number(item) for item in after]
     edits = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "delete":

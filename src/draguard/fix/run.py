@@ -5,8 +5,11 @@ cross-object rules see the whole set, charts and kustomizations included as cont
 applies those that do not touch one another (per document: no edit path inside another's, a
 collection that lost an item is not edited again, two fixes never add the same object), and
 lints again what the round changed with the rules it may fix (relint); it stops when no fix
-is left to apply, and then the other rules judge every file once. A fix whose edits cannot be
-spliced exactly is not applied and is reported, never forced. Objects that come from a
+is left to apply, and then the other rules judge every file once. A plain file's fixes are
+applied to its documents in memory, which the next round judges, and its text is written
+once, when no fix is left (fix.rewrite), and parsed to verify it; a text that does not
+verify, and any other text, is spliced and verified round by round. A fix whose edits cannot
+be spliced exactly is not applied and is reported, never forced. Objects that come from a
 render (Helm, Kustomize) or from a List item are reported, never written."""
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
-from ..sources.spans import Entry, content_end, document_node, scalar_text, walk
+from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import parse_stream_remembered
 
 
@@ -226,13 +226,11 @@ def _splice_fix(text: str, start: tuple[int, int], edits, style: TextStyle, step
     (where the text to compose begins, the document's number in it); an edit changes nothing
     before it."""
     base, document = start
-    values = [edit.value for edit in edits if edit.op is Op.ADD_DOCUMENT]
-    replacements = [lambda doc: _add_documents(doc, values)] if values else []
-    replacements += [lambda doc, edit=edit: _splice(doc, edit) for edit in application_order(edits)
-                     if edit.op is not Op.ADD_DOCUMENT]
-    for replace in replacements:
+    added = [edit.value for edit in edits if edit.op is Op.ADD_DOCUMENT]
+    for edit in ([None] if added else []) + [e for e in application_order(edits) if e.op is not Op.ADD_DOCUMENT]:
         segment = text[base:] if base else text
-        replacement = replace(_Document(segment, document, style))
+        doc = _Document(segment, document, style)
+        replacement = _add_documents(doc, added) if edit is None else _splice(doc, edit)
         steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
         text = text[:base] + replacement.apply(segment)
     return text
@@ -308,6 +306,7 @@ class _Document:
 
     def __init__(self, text: str, index: int, style: TextStyle):
         self.text, self.newline, self.json_file = text, style.newline, style.json
+        self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
         self.root = document_node(text, index)
         if self.root is None:
             raise NotSpliceable(f"document {index} is not there to edit")
@@ -317,7 +316,13 @@ class _Document:
                                 "edit it by hand")
 
     def entry(self, path: tuple) -> Entry | None:
-        return walk(self.root, path)
+        """The entry at `path` (spans.walk), each path's parent looked up once for the document."""
+        if not path:
+            return None
+        if path not in self.entries:
+            parent = self.node(path[:-1])
+            self.entries[path] = child(parent, path[-1]) if parent is not None else None
+        return self.entries[path]
 
     def node(self, path: tuple):
         if not path:
