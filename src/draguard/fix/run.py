@@ -156,7 +156,7 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
 def _apply(target: FileText, by_document: dict[int, list], failed: dict) -> None:
     """This round's fixes of one file: all at once when they apply together, else one at a
     time (a fix that fails alone is reported and left out). A plain stream (no template, no
-    List, no JSON, no anchor) that parsed without a problem is fixed in memory, round after
+    List, no JSON, no alias) that parsed without a problem is fixed in memory, round after
     round, and its text written and verified once (_settle); any other text is spliced and
     verified round by round."""
     ordered = [(document, finding) for document in sorted(by_document, reverse=True) for finding in by_document[document]]

@@ -47,7 +47,9 @@ class ObjectSet:
     def remembered(self, compute, subject):
         """compute(subject, self), computed once per subject for this set: a view of one
         object that depends on others (six teardown rules ask each pod which of its claims
-        hold GPUs). The subject is kept with the answer, so that its id is not reused."""
+        hold GPUs). Only that object's own judging may ask for it: the lookups are recorded
+        for the judging that computed it. The subject is kept with the answer, so that its id
+        is not reused."""
         key = (compute, id(subject))
         hit = self._memo.get(key)
         if hit is None:
