@@ -59,6 +59,12 @@ WORKLOAD_CONTROLLERS = frozenset({"system:kube-controller-manager", *(
         "job-controller", "cronjob-controller", "replication-controller"))})
 
 
+def controllers_with(users) -> frozenset:
+    """The users whose objects made from their owner's template go by the owner's verdict:
+    the Kubernetes workload controllers and the operators named (--controller-user)."""
+    return WORKLOAD_CONTROLLERS | frozenset(users)
+
+
 @dataclass
 class Verdict:
     allowed: bool

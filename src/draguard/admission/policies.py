@@ -36,7 +36,7 @@ from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
 from . import INFRA_NAMESPACES
 from .install import LABELS, MATCH_CONDITIONS, NAME
-from .judge import WORKLOAD_CONTROLLERS
+from .judge import WORKLOAD_CONTROLLERS, controllers_with
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -234,7 +234,7 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
     `controller_users`: operators whose objects made from a template are not judged, besides
     the Kubernetes workload controllers."""
     exempt = exempt if exempt is not None else ["kube-system", namespace, *INFRA_NAMESPACES]
-    controllers = WORKLOAD_CONTROLLERS | set(controller_users)
+    controllers = controllers_with(controller_users)
     objects, left_out, mutated = [], {}, []
     for rule in rules:
         settings = config.settings(rule.id)

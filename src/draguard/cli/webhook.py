@@ -105,11 +105,11 @@ def _serve(args) -> int:
     else:
         cert, key = args.tls_cert, args.tls_key
     from ..admission import INFRA_NAMESPACES
-    from ..admission.judge import WORKLOAD_CONTROLLERS
+    from ..admission.judge import controllers_with
 
     exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}
-    controllers = WORKLOAD_CONTROLLERS | set(args.controller_user)
+    controllers = controllers_with(args.controller_user)
     cache = None
     if args.offline:
         webhook = Webhook(rules_for(config, offline=True), exempt, mutating=args.mutate, controllers=controllers)
