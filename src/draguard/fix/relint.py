@@ -20,7 +20,8 @@ from ..core.location import Location
 from ..engine.lint import LintResult, lint_loaded
 from ..model.manifest import Manifest
 from ..model.objectset import EVERY_KIND, PODS
-from ..model.pods import mapping
+from ..model.claims import compute_domain_template
+from ..model.pods import mapping, text
 from ..sources.loader import Loaded, Source, load_documents, load_text
 
 #: kinds every rule may read, without a lookup that is recorded: a change re-judges everything
@@ -181,14 +182,13 @@ class Dirty:
     def _touch(self, data) -> None:
         data = mapping(data)
         metadata = mapping(data.get("metadata"))
-        kind, namespace, name = _text(data.get("kind")), _text(metadata.get("namespace")), _text(metadata.get("name"))
+        kind, namespace, name = text(data.get("kind")), text(metadata.get("namespace")), text(metadata.get("name"))
         if kind in _CLUSTER_WIDE:
             self.everything = True
             return
         touched = [(kind, name)]
-        if kind == "ComputeDomain":  # it makes the claim template it names (model.claims)
-            channel = mapping(mapping(data.get("spec")).get("channel"))
-            touched.append(("ResourceClaimTemplate", _text(mapping(channel.get("resourceClaimTemplate")).get("name"))))
+        if kind == "ComputeDomain":  # it makes the claim template it names
+            touched.append(("ResourceClaimTemplate", compute_domain_template(data.get("spec")) or ""))
         if kind not in _PODLESS:
             touched.append((PODS, None))
         for what, called in [*touched, (EVERY_KIND, None)]:
@@ -210,10 +210,6 @@ class Dirty:
             elif (kind, namespace, name) in self.named or (kind, "", name) in self.named:
                 return True
         return False
-
-
-def _text(value) -> str:
-    return value if isinstance(value, str) else ""
 
 
 #: kinds that hold no pod spec; anything else may (workload custom resources included)

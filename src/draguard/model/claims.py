@@ -182,6 +182,16 @@ def request_names(manifest: Manifest) -> set[str]:
     return {request.name for request in requests_of(manifest)}
 
 
+def _unrecorded(kind: str, namespace: str, name: str | None = None) -> None:
+    """A lookup nobody records (model.objectset.ObjectSet.read records them)."""
+
+
+def compute_domain_template(spec: dict) -> str | None:
+    """The name of the claim template an NVIDIA ComputeDomain makes (spec.channel.resourceClaimTemplate)."""
+    name = mapping(mapping(mapping(spec).get("channel")).get("resourceClaimTemplate")).get("name")
+    return name if isinstance(name, str) else None
+
+
 @dataclass
 class ClaimIndex:
     """Which claims and claim templates a set of objects defines, by (namespace, name).
@@ -195,11 +205,11 @@ class ClaimIndex:
     #: file -> the claim templates it defines
     templates_by_file: dict = field(default_factory=dict)
     #: (kind, namespace, name) of each lookup (model.objectset: who reads what)
-    read: Callable = field(default=lambda kind, namespace, name=None: None, repr=False)
+    read: Callable = field(default=_unrecorded, repr=False)
 
     @classmethod
-    def build(cls, objects, read: Callable | None = None) -> "ClaimIndex":
-        index = cls(read=read) if read is not None else cls()
+    def build(cls, objects, read: Callable = _unrecorded) -> "ClaimIndex":
+        index = cls(read=read)
         for m in objects:
             if (m.group, m.kind) == (RESOURCE_GROUP, "ResourceClaim"):
                 index.claims.setdefault((m.namespace, m.name), m)
@@ -207,9 +217,9 @@ class ClaimIndex:
                 index.templates.setdefault((m.namespace, m.name), m)
                 index.templates_by_file.setdefault(m.source.display, []).append(m)
             elif (m.group, m.kind) == ("resource.nvidia.com", "ComputeDomain"):
-                template = mapping(mapping(m.spec.get("channel")).get("resourceClaimTemplate"))
-                if isinstance(template.get("name"), str):
-                    index.templates.setdefault((m.namespace, template["name"]), m)
+                name = compute_domain_template(m.spec)
+                if name is not None:
+                    index.templates.setdefault((m.namespace, name), m)
         for table, by_name in ((index.claims, index.claims_by_name), (index.templates, index.templates_by_name)):
             for (_, name), m in table.items():
                 by_name.setdefault(name, m)
