@@ -130,8 +130,9 @@ def _lint(objects, config: Config, inventory, problems, sources, only=None, adva
                                               and not (elsewhere and r.needs is not Needs.CLUSTER)]
         live += manifest.is_live
         if reads is not None:
-            reads[id(manifest)] = (manifest, set())
-            object_set.judging(reads[id(manifest)][1])
+            looked_up: set = set()
+            reads[id(manifest)] = (manifest, looked_up)
+            object_set.judging(looked_up)
         for rule in applicable:
             found: list[Finding] = []
             try:

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
-from ..core.fixes import Applicability, EditError, FixAvailability, Op, apply_edits
+from ..core.fixes import Applicability, EditError, FixAvailability, Op
 from ..engine.lint import LintResult
 from ..sources.discover import patched_by
 from ..sources.loader import Loaded, plain_stream
 from ..sources.yamlpos import positioned, remembering_parses
 from .relint import Relinter
 from .rewrite import rewritten
-from .splice import Changes, NotSpliceable, TextStyle, apply_fixes, parse, verified
+from .splice import Changes, NotSpliceable, TextStyle, apply_fixes, fixed_documents, parse, verified
 
 MAX_ROUNDS = 50
 
@@ -199,13 +199,8 @@ def _fix_in_memory(target: FileText, fixes: list) -> None:
     remembering the one of the text it was made from."""
     if target.documents is None:
         target.documents, target.origins = list(target.parsed.documents), list(range(len(target.parsed.documents)))
-    documents, origins = list(target.documents), list(target.origins)
-    for document, finding in fixes:
-        if not 0 <= document < len(documents) or documents[document] is None:
-            raise NotSpliceable(f"document {document} is not there to edit")
-        made = apply_edits(documents[document], finding.fix.edits)
-        documents[document:document + 1] = made
-        origins[document:document + 1] = [origins[document]] + [None] * (len(made) - 1)
+    origins = list(target.origins)
+    documents = fixed_documents(target.documents, [(d, f.fix.edits) for d, f in fixes], origins)
     # paths on every node, once for the rounds to come (a document no fix touched is kept as it is)
     target.documents, target.origins = [positioned(d) for d in documents], origins
     target.applied.extend((f.rule, f.fix.title) for _, f in fixes)
@@ -222,7 +217,7 @@ def _settle(files: list[FileText], relinter: Relinter, failed: dict) -> bool:
             continue
         try:
             text, steps = rewritten(f.text, f.parsed, f.documents, f.origins)
-            after = verified(text, [], f.documents)
+            after = verified(text, f.parsed.problems, f.documents)
         except (NotSpliceable, EditError):
             after = None
         if after is None:

@@ -131,13 +131,18 @@ def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list) -> tu
         return _spliced(text, planned, starts, style, False)
 
 
-def fixed_documents(documents: list, planned: list[tuple[int, tuple]]) -> list:
-    """What the planned fixes make of a text's documents (core.fixes.apply_edits, in plan order)."""
+def fixed_documents(documents: list, planned: list[tuple[int, tuple]], origins: list | None = None) -> list:
+    """What the planned fixes make of a text's documents (core.fixes.apply_edits, in plan order).
+    `origins`, when given (a list beside `documents`, which the caller owns), is kept in step:
+    a document a fix adds has None."""
     expected = list(documents)
     for document, edits in planned:
         if not 0 <= document < len(expected) or expected[document] is None:
             raise NotSpliceable(f"document {document} is not there to edit")
-        expected[document:document + 1] = apply_edits(expected[document], edits)
+        made = apply_edits(expected[document], edits)
+        expected[document:document + 1] = made
+        if origins is not None:
+            origins[document:document + 1] = [origins[document]] + [None] * (len(made) - 1)
     return expected
 
 
@@ -621,4 +626,5 @@ def _add_documents(doc: _Document, values: list) -> Replacement:
     return Replacement(at, at, prefix + added, last=True)
 
 
-__all__ = ["apply_fix", "apply_fixes", "Changes", "NotSpliceable", "EditError", "parse", "splice_fixes", "verified"]
+__all__ = ["apply_fix", "apply_fixes", "Changes", "NotSpliceable", "EditError", "fixed_documents", "parse",
+           "splice_fixes", "verified"]
