@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import INFRA_NAMESPACES
 from .cache import WATCHED
+from .exemptions import BEING_DELETED, GENERATED_CLAIM
 
 NAME = "draguard"
 LABELS = {"app.kubernetes.io/name": "draguard", "app.kubernetes.io/component": "webhook"}
@@ -21,14 +22,9 @@ LABELS = {"app.kubernetes.io/name": "draguard", "app.kubernetes.io/component": "
 RESOURCES = {"": ["pods", "namespaces"], "apps": ["deployments", "statefulsets", "daemonsets", "replicasets"],
              "batch": ["jobs", "cronjobs"], "policy": ["poddisruptionbudgets"],
              "resource.k8s.io": ["resourceclaims", "resourceclaimtemplates", "deviceclasses"]}
-#: CEL on the request (admissionregistration matchConditions): claims the system generates
-#: are never judged (denying them strands pods), nor are deletions' leftovers
-MATCH_CONDITIONS = [
-    {"name": "not-a-generated-claim",
-     "expression": "!(request.resource.resource == 'resourceclaims' && has(object.metadata.annotations) && "
-                   "('resource.kubernetes.io/pod-claim-name' in object.metadata.annotations || "
-                   "'resource.kubernetes.io/extended-resource-claim' in object.metadata.annotations))"},
-]
+#: CEL on the request (admissionregistration matchConditions): what the webhook would not
+#: judge anyway (admission.exemptions) never reaches it
+MATCH_CONDITIONS = [BEING_DELETED.match_condition(), GENERATED_CLAIM.match_condition()]
 
 
 def manifests(namespace: str = NAME, image: str = "ghcr.io/draguard/draguard:0.1.0", replicas: int = 2,

@@ -1,28 +1,23 @@
 """Judging one admission request with the catalog: which objects are judged, which rules run,
 and what denies (error findings), warns (warning findings) or is said nowhere (info).
 
-- Claims the system makes are never denied: a claim generated from a pod's template
-  (annotation `resource.kubernetes.io/pod-claim-name`, owner Pod) or created by the scheduler
-  for an extended resource (`resource.kubernetes.io/extended-resource-claim`). Denying them
-  leaves pods Pending forever; their template and workload are judged instead.
+- What is not judged at all is admission.exemptions' to say: only what the API server vouches
+  for (the requester, the operation, deletionTimestamp) exempts a request, never an
+  annotation, label or ownerReference the object's writer chose.
+- Suppression annotations (`ignore.draguard.io/<rule>`) are a repository's own notes for
+  lint, fix and audit; admission judges the object as if it had none, and warns that it
+  does not honour them.
 - Without a cluster (`offline`), every claim, template and class an object names is taken to
   exist (config `external: '*'`), and the rules that conclude from what the set lacks
   (`Rule.set_wide`: no budget selects the workload) do not run. With the cache, the rules
   read the cached objects as context, and only the request's object is judged.
 - The cluster rules (`Needs.CLUSTER`) are the audit's; admission never runs them.
 - A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged.
-- What a Kubernetes workload controller makes from its owner's template (a ReplicaSet's
-  pods, a Deployment's ReplicaSets, a CronJob's Jobs) is not judged: the owner is, when it
-  is written, and a workload that ran before the webhook must still be able to heal, scale
-  and roll out. Only those controllers' own identities count (the API server names the
-  requester; an ownerReference alone can be written by anyone).
-- An UPDATE is refused only for what it brings: an error the object already had before it
-  (the request's `oldObject`: same rule, same field) warns, as Kubernetes ratchets its own
-  validation (KEP-4008) and Kyverno allows existing violations. The workloads that were
-  running before the webhook was installed keep working: controllers update them (the Job
-  controller takes its tracking finalizer off a finished pod; the garbage collector its
-  deletion finalizers), and an image bump adds nothing new. An object being deleted
-  (`deletionTimestamp`) is not judged at all: its finalizers must be able to come off.
+- An UPDATE ratchets (admission.ratchet): an error the object already had before it (the
+  request's `oldObject`: same rule, same field) warns instead of denying, as Kubernetes
+  ratchets its own validation (KEP-4008), so the workloads that ran before the webhook keep
+  their controllers' updates; but an update that grows what such an error concerns (more
+  pods, more devices, more containers on a shared claim, fewer selectors) is denied.
 - A rule whose finding is about an object the cluster may not hold yet (`Rule.admission_warns`:
   a workload's template, which Helm and `kubectl apply -f DIR` create after it) warns."""
 
@@ -33,36 +28,21 @@ from dataclasses import dataclass, field, replace
 from ..core.config import EXTERNAL_KINDS, Config
 from ..core.finding import Finding, Severity
 from ..engine.lint import lint_loaded
-from ..model.claims import RESOURCE_GROUP
-from ..model.live import EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME
-from ..model.manifest import Manifest, controller_reference
+from ..engine.suppress import SUPPRESS_PREFIX
+from ..model.manifest import Manifest
 from ..model.pods import mapping
 from ..model.workloads import POD_TARGETS
 from ..rules import REGISTRY
 from ..rules.base import Needs
 from ..sources.loader import Loaded
+from .exemptions import WORKLOAD_CONTROLLERS, exemptions
+from .kinds import BUDGET, JUDGED
+from .ratchet import growth
 from .review import Request
 
-#: (group, kind) the webhook judges: pods and every workload draguard models, DRA objects
-#: users write, Namespaces (the admin-access label) and PodDisruptionBudgets (what they select).
-_BUDGET = ("policy", "PodDisruptionBudget")
-JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
-                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), _BUDGET}
 _JUDGED_OPERATIONS = ("CREATE", "UPDATE")
-#: the kube-controller-manager controllers that make pods and workloads from their owners'
-#: templates (k8s.io/kubernetes cmd/kube-controller-manager/app: apps.go, batch.go, core.go),
-#: as the API server names them with --use-service-account-credentials, and the manager's
-#: own identity without it
-WORKLOAD_CONTROLLERS = frozenset({"system:kube-controller-manager", *(
-    f"system:serviceaccount:kube-system:{name}" for name in (
-        "replicaset-controller", "deployment-controller", "statefulset-controller", "daemon-set-controller",
-        "job-controller", "cronjob-controller", "replication-controller"))})
-
-
-def controllers_with(users) -> frozenset:
-    """The users whose objects made from their owner's template go by the owner's verdict:
-    the Kubernetes workload controllers and the operators named (--controller-user)."""
-    return WORKLOAD_CONTROLLERS | frozenset(users)
+#: what the webhook says to an object that carries suppression annotations
+SUPPRESSIONS_IGNORED = "suppression annotations (ignore.draguard.io/...) are not honoured in admission"
 
 
 @dataclass
@@ -71,13 +51,20 @@ class Verdict:
     denials: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
     skipped: str = ""  # why the object was not judged
+    grown: list[str] = field(default_factory=list)  # what an UPDATE grows of the errors it keeps (ratchet)
+    notes: list[str] = field(default_factory=list)  # said as warnings, about the request itself
 
     def message(self) -> str:
-        """The denial: each error with its rule id and field path."""
-        return "draguard denied it: " + "; ".join(map(_said, self.denials))
+        """The denial: each error with its rule id and field path, and what the update grows."""
+        said = list(map(_said, self.denials))
+        if self.grown:
+            kept = [_said(f) for f in self.warnings if f.severity is Severity.ERROR]
+            said.append(f"the update grows what its existing errors concern ({'; '.join(self.grown)}): "
+                        + "; ".join(kept))
+        return "draguard denied it: " + "; ".join(said)
 
     def warning_lines(self) -> list[str]:
-        return list(map(_said, self.warnings))
+        return [*self.notes, *map(_said, self.warnings)]
 
 
 def _said(finding: Finding) -> str:
@@ -107,7 +94,9 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
     denials = [f for f in mine if f.severity is Severity.ERROR and not _warned_only(f)]
     warnings = [f for f in mine if f.severity is Severity.WARNING or f.severity is Severity.ERROR and _warned_only(f)]
     denials, had = brought(request, denials, config, context, devices)
-    return Verdict(not denials, denials, warnings + had)
+    grown = growth(request.old_object, request.object) if had else []
+    notes = [SUPPRESSIONS_IGNORED] if _suppressions(request.object) else []
+    return Verdict(not denials and not grown, denials, warnings + had, grown=grown, notes=notes)
 
 
 def brought(request: Request, findings: list[Finding], config: Config, context, devices) -> tuple[list, list]:
@@ -130,38 +119,34 @@ def _warned_only(finding: Finding) -> bool:
 
 
 def not_judged(request: Request, controllers: frozenset = WORKLOAD_CONTROLLERS) -> str:
-    """Why the request is admitted without judging it ('' when it is judged). An object a
-    controller makes from its owner's template is judged through the owner, when it is
-    written: the controllers are known by the user the API server names (WORKLOAD_CONTROLLERS
-    and the operators the installation adds, KubeRay's or LWS's service account), never by an
-    ownerReference alone, which anyone may write."""
+    """Why the request is admitted without judging it ('' when it is judged): an operation
+    or a kind admission does not judge, or one of admission.exemptions, each decided by
+    what the API server vouches for."""
     if request.operation not in _JUDGED_OPERATIONS or request.object is None:
         return f"{request.operation or 'no'} operation: not judged"
-    if request.operation == "UPDATE" and mapping(request.object.get("metadata")).get("deletionTimestamp"):
-        return "being deleted: not judged (its finalizers must be able to come off)"
-    if request.user in controllers and controller_reference(request.object.get("metadata")) is not None:
-        return "made by a controller from its owner's template: the owner is judged"
     if request.group_kind not in JUDGED:
         return f"{request.group_kind[1] or 'unknown kind'} is not judged"
-    annotations = mapping(mapping(request.object.get("metadata")).get("annotations"))
-    if request.group_kind == (RESOURCE_GROUP, "ResourceClaim") and (
-            POD_CLAIM_NAME in annotations or EXTENDED_RESOURCE_CLAIM in annotations):
-        return "a claim the system generated: its template and workload are judged"
-    return ""
+    return next((e.reason for e in exemptions(controllers) if e.applies(request)), "")
+
+
+def _suppressions(data: dict) -> bool:
+    annotations = mapping(mapping(data.get("metadata")).get("annotations"))
+    return any(isinstance(key, str) and key.startswith(SUPPRESS_PREFIX) for key in annotations)
 
 
 def findings_on(data: dict, config: Config, context: list[Manifest] = (), devices=None) -> list[Finding]:
     """The catalog's findings on the object `data`, the others read as context: its cached
     version (an UPDATE) is replaced by it. A PodDisruptionBudget is judged by the workloads
     it may select (rollout-pdb reports a budget that differs on the budget), so those are
-    judged too and only what they say about the budget is kept."""
+    judged too and only what they say about the budget is kept. Suppression annotations are
+    not honoured: what they would hide is judged as the rest."""
     obj = Manifest.from_data(data, display="(admission request)")
     context = [m for m in context if _identity(m) != _identity(obj)]
     judged = {id(obj)}
-    if (obj.group, obj.kind) == _BUDGET:
+    if (obj.group, obj.kind) == BUDGET:
         judged.update(id(m) for m in context if (m.group, m.kind) in POD_TARGETS and m.namespace == obj.namespace)
     result = lint_loaded(Loaded(), config, only=lambda m: id(m) in judged, manifests=[obj, *context], devices=devices)
-    return [f for f in result.findings if f.obj == obj.ref]
+    return [f for f in (*result.findings, *result.suppressed) if f.obj == obj.ref]
 
 
 def _identity(m: Manifest) -> tuple:

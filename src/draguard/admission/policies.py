@@ -11,14 +11,14 @@ release after it is introduced, so that a rollback keeps them valid), which
 admission.celcheck verifies.
 
 Errors deny and warnings warn (`validationActions`); a policy fails closed
-(`failurePolicy: Fail`), skips the claims the system generates (the webhook's match
-condition), the objects being deleted (their finalizers must come off) and what a
-Kubernetes workload controller makes from its owner's template (as the webhook), and its
-binding exempts the same namespaces as the webhook. An UPDATE ratchets as the webhook's
-does, per rule (CEL sees no field paths): it fails only when its old object passed, so the
-workloads admitted before the policy keep their controllers' updates; a mutating policy
-patches an UPDATE only where the old object passed, as a pod's spec may not change in an
-update. The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
+(`failurePolicy: Fail`) and leaves out what the webhook leaves out, by the same definitions
+(admission.exemptions: the claims the resourceclaim controller generates, an object being
+deleted whose update changes only its metadata, what a workload controller makes from an
+owner admission judges), and its binding exempts the same namespaces as the webhook. An
+UPDATE ratchets as the webhook's does, per rule (CEL sees no field paths): it fails only
+when its old object passed, so the workloads admitted before the policy keep their
+controllers' updates; a mutating policy patches an UPDATE only where the old object passed,
+as a pod's spec may not change in an update. The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
 (`paramKind`), with `parameterNotFoundAction: Deny`: a policy without its parameters
 refuses rather than guess."""
 
@@ -35,8 +35,8 @@ from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
 from . import INFRA_NAMESPACES
-from .install import LABELS, MATCH_CONDITIONS, NAME
-from .judge import WORKLOAD_CONTROLLERS, controllers_with
+from .exemptions import GENERATED_CLAIM, WORKLOAD_CONTROLLERS, controllers_with, exemptions
+from .install import LABELS, NAME
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -77,24 +77,6 @@ def ratcheted(expression: str) -> str:
     """CEL: `expression` holds, or the UPDATE does not bring its failure (the old object
     failed it already)."""
     return f"({expression}) || (request.operation == 'UPDATE' && !({on_old(expression)}))"
-
-
-#: the policies' match conditions (CEL), as the webhook skips the same requests (admission.judge):
-#: an object being deleted (an UPDATE that takes a finalizer off), and what a Kubernetes
-#: workload controller makes from its owner's template
-NOT_BEING_DELETED = {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
-
-
-def not_made_by_a_controller(controllers) -> dict:
-    """The match condition that leaves out what one of `controllers` (user names) makes with a
-    controller ownerReference."""
-    return {"name": "not-made-by-a-workload-controller", "expression": (
-        f"!(request.userInfo.username in [{', '.join(repr(u) for u in sorted(controllers))}] && "
-        "has(object.metadata.ownerReferences) && "
-        "object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller))")}
-
-
-NOT_MADE_BY_A_CONTROLLER = not_made_by_a_controller(WORKLOAD_CONTROLLERS)
 
 
 def message_expression(rule: Rule) -> str | None:
@@ -164,8 +146,10 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
 
 
 def _match_conditions(kinds, controllers) -> list[dict]:
-    return [*(MATCH_CONDITIONS if any(group == RESOURCE_GROUP for group, _ in kinds) else []), NOT_BEING_DELETED,
-            not_made_by_a_controller(controllers)]
+    """The webhook's exemptions (admission.exemptions), the generated claims' only where the
+    policy matches claims."""
+    return [e.match_condition() for e in exemptions(controllers)
+            if e is not GENERATED_CLAIM or any(group == RESOURCE_GROUP for group, _ in kinds)]
 
 
 def mutation_expression(rule: Rule) -> str:

@@ -105,7 +105,7 @@ def _serve(args) -> int:
     else:
         cert, key = args.tls_cert, args.tls_key
     from ..admission import INFRA_NAMESPACES
-    from ..admission.judge import controllers_with
+    from ..admission.exemptions import controllers_with
 
     exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}

@@ -17,7 +17,8 @@ import yaml
 
 from draguard.admission.celcheck import Verdict, as_admitted, evaluate, unavailable, variables
 from draguard.admission.forms import LINT_ONLY, MAP, VAP, WEBHOOK_ONLY, form_of
-from draguard.admission.policies import NOT_BEING_DELETED, NOT_MADE_BY_A_CONTROLLER, PARAMS, dra_version, export, policy
+from draguard.admission.exemptions import BEING_DELETED, made_from_judged_owner
+from draguard.admission.policies import PARAMS, dra_version, export, policy
 from draguard.core.config import Config, RuleSettings
 from draguard.core.finding import Severity
 from draguard.core.fixes import plain
@@ -103,7 +104,7 @@ def test_an_update_fails_the_policy_only_where_it_brings_the_fault(rule):
             assert evaluate(pol, good, params, old=bad) == Verdict(True)
             brought = evaluate(pol, bad, params, old=good)
             assert not brought.passed and brought.error is None and brought.message.startswith(f"{rule.id}: ")
-    assert {NOT_BEING_DELETED["name"], NOT_MADE_BY_A_CONTROLLER["name"]} <= \
+    assert {BEING_DELETED.name, made_from_judged_owner().name} <= \
         {c["name"] for c in pol["spec"]["matchConditions"]}
 
 
@@ -362,7 +363,7 @@ def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, 
     named = export(REGISTRY, Config(kube_version=TARGET),
                    controller_users=["system:serviceaccount:ray-system:kuberay-operator"]).objects
     [condition] = {c["expression"] for o in named if o["kind"].endswith("AdmissionPolicy")
-                   for c in o["spec"]["matchConditions"] if c["name"] == NOT_MADE_BY_A_CONTROLLER["name"]}
+                   for c in o["spec"]["matchConditions"] if c["name"] == made_from_judged_owner().name}
     owner = [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u", "controller": True}]
     pod = {"metadata": {"name": "p", **({"ownerReferences": owner} if owned else {})}}
     assert _evaluate(condition, {"object": pod, "request": {"userInfo": {"username": user}}}) == (matched, None)

@@ -188,7 +188,8 @@ def _with(obj: dict, **metadata) -> dict:
 def test_an_update_is_refused_only_for_what_it_brings(webhook):
     """A legacy pod that ran before the webhook: the Job controller taking its tracking
     finalizer off, a label, are admitted (the error warns: it was there before); an update
-    that adds a GPU container is refused for that container; a pod being deleted is not judged."""
+    that adds a GPU container is refused for that container and for growing the old one; a pod
+    being deleted is not judged while only its metadata changes."""
     url, ca, _ = webhook
     tracked = _with(LEGACY_POD, finalizers=["batch.kubernetes.io/job-tracking"])
     finished = _with(LEGACY_POD, finalizers=[], labels={"done": "yes"})
@@ -198,11 +199,17 @@ def test_an_update_is_refused_only_for_what_it_brings(webhook):
     grown = {**LEGACY_POD, "spec": {**LEGACY_POD["spec"], "containers": [*LEGACY_POD["spec"]["containers"], second]}}
     body = post(url, ca, review(grown, operation="UPDATE", oldObject=LEGACY_POD))[1]["response"]
     assert body["allowed"] is False and "spec.containers[1]" in body["status"]["message"]
-    assert "spec.containers[0]" not in body["status"]["message"]
+    assert "the update grows what its existing errors concern (device-plugin GPUs 1 -> 2)" in \
+        body["status"]["message"]  # the old container's error is kept, and grown
     body = post(url, ca, review(LEGACY_POD, operation="UPDATE", oldObject=GOOD_POD))[1]["response"]
     assert body["allowed"] is False  # a compliant object turned legacy
-    deleting = _with(grown, deletionTimestamp="2026-12-04T00:00:00Z", finalizers=[])
-    assert post(url, ca, review(deleting, operation="UPDATE", oldObject=LEGACY_POD))[1]["response"]["allowed"] is True
+    deleting = _with(LEGACY_POD, deletionTimestamp="2026-12-04T00:00:00Z", finalizers=[])
+    assert post(url, ca, review(deleting, operation="UPDATE", oldObject=tracked))[1]["response"]["allowed"] is True
+    # a tenant's own finalizer keeps an object being deleted: an update of its spec is judged
+    grown_deleting = _with(grown, deletionTimestamp="2026-12-04T00:00:00Z")
+    assert post(url, ca, review(grown_deleting, operation="UPDATE",
+                                oldObject=_with(tracked, deletionTimestamp="2026-12-04T00:00:00Z")))[1][
+        "response"]["allowed"] is False
 
 
 @pytest.mark.parametrize("user, owned, allowed", [

@@ -1,0 +1,13 @@
+"""The kinds admission judges: one list, from which the webhook's routing, the policies'
+bindings and the judge all read, so that no kind the judge understands goes unrouted."""
+
+from __future__ import annotations
+
+from ..model.claims import RESOURCE_GROUP
+from ..model.workloads import POD_TARGETS
+
+BUDGET = ("policy", "PodDisruptionBudget")
+#: (group, kind): pods and every workload draguard models, the DRA objects users write,
+#: Namespaces (the admin-access label) and PodDisruptionBudgets (what they select).
+JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
+                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), BUDGET}

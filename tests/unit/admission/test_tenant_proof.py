@@ -1,0 +1,274 @@
+"""Admission as a tenant attacks it: nothing the object's writer chooses (a suppression
+annotation, a forged "generated" annotation, an ownerReference) exempts it; each exemption's
+Python test and its CEL match condition agree on every request; and an UPDATE that keeps a
+violation may not grow it."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import textwrap
+
+import pytest
+import yaml
+
+from draguard.admission.celcheck import _evaluate
+from draguard.admission.exemptions import (
+    BEING_DELETED, CLAIM_MAKERS, GENERATED_CLAIM, WORKLOAD_CONTROLLERS, exemptions, made_from_judged_owner,
+)
+from draguard.admission.install import MATCH_CONDITIONS
+from draguard.admission.judge import SUPPRESSIONS_IGNORED, judge, rules_for
+from draguard.admission.policies import export
+from draguard.admission.review import Request
+from draguard.core.config import Config
+from draguard.engine import lint_objects
+from draguard.rules import REGISTRY
+
+from support.webhook import post, review, running_webhook
+
+CONFIG = rules_for(Config(kube_version="1.34"), offline=True)
+KUBERAY = "system:serviceaccount:ray-system:kuberay-operator"
+CLAIM_CONTROLLER = "system:serviceaccount:kube-system:resource-claim-controller"
+
+
+def _doc(text: str) -> dict:
+    return yaml.safe_load(textwrap.dedent(text))
+
+
+LEGACY_POD = next(d for d in yaml.safe_load_all(textwrap.dedent(REGISTRY.get("legacy-gpu-resource").noncompliant))
+                  if d)
+ALL_DEVICES_CLAIM = _doc("""
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaim
+    metadata: {name: all-gpus, namespace: team-a}
+    spec:
+      devices:
+        requests:
+        - name: gpu
+          exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}
+    """)
+LEGACY_DEPLOYMENT = _doc("""
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: infer, namespace: team-a}
+    spec:
+      replicas: 1
+      selector: {matchLabels: {app: infer}}
+      template:
+        metadata: {labels: {app: infer}}
+        spec:
+          containers:
+          - name: server
+            image: vllm/vllm-openai:v0.6
+            resources: {limits: {nvidia.com/gpu: 1}}
+    """)
+_KINDS = {"Pod": {"group": "", "version": "v1", "kind": "Pod"},
+          "Deployment": {"group": "apps", "version": "v1", "kind": "Deployment"},
+          "ResourceClaim": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
+          "ConfigMap": {"group": "", "version": "v1", "kind": "ConfigMap"}}
+
+
+def _request(obj: dict, user: str = "alice", operation: str = "CREATE", old: dict | None = None) -> Request:
+    return Request("uid-1", _KINDS[obj["kind"]], operation, obj["metadata"].get("namespace", ""),
+                   obj["metadata"]["name"], obj, old, False, user)
+
+
+def _with(obj: dict, **metadata) -> dict:
+    changed = copy.deepcopy(obj)
+    changed["metadata"].update(metadata)
+    return changed
+
+
+def _owned_by(obj: dict, api_version: str, kind: str) -> dict:
+    return _with(obj, ownerReferences=[{"apiVersion": api_version, "kind": kind, "name": "o", "uid": "u",
+                                        "controller": True}])
+
+
+# --- no annotation a tenant writes exempts anything -------------------------------------------
+
+def test_a_suppression_annotation_exempts_nothing_in_admission_and_says_so():
+    suppressed = _with(LEGACY_POD, annotations={"ignore.draguard.io/legacy-gpu-resource": "x"})
+    verdict = judge(_request(suppressed), CONFIG)
+    assert not verdict.allowed and [f.rule for f in verdict.denials] == ["legacy-gpu-resource"]
+    assert SUPPRESSIONS_IGNORED in verdict.warning_lines()
+    # the same annotation still suppresses in a repository's own files: lint honours it
+    assert not any(f.rule == "legacy-gpu-resource" for f in lint_objects([suppressed], Config()).findings)
+
+
+def test_a_suppression_of_every_rule_at_once_exempts_nothing_either():
+    everything = {f"ignore.draguard.io/{rule.id}": "mine" for rule in REGISTRY}
+    verdict = judge(_request(_with(ALL_DEVICES_CLAIM, annotations=everything)), CONFIG)
+    assert not verdict.allowed and "request-all-devices" in {f.rule for f in verdict.denials}
+
+
+@pytest.mark.parametrize("annotation", ["resource.kubernetes.io/pod-claim-name",
+                                        "resource.kubernetes.io/extended-resource-claim"])
+@pytest.mark.parametrize("user, owner, allowed", [
+    ("alice", None, False),  # the annotation alone: anyone can write it
+    ("alice", ("v1", "Pod"), False),  # and an ownerReference: so can they
+    (CLAIM_CONTROLLER, None, False),  # the controller's identity without the pod that owns the claim
+    (CLAIM_CONTROLLER, ("apps/v1", "Deployment"), False),
+    (CLAIM_CONTROLLER, ("v1", "Pod"), True),  # what the resourceclaim controller makes
+    ("system:kube-scheduler", ("v1", "Pod"), True),  # an extended resource's claim (KEP-5004)
+    ("system:serviceaccount:team-a:resource-claim-controller", ("v1", "Pod"), False),  # the name in a tenant's namespace
+])
+def test_a_generated_claim_is_known_by_who_made_it_not_by_its_annotation(annotation, user, owner, allowed):
+    claim = _with(ALL_DEVICES_CLAIM, annotations={annotation: "gpu"})
+    if owner:
+        claim = _owned_by(claim, *owner)
+    assert judge(_request(claim, user), CONFIG).allowed is allowed
+    # the webhook configuration's match conditions send it on exactly when the judge judges it
+    sent = all(_evaluate(c["expression"], _activation(_request(claim, user)))[0] for c in MATCH_CONDITIONS)
+    assert sent is not allowed
+
+
+@pytest.mark.parametrize("owner, allowed", [
+    (("ray.io/v1", "RayCluster"), True),  # judged when it was written: its pods go by its verdict
+    (("example.com/v1", "Unjudged"), False),  # an owner admission never judged
+    (("v1", "ConfigMap"), False),
+    (None, False),
+])
+def test_an_operator_s_pod_goes_by_its_owner_only_where_admission_judges_the_owner(owner, allowed):
+    pod = _owned_by(LEGACY_POD, *owner) if owner else LEGACY_POD
+    controllers = frozenset({*WORKLOAD_CONTROLLERS, KUBERAY})
+    assert judge(_request(pod, KUBERAY), CONFIG, controllers=controllers).allowed is allowed
+    assert judge(_request(pod, "alice"), CONFIG, controllers=controllers).allowed is False
+
+
+# --- one definition: each exemption's Python test and its CEL agree ---------------------------
+
+def _activation(request: Request) -> dict:
+    data = {"request": {"operation": request.operation, "kind": request.kind,
+                        "userInfo": {"username": request.user}},
+            "object": request.object}
+    if request.old_object is not None:
+        data["oldObject"] = request.old_object
+    return data
+
+
+def _requests():
+    """Requests over every axis the exemptions read: users, owners, kinds, operations, deletion."""
+    users = ["alice", CLAIM_CONTROLLER, "system:kube-scheduler", "system:kube-controller-manager", KUBERAY,
+             "system:serviceaccount:kube-system:replicaset-controller"]
+    owners = [None, ("v1", "Pod"), ("apps/v1", "ReplicaSet"), ("ray.io/v1", "RayCluster"),
+              ("example.com/v1", "Widget"), ("v1", "ConfigMap"), ("apps", "ReplicaSet"), ("apps/v1/x", "ReplicaSet")]
+    objects = [LEGACY_POD, ALL_DEVICES_CLAIM, LEGACY_DEPLOYMENT]
+    for user, owner, obj, operation, deleting in itertools.product(users, owners, objects, ("CREATE", "UPDATE"),
+                                                                  ("no", "metadata", "spec")):
+        new = _owned_by(obj, *owner) if owner else copy.deepcopy(obj)
+        old = None
+        if operation == "UPDATE":
+            old = copy.deepcopy(new)
+            if deleting != "no":
+                new["metadata"]["deletionTimestamp"] = old["metadata"]["deletionTimestamp"] = "2026-12-06T00:00:00Z"
+            if deleting == "spec":
+                new["spec"]["changed"] = True
+        yield _request(new, user, operation, old)
+
+
+@pytest.mark.parametrize("exemption", [*exemptions(), made_from_judged_owner([KUBERAY])],
+                         ids=lambda e: e.name)
+def test_each_exemption_s_cel_agrees_with_the_webhook_s_test(exemption):
+    cases = list(_requests())
+    for request in cases:
+        value, error = _evaluate(exemption.cel, _activation(request))
+        assert error is None and value is exemption.applies(request), (exemption.name, request)
+    assert any(exemption.applies(r) for r in cases) and not all(exemption.applies(r) for r in cases)
+
+
+def test_every_exported_policy_and_the_webhook_carry_the_shared_definitions():
+    policies = [o for o in export(REGISTRY, Config(kube_version="1.34")).objects
+                if o["kind"] == "ValidatingAdmissionPolicy"]
+    for pol in policies:
+        conditions = {c["name"]: c["expression"] for c in pol["spec"]["matchConditions"]}
+        assert conditions[BEING_DELETED.name] == BEING_DELETED.match_condition()["expression"]
+        assert conditions[made_from_judged_owner().name] == made_from_judged_owner().match_condition()["expression"]
+        assert GENERATED_CLAIM.name not in conditions or \
+            conditions[GENERATED_CLAIM.name] == GENERATED_CLAIM.match_condition()["expression"]
+        assert not any("annotations" in expression for expression in conditions.values())
+    assert {c["name"] for c in MATCH_CONDITIONS} == {BEING_DELETED.name, GENERATED_CLAIM.name}
+    assert CLAIM_CONTROLLER in CLAIM_MAKERS
+
+
+# --- the ratchet holds a violation where it is ------------------------------------------------
+
+def _update(old: dict, new: dict):
+    return judge(_request(new, operation="UPDATE", old=old), CONFIG)
+
+
+def _spec(obj: dict, **changes) -> dict:
+    changed = copy.deepcopy(obj)
+    changed["spec"].update(changes)
+    return changed
+
+
+def _gpus(deployment: dict, count: int) -> dict:
+    changed = copy.deepcopy(deployment)
+    changed["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = count
+    return changed
+
+
+def test_an_update_may_keep_or_shrink_an_existing_violation():
+    bumped = copy.deepcopy(LEGACY_DEPLOYMENT)
+    bumped["spec"]["template"]["spec"]["containers"][0]["image"] = "vllm/vllm-openai:v0.7"
+    verdict = _update(LEGACY_DEPLOYMENT, bumped)
+    assert verdict.allowed and any(f.rule == "legacy-gpu-resource" for f in verdict.warnings)
+    assert _update(_spec(_gpus(LEGACY_DEPLOYMENT, 4), replicas=3), LEGACY_DEPLOYMENT).allowed
+
+
+@pytest.mark.parametrize("grow, says", [
+    (lambda d: _gpus(d, 8), "device-plugin GPUs 1 -> 8"),
+    (lambda d: _spec(d, replicas=50), "pods 1 -> 50"),
+    (lambda d: _spec(_gpus(d, 8), replicas=50), "pods 1 -> 50; device-plugin GPUs 1 -> 8"),
+])
+def test_an_update_that_grows_an_existing_violation_is_denied_saying_what_grew(grow, says):
+    verdict = _update(LEGACY_DEPLOYMENT, grow(LEGACY_DEPLOYMENT))
+    assert not verdict.allowed and not verdict.denials  # no new fault: the growth denies
+    assert f"the update grows what its existing errors concern ({says})" in verdict.message()
+    assert "[legacy-gpu-resource]" in verdict.message()
+
+
+def _request_fields(claim: dict, **fields) -> dict:
+    changed = copy.deepcopy(claim)
+    changed["spec"]["devices"]["requests"][0]["exactly"].update(fields)
+    return changed
+
+
+def test_a_claim_s_existing_violation_may_not_take_more_devices_or_lose_selectors():
+    counted = _request_fields(ALL_DEVICES_CLAIM, allocationMode="ExactCount", count=2,
+                              selectors=[{"cel": {"expression": "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}])
+    counted["spec"]["devices"]["requests"][0]["name"] = "counted"
+    counted["spec"]["devices"]["requests"].append(ALL_DEVICES_CLAIM["spec"]["devices"]["requests"][0])  # the error
+    again = _update(counted, _request_fields(counted, count=2))
+    assert again.allowed and any(f.rule == "request-all-devices" for f in again.warnings)  # kept as it is
+    more = _update(counted, _request_fields(counted, count=4))
+    assert not more.allowed and "request 'counted' devices 2 -> 4" in more.message()
+    wider = _update(counted, _request_fields(counted, selectors=[]))
+    assert not wider.allowed and "request 'counted' selectors 1 -> 0" in wider.message()
+
+
+def test_a_shared_claim_may_not_gain_tenants_under_an_existing_violation():
+    shared = copy.deepcopy(LEGACY_DEPLOYMENT)
+    pod = shared["spec"]["template"]["spec"]
+    pod["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "one-gpu"}]
+    pod["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    second = copy.deepcopy(pod["containers"][0])
+    second["name"] = "sidecar"
+    second["resources"] = {"claims": [{"name": "gpu"}]}
+    crowded = copy.deepcopy(shared)
+    crowded["spec"]["template"]["spec"]["containers"].append(second)
+    verdict = _update(shared, crowded)
+    assert not verdict.allowed and "containers on shared claims 1 -> 2" in verdict.message()
+
+
+def test_the_webhook_denies_an_annotated_tenant_and_a_grown_update_end_to_end():
+    """The same attacks through the served webhook, as the API server sends them."""
+    with running_webhook("--kube-version", "1.34") as (url, ca, _):
+        suppressed = _with(LEGACY_POD, annotations={"ignore.draguard.io/legacy-gpu-resource": "x"})
+        body = post(url, ca, review(suppressed))[1]["response"]
+        assert body["allowed"] is False and SUPPRESSIONS_IGNORED in body["warnings"]
+        forged = _with(ALL_DEVICES_CLAIM, annotations={"resource.kubernetes.io/pod-claim-name": "gpu"})
+        assert post(url, ca, review(forged))[1]["response"]["allowed"] is False
+        grown = post(url, ca, review(_spec(LEGACY_DEPLOYMENT, replicas=50), operation="UPDATE",
+                                     oldObject=LEGACY_DEPLOYMENT))[1]["response"]
+        assert grown["allowed"] is False and "pods 1 -> 50" in grown["status"]["message"]
