@@ -45,18 +45,20 @@ def _narrowed(objects: list[dict]) -> list[dict]:
     return objects
 
 
-def dry_run(plane, obj: dict, namespace: str = NS) -> tuple[int, str, list[str]]:
-    """(HTTP status, body, warnings) of a server-side dry-run create of `obj`."""
+def dry_run(plane, obj: dict, namespace: str = NS, user: str | None = None) -> tuple[int, str, list[str]]:
+    """(HTTP status, body, warnings) of a server-side dry-run create of `obj`, as `user` when
+    given (impersonated, in system:masters: admission alone decides)."""
     resource = dynamic.DynamicClient(plane.api()).resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
     group_version = obj["apiVersion"]
     base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
     where = f"/namespaces/{namespace}" if resource.namespaced else ""
     if resource.namespaced:
         obj = dict(obj, metadata=dict(obj["metadata"], namespace=namespace))
+    headers = {"Authorization": f"Bearer {plane.token}", "Content-Type": "application/json"}
+    if user:
+        headers.update({"Impersonate-User": user, "Impersonate-Group": "system:masters"})
     request = urllib.request.Request(f"{plane.url}{base}{where}/{resource_name(obj['kind'])}?dryRun=All",
-                                     data=json.dumps(obj).encode(), method="POST",
-                                     headers={"Authorization": f"Bearer {plane.token}",
-                                              "Content-Type": "application/json"})
+                                     data=json.dumps(obj).encode(), method="POST", headers=headers)
     context = ssl.create_default_context(cafile=str(plane.ca_file))
     try:
         with urllib.request.urlopen(request, context=context, timeout=10) as response:
@@ -162,24 +164,28 @@ def test_the_policy_alone_refuses_the_failing_example_and_admits_the_passing_one
         assert not any(name in w for w in warnings), warnings
 
 
-def test_a_generated_claim_is_admitted_where_its_request_would_be_refused(policed):
+def test_a_generated_claim_is_known_by_who_made_it_not_by_its_annotation(policed):
+    """The annotation and the pod owner a generated claim carries can be written by anyone: a
+    tenant's claim with both is refused; the resourceclaim controller's is admitted."""
     claim = _docs("""
         apiVersion: resource.k8s.io/v1
         kind: ResourceClaim
         metadata:
           name: inference-gpu-x7k2p
           annotations: {resource.kubernetes.io/pod-claim-name: gpu}
+          ownerReferences:
+          - {apiVersion: v1, kind: Pod, name: inference, uid: 5d1c3f0e-0000-4000-8000-000000000001, controller: true}
         spec:
           devices:
             requests:
             - name: gpu
               exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}
         """)[0]
-    status, body, _ = dry_run(policed, claim)
+    status, body, _ = dry_run(policed, claim, user="system:serviceaccount:kube-system:resource-claim-controller")
     assert status in (200, 201), body
-    del claim["metadata"]["annotations"]
-    status, body, _ = dry_run(policed, claim)
-    assert status == 422 and "request-all-devices: " in body and "(request gpu)" in body, body
+    for user in ("alice", "system:serviceaccount:team-a:resource-claim-controller"):
+        status, body, _ = dry_run(policed, claim, user=user)
+        assert status == 422 and "request-all-devices: " in body and "(request gpu)" in body, (user, body)
 
 
 def test_an_admin_namespace_from_the_parameters_may_take_all_devices(policed):
@@ -215,7 +221,8 @@ def test_objects_from_before_the_policies_keep_their_updates_and_only_new_faults
     """A pod failing teardown-grace-zero and a Deployment of it, created before the policies
     selected their namespace: the pod's finalizer comes off and its labels change, the
     Deployment's image is bumped (the fault was there before: ratcheted per rule) and the
-    controllers roll it out (what they make from the template is theirs); a passing
+    controllers roll it out (what they make from the template is theirs), but its replicas
+    may not grow under the fault it kept; a passing
     Deployment updated to fail is refused; the pod, deleted, loses its last finalizer."""
     rule = REGISTRY.get("teardown-grace-zero")
     pod = _matched(rule, rule.noncompliant)[0]
@@ -243,6 +250,9 @@ def test_objects_from_before_the_policies_keep_their_updates_and_only_new_faults
         while bumped not in {c.image for p in pods.get(namespace=namespace).items for c in p.spec.containers}:
             assert time.monotonic() < deadline, "the controllers never rolled the bump out"
             time.sleep(0.5)
+        with pytest.raises(Exception) as caught:  # the fault it kept may not grow: more pods
+            apps.patch(namespace=namespace, name="old", content_type=merge, body={"spec": {"replicas": 50}})
+        assert "the update keeps this error and grows what it concerns (pods)" in str(caught.value.body)
         with pytest.raises(Exception) as caught:
             apps.patch(namespace=namespace, name="fine", content_type=merge,
                        body={"spec": {"template": {"spec": {"terminationGracePeriodSeconds": 0}}}})

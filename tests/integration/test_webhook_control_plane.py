@@ -7,6 +7,7 @@ webhook configuration (the documented break-glass) lets them through again."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import textwrap
 from contextlib import contextmanager
@@ -119,7 +120,8 @@ def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_
     Deployment created before their namespace was guarded: relabelled, the finalizer taken
     off, the image bumped, they are admitted, and the controllers roll the bump out (the new
     ReplicaSet and its pod are theirs, made from the admitted template); a second GPU
-    container in the Deployment is refused for that container; the pod, deleted, loses its
+    container in the Deployment is refused for that container and for growing the fault the
+    Deployment kept, as are 50 replicas of it; the pod, deleted, loses its
     last finalizer and is gone."""
     plane, _ = guarded
     core, resources = client.CoreV1Api(plane.api()), dynamic.DynamicClient(plane.api()).resources
@@ -164,7 +166,12 @@ def test_legacy_objects_from_before_the_webhook_are_refused_only_what_an_update_
             deployments.patch(namespace=namespace, name="ran-before", content_type=merge, body={"spec": {"template": {
                 "spec": {"containers": [bumped, dict(container, name="more")]}}}})
         said = caught.value.body if isinstance(caught.value.body, str) else caught.value.body.decode()
-        assert "[legacy-gpu-resource] spec.template.spec.containers[1]" in said and "containers[0]" not in said
+        assert "[legacy-gpu-resource] spec.template.spec.containers[1]" in said
+        assert "the update grows what its existing errors concern (device-plugin GPUs 1 -> 2)" in json.loads(said)["message"]
+        with pytest.raises(client.exceptions.ApiException) as caught:  # the fault it kept may not grow: more pods
+            deployments.patch(namespace=namespace, name="ran-before", content_type=merge, body={"spec": {"replicas": 50}})
+        said = caught.value.body if isinstance(caught.value.body, str) else caught.value.body.decode()
+        assert "the update grows what its existing errors concern (pods 1 -> 50)" in json.loads(said)["message"]
         pods.delete(namespace=namespace, name="ran-before")
         pods.patch(namespace=namespace, name="ran-before", content_type=merge, body={"metadata": {"finalizers": None}})
         until("the pod to be gone", lambda: "ran-before" not in {

@@ -143,9 +143,7 @@ def _runtime():
 @lru_cache(maxsize=512)
 def _program(expression: str):
     rt = _runtime()
-    env = rt.cel.NewEnv(variables={"object": rt.T.DYN, "oldObject": rt.T.DYN, "request": rt.T.DYN, "params": rt.T.DYN,
-                                   "variables": rt.T.DYN},
-                        extensions=[rt.extensions[0].ExtStrings(version=2)])
+    env = rt.new_env({name: rt.T.DYN for name in ("object", "oldObject", "request", "params", "variables")})
     return env.compile(expression)
 
 

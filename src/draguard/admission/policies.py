@@ -18,7 +18,8 @@ owner admission judges), and its binding exempts the same namespaces as the webh
 UPDATE ratchets as the webhook's does, per rule (CEL sees no field paths): it fails only
 when its old object passed, so the workloads admitted before the policy keep their
 controllers' updates; a mutating policy patches an UPDATE only where the old object passed,
-as a pod's spec may not change in an update. The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
+as a pod's spec may not change in an update. A second validation denies an UPDATE that
+keeps the error and grows what it concerns (admission.ratchet, as the webhook). The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
 (`paramKind`), with `parameterNotFoundAction: Deny`: a policy without its parameters
 refuses rather than guess."""
 
@@ -37,6 +38,7 @@ from ..rules.admission import SPEC_CONTAINERS
 from . import INFRA_NAMESPACES
 from .exemptions import GENERATED_CLAIM, WORKLOAD_CONTROLLERS, controllers_with, exemptions
 from .install import LABELS, NAME
+from .ratchet import grew_cel, grown_names_cel
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
 API_VERSION = "admissionregistration.k8s.io/v1"
@@ -119,23 +121,25 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
     """The ValidatingAdmissionPolicy of `rule` and its binding; `severity` as configured
     (default: the rule's) decides between Deny and Warn; what `controllers` make is not judged."""
     kinds = rule.admission.kinds(rule.targets)
+    denies = (severity or rule.severity) is Severity.ERROR
     expression, message = ratcheted(validation_expression(rule)), message_expression(rule)
-    variables = variables_for([expression, message or ""], kinds)
-    uses_params = any(v["name"] == PARAMS_ADMIN_NAMESPACES for v in variables)
-    name = PREFIX + rule.id
     validation = {"expression": expression, "message": _message(rule), "reason": "Invalid"}
     if message:
         validation["messageExpression"] = message
+    validations = [validation] + ([growth_validation(rule, kinds)] if denies and grew_cel(kinds) else [])
+    variables = variables_for([e for v in validations for e in (v["expression"], v.get("messageExpression", ""))],
+                              kinds)
+    uses_params = any(v["name"] == PARAMS_ADMIN_NAMESPACES for v in variables)
+    name = PREFIX + rule.id
     spec = {"failurePolicy": "Fail",
             "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)}}
     if uses_params:
         spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
     spec["matchConditions"] = _match_conditions(kinds, controllers)
     spec["variables"] = variables
-    spec["validations"] = [validation]
+    spec["validations"] = validations
     metadata = {"name": name, "labels": {**LABELS, "draguard.io/rule": rule.id},
                 "annotations": {"draguard.io/kube-version": kube_version}}
-    denies = (severity or rule.severity) is Severity.ERROR
     binding = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
                "matchResources": _exempting(exempt)}
     if uses_params:
@@ -143,6 +147,15 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
     return [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec},
             {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
              "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
+
+
+def growth_validation(rule: Rule, kinds) -> dict:
+    """The ratchet's second half (admission.ratchet): an UPDATE that keeps the rule's error may
+    not grow what it concerns."""
+    message = f"{rule.id}: the update keeps this error and grows what it concerns"
+    return {"expression": f"({validation_expression(rule)}) || request.operation != 'UPDATE' || !({grew_cel(kinds)})",
+            "message": message, "messageExpression": f"{_literal(message + ' (')} + {grown_names_cel(kinds)} + ')'",
+            "reason": "Invalid"}
 
 
 def _match_conditions(kinds, controllers) -> list[dict]:

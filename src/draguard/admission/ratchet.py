@@ -1,4 +1,5 @@
-"""How far an UPDATE may carry an error its object already had.
+"""How far an UPDATE may carry an error its object already had: each measure once, as the
+webhook's Python and as the CEL of the exported policies, which tests hold equal.
 
 Kubernetes ratchets its own validation (KEP-4008): an update may keep an invalid field it did
 not touch. draguard's admission does the same for the catalog's errors, so a legacy workload
@@ -6,40 +7,48 @@ that ran before the webhook keeps its controllers' updates, its labels and its i
 But a ratchet only holds a violation where it is, or lets it shrink: an update that keeps an
 error and grows what it concerns is denied, whatever else it changes. What grows:
 
-- `pods`: the pods a workload runs (its replicas, parallelism, group size: model.workloads);
-- `device-plugin GPUs`: the accelerator units its containers ask the device plugin for
-  (limits or requests, the larger; model.gpu.LEGACY_RESOURCE), summed over its pod specs;
+- `pods`: the pods a workload runs (its replicas, parallelism, group size: the product of
+  model.workloads' replica paths, each 1 when unset; no measure when one is not an integer);
+- `device-plugin GPUs`: the units its containers ask for of the accelerator resources
+  (model.gpu.LEGACY_RESOURCE; limits or requests, the larger of each), summed over its pod
+  specs; a value that is no quantity counts 0 (schema-invalid's to say);
 - `containers on shared claims`: containers that name a pod claim entry with a
-  `resourceClaimName` (one claim every pod shares), times its pods: more tenants on one claim;
-- `request '<name>' devices`: the devices a claim's or template's request asks for
-  (`allocationMode: All` counts as every device; a `firstAvailable` request, its largest
-  alternative);
-- `selectors`: a request that loses a selector it had, or changes its DeviceClass, selects
-  wider (or other) devices than before.
-
-Each measure is compared only where both versions have it; a value that is not a count (a
-templated string) is no measure."""
+  `resourceClaimName` (one claim that every pod shares), times its pods: more tenants on
+  one claim;
+- `request devices`: a claim's or template's request asking for more devices than the same
+  request did (`allocationMode: All` counts as every device; a `firstAvailable` request,
+  its largest alternative);
+- `request selectors`: a request or subrequest that lost a selector it had, or names another
+  DeviceClass: it selects wider (or other) devices than before."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
 
-from ..dra.quantity import QuantityError, parse_quantity
-from ..model.claims import device_requests, requests_of
-from ..model.gpu import legacy_resources
+from ..dra.quantity import is_quantity, parse_quantity
+from ..model.claims import CLAIM_TARGETS, DeviceRequest, device_requests, requests_of
+from ..model.gpu import LEGACY_RESOURCE
 from ..model.manifest import Manifest
-from ..model.pods import pod_sites
-from ..model.workloads import replica_count
+from ..model.pods import mapping, mappings, pod_sites, text
+from ..model.workloads import WORKLOADS, replica_count
+from ..rules.admission import SPEC_CONTAINERS
+from .variables import on_old, request_fields
 
+#: what `allocationMode: All` counts as in CEL (an int that no count reaches)
+_ALL = (1 << 62)
+
+
+# --- the webhook's measures (Python) ----------------------------------------------------------
 
 def growth(old: dict, new: dict) -> list[str]:
     """What the update from `old` to `new` grows, each said as 'pods 1 -> 50'; empty when
     nothing grew."""
-    before, after = _measures(Manifest.from_data(old)), _measures(Manifest.from_data(new))
+    was, now = Manifest.from_data(old), Manifest.from_data(new)
+    before, after = _measures(was), _measures(now)
     grown = [f"{name} {_count(before[name])} -> {_count(value)}" for name, value in after.items()
              if name in before and value > before[name]]
-    return grown + list(_wider_requests(Manifest.from_data(old), Manifest.from_data(new)))
+    return grown + list(_wider_requests(was, now))
 
 
 def _count(value: float) -> str:
@@ -48,39 +57,42 @@ def _count(value: float) -> str:
 
 def _measures(manifest: Manifest) -> dict[str, float]:
     measures: dict[str, float] = {}
-    sites = pod_sites(manifest)
     pods = replica_count(manifest)
     if pods is not None:
         measures["pods"] = pods
-    if sites:
-        measures["device-plugin GPUs"] = sum(_legacy_units(c) for site in sites for c in site.containers)
-        shared = sum(_shares(site) for site in sites)
-        measures["containers on shared claims"] = shared * (pods if pods is not None else 1)
-    for request in requests_of(manifest):  # of a firstAvailable request, the largest alternative
+    sites = pod_sites(manifest)
+    measures["device-plugin GPUs"] = sum(_legacy_units(c.resources) for site in sites for c in site.containers)
+    measures["containers on shared claims"] = sum(map(_shares, sites)) * (pods if pods is not None else 1)
+    for request in requests_of(manifest):
         measures[f"request '{request.name}' devices"] = max(map(_devices, request.leaves()))
     return measures
 
 
-def _devices(request) -> float:
-    return math.inf if request.mode == "All" else request.count
+def _amount(value) -> float:
+    """A resource amount as the CEL quantity library reads it; 0 where it is no quantity."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not is_quantity(str(value), trim=False):
+        return 0.0
+    return float(parse_quantity(str(value), trim=False))
 
 
-def _legacy_units(container) -> float:
-    """The accelerator units a container asks the device plugin for (0 where a count is no
-    quantity: that is schema-invalid's to say)."""
-    units: dict[str, float] = {}
-    for _, values, resource in legacy_resources(container.resources, container.gpu_aliases):
-        try:
-            amount = float(parse_quantity(values[resource]))
-        except (QuantityError, TypeError, ValueError):
-            continue
-        units[resource] = max(units.get(resource, 0.0), amount)
-    return sum(units.values())
+def _legacy_units(resources: dict) -> float:
+    limits, requests = mapping(resources.get("limits")), mapping(resources.get("requests"))
+    names = {name for name in (*limits, *requests) if isinstance(name, str) and LEGACY_RESOURCE.match(name)}
+    return sum(max(_amount(limits[n]) if n in limits else 0.0, _amount(requests[n]) if n in requests else 0.0)
+               for n in names)
 
 
 def _shares(site) -> int:
-    shared = {entry.get("name") for entry in site.claims if entry.get("resourceClaimName")}
-    return sum(1 for c in site.containers if any(claim.get("name") in shared for claim in c.claims))
+    """The containers and init containers of a pod spec that name a shared claim's entry."""
+    shared = {e["name"] for e in site.claims if isinstance(e.get("name"), str) and text(e.get("resourceClaimName"))}
+    containers = mappings(site.spec.get("containers")) + mappings(site.spec.get("initContainers"))
+    return sum(1 for c in containers
+               if any(isinstance(x.get("name"), str) and x["name"] in shared
+                      for x in mappings(mapping(c.get("resources")).get("claims"))))
+
+
+def _devices(request: DeviceRequest) -> float:
+    return math.inf if request.mode == "All" else request.count
 
 
 def _wider_requests(old: Manifest, new: Manifest) -> Iterator[str]:
@@ -93,5 +105,98 @@ def _wider_requests(old: Manifest, new: Manifest) -> Iterator[str]:
             yield f"request '{request.full_name}' DeviceClass {was.class_name} -> {request.class_name}"
         lost = [s for s in was.selectors if s not in request.selectors]
         if lost:
-            yield f"request '{request.full_name}' selectors {len(was.selectors)} -> {len(request.selectors)} " \
-                  f"(dropped: {'; '.join(lost)})"
+            yield f"request '{request.full_name}' selectors {len(was.selectors)} -> {len(request.selectors)}"
+
+
+# --- the policies' measures (CEL on `object` and the policy's variables) ----------------------
+
+def _amount_cel(value: str) -> str:
+    return (f"((type({value}) == string || type({value}) == int) && isQuantity(string({value})) ? "
+            f"quantity(string({value})).asApproximateFloat() : 0.0)")
+
+
+_LEGACY = f"k.matches(r'{LEGACY_RESOURCE.pattern}')"
+_UNITS = (
+    "(!has(c.resources) ? 0.0 : ([0.0] + "
+    f"(has(c.resources.limits) ? c.resources.limits.filter(k, {_LEGACY}).map(k, [{_amount_cel('c.resources.limits[k]')}, "
+    f"has(c.resources.requests) && k in c.resources.requests ? {_amount_cel('c.resources.requests[k]')} : 0.0].max()) "
+    ": []) + "
+    f"(has(c.resources.requests) ? c.resources.requests.filter(k, {_LEGACY} && "
+    f"!(has(c.resources.limits) && k in c.resources.limits)).map(k, {_amount_cel('c.resources.requests[k]')}) : [])"
+    ").sum())")
+GPU_UNITS = f"([0.0] + variables.containers.map(g, ([0.0] + g.map(c, {_UNITS})).sum())).sum()"
+_PODS = "(variables.replicas.size() == 1 ? variables.replicas[0] : 1)"
+_SHARED_NAMES = ("(has(s.resourceClaims) ? s.resourceClaims.filter(e, has(e.resourceClaimName) && "
+                 "type(e.resourceClaimName) == string && e.resourceClaimName != '' && has(e.name) && "
+                 "type(e.name) == string).map(e, e.name) : [])")
+SHARED = (f"([0] + variables.podSpecs.map(s, {SPEC_CONTAINERS}.filter(c, has(c.resources) && "
+          f"has(c.resources.claims) && c.resources.claims.exists(x, has(x.name) && x.name in {_SHARED_NAMES})).size()))"
+          f".sum() * {_PODS}")
+
+
+def _devices_cel(f: str) -> str:
+    return (f"(has({f}.allocationMode) && {f}.allocationMode == 'All' ? {_ALL} : "
+            f"has({f}.count) && type({f}.count) == int && {f}.count != 0 ? {f}.count : 1)")
+
+
+def _name(q: str) -> str:
+    return f"(has({q}.name) && type({q}.name) == string ? {q}.name : '')"
+
+
+def _class(f: str) -> str:
+    return (f"(has({f}.deviceClassName) && type({f}.deviceClassName) == string ? {f}.deviceClassName : '')")
+
+
+def _selectors(f: str) -> str:
+    return (f"(has({f}.selectors) ? {f}.selectors.filter(x, type(x) == map).map(x, has(x.cel) && "
+            f"type(x.cel) == map && has(x.cel.expression) && type(x.cel.expression) == string ? "
+            f"x.cel.expression : '') : [])")
+
+
+def _leaf(q: str, f: str) -> str:
+    """CEL: the full name of field mapping `f` of request `q`, as DeviceRequest.full_name."""
+    return f"(has({q}.firstAvailable) && !has({q}.exactly) ? {_name(q)} + '/' + {_name(f)} : {_name(q)})"
+
+
+_SAME_REQUEST = "variables.requests.exists(q, variables.oldRequests.exists(o, {name_q} == {name_o} && {test}))"
+MORE_DEVICES = _SAME_REQUEST.format(
+    name_q=_name("q"), name_o=_name("o"),
+    test=f"([0] + {request_fields('q')}.map(f, {_devices_cel('f')})).max() > "
+         f"([0] + {request_fields('o')}.map(f, {_devices_cel('f')})).max()")
+WIDER = _SAME_REQUEST.format(
+    name_q=_name("q"), name_o=_name("o"),
+    test=f"{request_fields('q')}.exists(f, {request_fields('o')}.exists(g, {_leaf('q', 'f')} == {_leaf('o', 'g')} && "
+         f"({_class('f')} != {_class('g')} || {_selectors('g')}.exists(x, !(x in {_selectors('f')})))))")
+
+
+def _kinds_with(kinds: frozenset | None, found) -> bool:
+    return kinds is None or any(found(group, kind) for group, kind in kinds)
+
+
+def growth_cel(kinds: frozenset | None) -> list[tuple[str, str]]:
+    """(what grows, CEL true when an UPDATE grows it) for each measure the `kinds` have."""
+    pods = {(w.group, w.kind) for w in WORKLOADS if w.templates or w.pod_specs or w.containers}
+    scaled = {(w.group, w.kind) for w in WORKLOADS if w.replicas}
+    measures = []
+    if _kinds_with(kinds, lambda g, k: (g, k) in scaled):
+        measures.append(("pods", "variables.replicas.size() == 1 && variables.oldReplicas.size() == 1 && "
+                                 "variables.replicas[0] > variables.oldReplicas[0]"))
+    if _kinds_with(kinds, lambda g, k: (g, k) in pods):
+        measures.append(("device-plugin GPUs", f"{GPU_UNITS} > {on_old(GPU_UNITS)}"))
+        measures.append(("containers on shared claims", f"{SHARED} > {on_old(SHARED)}"))
+    if _kinds_with(kinds, lambda g, k: (g, k) in CLAIM_TARGETS):
+        measures.append(("request devices", MORE_DEVICES))
+        measures.append(("request selectors", WIDER))
+    return measures
+
+
+def grew_cel(kinds: frozenset | None) -> str | None:
+    """CEL: an UPDATE grows one of the measures of `kinds` (None where they have none)."""
+    measures = growth_cel(kinds)
+    return " || ".join(f"({test})" for _, test in measures) or None
+
+
+def grown_names_cel(kinds: frozenset | None) -> str:
+    """CEL: the names of the measures an UPDATE grows, joined for a message."""
+    return "[" + ", ".join(f"({test}) ? '{name}' : ''" for name, test in growth_cel(kinds)) + \
+        "].filter(n, n != '').join(', ')"

@@ -16,6 +16,7 @@ pod specs sit under at most one list or map wildcard, so `podSpecs` is a flat li
   `resources`;
 - `requests`: the top-level requests of a claim or claim template (`REQUEST_FIELDS` gives each
   one's field mappings: `exactly`, its subrequests, or the v1beta1 request itself);
+- `replicas`: `[the pods a workload runs]`, or `[]` (admission.ratchet's `pods`);
 - `adminNamespaces`: the namespaces `.draguard.yaml` lists, from the policy's parameters."""
 
 from __future__ import annotations
@@ -184,6 +185,20 @@ def requests(kinds: frozenset | None) -> list[tuple[str, str]]:
     return _by_kind("requests", entries)
 
 
+def replicas(kinds: frozenset | None) -> list[tuple[str, str]]:
+    """`[the pods a workload runs]` (model.workloads.replica_count: the product of its replica
+    paths, each 1 when unset), or `[]` where a count is not an integer or the kind has none."""
+    entries = {}
+    for w in _workloads(kinds):
+        if w.replicas:
+            counts = []
+            for path in w.replicas:
+                test, selection = _guarded("object", list(path_parts(path)))
+                counts.append(f"({test} ? {selection} : 1)")
+            entries[(w.group, w.kind)] = f"[{', '.join(counts)}].all(n, type(n) == int) ? [{' * '.join(counts)}] : []"
+    return _by_kind("replicas", entries)
+
+
 KIND = "(object.apiVersion.contains('/') ? object.apiVersion.split('/')[0] : '') + '/' + object.kind"
 ADMIN_NAMESPACES = (f"params != null && has(params.data) && '{PARAMS_ADMIN_NAMESPACES}' in params.data ? "
                     f"params.data['{PARAMS_ADMIN_NAMESPACES}'].split(',') : []")
@@ -192,7 +207,7 @@ ADMIN_NAMESPACES = (f"params != null && has(params.data) && '{PARAMS_ADMIN_NAMES
 DEFINITIONS = {"kind": (lambda kinds: [("kind", KIND)], ()),
                "podSpecs": (pod_specs, ("kind",)), "podSpecSites": (pod_spec_sites, ("kind",)),
                "containers": (containers, ("kind", "podSpecs")),
-               "requests": (requests, ("kind",)),
+               "requests": (requests, ("kind",)), "replicas": (replicas, ("kind",)),
                "adminNamespaces": (lambda kinds: [("adminNamespaces", ADMIN_NAMESPACES)], ())}
 
 
