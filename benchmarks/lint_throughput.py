@@ -1,4 +1,4 @@
-"""Lint throughput on the shared corpus replicated to >= 20,000 objects.
+"""Lint throughput on the corpus (tests/support/data/corpus) replicated to >= 20,000 objects.
 
 Prints objects/s, MB/s and peak RSS of a full lint, and the ratio to a bare parse of the same
 bytes with PyYAML's C loader (`yaml.load_all(..., CSafeLoader)`), each measured in a fresh
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "support" / "data" / "corpus"  # public manifests, sources in SOURCES.tsv
 
 
 def corpus_sources() -> list[Path]:

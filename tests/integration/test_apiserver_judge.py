@@ -5,7 +5,7 @@
   accept/reject, and the column of its first CEL error, must match compile_selector (its
   compile error, or its cost estimate over the limit). `--selectors N` sets how many
   generated selectors are sent (default 2000, each in both kinds).
-- Objects: every DRA object of ../shared/corpus and of the rules' examples, in the API
+- Objects: every DRA object of the corpus (tests/support/data/corpus) and of the rules' examples, in the API
   version it is written in, with its namespace created unlabelled: the server accepts it
   exactly when draguard's validity rules (schema, API validation, CEL, removed versions,
   gated fields, the admin-access namespace label) find no error in it and that namespace;
