@@ -20,7 +20,12 @@ workloads admitted before the policy keep their controllers' updates; a mutating
 patches an UPDATE only where the old object passed, as a pod's spec may not change in an
 update. The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
 (`paramKind`), with `parameterNotFoundAction: Deny`: a policy without its parameters
-refuses rather than guess."""
+refuses the objects it matches rather than guess (k8s.io/apiserver policy/generic
+CollectParams: Allow would skip the policy, and with it the rule, while they are missing).
+So that they are never missing, the export starts with their Namespace and ConfigMap, which
+`kubectl apply -f -` creates before any binding; each policy matches only its rule's kinds;
+and the bindings exempt the parameters' namespace, so that it can always be made again (a
+Namespace's binding selects the Namespace by its own name)."""
 
 from __future__ import annotations
 
@@ -34,8 +39,7 @@ from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
-from . import INFRA_NAMESPACES
-from .install import LABELS, MATCH_CONDITIONS, NAME
+from .install import LABELS, MATCH_CONDITIONS, NAME, namespace_object, routes
 from .judge import WORKLOAD_CONTROLLERS, controllers_with
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
@@ -54,12 +58,6 @@ _ITEMS = {
 def dra_version(kube_version: str) -> str:
     """The resource.k8s.io version a policy for `kube_version` matches."""
     return {32: "v1beta1", 33: "v1beta2"}.get(minor(kube_version), "v1")
-
-
-def resource_name(kind: str) -> str:
-    """The resource (plural) of a kind draguard judges; all are regular English plurals."""
-    lower = kind.lower()
-    return lower + ("es" if lower.endswith("s") else "s")
 
 
 def validation_expression(rule: Rule) -> str:
@@ -124,12 +122,10 @@ def _literal(text: str) -> str:
 
 
 def _resource_rules(kinds: frozenset, kube_version: str) -> list[dict]:
-    by_group: dict[str, set] = {}
-    for group, kind in kinds:
-        by_group.setdefault(group, set()).add(resource_name(kind))
-    return [{"apiGroups": [group], "apiVersions": [dra_version(kube_version)] if group == RESOURCE_GROUP else ["*"],
-             "operations": ["CREATE", "UPDATE"], "resources": sorted(resources)}
-            for group, resources in sorted(by_group.items())]
+    """The webhook's routes (install.routes) for `kinds`, resource.k8s.io at the one version
+    the policy's CEL reads (`matchPolicy: Equivalent` converts the others to it)."""
+    return [dict(rule, apiVersions=[dra_version(kube_version)]) if rule["apiGroups"] == [RESOURCE_GROUP] else rule
+            for rule in routes(kinds)]
 
 
 def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME,
@@ -222,7 +218,7 @@ def parameters(config: Config, mutated: list[Rule], namespace: str = NAME) -> di
 
 @dataclass
 class Export:
-    objects: list[dict]  # the parameters, then each exported rule's policy and binding (and mutation)
+    objects: list[dict]  # the parameters' Namespace and ConfigMap, then each rule's policy and binding (and mutation)
     left_out: dict[str, str]  # rule id -> why it has no policy (its form and reason, or the config)
 
 
@@ -231,9 +227,11 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
     """The policies of `rules` for `config`'s release, as `config` sets them (rules switched
     off are left out, a severity changed to info too: admission ignores info), and the
     MutatingAdmissionPolicies of their safe fixes (`unsafe_fixes`: the unsafe ones too);
+    `exempt`: the namespaces the bindings leave out (default kube-system), always with
+    `namespace`, the parameters';
     `controller_users`: operators whose objects made from a template are not judged, besides
     the Kubernetes workload controllers."""
-    exempt = exempt if exempt is not None else ["kube-system", namespace, *INFRA_NAMESPACES]
+    exempt = sorted({*(exempt if exempt is not None else ["kube-system"]), namespace})
     controllers = controllers_with(controller_users)
     objects, left_out, mutated = [], {}, []
     for rule in rules:
@@ -251,4 +249,4 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
             if form.mutates and (unsafe_fixes or rule.mutation.applicability is Applicability.SAFE):
                 objects.extend(mutating_policy(rule, config.kube_version, exempt, namespace, controllers))
                 mutated.append(rule)
-    return Export([parameters(config, mutated, namespace)] + objects, left_out)
+    return Export([namespace_object(namespace), parameters(config, mutated, namespace)] + objects, left_out)
