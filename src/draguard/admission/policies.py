@@ -18,14 +18,15 @@ binding exempts the same namespaces as the webhook. An UPDATE ratchets as the we
 does, per rule (CEL sees no field paths): it fails only when its old object passed, so the
 workloads admitted before the policy keep their controllers' updates; a mutating policy
 patches an UPDATE only where the old object passed, as a pod's spec may not change in an
-update. The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
-(`paramKind`), with `parameterNotFoundAction: Deny`: a policy without its parameters
-refuses the objects it matches rather than guess (k8s.io/apiserver policy/generic
-CollectParams: Allow would skip the policy, and with it the rule, while they are missing).
-So that they are never missing, the export starts with their Namespace and ConfigMap, which
-`kubectl apply -f -` creates before any binding; each policy matches only its rule's kinds;
-and the bindings exempt the parameters' namespace, so that it can always be made again (a
-Namespace's binding selects the Namespace by its own name)."""
+update. The parameters (the admin namespaces of `.draguard.yaml`, the fixes' options) are a
+ConfigMap (`paramKind`), which the export writes first, with its Namespace, so that
+`kubectl apply -f -` creates them before any binding. Missing parameters never refuse what a
+rule does not concern (k8s.io/apiserver policy/generic CollectParams: `Deny` refuses every
+object the binding matches before any condition is evaluated, `Allow` skips the binding): a
+binding that selects only the objects its rule concerns (`CONCERNED`: the Namespaces that
+carry the admin-access label) denies them while its parameters are missing rather than guess;
+the others (every claim of a tenant, every pod a fix patches) skip their rule then. The
+bindings exempt the parameters' namespace, so that it can always be made again."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
+from ..rules.isolation import ADMIN_LABEL
 from .install import LABELS, MATCH_CONDITIONS, NAME, namespace_object, routes
 from .judge import WORKLOAD_CONTROLLERS, controllers_with
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
@@ -47,6 +49,9 @@ API_VERSION = "admissionregistration.k8s.io/v1"
 PARAMS = f"{NAME}-policy-params"
 PREFIX = f"{NAME}-"
 
+#: rule id -> the objects its binding selects (matchResources.objectSelector): those its rule
+#: concerns, where a label says it; such a binding denies them while its parameters are missing
+CONCERNED = {"admin-access-label": {"matchExpressions": [{"key": ADMIN_LABEL, "operator": "Exists"}]}}
 #: for each `over`: what the message calls an offending item, and CEL naming one
 _ITEMS = {
     "containers": ("container", "(has(c.name) ? string(c.name) : object.kind)"),
@@ -152,8 +157,11 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
     denies = (severity or rule.severity) is Severity.ERROR
     binding = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
                "matchResources": _exempting(exempt)}
+    if rule.id in CONCERNED:
+        binding["matchResources"]["objectSelector"] = CONCERNED[rule.id]
     if uses_params:
-        binding["paramRef"] = {"name": PARAMS, "namespace": namespace, "parameterNotFoundAction": "Deny"}
+        binding["paramRef"] = {"name": PARAMS, "namespace": namespace,
+                               "parameterNotFoundAction": "Deny" if rule.id in CONCERNED else "Allow"}
     return [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec},
             {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
              "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
@@ -198,7 +206,7 @@ def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace:
             {"apiVersion": api_version, "kind": "MutatingAdmissionPolicyBinding",
              "metadata": {"name": name, "labels": dict(labels)},
              "spec": {"policyName": name, "paramRef": {"name": PARAMS, "namespace": namespace,
-                                                       "parameterNotFoundAction": "Deny"},
+                                                       "parameterNotFoundAction": "Allow"},
                       "matchResources": _exempting(exempt)}}]
 
 

@@ -151,3 +151,16 @@ def test_the_policy_export_makes_its_parameters_first_and_its_bindings_never_exe
     assert {b["spec"]["paramRef"]["namespace"] for b in bindings if "paramRef" in b["spec"]} == {"guard-params"}
     assert {tuple(b["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"])
             for b in bindings} == {("guard-params", "ops")}
+
+
+def test_missing_parameters_refuse_only_what_the_rule_concerns():
+    """k8s.io/apiserver CollectParams: `Deny` refuses whatever the binding matches while its
+    parameters are missing, before any condition; only a binding narrowed to what its rule
+    concerns may deny then."""
+    objects = export(REGISTRY, Config(kube_version="1.37"), unsafe_fixes=True).objects
+    reading = [o for o in objects if o["kind"].endswith("PolicyBinding") and "paramRef" in o["spec"]]
+    denying = {o["spec"]["policyName"]: o["spec"]["matchResources"].get("objectSelector") for o in reading
+               if o["spec"]["paramRef"]["parameterNotFoundAction"] == "Deny"}
+    assert denying == {"draguard-admin-access-label": {"matchExpressions": [
+        {"key": "resource.kubernetes.io/admin-access", "operator": "Exists"}]}}
+    assert {o["spec"]["policyName"] for o in reading} >= {"draguard-request-all-devices", "draguard-admin-access-label"}

@@ -346,7 +346,7 @@ def test_fixes_become_mutating_policies_where_the_release_has_them_and_only_when
             assert objects[1]["data"]["teardown-grace-zero.graceSeconds"] == "75"
             [binding] = [o for o in objects if o["kind"] == "MutatingAdmissionPolicyBinding"
                          and o["spec"]["policyName"] == "draguard-fix-teardown-grace-zero"]
-            assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Deny"
+            assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Allow"  # no fix: not a refusal
 
 
 @pytest.mark.parametrize("user, owned, matched", [
