@@ -20,7 +20,9 @@ failurePolicy back to Ignore) lets every request through at once."""
 from __future__ import annotations
 
 import base64
+import json
 
+from ..cluster.live import ClusterError
 from .cache import WATCHED
 from .judge import JUDGED
 
@@ -189,11 +191,7 @@ def enforce(connection, name: str = NAME) -> str:
     discovery.k8s.io/v1, `conditions.ready`) and answers `/readyz` through the API server's
     service proxy: before that, failing closed refuses everything it routes. Raises
     ClusterError saying what is not ready and changes nothing; returns what it did."""
-    import json
-
     from kubernetes import client
-
-    from ..cluster.live import ClusterError
 
     status, body = connection.get(f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{name}")
     if status != 200:
@@ -205,15 +203,14 @@ def enforce(connection, name: str = NAME) -> str:
             raise ClusterError(f"webhook {webhook['name']} calls a URL, not a Service: enforce checks Services only")
         _check_answers(connection, service)
     patch = [{"op": "replace", "path": f"/webhooks/{i}/failurePolicy", "value": "Fail"} for i in range(len(webhooks))]
-    client.AdmissionregistrationV1Api(connection.api).patch_validating_webhook_configuration(name, patch)
+    try:
+        client.AdmissionregistrationV1Api(connection.api).patch_validating_webhook_configuration(name, patch)
+    except client.exceptions.ApiException as exc:
+        raise ClusterError(f"validatingwebhookconfiguration {name}: {exc.status} {exc.reason} patching it") from None
     return f"validatingwebhookconfiguration {name}: failurePolicy Fail ({len(webhooks)} webhooks)"
 
 
 def _check_answers(connection, service: dict) -> None:
-    import json
-
-    from ..cluster.live import ClusterError
-
     namespace, name, port = service["namespace"], service["name"], service.get("port", 443)
     where = f"service {namespace}/{name}"
     status, body = connection.get(f"/apis/discovery.k8s.io/v1/namespaces/{namespace}/endpointslices",

@@ -70,6 +70,7 @@ CERT_MANAGER = (("cert-manager.io/v1", "issuers"), ("cert-manager.io/v1", "certi
 def _manifests(args) -> int:
     import sys
     import tempfile
+    from pathlib import Path
 
     import yaml
 
@@ -83,7 +84,7 @@ def _manifests(args) -> int:
         service = f"{NAME}.{args.namespace}.svc"
         with tempfile.TemporaryDirectory() as folder:
             paths = self_signed(folder, [service, f"{service}.cluster.local"])
-            tls = tuple(open(path, "rb").read() for path in paths)
+            tls = tuple(Path(path).read_bytes() for path in paths)
     objects = manifests(args.namespace, args.image, controller_users=args.controller_user,
                         exempt=args.exempt_namespace or (), tls=tls, failure_policy=args.failure_policy,
                         api_server_cidrs=args.api_server_cidr)
