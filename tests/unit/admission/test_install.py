@@ -83,6 +83,7 @@ def test_a_serving_pair_given_is_a_secret_and_the_ca_bundle_without_cert_manager
         x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
     assert names == ["draguard.gpu-guard.svc", "draguard.gpu-guard.svc.cluster.local"]
     assert "annotations" not in configuration["metadata"]
+    assert _by_kind(objects)["Deployment"]["spec"]["template"]["spec"]["containers"][0]["image"] == IMAGE  # --image
 
 
 def test_the_pod_passes_pod_security_restricted_as_the_image_runs_it():
