@@ -25,7 +25,8 @@ import pytest
 import yaml
 from kubernetes import dynamic
 
-from draguard.admission.policies import export, resource_name
+from draguard.admission.install import resource_name
+from draguard.admission.policies import export
 from draguard.core.config import Config
 from draguard.rules import REGISTRY
 
@@ -39,10 +40,12 @@ RULES = [REGISTRY.get(o["metadata"]["labels"]["draguard.io/rule"]) for o in EXPO
 
 
 def _narrowed(objects: list[dict]) -> list[dict]:
+    """The export but its Namespace (made by the fixture, shared with other modules), its
+    bindings selecting the test's namespaces."""
     for obj in objects:
         if obj["kind"] == "ValidatingAdmissionPolicyBinding":
             obj["spec"]["matchResources"] = {"namespaceSelector": {"matchLabels": LABEL}}
-    return objects
+    return [obj for obj in objects if obj["kind"] != "Namespace"]
 
 
 def dry_run(plane, obj: dict, namespace: str = NS, user: str | None = None) -> tuple[int, str, list[str]]:
@@ -277,7 +280,7 @@ def mutating(policed):
     failing examples become), their parameters in the ConfigMap the export writes."""
     dyn = dynamic.DynamicClient(policed.api())
     configmaps = dyn.resources.get(api_version="v1", kind="ConfigMap")
-    params = export(REGISTRY, CONFIG, unsafe_fixes=True).objects[0]
+    params = export(REGISTRY, CONFIG, unsafe_fixes=True).objects[1]
     configmaps.replace(body=params, name=params["metadata"]["name"], namespace="draguard")
     objects = _narrowed(MUTATIONS)
     for obj in objects:

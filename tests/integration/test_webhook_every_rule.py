@@ -26,8 +26,7 @@ from kubernetes import dynamic
 from kubernetes.dynamic.exceptions import ConflictError, ForbiddenError
 
 from draguard.admission.forms import form_of
-from draguard.admission.install import MATCH_CONDITIONS, RESOURCES
-from draguard.admission.policies import resource_name
+from draguard.admission.install import MATCH_CONDITIONS, resource_name, routes
 from draguard.core.config import Config
 from draguard.engine import lint_objects
 from draguard.rules import REGISTRY
@@ -37,12 +36,13 @@ from support.webhook import running_webhook
 pytestmark = pytest.mark.cluster
 TARGET = "1.37"
 LABEL = {"draguard.io/every-rule": "true"}
+ROUTED = {(rule["apiGroups"][0], resource) for rule in routes() for resource in rule["resources"]}
 #: the rules admission judges, over kinds the webhook registers for: drivers write ResourceSlices,
 #: and a fail-closed webhook there would stop them publishing, so a rule over slices
 #: (device-name-twice) is judged by its admission policy alone (test_policy_control_plane)
 RULES = [r for r in REGISTRY if str(r.severity) in ("error", "warning")
          and form_of(r, TARGET).forms[0] in ("vap", "webhook-only")
-         and (r.targets is None or any(resource_name(kind) in RESOURCES.get(group, ()) for group, kind in r.targets))]
+         and (r.targets is None or any((group, resource_name(kind)) in ROUTED for group, kind in r.targets))]
 #: failing examples the API server's own validation refuses before admission: pod specs it
 #: validates itself (their policies still matter for CRDs: test_policy_control_plane), CEL it
 #: compiles, admin access it allows only in labelled namespaces (DRAAdminAccess)
@@ -58,8 +58,7 @@ def configuration(url: str, ca: bytes) -> dict:
                           "failurePolicy": "Fail", "timeoutSeconds": 10, "matchPolicy": "Equivalent",
                           "clientConfig": {"url": f"{url}/validate", "caBundle": base64.b64encode(ca).decode()},
                           "namespaceSelector": {"matchLabels": LABEL},
-                          "rules": [{"apiGroups": [group], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-                                     "resources": resources} for group, resources in RESOURCES.items()],
+                          "rules": routes(),
                           "matchConditions": MATCH_CONDITIONS}]}
 
 

@@ -19,9 +19,16 @@ UPDATE ratchets as the webhook's does, per rule (CEL sees no field paths): it fa
 when its old object passed, so the workloads admitted before the policy keep their
 controllers' updates; a mutating policy patches an UPDATE only where the old object passed,
 as a pod's spec may not change in an update. A second validation denies an UPDATE that
-keeps the error and grows what it concerns (admission.ratchet, as the webhook). The parameters (the admin namespaces of `.draguard.yaml`) are a ConfigMap
-(`paramKind`), with `parameterNotFoundAction: Deny`: a policy without its parameters
-refuses rather than guess."""
+keeps the error and grows what it concerns (admission.ratchet, as the webhook). The
+parameters (the admin namespaces of `.draguard.yaml`, the fixes' options) are a
+ConfigMap (`paramKind`), which the export writes first, with its Namespace, so that
+`kubectl apply -f -` creates them before any binding. Missing parameters never refuse what a
+rule does not concern (k8s.io/apiserver policy/generic CollectParams: `Deny` refuses every
+object the binding matches before any condition is evaluated, `Allow` skips the binding): a
+binding that selects only the objects its rule concerns (`CONCERNED`: the Namespaces that
+carry the admin-access label) denies them while its parameters are missing rather than guess;
+the others (every claim of a tenant, every pod a fix patches) skip their rule then. The
+bindings exempt the parameters' namespace, so that it can always be made again."""
 
 from __future__ import annotations
 
@@ -35,9 +42,9 @@ from ..model.claims import RESOURCE_GROUP
 from ..rules.base import Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
-from . import INFRA_NAMESPACES
+from ..rules.isolation import ADMIN_LABEL
 from .exemptions import GENERATED_CLAIM, WORKLOAD_CONTROLLERS, controllers_with, exemptions
-from .install import LABELS, NAME
+from .install import LABELS, NAME, namespace_object, routes
 from .ratchet import grew_cel, grown_names_cel
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
@@ -45,6 +52,9 @@ API_VERSION = "admissionregistration.k8s.io/v1"
 PARAMS = f"{NAME}-policy-params"
 PREFIX = f"{NAME}-"
 
+#: rule id -> the objects its binding selects (matchResources.objectSelector): those its rule
+#: concerns, where a label says it; such a binding denies them while its parameters are missing
+CONCERNED = {"admin-access-label": {"matchExpressions": [{"key": ADMIN_LABEL, "operator": "Exists"}]}}
 #: for each `over`: what the message calls an offending item, and CEL naming one
 _ITEMS = {
     "containers": ("container", "(has(c.name) ? string(c.name) : object.kind)"),
@@ -56,12 +66,6 @@ _ITEMS = {
 def dra_version(kube_version: str) -> str:
     """The resource.k8s.io version a policy for `kube_version` matches."""
     return {32: "v1beta1", 33: "v1beta2"}.get(minor(kube_version), "v1")
-
-
-def resource_name(kind: str) -> str:
-    """The resource (plural) of a kind draguard judges; all are regular English plurals."""
-    lower = kind.lower()
-    return lower + ("es" if lower.endswith("s") else "s")
 
 
 def validation_expression(rule: Rule) -> str:
@@ -108,12 +112,10 @@ def _literal(text: str) -> str:
 
 
 def _resource_rules(kinds: frozenset, kube_version: str) -> list[dict]:
-    by_group: dict[str, set] = {}
-    for group, kind in kinds:
-        by_group.setdefault(group, set()).add(resource_name(kind))
-    return [{"apiGroups": [group], "apiVersions": [dra_version(kube_version)] if group == RESOURCE_GROUP else ["*"],
-             "operations": ["CREATE", "UPDATE"], "resources": sorted(resources)}
-            for group, resources in sorted(by_group.items())]
+    """The webhook's routes (install.routes) for `kinds`, resource.k8s.io at the one version
+    the policy's CEL reads (`matchPolicy: Equivalent` converts the others to it)."""
+    return [dict(rule, apiVersions=[dra_version(kube_version)]) if rule["apiGroups"] == [RESOURCE_GROUP] else rule
+            for rule in routes(kinds)]
 
 
 def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME,
@@ -142,8 +144,11 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
                 "annotations": {"draguard.io/kube-version": kube_version}}
     binding = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
                "matchResources": _exempting(exempt)}
+    if rule.id in CONCERNED:
+        binding["matchResources"]["objectSelector"] = CONCERNED[rule.id]
     if uses_params:
-        binding["paramRef"] = {"name": PARAMS, "namespace": namespace, "parameterNotFoundAction": "Deny"}
+        binding["paramRef"] = {"name": PARAMS, "namespace": namespace,
+                               "parameterNotFoundAction": "Deny" if rule.id in CONCERNED else "Allow"}
     return [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec},
             {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
              "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
@@ -199,7 +204,7 @@ def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace:
             {"apiVersion": api_version, "kind": "MutatingAdmissionPolicyBinding",
              "metadata": {"name": name, "labels": dict(labels)},
              "spec": {"policyName": name, "paramRef": {"name": PARAMS, "namespace": namespace,
-                                                       "parameterNotFoundAction": "Deny"},
+                                                       "parameterNotFoundAction": "Allow"},
                       "matchResources": _exempting(exempt)}}]
 
 
@@ -219,7 +224,7 @@ def parameters(config: Config, mutated: list[Rule], namespace: str = NAME) -> di
 
 @dataclass
 class Export:
-    objects: list[dict]  # the parameters, then each exported rule's policy and binding (and mutation)
+    objects: list[dict]  # the parameters' Namespace and ConfigMap, then each rule's policy and binding (and mutation)
     left_out: dict[str, str]  # rule id -> why it has no policy (its form and reason, or the config)
 
 
@@ -228,9 +233,11 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
     """The policies of `rules` for `config`'s release, as `config` sets them (rules switched
     off are left out, a severity changed to info too: admission ignores info), and the
     MutatingAdmissionPolicies of their safe fixes (`unsafe_fixes`: the unsafe ones too);
+    `exempt`: the namespaces the bindings leave out (default kube-system), always with
+    `namespace`, the parameters';
     `controller_users`: operators whose objects made from a template are not judged, besides
     the Kubernetes workload controllers."""
-    exempt = exempt if exempt is not None else ["kube-system", namespace, *INFRA_NAMESPACES]
+    exempt = sorted({*(exempt if exempt is not None else ["kube-system"]), namespace})
     controllers = controllers_with(controller_users)
     objects, left_out, mutated = [], {}, []
     for rule in rules:
@@ -248,4 +255,4 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
             if form.mutates and (unsafe_fixes or rule.mutation.applicability is Applicability.SAFE):
                 objects.extend(mutating_policy(rule, config.kube_version, exempt, namespace, controllers))
                 mutated.append(rule)
-    return Export([parameters(config, mutated, namespace)] + objects, left_out)
+    return Export([namespace_object(namespace), parameters(config, mutated, namespace)] + objects, left_out)

@@ -8,19 +8,18 @@ from ..core.errors import EXIT_OK, UsageError
 
 
 def arguments(name, parser) -> None:
-    from ..admission import INFRA_NAMESPACES
-
     parser.add_argument("action", choices=["export"],
-                        help="export: print a ValidatingAdmissionPolicy and binding for every rule that is CEL on "
-                             "one object, and the ConfigMap of their parameters")
+                        help="export: print the parameters' Namespace and ConfigMap, then a ValidatingAdmissionPolicy "
+                             "and binding for every rule that is CEL on one object (kubectl apply -f - in one pass)")
     parser.add_argument("--kube-version", help="the release the policies are for (default: the newest draguard "
                                                "knows): it decides the resource.k8s.io version matched and the "
                                                "CEL libraries allowed")
     parser.add_argument("--config", help="config file (rules switched off, severities, adminNamespaces)")
     parser.add_argument("--namespace", default="draguard", help="the namespace of the parameters' ConfigMap")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
-                        help=f"namespaces the bindings exempt (repeatable; default: kube-system, "
-                             f"{', '.join(INFRA_NAMESPACES)} and --namespace)")
+                        help="namespaces the bindings exempt (repeatable; default: kube-system), always with "
+                             "--namespace. Whoever can create or write in one is exempt: name only namespaces that "
+                             "exist and tenants cannot create (gpu-operator, for the NVIDIA GPU Operator)")
     parser.add_argument("--controller-user", action="append", default=[], metavar="USER",
                         help="an operator's user (system:serviceaccount:NS:NAME) whose objects made from their "
                              "owner's template the policies leave out, as they leave out the Kubernetes workload "

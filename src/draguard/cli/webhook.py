@@ -8,19 +8,28 @@ from ..core.errors import EXIT_OK, UsageError
 
 
 def arguments(name, parser) -> None:
-    from ..admission import INFRA_NAMESPACES
-
-    parser.add_argument("action", nargs="?", choices=["serve", "manifests"], default="serve",
-                        help="serve (default), or print the manifests that install it (as the Helm chart "
-                             "deploy/helm/draguard renders them)")
+    parser.add_argument("action", nargs="?", choices=["serve", "manifests", "enforce"], default="serve",
+                        help="serve (default); manifests: print the objects that install it, in apply order (as the "
+                             "Helm chart deploy/helm/draguard renders them), its configuration failing open; "
+                             "enforce: make it fail closed once its Service answers /readyz")
     parser.add_argument("--namespace", default="draguard", help="manifests: the namespace to install in")
     parser.add_argument("--image", default="ghcr.io/draguard/draguard:0.1.0", help="manifests: the image")
+    parser.add_argument("--failure-policy", choices=["Ignore", "Fail"], default="Ignore",
+                        help="manifests: the configuration's failurePolicy (default Ignore until `webhook enforce`; "
+                             "Fail when applying again to a cluster where it answers)")
+    parser.add_argument("--check", action="store_true",
+                        help="manifests: first check the cluster (--kubeconfig, --context) has what they need "
+                             "(cert-manager's CRDs unless --self-signed); print nothing if not")
+    parser.add_argument("--api-server-cidr", action="append", default=[], metavar="CIDR",
+                        help="manifests: the only sources the NetworkPolicy admits on the webhook's port "
+                             "(repeatable; default any source: the API server's addresses are not knowable in general)")
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port (default 8443)")
     parser.add_argument("--tls-cert", help="serving certificate (PEM), reloaded when it changes")
     parser.add_argument("--tls-key", help="its private key (PEM)")
     parser.add_argument("--self-signed", action="store_true",
-                        help="make a self-signed pair at start-up (development); its caBundle is logged")
+                        help="make a self-signed pair at start-up (development); its caBundle is logged. manifests: "
+                             "a pair for the Service in a Secret, its certificate the caBundle (no cert-manager)")
     parser.add_argument("--san", action="append", default=[], metavar="NAME",
                         help="with --self-signed: a DNS name or IP the certificate is valid for (repeatable; "
                              "default localhost, 127.0.0.1 and the Service names of $WEBHOOK_SERVICE)")
@@ -32,9 +41,10 @@ def arguments(name, parser) -> None:
                                              "account, $KUBECONFIG or ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: its current context)")
     parser.add_argument("--exempt-namespace", action="append", metavar="NS",
-                        help=f"namespaces never judged (repeatable; default: kube-system, "
-                             f"{', '.join(INFRA_NAMESPACES)} (GPU infrastructure: the NVIDIA GPU Operator's "
-                             "validator pods) and $POD_NAMESPACE)")
+                        help="namespaces never judged (repeatable; default: kube-system and $POD_NAMESPACE; "
+                             "manifests: besides those two). Whoever can create or write in one is exempt: name only "
+                             "namespaces that exist and tenants cannot create (gpu-operator, for the NVIDIA GPU "
+                             "Operator's validator pods)")
     parser.add_argument("--controller-user", action="append", default=[], metavar="USER",
                         help="an operator's user, as the API server names it (system:serviceaccount:NS:NAME of "
                              "KubeRay's, LWS's or a training operator's controller), whose objects made from their "
@@ -48,18 +58,59 @@ def arguments(name, parser) -> None:
 def run(args) -> int:
     if args.action == "manifests":
         return _manifests(args)
+    if args.action == "enforce":
+        return _enforce(args)
     return _serve(args)
+
+
+#: what the cert-manager path applies, as served resources (group/version, plural)
+CERT_MANAGER = (("cert-manager.io/v1", "issuers"), ("cert-manager.io/v1", "certificates"))
 
 
 def _manifests(args) -> int:
     import sys
+    import tempfile
+    from pathlib import Path
 
     import yaml
 
-    from ..admission.install import manifests
+    from ..admission.certs import self_signed
+    from ..admission.install import NAME, manifests
 
-    objects = manifests(args.namespace, args.image, controller_users=args.controller_user)
+    if args.check and not args.self_signed:
+        _check_cert_manager(args)
+    tls = None
+    if args.self_signed:
+        service = f"{NAME}.{args.namespace}.svc"
+        with tempfile.TemporaryDirectory() as folder:
+            paths = self_signed(folder, [service, f"{service}.cluster.local"])
+            tls = tuple(Path(path).read_bytes() for path in paths)
+    objects = manifests(args.namespace, args.image, controller_users=args.controller_user,
+                        exempt=args.exempt_namespace or (), tls=tls, failure_policy=args.failure_policy,
+                        api_server_cidrs=args.api_server_cidr)
     sys.stdout.write(yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True))
+    return EXIT_OK
+
+
+def _check_cert_manager(args) -> None:
+    """Refuse (ClusterError) unless the cluster serves cert-manager's Issuer and Certificate."""
+    from ..cluster.live import ClusterError, connect
+
+    connection = connect(args.kubeconfig, args.context)
+    missing = [f"{plural}.{api.split('/')[0]}" for api, plural in CERT_MANAGER
+               if connection.get(f"/apis/{api}/{plural}", {"limit": "1"})[0] == 404]
+    if missing:
+        raise ClusterError(f"the cluster does not serve {', '.join(missing)}: install cert-manager first "
+                           "(cert-manager.io/docs/installation), or pass --self-signed for a Secret made here")
+
+
+def _enforce(args) -> int:
+    import sys
+
+    from ..admission.install import enforce
+    from ..cluster.live import connect
+
+    sys.stdout.write(enforce(connect(args.kubeconfig, args.context)) + "\n")
     return EXIT_OK
 
 
@@ -104,10 +155,9 @@ def _serve(args) -> int:
             log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
     else:
         cert, key = args.tls_cert, args.tls_key
-    from ..admission import INFRA_NAMESPACES
     from ..admission.exemptions import controllers_with
 
-    exempt = set(args.exempt_namespace or ["kube-system", *INFRA_NAMESPACES, os.environ.get("POD_NAMESPACE", "")])
+    exempt = set(args.exempt_namespace or ["kube-system", os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}
     controllers = controllers_with(args.controller_user)
     cache = None

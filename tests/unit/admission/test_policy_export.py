@@ -40,7 +40,7 @@ EXPORT = export(REGISTRY, Config(kube_version=TARGET))
 POLICIES = {o["metadata"]["labels"]["draguard.io/rule"]: o for o in EXPORT.objects
             if o["kind"] == "ValidatingAdmissionPolicy"}
 BINDINGS = {o["spec"]["policyName"]: o for o in EXPORT.objects if o["kind"] == "ValidatingAdmissionPolicyBinding"}
-PARAMS_OBJECT = EXPORT.objects[0]
+PARAMS_OBJECT = EXPORT.objects[1]  # after its Namespace
 EXPORTED = [REGISTRY.get(rule_id) for rule_id in POLICIES]
 
 
@@ -262,9 +262,9 @@ def test_admin_namespaces_come_from_the_parameters():
     rule = REGISTRY.get("admin-access-label")
     config = Config(kube_version=TARGET, admin_namespaces={"gpu-ops", "platform"})
     exported = export([rule], config)
-    params = exported.objects[0]
+    params = exported.objects[1]
     assert params["metadata"]["name"] == PARAMS and params["data"] == {"adminNamespaces": "gpu-ops,platform"}
-    pol, binding = exported.objects[1:]
+    pol, binding = exported.objects[2:]
     assert pol["spec"]["paramKind"] == {"apiVersion": "v1", "kind": "ConfigMap"}
     assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Deny"
     ops = _objects("""
@@ -293,10 +293,10 @@ def test_severity_decides_deny_or_warn_and_the_config_is_honoured():
     binding = [o for o in result.objects if o["kind"] == "ValidatingAdmissionPolicyBinding"
                and o["spec"]["policyName"] == "draguard-deviceclass-no-selectors"][0]
     assert binding["spec"]["validationActions"] == ["Deny"]
-    assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system",
-                                                                                                       "ops"]
+    assert binding["spec"]["matchResources"]["namespaceSelector"]["matchExpressions"][0]["values"] == [
+        "draguard", "kube-system", "ops"]
     default = BINDINGS["draguard-teardown-grace-zero"]["spec"]["matchResources"]["namespaceSelector"]
-    assert default["matchExpressions"][0]["values"] == ["draguard", "gpu-operator", "kube-system"]
+    assert default["matchExpressions"][0]["values"] == ["draguard", "kube-system"]
 
 
 def test_legacy_limits_are_a_policy_until_dra_may_serve_them():
@@ -320,7 +320,7 @@ def test_the_command_prints_the_policies_and_says_what_it_left_out(tmp_path):
                           "-o", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     documents = list(yaml.safe_load_all(out.read_text()))
-    assert documents[0]["kind"] == "ConfigMap" and len(documents) == 1 + 2 * 15
+    assert [d["kind"] for d in documents[:2]] == ["Namespace", "ConfigMap"] and len(documents) == 2 + 2 * 15
     assert "legacy-gpu-sharing: webhook-only:" in run.stderr and "15 ValidatingAdmissionPolicies" in run.stderr
     bad = subprocess.run([sys.executable, "-m", "draguard", "policy", "export", "--kube-version", "1.9"],
                          capture_output=True, text=True)
@@ -344,10 +344,10 @@ def test_fixes_become_mutating_policies_where_the_release_has_them_and_only_when
         assert len(mutating) == count, version
         assert all(o["apiVersion"] == f"admissionregistration.k8s.io/{api}" for o in mutating)
         if count:
-            assert objects[0]["data"]["teardown-grace-zero.graceSeconds"] == "75"
+            assert objects[1]["data"]["teardown-grace-zero.graceSeconds"] == "75"
             [binding] = [o for o in objects if o["kind"] == "MutatingAdmissionPolicyBinding"
                          and o["spec"]["policyName"] == "draguard-fix-teardown-grace-zero"]
-            assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Deny"
+            assert binding["spec"]["paramRef"]["parameterNotFoundAction"] == "Allow"  # no fix: not a refusal
 
 
 @pytest.mark.parametrize("user, owned, matched", [

@@ -67,8 +67,9 @@ def test_compliant_objects_dry_runs_and_generated_claims_are_admitted(webhook):
     assert post(url, ca, review(generated))[1]["response"]["allowed"] is True
     assert post(url, ca, review(LEGACY_POD, operation="DELETE"))[1]["response"]["allowed"] is True
     assert post(url, ca, review(LEGACY_POD, namespace="kube-system"))[1]["response"]["allowed"] is True
-    # the NVIDIA GPU Operator's validator pods ask for nvidia.com/gpu by design
-    assert post(url, ca, review(LEGACY_POD, namespace="gpu-operator"))[1]["response"]["allowed"] is True
+    # gpu-operator, where the NVIDIA GPU Operator's validator pods ask for nvidia.com/gpu, is
+    # exempt only when named (--exempt-namespace): whoever may create it would be exempt too
+    assert post(url, ca, review(LEGACY_POD, namespace="gpu-operator"))[1]["response"]["allowed"] is False
     config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}
     assert post(url, ca, review(config_map))[1]["response"]["allowed"] is True
 
