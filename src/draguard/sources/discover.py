@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..core import confine
 from ..core.errors import InputError
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
@@ -57,12 +58,17 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
     A kustomization's patch (or the kustomization file itself) is no object alone: named as
     an input, or met in a walk, it stands for the build of the nearest kustomization at or
     above its folder that patches it (the patch's findings point into it); a Helm chart's
-    template, values file or Chart.yaml stands for the chart, rendered."""
+    template, values file or Chart.yaml stands for the chart, rendered. Where reads are
+    confined (confine.active), an input outside the roots is refused (confine.Outside)."""
     units: list[Unit] = []
+    roots = confine.active()
     for given in inputs:
         if given == "-":
             units.append(Unit("stdin", "-", "-"))
-        elif os.path.isdir(given):
+            continue
+        if roots is not None:
+            roots.check(given)
+        if os.path.isdir(given):
             units.extend(_walk(given, include, exclude))
         elif os.path.isfile(given):
             units.append(_file_unit(given))
@@ -74,9 +80,11 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
 
 
 def _file_unit(path: str) -> Unit:
-    """A manifest file, or the render of the chart or kustomization it is part of."""
+    """A manifest file, or the render of the chart or kustomization it is part of (one inside
+    the roots, where reads are confined)."""
+    roots = confine.active()
     for kind, owner in (("helm", chart_of(path)), ("kustomize", patched_by(path))):
-        if owner is not None:
+        if owner is not None and (roots is None or roots.holding(owner) is not None):
             display = owner if os.path.isabs(path) else os.path.relpath(owner)
             return Unit(_render_kind(owner) if kind == "kustomize" else kind, owner, display, through=(path,))
     return Unit("file", path, path)
@@ -179,7 +187,7 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
             if name.startswith(".") or _matches(os.path.relpath(sub, top), exclude) or os.path.abspath(sub) in used:
                 continue
             if _render_kind(sub):
-                units.extend(_walk(sub, include, exclude, top))
+                units.extend(_outside(sub) or _walk(sub, include, exclude, top))
             elif os.path.islink(sub):
                 units.extend(_folder_link(sub, top))
             else:
@@ -198,9 +206,18 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
                                   "(no object alone), not checked; name it as an input to check it anyway"))
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
-                units.append(_file_unit(path) if not _special(path) else Unit(
-                    "skipped", path, path, "not a regular file (a pipe, socket or device): not read"))
+                units.extend(_outside(path) or [_file_unit(path) if not _special(path) else Unit(
+                    "skipped", path, path, "not a regular file (a pipe, socket or device): not read")])
     return units
+
+
+def _outside(path: str) -> list[Unit]:
+    """A link met in a walk that leads out of the roots reads are confined to: said, not read."""
+    roots = confine.active()
+    if roots is None or roots.holding(path) is not None:
+        return []
+    return [Unit("skipped", path, path, f"a link to {os.path.realpath(path)}, outside the workspace "
+                                        f"({roots.named()}): not read")]
 
 
 def _folder_link(link: str, top: str) -> list[Unit]:
