@@ -8,7 +8,8 @@ The tools' clients are hostile until shown otherwise. Every path a tool reads or
 the `.draguard.yaml` it finds, and what that names) must resolve, links followed, inside the
 workspace: the server's roots (each --root, else its working folder), narrowed to the
 file:// roots the client declares when it declares the roots capability (a client narrows,
-never widens)."""
+never widens). Over HTTP every request carries the server's bearer token, and a page of
+another origin is refused (403): a browser may reach a loopback port too."""
 
 from __future__ import annotations
 
@@ -21,18 +22,24 @@ from contextlib import contextmanager
 
 from ..core.confine import Outside, Roots, active, confined
 from ..core.errors import EXIT_ERROR, UsageError
+from .mcp_http import TOKEN_VARIABLE
 
 
 def arguments(name, parser) -> None:
     parser.description = (
         "Serve draguard's tools over the Model Context Protocol. The tools read and write only inside "
         "the workspace: the --root folders (default: the working folder), narrowed to the roots the "
-        "client declares.")
+        "client declares. --http serves streamable HTTP, on 127.0.0.1 by default; each request must carry "
+        "'Authorization: Bearer TOKEN' and no Origin but a loopback one.")
     parser.add_argument("--root", action="append", metavar="DIR",
                         help="a folder the tools may read and write (repeatable; default: the working folder)")
     parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1", help="with --http (default 127.0.0.1)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="with --http: the address to bind (default 127.0.0.1; any other is warned about)")
     parser.add_argument("--port", type=int, default=8765, help="with --http (default 8765)")
+    parser.add_argument("--token", help=f"with --http: the bearer token (default: ${TOKEN_VARIABLE}, which other "
+                                        "local users cannot see in the process list; else one generated and "
+                                        "printed once on stderr)")
 
 
 def run(args) -> int:
@@ -44,7 +51,9 @@ def run(args) -> int:
         return EXIT_ERROR
     _quiet_roots_deprecation()
     if args.http:
-        server.run("streamable-http", host=args.host, port=args.port)
+        from .mcp_http import serve
+
+        serve(server, args.host, args.port, args.token)
     else:
         server.run("stdio")
     return 0
