@@ -369,3 +369,27 @@ def test_the_roots_are_the_client_s_within_the_server_s(tmp_path):
     in_root, in_cwd = session_run(lint(server / "y.yaml", other / "x.yaml"), cwd=other, args=["--root", str(server)])
     assert payload(in_root)["summary"]["total"] > 0
     refused(in_cwd, other / "x.yaml")
+
+
+def test_audit_uses_no_kubeconfig_that_runs_a_command_or_reads_outside(outside):
+    """A kubeconfig in the workspace is a file a client may have written: an `exec` plugin
+    would run its command in the server (it ran as the kubeconfig was loaded), and a
+    certificate outside would be read."""
+    root, secret = outside
+    ran = root / "ran"
+    cluster = {"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}
+    context = {"name": "c", "context": {"cluster": "c", "user": "u"}}
+    users = {"exec.yaml": {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "touch",
+                                    "args": [str(ran)], "interactiveMode": "Never"}},
+             "certificate.yaml": {"client-certificate": "../away/secret.yaml", "client-key": "../away/secret.yaml"}}
+    for name, user in users.items():
+        (root / name).write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
+                                                 "clusters": [cluster], "contexts": [context],
+                                                 "users": [{"name": "u", "user": user}]}))
+
+    async def calls(session):
+        return [await session.call_tool("audit", {"kubeconfig": name}) for name in users]
+    runs, reads = session_run(calls, cwd=root)
+    assert runs.is_error and "exec.yaml: its user u has `exec`" in runs.content[0].text, runs.content
+    assert not ran.exists()
+    refused(reads, "../away/secret.yaml")

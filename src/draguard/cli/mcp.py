@@ -202,7 +202,7 @@ def build_server(roots: Roots):
         from .audit import read
 
         def source(path):
-            return Namespace(dump=path, kubeconfig=workspace.check(kubeconfig) if kubeconfig else None,
+            return Namespace(dump=path, kubeconfig=_kubeconfig(workspace, kubeconfig) if kubeconfig else None,
                              context=context or None, at=at or None, save_dump=None, watch=False)
 
         if snapshot:
@@ -282,6 +282,44 @@ def _local_folders(uris) -> list[str]:
 
     parts = [urlsplit(uri) for uri in uris]
     return [url2pathname(p.path) for p in parts if p.scheme == "file" and p.netloc in ("", "localhost") and p.path]
+
+
+#: the fields of a kubeconfig's users and clusters that name a file to read
+_KUBECONFIG_FILES = ("client-certificate", "client-key", "certificate-authority", "tokenFile")
+
+
+def _kubeconfig(workspace: Roots, path: str) -> str:
+    """A kubeconfig a client names, resolved: inside the workspace, with no user whose
+    credential plugin (`exec`, `auth-provider`) would run a command the file names (the
+    Kubernetes client runs it as the file is loaded) and no file it names outside."""
+    import yaml
+
+    real = workspace.check(path)
+    try:
+        with open(real, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not a kubeconfig ({(str(exc).splitlines() or ['YAML'])[0]})") from None
+    for kind, name, entry in _kubeconfig_entries(data):
+        for plugin in ("exec", "auth-provider") if kind == "user" else ():
+            if plugin in entry:
+                raise UsageError(f"{path}: its user {name} has `{plugin}`, a command the server would run: not "
+                                 "used here (audit a dump, or run `draguard audit` yourself)")
+        for field in _KUBECONFIG_FILES:
+            if isinstance(entry.get(field), str):
+                workspace.check(os.path.join(os.path.dirname(real), entry[field]))
+    return real
+
+
+def _kubeconfig_entries(data) -> list[tuple[str, str, dict]]:
+    """(user or cluster, its name, its fields) of each user and cluster of a kubeconfig."""
+    found = []
+    for kind in ("user", "cluster"):
+        listed = data.get(kind + "s") if isinstance(data, dict) else None
+        for item in listed if isinstance(listed, list) else []:
+            if isinstance(item, dict) and isinstance(item.get(kind), dict):
+                found.append((kind, str(item.get("name")), item[kind]))
+    return found
 
 
 def _config(workspace: Roots, kube_version: str, feature_gates: str, near: list[str] | None):
