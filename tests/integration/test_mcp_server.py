@@ -393,3 +393,27 @@ def test_audit_uses_no_kubeconfig_that_runs_a_command_or_reads_outside(outside):
     assert runs.is_error and "exec.yaml: its user u has `exec`" in runs.content[0].text, runs.content
     assert not ran.exists()
     refused(reads, "../away/secret.yaml")
+
+
+def test_no_chart_or_kustomization_is_rendered_that_would_read_outside(outside):
+    """helm and kustomize follow links, and kustomize reads the bases a kustomization names
+    or fetches them: a render that would read outside is said, not run."""
+    root, secret = outside
+    (secret.parent / "kustomization.yaml").write_text("resources: [secret.yaml]\n")
+    folders = {name: root / name for name in ("overlay", "remote", "chart")}
+    for folder in folders.values():
+        folder.mkdir()
+    (folders["overlay"] / "kustomization.yaml").write_text("resources: [../../away]\n")
+    (folders["remote"] / "kustomization.yaml").write_text("resources:\n- github.com/example/repo//base?ref=v1\n")
+    (folders["chart"] / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (folders["chart"] / "templates").mkdir()
+    (folders["chart"] / "templates" / "pod.yaml").symlink_to(secret)
+
+    async def calls(session):
+        return [await session.call_tool("lint", {"paths": [name]}) for name in folders]
+    said = [[f["message"] for f in payload(result)["findings"]] for result in session_run(calls, cwd=root)]
+    assert said == [[f"it names ../../away, outside the workspace ({root}): not rendered"],
+                    [f"it names github.com/example/repo//base?ref=v1, not on this machine, outside the workspace "
+                     f"({root}): not rendered"],
+                    [f"chart/templates/pod.yaml is a link to {secret}, outside the workspace "
+                     f"({root}): not rendered"]], said

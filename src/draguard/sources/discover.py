@@ -76,7 +76,8 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
             raise InputError(f"{given}: not a regular file or folder")
         else:
             raise InputError(f"{given}: no such file or folder")
-    return _builds_once(units)
+    units = _builds_once(units)
+    return units if roots is None else [_confined_render(unit, roots) for unit in units]
 
 
 def _file_unit(path: str) -> Unit:
@@ -220,6 +221,37 @@ def _outside(path: str) -> list[Unit]:
                                         f"({roots.named()}): not read")]
 
 
+def _confined_render(unit: Unit, roots: confine.Roots) -> Unit:
+    """A chart or kustomization whose render would read outside the roots, as skipped."""
+    escape = _render_escape(unit.path, roots, set()) if unit.kind in RENDERED else None
+    if escape is None:
+        return unit
+    return Unit("skipped", unit.path, unit.display, f"{escape}, outside the workspace ({roots.named()}): not rendered")
+
+
+def _render_escape(folder: str, roots: confine.Roots, seen: set) -> str | None:
+    """What the render of `folder` would read outside the roots, said (None: nothing): helm
+    and kustomize follow a link in its tree, and kustomize reads what a kustomization names,
+    through its bases, or fetches it when it is not on this machine."""
+    if folder in seen:
+        return None
+    seen.add(folder)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for path in (os.path.join(dirpath, name) for name in dirnames + filenames):
+            if os.path.islink(path) and roots.holding(path) is None:
+                return f"{path} is a link to {os.path.realpath(path)}"
+    for named in _named_paths(_kustomization(folder) or {}):
+        path = os.path.normpath(os.path.join(os.path.abspath(folder), named))
+        if "://" in named or not os.path.exists(path):
+            return f"it names {named}, not on this machine"
+        if roots.holding(path) is None:
+            return f"it names {named}"
+        escape = _render_escape(path, roots, seen) if os.path.isdir(path) else None
+        if escape is not None:
+            return escape
+    return None
+
+
 def _folder_link(link: str, top: str) -> list[Unit]:
     """A link to a folder is not followed (it may lead anywhere, or back up the tree): one
     into the folder walked is read under its own path, one out of it is said."""
@@ -288,6 +320,12 @@ def kustomize_inputs(directory: str) -> set[str]:
     spec = _kustomization(directory)
     if spec is None:
         return set()
+    base = os.path.abspath(directory)
+    return {os.path.normpath(os.path.join(base, path)) for path in _named_paths(spec) if "://" not in path}
+
+
+def _named_paths(spec: dict) -> list[str]:
+    """The paths and URLs a kustomization names, as written."""
     named = []
     for key in _PATH_LISTS:
         named += [v for v in spec.get(key) or [] if isinstance(v, str)]
@@ -306,5 +344,4 @@ def kustomize_inputs(directory: str) -> set[str]:
         for chart in charts:
             named += [v for v in [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]
                       if isinstance(v, str)]
-    base = os.path.abspath(directory)
-    return {os.path.normpath(os.path.join(base, path)) for path in named if "://" not in path}
+    return named
