@@ -417,3 +417,24 @@ def test_no_chart_or_kustomization_is_rendered_that_would_read_outside(outside):
                      f"({root}): not rendered"],
                     [f"chart/templates/pod.yaml is a link to {secret}, outside the workspace "
                      f"({root}): not rendered"]], said
+
+
+def test_a_root_must_be_a_folder(tmp_path):
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-m", "draguard", "mcp", "--root", str(tmp_path / "nope")],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and f"--root {tmp_path / 'nope'}: not a folder" in done.stderr, done.stderr
+
+
+def test_a_client_root_may_be_one_file(tmp_path):
+    """The file is read; the folder it is in, and its `.draguard.yaml`, are outside."""
+    (tmp_path / "x.yaml").write_text(LEGACY)
+    (tmp_path / "y.yaml").write_text(LEGACY)
+    (tmp_path / ".draguard.yaml").write_text("rules:\n  legacy-gpu-resource: {enabled: false}\n")
+
+    async def calls(session):
+        return [await session.call_tool("lint", {"paths": [str(tmp_path / name)]}) for name in ("x.yaml", "y.yaml")]
+    inside, beside = session_run(calls, cwd=tmp_path, roots=[tmp_path / "x.yaml"])
+    assert "legacy-gpu-resource" in {f["rule"] for f in payload(inside)["findings"]}
+    refused(beside, tmp_path / "y.yaml")

@@ -334,7 +334,8 @@ def _config(workspace: Roots, kube_version: str, feature_gates: str, near: list[
 
     here = os.getcwd()
     start = workspace.check(near[0]) if near else here if workspace.holding(here) else workspace.folders[0]
-    found = find_config([start], top=workspace.holding(start))
+    top = workspace.holding(start)
+    found = find_config([start], top=top) if os.path.isdir(top) else None  # a root may be one file
     config = load_config(found and workspace.check(found))
     if kube_version:
         config.kube_version = check_kube_version(kube_version)
