@@ -91,7 +91,8 @@ def build_server(roots: Roots):
              feature_gates: str = "", reference: list[str] | None = None) -> dict:
         """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
         charts and Kustomize folders in `paths`; `reference`: paths read only for what rules
-        read across files (the template a pod names), not judged. Returns draguard's JSON
+        read across files (the template a pod names), not judged; every path must lie in the
+        workspace (the server's roots, narrowed to the client's). Returns draguard's JSON
         report (version 2): each finding with its rule, severity, message, file, line,
         column, path and fix."""
         from ..engine import lint_paths
@@ -157,7 +158,7 @@ def build_server(roots: Roots):
             write: bool = False, kube_version: str = "", feature_gates: str = "") -> dict:
         """draguard's fixes for manifest text or files: a unified diff, the fixed text (for
         `manifest`), what was left with the reason, and the files not read (not UTF-8, a
-        pipe, a link out of the folder) with the reason. Files are written only with
+        pipe, a link out of the folder or the workspace) with the reason. Files are written only with
         `write: true`; `unsafe: true` adds fixes that change behaviour (the migration of
         device-plugin GPUs to DRA claims is one)."""
         from ..fix.files import Gathered, encode, gather, unified_diff, write as write_file
@@ -192,7 +193,8 @@ def build_server(roots: Roots):
         """Audit a cluster's DRA state for leaked, stale and stuck claims, stuck pods, stale
         slices, unguarded MIG overlap and fragmentation: a dump (`dump`: a file of `kubectl get
         ... -o yaml|json` or a folder from `draguard audit --save-dump`; or its text in
-        `snapshot`), else the cluster of `kubeconfig`/`context` (read-only). Returns the audit
+        `snapshot`), else the cluster of `context` in `kubeconfig` (a file in the workspace whose
+        users run no exec or auth-provider plugin) or the server's own (read-only). Returns the audit
         JSON report: snapshot, summary with score, pool view and findings."""
         from argparse import Namespace
 
