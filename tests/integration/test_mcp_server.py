@@ -438,3 +438,15 @@ def test_a_client_root_may_be_one_file(tmp_path):
     inside, beside = session_run(calls, cwd=tmp_path, roots=[tmp_path / "x.yaml"])
     assert "legacy-gpu-resource" in {f["rule"] for f in payload(inside)["findings"]}
     refused(beside, tmp_path / "y.yaml")
+
+
+def test_audit_reads_no_file_of_a_bundle_that_links_out(outside):
+    root, secret = outside
+    pods = secret.parent / "pods.json"
+    pods.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": []}))
+    bundle = root / "bundle"
+    bundle.mkdir()
+    (bundle / "snapshot.yaml").write_text("apiVersion: draguard.dev/v1alpha1\nkind: Snapshot\n"
+                                          "capturedAt: '2026-12-01T00:00:00Z'\n")
+    (bundle / "pods.json").symlink_to(pods)
+    refused(session_run(lambda s: s.call_tool("audit", {"dump": "bundle"}), cwd=root), "bundle/pods.json")
