@@ -104,3 +104,33 @@ def test_loopback_is_this_machine_only():
 
     assert all(map(loopback, ["127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost"]))
     assert not any(map(loopback, ["0.0.0.0", "::", "10.0.0.1", "example.com", "localhost.example.com", ""]))
+
+
+def test_the_sdk_s_client_with_the_token_calls_the_tools_within_its_roots(tmp_path):
+    """Over HTTP as over stdio: the server asks the client for its roots (a request on the
+    response's stream) and refuses a path outside them."""
+    import asyncio
+
+    from mcp import ClientSession, types
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    project = tmp_path / "project"
+    project.mkdir()
+    for path in (project / "x.yaml", tmp_path / "beside.yaml"):
+        path.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: x}]}\n")
+
+    async def list_roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri=project.as_uri())])
+
+    async def calls(port):
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"}) as http, \
+                streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write):
+            async with ClientSession(read, write, list_roots_callback=list_roots) as session:
+                await session.initialize()
+                return [await session.call_tool("lint", {"paths": [str(path)]})
+                        for path in (project / "x.yaml", tmp_path / "beside.yaml")]
+    with serving(tmp_path, "--token", TOKEN, "--root", str(tmp_path)) as (port, _):
+        inside, beside = asyncio.run(calls(port))
+    assert not inside.is_error, inside.content
+    assert beside.is_error and f"outside the workspace ({project})" in beside.content[0].text, beside.content
