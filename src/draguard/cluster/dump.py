@@ -17,6 +17,7 @@ from datetime import datetime
 
 import yaml
 
+from ..core import confine
 from ..core.atomic import write_atomic
 from ..core.errors import InputError
 from ..model.manifest import Manifest
@@ -32,7 +33,10 @@ _REMEDY = "take the dump again (`draguard audit --save-dump DIR`, or `kubectl ge
 
 def read_dump(path: str, stdin=None, at: datetime | None = None) -> tuple[Snapshot, Loaded]:
     """The snapshot in `path` ('-': stdin) and what was loaded (sources, for excerpts).
-    `at` overrides the capture time; a dump without a header is judged as of now."""
+    `at` overrides the capture time; a dump without a header is judged as of now. Where reads
+    are confined (core.confine), the dump and each file of a bundle must lie inside the roots."""
+    if path != "-":
+        confine.check(path)
     if os.path.isdir(path):
         snapshot, loaded = _read_bundle(path)
     else:
@@ -83,6 +87,7 @@ def _apply_header(snapshot: Snapshot, data: dict, where: str) -> None:
 
 def _read_bundle(folder: str) -> tuple[Snapshot, Loaded]:
     header_path = os.path.join(folder, HEADER_FILE)
+    confine.check(header_path)
     try:
         with open(header_path, encoding="utf-8") as f:
             header = yaml.safe_load(f)
@@ -102,6 +107,7 @@ def _read_bundle(folder: str) -> tuple[Snapshot, Loaded]:
             if resource.name not in snapshot.unreadable:
                 snapshot.unreadable[resource.name] = "not in the dump"
             continue
+        confine.check(path)
         for i, item in enumerate(_list_items(path)):
             snapshot.manifests.append(Manifest.from_data(item, display=path, document=i, positions=False))
     return snapshot, loaded

@@ -35,8 +35,9 @@ _TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "i
 _SWITCHES = {"off": False, "on": True, "false": False, "true": True}
 
 
-def find_config(inputs: list[str]) -> str | None:
-    """The nearest `.draguard.yaml` above the first input (the working folder for stdin)."""
+def find_config(inputs: list[str], top: str | None = None) -> str | None:
+    """The nearest `.draguard.yaml` above the first input (the working folder for stdin), in
+    `top` at the highest when given (the MCP server's workspace root)."""
     start = next((p for p in inputs if p != "-"), os.getcwd())
     directory = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(start) or ".")
     while True:
@@ -45,7 +46,7 @@ def find_config(inputs: list[str]) -> str | None:
             if os.path.isfile(candidate):
                 return candidate
         parent = os.path.dirname(directory)
-        if parent == directory:
+        if parent == directory or directory == top:
             return None
         directory = parent
 

@@ -9,6 +9,7 @@ import stat
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..core import confine
 from ..core.errors import InputError
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
@@ -57,12 +58,17 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
     A kustomization's patch (or the kustomization file itself) is no object alone: named as
     an input, or met in a walk, it stands for the build of the nearest kustomization at or
     above its folder that patches it (the patch's findings point into it); a Helm chart's
-    template, values file or Chart.yaml stands for the chart, rendered."""
+    template, values file or Chart.yaml stands for the chart, rendered. Where reads are
+    confined (confine.active), an input outside the roots is refused (confine.Outside)."""
     units: list[Unit] = []
+    roots = confine.active()
     for given in inputs:
         if given == "-":
             units.append(Unit("stdin", "-", "-"))
-        elif os.path.isdir(given):
+            continue
+        if roots is not None:
+            roots.check(given)
+        if os.path.isdir(given):
             units.extend(_walk(given, include, exclude))
         elif os.path.isfile(given):
             units.append(_file_unit(given))
@@ -70,13 +76,16 @@ def expand(inputs: list[str], include=DEFAULT_INCLUDE, exclude=()) -> list[Unit]
             raise InputError(f"{given}: not a regular file or folder")
         else:
             raise InputError(f"{given}: no such file or folder")
-    return _builds_once(units)
+    units = _builds_once(units)
+    return units if roots is None else [_confined_render(unit, roots) for unit in units]
 
 
 def _file_unit(path: str) -> Unit:
-    """A manifest file, or the render of the chart or kustomization it is part of."""
+    """A manifest file, or the render of the chart or kustomization it is part of (one inside
+    the roots, where reads are confined)."""
+    roots = confine.active()
     for kind, owner in (("helm", chart_of(path)), ("kustomize", patched_by(path))):
-        if owner is not None:
+        if owner is not None and (roots is None or roots.holding(owner) is not None):
             display = owner if os.path.isabs(path) else os.path.relpath(owner)
             return Unit(_render_kind(owner) if kind == "kustomize" else kind, owner, display, through=(path,))
     return Unit("file", path, path)
@@ -179,7 +188,7 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
             if name.startswith(".") or _matches(os.path.relpath(sub, top), exclude) or os.path.abspath(sub) in used:
                 continue
             if _render_kind(sub):
-                units.extend(_walk(sub, include, exclude, top))
+                units.extend(_outside(sub) or _walk(sub, include, exclude, top))
             elif os.path.islink(sub):
                 units.extend(_folder_link(sub, top))
             else:
@@ -198,9 +207,49 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
                                   "(no object alone), not checked; name it as an input to check it anyway"))
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
-                units.append(_file_unit(path) if not _special(path) else Unit(
-                    "skipped", path, path, "not a regular file (a pipe, socket or device): not read"))
+                units.extend(_outside(path) or [_file_unit(path) if not _special(path) else Unit(
+                    "skipped", path, path, "not a regular file (a pipe, socket or device): not read")])
     return units
+
+
+def _outside(path: str) -> list[Unit]:
+    """A link met in a walk that leads out of the roots reads are confined to: said, not read."""
+    roots = confine.active()
+    if roots is None or roots.holding(path) is not None:
+        return []
+    return [Unit("skipped", path, path, f"a link to {os.path.realpath(path)}, outside the workspace "
+                                        f"({roots.named()}): not read")]
+
+
+def _confined_render(unit: Unit, roots: confine.Roots) -> Unit:
+    """A chart or kustomization whose render would read outside the roots, as skipped."""
+    escape = _render_escape(unit.path, roots, set()) if unit.kind in RENDERED else None
+    if escape is None:
+        return unit
+    return Unit("skipped", unit.path, unit.display, f"{escape}, outside the workspace ({roots.named()}): not rendered")
+
+
+def _render_escape(folder: str, roots: confine.Roots, seen: set) -> str | None:
+    """What the render of `folder` would read outside the roots, said (None: nothing): helm
+    and kustomize follow a link in its tree, and kustomize reads what a kustomization names,
+    through its bases, or fetches it when it is not on this machine."""
+    if folder in seen:
+        return None
+    seen.add(folder)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for path in (os.path.join(dirpath, name) for name in dirnames + filenames):
+            if os.path.islink(path) and roots.holding(path) is None:
+                return f"{path} is a link to {os.path.realpath(path)}"
+    for named in _named_paths(_kustomization(folder) or {}):
+        path = os.path.normpath(os.path.join(os.path.abspath(folder), named))
+        if "://" in named or not os.path.exists(path):
+            return f"it names {named}, not on this machine"
+        if roots.holding(path) is None:
+            return f"it names {named}"
+        escape = _render_escape(path, roots, seen) if os.path.isdir(path) else None
+        if escape is not None:
+            return escape
+    return None
 
 
 def _folder_link(link: str, top: str) -> list[Unit]:
@@ -271,6 +320,12 @@ def kustomize_inputs(directory: str) -> set[str]:
     spec = _kustomization(directory)
     if spec is None:
         return set()
+    base = os.path.abspath(directory)
+    return {os.path.normpath(os.path.join(base, path)) for path in _named_paths(spec) if "://" not in path}
+
+
+def _named_paths(spec: dict) -> list[str]:
+    """The paths and URLs a kustomization names, as written."""
     named = []
     for key in _PATH_LISTS:
         named += [v for v in spec.get(key) or [] if isinstance(v, str)]
@@ -289,5 +344,4 @@ def kustomize_inputs(directory: str) -> set[str]:
         for chart in charts:
             named += [v for v in [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]
                       if isinstance(v, str)]
-    base = os.path.abspath(directory)
-    return {os.path.normpath(os.path.join(base, path)) for path in named if "://" not in path}
+    return named
