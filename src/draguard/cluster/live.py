@@ -90,16 +90,16 @@ def _check_auth(status: int, what: str) -> None:
                            "again (e.g. refresh the token of the kubeconfig's user) and retry")
 
 
-def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict]]]:
-    """One snapshot of every resource the audit reads, and the raw objects (for --save-dump).
-    A resource that is forbidden or not served is listed as unreadable; a snapshot without
-    pods, claims or slices is refused (nothing could be judged)."""
+def read_snapshot(connection: Connection, resources=RESOURCES) -> tuple[Snapshot, dict[str, list[dict]]]:
+    """One snapshot of every resource the audit reads (or of `resources`), and the raw objects
+    (for --save-dump). A resource that is forbidden or not served is listed as unreadable; a
+    snapshot without pods, claims or slices is refused (nothing could be judged)."""
     version = read_version(connection)
     captured = utc_now()
     unreadable: dict[str, str] = {}
     gates = read_gates(connection, unreadable)
     raw: dict[str, list[dict]] = {}
-    for resource in RESOURCES:
+    for resource in resources:
         version_ = served_version(connection, resource)
         if version_ is None:
             unreadable[resource.name] = (f"not served (the server serves {resource.group} "
