@@ -92,12 +92,12 @@ def run(args) -> int:
     from ..cluster.exporter import LEAK_RULES, WATCHED, ExporterState, follow
     from ..cluster.live import connect, read_snapshot
     from ..cluster.snapshot import RESOURCES
-    from .audit import _configure
+    from .audit import judging_config
 
     listen = address(args.listen)
     connection = connect(args.kubeconfig, args.context)
     snapshot, _ = read_snapshot(connection, [r for r in RESOURCES if r.name in WATCHED])
-    config, _ = _configure(args, snapshot)
+    config = judging_config(args, snapshot)
     config = config.without(r.id for r in LEAK_RULES if set(r.reads) & set(snapshot.unreadable))
     state = ExporterState(config, max_namespaces=args.max_namespaces, unreadable=snapshot.unreadable,
                           source=snapshot.source)
