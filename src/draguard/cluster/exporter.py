@@ -19,6 +19,7 @@ pod finished long enough ago) is found by judging the claims it can befall again
 
 from __future__ import annotations
 
+import queue
 import sys
 import threading
 import time
@@ -524,11 +525,7 @@ def _nodes_of(m: Manifest) -> set:
 
 
 def follow(connection, state: ExporterState, stop: threading.Event) -> None:
-    """Apply the watch streams' changes to `state` (listed through `connection`) until `stop`:
-    each batch as soon as it arrives, every change queued meanwhile with it; `tick` every
-    TICK seconds."""
-    import queue
-
+    """Apply the watch streams' changes to `state` (listed through `connection`) until `stop`."""
     from .snapshot import RESOURCES
     from .watch import stream_changes
 
@@ -537,6 +534,13 @@ def follow(connection, state: ExporterState, stop: threading.Event) -> None:
         if resource.name in WATCHED and resource.name in connection.listed:
             threading.Thread(target=stream_changes, args=(connection, resource, changes, stop, state.restarted),
                              daemon=True).start()
+    consume(changes, state, stop)
+
+
+def consume(changes: queue.Queue, state: ExporterState, stop: threading.Event) -> None:
+    """Apply the changes queued (as `watch.stream_changes` queues them) to `state` until
+    `stop`: each batch as soon as it arrives, every change queued meanwhile with it (no
+    waiting for a burst to end, unlike `--watch`); `tick` every TICK seconds."""
     next_tick = time.monotonic() + TICK
     while not stop.is_set():
         try:
