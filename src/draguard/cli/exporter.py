@@ -89,14 +89,14 @@ def serve(listen: tuple[str, int], state, alive):
 
 
 def run(args) -> int:
-    from ..cluster.exporter import LEAK_RULES, WATCHED, ExporterState, follow
+    from ..cluster.exporter import LEAK_RULES, WATCHED, ExporterState, compact, follow
     from ..cluster.live import connect, read_snapshot
     from ..cluster.snapshot import RESOURCES
     from .audit import judging_config
 
     listen = address(args.listen)
     connection = connect(args.kubeconfig, args.context)
-    snapshot, _ = read_snapshot(connection, [r for r in RESOURCES if r.name in WATCHED])
+    snapshot, _ = read_snapshot(connection, [r for r in RESOURCES if r.name in WATCHED], compact)
     config = judging_config(args, snapshot)
     config = config.without(r.id for r in LEAK_RULES if set(r.reads) & set(snapshot.unreadable))
     state = ExporterState(config, max_namespaces=args.max_namespaces, unreadable=snapshot.unreadable,

@@ -19,6 +19,7 @@ pod finished long enough ago) is found by judging the claims it can befall again
 
 from __future__ import annotations
 
+import json
 import queue
 import sys
 import threading
@@ -49,6 +50,7 @@ CLAIMS, SLICES = "resourceclaims.resource.k8s.io", "resourceslices.resource.k8s.
 TAINTS = "devicetaintrules.resource.k8s.io"
 #: What the exporter LISTs and watches: what the claim rules and the pool view read.
 WATCHED = (NODES, PODS, CLAIMS, SLICES, TAINTS)
+LOAD_CHUNK = 2000  # claims judged together after the initial LIST (their nodes viewed by an eighth of it)
 TICK = 10.0  # seconds between judgings of the claims whose findings time alone can change
 OTHER = "other"  # the namespace label of the namespaces past --max-namespaces
 #: Claim phases; the age histogram covers those that should not last.
@@ -66,9 +68,14 @@ def is_leak_rule(rule) -> bool:
 LEAK_RULES = tuple(r for r in REGISTRY if is_leak_rule(r))
 
 
-def slim(resource: str, obj: dict) -> dict:
-    """What is kept of an object: all but metadata.managedFields (as informers' transforms
-    drop it), and of a pod all but its containers and volumes, which nothing here reads."""
+def compact(resource: str, obj: dict) -> dict:
+    """What is kept of an object, as an informer's transform would keep it: all but
+    metadata.managedFields, and of a pod all but its containers and volumes, which nothing
+    here reads; its mappings of plain values (a device's attribute and capacity values, a
+    selector) shared with the equal ones of the objects held (`_SHARED`), and so are a
+    claim's spec and node selector. A slice's devices repeat the same attribute values on
+    every node, and the claims of one template the same spec: shared, the benchmark's
+    cluster takes a third less memory. Nothing here writes to an object held.""" 
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
@@ -76,7 +83,53 @@ def slim(resource: str, obj: dict) -> dict:
     if resource == PODS and isinstance(spec, dict):
         for key in ("containers", "initContainers", "ephemeralContainers", "volumes"):
             spec.pop(key, None)
-    return obj
+    if resource == CLAIMS:  # the claims of one template ask alike; those on one node are pinned alike
+        _SHARED.whole(obj, "spec")
+        _SHARED.whole(mapping(mapping(obj.get("status")).get("allocation")), "nodeSelector")
+    return _SHARED.share(obj)
+
+
+class _Shared:
+    """Equal mappings of plain values, one instance each. Forgotten when past LIMIT entries
+    (the values of objects long deleted would stay otherwise): what is held stays shared,
+    and sharing starts again."""
+
+    LIMIT = 500_000
+
+    def __init__(self):
+        self.table: dict = {}
+        self.trees: dict = {}
+
+    def whole(self, container: dict, key: str) -> None:
+        """`container[key]` replaced by the equal tree held (equal as JSON)."""
+        value = container.get(key)
+        if isinstance(value, (dict, list)):
+            if len(self.trees) > self.LIMIT:
+                self.trees.clear()
+            container[key] = self.trees.setdefault(json.dumps(value, sort_keys=True), value)
+
+    def share(self, value):
+        if isinstance(value, dict):
+            plain = True
+            for k, v in value.items():
+                if isinstance(v, (dict, list)):
+                    plain = False
+                    shared = self.share(v)
+                    if shared is not v:
+                        value[k] = shared
+            if plain:
+                key = tuple((k, v.__class__, v) for k, v in value.items())  # 1 and True hash alike
+                if len(self.table) > self.LIMIT:
+                    self.table.clear()
+                return self.table.setdefault(key, value)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, (dict, list)):
+                    value[i] = self.share(v)
+        return value
+
+
+_SHARED = _Shared()
 
 
 def claim_phase(claim: Manifest) -> str:
@@ -170,7 +223,7 @@ class Health:
     ready: bool = False
     restarts: dict = field(default_factory=dict)  # (resource, why) -> n
     events: dict = field(default_factory=dict)  # (resource, type) -> n
-    last_event: dict = field(default_factory=dict)  # resource -> time.time()
+    last_event: dict = field(default_factory=dict)  # resource -> the clock when its last event came
     judged: dict = field(default_factory=lambda: {"claim": 0, "node": 0})
 
 
@@ -217,12 +270,15 @@ class ExporterState:
             claims, nodes = set(), set()
             for m in manifests:
                 resource = resource_of(m)
-                slim(resource, m.data)
+                compact(resource, m.data)
                 c, n = self._put(resource, m)
                 claims |= c
                 nodes |= n
-            self._judge(claims)
-            self._view(nodes)
+            ordered, by_name = sorted(claims), sorted(nodes)
+            for i in range(0, len(ordered), LOAD_CHUNK):  # a neighbourhood at a time: no view of everything
+                self._judge(set(ordered[i:i + LOAD_CHUNK]))
+            for i in range(0, len(by_name), LOAD_CHUNK // 8):
+                self._view(set(by_name[i:i + LOAD_CHUNK // 8]))
             self.health.ready = True
 
     def apply(self, changes) -> None:
@@ -496,7 +552,7 @@ class ExporterState:
 
 
 def _manifest(resource: str, obj: dict, source: str) -> Manifest:
-    return Manifest.from_data(slim(resource, obj), display=f"{source}:{resource}", positions=False)
+    return Manifest.from_data(compact(resource, obj), display=f"{source}:{resource}", positions=False)
 
 
 def _join(index: dict, key, uid: str, sign: int) -> None:

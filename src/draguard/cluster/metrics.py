@@ -6,6 +6,8 @@ docs/exporter.md lists them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from prometheus_client.core import CounterMetricFamily, GaugeHistogramMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector as _Collector
 
@@ -26,11 +28,11 @@ class Collector(_Collector):
         return list(self._families())
 
     def collect(self):
-        with self.state.lock:
-            return list(self._families(filled=True))
+        with self.state.lock:  # what a scrape reads, copied: the families are built without the lock
+            view = _read(self.state)
+        return list(self._families(view))
 
-    def _families(self, filled: bool = False):
-        s = self.state
+    def _families(self, view: dict | None = None):
         node_devices = _gauge("node_devices", "DRA devices per node by state (free, allocated, tainted, admin-held)",
                               ["node_pool", "node", "state"])
         devices = _gauge("devices", "DRA devices per node pool and profile by state (free, allocated, tainted, "
@@ -66,58 +68,71 @@ class Collector(_Collector):
         objects = _gauge("exporter_objects", "objects held, by resource", ["resource"])
         families = (node_devices, devices, utilization, allocatable, stranded, largest, top, claims, ages, classes, findings, ready,
                     restarts, events, last, judged, objects)
-        if not filled:
+        if view is None:
             yield from families
             return
-        for name, view in sorted(s.node_rows.items()):
-            counts = dict.fromkeys(STATES, 0)
-            for (_, state), n in view.states.items():
-                counts[state] += n
+        for name, pool, counts, value in view["nodes"]:
             for state, n in counts.items():
-                node_devices.add_metric([view.node_pool, name, state], n)
-            utilization.add_metric([view.node_pool, name], view.utilization)
-        profiles = sorted({key[1:3] for key in s.pools if key[0] == "devices"})
-        for pool, profile in profiles:
+                node_devices.add_metric([pool, name, state], n)
+            utilization.add_metric([pool, name], value)
+        pools = view["pools"]
+        for pool, profile in sorted({key[1:3] for key in pools if key[0] == "devices"}):
             for state in STATES:
-                devices.add_metric([pool, profile, state], s.pools.get(("devices", pool, profile, state), 0))
-        for (what, pool, profile, *_), n in sorted(s.pools.items()):
+                devices.add_metric([pool, profile, state], pools.get(("devices", pool, profile, state), 0))
+        for (what, pool, profile, *_), n in sorted(pools.items()):
             family = {"allocatable": allocatable, "largest": largest, "top": top}.get(what)
             if family is not None:
                 family.add_metric([pool, profile], n)
-            elif what == "top-gpus" and ("top", pool, profile) not in s.pools:
+            elif what == "top-gpus" and ("top", pool, profile) not in pools:
                 top.add_metric([pool, profile], 0)
-        for (pool, profile), value in s.stranded().items():
+        for (pool, profile), value in view["stranded"].items():
             stranded.add_metric([pool, profile], value)
-        label = s.namespace_labels()
+        label = view["namespaces"]
         tallied: dict = {}
-        for (namespace, phase), n in s.claims.items():
+        for (namespace, phase), n in view["claims"].items():
             key = (label[namespace], phase)
             tallied[key] = tallied.get(key, 0) + n
         for namespace in sorted({ns for ns, _ in tallied}):
             for phase in PHASES:
                 claims.add_metric([namespace, phase], tallied.get((namespace, phase), 0))
-        for phase, (buckets, total) in s.ages().items():
+        for phase, (buckets, total) in view["ages"].items():
             ages.add_metric([phase], list(zip(_LE, buckets)), total)
         tallied = {}
-        for (namespace, device_class), n in s.classes.items():
+        for (namespace, device_class), n in view["classes"].items():
             key = (label[namespace], device_class)
             tallied[key] = tallied.get(key, 0) + n
         for (namespace, device_class), n in sorted(tallied.items()):
             classes.add_metric([namespace, device_class], n)
-        shown = {(rule.id, str(s.config.settings(rule.id).severity or rule.severity)) for rule in LEAK_RULES
-                 if s.config.settings(rule.id).enabled}
-        for key in sorted(shown | set(s.findings)):
-            findings.add_metric(list(key), s.findings.get(key, 0))
-        h = s.health
+        for key in sorted(view["rules"] | set(view["findings"])):
+            findings.add_metric(list(key), view["findings"].get(key, 0))
+        h = view["health"]
         ready.add_metric([], 1 if h.ready else 0)
         for (resource, why), n in sorted(h.restarts.items()):
             restarts.add_metric([resource, why], n)
         for (resource, kind), n in sorted(h.events.items()):
             events.add_metric([resource, kind], n)
-        now = s.clock()
         for resource in WATCHED:
-            last.add_metric([resource], now - h.last_event.get(resource, h.started))
-            objects.add_metric([resource], len(s.store[resource]))
+            last.add_metric([resource], view["now"] - h.last_event.get(resource, h.started))
+            objects.add_metric([resource], view["objects"][resource])
         for kind, n in sorted(h.judged.items()):
             judged.add_metric([kind], n)
         yield from families
+
+
+def _read(s) -> dict:
+    """What one scrape serves, copied from the state (under its lock)."""
+    nodes = []
+    for name, view in sorted(s.node_rows.items()):
+        counts = dict.fromkeys(STATES, 0)
+        for (_, state), n in view.states.items():
+            counts[state] += n
+        nodes.append((name, view.node_pool, counts, view.utilization))
+    rules = {(rule.id, str(s.config.settings(rule.id).severity or rule.severity)) for rule in LEAK_RULES
+             if s.config.settings(rule.id).enabled}
+    h = s.health
+    health = replace(h, restarts=dict(h.restarts), events=dict(h.events), last_event=dict(h.last_event),
+                     judged=dict(h.judged))
+    return {"nodes": nodes, "pools": dict(s.pools), "stranded": s.stranded(), "namespaces": s.namespace_labels(),
+            "claims": dict(s.claims), "ages": s.ages(), "classes": dict(s.classes), "rules": rules,
+            "findings": dict(s.findings), "health": health, "now": s.clock(),
+            "objects": {resource: len(s.store[resource]) for resource in WATCHED}}

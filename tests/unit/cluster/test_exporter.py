@@ -241,3 +241,20 @@ def test_listen_addresses():
     assert address(":9464") == ("0.0.0.0", 9464)
     with pytest.raises(UsageError):
         address("localhost")
+
+
+def test_compacting_keeps_what_is_read_and_shares_what_repeats():
+    from draguard.cluster.exporter import compact
+
+    first, second = claim("one", device="gpu-0"), claim("two", device="gpu-1")
+    slices = [o for o in inventory() if o["kind"] == "ResourceSlice"]
+    expected = copy.deepcopy([first, second, *slices])
+    first["metadata"]["managedFields"] = [{"manager": "kube-scheduler"}]
+    compacted = [compact(CLAIMS, first), compact(CLAIMS, second), *(compact(SLICES, s) for s in slices)]
+    assert compacted == expected
+    assert first["spec"] is second["spec"]
+    assert first["status"]["allocation"]["nodeSelector"] is second["status"]["allocation"]["nodeSelector"]
+    devices = [d for s in slices for d in s["spec"]["devices"]]
+    assert devices[0]["attributes"]["productName"] is devices[-1]["attributes"]["productName"]
+    running = compact(PODS, pod("runner"))
+    assert "containers" not in running["spec"] and running["spec"]["nodeName"] == "gpu-0"
