@@ -19,6 +19,7 @@ pod finished long enough ago) is found by judging the claims it can befall again
 
 from __future__ import annotations
 
+import gc
 import json
 import queue
 import sys
@@ -280,6 +281,7 @@ class ExporterState:
             for i in range(0, len(by_name), LOAD_CHUNK // 8):
                 self._view(set(by_name[i:i + LOAD_CHUNK // 8]))
             self.health.ready = True
+        gc.freeze()  # what the LIST read lives long: the cyclic collector's full passes need not walk it
 
     def apply(self, changes) -> None:
         """A batch of watch changes, (resource name, ADDED / MODIFIED / DELETED / RELIST,
