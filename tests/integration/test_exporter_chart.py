@@ -1,7 +1,8 @@
 """The exporter's install (issue #45): the Helm chart rendered by the real helm (built from its
 Go module) holds no exporter object unless `exporter.enabled`; enabled, one read-only,
 non-root replica of the chart's image that may read just what it watches (a part of what
-deploy/audit/clusterrole.yaml grants), its Service, and a ServiceMonitor only when asked."""
+deploy/audit/clusterrole.yaml grants), its Service, and a ServiceMonitor only when asked;
+they lint clean with draguard and the real kube-apiserver accepts them (dry run)."""
 
 from __future__ import annotations
 
@@ -84,3 +85,31 @@ def test_the_service_monitor_is_rendered_when_asked(helm):
     assert monitor["metadata"]["labels"]["release"] == "prometheus"
     assert monitor["spec"]["endpoints"] == [{"port": "metrics", "path": "/metrics", "interval": "30s"}]
     assert monitor["spec"]["selector"]["matchLabels"] == objects[("Service", "draguard-exporter")]["metadata"]["labels"]
+
+
+def test_the_rendered_exporter_lints_clean_with_draguard(cli, helm, tmp_path):
+    done = subprocess.run([helm, "template", "draguard", str(CHART), "--namespace", "gpu-guard", "--set",
+                           "exporter.enabled=true", "--show-only", "templates/exporter.yaml"],
+                          capture_output=True, text=True, check=True)
+    (tmp_path / "exporter.yaml").write_text(done.stdout)
+    report = cli("lint", tmp_path / "exporter.yaml", "--no-config", "-f", "json").json
+    assert report["summary"]["objects"] == 5 and report["findings"] == []
+
+
+@pytest.mark.cluster
+def test_the_apiserver_accepts_the_exporter(helm, bare_plane):
+    """Server-side dry run of every exporter object (the ServiceMonitor needs the Prometheus
+    Operator's CRD and is left out)."""
+    from kubernetes import client, dynamic
+
+    core = client.CoreV1Api(bare_plane.api())
+    core.create_namespace({"metadata": {"name": "gpu-guard"}})
+    try:
+        dyn = dynamic.DynamicClient(bare_plane.api())
+        objects = rendered(helm, "exporter.enabled=true")
+        for (kind, name), obj in objects.items():
+            if "exporter" in name:
+                resource = dyn.resources.get(api_version=obj["apiVersion"], kind=kind)
+                resource.create(body=obj, namespace=obj["metadata"].get("namespace"), dry_run="All")
+    finally:
+        core.delete_namespace("gpu-guard")
