@@ -7,6 +7,7 @@ so none of audit's report options (--format, --output, --fail-on, --from, --at,
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
 
@@ -33,13 +34,9 @@ def arguments(name, parser) -> None:
 
 
 def _positive(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise UsageError(f"--max-namespaces: {value!r} is not a positive whole number")
-    return number
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number")
+    return int(value)
 
 
 def address(value: str) -> tuple[str, int]:

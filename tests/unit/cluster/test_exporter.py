@@ -258,3 +258,8 @@ def test_compacting_keeps_what_is_read_and_shares_what_repeats():
     assert devices[0]["attributes"]["productName"] is devices[-1]["attributes"]["productName"]
     running = compact(PODS, pod("runner"))
     assert "containers" not in running["spec"] and running["spec"]["nodeName"] == "gpu-0"
+
+
+def test_the_namespace_bound_is_a_positive_number(cli):
+    done = cli("exporter", "--max-namespaces", "0")
+    assert done.code == 2 and "--max-namespaces: '0' is not a positive whole number" in done.err
