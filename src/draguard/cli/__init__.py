@@ -25,6 +25,7 @@ COMMANDS = {
     "inventory": ("inventory", "inventory tools"),
     "allocate": ("allocate", "allocate claims on an inventory, or explain why not"),
     "audit": ("audit", "find leaked, stale and stuck DRA state in a live cluster (read-only) or a dump"),
+    "exporter": ("exporter", "serve DRA device, claim and leak metrics for Prometheus, kept current by watching"),
     "webhook": ("webhook", "serve the validating admission webhook (HTTPS, AdmissionReview v1)"),
     "simulate": ("simulate", "simulate a Deployment's rollout on an inventory over time: completes, or the deadlock"),
     "policy": ("policy", "export ValidatingAdmissionPolicies for the rules that are CEL on one object"),

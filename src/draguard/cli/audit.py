@@ -36,10 +36,18 @@ def arguments(name, parser) -> None:
 
 
 def _configure(args, snapshot):
-    """The audit's config: the release is the server's unless --kube-version says otherwise;
-    the gates are those the server reported, then the config file's, then --feature-gates."""
-    from ..cluster.release import judge_as_cluster
+    """The audit's config (`judging_config`) and the severity that fails it."""
     from ..core.finding import Severity
+
+    config = judging_config(args, snapshot)
+    return config, Severity.parse(args.fail_on) if args.fail_on else config.fail_on
+
+
+def judging_config(args, snapshot):
+    """The config a live judging uses (the audit's, the exporter's): the release is the
+    server's unless --kube-version says otherwise; the gates are those the server reported,
+    then the config file's, then --feature-gates."""
+    from ..cluster.release import judge_as_cluster
     from ..engine.config_file import find_config, load_config
     from .lint import feature_gates
 
@@ -48,7 +56,7 @@ def _configure(args, snapshot):
     if note:
         sys.stderr.write(f"draguard: {note}\n")
     config.feature_gates.update(feature_gates(args.feature_gates))
-    return config, Severity.parse(args.fail_on) if args.fail_on else config.fail_on
+    return config
 
 
 def _at(value: str | None):

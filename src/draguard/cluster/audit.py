@@ -75,5 +75,6 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog
     result = lint_loaded(loaded or Loaded(), config, manifests=snapshot.manifests, cluster=view,
                          inventory=live_inventory)
-    pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()})
+    pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()},
+                      view.admin_held)
     return AuditResult(result, snapshot, pools, skipped)

@@ -90,22 +90,24 @@ def _check_auth(status: int, what: str) -> None:
                            "again (e.g. refresh the token of the kubeconfig's user) and retry")
 
 
-def read_snapshot(connection: Connection) -> tuple[Snapshot, dict[str, list[dict]]]:
-    """One snapshot of every resource the audit reads, and the raw objects (for --save-dump).
-    A resource that is forbidden or not served is listed as unreadable; a snapshot without
-    pods, claims or slices is refused (nothing could be judged)."""
+def read_snapshot(connection: Connection, resources=RESOURCES, transform=None) -> tuple[Snapshot, dict[str, list[dict]]]:
+    """One snapshot of every resource the audit reads (or of `resources`), and the raw objects
+    (for --save-dump). A resource that is forbidden or not served is listed as unreadable; a
+    snapshot without pods, claims or slices is refused (nothing could be judged).
+    `transform(resource name, object)`, when given, is what is kept of each object, applied
+    page by page (as an informer's transform: the exporter's compact)."""
     version = read_version(connection)
     captured = utc_now()
     unreadable: dict[str, str] = {}
     gates = read_gates(connection, unreadable)
     raw: dict[str, list[dict]] = {}
-    for resource in RESOURCES:
+    for resource in resources:
         version_ = served_version(connection, resource)
         if version_ is None:
             unreadable[resource.name] = (f"not served (the server serves {resource.group} "
                                          f"{', '.join(connection.served.get(resource.group, [])) or 'no version'})")
             continue
-        items, why = list_resource(connection, resource, version_)
+        items, why = list_resource(connection, resource, version_, transform)
         if why:
             unreadable[resource.name] = why
         else:
@@ -163,9 +165,11 @@ def served_version(connection: Connection, resource: Resource) -> str | None:
     return next((v for v in resource.versions if v in connection.served[resource.group]), None)
 
 
-def list_resource(connection: Connection, resource: Resource, version: str) -> tuple[list[dict], str]:
+def list_resource(connection: Connection, resource: Resource, version: str,
+                  transform=None) -> tuple[list[dict], str]:
     """Every object of `resource` (kind and apiVersion set on each item, as `kubectl get -o
-    yaml` prints them), or ([], why) when it cannot be read."""
+    yaml` prints them; `transform(resource name, item)` of it when given), or ([], why) when
+    it cannot be read."""
     base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"
     path, items, token, restarted = f"{base}/{resource.plural}", [], "", False
     while True:
@@ -185,7 +189,7 @@ def list_resource(connection: Connection, resource: Resource, version: str) -> t
         for item in page.get("items") or []:
             item["apiVersion"] = f"{resource.group}/{version}" if resource.group else version
             item["kind"] = resource.kind
-            items.append(item)
+            items.append(item if transform is None else transform(resource.name, item))
         token = (page.get("metadata") or {}).get("continue") or ""
         if not token:
             return items, ""

@@ -27,7 +27,7 @@ def follow(connection, snapshot, raw: dict, config, seconds: float | None = None
     every finding of the snapshot, then once per burst of changes; stops after `seconds`."""
     from .audit import audit
 
-    store = {name: {_uid(o): o for o in items} for name, items in raw.items()}
+    store = {name: {uid_of(o): o for o in items} for name, items in raw.items()}
     shown = _keyed(audit(snapshot, config).findings)
     yield snapshot.header()["capturedAt"], list(shown.values()), []
     changes: queue.Queue = queue.Queue()
@@ -50,7 +50,8 @@ def follow(connection, snapshot, raw: dict, config, seconds: float | None = None
         stop.set()
 
 
-def _uid(obj: dict) -> str:
+def uid_of(obj: dict) -> str:
+    """An object's key in a store: its uid, else namespace/name."""
     meta = obj.get("metadata") or {}
     return meta.get("uid") or f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
@@ -81,16 +82,18 @@ def apply(store: dict, change: tuple) -> None:
     """One change from `stream_changes` applied to `store` (resource name -> uid -> object)."""
     name, kind, obj = change
     if kind == "RELIST":
-        store[name] = {_uid(o): o for o in obj}
+        store[name] = {uid_of(o): o for o in obj}
     elif kind == "DELETED":
-        store.setdefault(name, {}).pop(_uid(obj), None)
+        store.setdefault(name, {}).pop(uid_of(obj), None)
     elif kind in ("ADDED", "MODIFIED"):
-        store.setdefault(name, {})[_uid(obj)] = obj
+        store.setdefault(name, {})[uid_of(obj)] = obj
 
 
-def stream_changes(connection, resource, changes: queue.Queue, stop: threading.Event) -> None:
+def stream_changes(connection, resource, changes: queue.Queue, stop: threading.Event, restarted=None) -> None:
     """Stream `resource`'s watch events into `changes` from its last LIST until `stop`: (resource
-    name, ADDED / MODIFIED / DELETED, object), or (name, RELIST, objects) after an expiry."""
+    name, ADDED / MODIFIED / DELETED, object), or (name, RELIST, objects) after an expiry.
+    `restarted(resource name, why)`, when given, is called each time the stream is opened
+    again other than on its own timeout: 'expired' (410 Gone: listed again) or 'error'."""
     version, resource_version = connection.listed[resource.name]
     base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"
     while not stop.is_set():
@@ -107,12 +110,16 @@ def stream_changes(connection, resource, changes: queue.Queue, stop: threading.E
                     obj.setdefault("kind", resource.kind)
                     changes.put((resource.name, kind, obj))
         except _Expired:
+            if restarted is not None:
+                restarted(resource.name, "expired")
             items, why = list_resource(connection, resource, version)
             if why:
                 return
             resource_version = connection.listed[resource.name][1]
             changes.put((resource.name, "RELIST", items))
         except (ClusterError, OSError, ValueError, json.JSONDecodeError):
+            if restarted is not None:
+                restarted(resource.name, "error")
             stop.wait(2)  # the server went away for a moment: open the stream again
 
 

@@ -14,7 +14,11 @@ Definitions (shared by `draguard audit` and the simulator):
   GPU means rescheduling its pod, which the audit does not assume. 0 when nothing of the
   profile could be placed either way.
 - **largest placeable profile per GPU**: the profile with the most memory of which one more
-  device fits on that GPU now ('none' when nothing fits).
+  device fits on that GPU now ('none' when nothing fits); the GPU's **top profile** is its
+  profile with the most memory, whether it fits or not.
+- **device states** per profile: allocated (held exclusively), tainted (free but blocked by
+  a NoSchedule/NoExecute taint), admin-held (free for other claims, but allocated with
+  admin access, which the scheduler does not count: KEP-5018) and free (the rest).
 - **utilization** per node as the cluster autoscaler computes it for DRA
   (kubernetes/autoscaler cluster-autoscaler/simulator/dynamicresources/utils/utilization.go,
   calculatePoolUtil and HighestDynamicResourceUtilization): per pool, the most consumed
@@ -58,6 +62,7 @@ class GpuView:
     allocatable: dict[str, int]  # profile -> under the actual placement
     best: dict[str, int]  # profile -> under the best repacking
     largest: str  # the largest placeable profile, 'none'
+    top: str  # the profile with the most memory, placeable or not
 
 
 @dataclass
@@ -69,6 +74,7 @@ class NodeView:
     tainted: int = 0
     utilization: float = 0.0  # the cluster autoscaler's
     gpus: list[GpuView] = field(default_factory=list)
+    states: dict[tuple[str, str], int] = field(default_factory=dict)  # (profile, state) -> devices
 
     @property
     def free(self) -> int:
@@ -96,8 +102,7 @@ class PoolView:
 
     def stranded(self) -> dict[str, float]:
         gpus = [g for n in self.nodes for g in n.gpus]
-        actual, best = _added(g.allocatable for g in gpus), _added(g.best for g in gpus)
-        return {p: round(1 - actual.get(p, 0) / best[p], 4) if best[p] else 0.0 for p in sorted(best)}
+        return stranded(_added(g.allocatable for g in gpus), _added(g.best for g in gpus))
 
     def largest_placeable(self) -> dict[str, int]:
         return dict(sorted(Counter(g.largest for n in self.nodes for g in n.gpus).items()))
@@ -118,6 +123,12 @@ class PoolView:
         return {"cluster": self.summary(), "nodePools": self.node_pools(), "nodes": [n.as_json() for n in self.nodes]}
 
 
+def stranded(actual: dict[str, int], best: dict[str, int]) -> dict[str, float]:
+    """Profile -> stranded capacity, from what is allocatable under the actual placement and
+    under the best repacking (each summed over the same GPUs)."""
+    return {p: round(1 - actual.get(p, 0) / best[p], 4) if best[p] else 0.0 for p in sorted(best)}
+
+
 def _added(counts) -> dict[str, int]:
     """The per-profile counts summed (plain dicts: Counter arithmetic was a tenth of a large
     audit's report)."""
@@ -128,11 +139,11 @@ def _added(counts) -> dict[str, int]:
     return total
 
 
-def pool_view(inventory: Inventory, allocated: set, node_labels: dict[str, dict]) -> PoolView:
-    """The view of `inventory`'s devices with `allocated` (device ids) in use; `node_labels`
-    name each node's pool."""
+def pool_view(inventory: Inventory, allocated: set, node_labels: dict[str, dict], admin=frozenset()) -> PoolView:
+    """The view of `inventory`'s devices with `allocated` (device ids) in use and `admin`
+    (device ids) allocated with admin access only; `node_labels` name each node's pool."""
     layout = PoolLayout.of(inventory, node_labels)
-    return PoolView([layout.node(name, allocated) for name in sorted(layout.parts)])
+    return PoolView([layout.node(name, allocated, admin) for name in sorted(layout.parts)])
 
 
 @dataclass
@@ -162,10 +173,10 @@ class PoolLayout:
             pools[name] = next((str(labels[k]) for k in NODE_POOL_LABELS if k in labels), "")
         return cls(parts, pools)
 
-    def node(self, name: str, allocated: set) -> NodeView:
+    def node(self, name: str, allocated: set, admin=frozenset()) -> NodeView:
         view = NodeView(name, self.node_pools[name])
         for members, counters in self.parts[name]:
-            _add_pool(view, members, counters, allocated)
+            _add_pool(view, members, counters, allocated, admin)
         return view
 
 
@@ -176,9 +187,14 @@ def _by_node(devices) -> dict[str, list]:
     return grouped
 
 
-def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set) -> None:
+def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set, admin) -> None:
     used = [d for d in devices if d.id in allocated]
     blocked = [d for d in devices if d.id not in allocated and _blocked(d)]
+    for d in devices:
+        state = ("allocated" if d.id in allocated else "tainted" if _blocked(d) else
+                 "admin-held" if d.id in admin else "free")
+        key = (profile_of(d), state)
+        node.states[key] = node.states.get(key, 0) + 1
     node.total += len(devices)
     node.allocated += len(used)
     node.tainted += len(blocked)
@@ -213,7 +229,7 @@ def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: set) ->
         counts = dict(Counter(profile_of(d) for d in free))
         largest = max(free, key=_memory, default=None)
         return GpuView(node, name.removeprefix("device:"), counts, counts,
-                       profile_of(largest) if largest is not None else "none")
+                       profile_of(largest) if largest is not None else "none", profile_of(max(devices, key=_memory)))
     layout = _layout(devices, capacity)
     usable = tuple(i for i, d in enumerate(devices) if not _blocked(d))
     in_use = tuple(i for i, d in enumerate(devices) if d.id in allocated)
@@ -222,7 +238,7 @@ def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: set) ->
     memory = {layout.profiles[i]: _memory(d) for i, d in enumerate(devices)}
     placeable = [p for p, n in actual.items() if n > 0]
     largest = max(placeable, key=lambda p: (memory[p], p)) if placeable else "none"
-    return GpuView(node, name, actual, best, largest)
+    return GpuView(node, name, actual, best, largest, max(memory, key=lambda p: (memory[p], p)))
 
 
 @dataclass(frozen=True)

@@ -151,10 +151,13 @@ class ClusterView:
 
     @cached_property
     def held(self) -> set[tuple]:
-        """Device ids no other claim may take: every allocated result but admin access (as
-        the scheduler's allocated-devices tracker counts them)."""
-        return {device for device, holders in self.allocated.items()
-                if any(h.result.get("adminAccess") is not True for h in holders)}
+        """Device ids no other claim may take (`blocks_others`)."""
+        return {device for device, holders in self.allocated.items() if blocks_others(holders)}
+
+    @cached_property
+    def admin_held(self) -> set[tuple]:
+        """Device ids allocated with admin access only: in use, yet free for other claims."""
+        return set(self.allocated) - self.held
 
     def claims_of_pod(self, pod: Manifest) -> list[Manifest]:
         """The ResourceClaims a pod uses that exist: named or generated for its entries, and
@@ -226,6 +229,12 @@ class ClusterView:
             used.update(leaf.class_name for request in device_requests(m) for leaf in request.leaves()
                         if leaf.class_name)
         return used
+
+
+def blocks_others(holders) -> bool:
+    """Whether a device's holders (AllocatedDevice) keep it from other claims: every allocated
+    result but admin access counts, as the scheduler's allocated-devices tracker counts them."""
+    return any(h.result.get("adminAccess") is not True for h in holders)
 
 
 def claim_entries(pod: Manifest) -> list[tuple[int, dict, str]]:
