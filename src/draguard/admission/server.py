@@ -267,8 +267,9 @@ class Server:
             writer.transport.abort()
 
     async def _converse(self, reader, writer, task) -> bool:
-        """Answer the connection's requests until it closes, breaks a limit, or says close
-        (then True: its last answer is to be flushed)."""
+        """Answer the connection's requests until it closes, breaks a limit, or says close.
+        True when the connection is to be closed in order (TLS close_notify, briefly); a refused
+        client's connection is dropped at once instead, its unread bytes with it."""
         loop = asyncio.get_running_loop()
         writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         deadline = loop.time() + self.limits.deadline  # a new connection's first request: from accept
@@ -276,18 +277,18 @@ class Server:
             await writer.start_tls(self.tls.current())
         buffered = bytearray()
         while True:
+            orderly = True
             try:
                 answer, close = await self._request(reader, writer, buffered, deadline)
             except _Refusal as refusal:
                 if refusal.reason:
                     self.webhook.metrics.refused.labels(refusal.reason).inc()
-                answer, close = _error(refusal.code, str(refusal), refusal.close), refusal.close
-            close = close or self.draining
+                orderly, answer, close = False, _error(refusal.code, str(refusal), refusal.close), refusal.close
             writer.write(answer)
             async with asyncio.timeout(self.limits.deadline):
                 await writer.drain()
-            if close:
-                return True
+            if close or self.draining:
+                return orderly
             self._phase(task, IDLE)
             if not buffered:
                 try:
