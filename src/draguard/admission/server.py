@@ -28,14 +28,16 @@ Content-Length bytes), parsed strictly."""
 from __future__ import annotations
 
 import asyncio
+import asyncio.sslproto
+import dataclasses
 import json
 import re
+import resource
 import socket
 import ssl
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from http import HTTPStatus
 
 from .certs import ReloadingContext
@@ -44,19 +46,19 @@ from .review import ReviewError, parse, response
 
 MAX_BODY = 4 * 1024 * 1024  # the API server sends objects of at most ~3 MiB
 LARGE_BODY = 1024 * 1024  # bodies over this may hold only half the body budget: reviews are mostly a few KiB
-CHUNK = 64 * 1024  # bytes read at once; a connection buffers at most twice this beyond its body
+CHUNK = 16 * 1024  # bytes read at once (a TLS record); a connection buffers at most twice this beyond its body
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class Limits:
     """What one process holds at once. The defaults keep a replica well inside the chart's
     1 GiB under the abuse of benchmarks/webhook_abuse.py (README: the webhook's limits)."""
 
-    connections: int = 1000  # open at once; beyond, the one longest in its phase goes (see Server._admit)
+    connections: int = 2048  # open at once; beyond, the one longest in its phase goes (see Server._admit)
     deadline: float = 10.0  # seconds from a request's first byte (a new connection's accept) to its last
     idle: float = 30.0  # seconds a kept-alive connection may wait for its next request
     body_budget: int = 64 * 1024 * 1024  # bytes of bodies in flight, all requests together
-    judges: int = 4  # threads judging (CPU-bound Python: more buys contention, not speed)
+    judges: int = 2  # threads judging (CPU-bound Python: more buys contention, not speed)
     queue: int = 64  # reviews read and waiting for a judge; beyond, 503
     head: int = 16 * 1024  # bytes of request line and headers
     backlog: int = 4096  # the listen queue (the kernel caps it at net.core.somaxconn)
@@ -204,13 +206,29 @@ def _error(code: int, message: str, close: bool = False) -> bytes:
     return _answer(code, json.dumps({"error": message}).encode(), close=close)
 
 
+def _within_file_limit(limits: Limits) -> Limits:
+    """`limits`, with the process's open-file limit raised to hold its connections (a soft limit
+    of 1,024 is common in containers: past it accept() fails, and asyncio stops accepting for a
+    second); where the hard limit is lower, fewer connections, said in the log."""
+    spare = 64  # the listener, the cache's watches, the log
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = limits.connections + spare
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        soft = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        log("connections limited by the open-file limit", connections=soft - spare, asked=limits.connections)
+        return dataclasses.replace(limits, connections=max(1, soft - spare))
+    return limits
+
+
 class Server:
     """TLS on each accepted connection with the current certificate (reloaded on change), the
     requests of all connections on one event loop, their judging on a fixed pool of threads.
     The listening socket is bound here, so a port in use fails before anything starts."""
 
     def __init__(self, address: tuple[str, int], webhook: Webhook, tls: ReloadingContext, limits: Limits = Limits()):
-        self.webhook, self.tls, self.limits = webhook, tls, limits
+        self.webhook, self.tls, self.limits = webhook, tls, _within_file_limit(limits)
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.socket = socket.create_server(address, family=family, backlog=limits.backlog)
         self.server_address = self.socket.getsockname()
@@ -398,6 +416,10 @@ class Server:
         loop = asyncio.get_running_loop()
         loop.set_exception_handler(lambda _, context: log("error", error=context.get("message", ""),
                                                           exception=repr(context.get("exception"))))
+        # asyncio (3.11 to 3.13) gives each TLS connection a zero-filled read buffer of
+        # SSLProtocol.max_size, 256 KiB: 1,000 connections held 256 MiB resident (measured).
+        # A TLS record is at most 16 KiB; reading one at a time costs nothing measurable.
+        asyncio.sslproto.SSLProtocol.max_size = CHUNK
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)

@@ -46,17 +46,17 @@ def arguments(name, parser) -> None:
                                                "newest draguard knows)")
     limits = parser.add_argument_group("limits", "what one replica holds at once; beyond them it answers 503 or "
                                                  "closes at once, and the API server applies failurePolicy")
-    limits.add_argument("--max-connections", type=_positive(int), default=1000, metavar="N",
+    limits.add_argument("--max-connections", type=_positive(int), metavar="N",
                         help="connections open at once; beyond, the one longest idle or slowest to send its request "
-                             "is closed for the new one (default 1000)")
-    limits.add_argument("--request-deadline", type=_positive(float), default=10.0, metavar="SECONDS",
+                             "is closed for the new one (default 2048)")
+    limits.add_argument("--request-deadline", type=_positive(float), metavar="SECONDS",
                         help="time from a request's first byte to its last, headers and body; a slower client is "
                              "cut (default 10)")
-    limits.add_argument("--body-budget", type=_positive(int), default=64, metavar="MIB",
+    limits.add_argument("--body-budget", type=_positive(int), metavar="MIB",
                         help="MiB of request bodies held at once, all requests together (default 64; a body is at "
                              "most 4 MiB)")
-    limits.add_argument("--judges", type=_positive(int), default=4, metavar="N",
-                        help="threads judging reviews (default 4); 64 more reviews may wait, beyond them 503")
+    limits.add_argument("--judges", type=_positive(int), metavar="N",
+                        help="threads judging reviews (default 2); 64 more reviews may wait, beyond them 503")
 
 
 def _positive(kind):
@@ -132,8 +132,9 @@ def _serve(args) -> int:
                 log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
         else:
             cert, key = args.tls_cert, args.tls_key
-        limits = Limits(connections=args.max_connections, deadline=args.request_deadline,
-                        body_budget=args.body_budget * 1024 * 1024, judges=args.judges)
+        given = {"connections": args.max_connections, "deadline": args.request_deadline, "judges": args.judges,
+                 "body_budget": args.body_budget and args.body_budget * 1024 * 1024}
+        limits = Limits(**{name: value for name, value in given.items() if value is not None})
         _run(args, config, ReloadingContext(cert, key, log), limits)
     return EXIT_OK
 

@@ -21,6 +21,7 @@ from draguard.rules.examples import COMPLIANT_POD
 from support.webhook import context_for, get, post, review, running_webhook
 
 MIB = 1024 * 1024
+QUICK = 3.0  # seconds for two reviews: inside the chart's timeoutSeconds (5) on a busy 2-core machine
 GOOD_POD = next(d for d in yaml.safe_load_all(textwrap.dedent(COMPLIANT_POD)) if d and d["kind"] == "Pod")
 LEGACY_POD = next(d for d in yaml.safe_load_all(textwrap.dedent(REGISTRY.get("legacy-gpu-resource").noncompliant)) if d)
 
@@ -92,27 +93,27 @@ def test_a_client_sending_a_byte_at_a_time_is_cut_at_the_deadline(webhook):
             time.sleep(0.5)
     finally:
         drip.close()
-    assert cut is not None and 9 < cut < 12.5, cut
-    assert slowest < 1.0, slowest
+    assert cut is not None and 9 < cut < 10 + QUICK + 1, cut  # found at the next byte after the cut
+    assert slowest < QUICK, slowest
     assert "draguard_webhook_refused_total{reason=\"deadline\"} 1.0" in get(url, ca, "/metrics")[1]
 
 
 def test_connections_past_the_cap_are_closed_at_once_and_reviews_still_answer(webhook):
-    """1,100 connections that say nothing: the server keeps 1,000, closes the oldest for each
+    """2,150 connections that say nothing: the server keeps 2,048, closes the oldest for each
     one past that (no queue, no 30 s wait), and a review still answers at once."""
     url, ca, _ = webhook
     address = _address(url)
     sockets, closed = [], 0
     watch = selectors.DefaultSelector()
     try:
-        for _ in range(1100):
+        for _ in range(2150):
             sock = socket.socket()
             sock.setblocking(False)
             sock.connect_ex(address)
             sockets.append(sock)
             watch.register(sock, selectors.EVENT_READ)
-        assert _answers_quickly(url, ca) < 1.5
-        deadline = time.monotonic() + 3
+        assert _answers_quickly(url, ca) < QUICK
+        deadline = time.monotonic() + 5
         while closed < 101 and time.monotonic() < deadline:
             for key, _ in watch.select(timeout=0.2):
                 watch.unregister(key.fileobj)
@@ -122,7 +123,7 @@ def test_connections_past_the_cap_are_closed_at_once_and_reviews_still_answer(we
         for sock in sockets:
             sock.close()
     assert closed >= 100
-    assert _answers_quickly(url, ca) < 1.5
+    assert _answers_quickly(url, ca) < QUICK
     assert "draguard_webhook_refused_total{reason=\"evicted\"}" in get(url, ca, "/metrics")[1]
 
 
@@ -144,10 +145,25 @@ def test_large_bodies_held_open_take_no_more_memory_than_the_body_budget(webhook
                 refused += 1
         time.sleep(0.5)
         grown = _rss(process.pid) - before
-        assert _answers_quickly(url, ca) < 1.5  # small reviews still have room
+        assert _answers_quickly(url, ca) < QUICK  # small reviews still have room
     finally:
         for sock in held:
             sock.close()
     assert grown < 80 * MIB, f"RSS grew {grown / MIB:.0f} MiB"
     assert refused >= 30  # 8 held (32 MiB), the rest turned away
-    assert _answers_quickly(url, ca) < 1.5
+    assert _answers_quickly(url, ca) < QUICK
+
+
+def test_the_open_file_limit_is_raised_for_the_connections_or_they_are_fewer(monkeypatch):
+    """A container's soft limit of 1,024 files would fail accept() past it, and asyncio then
+    stops accepting for a second: the limit is raised, or (hard limit too low) the cap lowered."""
+    import resource
+
+    from draguard.admission import server
+
+    asked = []
+    monkeypatch.setattr(resource, "setrlimit", lambda kind, pair: asked.append(pair))
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (1024, 1_048_576))
+    assert server._within_file_limit(server.Limits()).connections == 2048 and asked == [(2112, 1_048_576)]
+    monkeypatch.setattr(resource, "getrlimit", lambda kind: (1024, 1024))
+    assert server._within_file_limit(server.Limits()).connections == 960
