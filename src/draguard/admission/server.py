@@ -195,15 +195,15 @@ def _head(head: bytes) -> tuple[str, str, dict[str, bytes], bool]:
     return parts[0].decode(), parts[1].decode().split("?", 1)[0], headers, close
 
 
-def _answer(code: int, body: bytes, content_type: str = "application/json", close: bool = False) -> bytes:
-    head = (f"HTTP/1.1 {code} {HTTPStatus(code).phrase}\r\nServer: draguard-webhook\r\n"
-            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n"
-            f"{'Connection: close' + chr(13) + chr(10) if close else ''}\r\n")
-    return head.encode() + body  # one write: no Nagle wait between head and body
+def _answer(code: int, body: bytes, content_type: str, close: bool) -> bytes:
+    """The response, as one write (no Nagle wait between head and body)."""
+    close_line = "Connection: close\r\n" if close else ""
+    return (f"HTTP/1.1 {code} {HTTPStatus(code).phrase}\r\nServer: draguard-webhook\r\n"
+            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n{close_line}\r\n").encode() + body
 
 
-def _error(code: int, message: str, close: bool = False) -> bytes:
-    return _answer(code, json.dumps({"error": message}).encode(), close=close)
+def _error(message: str) -> tuple[bytes, str]:
+    return json.dumps({"error": message}).encode(), "application/json"
 
 
 def _within_file_limit(limits: Limits) -> Limits:
@@ -297,15 +297,17 @@ class Server:
         while True:
             orderly = True
             try:
-                answer, close = await self._request(reader, writer, buffered, deadline)
+                code, payload, content_type, close = await self._request(reader, writer, buffered, deadline)
             except _Refusal as refusal:
                 if refusal.reason:
                     self.webhook.metrics.refused.labels(refusal.reason).inc()
-                orderly, answer, close = False, _error(refusal.code, str(refusal), refusal.close), refusal.close
-            writer.write(answer)
+                orderly, code, close = False, refusal.code, refusal.close
+                payload, content_type = _error(str(refusal))
+            close = close or self.draining
+            writer.write(_answer(code, payload, content_type, close))
             async with asyncio.timeout(self.limits.deadline):
                 await writer.drain()
-            if close or self.draining:
+            if close:
                 return orderly
             self._phase(task, IDLE)
             if not buffered:
@@ -320,8 +322,9 @@ class Server:
             self._phase(task, READING)
             deadline = loop.time() + self.limits.deadline
 
-    async def _request(self, reader, writer, buffered: bytearray, deadline: float) -> tuple[bytes, bool]:
-        """(answer, close after it) of the next request, read within `deadline`."""
+    async def _request(self, reader, writer, buffered: bytearray, deadline: float) -> tuple[int, bytes, str, bool]:
+        """(status, body, its content type, whether to close after it) of the answer to the next
+        request, read within `deadline`."""
         async with asyncio.timeout_at(deadline):
             while (end := buffered.find(b"\r\n\r\n")) < 0:
                 if len(buffered) > self.limits.head:
@@ -337,7 +340,7 @@ class Server:
         method, path, headers, close = _head(head)
         has_body = "transfer-encoding" in headers or headers.get("content-length", b"0") != b"0"
         if method == "GET":
-            return self._get(path, close or has_body), close or has_body
+            return *self._get(path), close or has_body
         if method != "POST":
             raise _Refusal(405, f"{method} is not served: reviews are POSTed to /validate")
         webhook = self.webhook
@@ -363,12 +366,12 @@ class Server:
             self._phase(asyncio.current_task(), BUSY)
             self.judging += 1
             try:
-                answer = await asyncio.get_running_loop().run_in_executor(self.pool, self._judge, body, path)
+                code, payload = await asyncio.get_running_loop().run_in_executor(self.pool, self._judge, body, path)
             finally:
                 self.judging -= 1
         finally:
             self.budget.give(size)
-        return answer, close
+        return code, payload, "application/json", close
 
     async def _body(self, reader, buffered: bytearray, size: int, deadline: float) -> bytearray:
         body = buffered[:size]
@@ -381,19 +384,19 @@ class Server:
                 body += chunk
         return body
 
-    def _get(self, path: str, close: bool) -> bytes:
+    def _get(self, path: str) -> tuple[int, bytes, str]:
         webhook = self.webhook
         if path == "/healthz":
-            return _answer(200, b"ok\n", "text/plain", close)
+            return 200, b"ok\n", "text/plain"
         if path == "/readyz":
             ready = webhook.ready()
-            return _answer(200 if ready else 503, b"ok\n" if ready else b"cache not synced\n", "text/plain", close)
+            return (200, b"ok\n", "text/plain") if ready else (503, b"cache not synced\n", "text/plain")
         if path == "/metrics":
-            return _answer(200, webhook.metrics.text(), "text/plain; version=0.0.4", close)
-        return _error(404, f"no such path {path}", close)
+            return 200, webhook.metrics.text(), "text/plain; version=0.0.4"
+        return 404, *_error(f"no such path {path}")
 
-    def _judge(self, body: bytearray, path: str) -> bytes:
-        """The answer to a review (on a judging thread)."""
+    def _judge(self, body: bytearray, path: str) -> tuple[int, bytes]:
+        """(status, body) of the answer to a review (on a judging thread)."""
         webhook = self.webhook
         started = time.perf_counter()
         try:
@@ -406,7 +409,7 @@ class Server:
             log("error", error=answer["error"])
         webhook.metrics.latency.labels(path).observe(time.perf_counter() - started)
         webhook.metrics.requests.labels(path, result).inc()
-        return _answer(code, json.dumps(answer, separators=(",", ":")).encode())
+        return code, json.dumps(answer, separators=(",", ":")).encode()
 
     async def run(self) -> None:
         """Serve until SIGTERM/SIGINT, then drain: stop accepting, close idle connections, let
