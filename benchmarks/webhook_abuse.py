@@ -240,7 +240,9 @@ def main() -> None:
         host, port = url.removeprefix("https://").split(":")
         address, tls = (host, int(port)), context_for(ca)
         asyncio.run(legitimate(address, tls, bodies, args.rate, 2))  # warm up: schemas, CEL programs
+        idle_cpu = cpu_seconds(process.pid), time.monotonic()
         baseline = asyncio.run(legitimate(address, tls, bodies, args.rate, 5))
+        baseline["cpu"] = (cpu_seconds(process.pid) - idle_cpu[0]) / (time.monotonic() - idle_cpu[1])
         counts = {"idle": args.idle, "slow": args.slow, "body": args.bodies}
         ramp = 3.0
         results = multiprocessing.get_context("fork").Queue()
@@ -260,7 +262,7 @@ def main() -> None:
         peak = memory(process.pid, "VmHWM")
         refused = dict(re.findall(r'draguard_webhook_refused_total\{reason="([^"]+)"\} (\S+)', get(url, ca, "/metrics")[1]))
     print(f"baseline, no abuse: {baseline['count']} reviews at {args.rate:.0f}/s: p50 {baseline['p50']:.1f} ms, "
-          f"p99 {baseline['p99']:.1f} ms; errors {baseline['errors'] or 0}")
+          f"p99 {baseline['p99']:.1f} ms; errors {baseline['errors'] or 0}; server CPU {baseline['cpu']:.2f} cores")
     print(f"under abuse ({args.idle} idle connections, {args.slow} slow clients at a byte a second, {args.bodies} "
           f"held 4 MiB bodies), {args.seconds:.0f} s: {abused['count']} reviews answered of "
           f"{int(args.rate * args.seconds)}: p50 {abused['p50']:.1f} ms, p99 {abused['p99']:.1f} ms, "
