@@ -260,7 +260,8 @@ def main() -> None:
         time.sleep(1)
         after = asyncio.run(still_serves(address, tls, bodies))
         peak = memory(process.pid, "VmHWM")
-        refused = dict(re.findall(r'draguard_webhook_refused_total\{reason="([^"]+)"\} (\S+)', get(url, ca, "/metrics")[1]))
+        metrics = get(url, ca, "/metrics")[1]
+        refused = dict(re.findall(r'draguard_webhook_refused_total\{reason="([^"]+)"\} (\S+)', metrics))
     print(f"baseline, no abuse: {baseline['count']} reviews at {args.rate:.0f}/s: p50 {baseline['p50']:.1f} ms, "
           f"p99 {baseline['p99']:.1f} ms; errors {baseline['errors'] or 0}; server CPU {baseline['cpu']:.2f} cores")
     print(f"under abuse ({args.idle} idle connections, {args.slow} slow clients at a byte a second, {args.bodies} "
