@@ -261,7 +261,9 @@ def main() -> None:
         after = asyncio.run(still_serves(address, tls, bodies))
         peak = memory(process.pid, "VmHWM")
         metrics = get(url, ca, "/metrics")[1]
-        refused = dict(re.findall(r'draguard_webhook_refused_total\{reason="([^"]+)"\} (\S+)', metrics))
+        refused = {reason: int(float(n)) for reason, n in
+                   re.findall(r'draguard_webhook_refused_total\{reason="([^"]+)"\} (\S+)', metrics)}
+        refused = refused or ("none" if "draguard_webhook_refused" in metrics else "not counted (an older server)")
     print(f"baseline, no abuse: {baseline['count']} reviews at {args.rate:.0f}/s: p50 {baseline['p50']:.1f} ms, "
           f"p99 {baseline['p99']:.1f} ms; errors {baseline['errors'] or 0}; server CPU {baseline['cpu']:.2f} cores")
     print(f"under abuse ({args.idle} idle connections, {args.slow} slow clients at a byte a second, {args.bodies} "
@@ -276,7 +278,7 @@ def main() -> None:
           f"{seen['dropped by the server']} dropped by the server, {seen['connects failed']} connects failed or "
           "timed out (10 s)")
     print(f"  the server refused or cut (draguard_webhook_refused_total): "
-          f"{ {reason: int(float(n)) for reason, n in refused.items()} or 'no such series (an older server)'}; "
+          f"{refused}; "
           f"CPU under abuse: server {cpu[0]:.2f} cores, attack {cpu[1]:.2f} cores")
     print(f"server RSS: peak {abused['peak rss'] / MIB:.0f} MiB under abuse (sampled every 0.25 s), "
           f"VmHWM {peak / MIB:.0f} MiB (target: well under 1 GiB)")
