@@ -6,9 +6,11 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import shutil
 import ssl
 import tempfile
 import threading
+from contextlib import contextmanager
 
 
 def self_signed(folder: str, names: list[str]) -> tuple[str, str]:
@@ -37,15 +39,36 @@ def self_signed(folder: str, names: list[str]) -> tuple[str, str]:
     cert_path, key_path = os.path.join(folder, "tls.crt"), os.path.join(folder, "tls.key")
     with open(cert_path, "wb") as f:
         f.write(cert.public_bytes(serialization.Encoding.PEM))
-    with open(key_path, "wb") as f:
-        os.fchmod(f.fileno(), 0o600)
-        f.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()))
+    _write_private(key_path, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
     return cert_path, key_path
 
 
-def temporary_folder() -> str:
-    return tempfile.mkdtemp(prefix="draguard-webhook-")
+def _write_private(path: str, data: bytes) -> None:
+    """Write a private key readable by its owner alone from the moment it exists (created 0600,
+    whatever the umask), and whole or not at all (a temporary file renamed over `path`)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+@contextmanager
+def temporary_folder():
+    """A folder only its owner can read (mkdtemp: 0700) for the self-signed pair, removed with
+    the key in it when the block ends: at shutdown, SIGTERM included (the server returns)."""
+    folder = tempfile.mkdtemp(prefix="draguard-webhook-")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class ReloadingContext:

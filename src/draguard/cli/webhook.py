@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from ..core.errors import EXIT_OK, UsageError
@@ -53,6 +54,32 @@ def arguments(name, parser) -> None:
     parser.add_argument("--config", help="config file (rules, severities, thresholds; default: none)")
     parser.add_argument("--kube-version", help="the cluster's release (default: the server's; with --offline, the "
                                                "newest draguard knows)")
+    limits = parser.add_argument_group("limits", "what one replica holds at once; beyond them it answers 503 or "
+                                                 "closes at once, and the API server applies failurePolicy")
+    limits.add_argument("--max-connections", type=_positive(int), metavar="N",
+                        help="connections open at once; beyond, the one longest idle or slowest to send its request "
+                             "is closed for the new one (default 2048)")
+    limits.add_argument("--request-deadline", type=_positive(float), metavar="SECONDS",
+                        help="time from a request's first byte to its last, headers and body; a slower client is "
+                             "cut (default 10)")
+    limits.add_argument("--body-budget", type=_positive(int), metavar="MIB",
+                        help="MiB of request bodies held at once, all requests together (default 64; a body is at "
+                             "most 4 MiB)")
+    limits.add_argument("--judges", type=_positive(int), metavar="N",
+                        help="threads judging reviews (default 2); 64 more reviews may wait, beyond them 503")
+
+
+def _positive(kind):
+    """An argparse type: a number of `kind` over 0 (a zero limit would refuse everything)."""
+    def number(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+        return value
+    return number
 
 
 def run(args) -> int:
@@ -133,10 +160,10 @@ def _judge_as_served(config, connection, given_version: str | None, log) -> None
 
 def _serve(args) -> int:
     import base64
+    import contextlib
 
     from ..admission.certs import ReloadingContext, self_signed, temporary_folder
-    from ..admission.judge import rules_for
-    from ..admission.server import Server, Webhook, log, serve
+    from ..admission.server import Limits, log
     from ..core.versions import check_kube_version
     from ..engine.config_file import load_config
 
@@ -147,15 +174,26 @@ def _serve(args) -> int:
     config = load_config(args.config)
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
-    if args.self_signed:
-        service = os.environ.get("WEBHOOK_SERVICE", "")
-        names = args.san or ["localhost", "127.0.0.1"] + ([service, f"{service}.svc"] if service else [])
-        cert, key = self_signed(temporary_folder(), names)
-        with open(cert, "rb") as f:
-            log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
-    else:
-        cert, key = args.tls_cert, args.tls_key
+    with contextlib.ExitStack() as stack:
+        if args.self_signed:
+            service = os.environ.get("WEBHOOK_SERVICE", "")
+            names = args.san or ["localhost", "127.0.0.1"] + ([service, f"{service}.svc"] if service else [])
+            cert, key = self_signed(stack.enter_context(temporary_folder()), names)
+            with open(cert, "rb") as f:
+                log("self-signed", caBundle=base64.b64encode(f.read()).decode(), names=names)
+        else:
+            cert, key = args.tls_cert, args.tls_key
+        given = {"connections": args.max_connections, "deadline": args.request_deadline, "judges": args.judges,
+                 "body_budget": args.body_budget and args.body_budget * 1024 * 1024}
+        limits = Limits(**{name: value for name, value in given.items() if value is not None})
+        _run(args, config, ReloadingContext(cert, key, log), limits)
+    return EXIT_OK
+
+
+def _run(args, config, tls, limits) -> None:
     from ..admission.exemptions import controllers_with
+    from ..admission.judge import rules_for
+    from ..admission.server import Server, Webhook, log, serve
 
     exempt = set(args.exempt_namespace or ["kube-system", os.environ.get("POD_NAMESPACE", "")])
     exempt -= {""}
@@ -179,10 +217,9 @@ def _serve(args) -> int:
         cache.start()
         webhook = Webhook(rules_for(config, offline=False), exempt, cache.view, cache.ready, mutating=args.mutate,
                           controllers=controllers)
-    server = Server((args.host, args.port), webhook, ReloadingContext(cert, key, log))
+    server = Server((args.host, args.port), webhook, tls, limits)
     try:
         serve(server)
     finally:
         if cache is not None:
             cache.stop()
-    return EXIT_OK

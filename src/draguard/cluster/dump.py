@@ -132,9 +132,10 @@ def _list_items(path: str) -> list[dict]:
 
 def write_bundle(folder: str, snapshot: Snapshot, raw: dict[str, list[dict]]) -> None:
     """Write `raw` (resource name -> the objects read) and the header into `folder`, each file
-    atomically; the header last, so a folder interrupted while written is no bundle."""
-    os.makedirs(folder, exist_ok=True)
+    atomically; the header last, so a folder interrupted while written is no bundle. The files
+    are 0600 and a folder made here 0700: they hold pod specs, their environment values too."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
     for name, items in raw.items():
         write_atomic(os.path.join(folder, f"{name}.json"),
-                     json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, separators=(",", ":")))
-    write_atomic(os.path.join(folder, HEADER_FILE), yaml.safe_dump(snapshot.header(), sort_keys=False))
+                     json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, separators=(",", ":")), 0o600)
+    write_atomic(os.path.join(folder, HEADER_FILE), yaml.safe_dump(snapshot.header(), sort_keys=False), 0o600)

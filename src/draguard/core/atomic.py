@@ -21,11 +21,13 @@ class WriteError(OSError):
 
 
 @contextmanager
-def atomic_writer(path: str, binary: bool = False) -> Iterator[IO]:
+def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> Iterator[IO]:
     """A handle (text, or bytes with `binary`) onto a temporary file beside `path`, renamed
     over it (atomic on POSIX) when the block finishes, with the mode and, where allowed, the
     owner of the file it replaces; on an error the temporary file goes and `path` is
-    untouched. Failures are WriteErrors naming `path`."""
+    untouched. With `mode`, the file has that mode whatever it replaces (0o600: private data,
+    which the temporary file, made 0600, never exposes meanwhile). Failures are WriteErrors
+    naming `path`."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
@@ -36,7 +38,9 @@ def atomic_writer(path: str, binary: bool = False) -> Iterator[IO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
-        if os.path.exists(path):
+        if mode is not None:
+            os.chmod(tmp, mode)
+        elif os.path.exists(path):
             status = os.stat(path)
             os.chmod(tmp, status.st_mode & 0o7777)
             try:
@@ -54,6 +58,6 @@ def atomic_writer(path: str, binary: bool = False) -> Iterator[IO]:
         raise
 
 
-def write_atomic(path: str, text: str) -> None:
-    with atomic_writer(path) as handle:
+def write_atomic(path: str, text: str, mode: int | None = None) -> None:
+    with atomic_writer(path, mode=mode) as handle:
         handle.write(text)

@@ -234,3 +234,26 @@ def test_a_claim_reserved_for_a_pod_that_will_not_run_again_is_reported(cli, tmp
              if f["rule"] == "claim-reserved-for-gone-pod"]
     assert found == ([] if said is None else
                      [f"reserved for pod infer-0, which will not run again ({said}); its devices stay allocated"])
+
+
+def test_a_saved_dump_is_readable_by_its_owner_alone(tmp_path):
+    """--save-dump writes pod specs, their environment values (tokens, passwords) included:
+    0600 files in a 0700 folder, even over a file that was world-readable."""
+    import os
+    import stat
+
+    from draguard.cluster.dump import write_bundle
+    from draguard.cluster.snapshot import Snapshot, utc_now
+
+    folder = tmp_path / "dump"
+    folder.mkdir(mode=0o755)
+    (folder / "pods.json").write_text("{}")
+    os.chmod(folder / "pods.json", 0o644)
+    raw = {"pods": [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                     "spec": {"containers": [{"name": "c", "env": [{"name": "TOKEN", "value": "secret"}]}]}}]}
+    write_bundle(str(folder), Snapshot([], utc_now(), "v1.35.1", "test"), raw)
+    written = sorted(os.listdir(folder))
+    assert written == ["pods.json", "snapshot.yaml"]
+    assert all(stat.S_IMODE(os.stat(folder / name).st_mode) == 0o600 for name in written)
+    write_bundle(str(tmp_path / "new"), Snapshot([], utc_now(), "v1.35.1", "test"), raw)
+    assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) == 0o700
