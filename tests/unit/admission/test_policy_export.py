@@ -367,3 +367,21 @@ def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, 
     owner = [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u", "controller": True}]
     pod = {"metadata": {"name": "p", **({"ownerReferences": owner} if owned else {})}}
     assert _evaluate(condition, {"object": pod, "request": {"userInfo": {"username": user}}}) == (matched, None)
+
+
+@pytest.mark.parametrize("path, flagged", [
+    ("/dev", True), ("/dev/", True), ("/dev/nvidia0", True), ("/run/nvidia", True),
+    ("/dev\n", False), ("/dev/nvidia0\n", False), ("/run/nvidia\n", False), ("/dev/shm", False),
+])
+def test_the_check_and_the_policy_read_a_host_path_alike(path, flagged):
+    """CEL's matches() is RE2, whose `$` is the end of the text; Python's `$` also matches
+    before a final newline. The check matches the whole path, as the policy does (the
+    one-verdict test found '/dev\\n' denied by lint and admitted by the policy)."""
+    rule = REGISTRY.get("host-device-mount")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"},
+           "spec": {"containers": [{"name": "c", "image": "x"}],
+                    "volumes": [{"name": "host", "hostPath": {"path": path}}]}}
+    found = lint_objects([pod], Config(kube_version=TARGET)).findings
+    assert any(f.rule == rule.id for f in found) is flagged
+    verdict = evaluate(POLICIES[rule.id], pod, {"data": {"adminNamespaces": ""}})
+    assert verdict.error is None and verdict.passed is not flagged
