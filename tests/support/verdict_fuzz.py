@@ -1,0 +1,328 @@
+"""Seeded mutations of Kubernetes objects for the one-verdict differential test: each one a
+change a tenant might make that moves an object across an exported rule's line (a legacy GPU
+limit on or off, a claim referenced or left undefined, an allocation mode, a device-visibility
+variable, hostIPC, a host device mount, a grace period, a surge) or a graft of a field from
+another object of the same kind. Deterministic for a seed."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+from draguard.model.manifest import Manifest
+from draguard.model.pods import mapping, mappings, pod_sites
+
+GPU = "nvidia.com/gpu"
+VISIBILITY = ["CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"]
+#: values that hide devices, others that select them, and spellings between (case, whitespace
+#: Python's str.strip and CEL's trim() may read differently)
+VISIBILITY_VALUES = ["0", "all", "void", " None ", "NONE", "\tvoid\n", "\x1fnone", "none\u00a0", "vo id",
+                     "GPU-1234", ""]
+HOST_PATHS = ["/dev", "/dev/nvidia0", "/dev/nvidiactl", "/dev/dri", "/dev/dri/card0", "/tmp/nvidia-mps",
+              "/run/nvidia/driver", "/var/run/nvidia-persistenced", "/var/log", "/dev//", "/device", "/opt/nvidia",
+              "/dev\n", "/dev/nvidia0\n", "/dev/.", "/dev/./nvidia0", "//dev", "/dev/shm", "/dev/kfd", "/dev/accel",
+              "/run/nvidia", "/dev/dri/renderD128", "/DEV/nvidia0"]
+SHM_MOUNTS = ["/dev/shm", "/dev/shm/", "/dev/shm//", "/dev/shm\n", "/dev/shmem", "/dev/shm/x", "/shm"]
+SURGES = [0, 1, 2, "0%", "00%", "25%", "100%"]
+
+
+def _specs(data: dict) -> list[dict]:
+    """The pod specs of `data`, as dicts inside it (mutated in place)."""
+    return [site.spec for site in pod_sites(Manifest.from_data(data, positions=False)) if site.spec]
+
+
+def _containers(spec: dict) -> list[dict]:
+    return [c for key in ("containers", "initContainers") for c in mappings(spec.get(key))]
+
+
+def _requests(data: dict) -> list[dict]:
+    """The request mappings of a claim or a claim template (v1: `exactly`; v1beta1 flat)."""
+    spec = mapping(data.get("spec"))
+    if data.get("kind") == "ResourceClaimTemplate":
+        spec = mapping(spec.get("spec"))
+    found = []
+    for request in mappings(mapping(spec.get("devices")).get("requests")):
+        if isinstance(request.get("exactly"), dict):
+            found.append(request["exactly"])
+        elif isinstance(request.get("firstAvailable"), list):
+            found.extend(s for s in request["firstAvailable"] if isinstance(s, dict))
+        else:
+            found.append(request)
+    return found
+
+
+def legacy_limit(data, rng) -> bool:
+    containers = [c for s in _specs(data) for c in _containers(s)]
+    if not containers:
+        return False
+    container = rng.choice(containers)
+    resources = container.setdefault("resources", {})
+    limits = resources.setdefault("limits", {})
+    if GPU in limits:
+        del limits[GPU]
+        resources.get("requests", {}).pop(GPU, None)
+    else:
+        limits[GPU] = rng.choice([1, 2, "1"])
+    return True
+
+
+def visibility_env(data, rng) -> bool:
+    containers = [c for s in _specs(data) for c in _containers(s)]
+    if not containers:
+        return False
+    container = rng.choice(containers)
+    if container.get("env") and rng.random() < 0.3:
+        del container["env"]
+    else:
+        entry = {"name": rng.choice(VISIBILITY)}
+        value = rng.choice(VISIBILITY_VALUES + [None, None])
+        if value is not None:
+            entry["value"] = value
+        elif rng.random() < 0.5:
+            entry["valueFrom"] = {"fieldRef": {"fieldPath": "metadata.annotations['gpus']"}}
+        container.setdefault("env", []).append(entry)
+    return True
+
+
+def host_ipc(data, rng) -> bool:
+    specs = _specs(data)
+    if not specs:
+        return False
+    spec = rng.choice(specs)
+    if spec.get("hostIPC"):
+        spec.pop("hostIPC")
+    else:
+        spec["hostIPC"] = True
+    return True
+
+
+def host_device(data, rng) -> bool:
+    specs = _specs(data)
+    if not specs:
+        return False
+    spec = rng.choice(specs)
+    volume = {"name": f"host-{rng.randrange(1000)}", "hostPath": {"path": rng.choice(HOST_PATHS)}}
+    if rng.random() < 0.3:
+        volume["hostPath"]["type"] = "Directory"
+    spec.setdefault("volumes", []).append(volume)
+    return True
+
+
+def grace(data, rng) -> bool:
+    specs = _specs(data)
+    if not specs:
+        return False
+    spec = rng.choice(specs)
+    value = rng.choice([0, 0, 1, 30, None])
+    if value is None:
+        spec.pop("terminationGracePeriodSeconds", None)
+    else:
+        spec["terminationGracePeriodSeconds"] = value
+    if rng.random() < 0.2:  # claims present but empty, or one claim
+        spec["resourceClaims"] = rng.choice([[], [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]])
+    return True
+
+
+def shm(data, rng) -> bool:
+    specs = _specs(data)
+    if not specs:
+        return False
+    spec = rng.choice(specs)
+    memory = [v for v in spec.get("volumes") or [] if (v.get("emptyDir") or {}).get("medium") == "Memory"]
+    if memory and rng.random() < 0.5:
+        empty = rng.choice(memory)["emptyDir"]
+        if "sizeLimit" in empty:
+            del empty["sizeLimit"]
+        else:
+            empty["sizeLimit"] = rng.choice(["1Gi", "16Gi"])
+    else:
+        empty = {"medium": rng.choice(["Memory", "Memory", ""])}
+        if rng.random() < 0.4:
+            empty["sizeLimit"] = "8Gi"
+        name = f"shm-{rng.randrange(1000)}"
+        spec.setdefault("volumes", []).append({"name": name, "emptyDir": empty})
+        containers = _containers(spec)
+        if containers and rng.random() < 0.8:
+            rng.choice(containers).setdefault("volumeMounts", []).append(
+                {"name": name, "mountPath": rng.choice(SHM_MOUNTS)})
+    return True
+
+
+def pod_claims(data, rng) -> bool:
+    """A claim referenced by a container that the pod defines or not, a pod claim unused,
+    with one source, both or none, or the pod's claims removed."""
+    specs = _specs(data)
+    if not specs:
+        return False
+    spec = rng.choice(specs)
+    defined = [c.get("name") for c in spec.get("resourceClaims") or [] if isinstance(c, dict)]
+    choice = rng.randrange(4)
+    if choice == 0 and defined:
+        del spec["resourceClaims"]
+    elif choice == 1:
+        name = rng.choice(defined + ["undefined-gpu"]) if defined else "undefined-gpu"
+        containers = _containers(spec)
+        if not containers:
+            return False
+        rng.choice(containers).setdefault("resources", {}).setdefault("claims", []).append({"name": name})
+    else:
+        entry = {"name": f"claim-{rng.randrange(100)}"}
+        sources = rng.choice([["resourceClaimTemplateName"], ["resourceClaimName"],
+                              ["resourceClaimName", "resourceClaimTemplateName"], []])
+        for source in sources:
+            entry[source] = "gpu"
+        spec.setdefault("resourceClaims", []).append(entry)
+        if choice == 3:  # and used by a container
+            containers = _containers(spec)
+            if containers:
+                rng.choice(containers).setdefault("resources", {}).setdefault("claims", []).append(
+                    {"name": entry["name"]})
+    return True
+
+
+def mps_daemon(data, rng) -> bool:
+    containers = [c for s in _specs(data) for c in _containers(s)]
+    if not containers:
+        return False
+    container = rng.choice(containers)
+    where = rng.choice(["command", "args"])
+    container[where] = rng.choice([["nvidia-cuda-mps-control", "-d"], ["sh", "-c", "nvidia-cuda-mps-control -f"],
+                                   ["python", "serve.py"]])
+    return True
+
+
+def allocation_mode(data, rng) -> bool:
+    requests = _requests(data)
+    if not requests:
+        return False
+    request = rng.choice(requests)
+    mode = rng.choice(["All", "ExactCount", None])
+    if mode is None:
+        request.pop("allocationMode", None)
+        request.pop("count", None)
+    else:
+        request["allocationMode"] = mode
+        if mode == "All":
+            request.pop("count", None)
+        else:
+            request["count"] = rng.choice([1, 2])
+    if rng.random() < 0.25:
+        request["adminAccess"] = rng.choice([True, False])
+    return True
+
+
+def selectors(data, rng) -> bool:
+    if data.get("kind") == "DeviceClass":
+        spec = data.setdefault("spec", {})
+        if spec.get("selectors") or rng.random() < 0.3:
+            spec["selectors"] = rng.choice([[], None])
+            if spec["selectors"] is None:
+                del spec["selectors"]
+        else:
+            spec["selectors"] = [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]
+        return True
+    requests = _requests(data)
+    if not requests:
+        return False
+    request = rng.choice(requests)
+    if request.get("selectors"):
+        del request["selectors"]
+    else:
+        request["selectors"] = [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName != ''"}}]
+    return True
+
+
+def admin_label(data, rng) -> bool:
+    if data.get("kind") != "Namespace":
+        return False
+    labels = data.setdefault("metadata", {}).setdefault("labels", {})
+    key = "resource.kubernetes.io/admin-access"
+    if key in labels:
+        del labels[key]
+    else:
+        labels[key] = rng.choice(["true", "True", "TRUE", "false", "yes", "1"])
+    return True
+
+
+def surge(data, rng) -> bool:
+    kind = data.get("kind")
+    spec = data.get("spec")
+    if kind not in ("Deployment", "DaemonSet") or not isinstance(spec, dict):
+        return False
+    key = "strategy" if kind == "Deployment" else "updateStrategy"
+    if rng.random() < 0.2:
+        spec[key] = {"type": "Recreate" if kind == "Deployment" else "OnDelete"}
+        return True
+    rolling = {"maxSurge": rng.choice(SURGES)}
+    rolling["maxUnavailable"] = 1 if rolling["maxSurge"] in (0, "0%") else rng.choice([0, 1])
+    spec[key] = {"type": "RollingUpdate", "rollingUpdate": rolling}
+    if kind == "Deployment" and rng.random() < 0.2:
+        spec["replicas"] = 0
+    return True
+
+
+def device_names(data, rng) -> bool:
+    """A slice device given an unqualified attribute or capacity name that repeats a qualified one."""
+    if data.get("kind") != "ResourceSlice":
+        return False
+    devices = (data.get("spec") or {}).get("devices") or []
+    if not devices:
+        return False
+    device = rng.choice(devices)
+    driver = data["spec"].get("driver", "gpu.example.com")
+    field = rng.choice(["attributes", "capacity"])
+    entries = device.setdefault(field, {})
+    value = {"string": "x"} if field == "attributes" else {"value": "1"}
+    name = rng.choice(["model", "memory", "index"])
+    entries[rng.choice([name, f"{driver}/{name}"])] = value
+    return True
+
+
+MUTATIONS = [legacy_limit, visibility_env, host_ipc, host_device, grace, shm, pod_claims, mps_daemon,
+             allocation_mode, selectors, admin_label, surge, device_names]
+
+
+def graft(data, donors: list[dict], rng) -> bool:
+    """A top-level `spec` key of another object of the same kind (or a pod-spec key of another
+    pod spec) copied over this one's."""
+    same = [d for d in donors if d.get("kind") == data.get("kind") and d is not data]
+    specs, donor_specs = _specs(data), [s for d in donors for s in _specs(d)]
+    if specs and donor_specs and rng.random() < 0.6:
+        spec, donor = rng.choice(specs), rng.choice(donor_specs)
+        keys = [k for k in donor if k not in ("containers", "initContainers")]
+        if not keys:
+            return False
+        key = rng.choice(keys)
+        spec[key] = copy.deepcopy(donor[key])
+        return True
+    if not same or not isinstance(data.get("spec"), dict):
+        return False
+    donor = rng.choice(same).get("spec")
+    if not isinstance(donor, dict) or not donor:
+        return False
+    key = rng.choice(sorted(donor))
+    data["spec"][key] = copy.deepcopy(donor[key])
+    return True
+
+
+def fuzzed(seeds: list[dict], count: int, seed: int) -> list[tuple[str, dict]]:
+    """`count` mutated copies of `seeds` ((what was done, the object)), each from one to three
+    mutations that apply to it; seeded, so every run judges the same objects."""
+    rng = random.Random(seed)
+    made = []
+    attempts = 0
+    while len(made) < count and attempts < count * 20:
+        attempts += 1
+        base = rng.randrange(len(seeds))
+        data = copy.deepcopy(seeds[base])
+        done = []
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            mutation = (lambda d, r: graft(d, seeds, r)) if rng.random() < 0.2 else rng.choice(MUTATIONS)
+            try:
+                if mutation(data, rng):
+                    done.append(getattr(mutation, "__name__", "graft").replace("<lambda>", "graft"))
+            except (AttributeError, TypeError, KeyError):  # a seed of the wrong shape (some examples are)
+                pass
+        if done:
+            made.append((f"seed {base}: {'+'.join(done)}", data))
+    return made
