@@ -385,3 +385,22 @@ def test_the_check_and_the_policy_read_a_host_path_alike(path, flagged):
     assert any(f.rule == rule.id for f in found) is flagged
     verdict = evaluate(POLICIES[rule.id], pod, {"data": {"adminNamespaces": ""}})
     assert verdict.error is None and verdict.passed is not flagged
+
+
+@pytest.mark.parametrize("value, hides", [
+    ("none", True), (" None ", True), ("\tVOID\n", True), ("none\u00a0", True), ("void\u3000", True),
+    ("\x1fnone", False), ("none\x1c", False), ("vo id", False), ("0", False), ("", False),
+])
+def test_the_check_and_the_policy_read_a_hiding_value_alike(value, hides):
+    """A device variable set to none/void hides the devices (info, not an error), the value read
+    as CEL's `trim().lowerAscii()` reads it: Go's trim keeps U+001C..U+001F, which Python's
+    str.strip() took off (the one-verdict test found '\\x1fnone' admitted by lint, denied by
+    the policy)."""
+    rule = REGISTRY.get("env-device-visibility")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"},
+           "spec": {"containers": [{"name": "c", "image": "x",
+                                    "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]}]}}
+    found = [f for f in lint_objects([pod], Config(kube_version=TARGET)).findings if f.rule == rule.id]
+    assert [f.severity for f in found] == [Severity.INFO if hides else Severity.ERROR]
+    verdict = evaluate(POLICIES[rule.id], pod, {"data": {"adminNamespaces": ""}})
+    assert verdict.error is None and verdict.passed is hides
