@@ -2,8 +2,9 @@
 ValidatingAdmissionPolicy for at TARGET, `draguard lint`, the webhook's judge, the exported
 policies run by the real kube-apiserver and the MCP server's `lint` tool reach the same
 verdict (deny / warn / pass) on the same object. The objects: the exported rules' examples,
-the workload corpus the tests ship (tests/support/data/precision, examples/) and seeded
-mutations of both (support.verdict_fuzz). Every disagreement is collected and printed as a
+the workload corpus the tests ship (tests/support/data/precision, examples/), seeded
+mutations of both, and one object for each value on a line a rule draws
+(support.verdict_fuzz). Every disagreement is collected and printed as a
 table before the test fails on any.
 
 What each front says of (object, rule), for the rules whose policy matches the object's kind:
@@ -65,7 +66,7 @@ from draguard.model.pods import pod_sites
 from draguard.rules import REGISTRY
 
 from support.paths import DATA, EXAMPLES
-from support.verdict_fuzz import fuzzed
+from support.verdict_fuzz import edges, fuzzed
 from support.webhook import post, review, running_webhook
 
 pytestmark = pytest.mark.cluster
@@ -117,6 +118,7 @@ def _candidates() -> list[tuple[str, dict]]:
                                      for d in _documents(textwrap.dedent(getattr(rule, which)))]
     seeds = [d for d in seeds if _rules_over(d)]
     found += [(f"fuzz {what}", d) for what, d in fuzzed(seeds, FUZZ_COUNT, FUZZ_SEED)]
+    found += [(f"edge {what}", d) for what, d in edges()]
     unique, seen = [], set()
     for origin, data in found:
         key = json.dumps(data, sort_keys=True, default=str)
@@ -444,6 +446,10 @@ def test_every_front_reaches_the_same_verdict(run):
           f"seconds: { {k: round(v, 1) for k, v in run.seconds.items()} }")
     for origin, ref, why in run.left_out:
         print(f"  left out: {origin} {ref}: {why}")
+    if os.environ.get("DRAGUARD_VERDICT_DUMP"):  # every object with every front's verdicts, to look into
+        Path(os.environ["DRAGUARD_VERDICT_DUMP"]).write_text(json.dumps(
+            [{"origin": j.origin, "object": j.data, "verdicts": {f"{f} {r}": v for (f, r), v in j.verdicts.items()}}
+             for j in run.objects], indent=1))
     if rows:
         print(_table([["rule", "object", "kind/name", *FRONTS], *rows]))
     assert not rows, f"{len(rows)} disagreements (the table above)"

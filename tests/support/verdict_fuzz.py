@@ -326,3 +326,85 @@ def fuzzed(seeds: list[dict], count: int, seed: int) -> list[tuple[str, dict]]:
         if done:
             made.append((f"seed {base}: {'+'.join(done)}", data))
     return made
+
+
+def _pod(name: str, **spec) -> dict:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai"}], **spec}}
+
+
+def _claim(api_version: str, request: dict) -> dict:
+    """A ResourceClaim of one request in the shape of `api_version` (v1beta1: flat)."""
+    if api_version != "resource.k8s.io/v1beta1":
+        request = {"name": request["name"], "exactly": {k: v for k, v in request.items() if k != "name"}}
+    return {"apiVersion": api_version, "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+            "spec": {"devices": {"requests": [request]}}}
+
+
+def edges() -> list[tuple[str, dict]]:
+    """One object for each value on a line some rule draws (every visibility value, host path,
+    shm mount, grace period, surge, label value, allocation mode in each claim version), where
+    a random mutation may never land."""
+    found = []
+    for value in VISIBILITY_VALUES + [None]:
+        entry = {"name": "NVIDIA_VISIBLE_DEVICES"}
+        entry.update({"value": value} if value is not None else {"valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})
+        pod = _pod("env")
+        pod["spec"]["containers"][0]["env"] = [entry]
+        found.append((f"env {value!r}", pod))
+    for path in HOST_PATHS:
+        found.append((f"hostPath {path!r}", _pod("host", volumes=[{"name": "h", "hostPath": {"path": path}}])))
+    for mount in SHM_MOUNTS:
+        for limit in (None, "1Gi"):
+            empty = {"medium": "Memory", **({"sizeLimit": limit} if limit else {})}
+            pod = _pod("shm", volumes=[{"name": "shm", "emptyDir": empty}])
+            pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "shm", "mountPath": mount}]
+            found.append((f"shm at {mount!r}, sizeLimit {limit}", pod))
+    template_claim = [{"name": "gpu", "resourceClaimTemplateName": "gpu"}]
+    for grace in (None, 0, 1):
+        for claims in ([], template_claim):
+            pod = _pod("grace", **({"terminationGracePeriodSeconds": grace} if grace is not None else {}),
+                       **({"resourceClaims": claims} if claims else {}))
+            if claims:
+                pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+            found.append((f"grace {grace}, claims {claims}", pod))
+    for sources in ({"resourceClaimName": "a"}, {"resourceClaimTemplateName": "a"}, {},
+                    {"resourceClaimName": "a", "resourceClaimTemplateName": "a"}):
+        for used in (True, False):
+            pod = _pod("claims", resourceClaims=[{"name": "gpu", **sources}])
+            if used:
+                pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu", **({"request": "r"} if
+                                                                                          sources else {})}]}
+            found.append((f"pod claim {sources}, used {used}", pod))
+    pod = _pod("undefined")
+    pod["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    found.append(("a container claim the pod does not define", pod))
+    for command in (["nvidia-cuda-mps-control", "-d"], ["sh", "-c", "exec nvidia-cuda-mps-control -f"],
+                    ["/usr/bin/nvidia-cuda-mps-server"], ["NVIDIA-CUDA-MPS-CONTROL"]):
+        for key in ("command", "args"):
+            pod = _pod("mps")
+            pod["spec"]["containers"][0][key] = command
+            found.append((f"{key} {command}", pod))
+    for value in ("true", "True", "TRUE", "false", "yes", "1", ""):
+        found.append((f"admin-access label {value!r}", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+            "name": "tenant-edge", "labels": {"resource.kubernetes.io/admin-access": value}}}))
+    for selectors in (None, [], [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]):
+        found.append((f"DeviceClass selectors {selectors}", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "edge"},
+            "spec": {} if selectors is None else {"selectors": selectors}}))
+    for api_version in ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"):
+        for mode in ("All", "ExactCount", None):
+            request = {"name": "gpu", "deviceClassName": "gpu.nvidia.com",
+                       **({"allocationMode": mode} if mode else {})}
+            found.append((f"{api_version} claim, allocationMode {mode}", _claim(api_version, request)))
+    for kind, key in (("Deployment", "strategy"), ("DaemonSet", "updateStrategy")):
+        for surge in SURGES:
+            template = _pod("x", resourceClaims=template_claim, terminationGracePeriodSeconds=30)
+            template["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+            workload = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "surge"},
+                        "spec": {"selector": {"matchLabels": {"app": "x"}},
+                                 "template": {"metadata": {"labels": {"app": "x"}}, "spec": template["spec"]},
+                                 key: {"type": "RollingUpdate", "rollingUpdate": {
+                                     "maxSurge": surge, "maxUnavailable": 1 if surge in (0, "0%", "00%") else 0}}}}
+            found.append((f"{kind} maxSurge {surge!r}", workload))
+    return found
