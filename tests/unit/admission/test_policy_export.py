@@ -404,3 +404,24 @@ def test_the_check_and_the_policy_read_a_hiding_value_alike(value, hides):
     assert [f.severity for f in found] == [Severity.INFO if hides else Severity.ERROR]
     verdict = evaluate(POLICIES[rule.id], pod, {"data": {"adminNamespaces": ""}})
     assert verdict.error is None and verdict.passed is hides
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x, "
+     "resources: {claims: [{name: gpu}]}}]\n", True),
+    ("apiVersion: apps.nvidia.com/v2alpha1\nkind: NIMService\nmetadata: {name: n}\nspec:\n  image: {repository: x}\n"
+     "  resources: {claims: [{name: gpu}]}\n", False),
+    ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  templates:\n  - name: t\n"
+     "    container: {name: c, image: x, resources: {claims: [{name: gpu}]}}\n", False),
+])
+def test_a_claim_is_undefined_only_against_a_pod_spec(text, flagged):
+    """claim-name-undefined compares a container's claims with the resourceClaims of its pod
+    spec; a CRD's container-like object has none in the object (its operator writes the pod),
+    so neither the check nor the policy judges it (the one-verdict test found NIMService and
+    Argo containers denied by lint, admitted by the policy)."""
+    rule = REGISTRY.get("claim-name-undefined")
+    obj = _objects(text)[0]
+    found = lint_objects([obj], Config(kube_version=TARGET)).findings
+    assert any(f.rule == rule.id for f in found) is flagged
+    verdict = evaluate(POLICIES[rule.id], plain(obj.data), {"data": {"adminNamespaces": ""}})
+    assert verdict.error is None and verdict.passed is not flagged
