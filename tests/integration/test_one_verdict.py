@@ -63,10 +63,11 @@ from draguard.core.finding import Severity
 from draguard.engine import lint_objects
 from draguard.model.manifest import Manifest
 from draguard.model.pods import pod_sites
+from draguard.model.workloads import WORKLOADS
 from draguard.rules import REGISTRY
 
 from support.paths import DATA, EXAMPLES
-from support.verdict_fuzz import edges, fuzzed
+from support.verdict_fuzz import edges, every_rule_broken, fuzzed, in_every_workload, wrapped
 from support.webhook import post, review, running_webhook
 
 pytestmark = pytest.mark.cluster
@@ -118,7 +119,9 @@ def _candidates() -> list[tuple[str, dict]]:
                                      for d in _documents(textwrap.dedent(getattr(rule, which)))]
     seeds = [d for d in seeds if _rules_over(d)]
     found += [(f"fuzz {what}", d) for what, d in fuzzed(seeds, FUZZ_COUNT, FUZZ_SEED)]
-    found += [(f"edge {what}", d) for what, d in edges()]
+    edge, broken = edges(), every_rule_broken()
+    found += [(f"edge {what}", d) for what, d in edge + wrapped(edge, WORKLOADS) + broken
+              + in_every_workload(broken, WORKLOADS)]
     unique, seen = [], set()
     for origin, data in found:
         key = json.dumps(data, sort_keys=True, default=str)
@@ -287,8 +290,9 @@ def _placed(origin: str, data: dict, dyn, crds: dict) -> Judged:
     try:
         namespaced = dyn.resources.get(api_version=data["apiVersion"], kind=data["kind"]).namespaced
     except ResourceNotFoundError:  # a CRD kind gets one; a built-in version no longer served is left out
-        if "." in _group(data) and not _group(data).endswith("k8s.io"):
-            crds.setdefault((_group(data), data["kind"]), set()).add(data["apiVersion"].rpartition("/")[2])
+        group = _group(data)
+        if "." in group and not (group.endswith((".k8s.io", ".kubernetes.io")) or group == "k8s.io"):
+            crds.setdefault((group, data["kind"]), set()).add(data["apiVersion"].rpartition("/")[2])
         namespaced = True
     if namespaced:
         metadata["namespace"] = NS

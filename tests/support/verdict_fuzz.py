@@ -408,3 +408,92 @@ def edges() -> list[tuple[str, dict]]:
                                      "maxSurge": surge, "maxUnavailable": 1 if surge in (0, "0%", "00%") else 0}}}}
             found.append((f"{kind} maxSurge {surge!r}", workload))
     return found
+
+
+_BUILT_IN = {"": "v1", "apps": "apps/v1", "batch": "batch/v1"}
+
+
+def _built(parts: list[str], leaf):
+    """Nested objects along `parts` ('[*]': a list of one, '*': a map of one) ending in `leaf`."""
+    if not parts:
+        return leaf
+    head, rest = parts[0], parts[1:]
+    if head == "[*]":
+        return [_built(rest, leaf)]
+    if head == "*":
+        return {"Worker": _built(rest, leaf)}
+    return {head: _built(rest, leaf)}
+
+
+def in_a_workload(spec: dict, workload) -> dict | None:
+    """Pod spec `spec` where `workload` (model.workloads.WORKLOADS) keeps one: its first pod
+    template, else its first pod spec, else its first container (None: it keeps none)."""
+    spec = copy.deepcopy(spec)
+    if workload.templates:
+        path, leaf = workload.templates[0], {"metadata": {"labels": {"app": "x"}}, "spec": spec}
+    elif workload.pod_specs:
+        path, leaf = workload.pod_specs[0], spec
+    elif workload.containers and spec.get("containers"):
+        path, leaf = workload.containers[0][0], spec["containers"][0]
+    else:
+        return None
+    if workload.kind in ("Job", "CronJob") and workload.group == "batch":
+        spec["restartPolicy"] = "Never"
+    obj = {"apiVersion": _BUILT_IN.get(workload.group, f"{workload.group}/v1"), "kind": workload.kind,
+           "metadata": {"name": "wrapped"}}
+    obj.update(_built(path.replace("[*]", ".[*]").split("."), leaf))
+    if workload.group == "apps":
+        obj["spec"]["selector"] = {"matchLabels": {"app": "x"}}
+    if workload.kind == "CronJob":
+        obj["spec"]["schedule"] = "*/5 * * * *"
+    return obj
+
+
+def wrapped(found: list[tuple[str, dict]], workloads) -> list[tuple[str, dict]]:
+    """Each Pod of `found` also in one workload kind, taking the kinds in turn: the policies
+    find pod specs through generated CEL (admission.variables) over each kind's paths."""
+    kinds = [w for w in workloads if w.kind != "Pod"]
+    pods = [(what, obj) for what, obj in found if obj["kind"] == "Pod"]
+    made = []
+    for i, (what, pod) in enumerate(pods):
+        for k in range(len(kinds)):
+            workload = kinds[(i + k) % len(kinds)]
+            obj = in_a_workload(pod["spec"], workload)
+            if obj is not None:
+                made.append((f"{what} in a {workload.kind}", obj))
+                break
+    return made
+
+
+def every_rule_broken() -> list[tuple[str, dict]]:
+    """Pods that break every pod-spec and container rule at once (one breaks those the API
+    server validates in a Pod's own spec: a claim the pod does not define, a claim with two
+    sources), and one that breaks none: wrapped in every workload kind, each rule's verdict
+    is asked of the paths that kind keeps its pod specs and containers at."""
+    broken = _pod("broken", hostIPC=True, terminationGracePeriodSeconds=0,
+                  resourceClaims=[{"name": "gpu", "resourceClaimTemplateName": "gpu"},
+                                  {"name": "spare", "resourceClaimName": "spare"}],
+                  volumes=[{"name": "dev", "hostPath": {"path": "/dev/nvidia0"}},
+                           {"name": "shm", "emptyDir": {"medium": "Memory"}}])
+    broken["spec"]["containers"] = [
+        {"name": "server", "image": "vllm/vllm-openai", "command": ["nvidia-cuda-mps-control", "-d"],
+         "env": [{"name": "CUDA_VISIBLE_DEVICES", "value": "0"}], "resources": {"claims": [{"name": "gpu"}]},
+         "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}]
+    refused = _pod("refused", resourceClaims=[{"name": "gpu", "resourceClaimName": "a",
+                                               "resourceClaimTemplateName": "a"}])
+    refused["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}, {"name": "undefined"}]}
+    clean = _pod("clean", terminationGracePeriodSeconds=30, resourceClaims=[
+        {"name": "gpu", "resourceClaimTemplateName": "gpu"}])
+    clean["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+    return [("every rule broken", broken), ("every rule the API server validates broken", refused),
+            ("no rule broken", clean)]
+
+
+def in_every_workload(found: list[tuple[str, dict]], workloads) -> list[tuple[str, dict]]:
+    """Each Pod of `found` in every workload kind that keeps a pod spec or container."""
+    made = []
+    for what, pod in found:
+        for workload in workloads:
+            if workload.kind != "Pod" and (obj := in_a_workload(pod["spec"], workload)) is not None:
+                made.append((f"{what} in a {workload.kind}", obj))
+    return made
