@@ -38,7 +38,7 @@ def legacy_resources(resources: dict, aliases: tuple = ()):
         values = resources.get(section)
         if isinstance(values, dict):
             for name in values:
-                if isinstance(name, str) and (LEGACY_RESOURCE.match(name) or name in aliases):
+                if isinstance(name, str) and (LEGACY_RESOURCE.fullmatch(name) or name in aliases):
                     yield section, values, name
 
 

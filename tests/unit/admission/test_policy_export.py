@@ -425,3 +425,36 @@ def test_a_claim_is_undefined_only_against_a_pod_spec(text, flagged):
     assert any(f.rule == rule.id for f in found) is flagged
     verdict = evaluate(POLICIES[rule.id], plain(obj.data), {"data": {"adminNamespaces": ""}})
     assert verdict.error is None and verdict.passed is not flagged
+
+
+DYNAMO = """
+    apiVersion: nvidia.com/v1alpha1
+    kind: DynamoGraphDeployment
+    metadata: {name: d}
+    spec:
+      services:
+        Worker:
+          componentType: worker
+          resources: {limits: {%s: "1"}}
+          extraPodSpec:
+            mainContainer: {image: x, resources: {limits: {%s: "1"}}}
+    """
+
+
+@pytest.mark.parametrize("service, container, flagged", [
+    ("gpu", "cpu", True),  # Dynamo turns a service's `gpu` into nvidia.com/gpu
+    ("cpu", "gpu", False),  # a container's `gpu` is no alias
+    ("cpu", "nvidia.com/gpu", True),
+    ("cpu", "cpu", False),
+    ('"nvidia.com/gpu\\n"', "cpu", False),  # the whole key, as RE2 matches it
+])
+def test_the_legacy_policy_reads_a_crd_s_gpu_alias_as_the_check(service, container, flagged):
+    """legacy-gpu-resource (exported through 1.35) counts what a CRD turns into nvidia.com/gpu
+    (Workload.gpu_aliases) on the objects the CRD keeps it at, as the check does (the
+    one-verdict test found Dynamo's `gpu` denied by lint, admitted by the policy)."""
+    rule = REGISTRY.get("legacy-gpu-resource")
+    obj = _objects(DYNAMO % (service, container))[0]
+    found = lint_objects([obj], Config(kube_version="1.35")).findings
+    assert any(f.rule == rule.id for f in found) is flagged
+    verdict = evaluate(policy(rule, "1.35", [])[0], plain(obj.data))
+    assert verdict.error is None and verdict.passed is not flagged
