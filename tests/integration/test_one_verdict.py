@@ -1,16 +1,17 @@
 """One verdict, every front (issue #39): for every rule `draguard policy export` writes a
-ValidatingAdmissionPolicy for at TARGET, `draguard lint`, the webhook's judge, the exported
+ValidatingAdmissionPolicy for (at 1.37, the plane's release; legacy-gpu-resource, which later
+releases leave to the webhook, at 1.35), `draguard lint`, the webhook's judge, the exported
 policies run by the real kube-apiserver and the MCP server's `lint` tool reach the same
-verdict (deny / warn / pass) on the same object. The objects: the exported rules' examples,
-the workload corpus the tests ship (tests/support/data/precision, examples/), seeded
-mutations of both, and one object for each value on a line a rule draws
-(support.verdict_fuzz). Every disagreement is collected and printed as a
-table before the test fails on any.
+verdict (deny / warn / pass) on the same object, each front judging at the rule's release.
+The objects: the exported rules' examples, the workload corpus the tests ship
+(tests/support/data/precision, examples/), seeded mutations of both, and one object for each
+value on a line a rule draws, in every workload kind (support.verdict_fuzz). Every
+disagreement is collected and printed as a table before the test fails on any.
 
 What each front says of (object, rule), for the rules whose policy matches the object's kind:
 
-- lint (in-process, `engine.lint_objects` on the object alone) and MCP `lint` (the official
-  SDK's client over stdio, on the object's YAML text): an error finding of the rule denies, a
+- lint (in-process, `engine.lint_objects` on the object alone, default configuration) and MCP
+  `lint` (the official SDK's client over stdio, on the object's YAML text): an error finding of the rule denies, a
   warning warns (info is said nowhere at admission). A rule whose errors admission only warns
   of (Rule.admission_warns) warns; none is exported, and the test holds its bindings to that
   mapping (Warn where the webhook warns). A set-wide rule (Rule.set_wide) concludes from what
@@ -23,7 +24,8 @@ What each front says of (object, rule), for the rules whose policy matches the o
   them, so the webhook is not registered for them): there its column says '-', not a verdict.
 - the API server: the exported policies, each binding narrowed to objects labelled
   `verdict.draguard.io/rule: <rule>` (it reports only the first policy that denies, so each
-  dry run asks one policy), a server-side dry-run create (`dryRun=All`) in one namespace:
+  dry run asks one policy; that label, which no rule reads, is all the API server sees more
+  than the other fronts), a server-side dry-run create (`dryRun=All`) in one namespace:
   Forbidden/Invalid naming `ValidatingAdmissionPolicy 'draguard-<rule>'` denies, a Warning
   header naming it warns.
 
@@ -71,15 +73,24 @@ from support.verdict_fuzz import edges, every_rule_broken, fuzzed, in_every_work
 from support.webhook import post, review, running_webhook
 
 pytestmark = pytest.mark.cluster
-TARGET = "1.37"
 NS = "one-verdict"
 SELECT = "verdict.draguard.io/rule"
 USER = "admin"  # the plane's token user, who asks the dry runs
-CONFIG = Config(kube_version=TARGET)
-EXPORTED = export(REGISTRY, CONFIG)
-BINDINGS = {o["spec"]["policyName"]: o for o in EXPORTED.objects if o["kind"] == "ValidatingAdmissionPolicyBinding"}
-RULES = [REGISTRY.get(o["metadata"]["labels"]["draguard.io/rule"]) for o in EXPORTED.objects
-         if o["kind"] == "ValidatingAdmissionPolicy"]
+#: the plane's release, then the last release that exports a rule the newer ones leave to the
+#: webhook (legacy-gpu-resource: through 1.35); each rule is judged at the first that exports it
+TARGETS = ("1.37", "1.35")
+EXPORTS = {target: export(REGISTRY, Config(kube_version=target)) for target in TARGETS}
+TARGET_OF: dict[str, str] = {}
+for _target in TARGETS:
+    for _obj in EXPORTS[_target].objects:
+        if _obj["kind"] == "ValidatingAdmissionPolicy":
+            TARGET_OF.setdefault(_obj["metadata"]["labels"]["draguard.io/rule"], _target)
+#: what is installed: the parameters, each rule's policy and binding from its target's export
+INSTALLED = [EXPORTS[TARGETS[0]].objects[0]] + [
+    o for target in TARGETS for o in EXPORTS[target].objects
+    if o["kind"].startswith("ValidatingAdmissionPolicy") and TARGET_OF[o["metadata"]["labels"]["draguard.io/rule"]] == target]
+BINDINGS = {o["spec"]["policyName"]: o for o in INSTALLED if o["kind"] == "ValidatingAdmissionPolicyBinding"}
+RULES = [REGISTRY.get(rule_id) for rule_id in TARGET_OF]
 FUZZ_SEED, FUZZ_COUNT, HTTPS_SAMPLE = 39, 300, 60
 CORPUS = sorted([*(DATA / "precision" / "workloads").glob("*.yaml"), *(DATA / "precision" / "vendors").glob("*.yaml"),
                  *EXAMPLES.rglob("*.yaml")])
@@ -90,8 +101,10 @@ def _group(data: dict) -> str:
     return str(data.get("apiVersion", "")).rpartition("/")[0]
 
 
-def _rules_over(data: dict) -> list:
-    return [r for r in RULES if (_group(data), data.get("kind")) in r.admission.kinds(r.targets)]
+def _rules_over(data: dict, target: str | None = None) -> list:
+    """The rules whose policy matches the object (those judged at `target`)."""
+    return [r for r in RULES if (_group(data), data.get("kind")) in r.admission.kinds(r.targets)
+            and target in (None, TARGET_OF[r.id])]
 
 
 def _documents(text: str) -> list[dict]:
@@ -154,10 +167,11 @@ def _from_findings(found: list[tuple[str, str]], rule) -> str:
 
 
 def lint_verdicts(judged: Judged) -> None:
-    findings = lint_objects([judged.data], CONFIG).findings
-    pairs = [(f.rule, str(f.severity)) for f in findings]
-    for rule in _rules_over(judged.data):
-        judged.verdicts["lint", rule.id] = _from_findings(pairs, rule)
+    for target in TARGETS:
+        if rules := _rules_over(judged.data, target):
+            pairs = [(f.rule, str(f.severity)) for f in lint_objects([judged.data], Config(kube_version=target)).findings]
+            for rule in rules:
+                judged.verdicts["lint", rule.id] = _from_findings(pairs, rule)
 
 
 def _request(judged: Judged) -> Request:
@@ -166,31 +180,36 @@ def _request(judged: Judged) -> Request:
                    NS if judged.namespaced else "", judged.data["metadata"]["name"], judged.data, None, True, USER)
 
 
-OFFLINE = rules_for(CONFIG, offline=True)
+OFFLINE = {target: rules_for(Config(kube_version=target), offline=True) for target in TARGETS}
 
 
 def webhook_verdicts(judged: Judged) -> None:
     request = _request(judged)
-    verdict = judge(request, OFFLINE)
-    for rule in _rules_over(judged.data):
+    for target in TARGETS:
+        if rules := _rules_over(judged.data, target):
+            _say(judged, "webhook", rules, request, judge(request, OFFLINE[target]))
+
+
+def _say(judged: Judged, front: str, rules: list, request: Request, verdict) -> None:
+    for rule in rules:
         if request.group_kind not in JUDGED:
-            judged.verdicts["webhook", rule.id] = "-"
+            judged.verdicts[front, rule.id] = "-"
         elif any(f.rule == rule.id for f in verdict.denials):
-            judged.verdicts["webhook", rule.id] = "deny"
+            judged.verdicts[front, rule.id] = "deny"
         elif any(f.rule == rule.id for f in verdict.warnings):
-            judged.verdicts["webhook", rule.id] = "warn"
+            judged.verdicts[front, rule.id] = "warn"
         else:
-            judged.verdicts["webhook", rule.id] = "pass"
+            judged.verdicts[front, rule.id] = "pass"
 
 
-def https_verdicts(url: str, ca: bytes, judged: Judged) -> None:
+def https_verdicts(url: str, ca: bytes, judged: Judged, target: str) -> None:
     status, answer = post(url, ca, review(judged.data, namespace=NS if judged.namespaced else "",
                                           userInfo={"username": USER}))
     assert status == 200, answer
     response = answer["response"]
     message = response.get("status", {}).get("message", "") if not response["allowed"] else ""
     warnings = response.get("warnings", [])
-    for rule in _rules_over(judged.data):
+    for rule in _rules_over(judged.data, target):
         if (_group(judged.data), judged.data["kind"]) not in JUDGED:
             verdict = "-"
         elif f"[{rule.id}]" in message:
@@ -248,13 +267,16 @@ def mcp_verdicts(objects: list[Judged], cwd: Path) -> None:
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 for judged in objects:
-                    result = await session.call_tool("lint", {"manifest": yaml.safe_dump(judged.data),
-                                                              "kube_version": TARGET})
-                    assert not result.is_error, result.content
-                    report = result.structured_content or json.loads(result.content[0].text)
-                    pairs = [(f["rule"], f["severity"]) for f in report["findings"]]
-                    for rule in _rules_over(judged.data):
-                        judged.verdicts["mcp", rule.id] = _from_findings(pairs, rule)
+                    for target in TARGETS:
+                        if not (rules := _rules_over(judged.data, target)):
+                            continue
+                        result = await session.call_tool("lint", {"manifest": yaml.safe_dump(judged.data),
+                                                                  "kube_version": target})
+                        assert not result.is_error, result.content
+                        report = result.structured_content or json.loads(result.content[0].text)
+                        pairs = [(f["rule"], f["severity"]) for f in report["findings"]]
+                        for rule in rules:
+                            judged.verdicts["mcp", rule.id] = _from_findings(pairs, rule)
     asyncio.run(main())
 
 
@@ -377,9 +399,10 @@ def run(bare_plane, tmp_path_factory):
 
         mark = time.monotonic()
         sample = random.Random(FUZZ_SEED).sample(objects, min(HTTPS_SAMPLE, len(objects)))
-        with running_webhook("--kube-version", TARGET) as (url, ca, _):
-            for judged in sample:
-                https_verdicts(url, ca, judged)
+        for target in TARGETS:
+            with running_webhook("--kube-version", target) as (url, ca, _):
+                for judged in sample:
+                    https_verdicts(url, ca, judged, target)
         seconds["webhook-https"] = time.monotonic() - mark
 
         mark = time.monotonic()
@@ -387,7 +410,7 @@ def run(bare_plane, tmp_path_factory):
         seconds["mcp"] = time.monotonic() - mark
 
         mark = time.monotonic()
-        policies = [o for o in EXPORTED.objects if o["kind"] != "ValidatingAdmissionPolicyBinding"]
+        policies = [o for o in INSTALLED if o["kind"] != "ValidatingAdmissionPolicyBinding"]
         bindings = json.loads(json.dumps(list(BINDINGS.values())))
         for binding in bindings:
             rule = binding["metadata"]["labels"]["draguard.io/rule"]
