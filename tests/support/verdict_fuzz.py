@@ -497,3 +497,47 @@ def in_every_workload(found: list[tuple[str, dict]], workloads) -> list[tuple[st
             if workload.kind != "Pod" and (obj := in_a_workload(pod["spec"], workload)) is not None:
                 made.append((f"{what} in a {workload.kind}", obj))
     return made
+
+
+REPLACEMENTS = (None, 7, "x", [1], {"a": 1}, True)
+
+
+def _subtrees(node, here=()):
+    yield here
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _subtrees(value, here + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _subtrees(value, here + (index,))
+
+
+def _replaced(node, path, value):
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(node, dict):
+        return {k: (_replaced(v, rest, value) if k == head else v) for k, v in node.items()}
+    return [(_replaced(v, rest, value) if i == head else v) for i, v in enumerate(node)]
+
+
+def type_confused(objects: list[tuple[str, dict]], count: int, seed: int) -> list[tuple[str, dict]]:
+    """`count` copies of `objects` with one subtree of the spec replaced by a value of another
+    type (as test_type_confusion does for lint): what a CRD that keeps any spec admits and a
+    policy's CEL then reads."""
+    rng = random.Random(seed)
+    made = []
+    for _ in range(count):
+        what, obj = rng.choice(objects)
+        paths = [p for p in _subtrees(obj.get("spec")) if p]
+        path = rng.choice(paths)
+        value = rng.choice([r for r in REPLACEMENTS if type(r) is not type(_at(obj["spec"], path))])
+        made.append((f"{what}, spec.{'.'.join(map(str, path))} = {value!r}",
+                     dict(obj, spec=_replaced(obj["spec"], path, value))))
+    return made
+
+
+def _at(node, path):
+    for key in path:
+        node = node[key]
+    return node
