@@ -356,8 +356,9 @@ def run(bare_plane, tmp_path_factory):
     namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
     made: list[dict] = []
     for name in (NS, "draguard"):
-        try:
-            namespaces.create(body={"metadata": {"name": name}})
+        try:  # the test's namespace admits admin access (DRAAdminAccess), so claims that ask for it are judged
+            labels = {"resource.kubernetes.io/admin-access": "true"} if name == NS else {}
+            namespaces.create(body={"metadata": {"name": name, "labels": labels}})
             made.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
         except ConflictError:  # "draguard": another module made it
             pass

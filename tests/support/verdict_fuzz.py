@@ -394,9 +394,12 @@ def edges() -> list[tuple[str, dict]]:
             "spec": {} if selectors is None else {"selectors": selectors}}))
     for api_version in ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"):
         for mode in ("All", "ExactCount", None):
-            request = {"name": "gpu", "deviceClassName": "gpu.nvidia.com",
-                       **({"allocationMode": mode} if mode else {})}
-            found.append((f"{api_version} claim, allocationMode {mode}", _claim(api_version, request)))
+            for admin in (None, True, False):
+                request = {"name": "gpu", "deviceClassName": "gpu.nvidia.com",
+                           **({"allocationMode": mode} if mode else {}),
+                           **({"adminAccess": admin} if admin is not None else {})}
+                found.append((f"{api_version} claim, allocationMode {mode}, adminAccess {admin}",
+                              _claim(api_version, request)))
     for kind, key in (("Deployment", "strategy"), ("DaemonSet", "updateStrategy")):
         for surge in SURGES:
             template = _pod("x", resourceClaims=template_claim, terminationGracePeriodSeconds=30)
