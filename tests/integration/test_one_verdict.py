@@ -89,8 +89,8 @@ for _target in TARGETS:
             TARGET_OF.setdefault(_obj["metadata"]["labels"]["draguard.io/rule"], _target)
 #: what is installed: the parameters, each rule's policy and binding from its target's export
 INSTALLED = [EXPORTS[TARGETS[0]].objects[0]] + [
-    o for target in TARGETS for o in EXPORTS[target].objects
-    if o["kind"].startswith("ValidatingAdmissionPolicy") and TARGET_OF[o["metadata"]["labels"]["draguard.io/rule"]] == target]
+    o for target in TARGETS for o in EXPORTS[target].objects if o["kind"].startswith("ValidatingAdmissionPolicy")
+    and TARGET_OF[o["metadata"]["labels"]["draguard.io/rule"]] == target]
 BINDINGS = {o["spec"]["policyName"]: o for o in INSTALLED if o["kind"] == "ValidatingAdmissionPolicyBinding"}
 RULES = [REGISTRY.get(rule_id) for rule_id in TARGET_OF]
 FUZZ_SEED, FUZZ_COUNT, HTTPS_SAMPLE = 39, 300, 60
@@ -178,7 +178,8 @@ def _from_findings(found: list[tuple[str, str]], rule) -> str:
 def lint_verdicts(judged: Judged) -> None:
     for target in TARGETS:
         if rules := _rules_over(judged.data, target):
-            pairs = [(f.rule, str(f.severity)) for f in lint_objects([judged.data], Config(kube_version=target)).findings]
+            findings = lint_objects([judged.data], Config(kube_version=target)).findings
+            pairs = [(f.rule, str(f.severity)) for f in findings]
             for rule in rules:
                 judged.verdicts["lint", rule.id] = _from_findings(pairs, rule)
 

@@ -348,7 +348,8 @@ def edges() -> list[tuple[str, dict]]:
     found = []
     for value in VISIBILITY_VALUES + [None]:
         entry = {"name": "NVIDIA_VISIBLE_DEVICES"}
-        entry.update({"value": value} if value is not None else {"valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})
+        entry.update({"value": value} if value is not None else
+                     {"valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}})
         pod = _pod("env")
         pod["spec"]["containers"][0]["env"] = [entry]
         found.append((f"env {value!r}", pod))
