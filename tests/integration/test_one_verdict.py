@@ -22,6 +22,10 @@ What each front says of (object, rule), for the rules whose policy matches the o
   for a seeded sample: a denial naming the rule denies, a warning naming it warns. It judges
   the kinds of admission.kinds.JUDGED; ResourceSlices are not among them (drivers write
   them, so the webhook is not registered for them): there its column says '-', not a verdict.
+- the webhook as installed: `draguard webhook --offline` registered with the API server as
+  `draguard webhook manifests` registers it (install.RESOURCES, MATCH_CONDITIONS), for the
+  sample, asked by a dry run (the object defaulted and converted first). It is asked only
+  about the kinds install.RESOURCES routes to it; of the others its column says '-'.
 - the API server: the exported policies, each binding narrowed to objects labelled
   `verdict.draguard.io/rule: <rule>` (it reports only the first policy that denies, so each
   dry run asks one policy; that label, which no rule reads, is all the API server sees more
@@ -39,6 +43,7 @@ DRAGUARD_VERDICT_DUMP=<file> writes every object with every front's verdicts."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import random
@@ -60,6 +65,7 @@ from kubernetes.dynamic.exceptions import ConflictError, ResourceNotFoundError
 
 from draguard.admission.judge import judge, rules_for
 from draguard.admission.kinds import JUDGED
+from draguard.admission.install import MATCH_CONDITIONS, RESOURCES
 from draguard.admission.policies import export, resource_name
 from draguard.admission.review import Request
 from draguard.core.config import Config
@@ -101,7 +107,8 @@ FUZZ_SEED, FUZZ_COUNT, HTTPS_SAMPLE = 39, 300, 60
 CONFUSED_COUNT = int(os.environ.get("DRAGUARD_VERDICT_CONFUSED", "0"))
 CORPUS = sorted([*(DATA / "precision" / "workloads").glob("*.yaml"), *(DATA / "precision" / "vendors").glob("*.yaml"),
                  *EXAMPLES.rglob("*.yaml")])
-FRONTS = ("lint", "webhook", "webhook-https", "api-server", "mcp")
+FRONTS = ("lint", "webhook", "webhook-https", "webhook-api", "api-server", "mcp")
+ROUTE = "verdict.draguard.io/webhook"  # the label that sends an object to the registered webhook of a target
 
 
 def _group(data: dict) -> str:
@@ -229,6 +236,43 @@ def https_verdicts(url: str, ca: bytes, judged: Judged, target: str) -> None:
         else:
             verdict = "pass"
         judged.verdicts["webhook-https", rule.id] = verdict
+
+
+def registration(url: str, ca: bytes, target: str) -> dict:
+    """The webhook entry `draguard webhook manifests` installs (its resources and match
+    conditions), by URL, for the objects labelled for `target`."""
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": f"verdict-{target}"},
+            "webhooks": [{"name": "verdict.draguard.io", "admissionReviewVersions": ["v1"], "sideEffects": "None",
+                          "failurePolicy": "Fail", "timeoutSeconds": 10, "matchPolicy": "Equivalent",
+                          "clientConfig": {"url": f"{url}/validate", "caBundle": base64.b64encode(ca).decode()},
+                          "objectSelector": {"matchLabels": {ROUTE: target}},
+                          "rules": [{"apiGroups": [group], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+                                     "resources": resources} for group, resources in RESOURCES.items()],
+                          "matchConditions": MATCH_CONDITIONS}]}
+
+
+def routed(data: dict) -> bool:
+    """The installed webhook is asked about the object's kind (install.RESOURCES)."""
+    return resource_name(data["kind"]) in RESOURCES.get(_group(data), ())
+
+
+def registered_verdicts(plane, judged: Judged, target: str) -> str:
+    """The webhook as the API server asks it (the object defaulted and converted first): a
+    denial naming the rule denies, a warning naming it warns; '-' where it is not asked."""
+    status, body, warnings = dry_run(plane, judged, {ROUTE: target})
+    for rule in _rules_over(judged.data, target):
+        if not routed(judged.data):
+            verdict = "-"
+        elif status == 403 and "verdict.draguard.io" in body:
+            verdict = "deny" if f"[{rule.id}]" in body else "warn" if any(f"[{rule.id}]" in w for w in warnings) \
+                else "pass"
+        elif status in (200, 201):
+            verdict = "warn" if any(f"[{rule.id}]" in w for w in warnings) else "pass"
+        else:
+            verdict = f"HTTP {status}: {body[:200]}"
+        judged.verdicts["webhook-api", rule.id] = verdict
+    return body
 
 
 def dry_run(plane, judged: Judged, labels: dict) -> tuple[int, str, list[str]]:
@@ -413,10 +457,23 @@ def run(bare_plane, tmp_path_factory):
 
         mark = time.monotonic()
         sample = random.Random(FUZZ_SEED).sample(objects, min(HTTPS_SAMPLE, len(objects)))
+        configurations = dyn.resources.get(api_version="admissionregistration.k8s.io/v1",
+                                           kind="ValidatingWebhookConfiguration")
+        probe = next(j for j in objects if j.origin == "edge every rule broken")  # a Pod it denies
         for target in TARGETS:
             with running_webhook("--kube-version", target) as (url, ca, _):
                 for judged in sample:
                     https_verdicts(url, ca, judged, target)
+                configurations.create(body=registration(url, ca, target))
+                try:
+                    deadline = time.monotonic() + 30
+                    while dry_run(plane, probe, {ROUTE: target})[0] != 403:  # the API server learns of it
+                        assert time.monotonic() < deadline, "the registered webhook was never asked"
+                        time.sleep(0.3)
+                    for judged in sample:
+                        registered_verdicts(plane, judged, target)
+                finally:
+                    configurations.delete(name=f"verdict-{target}")
         seconds["webhook-https"] = time.monotonic() - mark
 
         mark = time.monotonic()
@@ -513,13 +570,14 @@ def test_the_objects_cross_every_rule_s_line(run):
 
 
 def test_the_fronts_cover_what_they_should(run):
-    """The HTTPS webhook answered its sample, every object went through every other front, and
-    few objects are left out."""
-    https = sum(1 for j in run.objects if any(f == "webhook-https" for f, _ in j.verdicts))
-    assert https == min(HTTPS_SAMPLE, len(run.objects))
+    """The webhook over HTTPS, and as registered, answered their sample; every object went
+    through every other front; few objects are left out."""
+    for sampled in ("webhook-https", "webhook-api"):
+        asked = sum(1 for j in run.objects if any(f == sampled for f, _ in j.verdicts))
+        assert asked == min(HTTPS_SAMPLE, len(run.objects)), sampled
     for judged in run.objects:
         for rule in _rules_over(judged.data):
-            assert all((front, rule.id) in judged.verdicts for front in FRONTS if front != "webhook-https")
+            assert all((front, rule.id) in judged.verdicts for front in FRONTS if not front.startswith("webhook-"))
     assert len(run.left_out) <= len(run.objects) // 10, run.left_out
 
 
