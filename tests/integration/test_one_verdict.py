@@ -393,6 +393,7 @@ class Run:
     objects: list[Judged]
     left_out: list[tuple[str, str, str]]  # (origin, object, why)
     seconds: dict
+    unturned: list = field(default_factory=list)  # readiness probes a policy never failed
 
 
 @pytest.fixture(scope="module")
@@ -488,7 +489,7 @@ def run(bare_plane, tmp_path_factory):
             binding["spec"]["matchResources"]["objectSelector"] = {"matchLabels": {SELECT: rule}}
         plane.apply(policies + bindings)
         made += policies + bindings
-        _until_in_effect(plane, objects)
+        unturned = _until_in_effect(plane, objects)
         seconds["policies in effect"] = time.monotonic() - mark
 
         mark = time.monotonic()
@@ -498,7 +499,7 @@ def run(bare_plane, tmp_path_factory):
         for (judged, rule), verdict in zip(pairs, answers):
             judged.verdicts["api-server", rule.id] = verdict
         seconds["api-server"] = time.monotonic() - mark
-        yield Run(objects, left_out, seconds)
+        yield Run(objects, left_out, seconds, unturned)
     finally:
         dyn = dynamic.DynamicClient(plane.api())
         for obj in reversed(made):
@@ -509,8 +510,10 @@ def _until_in_effect(plane, objects: list[Judged]) -> None:
     """Each policy refuses or warns about one failing example of its rule that lint flags, and
     about the pod that breaks every rule in each workload kind (the policies are loaded
     through an informer, a CRD's resource after discovery): a policy not yet in effect would
-    read as a disagreement."""
-    deadline = time.monotonic() + 90
+    read as a disagreement. Bounded: a probe the policy never fails (a real disagreement on
+    it) is waited for no longer than the others, and the comparison shows it; returns those."""
+    deadline = time.monotonic() + 60
+    unturned = []
     probes = []
     for rule in RULES:
         failing = [j for j in objects if j.origin == f"example {rule.id} noncompliant"
@@ -522,8 +525,11 @@ def _until_in_effect(plane, objects: list[Judged]) -> None:
             probes += [(judged, flagged[0])] if flagged else []
     for judged, rule in probes:
         while api_verdict(plane, judged, rule) == "pass":
-            assert time.monotonic() < deadline, f"the policy of {rule.id} never took effect on {judged.ref}"
+            if time.monotonic() > deadline:
+                unturned.append(f"{rule.id} on {judged.origin}")
+                break
             time.sleep(0.5)
+    return unturned
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -552,6 +558,8 @@ def test_every_front_reaches_the_same_verdict(run):
           f"seconds: { {k: round(v, 1) for k, v in run.seconds.items()} }")
     for origin, ref, why in run.left_out:
         print(f"  left out: {origin} {ref}: {why}")
+    for probe in run.unturned:
+        print(f"  a policy never failed its readiness probe in 60 s (in effect? or a disagreement): {probe}")
     if os.environ.get("DRAGUARD_VERDICT_DUMP"):  # every object with every front's verdicts, to look into
         Path(os.environ["DRAGUARD_VERDICT_DUMP"]).write_text(json.dumps(
             [{"origin": j.origin, "object": j.data, "verdicts": {f"{f} {r}": v for (f, r), v in j.verdicts.items()}}
