@@ -24,7 +24,8 @@ DEVICE_ENV_VARS = frozenset({
 })
 
 #: Host paths that expose GPU device nodes or driver/MPS state (trailing slashes allowed);
-#: RE2 syntax, so admission policies use the same pattern. `/dev` exposes them all.
+#: RE2 syntax, so admission policies use the same pattern. `/dev` exposes them all. Python
+#: reads it with fullmatch: its `$` also matches before a final newline, RE2's does not.
 HOST_GPU_PATH = re.compile(r"^(/dev|/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
 #: ... of which these name GPUs specifically (a `/dev` mount alone does not make a GPU pod)
 GPU_SPECIFIC_PATH = re.compile(r"^(/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
@@ -37,7 +38,7 @@ def legacy_resources(resources: dict, aliases: tuple = ()):
         values = resources.get(section)
         if isinstance(values, dict):
             for name in values:
-                if isinstance(name, str) and (LEGACY_RESOURCE.match(name) or name in aliases):
+                if isinstance(name, str) and (LEGACY_RESOURCE.fullmatch(name) or name in aliases):
                     yield section, values, name
 
 
@@ -51,7 +52,7 @@ def device_env(container: ContainerSite):
 def host_gpu_path(volume: dict) -> str | None:
     """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
     path = mapping(volume.get("hostPath")).get("path")
-    return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
+    return path if isinstance(path, str) and HOST_GPU_PATH.fullmatch(path) else None
 
 
 def holds_gpu(objects: ObjectSet, namespace: str, entry: dict) -> bool:
@@ -78,7 +79,7 @@ def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
     for c in site.containers:
         if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):
             return True
-    return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)
+    return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.fullmatch(path) for v in site.volumes)
 
 
 def required_node_labels(site: PodSite) -> dict[str, set[str]]:

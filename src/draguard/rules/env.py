@@ -13,6 +13,15 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 _HIDING_VALUES = frozenset({"void", "none"})
+#: what CEL's trim() strips (Unicode White_Space, Go's unicode.IsSpace), for the check to read a
+#: value as its admission condition does: Python's str.strip() also strips U+001C..U+001F
+_CEL_SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not in "\x1c\x1d\x1e\x1f")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _hides(value) -> bool:
+    """The value hides the devices: `value.trim().lowerAscii()` is one of _HIDING_VALUES."""
+    return isinstance(value, str) and value.strip(_CEL_SPACE).translate(_ASCII_LOWER) in _HIDING_VALUES
 _HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exactly the allocated devices"
 
 
@@ -75,7 +84,7 @@ class DeviceVisibilityEnv(Rule):
             for c in site.containers:
                 for entry, variable in device_env(c):
                     value = entry.get("value")
-                    if isinstance(value, str) and value.strip().lower() in _HIDING_VALUES:
+                    if _hides(value):
                         yield ctx.finding(self, obj, f"{c.label} sets {variable}={value} to hide devices",
                                           entry, "name", severity=Severity.INFO)
                         continue

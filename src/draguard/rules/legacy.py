@@ -14,13 +14,35 @@ from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels)
 from ..model.pods import mapping, pod_sites, unmodelled_containers
-from ..model.workloads import POD_TARGETS
+from ..model.workloads import POD_TARGETS, WORKLOADS
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
-_NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}')"
+
+
+def _aliased() -> str:
+    """CEL: key `k` of container-like `c` is a GPU alias of the object's kind
+    (Workload.gpu_aliases: what a CRD turns into nvidia.com/gpu, Dynamo's `gpu`), `c` being one
+    of the objects the kind keeps at a container path (map values), as model.pods reads them:
+    a container of a pod spec is no such object."""
+    tests = []
+    for w in WORKLOADS:
+        for path, _ in w.containers if w.gpu_aliases else ():
+            *keys, last = path.split(".")
+            if last != "*" or any("*" in key for key in keys):
+                raise ValueError(f"{w.kind}: GPU aliases are read at map values (a.b.*), not at {path}")
+            here, present = "object", []
+            for key in keys:
+                here += f".{key}"
+                present.append(f"has({here})")
+            tests.append(f"(k in {sorted(w.gpu_aliases)!r} && variables.kind == '{w.group}/{w.kind}' && "
+                         f"{' && '.join(present)} && c in {here}.map(x, {here}[x]))")
+    return " || ".join(tests) or "false"
+
+
+_NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}') && !({_aliased()})"
 
 
 def _alias_note(obj, resource: str, c) -> str:

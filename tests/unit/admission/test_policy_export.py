@@ -367,3 +367,94 @@ def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, 
     owner = [{"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u", "controller": True}]
     pod = {"metadata": {"name": "p", **({"ownerReferences": owner} if owned else {})}}
     assert _evaluate(condition, {"object": pod, "request": {"userInfo": {"username": user}}}) == (matched, None)
+
+
+@pytest.mark.parametrize("path, flagged", [
+    ("/dev", True), ("/dev/", True), ("/dev/nvidia0", True), ("/run/nvidia", True),
+    ("/dev\n", False), ("/dev/nvidia0\n", False), ("/run/nvidia\n", False), ("/dev/shm", False),
+])
+def test_the_check_and_the_policy_read_a_host_path_alike(path, flagged):
+    """CEL's matches() is RE2, whose `$` is the end of the text; Python's `$` also matches
+    before a final newline. The check matches the whole path, as the policy does (the
+    one-verdict test found '/dev\\n' denied by lint and admitted by the policy)."""
+    rule = REGISTRY.get("host-device-mount")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"},
+           "spec": {"containers": [{"name": "c", "image": "x"}],
+                    "volumes": [{"name": "host", "hostPath": {"path": path}}]}}
+    found = lint_objects([pod], Config(kube_version=TARGET)).findings
+    assert any(f.rule == rule.id for f in found) is flagged
+    verdict = evaluate(POLICIES[rule.id], pod, {"data": {"adminNamespaces": ""}})
+    assert verdict.error is None and verdict.passed is not flagged
+
+
+@pytest.mark.parametrize("value, hides", [
+    ("none", True), (" None ", True), ("\tVOID\n", True), ("none\u00a0", True), ("void\u3000", True),
+    ("\x1fnone", False), ("none\x1c", False), ("vo id", False), ("0", False), ("", False),
+])
+def test_the_check_and_the_policy_read_a_hiding_value_alike(value, hides):
+    """A device variable set to none/void hides the devices (info, not an error), the value read
+    as CEL's `trim().lowerAscii()` reads it: Go's trim keeps U+001C..U+001F, which Python's
+    str.strip() took off (the one-verdict test found '\\x1fnone' admitted by lint, denied by
+    the policy)."""
+    rule = REGISTRY.get("env-device-visibility")
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "t"},
+           "spec": {"containers": [{"name": "c", "image": "x",
+                                    "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": value}]}]}}
+    found = [f for f in lint_objects([pod], Config(kube_version=TARGET)).findings if f.rule == rule.id]
+    assert [f.severity for f in found] == [Severity.INFO if hides else Severity.ERROR]
+    verdict = evaluate(POLICIES[rule.id], pod, {"data": {"adminNamespaces": ""}})
+    assert verdict.error is None and verdict.passed is hides
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x, "
+     "resources: {claims: [{name: gpu}]}}]\n", True),
+    ("apiVersion: apps.nvidia.com/v2alpha1\nkind: NIMService\nmetadata: {name: n}\nspec:\n  image: {repository: x}\n"
+     "  resources: {claims: [{name: gpu}]}\n", False),
+    ("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: w}\nspec:\n  templates:\n  - name: t\n"
+     "    container: {name: c, image: x, resources: {claims: [{name: gpu}]}}\n", False),
+])
+def test_a_claim_is_undefined_only_against_a_pod_spec(text, flagged):
+    """claim-name-undefined compares a container's claims with the resourceClaims of its pod
+    spec; a CRD's container-like object has none in the object (its operator writes the pod),
+    so neither the check nor the policy judges it (the one-verdict test found NIMService and
+    Argo containers denied by lint, admitted by the policy)."""
+    rule = REGISTRY.get("claim-name-undefined")
+    obj = _objects(text)[0]
+    found = lint_objects([obj], Config(kube_version=TARGET)).findings
+    assert any(f.rule == rule.id for f in found) is flagged
+    verdict = evaluate(POLICIES[rule.id], plain(obj.data), {"data": {"adminNamespaces": ""}})
+    assert verdict.error is None and verdict.passed is not flagged
+
+
+DYNAMO = """
+    apiVersion: nvidia.com/v1alpha1
+    kind: DynamoGraphDeployment
+    metadata: {name: d}
+    spec:
+      services:
+        Worker:
+          componentType: worker
+          resources: {limits: {%s: "1"}}
+          extraPodSpec:
+            mainContainer: {image: x, resources: {limits: {%s: "1"}}}
+    """
+
+
+@pytest.mark.parametrize("service, container, flagged", [
+    ("gpu", "cpu", True),  # Dynamo turns a service's `gpu` into nvidia.com/gpu
+    ("cpu", "gpu", False),  # a container's `gpu` is no alias
+    ("cpu", "nvidia.com/gpu", True),
+    ("cpu", "cpu", False),
+    ('"nvidia.com/gpu\\n"', "cpu", False),  # the whole key, as RE2 matches it
+])
+def test_the_legacy_policy_reads_a_crd_s_gpu_alias_as_the_check(service, container, flagged):
+    """legacy-gpu-resource (exported through 1.35) counts what a CRD turns into nvidia.com/gpu
+    (Workload.gpu_aliases) on the objects the CRD keeps it at, as the check does (the
+    one-verdict test found Dynamo's `gpu` denied by lint, admitted by the policy)."""
+    rule = REGISTRY.get("legacy-gpu-resource")
+    obj = _objects(DYNAMO % (service, container))[0]
+    found = lint_objects([obj], Config(kube_version="1.35")).findings
+    assert any(f.rule == rule.id for f in found) is flagged
+    verdict = evaluate(policy(rule, "1.35", [])[0], plain(obj.data))
+    assert verdict.error is None and verdict.passed is not flagged
