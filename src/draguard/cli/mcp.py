@@ -19,6 +19,7 @@ import os
 import sys
 import tempfile
 from contextlib import contextmanager
+from typing import Any
 
 from ..core.confine import Outside, Roots, active, confined
 from ..core.errors import EXIT_ERROR, UsageError
@@ -88,7 +89,7 @@ def build_server(roots: Roots):
 
     @tool
     def lint(workspace: Roots, manifest: str = "", paths: list[str] | None = None, kube_version: str = "",
-             feature_gates: str = "", reference: list[str] | None = None) -> dict:
+             feature_gates: str = "", reference: list[str] | None = None) -> dict[str, Any]:
         """Lint Kubernetes manifests: YAML/JSON text in `manifest`, or files, folders, Helm
         charts and Kustomize folders in `paths`; `reference`: paths read only for what rules
         read across files (the template a pod names), not judged; every path must lie in the
@@ -138,7 +139,7 @@ def build_server(roots: Roots):
 
     @tool
     def simulate(workspace: Roots, manifests: str, inventory: str, deployment: str = "", kube_version: str = "",
-                 horizon: float = 3600.0, feature_gates: str = "") -> dict:
+                 horizon: float = 3600.0, feature_gates: str = "") -> dict[str, Any]:
         """Simulate the next rollout of a Deployment (YAML text, with the ResourceClaimTemplates
         it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
@@ -155,7 +156,7 @@ def build_server(roots: Roots):
 
     @tool
     def fix(workspace: Roots, manifest: str = "", paths: list[str] | None = None, unsafe: bool = False,
-            write: bool = False, kube_version: str = "", feature_gates: str = "") -> dict:
+            write: bool = False, kube_version: str = "", feature_gates: str = "") -> dict[str, Any]:
         """draguard's fixes for manifest text or files: a unified diff, the fixed text (for
         `manifest`), what was left with the reason, and the files not read (not UTF-8, a
         pipe, a link out of the folder or the workspace) with the reason. Files are written only with
@@ -189,7 +190,7 @@ def build_server(roots: Roots):
 
     @tool
     def audit(workspace: Roots, dump: str = "", snapshot: str = "", kubeconfig: str = "", context: str = "",
-              at: str = "", kube_version: str = "", feature_gates: str = "") -> dict:
+              at: str = "", kube_version: str = "", feature_gates: str = "") -> dict[str, Any]:
         """Audit a cluster's DRA state for leaked, stale and stuck claims, stuck pods, stale
         slices, unguarded MIG overlap and fragmentation: a dump (`dump`: a file of `kubectl get
         ... -o yaml|json` or a folder from `draguard audit --save-dump`; or its text in
@@ -231,7 +232,9 @@ def _registering(server, roots: Roots):
     from mcp.server.mcpserver.exceptions import ToolError
 
     def register(fn):
-        signature = inspect.signature(fn)
+        # evaluated annotations: the SDK reads a __signature__ as it is, and a string return
+        # annotation would make it wrap the tool's report in {"result": ...}
+        signature = inspect.signature(fn, eval_str=True)
         confines = next(iter(signature.parameters), None) == "workspace"
 
         @functools.wraps(fn)
@@ -247,8 +250,8 @@ def _registering(server, roots: Roots):
         shown = [p for p in signature.parameters.values() if p.name != "workspace"]
         call.__signature__ = signature.replace(parameters=[
             *shown, inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
-        call.__annotations__ = {**{name: hint for name, hint in fn.__annotations__.items() if name != "workspace"},
-                                "ctx": Context}
+        call.__annotations__ = {**{p.name: p.annotation for p in shown}, "ctx": Context,
+                                "return": signature.return_annotation}
         return server.tool()(call)
     return register
 
