@@ -23,9 +23,9 @@ What each front says of (object, rule), for the rules whose policy matches the o
   the kinds of admission.kinds.JUDGED; ResourceSlices are not among them (drivers write
   them, so the webhook is not registered for them): there its column says '-', not a verdict.
 - the webhook as installed: `draguard webhook --offline` registered with the API server as
-  `draguard webhook manifests` registers it (install.RESOURCES, MATCH_CONDITIONS), for the
-  sample, asked by a dry run (the object defaulted and converted first). It is asked only
-  about the kinds install.RESOURCES routes to it; of the others its column says '-'.
+  `draguard webhook manifests` registers it (install.routes, MATCH_CONDITIONS), for the
+  sample, asked by a dry run (the object defaulted and converted first). It is routed every
+  kind the judge models; of the others (ResourceSlices) its column says '-'.
 - the API server: the exported policies, each binding narrowed to objects labelled
   `verdict.draguard.io/rule: <rule>` (it reports only the first policy that denies, so each
   dry run asks one policy; that label, which no rule reads, is all the API server sees more
@@ -65,8 +65,8 @@ from kubernetes.dynamic.exceptions import ConflictError, ResourceNotFoundError
 
 from draguard.admission.judge import judge, rules_for
 from draguard.admission.kinds import JUDGED
-from draguard.admission.install import MATCH_CONDITIONS, RESOURCES
-from draguard.admission.policies import export, resource_name
+from draguard.admission.install import MATCH_CONDITIONS, resource_name, routes
+from draguard.admission.policies import export
 from draguard.admission.review import Request
 from draguard.core.config import Config
 from draguard.core.finding import Severity
@@ -94,7 +94,7 @@ for _target in TARGETS:
         if _obj["kind"] == "ValidatingAdmissionPolicy":
             TARGET_OF.setdefault(_obj["metadata"]["labels"]["draguard.io/rule"], _target)
 #: what is installed: the parameters, each rule's policy and binding from its target's export
-INSTALLED = [EXPORTS[TARGETS[0]].objects[0]] + [
+INSTALLED = [o for o in EXPORTS[TARGETS[0]].objects if o["kind"] == "ConfigMap"] + [
     o for target in TARGETS for o in EXPORTS[target].objects if o["kind"].startswith("ValidatingAdmissionPolicy")
     and TARGET_OF[o["metadata"]["labels"]["draguard.io/rule"]] == target]
 BINDINGS = {o["spec"]["policyName"]: o for o in INSTALLED if o["kind"] == "ValidatingAdmissionPolicyBinding"}
@@ -247,14 +247,13 @@ def registration(url: str, ca: bytes, target: str) -> dict:
                           "failurePolicy": "Fail", "timeoutSeconds": 10, "matchPolicy": "Equivalent",
                           "clientConfig": {"url": f"{url}/validate", "caBundle": base64.b64encode(ca).decode()},
                           "objectSelector": {"matchLabels": {ROUTE: target}},
-                          "rules": [{"apiGroups": [group], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
-                                     "resources": resources} for group, resources in RESOURCES.items()],
+                          "rules": routes(),
                           "matchConditions": MATCH_CONDITIONS}]}
 
 
 def routed(data: dict) -> bool:
-    """The installed webhook is asked about the object's kind (install.RESOURCES)."""
-    return resource_name(data["kind"]) in RESOURCES.get(_group(data), ())
+    """The installed webhook is asked about the object's kind (install.routes: the judge's kinds)."""
+    return (_group(data), data["kind"]) in JUDGED
 
 
 def registered_verdicts(plane, judged: Judged, target: str) -> str:
