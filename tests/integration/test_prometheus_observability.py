@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import signal
 import socket
@@ -192,43 +193,53 @@ def prometheus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("prometheus")
     state = exporter_state()
     exporter = serve(("127.0.0.1", 0), state, lambda: True)
-    _rules_file(folder)
-    port = _free_port()
-    (folder / "prometheus.yml").write_text(yaml.safe_dump({
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
-        "rule_files": ["draguard-rules.yaml"],
-        "scrape_configs": [{"job_name": "draguard",
-                            "static_configs": [{"targets": [f"127.0.0.1:{exporter.server_address[1]}"]}]}]}))
-    log = (folder / "prometheus.log").open("w")
-    process = subprocess.Popen([PROMETHEUS, f"--config.file={folder / 'prometheus.yml'}",
-                                f"--storage.tsdb.path={folder / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
-                               stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-
-    def scrapes() -> int:
-        if process.poll() is not None:
-            pytest.fail(f"prometheus exited {process.returncode}: {(folder / 'prometheus.log').read_text()[-2000:]}")
-        try:
-            result = _get(base, "/api/v1/query", query="count_over_time(draguard_exporter_ready[5m])")["data"]["result"]
-        except OSError:
-            return 0
-        return int(result[0]["value"][1]) if result else 0
-
+    process = log = None
     try:
+        _rules_file(folder)
+        port = _free_port()
+        (folder / "prometheus.yml").write_text(yaml.safe_dump({
+            "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+            "rule_files": ["draguard-rules.yaml"],
+            "scrape_configs": [{"job_name": "draguard",
+                                "static_configs": [{"targets": [f"127.0.0.1:{exporter.server_address[1]}"]}]}]}))
+        log = (folder / "prometheus.log").open("w")
+        process = subprocess.Popen([PROMETHEUS, f"--config.file={folder / 'prometheus.yml'}",
+                                    f"--storage.tsdb.path={folder / 'data'}", f"--web.listen-address=127.0.0.1:{port}"],
+                                   stdout=log, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+
+        def scrapes() -> int:
+            if process.poll() is not None:
+                pytest.fail(f"prometheus exited {process.returncode}: "
+                            f"{(folder / 'prometheus.log').read_text()[-2000:]}")
+            try:
+                query = "count_over_time(draguard_exporter_ready[5m])"
+                result = _get(base, "/api/v1/query", query=query)["data"]["result"]
+            except OSError:  # not listening yet
+                return 0
+            return int(result[0]["value"][1]) if result else 0
+
         _until("the first scrape", lambda: scrapes() >= 1)
         state.tick()  # a judging pass between scrapes: the judge duration's rate is not all zeros
         _until("three scrapes", lambda: scrapes() >= 3)
         yield base
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log.close()
+        if process is not None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=10)
+        if log is not None:
+            log.close()
         exporter.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _instant(rfc3339: str) -> datetime:
+    """Prometheus's timestamps (nanoseconds, `Z` or an offset) as a datetime."""
+    return datetime.fromisoformat(re.sub(r"(\.\d{6})\d+", r"\1", rfc3339).replace("Z", "+00:00"))
 
 
 def _dashboard() -> dict:
@@ -273,11 +284,11 @@ def test_the_alerts_load_and_the_synthetic_cluster_makes_them_pending(prometheus
     the synthetic cluster (a claim deleting for 30 minutes, a reservation for a gone pod, a full
     pool) are pending, waiting out their `for`; the exporter's health alert is not."""
 
-    since = datetime.now(timezone.utc).replace(microsecond=0).isoformat()[:19]  # after three scrapes
+    since = datetime.now(timezone.utc)  # after three scrapes
 
     def evaluated():
         rules = [r for g in _get(prometheus, "/api/v1/rules", type="alert")["data"]["groups"] for r in g["rules"]]
-        return rules if rules and all(r["lastEvaluation"][:19] > since for r in rules) else None
+        return rules if rules and all(_instant(r["lastEvaluation"]) > since for r in rules) else None
 
     rules = _until("the alerts evaluated since the scrapes", evaluated)
     assert {r["name"] for r in rules} == PENDING | INACTIVE
