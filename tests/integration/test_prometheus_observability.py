@@ -43,13 +43,13 @@ KINDS = {"Node": NODES, "ResourceSlice": SLICES, "Pod": PODS, "ResourceClaim": C
 #: (the variable's allValue), and at one pool; the built-in intervals at what Grafana picks for
 #: a 1 s scrape interval.
 ALL, FULL_POOL = {"$node_pool": ".*"}, {"$node_pool": "full"}
+GRAFANA = {"$__rate_interval": "1m", "$__interval": "15s", "$__range": "1h"}
 #: panels allowed no series for the full pool alone: the audit gives no stranded ratio where
 #: nothing fits even after repacking (0 allocatable of 0 possible)
 EMPTY_WHEN_FULL = {"Fragmentation: stranded capacity per profile"}
-GRAFANA = {"$__rate_interval": "1m", "$__interval": "15s", "$__range": "1h"}
 #: alerts that the synthetic cluster leaves pending (the `for` of each is minutes; the test
 #: lasts seconds), and the one it must leave inactive: the exporter is ready and its streams
-#: do not restart (promtool's unit test makes that one fire)
+#: do not keep restarting (promtool's unit test makes that one fire)
 PENDING = {"DraguardClaimStuckDeleting", "DraguardReservationForGonePod", "DraguardPoolCannotPlaceLargestProfile"}
 INACTIVE = {"DraguardExporterNotReady"}
 
