@@ -95,3 +95,13 @@ def review(obj: dict, operation: str = "CREATE", namespace: str = "team-a", uid:
         "resource": {"group": group, "version": version, "resource": obj.get("kind", "").lower() + "s"},
         "operation": operation, "namespace": namespace, "name": obj.get("metadata", {}).get("name", ""),
         "object": obj, "oldObject": None, "dryRun": False, "userInfo": {"username": "alice"}, **extra}}
+
+
+#: a Deployment from before the webhook: one GPU through the device plugin, one replica (the
+#: ratchet's tests grow it)
+LEGACY_DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "infer", "namespace": "team-a"},
+    "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "infer"}}, "template": {
+        "metadata": {"labels": {"app": "infer"}},
+        "spec": {"containers": [{"name": "server", "image": "vllm/vllm-openai:v0.6",
+                                 "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}}}

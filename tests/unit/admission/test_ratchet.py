@@ -22,6 +22,8 @@ from draguard.model.claims import CLAIM_TARGETS
 from draguard.model.workloads import POD_TARGETS
 from draguard.rules import REGISTRY
 
+from support.webhook import LEGACY_DEPLOYMENT
+
 GREW = grew_cel(None)
 NAMES = grown_names_cel(None)
 POLICY = {"spec": {"variables": variables_for([GREW, NAMES], None)}}
@@ -146,23 +148,6 @@ def test_the_webhook_and_the_policies_measure_growth_alike():
 def test_an_unchanged_object_grows_nothing():
     for obj in _examples():
         assert growth(obj, obj) == [] and _cel_grew(obj, obj)[0] is False
-
-
-LEGACY_DEPLOYMENT = yaml.safe_load("""
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: infer, namespace: team-a}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: infer}}
-  template:
-    metadata: {labels: {app: infer}}
-    spec:
-      containers:
-      - name: server
-        image: vllm/vllm-openai:v0.6
-        resources: {limits: {nvidia.com/gpu: 1}}
-""")
 
 
 @pytest.mark.parametrize("kube_version", ["1.32", "1.35"])

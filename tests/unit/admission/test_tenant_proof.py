@@ -24,7 +24,7 @@ from draguard.core.config import Config
 from draguard.engine import lint_objects
 from draguard.rules import REGISTRY
 
-from support.webhook import post, review, running_webhook
+from support.webhook import LEGACY_DEPLOYMENT, post, review, running_webhook
 
 CONFIG = rules_for(Config(kube_version="1.34"), offline=True)
 KUBERAY = "system:serviceaccount:ray-system:kuberay-operator"
@@ -46,21 +46,6 @@ ALL_DEVICES_CLAIM = _doc("""
         requests:
         - name: gpu
           exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}
-    """)
-LEGACY_DEPLOYMENT = _doc("""
-    apiVersion: apps/v1
-    kind: Deployment
-    metadata: {name: infer, namespace: team-a}
-    spec:
-      replicas: 1
-      selector: {matchLabels: {app: infer}}
-      template:
-        metadata: {labels: {app: infer}}
-        spec:
-          containers:
-          - name: server
-            image: vllm/vllm-openai:v0.6
-            resources: {limits: {nvidia.com/gpu: 1}}
     """)
 _KINDS = {"Pod": {"group": "", "version": "v1", "kind": "Pod"},
           "Deployment": {"group": "apps", "version": "v1", "kind": "Deployment"},
