@@ -107,18 +107,24 @@ def _cel_owner_kind_in(kinds: Iterable[tuple[str, str]]) -> str:
     return "(" + " || ".join(f"({t})" for t in tests) + ")"
 
 
+#: where a judged object keeps what the rules read besides its metadata: its spec, or a
+#: PodTemplate's template (a PodTemplate has no spec)
+_CONTENT = ("spec", "template")
+
+
 def _being_deleted(request: Request) -> bool:
     old = mapping(request.old_object)
     new = mapping(request.object)
     return (request.operation == "UPDATE" and bool(mapping(new.get("metadata")).get("deletionTimestamp"))
-            and ("spec" in new) == ("spec" in old) and new.get("spec") == old.get("spec"))
+            and all((key in new) == (key in old) and new.get(key) == old.get(key) for key in _CONTENT))
 
 
 BEING_DELETED = Exemption(
     "not-being-deleted", "being deleted and only its metadata changed: not judged (its finalizers must come off)",
     _being_deleted,
-    "request.operation == 'UPDATE' && has(object.metadata.deletionTimestamp) && "
-    "has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec)")
+    "request.operation == 'UPDATE' && has(object.metadata.deletionTimestamp) && " + " && ".join(
+        f"has(object.{key}) == has(oldObject.{key}) && (!has(object.{key}) || object.{key} == oldObject.{key})"
+        for key in _CONTENT))
 
 
 def _generated_claim(request: Request) -> bool:

@@ -47,7 +47,10 @@ ALL_DEVICES_CLAIM = _doc("""
         - name: gpu
           exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}
     """)
+LEGACY_POD_TEMPLATE = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t", "namespace": "team-a"},
+                       "template": {"spec": LEGACY_POD["spec"]}}
 _KINDS = {"Pod": {"group": "", "version": "v1", "kind": "Pod"},
+          "PodTemplate": {"group": "", "version": "v1", "kind": "PodTemplate"},
           "Deployment": {"group": "apps", "version": "v1", "kind": "Deployment"},
           "ResourceClaim": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
           "ConfigMap": {"group": "", "version": "v1", "kind": "ConfigMap"}}
@@ -107,6 +110,18 @@ def test_a_generated_claim_is_known_by_who_made_it_not_by_its_annotation(annotat
     assert sent is not allowed
 
 
+def test_a_pod_template_held_in_deletion_is_judged_when_its_template_changes():
+    """A PodTemplate keeps its pod spec under `template`, not `spec`: a tenant's own finalizer
+    holds it in deletion, and an update that rewrites its template is judged."""
+    held = _with(copy.deepcopy(LEGACY_POD_TEMPLATE), deletionTimestamp="2026-12-06T00:00:00Z", finalizers=["x/hold"])
+    clean = copy.deepcopy(held)
+    clean["template"]["spec"]["containers"][0]["resources"] = {}
+    verdict = judge(_request(held, operation="UPDATE", old=clean), CONFIG)
+    assert not verdict.allowed and [f.rule for f in verdict.denials] == ["legacy-gpu-resource"]
+    finalizer_off = _with(copy.deepcopy(held), finalizers=[])
+    assert judge(_request(finalizer_off, operation="UPDATE", old=held), CONFIG).skipped
+
+
 @pytest.mark.parametrize("owner, allowed", [
     (("ray.io/v1", "RayCluster"), True),  # judged when it was written: its pods go by its verdict
     (("example.com/v1", "Unjudged"), False),  # an owner admission never judged
@@ -137,7 +152,7 @@ def _requests():
              "system:serviceaccount:kube-system:replicaset-controller"]
     owners = [None, ("v1", "Pod"), ("apps/v1", "ReplicaSet"), ("ray.io/v1", "RayCluster"),
               ("example.com/v1", "Widget"), ("v1", "ConfigMap"), ("apps", "ReplicaSet"), ("apps/v1/x", "ReplicaSet")]
-    objects = [LEGACY_POD, ALL_DEVICES_CLAIM, LEGACY_DEPLOYMENT]
+    objects = [LEGACY_POD, ALL_DEVICES_CLAIM, LEGACY_DEPLOYMENT, LEGACY_POD_TEMPLATE]
     for user, owner, obj, operation, deleting in itertools.product(users, owners, objects, ("CREATE", "UPDATE"),
                                                                   ("no", "metadata", "spec")):
         new = _owned_by(obj, *owner) if owner else copy.deepcopy(obj)
@@ -147,7 +162,7 @@ def _requests():
             if deleting != "no":
                 new["metadata"]["deletionTimestamp"] = old["metadata"]["deletionTimestamp"] = "2026-12-06T00:00:00Z"
             if deleting == "spec":
-                new["spec"]["changed"] = True
+                new["spec" if "spec" in new else "template"]["changed"] = True
         yield _request(new, user, operation, old)
 
 
