@@ -41,7 +41,7 @@ def configuration(url: str, ca: bytes) -> dict:
                           "namespaceSelector": {"matchLabels": LABEL},
                           "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["", "apps", "resource.k8s.io"],
                                      "apiVersions": ["*"], "scope": "Namespaced",
-                                     "resources": ["pods", "deployments", "resourceclaims",
+                                     "resources": ["pods", "pods/ephemeralcontainers", "deployments", "resourceclaims",
                                                    "resourceclaimtemplates"]}]}]}
 
 
@@ -105,6 +105,29 @@ def test_the_legacy_pod_is_refused_naming_the_rule_and_field(guarded):
     assert 'admission webhook \\"validate.draguard.io\\" denied the request' in body
     assert '[legacy-gpu-resource] spec.containers[0].resources.limits[\\"nvidia.com/gpu\\"]' in body
     assert "legacy-gpu-resource" in refused(plane, legacy, dry_run=True)  # a dry run is judged the same
+
+
+def test_an_ephemeral_container_is_judged_as_the_pod_s_others(guarded):
+    """`kubectl debug` adds a container through pods/ephemeralcontainers, an UPDATE of the whole
+    Pod: one that sets NVIDIA_VISIBLE_DEVICES=all on a compliant pod is refused, a plain one
+    admitted (neither reached the webhook before: the subresource was not routed)."""
+    plane, _ = guarded
+    core = client.CoreV1Api(plane.api())
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "debugged"},
+           "spec": {"containers": [{"name": "app", "image": "busybox"}]}}
+    create(plane, pod)
+    try:
+        def debug(name: str, env: list[dict]):
+            return core.patch_namespaced_pod_ephemeralcontainers("debugged", NS, {"spec": {"ephemeralContainers": [
+                {"name": name, "image": "busybox", "env": env}]}})
+        with pytest.raises(client.exceptions.ApiException) as caught:
+            debug("sneaky", [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}])
+        said = caught.value.body if isinstance(caught.value.body, str) else caught.value.body.decode()
+        assert "[env-device-visibility] spec.ephemeralContainers[0].env[0]" in json.loads(said)["message"]
+        debug("plain", [])
+        assert [c.name for c in core.read_namespaced_pod("debugged", NS).spec.ephemeral_containers] == ["plain"]
+    finally:
+        core.delete_namespaced_pod("debugged", NS, grace_period_seconds=0)
 
 
 def test_the_legacy_deployment_is_refused_at_the_deployment(guarded):

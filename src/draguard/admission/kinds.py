@@ -11,3 +11,8 @@ BUDGET = ("policy", "PodDisruptionBudget")
 #: Namespaces (the admin-access label) and PodDisruptionBudgets (what they select).
 JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
                         (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), BUDGET}
+#: subresources through which what the judge reads is written besides the resource itself: a
+#: pod's ephemeral containers (`kubectl debug`) are added through pods/ephemeralcontainers
+#: alone (k8s.io/kubernetes pkg/registry/core/pod/storage EphemeralContainersREST), an UPDATE
+#: of the whole Pod, which the judge reads as any other
+WRITTEN_THROUGH = {("", "Pod"): ("ephemeralcontainers",)}

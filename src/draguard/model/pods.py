@@ -176,7 +176,8 @@ def claim_sites(manifest: Manifest) -> list[PodSite]:
 
 def _pod_containers(spec: dict, inline: tuple) -> list[ContainerSite]:
     sites = []
-    for list_key, init in (("initContainers", True), ("containers", False)):
+    # ephemeral containers (kubectl debug) run beside the others, with the pod's volumes and env
+    for list_key, init in (("initContainers", True), ("containers", False), ("ephemeralContainers", False)):
         items = spec.get(list_key)
         if isinstance(items, list):
             sites.extend(ContainerSite(c, init=init) for c in items if isinstance(c, dict))

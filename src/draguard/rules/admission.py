@@ -2,5 +2,6 @@
 
 from __future__ import annotations
 
-#: CEL for the containers and init containers of one pod spec `s`.
-SPEC_CONTAINERS = "((has(s.containers) ? s.containers : []) + (has(s.initContainers) ? s.initContainers : []))"
+#: CEL for the containers, init containers and ephemeral containers of one pod spec `s`.
+SPEC_CONTAINERS = ("((has(s.containers) ? s.containers : []) + (has(s.initContainers) ? s.initContainers : []) + "
+                   "(has(s.ephemeralContainers) ? s.ephemeralContainers : []))")

@@ -15,7 +15,7 @@ import yaml
 from cryptography import x509
 
 from draguard.admission.install import IMAGE, PORT, UID, manifests, resource_name
-from draguard.admission.judge import JUDGED
+from draguard.admission.kinds import JUDGED, WRITTEN_THROUGH
 from draguard.admission.policies import PARAMS, export
 from draguard.core.config import Config
 from draguard.rules import REGISTRY
@@ -35,9 +35,16 @@ def _routed(rules: list[dict]) -> set:
     return {(group, resource) for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]}
 
 
+def _resources(kinds) -> set:
+    """(group, resource) of `kinds`, with the subresources that write their content."""
+    return {(group, f"{resource_name(kind)}{suffix}") for group, kind in kinds
+            for suffix in ("", *(f"/{sub}" for sub in WRITTEN_THROUGH.get((group, kind), ())))}
+
+
 def test_the_webhook_routes_every_kind_the_judge_models_at_every_version():
     [webhook] = _by_kind(manifests())["ValidatingWebhookConfiguration"]["webhooks"]
-    assert _routed(webhook["rules"]) == {(group, resource_name(kind)) for group, kind in JUDGED}
+    assert _routed(webhook["rules"]) == _resources(JUDGED)
+    assert ("", "pods/ephemeralcontainers") in _routed(webhook["rules"])  # kubectl debug writes there
     assert len({group for group, _ in JUDGED}) >= 16
     assert all(rule["apiVersions"] == ["*"] and rule["operations"] == ["CREATE", "UPDATE"] for rule in webhook["rules"])
     assert webhook["matchPolicy"] == "Equivalent"
@@ -48,7 +55,7 @@ def test_the_policies_match_what_their_rules_target_and_only_what_the_webhook_ro
     policies = [o for o in result.objects if o["kind"] == "ValidatingAdmissionPolicy"]
     matched = set().union(*(_routed(p["spec"]["matchConstraints"]["resourceRules"]) for p in policies))
     rules = [REGISTRY.get(p["metadata"]["labels"]["draguard.io/rule"]) for p in policies]
-    targeted = {(group, resource_name(kind)) for rule in rules for group, kind in rule.admission.kinds(rule.targets)}
+    targeted = _resources({kind for rule in rules for kind in rule.admission.kinds(rule.targets)})
     assert matched == targeted
     [webhook] = _by_kind(manifests())["ValidatingWebhookConfiguration"]["webhooks"]
     routed = _routed(webhook["rules"])
