@@ -5,6 +5,7 @@ with nothing in it (dry-run judgements need no objects of their own)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from contextlib import contextmanager
 
@@ -12,6 +13,7 @@ import pytest
 
 from support.cluster import ControlPlane, FakeKubelet, build, gpu_inventory
 from support.oracle import oracle_binary
+from support.renderers import renderers_dir
 
 SMOKE_NAMESPACE = "smoke"
 
@@ -22,6 +24,15 @@ def oracle():
     if binary is None:
         pytest.skip("Go is not installed: the upstream allocator oracle cannot be built")
     return binary
+
+
+@pytest.fixture(scope="session")
+def helm():
+    """The real helm built by harness/renderers, for the chart tests."""
+    folder = renderers_dir()
+    if folder is None:
+        pytest.skip("Go is not installed: helm cannot be built")
+    return os.path.join(folder, "helm")
 
 
 @contextmanager

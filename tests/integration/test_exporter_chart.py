@@ -6,7 +6,6 @@ they lint clean with draguard and the real kube-apiserver accepts them (dry run)
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
@@ -15,17 +14,8 @@ import yaml
 from draguard.cluster.exporter import WATCHED
 
 from support.paths import ROOT
-from support.renderers import renderers_dir
 
 CHART = ROOT / "deploy" / "helm" / "draguard"
-
-
-@pytest.fixture(scope="module")
-def helm():
-    folder = renderers_dir()
-    if folder is None:
-        pytest.skip("Go is not installed: helm cannot be built")
-    return os.path.join(folder, "helm")
 
 
 def rendered(helm, *sets: str) -> dict:

@@ -47,12 +47,9 @@ import base64
 import json
 import os
 import random
-import ssl
 import sys
 import textwrap
 import time
-import urllib.error
-import urllib.request
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -278,19 +275,7 @@ def dry_run(plane, judged: Judged, labels: dict) -> tuple[int, str, list[str]]:
     """(HTTP status, body, warnings) of a server-side dry-run create of the object with `labels` added."""
     obj = dict(judged.data, metadata=dict(judged.data["metadata"],
                                           labels={**(judged.data["metadata"].get("labels") or {}), **labels}))
-    version = obj["apiVersion"]
-    base = f"/api/{version}" if "/" not in version else f"/apis/{version}"
-    where = f"/namespaces/{NS}" if judged.namespaced else ""
-    request = urllib.request.Request(f"{plane.url}{base}{where}/{resource_name(obj['kind'])}?dryRun=All",
-                                     data=json.dumps(obj).encode(), method="POST",
-                                     headers={"Authorization": f"Bearer {plane.token}",
-                                              "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=str(plane.ca_file)),
-                                    timeout=20) as response:
-            return response.status, response.read().decode(), response.headers.get_all("Warning") or []
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), exc.headers.get_all("Warning") or []
+    return plane.dry_run_create(obj, NS if judged.namespaced else None)
 
 
 def api_verdict(plane, judged: Judged, rule) -> str:

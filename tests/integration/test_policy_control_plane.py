@@ -15,17 +15,13 @@ the exempt-namespace selector the export writes is unit-tested."""
 from __future__ import annotations
 
 import json
-import ssl
 import textwrap
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 import yaml
 from kubernetes import dynamic
 
-from draguard.admission.install import resource_name
 from draguard.admission.policies import export
 from draguard.core.config import Config
 from draguard.rules import REGISTRY
@@ -50,24 +46,11 @@ def _narrowed(objects: list[dict]) -> list[dict]:
 
 def dry_run(plane, obj: dict, namespace: str = NS, user: str | None = None) -> tuple[int, str, list[str]]:
     """(HTTP status, body, warnings) of a server-side dry-run create of `obj`, as `user` when
-    given (impersonated, in system:masters: admission alone decides)."""
+    given."""
     resource = dynamic.DynamicClient(plane.api()).resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
-    group_version = obj["apiVersion"]
-    base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
-    where = f"/namespaces/{namespace}" if resource.namespaced else ""
     if resource.namespaced:
         obj = dict(obj, metadata=dict(obj["metadata"], namespace=namespace))
-    headers = {"Authorization": f"Bearer {plane.token}", "Content-Type": "application/json"}
-    if user:
-        headers.update({"Impersonate-User": user, "Impersonate-Group": "system:masters"})
-    request = urllib.request.Request(f"{plane.url}{base}{where}/{resource_name(obj['kind'])}?dryRun=All",
-                                     data=json.dumps(obj).encode(), method="POST", headers=headers)
-    context = ssl.create_default_context(cafile=str(plane.ca_file))
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=10) as response:
-            return response.status, response.read().decode(), response.headers.get_all("Warning") or []
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), exc.headers.get_all("Warning") or []
+    return plane.dry_run_create(obj, namespace if resource.namespaced else None, user, timeout=10)
 
 
 def _docs(text: str) -> list[dict]:

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 import base64
 import json
-import ssl
 import textwrap
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 import yaml
@@ -76,20 +73,7 @@ def webhooked(bare_plane):
 
 def dry_run(plane, obj: dict) -> tuple[int, str, list[str]]:
     """(HTTP status, body, warnings) of a server-side dry-run create of `obj`."""
-    version = obj["apiVersion"]
-    base = f"/api/{version}" if "/" not in version else f"/apis/{version}"
-    namespace = obj["metadata"].get("namespace")
-    where = f"/namespaces/{namespace}" if namespace else ""
-    request = urllib.request.Request(f"{plane.url}{base}{where}/{resource_name(obj['kind'])}?dryRun=All",
-                                     data=json.dumps(obj).encode(), method="POST",
-                                     headers={"Authorization": f"Bearer {plane.token}",
-                                              "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=str(plane.ca_file)),
-                                    timeout=20) as response:
-            return response.status, response.read().decode(), response.headers.get_all("Warning") or []
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode(), exc.headers.get_all("Warning") or []
+    return plane.dry_run_create(obj, obj["metadata"].get("namespace"))
 
 
 def _placed(text: str, namespace: str, plane) -> list[dict]:

@@ -8,23 +8,13 @@ from __future__ import annotations
 import os
 import subprocess
 
-import pytest
 import yaml
 
 from draguard.admission.install import manifests
 
 from support.paths import ROOT
-from support.renderers import renderers_dir
 
 CHART = ROOT / "deploy" / "helm" / "draguard"
-
-
-@pytest.fixture(scope="module")
-def helm():
-    folder = renderers_dir()
-    if folder is None:
-        pytest.skip("Go is not installed: helm cannot be built")
-    return os.path.join(folder, "helm")
 
 
 def _key(obj: dict) -> tuple:

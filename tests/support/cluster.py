@@ -183,6 +183,31 @@ class ControlPlane:
         configuration.api_key = {"authorization": f"Bearer {self.token}"}
         return client.ApiClient(configuration)
 
+    def dry_run_create(self, obj: dict, namespace: str | None = None, user: str | None = None,
+                       timeout: float = 20) -> tuple[int, str, list[str]]:
+        """(HTTP status, body, Warning headers) of a server-side dry-run create of `obj` in
+        `namespace` (None: cluster-scoped), as `user` when given (impersonated, in
+        system:masters: admission alone decides)."""
+        import json
+        import urllib.error
+
+        from draguard.admission.install import resource_name
+
+        version = obj["apiVersion"]
+        base = f"/api/{version}" if "/" not in version else f"/apis/{version}"
+        where = f"/namespaces/{namespace}" if namespace else ""
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        if user:
+            headers.update({"Impersonate-User": user, "Impersonate-Group": "system:masters"})
+        request = urllib.request.Request(f"{self.url}{base}{where}/{resource_name(obj['kind'])}?dryRun=All",
+                                         data=json.dumps(obj).encode(), method="POST", headers=headers)
+        try:
+            with urllib.request.urlopen(request, context=ssl.create_default_context(cafile=str(self.ca_file)),
+                                        timeout=timeout) as response:
+                return response.status, response.read().decode(), response.headers.get_all("Warning") or []
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode(), exc.headers.get_all("Warning") or []
+
     def apply(self, objects: list[dict], namespace: str | None = None) -> None:
         dyn = dynamic.DynamicClient(self.api())
         for obj in objects:
