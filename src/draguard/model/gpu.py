@@ -23,12 +23,43 @@ DEVICE_ENV_VARS = frozenset({
     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK",
 })
 
-#: Host paths that expose GPU device nodes or driver/MPS state (trailing slashes allowed);
-#: RE2 syntax, so admission policies use the same pattern. `/dev` exposes them all. Python
-#: reads it with fullmatch: its `$` also matches before a final newline, RE2's does not.
-HOST_GPU_PATH = re.compile(r"^(/dev|/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
-#: ... of which these name GPUs specifically (a `/dev` mount alone does not make a GPU pod)
-GPU_SPECIFIC_PATH = re.compile(r"^(/dev/nvidia.*|/dev/dri(/.*)?|/tmp/nvidia-mps(/.*)?|/var/run/nvidia.*|/run/nvidia.*)/*$")
+#: How a host path may spell one separator: `/`, `//`, `/./` ... (a `.` component and an
+#: empty one name the same directory). The API server refuses `..` in a hostPath
+#: (core/validation validatePathNoBacksteps), so these are every spelling a Pod can reach.
+_SEP = r"(/\.?)*/"
+_END = r"(/\.?)*$"
+#: A `..` component: refused in a Pod, but a custom resource holding a pod template is not
+#: validated by the API server, and `..` can lead anywhere: it counts as a GPU path.
+_BACKSTEP = r".*(^|/)\.\.(/|$).*"
+
+
+def _host_path_pattern(exact: tuple[str, ...], prefixed: tuple[str, ...], subtrees: tuple[str, ...],
+                       root: bool) -> tuple[re.Pattern, str]:
+    """An RE2-compatible pattern (admission policies use it as it is) for host paths, each
+    given as its components: `exact` ones, components ending in a name `prefixed` by the last
+    one (`/dev/nvidia0`), or anything inside `subtrees`, whatever the spelling (_SEP); with
+    `root`, the host root and any path with `..` too.
+    Returns Python's compiled pattern (read with `match`: CEL's `matches` finds, and the
+    pattern anchors at the start) and the RE2 text for admission."""
+    def spelled(components: str) -> str:
+        return _SEP + _SEP.join(re.escape(c) for c in components.split("/"))
+    alternatives = [spelled(p) + _END for p in exact + subtrees]
+    alternatives += [spelled(p) + ".*" for p in prefixed]
+    alternatives += [spelled(p) + "/.*" for p in subtrees]
+    alternatives += [r"(/\.?)+$", _BACKSTEP] * root
+    pattern = "^(" + "|".join(f"({a})" for a in alternatives) + ")"
+    # RE2's `$` is the end of the text; Python's also matches before a final newline
+    return re.compile(pattern.replace("$", r"\Z")), pattern
+
+
+#: Host paths that name GPU device nodes or driver/MPS state.
+GPU_SPECIFIC_PATH, _ = _host_path_pattern(exact=(), prefixed=("dev/nvidia", "var/run/nvidia", "run/nvidia"),
+                                          subtrees=("dev/dri", "tmp/nvidia-mps"), root=False)
+#: ... and the folders that hold them: `/dev` exposes every device node, `/` everything. A
+#: bare `/dev` mount (CSI node plugins, node exporters) does not make a GPU pod, though.
+HOST_GPU_PATH, HOST_GPU_PATH_RE2 = _host_path_pattern(exact=("dev", "tmp", "var", "var/run", "run"),
+                                                      prefixed=("dev/nvidia", "var/run/nvidia", "run/nvidia"),
+                                                      subtrees=("dev/dri", "tmp/nvidia-mps"), root=True)
 
 
 def legacy_resources(resources: dict, aliases: tuple = ()):
@@ -52,7 +83,7 @@ def device_env(container: ContainerSite):
 def host_gpu_path(volume: dict) -> str | None:
     """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
     path = mapping(volume.get("hostPath")).get("path")
-    return path if isinstance(path, str) and HOST_GPU_PATH.fullmatch(path) else None
+    return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
 
 
 def holds_gpu(objects: ObjectSet, namespace: str, entry: dict) -> bool:
@@ -79,7 +110,7 @@ def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
     for c in site.containers:
         if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):
             return True
-    return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.fullmatch(path) for v in site.volumes)
+    return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)
 
 
 def required_node_labels(site: PodSite) -> dict[str, set[str]]:

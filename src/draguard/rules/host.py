@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items
-from ..model.gpu import HOST_GPU_PATH, host_gpu_path, uses_gpu
+from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path, uses_gpu
 from ..model.pods import PodSite, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
@@ -45,10 +45,11 @@ class HostDeviceMount(Rule):
     fixable = FixAvailability.ALWAYS
     admission = Admission(
         "!has(s.volumes) || s.volumes.all(v, !has(v.hostPath) || "
-        f"!has(v.hostPath.path) || !v.hostPath.path.matches(r'{HOST_GPU_PATH.pattern}'))",
+        f"!has(v.hostPath.path) || !v.hostPath.path.matches(r'{HOST_GPU_PATH_RE2}'))",
         "a hostPath volume mounts GPU device nodes or driver state; let a DRA driver inject the device",
         over="podSpecs")
-    summary = "A hostPath volume onto /dev, /dev/nvidia*, /dev/dri, /tmp/nvidia-mps, /var/run/nvidia* or /run/nvidia*."
+    summary = ("A hostPath volume onto /dev/nvidia*, /dev/dri, /tmp/nvidia-mps, /var/run/nvidia*, /run/nvidia* "
+               "or a folder holding them (/, /dev, /tmp, /run, /var, /var/run), however the path is spelled.")
     rationale = """
         Mounting the host's device nodes hands the container every GPU on the node (and the
         MPS pipes or driver sockets of every other tenant), whatever the scheduler

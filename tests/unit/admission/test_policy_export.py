@@ -371,7 +371,19 @@ def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, 
 
 @pytest.mark.parametrize("path, flagged", [
     ("/dev", True), ("/dev/", True), ("/dev/nvidia0", True), ("/run/nvidia", True),
-    ("/dev\n", False), ("/dev/nvidia0\n", False), ("/run/nvidia\n", False), ("/dev/shm", False),
+    ("/dev\n", False), ("/dev/shm", False),
+    # a name that starts with nvidia, whatever follows (a newline too)
+    ("/dev/nvidia0\n", True), ("/run/nvidia\n", True),
+    # the same directories spelled otherwise (an attack review got each past the old pattern)
+    ("//dev", True), ("/./dev", True), ("/dev/.", True), ("/dev//nvidia0", True), ("/dev/./nvidia0", True),
+    ("/var//run/nvidia-persistenced", True), ("//run/./nvidia/", True), ("/dev/dri/./card0", True),
+    # the folders that hold them: the host root, and /dev's, /run's and /tmp's parents
+    ("/", True), ("//", True), ("/.", True), ("/tmp", True), ("/run/", True), ("/var", True), ("/var/run", True),
+    # `..` (the API server refuses it in a Pod; a custom resource's template is not validated)
+    ("/opt/../dev", True), ("/..", True),
+    # not GPU paths
+    ("/devx", False), ("/.dev", False), ("/dev/drix", False), ("/tmp/x", False), ("/var/log", False),
+    ("/opt/..x/data", False), ("/tmp/nvidia-mpsx", False),
 ])
 def test_the_check_and_the_policy_read_a_host_path_alike(path, flagged):
     """CEL's matches() is RE2, whose `$` is the end of the text; Python's `$` also matches
