@@ -41,7 +41,8 @@ def configuration(url: str, ca: bytes) -> dict:
                           "namespaceSelector": {"matchLabels": LABEL},
                           "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": ["", "apps", "resource.k8s.io"],
                                      "apiVersions": ["*"], "scope": "Namespaced",
-                                     "resources": ["pods", "pods/ephemeralcontainers", "deployments", "resourceclaims",
+                                     "resources": ["pods", "pods/ephemeralcontainers", "deployments",
+                                                   "deployments/scale", "resourceclaims",
                                                    "resourceclaimtemplates"]}]}]}
 
 
@@ -269,6 +270,39 @@ def test_with_the_cache_a_missing_template_is_warned_of_and_a_dra_backed_gpu_adm
             assert offline["allowed"] is False  # without the cluster's classes it is the device plugin
     finally:
         resources.delete_device_class("dra-gpus")
+
+
+def test_kubectl_scale_may_not_grow_a_legacy_deployment(guarded):
+    """`kubectl scale` writes deployments/scale, a Scale with no template (the attack review
+    grew the legacy Deployment to 50 pods that way, unjudged): the online webhook judges it as
+    the Deployment's update, read from its cache; the offline one, which holds no Deployments,
+    admits it with a warning that says so."""
+    plane, _ = guarded
+    core, apps = client.CoreV1Api(plane.api()), client.AppsV1Api(plane.api())
+    namespace = "scaled-before"
+    core.create_namespace({"metadata": {"name": namespace}})
+    try:
+        dynamic.DynamicClient(plane.api()).resources.get(api_version="apps/v1", kind="Deployment").create(
+            namespace=namespace, body={
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "legacy"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
+                     "template": {"metadata": {"labels": {"app": "x"}}, "spec": LEGACY_POD["spec"]}}})
+        core.patch_namespace(namespace, {"metadata": {"labels": LABEL}})
+        with online_webhook(plane, "scale"):
+            def refused_scale(dry_run: str | None) -> str:
+                try:
+                    apps.patch_namespaced_deployment_scale("legacy", namespace, {"spec": {"replicas": 50}},
+                                                           dry_run=dry_run)
+                except client.exceptions.ApiException as exc:
+                    return json.loads(exc.body)["message"]
+                return ""
+            until("the online webhook to be registered", lambda: "pods 1 -> 50" in refused_scale("All"), timeout=30)
+            assert "the update grows what its existing errors concern (pods 1 -> 50)" in refused_scale(None)
+            assert apps.read_namespaced_deployment_scale("legacy", namespace).spec.replicas == 1
+            apps.patch_namespaced_deployment_scale("legacy", namespace, {"spec": {"replicas": 0}})  # shrinking
+            assert not apps.read_namespaced_deployment_scale("legacy", namespace).spec.replicas  # 0 is omitted
+    finally:
+        core.delete_namespace(namespace)
 
 
 def test_online_the_webhook_judges_as_the_cluster_it_serves(guarded):

@@ -25,7 +25,7 @@ import json
 from ..cluster.live import ClusterError
 from .cache import WATCHED
 from .exemptions import BEING_DELETED, GENERATED_CLAIM
-from .kinds import JUDGED, WRITTEN_THROUGH
+from .kinds import JUDGED, WEBHOOK_SUBRESOURCES
 
 NAME = "draguard"
 LABELS = {"app.kubernetes.io/name": "draguard", "app.kubernetes.io/component": "webhook"}
@@ -48,14 +48,14 @@ def resource_name(kind: str) -> str:
     return lower + ("es" if lower.endswith("s") else "s")
 
 
-def routes(kinds=JUDGED) -> list[dict]:
+def routes(kinds=JUDGED, subresources=WEBHOOK_SUBRESOURCES) -> list[dict]:
     """Admission rules matching CREATE and UPDATE of `kinds` ((group, kind)) at every version
-    (`apiVersions: ['*']`), and the subresources that write their content (kinds.WRITTEN_THROUGH):
-    one rule per group, groups and resources sorted."""
+    (`apiVersions: ['*']`), and the `subresources` of each that write what the judge reads
+    (the webhook's: kinds.WEBHOOK_SUBRESOURCES): one rule per group, groups and resources sorted."""
     by_group: dict[str, set] = {}
     for group, kind in kinds:
         plural = resource_name(kind)
-        by_group.setdefault(group, set()).update([plural, *(f"{plural}/{sub}" for sub in WRITTEN_THROUGH.get(
+        by_group.setdefault(group, set()).update([plural, *(f"{plural}/{sub}" for sub in subresources.get(
             (group, kind), ()))])
     return [{"apiGroups": [group], "apiVersions": ["*"], "operations": list(_OPERATIONS),
              "resources": sorted(resources)} for group, resources in sorted(by_group.items())]

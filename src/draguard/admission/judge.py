@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from ..core.config import EXTERNAL_KINDS, Config
 from ..core.finding import Finding, Severity
+from ..core.fixes import plain
 from ..engine.lint import lint_loaded
 from ..engine.suppress import SUPPRESS_PREFIX
 from ..model.manifest import Manifest
@@ -36,7 +37,8 @@ from ..rules import REGISTRY
 from ..rules.base import Needs
 from ..sources.loader import Loaded
 from .exemptions import WORKLOAD_CONTROLLERS, exemptions
-from .kinds import BUDGET, JUDGED
+from .install import resource_name
+from .kinds import BUDGET, JUDGED, SCALE, SCALED
 from .ratchet import growth
 from .review import Request
 
@@ -87,6 +89,10 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
     objects the cross-object rules read, `devices` the cluster's devices with their
     allocator (a dra.target.Target; None: the built-in catalog); `controllers` the users
     whose objects made from an owner's template are not judged (not_judged)."""
+    if request.sub_resource == SCALE:
+        request = scaled(request, context)
+        if isinstance(request, str):
+            return Verdict(True, skipped=request, notes=[request])
     skipped = not_judged(request, controllers)
     if skipped:
         return Verdict(True, skipped=skipped)
@@ -97,6 +103,30 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
     grown = growth(request.old_object, request.object) if had else []
     notes = [SUPPRESSIONS_IGNORED] if _suppressions(request.object) else []
     return Verdict(not denials and not grown, denials, warnings + had, grown=grown, notes=notes)
+
+
+#: (group, plural) -> (group, kind) of the workloads whose scale is routed
+_SCALED_BY_RESOURCE = {(group, resource_name(kind)): (group, kind) for group, kind in SCALED}
+
+
+def scaled(request: Request, context: list[Manifest]) -> Request | str:
+    """A scale request (kinds.SCALED) read as the UPDATE of the workload it resizes: from the
+    workload as the cache holds it to the same with the Scale's `spec.replicas`, so that the
+    ratchet sees the pods grow as if the workload itself were edited. Why it is admitted
+    unjudged when the cache does not hold the workload (offline; created a moment ago: then
+    it was judged as created, and only a workload that had an error before the webhook can
+    grow one)."""
+    group_kind = _SCALED_BY_RESOURCE.get(request.resource)
+    replicas = mapping(mapping(request.object).get("spec")).get("replicas")
+    workload = next((m for m in context if (m.group, m.kind) == group_kind and m.name == request.name
+                     and m.namespace == request.namespace), None)
+    if group_kind is None or workload is None:
+        return (f"the scale of {request.resource[1] or 'a resource'} {request.namespace}/{request.name} is not judged: "
+                "the webhook's cache does not hold it")
+    old = plain(workload.data)
+    new = dict(old, spec=dict(mapping(old.get("spec")), replicas=replicas))
+    kind = {"group": group_kind[0], "version": old.get("apiVersion", "").rpartition("/")[2], "kind": group_kind[1]}
+    return replace(request, kind=kind, object=new, old_object=old, sub_resource="")
 
 
 def brought(request: Request, findings: list[Finding], config: Config, context, devices) -> tuple[list, list]:

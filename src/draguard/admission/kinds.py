@@ -16,3 +16,14 @@ JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "Res
 #: alone (k8s.io/kubernetes pkg/registry/core/pod/storage EphemeralContainersREST), an UPDATE
 #: of the whole Pod, which the judge reads as any other
 WRITTEN_THROUGH = {("", "Pod"): ("ephemeralcontainers",)}
+#: kinds whose replicas the `scale` subresource writes (autoscaling/v1 Scale: `kubectl scale`,
+#: HPAs), which the webhook's cache watches: a Scale carries no template, so the webhook
+#: judges a scale as the UPDATE of the workload it reads from its cache (judge.scaled). The
+#: policies cannot read the workload behind a Scale and do not match it; the scale of
+#: ReplicationControllers and of custom resources is not routed (docs/admission.md).
+SCALED = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "ReplicaSet")})
+SCALE = "scale"
+#: what the webhook routes besides the resources themselves: WRITTEN_THROUGH, and the scale
+#: subresource of SCALED (the policies route WRITTEN_THROUGH only)
+WEBHOOK_SUBRESOURCES = {kind: WRITTEN_THROUGH.get(kind, ()) + ((SCALE,) if kind in SCALED else ())
+                        for kind in WRITTEN_THROUGH.keys() | SCALED}

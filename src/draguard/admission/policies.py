@@ -45,6 +45,7 @@ from ..rules.admission import SPEC_CONTAINERS
 from ..rules.isolation import ADMIN_LABEL
 from .exemptions import GENERATED_CLAIM, WORKLOAD_CONTROLLERS, controllers_with, exemptions
 from .install import LABELS, NAME, namespace_object, routes
+from .kinds import WRITTEN_THROUGH
 from .ratchet import grew_cel, grown_names_cel
 from .variables import PARAMS_ADMIN_NAMESPACES, on_old, request_fields, variables_for
 
@@ -115,7 +116,7 @@ def _resource_rules(kinds: frozenset, kube_version: str) -> list[dict]:
     """The webhook's routes (install.routes) for `kinds`, resource.k8s.io at the one version
     the policy's CEL reads (`matchPolicy: Equivalent` converts the others to it)."""
     return [dict(rule, apiVersions=[dra_version(kube_version)]) if rule["apiGroups"] == [RESOURCE_GROUP] else rule
-            for rule in routes(kinds)]
+            for rule in routes(kinds, WRITTEN_THROUGH)]
 
 
 def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NAME,

@@ -30,6 +30,8 @@ class Request:
     old_object: dict | None
     dry_run: bool
     user: str = ""  # request.userInfo.username: who is asking
+    resource: tuple[str, str] = ("", "")  # request.resource (group, plural) the request is routed by
+    sub_resource: str = ""  # request.subResource: "scale", "ephemeralcontainers", "" for the resource itself
 
     @property
     def group_kind(self) -> tuple[str, str]:
@@ -54,10 +56,13 @@ def parse(body: bytes) -> Request:
     obj, old = request.get("object"), request.get("oldObject")
     kind = request.get("kind") if isinstance(request.get("kind"), dict) else {}
     user = request.get("userInfo") if isinstance(request.get("userInfo"), dict) else {}
+    resource = request.get("resource") if isinstance(request.get("resource"), dict) else {}
     return Request(request["uid"], kind, str(request.get("operation", "")), str(request.get("namespace") or ""),
                    str(request.get("name") or ""), obj if isinstance(obj, dict) else None,
                    old if isinstance(old, dict) else None, request.get("dryRun") is True,
-                   str(user.get("username") or ""))
+                   str(user.get("username") or ""),
+                   (str(resource.get("group") or ""), str(resource.get("resource") or "")),
+                   str(request.get("subResource") or ""))
 
 
 def response(uid: str, allowed: bool, message: str = "", warnings: list[str] = (), patch: list | None = None,

@@ -15,7 +15,7 @@ import yaml
 from cryptography import x509
 
 from draguard.admission.install import IMAGE, PORT, UID, manifests, resource_name
-from draguard.admission.kinds import JUDGED, WRITTEN_THROUGH
+from draguard.admission.kinds import JUDGED, WEBHOOK_SUBRESOURCES, WRITTEN_THROUGH
 from draguard.admission.policies import PARAMS, export
 from draguard.core.config import Config
 from draguard.rules import REGISTRY
@@ -35,16 +35,17 @@ def _routed(rules: list[dict]) -> set:
     return {(group, resource) for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]}
 
 
-def _resources(kinds) -> set:
+def _resources(kinds, subresources=WRITTEN_THROUGH) -> set:
     """(group, resource) of `kinds`, with the subresources that write their content."""
     return {(group, f"{resource_name(kind)}{suffix}") for group, kind in kinds
-            for suffix in ("", *(f"/{sub}" for sub in WRITTEN_THROUGH.get((group, kind), ())))}
+            for suffix in ("", *(f"/{sub}" for sub in subresources.get((group, kind), ())))}
 
 
 def test_the_webhook_routes_every_kind_the_judge_models_at_every_version():
     [webhook] = _by_kind(manifests())["ValidatingWebhookConfiguration"]["webhooks"]
-    assert _routed(webhook["rules"]) == _resources(JUDGED)
+    assert _routed(webhook["rules"]) == _resources(JUDGED, WEBHOOK_SUBRESOURCES)
     assert ("", "pods/ephemeralcontainers") in _routed(webhook["rules"])  # kubectl debug writes there
+    assert ("apps", "deployments/scale") in _routed(webhook["rules"])  # kubectl scale, HPAs
     assert len({group for group, _ in JUDGED}) >= 16
     assert all(rule["apiVersions"] == ["*"] and rule["operations"] == ["CREATE", "UPDATE"] for rule in webhook["rules"])
     assert webhook["matchPolicy"] == "Equivalent"
@@ -59,8 +60,10 @@ def test_the_policies_match_what_their_rules_target_and_only_what_the_webhook_ro
     assert matched == targeted
     [webhook] = _by_kind(manifests())["ValidatingWebhookConfiguration"]["webhooks"]
     routed = _routed(webhook["rules"])
-    # the webhook routes every kind a policy matches, but for the ResourceSlices drivers write
+    # the webhook routes every kind a policy matches, but for the ResourceSlices drivers write;
+    # the policies cannot read the workload behind a Scale
     assert matched - routed == {("resource.k8s.io", "resourceslices")}
+    assert not any(resource.endswith("/scale") for _, resource in matched)
 
 
 def test_the_manifests_come_in_apply_order_in_their_namespace_failing_open():

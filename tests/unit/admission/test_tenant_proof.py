@@ -17,11 +17,13 @@ from draguard.admission.exemptions import (
     BEING_DELETED, CLAIM_MAKERS, GENERATED_CLAIM, WORKLOAD_CONTROLLERS, exemptions, made_from_judged_owner,
 )
 from draguard.admission.install import MATCH_CONDITIONS
+from draguard.admission.install import manifests as install_manifests
 from draguard.admission.judge import SUPPRESSIONS_IGNORED, judge, rules_for
 from draguard.admission.policies import export
 from draguard.admission.review import Request
 from draguard.core.config import Config
 from draguard.engine import lint_objects
+from draguard.model.manifest import Manifest
 from draguard.rules import REGISTRY
 
 from support.webhook import LEGACY_DEPLOYMENT, post, review, running_webhook
@@ -272,3 +274,32 @@ def test_the_webhook_denies_an_annotated_tenant_and_a_grown_update_end_to_end():
         grown = post(url, ca, review(_spec(LEGACY_DEPLOYMENT, replicas=50), operation="UPDATE",
                                      oldObject=LEGACY_DEPLOYMENT))[1]["response"]
         assert grown["allowed"] is False and "pods 1 -> 50" in grown["status"]["message"]
+
+
+def _scale(deployment: dict, replicas: int, old_replicas: int = 1) -> Request:
+    """`kubectl scale deployment --replicas`, as the API server sends it to the webhook: an
+    autoscaling/v1 Scale through deployments/scale, no template in sight."""
+    meta = {"name": deployment["metadata"]["name"], "namespace": deployment["metadata"]["namespace"]}
+    scale = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": meta, "spec": {"replicas": replicas}}
+    return Request("uid-1", {"group": "autoscaling", "version": "v1", "kind": "Scale"}, "UPDATE", meta["namespace"],
+                   meta["name"], scale, dict(scale, spec={"replicas": old_replicas}), False, "alice",
+                   ("apps", "deployments"), "scale")
+
+
+def test_scaling_a_legacy_deployment_through_its_scale_subresource_is_the_same_growth():
+    """The attack review scaled the legacy Deployment to 50 with `kubectl scale`: the Scale
+    carries no template, and nothing routed deployments/scale. The webhook routes it and
+    judges it as the Deployment's update, read from its cache."""
+    cached = [Manifest.from_data(LEGACY_DEPLOYMENT)]
+    verdict = judge(_scale(LEGACY_DEPLOYMENT, 50), CONFIG, cached)
+    assert not verdict.allowed and "pods 1 -> 50" in verdict.message()
+    assert judge(_scale(_spec(LEGACY_DEPLOYMENT, replicas=3), 2, 3), CONFIG,
+                 [Manifest.from_data(_spec(LEGACY_DEPLOYMENT, replicas=3))]).allowed  # shrinking
+    compliant = copy.deepcopy(LEGACY_DEPLOYMENT)
+    del compliant["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert judge(_scale(compliant, 50), CONFIG, [Manifest.from_data(compliant)]).allowed
+    unseen = judge(_scale(LEGACY_DEPLOYMENT, 50), CONFIG, [])
+    assert unseen.allowed and unseen.notes == [unseen.skipped] and "cache does not hold it" in unseen.skipped
+    [webhook] = [o for o in install_manifests() if o["kind"] == "ValidatingWebhookConfiguration"][0]["webhooks"]
+    routed = {(rule["apiGroups"][0], r) for rule in webhook["rules"] for r in rule["resources"]}
+    assert {("apps", "deployments/scale"), ("apps", "statefulsets/scale"), ("apps", "replicasets/scale")} <= routed
