@@ -11,7 +11,9 @@ disagreement is collected and printed as a table before the test fails on any.
 What each front says of (object, rule), for the rules whose policy matches the object's kind:
 
 - lint (in-process, `engine.lint_objects` on the object alone, default configuration) and MCP
-  `lint` (the official SDK's client over stdio, on the object's YAML text): an error finding of the rule denies, a
+  `lint` (the official SDK's client over stdio, on the object's YAML text), both taking
+  DaemonSets for tenants' as admission does (`daemonSets: tenants`; lint's default takes a
+  repository's DaemonSets for node agents): an error finding of the rule denies, a
   warning warns (info is said nowhere at admission). A rule whose errors admission only warns
   of (Rule.admission_warns) warns; none is exported, and the test holds its bindings to that
   mapping (Warn where the webhook warns). A set-wide rule (Rule.set_wide) concludes from what
@@ -182,7 +184,7 @@ def _from_findings(found: list[tuple[str, str]], rule) -> str:
 def lint_verdicts(judged: Judged) -> None:
     for target in TARGETS:
         if rules := _rules_over(judged.data, target):
-            findings = lint_objects([judged.data], Config(kube_version=target)).findings
+            findings = lint_objects([judged.data], Config(kube_version=target, daemonsets_are_node_agents=False)).findings
             pairs = [(f.rule, str(f.severity)) for f in findings]
             for rule in rules:
                 judged.verdicts["lint", rule.id] = _from_findings(pairs, rule)
@@ -297,9 +299,11 @@ def _refused_by_validation(status: int, body: str) -> bool:
 
 def mcp_verdicts(objects: list[Judged], cwd: Path) -> None:
     """Each object's YAML through the `lint` tool of one `draguard mcp` session (in a folder
-    without a .draguard.yaml: the defaults, as the other fronts)."""
+    whose .draguard.yaml says only `daemonSets: tenants`, as admission takes them)."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    (cwd / ".draguard.yaml").write_text("daemonSets: tenants\n")
 
     async def main():
         params = StdioServerParameters(command=sys.executable, args=["-m", "draguard", "mcp"], cwd=str(cwd),

@@ -12,6 +12,9 @@ and what denies (error findings), warns (warning findings) or is said nowhere (i
   (`Rule.set_wide`: no budget selects the workload) do not run. With the cache, the rules
   read the cached objects as context, and only the request's object is judged.
 - The cluster rules (`Needs.CLUSTER`) are the audit's; admission never runs them.
+- A DaemonSet is judged as any workload (config `daemonsets_are_node_agents` off): the
+  platform's node agents run in the namespaces the install exempts, so a DaemonSet in a
+  judged namespace is a tenant's, and its /dev mount or NVIDIA_VISIBLE_DEVICES is denied.
 - A dry-run request is judged the same; DELETE and CONNECT are allowed unjudged.
 - An UPDATE ratchets (admission.ratchet): an error the object already had before it (the
   request's `oldObject`: same rule, same field) warns instead of denying, as Kubernetes
@@ -77,7 +80,7 @@ def rules_for(config: Config, offline: bool) -> Config:
     """`config` with what admission never runs switched off (and, offline, every reference
     taken as existing in the cluster)."""
     off = [r.id for r in REGISTRY if r.needs is Needs.CLUSTER or (offline and r.set_wide)]
-    config = config.without(off)
+    config = replace(config.without(off), daemonsets_are_node_agents=False)
     if offline:
         config = replace(config, external={what: {"*"} for what in EXTERNAL_KINDS})
     return config

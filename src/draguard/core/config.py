@@ -31,6 +31,11 @@ class Config:
     inventory: list = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
     feature_gates: dict = field(default_factory=dict)  # gate -> enabled, where the cluster differs from defaults
     problems: list[Problem] = field(default_factory=list)  # unknown rule ids in the file
+    #: whether DaemonSets are the platform's node agents (GPU drivers, device plugins), which
+    #: need the host's devices: lint's view of a repository. Admission says False: the
+    #: platform's node agents run in the namespaces its install exempts, so a DaemonSet in a
+    #: namespace admission judges is a tenant's, and the tenant rules judge it as any workload.
+    daemonsets_are_node_agents: bool = True
 
     def settings(self, rule_id: str) -> RuleSettings:
         return self.rules.get(rule_id) or _DEFAULT_SETTINGS

@@ -12,6 +12,7 @@ file:line:column and stop the run (exit status 2); unknown rule ids are findings
       resourceClaimTemplates: []
       deviceClasses: [gpu.acme.com]
     adminNamespaces: [gpu-ops]
+    daemonSets: tenants                      # judged as any workload, as admission does (default: nodeAgents)
     inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU catalog)
     featureGates: {DRAConsumableCapacity: true}   # where the cluster's gates differ from the release defaults
 """
@@ -31,7 +32,10 @@ from ..rules import REGISTRY
 from ..sources.yamlpos import DocumentError, YMap, mark_of, read_document
 
 CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
-_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "inventory", "featureGates"}
+_TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "daemonSets", "inventory",
+             "featureGates"}
+#: `daemonSets`: what the repository's DaemonSets are (core.config.Config.daemonsets_are_node_agents)
+_DAEMONSETS = {"nodeAgents": True, "tenants": False}
 _SWITCHES = {"off": False, "on": True, "false": False, "true": True}
 
 
@@ -93,6 +97,10 @@ class _Reader:
         self._external(data)
         if "adminNamespaces" in data:
             self.config.admin_namespaces = set(self._names(data, "adminNamespaces"))
+        if "daemonSets" in data:
+            if data["daemonSets"] not in _DAEMONSETS:
+                self.fail(data, "daemonSets", f"'daemonSets' must be one of {', '.join(_DAEMONSETS)}", value=True)
+            self.config.daemonsets_are_node_agents = _DAEMONSETS[data["daemonSets"]]
         if "inventory" in data:  # relative to the config file
             base = os.path.dirname(os.path.abspath(self.path))
             self.config.inventory = [os.path.join(base, p) for p in self._names(data, "inventory")]

@@ -10,6 +10,7 @@ from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
+from .host import node_agent
 from .registry import register
 
 _HIDING_VALUES = frozenset({"void", "none"})
@@ -46,8 +47,7 @@ class DeviceVisibilityEnv(Rule):
         "!has(c.env) || c.env.all(e, !(e.name in "
         f"{sorted(DEVICE_ENV_VARS)}) || (has(e.value) && e.value.trim().lowerAscii() in "
         f"{sorted(_HIDING_VALUES)}))",
-        "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers",
-        targets=POD_TARGETS - {("apps", "DaemonSet")})
+        "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers")
     summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
                "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")
     rationale = """
@@ -59,7 +59,8 @@ class DeviceVisibilityEnv(Rule):
         safe to set by hand. Values `void` and `none`, used to hide every device from a
         container, are reported as `info`, as are the variables of DaemonSets: node agents
         (a DRA driver's kubelet plugin, a device plugin) manage the devices and must see
-        them. Variables taken from a ConfigMap of the linted set through `envFrom` are found
+        them. In admission a DaemonSet is judged as any workload: the platform's node agents
+        run in the namespaces the install exempts, so one in a judged namespace is a tenant's. Variables taken from a ConfigMap of the linted set through `envFrom` are found
         too."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
@@ -90,7 +91,7 @@ class DeviceVisibilityEnv(Rule):
                         continue
                     how = f"takes {variable} from valueFrom" if "valueFrom" in entry else \
                         f"sets {variable}={value}" if value is not None else f"sets {variable}"
-                    if obj.kind == "DaemonSet":  # a node agent (a DRA driver, a device plugin) manages devices
+                    if node_agent(obj, ctx):  # a node agent (a DRA driver, a device plugin) manages devices
                         yield ctx.finding(self, obj, f"{c.label} of node agent {obj.name} {how}: expected for GPU "
                                           "drivers and device plugins, never for a tenant workload", entry, "name",
                                           severity=Severity.INFO)

@@ -14,8 +14,13 @@ from .registry import register
 
 _MPS_CONTROL = "nvidia-cuda-mps-control"
 _DAEMONSET = ("apps", "DaemonSet")
-#: tenant workloads; node-level DaemonSets are reported by daemonset-host-access instead
-TENANT_TARGETS = POD_TARGETS - {_DAEMONSET}
+
+
+def node_agent(obj, ctx) -> bool:
+    """Whether `obj` is a node agent, which the tenant rules leave to daemonset-host-access: a
+    DaemonSet, where the configuration takes DaemonSets for node agents (lint; not admission:
+    core.config.Config.daemonsets_are_node_agents)."""
+    return (obj.group, obj.kind) == _DAEMONSET and ctx.config.daemonsets_are_node_agents
 
 
 def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
@@ -41,7 +46,7 @@ class HostDeviceMount(Rule):
     name = "GPU device nodes or driver state mounted from the host"
     category = "host-sharing"
     severity = Severity.ERROR
-    targets = TENANT_TARGETS
+    targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
     admission = Admission(
         "!has(s.volumes) || s.volumes.all(v, !has(v.hostPath) || "
@@ -55,7 +60,9 @@ class HostDeviceMount(Rule):
         MPS pipes or driver sockets of every other tenant), whatever the scheduler
         allocated. DRA drivers inject only the allocated devices through CDI; nothing needs
         a hostPath. Node-level DaemonSets (drivers, device plugins, exporters) do need these
-        mounts: they are reported by `daemonset-host-access` instead."""
+        mounts: lint reports them by `daemonset-host-access` instead. Admission judges a
+        DaemonSet as any workload: the platform's node agents run in the namespaces the
+        install exempts, so one in a judged namespace is a tenant's."""
     reference = "https://kubernetes.io/docs/concepts/storage/volumes/#hostpath"
     noncompliant = """
         apiVersion: v1
@@ -71,6 +78,8 @@ class HostDeviceMount(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        if node_agent(obj, ctx):
+            return
         for site in pod_sites(obj):
             for volume in site.volumes:
                 path = host_gpu_path(volume)
@@ -88,7 +97,7 @@ class HostIpc(Rule):
     category = "host-sharing"
     severity = Severity.ERROR
     fixable = FixAvailability.ALWAYS
-    targets = TENANT_TARGETS
+    targets = POD_TARGETS
     needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     summary = "A pod that uses GPUs shares the host's IPC namespace."
     rationale = """
@@ -111,6 +120,8 @@ class HostIpc(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        if node_agent(obj, ctx):
+            return
         for site in pod_sites(obj):
             if site.spec.get("hostIPC") is True and uses_gpu(site, ctx.objects):
                 yield ctx.finding(self, obj, "pod uses GPUs and shares the host's IPC namespace (hostIPC: true)",
@@ -125,7 +136,7 @@ class PrivilegedGpuContainer(Rule):
     category = "host-sharing"
     severity = Severity.ERROR
     fixable = FixAvailability.ALWAYS
-    targets = TENANT_TARGETS
+    targets = POD_TARGETS
     needs = Needs.OBJECT_SET  # whether its claims hold GPUs
     summary = "A container of a pod that uses GPUs runs privileged."
     rationale = """
@@ -147,6 +158,8 @@ class PrivilegedGpuContainer(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        if node_agent(obj, ctx):
+            return
         for site in pod_sites(obj):
             if not uses_gpu(site, ctx.objects):
                 continue
@@ -165,7 +178,7 @@ class MpsDaemonInTenantPod(Rule):
     name = "MPS control daemon started by a tenant"
     category = "host-sharing"
     severity = Severity.ERROR
-    targets = TENANT_TARGETS
+    targets = POD_TARGETS
     admission = Admission(
         f"!(has(c.command) && c.command.exists(a, string(a).contains('{_MPS_CONTROL}'))) && "
         f"!(has(c.args) && c.args.exists(a, string(a).contains('{_MPS_CONTROL}')))",
@@ -191,6 +204,8 @@ class MpsDaemonInTenantPod(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        if node_agent(obj, ctx):
+            return
         for site in pod_sites(obj):
             for c in site.containers:
                 for key in ("command", "args"):
@@ -218,7 +233,8 @@ class DaemonSetHostAccess(Rule):
         `mps-daemon-in-tenant-pod`) skip DaemonSets. It is still worth one note per
         DaemonSet: any tenant who can create a DaemonSet gets every GPU of every node this
         way. Keep node agents in infrastructure namespaces tenants cannot write to, and
-        suppress this note there with the reason."""
+        suppress this note there with the reason. Admission never says it: there, a DaemonSet
+        in a judged namespace is a tenant's, and the tenant rules deny what it takes."""
     reference = "https://kubernetes.io/docs/concepts/security/pod-security-standards/"
     noncompliant = """
         apiVersion: apps/v1
@@ -240,6 +256,8 @@ class DaemonSetHostAccess(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        if not node_agent(obj, ctx):  # a tenant's DaemonSet (admission): the tenant rules judge it
+            return
         for site in pod_sites(obj):
             access = [f"mounts {path}" for v in site.volumes if (path := host_gpu_path(v))]
             access += [f"runs {c.label} privileged" for c in site.containers if c.security_context.get("privileged") is True]

@@ -12,7 +12,7 @@ import textwrap
 import pytest
 import yaml
 
-from draguard.admission.celcheck import _evaluate
+from draguard.admission.celcheck import _evaluate, evaluate
 from draguard.admission.exemptions import (
     BEING_DELETED, CLAIM_MAKERS, GENERATED_CLAIM, WORKLOAD_CONTROLLERS, exemptions, made_from_judged_owner,
 )
@@ -22,6 +22,7 @@ from draguard.admission.judge import SUPPRESSIONS_IGNORED, judge, rules_for
 from draguard.admission.policies import export
 from draguard.admission.review import Request
 from draguard.core.config import Config
+from draguard.core.finding import Severity
 from draguard.engine import lint_objects
 from draguard.model.manifest import Manifest
 from draguard.rules import REGISTRY
@@ -54,6 +55,7 @@ LEGACY_POD_TEMPLATE = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"
 _KINDS = {"Pod": {"group": "", "version": "v1", "kind": "Pod"},
           "PodTemplate": {"group": "", "version": "v1", "kind": "PodTemplate"},
           "Deployment": {"group": "apps", "version": "v1", "kind": "Deployment"},
+          "DaemonSet": {"group": "apps", "version": "v1", "kind": "DaemonSet"},
           "ResourceClaim": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
           "ConfigMap": {"group": "", "version": "v1", "kind": "ConfigMap"}}
 
@@ -303,3 +305,39 @@ def test_scaling_a_legacy_deployment_through_its_scale_subresource_is_the_same_g
     [webhook] = [o for o in install_manifests() if o["kind"] == "ValidatingWebhookConfiguration"][0]["webhooks"]
     routed = {(rule["apiGroups"][0], r) for rule in webhook["rules"] for r in rule["resources"]}
     assert {("apps", "deployments/scale"), ("apps", "statefulsets/scale"), ("apps", "replicasets/scale")} <= routed
+
+
+TENANT_DAEMONSET = _doc("""
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: on-every-node, namespace: team-a}
+    spec:
+      selector: {matchLabels: {app: x}}
+      template:
+        metadata: {labels: {app: x}}
+        spec:
+          containers:
+          - name: grab
+            image: cuda
+            env: [{name: NVIDIA_VISIBLE_DEVICES, value: all}]
+          volumes:
+          - {name: dev, hostPath: {path: /dev}}
+    """)
+
+
+def test_a_tenant_s_daemonset_is_judged_as_any_workload():
+    """A DaemonSet that takes every GPU of every node (/dev and NVIDIA_VISIBLE_DEVICES=all) was
+    admitted: the tenant rules left DaemonSets to daemonset-host-access, an info. In a judged
+    namespace a DaemonSet is a tenant's (the platform's node agents run in the namespaces the
+    install exempts): the webhook and the policies deny it; lint still takes a repository's
+    DaemonSets for node agents."""
+    verdict = judge(_request(TENANT_DAEMONSET), CONFIG)
+    assert not verdict.allowed and {f.rule for f in verdict.denials} == {"host-device-mount", "env-device-visibility"}
+    policies = {o["metadata"]["labels"]["draguard.io/rule"]: o for o in export(REGISTRY, Config(kube_version="1.34"))
+                .objects if o["kind"] == "ValidatingAdmissionPolicy"}
+    for rule in ("host-device-mount", "env-device-visibility"):
+        assert evaluate(policies[rule], TENANT_DAEMONSET, {"data": {"adminNamespaces": ""}}).passed is False
+    linted = lint_objects([TENANT_DAEMONSET], Config(kube_version="1.34")).findings
+    assert {(f.rule, f.severity) for f in linted} >= {("daemonset-host-access", Severity.INFO),
+                                                        ("env-device-visibility", Severity.INFO)}
+    assert not any(f.rule == "host-device-mount" for f in linted)

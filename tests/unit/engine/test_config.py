@@ -38,6 +38,7 @@ def test_rule_switches_severities_and_options(tmp_path):
     ("rules:\n  schema-invalid: {threshold: 3}\n", "2:20", "has no setting 'threshold'"),
     ("failOn: fatal\n", "1:9", "unknown severity"),
     ("a: [\n", "2:1", "YAML syntax error"),
+    ("daemonSets: tenant\n", "1:13", "'daemonSets' must be one of nodeAgents, tenants"),
 ])
 def test_bad_config_is_an_error_with_position(tmp_path, text, where, message):
     path = tmp_path / ".draguard.yaml"
@@ -45,6 +46,20 @@ def test_bad_config_is_an_error_with_position(tmp_path, text, where, message):
     with pytest.raises(ConfigError) as excinfo:
         load_config(str(path))
     assert str(excinfo.value).startswith(f"{path}:{where}: ") and message in str(excinfo.value)
+
+
+@pytest.mark.parametrize("text, node_agents", [("", True), ("daemonSets: nodeAgents\n", True),
+                                               ("daemonSets: tenants\n", False)])
+def test_daemonsets_are_node_agents_unless_the_config_says_they_are_tenants(tmp_path, cli, text, node_agents):
+    (tmp_path / ".draguard.yaml").write_text(text)
+    (tmp_path / "ds.yaml").write_text(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: d, namespace: t}\nspec:\n"
+        "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      containers: [{name: c, image: x}]\n      volumes: [{name: dev, hostPath: {path: /dev}}]\n")
+    result = cli("lint", str(tmp_path / "ds.yaml"), "--format", "json")
+    assert result.code == (0 if node_agents else 1), result.err
+    assert ("daemonset-host-access" in rules_of(result.json)) is node_agents
+    assert ("host-device-mount" in rules_of(result.json)) is not node_agents
 
 
 def test_bad_config_exits_2_and_unknown_rule_in_config_is_a_finding(tmp_path, cli):
