@@ -305,6 +305,31 @@ def test_kubectl_scale_may_not_grow_a_legacy_deployment(guarded):
         core.delete_namespace(namespace)
 
 
+def test_a_device_variable_hidden_in_a_config_map_is_found_online(guarded):
+    """A pod that takes NVIDIA_VISIBLE_DEVICES=all from a ConfigMap by envFrom (the attack
+    review's) is refused by the online webhook, which watches ConfigMaps (their device keys)."""
+    plane, _ = guarded
+    core = client.CoreV1Api(plane.api())
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "sneaky"}, "data": {"NVIDIA_VISIBLE_DEVICES": "all"}})
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "imports"},
+           "spec": {"containers": [{"name": "c", "image": "busybox", "envFrom": [{"configMapRef": {"name": "sneaky"}}]}]}}
+    try:
+        with online_webhook(plane, "config-maps"):
+            until("the online webhook to refuse it", lambda: "[env-device-visibility]" in _refusal(plane, pod),
+                  timeout=30)
+    finally:
+        core.delete_namespaced_config_map("sneaky", NS)
+
+
+def _refusal(plane, obj) -> str:
+    """What the API server says refusing a dry-run create of `obj` ('' when it admits it)."""
+    try:
+        create(plane, obj, dry_run=True)
+    except client.exceptions.ApiException as exc:
+        return exc.body if isinstance(exc.body, str) else exc.body.decode()
+    return ""
+
+
 def test_online_the_webhook_judges_as_the_cluster_it_serves(guarded):
     """Without --kube-version the online webhook reads the server's release and the gates its
     API server reports on /metrics, and says so in its log."""

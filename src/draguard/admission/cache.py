@@ -15,21 +15,47 @@ import queue
 import threading
 
 from ..cluster.live import ClusterError, Connection, list_resource, served_version
-from ..cluster.snapshot import RESOURCES
+from ..cluster.snapshot import RESOURCES, Resource
 from ..cluster.watch import apply, stream_changes
 from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
+from ..model.gpu import DEVICE_ENV_VARS
 from ..model.manifest import Manifest
 
+#: ConfigMaps, which no audit reads: the webhook keeps of each only the keys that can name a
+#: device-selecting variable (trimmed), for the pods that take variables from one by envFrom
+CONFIG_MAPS = Resource("", ("v1",), "configmaps", "ConfigMap")
 #: what the webhook watches (resource names as RBAC spells them): what the cross-object rules
-#: read (the workloads for what a PodDisruptionBudget selects) and the devices
+#: read (the workloads for what a PodDisruptionBudget selects and what a scale resizes, the
+#: ConfigMaps a container's envFrom takes variables from) and the devices
 WATCHED = ("namespaces", "poddisruptionbudgets.policy", "deviceclasses.resource.k8s.io",
            "resourceclaimtemplates.resource.k8s.io", "resourceclaims.resource.k8s.io",
            "resourceslices.resource.k8s.io", "nodes", "devicetaintrules.resource.k8s.io",
-           "deployments.apps", "statefulsets.apps", "daemonsets.apps", "replicasets.apps", "jobs.batch")
+           "deployments.apps", "statefulsets.apps", "daemonsets.apps", "replicasets.apps", "jobs.batch",
+           CONFIG_MAPS.name)
+_WATCHED_RESOURCES = [r for r in (*RESOURCES, CONFIG_MAPS) if r.name in WATCHED]
 #: read through the inventory only, never as a request's context
 _INVENTORY_ONLY = DEVICE_KINDS - {("resource.k8s.io", "DeviceClass")}
 #: the resources the inventory is built from
 _DEVICE_RESOURCES = frozenset(r.name for r in RESOURCES if (r.group, r.kind) in DEVICE_KINDS)
+
+
+def trimmed(change: tuple) -> tuple:
+    """A change as the cache keeps it: a ConfigMap with only the keys that, behind an envFrom
+    prefix or none, name a device-selecting variable (model.gpu.DEVICE_ENV_VARS); its other
+    data, often large and none of admission's business, is never held."""
+    name, kind, obj = change
+    if name != CONFIG_MAPS.name or kind == "DELETED":
+        return change
+    return name, kind, [_device_keys(o) for o in obj] if kind == "RELIST" else _device_keys(obj)
+
+
+def _device_keys(config_map: dict) -> dict:
+    data = config_map.get("data") if isinstance(config_map.get("data"), dict) else {}
+    meta = config_map.get("metadata") if isinstance(config_map.get("metadata"), dict) else {}
+    kept = {key: value for key, value in data.items()
+            if isinstance(key, str) and key and any(variable.endswith(key) for variable in DEVICE_ENV_VARS)}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "data": kept,
+            "metadata": {key: meta[key] for key in ("name", "namespace", "uid") if key in meta}}
 
 
 class ClusterCache:
@@ -60,7 +86,7 @@ class ClusterCache:
         return self._ready.is_set()
 
     def _run(self) -> None:
-        resources = [r for r in RESOURCES if r.name in WATCHED]
+        resources = _WATCHED_RESOURCES
         while not self._stop.is_set() and not self._ready.is_set():
             try:
                 for resource in resources:
@@ -99,7 +125,7 @@ class ClusterCache:
             self._rebuild()
 
     def _apply(self, change: tuple) -> None:
-        apply(self.store, change)
+        apply(self.store, trimmed(change))
         self._version += 1
         self._device_version += change[0] in _DEVICE_RESOURCES
 

@@ -93,3 +93,33 @@ def test_a_budget_is_judged_by_the_workloads_it_selects_and_an_update_replaces_t
     cached_loose = [Manifest.from_data(loose if d is budget else d, display="(cluster)", document=i, positions=False)
                     for i, d in enumerate(objects)]
     assert not [f for f in findings_on(budget, config, cached_loose) if f.rule == "rollout-pdb"]
+
+
+def test_a_device_variable_a_pod_takes_from_a_config_map_by_env_from_is_denied():
+    """The attack review hid NVIDIA_VISIBLE_DEVICES=all in a ConfigMap the pod imports whole
+    (envFrom), where no rule looked at admission: the webhook's cache did not hold ConfigMaps.
+    It holds them now, each trimmed to the keys that can name a device variable behind some
+    prefix: a 1 MiB value of anything else is never kept."""
+    cache, _ = _cache([])
+    maps = [{"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": name, "namespace": "team-a", "uid": name, "managedFields": [{"x": "y" * 100}]},
+             "data": dict(data, blob="x" * (1 << 20))}
+            for name, data in (("whole", {"NVIDIA_VISIBLE_DEVICES": "all"}), ("split", {"VISIBLE_DEVICES": "all"}),
+                               ("plain", {"LOG_LEVEL": "debug"}))]
+    cache._apply(("configmaps", "RELIST", maps))
+    assert {uid: o["data"] for uid, o in cache.store["configmaps"].items()} == {
+        "whole": {"NVIDIA_VISIBLE_DEVICES": "all"}, "split": {"VISIBLE_DEVICES": "all"}, "plain": {}}
+    assert all(set(o["metadata"]) == {"name", "namespace", "uid"} for o in cache.store["configmaps"].values())
+    hook = Webhook(rules_for(CONFIG, offline=False), {"kube-system"}, cache.view)
+
+    def verdict(env_from: dict) -> dict:
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"},
+               "spec": {"containers": [{"name": "c", "image": "cuda", "envFrom": [env_from]}]}}
+        with contextlib.redirect_stderr(io.StringIO()):
+            return hook.review(json.dumps(review(pod)).encode())[1]["response"]
+
+    whole = verdict({"configMapRef": {"name": "whole"}})
+    assert whole["allowed"] is False and "[env-device-visibility]" in whole["status"]["message"]
+    assert verdict({"configMapRef": {"name": "split"}, "prefix": "NVIDIA_"})["allowed"] is False
+    assert verdict({"configMapRef": {"name": "split"}})["allowed"] is True  # VISIBLE_DEVICES selects nothing
+    assert verdict({"configMapRef": {"name": "plain"}})["allowed"] is True
