@@ -19,7 +19,13 @@ error and grows what it concerns is denied, whatever else it changes. What grows
   request did (`allocationMode: All` counts as every device; a `firstAvailable` request,
   its largest alternative);
 - `request selectors`: a request or subrequest that lost a selector it had, or names another
-  DeviceClass: it selects wider (or other) devices than before."""
+  DeviceClass: it selects wider (or other) devices than before;
+- `device variable values`: a device-selecting variable (model.gpu.DEVICE_ENV_VARS) set to a
+  value no container of the old object gave it (`CUDA_VISIBLE_DEVICES` from `0` to `all`):
+  another selection, not a wider one only, but no update should pick the devices anew;
+  a value that hides the devices is no selection;
+- `host GPU paths`: a hostPath onto GPU devices or driver state (model.gpu.HOST_GPU_PATH)
+  the old object did not mount (`/dev/nvidia0` widened to `/dev`)."""
 
 from __future__ import annotations
 
@@ -28,7 +34,9 @@ from collections.abc import Iterator
 
 from ..dra.quantity import is_quantity, parse_quantity
 from ..model.claims import CLAIM_TARGETS, DeviceRequest, device_requests, requests_of
-from ..model.gpu import LEGACY_RESOURCE
+from ..model.gpu import (
+    DEVICE_ENV_VARS, HIDING_VALUES, HOST_GPU_PATH_RE2, LEGACY_RESOURCE, device_env, hides_devices, host_gpu_path,
+)
 from ..model.manifest import Manifest
 from ..model.pods import mapping, mappings, pod_sites, text
 from ..model.workloads import WORKLOADS, replica_count
@@ -48,6 +56,9 @@ def growth(old: dict, new: dict) -> list[str]:
     before, after = _measures(was), _measures(now)
     grown = [f"{name} {_count(before[name])} -> {_count(value)}" for name, value in after.items()
              if name in before and value > before[name]]
+    chosen = _selections(was)
+    grown += [f"{name} {', '.join(sorted(values - chosen[name]))}" for name, values in _selections(now).items()
+              if values - chosen[name]]
     return grown + list(_wider_requests(was, now))
 
 
@@ -66,6 +77,21 @@ def _measures(manifest: Manifest) -> dict[str, float]:
     for request in requests_of(manifest):
         measures[f"request '{request.name}' devices"] = max(map(_devices, request.leaves()))
     return measures
+
+
+def _selections(manifest: Manifest) -> dict[str, frozenset]:
+    """What the pod specs select by hand: each device variable's `NAME=value` (valueFrom's
+    reads '(valueFrom)'), and the host GPU paths they mount."""
+    sites = pod_sites(manifest)
+    return {"device variable values": frozenset(
+                f"{name}={_variable_value(entry)}" for site in sites for c in site.containers
+                for entry, name in device_env(c) if not hides_devices(entry.get("value"))),
+            "host GPU paths": frozenset(path for site in sites for v in site.volumes if (path := host_gpu_path(v)))}
+
+
+def _variable_value(entry: dict) -> str:
+    value = entry.get("value")
+    return value if isinstance(value, str) else "(valueFrom)" if "valueFrom" in entry else ""
 
 
 def _amount(value) -> float:
@@ -169,6 +195,31 @@ WIDER = _SAME_REQUEST.format(
          f"({_class('f')} != {_class('g')} || {_selectors('g')}.exists(x, !(x in {_selectors('f')})))))")
 
 
+def _device_entry(e: str) -> str:
+    """CEL: env entry `e` sets a device variable to a value that does not hide the devices."""
+    return (f"has({e}.name) && type({e}.name) == string && {e}.name in {sorted(DEVICE_ENV_VARS)} && "
+            f"!(has({e}.value) && type({e}.value) == string && {e}.value.trim().lowerAscii() in {sorted(HIDING_VALUES)})")
+
+
+def _variable_value_cel(e: str) -> str:
+    return f"(has({e}.value) && type({e}.value) == string ? {e}.value : has({e}.valueFrom) ? '(valueFrom)' : '')"
+
+
+def _host_gpu(v: str) -> str:
+    return (f"has({v}.hostPath) && has({v}.hostPath.path) && type({v}.hostPath.path) == string && "
+            f"{v}.hostPath.path.matches(r'{HOST_GPU_PATH_RE2}')")
+
+
+NEW_VARIABLE_VALUES = (
+    f"variables.containers.exists(g, g.exists(c, has(c.env) && c.env.exists(e, {_device_entry('e')} && "
+    f"!{on_old('variables.containers')}.exists(h, h.exists(d, has(d.env) && d.env.exists(o, {_device_entry('o')} && "
+    f"o.name == e.name && {_variable_value_cel('o')} == {_variable_value_cel('e')}))))))")
+NEW_HOST_PATHS = (
+    f"variables.podSpecs.exists(s, has(s.volumes) && s.volumes.exists(v, {_host_gpu('v')} && "
+    f"!{on_old('variables.podSpecs')}.exists(t, has(t.volumes) && t.volumes.exists(w, {_host_gpu('w')} && "
+    f"w.hostPath.path == v.hostPath.path))))")
+
+
 def _kinds_with(kinds: frozenset | None, found) -> bool:
     return kinds is None or any(found(group, kind) for group, kind in kinds)
 
@@ -184,6 +235,8 @@ def growth_cel(kinds: frozenset | None) -> list[tuple[str, str]]:
     if _kinds_with(kinds, lambda g, k: (g, k) in pods):
         measures.append(("device-plugin GPUs", f"{GPU_UNITS} > {on_old(GPU_UNITS)}"))
         measures.append(("containers on shared claims", f"{SHARED} > {on_old(SHARED)}"))
+        measures.append(("device variable values", NEW_VARIABLE_VALUES))
+        measures.append(("host GPU paths", NEW_HOST_PATHS))
     if _kinds_with(kinds, lambda g, k: (g, k) in CLAIM_TARGETS):
         measures.append(("request devices", MORE_DEVICES))
         measures.append(("request selectors", WIDER))

@@ -23,6 +23,20 @@ DEVICE_ENV_VARS = frozenset({
     "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK",
 })
 
+#: values of a device variable that hide every device from the container (not a selection)
+HIDING_VALUES = frozenset({"void", "none"})
+#: what CEL's trim() strips (Unicode White_Space, Go's unicode.IsSpace), for the check to read a
+#: value as admission's CEL `value.trim().lowerAscii()` does: Python's str.strip() also strips
+#: U+001C..U+001F
+_CEL_SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not in "\x1c\x1d\x1e\x1f")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def hides_devices(value) -> bool:
+    """The value hides the devices: `value.trim().lowerAscii()` is one of HIDING_VALUES."""
+    return isinstance(value, str) and value.strip(_CEL_SPACE).translate(_ASCII_LOWER) in HIDING_VALUES
+
+
 #: How a host path may spell one separator: `/`, `//`, `/./` ... (a `.` component and an
 #: empty one name the same directory). The API server refuses `..` in a hostPath
 #: (core/validation validatePathNoBacksteps), so these are every spelling a Pod can reach.

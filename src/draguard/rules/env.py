@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove_items
-from ..model.gpu import DEVICE_ENV_VARS, device_env
+from ..model.gpu import DEVICE_ENV_VARS, HIDING_VALUES, device_env, hides_devices
 from ..model.pods import mapping, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
@@ -13,16 +13,6 @@ from .examples import COMPLIANT_POD
 from .host import node_agent
 from .registry import register
 
-_HIDING_VALUES = frozenset({"void", "none"})
-#: what CEL's trim() strips (Unicode White_Space, Go's unicode.IsSpace), for the check to read a
-#: value as its admission condition does: Python's str.strip() also strips U+001C..U+001F
-_CEL_SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not in "\x1c\x1d\x1e\x1f")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _hides(value) -> bool:
-    """The value hides the devices: `value.trim().lowerAscii()` is one of _HIDING_VALUES."""
-    return isinstance(value, str) and value.strip(_CEL_SPACE).translate(_ASCII_LOWER) in _HIDING_VALUES
 _HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exactly the allocated devices"
 
 
@@ -46,7 +36,7 @@ class DeviceVisibilityEnv(Rule):
     admission = Admission(
         "!has(c.env) || c.env.all(e, !(e.name in "
         f"{sorted(DEVICE_ENV_VARS)}) || (has(e.value) && e.value.trim().lowerAscii() in "
-        f"{sorted(_HIDING_VALUES)}))",
+        f"{sorted(HIDING_VALUES)}))",
         "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers")
     summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
                "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")
@@ -85,7 +75,7 @@ class DeviceVisibilityEnv(Rule):
             for c in site.containers:
                 for entry, variable in device_env(c):
                     value = entry.get("value")
-                    if _hides(value):
+                    if hides_devices(value):
                         yield ctx.finding(self, obj, f"{c.label} sets {variable}={value} to hide devices",
                                           entry, "name", severity=Severity.INFO)
                         continue

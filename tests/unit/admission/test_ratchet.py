@@ -57,10 +57,10 @@ def _walk(node, found):
 
 def _mutate(obj: dict, rng: random.Random) -> dict:
     """One change an update could make: counts, GPU amounts, shared claims, requests'
-    devices, selectors and classes, or an unrelated label."""
+    devices, selectors and classes, device variables, host paths, or an unrelated label."""
     new = copy.deepcopy(obj)
     nodes = _walk(new, [])
-    choice = rng.randrange(8)
+    choice = rng.randrange(10)
     if choice == 0:
         for node in nodes:
             for key in ("replicas", "parallelism", "size"):
@@ -104,6 +104,23 @@ def _mutate(obj: dict, rng: random.Random) -> dict:
                 if isinstance(extra, dict):
                     extra["name"] = f"extra-{rng.randrange(100)}"
                     node["containers"].append(extra)
+    elif choice == 7:
+        for node in nodes:
+            if isinstance(node.get("containers"), list):
+                for c in node["containers"]:
+                    if isinstance(c, dict) and rng.random() < 0.7:
+                        c.setdefault("env", []).append({"name": rng.choice(["CUDA_VISIBLE_DEVICES", "LOG_LEVEL"]),
+                                                        "value": rng.choice(["0", "all", "none", "0,1"])})
+            for entry in node.get("env") or [] if isinstance(node.get("env"), list) else []:
+                if isinstance(entry, dict) and "value" in entry:
+                    entry["value"] = rng.choice(["0", "all", " None "])
+    elif choice == 8:
+        for node in nodes:
+            if isinstance(node.get("containers"), list) and rng.random() < 0.8:
+                volumes = node.setdefault("volumes", [])
+                if isinstance(volumes, list):
+                    volumes.append({"name": f"host-{rng.randrange(100)}", "hostPath": {
+                        "path": rng.choice(["/dev", "/dev/nvidia0", "//dev/", "/data", "/run/nvidia"])}})
     else:
         new["metadata"].setdefault("labels", {})["bumped"] = str(rng.randrange(100))
     return new
@@ -142,7 +159,7 @@ def test_the_webhook_and_the_policies_measure_growth_alike():
     assert not disagreements, disagreements[:5]
     assert len(pairs) > 500 and 0.05 < grown / len(pairs) < 0.95  # both answers were put to the test
     assert measures == {"pods", "device-plugin GPUs", "containers on shared claims", "request devices",
-                        "request selectors"}  # and every measure grew somewhere
+                        "request selectors", "device variable values", "host GPU paths"}  # every measure grew
 
 
 def test_an_unchanged_object_grows_nothing():

@@ -341,3 +341,31 @@ def test_a_tenant_s_daemonset_is_judged_as_any_workload():
     assert {(f.rule, f.severity) for f in linted} >= {("daemonset-host-access", Severity.INFO),
                                                         ("env-device-visibility", Severity.INFO)}
     assert not any(f.rule == "host-device-mount" for f in linted)
+
+
+def _with_pod_spec(deployment: dict, **spec) -> dict:
+    changed = copy.deepcopy(deployment)
+    changed["spec"]["template"]["spec"].update(spec)
+    return changed
+
+
+def _env(deployment: dict, value: str) -> dict:
+    changed = copy.deepcopy(deployment)
+    changed["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "CUDA_VISIBLE_DEVICES", "value": value}]
+    return changed
+
+
+@pytest.mark.parametrize("old, new, says", [
+    (_env(LEGACY_DEPLOYMENT, "0"), _env(LEGACY_DEPLOYMENT, "all"), "device variable values CUDA_VISIBLE_DEVICES=all"),
+    (_with_pod_spec(LEGACY_DEPLOYMENT, volumes=[{"name": "d", "hostPath": {"path": "/dev/nvidia0"}}]),
+     _with_pod_spec(LEGACY_DEPLOYMENT, volumes=[{"name": "d", "hostPath": {"path": "/dev"}}]), "host GPU paths /dev"),
+])
+def test_an_existing_violation_may_not_select_other_devices_in_place(old, new, says):
+    """The attack review changed a kept error's value in place (the fault's field is the same,
+    so it was kept, with a warning): CUDA_VISIBLE_DEVICES from 0 to all, a hostPath from one
+    device node to all of /dev. Each selects devices anew, which no update may do (back
+    included); taking the selection out is allowed."""
+    verdict = _update(old, new)
+    assert not verdict.allowed and not verdict.denials and says in verdict.message()
+    assert not _update(new, old).allowed
+    assert _update(old, LEGACY_DEPLOYMENT).allowed
