@@ -25,10 +25,13 @@ error and grows what it concerns is denied, whatever else it changes. What grows
   another selection, not a wider one only, but no update should pick the devices anew;
   a value that hides the devices is no selection;
 - `host GPU paths`: a hostPath onto GPU devices or driver state (model.gpu.HOST_GPU_PATH)
-  the old object did not mount (`/dev/nvidia0` widened to `/dev`)."""
+  the old object did not mount (`/dev/nvidia0` widened to `/dev`);
+- `DaemonSet nodes`: a DaemonSet runs a pod on every node it selects and tolerates, so one
+  that loses a `nodeSelector` entry, or gains a toleration, runs more pods."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 
@@ -43,6 +46,7 @@ from ..model.workloads import WORKLOADS, replica_count
 from ..rules.admission import SPEC_CONTAINERS
 from .variables import on_old, request_fields
 
+_DAEMONSET = ("apps", "DaemonSet")
 #: what `allocationMode: All` counts as in CEL (an int that no count reaches)
 _ALL = (1 << 62)
 
@@ -59,7 +63,7 @@ def growth(old: dict, new: dict) -> list[str]:
     chosen = _selections(was)
     grown += [f"{name} {', '.join(sorted(values - chosen[name]))}" for name, values in _selections(now).items()
               if values - chosen[name]]
-    return grown + list(_wider_requests(was, now))
+    return grown + list(_wider_requests(was, now)) + list(_more_nodes(was, now))
 
 
 def _count(value: float) -> str:
@@ -87,6 +91,25 @@ def _selections(manifest: Manifest) -> dict[str, frozenset]:
                 f"{name}={_variable_value(entry)}" for site in sites for c in site.containers
                 for entry, name in device_env(c) if not hides_devices(entry.get("value"))),
             "host GPU paths": frozenset(path for site in sites for v in site.volumes if (path := host_gpu_path(v)))}
+
+
+def _more_nodes(old: Manifest, new: Manifest) -> Iterator[str]:
+    if (new.group, new.kind) != _DAEMONSET:
+        return
+    kept = {(k, v) for site in pod_sites(new) for k, v in mapping(site.spec.get("nodeSelector")).items()}
+    lost = sorted(f"{k}={v}" for site in pod_sites(old) for k, v in mapping(site.spec.get("nodeSelector")).items()
+                  if (k, v) not in kept)
+    tolerated = [t for site in pod_sites(old) for t in _tolerations(site.spec)]
+    gained = [t for site in pod_sites(new) for t in _tolerations(site.spec) if t not in tolerated]
+    said = [f"nodeSelector {x} dropped" for x in lost] + \
+        [f"toleration {json.dumps(t, sort_keys=True)} added" for t in gained]
+    if said:
+        yield f"DaemonSet nodes ({', '.join(said)})"
+
+
+def _tolerations(spec: dict) -> list:
+    value = spec.get("tolerations")
+    return value if isinstance(value, list) else []
 
 
 def _variable_value(entry: dict) -> str:
@@ -220,6 +243,16 @@ NEW_HOST_PATHS = (
     f"w.hostPath.path == v.hostPath.path))))")
 
 
+#: CEL: a DaemonSet's pod specs dropped a nodeSelector entry, or gained a toleration
+MORE_NODES = (
+    f"object.kind == 'DaemonSet' && ("
+    f"{on_old('variables.podSpecs')}.exists(t, has(t.nodeSelector) && t.nodeSelector.exists(k, "
+    f"!variables.podSpecs.exists(s, has(s.nodeSelector) && k in s.nodeSelector && "
+    f"s.nodeSelector[k] == t.nodeSelector[k]))) || "
+    f"variables.podSpecs.exists(s, has(s.tolerations) && s.tolerations.exists(x, "
+    f"!{on_old('variables.podSpecs')}.exists(t, has(t.tolerations) && x in t.tolerations))))")
+
+
 def _kinds_with(kinds: frozenset | None, found) -> bool:
     return kinds is None or any(found(group, kind) for group, kind in kinds)
 
@@ -237,6 +270,8 @@ def growth_cel(kinds: frozenset | None) -> list[tuple[str, str]]:
         measures.append(("containers on shared claims", f"{SHARED} > {on_old(SHARED)}"))
         measures.append(("device variable values", NEW_VARIABLE_VALUES))
         measures.append(("host GPU paths", NEW_HOST_PATHS))
+    if _kinds_with(kinds, lambda g, k: (g, k) == _DAEMONSET):
+        measures.append(("DaemonSet nodes", MORE_NODES))
     if _kinds_with(kinds, lambda g, k: (g, k) in CLAIM_TARGETS):
         measures.append(("request devices", MORE_DEVICES))
         measures.append(("request selectors", WIDER))

@@ -50,8 +50,9 @@ class DeviceVisibilityEnv(Rule):
         container, are reported as `info`, as are the variables of DaemonSets: node agents
         (a DRA driver's kubelet plugin, a device plugin) manage the devices and must see
         them. In admission a DaemonSet is judged as any workload: the platform's node agents
-        run in the namespaces the install exempts, so one in a judged namespace is a tenant's. Variables taken from a ConfigMap of the linted set through `envFrom` are found
-        too."""
+        run in the namespaces the install exempts, so one in a judged namespace is a tenant's.
+        Variables taken from a ConfigMap through `envFrom` are found too: in the linted set,
+        and at admission in the webhook's cache (the policies cannot read ConfigMaps)."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Guideline documents that "partition" a shared GPU by giving each container a different

@@ -60,7 +60,7 @@ def _mutate(obj: dict, rng: random.Random) -> dict:
     devices, selectors and classes, device variables, host paths, or an unrelated label."""
     new = copy.deepcopy(obj)
     nodes = _walk(new, [])
-    choice = rng.randrange(10)
+    choice = rng.randrange(11)
     if choice == 0:
         for node in nodes:
             for key in ("replicas", "parallelism", "size"):
@@ -121,6 +121,14 @@ def _mutate(obj: dict, rng: random.Random) -> dict:
                 if isinstance(volumes, list):
                     volumes.append({"name": f"host-{rng.randrange(100)}", "hostPath": {
                         "path": rng.choice(["/dev", "/dev/nvidia0", "//dev/", "/data", "/run/nvidia"])}})
+    elif choice == 9:
+        for node in nodes:
+            if isinstance(node.get("containers"), list):
+                if rng.random() < 0.5:
+                    node["nodeSelector"] = rng.choice([{}, {"gpu": "a100"}, {"gpu": "h100", "zone": "a"}])
+                else:
+                    node.setdefault("tolerations", []).append(
+                        rng.choice([{"operator": "Exists"}, {"key": "nvidia.com/gpu", "effect": "NoSchedule"}]))
     else:
         new["metadata"].setdefault("labels", {})["bumped"] = str(rng.randrange(100))
     return new
@@ -159,7 +167,7 @@ def test_the_webhook_and_the_policies_measure_growth_alike():
     assert not disagreements, disagreements[:5]
     assert len(pairs) > 500 and 0.05 < grown / len(pairs) < 0.95  # both answers were put to the test
     assert measures == {"pods", "device-plugin GPUs", "containers on shared claims", "request devices",
-                        "request selectors", "device variable values", "host GPU paths"}  # every measure grew
+                        "request selectors", "device variable values", "host GPU paths", "DaemonSet nodes"}  # every measure grew
 
 
 def test_an_unchanged_object_grows_nothing():

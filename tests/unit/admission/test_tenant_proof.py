@@ -369,3 +369,17 @@ def test_an_existing_violation_may_not_select_other_devices_in_place(old, new, s
     assert not verdict.allowed and not verdict.denials and says in verdict.message()
     assert not _update(new, old).allowed
     assert _update(old, LEGACY_DEPLOYMENT).allowed
+
+
+def test_a_legacy_daemonset_may_not_reach_more_nodes():
+    """A DaemonSet's pods are its nodes: dropping its nodeSelector or tolerating a taint grows
+    a legacy one as 50 replicas grow a Deployment."""
+    legacy = copy.deepcopy(TENANT_DAEMONSET)
+    pod = legacy["spec"]["template"]["spec"]
+    pod.update(nodeSelector={"gpu": "a100"}, volumes=[])
+    pod["containers"][0] = {"name": "grab", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    everywhere = _with_pod_spec(legacy, nodeSelector={})
+    tolerant = _with_pod_spec(legacy, tolerations=[{"operator": "Exists"}])
+    assert "DaemonSet nodes (nodeSelector gpu=a100 dropped)" in _update(legacy, everywhere).message()
+    assert not _update(legacy, tolerant).allowed and "toleration" in _update(legacy, tolerant).message()
+    assert _update(everywhere, legacy).allowed
