@@ -38,7 +38,7 @@ from collections.abc import Iterator
 from ..dra.quantity import is_quantity, parse_quantity
 from ..model.claims import CLAIM_TARGETS, DeviceRequest, device_requests, requests_of
 from ..model.gpu import (
-    DEVICE_ENV_VARS, HIDING_VALUES, HOST_GPU_PATH_RE2, LEGACY_RESOURCE, device_env, hides_devices, host_gpu_path,
+    DEVICE_ENV_VARS, HOST_GPU_PATH_RE2, LEGACY_RESOURCE, device_env, hides_devices, hides_devices_cel, host_gpu_path,
 )
 from ..model.manifest import Manifest
 from ..model.pods import mapping, mappings, pod_sites, text
@@ -220,8 +220,7 @@ WIDER = _SAME_REQUEST.format(
 
 def _device_entry(e: str) -> str:
     """CEL: env entry `e` sets a device variable to a value that does not hide the devices."""
-    return (f"has({e}.name) && type({e}.name) == string && {e}.name in {sorted(DEVICE_ENV_VARS)} && "
-            f"!(has({e}.value) && type({e}.value) == string && {e}.value.trim().lowerAscii() in {sorted(HIDING_VALUES)})")
+    return f"has({e}.name) && type({e}.name) == string && {e}.name in {sorted(DEVICE_ENV_VARS)} && !{hides_devices_cel(e)}"
 
 
 def _variable_value_cel(e: str) -> str:

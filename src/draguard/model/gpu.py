@@ -37,6 +37,12 @@ def hides_devices(value) -> bool:
     return isinstance(value, str) and value.strip(_CEL_SPACE).translate(_ASCII_LOWER) in HIDING_VALUES
 
 
+def hides_devices_cel(entry: str) -> str:
+    """CEL: env entry `entry` has a value that hides the devices (hides_devices)."""
+    return (f"(has({entry}.value) && type({entry}.value) == string && "
+            f"{entry}.value.trim().lowerAscii() in {sorted(HIDING_VALUES)})")
+
+
 #: How a host path may spell one separator: `/`, `//`, `/./` ... (a `.` component and an
 #: empty one name the same directory). The API server refuses `..` in a hostPath
 #: (core/validation validatePathNoBacksteps), so these are every spelling a Pod can reach.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove_items
-from ..model.gpu import DEVICE_ENV_VARS, HIDING_VALUES, device_env, hides_devices
+from ..model.gpu import DEVICE_ENV_VARS, device_env, hides_devices, hides_devices_cel
 from ..model.pods import mapping, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
@@ -34,9 +34,7 @@ class DeviceVisibilityEnv(Rule):
     needs = Needs.OBJECT_SET  # variables taken from ConfigMaps of the set
     fixable = FixAvailability.SOMETIMES  # inline variables; not those from a ConfigMap
     admission = Admission(
-        "!has(c.env) || c.env.all(e, !(e.name in "
-        f"{sorted(DEVICE_ENV_VARS)}) || (has(e.value) && e.value.trim().lowerAscii() in "
-        f"{sorted(HIDING_VALUES)}))",
+        f"!has(c.env) || c.env.all(e, !(e.name in {sorted(DEVICE_ENV_VARS)}) || {hides_devices_cel('e')})",
         "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers")
     summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
                "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")

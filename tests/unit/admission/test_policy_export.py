@@ -50,9 +50,10 @@ def _objects(text: str) -> list[Manifest]:
 
 def _verdicts(rule, objects, kube_version: str, config: Config | None = None, pol: dict | None = None):
     """(object, the check passes, the policy's verdict) for the objects the policy matches; the
-    check sees the object alone, as a policy does. Objects that break the schema are left
-    out: the apiserver refuses them while decoding, before admission."""
-    config = config or Config(kube_version=kube_version)
+    check sees the object alone, as a policy does, and DaemonSets as tenants' (as admission
+    does). Objects that break the schema are left out: the apiserver refuses them while
+    decoding, before admission."""
+    config = config or Config(kube_version=kube_version, daemonsets_are_node_agents=False)
     pol = pol or POLICIES[rule.id]
     params = {"data": {"adminNamespaces": ",".join(sorted(config.admin_namespaces))}}
     kinds = rule.admission.kinds(rule.targets)
@@ -134,11 +135,12 @@ def _workload_corpus() -> list[Manifest]:
 def test_the_variables_hold_what_the_model_finds_on_the_corpus():
     """podSpecs and containers as model.pods finds them, requests as model.claims does: the
     CEL is generated from the same tables, and this holds the two readings equal."""
-    containers_policy = POLICIES["env-device-visibility"]  # every workload kind but DaemonSet
+    containers_policy = POLICIES["env-device-visibility"]  # every workload kind
     requests_policy = POLICIES["request-all-devices"]
     checked = {"workloads": 0, "claims": 0}
     for obj in _workload_corpus():
-        kinds = REGISTRY.get("env-device-visibility").admission.kinds(None)
+        rule = REGISTRY.get("env-device-visibility")
+        kinds = rule.admission.kinds(rule.targets)
         if (obj.group, obj.kind) in kinds:
             values = _variables(containers_policy, obj)
             sites = pod_sites(obj)
