@@ -113,8 +113,11 @@ def _tolerations(spec: dict) -> list:
 
 
 def _variable_value(entry: dict) -> str:
+    """The value as set, or the valueFrom it is read from (a Secret's key is another selection)."""
     value = entry.get("value")
-    return value if isinstance(value, str) else "(valueFrom)" if "valueFrom" in entry else ""
+    if isinstance(value, str):
+        return value
+    return f"(valueFrom {json.dumps(entry['valueFrom'], sort_keys=True)})" if "valueFrom" in entry else ""
 
 
 def _amount(value) -> float:
@@ -223,8 +226,13 @@ def _device_entry(e: str) -> str:
     return f"has({e}.name) && type({e}.name) == string && {e}.name in {sorted(DEVICE_ENV_VARS)} && !{hides_devices_cel(e)}"
 
 
-def _variable_value_cel(e: str) -> str:
-    return f"(has({e}.value) && type({e}.value) == string ? {e}.value : has({e}.valueFrom) ? '(valueFrom)' : '')"
+def _same_value_cel(e: str, o: str) -> str:
+    """CEL: env entries `e` and `o` set the same value, or read it from the same valueFrom
+    (_variable_value's equality)."""
+    def valued(x: str) -> str:
+        return f"has({x}.value) && type({x}.value) == string"
+    return (f"({valued(e)} ? {valued(o)} && {o}.value == {e}.value : !({valued(o)}) && "
+            f"has({e}.valueFrom) == has({o}.valueFrom) && (!has({e}.valueFrom) || {o}.valueFrom == {e}.valueFrom))")
 
 
 def _host_gpu(v: str) -> str:
@@ -235,7 +243,7 @@ def _host_gpu(v: str) -> str:
 NEW_VARIABLE_VALUES = (
     f"variables.containers.exists(g, g.exists(c, has(c.env) && c.env.exists(e, {_device_entry('e')} && "
     f"!{on_old('variables.containers')}.exists(h, h.exists(d, has(d.env) && d.env.exists(o, {_device_entry('o')} && "
-    f"o.name == e.name && {_variable_value_cel('o')} == {_variable_value_cel('e')}))))))")
+    f"o.name == e.name && {_same_value_cel('e', 'o')}))))))")
 NEW_HOST_PATHS = (
     f"variables.podSpecs.exists(s, has(s.volumes) && s.volumes.exists(v, {_host_gpu('v')} && "
     f"!{on_old('variables.podSpecs')}.exists(t, has(t.volumes) && t.volumes.exists(w, {_host_gpu('w')} && "

@@ -17,10 +17,12 @@ from .pods import ContainerSite, PodSite, mapping, text
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel GPUs and Gaudi).
 LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+|habana\.ai/gaudi)$")
 
-#: Variables that select devices inside the container runtime or the CUDA/ROCm/oneAPI stack.
+#: Variables that select devices inside the container runtime (NVIDIA's, AMD's and Habana's
+#: container toolkits, IMEX channels included) or the CUDA/ROCm/OpenCL/oneAPI stack.
 DEVICE_ENV_VARS = frozenset({
-    "NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES",
-    "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK",
+    "NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "NVIDIA_MIG_CONFIG_DEVICES", "NVIDIA_IMEX_CHANNELS",
+    "AMD_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL",
+    "HABANA_VISIBLE_DEVICES", "HABANA_VISIBLE_MODULES", "ZE_AFFINITY_MASK", "ONEAPI_DEVICE_SELECTOR",
 })
 
 #: values of a device variable that hide every device from the container (not a selection)
@@ -75,11 +77,18 @@ def _host_path_pattern(exact: tuple[str, ...], prefixed: tuple[str, ...], subtre
 #: Host paths that name GPU device nodes or driver/MPS state.
 GPU_SPECIFIC_PATH, _ = _host_path_pattern(exact=(), prefixed=("dev/nvidia", "var/run/nvidia", "run/nvidia"),
                                           subtrees=("dev/dri", "tmp/nvidia-mps"), root=False)
-#: ... and the folders that hold them: `/dev` exposes every device node, `/` everything. A
-#: bare `/dev` mount (CSI node plugins, node exporters) does not make a GPU pod, though.
-HOST_GPU_PATH, HOST_GPU_PATH_RE2 = _host_path_pattern(exact=("dev", "tmp", "var", "var/run", "run"),
-                                                      prefixed=("dev/nvidia", "var/run/nvidia", "run/nvidia"),
-                                                      subtrees=("dev/dri", "tmp/nvidia-mps"), root=True)
+#: ... and what reaches them otherwise: the folders that hold them (`/dev` exposes every device
+#: node, `/` everything), the host's root under /proc, the device links of /dev/char, and what
+#: decides what the runtime injects (CDI specs, the NVIDIA container toolkit's config and
+#: install). A bare `/dev` mount (CSI node plugins, node exporters) does not make a GPU pod.
+HOST_GPU_PATH, HOST_GPU_PATH_RE2 = _host_path_pattern(
+    exact=("dev", "tmp", "var", "var/run", "run", "etc", "usr", "usr/local"),
+    prefixed=("dev/nvidia", "var/run/nvidia", "run/nvidia"),
+    # /dev/char/195:N links to /dev/nvidiaN; /proc/<pid>/root is the host's root; the CDI
+    # specs and the container toolkit's config decide what a container's claim injects
+    subtrees=("dev/dri", "dev/char", "tmp/nvidia-mps", "proc", "var/run/cdi", "run/cdi", "etc/cdi",
+              "etc/nvidia-container-runtime", "etc/nvidia-container-toolkit", "usr/local/nvidia"),
+    root=True)
 
 
 def legacy_resources(resources: dict, aliases: tuple = ()):

@@ -36,8 +36,7 @@ class DeviceVisibilityEnv(Rule):
     admission = Admission(
         f"!has(c.env) || c.env.all(e, !(e.name in {sorted(DEVICE_ENV_VARS)}) || {hides_devices_cel('e')})",
         "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers")
-    summary = ("NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES, NVIDIA_MIG_CONFIG_DEVICES, ROCR_VISIBLE_DEVICES, "
-               "HIP_VISIBLE_DEVICES or ZE_AFFINITY_MASK set by value, valueFrom or envFrom.")
+    summary = f"{', '.join(sorted(DEVICE_ENV_VARS))} set by value, valueFrom or envFrom."
     rationale = """
         These variables only change what a process inside the container sees; they do not
         give the pod a device. Two tenants with `CUDA_VISIBLE_DEVICES=0` and `=1` on a node

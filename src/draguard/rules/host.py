@@ -53,8 +53,9 @@ class HostDeviceMount(Rule):
         f"!has(v.hostPath.path) || !v.hostPath.path.matches(r'{HOST_GPU_PATH_RE2}'))",
         "a hostPath volume mounts GPU device nodes or driver state; let a DRA driver inject the device",
         over="podSpecs")
-    summary = ("A hostPath volume onto /dev/nvidia*, /dev/dri, /tmp/nvidia-mps, /var/run/nvidia*, /run/nvidia* "
-               "or a folder holding them (/, /dev, /tmp, /run, /var, /var/run), however the path is spelled.")
+    summary = ("A hostPath volume onto /dev/nvidia*, /dev/dri, /dev/char, /tmp/nvidia-mps, /var/run/nvidia*, "
+               "/run/nvidia*, the CDI specs or the NVIDIA container toolkit's config, a folder holding them (/, /dev, "
+               "/tmp, /run, /var, /etc, /usr) or /proc (the host's root), however the path is spelled.")
     rationale = """
         Mounting the host's device nodes hands the container every GPU on the node (and the
         MPS pipes or driver sockets of every other tenant), whatever the scheduler

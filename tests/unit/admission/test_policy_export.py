@@ -383,6 +383,11 @@ def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, 
     ("/", True), ("//", True), ("/.", True), ("/tmp", True), ("/run/", True), ("/var", True), ("/var/run", True),
     # `..` (the API server refuses it in a Pod; a custom resource's template is not validated)
     ("/opt/../dev", True), ("/..", True),
+    # the host's root through /proc, the device links, what decides what the runtime injects
+    ("/proc/1/root/dev", True), ("/proc/self/root", True), ("/proc", True), ("/dev/char/195:0", True),
+    ("/var/run/cdi", True), ("/etc/cdi/nvidia.yaml", True), ("/etc/nvidia-container-runtime/config.toml", True),
+    ("/usr/local/nvidia/toolkit", True), ("/etc", True), ("/etc/ssl", False), ("/usr/share", False),
+    ("/procx", False),
     # not GPU paths
     ("/devx", False), ("/.dev", False), ("/dev/drix", False), ("/tmp/x", False), ("/var/log", False),
     ("/opt/..x/data", False), ("/tmp/nvidia-mpsx", False),

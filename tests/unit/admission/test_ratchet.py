@@ -114,6 +114,10 @@ def _mutate(obj: dict, rng: random.Random) -> dict:
             for entry in node.get("env") or [] if isinstance(node.get("env"), list) else []:
                 if isinstance(entry, dict) and "value" in entry:
                     entry["value"] = rng.choice(["0", "all", " None "])
+                elif isinstance(entry, dict) and rng.random() < 0.5:
+                    entry.pop("value", None)
+                    entry["valueFrom"] = rng.choice([{"secretKeyRef": {"name": "s", "key": "all"}},
+                                                     {"configMapKeyRef": {"name": "c", "key": "one"}}, {}])
     elif choice == 8:
         for node in nodes:
             if isinstance(node.get("containers"), list) and rng.random() < 0.8:
