@@ -84,7 +84,7 @@ def test_incremental_lints_end_where_a_full_lint_of_the_result_does():
     """fix judges again only what a round's changes can reach; its final findings must be
     those of a fresh lint of the fixed texts (all corpus files in one run: cross-file
     references, namespaces shared between files)."""
-    from draguard.engine import lint_loaded
+    from draguard.engine import Inputs, Run
     from draguard.sources.loader import Loaded, Source, load_text
 
     files = []
@@ -95,7 +95,7 @@ def test_incremental_lints_end_where_a_full_lint_of_the_result_does():
     fresh = Loaded()
     for f in files:
         load_text(Source(f.display, f.text), fresh)
-    full = lint_loaded(fresh, Config())
+    full = Run(Config(), Inputs.loaded(fresh)).findings()
 
     def key(f):
         return f.rule, f.location.file, f.location.line, f.location.column, f.message
