@@ -36,6 +36,8 @@ def is_known_class(objects: ObjectSet, name: str | None) -> bool:
 
 
 def is_gpu_class(objects: ObjectSet, name: str | None) -> bool:
-    """True when DeviceClass `name` selects a GPU driver's devices."""
+    """True when DeviceClass `name` pins a GPU driver (class_drivers: the one reading of which
+    drivers a class selects; a selector that merely names one, `device.driver != '...'` or an
+    attribute's domain, pins nothing)."""
     selectors = class_selectors(objects, name)
-    return selectors is not None and any(driver in " ".join(selectors) for driver in gpu_drivers())
+    return selectors is not None and not class_drivers(selectors).isdisjoint(gpu_drivers())
