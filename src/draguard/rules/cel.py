@@ -6,7 +6,7 @@ import re
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
-from ..facts.catalog import driver_attributes, latest_driver_version
+from ..facts.catalog import attributes_version, driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, device_requests
 from ..model.classes import class_drivers, class_selectors
@@ -171,7 +171,9 @@ class CelUnknownAttribute(Rule):
         capacity but `memory`. Guard optional names with `has(...)`, or select on what the
         driver publishes. The driver version is the rule setting `nvidiaDriverVersion`."""
     reference = "https://github.com/NVIDIA/k8s-dra-driver-gpu"
-    options = {"nvidiaDriverVersion": Option(latest_driver_version(), "NVIDIA DRA driver version whose attributes count")}
+    options = {"nvidiaDriverVersion": Option(latest_driver_version(), "NVIDIA DRA driver version whose attributes count "
+                                             "(a release between two listed ones reads the earlier one's list)",
+                                             check=attributes_version)}
     noncompliant = COMPLIANT_POD.replace("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
                                          "device.attributes['gpu.nvidia.com'].index == 0")
     compliant = COMPLIANT_POD
@@ -180,10 +182,8 @@ class CelUnknownAttribute(Rule):
         from ..dra.celenv import compile_selector
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
-        schemas = driver_attributes()["gpu.nvidia.com"]["versions"]
-        schema = schemas.get(version)
-        if schema is None:
-            return
+        # a version with no list raises: an internal error says so, never a rule silently off
+        schema = driver_attributes()["gpu.nvidia.com"]["versions"][attributes_version(version)]
         for cel, expression, request in selector_sites(obj):
             compiled = compile_selector(expression)
             if compiled.error is not None:
