@@ -31,6 +31,7 @@ class Config:
     inventory: list = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
     feature_gates: dict = field(default_factory=dict)  # gate -> enabled, where the cluster differs from defaults
     problems: list[Problem] = field(default_factory=list)  # unknown rule ids in the file
+    checks: list = field(default_factory=list)  # the file's own checks (rules.custom.UserCheck), judged as rules
 
     def settings(self, rule_id: str) -> RuleSettings:
         return self.rules.get(rule_id) or _DEFAULT_SETTINGS

@@ -27,6 +27,7 @@ CATEGORIES = (
     "api-currency",
     "cluster",
     "internal",
+    "custom",  # checks users declare in .draguard.yaml (rules.custom)
 )
 
 

@@ -21,6 +21,7 @@ from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
 from ..rules.base import Needs
 from ..rules.context import Context
+from ..rules.custom import catalog, rule_named
 from ..sources.loader import Loaded, Source
 from .inventory import load_inventory
 from .result import INTERNAL_ERROR, LintResult
@@ -140,7 +141,7 @@ class Run:
                     finding.judged = manifest
                 raw.extend(found)
             if manifest.annotations and not self.against.admission:
-                reasons, unknown = suppressions(manifest)
+                reasons, unknown = suppressions(manifest, config)
                 if notes:
                     raw.extend(unknown)
                 if reasons:
@@ -158,7 +159,7 @@ class Run:
             if not config.settings(finding.rule).enabled:
                 continue
             if finding.rule != INTERNAL_ERROR:
-                finding.severity = config.severity(finding.rule, REGISTRY.get(finding.rule).severity,
+                finding.severity = config.severity(finding.rule, rule_named(config, finding.rule).severity,
                                                    finding.severity)
                 reason = hidden.get(_suppression_key(finding.location, finding.obj), {}).get(finding.rule) \
                     if hidden else None
@@ -183,7 +184,7 @@ def _suppression_key(location, ref) -> tuple:
 def _checks(config: Config, cluster, rules=None) -> list:
     """The enabled rules that can run (of those `rules` lets through, a predicate): the
     cluster rules only in an audit, which has live state."""
-    return [r for r in REGISTRY if r.has_check and config.settings(r.id).enabled
+    return [r for r in catalog(config) if r.has_check and config.settings(r.id).enabled
             and (cluster is not None or r.needs is not Needs.CLUSTER) and (rules is None or rules(r))]
 
 
