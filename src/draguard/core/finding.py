@@ -105,6 +105,11 @@ class Finding:
     #: by the file judged
     judged: object = field(default=None, compare=False, repr=False)
 
+    def __getstate__(self) -> dict:
+        """Pickled (sent to another process: lint --jobs) without the object it was judged
+        on, which stays with the process that judged it."""
+        return dict(self.__dict__, judged=None)
+
     # the file position, flat: every text report reads these
     @property
     def file(self) -> str:

@@ -14,8 +14,10 @@ from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
 from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
-from .result import LintResult
-from .run import Against, Inputs, Run
+from .result import INTERNAL_ERROR, LintResult
+from .run import LIVE_OBJECTS, Against, Inputs, Run
+
+__all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "lint_loaded", "lint_objects", "lint_paths", "lint_text"]
 
 
 def lint_objects(objects: Iterable[Manifest | dict], config: Config, *,
@@ -54,3 +56,12 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
     loaded = Loaded()
     load_text(Source(display, text), loaded)
     return Run(config, Inputs.loaded(loaded)).findings()
+
+
+def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
+                advance=None, *, inventory: Inventory | None = None) -> LintResult:
+    """A thin shim over `Run` for `lint --jobs` (engine.parallel, written against the earlier
+    entry point at the same time as the Run): what was read into `loaded` (its entries
+    already made into `manifests`, when given), judging those `only` lets through. New code
+    builds a Run."""
+    return Run(config, Inputs.loaded(loaded, manifests, only), Against(inventory)).findings(advance=advance)

@@ -145,7 +145,7 @@ class Run:
                 if notes:
                     raw.extend(unknown)
                 if reasons:
-                    hidden.setdefault(_suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
+                    hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
         object_set.judging(None)
         if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
             raw.append(_live_note(live, _checks(config, cluster), inputs.manifests))  # every rule: one note per run
@@ -161,7 +161,7 @@ class Run:
             if finding.rule != INTERNAL_ERROR:
                 finding.severity = config.severity(finding.rule, rule_named(config, finding.rule).severity,
                                                    finding.severity)
-                reason = hidden.get(_suppression_key(finding.location, finding.obj), {}).get(finding.rule) \
+                reason = hidden.get(suppression_key(finding.location, finding.obj), {}).get(finding.rule) \
                     if hidden else None
                 if reason is not None:
                     finding.suppressed_by = reason
@@ -174,7 +174,7 @@ class Run:
         return LintResult(findings, suppressed, config, len(judged), inputs.sources, inputs.refused)
 
 
-def _suppression_key(location, ref) -> tuple:
+def suppression_key(location, ref) -> tuple:
     """A suppression hides its rule's findings on the object it is written on: the same
     file, the same document and the same object (a List's items share a document), never a
     same-named object elsewhere."""

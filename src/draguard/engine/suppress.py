@@ -11,16 +11,16 @@ from ..rules.custom import rule_named
 SUPPRESS_PREFIX = "ignore.draguard.io/"
 
 
-def suppressions(manifest: Manifest, config: Config) -> tuple[dict[str, str], list[Finding]]:
+def suppressions(manifest: Manifest, config: Config | None = None) -> tuple[dict[str, str], list[Finding]]:
     """(rule id -> reason, unknown-rule findings for ids neither draguard nor the config's
-    own checks have)."""
+    own checks have; without `config`, the built-in rules only)."""
     found, unknown = {}, []
     annotations = manifest.annotations
     for key, reason in annotations.items():
         if not isinstance(key, str) or not key.startswith(SUPPRESS_PREFIX):
             continue
         rule_id = key[len(SUPPRESS_PREFIX):]
-        if rule_named(config, rule_id) is not None:
+        if (rule_named(config, rule_id) if config is not None else REGISTRY.get(rule_id)) is not None:
             found[rule_id] = str(reason) if reason is not None else ""
         else:
             rule = REGISTRY.get("unknown-rule")

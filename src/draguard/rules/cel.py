@@ -145,13 +145,18 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 
 def _device_types(ctx, class_name: str | None) -> set[str]:
-    """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
+    """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
+    selectors compare the type attribute with (dra.celreads), every one when they do not."""
+    from ..dra.celenv import compile_selector
+
     selectors = class_selectors(ctx.objects, class_name) or []
-    text = " ".join(selectors)
-    types = {t for t in ("gpu", "mig") if re.search(rf"type\s*==\s*['\"]{t}['\"]", text)}
     if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
         return set()  # another driver's class
+    types = {t for s in selectors for t in compile_selector(s).compared.get(_NVIDIA_TYPE, ()) if t in ("gpu", "mig")}
     return types or {"gpu", "mig"}
+
+
+_NVIDIA_TYPE = ("attributes", "gpu.nvidia.com", "type")
 
 
 @register
@@ -188,10 +193,10 @@ class CelUnknownAttribute(Rule):
             compiled = compile_selector(expression)
             if compiled.error is not None:
                 continue
-            guarded = set(re.findall(r"has\(\s*device\.(?:attributes|capacity)\[[^\]]*\]\.(\w+)", expression))
+            guarded = compiled.guarded
             types = _device_types(ctx, request.class_name) if request else {"gpu", "mig"}
             for field, domain, name in compiled.references.items:
-                if domain != "gpu.nvidia.com" or name is None or name in guarded or not types:
+                if domain != "gpu.nvidia.com" or name is None or (field, domain, name) in guarded or not types:
                     continue
                 published = set()
                 for t in types:

@@ -121,3 +121,24 @@ def test_judged_narrows_what_is_judged_and_counted():
     inputs = Inputs.loaded(loaded, judged=lambda m: m.kind == "Pod")
     result = Run(Config(), inputs).findings()
     assert result.objects == 1 and {f.obj.kind for f in result.findings} == {"Pod"}
+
+
+def test_the_lint_loaded_shim_is_a_run():
+    """engine.lint.lint_loaded (kept for lint --jobs) judges what `only` lets through, as a Run does."""
+    from draguard.engine.lint import lint_loaded
+
+    loaded = Loaded()
+    load_text(Source("a.yaml", PLAIN + "---\n" + TWO_LEVELS), loaded)
+    shim = lint_loaded(loaded, Config(), only=lambda m: m.kind == "Pod")
+    run = Run(Config(), Inputs.loaded(loaded, judged=lambda m: m.kind == "Pod")).findings()
+    assert [(f.rule, f.message) for f in shim.findings] == [(f.rule, f.message) for f in run.findings]
+    assert shim.findings and shim.objects == 1
+
+
+def test_a_finding_sent_to_another_process_leaves_its_object_behind():
+    import pickle
+
+    [finding] = [f for f in _lint_files(("a.yaml", PLAIN)).findings if f.rule == "legacy-gpu-resource"]
+    assert finding.judged is not None
+    copy = pickle.loads(pickle.dumps(finding))
+    assert copy.judged is None and copy == finding
