@@ -99,12 +99,14 @@ def guarded(ast: CheckedAst) -> set[tuple]:
 
 
 def compared(ast: CheckedAst) -> dict[tuple, set[str]]:
-    """(field, domain, name) -> the strings the expression compares it with (`==`), and
-    ('driver',) -> the drivers `device.driver == '...'` names."""
+    """(field, domain, name) -> the strings the expression compares it with (`==`, not under
+    a `!`), and ('driver',) -> the drivers `device.driver == '...'` names."""
     found: dict[tuple, set[str]] = {}
-    for expr, _ in ast.nodes:
+    for expr, ancestors in ast.nodes:
         if _kind(expr) != "call_expr" or expr.call_expr.function != "_==_" or len(expr.call_expr.args) != 2:
             continue
+        if any(_kind(a) == "call_expr" and a.call_expr.function == "!_" for a in ancestors):
+            continue  # !(device.driver == 'x') selects every driver but x
         left, right = expr.call_expr.args
         for side, other in ((left, right), (right, left)):
             value = _string(other)

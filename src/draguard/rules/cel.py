@@ -9,7 +9,8 @@ from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.catalog import attributes_version, driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, device_requests
-from ..model.classes import class_drivers, class_selectors
+from ..dra.gpuclasses import class_drivers
+from ..model.classes import class_selectors
 from ..model.pods import mapping, mappings
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule

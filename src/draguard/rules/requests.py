@@ -8,7 +8,8 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..facts.catalog import slice_pins
-from ..model.classes import class_drivers, class_selectors, is_gpu_class, is_known_class
+from ..dra.gpuclasses import class_drivers, is_gpu_class
+from ..model.classes import class_selectors, is_known_class
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD

@@ -1,10 +1,10 @@
-"""Is this a GPU class: one answer (model.classes.class_drivers), whatever asks."""
+"""Is this a GPU class: one answer (dra.gpuclasses.class_drivers, from the selectors' checked AST), whatever asks."""
 
 from __future__ import annotations
 
 import pytest
 
-from draguard.model.classes import class_drivers, is_gpu_class
+from draguard.dra.gpuclasses import class_drivers, is_gpu_class
 from draguard.model.manifest import Manifest
 from draguard.model.objectset import ObjectSet
 
@@ -19,6 +19,8 @@ def _set(expression: str) -> ObjectSet:
     ("device.driver == 'gpu.nvidia.com'", True),
     ('device.driver == "gpu.amd.com" && device.attributes["gpu.amd.com"].type == "amdgpu"', True),
     ("device.driver != 'gpu.nvidia.com'", False),  # everything but NVIDIA's GPUs
+    ("!(device.driver == 'gpu.nvidia.com')", False),
+    ("device.attributes['x'].y == \"device.driver == 'gpu.nvidia.com'\"", False),  # a string, not a read
     ("device.attributes['gpu.nvidia.com'].type == 'gpu'", False),  # pins no driver
     ("device.driver == 'dra.net'", False),
 ])
