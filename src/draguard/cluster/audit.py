@@ -74,9 +74,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     except InventoryError as exc:
         raise InputError(f"the cluster's devices cannot be modelled: {exc}") from None
     live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog
-    inputs = Inputs.loaded(loaded, snapshot.manifests) if loaded is not None else Inputs(snapshot.manifests)
-    inputs.cluster = view
-    result = Run(config, inputs, Against(live_inventory)).findings()
+    result = Run(config, Inputs.snapshot(snapshot.manifests, view, loaded), Against(live_inventory)).findings()
     pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()},
                       view.admin_held)
     return AuditResult(result, snapshot, pools, skipped)

@@ -458,7 +458,7 @@ class ExporterState:
         now = self.clock()
         view = ClusterView(ObjectSet(manifests), datetime.fromtimestamp(int(now), timezone.utc), self.unreadable)
         judged = {id(c) for c in claims}
-        inputs = Inputs(manifests, lambda m: id(m) in judged, cluster=view)
+        inputs = Inputs.snapshot(manifests, view, judged=lambda m: id(m) in judged)
         result = Run(self.config, inputs).findings(is_leak_rule, notes=False)
         by_claim: dict = {c.ref: {} for c in claims}
         for f in result.findings:

@@ -63,6 +63,15 @@ class Inputs:
             manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
         return cls(manifests, judged, list(loaded.problems), list(loaded.sources), list(loaded.refused))
 
+    @classmethod
+    def snapshot(cls, manifests: list[Manifest], view: ClusterView, loaded: Loaded | None = None,
+                 judged=None) -> "Inputs":
+        """A cluster's objects (a dump, or the exporter's cache) joined by `view`; `loaded`,
+        when they were read from files, brings the problems met reading them."""
+        given = cls.loaded(loaded, manifests, judged) if loaded is not None else cls(manifests, judged)
+        given.cluster = view
+        return given
+
 
 @dataclass(frozen=True)
 class Against:
