@@ -123,3 +123,21 @@ def test_two_checks_may_not_share_an_id(tmp_path, cli):
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(_pod("a")))
     result = cli("lint", tmp_path / "p.yaml")
     assert result.code == 2 and ".draguard.yaml:7:7:" in result.err and "taken by another check" in result.err
+
+
+def test_sarif_describes_a_declared_check(tmp_path, cli):
+    import json
+
+    import jsonschema
+
+    from support.paths import DATA
+
+    (tmp_path / ".draguard.yaml").write_text(CHECK)
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(_pod("a")))
+    result = cli("lint", tmp_path / "p.yaml", "-f", "sarif")
+    report = json.loads(result.out)
+    jsonschema.validate(report, json.loads((DATA / "sarif-schema-2.1.0.json").read_text()))
+    run = report["runs"][0]
+    [found] = run["results"]
+    assert found["ruleId"] == "gpu-pods-name-a-team" and found["level"] == "error"
+    assert run["tool"]["driver"]["rules"][found["ruleIndex"]]["id"] == "gpu-pods-name-a-team"
