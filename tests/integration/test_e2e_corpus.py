@@ -11,7 +11,7 @@ import pytest
 from draguard.core.location import parse_path
 from draguard.sources.spans import locate
 
-from support.paths import CORPUS, DATA, corpus_files
+from support.paths import DATA, corpus, corpus_files
 
 SARIF_SCHEMA = json.loads((DATA / "sarif-schema-2.1.0.json").read_text())
 FINDING_KEYS = {"rule", "category", "severity", "message", "help", "file", "line", "column", "document", "path",
@@ -29,7 +29,7 @@ def corpus_report(request):
     for fmt in ("json", "sarif"):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            code = main(["lint", str(CORPUS), "--no-config", "-f", fmt])
+            code = main(["lint", str(corpus()), "--no-config", "-f", fmt])
         assert code in (0, 1)
         reports[fmt] = json.loads(out.getvalue())
     return reports
@@ -50,13 +50,15 @@ def test_every_finding_points_inside_its_file(corpus_report):
 
 
 def test_per_rule_counts(corpus_report):
-    counts = Counter(f["rule"] for f in corpus_report["json"]["findings"])
-    print("\nfindings per rule on the corpus:")
-    for rule, count in sorted(counts.items()):
-        print(f"  {rule:32} {count}")
+    """The summary's counts are the findings' (a report's reader sums neither), and the
+    corpus's unrendered templates are said to be templates, each one and nothing else."""
+    report = corpus_report["json"]
+    counts = Counter(f["rule"] for f in report["findings"])
+    assert report["summary"]["byRule"] == dict(sorted(counts.items()))
+    assert report["summary"]["total"] == sum(counts.values()) > 0
     # every unrendered template of helm-templates/ is said to be one, and nothing else is
     templates = {f["file"] for f in corpus_report["json"]["findings"] if f["rule"] == "template-unrendered"}
-    assert templates == {str(p) for p in (CORPUS / "helm-templates").iterdir()}
+    assert templates == {str(p) for p in (corpus() / "helm-templates").iterdir()}
 
 
 def test_yaml_inside_comments_is_not_an_object(corpus_report):

@@ -17,11 +17,11 @@ from draguard.core.config import Config
 from draguard.fix.files import read
 from draguard.fix.run import Choice, FileText, fix_texts
 from support.cluster import extra_gpu_node, until
-from support.paths import CORPUS
+from support.paths import corpus
 
 pytestmark = pytest.mark.cluster
-FIXABLE = sorted(p for folder in ("legacy", "dra") for p in (CORPUS / folder).glob("*") if p.suffix in (".yaml", ".yml"))
-SAMPLE = CORPUS / "legacy" / "container-engine-accelerators__demo__serving__tensorflow-serving.yaml"
+FIXABLE = sorted(p for folder in ("legacy", "dra") for p in (corpus() / folder).glob("*") if p.suffix in (".yaml", ".yml"))
+SAMPLE = corpus() / "legacy" / "container-engine-accelerators__demo__serving__tensorflow-serving.yaml"
 
 
 def fixed_text(path) -> str:

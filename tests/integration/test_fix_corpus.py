@@ -14,7 +14,7 @@ from draguard.fix.files import read
 from draguard.fix.run import Choice, FileText, fix_texts
 from draguard.fix.splice import NotSpliceable
 from support.byteminimal import untouched_lines_lost
-from support.paths import CORPUS, corpus_files
+from support.paths import corpus, corpus_files
 
 EVERYTHING = Choice(unsafe=True)
 
@@ -36,7 +36,7 @@ def test_fix_is_byte_minimal_and_idempotent(path):
     assert not [left.reason for left in run.left if "could not be applied" in left.reason]
 
 
-@pytest.mark.parametrize("path", sorted(p for p in (CORPUS / "legacy").glob("*") if p.suffix in (".yaml", ".yml")),
+@pytest.mark.parametrize("path", sorted(p for p in (corpus() / "legacy").glob("*") if p.suffix in (".yaml", ".yml")),
                          ids=lambda p: p.name)
 def test_legacy_files_end_with_every_fixable_finding_fixed_and_satisfiable(path):
     _, run = fixed(path)
@@ -49,7 +49,7 @@ def test_the_migration_reaches_most_of_the_legacy_corpus():
     """How much of the legacy corpus the migration turns into DRA claims (a floor, not a tally:
     the corpus is fixed, and a regression in the fix shows here)."""
     migrated = 0
-    for path in sorted((CORPUS / "legacy").glob("*.yaml")):
+    for path in sorted((corpus() / "legacy").glob("*.yaml")):
         file, _ = fixed(path)
         migrated += any(rule == "legacy-gpu-resource" for rule, _ in file.applied)
     assert migrated >= 40, migrated
@@ -84,7 +84,7 @@ def test_incremental_lints_end_where_a_full_lint_of_the_result_does():
     """fix judges again only what a round's changes can reach; its final findings must be
     those of a fresh lint of the fixed texts (all corpus files in one run: cross-file
     references, namespaces shared between files)."""
-    from draguard.engine import lint_loaded
+    from draguard.engine import Inputs, Run
     from draguard.sources.loader import Loaded, Source, load_text
 
     files = []
@@ -95,7 +95,7 @@ def test_incremental_lints_end_where_a_full_lint_of_the_result_does():
     fresh = Loaded()
     for f in files:
         load_text(Source(f.display, f.text), fresh)
-    full = lint_loaded(fresh, Config())
+    full = Run(Config(), Inputs.loaded(fresh)).findings()
 
     def key(f):
         return f.rule, f.location.file, f.location.line, f.location.column, f.message

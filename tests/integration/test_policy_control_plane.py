@@ -340,3 +340,45 @@ def test_a_pod_from_before_the_mutating_policies_keeps_its_spec_when_relabelled(
         assert patched.spec.terminationGracePeriodSeconds == pod["spec"]["terminationGracePeriodSeconds"]
     finally:
         dynamic.DynamicClient(mutating.api()).resources.get(api_version="v1", kind="Namespace").delete(name=namespace)
+
+
+USER_CHECK = """\
+checks:
+- id: pods-name-a-team
+  kinds: [Pod]
+  expression: "has(object.metadata.labels) && 'team' in object.metadata.labels"
+  message: every pod names its team
+  severity: error
+"""
+
+
+def test_a_check_declared_in_the_config_is_enforced_by_its_exported_policy(policed, tmp_path):
+    """A `.draguard.yaml` check, exported by the code that exports the built-in rules: the real
+    API server refuses what lint reports and admits what lint passes."""
+    from draguard.engine import lint_objects
+    from draguard.engine.config_file import load_config
+
+    (tmp_path / ".draguard.yaml").write_text(USER_CHECK)
+    config = load_config(str(tmp_path / ".draguard.yaml"))
+    config.kube_version = CONFIG.kube_version
+    objects = [o for o in _narrowed(export(config.checks, config).objects)
+               if o["kind"].startswith("ValidatingAdmissionPolicy")]
+    assert len(objects) == 2
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "unlabelled"},
+           "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}
+    labelled = dict(pod, metadata={"name": "labelled", "labels": {"team": "a"}})
+    policed.apply(objects)
+    try:
+        deadline = time.monotonic() + 60
+        while (answer := dry_run(policed, pod))[0] != 422:
+            assert time.monotonic() < deadline, f"the check's policy never took effect: {answer}"
+            time.sleep(0.5)
+        assert "pods-name-a-team: every pod names its team" in answer[1]
+        assert dry_run(policed, labelled)[0] == 201
+        linted = {o["metadata"]["name"]: [f.rule for f in lint_objects([o], config).findings
+                                          if f.rule == "pods-name-a-team"] for o in (pod, labelled)}
+        assert linted == {"unlabelled": ["pods-name-a-team"], "labelled": []}
+    finally:
+        dyn = dynamic.DynamicClient(policed.api())
+        for obj in objects:
+            dyn.resources.get(api_version=obj["apiVersion"], kind=obj["kind"]).delete(name=obj["metadata"]["name"])

@@ -47,6 +47,7 @@ def _claim(driver_class: str, expression: str) -> str:
     ("gpu.amd.com", "device.attributes['gpu.amd.com'].profile == 'cpx'", False),  # NVIDIA's name, not AMD's
     ("gpu.intel.com", "device.capacity['gpu.intel.com'].millicores.compareTo(quantity('500')) >= 0", True),
     ("gpu.intel.com", "device.attributes['gpu.intel.com'].family == 'Flex'", False),
+    ("gpu.intel.com", "device.attributes['gpu.intel.com'].family == 'x.memory'", False),  # a string, not a read
     ("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].profile == '1g.10gb'", True),
     ("mig.nvidia.com", "device.attributes['gpu.nvidia.com'].partitionProfile == '1g.10gb'", False),
 ])

@@ -2,7 +2,7 @@
 
 import pytest
 
-from support.paths import CORPUS, corpus_files
+from support.paths import corpus, corpus_files
 
 
 @pytest.fixture
@@ -10,7 +10,7 @@ def lint_corpus(cli):
     corpus_files()
 
     def run(relative: str, *args) -> list[tuple]:
-        report = cli("lint", CORPUS / relative, "--no-config", "-f", "json", *args).json
+        report = cli("lint", corpus() / relative, "--no-config", "-f", "json", *args).json
         return [(f["rule"], f["line"], f["column"], f["severity"]) for f in report["findings"]]
 
     return run

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..core.versions import minor
+from ..dra.celobject import as_admitted, evaluate as evaluate_cel
 
 #: (first release whose new expressions may use it, feature, its functions)
 _FEATURES = (
@@ -91,7 +91,7 @@ def _bound(policy: dict, obj: dict, params: dict | None, old: dict | None) -> tu
         if old is None and ("oldObject" in expression or any(_reads(expression, name) for name in uncomputed)):
             uncomputed.add(variable["name"])
             continue
-        value, error = _evaluate(expression, data)
+        value, error = evaluate_cel(expression, data)
         if error:
             errors[variable["name"]] = error
         else:
@@ -114,44 +114,13 @@ def evaluate(policy: dict, obj: dict, params: dict | None = None, old: dict | No
     UPDATE when `old` is given."""
     data, errors = _bound(policy, obj, params, old)
     for validation in policy["spec"]["validations"]:
-        passed, error = _evaluate(validation["expression"], data)
+        passed, error = evaluate_cel(validation["expression"], data)
         if error:
             return Verdict(False, validation.get("message"), _failed(validation["expression"], error, errors))
         if passed is not True:
             message = validation.get("message")
             if "messageExpression" in validation:  # the apiserver falls back to `message` on an error
-                evaluated, error = _evaluate(validation["messageExpression"], data)
+                evaluated, error = evaluate_cel(validation["messageExpression"], data)
                 message = message if error else evaluated
             return Verdict(False, message)
     return Verdict(True)
-
-
-def _evaluate(expression: str, data: dict) -> tuple[object, str | None]:
-    """(the value of `expression`, None), or (None, the runtime error)."""
-    result = _program(expression).eval(data=data)
-    if result.type() == _runtime().T.ERROR:
-        return None, str(result.value())
-    return result.plain_value(), None
-
-
-def _runtime():
-    from ..dra.cellib import runtime
-
-    return runtime()
-
-
-@lru_cache(maxsize=512)
-def _program(expression: str):
-    rt = _runtime()
-    env = rt.new_env({name: rt.T.DYN for name in ("object", "oldObject", "request", "params", "variables")})
-    return env.compile(expression)
-
-
-def as_admitted(node):
-    """The object as the apiserver sends it to admission: typed objects are serialized
-    without null fields."""
-    if isinstance(node, dict):
-        return {key: as_admitted(value) for key, value in node.items() if value is not None}
-    if isinstance(node, list):
-        return [as_admitted(value) for value in node]
-    return node

@@ -41,11 +41,14 @@ _OPERATIONS = ["CREATE", "UPDATE"]
 
 
 def resource_name(kind: str) -> str:
-    """The resource (plural) of a kind the judge models, as the API server routes it: the
-    built-in kinds and every CRD in model.workloads name theirs `spec.names.plural` = the
-    kind in lower case plus `s` (`es` after an `s`: deviceclasses)."""
+    """The resource (plural) of a kind, as the API server routes it: the built-in kinds and
+    every CRD in model.workloads name theirs as k8s.io/apimachinery's meta.UnsafeGuessKindToResource
+    guesses: the kind in lower case plus `s`, `es` after an `s` (deviceclasses), `ies` for a
+    final `y` (networkpolicies: a kind a user's own check may name)."""
     lower = kind.lower()
-    return lower + ("es" if lower.endswith("s") else "s")
+    if lower.endswith("s"):
+        return lower + "es"
+    return lower[:-1] + "ies" if lower.endswith("y") else lower + "s"
 
 
 def routes(kinds=JUDGED, subresources=WEBHOOK_SUBRESOURCES) -> list[dict]:

@@ -31,14 +31,13 @@ from dataclasses import dataclass, field, replace
 from ..core.config import EXTERNAL_KINDS, Config
 from ..core.finding import Finding, Severity
 from ..core.fixes import plain
-from ..engine.lint import lint_loaded
+from ..engine.run import Against, Inputs, Run
 from ..engine.suppress import SUPPRESS_PREFIX
 from ..model.manifest import Manifest
 from ..model.pods import mapping
 from ..model.workloads import POD_TARGETS
 from ..rules import REGISTRY
 from ..rules.base import Needs
-from ..sources.loader import Loaded
 from .exemptions import WORKLOAD_CONTROLLERS, exemptions
 from .install import resource_name
 from .kinds import BUDGET, JUDGED, SCALE, SCALED
@@ -178,8 +177,9 @@ def findings_on(data: dict, config: Config, context: list[Manifest] = (), device
     judged = {id(obj)}
     if (obj.group, obj.kind) == BUDGET:
         judged.update(id(m) for m in context if (m.group, m.kind) in POD_TARGETS and m.namespace == obj.namespace)
-    result = lint_loaded(Loaded(), config, only=lambda m: id(m) in judged, manifests=[obj, *context], devices=devices)
-    return [f for f in (*result.findings, *result.suppressed) if f.obj == obj.ref]
+    inputs = Inputs([obj, *context], lambda m: id(m) in judged)
+    result = Run(config, inputs, Against(devices=devices, admission=True)).findings()
+    return [f for f in result.findings if f.obj == obj.ref]
 
 
 def _identity(m: Manifest) -> tuple:

@@ -244,7 +244,7 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
     for rule in rules:
         settings = config.settings(rule.id)
         form = form_of(rule, config.kube_version)
-        severity = settings.severity or rule.severity
+        severity = config.severity(rule.id, rule.severity)
         if not settings.enabled:
             left_out[rule.id] = "switched off in the config"
         elif not form.exported:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..model.claims import CLAIM_TARGETS
+from ..model.claims import CLAIM_TARGETS, REQUEST_SHAPES
 from ..model.workloads import WORKLOADS, path_parts
 from ..rules.admission import SPEC_CONTAINERS
 
@@ -32,8 +32,15 @@ PARAMS_ADMIN_NAMESPACES = "adminNamespaces"
 
 
 def request_fields(q: str) -> str:
-    """CEL: the field mappings of request `q` that select devices."""
-    return f"(has({q}.exactly) ? [{q}.exactly] : has({q}.firstAvailable) ? {q}.firstAvailable : [{q}])"
+    """CEL: the field mappings of request `q` that select devices, generated from the
+    model's precedence (model.claims.REQUEST_SHAPES: the first non-empty one wins, else the
+    request itself)."""
+    cel = f"[{q}]"
+    for key, shape in reversed(REQUEST_SHAPES):
+        field = f"{q}.{key}"
+        cel = f"(has({field}) && size({field}) > 0 ? {field} : {cel})" if shape is list else \
+            f"(has({field}) ? [{field}] : {cel})"
+    return cel
 
 
 def _guarded(base: str, keys: list[str]) -> tuple[str, str]:

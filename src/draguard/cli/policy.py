@@ -38,7 +38,7 @@ def run(args) -> int:
     from ..core.atomic import write_atomic
     from ..core.versions import check_kube_version
     from ..engine.config_file import load_config
-    from ..rules import REGISTRY
+    from ..rules.custom import catalog, rule_named
 
     config = load_config(args.config)
     if args.kube_version:
@@ -46,12 +46,12 @@ def run(args) -> int:
             config.kube_version = check_kube_version(args.kube_version)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    rules = list(REGISTRY)
+    rules = catalog(config)  # the built-in rules and the config's own checks
     if args.rule:
-        unknown = [r for r in args.rule if REGISTRY.get(r) is None]
+        unknown = [r for r in args.rule if rule_named(config, r) is None]
         if unknown:
             raise UsageError(f"unknown rule {', '.join(map(repr, unknown))} (see `draguard rules`)")
-        rules = [REGISTRY.get(r) for r in args.rule]
+        rules = [rule_named(config, r) for r in args.rule]
     result = export(rules, config, args.namespace, args.exempt_namespace, args.unsafe_fixes, args.controller_user)
     text = yaml.safe_dump_all(result.objects, sort_keys=False, explicit_start=True, width=1 << 16)
     if args.output:

@@ -17,7 +17,8 @@ from ..core.finding import Severity
 from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..dra.pools import PoolView, pool_view
 from ..engine.inventory import refuse_invalid
-from ..engine.lint import LintResult, lint_loaded
+from ..engine.result import LintResult
+from ..engine.run import Against, Inputs, Run
 from ..model.live import ClusterView
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
@@ -73,8 +74,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
     except InventoryError as exc:
         raise InputError(f"the cluster's devices cannot be modelled: {exc}") from None
     live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog
-    result = lint_loaded(loaded or Loaded(), config, manifests=snapshot.manifests, cluster=view,
-                         inventory=live_inventory)
+    result = Run(config, Inputs.snapshot(snapshot.manifests, view, loaded), Against(live_inventory)).findings()
     pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()},
                       view.admin_held)
     return AuditResult(result, snapshot, pools, skipped)

@@ -32,7 +32,7 @@ from datetime import datetime, timezone
 from ..core.config import Config
 from ..dra.inventory import Inventory, InventoryError
 from ..dra.pools import NodeView, PoolLayout, stranded
-from ..engine.lint import lint_loaded
+from ..engine.run import Inputs, Run
 from ..model.claims import device_requests
 from ..model.live import (
     AllocatedDevice, ClusterView, allocation_node, allocation_results, blocks_others, is_allocated, reserved_for,
@@ -43,7 +43,6 @@ from ..model.pods import mapping, text
 from ..rules import REGISTRY
 from ..rules.base import Needs
 from ..rules.cluster_claims import CLAIM
-from ..sources.loader import Loaded
 from .watch import uid_of
 
 NODES, PODS = "nodes", "pods"
@@ -459,8 +458,8 @@ class ExporterState:
         now = self.clock()
         view = ClusterView(ObjectSet(manifests), datetime.fromtimestamp(int(now), timezone.utc), self.unreadable)
         judged = {id(c) for c in claims}
-        result = lint_loaded(Loaded(), self.config, only=lambda m: id(m) in judged, manifests=manifests, cluster=view,
-                             rules=is_leak_rule, notes=False)
+        inputs = Inputs.snapshot(manifests, view, judged=lambda m: id(m) in judged)
+        result = Run(self.config, inputs).findings(is_leak_rule, notes=False)
         by_claim: dict = {c.ref: {} for c in claims}
         for f in result.findings:
             counts = by_claim.get(f.obj)

@@ -127,7 +127,7 @@ def _read(s) -> dict:
         for (_, state), n in view.states.items():
             counts[state] += n
         nodes.append((name, view.node_pool, counts, view.utilization))
-    rules = {(rule.id, str(s.config.settings(rule.id).severity or rule.severity)) for rule in LEAK_RULES
+    rules = {(rule.id, str(s.config.severity(rule.id, rule.severity))) for rule in LEAK_RULES
              if s.config.settings(rule.id).enabled}
     h = s.health
     health = replace(h, restarts=dict(h.restarts), events=dict(h.events), last_event=dict(h.last_event),

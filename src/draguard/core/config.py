@@ -36,9 +36,23 @@ class Config:
     #: platform's node agents run in the namespaces its install exempts, so a DaemonSet in a
     #: namespace admission judges is a tenant's, and the tenant rules judge it as any workload.
     daemonsets_are_node_agents: bool = True
+    checks: list = field(default_factory=list)  # the file's own checks (rules.custom.UserCheck), judged as rules
 
     def settings(self, rule_id: str) -> RuleSettings:
         return self.rules.get(rule_id) or _DEFAULT_SETTINGS
+
+    def severity(self, rule_id: str, default: Severity, chosen: Severity | None = None) -> Severity:
+        """The one place a finding's severity is decided (the run's, the exported policies',
+        the exporter's metrics): the rule's own choice for this finding (`chosen`; else the
+        rule's `default`) unless the config sets that rule's severity. A configured severity
+        replaces the default; a finding the rule set at a level of its own (a note beside its
+        main finding) keeps that level, capped at the configured one: a rule turned down never
+        says anything louder than asked, and a rule turned up does not make its notes fail a
+        build."""
+        configured = self.settings(rule_id).severity
+        if chosen is None or chosen == default:
+            return default if configured is None else configured
+        return chosen if configured is None else min(chosen, configured)
 
     def rule_option(self, rule, name: str):
         configured = self.settings(rule.id).options

@@ -27,6 +27,7 @@ CATEGORIES = (
     "api-currency",
     "cluster",
     "internal",
+    "custom",  # checks users declare in .draguard.yaml (rules.custom)
 )
 
 
@@ -98,6 +99,16 @@ class Finding:
     #: where in its object the rule pointed, so that the finding can be placed again on another
     #: text of the same data (draguard fix judges its rounds in memory, and writes the text once)
     site: "Site | None" = field(default=None, compare=False, repr=False)
+    #: the object whose judging found it (a model.manifest.Manifest, whose `source` is the text
+    #: it was judged on; None for a run's own notes): a finding may be placed on another object
+    #: (rollout-pdb reports a workload's budget on the budget), and draguard fix judges again
+    #: by the file judged
+    judged: object = field(default=None, compare=False, repr=False)
+
+    def __getstate__(self) -> dict:
+        """Pickled (sent to another process: lint --jobs) without the object it was judged
+        on, which stays with the process that judged it."""
+        return dict(self.__dict__, judged=None)
 
     # the file position, flat: every text report reads these
     @property

@@ -41,3 +41,10 @@ def problem(value, at_most_100: bool = True, nonzero: bool = False) -> str | Non
     if at_most_100 and int(value[:-1]) > 100:
         return "must not be greater than 100%"
     return "cannot be 0" if nonzero and int(value[:-1]) == 0 else None
+
+
+def is_zero(value) -> bool:
+    """getIntOrPercentValue(value) == 0 for a value the API server accepts: 0, or a
+    percentage of 0 ("0%", "00%"). A value it refuses is neither zero nor non-zero (`problem`
+    says why). The one reading of "zero surge" (model.rollout, rules.rollout)."""
+    return problem(value, at_most_100=False) is None and scaled_value(value, 100, round_up=True) == 0

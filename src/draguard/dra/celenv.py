@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from . import celdevice, celinline, celoptional, celrewrite, goconvert
+from . import celdevice, celinline, celoptional, celreads, celrewrite, goconvert
 from .celast import checked_ast, walk
 from .celcost import U64, estimate
+from .celreads import References
 from .celrewrite import STRING_LITERAL, matching_end, without_strings
 from .cellib import python_functions_taking_values, quantity_message, runtime
 from .celvalidate import first_problem
@@ -124,45 +125,6 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
         return name
 
     return _QUANTITY_LITERAL.sub(replace, code), constants
-
-
-# --- references (memo keys) ------------------------------------------------------------------
-
-# `[?'domain']` (an optional index) reads the domain as `['domain']` does.
-# `.name` after a domain subscript is an attribute, unless a call follows: `.size()`,
-# `.exists(k, ...)` and other members of the domain map read the whole domain
-_REF = re.compile(r"""device_(attributes|capacity)\s*\[\s*\??\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\]"""
-                  r"""(?:\s*\.\s*([A-Za-z_]\w*)\b(?!\s*\()|\s*\[\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\])?""")
-# `device.attributes.name` (or `.?name`) selects a domain as a subscript does (not a member call)
-_SELECTED_DOMAIN = re.compile(r"device_(attributes|capacity)\s*\.\s*\??\s*([A-Za-z_]\w*)\b(?!\s*\()")
-
-
-@dataclass(frozen=True)
-class References:
-    """What of a device an expression can read: (field, domain, name or None for the whole
-    domain); `everything` when it reads the device in a way we cannot see statically."""
-
-    items: tuple = ()
-    everything: bool = False
-
-    def domains(self, field_name: str) -> set[str]:
-        """Domains of `field_name` ('attributes' or 'capacity') the expression subscripts."""
-        return {domain for kind, domain, _ in self.items if kind == field_name}
-
-
-def _references(code: str) -> References:
-    items, spans = [], []
-    for m in _REF.finditer(code):
-        domain = m.group(2) if m.group(2) is not None else m.group(3)
-        name = m.group(4) or m.group(5) or m.group(6)
-        items.append((m.group(1), domain, name))
-        spans.append(m.start())
-    for m in _SELECTED_DOMAIN.finditer(code):
-        items.append((m.group(1), m.group(2), None))
-        spans.append(m.start())
-    all_uses = [m.start() for m in re.finditer(r"device_(attributes|capacity)\b", code)]
-    opaque = bool(re.search(r"\bdevice\b(?!_)", code)) or len(all_uses) != len(spans)
-    return References(tuple(dict.fromkeys(items)), opaque)
 
 
 # --- compilation ---------------------------------------------------------------------------
@@ -268,6 +230,17 @@ class CompiledSelector:
         ast, code, offsets, overhead = self._checked
         cost = estimate(ast, MAX_COST - overhead)
         return min(cost.max + overhead, U64), offsets.original(celrewrite.spans(ast, code)[cost.costliest.id][0])
+
+    @property
+    def guarded(self) -> set:
+        """(field, domain, name) of each name the expression tests with `has()` (dra.celreads)."""
+        return celreads.guarded(self._checked[0]) if self._checked else set()
+
+    @cached_property
+    def compared(self) -> dict:
+        """What the expression compares with `==` (dra.celreads.compared): ('driver',) ->
+        the drivers it names, (field, domain, name) -> the strings."""
+        return celreads.compared(self._checked[0]) if self._checked else {}
 
     @property
     def max_cost(self) -> int:
@@ -431,7 +404,7 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         return CompiledSelector(expression, CelDiagnostic(
             f"draguard's CEL engine (cel-cpp) cannot build the program for this expression "
             f"({str(exc).splitlines()[0]})", 0, unsupported=True), output=output)
-    return CompiledSelector(expression, None, _references(code), program, constants,
+    return CompiledSelector(expression, None, celreads.references(ast), program, constants,
                             _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
 
 

@@ -13,7 +13,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from ..model.claims import requests_of
-from ..model.pods import mapping, mappings
+from ..model.pods import items, mapping, mappings
 from .celenv import CelRuntimeError, compile_selector
 from .cellib import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
@@ -33,14 +33,6 @@ class ModelError(ValueError):
     def __init__(self, message: str, container=None, key=None):
         super().__init__(message)
         self.container, self.key = container, key
-
-
-def _dict(value) -> dict:
-    return mapping(value)
-
-
-def _list(value) -> list:
-    return value if isinstance(value, list) else []
 
 
 def _optional_bool(value) -> bool | None:
@@ -378,14 +370,14 @@ def _form(value):
 
 
 def _counters(raw: dict) -> dict:
-    return {name: quantity(raw, name) for name in _dict(raw)}
+    return {name: quantity(raw, name) for name in mapping(raw)}
 
 
 def _taints(raw) -> tuple:
     if not raw:
         return ()
     return tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                 for t in _list(raw) if isinstance(t, dict))
+                 for t in items(raw) if isinstance(t, dict))
 
 
 def _unqualified(attributes) -> frozenset:
@@ -405,21 +397,21 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
     body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
     capacity, capacity_forms = _capacity(body.get("capacity"), driver)
     attributes, shadowed = _attributes(body.get("attributes"), driver)
-    consumptions = [c for c in _list(body.get("consumesCounters")) if isinstance(c, dict)]
+    consumptions = [c for c in items(body.get("consumesCounters")) if isinstance(c, dict)]
     return Device(
         name=str(raw.get("name", "")), driver=driver, pool=pool,
         attributes=attributes,
         capacity=capacity, capacity_forms=capacity_forms,
         capacity_raw=body.get("capacity") if isinstance(body.get("capacity"), dict) else None,
         consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters"))) for c in consumptions],
-        compatibility_groups=tuple((str(c.get("counterSet", "")), frozenset(map(str, _list(c.get("compatibilityGroups")))))
+        compatibility_groups=tuple((str(c.get("counterSet", "")), frozenset(map(str, items(c.get("compatibilityGroups")))))
                                    for c in consumptions),
         taints=_taints(body.get("taints")),
         node_name=body.get("nodeName"), node_selector=body.get("nodeSelector"),
         all_nodes=body.get("allNodes") is True,
         allow_multiple_allocations=body.get("allowMultipleAllocations") is True,
-        binding_conditions=tuple(_list(body.get("bindingConditions"))),
-        binding_failure_conditions=tuple(_list(body.get("bindingFailureConditions"))),
+        binding_conditions=tuple(items(body.get("bindingConditions"))),
+        binding_failure_conditions=tuple(items(body.get("bindingFailureConditions"))),
         binds_to_node=body.get("bindsToNode") is True,
         unqualified=_unqualified(body.get("attributes")),
         shadowed=shadowed,
@@ -427,30 +419,30 @@ def device_from(raw: dict, driver: str, pool: str) -> Device:
 
 
 def slice_from(manifest) -> Slice:
-    spec = _dict(manifest.data.get("spec"))
-    driver, pool = str(spec.get("driver", "")), _dict(spec.get("pool"))
+    spec = mapping(manifest.data.get("spec"))
+    driver, pool = str(spec.get("driver", "")), mapping(spec.get("pool"))
     pool_name = str(pool.get("name", ""))
     return Slice(
         name=manifest.name, driver=driver, pool=pool_name,
         # a missing count is 0, as upstream decodes it: the pool is never complete
         generation=integer(pool, "generation", 0), slice_count=integer(pool, "resourceSliceCount", 0),
-        devices=[device_from(d, driver, pool_name) for d in _list(spec.get("devices")) if isinstance(d, dict)],
+        devices=[device_from(d, driver, pool_name) for d in items(spec.get("devices")) if isinstance(d, dict)],
         node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
         all_nodes=spec.get("allNodes") is True, per_device_node_selection=_optional_bool(spec.get("perDeviceNodeSelection")),
         shared_counters=tuple((str(s.get("name", "")), _counters(s.get("counters")))
-                              for s in _list(spec.get("sharedCounters")) if isinstance(s, dict)),
-        uses_compatibility_groups=any(_dict(c).get("compatibilityGroups") for d in _list(spec.get("devices"))
-                                      for c in _list(_dict(d).get("consumesCounters"))),
-        skip_node_operations=tuple(str(o) for o in _list(spec.get("skipNodeOperations"))),
+                              for s in items(spec.get("sharedCounters")) if isinstance(s, dict)),
+        uses_compatibility_groups=any(mapping(c).get("compatibilityGroups") for d in items(spec.get("devices"))
+                                      for c in items(mapping(d).get("consumesCounters"))),
+        skip_node_operations=tuple(str(o) for o in items(spec.get("skipNodeOperations"))),
         manifest=manifest,
     )
 
 
 def device_class_from(manifest) -> DeviceClass:
-    spec = _dict(manifest.data.get("spec"))
-    selectors = [str(_dict(s.get("cel")).get("expression", "")) for s in _list(spec.get("selectors"))
+    spec = mapping(manifest.data.get("spec"))
+    selectors = [str(mapping(s.get("cel")).get("expression", "")) for s in items(spec.get("selectors"))
                  if isinstance(s, dict)]
-    return DeviceClass(manifest.name, selectors, _list(spec.get("config")), spec.get("extendedResourceName"),
+    return DeviceClass(manifest.name, selectors, items(spec.get("config")), spec.get("extendedResourceName"),
                        manifest)
 
 
@@ -501,12 +493,12 @@ class DeviceTaintRule:
 
 
 def device_taint_rule_from(manifest) -> DeviceTaintRule:
-    spec = _dict(manifest.data.get("spec"))
-    selector, taint = _dict(spec.get("deviceSelector")), _dict(spec.get("taint"))
+    spec = mapping(manifest.data.get("spec"))
+    selector, taint = mapping(spec.get("deviceSelector")), mapping(spec.get("taint"))
     return DeviceTaintRule(
         manifest.name, Taint(str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))),
         selector.get("driver"), selector.get("pool"), selector.get("device"), selector.get("deviceClassName"),
-        [str(_dict(s.get("cel")).get("expression", "")) for s in _list(selector.get("selectors")) if isinstance(s, dict)])
+        [str(mapping(s.get("cel")).get("expression", "")) for s in items(selector.get("selectors")) if isinstance(s, dict)])
 
 
 @dataclass
@@ -519,10 +511,10 @@ class Node:
 
 
 def node_from(manifest) -> Node:
-    spec = _dict(manifest.data.get("spec"))
+    spec = mapping(manifest.data.get("spec"))
     taints = tuple(Taint(str(t.get("key", "")), str(t.get("value", "")), str(t.get("effect", "")))
-                   for t in _list(spec.get("taints")) if isinstance(t, dict))
-    declared = _list(_dict(manifest.data.get("status")).get("declaredFeatures"))
+                   for t in items(spec.get("taints")) if isinstance(t, dict))
+    declared = items(mapping(manifest.data.get("status")).get("declaredFeatures"))
     return Node(manifest.name, dict(manifest.labels), taints, spec.get("unschedulable") is True,
                 frozenset(str(f) for f in declared))
 

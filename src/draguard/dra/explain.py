@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model.classes import class_drivers
+from .gpuclasses import class_drivers
 from . import capacity
 from .quantity import QuantityError
 from .allocator import Allocator, gather_pools

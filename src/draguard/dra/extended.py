@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ..model.extended_resources import IMPLICIT_PREFIX
 from ..model.manifest import Manifest
+from ..model.pods import items, mapping
 from .devices import Claim, claim_from
 from .quantity import QuantityError, as_int64, parse_quantity_form
 
@@ -51,7 +52,7 @@ def special_claim_requests(pod_spec: dict, backed: set[str], classes: dict[str, 
     """The requests of the claim the scheduler makes for `pod_spec` on a node where the
     resources `backed` go through DRA (their allocatable there is 0), in v1 shape, sorted by
     name as upstream sorts them."""
-    init = [c for c in _list(pod_spec.get("initContainers")) if isinstance(c, dict)]
+    init = [c for c in items(pod_spec.get("initContainers")) if isinstance(c, dict)]
     containers = _containers(pod_spec)
     long_lived = [i for i, c in enumerate(containers) if i >= len(init) or c.get("restartPolicy") == "Always"]
     short_lived = [i for i in range(len(init)) if i not in long_lived]
@@ -75,8 +76,8 @@ def special_claim_requests(pod_spec: dict, backed: set[str], classes: dict[str, 
 def asked_resources(container: dict) -> dict:
     """A container's resource requests as the API server defaults them: a resource set only
     in limits is requested at its limit."""
-    resources = _mapping(container.get("resources"))
-    return {**_mapping(resources.get("limits")), **_mapping(resources.get("requests"))}
+    resources = mapping(container.get("resources"))
+    return {**mapping(resources.get("limits")), **mapping(resources.get("requests"))}
 
 
 def _request(index: int, container: dict, resource: str, class_name: str, reusable: list) -> dict | None:
@@ -109,12 +110,6 @@ def _count(value) -> int | None:
 
 def _containers(pod_spec: dict) -> list[dict]:
     """Init containers first, as upstream numbers them."""
-    return [c for key in ("initContainers", "containers") for c in _list(pod_spec.get(key)) if isinstance(c, dict)]
+    return [c for key in ("initContainers", "containers") for c in items(pod_spec.get(key)) if isinstance(c, dict)]
 
 
-def _mapping(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value) -> list:
-    return value if isinstance(value, list) else []

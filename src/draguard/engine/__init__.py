@@ -1,6 +1,8 @@
-"""The engine: every command's lint run (`lint_objects`, `lint_paths`), config files,
-suppressions and inventories."""
+"""The engine: the `Run` every command asks for findings (engine.run), its front doors for
+files and objects (engine.lint), config files, suppressions and inventories."""
 
-from .lint import LintResult, lint_loaded, lint_objects, lint_paths, lint_text
+from .lint import lint_objects, lint_paths, lint_text
+from .result import LintResult
+from .run import Against, Inputs, Run
 
-__all__ = ["LintResult", "lint_loaded", "lint_objects", "lint_paths", "lint_text"]
+__all__ = ["Against", "Inputs", "LintResult", "Run", "lint_objects", "lint_paths", "lint_text"]

@@ -15,6 +15,7 @@ file:line:column and stop the run (exit status 2); unknown rule ids are findings
     daemonSets: tenants                      # judged as any workload, as admission does (default: nodeAgents)
     inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU catalog)
     featureGates: {DRAConsumableCapacity: true}   # where the cluster's gates differ from the release defaults
+    checks: [...]                            # your own CEL checks (engine.user_checks, docs/custom-checks.md)
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from ..core.finding import Problem, Severity
 from ..core.location import Location
 from ..core.versions import check_kube_version
 from ..facts.gates import known_gates
-from ..rules import REGISTRY
+from ..rules.custom import rule_named
 from ..sources.yamlpos import DocumentError, YMap, mark_of, read_document
+from .user_checks import read_checks
 
 CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
 _TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "daemonSets", "inventory",
-             "featureGates"}
+             "featureGates", "checks"}
 #: `daemonSets`: what the repository's DaemonSets are (core.config.Config.daemonsets_are_node_agents)
 _DAEMONSETS = {"nodeAgents": True, "tenants": False}
 _SWITCHES = {"off": False, "on": True, "false": False, "true": True}
@@ -106,6 +108,8 @@ class _Reader:
             self.config.inventory = [os.path.join(base, p) for p in self._names(data, "inventory")]
         if "featureGates" in data:
             self._feature_gates(data)
+        if "checks" in data:
+            self.config.checks = read_checks(data["checks"], data, "checks", self.path, self.fail)
         rules = data.get("rules")
         if rules is not None and not isinstance(rules, dict):
             self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")
@@ -152,7 +156,7 @@ class _Reader:
             self.config.external[key] = set(self._names(external, key))
 
     def _rule(self, rules, rule_id) -> None:
-        rule = REGISTRY.get(rule_id)
+        rule = rule_named(self.config, rule_id)
         if rule is None:
             line, column = mark_of(rules, rule_id) or (1, 1)
             self.config.problems.append(Problem(

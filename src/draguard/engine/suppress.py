@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+from ..core.config import Config
 from ..core.finding import Finding
 from ..model.manifest import Manifest
 from ..rules import REGISTRY
+from ..rules.custom import rule_named
 
 SUPPRESS_PREFIX = "ignore.draguard.io/"
 
 
-def suppressions(manifest: Manifest) -> tuple[dict[str, str], list[Finding]]:
-    """(rule id -> reason, unknown-rule findings for ids draguard does not have)."""
+def suppressions(manifest: Manifest, config: Config | None = None) -> tuple[dict[str, str], list[Finding]]:
+    """(rule id -> reason, unknown-rule findings for ids neither draguard nor the config's
+    own checks have; without `config`, the built-in rules only)."""
     found, unknown = {}, []
     annotations = manifest.annotations
     for key, reason in annotations.items():
         if not isinstance(key, str) or not key.startswith(SUPPRESS_PREFIX):
             continue
         rule_id = key[len(SUPPRESS_PREFIX):]
-        if rule_id in REGISTRY:
+        if (rule_named(config, rule_id) if config is not None else REGISTRY.get(rule_id)) is not None:
             found[rule_id] = str(reason) if reason is not None else ""
         else:
             rule = REGISTRY.get("unknown-rule")

@@ -87,6 +87,27 @@ def driver_attributes() -> dict:
     return _load("driver-attributes.yaml")["drivers"]
 
 
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split("."))
+
+
 def latest_driver_version(driver: str = NVIDIA_DRIVER) -> str:
     versions = driver_attributes()[driver]["versions"]
-    return max(versions, key=lambda v: tuple(int(x) for x in v.split(".")))
+    return max(versions, key=_release)
+
+
+def attributes_version(version: str, driver: str = NVIDIA_DRIVER) -> str:
+    """The version of `driver` whose attribute list `version` publishes: the data lists the
+    releases where the list changed, so a release between two (25.9) publishes the earlier
+    one's (25.8), and a patch release (25.8.1) its minor's. ValueError for a version that is
+    not MAJOR.MINOR[.PATCH], or that is older than the first list known."""
+    text = str(version).strip()
+    parts = text.split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isascii() and p.isdigit() for p in parts):
+        raise ValueError(f"{version!r} is not a driver version (MAJOR.MINOR, e.g. {latest_driver_version(driver)!r})")
+    known = sorted(driver_attributes()[driver]["versions"], key=_release)
+    at_or_before = [v for v in known if _release(v) <= _release(".".join(parts[:2]))]
+    if not at_or_before:
+        raise ValueError(f"no attribute list is known for {driver} {text}: the oldest is {known[0]} "
+                         f"(known: {', '.join(known)})")
+    return at_or_before[-1]

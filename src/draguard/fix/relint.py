@@ -17,7 +17,8 @@ from dataclasses import replace
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.location import Location
-from ..engine.lint import LintResult, lint_loaded
+from ..engine.result import LintResult
+from ..engine.run import Inputs, Run
 from ..model.manifest import Manifest
 from ..model.objectset import EVERY_KIND, PODS
 from ..model.claims import compute_domain_template
@@ -119,17 +120,16 @@ class Relinter:
         rules' by default) in place of their earlier ones; with `notes`, the run's own
         findings too (under None)."""
         found = self.found if found is None else found
-        origins: dict = {}
         unjudged = self.unjudged
         judged = (lambda m: id(m) not in unjudged and (only is None or only(m))) if unjudged else only
-        result = lint_loaded(self.everything, self.config, judged, self.manifests, rules=rules, notes=notes,
-                             origins=origins, reads=self.reads if found is self.found else None)
+        inputs = Inputs.loaded(self.everything, self.manifests, judged)
+        result = Run(self.config, inputs).findings(rules, notes=notes,
+                                                   reads=self.reads if found is self.found else None)
         for display in [*displays, None]:
             found[display] = ([], [])
         for index, findings in enumerate((result.findings, result.suppressed)):
             for finding in findings:  # by the file judged, which may not be the file it is placed in
-                judged = origins.get(id(finding))
-                found[judged.source.display if judged else None][index].append(finding)
+                found[finding.judged.source.display if finding.judged else None][index].append(finding)
 
     def _merged(self, *tables: dict) -> LintResult:
         """One result of the findings kept in `tables` (by file: (findings, suppressed))."""

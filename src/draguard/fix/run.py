@@ -21,7 +21,7 @@ from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, FixAvailability, Op
-from ..engine.lint import LintResult
+from ..engine.result import LintResult
 from ..sources.discover import patched_by
 from ..sources.loader import Loaded, plain_stream
 from ..sources.yamlpos import positioned, remembering_parses

@@ -20,6 +20,13 @@ RESOURCE_GROUP = "resource.k8s.io"
 CLAIM_TARGETS = frozenset({(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")})
 DEVICE_CLASS_TARGETS = frozenset({(RESOURCE_GROUP, "DeviceClass")})
 _FLAT_VERSIONS = ("v1alpha3", "v1beta1")  # request fields on the request itself
+#: Where a request's device-selecting fields are, first match wins, as upstream's allocator
+#: reads them (structured/internal/stable allocator_stable.go: `hasSubRequests :=
+#: len(request.FirstAvailable) > 0`): a non-empty `firstAvailable` list (its subrequests),
+#: then an `exactly` mapping (present, even empty); else the request itself (v1alpha3/v1beta1's flat fields). The
+#: one answer to "which request does a claim make": parse_request reads it, and the admission
+#: policies' CEL is generated from it (admission.variables.request_fields).
+REQUEST_SHAPES = (("firstAvailable", list), ("exactly", dict))
 
 
 @dataclass(frozen=True)
@@ -131,18 +138,24 @@ def _subrequest(request: DeviceRequest, body: dict) -> DeviceRequest:
 
 
 def parse_request(raw: dict, api_version: str) -> DeviceRequest:
+    """The request `raw` in the first of REQUEST_SHAPES it has (v1alpha3/v1beta1 have no
+    `exactly`: their fields are the request's own)."""
     name = text(raw.get("name"))
-    alternatives = mappings(raw.get("firstAvailable"))
-    if alternatives:
-        parent = DeviceRequest(name, "first-available", raw, raw)
-        parent.subrequests = [_subrequest(DeviceRequest(text(sub.get("name")), "subrequest", sub, raw, name), sub)
-                              for sub in alternatives]
-        return parent
-    if api_version.rsplit("/", 1)[-1] in _FLAT_VERSIONS:
+    flat = api_version.rsplit("/", 1)[-1] in _FLAT_VERSIONS
+    for key, shape in REQUEST_SHAPES:
+        value = raw.get(key)
+        if not isinstance(value, shape) or (flat and key == "exactly"):
+            continue
+        if shape is list:
+            parent = DeviceRequest(name, "first-available", raw, raw)
+            parent.subrequests = [_subrequest(DeviceRequest(text(sub.get("name")), "subrequest", sub, raw, name),
+                                              sub) for sub in mappings(value)]
+            if parent.subrequests:
+                return parent
+            continue
+        return _with_fields(DeviceRequest(name, "exactly", value, raw), value)
+    if flat:
         return _with_fields(DeviceRequest(name, "flat", raw, raw), raw)
-    exactly = raw.get("exactly")
-    if isinstance(exactly, dict):
-        return _with_fields(DeviceRequest(name, "exactly", exactly, raw), exactly)
     return DeviceRequest(name, "empty", raw, raw)
 
 

@@ -3,9 +3,7 @@
 
 from __future__ import annotations
 
-import re
-
-from ..facts.catalog import device_classes, gpu_drivers
+from ..facts.catalog import device_classes
 from .objectset import ObjectSet
 from .pods import mapping, mappings
 
@@ -23,19 +21,5 @@ def class_selectors(objects: ObjectSet, name: str | None) -> list[str] | None:
     return [built_in["selector"]] if built_in else None
 
 
-_DRIVER = re.compile(r"""device\.driver\s*==\s*(?:'([^']*)'|"([^"]*)")""")
-
-
-def class_drivers(selectors: list[str]) -> set[str]:
-    """Drivers a class pins with `device.driver == '...'` (empty: not pinned)."""
-    return {m.group(1) if m.group(1) is not None else m.group(2) for e in selectors for m in _DRIVER.finditer(e)}
-
-
 def is_known_class(objects: ObjectSet, name: str | None) -> bool:
     return class_selectors(objects, name) is not None
-
-
-def is_gpu_class(objects: ObjectSet, name: str | None) -> bool:
-    """True when DeviceClass `name` selects a GPU driver's devices."""
-    selectors = class_selectors(objects, name)
-    return selectors is not None and any(driver in " ".join(selectors) for driver in gpu_drivers())

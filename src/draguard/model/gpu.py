@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import re
 
-from .claims import device_requests
-from .classes import is_gpu_class
-from .objectset import ObjectSet
 from .pods import ContainerSite, PodSite, mapping, text
 
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel GPUs and Gaudi).
@@ -113,33 +110,6 @@ def host_gpu_path(volume: dict) -> str | None:
     """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
     path = mapping(volume.get("hostPath")).get("path")
     return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
-
-
-def holds_gpu(objects: ObjectSet, namespace: str, entry: dict) -> bool:
-    """Whether a pod's resourceClaims entry holds GPU devices: its claim or template (in the
-    set) requests a GPU class without admin access. A claim outside the set may: it counts."""
-    target = objects.claims.referenced(namespace, entry)
-    if target is None:
-        return True
-    return any(is_gpu_class(objects, r.class_name) and r.admin_access is not True for r in device_requests(target))
-
-
-def gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
-    """The pod's resourceClaims entries that hold GPUs (holds_gpu), once per pod and object set."""
-    return objects.remembered(_gpu_claim_entries, site)
-
-
-def _gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
-    return [entry for entry in site.claims if holds_gpu(objects, site.owner.namespace, entry)]
-
-
-def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
-    if gpu_claim_entries(site, objects):
-        return True
-    for c in site.containers:
-        if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):
-            return True
-    return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)
 
 
 def required_node_labels(site: PodSite) -> dict[str, set[str]]:

@@ -23,6 +23,11 @@ def mapping(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
+def items(value) -> list:
+    """A list as it is (anything else reads as an empty one)."""
+    return value if isinstance(value, list) else []
+
+
 def mappings(value) -> list[dict]:
     """The mapping items of a list (other items, and non-lists, read as absent)."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

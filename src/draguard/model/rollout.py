@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..core.intstr import problem as intstr_problem, scaled_value
+from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from .manifest import Manifest
 from .pods import mapping
 
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
+#: a DaemonSet's rollingUpdate defaults (pkg/apis/apps/v1/defaults.go SetDefaults_DaemonSet)
+DAEMONSET_DEFAULT_MAX_SURGE = 0
+DAEMONSET_DEFAULT_MAX_UNAVAILABLE = 1
 
 
 @dataclass(frozen=True)
@@ -52,17 +55,13 @@ class Strategy:
     @property
     def both_zero(self) -> bool:
         """Both written as zero: the API server rejects it ("may not be 0 when maxSurge is 0")."""
-        return _written_zero(self.max_surge) and _written_zero(self.max_unavailable)
+        return is_zero(self.max_surge) and is_zero(self.max_unavailable)
 
     def surges(self) -> bool:
         """Whether a rollout may create pods before old ones are gone."""
         if self.type == "Recreate":
             return False
         return self.fenceposts()[0] > 0
-
-
-def _written_zero(value) -> bool:
-    return (type(value) is int and value == 0) or value == "0%"
 
 
 def statefulset_update_problems(rolling: dict, max_unavailable_kept: bool) -> list[tuple[str, str]]:

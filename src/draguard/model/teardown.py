@@ -19,6 +19,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from ..teardown.amounts import DEFAULT_MARGIN
 from ..teardown.servers import Server, detect, flag_value
 from .pods import pre_stop_of
 
@@ -30,10 +31,9 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}  # findall yields "" for no unit
 
 
 #: draguard-teardown's own bounded steps inside a hook: `drain --deadline N`, `verify --timeout N`,
-#: or either with `--grace-period G [--margin M]` (the bound is G - M; the helper's margin is 5)
+#: or either with `--grace-period G [--margin M]` (the bound is G - M, M by default teardown.amounts.DEFAULT_MARGIN)
 _HELPER = re.compile(r"draguard-teardown\s+(drain|verify)\b([^;&|]*)")
 _HELPER_BOUND = {"drain": "--deadline", "verify": "--timeout"}
-HELPER_MARGIN = 5.0
 #: `kill [-SIG | -s SIG | --]... 1`: signals PID 1, the container's own main process
 _KILLS_PID1 = re.compile(r"\bkill\s+(?:(?:-s\s+\w+|-\w+|--)\s+)*1(?![\w.])")
 
@@ -70,7 +70,7 @@ def helper_bound(step: str, args: str) -> float:
         return bound
     grace = flag_value(words, "--grace-period")
     margin = flag_value(words, "--margin")
-    return max(grace - (HELPER_MARGIN if margin is None else margin), 0.0) if grace is not None else 0.0
+    return max(grace - (DEFAULT_MARGIN if margin is None else margin), 0.0) if grace is not None else 0.0
 
 
 def runs_helper(container: dict) -> bool:

@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..core.finding import Severity
-from ..rules import REGISTRY
+from ..rules.custom import catalog
 from ..sources.spans import text_replacement
 from .lines import SourceLines
 from .prose import paragraph, with_help
@@ -124,7 +124,7 @@ def _result(finding, index: dict, root: str, seen: dict, suppressed: bool, lines
 
 def render(result, *, show_suppressed: bool = False, root: str | None = None, **_) -> str:
     root = root or _repo_root(os.getcwd())
-    rules = list(REGISTRY)
+    rules = catalog(result.config)
     index = {rule.id: i for i, rule in enumerate(rules)}
     seen: dict = {}
     lines = SourceLines(result.sources)

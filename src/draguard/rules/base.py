@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, FixAvailability
@@ -41,10 +41,13 @@ class Option:
     default: object
     help: str
     choices: tuple = ()  # the only values allowed, when not empty
+    #: a further check of a configured value of the right type, raising ValueError (what the
+    #: value must be that a type cannot say: a driver version with an attribute list)
+    check: Callable[[object], object] | None = None
 
     def coerce(self, value):
-        """Check a configured value against the default's type (and the choices); raise
-        ValueError if wrong."""
+        """Check a configured value against the default's type (and the choices, and
+        `check`); raise ValueError if wrong."""
         if self.choices and value not in self.choices:
             raise ValueError(f"expected one of {', '.join(map(repr, self.choices))}, got {value!r}")
         expected = type(self.default)
@@ -52,6 +55,8 @@ class Option:
             return float(value)
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise ValueError(f"expected {expected.__name__}, got {value!r}")
+        if self.check is not None:
+            self.check(value)
         return value
 
 

@@ -6,10 +6,11 @@ import re
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
-from ..facts.catalog import driver_attributes, latest_driver_version
+from ..facts.catalog import attributes_version, driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, device_requests
-from ..model.classes import class_drivers, class_selectors
+from ..dra.gpuclasses import class_drivers
+from ..model.classes import class_selectors
 from ..model.pods import mapping, mappings
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
@@ -145,13 +146,18 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 
 def _device_types(ctx, class_name: str | None) -> set[str]:
-    """NVIDIA device types ('gpu', 'mig') a request of this class can get."""
+    """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
+    selectors compare the type attribute with (dra.celreads), every one when they do not."""
+    from ..dra.celenv import compile_selector
+
     selectors = class_selectors(ctx.objects, class_name) or []
-    text = " ".join(selectors)
-    types = {t for t in ("gpu", "mig") if re.search(rf"type\s*==\s*['\"]{t}['\"]", text)}
     if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
         return set()  # another driver's class
+    types = {t for s in selectors for t in compile_selector(s).compared.get(_NVIDIA_TYPE, ()) if t in ("gpu", "mig")}
     return types or {"gpu", "mig"}
+
+
+_NVIDIA_TYPE = ("attributes", "gpu.nvidia.com", "type")
 
 
 @register
@@ -171,7 +177,9 @@ class CelUnknownAttribute(Rule):
         capacity but `memory`. Guard optional names with `has(...)`, or select on what the
         driver publishes. The driver version is the rule setting `nvidiaDriverVersion`."""
     reference = "https://github.com/NVIDIA/k8s-dra-driver-gpu"
-    options = {"nvidiaDriverVersion": Option(latest_driver_version(), "NVIDIA DRA driver version whose attributes count")}
+    options = {"nvidiaDriverVersion": Option(latest_driver_version(), "NVIDIA DRA driver version whose attributes count "
+                                             "(a release between two listed ones reads the earlier one's list)",
+                                             check=attributes_version)}
     noncompliant = COMPLIANT_POD.replace("device.attributes['gpu.nvidia.com'].profile == '1g.10gb'",
                                          "device.attributes['gpu.nvidia.com'].index == 0")
     compliant = COMPLIANT_POD
@@ -180,18 +188,16 @@ class CelUnknownAttribute(Rule):
         from ..dra.celenv import compile_selector
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
-        schemas = driver_attributes()["gpu.nvidia.com"]["versions"]
-        schema = schemas.get(version)
-        if schema is None:
-            return
+        # a version with no list raises: an internal error says so, never a rule silently off
+        schema = driver_attributes()["gpu.nvidia.com"]["versions"][attributes_version(version)]
         for cel, expression, request in selector_sites(obj):
             compiled = compile_selector(expression)
             if compiled.error is not None:
                 continue
-            guarded = set(re.findall(r"has\(\s*device\.(?:attributes|capacity)\[[^\]]*\]\.(\w+)", expression))
+            guarded = compiled.guarded
             types = _device_types(ctx, request.class_name) if request else {"gpu", "mig"}
             for field, domain, name in compiled.references.items:
-                if domain != "gpu.nvidia.com" or name is None or name in guarded or not types:
+                if domain != "gpu.nvidia.com" or name is None or (field, domain, name) in guarded or not types:
                     continue
                 published = set()
                 for t in types:

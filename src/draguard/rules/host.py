@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items
-from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path, uses_gpu
+from ..dra.gpuclasses import uses_gpu
+from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path
 from ..model.pods import PodSite, named, pod_sites
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of

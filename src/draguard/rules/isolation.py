@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
-from ..model.classes import is_gpu_class
+from ..dra.gpuclasses import is_gpu_class
 from ..model.pods import pod_sites
 from ..model.workloads import replica_count
 from .base import Admission, Needs, Rule

@@ -52,38 +52,42 @@ def _alias_note(obj, resource: str, c) -> str:
 def _suggestion(resource: str) -> str:
     """The DRA request that replaces the resource, in its own vendor's terms."""
     claim = "in a ResourceClaimTemplate, and reference it from spec.resourceClaims and this container's resources.claims"
-    if resource.startswith("nvidia.com/mig-"):
-        profile = resource[len("nvidia.com/mig-"):]
-        return (f"request a device of class mig.nvidia.com with the selector "
-                f"device.attributes['gpu.nvidia.com'].profile == '{profile}' {claim}")
-    if resource == "amd.com/gpu":
-        return ("request a device of class gpu.amd.com (a whole GPU: device.attributes['gpu.amd.com'].type == "
-                "'amdgpu'; a partition: type 'amdgpu-partition' with its partitionProfile) " + claim)
-    if resource.startswith("gpu.intel.com/"):
-        return "request a device of class gpu.intel.com (a memory size or millicores pin a share of it) " + claim
-    if resource == "habana.ai/gaudi":
-        return "request a device of class gaudi.intel.com " + claim
-    return ("request the device through a ResourceClaimTemplate (class gpu.nvidia.com for a whole GPU, "
-            "mig.nvidia.com with a profile selector for a slice) and reference it from spec.resourceClaims "
-            "and this container's resources.claims")
+    found = _dra_class(resource)
+    if found is None or found[0] == "gpu.nvidia.com":
+        return ("request the device through a ResourceClaimTemplate (class gpu.nvidia.com for a whole GPU, "
+                "mig.nvidia.com with a profile selector for a slice) and reference it from spec.resourceClaims "
+                "and this container's resources.claims")
+    return f"request a device of class {found[0]} {found[4]}{claim}"
 
 
-#: device-plugin resource -> (DeviceClass, CEL selector or None, name part) for the resources
-#: whose DRA request is one device each; shares (time-slicing's nvidia.com/gpu.shared, Intel
-#: millicores and memory) have no such request and get no fix
-def _dra_request(resource: str) -> tuple[str, str | None, str] | None:
+def _dra_class(resource: str) -> tuple[str, str | None, str, bool, str] | None:
+    """The one map of a device-plugin resource to DRA: (DeviceClass, CEL selector or None,
+    name part, whether one device is the whole request, what the suggestion says of it);
+    None for a resource with no DRA class."""
     if resource == "nvidia.com/gpu":
-        return "gpu.nvidia.com", None, "gpu"
+        return "gpu.nvidia.com", None, "gpu", True, ""
     if resource.startswith("nvidia.com/mig-"):
         profile = resource[len("nvidia.com/mig-"):]
-        return "mig.nvidia.com", f"device.attributes['gpu.nvidia.com'].profile == '{profile}'", "mig-" + profile
+        selector = f"device.attributes['gpu.nvidia.com'].profile == '{profile}'"
+        return "mig.nvidia.com", selector, "mig-" + profile, True, f"with the selector {selector} "
     if resource == "amd.com/gpu":
-        return "gpu.amd.com", "device.attributes['gpu.amd.com'].type == 'amdgpu'", "amd-gpu"
-    if resource in ("gpu.intel.com/i915", "gpu.intel.com/xe"):
-        return "gpu.intel.com", None, "intel-gpu"
+        selector = "device.attributes['gpu.amd.com'].type == 'amdgpu'"
+        return "gpu.amd.com", selector, "amd-gpu", True, \
+            f"(a whole GPU: {selector}; a partition: type 'amdgpu-partition' with its partitionProfile) "
+    if resource.startswith("gpu.intel.com/"):
+        return "gpu.intel.com", None, "intel-gpu", resource in ("gpu.intel.com/i915", "gpu.intel.com/xe"), \
+            "(a memory size or millicores pin a share of it) "
     if resource == "habana.ai/gaudi":
-        return "gaudi.intel.com", None, "gaudi"
+        return "gaudi.intel.com", None, "gaudi", True, ""
     return None
+
+
+def _dra_request(resource: str) -> tuple[str, str | None, str] | None:
+    """(DeviceClass, CEL selector or None, name part) for the resources whose DRA request is
+    one device each; shares (time-slicing's nvidia.com/gpu.shared, Intel millicores and
+    memory) have no such request and get no fix."""
+    found = _dra_class(resource)
+    return found[:3] if found is not None and found[3] else None
 
 
 def _label(text: str, limit: int = 63) -> str:

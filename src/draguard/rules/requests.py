@@ -8,7 +8,8 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..facts.catalog import slice_pins
-from ..model.classes import class_drivers, class_selectors, is_gpu_class, is_known_class
+from ..dra.gpuclasses import class_drivers, is_gpu_class
+from ..model.classes import class_selectors, is_known_class
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
@@ -19,9 +20,16 @@ from .registry import register
 _DEFAULT_PINS = ("profile", "memory")
 
 
-def _pins_pattern(names) -> re.Pattern:
-    alternatives = "|".join(re.escape(n) for n in sorted(names))
-    return re.compile(rf"\.({alternatives})\b|\[\s*['\"]({alternatives})['\"]\s*\]")
+def _pins(expression: str, names: set) -> bool:
+    """Whether the selector reads one of the attribute or capacity `names` (dra.celreads);
+    one that does not compile (cel-invalid's) or reads the device in a way that names none
+    may: it is not blamed."""
+    from ..dra.celenv import compile_selector
+
+    compiled = compile_selector(expression)
+    references = compiled.references
+    return compiled.error is not None or references.everything or \
+        any(name in names for _, _, name in references.items)
 
 
 #: ExactDeviceRequest fields: on a v1beta2/v1 request they belong under `exactly`.
@@ -197,10 +205,9 @@ class RequestUnpinned(Rule):
             if drivers and not known:
                 continue  # accelerators without partitions: a whole device is the only slice
             pins = {p for entry in known for p in entry["pins"]} or set(_DEFAULT_PINS)
-            pattern = _pins_pattern(pins)
             if pins & {str(name).rsplit("/", 1)[-1] for name in request.capacity_requests}:
                 continue  # capacity.requests takes that much of a device (consumable capacity, KEP-5075)
-            if not any(pattern.search(text) for text in list(request.selectors) + selectors):
+            if not any(_pins(text, pins) for text in list(request.selectors) + selectors):
                 slices = "; ".join(entry["slices"] for entry in known) or "a profile or a memory size"
                 yield ctx.finding(self, obj, f"request '{request.full_name}' (class {name}) pins no slice: it names "
                                   f"none of {', '.join(sorted(pins))}", request.fields, "deviceClassName",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
-from ..core.intstr import problem as intstr_problem, scaled_value
+from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from ..core.selectors import matches
 from ..facts.gates import gate_enabled
 from ..model.objectset import BOTH_BUDGETS, budget_problems, pdb_selector
 from ..model.pods import claim_sites, mapping, pod_sites
-from ..model.rollout import DEFAULT_MAX_SURGE, Strategy, statefulset_update_problems
+from ..model.rollout import (DAEMONSET_DEFAULT_MAX_SURGE, DAEMONSET_DEFAULT_MAX_UNAVAILABLE, DEFAULT_MAX_SURGE,
+                             DEFAULT_MAX_UNAVAILABLE, Strategy, statefulset_update_problems)
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
@@ -110,7 +111,7 @@ def _daemonset_surges(value) -> bool:
     a percentage of the nodes rounded up, so any percentage above 0% is at least one pod on a
     node that has one. Values the API server rejects are schema-invalid's."""
     try:
-        return scaled_value(0 if value is None else value, 1, round_up=True) > 0
+        return scaled_value(DAEMONSET_DEFAULT_MAX_SURGE if value is None else value, 1, round_up=True) > 0
     except ValueError:
         return False
 
@@ -365,9 +366,11 @@ class RolloutFieldsInvalid(Rule):
     def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the
         defaults (a Deployment's: 25% each, a DaemonSet's: maxUnavailable 1, maxSurge 0)."""
-        surge, unavailable = (_or_default(rolling, "maxSurge", 0 if daemon else "25%"),
-                              _or_default(rolling, "maxUnavailable", 1 if daemon else "25%"))
-        if _zero(surge) and _zero(unavailable):
+        surge, unavailable = (
+            _or_default(rolling, "maxSurge", DAEMONSET_DEFAULT_MAX_SURGE if daemon else DEFAULT_MAX_SURGE),
+            _or_default(rolling, "maxUnavailable", DAEMONSET_DEFAULT_MAX_UNAVAILABLE if daemon else
+                        DEFAULT_MAX_UNAVAILABLE))
+        if is_zero(surge) and is_zero(unavailable):
             yield ctx.finding(self, obj, "maxUnavailable may not be 0 when maxSurge is 0: the rollout could never "
                               "replace a pod", rolling, "maxUnavailable" if "maxUnavailable" in rolling else None,
                               value="maxUnavailable" in rolling)
@@ -383,12 +386,4 @@ def _or_default(rolling: dict, key: str, default):
 
 
 def _nonzero(value) -> bool:
-    return not intstr_problem(value, at_most_100=False) and not _zero(value)
-
-
-def _zero(value) -> bool:
-    """getIntOrPercentValue(value) == 0: 0, or a percentage of 0 ("0%", "00%"); a value the
-    API server refuses is neither zero nor non-zero (said on its own)."""
-    if intstr_problem(value, at_most_100=False):
-        return False
-    return scaled_value(value, 100, round_up=True) == 0
+    return not intstr_problem(value, at_most_100=False) and not is_zero(value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..core.finding import Severity
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, device_requests
-from ..model.classes import is_gpu_class
+from ..dra.gpuclasses import is_gpu_class
 from ..model.pods import mapping, pod_sites
 from ..model.workloads import POD_TARGETS
 from .base import Needs, Rule

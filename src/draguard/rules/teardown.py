@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
-from ..model.gpu import gpu_claim_entries
+from ..dra.gpuclasses import gpu_claim_entries
 from ..model.pods import claim_sites, pod_sites, text
 from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
     server_of

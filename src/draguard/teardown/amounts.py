@@ -7,6 +7,10 @@ from __future__ import annotations
 import argparse
 import math
 
+#: seconds the helper keeps free before SIGKILL (`--margin`): its own steps end this long before
+#: the grace period does. model.teardown reads a hook's bound with it.
+DEFAULT_MARGIN = 5.0
+
 
 def is_amount(value, positive: bool = False) -> bool:
     """A finite number (not a bool), 0 or more (above 0 with `positive`)."""

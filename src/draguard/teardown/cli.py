@@ -13,11 +13,9 @@ import json
 import signal
 import sys
 
-from .amounts import amount
+from .amounts import DEFAULT_MARGIN, amount
 from . import servers
 from .baseline import DEFAULT_PATH
-
-DEFAULT_MARGIN = 5.0
 
 
 def main(argv: list[str] | None = None) -> int:

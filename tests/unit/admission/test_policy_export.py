@@ -33,7 +33,7 @@ from draguard.sources.discover import expand
 from draguard.sources.loader import load_units
 
 from support.load import manifests
-from support.paths import CORPUS, corpus_files
+from support.paths import corpus, corpus_files
 
 TARGET = "1.37"
 EXPORT = export(REGISTRY, Config(kube_version=TARGET))
@@ -112,7 +112,7 @@ def test_an_update_fails_the_policy_only_where_it_brings_the_fault(rule):
 @pytest.mark.parametrize("rule", EXPORTED, ids=lambda r: r.id)
 def test_policy_agrees_with_the_check_on_the_corpus(rule):
     corpus_files()
-    objects = manifests(load_units(expand([str(CORPUS / "legacy"), str(CORPUS / "dra")])))
+    objects = manifests(load_units(expand([str(corpus() / "legacy"), str(corpus() / "dra")])))
     verdicts = list(_verdicts(rule, objects, TARGET))
     disagreements = [(o.source.display, o.ref, check, v) for o, check, v in verdicts if check != v.passed]
     assert not disagreements, disagreements[:5]
@@ -129,7 +129,7 @@ def _variables(pol: dict, obj: Manifest) -> dict:
 
 def _workload_corpus() -> list[Manifest]:
     corpus_files()
-    return manifests(load_units(expand([str(CORPUS / "legacy"), str(CORPUS / "dra")])))
+    return manifests(load_units(expand([str(corpus() / "legacy"), str(corpus() / "dra")])))
 
 
 def test_the_variables_hold_what_the_model_finds_on_the_corpus():
@@ -360,7 +360,7 @@ def test_fixes_become_mutating_policies_where_the_release_has_them_and_only_when
     ("alice", True, True),
 ])
 def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, owned, matched):
-    from draguard.admission.celcheck import _evaluate
+    from draguard.dra.celobject import evaluate as _evaluate
 
     named = export(REGISTRY, Config(kube_version=TARGET),
                    controller_users=["system:serviceaccount:ray-system:kuberay-operator"]).objects

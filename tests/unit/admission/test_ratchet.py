@@ -13,7 +13,8 @@ import textwrap
 import pytest
 import yaml
 
-from draguard.admission.celcheck import _bound, _evaluate, evaluate
+from draguard.admission.celcheck import _bound, evaluate
+from draguard.dra.celobject import evaluate as _evaluate
 from draguard.admission.policies import export
 from draguard.admission.ratchet import grew_cel, grown_names_cel, growth
 from draguard.admission.variables import variables_for

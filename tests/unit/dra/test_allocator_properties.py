@@ -4,7 +4,7 @@ whatever the order in which pools are listed (upstream's order there is random).
 The search is exponential in the worst case (upstream's too), and the generator can draw such
 cases: each attempt has a small step budget, and an undecided search is no evidence either way."""
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from draguard.dra.allocator import AllocationError, BudgetExceeded
@@ -50,6 +50,8 @@ def test_no_double_booking_and_no_counter_overdraw(scenario):
     except BudgetExceeded:
         assume(False)
     if results is None:
+        event("no allocation")
+        assert not _fits(slices, claims, allocated), "the allocator found nothing where an allocation exists"
         return
     chosen = [(r.driver, r.pool, r.device) for result in results for r in result.results]
     assert len(chosen) == len(set(chosen))
@@ -85,3 +87,59 @@ def test_pool_order_does_not_change_the_choice(scenario, rnd):
         return None if results is None else [[(r.request, r.pool, r.device) for r in x.results] for x in results]
 
     assert outcome(slices) == outcome(other)
+
+
+class _Undecided(Exception):
+    pass
+
+
+def _fits(slices, claims, allocated, budget: int = 50_000) -> bool:
+    """Whether any allocation of `claims` exists, by plain exhaustive search (a second
+    opinion, independent of the allocator's): each request's devices are distinct, free,
+    match its selector (the scenarios' only one: model 'a'), stay on one NUMA node where the
+    claim asks, and no pool's counter is overdrawn. Undecided within `budget` steps:
+    hypothesis drops the case (assume), as the allocator's own budget does."""
+    devices = [d for s in slices for d in s.devices if d.id not in allocated]
+    capacity = {s.pool: dict(s.shared_counters)["mem"]["slices"] for s in slices if s.shared_counters}
+    by_id = {d.id: d for s in slices for d in s.devices}
+    used = dict.fromkeys(capacity, 0)
+    for i in allocated:
+        if i in by_id:
+            used[i[1]] += by_id[i].consumes_counters[0][1]["slices"]
+    slots = [(c, r) for c in claims for r in c.requests for _ in range(r.count)]
+    taken: set = set()
+    numa: dict = {}
+    steps = [0]
+
+    def place(k: int) -> bool:
+        if k == len(slots):
+            return True
+        steps[0] += 1
+        if steps[0] > budget:
+            raise _Undecided
+        c, r = slots[k]
+        for d in devices:
+            cost = d.consumes_counters[0][1]["slices"]
+            if d.id in taken or used[d.id[1]] + cost > capacity[d.id[1]]:
+                continue
+            if r.selectors and d.attribute("model").value != "a":
+                continue
+            if c.constraints and numa.get(id(c), d.attribute("numa").value) != d.attribute("numa").value:
+                continue
+            first = id(c) not in numa
+            taken.add(d.id)
+            used[d.id[1]] += cost
+            numa.setdefault(id(c), d.attribute("numa").value)
+            if place(k + 1):
+                return True
+            taken.discard(d.id)
+            used[d.id[1]] -= cost
+            if first:
+                del numa[id(c)]
+        return False
+
+    try:
+        return place(0)
+    except _Undecided:
+        assume(False)
+        raise

@@ -9,7 +9,7 @@ from draguard.dra.devices import Attr, ModelError, claim_from, device_class_from
 from draguard.sources.loader import load_units
 from draguard.sources.discover import expand
 
-from support.paths import CORPUS, corpus_files
+from support.paths import corpus, corpus_files
 from support.dra import manifest
 from support.oracle import GPU
 from support.load import manifests
@@ -17,7 +17,7 @@ from support.load import manifests
 
 def objects(relative):
     corpus_files()
-    return manifests(load_units(expand([str(CORPUS / relative)])))
+    return manifests(load_units(expand([str(corpus() / relative)])))
 
 
 def semantic(request) -> dict:

@@ -4,7 +4,7 @@ between rounds; its final findings must still be those of a fresh lint of the fi
 from __future__ import annotations
 
 from draguard.core.config import Config
-from draguard.engine import lint_loaded
+from draguard.engine import Inputs, Run
 from draguard.fix.run import Choice, FileText, fix_texts
 from draguard.sources.loader import Loaded, Source, load_text
 
@@ -53,7 +53,7 @@ def _fresh(files: list[FileText]):
     loaded = Loaded()
     for f in files:
         load_text(Source(f.display, f.text), loaded)
-    return lint_loaded(loaded, Config())
+    return Run(Config(), Inputs.loaded(loaded)).findings()
 
 
 def _keys(findings):

@@ -38,3 +38,23 @@ def test_recreate_never_surges_and_both_zero_is_noticed():
     assert not Strategy.of(recreate).surges()
     assert Strategy.of(deployment(3, maxSurge=0, maxUnavailable="0%")).both_zero
     assert not Strategy.of(deployment(3, maxSurge=False, maxUnavailable=0)).both_zero
+
+
+@pytest.mark.parametrize("surge, unavailable", [(0, "00%"), ("00%", 0), ("0%", "000%"), (0, 0)])
+def test_every_spelling_of_zero_is_zero_to_the_model_and_the_rule(surge, unavailable):
+    """'00%' is zero to the API server (getIntOrPercentValue); the model's both_zero and the
+    rollout-fields-invalid rule read it through the one core.intstr.is_zero."""
+    from draguard.core.config import Config
+    from draguard.engine import lint_objects
+
+    obj = deployment(2, maxSurge=surge, maxUnavailable=unavailable)
+    assert Strategy.of(obj).both_zero
+    said = [f.message for f in lint_objects([obj.data], Config()).findings if f.rule == "rollout-fields-invalid"]
+    assert any("maxUnavailable may not be 0 when maxSurge is 0" in m for m in said)
+
+
+@pytest.mark.parametrize("value", ["1%", 1, "5", -1, None])
+def test_what_is_not_zero(value):
+    from draguard.core.intstr import is_zero
+
+    assert not is_zero(value)

@@ -9,7 +9,7 @@ from draguard.model.workloads import WORKLOADS, resolve
 from draguard.sources.discover import expand
 from draguard.sources.loader import load_units
 
-from support.paths import CORPUS, corpus_files
+from support.paths import corpus, corpus_files
 
 
 def sites_of(text):
@@ -69,7 +69,7 @@ def test_resolve_wildcards():
 
 def test_every_corpus_workload_with_containers_is_seen():
     corpus_files()
-    loaded = load_units(expand([str(CORPUS)]))
+    loaded = load_units(expand([str(corpus())]))
     kinds_with_pods = {(w.group, w.kind) for w in WORKLOADS}
     for manifest in map(Manifest.from_entry, loaded.entries):
         if (manifest.group, manifest.kind) in kinds_with_pods and "containers" in str(manifest.data):

@@ -3,6 +3,8 @@ does not publish, and requests no device can satisfy."""
 
 import textwrap
 
+import pytest
+
 from draguard.rules.examples import COMPLIANT_POD
 
 
@@ -187,3 +189,24 @@ def test_derived_attributes_compile_as_the_api_server_does_with_their_gate(lint_
     [total] = findings(lint_json(_derived(NESTED, NESTED, NESTED), *gate, "DRADerivedAttributes=true"), "cel-invalid")
     assert "total cost of derived attribute CEL expressions in the claim exceeds cost limit" in total["message"]
     assert not findings(lint_json(_derived(NESTED, NESTED), *gate, "DRADerivedAttributes=true"), "cel-invalid")
+
+
+def test_a_driver_release_between_two_lists_reads_the_earlier_one(tmp_path, cli):
+    """'25.9' has no list of its own: it publishes 25.8's (index dropped), where the rule used
+    to switch itself off without a word."""
+    index = CLAIM % ("gpu.nvidia.com", "device.attributes['gpu.nvidia.com'].index == 0")
+    (tmp_path / "c.yaml").write_text(index)
+    (tmp_path / ".draguard.yaml").write_text("rules: {cel-unknown-attribute: {nvidiaDriverVersion: '25.9'}}\n")
+    report = cli("lint", tmp_path / "c.yaml", "--kube-version", "1.34", "-f", "json").json
+    [finding] = findings(report, "cel-unknown-attribute")
+    assert "NVIDIA driver 25.9 publishes no attribute 'index'" in finding["message"]
+
+
+@pytest.mark.parametrize("version, said", [("'24.1'", "the oldest is 25.3"), ("'latest'", "is not a driver version"),
+                                           ("'25.x'", "is not a driver version")])
+def test_a_driver_version_without_a_list_is_a_config_error(tmp_path, cli, version, said):
+    (tmp_path / "c.yaml").write_text(CLAIM % ("gpu.nvidia.com", "device.driver == 'gpu.nvidia.com'"))
+    (tmp_path / ".draguard.yaml").write_text(
+        "rules:\n  cel-unknown-attribute:\n    nvidiaDriverVersion: " + version + "\n")
+    result = cli("lint", tmp_path / "c.yaml")
+    assert result.code == 2 and said in result.err and ".draguard.yaml:3:26" in result.err, result.err

@@ -1,0 +1,48 @@
+"""What a run found: the findings reported, those suppressed, and what was read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.config import Config
+from ..core.finding import Finding, Severity
+from ..sources.loader import Source
+
+INTERNAL_ERROR = "internal-error"
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]
+    suppressed: list[Finding]
+    config: Config
+    objects: int = 0
+    sources: list[Source] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # files read and refused (binary, too large)
+
+    @property
+    def internal_errors(self) -> int:
+        """Rule failures: the run's exit status is 2 whatever else was found."""
+        return sum(1 for f in self.findings if f.rule == INTERNAL_ERROR)
+
+    def failed(self, fail_on: Severity) -> bool:
+        return any(f.severity >= fail_on for f in self.findings)
+
+    def summary(self) -> dict:
+        by_severity = {str(s): 0 for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)}
+        by_rule: dict[str, int] = {}
+        for f in self.findings:
+            by_severity[str(f.severity)] += 1
+            by_rule[f.rule] = by_rule.get(f.rule, 0) + 1
+        return {
+            "total": len(self.findings),
+            "errors": by_severity["error"],
+            "warnings": by_severity["warning"],
+            "info": by_severity["info"],
+            "suppressed": len(self.suppressed),
+            "fixable": sum(1 for f in self.findings if f.fix is not None),
+            "files": len({s.display for s in self.sources} | set(self.refused)),
+            "refused": len(set(self.refused)),
+            "objects": self.objects,
+            "byRule": dict(sorted(by_rule.items())),
+        }

@@ -1,0 +1,217 @@
+"""One run: a config, the inputs (files read, objects in memory, a cluster snapshot) and what
+they are judged against. Every front (lint, fix, the webhook, audit, the exporter, MCP) builds
+one `Run` and asks it for findings; nothing else calls the rules.
+
+The run decides, once each: which rules judge which objects (each call isolated: a rule's
+exception becomes one `internal-error` finding and the others still run), each finding's
+severity (`Config.severity`), and which findings a suppression annotation hides (keyed by the
+file, the document and the object it sits on; never in admission)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..core.collector import cyclic_gc_paused
+from ..core.config import Config
+from ..core.finding import Finding, Problem
+from ..model.manifest import Manifest
+from ..model.objectset import ObjectSet
+from ..rules import REGISTRY
+from ..rules.base import Needs
+from ..rules.context import Context
+from ..rules.custom import catalog, rule_named
+from ..sources.loader import Loaded, Source
+from .inventory import load_inventory
+from .result import INTERNAL_ERROR, LintResult
+from .suppress import suppressions
+
+if TYPE_CHECKING:
+    from ..dra.inventory import Inventory
+    from ..dra.target import Target
+    from ..model.live import ClusterView
+
+LIVE_OBJECTS = "live-objects"
+
+
+@dataclass
+class Inputs:
+    """What a run judges and what its rules may read. `judged` (a predicate on manifests)
+    narrows what is judged; every manifest stays in the set for the rules that read others
+    (how `draguard fix` judges again what it changed, and how the webhook reads its cache).
+    `cluster` makes the manifests a snapshot of live state: the cluster rules run too."""
+
+    manifests: list[Manifest]
+    judged: Callable[[Manifest], bool] | None = None
+    problems: list[Problem] = field(default_factory=list)  # met reading: each becomes a finding
+    sources: list[Source] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    cluster: ClusterView | None = None
+
+    @classmethod
+    def objects(cls, objects: Iterable[Manifest | dict], judged=None) -> "Inputs":
+        """Manifests, or plain object data numbered as documents in the order given."""
+        return cls([o if isinstance(o, Manifest) else Manifest.from_data(o, document=i)
+                    for i, o in enumerate(objects)], judged)
+
+    @classmethod
+    def loaded(cls, loaded: Loaded, manifests: list[Manifest] | None = None, judged=None) -> "Inputs":
+        """What files, renders and stdin were read into; `manifests`, when given, are its
+        entries already made into manifests (reused, they keep what rules derived)."""
+        if manifests is None:
+            manifests = [Manifest.from_entry(entry) for entry in loaded.entries]
+        return cls(manifests, judged, list(loaded.problems), list(loaded.sources), list(loaded.refused))
+
+    @classmethod
+    def snapshot(cls, manifests: list[Manifest], view: ClusterView, loaded: Loaded | None = None,
+                 judged=None) -> "Inputs":
+        """A cluster's objects (a dump, or the exporter's cache) joined by `view`; `loaded`,
+        when they were read from files, brings the problems met reading them."""
+        given = cls.loaded(loaded, manifests, judged) if loaded is not None else cls(manifests, judged)
+        given.cluster = view
+        return given
+
+
+@dataclass(frozen=True)
+class Against:
+    """What the inputs are judged against. `inventory` (None: the configured one, else the
+    built-in catalog); `devices`, an inventory already built with its allocator, reused as it
+    is (the webhook builds one per state of its cache); `admission`: the requester wrote the
+    object, so its suppression annotations are not honoured (admission.judge)."""
+
+    inventory: Inventory | None = None
+    devices: Target | None = None
+    admission: bool = False
+
+
+class Run:
+    """A config, inputs and what they are judged against; `findings()` judges them."""
+
+    def __init__(self, config: Config, inputs: Inputs, against: Against = Against()):
+        self.config, self.inputs, self.against = config, inputs, against
+
+    def findings(self, rules: Callable | None = None, *, notes: bool = True, advance: Callable | None = None,
+                 reads: dict | None = None) -> LintResult:
+        """Judge the inputs with the enabled rules that `rules` (a predicate) lets through.
+        `notes=False` leaves out the run's own findings (problems met reading, unknown
+        suppression keys, the live-objects note), which a caller judging the rules in parts
+        takes from one part. `advance()` is called once per object. `reads`, when given, is
+        filled with id(manifest) -> (the manifest, the keys of what its judging looked up in
+        the set: model.objectset) for each manifest judged. `DRAGUARD_DEBUG=1` lets a rule's
+        exception raise."""
+        with cyclic_gc_paused():
+            return self._judge(rules, notes, advance, reads)
+
+    def _context(self) -> tuple[ObjectSet, Context]:
+        inputs, against, config = self.inputs, self.against, self.config
+        inventory = against.inventory
+        if inventory is None and config.inventory:
+            classes = [m for m in inputs.manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
+            inventory = load_inventory(config.inventory, config.kube_version, classes)
+        objects = inputs.cluster.objects if inputs.cluster is not None else ObjectSet(inputs.manifests)
+        return objects, Context(config, objects, inventory, inputs.cluster, against.devices)
+
+    def _judge(self, rules, notes: bool, advance, reads) -> LintResult:
+        inputs, config = self.inputs, self.config
+        object_set, ctx = self._context()
+        cluster, judged = inputs.cluster, inputs.judged
+        raw = [_problem_finding(p) for p in [*inputs.problems, *config.problems]] if notes else []
+        checks = _checks(config, cluster, rules)
+        by_target: dict[tuple, list] = {}
+        hidden: dict = {}  # (file, document, ObjectRef) -> rule id -> reason
+        debug = bool(os.environ.get("DRAGUARD_DEBUG"))
+        live = 0
+        for manifest in object_set:
+            if advance is not None:
+                advance()
+            if judged is not None and not judged(manifest):
+                continue  # context only: other objects' rules read it
+            elsewhere = cluster is not None and cluster.judged_elsewhere(manifest)
+            target = (manifest.group, manifest.kind, manifest.is_live, elsewhere)
+            applicable = by_target.get(target)
+            if applicable is None:
+                applicable = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
+                                                  and not (manifest.is_live and r.authored_only)
+                                                  and not (elsewhere and r.needs is not Needs.CLUSTER)]
+            live += manifest.is_live
+            if reads is not None:
+                looked_up: set = set()
+                reads[id(manifest)] = (manifest, looked_up)
+                object_set.judging(looked_up)
+            for rule in applicable:
+                try:
+                    found = list(rule.check(manifest, ctx))
+                except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others' findings
+                    if debug:
+                        raise
+                    found = [_internal_error(rule, manifest, exc)]
+                for finding in found:
+                    finding.judged = manifest
+                raw.extend(found)
+            if manifest.annotations and not self.against.admission:
+                reasons, unknown = suppressions(manifest, config)
+                if notes:
+                    raw.extend(unknown)
+                if reasons:
+                    hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
+        object_set.judging(None)
+        if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
+            raw.append(_live_note(live, _checks(config, cluster), inputs.manifests))  # every rule: one note per run
+        return self._settle(raw, hidden)
+
+    def _settle(self, raw: list[Finding], hidden: dict) -> LintResult:
+        """Each finding's severity, decided once (Config.severity), and the suppressions."""
+        config, inputs = self.config, self.inputs
+        findings, suppressed = [], []
+        for finding in raw:
+            if not config.settings(finding.rule).enabled:
+                continue
+            if finding.rule != INTERNAL_ERROR:
+                finding.severity = config.severity(finding.rule, rule_named(config, finding.rule).severity,
+                                                   finding.severity)
+                reason = hidden.get(suppression_key(finding.location, finding.obj), {}).get(finding.rule) \
+                    if hidden else None
+                if reason is not None:
+                    finding.suppressed_by = reason
+                    suppressed.append(finding)
+                    continue
+            findings.append(finding)
+        findings.sort(key=Finding.sort_key)
+        suppressed.sort(key=Finding.sort_key)
+        judged = inputs.manifests if inputs.judged is None else [m for m in inputs.manifests if inputs.judged(m)]
+        return LintResult(findings, suppressed, config, len(judged), inputs.sources, inputs.refused)
+
+
+def suppression_key(location, ref) -> tuple:
+    """A suppression hides its rule's findings on the object it is written on: the same
+    file, the same document and the same object (a List's items share a document), never a
+    same-named object elsewhere."""
+    return location.file, location.document, ref
+
+
+def _checks(config: Config, cluster, rules=None) -> list:
+    """The enabled rules that can run (of those `rules` lets through, a predicate): the
+    cluster rules only in an audit, which has live state."""
+    return [r for r in catalog(config) if r.has_check and config.settings(r.id).enabled
+            and (cluster is not None or r.needs is not Needs.CLUSTER) and (rules is None or rules(r))]
+
+
+def _problem_finding(problem: Problem) -> Finding:
+    rule = REGISTRY.get(problem.rule)
+    return Finding(rule.id, rule.category, rule.severity, problem.message, problem.location)
+
+
+def _internal_error(rule, obj: Manifest, exc: Exception) -> Finding:
+    internal = REGISTRY.get(INTERNAL_ERROR)
+    return Finding(internal.id, internal.category, internal.severity,
+                   f"rule {rule.id} failed on this object ({type(exc).__name__}: {exc}); its findings for it "
+                   "are missing (a draguard bug: please report it)", obj.location(), obj.ref)
+
+
+def _live_note(live: int, checks: list, manifests: list) -> Finding:
+    skipped = ", ".join(r.id for r in checks if r.authored_only) or "none"
+    first = next(m for m in manifests if m.is_live)
+    return _problem_finding(Problem(
+        LIVE_OBJECTS, f"{live} object(s) are live cluster state (metadata.uid set); rules about how a manifest is "
+        f"written were not run on them: {skipped}", first.location()))

@@ -1,0 +1,144 @@
+"""The Run decides once what a finding's severity is and which suppressions hide it."""
+
+from __future__ import annotations
+
+from draguard.admission.judge import findings_on
+from draguard.core.config import Config, RuleSettings
+from draguard.core.finding import Severity
+from draguard.engine import Inputs, Run, lint_objects, lint_text
+from draguard.sources.loader import Loaded, Source, load_text
+
+#: one selector draguard cannot check (an info note) and one that does not compile (an error)
+TWO_LEVELS = """apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: gpu}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: a
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          allocationMode: ExactCount
+          count: 1
+          selectors:
+          - cel: {expression: "[device].size() == 1"}
+          - cel: {expression: "device.attributes['gpu.nvidia.com'].memory >= 10Gi"}
+"""
+
+LEGACY = """apiVersion: v1
+kind: Pod
+metadata:
+  name: same
+  namespace: team-a
+%s
+spec:
+  containers:
+  - name: c
+    image: busybox:1.36
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+SUPPRESSED = LEGACY % '  annotations: {ignore.draguard.io/legacy-gpu-resource: "migrating next sprint"}'
+PLAIN = LEGACY % ""
+
+
+def _levels(config: Config) -> list[tuple[str, str]]:
+    found = lint_text("t.yaml", TWO_LEVELS, config).findings
+    return sorted((str(f.severity), f.message.split(":")[0]) for f in found if f.rule == "cel-invalid")
+
+
+def _configured(severity: Severity) -> Config:
+    return Config(rules={"cel-invalid": RuleSettings(severity=severity)})
+
+
+def test_a_rules_own_levels_stand_without_configuration():
+    assert _levels(Config()) == [("error", "CEL"), ("info", "CEL not checked")]
+
+
+def test_a_configured_severity_replaces_the_default_and_caps_a_note():
+    """Turned down to warning: the error becomes a warning, the info note stays info (never louder)."""
+    assert _levels(_configured(Severity.WARNING)) == [("info", "CEL not checked"), ("warning", "CEL")]
+    assert _levels(_configured(Severity.INFO)) == [("info", "CEL"), ("info", "CEL not checked")]
+
+
+def test_a_rule_turned_up_does_not_make_its_notes_fail_a_build():
+    rules = {"request-allocation-mode": RuleSettings(severity=Severity.ERROR)}
+    config = Config(rules={**_configured(Severity.ERROR).rules, **rules})
+    assert _levels(config) == [("error", "CEL"), ("info", "CEL not checked")]
+
+
+def _lint_files(*files: tuple[str, str]):
+    loaded = Loaded()
+    for display, text in files:
+        load_text(Source(display, text), loaded)
+    return Run(Config(), Inputs.loaded(loaded)).findings()
+
+
+def _legacy(findings) -> list[str]:
+    return sorted(f.location.file for f in findings if f.rule == "legacy-gpu-resource")
+
+
+def test_a_suppression_hides_only_its_own_files_object():
+    """The same Pod (same namespace and name) in two files: the annotation in a.yaml hides
+    a.yaml's finding, not b.yaml's."""
+    result = _lint_files(("a.yaml", SUPPRESSED), ("b.yaml", PLAIN))
+    assert _legacy(result.suppressed) == ["a.yaml"]
+    assert _legacy(result.findings) == ["b.yaml"]
+
+
+def test_a_suppression_hides_only_its_own_document():
+    result = _lint_files(("a.yaml", PLAIN + "---\n" + SUPPRESSED))
+    [kept] = [f for f in result.findings if f.rule == "legacy-gpu-resource"]
+    [hidden] = [f for f in result.suppressed if f.rule == "legacy-gpu-resource"]
+    assert (kept.location.document, hidden.location.document) == (0, 1)
+
+
+def test_in_memory_objects_are_suppressed_by_their_own_position():
+    import yaml
+
+    result = lint_objects([yaml.safe_load(PLAIN), yaml.safe_load(SUPPRESSED)], Config())
+    assert [f.location.document for f in result.findings if f.rule == "legacy-gpu-resource"] == [0]
+    assert [f.location.document for f in result.suppressed if f.rule == "legacy-gpu-resource"] == [1]
+
+
+def test_admission_never_honours_a_suppression():
+    import yaml
+
+    found = findings_on(yaml.safe_load(SUPPRESSED), Config())
+    assert [f.suppressed_by for f in found if f.rule == "legacy-gpu-resource"] == [None]
+
+
+def test_findings_carry_the_object_and_source_they_were_judged_on():
+    result = _lint_files(("a.yaml", PLAIN), ("b.yaml", TWO_LEVELS))
+    for finding in result.findings:
+        if finding.obj.kind:
+            assert finding.judged is not None and finding.judged.source.display == finding.location.file
+
+
+def test_judged_narrows_what_is_judged_and_counted():
+    loaded = Loaded()
+    load_text(Source("a.yaml", PLAIN + "---\n" + TWO_LEVELS), loaded)
+    inputs = Inputs.loaded(loaded, judged=lambda m: m.kind == "Pod")
+    result = Run(Config(), inputs).findings()
+    assert result.objects == 1 and {f.obj.kind for f in result.findings} == {"Pod"}
+
+
+def test_the_lint_loaded_shim_is_a_run():
+    """engine.lint.lint_loaded (kept for lint --jobs) judges what `only` lets through, as a Run does."""
+    from draguard.engine.lint import lint_loaded
+
+    loaded = Loaded()
+    load_text(Source("a.yaml", PLAIN + "---\n" + TWO_LEVELS), loaded)
+    shim = lint_loaded(loaded, Config(), only=lambda m: m.kind == "Pod")
+    run = Run(Config(), Inputs.loaded(loaded, judged=lambda m: m.kind == "Pod")).findings()
+    assert [(f.rule, f.message) for f in shim.findings] == [(f.rule, f.message) for f in run.findings]
+    assert shim.findings and shim.objects == 1
+
+
+def test_a_finding_sent_to_another_process_leaves_its_object_behind():
+    import pickle
+
+    [finding] = [f for f in _lint_files(("a.yaml", PLAIN)).findings if f.rule == "legacy-gpu-resource"]
+    assert finding.judged is not None
+    copy = pickle.loads(pickle.dumps(finding))
+    assert copy.judged is None and copy == finding
