@@ -72,6 +72,10 @@ class FileText:
 class Left:
     finding: Finding
     reason: str
+    #: whether a fix the run was allowed to choose is still to be applied (one waiting for
+    #: --unsafe-fixes, one in rendered output or a List item, one whose edits did not apply):
+    #: what `fix --check` fails on; False for no fix, a display-only one, or one not selected
+    pending: bool = False
 
 
 @dataclass
@@ -149,8 +153,15 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
             for f in finding:
                 failed[_key(f)] = f"fixes still applied after {MAX_ROUNDS} rounds: stopped"
     result = relinter.complete()
-    left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
+    left = [Left(f, _reason(f, by_name, list_items, failed, choice), _pending(f, choice)) for f in result.findings]
     return FixRun(files, left, result)
+
+
+def _pending(finding: Finding, choice: Choice) -> bool:
+    """Whether a fix is still due for this finding: it has one that is not display-only and
+    that --select/--ignore let through (applied or not, unsafe or safe)."""
+    fix = finding.fix
+    return fix is not None and fix.applicability is not Applicability.DISPLAY_ONLY and choice.selects(finding.rule)
 
 
 def _apply(target: FileText, by_document: dict[int, list], failed: dict) -> None:
