@@ -77,7 +77,6 @@ class TeardownPreStop(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        seconds = ctx.option(self, "preStopSeconds")
         for site, gpu_claims in gpu_sites(obj, ctx):
             for c in site.containers:
                 uses = claim_names(c) & gpu_claims
