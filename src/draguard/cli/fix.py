@@ -88,7 +88,7 @@ def run(args) -> int:
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
     _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry=args.check or args.diff)
-    _pending(out, run_, choice)
+    _pending(out, run_)
     _target(out, run_, config)
     if said_empty(run_.result, args):
         return EXIT_ERROR
@@ -99,21 +99,22 @@ def run(args) -> int:
     return EXIT_FINDINGS if run_.result.failed(fail_on) else EXIT_OK
 
 
-def _pending(out, run_, choice) -> None:
-    """How many of the fixes left are still due, and how many of those wait for --unsafe-fixes:
-    --check fails on them too (a legacy GPU limit's migration is unsafe, and a CI gate must
-    not let it through)."""
-    from ..core.fixes import Applicability
+#: Left.pending -> how the summary counts it
+_PENDING = {"unsafe": "need --unsafe-fixes (they change behaviour)",
+            "source": "are in rendered output or List items: their source is to change (see why above)",
+            "failed": "could not be applied (see why above)"}
 
-    pending = [item for item in run_.left if item.pending]
-    if not pending:
-        return
-    unsafe = sum(1 for item in pending
-                 if item.finding.fix.applicability is Applicability.UNSAFE and not choice.unsafe)
-    other = len(pending) - unsafe
-    parts = ([f"{unsafe} need --unsafe-fixes (they change behaviour)"] if unsafe else []) + \
-        ([f"{other} cannot be applied here (see why above)"] if other else [])
-    out.write(f"{len(pending)} fix(es) pending: {'; '.join(parts)}\n")
+
+def _pending(out, run_) -> None:
+    """How many of the fixes left are still due, by why: --check fails on them too (a legacy
+    GPU limit's migration is unsafe, and a CI gate must not let it through). Then the changes
+    of Helm charts' values.yaml that the fixes of rendered objects map to, offered as diffs."""
+    counts = Counter(item.pending for item in run_.left if item.pending)
+    if counts:
+        parts = [f"{counts[kind]} {said}" for kind, said in _PENDING.items() if counts[kind]]
+        out.write(f"{sum(counts.values())} fix(es) pending: {'; '.join(parts)}\n")
+    for diff in run_.values_diffs:
+        out.write("offered, not written: the chart's values change these fixes map to\n" + diff)
 
 
 def _target(out, run_, config) -> None:
