@@ -2,7 +2,10 @@
 command line in a code block (fenced or indented), prompts, comments, pipes and redirections
 taken off, is parsed by the real argument parsers of `draguard` and `draguard-teardown`. A
 renamed flag, a removed subcommand or a wrong choice in a page fails here, naming the page
-and the line. (The README's quick start is also run, step by step: test_quickstart.py.)"""
+and the line. Those that need nothing but the repository (the rules, the bundled examples,
+`--diff` and `--check` fixes, the policy export) are run too, from the repository's root,
+and must give a verdict (0 or 1), not an error. (The README's quick start is run step by
+step on a user's Deployment in test_quickstart.py.)"""
 
 from __future__ import annotations
 
@@ -99,3 +102,33 @@ def test_a_shown_command_is_accepted(parser, argv):
                 cli._parsed(cli._parser(), argv)
     except SystemExit as exc:
         assert exc.code == 0, f"`{shlex.join(argv)}` is refused: {error.getvalue().strip().splitlines()[-1:]}"
+
+
+#: commands that write nothing unless told to (-o, a fix without --diff/--check)
+_READ_ONLY = {"lint", "rules", "explain", "policy", "simulate", "allocate", "completion", "fix"}
+
+
+def _runnable(parser: str, argv: list[str]) -> bool:
+    """Whether a shown command needs nothing but the repository: a read-only draguard command
+    whose every path-like word names a file or folder of the repository, reading no stdin."""
+    if parser != "draguard" or not argv or argv[0] not in _READ_ONLY or {"-o", "--output", "-"} & set(argv):
+        return False
+    if argv[0] == "fix" and not {"--diff", "--check"} & set(argv):
+        return False
+    paths = [w for w in argv[1:] if not w.startswith("-") and ("/" in w or w.endswith((".yaml", ".yml", ".json")))]
+    return all((ROOT / p).exists() for p in paths)
+
+
+def runnable() -> list:
+    return [p for p in shown() if _runnable(*p.values)]
+
+
+def test_some_shown_commands_run_on_the_repository_alone():
+    assert len(runnable()) >= 5
+
+
+@pytest.mark.parametrize(("parser", "argv"), runnable())
+def test_a_shown_command_that_needs_only_the_repository_runs(cli, monkeypatch, parser, argv):
+    monkeypatch.chdir(ROOT)
+    done = cli(*argv)
+    assert done.code in (0, 1), f"`draguard {shlex.join(argv)}` exits {done.code}: {done.err[-500:]}"
