@@ -46,3 +46,14 @@ def test_the_versions_a_release_ties_together_agree():
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert chart["version"] == chart["appVersion"] == version
     assert values["image"] == f"ghcr.io/draguard/draguard:{version}"
+
+
+def test_the_images_copy_what_building_the_wheel_reads():
+    """pyproject names README.md and the LICENSE (license-files): an image that builds the
+    wheel without copying them fails at `pip wheel` (setuptools: pattern did not match)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    needed = {"pyproject.toml", project["readme"], *project["license-files"]}
+    for dockerfile in (ROOT / "Dockerfile", ROOT / "deploy" / "teardown" / "Dockerfile"):
+        copied = {word for line in dockerfile.read_text().splitlines() if line.startswith("COPY ") and "--from" not in line
+                  for word in line.split()[1:-1]}
+        assert needed <= copied, (dockerfile, needed - copied)
