@@ -57,3 +57,5 @@ def test_the_images_copy_what_building_the_wheel_reads():
         copied = {word for line in dockerfile.read_text().splitlines() if line.startswith("COPY ") and "--from" not in line
                   for word in line.split()[1:-1]}
         assert needed <= copied, (dockerfile, needed - copied)
+    ignore = (ROOT / ".dockerignore").read_text().splitlines()
+    assert ignore[0] == "*" and {f"!{name}" for name in needed} <= set(ignore)  # the context lets them through
