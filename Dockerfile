@@ -8,7 +8,7 @@ ARG PYTHON=python:3.11-slim-bookworm
 
 FROM ${PYTHON} AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
 RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
  && python -m venv /opt/draguard \

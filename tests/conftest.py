@@ -8,7 +8,13 @@ import sys
 import pytest
 
 from draguard.cli import main
+from support import harness
 from support.reports import CliResult
+
+
+def pytest_configure(config):
+    """The harness builds show their progress past the output capture (support.harness)."""
+    harness.CONFIG = config
 
 
 def pytest_addoption(parser):

@@ -5,6 +5,7 @@
 # binaries are rebuilt only when the pins change. Pure Go (CGO_ENABLED=0), version-stamped.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/../progress.sh"
 version="v1.37.2"
 ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${version} -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=37 -X k8s.io/component-base/version.gitTreeState=clean"
 cache="${DRAGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/draguard}/control-plane"
@@ -12,12 +13,11 @@ key="$( (cat "$here"/kubernetes/go.mod "$here"/kubernetes/go.sum "$here"/etcd/go
 bin="$cache/$key"
 if [ ! -x "$bin/etcd" ] || [ ! -x "$bin/kube-apiserver" ] || [ ! -x "$bin/kube-scheduler" ] || [ ! -x "$bin/kube-controller-manager" ]; then
   mkdir -p "$bin.tmp"
-  start=$(date +%s)
-  (cd "$here/kubernetes" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/" \
+  (cd "$here/kubernetes" && timed "control-plane: kube-apiserver, kube-scheduler, kube-controller-manager ${version}" \
+      env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/" \
       k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
-      k8s.io/kubernetes/cmd/kube-controller-manager >&2)
-  (cd "$here/etcd" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin.tmp/etcd" . >&2)
+      k8s.io/kubernetes/cmd/kube-controller-manager)
+  (cd "$here/etcd" && timed "control-plane: etcd" env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin.tmp/etcd" .)
   rm -rf "$bin" && mv "$bin.tmp" "$bin"
-  echo "control-plane: built in $(( $(date +%s) - start )) s" >&2
 fi
 echo "$bin"

@@ -5,6 +5,7 @@
 # Rebuilt only when a go.mod, go.sum or the build flags change (their hash names the folder).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/../progress.sh"
 helm_version="$(grep -Eo 'helm\.sh/helm/v4 v[0-9][^ ]*' "$here/helm/go.mod" | cut -d' ' -f2)"
 [ -n "$helm_version" ] || { echo "renderers: no helm.sh/helm/v4 version in helm/go.mod" >&2; exit 1; }
 ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=${helm_version}"
@@ -14,11 +15,10 @@ key="$( (cat "$here"/helm/go.mod "$here"/helm/go.sum "$here"/kustomize/go.mod "$
 bin="$cache/$key"
 if [ ! -x "$bin/helm" ] || [ ! -x "$bin/kustomize" ]; then
   mkdir -p "$bin.tmp"
-  start=$(date +%s)
-  (cd "$here/helm" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/helm" helm.sh/helm/v4/cmd/helm >&2)
-  (cd "$here/kustomize" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$bin.tmp/kustomize" \
-      sigs.k8s.io/kustomize/kustomize/v5 >&2)
+  (cd "$here/helm" && timed "renderers: helm ${helm_version}" \
+      env CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/helm" helm.sh/helm/v4/cmd/helm)
+  (cd "$here/kustomize" && timed "renderers: kustomize" env CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" \
+      -o "$bin.tmp/kustomize" sigs.k8s.io/kustomize/kustomize/v5)
   rm -rf "$bin" && mv "$bin.tmp" "$bin"
-  echo "renderers: built in $(( $(date +%s) - start )) s" >&2
 fi
 echo "$bin"

@@ -74,6 +74,26 @@ def test_tools_and_their_schemas_are_listed():
         assert {"kube_version", "feature_gates"} <= set(by_name[name].input_schema["properties"]), name
 
 
+def test_every_parameter_is_described_and_an_unknown_argument_is_refused():
+    """A model sees only the schema: each parameter says what it takes. A misspelt argument
+    was dropped and the call answered as if it were not given (here: judged for the default
+    release); it is refused, naming it."""
+    from draguard.cli.mcp_params import OWN
+
+    async def calls(session):
+        listed = await session.list_tools()
+        wrong = await session.call_tool("lint", {"manifest": LEGACY, "kube_versoin": "1.32"})
+        return listed, wrong
+
+    listed, wrong = session_run(calls)
+    properties = {(tool.name, name): schema for tool in listed.tools
+                  for name, schema in tool.input_schema["properties"].items()}
+    undescribed = [key for key, schema in properties.items() if len(schema.get("description", "")) < 20]
+    assert not undescribed and set(OWN) <= set(properties)  # no description for a parameter that is gone
+    assert all(tool.input_schema.get("additionalProperties") is False for tool in listed.tools)
+    assert wrong.is_error and "kube_versoin" in wrong.content[0].text
+
+
 def test_lint_judges_with_the_cluster_s_feature_gates():
     """A StatefulSet's maxUnavailable 0: 1.36 drops the field unread, unless the cluster sets
     MaxUnavailableStatefulSet on; then the API server refuses it."""

@@ -150,7 +150,8 @@ def test_fix_reports_findings_in_rendered_output_and_writes_no_template(cli, ren
     shutil.copytree(CHARTS / "ray-cluster", chart)
     before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
     done = cli("fix", "--unsafe-fixes", "--no-config", chart, "--values", RENDER / "values" / "ray-gpu-worker.yaml")
-    assert "[legacy-gpu-resource] left: it is in rendered output (Helm, Kustomize): reported, never written" in done.out
+    assert "[legacy-gpu-resource] left: " in done.out
+    assert "is a Helm template (Go template text, not YAML until rendered): not rewritten" in done.out
     assert "fixes that file" not in done.out  # a template is no manifest to fix
     assert {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
 
@@ -306,3 +307,45 @@ def test_a_template_that_fails_to_execute_is_blamed_where_and_why(lint, tmp_path
     assert (failed["rule"], os.path.relpath(failed["file"], chart), failed["line"], failed["column"]) == \
         ("render-failed", "templates/service.yaml", 4, 18)
     assert "at <.Values.ui.name>: nil pointer evaluating interface {}.name" in failed["message"]
+
+
+def test_fix_says_why_a_template_is_not_rewritten_and_offers_the_values_change(cli, renderers, monkeypatch, tmp_path):
+    """Per finding in a chart: a fix inside a block the template takes whole from values.yaml
+    (`securityContext: {{- toYaml .Values.securityContext ...}}`) or a scalar it takes from
+    there is offered as a byte-minimal diff of values.yaml (not written); a fix of what the
+    template writes itself names the template line; a fix that adds objects says so. --check
+    fails on all of them."""
+    monkeypatch.setenv("PATH", f"{renderers}{os.pathsep}{os.environ['PATH']}")
+    chart = tmp_path / "gpu"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: gpu\nversion: 0.1.0\n")
+    values = "# the server\nsecurityContext:\n  privileged: true  # for the driver\ngrace: 0\nreplicas: 1\n"
+    (chart / "values.yaml").write_text(values)
+    (chart / "templates" / "deployment.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: {{ .Release.Name }}}\nspec:\n"
+        "  replicas: {{ .Values.replicas }}\n  selector: {matchLabels: {app: x}}\n  template:\n"
+        "    metadata: {labels: {app: x}}\n    spec:\n"
+        "      terminationGracePeriodSeconds: {{ .Values.grace }}\n"
+        "      hostIPC: true\n"
+        "      resourceClaims: [{name: gpu, resourceClaimTemplateName: gpu}]\n"
+        "      containers:\n      - name: server\n        image: vllm/vllm-openai\n"
+        "        securityContext:\n          {{- toYaml .Values.securityContext | nindent 10 }}\n"
+        "        resources: {claims: [{name: gpu}], limits: {nvidia.com/gpu: 1}}\n"
+        "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: gpu}\n"
+        "spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}\n")
+    before = {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()}
+    done = cli("fix", "--unsafe-fixes", "--check", "--no-config", "--kube-version", "1.34", chart)
+    assert done.code == 1 and {p: p.read_bytes() for p in chart.rglob("*") if p.is_file()} == before
+    lines = {line.split("] left: ")[0].split("[")[-1]: line for line in done.out.splitlines() if "] left: " in line}
+    template = f"{chart}/templates/deployment.yaml"
+    assert "its fix is a change of .Values.securityContext" in lines["privileged-gpu-container"]
+    assert "its fix is a change of .Values.grace" in lines["teardown-grace-zero"]
+    assert f"edit {template}:11 by hand" in lines["host-ipc"]
+    assert "its fix also adds objects" in lines["legacy-gpu-resource"]
+    diff = done.out.split("offered, not written: the chart's values change these fixes map to\n", 1)[1]
+    assert diff.count("--- a/") == 1 and "-  privileged: true  # for the driver\n" in diff
+    changed = [line for line in diff.splitlines()[2:] if line[:1] in "+-"]
+    assert sorted(changed) == sorted(["-securityContext:", "-  privileged: true  # for the driver", "-grace: 0",
+                                      "+securityContext: {}", "+grace: 60"])
+    safe_only = cli("fix", "--check", "--no-config", "--kube-version", "1.34", chart)
+    assert "offered, not written" not in safe_only.out and "pass --unsafe-fixes" in safe_only.out

@@ -30,6 +30,7 @@ from kubernetes import client, dynamic
 from draguard.facts.catalog import device_classes
 from draguard.dra.generate import generate
 from draguard.model.teardown import pod_gone_after
+from support.harness import built
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "harness" / "control-plane" / "build.sh"
@@ -54,8 +55,7 @@ def free_port() -> int:
 
 
 def build() -> Path:
-    done = subprocess.run([str(BUILD)], capture_output=True, text=True, check=True)
-    return Path(done.stdout.strip().splitlines()[-1])
+    return Path(built(BUILD))
 
 
 @dataclass

@@ -18,6 +18,7 @@ from draguard.dra.quantity import parse_quantity_text
 from draguard.dra.variants import ALLOCATOR_FEATURES, variant_for, variant_of
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
+from support.harness import built
 
 ROOT = Path(__file__).resolve().parents[2]
 HARNESS = ROOT / "harness" / "allocator-oracle"
@@ -623,8 +624,7 @@ def possible_outcomes(s: dict, limit: int = 24) -> list[Outcome]:
 def oracle_binary() -> str | None:
     if shutil.which("go") is None:
         return None
-    done = subprocess.run([str(HARNESS / "build.sh")], capture_output=True, text=True, check=True)
-    return done.stdout.strip().splitlines()[-1]
+    return built(HARNESS / "build.sh")
 
 
 def run_oracle(binary: str, scenarios: list[dict]) -> list[dict]:

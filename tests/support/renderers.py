@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
+
+from support.harness import built
 
 BUILD = Path(__file__).resolve().parents[2] / "harness" / "renderers" / "build.sh"
 
@@ -13,5 +14,4 @@ def renderers_dir() -> str | None:
     """The folder holding helm and kustomize, or None without Go (they cannot be built)."""
     if shutil.which("go") is None:
         return None
-    done = subprocess.run([str(BUILD)], capture_output=True, text=True, check=True)
-    return done.stdout.strip().splitlines()[-1]
+    return built(BUILD)

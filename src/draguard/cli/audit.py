@@ -9,6 +9,10 @@ from ..report.audit import FORMATS
 from ..teardown.amounts import amount
 
 
+#: what the errors of a missing kubeconfig or client offer instead
+_WITHOUT_CLUSTER = "audit a dump with --from"
+
+
 def arguments(name, parser) -> None:
     source = parser.add_argument_group("what to audit (default: the current kubeconfig context, read-only)")
     source.add_argument("--from", dest="dump", metavar="DUMP",
@@ -82,7 +86,7 @@ def read(args):
         return read_dump(args.dump, sys.stdin, _at(args.at))
     from ..cluster.live import connect, read_snapshot
 
-    snapshot, raw = read_snapshot(connect(args.kubeconfig, args.context))
+    snapshot, raw = read_snapshot(connect(args.kubeconfig, args.context, instead=_WITHOUT_CLUSTER))
     if args.at:
         snapshot.captured_at = _at(args.at)
     if args.save_dump:
@@ -123,7 +127,7 @@ def _watch(args) -> int:
 
     if args.dump:
         raise UsageError("--from audits a dump: --watch needs a cluster")
-    connection = connect(args.kubeconfig, args.context)
+    connection = connect(args.kubeconfig, args.context, instead=_WITHOUT_CLUSTER)
     snapshot, raw = read_snapshot(connection)
     config, _ = _configure(args, snapshot)
     try:

@@ -1,6 +1,7 @@
 """`draguard fix`: apply the rules' fixes to the files in place, byte-minimal.
 
-Exit status: with --check or --diff, 1 when a fix would apply, else 0; otherwise 1 when
+Exit status: with --check or --diff, 1 while any fix is pending (one that would apply, one
+that waits for --unsafe-fixes, one in rendered output that is not written), else 0; otherwise 1 when
 findings at or above --fail-on remain after fixing, else 0; 2 for usage and input errors, and
 for a run that read no Kubernetes object (unless --allow-empty), as lint."""
 
@@ -22,7 +23,7 @@ def arguments(name, parser) -> None:
                         help="also apply fixes that change behaviour (the migration to DRA is one)")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and write nothing")
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 when a fix would apply (for CI)")
+                        help="write nothing; exit 1 while any fix is pending, safe or unsafe (for CI)")
     parser.add_argument("--strategy", choices=["claims", "extended-resource"],
                         help="how device-plugin GPUs move to DRA: a ResourceClaimTemplate per container and resource "
                              "(claims, the default), or keep the limits and serve them with a DeviceClass that sets "
@@ -87,13 +88,46 @@ def run(args) -> int:
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
     _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry=args.check or args.diff)
+    _pending(out, run_)
+    _target(out, run_, config)
     if said_empty(run_.result, args):
         return EXIT_ERROR
     if args.check or args.diff:
-        return EXIT_FINDINGS if run_.changed else EXIT_OK
+        return EXIT_FINDINGS if run_.changed or any(item.pending for item in run_.left) else EXIT_OK
     if not_written or gathered.unreadable:
         return EXIT_ERROR
     return EXIT_FINDINGS if run_.result.failed(fail_on) else EXIT_OK
+
+
+#: Left.pending -> how the summary counts it
+_PENDING = {"unsafe": "need --unsafe-fixes (they change behaviour)",
+            "source": "are in rendered output or List items: their source is to change (see why above)",
+            "failed": "could not be applied (see why above)"}
+
+
+def _pending(out, run_) -> None:
+    """How many of the fixes left are still due, by why: --check fails on them too (a legacy
+    GPU limit's migration is unsafe, and a CI gate must not let it through). Then the changes
+    of Helm charts' values.yaml that the fixes of rendered objects map to, offered as diffs."""
+    counts = Counter(item.pending for item in run_.left if item.pending)
+    if counts:
+        parts = [f"{counts[kind]} {said}" for kind, said in _PENDING.items() if counts[kind]]
+        out.write(f"{sum(counts.values())} fix(es) pending: {'; '.join(parts)}\n")
+    for diff in run_.values_diffs:
+        out.write("offered, not written: the chart's values change these fixes map to\n" + diff)
+
+
+def _target(out, run_, config) -> None:
+    """Which Kubernetes release the fixes wrote for, when nobody chose it: the default (the
+    newest) writes resource.k8s.io/v1, which a 1.32 or 1.33 cluster does not serve."""
+    from ..facts.catalog import structured_claim_version
+
+    if config.kube_version_from is not None or not (run_.changed or any(item.pending for item in run_.left)):
+        return
+    version = structured_claim_version(config.kube_version)
+    api = f" (DRA objects as resource.k8s.io/{version})" if version else ""
+    out.write(f"the fixes are for Kubernetes {config.kube_version}{api}, the default target: pass --kube-version "
+              f"or set kubeVersion in .draguard.yaml for an older cluster\n")
 
 
 def _summary(out, run_, problems: list[tuple[str, str]], dry: bool) -> None:

@@ -117,6 +117,7 @@ def project_config(args, near: list[str]):
     config = load_config(None if args.no_config else args.config or find_config(near))
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
+        config.kube_version_from = "--kube-version"
     config.feature_gates.update(feature_gates(args.feature_gates))
     if args.inventory:
         config.inventory = args.inventory

@@ -82,10 +82,8 @@ def build_server(roots: Roots):
 
     from .. import __version__
 
-    server = MCPServer("draguard", version=__version__, instructions=(
-        "GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation. Lint every Kubernetes "
-        "manifest you write or change that requests GPUs, and apply or propose the fixes it reports."))
-    tool = _registering(server, roots)
+    tools: list = []
+    tool = _registering(tools, roots)
 
     @tool
     def lint(workspace: Roots, manifest: str = "", paths: list[str] | None = None, kube_version: str = "",
@@ -217,19 +215,28 @@ def build_server(roots: Roots):
         judge_as_cluster(config, found.server_version, found.feature_gates, kube_version or None)
         return document(run_audit(found, config, loaded))
 
-    return server
+    return MCPServer("draguard", version=__version__, tools=tools, instructions=(
+        "GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation. Lint every Kubernetes "
+        "manifest you write or change that requests GPUs, and apply or propose the fixes it reports."))
 
 
-def _registering(server, roots: Roots):
-    """server.tool(), for a tool whose first parameter, `workspace`, is the call's roots
-    (_workspace), under which all it reads is confined (core.confine); the SDK sees the other
-    parameters and the Context it injects. Anticipated failures (what the command line reports
-    with exit status 2: usage and input errors, an unknown rule, a path outside the workspace)
-    reach the model with their message as a ToolError; the SDK shows any other exception as a
-    crash, 'Error executing tool <name>' and nothing more."""
+def _registering(tools: list, roots: Roots):
+    """A decorator adding a tool to `tools`, for a tool whose first parameter, `workspace`, is
+    the call's roots (_workspace), under which all it reads is confined (core.confine); the
+    SDK sees the other parameters, each described (mcp_params), and the Context it injects.
+    Anticipated failures (what the command line reports with exit status 2: usage and input
+    errors, an unknown rule, a path outside the workspace) reach the model with their message
+    as a ToolError; the SDK shows any other exception as a crash, 'Error executing tool <name>'
+    and nothing more. An argument the tool does not take is refused (_strict), not dropped."""
+    from typing import Annotated
+
     import anyio.to_thread
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.tools import Tool
+    from pydantic import Field
+
+    from .mcp_params import description
 
     def register(fn):
         # evaluated annotations: the SDK reads a __signature__ as it is, and a string return
@@ -247,13 +254,28 @@ def _registering(server, roots: Roots):
             except (UsageError, ValueError, OSError) as exc:
                 raise ToolError(str(exc)) from exc
 
-        shown = [p for p in signature.parameters.values() if p.name != "workspace"]
+        shown = [p.replace(annotation=Annotated[p.annotation, Field(description=description(fn.__name__, p.name))])
+                 for p in signature.parameters.values() if p.name != "workspace"]
         call.__signature__ = signature.replace(parameters=[
             *shown, inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
         call.__annotations__ = {**{p.name: p.annotation for p in shown}, "ctx": Context,
                                 "return": signature.return_annotation}
-        return server.tool()(call)
+        tools.append(_strict(Tool.from_function(call)))
+        return fn
     return register
+
+
+def _strict(tool):
+    """The tool with its arguments' model refusing names it does not take: a misspelt
+    `kube_versoin` was dropped and the call judged for the default release, silently. The
+    published schema says so too (additionalProperties: false)."""
+    from pydantic import ConfigDict
+
+    taken = tool.fn_metadata.arg_model
+    strict = type(taken.__name__, (taken,), {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+                                             "__module__": taken.__module__})
+    return tool.model_copy(update={"fn_metadata": tool.fn_metadata.model_copy(update={"arg_model": strict}),
+                                   "parameters": {**tool.parameters, "additionalProperties": False}})
 
 
 def _confined_call(fn, workspace: Roots, arguments: dict):

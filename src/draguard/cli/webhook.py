@@ -207,7 +207,7 @@ def _run(args, config, tls, limits) -> None:
 
         from ..dra.target import Target
 
-        connection = connect(args.kubeconfig, args.context)
+        connection = connect(args.kubeconfig, args.context, instead="judge without a cluster with --offline")
         _judge_as_served(config, connection, args.kube_version, log)
 
         def devices_for(inventory):

@@ -54,15 +54,18 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [""])[0][:200]
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
+def connect(kubeconfig: str | None = None, context: str | None = None, instead: str | None = None) -> Connection:
     """The client for `context` of `kubeconfig` (default: $KUBECONFIG or ~/.kube/config, its
-    current context), or the pod's service account when no kubeconfig exists in a cluster."""
+    current context), or the pod's service account when no kubeconfig exists in a cluster.
+    `instead` is the command's way to work without a cluster, which the errors offer (audit:
+    a dump with --from; webhook: --offline)."""
+    alternative = f", or {instead}" if instead else ""
     try:
         from kubernetes import client, config
         from kubernetes.config.config_exception import ConfigException
     except ImportError:
-        raise ClusterError("auditing a live cluster needs the Kubernetes client: pip install 'draguard[cluster]' "
-                           "(or audit a dump with --from)") from None
+        raise ClusterError("reading a live cluster needs the Kubernetes client: pip install "
+                           f"'draguard[cluster]'{alternative}") from None
 
     default = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
     if kubeconfig is None and context is None and not os.path.exists(default) and os.path.exists(_IN_CLUSTER):
@@ -74,7 +77,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Connec
         return Connection(client.ApiClient(configuration), "in-cluster")
     path = kubeconfig or default
     if not os.path.exists(path):
-        raise ClusterError(f"no kubeconfig at {path}: pass --kubeconfig, set KUBECONFIG, or audit a dump with --from")
+        raise ClusterError(f"no kubeconfig at {path}: pass --kubeconfig or set KUBECONFIG{alternative}")
     try:
         api = config.new_client_from_config(config_file=path, context=context)
         contexts, active = config.list_kube_config_contexts(config_file=path)

@@ -24,6 +24,9 @@ class RuleSettings:
 class Config:
     path: str | None = None
     kube_version: str = DEFAULT_KUBE_VERSION
+    #: who chose `kube_version` ("--kube-version", or the config file's path); None: nobody, it
+    #: is the default, which `fix` says since its output (the API versions it writes) depends on it
+    kube_version_from: str | None = None
     fail_on: Severity = Severity.ERROR
     rules: dict[str, RuleSettings] = field(default_factory=dict)
     external: dict[str, set] = field(default_factory=lambda: {k: set() for k in EXTERNAL_KINDS})

@@ -89,6 +89,7 @@ class _Reader:
         if "kubeVersion" in data:
             try:
                 self.config.kube_version = check_kube_version(self._as_written(data, "kubeVersion"))
+                self.config.kube_version_from = self.path
             except ValueError as exc:
                 self.fail(data, "kubeVersion", str(exc), value=True)
         if "failOn" in data:

@@ -72,6 +72,11 @@ class FileText:
 class Left:
     finding: Finding
     reason: str
+    #: why a fix the run may choose is still to be applied, what `fix --check` fails on:
+    #: "unsafe" (it waits for --unsafe-fixes), "source" (in rendered output or a List item: the
+    #: source is to change), "failed" (its edits did not apply, or not yet); None for no fix, a
+    #: display-only one, or one not selected
+    pending: str | None = None
 
 
 @dataclass
@@ -79,6 +84,9 @@ class FixRun:
     files: list[FileText]
     left: list[Left]
     result: LintResult  # the findings of the fixed texts
+    #: diffs of Helm charts' values.yaml where fixes of rendered objects map to one value
+    #: (fix.helm_values): offered, never written
+    values_diffs: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> list[FileText]:
@@ -149,8 +157,59 @@ def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: L
             for f in finding:
                 failed[_key(f)] = f"fixes still applied after {MAX_ROUNDS} rounds: stopped"
     result = relinter.complete()
-    left = [Left(f, _reason(f, by_name, list_items, failed, choice)) for f in result.findings]
-    return FixRun(files, left, result)
+    left = [Left(f, _reason(f, by_name, list_items, failed, choice), _pending(f, by_name, list_items, choice))
+            for f in result.findings]
+    return FixRun(files, left, result, _helm_values(left, context, choice))
+
+
+def _pending(finding: Finding, by_name, list_items, choice: Choice) -> str | None:
+    """Why a fix is still due for this finding (Left.pending), or None: it has none that is not
+    display-only and that --select/--ignore let through."""
+    fix = finding.fix
+    if fix is None or fix.applicability is Applicability.DISPLAY_ONLY or not choice.selects(finding.rule):
+        return None
+    location = finding.location
+    if location.file not in by_name or (location.file, location.document) in list_items:
+        return "source"
+    return "unsafe" if fix.applicability is Applicability.UNSAFE and not choice.unsafe else "failed"
+
+
+def _helm_values(left: list[Left], context: Loaded | None, choice: Choice) -> list[str]:
+    """Each finding of a Helm template with a fix says why the template is not rewritten; the
+    fixes the run may apply that map to one value of the chart become diffs of its values.yaml
+    (fix.helm_values), one per file, offered; an unsafe one without --unsafe-fixes says so."""
+    from .helm_values import offer, values_diffs
+
+    rendered = {}
+    for entry in context.entries if context is not None else ():
+        if entry.source.rendered_by == "helm" and entry.item is None:
+            meta = entry.data.get("metadata") if isinstance(entry.data.get("metadata"), dict) else {}
+            rendered[(entry.document, entry.data.get("kind"), meta.get("name"))] = entry.data
+    items, offers = [], []
+    for item in left:
+        finding = item.finding
+        if item.pending != "source" or not _is_template(finding.location.file):
+            continue
+        made = offer(finding, rendered.get((finding.location.document, finding.obj.kind, finding.obj.name)))
+        if made.values_file and choice.reason_not(finding) is not None:
+            item.reason = f"{made.reason}: {choice.reason_not(finding)}"
+            continue
+        item.reason = made.reason
+        items.append(item)
+        offers.append(made)
+    diffs, failed = values_diffs(offers)
+    for index, why in failed.items():
+        items[index].reason = why
+    return diffs
+
+
+def _is_template(path: str) -> bool:
+    """Whether `path` is a Helm template: Go template text, no YAML until rendered."""
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            return "{{" in handle.read()
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def _apply(target: FileText, by_document: dict[int, list], failed: dict) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
@@ -53,21 +54,29 @@ class TeardownPreStop(Rule):
     targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
     needs = Needs.OBJECT_SET  # whether its claims hold GPUs
-    options = {"preStopSeconds": Option(10, "seconds of the sleep hook the fix adds")}
+    options = {"preStopSeconds": Option(10, "the longest sleep the fix adds (less where the grace period leaves "
+                                           "less after the server's drain, the release and the margin)"),
+               "helperImages": Option(["*draguard-teardown*", "*draguard/teardown*"],
+                                      "images (fnmatch patterns) that carry draguard-teardown: there the fix runs "
+                                      "its drain in the hook instead of a sleep"),
+               **BUDGET_OPTIONS}
     summary = "A container that uses a GPU claim has no preStop hook."
     rationale = """
         When a pod is deleted the kubelet sends SIGTERM at once; an inference server that
         dies mid-request or mid-CUDA-context can leave the device busy until the driver
         notices, and the next tenant's pod waits. A preStop hook drains requests and exits
-        the GPU work deterministically before the claim is released. The fix adds a bounded
-        `sleep` hook (the lifecycle sleep action, on by default since 1.30), which gives the
-        endpoints time to drop the pod before SIGTERM; replace it with the server's drain."""
+        the GPU work deterministically before the claim is released. Where the container's
+        image carries draguard-teardown (`helperImages`), the fix runs its `drain` in the hook
+        (not ready, wait for the endpoints, drain the detected server, bounded by the grace
+        period); elsewhere it adds a `sleep` hook (the lifecycle sleep action, on by default
+        since 1.30) of what the grace period leaves after the server's drain, the release and
+        the margin, which gives the endpoints time to drop the pod before SIGTERM. The fix's
+        title says which."""
     reference = "https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/"
     noncompliant = COMPLIANT_POD.replace("preStop:", "postStart:")
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        seconds = ctx.option(self, "preStopSeconds")
         for site, gpu_claims in gpu_sites(obj, ctx):
             for c in site.containers:
                 uses = claim_names(c) & gpu_claims
@@ -75,9 +84,27 @@ class TeardownPreStop(Rule):
                     yield ctx.finding(self, obj, f"{c.label} holds a device claim but has no preStop hook to "
                                       "release it deterministically", c.container, "name",
                                       help="add lifecycle.preStop that drains work, bounded by `timeout N`",
-                                      fix=Fix(f"add a {seconds} s preStop sleep", Applicability.UNSAFE,
-                                              (set_value(c.path + ("lifecycle", "preStop"),
-                                                         {"sleep": {"seconds": seconds}}),)))
+                                      fix=self._fix(site, c, ctx))
+
+    def _fix(self, site, c, ctx) -> Fix:
+        """draguard-teardown's drain where the image carries it, else the budgeted sleep."""
+        grace, _ = site.grace_period
+        server = server_of(c.container)
+        left = grace - ctx.option(self, "releaseSeconds") - ctx.option(self, "marginSeconds")
+        if server is not None:  # what the grace period leaves before the server's drain
+            left = grace - container_budget(site, c, server, ctx, self).total
+        seconds = max(1, min(ctx.option(self, "preStopSeconds"), math.floor(left)))
+        hook = c.path + ("lifecycle", "preStop")
+        image = c.container.get("image")
+        if isinstance(image, str) and any(fnmatchcase(image, p) for p in ctx.option(self, "helperImages")):
+            command = ["draguard-teardown", "drain", *(["--server", server.name] if server else []),
+                       "--endpoint-wait", str(seconds), "--grace-period", str(grace),
+                       "--margin", f"{ctx.option(self, 'marginSeconds'):g}", "--report", "/proc/1/fd/1"]
+            return Fix(f"add a preStop hook running draguard-teardown drain (the image {image} carries the helper)",
+                       Applicability.UNSAFE, (set_value(hook, {"exec": {"command": command}}),))
+        return Fix(f"add a {seconds} s preStop sleep, what the grace period leaves (the image carries no "
+                   "draguard-teardown: list it in helperImages if it does)", Applicability.UNSAFE,
+                   (set_value(hook, {"sleep": {"seconds": seconds}}),))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ from .baseline import DEFAULT_PATH
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if getattr(args, "timeline", None) and args.backend != "fake":
+        parser.error("--timeline plays a simulated device: give it with --backend fake")
     try:
         return args.run(args)
     except _UsageError as exc:
@@ -81,6 +83,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _state_options(command, recording: bool = True) -> None:
+    command.add_argument("--backend", choices=["nvml", "fake"], default="nvml",
+                         help="nvml: the GPUs this container sees (default); fake: a simulated NVML playing "
+                              "--timeline, to try the helper without a GPU")
+    command.add_argument("--timeline", metavar="FILE", help="with --backend fake: the scripted devices (JSON; "
+                         "default: a built-in GPU and MIG slice released 3 s after verify starts)")
     command.add_argument("--state", default=DEFAULT_PATH, help=f"the baseline file (default {DEFAULT_PATH}; "
                          "env DRAGUARD_TEARDOWN_STATE)")
     if recording:
@@ -115,6 +122,8 @@ def _deadline(args, flag: str) -> float:
 
 
 def _emit(args, record: dict, code: int) -> int:
+    if getattr(args, "backend", "nvml") == "fake":
+        record = {**record, "backend": "fake"}  # a simulated run is never mistaken for a check
     line = json.dumps(record, sort_keys=True)
     print(line, flush=True)
     if getattr(args, "report", None):
@@ -131,12 +140,24 @@ def _problem(args, step: str, exc: Exception) -> int:
     return _emit(args, {"step": step, "verdict": "cannot-verify", "problem": kind, "reason": str(exc)}, 3)
 
 
+def _nvml(args, phase: str):
+    """The NVML session of this step: the real one, or with --backend fake the timeline's."""
+    from .nvml import Nvml
+    if args.backend != "fake":
+        return Nvml.open()
+    from .fake import TimelineError, load
+    try:
+        return Nvml.open(load(args.timeline, phase))
+    except TimelineError as exc:
+        raise _UsageError(str(exc)) from None
+
+
 def _baseline(args) -> int:
     """Record the baseline and say so (0), or say why not (3)."""
     from .baseline import record, save
-    from .nvml import Nvml, NvmlProblem
+    from .nvml import NvmlProblem
     try:
-        nvml = Nvml.open()
+        nvml = _nvml(args, "baseline")
         try:
             baseline = record(nvml, args.device, args.shared)
         finally:
@@ -183,7 +204,7 @@ def _drain(args) -> int:
 
 def _verify(args) -> int:
     from .baseline import load
-    from .nvml import Nvml, NvmlProblem
+    from .nvml import NvmlProblem
     from .verify import verify
     timeout = _deadline(args, "--timeout")
     try:
@@ -192,7 +213,7 @@ def _verify(args) -> int:
         return _emit(args, {"step": "verify", "verdict": "cannot-verify", "problem": "no-baseline",
                             "reason": f"no usable baseline at {args.state}: {exc}"}, 3)
     try:
-        nvml = Nvml.open()
+        nvml = _nvml(args, "verify")
     except NvmlProblem as exc:
         return _problem(args, "verify", exc)
     try:

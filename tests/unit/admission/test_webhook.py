@@ -171,6 +171,14 @@ def test_the_options_are_checked(cli):
     assert done.code == 2 and "--self-signed" in done.err
 
 
+def test_without_a_kubeconfig_the_webhook_offers_offline(cli, monkeypatch, tmp_path):
+    """Offering audit's `--from` to a webhook (which has none) sent users nowhere."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    done = cli("webhook", "--self-signed", "--port", "0")
+    assert done.code == 2 and "judge without a cluster with --offline" in done.err and "--from" not in done.err
+
+
 def test_an_object_whose_metadata_is_no_mapping_is_judged_not_answered_500(webhook):
     """The API server decodes objects before it asks, but a webhook answers whoever calls:
     `metadata: [1]` or annotations that are a number raised (a 500, no reason given)."""

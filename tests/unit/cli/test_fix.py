@@ -56,6 +56,36 @@ def test_safe_fixes_only_unless_asked(cli, tmp_path):
     assert "would fix 0" in done.out and "pass --unsafe-fixes" in done.out
 
 
+def test_check_fails_while_an_unsafe_fix_is_pending(cli, tmp_path):
+    """A CI job running `fix --check` must not let legacy GPU limits through because their
+    migration is unsafe: it exits 1 and says how many fixes wait for --unsafe-fixes; once they
+    are applied it passes."""
+    target = legacy_copy(tmp_path)
+    check = cli("fix", "--no-config", "--kube-version", "1.34", "--check", target)
+    lint = cli("lint", "--no-config", "--kube-version", "1.34", "-f", "json", target).json
+    unsafe = sum(1 for f in lint["findings"] if (f.get("fix") or {}).get("applicability") == "unsafe")
+    assert check.code == 1 and unsafe > 0
+    assert f"{unsafe} fix(es) pending: {unsafe} need --unsafe-fixes" in check.out
+    assert cli("fix", "--no-config", "--kube-version", "1.34", "--diff", target).code == 1
+    assert cli("fix", "--no-config", "--kube-version", "1.34", "--unsafe-fixes", target).code == 0
+    again = cli("fix", "--no-config", "--kube-version", "1.34", "--check", target)
+    assert again.code == 0 and "pending" not in again.out
+
+
+def test_the_default_target_is_said_when_nobody_chose_it(cli, tmp_path):
+    """The default target writes resource.k8s.io/v1, which 1.32 and 1.33 do not serve: fix says
+    which release its output is for unless --kube-version or the config chose it."""
+    target = legacy_copy(tmp_path)
+    told = cli("fix", "--no-config", "--unsafe-fixes", "--check", target)
+    assert "the fixes are for Kubernetes 1.37 (DRA objects as resource.k8s.io/v1), the default target" in told.out
+    chosen = cli("fix", "--no-config", "--unsafe-fixes", "--check", "--kube-version", "1.33", target)
+    assert "default target" not in chosen.out
+    (tmp_path / ".draguard.yaml").write_text('kubeVersion: "1.33"\n')
+    configured = cli("fix", "--unsafe-fixes", "--check", target)
+    assert configured.code == 1 and "default target" not in configured.out
+    assert "resource.k8s.io/v1beta2" in cli("fix", "--unsafe-fixes", "--diff", target).out
+
+
 def test_select_and_ignore(cli, tmp_path):
     target = legacy_copy(tmp_path)
     only = cli("fix", "--unsafe-fixes", "--no-config", "--check", "--select", "host-ipc", target)

@@ -391,3 +391,32 @@ def test_a_recreate_deployment_takes_no_rolling_update(lint_json):
     found = [f for f in lint(lint_json, text)["findings"] if f["rule"] == "rollout-fields-invalid"]
     assert [f["message"] for f in found] == ["rollingUpdate may not be set with type Recreate: only with RollingUpdate"]
     assert found[0]["path"].endswith("strategy.rollingUpdate")
+
+
+def _prestop_fix(lint_json, text, *args):
+    [finding] = [f for f in lint(lint_json, text, *args)["findings"] if f["rule"] == "teardown-prestop"]
+    return finding["fix"]
+
+
+NO_HOOK = COMPLIANT_POD.replace("preStop:", "postStart:")
+
+
+def test_prestop_fix_runs_the_helper_where_the_image_carries_it(lint_json, tmp_path):
+    """Where the image carries draguard-teardown, the hook runs its drain (the detected server
+    named, bounded by the grace period); elsewhere a sleep; the title says which."""
+    helper = _prestop_fix(lint_json, NO_HOOK.replace("image: vllm/vllm-openai", "image: ghcr.io/acme/vllm-draguard-teardown:1"))
+    [edit] = helper["edits"]
+    assert "draguard-teardown drain" in helper["title"] and "carries the helper" in helper["title"]
+    assert edit["value"]["exec"]["command"] == ["draguard-teardown", "drain", "--server", "vllm", "--endpoint-wait", "10",
+                                                "--grace-period", "60", "--margin", "10", "--report", "/proc/1/fd/1"]
+    plain = _prestop_fix(lint_json, NO_HOOK)
+    assert plain["edits"][0]["value"] == {"sleep": {"seconds": 10}} and "carries no draguard-teardown" in plain["title"]
+
+
+def test_prestop_sleep_is_what_the_grace_period_leaves(lint_json):
+    """60 s of grace, a 37 s vLLM drain, 10 s release and 10 s margin leave 3 s, not 10, for a
+    sleep: the hook must not push the drain past SIGKILL. The floor is 1 s."""
+    tight = NO_HOOK.replace("[--shutdown-timeout, '30']", "[--shutdown-timeout, '37']")
+    assert _prestop_fix(lint_json, tight)["edits"][0]["value"] == {"sleep": {"seconds": 3}}
+    squeezed = NO_HOOK.replace("[--shutdown-timeout, '30']", "[--shutdown-timeout, '50']")
+    assert _prestop_fix(lint_json, squeezed)["edits"][0]["value"] == {"sleep": {"seconds": 1}}
