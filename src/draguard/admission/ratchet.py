@@ -27,7 +27,8 @@ error and grows what it concerns is denied, whatever else it changes. What grows
 - `host GPU paths`: a hostPath onto GPU devices or driver state (model.gpu.HOST_GPU_PATH)
   the old object did not mount (`/dev/nvidia0` widened to `/dev`);
 - `DaemonSet nodes`: a DaemonSet runs a pod on every node it selects and tolerates, so one
-  that loses a `nodeSelector` entry, or gains a toleration, runs more pods."""
+  that loses a `nodeSelector` entry, gains a toleration, or changes (or loses) its required
+  node affinity runs more pods."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ from ..model.manifest import Manifest
 from ..model.pods import mapping, mappings, pod_sites, text
 from ..model.workloads import WORKLOADS, replica_count
 from ..rules.admission import SPEC_CONTAINERS
+from ..rules.legacy import gpu_alias_cel
 from .variables import on_old, request_fields
 
 _DAEMONSET = ("apps", "DaemonSet")
@@ -76,7 +78,8 @@ def _measures(manifest: Manifest) -> dict[str, float]:
     if pods is not None:
         measures["pods"] = pods
     sites = pod_sites(manifest)
-    measures["device-plugin GPUs"] = sum(_legacy_units(c.resources) for site in sites for c in site.containers)
+    measures["device-plugin GPUs"] = sum(_legacy_units(c.resources, c.gpu_aliases) for site in sites
+                                         for c in site.containers)
     measures["containers on shared claims"] = sum(map(_shares, sites)) * (pods if pods is not None else 1)
     for request in requests_of(manifest):
         measures[f"request '{request.name}' devices"] = max(map(_devices, request.leaves()))
@@ -101,10 +104,20 @@ def _more_nodes(old: Manifest, new: Manifest) -> Iterator[str]:
                   if (k, v) not in kept)
     tolerated = [t for site in pod_sites(old) for t in _tolerations(site.spec)]
     gained = [t for site in pod_sites(new) for t in _tolerations(site.spec) if t not in tolerated]
+    required = [r for site in pod_sites(new) if (r := _required_affinity(site.spec)) is not None]
+    loosened = any(r not in required for site in pod_sites(old) if (r := _required_affinity(site.spec)) is not None)
     said = [f"nodeSelector {x} dropped" for x in lost] + \
-        [f"toleration {json.dumps(t, sort_keys=True)} added" for t in gained]
+        [f"toleration {json.dumps(t, sort_keys=True)} added" for t in gained] + \
+        ["required node affinity changed"] * loosened
     if said:
         yield f"DaemonSet nodes ({', '.join(said)})"
+
+
+def _required_affinity(spec: dict):
+    """The pod spec's required node affinity, None without one (any change of it may reach
+    more nodes: it is not read further)."""
+    affinity = mapping(mapping(spec.get("affinity")).get("nodeAffinity"))
+    return affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
 
 
 def _tolerations(spec: dict) -> list:
@@ -127,9 +140,11 @@ def _amount(value) -> float:
     return float(parse_quantity(str(value), trim=False))
 
 
-def _legacy_units(resources: dict) -> float:
+def _legacy_units(resources: dict, aliases: tuple = ()) -> float:
+    """The units of device-plugin GPUs (and of the CRD's own names for them) asked for."""
     limits, requests = mapping(resources.get("limits")), mapping(resources.get("requests"))
-    names = {name for name in (*limits, *requests) if isinstance(name, str) and LEGACY_RESOURCE.match(name)}
+    names = {name for name in (*limits, *requests)
+             if isinstance(name, str) and (LEGACY_RESOURCE.match(name) or name in aliases)}
     return sum(max(_amount(limits[n]) if n in limits else 0.0, _amount(requests[n]) if n in requests else 0.0)
                for n in names)
 
@@ -167,7 +182,7 @@ def _amount_cel(value: str) -> str:
             f"quantity(string({value})).asApproximateFloat() : 0.0)")
 
 
-_LEGACY = f"k.matches(r'{LEGACY_RESOURCE.pattern}')"
+_LEGACY = f"(k.matches(r'{LEGACY_RESOURCE.pattern}') || {gpu_alias_cel()})"
 _UNITS = (
     "(!has(c.resources) ? 0.0 : ([0.0] + "
     f"(has(c.resources.limits) ? c.resources.limits.filter(k, {_LEGACY}).map(k, [{_amount_cel('c.resources.limits[k]')}, "
@@ -223,7 +238,8 @@ WIDER = _SAME_REQUEST.format(
 
 def _device_entry(e: str) -> str:
     """CEL: env entry `e` sets a device variable to a value that does not hide the devices."""
-    return f"has({e}.name) && type({e}.name) == string && {e}.name in {sorted(DEVICE_ENV_VARS)} && !{hides_devices_cel(e)}"
+    return (f"has({e}.name) && type({e}.name) == string && {e}.name in {sorted(DEVICE_ENV_VARS)} && "
+            f"!{hides_devices_cel(e)}")
 
 
 def _same_value_cel(e: str, o: str) -> str:
@@ -250,14 +266,22 @@ NEW_HOST_PATHS = (
     f"w.hostPath.path == v.hostPath.path))))")
 
 
-#: CEL: a DaemonSet's pod specs dropped a nodeSelector entry, or gained a toleration
+_REQUIRED_FIELD = "{s}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+_REQUIRED = ("has({s}.affinity) && type({s}.affinity) == map && has({s}.affinity.nodeAffinity) && "
+             "type({s}.affinity.nodeAffinity) == map && "
+             "has({s}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution)")
+#: CEL: a DaemonSet's pod specs dropped a nodeSelector entry, gained a toleration, or changed
+#: (or lost) the required node affinity they had
 MORE_NODES = (
     f"object.kind == 'DaemonSet' && ("
     f"{on_old('variables.podSpecs')}.exists(t, has(t.nodeSelector) && t.nodeSelector.exists(k, "
     f"!variables.podSpecs.exists(s, has(s.nodeSelector) && k in s.nodeSelector && "
     f"s.nodeSelector[k] == t.nodeSelector[k]))) || "
     f"variables.podSpecs.exists(s, has(s.tolerations) && s.tolerations.exists(x, "
-    f"!{on_old('variables.podSpecs')}.exists(t, has(t.tolerations) && x in t.tolerations))))")
+    f"!{on_old('variables.podSpecs')}.exists(t, has(t.tolerations) && x in t.tolerations))) || "
+    f"{on_old('variables.podSpecs')}.exists(t, {_REQUIRED.format(s='t')} && "
+    f"!variables.podSpecs.exists(s, {_REQUIRED.format(s='s')} && {_REQUIRED_FIELD.format(s='s')} == "
+    f"{_REQUIRED_FIELD.format(s='t')})))")
 
 
 def _kinds_with(kinds: frozenset | None, found) -> bool:

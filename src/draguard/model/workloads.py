@@ -98,7 +98,8 @@ WORKLOADS = (
     Workload("apps", "StatefulSet", templates=("spec.template",), replicas=("spec.replicas",)),
     Workload("apps", "DaemonSet", templates=("spec.template",)),
     Workload("batch", "Job", templates=("spec.template",), replicas=("spec.parallelism",)),
-    Workload("batch", "CronJob", templates=("spec.jobTemplate.spec.template",)),
+    Workload("batch", "CronJob", templates=("spec.jobTemplate.spec.template",),
+             replicas=("spec.jobTemplate.spec.parallelism",)),
     Workload("ray.io", "RayCluster",
              templates=("spec.headGroupSpec.template", "spec.workerGroupSpecs[*].template")),
     Workload("ray.io", "RayService", templates=("spec.rayClusterConfig.headGroupSpec.template",
@@ -194,6 +195,13 @@ def resolve(data, path: str):
 
 def workload_for(manifest: Manifest) -> Workload | None:
     return _BY_KEY.get((manifest.group, manifest.kind))
+
+
+def node_agent(manifest: Manifest, config) -> bool:
+    """Whether `manifest` is a node agent, which the tenant rules leave to
+    daemonset-host-access: a DaemonSet, where the configuration takes DaemonSets for node
+    agents (lint; not admission: core.config.Config.daemonsets_are_node_agents)."""
+    return (manifest.group, manifest.kind) == ("apps", "DaemonSet") and config.daemonsets_are_node_agents
 
 
 def replica_count(manifest: Manifest) -> int | None:

@@ -6,11 +6,10 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove_items
 from ..model.gpu import DEVICE_ENV_VARS, device_env, hides_devices, hides_devices_cel
 from ..model.pods import mapping, named, pod_sites
-from ..model.workloads import POD_TARGETS
+from ..model.workloads import POD_TARGETS, node_agent
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
-from .host import node_agent
 from .registry import register
 
 _HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exactly the allocated devices"
@@ -79,7 +78,7 @@ class DeviceVisibilityEnv(Rule):
                         continue
                     how = f"takes {variable} from valueFrom" if "valueFrom" in entry else \
                         f"sets {variable}={value}" if value is not None else f"sets {variable}"
-                    if node_agent(obj, ctx):  # a node agent (a DRA driver, a device plugin) manages devices
+                    if node_agent(obj, ctx.config):  # a node agent (a DRA driver, a device plugin) manages devices
                         yield ctx.finding(self, obj, f"{c.label} of node agent {obj.name} {how}: expected for GPU "
                                           "drivers and device plugins, never for a tenant workload", entry, "name",
                                           severity=Severity.INFO)

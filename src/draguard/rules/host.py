@@ -7,7 +7,7 @@ from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_ite
 from ..dra.gpuclasses import uses_gpu
 from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path
 from ..model.pods import PodSite, named, pod_sites
-from ..model.workloads import POD_TARGETS
+from ..model.workloads import POD_TARGETS, node_agent
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
@@ -15,13 +15,6 @@ from .registry import register
 
 _MPS_CONTROL = "nvidia-cuda-mps-control"
 _DAEMONSET = ("apps", "DaemonSet")
-
-
-def node_agent(obj, ctx) -> bool:
-    """Whether `obj` is a node agent, which the tenant rules leave to daemonset-host-access: a
-    DaemonSet, where the configuration takes DaemonSets for node agents (lint; not admission:
-    core.config.Config.daemonsets_are_node_agents)."""
-    return (obj.group, obj.kind) == _DAEMONSET and ctx.config.daemonsets_are_node_agents
 
 
 def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
@@ -80,7 +73,7 @@ class HostDeviceMount(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        if node_agent(obj, ctx):
+        if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
             for volume in site.volumes:
@@ -122,7 +115,7 @@ class HostIpc(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        if node_agent(obj, ctx):
+        if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
             if site.spec.get("hostIPC") is True and uses_gpu(site, ctx.objects):
@@ -160,7 +153,7 @@ class PrivilegedGpuContainer(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        if node_agent(obj, ctx):
+        if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
             if not uses_gpu(site, ctx.objects):
@@ -206,7 +199,7 @@ class MpsDaemonInTenantPod(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        if node_agent(obj, ctx):
+        if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
             for c in site.containers:
@@ -258,7 +251,7 @@ class DaemonSetHostAccess(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        if not node_agent(obj, ctx):  # a tenant's DaemonSet (admission): the tenant rules judge it
+        if not node_agent(obj, ctx.config):  # a tenant's DaemonSet (admission): the tenant rules judge it
             return
         for site in pod_sites(obj):
             access = [f"mounts {path}" for v in site.volumes if (path := host_gpu_path(v))]

@@ -22,7 +22,7 @@ from .registry import register
 
 
 
-def _aliased() -> str:
+def gpu_alias_cel() -> str:
     """CEL: key `k` of container-like `c` is a GPU alias of the object's kind
     (Workload.gpu_aliases: what a CRD turns into nvidia.com/gpu, Dynamo's `gpu`), `c` being one
     of the objects the kind keeps at a container path (map values), as model.pods reads them:
@@ -42,7 +42,7 @@ def _aliased() -> str:
     return " || ".join(tests) or "false"
 
 
-_NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}') && !({_aliased()})"
+_NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}') && !({gpu_alias_cel()})"
 
 
 def _alias_note(obj, resource: str, c) -> str:

@@ -129,7 +129,12 @@ def _mutate(obj: dict, rng: random.Random) -> dict:
     elif choice == 9:
         for node in nodes:
             if isinstance(node.get("containers"), list):
-                if rng.random() < 0.5:
+                if rng.random() < 0.3:
+                    term = {"key": "n", "operator": rng.choice(["In", "NotIn"]), "values": ["n1"]}
+                    required = {"nodeSelectorTerms": [{"matchExpressions": [term]}]}
+                    node["affinity"] = rng.choice([{}, {"nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": required}}])
+                elif rng.random() < 0.5:
                     node["nodeSelector"] = rng.choice([{}, {"gpu": "a100"}, {"gpu": "h100", "zone": "a"}])
                 else:
                     node.setdefault("tolerations", []).append(

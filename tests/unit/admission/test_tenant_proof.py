@@ -57,6 +57,8 @@ _KINDS = {"Pod": {"group": "", "version": "v1", "kind": "Pod"},
           "PodTemplate": {"group": "", "version": "v1", "kind": "PodTemplate"},
           "Deployment": {"group": "apps", "version": "v1", "kind": "Deployment"},
           "DaemonSet": {"group": "apps", "version": "v1", "kind": "DaemonSet"},
+          "CronJob": {"group": "batch", "version": "v1", "kind": "CronJob"},
+          "DynamoGraphDeployment": {"group": "nvidia.com", "version": "v1alpha1", "kind": "DynamoGraphDeployment"},
           "ResourceClaim": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"},
           "ConfigMap": {"group": "", "version": "v1", "kind": "ConfigMap"}}
 
@@ -384,3 +386,26 @@ def test_a_legacy_daemonset_may_not_reach_more_nodes():
     assert "DaemonSet nodes (nodeSelector gpu=a100 dropped)" in _update(legacy, everywhere).message()
     assert not _update(legacy, tolerant).allowed and "toleration" in _update(legacy, tolerant).message()
     assert _update(everywhere, legacy).allowed
+    pinned = _with_pod_spec(legacy, nodeSelector={}, affinity={"nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}})
+    unpinned = _with_pod_spec(pinned, affinity={})
+    assert "required node affinity changed" in _update(pinned, unpinned).message()
+
+
+def test_a_crd_s_own_gpu_count_and_a_cronjob_s_parallelism_grow_too():
+    """The attack review grew a legacy DynamoGraphDeployment's `gpu` from 1 to 8 (the CRD's own
+    name for nvidia.com/gpu, which the measure did not count) and a legacy CronJob's
+    parallelism from 1 to 100 (no pods measure): both are growth now."""
+    dynamo = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+              "metadata": {"name": "d", "namespace": "team-a"},
+              "spec": {"services": {"worker": {"resources": {"limits": {"gpu": "1"}}}}}}
+    more = copy.deepcopy(dynamo)
+    more["spec"]["services"]["worker"]["resources"]["limits"]["gpu"] = "8"
+    assert "device-plugin GPUs 1 -> 8" in _update(dynamo, more).message()
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c", "namespace": "team-a"},
+            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"parallelism": 1, "template": {
+                "spec": {"restartPolicy": "Never", "containers": [LEGACY_POD["spec"]["containers"][0]]}}}}}}
+    wider = copy.deepcopy(cron)
+    wider["spec"]["jobTemplate"]["spec"]["parallelism"] = 100
+    assert "pods 1 -> 100" in _update(cron, wider).message()
