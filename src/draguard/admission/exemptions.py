@@ -22,7 +22,7 @@ generates claims created it.
   pod as its controller owner. Its template and workload were judged; denying it strands pods.
 - `made_from_judged_owner`: what a workload controller (WORKLOAD_CONTROLLERS, and the operators
   an installation names) makes with a controller ownerReference to a kind admission judges
-  (kinds.JUDGED): the owner was judged when it was written, and a workload that ran before
+  (kinds.OWNER_KINDS): the owner was judged when it was written, and a workload that ran before
   the webhook must still heal. The requester is vouched for; the owner kind is the
   controller's own statement, and a controller only writes owners it reconciles. An owner of
   a kind admission does not judge was never judged, so what is made from it is."""
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..model.claims import RESOURCE_GROUP
 from ..model.manifest import controller_reference
 from ..model.pods import mapping
-from .kinds import JUDGED
+from .kinds import OWNER_KINDS
 from .review import Request
 
 #: the kube-controller-manager controllers that make pods and workloads from their owners'
@@ -149,13 +149,13 @@ def made_from_judged_owner(controllers: Iterable[str] = WORKLOAD_CONTROLLERS) ->
     def applies(request: Request) -> bool:
         owner = _controller_owner(request)
         return (request.user in users and owner is not None
-                and (_owner_group(owner), owner.get("kind")) in JUDGED)
+                and (_owner_group(owner), owner.get("kind")) in OWNER_KINDS)
 
     return Exemption(
         "not-made-by-a-workload-controller",
         "made by a controller from an owner admission judges: the owner is judged", applies,
         f"request.userInfo.username in {_cel_strings(users)} && "
-        + _cel_controller_owner(_cel_owner_kind_in(JUDGED)))
+        + _cel_controller_owner(_cel_owner_kind_in(OWNER_KINDS)))
 
 
 def exemptions(controllers: Iterable[str] = WORKLOAD_CONTROLLERS) -> tuple[Exemption, ...]:

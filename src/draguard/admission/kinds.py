@@ -8,9 +8,11 @@ from ..model.workloads import POD_TARGETS
 
 BUDGET = ("policy", "PodDisruptionBudget")
 #: (group, kind): pods and every workload draguard models, the DRA objects users write,
-#: Namespaces (the admin-access label) and PodDisruptionBudgets (what they select).
+#: Namespaces (the admin-access label), PodDisruptionBudgets (what they select) and ConfigMaps
+#: (a device variable a container would import whole by envFrom; Secrets are not routed: the
+#: webhook never sees their contents, and a Secret write must not fail with it).
 JUDGED = POD_TARGETS | {(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate"),
-                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), BUDGET}
+                        (RESOURCE_GROUP, "DeviceClass"), ("", "Namespace"), BUDGET, ("", "ConfigMap")}
 #: subresources through which what the judge reads is written besides the resource itself: a
 #: pod's ephemeral containers (`kubectl debug`) are added through pods/ephemeralcontainers
 #: alone (k8s.io/kubernetes pkg/registry/core/pod/storage EphemeralContainersREST), an UPDATE
@@ -27,3 +29,7 @@ SCALE = "scale"
 #: subresource of SCALED (the policies route WRITTEN_THROUGH only)
 WEBHOOK_SUBRESOURCES = {kind: WRITTEN_THROUGH.get(kind, ()) + ((SCALE,) if kind in SCALED else ())
                         for kind in WRITTEN_THROUGH.keys() | SCALED}
+#: the owners whose judgement vouches for what a controller makes from them (exemptions'
+#: made_from_judged_owner): what admission judges, but a ConfigMap, judged for the variables it
+#: holds and never the template of anything
+OWNER_KINDS = JUDGED - {("", "ConfigMap")}

@@ -14,8 +14,9 @@ from ..facts.catalog import gpu_drivers
 from ..model.claims import device_requests
 from ..model.classes import class_selectors
 from ..model.gpu import GPU_SPECIFIC_PATH, device_env, host_gpu_path, legacy_resources
+from ..model.extended_resources import IMPLICIT_PREFIX
 from ..model.objectset import ObjectSet
-from ..model.pods import PodSite
+from ..model.pods import PodSite, mapping
 
 
 def class_drivers(selectors: list[str]) -> set[str]:
@@ -55,4 +56,17 @@ def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
     for c in site.containers:
         if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):
             return True
+        if any(is_gpu_class(objects, served) for served in _extended_classes(c.resources, objects)):
+            return True
     return any(isinstance(path := host_gpu_path(v), str) and GPU_SPECIFIC_PATH.match(path) for v in site.volumes)
+
+
+def _extended_classes(resources: dict, objects: ObjectSet):
+    """The DeviceClasses that serve the extended resources a container asks for through DRA
+    (KEP-5004): a class's extendedResourceName in the set, or the implicit
+    `deviceclass.resource.kubernetes.io/<class>` of any class."""
+    served = objects.extended_resource_classes
+    for section in ("limits", "requests"):
+        for name in mapping(resources.get(section)):
+            if isinstance(name, str) and (name in served or name.startswith(IMPLICIT_PREFIX)):
+                yield served.get(name) or name.removeprefix(IMPLICIT_PREFIX)

@@ -12,6 +12,7 @@ from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
+_CONFIG_MAP = ("", "ConfigMap")
 _HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exactly the allocated devices"
 
 
@@ -29,12 +30,15 @@ class DeviceVisibilityEnv(Rule):
     name = "Devices selected by environment variable"
     category = "env-partitioning"
     severity = Severity.ERROR
-    targets = POD_TARGETS
+    targets = POD_TARGETS | {_CONFIG_MAP}
     needs = Needs.OBJECT_SET  # variables taken from ConfigMaps of the set
     fixable = FixAvailability.SOMETIMES  # inline variables; not those from a ConfigMap
     admission = Admission(
-        f"!has(c.env) || c.env.all(e, !(e.name in {sorted(DEVICE_ENV_VARS)}) || {hides_devices_cel('e')})",
-        "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers")
+        f"(!has(c.env) || c.env.all(e, !(e.name in {sorted(DEVICE_ENV_VARS)}) || {hides_devices_cel('e')})) && "
+        f"(!has(c.envFrom) || c.envFrom.all(f, !has(f.prefix) || type(f.prefix) != string || f.prefix == '' || "
+        f"!{sorted(DEVICE_ENV_VARS)}.exists(v, v.startsWith(f.prefix) && v != f.prefix)))",
+        "a container selects devices with an environment variable; give the pod a ResourceClaim", over="containers",
+        targets=POD_TARGETS)
     summary = f"{', '.join(sorted(DEVICE_ENV_VARS))} set by value, valueFrom or envFrom."
     rationale = """
         These variables only change what a process inside the container sees; they do not
@@ -68,6 +72,9 @@ class DeviceVisibilityEnv(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
+        if (obj.group, obj.kind) == _CONFIG_MAP:
+            yield from self._config_map(obj, ctx)
+            return
         for site in pod_sites(obj):
             for c in site.containers:
                 for entry, variable in device_env(c):
@@ -88,8 +95,25 @@ class DeviceVisibilityEnv(Rule):
                                       fix=_removal(variable, c.container["env"], entry))
                 yield from self._env_from(obj, ctx, c)
 
+    def _config_map(self, obj, ctx):
+        data = mapping(obj.data.get("data"))
+        for key in data:
+            if key in DEVICE_ENV_VARS:
+                yield ctx.finding(self, obj, f"ConfigMap {obj.name} holds {key}: a container that imports it whole "
+                                  "(envFrom) selects devices with it", data, key,
+                                  help="remove the key and give the pods a ResourceClaim")
+
     def _env_from(self, obj, ctx, c):
         for source in c.env_from:
+            prefix = source.get("prefix")
+            formed = sorted(v for v in DEVICE_ENV_VARS if isinstance(prefix, str) and prefix and v.startswith(prefix)
+                            and v != prefix)
+            if formed:
+                yield ctx.finding(self, obj, f"{c.label} imports variables with the prefix {prefix!r}, which makes "
+                                  f"{formed[0]} of a key {formed[0].removeprefix(prefix)!r}: its source may select "
+                                  "devices unseen", source, "prefix",
+                                  severity=Severity.INFO if node_agent(obj, ctx.config) else None,
+                                  help="take the variables without that prefix, or set each one by name")
             ref = source.get("configMapRef")
             if not isinstance(ref, dict):
                 continue

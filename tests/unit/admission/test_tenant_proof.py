@@ -409,3 +409,42 @@ def test_a_crd_s_own_gpu_count_and_a_cronjob_s_parallelism_grow_too():
     wider = copy.deepcopy(cron)
     wider["spec"]["jobTemplate"]["spec"]["parallelism"] = 100
     assert "pods 1 -> 100" in _update(cron, wider).message()
+
+
+@pytest.mark.parametrize("resource", ["deviceclass.resource.kubernetes.io/gpu.nvidia.com", "example.com/gpu"])
+def test_a_gpu_asked_for_as_a_dra_extended_resource_makes_a_gpu_pod(resource):
+    """privileged and hostIPC are denied in a GPU pod; the attack review got both past with the
+    GPU asked for as an extended resource that DRA serves (KEP-5004: the implicit name of a
+    DeviceClass, or the extendedResourceName of one in the set)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"},
+           "spec": {"hostIPC": True, "containers": [{"name": "c", "image": "cuda", "securityContext": {"privileged": True},
+                                                     "resources": {"limits": {resource: 1}}}]}}
+    gpu_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "example-gpu"},
+                 "spec": {"extendedResourceName": "example.com/gpu",
+                          "selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com'"}}]}}
+    verdict = judge(_request(pod), CONFIG, [Manifest.from_data(gpu_class)])
+    assert {"privileged-gpu-container", "host-ipc"} <= {f.rule for f in verdict.denials}
+
+
+def test_a_device_variable_cannot_be_imported_whole_through_a_config_map_or_a_prefix():
+    """The attack review created the pod first and then the ConfigMap holding
+    NVIDIA_VISIBLE_DEVICES=all (the kubelet starts the container once it exists), and took a
+    key VISIBLE_DEVICES with the envFrom prefix NVIDIA_ from a Secret, which the webhook never
+    reads. The ConfigMap write is refused, and so is a prefix that makes a device variable of
+    some key, in the webhook and the policies alike."""
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "later", "namespace": "team-a"},
+                  "data": {"NVIDIA_VISIBLE_DEVICES": "all", "LOG_LEVEL": "info"}}
+    verdict = judge(_request(config_map), CONFIG)
+    assert not verdict.allowed and [f.rule for f in verdict.denials] == ["env-device-visibility"]
+    assert judge(_request(dict(config_map, data={"LOG_LEVEL": "info"})), CONFIG).allowed
+    prefixed = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "team-a"},
+                "spec": {"containers": [{"name": "c", "image": "cuda", "envFrom": [
+                    {"secretRef": {"name": "s"}, "prefix": "NVIDIA_"}]}]}}
+    assert not judge(_request(prefixed), CONFIG).allowed
+    plain = copy.deepcopy(prefixed)
+    plain["spec"]["containers"][0]["envFrom"][0]["prefix"] = "APP_"
+    assert judge(_request(plain), CONFIG).allowed
+    [pol] = [o for o in export(REGISTRY, Config(kube_version="1.34")).objects
+             if o["kind"] == "ValidatingAdmissionPolicy" and o["metadata"]["name"] == "draguard-env-device-visibility"]
+    params = {"data": {"adminNamespaces": ""}}
+    assert evaluate(pol, prefixed, params).passed is False and evaluate(pol, plain, params).passed is True

@@ -190,8 +190,9 @@ def test_env_from_a_config_map_in_the_set(lint_json):
             envFrom: [{configMapRef: {name: gpu-env}}]
         """
     report = lint(lint_json, text)
-    [finding] = [f for f in report["findings"] if f["rule"] == "env-device-visibility"]
-    assert "CUDA_VISIBLE_DEVICES from ConfigMap 'gpu-env'" in finding["message"] and finding["line"] == 14
+    held, imported = [f for f in report["findings"] if f["rule"] == "env-device-visibility"]
+    assert "ConfigMap gpu-env holds CUDA_VISIBLE_DEVICES" in held["message"] and held["line"] == 5
+    assert "CUDA_VISIBLE_DEVICES from ConfigMap 'gpu-env'" in imported["message"] and imported["line"] == 14
 
 
 def test_admin_access_in_labelled_namespace_or_configured(lint_json, tmp_path, cli):
