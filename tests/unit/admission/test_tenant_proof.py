@@ -448,3 +448,27 @@ def test_a_device_variable_cannot_be_imported_whole_through_a_config_map_or_a_pr
              if o["kind"] == "ValidatingAdmissionPolicy" and o["metadata"]["name"] == "draguard-env-device-visibility"]
     params = {"data": {"adminNamespaces": ""}}
     assert evaluate(pol, prefixed, params).passed is False and evaluate(pol, plain, params).passed is True
+
+
+_TAKES_EVERYTHING = {"hostIPC": True, "volumes": [{"name": "d", "hostPath": {"path": "/dev"}}], "containers": [{
+    "name": "c", "image": "cuda", "securityContext": {"privileged": True},
+    "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}], "resources": {"limits": {"nvidia.com/gpu": 8}}}]}
+
+
+@pytest.mark.parametrize("api_version, kind, spec", [
+    ("ray.io/v1", "RayJob", {"submitterPodTemplate": {"spec": _TAKES_EVERYTHING}}),
+    ("ray.io/v1", "RayCluster", {"autoscalerOptions": {"env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]}}),
+    ("serving.kserve.io/v1beta1", "InferenceService", {"predictor": {"workerSpec": _TAKES_EVERYTHING}}),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob", {"podTemplateOverrides": [{"spec": {
+        "volumes": [{"name": "d", "hostPath": {"path": "/dev"}}]}}]}),
+])
+def test_every_pod_shaping_field_of_an_operator_s_kind_is_judged(api_version, kind, spec):
+    """With the operator named (--controller-user), the pods it makes go by their owner's
+    verdict; the attack review hid a whole pod spec in fields draguard did not read (a RayJob's
+    submitter, KubeRay's autoscaler sidecar, KServe's multi-node workers, a TrainJob's
+    overrides), admitted with the owner and then exempt. Those fields are read now."""
+    group, _, version = api_version.rpartition("/")
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x", "namespace": "team-a"}, "spec": spec}
+    request = Request("uid-1", {"group": group, "version": version, "kind": kind}, "CREATE", "team-a", "x", obj,
+                      None, False, "alice")
+    assert not judge(request, CONFIG).allowed
