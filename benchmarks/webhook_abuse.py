@@ -126,12 +126,13 @@ def attack(address, ca: bytes, counts: dict[str, int], seconds: float, results, 
 
 # -- the legitimate reviews, and the server's memory, in this process ----------------------
 
-async def legitimate(address, tls, bodies, rate: float, seconds: float, rss_of=None) -> dict:
+async def legitimate(address, tls, bodies, rate: float, seconds: float, pool: list, rss_of=None) -> dict:
     """Open-loop: a review due every 1/rate s, alternately compliant and GPU-limited, over a
-    pool of keep-alive connections (a connection the server closed while idle is noticed
-    before use, or its review retried once on a new one, as the API server's Go client does)."""
+    `pool` of keep-alive connections that lives from one phase to the next, as the API
+    server's does (a connection the server closed while idle is noticed before use, or its
+    review retried once on a new one, as the API server's Go client does)."""
     loop = asyncio.get_running_loop()
-    pool, latencies, errors = [], [], {}
+    latencies, errors = [], {}
     result = {"wrong allows": 0, "gpu pods": 0, "retried": 0, "peak rss": 0}
 
     async def connect():
@@ -178,7 +179,7 @@ async def legitimate(address, tls, bodies, rate: float, seconds: float, rss_of=N
             await asyncio.sleep(0.25)
 
     watcher = asyncio.ensure_future(watch_rss()) if rss_of else None
-    pool.extend([await connect() for _ in range(4)])
+    pool.extend([await connect() for _ in range(4 - len(pool))])
     start, tasks = loop.time() + 0.05, []
     for i in range(int(rate * seconds)):
         await asyncio.sleep(max(0.0, start + i / rate - loop.time()))
@@ -186,8 +187,6 @@ async def legitimate(address, tls, bodies, rate: float, seconds: float, rss_of=N
     await asyncio.gather(*tasks)
     if watcher:
         watcher.cancel()
-    for _, writer in pool:
-        writer.transport.abort()
     latencies.sort()
     return {**result, "count": len(latencies), "errors": errors,
             "p50": latencies[len(latencies) // 2] * 1000 if latencies else float("nan"),
@@ -221,6 +220,28 @@ async def still_serves(address, tls, bodies) -> str:
     return f"{right}/20 reviews answered right on new connections"
 
 
+RAMP = 3.0  # seconds for the attack's connections to open before the reviews are measured
+
+
+async def phases(address, tls, bodies, args, server: int, attacker) -> tuple[dict, dict, list[float]]:
+    """(the baseline, the reviews under abuse, CPU of the server and the attack under it): one
+    pool of kept-alive connections throughout, opened before the attack, as the API server's."""
+    pool: list = []
+    await legitimate(address, tls, bodies, args.rate, 2, pool)  # warm up: schemas, CEL programs
+    idle_cpu = cpu_seconds(server), time.monotonic()
+    baseline = await legitimate(address, tls, bodies, args.rate, 5, pool)
+    baseline["cpu"] = (cpu_seconds(server) - idle_cpu[0]) / (time.monotonic() - idle_cpu[1])
+    attacker.start()
+    await asyncio.sleep(RAMP)
+    cpu = cpu_seconds(server), cpu_seconds(attacker.pid), time.monotonic()
+    abused = await legitimate(address, tls, bodies, args.rate, args.seconds, pool,
+                              rss_of=lambda: memory(server, "VmRSS"))
+    cpu = [(cpu_seconds(pid) - used) / (time.monotonic() - cpu[2]) for pid, used in zip((server, attacker.pid), cpu)]
+    for _, writer in pool:
+        writer.transport.abort()
+    return baseline, abused, cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle", type=int, default=1000, help="connections that never speak (default 1000)")
@@ -244,23 +265,12 @@ def main() -> None:
     with running_webhook("--kube-version", "1.34") as (url, ca, process):
         host, port = url.removeprefix("https://").split(":")
         address, tls = (host, int(port)), context_for(ca)
-        asyncio.run(legitimate(address, tls, bodies, args.rate, 2))  # warm up: schemas, CEL programs
-        idle_cpu = cpu_seconds(process.pid), time.monotonic()
-        baseline = asyncio.run(legitimate(address, tls, bodies, args.rate, 5))
-        baseline["cpu"] = (cpu_seconds(process.pid) - idle_cpu[0]) / (time.monotonic() - idle_cpu[1])
         counts = {"idle": args.idle, "slow": args.slow, "body": args.bodies}
-        ramp = 3.0
         results = multiprocessing.get_context("fork").Queue()
         attacker = multiprocessing.get_context("fork").Process(
-            target=attack, args=(address, ca, counts, ramp + args.seconds + 1, results, args.attacker_nice),
+            target=attack, args=(address, ca, counts, RAMP + args.seconds + 1, results, args.attacker_nice),
             daemon=True)
-        attacker.start()
-        time.sleep(ramp)  # the attack's connections open
-        cpu = cpu_seconds(process.pid), cpu_seconds(attacker.pid), time.monotonic()
-        abused = asyncio.run(legitimate(address, tls, bodies, args.rate, args.seconds,
-                                        rss_of=lambda: memory(process.pid, "VmRSS")))
-        cpu = [(cpu_seconds(pid) - used) / (time.monotonic() - cpu[2])
-               for pid, used in zip((process.pid, attacker.pid), cpu)]
+        baseline, abused, cpu = asyncio.run(phases(address, tls, bodies, args, process.pid, attacker))
         seen = results.get(timeout=30)
         attacker.join(timeout=10)
         time.sleep(1)

@@ -71,6 +71,7 @@ class Limits:
     backlog: int = 4096  # the listen queue (the kernel caps it at net.core.somaxconn)
     accepts: int = 32  # connections accepted in one turn of the loop
     handshakes: int = 32  # TLS handshakes in their first TURN at once; the others wait, unread
+    handshake_rate: float = 200.0  # TLS handshakes begun a second at most (the API server keeps its connections)
 
 
 class Metrics:
@@ -280,12 +281,38 @@ async def _client_hello(sock) -> None:
                 head = peer.recv(TLS_RECORD, socket.MSG_PEEK | socket.MSG_DONTWAIT)
             except BlockingIOError:
                 continue
-            if not head or head[0] != HANDSHAKE_RECORD or (
-                    len(head) >= 5 and len(head) >= 5 + int.from_bytes(head[3:5], "big")):
+            if not head:  # closed before it spoke: it takes no turn of the pacer's
+                raise _Gone()
+            if head[0] != HANDSHAKE_RECORD or (len(head) >= 5 and len(head) >= 5 + int.from_bytes(head[3:5], "big")):
                 return
             await asyncio.sleep(HELLO_POLL)
     finally:
         peer.close()
+
+
+class _Pacer:
+    """At most `rate` TLS handshakes begun a second, in the order their ClientHellos came,
+    `burst` at once after a quiet spell. A handshake costs the server about a millisecond of
+    CPU (key exchange and signature) and the API server keeps its connections alive, so new
+    connections at a higher rate are a flood's: paced, its reconnections cost a bounded share
+    of the loop, and the ones still waiting at their deadline are closed unread (under
+    benchmarks/webhook_abuse.py, 1,800 attackers reconnect in waves of hundreds a second)."""
+
+    def __init__(self, rate: float, burst: int):
+        self.rate, self.burst = rate, burst
+        self.tokens, self.stamp = float(burst), time.monotonic()
+        self._turn = asyncio.Lock()  # FIFO: the waiting handshakes go in the order they came
+
+    async def wait(self) -> None:
+        async with self._turn:
+            while True:
+                now = time.monotonic()
+                self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+                self.stamp = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                await asyncio.sleep((1 - self.tokens) / self.rate)
 
 
 class Server:
@@ -304,6 +331,7 @@ class Server:
         self.judging = 0  # reviews read and not yet answered
         self.draining = False
         self.turns = asyncio.Semaphore(self.limits.handshakes)
+        self.pacer = _Pacer(self.limits.handshake_rate, self.limits.handshakes)
 
     async def _handshake(self, writer) -> None:
         """The TLS handshake of a connection whose ClientHello is whole in the kernel, in its
@@ -313,6 +341,7 @@ class Server:
         established connection waits behind them (stalls of 30 to 185 ms, p99 of 180 to 270 ms
         under benchmarks/webhook_abuse.py). A turn ends after TURN even if the client has not
         finished its part, so a client that stalls holds no one up for longer."""
+        await self.pacer.wait()
         handshake = asyncio.ensure_future(writer.start_tls(self.tls.current()))
         try:
             async with self.turns:
@@ -377,9 +406,10 @@ class Server:
         # what the kernel holds of a body that waits unread for the budget: 128 KiB, not the
         # megabytes receive-buffer autotuning grows to (a 3 MiB review still arrives in ms)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 * 1024)
-        # a new connection's first request: from accept, less up to a tenth at random, so that a
-        # flood accepted in one burst is not cut in one burst (each cut costs the loop its teardown)
-        deadline = loop.time() + self.limits.deadline * random.uniform(0.9, 1.0)
+        # a new connection's first request: from accept, less up to half at random, so that a
+        # flood accepted in one burst is not cut in one burst, nor reconnects in one (each cut
+        # costs the loop its teardown, each reconnection a handshake); a review takes milliseconds
+        deadline = loop.time() + self.limits.deadline * random.uniform(0.5, 1.0)
         async with asyncio.timeout_at(deadline):
             await _client_hello(sock)
             await self._handshake(writer)

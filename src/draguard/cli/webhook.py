@@ -61,12 +61,16 @@ def arguments(name, parser) -> None:
                              "is closed for the new one (default 2048)")
     limits.add_argument("--request-deadline", type=_positive(float), metavar="SECONDS",
                         help="time from a request's first byte to its last, headers and body; a slower client is "
-                             "cut (default 10)")
+                             "cut (default 10; a new connection's first request gets between half of it and all of it, "
+                             "at random, so that a flood is not cut in one wave)")
     limits.add_argument("--body-budget", type=_positive(int), metavar="MIB",
                         help="MiB of request bodies held at once, all requests together (default 64; a body is at "
                              "most 4 MiB)")
     limits.add_argument("--judges", type=_positive(int), metavar="N",
                         help="threads judging reviews (default 2); 64 more reviews may wait, beyond them 503")
+    limits.add_argument("--handshake-rate", type=_positive(float), metavar="N",
+                        help="TLS handshakes begun a second at most, 32 at once after a quiet spell (default 200): "
+                             "the API server keeps its connections alive, so new ones faster are a flood's, paced")
 
 
 def _positive(kind):
@@ -184,6 +188,7 @@ def _serve(args) -> int:
         else:
             cert, key = args.tls_cert, args.tls_key
         given = {"connections": args.max_connections, "deadline": args.request_deadline, "judges": args.judges,
+                 "handshake_rate": args.handshake_rate,
                  "body_budget": args.body_budget and args.body_budget * 1024 * 1024}
         limits = Limits(**{name: value for name, value in given.items() if value is not None})
         _run(args, config, ReloadingContext(cert, key, log), limits)
