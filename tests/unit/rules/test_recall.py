@@ -1,0 +1,58 @@
+"""Recall on real public manifests (issue: real-world recall): each class of fault that
+third-party manifests hid is found at its position. Sources: tests/support/data/recall/SOURCES.tsv
+and tests/support/data/corpus/SOURCES.tsv."""
+
+from __future__ import annotations
+
+import pytest
+
+from support.paths import DATA
+
+RECALL = DATA / "recall"
+CORPUS = DATA / "corpus"
+
+
+@pytest.fixture
+def found(cli):
+    """found(path, rule) -> [(line, column, message)] of that rule's findings on the file."""
+    def run(path, rule: str, *args) -> list[tuple]:
+        report = cli("lint", path, "--no-config", "-f", "json", *args).json
+        return [(f["line"], f["column"], f["message"]) for f in report["findings"] if f["rule"] == rule]
+    return run
+
+
+def test_a_device_plugin_gpu_deployment_on_the_default_surge_is_found(found):
+    # GoogleCloudPlatform/kubernetes-engine-samples: vLLM on one nvidia.com/gpu, no strategy (25% surge)
+    path = CORPUS / "legacy" / "kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-2-2b-it.yaml"
+    [(line, _, message)] = found(path, "rollout-surge")
+    assert line == 21 and "maxSurge 25%" in message and "device-plugin GPUs" in message
+
+
+def test_a_device_plugin_deployment_rolled_out_release_first_passes(lint_json):
+    text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec:\n  replicas: 2\n"
+            "  strategy: {rollingUpdate: {maxSurge: 0, maxUnavailable: 1}}\n"
+            "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n"
+            "    spec: {containers: [{name: c, image: x, resources: {limits: {amd.com/gpu: 1}}}]}\n")
+    assert not [f for f in lint_json(text)["findings"] if f["rule"] == "rollout-surge"]
+    surging = text.replace("maxSurge: 0, maxUnavailable: 1", "maxSurge: 100%")
+    assert [f["path"] for f in lint_json(surging)["findings"] if f["rule"] == "rollout-surge"] == \
+        ["spec.strategy.rollingUpdate.maxSurge"]
+
+
+@pytest.mark.parametrize("name, line", [("aws-pytorchjob-fsdp-llama3-2-1b.yaml", 30), ("aws-mpijob-nccl-tests.yaml", 100)])
+def test_host_shared_memory_in_training_workers_is_found(found, name, line):
+    [(at, _, message)] = found(RECALL / name, "host-ipc")
+    assert at == line and "host's shared memory (/dev/shm)" in message
+
+
+def test_the_host_root_in_a_gpu_pod_is_found(found):
+    # GoogleCloudPlatform/kubernetes-engine-samples: runs the host's nvidia-smi through hostPath /
+    path = CORPUS / "dra" / "kubernetes-engine-samples__autoscaling__custom-compute-classes__dra__deployment.yaml"
+    [(line, column, message)] = found(path, "host-device-mount")
+    assert (line, column) == (57, 17) and "mounts / from the host" in message
+
+
+def test_host_shared_memory_without_gpus_is_not_host_ipc(lint_json):
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n"
+            "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n")
+    assert not [f for f in lint_json(text)["findings"] if f["rule"] == "host-ipc"]
