@@ -56,3 +56,17 @@ def test_host_shared_memory_without_gpus_is_not_host_ipc(lint_json):
     text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n"
             "  volumes: [{name: shm, hostPath: {path: /dev/shm}}]\n")
     assert not [f for f in lint_json(text)["findings"] if f["rule"] == "host-ipc"]
+
+
+def test_a_pod_holding_a_compute_domain_channel_is_judged_for_teardown(found):
+    # NVIDIA/k8s-dra-driver-gpu demo: a pod whose only claim is the template a ComputeDomain makes
+    path = RECALL / "dra-driver-gpu-imex-channel-injection.yaml"
+    assert [(line, column) for line, column, _ in found(path, "teardown-prestop")] == [(18, 5)]
+    assert [(line, column) for line, column, _ in found(path, "teardown-grace-period")] == [(17, 3)]
+
+
+def test_a_channel_claim_is_not_a_gpu_for_the_gpu_memory_rules(lint_json):
+    text = (RECALL / "dra-driver-gpu-imex-channel-injection.yaml").read_text().replace(
+        "    image: ubuntu:22.04\n", "    image: ubuntu:22.04\n    securityContext: {privileged: true}\n")
+    rules = {f["rule"] for f in lint_json(text)["findings"]}
+    assert "teardown-prestop" in rules and "privileged-gpu-container" not in rules
