@@ -369,7 +369,9 @@ class LegacyGpuResource(Rule):
         to DRA (`extendedResourceName`, KEP-5004) the finding is `info`: the implicit claim
         works but cannot pin a slice, so an explicit claim is still recommended. Custom
         resources of kinds draguard does not model are searched for `containers` lists, and
-        what is found there is `info` too, saying that the kind is not modelled. The fix
+        any other mapping that holds `resources` beside an `image` (a CRD's own single
+        container), and what is found there is `info` too, saying that the kind is judged
+        only by that shape. The fix
         gives each container a claim of its own, except an init container that runs to
         completion: the kubelet hands its devices on to the app containers, and the
         scheduler counts the larger of the two, so it shares the app containers' claims
@@ -438,8 +440,8 @@ class LegacyGpuResource(Rule):
         for c in unmodelled_containers(obj):
             for resource, section_list, (section, values) in _by_resource(c):
                 yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} in {section_list} "
-                                  f"through the device plugin ({obj.kind} is not a kind draguard models: found in its "
-                                  "containers list)", values, resource, severity=Severity.INFO,
+                                  f"through the device plugin ({obj.kind} is not a kind draguard models: judged only by "
+                                  "the shape of what it holds, a container with an image and resources)", values, resource, severity=Severity.INFO,
                                   help=_suggestion(resource))
 
 

@@ -70,3 +70,19 @@ def test_a_channel_claim_is_not_a_gpu_for_the_gpu_memory_rules(lint_json):
         "    image: ubuntu:22.04\n", "    image: ubuntu:22.04\n    securityContext: {privileged: true}\n")
     rules = {f["rule"] for f in lint_json(text)["findings"]}
     assert "teardown-prestop" in rules and "privileged-gpu-container" not in rules
+
+
+def test_containers_a_serving_runtime_embeds_under_its_own_keys_are_judged(found):
+    # sgl-project/ome: prefill (engineConfig) and decode (decoderConfig) runners, one GPU each
+    path = RECALL / "ome-clusterservingruntime-llama-3-2-1b-pd.yaml"
+    assert [(line, column) for line, column, _ in found(path, "legacy-gpu-resource")] == [(82, 11), (168, 11)]
+
+
+def test_a_container_of_an_unknown_kind_is_judged_by_its_shape_and_says_so(lint_json):
+    text = ("apiVersion: example.org/v1\nkind: Runtime\nmetadata: {name: r}\nspec:\n  engine:\n    runner:\n"
+            "      image: x\n      resources: {limits: {nvidia.com/gpu: 2}}\n"
+            "  other:\n    containers: [{name: a, image: y, resources: {limits: {amd.com/gpu: 1}}}]\n")
+    found = [(f["line"], f["severity"], f["message"]) for f in lint_json(text)["findings"]
+             if f["rule"] == "legacy-gpu-resource"]
+    assert [(line, severity) for line, severity, _ in found] == [(8, "info"), (10, "info")]
+    assert all("judged only by the shape" in message for _, _, message in found)
