@@ -13,6 +13,7 @@ from ..facts.catalog import device_classes, sharing_knobs, structured_claim_vers
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels)
+from ..model.plugin_config import shared_resources
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS, WORKLOADS
 from ..sources.yamlpos import path_of
@@ -489,6 +490,12 @@ def _sharing_knobs(c) -> str:
     return "; ".join(f"{', '.join(names)}: {what}" for what, names in found.items())
 
 
+_CONFIG_MAP = ("", "ConfigMap")
+#: what each of the device plugin's sharing strategies shares between the pods on one GPU
+_SHARING_EFFECT = {"timeSlicing": "they share its memory and fault domain with no isolation",
+                   "mps": "they share one MPS server and its memory, isolated only by per-client limits"}
+
+
 @register
 class LegacyGpuSharing(Rule):
     id = "legacy-gpu-sharing"
@@ -497,7 +504,7 @@ class LegacyGpuSharing(Rule):
     severity = Severity.ERROR
     webhook_only = ("matches resource names and pod-template annotations against the sharing catalogue "
                     "(data/sharing.yaml), which the webhook carries")
-    targets = POD_TARGETS
+    targets = POD_TARGETS | {_CONFIG_MAP}
     summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"
                "gpumem and gpucores, Volcano vgpu-*, Koordinator, Alibaba Cloud) or a pod through KAI's gpu-fraction or "
                "gpu-memory annotation.")
@@ -510,7 +517,13 @@ class LegacyGpuSharing(Rule):
         hardware slice is a device of its own (a MIG profile, an AMD partition), and a
         deliberately shared GPU is one claim with the driver's sharing configuration (MPS
         with memory limits, time-slicing). The resource names and annotations come from the
-        projects' own charts and documentation (`data/sharing.yaml`)."""
+        projects' own charts and documentation (`data/sharing.yaml`). A ConfigMap holding the
+        NVIDIA device plugin's own config with `sharing.timeSlicing` or `sharing.mps`
+        replicas above 1 is the same habit for a whole node pool: every `nvidia.com/gpu` the
+        plugin advertises there is a share, time-slicing with no memory or fault isolation
+        between the tenants on one GPU. With DRA the sharing is a property of one claim
+        (NVIDIA's `GpuConfig` with `sharing.strategy: TimeSlicing` or `MPS`), chosen per
+        workload and visible to the allocator."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Guideline documents that suggest HAMi's `nvidia.com/gpumem` or a `gpu-fraction`
@@ -535,6 +548,15 @@ class LegacyGpuSharing(Rule):
     def check(self, obj, ctx):
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
+        if (obj.group, obj.kind) == _CONFIG_MAP:
+            for sharing in shared_resources(obj):
+                yield ctx.finding(self, obj, f"ConfigMap key '{sharing.key}' configures the NVIDIA device plugin to "
+                                  f"share each {sharing.resource} among {sharing.replicas} pods ({sharing.strategy}): "
+                                  f"{_SHARING_EFFECT[sharing.strategy]}, for every tenant of the nodes that use it",
+                                  obj.data["data"], sharing.key, value=True, offset=sharing.offset,
+                                  help="share a GPU per workload with one ResourceClaim and the DRA driver's GpuConfig "
+                                       "(sharing.strategy TimeSlicing or MPS), or give tenants MIG slices")
+            return
         for site in pod_sites(obj):
             annotations = site.metadata.get("annotations")
             for key in annotations if isinstance(annotations, dict) else {}:

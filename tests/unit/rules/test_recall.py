@@ -86,3 +86,22 @@ def test_a_container_of_an_unknown_kind_is_judged_by_its_shape_and_says_so(lint_
              if f["rule"] == "legacy-gpu-resource"]
     assert [(line, severity) for line, severity, _ in found] == [(8, "info"), (10, "info")]
     assert all("judged only by the shape" in message for _, _, message in found)
+
+
+def test_the_device_plugin_s_time_slicing_config_map_is_found_at_its_key(found):
+    # kubeflow/trainer hack/gpu-time-slicing.yml: the plugin's config inside a ConfigMap
+    path = CORPUS / "legacy" / "kubeflow-trainer__hack__gpu-time-slicing.yml"
+    [(line, column, message)] = found(path, "legacy-gpu-sharing")
+    assert (line, column) == (31, 7) and "among 2 pods (timeSlicing)" in message
+
+
+@pytest.mark.parametrize("replicas, data, flagged", [
+    (2, "sharing:\n  mps:\n    resources:\n    - {name: nvidia.com/gpu, replicas: %d}\n", True),
+    (1, "sharing:\n  timeSlicing:\n    resources:\n    - {name: nvidia.com/gpu, replicas: %d}\n", False),
+    (4, "sharing: &a\n  timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: %d}]}\nx: *a\n", False),
+    (4, "sharing: [%d", False),
+])
+def test_a_sharing_config_is_read_only_where_it_shares(lint_json, replicas, data, flagged):
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  config.yaml: |\n" + \
+        "".join(f"    {line}\n" for line in (data % replicas).splitlines())
+    assert bool([f for f in lint_json(text)["findings"] if f["rule"] == "legacy-gpu-sharing"]) is flagged
