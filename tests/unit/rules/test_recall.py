@@ -105,3 +105,12 @@ def test_a_sharing_config_is_read_only_where_it_shares(lint_json, replicas, data
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  config.yaml: |\n" + \
         "".join(f"    {line}\n" for line in (data % replicas).splitlines())
     assert bool([f for f in lint_json(text)["findings"] if f["rule"] == "legacy-gpu-sharing"]) is flagged
+
+
+def test_a_class_another_file_of_the_input_installs_is_known(found):
+    # kubernetes/kubernetes test/integration/scheduler_perf/dra/templates: the class and the claim
+    # template that names it sit in two files of one folder
+    folder = RECALL / "scheduler-perf-dra"
+    assert found(folder, "request-device-class") == []
+    [(line, _, message)] = found(folder / "resourceclaimtemplate.yaml", "request-device-class")
+    assert line == 11 and "'test-class', which is neither in the linted set" in message
