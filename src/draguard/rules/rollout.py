@@ -14,7 +14,7 @@ from ..model.rollout import (DAEMONSET_DEFAULT_MAX_SURGE, DAEMONSET_DEFAULT_MAX_
                              DEFAULT_MAX_UNAVAILABLE, Strategy, statefulset_update_problems)
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
-from .base import Admission, Needs, Option, Rule
+from .base import Admission, Needs, Option, Profile, Rule
 from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
 from .registry import register
 
@@ -238,6 +238,11 @@ class RolloutPdb(Rule):
     name = "Claim-consuming workload without a matching PodDisruptionBudget"
     category = "rollout"
     severity = Severity.WARNING
+    profile = Profile.STRICT
+    profile_reason = """
+        a PodDisruptionBudget for every claim-consuming workload is a policy choice: a
+        workload of one replica, or one whose pods may be drained freely, is right without
+        one, and the finding names no fault in the manifest itself"""
     targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
     needs = Needs.OBJECT_SET
     set_wide = True
