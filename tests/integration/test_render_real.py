@@ -115,7 +115,7 @@ def test_a_version_the_chart_chose_by_capabilities_is_not_blamed_on_the_chart(li
 
 
 def test_kustomize_findings_point_into_the_base_and_the_patch(lint):
-    report = lint(RENDER / "overlays" / "diffusers" / "h100").json
+    report = lint(RENDER / "overlays" / "diffusers" / "h100", "--profile", "strict").json
     assert _at(report, "legacy-gpu-resource") == [("overlays/diffusers/h100/patch-resources.yaml", 29, 15)]
     assert _at(report, "shm-size-limit") == [("overlays/diffusers/base/deployment.yaml", 101, 11)]
     [finding] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
