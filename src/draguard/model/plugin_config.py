@@ -62,3 +62,33 @@ def shared_resources(config_map: Manifest) -> list[Sharing]:
                 if type(replicas) is int and replicas > 1 and isinstance(name, str):
                     found.append(Sharing(key, strategy, name, replicas, max(text.find(strategy), 0)))
     return found
+
+
+#: GKE's node label for the GPU sharing strategy and the DRA driver's name for each
+#: (GKE "share GPUs with multiple workloads": time-sharing, mps)
+GKE_STRATEGY = "cloud.google.com/gke-gpu-sharing-strategy"
+_GKE_STRATEGIES = {"time-sharing": "TimeSlicing", "mps": "MPS"}
+#: the device plugin's config key for each strategy -> NVIDIA's GpuConfig sharing.strategy
+_PLUGIN_STRATEGIES = {"timeSlicing": "TimeSlicing", "mps": "MPS"}
+
+
+def sharing_strategy(labels: dict[str, set[str]], objects) -> tuple[str, str] | str:
+    """(the GpuConfig sharing strategy, where it was read) for pods that require node
+    `labels` selecting shared nvidia.com/gpu replicas: GKE's strategy label, else the one
+    strategy the NVIDIA device plugin's configs in `objects` share nvidia.com/gpu with.
+    Otherwise the reason it is not known (a str)."""
+    gke = labels.get(GKE_STRATEGY, set())
+    if gke:
+        strategies = {_GKE_STRATEGIES.get(value) for value in gke}
+        if len(strategies) == 1 and None not in strategies:
+            [strategy] = strategies
+            return strategy, f"{GKE_STRATEGY}={','.join(sorted(gke))}"
+        return f"{GKE_STRATEGY} names {', '.join(sorted(gke))}, not one of time-sharing, mps"
+    found = {(_PLUGIN_STRATEGIES[s.strategy], f"ConfigMap '{m.name}' key '{s.key}'") for m in objects
+             if (m.group, m.kind) == ("", "ConfigMap") for s in shared_resources(m) if s.resource == "nvidia.com/gpu"}
+    strategies = {strategy for strategy, _ in found}
+    if len(strategies) == 1:
+        return min(found)
+    if not strategies:
+        return "no NVIDIA device plugin config in the input says whether the replicas are time-sliced or MPS"
+    return "the device plugin configs in the input share nvidia.com/gpu both ways (time-slicing and MPS)"

@@ -13,7 +13,7 @@ from ..facts.catalog import device_classes, sharing_knobs, structured_claim_vers
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels)
-from ..model.plugin_config import shared_resources
+from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS, WORKLOADS
 from ..sources.yamlpos import path_of
@@ -162,9 +162,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
         labels = required_node_labels(site)
         shared = gpu_share_selected(labels)
         if shared:
-            return NoFix(f"the pod selects nodes where nvidia.com/gpu is a shared replica ({shared}: time-slicing "
-                         "or MPS), and a claim takes whole GPUs; share one ResourceClaim between the pods, with the "
-                         "driver's sharing config, by hand")
+            return _shared_migration(obj, site, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
         mig = mig_profile_selected(labels)
         if mig:
             request = _dra_request(f"nvidia.com/mig-{mig[0]}")
@@ -186,12 +184,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     if version is None:
         return NoFix(f"Kubernetes {ctx.config.kube_version} serves no resource.k8s.io version with structured "
                      "claims (1.32+)")
-    removals = []
-    for section in ("limits", "requests"):
-        values = c.resources.get(section)
-        if isinstance(values, dict) and resource in values:
-            target = values if len(values) > 1 else c.resources
-            removals.append(remove(path_of(target, resource if target is values else section)))
+    removals = _removals(c, resource)
     if count == 0:  # the device plugin allocates nothing for it: nothing to claim
         only = all(isinstance(values, dict) and set(values) == {resource} for values in c.resources.values())
         return Fix(f"remove {resource}: 0 (it asks for no device)", Applicability.SAFE,
@@ -240,6 +233,49 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    *references,
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
                    *removals, *ray))
+
+
+def _removals(c, resource: str) -> list:
+    """The edits that take `resource` out of the container's limits and requests (a section
+    it leaves empty goes with it)."""
+    removals = []
+    for section in ("limits", "requests"):
+        values = c.resources.get(section)
+        if isinstance(values, dict) and resource in values:
+            target = values if len(values) > 1 else c.resources
+            removals.append(remove(path_of(target, resource if target is values else section)))
+    return removals
+
+
+def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: str | None) -> Fix | NoFix:
+    """Pods on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
+    the DRA way of sharing: one ResourceClaim of one GPU that every pod of the workload
+    references by resourceClaimName, with NVIDIA's GpuConfig sharing it the same way
+    (`strategy`: (TimeSlicing or MPS, where that was read), else why it is not known). Unsafe:
+    the pods then share one GPU on one node, where the plugin spread its replicas over many."""
+    why = f"the pod selects nodes where nvidia.com/gpu is a shared replica ({selected}), and a claim takes whole GPUs"
+    if isinstance(strategy, str):
+        return NoFix(f"{why}; {strategy}: share one ResourceClaim between the pods with the driver's GpuConfig "
+                     "(sharing.strategy TimeSlicing or MPS) by hand")
+    if _count(quantity) != 1:
+        return NoFix(f"{why}; it asks for {quantity!r} replicas, which one shared GPU does not give it")
+    if version is None or version == "v1beta1":
+        return NoFix(f"{why}; the shared claim needs resource.k8s.io/v1beta2 or v1 (Kubernetes 1.33+)")
+    how, source = strategy
+    name = _label(f"{_label(obj.name or obj.kind, 40)}-{c.name}-shared-gpu", 253)
+    claim = {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaim",
+             "metadata": {"name": name, **({"namespace": obj.namespace} if obj.namespace else {})},
+             "spec": {"devices": {
+                 "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+                 "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+                     "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+                     "sharing": {"strategy": how}}}}]}}}
+    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
+               f"{source}), referenced by every pod; they then run on one GPU of one node", Applicability.UNSAFE, (
+                   add_document(claim),
+                   append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
+                   append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}),
+                   *_removals(c, "nvidia.com/gpu")))
 
 
 def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
@@ -381,7 +417,13 @@ class LegacyGpuResource(Rule):
         MIG product (`...-MIG-1g.5gb`, the single MIG strategy) or a GKE GPU partition it
         is that MIG slice, and the claim asks for it; on nodes whose GPUs are time-sliced or
         MPS replicas (a `-SHARED` product, `nvidia.com/gpu.replicas`, GKE's sharing labels)
-        it is a share, which a claim template cannot express: no fix is offered. Nor where
+        it is a share, which a claim template cannot express: where the input says how the
+        replicas are shared (GKE's `gke-gpu-sharing-strategy` label, or the one strategy
+        the NVIDIA device plugin's config in the input gives nvidia.com/gpu) the fix makes
+        one ResourceClaim of one GPU that every pod of the workload references, with
+        NVIDIA's `GpuConfig` sharing it the same way (`sharing.strategy: TimeSlicing` or
+        `MPS`); the pods then share one GPU of one node, where the plugin spread its
+        replicas, which is why it is unsafe. Where the input does not say, no fix, and why. Nor where
         the container's requests and limits of the resource differ: the API server refuses
         that, and which count was meant is a guess."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
