@@ -53,13 +53,13 @@ def test_live_objects_skip_authored_only_rules_and_say_so(lint_json):
     claim = live_claim(0)
     claim["apiVersion"] = "resource.k8s.io/v1beta2"  # what an old kubectl might ask for
     del claim["spec"]["devices"]["requests"][0]["exactly"]["allocationMode"]
-    report = lint_json(yaml.safe_dump(claim), "--kube-version", "1.37")
+    report = lint_json(yaml.safe_dump(claim), "--kube-version", "1.37", "--profile", "strict")
     rules = {f["rule"] for f in report["findings"]}
     assert not rules & {"api-version-deprecated", "api-version-not-default", "request-allocation-mode"}
     [note] = _findings(report, "live-objects")
     assert note["severity"] == "info" and note["message"].startswith("1 object(s) are live cluster state")
     authored = yaml.safe_dump(claim).replace("  uid: 00000000-0000-0000-0000-00003b9aca00\n", "")
-    rules = {f["rule"] for f in lint_json(authored, "--kube-version", "1.37")["findings"]}
+    rules = {f["rule"] for f in lint_json(authored, "--kube-version", "1.37", "--profile", "strict")["findings"]}
     assert {"api-version-deprecated", "request-allocation-mode"} <= rules and "live-objects" not in rules
 
 

@@ -115,7 +115,7 @@ def test_a_version_the_chart_chose_by_capabilities_is_not_blamed_on_the_chart(li
 
 
 def test_kustomize_findings_point_into_the_base_and_the_patch(lint):
-    report = lint(RENDER / "overlays" / "diffusers" / "h100").json
+    report = lint(RENDER / "overlays" / "diffusers" / "h100", "--profile", "strict").json
     assert _at(report, "legacy-gpu-resource") == [("overlays/diffusers/h100/patch-resources.yaml", 29, 15)]
     assert _at(report, "shm-size-limit") == [("overlays/diffusers/base/deployment.yaml", 101, 11)]
     [finding] = [f for f in report["findings"] if f["rule"] == "legacy-gpu-resource"]
@@ -349,3 +349,17 @@ def test_fix_says_why_a_template_is_not_rewritten_and_offers_the_values_change(c
                                       "+securityContext: {}", "+grace: 60"])
     safe_only = cli("fix", "--check", "--no-config", "--kube-version", "1.34", chart)
     assert "offered, not written" not in safe_only.out and "pass --unsafe-fixes" in safe_only.out
+
+
+def test_a_duplicate_key_cites_the_template_line_that_wrote_it_first(lint):
+    # NVIDIA/k8s-dra-driver-gpu's chart with nameOverride=nvidia-dra-driver-gpu: the selectorLabels
+    # helper and a literal line both write the component label (kubernetes-sigs/dra-driver-nvidia-gpu#1184)
+    report = lint(CHARTS / "dra-driver-nvidia-gpu", "--set", "allowDefaultNamespace=true", "--set",
+                  "gpuResourcesEnabledOverride=true", "--set", "nameOverride=nvidia-dra-driver-gpu").json
+    found = [(os.path.relpath(f["file"], RENDER), f["line"], f["message"]) for f in report["findings"]
+             if f["rule"] == "duplicate-key"]
+    key = "'nvidia-dra-driver-gpu-component'"
+    assert found == [("charts/dra-driver-nvidia-gpu/templates/controller.yaml", 38,
+                      f"mapping key {key} already defined at line 37"),
+                     ("charts/dra-driver-nvidia-gpu/templates/kubeletplugin.yaml", 41,
+                      f"mapping key {key} already defined at line 40")]

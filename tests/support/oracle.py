@@ -265,6 +265,7 @@ def scenario(seed: int) -> dict:
     _compatibility_groups(random.Random(f"compatibility-groups-{seed}"), s)
     _derived_attributes(random.Random(f"derived-{seed}"), s)
     _twice_published(random.Random(f"twice-published-{seed}"), s)
+    _fidelity_shapes(random.Random(f"fidelity-{seed}"), s)
     return s
 
 
@@ -633,3 +634,48 @@ def run_oracle(binary: str, scenarios: list[dict]) -> list[dict]:
     done = subprocess.run([binary], input=payload, capture_output=True, text=True, check=True,
                           env=dict(os.environ, GOGC="400"))
     return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+#: selectors that read a device's attribute domain as a map: a device that publishes none in
+#: that domain (or no attributes at all) has an empty map there, not a runtime error
+#: (issue: allocator and CEL fidelity)
+_DOMAIN_SELECTORS = [
+    f"'{GPU}' in device.attributes",
+    f"!('{NIC}' in device.attributes)",
+    "device.attributes[device.driver].size() == 0",
+    "device.attributes[device.driver].size() >= 2",
+    f"device.attributes['{NIC}'].size() == 0",
+    "'model' in device.attributes[device.driver]",
+    "device.capacity[device.driver].size() == 0",
+]
+
+
+def _fidelity_shapes(rng: random.Random, s: dict) -> None:
+    """The shapes the allocator and CEL once got wrong, from an rng of their own (issue:
+    allocator and CEL fidelity): devices with no attributes or capacity at all, and selectors
+    that read a missing domain as a map; a device whose
+    consumesCounters names a counter set its pool does not define (upstream then refuses the
+    whole pool); and `device.allowMultipleAllocations` in a selector, which only the variants
+    that know the field declare."""
+    if rng.random() < 0.5:
+        return
+    gpu_devices = [d for slice_ in s["resourceSlices"] if slice_["spec"]["driver"] == GPU
+                   for d in slice_["spec"].get("devices", [])]
+    for device in gpu_devices:
+        if rng.random() < 0.2:
+            device.pop("attributes", None)
+            if rng.random() < 0.5:
+                device.pop("capacity", None)
+    requests = [body for claim in s["claims"] for request in claim["spec"]["devices"]["requests"]
+                for body in request.get("firstAvailable") or [request.get("exactly", {})]]
+    for body in requests:
+        roll = rng.random()
+        if roll < 0.3:
+            body.setdefault("selectors", []).append({"cel": {"expression": rng.choice(_DOMAIN_SELECTORS)}})
+        elif roll < 0.37:
+            body.setdefault("selectors", []).append({"cel": {"expression": rng.choice(
+                ["device.allowMultipleAllocations", "!device.allowMultipleAllocations",
+                 "has(device.allowMultipleAllocations)"])}})
+    counted = [d for d in gpu_devices if d.get("consumesCounters")]
+    if counted and rng.random() < 0.3:
+        rng.choice(counted)["consumesCounters"][0]["counterSet"] = "undefined-set"

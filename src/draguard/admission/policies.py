@@ -246,7 +246,8 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
         form = form_of(rule, config.kube_version)
         severity = config.severity(rule.id, rule.severity)
         if not settings.enabled:
-            left_out[rule.id] = "switched off in the config"
+            left_out[rule.id] = "switched off in the config" if rule.id in config.rules else \
+                f"not selected: the {config.profile} profile leaves it out (`--profile strict` or `select`)"
         elif not form.exported:
             left_out[rule.id] = f"{form}: {form.reason}"
         elif severity is Severity.INFO:

@@ -7,6 +7,7 @@ import sys
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..report.audit import FORMATS
 from ..teardown.amounts import amount
+from .lint import profile_arguments
 
 
 #: what the errors of a missing kubeconfig or client offer instead
@@ -14,6 +15,7 @@ _WITHOUT_CLUSTER = "audit a dump with --from"
 
 
 def arguments(name, parser) -> None:
+    profile_arguments(parser)
     source = parser.add_argument_group("what to audit (default: the current kubeconfig context, read-only)")
     source.add_argument("--from", dest="dump", metavar="DUMP",
                         help="audit a dump instead: `kubectl get ... -o yaml|json` output, a folder written by "
@@ -53,9 +55,10 @@ def judging_config(args, snapshot):
     then the config file's, then --feature-gates."""
     from ..cluster.release import judge_as_cluster
     from ..engine.config_file import find_config, load_config
-    from .lint import feature_gates
+    from .lint import feature_gates, select_rules
 
     config = load_config(None if args.no_config else args.config or find_config(["."]))
+    select_rules(config, args, selectors=False)
     note = judge_as_cluster(config, snapshot.server_version, snapshot.feature_gates, args.kube_version)
     if note:
         sys.stderr.write(f"draguard: {note}\n")

@@ -43,11 +43,15 @@ def run(args) -> int:
         sys.stdout.write(json.dumps(described, indent=2) + "\n")
         return EXIT_OK
     width = max(len(rule.id) for rule in REGISTRY)
-    sys.stdout.write(f"{'id':<{width}}  {'category':<16} {'severity':<8} {'fix':<9} {'admission':<12} summary\n")
+    sys.stdout.write(f"{'id':<{width}}  {'category':<16} {'severity':<8} {'profile':<11} {'lifecycle':<10} "
+                     f"{'fix':<9} {'admission':<12} summary\n")
     for rule in REGISTRY:
         fix = "" if str(rule.fixable) == "never" else str(rule.fixable)
-        sys.stdout.write(f"{rule.id:<{width}}  {rule.category:<16} {str(rule.severity):<8} {fix:<9} "
-                         f"{str(forms[rule.id]):<12} {rule.summary}\n")
+        sys.stdout.write(f"{rule.id:<{width}}  {rule.category:<16} {str(rule.severity):<8} {str(rule.profile):<11} "
+                         f"{str(rule.lifecycle):<10} {fix:<9} {str(forms[rule.id]):<12} {rule.summary}\n")
+    sys.stdout.write("\nprofile: recommended runs by default, strict adds the rest (`--profile strict`); why each "
+                     "rule is where it is: its docs and docs/profiles.md. lifecycle: stable, preview (only with "
+                     "--preview), deprecated (still runs), removed (never runs).")
     sys.stdout.write(f"\nadmission (Kubernetes {kube_version}): vap = a ValidatingAdmissionPolicy (`draguard policy "
                      "export`), +map = its fix as a MutatingAdmissionPolicy; webhook-only = `draguard webhook`; lint-only = nothing reaches admission to judge. "
                      "The reasons: `draguard rules -f json` and each rule's docs.\n")

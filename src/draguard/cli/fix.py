@@ -14,11 +14,12 @@ from collections import Counter
 from ..core.config import RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..sources.discover import DEFAULT_INCLUDE
-from .lint import configure, input_arguments, said_empty
+from .lint import configure, input_arguments, profile_arguments, said_empty, select_rules
 
 
 def arguments(name, parser) -> None:
     input_arguments(parser)
+    profile_arguments(parser)
     parser.add_argument("--unsafe-fixes", action="store_true",
                         help="also apply fixes that change behaviour (the migration to DRA is one)")
     parser.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and write nothing")
@@ -53,6 +54,7 @@ def run(args) -> int:
     from ..sources.loader import load_reference
 
     config, fail_on = configure(args)
+    select_rules(config, args, selectors=False)
     if args.strategy:
         settings = config.rules.setdefault("legacy-gpu-resource", RuleSettings())
         settings.options = {**settings.options, "strategy": args.strategy}

@@ -13,6 +13,7 @@ from ..sources.discover import DEFAULT_INCLUDE
 
 def arguments(name, parser) -> None:
     input_arguments(parser)
+    selection_arguments(parser)
     parser.add_argument("-f", "--format", choices=FORMAT_NAMES, default="text")
     parser.add_argument("-o", "--output", help="write the report to this file (atomically) instead of stdout")
     parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
@@ -49,6 +50,50 @@ def input_arguments(parser) -> None:
                              "hooks pass `--reference .` with the changed files")
     parser.add_argument("--allow-empty", action="store_true",
                         help="exit 0 when no Kubernetes object was found to check (default: exit 2)")
+
+
+def profile_arguments(parser) -> None:
+    """The profile and preview switches, which `fix` shares (its --select picks fixes)."""
+    parser.add_argument("--profile", choices=["recommended", "strict"],
+                        help="the rules to run: recommended (the default: what an engineer acts on) or strict "
+                             "(everything the guideline documents ask); docs/profiles.md")
+    parser.add_argument("--preview", action="store_true", help="run preview rules too")
+
+
+def selection_arguments(parser) -> None:
+    """Which rules judge (rules.selection), over the config's `profile`, `select`,
+    `extendSelect`, `ignore` and `preview`."""
+    profile_arguments(parser)
+    parser.add_argument("--select", action="append", metavar="RULES",
+                        help="run only these (comma-separated rule ids, categories or 'all'; repeatable), "
+                             "instead of the profile's rules")
+    parser.add_argument("--extend-select", action="append", default=[], metavar="RULES",
+                        help="run these too (comma-separated rule ids, categories or 'all'; repeatable)")
+    parser.add_argument("--ignore", action="append", default=[], metavar="RULES",
+                        help="do not run these (comma-separated rule ids or categories; repeatable)")
+
+
+def _selectors(values) -> tuple:
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def select_rules(config, args, selectors: bool = True) -> None:
+    """The command line's selection over the config's: --profile and --select replace, the
+    others add; without `selectors` (fix) only --profile and --preview are read."""
+    from ..engine.config_file import apply_selection
+
+    if getattr(args, "profile", None):  # a Namespace made in code may lack the switches
+        config.profile = args.profile
+    if selectors and args.select is not None:
+        config.select = _selectors(args.select)
+    if selectors:
+        config.extend_select = (*config.extend_select, *_selectors(args.extend_select))
+        config.ignore = (*config.ignore, *_selectors(args.ignore))
+    config.preview = config.preview or getattr(args, "preview", False)
+    try:
+        apply_selection(config)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def said_empty(result, args) -> bool:
@@ -149,6 +194,7 @@ def run(args) -> int:
     from ..report.progress import for_run
 
     config, fail_on = configure(args)
+    select_rules(config, args)
     progress = for_run(args.format)
     result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
                         exclude=tuple(args.exclude), helm_values=tuple(os.path.abspath(v) for v in args.values),

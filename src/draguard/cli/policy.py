@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..core.errors import EXIT_OK, UsageError
+from .lint import profile_arguments, select_rules
 
 
 def arguments(name, parser) -> None:
@@ -28,6 +29,7 @@ def arguments(name, parser) -> None:
                         help="also write MutatingAdmissionPolicies for unsafe fixes (from 1.34; beta behind the "
                              "MutatingAdmissionPolicy gate before 1.36), their values in the ConfigMap")
     parser.add_argument("--rule", action="append", metavar="ID", help="export only these rules (repeatable)")
+    profile_arguments(parser)
     parser.add_argument("-o", "--output", help="write to this file (atomically) instead of standard output")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also list each rule that has no policy, and why (on standard error)")
@@ -43,6 +45,7 @@ def run(args) -> int:
     from ..rules.custom import catalog, rule_named
 
     config = load_config(args.config)
+    select_rules(config, args, selectors=False)
     if args.kube_version:
         try:
             config.kube_version = check_kube_version(args.kube_version)

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from ..core.errors import EXIT_OK, UsageError
+from .lint import profile_arguments, select_rules
 
 
 def arguments(name, parser) -> None:
@@ -14,6 +15,7 @@ def arguments(name, parser) -> None:
                              "Helm chart deploy/helm/draguard renders them), its configuration failing open; "
                              "enforce: make it fail closed once its Service answers /readyz")
     parser.add_argument("--namespace", default="draguard", help="manifests: the namespace to install in")
+    profile_arguments(parser)
     parser.add_argument("--image", default="ghcr.io/draguard/draguard:0.1.0", help="manifests: the image")
     parser.add_argument("--failure-policy", choices=["Ignore", "Fail"], default="Ignore",
                         help="manifests: the configuration's failurePolicy (default Ignore until `webhook enforce`; "
@@ -176,6 +178,7 @@ def _serve(args) -> int:
     if not args.self_signed and not (args.tls_cert and args.tls_key):
         raise UsageError("--tls-cert and --tls-key go together")
     config = load_config(args.config)
+    select_rules(config, args, selectors=False)
     if args.kube_version:
         config.kube_version = check_kube_version(args.kube_version)
     with contextlib.ExitStack() as stack:

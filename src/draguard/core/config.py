@@ -40,9 +40,24 @@ class Config:
     #: namespace admission judges is a tenant's, and the tenant rules judge it as any workload.
     daemonsets_are_node_agents: bool = True
     checks: list = field(default_factory=list)  # the file's own checks (rules.custom.UserCheck), judged as rules
+    #: the rule selection (rules.selection) as configured: a profile, select (None: the
+    #: profile's rules), extendSelect, ignore, preview ...
+    profile: str = "recommended"
+    select: tuple | None = None
+    extend_select: tuple = ()
+    ignore: tuple = ()
+    preview: bool = False
+    #: ... and the rules it leaves out, decided by engine.config_file.apply_selection. A
+    #: Config made in code leaves out none: every rule runs
+    selection_off: frozenset = frozenset()
 
     def settings(self, rule_id: str) -> RuleSettings:
-        return self.rules.get(rule_id) or _DEFAULT_SETTINGS
+        """The rule's settings: its own entry under `rules:` wins (naming a rule there turns it
+        on unless it says off); else off where the selection leaves it out."""
+        explicit = self.rules.get(rule_id)
+        if explicit is not None:
+            return explicit
+        return _OFF if rule_id in self.selection_off else _DEFAULT_SETTINGS
 
     def severity(self, rule_id: str, default: Severity, chosen: Severity | None = None) -> Severity:
         """The one place a finding's severity is decided (the run's, the exported policies',
@@ -76,3 +91,4 @@ class Config:
 
 
 _DEFAULT_SETTINGS = RuleSettings()
+_OFF = RuleSettings(enabled=False)

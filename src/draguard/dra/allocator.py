@@ -898,15 +898,16 @@ class _Run:
         self.matches[cache_key] = matched
         return matched
 
-    @staticmethod
-    def _selectors_match(device: Device, selectors, owner: str) -> bool:
+    def _selectors_match(self, device: Device, selectors, owner: str) -> bool:
+        # the stable variant's CEL device has no allowMultipleAllocations: it reads false there
+        multiple = self.features.variant != "stable"
         for i, expression in enumerate(selectors):
             compiled = compile_selector(expression)
             if compiled.error is not None:
                 what = "not evaluated" if compiled.error.unsupported else "CEL compile error"
                 raise AllocationError(f"{owner}: selector #{i}: {what}: {compiled.error.message}")
             try:
-                if not compiled.evaluate(device):
+                if not compiled.evaluate(device, multiple):
                     return False
             except CelRuntimeError as exc:
                 raise AllocationError(f"{owner}: selector #{i} on device {'/'.join(device.id)}: "

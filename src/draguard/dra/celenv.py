@@ -259,22 +259,27 @@ class CompiledSelector:
         pkg/apis/resource/validation); kube-scheduler still runs one it finds stored."""
         return self.max_cost > MAX_COST
 
-    def evaluate(self, device):
+    def evaluate(self, device, multiple_allocations: bool = True):
         """Evaluate on a device (see dra.devices.Device): a selector's verdict, or the value
         of another output. Memoized by the values the expression reads. Raises
-        CelRuntimeError as upstream aborts the allocation on one."""
-        key = device.memo_key(self.references)
+        CelRuntimeError as upstream aborts the allocation on one. Without
+        `multiple_allocations` the device's allowMultipleAllocations reads false, as upstream's
+        stable allocator builds the CEL device without the field (allocator_stable.go)."""
+        key = (device.memo_key(self.references), multiple_allocations)
         found = self._memo.get(key)
         if found is None:
             if len(self._memo) >= MEMO_LIMIT:
                 self._memo.clear()
-            found = self._memo[key] = self._evaluate(device)
+            found = self._memo[key] = self._evaluate(device, multiple_allocations)
         if isinstance(found, CelRuntimeError):
             raise found
         return found
 
-    def _evaluate(self, device):
-        return self.run(device.cel_data(self.references))
+    def _evaluate(self, device, multiple_allocations: bool = True):
+        data = device.cel_data(self.references)
+        if not multiple_allocations and data["device_allowMultipleAllocations"]:
+            data = dict(data, device_allowMultipleAllocations=False)
+        return self.run(data)
 
     def run(self, data: dict):
         """The program's result on `data` (a device's CEL variables; none for a constant), or

@@ -25,6 +25,9 @@ class References:
 
     items: tuple = ()
     everything: bool = False
+    #: (field, ...) of each map it indexes with the device's own driver as the domain
+    #: (`device.attributes[device.driver]`): a computed key, so not among `items`
+    driver_domains: tuple = ()
 
     def domains(self, field_name: str) -> set[str]:
         """Domains of `field_name` ('attributes' or 'capacity') the expression subscripts."""
@@ -89,7 +92,18 @@ def references(ast: CheckedAst) -> References:
                 items.append((*domain, None))
     opaque = any((_field(expr) is not None and id(expr) not in subscripted)
                  or (_kind(expr) == "ident_expr" and expr.ident_expr.name == "device") for expr, _ in ast.nodes)
-    return References(tuple(dict.fromkeys(items)), opaque)
+    return References(tuple(dict.fromkeys(items)), opaque, _driver_domains(ast))
+
+
+def _driver_domains(ast: CheckedAst) -> tuple:
+    """The fields ('attributes', 'capacity') the expression indexes with `device.driver`."""
+    found = []
+    for expr, _ in ast.nodes:
+        if _kind(expr) == "call_expr" and expr.call_expr.function in _INDEX and len(expr.call_expr.args) == 2:
+            operand, key = expr.call_expr.args
+            if _field(operand) is not None and _kind(key) == "ident_expr" and key.ident_expr.name == "device_driver":
+                found.append(_field(operand))
+    return tuple(dict.fromkeys(found))
 
 
 def guarded(ast: CheckedAst) -> set[tuple]:

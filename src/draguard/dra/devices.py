@@ -162,7 +162,8 @@ class Device:
 
     def cel_data(self, references) -> dict:
         """The device as the selector's variables; every domain the expression subscripts
-        exists, empty when the device has none of it (upstream: a map with a default)."""
+        exists, empty when the device has none of it (upstream: a map with a default), the
+        device's own driver's too where the expression subscripts with `device.driver`."""
         if self._cel is None:
             self._cel = {
                 "device_driver": self.driver,
@@ -176,7 +177,8 @@ class Device:
         data = self._cel
         for field_name in ("attributes", "capacity"):
             variable = f"device_{field_name}"
-            missing = [d for d in references.domains(field_name) if d not in data[variable]]
+            wanted = {*references.domains(field_name), *([self.driver] if field_name in references.driver_domains else [])}
+            missing = [d for d in sorted(wanted) if d not in data[variable]]
             if missing:
                 data = dict(data, **{variable: dict(data[variable], **{d: {} for d in missing})})
         return data

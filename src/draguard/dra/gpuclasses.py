@@ -41,6 +41,24 @@ def holds_gpu(objects: ObjectSet, namespace: str, entry: dict) -> bool:
     return any(is_gpu_class(objects, r.class_name) and r.admin_access is not True for r in device_requests(target))
 
 
+#: the DeviceClass of an IMEX channel (NVIDIA/k8s-dra-driver-gpu, deployments/helm/*/templates/
+#: deviceclass-compute-domain-default-channel.yaml); a ComputeDomain's claim template asks for it
+CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+
+
+def holds_channel(objects: ObjectSet, namespace: str, entry: dict) -> bool:
+    """Whether a pod's resourceClaims entry holds an IMEX channel, not a GPU: the claim template
+    a ComputeDomain makes (spec.channel.resourceClaimTemplate), or a claim (template) in the
+    set whose requests all ask for the channel class."""
+    target = objects.claims.referenced(namespace, entry)
+    if target is None:
+        return False
+    if (target.group, target.kind) == ("resource.nvidia.com", "ComputeDomain"):
+        return True
+    requests = device_requests(target)
+    return bool(requests) and all(r.class_name == CHANNEL_CLASS for r in requests)
+
+
 def gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
     """The pod's resourceClaims entries that hold GPUs (holds_gpu), once per pod and object set."""
     return objects.remembered(_gpu_claim_entries, site)

@@ -7,6 +7,11 @@ file:line:column and stop the run (exit status 2); unknown rule ids are findings
     rules:
       env-device-visibility: off              # shorthand: off / on / error / warning / info
       teardown-grace-period: {severity: warning, minGraceSeconds: 90}
+    profile: strict                          # recommended (the default) or strict
+    select: [teardown, rollout-surge]        # rule ids, categories or `all`: replaces the profile's rules
+    extendSelect: [shm-size-limit]           # added to them
+    ignore: [env-device-visibility]          # taken from them
+    preview: true                            # run preview rules too
     external:
       resourceClaims: [team-a/shared-gpu]    # namespace/name, or a bare name for any namespace
       resourceClaimTemplates: []
@@ -29,15 +34,18 @@ from ..core.finding import Problem, Severity
 from ..core.location import Location
 from ..core.versions import check_kube_version
 from ..facts.gates import known_gates
+from ..rules.base import Profile
 from ..rules.custom import rule_named
+from ..rules.selection import Selection
 from ..sources.yamlpos import DocumentError, YMap, mark_of, read_document
 from .user_checks import read_checks
 
 CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
 _TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "daemonSets", "inventory",
-             "featureGates", "checks"}
+             "featureGates", "checks", "profile", "select", "extendSelect", "ignore", "preview"}
 #: `daemonSets`: what the repository's DaemonSets are (core.config.Config.daemonsets_are_node_agents)
 _DAEMONSETS = {"nodeAgents": True, "tenants": False}
+_SELECTION_KEYS = {"select": "select", "extendSelect": "extend_select", "ignore": "ignore"}
 _SWITCHES = {"off": False, "on": True, "false": False, "true": True}
 
 
@@ -58,17 +66,25 @@ def find_config(inputs: list[str], top: str | None = None) -> str | None:
 
 
 def load_config(path: str | None) -> Config:
+    """The config in `path` (none: the defaults), with its rule selection applied."""
     config = Config(path=path)
-    if path is None:
-        return config
-    try:
-        data = read_document(path)
-    except DocumentError as exc:
-        raise ConfigError(str(exc)) from None
-    if data is None:
-        return config
-    _Reader(path, config).read(data)
+    if path is not None:
+        try:
+            data = read_document(path)
+        except DocumentError as exc:
+            raise ConfigError(str(exc)) from None
+        if data is not None:
+            _Reader(path, config).read(data)
+    apply_selection(config)
     return config
+
+
+def apply_selection(config: Config) -> None:
+    """Decide which rules `config`'s profile and selectors leave out (rules.selection);
+    ValueError, saying which selector, where one names nothing or a rule that cannot run."""
+    selection = Selection(Profile(config.profile), config.select, tuple(config.extend_select), tuple(config.ignore),
+                          config.preview)
+    config.selection_off = selection.left_out()
 
 
 class _Reader:
@@ -111,11 +127,32 @@ class _Reader:
             self._feature_gates(data)
         if "checks" in data:
             self.config.checks = read_checks(data["checks"], data, "checks", self.path, self.fail)
+        self._selection(data)
         rules = data.get("rules")
         if rules is not None and not isinstance(rules, dict):
             self.fail(data, "rules", "'rules' must be a mapping of rule id to settings")
         for rule_id in rules or {}:
             self._rule(rules, rule_id)
+
+    def _selection(self, data) -> None:
+        if "profile" in data:
+            if data["profile"] not in {str(p) for p in Profile}:
+                self.fail(data, "profile", f"profile must be one of {', '.join(str(p) for p in Profile)}", value=True)
+            self.config.profile = data["profile"]
+        if "preview" in data:
+            if not isinstance(data["preview"], bool):
+                self.fail(data, "preview", "'preview' must be true or false", value=True)
+            self.config.preview = data["preview"]
+        for key, attribute in _SELECTION_KEYS.items():
+            if key in data:
+                setattr(self.config, attribute, tuple(self._names(data, key)))
+        try:
+            apply_selection(self.config)
+        except ValueError as exc:  # at the selector that names nothing, or a rule that cannot run
+            key, at = next(((k, i) for k in _SELECTION_KEYS if k in data for i, v in enumerate(data[k])
+                            if str(exc).startswith((f"'{v}'", f"rule {v} "))), ("select", None))
+            self.fail(data[key] if at is not None else data, at if at is not None else key, str(exc),
+                      value=at is not None)
 
     def _as_written(self, container, key):
         """A number as its text in the file: YAML reads an unquoted `1.30` as the float 1.3."""

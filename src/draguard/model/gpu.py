@@ -86,6 +86,9 @@ HOST_GPU_PATH, HOST_GPU_PATH_RE2 = _host_path_pattern(
     subtrees=("dev/dri", "dev/char", "tmp/nvidia-mps", "proc", "var/run/cdi", "run/cdi", "etc/cdi",
               "etc/nvidia-container-runtime", "etc/nvidia-container-toolkit", "usr/local/nvidia"),
     root=True)
+#: The host's POSIX shared memory, however spelt: NCCL and CUDA IPC keep their buffers there,
+#: so a hostPath onto it shares them with every pod of the node that mounts it too (like hostIPC)
+HOST_SHM_PATH, _ = _host_path_pattern(exact=("dev/shm", "run/shm"), prefixed=(), subtrees=(), root=False)
 
 
 def legacy_resources(resources: dict, aliases: tuple = ()):
@@ -110,6 +113,12 @@ def host_gpu_path(volume: dict) -> str | None:
     """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
     path = mapping(volume.get("hostPath")).get("path")
     return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
+
+
+def host_shm_path(volume: dict) -> str | None:
+    """The host path of a hostPath volume onto the host's shared memory (HOST_SHM_PATH), else None."""
+    path = mapping(volume.get("hostPath")).get("path")
+    return path if isinstance(path, str) and HOST_SHM_PATH.match(path) else None
 
 
 def required_node_labels(site: PodSite) -> dict[str, set[str]]:

@@ -222,20 +222,29 @@ _CONTAINER_LISTS = ("containers", "initContainers")
 
 
 def unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
-    """Containers found anywhere in an object of a kind the workload table does not know: every
-    `containers`/`initContainers` list item that has `resources`. A safety net, not a model."""
+    """Containers found anywhere in an object of a kind the workload table does not know, by
+    their shape: every `containers`/`initContainers` list item that has `resources`, and any
+    other mapping that holds a `resources` mapping beside a string `image` (a CRD's own single
+    container: OME's `runner`, a serving runtime's `server`). A safety net, not a model."""
     return manifest.derive(_find_unmodelled_containers)
 
 
+def _container_shaped(node: dict) -> bool:
+    return isinstance(node.get("image"), str) and isinstance(node.get("resources"), dict)
+
+
 def _find_unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
-    found, stack = [], [manifest.data]
+    found, listed, stack = [], set(), [manifest.data]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
+            if _container_shaped(node) and id(node) not in listed:
+                found.append(ContainerSite(node))
             for key, value in node.items():
                 if key in _CONTAINER_LISTS and isinstance(value, list):
-                    found.extend(ContainerSite(c, init=key == "initContainers") for c in value
-                                 if isinstance(c, dict) and isinstance(c.get("resources"), dict))
+                    items = [c for c in value if isinstance(c, dict) and isinstance(c.get("resources"), dict)]
+                    listed.update(map(id, items))
+                    found.extend(ContainerSite(c, init=key == "initContainers") for c in items)
                 stack.append(value)
         elif isinstance(node, list):
             stack.extend(node)

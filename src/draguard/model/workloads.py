@@ -90,6 +90,18 @@ class Workload:
         return self.controller
 
 
+def _ome_parts(suffix: str) -> tuple:
+    """The paths of an OME object's components: `spec.engine{suffix}`, `spec.decoder{suffix}`
+    and `spec.router{suffix}`, and the leader and worker of the first two."""
+    parts = []
+    for component in ("engine", "decoder", "router"):
+        base = f"spec.{component}{suffix}"
+        parts.append(base)
+        if component != "router":
+            parts.extend((f"{base}.leader", f"{base}.worker"))
+    return tuple(parts)
+
+
 WORKLOADS = (
     Workload("", "Pod", pod_specs=("spec",)),
     Workload("", "PodTemplate", templates=("template",)),
@@ -160,6 +172,10 @@ WORKLOADS = (
     Workload("orchestration.aibrix.ai", "KVCache",
              templates=("spec.cache.template", "spec.watcher.template", "spec.metadata.etcd.runtime.template",
                         "spec.metadata.redis.runtime.template")),
+    # OME (sgl-project/ome, pkg/apis/ome/v1beta1): each component (engine, decoder, router, and
+    # the engine's and decoder's leader and worker) is a pod spec inline with one `runner` container
+    *(Workload("ome.io", kind, pod_specs=_ome_parts(suffix), inline_containers=("runner",))
+      for kind, suffix in (("ClusterServingRuntime", "Config"), ("ServingRuntime", "Config"), ("InferenceService", ""))),
     *(Workload("argoproj.io", kind, containers=tuple((f"{base}.templates[*].{where}", "resources") for where in (
         "container", "script", "containerSet.containers[*]", "initContainers[*]", "sidecars[*]")))
       for kind, base in (("Workflow", "spec"), ("WorkflowTemplate", "spec"), ("ClusterWorkflowTemplate", "spec"),

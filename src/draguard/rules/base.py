@@ -34,6 +34,42 @@ class Needs(enum.Enum):
         return self.value
 
 
+class Profile(enum.Enum):
+    """Which selection of the catalog runs a rule by default (like ruff's rule selection):
+    `recommended`, the default, holds what a platform engineer acts on; `strict` adds the
+    judgements the guideline documents ask for that upstream defaults make redundant or that
+    are a matter of house style. Each strict-only rule says why (`Rule.profile_reason`)."""
+
+    RECOMMENDED = "recommended"
+    STRICT = "strict"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Lifecycle(enum.Enum):
+    """Where a rule is in its life, as ruff's rules are: `stable` runs as its profile says;
+    `preview` runs only with `--preview` (its findings may still change); `deprecated` still
+    runs and says what replaces it; `removed` never runs, and selecting it is an error that
+    says why. The reason is `Rule.lifecycle_note`."""
+
+    STABLE = "stable"
+    PREVIEW = "preview"
+    DEPRECATED = "deprecated"
+    REMOVED = "removed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: why a rule of the recommended profile is there: what its findings cost when ignored
+RECOMMENDED_REASON = "its findings are faults a platform engineer acts on (a refused object, a device that is " \
+    "never released or is shared across tenants, a rollout that stalls)"
+#: the category whose rules follow Kubernetes releases: what they report is read from the
+#: release data (facts/data/resource-api-lifecycle.yaml), which moves with each release
+API_CURRENCY = "api-currency"
+
+
 @dataclass(frozen=True)
 class Option:
     """A rule threshold settable in `.draguard.yaml`."""
@@ -153,6 +189,30 @@ class Rule:
     #: why the webhook warns of this rule's errors instead of denying (its finding is about an
     #: object the cluster may not hold yet); empty: errors deny
     admission_warns: ClassVar[str] = ""
+    #: the profile that runs it by default, and for a strict-only rule why it is not recommended
+    profile: ClassVar[Profile] = Profile.RECOMMENDED
+    profile_reason: ClassVar[str] = ""
+    #: where it is in its life, and (for any but stable) why and what to use instead
+    lifecycle: ClassVar[Lifecycle] = Lifecycle.STABLE
+    lifecycle_note: ClassVar[str] = ""
+
+    @classmethod
+    def profile_text(cls) -> str:
+        """The rule's profile and why it holds the rule, for `draguard rules` and the docs."""
+        if cls.profile is Profile.STRICT:
+            return f"strict (not in recommended: {' '.join(cls.profile_reason.split())})"
+        return f"recommended (the default; {RECOMMENDED_REASON})"
+
+    @classmethod
+    def lifecycle_text(cls) -> str:
+        """The rule's lifecycle, and why where it is not plainly stable."""
+        text = str(cls.lifecycle)
+        if cls.lifecycle_note:
+            text += f" ({' '.join(cls.lifecycle_note.split())})"
+        if cls.category == API_CURRENCY:
+            text += ("; follows Kubernetes releases: what it reports comes from the release data "
+                     "(facts/data/resource-api-lifecycle.yaml), updated with each release")
+        return text
 
     @property
     def help_uri(self) -> str:
@@ -182,4 +242,8 @@ class Rule:
                           "message": cls.admission.message} if cls.admission else None,
             "options": {k: {"default": o.default, "help": o.help} for k, o in cls.options.items()},
             "authoredOnly": cls.authored_only,
+            "profile": str(cls.profile),
+            "profileReason": " ".join(cls.profile_reason.split()),
+            "lifecycle": str(cls.lifecycle),
+            "lifecycleNote": " ".join(cls.lifecycle_note.split()),
         }

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items
+from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..dra.gpuclasses import uses_gpu
-from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path
+from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path, host_shm_path
 from ..model.pods import PodSite, named, pod_sites
 from ..model.workloads import POD_TARGETS, node_agent
 from ..sources.yamlpos import path_of
@@ -32,6 +32,14 @@ def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
 
 def _drop_key(container: dict, key: str, title: str) -> Fix:
     return Fix(title, Applicability.UNSAFE, (remove(path_of(container, key)),))
+
+
+def _private_shm(volume: dict) -> Fix:
+    """The volume becomes the pod's own memory-backed emptyDir: /dev/shm stays as large as the
+    pod's memory allows, and no other pod sees it (shm-size-limit then asks for a bound)."""
+    at = path_of(volume)
+    return Fix(f"give volume '{volume.get('name')}' the pod's own memory-backed emptyDir", Applicability.UNSAFE,
+               (remove(at + ("hostPath",)), set_value(at + ("emptyDir",), {"medium": "Memory"})))
 
 
 @register
@@ -88,7 +96,7 @@ class HostDeviceMount(Rule):
 @register
 class HostIpc(Rule):
     id = "host-ipc"
-    name = "hostIPC in a GPU pod"
+    name = "Host IPC or host shared memory in a GPU pod"
     category = "host-sharing"
     severity = Severity.ERROR
     fixable = FixAvailability.ALWAYS
@@ -99,7 +107,13 @@ class HostIpc(Rule):
         CUDA IPC handles and MPS live in shared memory: with `hostIPC: true` a tenant can
         attach to another tenant's GPU memory or MPS server. DRA sharing (one claim
         referenced by several containers, or the driver's MPS/time-slicing config) shares a
-        device without opening the host's IPC namespace."""
+        device without opening the host's IPC namespace. A hostPath volume onto the host's
+        `/dev/shm` (or `/run/shm`) is the same opening by another door, common in training
+        jobs (PyTorchJob and MPIJob workers that want a large /dev/shm for NCCL and data
+        loaders): NCCL's and the data loaders' shared-memory segments of every pod on the
+        node that mounts it land in one directory, readable and writable by each. The fix
+        gives the pod its own memory-backed `emptyDir` instead, which is as large as the
+        pod's memory allows."""
     reference = "https://kubernetes.io/docs/concepts/security/pod-security-standards/"
     noncompliant = """
         apiVersion: v1
@@ -118,10 +132,19 @@ class HostIpc(Rule):
         if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
-            if site.spec.get("hostIPC") is True and uses_gpu(site, ctx.objects):
+            shared = [(volume, path) for volume in site.volumes if (path := host_shm_path(volume))]
+            if not (site.spec.get("hostIPC") is True or shared) or not uses_gpu(site, ctx.objects):
+                continue
+            if site.spec.get("hostIPC") is True:
                 yield ctx.finding(self, obj, "pod uses GPUs and shares the host's IPC namespace (hostIPC: true)",
                                   site.spec, "hostIPC", help="remove hostIPC; share a device through one ResourceClaim",
                                   fix=_drop_key(site.spec, "hostIPC", "remove hostIPC"))
+            for volume, path in shared:
+                yield ctx.finding(self, obj, f"pod uses GPUs and {named('volume', volume.get('name'))} mounts the "
+                                  f"host's shared memory ({path}): every pod of the node that mounts it shares "
+                                  "its NCCL and CUDA IPC segments", volume["hostPath"], "path", value=True,
+                                  help="use an emptyDir with medium: Memory (and a sizeLimit) for /dev/shm",
+                                  fix=_private_shm(volume))
 
 
 @register

@@ -13,6 +13,7 @@ from ..facts.catalog import device_classes, sharing_knobs, structured_claim_vers
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels)
+from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS, WORKLOADS
 from ..sources.yamlpos import path_of
@@ -161,9 +162,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
         labels = required_node_labels(site)
         shared = gpu_share_selected(labels)
         if shared:
-            return NoFix(f"the pod selects nodes where nvidia.com/gpu is a shared replica ({shared}: time-slicing "
-                         "or MPS), and a claim takes whole GPUs; share one ResourceClaim between the pods, with the "
-                         "driver's sharing config, by hand")
+            return _shared_migration(obj, site, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
         mig = mig_profile_selected(labels)
         if mig:
             request = _dra_request(f"nvidia.com/mig-{mig[0]}")
@@ -185,12 +184,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     if version is None:
         return NoFix(f"Kubernetes {ctx.config.kube_version} serves no resource.k8s.io version with structured "
                      "claims (1.32+)")
-    removals = []
-    for section in ("limits", "requests"):
-        values = c.resources.get(section)
-        if isinstance(values, dict) and resource in values:
-            target = values if len(values) > 1 else c.resources
-            removals.append(remove(path_of(target, resource if target is values else section)))
+    removals = _removals(c, resource)
     if count == 0:  # the device plugin allocates nothing for it: nothing to claim
         only = all(isinstance(values, dict) and set(values) == {resource} for values in c.resources.values())
         return Fix(f"remove {resource}: 0 (it asks for no device)", Applicability.SAFE,
@@ -239,6 +233,49 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    *references,
                    append(c.path + (c.resources_key, "claims"), {"name": claim}),
                    *removals, *ray))
+
+
+def _removals(c, resource: str) -> list:
+    """The edits that take `resource` out of the container's limits and requests (a section
+    it leaves empty goes with it)."""
+    removals = []
+    for section in ("limits", "requests"):
+        values = c.resources.get(section)
+        if isinstance(values, dict) and resource in values:
+            target = values if len(values) > 1 else c.resources
+            removals.append(remove(path_of(target, resource if target is values else section)))
+    return removals
+
+
+def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: str | None) -> Fix | NoFix:
+    """Pods on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
+    the DRA way of sharing: one ResourceClaim of one GPU that every pod of the workload
+    references by resourceClaimName, with NVIDIA's GpuConfig sharing it the same way
+    (`strategy`: (TimeSlicing or MPS, where that was read), else why it is not known). Unsafe:
+    the pods then share one GPU on one node, where the plugin spread its replicas over many."""
+    why = f"the pod selects nodes where nvidia.com/gpu is a shared replica ({selected}), and a claim takes whole GPUs"
+    if isinstance(strategy, str):
+        return NoFix(f"{why}; {strategy}: share one ResourceClaim between the pods with the driver's GpuConfig "
+                     "(sharing.strategy TimeSlicing or MPS) by hand")
+    if _count(quantity) != 1:
+        return NoFix(f"{why}; it asks for {quantity!r} replicas, which one shared GPU does not give it")
+    if version is None or version == "v1beta1":
+        return NoFix(f"{why}; the shared claim needs resource.k8s.io/v1beta2 or v1 (Kubernetes 1.33+)")
+    how, source = strategy
+    name = _label(f"{_label(obj.name or obj.kind, 40)}-{c.name}-shared-gpu", 253)
+    claim = {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaim",
+             "metadata": {"name": name, **({"namespace": obj.namespace} if obj.namespace else {})},
+             "spec": {"devices": {
+                 "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+                 "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+                     "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+                     "sharing": {"strategy": how}}}}]}}}
+    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
+               f"{source}), referenced by every pod; they then run on one GPU of one node", Applicability.UNSAFE, (
+                   add_document(claim),
+                   append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
+                   append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}),
+                   *_removals(c, "nvidia.com/gpu")))
 
 
 def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
@@ -369,7 +406,9 @@ class LegacyGpuResource(Rule):
         to DRA (`extendedResourceName`, KEP-5004) the finding is `info`: the implicit claim
         works but cannot pin a slice, so an explicit claim is still recommended. Custom
         resources of kinds draguard does not model are searched for `containers` lists, and
-        what is found there is `info` too, saying that the kind is not modelled. The fix
+        any other mapping that holds `resources` beside an `image` (a CRD's own single
+        container), and what is found there is `info` too, saying that the kind is judged
+        only by that shape. The fix
         gives each container a claim of its own, except an init container that runs to
         completion: the kubelet hands its devices on to the app containers, and the
         scheduler counts the larger of the two, so it shares the app containers' claims
@@ -378,7 +417,13 @@ class LegacyGpuResource(Rule):
         MIG product (`...-MIG-1g.5gb`, the single MIG strategy) or a GKE GPU partition it
         is that MIG slice, and the claim asks for it; on nodes whose GPUs are time-sliced or
         MPS replicas (a `-SHARED` product, `nvidia.com/gpu.replicas`, GKE's sharing labels)
-        it is a share, which a claim template cannot express: no fix is offered. Nor where
+        it is a share, which a claim template cannot express: where the input says how the
+        replicas are shared (GKE's `gke-gpu-sharing-strategy` label, or the one strategy
+        the NVIDIA device plugin's config in the input gives nvidia.com/gpu) the fix makes
+        one ResourceClaim of one GPU that every pod of the workload references, with
+        NVIDIA's `GpuConfig` sharing it the same way (`sharing.strategy: TimeSlicing` or
+        `MPS`); the pods then share one GPU of one node, where the plugin spread its
+        replicas, which is why it is unsafe. Where the input does not say, no fix, and why. Nor where
         the container's requests and limits of the resource differ: the API server refuses
         that, and which count was meant is a guess."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
@@ -438,8 +483,8 @@ class LegacyGpuResource(Rule):
         for c in unmodelled_containers(obj):
             for resource, section_list, (section, values) in _by_resource(c):
                 yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} in {section_list} "
-                                  f"through the device plugin ({obj.kind} is not a kind draguard models: found in its "
-                                  "containers list)", values, resource, severity=Severity.INFO,
+                                  f"through the device plugin ({obj.kind} is not a kind draguard models: judged only by "
+                                  "the shape of what it holds, a container with an image and resources)", values, resource, severity=Severity.INFO,
                                   help=_suggestion(resource))
 
 
@@ -487,6 +532,12 @@ def _sharing_knobs(c) -> str:
     return "; ".join(f"{', '.join(names)}: {what}" for what, names in found.items())
 
 
+_CONFIG_MAP = ("", "ConfigMap")
+#: what each of the device plugin's sharing strategies shares between the pods on one GPU
+_SHARING_EFFECT = {"timeSlicing": "they share its memory and fault domain with no isolation",
+                   "mps": "they share one MPS server and its memory, isolated only by per-client limits"}
+
+
 @register
 class LegacyGpuSharing(Rule):
     id = "legacy-gpu-sharing"
@@ -495,7 +546,7 @@ class LegacyGpuSharing(Rule):
     severity = Severity.ERROR
     webhook_only = ("matches resource names and pod-template annotations against the sharing catalogue "
                     "(data/sharing.yaml), which the webhook carries")
-    targets = POD_TARGETS
+    targets = POD_TARGETS | {_CONFIG_MAP}
     summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"
                "gpumem and gpucores, Volcano vgpu-*, Koordinator, Alibaba Cloud) or a pod through KAI's gpu-fraction or "
                "gpu-memory annotation.")
@@ -508,7 +559,13 @@ class LegacyGpuSharing(Rule):
         hardware slice is a device of its own (a MIG profile, an AMD partition), and a
         deliberately shared GPU is one claim with the driver's sharing configuration (MPS
         with memory limits, time-slicing). The resource names and annotations come from the
-        projects' own charts and documentation (`data/sharing.yaml`)."""
+        projects' own charts and documentation (`data/sharing.yaml`). A ConfigMap holding the
+        NVIDIA device plugin's own config with `sharing.timeSlicing` or `sharing.mps`
+        replicas above 1 is the same habit for a whole node pool: every `nvidia.com/gpu` the
+        plugin advertises there is a share, time-slicing with no memory or fault isolation
+        between the tenants on one GPU. With DRA the sharing is a property of one claim
+        (NVIDIA's `GpuConfig` with `sharing.strategy: TimeSlicing` or `MPS`), chosen per
+        workload and visible to the allocator."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Guideline documents that suggest HAMi's `nvidia.com/gpumem` or a `gpu-fraction`
@@ -533,6 +590,15 @@ class LegacyGpuSharing(Rule):
     def check(self, obj, ctx):
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
+        if (obj.group, obj.kind) == _CONFIG_MAP:
+            for sharing in shared_resources(obj):
+                yield ctx.finding(self, obj, f"ConfigMap key '{sharing.key}' configures the NVIDIA device plugin to "
+                                  f"share each {sharing.resource} among {sharing.replicas} pods ({sharing.strategy}): "
+                                  f"{_SHARING_EFFECT[sharing.strategy]}, for every tenant of the nodes that use it",
+                                  obj.data["data"], sharing.key, value=True, offset=sharing.offset,
+                                  help="share a GPU per workload with one ResourceClaim and the DRA driver's GpuConfig "
+                                       "(sharing.strategy TimeSlicing or MPS), or give tenants MIG slices")
+            return
         for site in pod_sites(obj):
             annotations = site.metadata.get("annotations")
             for key in annotations if isinstance(annotations, dict) else {}:

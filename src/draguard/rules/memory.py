@@ -8,7 +8,7 @@ from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .admission import SPEC_CONTAINERS
-from .base import Admission, Mutation, Option, Rule
+from .base import Admission, Mutation, Option, Profile, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
@@ -26,6 +26,11 @@ class ShmSizeLimit(Rule):
     name = "/dev/shm without a size limit"
     category = "memory"
     severity = Severity.WARNING
+    profile = Profile.STRICT
+    profile_reason = """
+        a memory-backed /dev/shm without sizeLimit is already bounded by the pod's memory
+        limit where it has one (tmpfs pages are charged to the pod's memory cgroup); a size of
+        its own is hygiene the guideline documents ask for, not a fault"""
     targets = POD_TARGETS
     fixable = FixAvailability.ALWAYS
     options = {"sizeLimit": Option("8Gi", "the sizeLimit the fix sets")}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.finding import CATEGORIES
-from .base import Rule
+from .base import Lifecycle, Profile, Rule
 
 _REQUIRED = ("id", "name", "category", "severity", "summary", "rationale")
 
@@ -18,6 +18,10 @@ class Registry:
                 raise TypeError(f"rule {cls.__name__} lacks {attr}")
         if cls.category not in CATEGORIES:
             raise TypeError(f"rule {cls.id}: unknown category {cls.category!r}")
+        if cls.profile is Profile.STRICT and not cls.profile_reason:
+            raise TypeError(f"rule {cls.id}: a strict-only rule says why it is not recommended (profile_reason)")
+        if cls.lifecycle is not Lifecycle.STABLE and not cls.lifecycle_note:
+            raise TypeError(f"rule {cls.id}: a {cls.lifecycle} rule says why (lifecycle_note)")
         if cls.id in self._rules:
             raise TypeError(f"rule id {cls.id} registered twice")
         self._rules[cls.id] = cls()

@@ -11,7 +11,7 @@ from ..facts.catalog import slice_pins
 from ..dra.gpuclasses import class_drivers, is_gpu_class
 from ..model.classes import class_selectors, is_known_class
 from ..sources.yamlpos import path_of
-from .base import Admission, Needs, Rule
+from .base import Admission, Needs, Profile, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
@@ -102,6 +102,11 @@ class RequestAllocationMode(Rule):
     name = "Allocation mode spelled out"
     category = "request-shape"
     severity = Severity.WARNING
+    profile = Profile.STRICT
+    profile_reason = """
+        upstream defaults an unset allocationMode to ExactCount with count 1, so the request
+        means the same either way; spelling it out is what guideline documents ask, a matter
+        of style the API server does not need"""
     authored_only = True
     targets = CLAIM_TARGETS
     fixable = FixAvailability.ALWAYS
@@ -174,6 +179,11 @@ class RequestUnpinned(Rule):
     name = "GPU request does not pin a slice"
     category = "request-shape"
     severity = Severity.WARNING
+    profile = Profile.STRICT
+    profile_reason = """
+        a request the DeviceClass already narrows (a whole-GPU class, a class of one model) is
+        satisfied as intended without a selector of its own; pinning memory or a MIG profile
+        in each request is a house rule for mixed fleets, not a fault"""
     targets = CLAIM_TARGETS
     needs = Needs.OBJECT_SET  # the request's DeviceClass may pin the slice
     summary = ("A GPU request selects no slice in its driver's terms (NVIDIA MIG profile or memory, AMD partitionProfile, "

@@ -8,12 +8,13 @@ from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from ..core.selectors import matches
 from ..facts.gates import gate_enabled
 from ..model.objectset import BOTH_BUDGETS, budget_problems, pdb_selector
+from ..model.gpu import LEGACY_RESOURCE, legacy_resources
 from ..model.pods import claim_sites, mapping, pod_sites
 from ..model.rollout import (DAEMONSET_DEFAULT_MAX_SURGE, DAEMONSET_DEFAULT_MAX_UNAVAILABLE, DEFAULT_MAX_SURGE,
                              DEFAULT_MAX_UNAVAILABLE, Strategy, statefulset_update_problems)
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
-from .base import Admission, Needs, Option, Rule
+from .base import Admission, Needs, Option, Profile, Rule
 from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
 from .registry import register
 
@@ -46,23 +47,37 @@ def _simulated(ctx) -> bool:
     return ctx.inventory is not None and ctx.cluster is None
 
 
+#: CEL: a container (`c`) asks for a device-plugin accelerator (model.gpu.LEGACY_RESOURCE)
+_PLUGIN_GPU = " || ".join(
+    f"(has(c.resources) && has(c.resources.{section}) && "
+    f"c.resources.{section}.exists(k, k.matches(r'{LEGACY_RESOURCE.pattern}')))" for section in ("limits", "requests"))
+
+
+def _plugin_gpus(obj) -> bool:
+    """Whether a pod of `obj` asks for device-plugin accelerators (nvidia.com/gpu and kin):
+    each new pod needs a device of its own exactly as a claim template's does."""
+    return any(True for site in pod_sites(obj) for c in site.containers
+               for _ in legacy_resources(c.resources, c.gpu_aliases))
+
+
 @register
 class RolloutSurge(Rule):
     id = "rollout-surge"
-    name = "Surge-first rollout of claim-template pods"
+    name = "Surge-first rollout of pods that each need a device"
     category = "rollout"
     severity = Severity.ERROR
     targets = _DEPLOYMENT
     fixable = FixAvailability.ALWAYS
     admission = Admission(
-        "!variables.podSpecs.exists(s, has(s.resourceClaims) && "
-        "s.resourceClaims.exists(c, has(c.resourceClaimTemplateName))) || "
+        "(!variables.podSpecs.exists(s, has(s.resourceClaims) && "
+        "s.resourceClaims.exists(c, has(c.resourceClaimTemplateName))) && "
+        f"!variables.containers.exists(c, {_PLUGIN_GPU})) || "
         "(has(object.spec.strategy) && has(object.spec.strategy.type) && object.spec.strategy.type == 'Recreate') || "
         "[has(object.spec.strategy) && has(object.spec.strategy.rollingUpdate) && "
         "has(object.spec.strategy.rollingUpdate.maxSurge) ? object.spec.strategy.rollingUpdate.maxSurge : "
         f"'{DEFAULT_MAX_SURGE}'].all(m, type(m) == int ? m == 0 : "
         "int(string(m).replace('%', '')) == 0 || (has(object.spec.replicas) && object.spec.replicas == 0))",
-        "a Deployment of claim-template pods may surge; roll out with maxSurge: 0, maxUnavailable: 1")
+        "a Deployment whose pods each need a device may surge; roll out with maxSurge: 0, maxUnavailable: 1")
     summary = "A Deployment whose pods get claims from templates may surge (maxSurge > 0 or the 25% default)."
     rationale = """
         A surge-first rollout creates new pods before old ones go. Each new pod needs a fresh
@@ -70,8 +85,12 @@ class RolloutSurge(Rule):
         ("cannot allocate all claims"), the old pods are never removed, and the rollout
         deadlocks. With `maxSurge: 0` and `maxUnavailable >= 1` (or `type: Recreate`) a device
         is released before one is claimed. maxSurge is scaled as the Deployment controller
-        does: a percentage of the replicas, rounded up. With `--inventory`, `rollout-deadlock`
-        simulates the rollout on it instead of this heuristic."""
+        does: a percentage of the replicas, rounded up. A pod that asks for `nvidia.com/gpu`
+        (or another device-plugin accelerator) through its limits is the same case: the
+        scheduler holds the new pod Pending ("Insufficient nvidia.com/gpu") until an old pod
+        is gone, which a surge-first rollout never does first. With `--inventory`,
+        `rollout-deadlock` simulates the rollout of claim-template pods on it instead of
+        this heuristic (device-plugin pods are still judged here)."""
     reference = "https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#rolling-update-deployment"
     upstream_note = """
         The Deployment defaults (maxSurge 25%, maxUnavailable 25%) are surge-first; some
@@ -82,8 +101,11 @@ class RolloutSurge(Rule):
     compliant = COMPLIANT_DEPLOYMENT
 
     def check(self, obj, ctx):
-        if _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
+        templates = any(site.uses_template_claims() for site in pod_sites(obj))
+        plugin = not templates and _plugin_gpus(obj)
+        if not (templates and not _simulated(ctx)) and not plugin:
             return
+        needs = "device-plugin GPUs" if plugin else "fresh claims"
         strategy = Strategy.of(obj)
         where = _surge_place(strategy)
         written = dict(value="maxSurge" in strategy.rolling, fix=_no_surge(strategy))
@@ -98,7 +120,7 @@ class RolloutSurge(Rule):
                               "strategy", *where, **written, help="set maxUnavailable: 1")
         elif surges:
             yield ctx.finding(self, obj, f"rollout may surge (maxSurge {strategy.max_surge}, maxUnavailable "
-                              f"{strategy.max_unavailable}): new pods need fresh claims before old ones release "
+                              f"{strategy.max_unavailable}): new pods need {needs} before old ones release "
                               "theirs, which deadlocks a full pool", *where, **written,
                               help="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
 
@@ -216,6 +238,11 @@ class RolloutPdb(Rule):
     name = "Claim-consuming workload without a matching PodDisruptionBudget"
     category = "rollout"
     severity = Severity.WARNING
+    profile = Profile.STRICT
+    profile_reason = """
+        a PodDisruptionBudget for every claim-consuming workload is a policy choice: a
+        workload of one replica, or one whose pods may be drained freely, is right without
+        one, and the finding names no fault in the manifest itself"""
     targets = frozenset({("apps", "Deployment"), ("apps", "StatefulSet")})
     needs = Needs.OBJECT_SET
     set_wide = True

@@ -8,7 +8,7 @@ from fnmatch import fnmatchcase
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
-from ..dra.gpuclasses import gpu_claim_entries
+from ..dra.gpuclasses import gpu_claim_entries, holds_channel
 from ..model.pods import claim_sites, pod_sites, text
 from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
     server_of
@@ -36,13 +36,32 @@ def claim_names(container) -> set[str]:
     return {text(claim.get("name")) for claim in container.claims}
 
 
-def gpu_sites(obj, ctx):
+def gpu_sites(obj, ctx, channels: bool = False):
     """(pod site, names of its claims that hold GPUs) for pods that hold GPU claims: a claim
-    of IMEX channels, NICs or admin-access monitoring has no GPU to release."""
+    of NICs or admin-access monitoring has no GPU to release. With `channels`, an IMEX
+    channel claim counts too (CHANNEL_NOTE): the rules about the teardown's timeline judge it,
+    the ones about GPU memory and servers do not."""
     for site in pod_sites(obj):
-        names = {text(entry.get("name")) for entry in gpu_claim_entries(site, ctx.objects)}
+        entries = gpu_claim_entries(site, ctx.objects)
+        if channels:
+            entries = entries + [e for e in site.claims if holds_channel(ctx.objects, site.owner.namespace, e)]
+        names = {text(entry.get("name")) for entry in entries}
         if names:
             yield site, names
+
+
+#: what the timeline rules say of IMEX channel claims, in their docs
+CHANNEL_NOTE = """
+        An IMEX channel claim (the claim template a ComputeDomain makes, class
+        `compute-domain-default-channel.nvidia.com`) counts as a device claim here: NVIDIA's
+        compute-domain kubelet plugin hands each node's one channel to one claim at a time and
+        refuses to prepare it for the next pod while a prepared claim still holds it
+        (k8s-dra-driver-gpu, cmd/compute-domain-kubelet-plugin/device_state.go,
+        assertImexChannelNotAllocated); the claim is unprepared only once the pod's
+        containers are gone, so an unbounded teardown keeps the next ComputeDomain's pod on
+        that node from starting. A channel holds no GPU memory: the rules about GPU memory
+        and inference servers (teardown-drain-disabled, teardown-helper-claim) do not judge
+        it."""
 
 
 @register
@@ -71,13 +90,13 @@ class TeardownPreStop(Rule):
         period); elsewhere it adds a `sleep` hook (the lifecycle sleep action, on by default
         since 1.30) of what the grace period leaves after the server's drain, the release and
         the margin, which gives the endpoints time to drop the pod before SIGTERM. The fix's
-        title says which."""
+        title says which.""" + CHANNEL_NOTE
     reference = "https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/"
     noncompliant = COMPLIANT_POD.replace("preStop:", "postStart:")
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        for site, gpu_claims in gpu_sites(obj, ctx):
+        for site, gpu_claims in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 uses = claim_names(c) & gpu_claims
                 if uses and c.pre_stop is None and not c.init:
@@ -176,7 +195,7 @@ class TeardownGracePeriod(Rule):
         sum. Without a known server it requires at least `minGraceSeconds` (the default 30 s
         is rarely enough to drain GPU work). Either way it must exceed the hook's own bounded
         waits (`sleep N`, `timeout N`, the sleep action and draguard-teardown's own bounds
-        are added up)."""
+        are added up).""" + CHANNEL_NOTE
     reference = "https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination"
     options = {"minGraceSeconds": Option(60, "smallest acceptable terminationGracePeriodSeconds without a known server"),
                **BUDGET_OPTIONS}
@@ -185,7 +204,7 @@ class TeardownGracePeriod(Rule):
 
     def check(self, obj, ctx):
         floor = ctx.option(self, "minGraceSeconds")
-        for site, gpu_claims in gpu_sites(obj, ctx):
+        for site, gpu_claims in gpu_sites(obj, ctx, channels=True):
             seconds, stated = site.grace_period
             if stated and seconds == 0:
                 continue  # teardown-grace-zero
@@ -225,13 +244,13 @@ class TeardownUnboundedHook(Rule):
         `while pgrep server; do sleep 1; done` waits for a condition that may never come;
         the hook then runs until the grace period expires and SIGKILL arrives, so every
         teardown takes the full grace period and the device is released at an arbitrary
-        point. Wrap the wait in `timeout N` so the hook ends on its own."""
+        point. Wrap the wait in `timeout N` so the hook ends on its own.""" + CHANNEL_NOTE
     reference = "https://kubernetes.io/docs/concepts/containers/container-lifecycle-hooks/#hook-handler-execution"
     noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'while pgrep vllm; do sleep 1; done']")
     compliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'timeout 9 sh -c \"while pgrep vllm; do sleep 1; done\"']")
 
     def check(self, obj, ctx):
-        for site, _ in gpu_sites(obj, ctx):
+        for site, _ in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 hook = c.pre_stop
                 if hook and loops_unbounded(hook):
@@ -256,7 +275,8 @@ class TeardownDrainDisabled(Rule):
         in-flight request is aborted the moment the kubelet sends SIGTERM, however long the
         grace period is. The fix adds the flag with what the grace period leaves after the
         preStop waits, the release, the helper's verify and the margin (the servers whose
-        flag is optional are in `draguard-teardown servers`)."""
+        flag is optional are in `draguard-teardown servers`). An IMEX channel claim holds no GPU
+        memory and is not judged here (the timeline rules judge it)."""
     reference = "https://github.com/vllm-project/vllm/pull/36666"
     noncompliant = COMPLIANT_POD.replace("[--shutdown-timeout, '30']", "[--model, /models/llama-3.1-8b]")
     compliant = COMPLIANT_POD
@@ -316,7 +336,7 @@ class TeardownKillsPid1(Rule):
         the hook does next (wait for the process, flush, verify the release) never runs, and
         the SIGTERM the kubelet sends after the hook anyway comes early. Let the hook wait for
         endpoint removal and leave SIGTERM to the kubelet; to check the GPU was released, run
-        `draguard-teardown verify` from a native sidecar that lists the same claim."""
+        `draguard-teardown verify` from a native sidecar that lists the same claim.""" + CHANNEL_NOTE
     upstream_note = """
         The GPU guideline documents recommend `kill -SIGTERM 1 && while pgrep python; do sleep
         1; done` as a preStop hook: the loop never runs, because the container is gone once
@@ -326,7 +346,7 @@ class TeardownKillsPid1(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        for site, _ in gpu_sites(obj, ctx):
+        for site, _ in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 if c.pre_stop and kills_pid1(c.pre_stop):
                     yield ctx.finding(self, obj, f"the preStop hook of {c.label} signals PID 1, its own main process: "
@@ -391,7 +411,8 @@ class TeardownHelperClaim(Rule):
         The driver injects a claim's devices only into the containers that list the claim in
         `resources.claims`. A helper container that does not list it sees no GPU through
         NVML: its baseline fails and its verify can prove nothing. Several containers of one
-        pod may list the same claim; the helper only reads NVML."""
+        pod may list the same claim; the helper only reads NVML. An IMEX channel claim holds no
+        GPU memory and is not judged here (the timeline rules judge it)."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     compliant = replace_last(COMPLIANT_POD.replace("GracePeriodSeconds: 60", "GracePeriodSeconds: 70"),
                              "containers:\n", "initContainers:\n"

@@ -285,18 +285,22 @@ def _add(source: Source, documents, problems, loaded: Loaded, locate) -> None:
 
 
 def _add_problems(source: Source, documents, problems, loaded: Loaded, locate) -> None:
-    for problem in problems:
-        loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line, problem.column, locate))
-    for doc in documents:
-        for problem in doc.problems:
-            loaded.problems.append(_problem(source, problem.kind, problem.message, problem.line,
-                                            problem.column, locate))
+    for problem in [*problems, *(p for doc in documents for p in doc.problems)]:
+        loaded.problems.append(_problem(source, problem, locate))
 
 
+def _problem(source, problem: ParseProblem, locate) -> Problem:
+    """The problem at its place in what the user wrote (through `locate`: a rendered chart's
+    line becomes its template's), and so is the earlier position its message cites."""
+    def place(line, column):
+        return locate(line, column) if locate else (source.display, line, column)
 
-def _problem(source, kind, message, line, column, locate) -> Problem:
-    file, line, column = locate(line, column) if locate else (source.display, line, column)
-    return Problem(_PROBLEM_RULES[kind], message, _at(file, line, column))
+    file, line, column = place(problem.line, problem.column)
+    message = problem.message
+    if problem.earlier is not None:
+        earlier_file, earlier_line, _ = place(*problem.earlier)
+        message += f" at line {earlier_line}" if earlier_file == file else f" at {earlier_file}:{earlier_line}"
+    return Problem(_PROBLEM_RULES[problem.kind], message, _at(file, line, column))
 
 
 def _position(source: Source, mark, doc, locate) -> tuple:

@@ -293,7 +293,7 @@ class SourceMap:
         window = _block(lines, parent) if parent else range(1, len(lines) + 1)
         token = wanted[column - 1:].split(":", 1)[0].strip() if column - 1 < len(wanted) else ""
         for number in window:  # the key, written with an interpolated value
-            if token and token in lines[number - 1]:
+            if token and token in lines[number - 1] and not resolve.owned_by_sibling(number, line):
                 return (template, number, lines[number - 1].index(token) + 1)
         for ancestor in resolve.untrusted_ancestors(line):  # a key whose value a directive wrote on its line
             key = _key_of(self.rendered_lines[ancestor - 1])
@@ -301,9 +301,12 @@ class SourceMap:
                 text = lines[number - 1]
                 if key and "{{" in text and _key_of(text) == key:
                     return (template, number, text.index("{{") + 1)
-        for number in window:  # the directive that emitted it (toYaml, include, range)
-            if "{{" in lines[number - 1]:
-                return (template, number, lines[number - 1].index("{{") + 1)
+        directives = [number for number in window if "{{" in lines[number - 1]]
+        if directives:  # the directive that emitted it (toYaml, include, range): the last one above what
+            below = resolve.next_template_line(line)  # follows it in the block, else the block's first
+            number = max((n for n in directives if n < below), default=directives[0]) if below in window \
+                else directives[0]
+            return (template, number, lines[number - 1].index("{{") + 1)
         return (template, parent or 1, 1)
 
 
@@ -329,6 +332,19 @@ class _Resolver:
     def parent(self, line: int) -> int | None:
         """The template line of the nearest ancestor whose own match is trusted."""
         return next((t for t in map(self.template_line, self._ancestors(line)) if t is not None), None)
+
+    def owned_by_sibling(self, number: int, line: int) -> bool:
+        """Whether template line `number` produced, verbatim, another rendered line of the
+        same mapping as `line`: then `line` is that key written a second time by something
+        else (an included helper's labels beside a literal one), not this line's output."""
+        others = [r for r, t in self.aligned.items() if t == number and r != line]
+        parent = next(self._ancestors(line), None)
+        return any(next(self._ancestors(other), None) == parent and
+                   _indent(self.rendered[other - 1]) == _indent(self.rendered[line - 1]) for other in others)
+
+    def next_template_line(self, line: int) -> int | None:
+        """The template line of the first trusted rendered line after `line`, in its document."""
+        return next((t for r in sorted(self.aligned) if r > line and (t := self.template_line(r)) is not None), None)
 
     def untrusted_ancestors(self, line: int):
         """The ancestors of `line` below the nearest trusted one, nearest first."""

@@ -148,6 +148,9 @@ class ParseProblem:
     message: str
     line: int
     column: int
+    #: (line, column) of what the problem refers back to (the first of two equal keys): the
+    #: loader cites it where the user reads it (a Helm template's line, not helm's output's)
+    earlier: tuple[int, int] | None = None
 
 
 @dataclass
@@ -263,8 +266,8 @@ class _Builder:
                 continue  # server-side apply records of a live object: half its size, read by no rule
             if key in result:
                 self.problems.append(
-                    ParseProblem("duplicate-key", f"mapping key {key!r} already defined at line {result.key_mark(key)[0]}",
-                            km.line + 1, km.column + 1)
+                    ParseProblem("duplicate-key", f"mapping key {key!r} already defined", km.line + 1, km.column + 1,
+                                 earlier=result.key_mark(key))
                 )
             if vnode.__class__ is ScalarNode:
                 self.count += 1

@@ -33,7 +33,7 @@ KUBERAY = "system:serviceaccount:ray-system:kuberay-operator"
 
 @pytest.fixture(scope="module")
 def webhook():
-    with running_webhook("--kube-version", "1.34", "--controller-user", KUBERAY) as running:
+    with running_webhook("--kube-version", "1.34", "--controller-user", KUBERAY, "--profile", "strict") as running:
         yield running
 
 

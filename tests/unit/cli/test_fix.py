@@ -30,12 +30,12 @@ def legacy_copy(tmp_path):
 def test_the_legacy_example_is_migrated_and_then_lints_clean(cli, tmp_path):
     target = legacy_copy(tmp_path)
     os.chmod(target, 0o640)
-    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--profile", "strict", target)
     assert done.code == 0, done.out
     assert "fixed 12 finding(s) in 1 file(s)" in done.out
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640  # the mode is kept
     assert cli("lint", "--no-config", target).code == 0
-    again = cli("fix", "--unsafe-fixes", "--no-config", target)
+    again = cli("fix", "--unsafe-fixes", "--no-config", "--profile", "strict", target)
     assert again.code == 0 and "fixed 0 finding(s) in 0 file(s)" in again.out
     assert target.read_text().startswith(LEGACY.read_text().split("apiVersion")[0])  # the header comments
 
@@ -43,10 +43,10 @@ def test_the_legacy_example_is_migrated_and_then_lints_clean(cli, tmp_path):
 def test_diff_and_check_write_nothing(cli, tmp_path):
     target = legacy_copy(tmp_path)
     before = target.read_bytes()
-    diff = cli("fix", "--unsafe-fixes", "--diff", "--no-config", target)
+    diff = cli("fix", "--unsafe-fixes", "--diff", "--no-config", "--profile", "strict", target)
     assert diff.code == 1 and f"--- a/{str(target).lstrip('/')}" in diff.out and "+kind: ResourceClaimTemplate" in diff.out
-    check = cli("fix", "--unsafe-fixes", "--check", "--no-config", target)
-    assert check.code == 1 and "would fix 12" in check.out
+    check = cli("fix", "--unsafe-fixes", "--check", "--no-config", target)  # recommended: no shm-size-limit fix
+    assert check.code == 1 and "would fix 11" in check.out
     assert target.read_bytes() == before
 
 
@@ -98,7 +98,7 @@ def test_select_and_ignore(cli, tmp_path):
 
 def test_stdin_is_fixed_to_stdout_with_the_summary_on_stderr(cli):
     done = cli("fix", "--unsafe-fixes", "--no-config", "-", stdin=LEGACY.read_text())
-    assert "kind: ResourceClaimTemplate" in done.out and "fixed 12 finding(s)" in done.err
+    assert "kind: ResourceClaimTemplate" in done.out and "fixed 11 finding(s)" in done.err
 
 
 def test_a_read_only_file_is_reported_not_written(cli, tmp_path):
@@ -295,12 +295,12 @@ def test_reference_files_are_read_for_what_rules_read_across_files_and_neither_j
     (tmp_path / "template.yaml").write_text(yaml.safe_dump(template, sort_keys=False))
     (tmp_path / "pdb.yaml").write_text(yaml.safe_dump(budget, sort_keys=False))
     shutil.copy(LEGACY, tmp_path / "legacy.yaml")
-    alone = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml").json
+    alone = cli("lint", "--no-config", "--profile", "strict", "-f", "json", tmp_path / "deploy.yaml").json
     assert {"claim-reference-missing", "rollout-pdb"} <= {f["rule"] for f in alone["findings"]}
-    with_reference = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml", "--reference", tmp_path).json
+    with_reference = cli("lint", "--no-config", "--profile", "strict", "-f", "json", tmp_path / "deploy.yaml", "--reference", tmp_path).json
     assert with_reference["findings"] == [] and with_reference["summary"]["objects"] == 1, with_reference["findings"]
     before = {p.name: p.read_text() for p in tmp_path.iterdir()}
-    done = cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml", "--reference", tmp_path)
+    done = cli("fix", "--unsafe-fixes", "--no-config", "--profile", "strict", tmp_path / "deploy.yaml", "--reference", tmp_path)
     assert done.code == 0 and {p.name: p.read_text() for p in tmp_path.iterdir()} == before, done.out
-    cli("fix", "--unsafe-fixes", "--no-config", tmp_path / "deploy.yaml")
+    cli("fix", "--unsafe-fixes", "--no-config", "--profile", "strict", tmp_path / "deploy.yaml")
     assert "PodDisruptionBudget" in (tmp_path / "deploy.yaml").read_text()  # what the reference prevents

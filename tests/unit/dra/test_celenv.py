@@ -302,3 +302,25 @@ def test_names_only_draguards_engine_declares_are_undeclared(expression, message
 
 def test_a_network_type_name_is_declared_upstream_too():
     assert compile_selector("type(ip('::1')) == net.IP").error is None
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("device.attributes[device.driver].size() == 0", True),
+    ("'model' in device.attributes[device.driver]", False),
+    ("device.capacity[device.driver].size() == 0", True),
+    ("'gpu.nvidia.com' in device.attributes", False),  # membership is the map's own: no default there
+])
+def test_a_device_without_attributes_reads_its_driver_s_domain_as_an_empty_map(expression, expected):
+    """Upstream's device maps return an empty map for a domain they lack (cel/compile.go,
+    newStringInterfaceMapWithDefault), a domain named by `device.driver` too (issue: allocator
+    and CEL fidelity: it was a "Key not found in map" runtime error here)."""
+    bare = Device("gpu-1", NV, "node-a", {}, {})
+    assert compile_selector(expression).evaluate(bare) is expected
+
+
+def test_the_stable_variant_reads_allow_multiple_allocations_as_false():
+    """Upstream's stable allocator builds the CEL device without the field: a selector on it
+    is false there, whatever the slice publishes (issue: allocator and CEL fidelity)."""
+    shared = Device("gpu-2", NV, "node-a", {}, {}, allow_multiple_allocations=True)
+    compiled = compile_selector("device.allowMultipleAllocations")
+    assert compiled.evaluate(shared) is True and compiled.evaluate(shared, multiple_allocations=False) is False

@@ -396,7 +396,7 @@ def test_a_gpu_on_nodes_that_serve_mig_slices_as_nvidia_com_gpu_migrates_to_that
 @pytest.mark.parametrize("node, said", [
     ({"nodeSelector": {"nvidia.com/gpu.product": "Tesla-T4-SHARED"}}, "nvidia.com/gpu.product=Tesla-T4-SHARED"),
     ({"nodeSelector": {"nvidia.com/gpu.product": "A100-SXM4-40GB-MIG-1g.5gb-SHARED"}}, "-SHARED"),
-    ({"nodeSelector": {"cloud.google.com/gke-gpu-sharing-strategy": "time-sharing"}}, "gke-gpu-sharing-strategy"),
+    # GKE's label names the strategy: one shared claim instead (test_shared_gpu_migration)
     (_affinity("nvidia.com/gpu.replicas", ["4"]), "nvidia.com/gpu.replicas=4"),
 ])
 def test_a_gpu_that_is_a_shared_replica_gets_no_whole_gpu_claim(node, said):

@@ -28,12 +28,12 @@ def _inventory(rule, folder) -> list[str]:
 @pytest.mark.parametrize("rule", [r for r in WITH_EXAMPLES if r.noncompliant], ids=lambda r: r.id)
 def test_failing_example_triggers_the_rule(rule, lint_json, tmp_path):
     report = lint_json(textwrap.dedent(rule.noncompliant), "--kube-version", rule.examples_target, "--allow-empty",
-                       *_inventory(rule, tmp_path))
+                       "--profile", "strict", *_inventory(rule, tmp_path))
     assert rule.id in rules_of(report), report["findings"]
 
 
 @pytest.mark.parametrize("rule", [r for r in WITH_EXAMPLES if r.compliant], ids=lambda r: r.id)
 def test_passing_example_is_clean(rule, lint_json, tmp_path):
-    report = lint_json(textwrap.dedent(rule.compliant), "--kube-version", rule.examples_target,
+    report = lint_json(textwrap.dedent(rule.compliant), "--kube-version", rule.examples_target, "--profile", "strict",
                        *_inventory(rule, tmp_path))
     assert report["findings"] == []

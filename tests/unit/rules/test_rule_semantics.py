@@ -12,7 +12,8 @@ from support.reports import rules_of
 
 
 def lint(lint_json, text, *args):
-    return lint_json(textwrap.dedent(text), "--kube-version", "1.34", *args)
+    """Every rule judges (the strict profile): these are the rules' semantics, not the default's."""
+    return lint_json(textwrap.dedent(text), "--kube-version", "1.34", "--profile", "strict", *args)
 
 
 @pytest.mark.parametrize("selector, labels, expected", [

@@ -157,9 +157,9 @@ def test_gated_fields_follow_the_target_release(lint_json, version, args, expect
 
 
 def test_capacity_requests_pin_memory(lint_json):
-    assert _rules(lint_json(_claim(CAPACITY)), "request-unpinned") == []
+    assert _rules(lint_json(_claim(CAPACITY), "--profile", "strict"), "request-unpinned") == []
     without = CAPACITY.replace("        capacity: {requests: {memory: 10Gi}}", "")
-    assert len(_rules(lint_json(_claim(without)), "request-unpinned")) == 1
+    assert len(_rules(lint_json(_claim(without), "--profile", "strict"), "request-unpinned")) == 1
 
 
 def test_v1beta1_slice_devices_are_found_under_basic(lint_json):

@@ -1,0 +1,94 @@
+"""The NVIDIA device plugin's own config file, as a ConfigMap holds it: which resources it
+shares, and how. Mirrors NVIDIA/k8s-device-plugin api/config/v1 (sharing.go: `sharing` holds
+`timeSlicing` and `mps`, each ReplicatedResources; replicas.go: `resources[]` of `name` and
+`replicas`). A replica count above 1 hands one GPU to that many pods: time-slicing shares its
+memory and fault domain with no isolation, MPS its memory with per-client limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from .manifest import Manifest
+from .pods import mapping, mappings
+
+#: a data value longer than this is not read as a config (the API server caps a whole
+#: ConfigMap at 1 MiB)
+MAX_CONFIG_CHARS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """One resource the plugin shares: in ConfigMap key `key`, under `strategy`
+    ('timeSlicing' or 'mps'), `replicas` pods per GPU; `offset` is where the strategy's key
+    starts in the data value."""
+
+    key: str
+    strategy: str
+    resource: str
+    replicas: int
+    offset: int
+
+
+class _NoAliases(yaml.SafeLoader):
+    """A config read from tenant input: aliases (which can expand without bound) are refused."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("aliases are not read in a device plugin config")
+        return super().compose_node(parent, index)
+
+
+def _config(text: str) -> dict:
+    if len(text) > MAX_CONFIG_CHARS or "sharing" not in text:
+        return {}
+    try:
+        return mapping(yaml.load(text, Loader=_NoAliases))  # noqa: S506 (a SafeLoader)
+    except (yaml.YAMLError, RecursionError):
+        return {}
+
+
+def shared_resources(config_map: Manifest) -> list[Sharing]:
+    """Each resource a device plugin config in the ConfigMap's `data` shares with replicas > 1."""
+    found = []
+    for key, text in mapping(config_map.data.get("data")).items():
+        if not isinstance(key, str) or not isinstance(text, str):
+            continue
+        sharing = mapping(_config(text).get("sharing"))
+        for strategy in ("timeSlicing", "mps"):
+            for resource in mappings(mapping(sharing.get(strategy)).get("resources")):
+                replicas, name = resource.get("replicas"), resource.get("name")
+                if type(replicas) is int and replicas > 1 and isinstance(name, str):
+                    found.append(Sharing(key, strategy, name, replicas, max(text.find(strategy), 0)))
+    return found
+
+
+#: GKE's node label for the GPU sharing strategy and the DRA driver's name for each
+#: (GKE "share GPUs with multiple workloads": time-sharing, mps)
+GKE_STRATEGY = "cloud.google.com/gke-gpu-sharing-strategy"
+_GKE_STRATEGIES = {"time-sharing": "TimeSlicing", "mps": "MPS"}
+#: the device plugin's config key for each strategy -> NVIDIA's GpuConfig sharing.strategy
+_PLUGIN_STRATEGIES = {"timeSlicing": "TimeSlicing", "mps": "MPS"}
+
+
+def sharing_strategy(labels: dict[str, set[str]], objects) -> tuple[str, str] | str:
+    """(the GpuConfig sharing strategy, where it was read) for pods that require node
+    `labels` selecting shared nvidia.com/gpu replicas: GKE's strategy label, else the one
+    strategy the NVIDIA device plugin's configs in `objects` share nvidia.com/gpu with.
+    Otherwise the reason it is not known (a str)."""
+    gke = labels.get(GKE_STRATEGY, set())
+    if gke:
+        strategies = {_GKE_STRATEGIES.get(value) for value in gke}
+        if len(strategies) == 1 and None not in strategies:
+            [strategy] = strategies
+            return strategy, f"{GKE_STRATEGY}={','.join(sorted(gke))}"
+        return f"{GKE_STRATEGY} names {', '.join(sorted(gke))}, not one of time-sharing, mps"
+    found = {(_PLUGIN_STRATEGIES[s.strategy], f"ConfigMap '{m.name}' key '{s.key}'") for m in objects
+             if (m.group, m.kind) == ("", "ConfigMap") for s in shared_resources(m) if s.resource == "nvidia.com/gpu"}
+    strategies = {strategy for strategy, _ in found}
+    if len(strategies) == 1:
+        return min(found)
+    if not strategies:
+        return "no NVIDIA device plugin config in the input says whether the replicas are time-sliced or MPS"
+    return "the device plugin configs in the input share nvidia.com/gpu both ways (time-slicing and MPS)"

@@ -1,0 +1,83 @@
+"""The migration of shared GPUs (issue: real-world recall): a workload on time-sliced or MPS
+replicas of nvidia.com/gpu becomes one ResourceClaim the pods share, with NVIDIA's GpuConfig
+sharing it the same way, where the input says which sharing it is; else the reason. The
+device plugin's config is kubeflow/trainer's (tests/support/data/corpus/SOURCES.tsv)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+
+from support.paths import DATA
+
+PLUGIN_CONFIG = DATA / "corpus" / "legacy" / "kubeflow-trainer__hack__gpu-time-slicing.yml"
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: notebook, namespace: team-a}}
+spec:
+  replicas: 2
+  strategy: {{type: Recreate}}
+  selector: {{matchLabels: {{app: nb}}}}
+  template:
+    metadata: {{labels: {{app: nb}}}}
+    spec:
+      nodeSelector: {{{selector}}}
+      containers:
+      - name: lab
+        image: jupyter/base-notebook
+        resources:
+          limits: {{nvidia.com/gpu: 1}}
+"""
+TIME_SLICED = DEPLOYMENT.format(selector="nvidia.com/gpu.product: Tesla-T4-SHARED")
+
+
+def _fix(cli, folder):
+    done = cli("fix", "--no-config", "--unsafe-fixes", "--select", "legacy-gpu-resource", folder)
+    return done, [d for d in yaml.safe_load_all((folder / "deploy.yaml").read_text()) if d]
+
+
+def test_time_sliced_replicas_become_one_claim_the_pods_share_and_it_allocates(cli, tmp_path):
+    shutil.copy(PLUGIN_CONFIG, tmp_path / "plugin.yaml")
+    (tmp_path / "deploy.yaml").write_text(TIME_SLICED)
+    done, (deployment, claim) = _fix(cli, tmp_path)
+    assert "GpuConfig sharing.strategy TimeSlicing (as ConfigMap 'gpu-time-slicing-config' key 'any')" in done.out
+    spec = deployment["spec"]["template"]["spec"]
+    assert spec["resourceClaims"] == [{"name": "shared-gpu", "resourceClaimName": "notebook-lab-shared-gpu"}]
+    assert spec["containers"][0]["resources"] == {"claims": [{"name": "shared-gpu"}]}
+    assert (claim["kind"], claim["metadata"]) == ("ResourceClaim", {"name": "notebook-lab-shared-gpu",
+                                                                    "namespace": "team-a"})
+    [config] = claim["spec"]["devices"]["config"]
+    assert config["opaque"]["parameters"]["sharing"] == {"strategy": "TimeSlicing"}
+    relinted = cli("lint", "--no-config", "-f", "json", tmp_path / "deploy.yaml").json
+    assert "legacy-gpu-resource" not in {f["rule"] for f in relinted["findings"]}
+    # one allocation serves every pod: on a node of one GPU, the claim gets that GPU
+    spec_file = tmp_path / "inventory-spec.yaml"
+    spec_file.write_text("nodes:\n- {namePrefix: gpu, count: 1, gpus: {model: A100-40GB, count: 1}}\n")
+    assert cli("inventory", "generate", spec_file, "-o", tmp_path / "inventory.yaml").code == 0
+    [allocated] = cli("allocate", "--no-config", "-f", "json", "--inventory", tmp_path / "inventory.yaml",
+                      tmp_path / "deploy.yaml").json
+    assert allocated["node"] == "gpu-0" and len(allocated["allocation"]["devices"]["results"]) == 1
+
+
+@pytest.mark.parametrize("value, strategy", [("mps", "MPS"), ("time-sharing", "TimeSlicing")])
+def test_gke_s_sharing_label_names_the_strategy(cli, tmp_path, value, strategy):
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT.format(
+        selector=f"cloud.google.com/gke-gpu-sharing-strategy: {value}, "
+                 "cloud.google.com/gke-max-shared-clients-per-gpu: '3'"))
+    _, documents = _fix(cli, tmp_path)
+    assert [d["kind"] for d in documents] == ["Deployment", "ResourceClaim"]  # no template: no GPU per pod
+    assert documents[1]["spec"]["devices"]["config"][0]["opaque"]["parameters"]["sharing"] == {"strategy": strategy}
+
+
+@pytest.mark.parametrize("selector, reason", [
+    ("nvidia.com/gpu.product: Tesla-T4-SHARED",
+     "no NVIDIA device plugin config in the input says whether the replicas are time-sliced or MPS"),
+    ("cloud.google.com/gke-gpu-sharing-strategy: time-slicing", "not one of time-sharing, mps"),
+])
+def test_where_the_sharing_is_not_known_the_reason_is_given(cli, tmp_path, selector, reason):
+    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT.format(selector=selector))
+    done = cli("fix", "--no-config", "--unsafe-fixes", "--check", tmp_path)
+    assert "would fix 0" in done.out and reason in done.out
