@@ -98,7 +98,7 @@ def main() -> int:
             jobs_one = lint.command.name.endswith("--jobs 1")
             figure(lint.command.name, f"{lint.describe()}  {objects / lint.wall:,.0f} objects/s",
                    "peak <= 300 MiB with the report")
-            figure(f"  / bare parse", ratio(lint, parse), "<= 1.3x" if jobs_one else "<= 1.0x (--jobs 1: <= 1.3x)")
+            figure("  / bare parse", ratio(lint, parse), "<= 1.3x" if jobs_one else "<= 1.0x (--jobs 1: <= 1.3x)")
         if args.vs_checkov:
             small = Path(tmp) / "small"
             build(small, args.checkov_objects)
