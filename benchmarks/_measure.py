@@ -108,10 +108,14 @@ def figure(label: str, value: str, goal: str | None = None) -> None:
 
 
 def header(runs: int) -> None:
-    """Say how the figures below were taken and on what machine."""
+    """Say how the figures below were taken and on what machine. A child's peak cannot read
+    below this process's own size when it started it (Linux counts the forked copy)."""
+    import resource
+
     cores = len(os.sched_getaffinity(0))
+    floor = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"whole processes, run in turn; median (min-max) of {runs} runs after 1 warm-up; "
-          f"{cores} CPUs available; Python {sys.version.split()[0]}")
+          f"{cores} CPUs available; Python {sys.version.split()[0]}; a peak cannot read below {floor:.0f} MiB")
 
 
 class setup:
