@@ -138,6 +138,13 @@ class setup:
         return False
 
 
+def baseline(command: Command, src: str) -> Command:
+    """The same command run from another checkout's `src` (the code before a change), to be
+    timed in turn with it: a before/after figure from one sitting."""
+    return Command(f"{command.name} [baseline]", command.argv, command.ok,
+                   dict(command.env or {}, PYTHONPATH=src), command.before)
+
+
 def draguard(*args: str) -> list[str]:
     """`draguard ARGS` as a user runs it, with this interpreter (the checkout's draguard when
     PYTHONPATH names its src)."""

@@ -8,7 +8,9 @@ tree, both as whole processes in turn, both writing JSON; checkov is installed o
 cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step).
 
     python benchmarks/lint_throughput.py [--objects 20000] [--runs 5] [--tree DIR] [--jobs N ...]
-                                         [--vs-checkov] [--checkov-objects 4000]
+                                         [--vs-checkov] [--checkov-objects 4000] [--baseline-src OTHER/src]
+
+`--baseline-src`: `draguard lint` also run from another checkout's src (before a change), in turn.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from _measure import Command, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
+from _measure import Command, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
 from fix_throughput import replicate
 
 import draguard as package
@@ -77,8 +79,11 @@ def main() -> int:
                         help="also time `lint --jobs N` for each N (the default run uses lint's own default)")
     parser.add_argument("--vs-checkov", action="store_true")
     parser.add_argument("--checkov-objects", type=int, default=4_000)
+    parser.add_argument("--baseline-src", metavar="DIR", help="also time `draguard lint` from this src, in turn")
     args = parser.parse_args()
     compile_bytecode(Path(package.__file__).parent)
+    if args.baseline_src:
+        compile_bytecode(Path(args.baseline_src) / "draguard")
     with tempfile.TemporaryDirectory(prefix="draguard-bench-") as tmp:
         tree = args.tree or Path(tmp) / "tree"
         if not tree.exists():
@@ -92,10 +97,12 @@ def main() -> int:
         commands += [Command(f"draguard lint --jobs {n}",
                              draguard("lint", "--no-config", "--jobs", n, "-o", report, str(tree)), ok=(0, 1))
                      for n in args.jobs]
+        if args.baseline_src:
+            commands.append(baseline(commands[1], args.baseline_src))
         parse, *lints = in_turn(commands, args.runs)
         figure(parse.command.name, parse.describe())
         for lint in lints:
-            jobs_one = lint.command.name.endswith("--jobs 1")
+            jobs_one = lint.command.name.endswith(("--jobs 1", "[baseline]"))
             figure(lint.command.name, f"{lint.describe()}  {objects / lint.wall:,.0f} objects/s",
                    "peak <= 300 MiB with the report")
             figure("  / bare parse", ratio(lint, parse), "<= 1.3x" if jobs_one else "<= 1.0x (--jobs 1: <= 1.3x)")

@@ -3,9 +3,11 @@ nodes x 8 H100s (static MIG: tests/support/audit_dump.LAYOUT per GPU), then `dra
 rollout` of a release-first rollout (maxSurge 0, maxUnavailable 10%) of one Deployment holding
 one 1g.10gb slice a pod, its JSON report written. Both are whole processes, run in turn; the
 figure the goal is about is their sum, pair by pair (the inventory is part of what the user
-waits for), and the peak is the larger of the two.
+waits for), and the peak is the larger of the two. `--drain`: instead of the rollout, the
+Deployment running, then its first node drained (`draguard simulate drain gpu-0`: cordon,
+evictions, the replacements placed on the nodes left).
 
-    python benchmarks/simulate.py [--nodes 5000] [--pods 40000] [--runs 5]
+    python benchmarks/simulate.py [--nodes 5000] [--pods 40000] [--runs 5] [--drain]
 
 Goal (issue #44): 40,000 pods on 5,000 nodes <= 30 s as processes, inventory included, < 2 GiB."""
 
@@ -44,6 +46,7 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, help="replicas (default: every 1g.10gb slice of the nodes)")
     parser.add_argument("--runs", type=int, default=5, help="runs of each command after the warm-up (median shown)")
+    parser.add_argument("--drain", action="store_true", help="drain the first node instead of rolling out")
     args = parser.parse_args()
     compile_bytecode(Path(package.__file__).parent)
     replicas = min(args.pods or sys.maxsize, args.nodes * 8 * LAYOUT.count(PROFILE))
@@ -54,15 +57,17 @@ def main() -> int:
             "gpus": {"model": "H100-80GB", "count": 8, "mig": "static", "layout": LAYOUT}}]}))
         (here / "app.yaml").write_text(yaml.safe_dump_all([deployment(replicas), claim_template(PROFILE, "serving")]))
         inventory = str(here / "inventory.yaml")
+        what, step = (["drain", "gpu-0"], "the first node drained") if args.drain else \
+            (["rollout"], "rollout maxSurge 0 / maxUnavailable 10%")
         generate, rollout = in_turn([
             Command("draguard inventory generate", draguard("inventory", "generate", str(here / "spec.yaml"),
                                                             "-o", inventory)),
-            Command("draguard simulate rollout", draguard("simulate", "rollout", str(here / "app.yaml"), "--no-config",
-                                                          "--inventory", inventory, "-f", "json",
-                                                          "-o", str(here / "report.json")))], args.runs)
+            Command(f"draguard simulate {what[0]}", draguard("simulate", *what, str(here / "app.yaml"), "--no-config",
+                                                             "--inventory", inventory, "-f", "json",
+                                                             "-o", str(here / "report.json")), ok=(0, 1))],
+            args.runs)
     header(args.runs)
-    print(f"{args.nodes:,} nodes x 8 H100 (static MIG {'+'.join(LAYOUT)}), {replicas:,} pods, "
-          "rollout maxSurge 0 / maxUnavailable 10%")
+    print(f"{args.nodes:,} nodes x 8 H100 (static MIG {'+'.join(LAYOUT)}), {replicas:,} pods, {step}")
     figure(generate.command.name, generate.describe())
     figure(rollout.command.name, rollout.describe())
     both = sorted(a + b for a, b in zip(generate.walls, rollout.walls))

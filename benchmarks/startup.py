@@ -4,7 +4,9 @@ with the floor, a bare interpreter (`python -c pass`); median wall time, its ran
 memory, the goal beside each. A last column says which heavy libraries the command imported
 (read in a separate run under `python -X importtime`, not timed).
 
-    python benchmarks/startup.py [--runs 15]
+    python benchmarks/startup.py [--runs 15] [--baseline-src OTHER/src]
+
+`--baseline-src`: each command also run from another checkout's src (before a change), in turn.
 
 Goals (issue #44): one small file end to end <= 150 ms, --version <= 60 ms."""
 
@@ -15,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _measure import Command, compile_bytecode, draguard, figure, header, in_turn, ratio
+from _measure import Command, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio
 
 import draguard as package
 
@@ -41,15 +43,24 @@ def heavy(arguments: list[str]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--baseline-src", metavar="DIR", help="also time each command from this src, in turn")
     args = parser.parse_args()
     compile_bytecode(Path(package.__file__).parent)
+    if args.baseline_src:
+        compile_bytecode(Path(args.baseline_src) / "draguard")
     floor = Command("python -c pass (floor)", [sys.executable, "-c", "pass"])
     commands = [Command(f"draguard {name}", draguard(*argv), ok=(0, 1)) for name, argv, _ in COMMANDS]
+    before = [baseline(c, args.baseline_src) for c in commands] if args.baseline_src else []
+    results = in_turn([floor, *commands, *before], args.runs)
     header(args.runs)
-    results = in_turn([floor, *commands], args.runs)
     figure(floor.name, results[0].describe())
-    for (name, argv, goal), runs in zip(COMMANDS, results[1:]):
+    for index, (name, argv, goal) in enumerate(COMMANDS):
+        runs = results[1 + index]
         figure(runs.command.name, f"{runs.describe()}  {ratio(runs, results[0])} the floor", goal)
+        if before:
+            old = results[1 + len(commands) + index]
+            figure(old.command.name, f"{old.describe()}  {ratio(old, results[0])} the floor")
+            figure("  after / before", ratio(runs, old))
         print(f"{'':<40} imports: {heavy(argv)}")
     return 0
 
