@@ -13,9 +13,9 @@ the same either way; `DRAGUARD_CACHE_DIR=` (empty) turns it off."""
 
 from __future__ import annotations
 
+import binascii
 import json
 import os
-import zlib
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -49,9 +49,9 @@ def cached_json(area: str, key: str, build: Callable[[], T]) -> T:
     root = cache_root()
     if root is None:
         return build()
-    # the key is kept in the entry and compared: a checksum names the file (hashlib costs the
-    # start-up 2 ms), and two keys sharing one only take turns in it
-    path = root / area / f"{zlib.crc32(key.encode()):08x}.json"
+    # the key is kept in the entry and compared: a checksum names the file (binascii is loaded
+    # already; hashlib or zlib cost the start-up), and two keys sharing one take turns in it
+    path = root / area / f"{binascii.crc32(key.encode()):08x}.json"
     try:
         with open(path, encoding="utf-8") as handle:
             entry = json.load(handle)

@@ -18,7 +18,6 @@ objects a job, no `fork` on the platform, and `--reference` inputs."""
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
 
 from ..core.collector import cyclic_gc_paused
@@ -50,7 +49,7 @@ def lint_paths_jobs(inputs: list[str], config: Config, jobs: int, *, include: tu
                     exclude: tuple = (), limits: Limits = DEFAULT_LIMITS, stdin=None, helm_values: tuple = (),
                     helm_set: tuple = (), progress=None, reference: tuple = ()) -> LintResult:
     """`lint_paths` with the rules judged in up to `jobs` processes; the same result."""
-    if jobs <= 1 or reference or "fork" not in multiprocessing.get_all_start_methods():
+    if jobs <= 1 or reference or not hasattr(os, "fork"):
         return lint_paths(inputs, config, include=include, exclude=exclude, limits=limits, stdin=stdin,
                           helm_values=helm_values, helm_set=helm_set, progress=progress, reference=reference)
     options = RenderOptions(tuple(helm_values), tuple(helm_set), config.kube_version)
@@ -72,6 +71,8 @@ _RUN: tuple | None = None
 def _judged_in_parts(loaded: Loaded, config: Config, manifests: list[Manifest], parts: int,
                      advance) -> LintResult:
     global _RUN
+    import multiprocessing  # here: importing it cost a one-file lint 20 ms
+
     inventory = None
     if config.inventory:  # read once, before the fork, as lint_loaded would read it
         set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]

@@ -54,7 +54,7 @@ def test_a_damaged_entry_is_rebuilt_and_rewritten(root):
 
 
 def test_an_entry_of_another_key_is_not_taken(root, monkeypatch):
-    monkeypatch.setattr(usercache.zlib, "crc32", lambda data: 7)  # every key names one file
+    monkeypatch.setattr(usercache.binascii, "crc32", lambda data: 7)  # every key names one file
     assert usercache.cached_json("area", "first", lambda: "one") == "one"
     assert usercache.cached_json("area", "second", lambda: "two") == "two"
     assert usercache.cached_json("area", "first", lambda: "again") == "again"
