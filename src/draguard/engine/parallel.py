@@ -1,10 +1,12 @@
 """`draguard lint --jobs N`: the rules of a large run judged on every core, with the report
 byte for byte that of one process.
 
-The inputs are read and parsed once, here; then N forked processes each judge one run of
-consecutive objects with every rule, through the one lint entry point (`lint_loaded` with
-`only`), each holding the whole object set to read (copy-on-write: nothing is sent to
-them) and sending back only its findings. The parts are joined in order and sorted as one
+The inputs are read and parsed once, here, and one object of each kind is judged here too,
+so that what the rules load and build on first use (modules imported lazily, the GPU
+catalog, the CEL environment, compiled schemas) is built once and shared; then N-1 forked
+processes and this one each judge one run of consecutive objects with every rule, through
+the one lint entry point (`lint_loaded` with `only`), each holding the whole object set to
+read (copy-on-write: nothing is sent to them) and sending back only its findings. The parts are joined in order and sorted as one
 run sorts, so the report is the same as `--jobs 1`'s (tests/unit/engine/test_parallel.py
 compares them on the corpus).
 
@@ -77,11 +79,13 @@ def _judged_in_parts(loaded: Loaded, config: Config, manifests: list[Manifest], 
     if config.inventory:  # read once, before the fork, as lint_loaded would read it
         set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
         inventory = load_inventory(config.inventory, config.kube_version, set_classes)
+    _warm_up(loaded, config, manifests, inventory)
     size = -(-len(manifests) // parts)
     _RUN = (loaded, config, manifests, inventory, size)
     try:
-        with multiprocessing.get_context("fork").Pool(parts) as pool:
-            judged = pool.map(_judge_part, range(parts), chunksize=1)
+        with multiprocessing.get_context("fork").Pool(parts - 1) as pool:
+            others = pool.map_async(_judge_part, range(1, parts), chunksize=1)
+            judged = [_judge_part(0), *others.get()]
     finally:
         _RUN = None
     if advance is not None:
@@ -95,9 +99,23 @@ def _judged_in_parts(loaded: Loaded, config: Config, manifests: list[Manifest], 
     return LintResult(findings, suppressed, config, len(manifests), list(loaded.sources), loaded.refused)
 
 
+def _warm_up(loaded: Loaded, config: Config, manifests: list[Manifest], inventory) -> None:
+    """Judge the first object of each kind here, its findings dropped (its part judges it
+    again): each forked process would otherwise import and build on its own what the rules
+    load on first use (measured: a 2,700-object run took 32% more CPU in two processes than
+    in one, before this)."""
+    first: dict = {}
+    for manifest in manifests:
+        first.setdefault((manifest.group, manifest.kind), manifest)
+    sample = {id(m) for m in first.values()}
+    lint_loaded(dataclasses.replace(loaded, problems=[]), dataclasses.replace(config, problems=[]),
+                only=lambda m: id(m) in sample, manifests=manifests, inventory=inventory)
+
+
 def _judge_part(index: int) -> tuple[list[Finding], list[Finding]]:
-    """In a forked process: the findings of part `index` (the run's own notes, problems met
-    reading and the config's, come with part 0, as they come first in one run)."""
+    """The findings of part `index`, judged in a forked process (part 0: in this one); the
+    run's own notes, problems met reading and the config's, come with part 0, as they come
+    first in one run."""
     loaded, config, manifests, inventory, size = _RUN
     mine = {id(m) for m in manifests[index * size:(index + 1) * size]}
     if index:
