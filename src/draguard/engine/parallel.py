@@ -73,7 +73,10 @@ _RUN: tuple | None = None
 def _judged_in_parts(loaded: Loaded, config: Config, manifests: list[Manifest], parts: int,
                      advance) -> LintResult:
     global _RUN
-    import multiprocessing  # here: importing it cost a one-file lint 20 ms
+    # here: importing them cost a one-file lint 20 ms
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     inventory = None
     if config.inventory:  # read once, before the fork, as lint_loaded would read it
@@ -82,10 +85,13 @@ def _judged_in_parts(loaded: Loaded, config: Config, manifests: list[Manifest], 
     _warm_up(loaded, config, manifests, inventory)
     size = -(-len(manifests) // parts)
     _RUN = (loaded, config, manifests, inventory, size)
-    try:
-        with multiprocessing.get_context("fork").Pool(parts - 1) as pool:
-            others = pool.map_async(_judge_part, range(1, parts), chunksize=1)
-            judged = [_judge_part(0), *others.get()]
+    try:  # an executor, not a Pool: a worker killed (out of memory) is an error, not a wait forever
+        with ProcessPoolExecutor(parts - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            others = [pool.submit(_judge_part, index) for index in range(1, parts)]
+            judged = [_judge_part(0), *(future.result() for future in others)]
+    except BrokenProcessPool:
+        raise OSError("a process judging part of the objects ended without answering (killed, or out of "
+                      "memory?); --jobs 1 judges them all in this process") from None
     finally:
         _RUN = None
     if advance is not None:

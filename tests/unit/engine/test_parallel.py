@@ -4,6 +4,8 @@ whatever the number of parts; a suppression on an object judged in another part 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from draguard.core.finding import Finding, Severity
@@ -59,3 +61,16 @@ def test_small_runs_stay_in_one_process(cli, monkeypatch):
 def test_jobs_must_be_a_positive_number(cli, jobs):
     result = cli("lint", "--no-config", "--jobs", jobs, EXAMPLES)
     assert result.code == 2 and "--jobs" in result.err
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang(cli, parts, monkeypatch):
+    parent, judge = os.getpid(), parallel.lint_loaded
+
+    def dying(*args, **kwargs):
+        if os.getpid() != parent:
+            os._exit(9)  # as the kernel's OOM killer would end it
+        return judge(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "lint_loaded", dying)
+    result = cli("lint", "--no-config", "--jobs", "2", CORPUS)
+    assert result.code == 2 and "ended without answering" in result.err and "--jobs 1" in result.err
