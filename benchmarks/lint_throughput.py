@@ -1,136 +1,125 @@
-"""Lint throughput on the corpus (tests/support/data/corpus) replicated to >= 20,000 objects.
+"""`draguard lint` of the corpus (tests/support/data/corpus) replicated to >= 20,000 objects
+(fix_throughput.replicate: each copy in a namespace of its own), timed as whole processes
+against a bare parse of the same files with PyYAML's C loader in a process of its own (the
+floor: reading and parsing, nothing checked), in turn, with peak memory.
 
-Prints objects/s, MB/s and peak RSS of a full lint, and the ratio to a bare parse of the same
-bytes with PyYAML's C loader (`yaml.load_all(..., CSafeLoader)`), each measured in a fresh
-process. `--vs-checkov` also times checkov's Kubernetes framework (installed in a throwaway
-venv) on a subset and prints the objects/s ratio.
+`--vs-checkov` also times checkov's Kubernetes framework against `draguard lint` on a smaller
+tree, both as whole processes in turn, both writing JSON; checkov is installed once into a
+cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step).
 
-    python benchmarks/lint_throughput.py [--objects 20000] [--vs-checkov] [--checkov-objects 2000]
+    python benchmarks/lint_throughput.py [--objects 20000] [--runs 5] [--tree DIR] [--jobs N ...]
+                                         [--vs-checkov] [--checkov-objects 4000] [--baseline-src OTHER/src]
+
+`--baseline-src`: `draguard lint` also run from another checkout's src (before a change), in turn.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT / "tests" / "support" / "data" / "corpus"  # public manifests, sources in SOURCES.tsv
+import yaml
+
+from _measure import Command, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
+from fix_throughput import replicate
+
+import draguard as package
+
+#: the floor: every file of the tree read and parsed by libyaml, in one process
+PARSE = """
+import sys, pathlib, yaml
+for name in sorted(str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.y*ml")):
+    with open(name, "rb") as handle:
+        for _ in yaml.load_all(handle.read().decode("utf-8-sig"), Loader=yaml.CSafeLoader):
+            pass
+"""
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "draguard" / "bench"
 
 
-def corpus_sources() -> list[Path]:
-    """Corpus files that parse as YAML (the unrendered templates are left out)."""
-    return sorted(p for folder in ("legacy", "dra") for p in (CORPUS / folder).glob("*.y*ml"))
+def count_objects(tree: Path) -> tuple[int, int, int]:
+    """(objects, files, bytes) of a tree: the documents that are mappings with a kind."""
+    objects = files = size = 0
+    for path in tree.rglob("*.y*ml"):
+        text = path.read_bytes()
+        files, size = files + 1, size + len(text)
+        objects += sum(isinstance(d, dict) and bool(d.get("kind"))
+                       for d in yaml.load_all(text, Loader=yaml.CSafeLoader))
+    return objects, files, size
 
 
-def count_objects(paths) -> int:
-    import yaml
-
-    total = 0
-    for path in paths:
-        for doc in yaml.load_all(path.read_text(), Loader=yaml.CSafeLoader):
-            total += isinstance(doc, dict) and bool(doc.get("kind"))
-    return total
+def build(tree: Path, wanted: int) -> None:
+    tree.mkdir(parents=True)
+    with setup(f"replicate the corpus to >= {wanted:,} objects under {tree}"):
+        replicate(tree, wanted)
 
 
-def replicate(target: Path, wanted: int) -> tuple[int, int]:
-    """Copy the corpus into `target` until it holds >= `wanted` objects; (objects, bytes)."""
-    sources = corpus_sources()
-    per_copy = count_objects(sources)
-    copies = -(-wanted // per_copy)
-    size = 0
-    for i in range(copies):
-        folder = target / f"copy{i:04d}"
-        folder.mkdir(parents=True)
-        for path in sources:
-            shutil.copyfile(path, folder / path.name)
-            size += path.stat().st_size
-    return per_copy * copies, size
-
-
-def measure(mode: str, directory: str) -> None:
-    """Child process: run one measurement and print {seconds, maxrss_kb} as JSON."""
-    files = sorted(str(p) for p in Path(directory).rglob("*.y*ml"))
-    if mode == "parse":
-        import yaml
-
-        start = time.perf_counter()
-        for name in files:
-            with open(name, "rb") as handle:
-                text = handle.read().decode("utf-8-sig")
-            for _ in yaml.load_all(text, Loader=yaml.CSafeLoader):
-                pass
-        seconds = time.perf_counter() - start
-    else:
-        from draguard.core.config import Config
-        from draguard.engine import lint_paths
-
-        start = time.perf_counter()
-        result = lint_paths([directory], Config())
-        seconds = time.perf_counter() - start
-        assert result.objects > 0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": seconds, "maxrss_kb": peak}))
-
-
-def child(mode: str, directory: str) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--measure", mode, directory],
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def checkov_rate(directory: Path, objects: int) -> float:
-    venv = Path(tempfile.mkdtemp(prefix="checkov-venv-"))
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "checkov"], check=True)
-        start = time.perf_counter()
-        subprocess.run([str(venv / "bin" / "checkov"), "-d", str(directory), "--framework", "kubernetes",
-                        "--quiet", "--compact", "-o", "json"], capture_output=True, check=False)
-        return objects / (time.perf_counter() - start)
-    finally:
-        shutil.rmtree(venv, ignore_errors=True)
+def checkov() -> Path:
+    """checkov's executable in a cached virtualenv, installed on first use."""
+    venv = CACHE / "checkov"
+    binary = venv / "bin" / "checkov"
+    if not binary.exists():
+        with setup(f"install checkov into {venv} (once; cached)"):
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "checkov"], check=True)
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"checkov {version} from {venv}")
+    return binary
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=5, help="runs of each command after the warm-up (median shown)")
+    parser.add_argument("--tree", type=Path, help="an existing replicated tree (built there when absent)")
+    parser.add_argument("--jobs", nargs="*", default=[], metavar="N",
+                        help="also time `lint --jobs N` for each N (the default run uses lint's own default)")
     parser.add_argument("--vs-checkov", action="store_true")
-    parser.add_argument("--checkov-objects", type=int, default=2_000)
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the best is kept")
-    parser.add_argument("--measure", nargs=2, metavar=("MODE", "DIR"), help=argparse.SUPPRESS)
+    parser.add_argument("--checkov-objects", type=int, default=4_000)
+    parser.add_argument("--baseline-src", metavar="DIR", help="also time `draguard lint` from this src, in turn")
     args = parser.parse_args()
-    if args.measure:
-        measure(*args.measure)
-        return 0
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS}", file=sys.stderr)
-        return 2
+    compile_bytecode(Path(package.__file__).parent)
+    if args.baseline_src:
+        compile_bytecode(Path(args.baseline_src) / "draguard")
     with tempfile.TemporaryDirectory(prefix="draguard-bench-") as tmp:
-        objects, size = replicate(Path(tmp) / "big", args.objects)
-        runs = [(child("parse", f"{tmp}/big"), child("lint", f"{tmp}/big")) for _ in range(args.repeat)]
-        parse = min((p for p, _ in runs), key=lambda r: r["seconds"])  # interleaved, best of each:
-        lint = min((l for _, l in runs), key=lambda r: r["seconds"])  # drift on a shared machine hits both
-        mb = size / 1e6
-        print(f"corpus x{objects // count_objects(corpus_sources())}: {objects} objects, {mb:.1f} MB")
-        print(f"bare CSafeLoader parse: {parse['seconds']:.2f} s  {objects / parse['seconds']:,.0f} objects/s  "
-              f"peak RSS {parse['maxrss_kb'] / 1024:.0f} MiB")
-        print(f"draguard lint:          {lint['seconds']:.2f} s  {objects / lint['seconds']:,.0f} objects/s  "
-              f"{mb / lint['seconds']:.1f} MB/s  peak RSS {lint['maxrss_kb'] / 1024:.0f} MiB")
-        print(f"lint / bare parse:      {lint['seconds'] / parse['seconds']:.2f}x  (target <= 2x)")
+        tree = args.tree or Path(tmp) / "tree"
+        if not tree.exists():
+            build(tree, args.objects)
+        objects, files, size = count_objects(tree)
+        header(args.runs)
+        print(f"tree: {objects:,} objects in {files:,} files, {size / 1e6:.1f} MB ({tree})")
+        report = str(Path(tmp) / "report.txt")
+        commands = [Command("bare C parse (floor)", [sys.executable, "-c", PARSE, str(tree)]),
+                    Command("draguard lint", draguard("lint", "--no-config", "-o", report, str(tree)), ok=(0, 1))]
+        commands += [Command(f"draguard lint --jobs {n}",
+                             draguard("lint", "--no-config", "--jobs", n, "-o", report, str(tree)), ok=(0, 1))
+                     for n in args.jobs]
+        if args.baseline_src:
+            commands.append(baseline(commands[1], args.baseline_src))
+        parse, *lints = in_turn(commands, args.runs)
+        figure(parse.command.name, parse.describe())
+        for lint in lints:
+            jobs_one = lint.command.name.endswith(("--jobs 1", "[baseline]"))
+            figure(lint.command.name, f"{lint.describe()}  {objects / lint.wall:,.0f} objects/s",
+                   "peak <= 300 MiB with the report")
+            figure("  / bare parse", ratio(lint, parse), "<= 1.3x" if jobs_one else "<= 1.0x (--jobs 1: <= 1.3x)")
         if args.vs_checkov:
-            small, _ = replicate(Path(tmp) / "small", args.checkov_objects)
-            ours = small / child("lint", f"{tmp}/small")["seconds"]
-            theirs = checkov_rate(Path(tmp) / "small", small)
-            print(f"checkov kubernetes on {small} objects: {theirs:,.0f} objects/s; draguard {ours:,.0f} objects/s; "
-                  f"ratio {ours / theirs:.1f}x  (target >= 20x)")
+            small = Path(tmp) / "small"
+            build(small, args.checkov_objects)
+            small_objects = count_objects(small)[0]
+            binary = checkov()
+            print(f"checkov tree: {small_objects:,} objects ({small})")
+            theirs, ours = in_turn([
+                Command("checkov -d --framework kubernetes", [str(binary), "-d", str(small), "--framework", "kubernetes",
+                                                              "--quiet", "--compact", "-o", "json"], ok=(0, 1)),
+                Command("draguard lint -f json", draguard("lint", "--no-config", "-f", "json", "-o", report, str(small)),
+                        ok=(0, 1))], args.runs)
+            figure(theirs.command.name, f"{theirs.describe()}  {small_objects / theirs.wall:,.0f} objects/s")
+            figure(ours.command.name, f"{ours.describe()}  {small_objects / ours.wall:,.0f} objects/s")
+            figure("  checkov / draguard", ratio(theirs, ours), ">= 30x")
     return 0
 
 

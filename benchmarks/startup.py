@@ -1,66 +1,67 @@
-"""Start-up of commands that should not load what they do not use: wall time and peak RSS of
-`draguard rules`, `draguard explain`, `draguard --version` and `draguard lint` of one small file,
-each as a fresh process, and which heavy libraries each imported.
+"""Start-up, as a pre-commit hook or an editor meets it: `draguard --version`, `draguard rules`,
+`draguard explain` and `draguard lint` of one small file, each a whole process run in turn
+with the floor, a bare interpreter (`python -c pass`); median wall time, its range and peak
+memory, the goal beside each. A last column says which heavy libraries the command imported
+(read in a separate run under `python -X importtime`, not timed).
 
-    python benchmarks/startup.py [--runs 15]
+    python benchmarks/startup.py [--runs 15] [--baseline-src OTHER/src]
 
-Anchor (before the command registry and lazy imports, same machine, farm-bench median of 10):
-`draguard rules` 0.193 s wall, 42.2 MiB peak."""
+`--baseline-src`: each command also run from another checkout's src (before a change), in turn.
+
+Goals (issue #44): one small file end to end <= 150 ms, --version <= 60 ms."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+from _measure import Command, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio
+
+import draguard as package
+
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("cel_expr_python", "google.protobuf", "jsonschema_rs", "semver", "yaml")
-PROBE = """
-import json, resource, sys, time, io, contextlib
-start = time.perf_counter()
-from draguard.cli import main
-with contextlib.redirect_stdout(io.StringIO()):
-    try:
-        main(sys.argv[1:])
-    except SystemExit:
-        pass
-loaded = sorted(h for h in {heavy} if h in sys.modules)
-print(json.dumps({{"seconds": time.perf_counter() - start,
-                  "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "heavy": loaded}}))
-"""
-COMMANDS = {
-    "rules": ["rules"],
-    "explain": ["explain", "host-ipc"],
-    "--version": ["--version"],
-    "lint one file": ["lint", "--no-config", str(ROOT / "examples" / "dra-inference" / "inference.yaml")],
-}
+SMALL = ROOT / "examples" / "dra-inference" / "inference.yaml"
+HEAVY = ("cel_expr_python", "google.protobuf", "jsonschema_rs", "yaml", "draguard.dra.allocator")
+COMMANDS = [  # (name, arguments, goal)
+    ("--version", ["--version"], "<= 60 ms"),
+    ("rules", ["rules"], None),
+    ("explain host-ipc", ["explain", "host-ipc"], None),
+    ("lint one small file", ["lint", "--no-config", str(SMALL)], "<= 150 ms"),
+]
 
 
-def measure(args: list[str]) -> dict:
-    """One fresh interpreter; the whole process is timed from outside too."""
-    import time
-
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=repr(HEAVY)), *args],
-                          capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - start
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]), wall=wall)
+def heavy(arguments: list[str]) -> str:
+    """The heavy libraries a command imports, from `-X importtime` (its own run, untimed)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "draguard", *arguments],
+                          capture_output=True, text=True)
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if "|" in line}
+    return ", ".join(h for h in HEAVY if h in imported) or "-"
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--baseline-src", metavar="DIR", help="also time each command from this src, in turn")
     args = parser.parse_args()
-    print(f"{'command':<15} {'wall s (median)':>16} {'in-process s':>13} {'peak MiB':>9}  heavy libraries loaded")
-    for name, argv in COMMANDS.items():
-        runs = [measure(argv) for _ in range(args.runs)]
-        wall = statistics.median(r["wall"] for r in runs)
-        inner = statistics.median(r["seconds"] for r in runs)
-        peak = statistics.median(r["maxrss_kb"] for r in runs) / 1024
-        print(f"{name:<15} {wall:>16.3f} {inner:>13.3f} {peak:>9.1f}  {', '.join(runs[-1]['heavy']) or '-'}")
+    compile_bytecode(Path(package.__file__).parent)
+    if args.baseline_src:
+        compile_bytecode(Path(args.baseline_src) / "draguard")
+    floor = Command("python -c pass (floor)", [sys.executable, "-c", "pass"])
+    commands = [Command(f"draguard {name}", draguard(*argv), ok=(0, 1)) for name, argv, _ in COMMANDS]
+    before = [baseline(c, args.baseline_src) for c in commands] if args.baseline_src else []
+    results = in_turn([floor, *commands, *before], args.runs)
+    header(args.runs)
+    figure(floor.name, results[0].describe())
+    for index, (name, argv, goal) in enumerate(COMMANDS):
+        runs = results[1 + index]
+        figure(runs.command.name, f"{runs.describe()}  {ratio(runs, results[0])} the floor", goal)
+        if before:
+            old = results[1 + len(commands) + index]
+            figure(old.command.name, f"{old.describe()}  {ratio(old, results[0])} the floor")
+            figure("  after / before", ratio(runs, old))
+        print(f"{'':<40} imports: {heavy(argv)}")
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import sys
 
 import pytest
@@ -24,6 +25,19 @@ def pytest_addoption(parser):
                      help="generated CEL selectors compared with upstream's compiler (test_cel_oracle)")
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/rules/<rule-id>/ from the rules' examples and current behaviour")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def user_cache(tmp_path_factory):
+    """draguard's per-user cache (core.usercache) in a folder of the run's, not the home of
+    whoever runs the tests; processes the tests start inherit it."""
+    before = os.environ.get("DRAGUARD_CACHE_DIR")
+    os.environ["DRAGUARD_CACHE_DIR"] = str(tmp_path_factory.mktemp("draguard-cache"))
+    yield
+    if before is None:
+        del os.environ["DRAGUARD_CACHE_DIR"]
+    else:
+        os.environ["DRAGUARD_CACHE_DIR"] = before
 
 
 @pytest.fixture

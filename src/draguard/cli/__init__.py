@@ -36,7 +36,11 @@ COMMANDS = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. `only`: the command being run, the one whose module is
+    imported to add its arguments (the others are named with their help, so a mistyped
+    command is still refused with the list; `--version` needs no module); None: every
+    command's, for help and completion."""
     parser = argparse.ArgumentParser(
         prog="draguard",
         description="GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation.")
@@ -44,8 +48,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text)
-        import_module(f"{__name__}.{module}").arguments(name, command)
+        if only is None or only == name:
+            import_module(f"{__name__}.{module}").arguments(name, command)
     return parser
+
+
+def _needed(argv: list[str]) -> str | None:
+    """Which command's arguments the parser needs: the command run, none for `--version`
+    (""), or every one (None) for help."""
+    if argv and (argv[0] in COMMANDS or argv[0] == "--version"):
+        return argv[0]
+    return None
 
 
 def _parsed(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
@@ -82,7 +95,7 @@ def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     if argv and argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         argv.insert(0, "lint")  # `draguard deploy/` means `draguard lint deploy/`
     try:
-        args = _parsed(_parser(), argv)
+        args = _parsed(_parser(_needed(argv)), argv)
     except SystemExit as exc:  # argparse already printed the usage error
         return EXIT_OK if exc.code == 0 else EXIT_ERROR
     module = import_module(f"{__name__}.{COMMANDS[args.command][0]}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 
@@ -18,6 +19,19 @@ def arguments(name, parser) -> None:
     parser.add_argument("-o", "--output", help="write the report to this file (atomically) instead of stdout")
     parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    parser.add_argument("-j", "--jobs", type=_jobs, metavar="N",
+                        help="processes that judge the objects (default: the CPUs available; 1: this process "
+                             "only); the report is the same whatever the number")
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of processes, 1 or more")
+    return value
 
 
 def input_arguments(parser) -> None:
@@ -188,7 +202,7 @@ def _colour(choice: str, stream) -> bool:
 
 def run(args) -> int:
     from ..core.atomic import write_atomic
-    from ..engine import lint_paths
+    from ..engine.parallel import available_cpus, lint_paths_jobs
     from ..report import renderer
 
     from ..report.progress import for_run
@@ -196,9 +210,10 @@ def run(args) -> int:
     config, fail_on = configure(args)
     select_rules(config, args)
     progress = for_run(args.format)
-    result = lint_paths(args.paths, config, include=tuple(args.include or DEFAULT_INCLUDE),
-                        exclude=tuple(args.exclude), helm_values=tuple(os.path.abspath(v) for v in args.values),
-                        helm_set=tuple(args.set_values), progress=progress, reference=tuple(args.reference))
+    result = lint_paths_jobs(args.paths, config, args.jobs or available_cpus(),
+                             include=tuple(args.include or DEFAULT_INCLUDE), exclude=tuple(args.exclude),
+                             helm_values=tuple(os.path.abspath(v) for v in args.values),
+                             helm_set=tuple(args.set_values), progress=progress, reference=tuple(args.reference))
     if progress:
         progress.close()
     to_file = bool(args.output)

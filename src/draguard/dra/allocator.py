@@ -34,7 +34,6 @@ step is a generator driven from an explicit stack, so no recursion limit applies
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -1164,7 +1163,10 @@ class _Run:
 
 def _share_id(claim: Claim, request: str, device: Device) -> str:
     """A share's UID. Upstream draws a random one; draguard derives it from the claim, the
-    request and the device, so that a result reads the same on every run."""
+    request and the device, so that a result reads the same on every run. (uuid is imported
+    here: it loads `platform`, and only shared devices need it.)"""
+    import uuid
+
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"draguard:{claim.key}/{request}/{'/'.join(device.id)}"))
 
 

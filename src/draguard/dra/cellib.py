@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime
 import re
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from . import celformat, celnet, celrewrite, goconvert, goregex, namedformats
 from .quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
@@ -49,16 +49,16 @@ _FIELDS = {"Quantity": ("value", "form"), "Semver": ("value", "text")}
 
 
 class _Runtime:
-    """cel-expr-python, protobuf and semver, imported when the first selector is compiled:
-    commands that compile none (`draguard rules`, `explain`) do not load them."""
+    """cel-expr-python and protobuf, imported when the first selector is compiled: commands
+    that compile none (`draguard rules`, `explain`) do not load them; semver when a version
+    is first read."""
 
     def __init__(self):
-        import semver
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_strings
         from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-        self.cel, self.semver = cel, semver
+        self.cel = cel
         self.extensions = (ext_strings, ext_bindings)
         self.pool = descriptor_pool.DescriptorPool()
         for package, names in _TYPES.items():
@@ -81,6 +81,12 @@ class _Runtime:
         self.ElementT = cel.Type("draguard.ListElement")
         self.declarations = _declarations(self)
         self.config = cel.NewEnvConfigFromYaml(_ENV_CONFIG)
+
+    @cached_property
+    def semver(self):
+        import semver
+
+        return semver
 
     def new_env(self, variables: dict, constants: dict[str, object] | None = None, includes: bool = True):
         """An environment with `variables` and quantity `constants` (folded literals); without

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import re2
 
 # RE2's messages -> regexp/syntax ErrorCode texts (both name the offending fragment after ": ")
 _GO_ERRORS = {
@@ -31,13 +30,15 @@ class RegexError(ValueError):
     """A pattern Go's regexp.Compile rejects; the text is Go's ("error parsing regexp: ...")."""
 
 
-def _options():
+@lru_cache(maxsize=1)
+def _re2():
+    """re2 and its options, imported at the first pattern: a run that matches none (most
+    lint runs) does not load it."""
+    import re2
+
     options = re2.Options()
     options.log_errors = False  # RE2 would print every rejected pattern to stderr
-    return options
-
-
-_OPTIONS = _options()
+    return re2, options
 
 
 def _any_byte_escape(pattern: str) -> bool:
@@ -62,8 +63,9 @@ def _any_byte_escape(pattern: str) -> bool:
 def compile_pattern(pattern: str):
     if _any_byte_escape(pattern):
         raise RegexError("error parsing regexp: invalid escape sequence: `\\C`")
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(pattern, options)
     except re2.error as exc:
         text = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         code, _, fragment = text.partition(": ")

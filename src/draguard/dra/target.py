@@ -24,7 +24,8 @@ def catalog_manifests() -> tuple:
     spec = {"nodes": [{"namePrefix": name.lower(), "count": 1, "gpus": {"model": name, "count": 1, "mig": "dynamic"}}
                       for name in gpu_models()]}
     source = Source("(built-in catalog)", "")
-    return tuple(Manifest(source, i, obj) for i, obj in enumerate(generate(spec)))
+    # generated, not read: no positions to keep (a finding never points into the catalog)
+    return tuple(Manifest(source, i, obj, has_paths=False) for i, obj in enumerate(generate(spec)))
 
 
 @lru_cache(maxsize=4)

@@ -1,5 +1,6 @@
 """Commands import only what they use: listing or explaining rules loads neither the CEL
-engine, protobuf, the schema validator nor semver (a fresh interpreter each time)."""
+engine, protobuf, the schema validator nor semver; `--version` loads no command's module,
+and a command only its own (a fresh interpreter each time)."""
 
 import subprocess
 import sys
@@ -23,3 +24,25 @@ def test_catalog_commands_stay_light(argv):
 
 def test_lint_loads_what_it_needs():
     assert "cel_expr_python" in loaded_by("lint", "--no-config", "examples/dra-inference")
+
+
+COMMAND_MODULES = ("import io, contextlib, sys\nfrom draguard.cli import main\n"
+                   "with contextlib.redirect_stdout(io.StringIO()):\n    main(sys.argv[1:])\n"
+                   "print(sorted(m for m in sys.modules if m.startswith('draguard.cli.')))")
+
+
+@pytest.mark.parametrize("argv,modules", [
+    (("--version",), []),
+    (("lint", "--no-config", "examples/dra-inference/inference.yaml"), ["draguard.cli.lint"]),
+    (("rules",), ["draguard.cli.catalog"]),
+])
+def test_a_command_loads_only_its_own_module(argv, modules):
+    done = subprocess.run([sys.executable, "-c", COMMAND_MODULES, *argv], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == repr(modules)
+
+
+def test_lint_of_one_small_file_loads_neither_re2_nor_multiprocessing():
+    """No pattern to match, too few objects to judge in parts."""
+    probe = PROBE.replace(repr(HEAVY), repr(("re2", "multiprocessing")))
+    assert subprocess.run([sys.executable, "-c", probe, "lint", "--no-config", "examples/dra-inference/inference.yaml"],
+                          capture_output=True, text=True, check=True).stdout.split(" ", 1)[1].strip() == "[]"

@@ -1,0 +1,68 @@
+"""A per-user cache of data draguard derives from what it ships, so a run on one file does
+not rebuild it: a pre-commit hook or an editor starts draguard once per file, and building a
+kind's schema out of the 1.8 MB OpenAPI definitions, or the catalog's generated GPU nodes,
+cost more than linting the file.
+
+Entries are JSON (read back with `json.loads`, which runs nothing, whatever the file holds),
+under `$DRAGUARD_CACHE_DIR`, else `$XDG_CACHE_HOME/draguard`, else `~/.cache/draguard`, in a
+folder per draguard version; each entry's key also names the files it was derived from, by
+size and modification time, so an upgraded dependency or an edited data file is a miss, not
+a stale answer. Writes are atomic. The cache only saves time: an entry that cannot be read
+or written (a read-only home, a damaged file) is rebuilt in memory, and the run's answer is
+the same either way; `DRAGUARD_CACHE_DIR=` (empty) turns it off."""
+
+from __future__ import annotations
+
+import binascii
+import json
+import os
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from .. import __version__
+from .atomic import write_atomic
+
+T = TypeVar("T")
+
+
+def cache_root() -> Path | None:
+    """This version's cache folder, or None when the cache is turned off."""
+    chosen = os.environ.get("DRAGUARD_CACHE_DIR")
+    if chosen is None:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        chosen = os.path.join(base, "draguard")
+    return Path(chosen) / f"v{__version__}" if chosen else None
+
+
+def source_stamp(*paths: Path) -> str:
+    """What a key says of the files an entry is derived from: their path, size and mtime."""
+    stamps = []
+    for path in paths:
+        status = path.stat()
+        stamps.append(f"{path}:{status.st_size}:{status.st_mtime_ns}")
+    return "\n".join(stamps)
+
+
+def cached_json(area: str, key: str, build: Callable[[], T]) -> T:
+    """The JSON-able value `build()` makes, read from the cache entry for `key` in `area`
+    when there is one, else built and stored."""
+    root = cache_root()
+    if root is None:
+        return build()
+    # the key is kept in the entry and compared: a checksum names the file (binascii is loaded
+    # already; hashlib or zlib cost the start-up), and two keys sharing one take turns in it
+    path = root / area / f"{binascii.crc32(key.encode()):08x}.json"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            entry = json.load(handle)
+        if isinstance(entry, dict) and entry.get("key") == key:
+            return entry["value"]
+    except (OSError, ValueError, KeyError):
+        pass  # absent or damaged: rebuilt below
+    value = build()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_atomic(str(path), json.dumps({"key": key, "value": value}, separators=(",", ":")))
+    except OSError:
+        pass  # a read-only or full cache costs time, not correctness
+    return value

@@ -1,0 +1,56 @@
+"""The benchmarks' harness (benchmarks/_measure.py) times what it says: commands run in turn
+(A B A B) after an uncounted warm-up of each, each run a whole process, a failing command
+stops the benchmark, and a ratio is taken run by run."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from support.paths import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import _measure  # noqa: E402
+
+
+def appending(log, name: str, code: int = 0) -> list[str]:
+    return [sys.executable, "-c", f"open({str(log)!r}, 'a').write({name!r}); raise SystemExit({code})"]
+
+
+def test_commands_run_in_turn_after_a_warm_up(tmp_path):
+    log = tmp_path / "log"
+    a, b = _measure.Command("A", appending(log, "A")), _measure.Command("B", appending(log, "B"))
+    runs = _measure.in_turn([a, b], runs=3)
+    assert log.read_text() == "AB" + "ABABAB"  # the warm-up, then three counted turns
+    assert [len(r.walls) for r in runs] == [3, 3] and all(w > 0 for r in runs for w in r.walls)
+    assert all(p > 0 for r in runs for p in r.peaks)
+
+
+def test_a_setup_step_runs_before_each_run_untimed(tmp_path):
+    log = tmp_path / "log"
+    command = _measure.Command("A", appending(log, "A"), before=lambda: log.open("a").write("s"))
+    _measure.in_turn([command], runs=2)
+    assert log.read_text() == "sA" * 3
+
+
+def test_a_failing_command_stops_the_benchmark(tmp_path):
+    with pytest.raises(SystemExit, match="exit 3"):
+        _measure.in_turn([_measure.Command("A", appending(tmp_path / "log", "A", code=3))], runs=1)
+    assert _measure.in_turn([_measure.Command("A", appending(tmp_path / "log", "A", 1), ok=(0, 1))], runs=1)
+
+
+def test_the_ratio_is_taken_pair_by_pair():
+    a = _measure.Runs(_measure.Command("A", []), walls=[2.0, 10.0, 3.0])
+    b = _measure.Runs(_measure.Command("B", []), walls=[1.0, 10.0, 1.0])
+    # medians alone would say 3.0 / 1.0 = 3x; the pairs say 2x, 1x, 3x
+    assert _measure.ratio(a, b) == "2.00x (1.00-3.00)"
+
+
+def test_the_bytecode_switch_is_not_passed_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    out = tmp_path / "flag"
+    probe = [sys.executable, "-c", f"import sys; open({str(out)!r}, 'w').write(str(sys.dont_write_bytecode))"]
+    _measure.in_turn([_measure.Command("probe", probe)], runs=1)
+    assert out.read_text() == "False"
