@@ -61,7 +61,7 @@ def configuration(url: str, ca: bytes) -> dict:
 
 @pytest.fixture(scope="module")
 def webhooked(bare_plane):
-    with running_webhook("--kube-version", TARGET, kubeconfig=bare_plane.kubeconfig) as (url, ca, _):
+    with running_webhook("--kube-version", TARGET, "--profile", "strict", kubeconfig=bare_plane.kubeconfig) as (url, ca, _):
         configurations = dynamic.DynamicClient(bare_plane.api()).resources.get(
             api_version="admissionregistration.k8s.io/v1", kind="ValidatingWebhookConfiguration")
         configurations.create(body=configuration(url, ca))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
+from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..facts.catalog import slice_pins
 from ..dra.gpuclasses import class_drivers, is_gpu_class
@@ -171,6 +171,53 @@ class RequestAllDevices(Rule):
                 yield ctx.finding(self, obj, f"request '{request.full_name}' takes All matching devices of a node "
                                   "in a tenant namespace", request.fields, "allocationMode", value=True,
                                   help="use ExactCount with a count, or move the workload to an admin namespace")
+
+
+def _blanket(toleration) -> bool:
+    """A device toleration of every taint: operator Exists with no key (DeviceToleration, as a
+    pod's toleration: an empty key with Exists matches all keys, values and effects)."""
+    return isinstance(toleration, dict) and toleration.get("operator") == "Exists" and not toleration.get("key")
+
+
+@register
+class RequestToleratesEveryTaint(Rule):
+    id = "request-tolerates-every-taint"
+    name = "A tenant's request tolerates every device taint"
+    category = "request-shape"
+    severity = Severity.ERROR
+    targets = CLAIM_TARGETS
+    fixable = FixAvailability.ALWAYS
+    admission = Admission(
+        "(has(object.metadata.namespace) && object.metadata.namespace in variables.adminNamespaces) || "
+        "!has(r.tolerations) || !r.tolerations.exists(t, type(t) == map && has(t.operator) && t.operator == 'Exists' "
+        "&& (!has(t.key) || t.key == ''))",
+        "a request in a tenant namespace tolerates every device taint", over="requests")
+    summary = "A request in a tenant namespace tolerates every device taint (operator Exists, no key)."
+    rationale = """
+        Administrators taint devices (DeviceTaintRules, or the driver's own taints) to take
+        them out of service: a failing GPU, one being drained for maintenance, a MIG
+        reconfiguration. A request that tolerates every taint is allocated those devices,
+        and a `NoExecute` taint no longer evicts its pods. Tolerate the one taint the
+        workload was built to run under, by key, or run it in an admin namespace
+        (`adminNamespaces` in `.draguard.yaml` are not checked)."""
+    reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#device-taints-and-tolerations"
+    noncompliant = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              tolerations: [{operator: Exists}]\n", 1)
+    compliant = COMPLIANT_POD
+
+    def check(self, obj, ctx):
+        if obj.namespace in ctx.config.admin_namespaces:
+            return
+        for request in device_requests(obj):
+            tolerations = request.fields.get("tolerations")
+            tolerations = tolerations if isinstance(tolerations, list) else []
+            blanket = [i for i, toleration in enumerate(tolerations) if _blanket(toleration)]
+            if blanket:
+                fix = Fix("remove the tolerations of every taint", Applicability.UNSAFE,
+                          tuple(remove_items(path_of(tolerations), blanket, len(tolerations))))
+                yield ctx.finding(self, obj, f"request '{request.full_name}' tolerates every device taint in a "
+                                  "tenant namespace: it is allocated devices taken out of service",
+                                  tolerations[blanket[0]], "operator", fix=fix,
+                                  help="tolerate the taint it needs by key, or move it to an admin namespace")
 
 
 @register

@@ -322,8 +322,8 @@ def test_the_command_prints_the_policies_and_says_what_it_left_out(tmp_path):
                           "-o", str(out)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     documents = list(yaml.safe_load_all(out.read_text()))
-    assert [d["kind"] for d in documents[:2]] == ["Namespace", "ConfigMap"] and len(documents) == 2 + 2 * 14
-    assert "14 ValidatingAdmissionPolicies" in run.stderr and "(--verbose lists them and why)" in run.stderr
+    assert [d["kind"] for d in documents[:2]] == ["Namespace", "ConfigMap"] and len(documents) == 2 + 2 * 15
+    assert "15 ValidatingAdmissionPolicies" in run.stderr and "(--verbose lists them and why)" in run.stderr
     assert run.stderr.count("\n") == 1  # one line on every run, not one per rule left out
     verbose = subprocess.run([sys.executable, "-m", "draguard", "policy", "export", "--kube-version", "1.34", "-v"],
                              capture_output=True, text=True)
@@ -331,7 +331,7 @@ def test_the_command_prints_the_policies_and_says_what_it_left_out(tmp_path):
     assert "request-allocation-mode: not selected: the recommended profile leaves it out" in verbose.stderr
     strict = subprocess.run([sys.executable, "-m", "draguard", "policy", "export", "--kube-version", "1.34",
                              "--profile", "strict"], capture_output=True, text=True)
-    assert "15 ValidatingAdmissionPolicies" in strict.stderr
+    assert "16 ValidatingAdmissionPolicies" in strict.stderr
     bad = subprocess.run([sys.executable, "-m", "draguard", "policy", "export", "--kube-version", "1.9"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "unsupported Kubernetes version" in bad.stderr and "Traceback" not in bad.stderr
