@@ -8,9 +8,14 @@ from contextlib import contextmanager
 from typing import IO, Iterator
 
 
+#: The temporary files' names carry the writer's process id, so that a later run can tell
+#: the file of a killed run (its process gone) from one being written now (fix.files.stale).
+TEMPORARY_PREFIX = ".draguard-"
+
+
 class WriteError(OSError):
     """A write that did not happen, said of the file asked for (the OS names the temporary
-    file beside it, `.draguard-xxxxxxxx`, which the user never asked for)."""
+    file beside it, `.draguard-<pid>-xxxxxxxx`, which the user never asked for)."""
 
     def __init__(self, path: str, cause: OSError):
         super().__init__(cause.errno, cause.strerror or str(cause))
@@ -30,7 +35,7 @@ def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> I
     naming `path`."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{os.getpid()}-", dir=directory)
     except OSError as exc:
         raise WriteError(path, exc) from None
     try:
