@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .excerpt import bounded
 from .fixes import Fix
 from .location import Location
 
@@ -67,7 +68,7 @@ class ObjectRef:
 
     def __str__(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind or '?'} {ns}{self.name or '?'}"
+        return bounded(f"{self.kind or '?'} {ns}{self.name or '?'}")
 
 
 class Site(NamedTuple):
@@ -98,6 +99,12 @@ class Finding:
     #: where in its object the rule pointed, so that the finding can be placed again on another
     #: text of the same data (draguard fix judges its rounds in memory, and writes the text once)
     site: "Site | None" = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        # what a rule quoted from the input is the tenant's: bounded once, here, for every report
+        self.message = bounded(self.message)
+        if self.help is not None:
+            self.help = bounded(self.help)
 
     # the file position, flat: every text report reads these
     @property
