@@ -85,7 +85,7 @@ def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
         return None
     replacements = []
     for edit in finding.fix.edits:
-        found = text_replacement(text, finding.location.document, edit)
+        found = text_replacement(text, finding.location.document, edit, lines.nodes(finding.file))
         if found is None:
             return None
         start, end = found.span.start, found.span.end
