@@ -171,44 +171,42 @@ class _Parser:
             return 0
         raise _Unparsed(token)
 
-    def _name(self) -> None:
+    def _name(self) -> int:
+        """An identifier (a field, a function, a message's field): no depth of its own."""
         token = self.take()
         if not (token[:1].isalpha() or token[:1] in "_`"):
             raise _Unparsed(token)
+        return 0
 
     def arguments(self, closing: str, nesting: int) -> int:
         self.take("(")
         return self.elements(closing, nesting)
 
     def elements(self, closing: str, nesting: int) -> int:
-        """Expressions separated by commas up to `closing` (a trailing comma allowed); each
-        optionally marked `?`."""
-        depth = 0
-        while self.peek() != closing:
-            if self.peek() == "?":
-                self.take()
-            depth = max(depth, self.expr(nesting))
-            if self.peek() != ",":
-                break
-            self.take()
-        self.take(closing)
-        return depth
+        """Expressions separated by commas up to `closing`."""
+        return self._separated(closing, lambda: self.expr(nesting))
 
     def entries(self, closing: str, nesting: int, fields: bool = False) -> int:
         """`key: value` pairs up to `closing`: a map's keys are expressions, a message's field
         names are not."""
         if fields:
             self.take("{")
+
+        def entry() -> int:
+            key = self._name() if fields else self.expr(nesting)
+            self.take(":")
+            return max(key, self.expr(nesting))
+
+        return self._separated(closing, entry)
+
+    def _separated(self, closing: str, item) -> int:
+        """Items separated by commas up to `closing` (a trailing comma allowed), each optionally
+        marked `?` (optional syntax); the deepest item's count."""
         depth = 0
         while self.peek() != closing:
             if self.peek() == "?":
                 self.take()
-            if fields:
-                self._name()
-            else:
-                depth = max(depth, self.expr(nesting))
-            self.take(":")
-            depth = max(depth, self.expr(nesting))
+            depth = max(depth, item())
             if self.peek() != ",":
                 break
             self.take()

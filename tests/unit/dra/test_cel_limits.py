@@ -49,22 +49,9 @@ def test_the_length_limit_is_in_bytes_as_gos_len():
     assert compiled.error is not None and "bytes long; the limit is 10240" in compiled.error.message
 
 
-CLAIM = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceClaim
-metadata: {name: c, namespace: ns}
-spec:
-  devices:
-    requests:
-    - name: gpu
-      exactly:
-        deviceClassName: gpu.nvidia.com
-        allocationMode: ExactCount
-        count: 1
-        selectors:
-        - cel:
-            expression: "%s"
-"""
+CLAIM = ("{apiVersion: resource.k8s.io/v1, kind: ResourceClaim, metadata: {name: c, namespace: ns}, spec: {devices: "
+         "{requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 1, "
+         'selectors: [{cel: {expression: "%s"}}]}}]}}}')
 
 
 def test_a_selector_past_the_engines_iterations_is_not_judged_rather_than_unsatisfiable():
