@@ -148,7 +148,7 @@ def main() -> int:
                 size = path.stat().st_size
                 bare = measure([sys.executable, __file__, "--bare-parse", str(path)], args.runs, args.timeout,
                                args.memory)
-                lint = measure([sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json", "-o", os.devnull,
+                lint = measure([sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json",
                                 str(path)], args.runs, args.timeout, args.memory)
                 print(_row(shape, size, lint, bare), flush=True)
                 path.unlink()
