@@ -96,3 +96,27 @@ def test_known_gaps_still_differ(oracle, gap):
     productions into the agreed families."""
     found = disagreements(oracle, celgen.expressions(1, 40, celgen.GAPS[gap]))
     assert found, f"{gap} agrees with upstream now: move it into the agreed families"
+
+
+def test_selectors_near_the_limits_agree_with_upstream(oracle):
+    """Nesting just under, at and over cel-go's 250 in every shape that nests (its listener's
+    and its visitor's count), and estimated cost on each side of the API server's 1,000,000:
+    refused (a compile error, or an estimate over the limit) exactly when upstream refuses,
+    with upstream's message for nesting. Nested 33 to 250 deep, draguard's engine does not
+    judge a selector (cel-cpp nests 32 deep) and says so: that is not a refusal."""
+    from draguard.dra.celenv import MAX_COST
+
+    expressions = {name: e for name, e in celgen.near_limits().items() if not name.startswith("length")}
+    verdicts = run_oracle(oracle, [celgen.selector_run(list(expressions.values()))])[0]["cel"]
+    found, refused = [], 0
+    for (name, expression), verdict in zip(expressions.items(), verdicts, strict=True):
+        compiled = compile_selector(expression)
+        ours = bool(compiled.error and not compiled.error.unsupported) or compiled.too_complex
+        theirs = bool(verdict.get("compileError")) or verdict.get("maxCost", 0) > MAX_COST
+        refused += theirs
+        worded = not (compiled.error and ours) or compiled.error.message in verdict.get("compileError", "")
+        if ours != theirs or not worded:
+            found.append((name, compiled.error and compiled.error.message, verdict.get("compileError", "")[:120],
+                          compiled.max_cost, verdict.get("maxCost")))
+    assert not found, found[:5]
+    assert 0 < refused < len(expressions)

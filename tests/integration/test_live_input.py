@@ -113,3 +113,37 @@ def test_twenty_mebibytes_of_live_objects_lint_in_bounded_memory(tmp_path):
     assert report["summary"]["objects"] == 9600 and report["summary"]["refused"] == 0
     peak_mib = int(done.stdout.split()[-1]) / 1024
     assert peak_mib < 500, peak_mib
+
+
+def _peak_mib(tmp_path, path) -> float:
+    """Peak RSS (VmHWM) of `draguard lint path` in a fresh process, refused past 3 GiB of
+    address space (the quadratic case grew to 23 GB)."""
+    import resource
+
+    def capped():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    code = ("import sys; from draguard.cli import main; rc = main(sys.argv[1:]); "
+            "print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')))")
+    done = subprocess.run([sys.executable, "-c", code, "lint", str(path), "--no-config", "-f", "json", "-o",
+                           str(tmp_path / "out.json")], capture_output=True, text=True, check=False,
+                          preexec_fn=capped, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((tmp_path / "out.json").read_text())["summary"]["objects"] == 1600
+    return int(done.stdout.split()[-1]) / 1024
+
+
+@pytest.mark.slow
+def test_a_one_line_json_list_costs_the_memory_of_the_same_list_pretty_printed(tmp_path):
+    """`kubectl get -o json | jq -c`: 800 pods and claims with a 2 KB annotation each (~3 MB)
+    on one line. Each item was parsed from its text padded with spaces to its column, so the
+    padding grew with the square of the file (23 GB for 9 MB); now it costs what the same
+    List pretty-printed does."""
+    document = json.loads(live_list(800, "json"))
+    for item in document["items"]:
+        item["metadata"].setdefault("annotations", {})["example.com/blob"] = "x" * 2048
+    minified, pretty = tmp_path / "min.json", tmp_path / "pretty.json"
+    minified.write_text(json.dumps(document, separators=(",", ":")))
+    pretty.write_text(json.dumps(document, indent=4))
+    assert minified.read_text().count("\n") == 0 and minified.stat().st_size > 2.5e6
+    assert _peak_mib(tmp_path, minified) < 1.3 * _peak_mib(tmp_path, pretty)

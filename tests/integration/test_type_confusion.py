@@ -1,7 +1,9 @@
 """Type confusion: every subtree of every rule example replaced by a value of another type
-(null, int, string, list, map). Each rule call is isolated, so a crash would show as an
-`internal-error` finding; the bar is zero of them. Mutations are applied to plain data and
-judged in memory (`lint_objects`), so one run covers every rule on every mutation."""
+(null, int, string, list, map), and every scalar by a hostile value of its own type or another
+(NaN, infinities, a number past a float's range, a negative, a huge string, a nested map).
+Each rule call is isolated, so a crash would show as an `internal-error` finding; the bar is
+zero of them. Mutations are applied to plain data and judged in memory (`lint_objects`), so
+one run covers every rule on every mutation."""
 
 from __future__ import annotations
 
@@ -17,6 +19,10 @@ from draguard.rules import REGISTRY
 from support.paths import ROOT
 
 REPLACEMENTS = (None, 7, "x", [1], {"a": 1})
+#: values a YAML or JSON input can carry where a scalar belongs (`.nan`, `.inf`, `1e400` load
+#: as floats; a JSON integer has no bound)
+HOSTILE_VALUES = (float("nan"), float("inf"), float("-inf"), 10**400, -1, -(10**30), 0.5, "x" * 100_000,
+                  "", {"a": {"b": 1}}, [{"a": 1}])
 
 
 def _paths(node, here=()):
@@ -52,12 +58,23 @@ def _examples():
                 yield pytest.param(rule, documents, id=f"{rule.id}-{which}")
 
 
-def mutations(documents):
+def _leaves(node, here=()):
+    """The paths of the scalars of `node`."""
+    return [path for path in _paths(node) if path and not isinstance(_at(node, path), (dict, list))]
+
+
+def _at(node, path):
+    for part in path:
+        node = node[part]
+    return node
+
+
+def mutations(documents, replacements=REPLACEMENTS, paths=_paths):
     for index, document in enumerate(documents):
-        for path in _paths(document):
+        for path in paths(document):
             if not path:
                 continue
-            for value in REPLACEMENTS:
+            for value in replacements:
                 mutated = list(documents)
                 mutated[index] = _replaced(document, path, value)
                 yield path, value, [d for d in mutated if isinstance(d, dict)]
@@ -72,6 +89,45 @@ def test_no_rule_crashes_on_confused_types(rule, documents):
         result = lint_objects(mutated, config)
         crashes.extend((path, value, f.message) for f in result.findings if f.rule == "internal-error")
     assert not crashes, crashes[:5]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule, documents", list(_examples()))
+def test_no_rule_crashes_on_hostile_values(rule, documents):
+    """Every scalar of every example replaced by each hostile value: `.nan` in a GPU limit, an
+    infinite drain timeout, a huge string, a map where a name belongs."""
+    config = Config(kube_version=rule.examples_target)
+    crashes = []
+    for path, value, mutated in mutations(documents, HOSTILE_VALUES, _leaves):
+        result = lint_objects(mutated, config)
+        crashes.extend((path, repr(value)[:20], f.message[:300]) for f in result.findings if f.rule == "internal-error")
+    assert not crashes, crashes[:5]
+
+
+MALFORMED_NEIGHBOURS = (
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m", "uid": {"a": "b"}}},
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "m", "uid": "u1", "labels": {"a": "b"},
+                                                     "ownerReferences": [{"controller": True, "uid": {"a": 1},
+                                                                          "kind": "ReplicaSet", "name": "r"}]},
+     "spec": {"containers": [{"name": "c", "image": "x"}]}},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "m"},
+     "spec": {"minAvailable": 1, "selector": {"matchExpressions": 7}}},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "n"},
+     "spec": {"minAvailable": 1, "selector": {"matchExpressions": [{"key": {"a": 1}, "operator": "In",
+                                                                    "values": 7}]}}},
+    {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+     "spec": {"scaleTargetRef": {"kind": {"a": 1}, "name": ["x"]}}},
+)
+
+
+@pytest.mark.parametrize("rule, documents", list(_examples()))
+def test_a_malformed_neighbour_breaks_no_rule_on_another_object(rule, documents):
+    """Objects read across the set (a uid, an owner's uid, a selector, a scale target) of
+    another type, beside each example: whatever the rules say about the malformed objects, no
+    rule fails on any object (a ConfigMap's `uid: {a: b}` broke pdb-selects-nothing for the
+    whole run, blamed on an innocent PodDisruptionBudget)."""
+    result = lint_objects([*documents, *MALFORMED_NEIGHBOURS], Config(kube_version=rule.examples_target))
+    assert [(f.obj, f.message) for f in result.findings if f.rule == "internal-error"] == []
 
 
 SAMPLE = 20  # mutations per example for the whole-command runs below: every rule meets confused types, in seconds

@@ -789,3 +789,55 @@ def agree(ours: tuple, theirs: tuple) -> bool:
     if ours[0] == "compile":
         return theirs[1] is None or ours[1] == theirs[1]
     return ours == theirs
+
+
+#: Shapes that nest, as cel-go's parser counts them (dra.celdepth): its listener counts the
+#: `expr` rule (parentheses, call arguments, list elements, conditionals' else branches), its
+#: visitor the conditionals, relations, arithmetic, selections, member calls and indexes
+#: along a path; `&&` chains are balanced and counted by neither.
+NESTING_SHAPES = {
+    "parentheses": lambda n: "(" * n + "true" + ")" * n,
+    "conditionals": lambda n: "true ? true : " * n + "true",
+    "calls": lambda n: "string(" * n + "'a'" + ")" * n + " == 'a'",
+    "lists": lambda n: "[" * n + "1" + "]" * n + " != []",
+    "sums": lambda n: " + ".join(["1"] * n) + " > 0",
+    "products": lambda n: " * ".join(["1"] * n) + " > 0",
+    "equalities": lambda n: " == ".join(["true"] * n),
+    "member calls": lambda n: "'a'" + ".lowerAscii()" * n + " == 'a'",
+    "indexes": lambda n: "[" * n + "1" + "]" * n + "[0]" * n + " == 1",
+    "selections": lambda n: "device.attributes['" + DOMAIN + "']" + ".model" * n + " == 'a'",
+    "mixed": lambda n: "(" * (n // 2) + " + ".join(["1"] * (n // 2)) + ")" * (n // 2) + " > 0",
+    "conjunctions": lambda n: " && ".join(["true"] * (4 * n)),
+}
+
+
+def near_limits(length_limit: int = 10 * 1024, cost_limit: int = 1_000_000) -> dict[str, str]:
+    """Selectors just under, at and over each limit the API server puts on one (name ->
+    expression): nesting (cel-go's parser, 250, in each shape of NESTING_SHAPES), length
+    (resourceapi.CELSelectorExpressionMaxLength, 10 KiB, in bytes: one padded with ASCII and
+    one with two-byte characters, fewer characters than bytes) and estimated cost
+    (CELSelectorExpressionMaxCost: a comprehension over lists.range(n), n on each side of the
+    limit of draguard's estimate, which the judge then confirms or refutes)."""
+    found = {f"{shape} x{n}": make(n) for shape, make in NESTING_SHAPES.items() for n in range(247, 253)}
+    prefix, suffix = "device.driver == '", "'"
+    for size in (length_limit - 1, length_limit, length_limit + 1):
+        found[f"length {size} bytes"] = prefix + "a" * (size - len(prefix) - len(suffix)) + suffix
+    for pairs in (length_limit // 2 - 11, length_limit // 2 - 10):  # 'é' is two bytes, one character
+        text = prefix + "é" * pairs + suffix
+        found[f"length {len(text.encode())} bytes in {len(text)} characters"] = text
+    low, high = 1, 1 << 20  # the largest n whose estimate stays within the limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if compile_selector(_ranged(middle)).max_cost <= cost_limit:
+            low = middle
+        else:
+            high = middle - 1
+    for n in (low - 1, low, low + 1, low + 2):
+        found[f"cost of lists.range({n})"] = _ranged(n)
+    return found
+
+
+def _ranged(n: int) -> str:
+    """Estimated at its worst (the whole range), evaluated at its cheapest: no device has that
+    driver, and `&&` stops there."""
+    return f"device.driver == 'no.such.driver' && lists.range({n}).all(i, i >= 0)"

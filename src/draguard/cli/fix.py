@@ -2,7 +2,8 @@
 
 Exit status: with --check or --diff, 1 while any fix is pending (one that would apply, one
 that waits for --unsafe-fixes, one in rendered output that is not written), else 0; otherwise 1 when
-findings at or above --fail-on remain after fixing, else 0; 2 for usage and input errors, and
+findings at or above --fail-on remain after fixing, else 0; 2 for usage and input errors, a
+file that could not be written, a rule that failed (an internal-error finding, as lint), and
 for a run that read no Kubernetes object (unless --allow-empty), as lint."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections import Counter
 from ..core.config import RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..sources.discover import DEFAULT_INCLUDE
-from .lint import configure, input_arguments, profile_arguments, said_empty, select_rules
+from .lint import configure, input_arguments, profile_arguments, said_empty, said_incomplete, select_rules
 
 
 def arguments(name, parser) -> None:
@@ -49,7 +50,7 @@ def _rule_ids(values: list[str], flag: str) -> frozenset:
 
 def run(args) -> int:
     from ..sources.render import RenderOptions
-    from ..fix.files import BOM, encode, gather, unified_diff, write
+    from ..fix.files import BOM, gather, given_roots, remove_stale, unified_diff
     from ..fix.run import Choice, FileText, fix_texts
     from ..sources.loader import load_reference
 
@@ -73,13 +74,12 @@ def run(args) -> int:
     if args.diff:
         sys.stdout.write("".join(unified_diff(f.display, f.original, f.text) for f in run_.changed if f.display != "-"))
     not_written = []
-    for f in run_.changed:
-        if f.display == "-":
-            continue
-        if not (args.check or args.diff):
-            reason = write(paths[f.display], reads[f.display].raw, encode(f.text, f.bom))
-            if reason:
-                not_written.append((f.display, reason))
+    dry = args.check or args.diff
+    if not dry:
+        folders = {os.path.dirname(os.path.realpath(path)) for path in paths.values()}
+        for stale in remove_stale(folders):
+            out.write(f"{stale}: removed: a temporary file a killed draguard run left\n")
+        not_written = _write_all([f for f in run_.changed if f.display != "-"], paths, reads, given_roots(args.paths))
     if "-" in reads:
         stdin_file = next((f for f in files if f.display == "-"), None)
         if stdin_file is None:  # not UTF-8: passed through as it came, never lost
@@ -89,12 +89,13 @@ def run(args) -> int:
             sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
-    _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry=args.check or args.diff)
+    _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry,
+             {display for display, _ in not_written})
     _pending(out, run_)
     _target(out, run_, config)
-    if said_empty(run_.result, args):
+    if said_empty(run_.result, args) or said_incomplete(run_.result):
         return EXIT_ERROR
-    if args.check or args.diff:
+    if dry:
         return EXIT_FINDINGS if run_.changed or any(item.pending for item in run_.left) else EXIT_OK
     if not_written or gathered.unreadable:
         return EXIT_ERROR
@@ -132,11 +133,52 @@ def _target(out, run_, config) -> None:
               f"or set kubeVersion in .draguard.yaml for an older cluster\n")
 
 
-def _summary(out, run_, problems: list[tuple[str, str]], dry: bool) -> None:
+def _write_all(changed: list, paths: dict, reads: dict, roots: tuple) -> list[tuple[str, str]]:
+    """Write each fixed file; (display, why) for those not written. Names of one file (a
+    symbolic link and its target, hard links: one inode) are written once: the second write
+    saw the first's bytes as a change made by someone else."""
+    from ..fix.files import destination, encode, write
+
+    not_written, written = [], {}
+    for f in changed:
+        path, refused = destination(paths[f.display], roots)
+        data = encode(f.text, f.bom)
+        if refused:
+            not_written.append((f.display, refused))
+            continue
+        inode = _inode(path)
+        if inode in written:
+            if written[inode][1] != data:
+                not_written.append((f.display, f"it is the same file as {written[inode][0]}, which was written with "
+                                               "other fixes: run fix again"))
+            continue
+        reason = write(path, reads[f.display].raw, data)
+        if reason:
+            not_written.append((f.display, reason))
+        else:
+            written[_inode(path)] = (f.display, data)  # a rename made a new inode
+    return not_written
+
+
+def _inode(path: str):
+    try:
+        status = os.stat(path)
+    except OSError:
+        return path
+    return status.st_dev, status.st_ino
+
+
+def _summary(out, run_, problems: list[tuple[str, str]], dry: bool, unwritten: set) -> None:
+    """What was fixed, file by file, and the totals: a file that was not written counts in
+    neither (its reason is said below it)."""
     verb = "would fix" if dry else "fixed"
-    fixed = 0
+    fixed = files = 0
     for f in run_.changed:
+        if f.display in unwritten:
+            out.write(f"{f.display}: {len(f.applied)} fix(es) not written\n")
+            continue
         fixed += len(f.applied)
+        files += 1
         rules = sorted({rule for rule, _ in f.applied})
         out.write(f"{f.display}: {verb} {len(f.applied)} ({', '.join(rules)})\n")
         for (rule, title), count in Counter(f.applied).items():
@@ -147,4 +189,4 @@ def _summary(out, run_, problems: list[tuple[str, str]], dry: bool) -> None:
         loc = item.finding.location
         where = f"{loc.file}:{loc.line}:{loc.column}" if loc.line else loc.file
         out.write(f"{where}: {item.finding.severity} [{item.finding.rule}] left: {item.reason}\n")
-    out.write(f"{verb} {fixed} finding(s) in {len(run_.changed)} file(s); {len(run_.left)} left\n")
+    out.write(f"{verb} {fixed} finding(s) in {files} file(s); {len(run_.left)} left\n")

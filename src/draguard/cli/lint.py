@@ -110,6 +110,14 @@ def select_rules(config, args, selectors: bool = True) -> None:
         raise UsageError(str(exc)) from None
 
 
+def said_incomplete(result) -> bool:
+    """Whether a rule failed (internal-error findings); said on stderr: the run exits 2."""
+    if result.internal_errors:
+        sys.stderr.write(f"draguard: {result.internal_errors} rule failure(s) (internal-error findings): the "
+                         "result is incomplete\n")
+    return bool(result.internal_errors)
+
+
 def said_empty(result, args) -> bool:
     """Whether the run read no Kubernetes object at all, which it then says (unless
     --allow-empty): a mistyped path or a folder of other YAML must not pass as a clean run."""
@@ -225,8 +233,6 @@ def run(args) -> int:
         sys.stdout.write(text)
     if said_empty(result, args):
         return EXIT_ERROR
-    if result.internal_errors:
-        sys.stderr.write(f"draguard: {result.internal_errors} rule failure(s) (internal-error findings): the "
-                         "result is incomplete\n")
+    if said_incomplete(result):
         return EXIT_ERROR
     return EXIT_FINDINGS if result.failed(fail_on) else EXIT_OK

@@ -8,9 +8,14 @@ from contextlib import contextmanager
 from typing import IO, Iterator
 
 
+#: The temporary files' names carry the writer's process id, so that a later run can tell
+#: the file of a killed run (its process gone) from one being written now (fix.files.stale).
+TEMPORARY_PREFIX = ".draguard-"
+
+
 class WriteError(OSError):
     """A write that did not happen, said of the file asked for (the OS names the temporary
-    file beside it, `.draguard-xxxxxxxx`, which the user never asked for)."""
+    file beside it, `.draguard-<pid>-xxxxxxxx`, which the user never asked for)."""
 
     def __init__(self, path: str, cause: OSError):
         super().__init__(cause.errno, cause.strerror or str(cause))
@@ -27,10 +32,14 @@ def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> I
     owner of the file it replaces; on an error the temporary file goes and `path` is
     untouched. With `mode`, the file has that mode whatever it replaces (0o600: private data,
     which the temporary file, made 0600, never exposes meanwhile). Failures are WriteErrors
-    naming `path`."""
+    naming `path`. A `path` that is no regular file (`-o /dev/null`, `/dev/stdout`, a pipe)
+    is written through: a rename put a regular file in place of the device (/dev/null itself)."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        yield from _written_through(path, binary)
+        return
     directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".draguard-", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{os.getpid()}-", dir=directory)
     except OSError as exc:
         raise WriteError(path, exc) from None
     try:
@@ -56,6 +65,14 @@ def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> I
         if isinstance(exc, OSError) and not isinstance(exc, WriteError):
             raise WriteError(path, exc) from None
         raise
+
+
+def _written_through(path: str, binary: bool) -> Iterator[IO]:
+    try:
+        with open(path, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
+            yield handle
+    except OSError as exc:
+        raise WriteError(path, exc) from None
 
 
 def write_atomic(path: str, text: str, mode: int | None = None) -> None:

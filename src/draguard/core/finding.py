@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .excerpt import bounded
 from .fixes import Fix
 from .location import Location
 
@@ -68,7 +69,7 @@ class ObjectRef:
 
     def __str__(self) -> str:
         ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind or '?'} {ns}{self.name or '?'}"
+        return bounded(f"{self.kind or '?'} {ns}{self.name or '?'}")
 
 
 class Site(NamedTuple):
@@ -109,6 +110,12 @@ class Finding:
         """Pickled (sent to another process: lint --jobs) without the object it was judged
         on, which stays with the process that judged it."""
         return dict(self.__dict__, judged=None)
+
+    def __post_init__(self):
+        # what a rule quoted from the input is the tenant's: bounded once, here, for every report
+        self.message = bounded(self.message)
+        if self.help is not None:
+            self.help = bounded(self.help)
 
     # the file position, flat: every text report reads these
     @property

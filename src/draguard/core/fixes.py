@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .excerpt import bounded
 from .location import Path, format_path
 
 
@@ -93,6 +94,9 @@ class Fix:
     title: str
     applicability: Applicability
     edits: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "title", bounded(self.title))  # it names what the input named
 
     def as_json(self) -> dict:
         return {"title": self.title, "applicability": str(self.applicability),

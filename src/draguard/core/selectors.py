@@ -9,16 +9,19 @@ def matches(selector, labels: dict) -> bool:
     if not isinstance(selector, dict):
         return False
     match_labels = selector.get("matchLabels") or {}
-    if not isinstance(match_labels, dict):
+    expressions = selector.get("matchExpressions") or []
+    if not isinstance(match_labels, dict) or not isinstance(expressions, list):
         return False
     for key, value in match_labels.items():
         if labels.get(key) != value:
             return False
-    for expression in selector.get("matchExpressions") or []:
+    for expression in expressions:
         if not isinstance(expression, dict):
             return False
         key, operator = expression.get("key"), expression.get("operator")
         values = expression.get("values") or []
+        if not isinstance(key, str) or not isinstance(values, list):
+            return False
         present = key in labels
         if operator == "In" and not (present and labels[key] in values):
             return False

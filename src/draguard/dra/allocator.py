@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 from ..model.pods import mappings
 from . import capacity
-from .celenv import CelRuntimeError, compile_selector
+from .celenv import CelRuntimeError, CelUnsupported, compile_selector
 from .derived import compile_derived
 from .devices import LIST_KINDS, Attr, Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
@@ -58,6 +58,12 @@ class AllocationError(Exception):
     """Upstream returns an error, not "unschedulable": the scheduler retries nothing."""
 
 
+class NotJudged(AllocationError):
+    """A selector draguard's CEL engine cannot evaluate where upstream's would (dra.celenv
+    CelUnsupported: its comprehension cap, a function it lacks): neither a match nor the
+    runtime error that aborts upstream's allocation, so the attempt decides nothing."""
+
+
 class BudgetExceeded(Exception):
     """The search took more steps than its budget (upstream: "filter operation aborted")."""
 
@@ -70,7 +76,7 @@ class BudgetExceeded(Exception):
 @dataclass
 class Outcome:
     """One allocation attempt on one node: `allocated` (with `results`), `unschedulable`,
-    `error` (what upstream returns as an error) or `budget-exceeded`."""
+    `error` (what upstream returns as an error), `budget-exceeded` or `not-judged` (NotJudged)."""
 
     kind: str
     results: list | None = None
@@ -615,6 +621,8 @@ class Allocator:
         run = _Run(self, claims, node)
         try:
             results = run.run()
+        except NotJudged as exc:
+            return Outcome("not-judged", error=str(exc), steps=run.steps)
         except AllocationError as exc:
             return Outcome("error", error=str(exc), steps=run.steps)
         except BudgetExceeded as exc:
@@ -903,11 +911,14 @@ class _Run:
         for i, expression in enumerate(selectors):
             compiled = compile_selector(expression)
             if compiled.error is not None:
-                what = "not evaluated" if compiled.error.unsupported else "CEL compile error"
-                raise AllocationError(f"{owner}: selector #{i}: {what}: {compiled.error.message}")
+                if compiled.error.unsupported:
+                    raise NotJudged(f"{owner}: selector #{i}: not evaluated: {compiled.error.message}")
+                raise AllocationError(f"{owner}: selector #{i}: CEL compile error: {compiled.error.message}")
             try:
                 if not compiled.evaluate(device, multiple):
                     return False
+            except CelUnsupported as exc:
+                raise NotJudged(f"{owner}: selector #{i} on device {'/'.join(device.id)}: {exc}") from None
             except CelRuntimeError as exc:
                 raise AllocationError(f"{owner}: selector #{i} on device {'/'.join(device.id)}: "
                                       f"CEL runtime error: {exc}") from None

@@ -31,13 +31,20 @@ from . import celdevice, celinline, celoptional, celreads, celrewrite, goconvert
 from .celast import checked_ast, walk
 from .celcost import U64, estimate
 from .celreads import References
+from .celdepth import recursion_error
 from .celrewrite import STRING_LITERAL, matching_end, without_strings
 from .cellib import python_functions_taking_values, quantity_message, runtime
 from .celvalidate import first_problem
 from .quantity import QuantityError, is_quantity, parse_quantity_form
 
+#: resourceapi.CELSelectorExpressionMaxLength (k8s.io/api/resource/v1 types.go), compared with
+#: Go's len() of the string, its bytes (pkg/apis/resource/validation validateCELSelector)
 MAX_EXPRESSION_LENGTH = 10 * 1024
-MAX_COST = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost: the API server refuses a selector estimated above it
+#: resourceapi.CELSelectorExpressionMaxCost: the API server refuses a selector whose cost
+#: cel-go estimates above it, and kube-scheduler's program stops at that actual cost
+#: (k8s.io/dynamic-resource-allocation/cel: cel.CostLimit); draguard's engine stops earlier,
+#: after 10,000 comprehension iterations (CompiledSelector._over_budget): not judged, said so
+MAX_COST = 1_000_000
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
 MEMO_LIMIT = 1 << 16  # results kept per selector; a long-running process sees new devices forever
 
@@ -346,10 +353,14 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     """Compile and type-check a device expression that must give `output` (uncached); `fold`:
     refuse a constant conversion that fails, as upstream builds the program (see
     _failed_constant_conversion, whose own check of a conversion does not fold again)."""
-    if len(expression) > MAX_EXPRESSION_LENGTH:
+    size = len(expression.encode("utf-8", "surrogatepass"))  # Go's len(): bytes, not characters
+    if size > MAX_EXPRESSION_LENGTH:
         return CompiledSelector(expression, CelDiagnostic(
-            f"expression is {len(expression)} characters long; the limit is {MAX_EXPRESSION_LENGTH}",
-            MAX_EXPRESSION_LENGTH))
+            f"expression is {size} bytes long; the limit is {MAX_EXPRESSION_LENGTH}",
+            min(MAX_EXPRESSION_LENGTH, len(expression))))
+    too_deep = recursion_error(expression)
+    if too_deep is not None:  # cel-go's parser refuses it (position: none, as upstream's -1:0)
+        return CompiledSelector(expression, CelDiagnostic(too_deep, 0), output=output)
     rt = runtime()
     reserved = _RESERVED.search(without_strings(expression))
     if reserved:  # names draguard's rewritten programs use; upstream has no such names
@@ -363,10 +374,10 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
     try:
         checked = env.compile(code)
     except RuntimeError as exc:
-        if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; cel-go's parser allows 250
+        if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; within cel-go's 250 (celdepth), not judged
             return CompiledSelector(expression, CelDiagnostic(
-                "draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250", 0,
-                unsupported=True))
+                "draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250: "
+                "not judged", 0, unsupported=True))
         diagnostic = _diagnostic(substituted, str(exc))
         offset = offsets.original(diagnostic.offset)
         if overflowing is not None and (overflowing < offset or not diagnostic.message.startswith("Syntax error")):

@@ -17,7 +17,7 @@ from .gpuclasses import class_drivers
 from . import capacity
 from .quantity import QuantityError
 from .allocator import Allocator, gather_pools
-from .celenv import CelRuntimeError, compile_selector
+from .celenv import CelRuntimeError, CelUnsupported, compile_selector
 from .devices import Claim
 
 
@@ -36,6 +36,9 @@ class RequestExplanation:
     needed: int = 1  # devices the request takes at least (its count; one for All)
     emptied_at: Stage | None = None
     errors: list = field(default_factory=list)
+    #: what draguard's CEL engine could not evaluate where upstream's would (CelUnsupported):
+    #: the funnel after it proves nothing
+    unjudged: list = field(default_factory=list)
     note: str = ""
     skipped: list = field(default_factory=list)  # pools the allocator does not read, and why
 
@@ -46,7 +49,7 @@ class RequestExplanation:
             out += f"; nothing left after {self.emptied_at.label}"
         if self.note:
             out += f"; {self.note}"
-        for said in self.skipped + self.errors:
+        for said in self.skipped + self.errors + self.unjudged:
             out += f"; {said}"
         return out
 
@@ -71,22 +74,26 @@ def visible_devices(allocator: Allocator, nodes, skipped: list | None = None) ->
     return found
 
 
-def _survivors(devices, expression: str, errors: list, what: str):
+def _survivors(devices, expression: str, out: RequestExplanation, what: str):
     compiled = compile_selector(expression)
     if compiled.error is not None:
-        errors.append(f"{what} does not compile: {compiled.error.message}")
+        (out.unjudged if compiled.error.unsupported else out.errors).append(
+            f"{what} does not compile: {compiled.error.message}")
         return []
     kept, failures = [], {}
     for d in devices:
         try:
             if compiled.evaluate(d):
                 kept.append(d)
+        except CelUnsupported as exc:
+            out.unjudged.append(f"{what} is not evaluated: {exc}")
+            return []
         except CelRuntimeError as exc:
             failures.setdefault(str(exc), 0)
             failures[str(exc)] += 1
     for message, count in failures.items():
-        errors.append(f"{what} fails at runtime on {count} device(s) ({message}); upstream aborts the "
-                      "whole allocation on such an error")
+        out.errors.append(f"{what} fails at runtime on {count} device(s) ({message}); upstream aborts the "
+                           "whole allocation on such an error")
     return kept
 
 
@@ -106,10 +113,10 @@ def explain_request(allocator: Allocator, request, name: str, devices: list) -> 
         pool = [d for d in pool if d.driver in drivers]
         out.stages.append(Stage(f"driver {'/'.join(sorted(drivers))}", len(pool)))
     for i, expression in enumerate(cls.selectors):
-        pool = _survivors(pool, expression, out.errors, f"class {cls.name} selector #{i}")
+        pool = _survivors(pool, expression, out, f"class {cls.name} selector #{i}")
     out.stages.append(Stage(f"class {cls.name} selectors", len(pool)))
     for i, expression in enumerate(request.selectors):
-        pool = _survivors(pool, expression, out.errors, f"selector #{i}")
+        pool = _survivors(pool, expression, out, f"selector #{i}")
         out.stages.append(Stage(f"selector #{i} ({expression.strip()})", len(pool), selector=i))
     admin = request.admin_access is True
     free = [d for d in pool if admin or d.id not in allocator.allocated]
@@ -159,7 +166,9 @@ class Verdict:
     node: str | None = None  # where it fits
     allocation: object = None
     error: str | None = None  # an error upstream would return, or the search budget's
-    budget_exceeded: bool = False  # undecided: neither allocated nor proven unschedulable
+    #: undecided: neither allocated nor proven unschedulable (the search budget ran out, or a
+    #: selector is one draguard's CEL engine cannot evaluate: allocator.NotJudged)
+    budget_exceeded: bool = False
     requests: list = field(default_factory=list)  # RequestExplanation, when it does not fit
 
     @property
@@ -178,7 +187,7 @@ def verdict(allocator: Allocator, claim: Claim, nodes) -> Verdict:
             return result
         if outcome.kind != "unschedulable":
             result.error = outcome.error
-            result.budget_exceeded = outcome.kind == "budget-exceeded"
+            result.budget_exceeded = outcome.kind in ("budget-exceeded", "not-judged")
             break
     result.requests = explain(allocator, claim, nodes)
     if result.error is None and all(r.emptied_at is None for r in result.requests):

@@ -10,6 +10,7 @@ capped at 2^63-1, both as upstream does; counters and capacities sum such rounde
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -91,6 +92,8 @@ def parse_quantity_form(text, trim: bool = True) -> tuple[Fraction, Form]:
     if isinstance(text, int):
         return Fraction(text), (text, 0) if _fits(text) else None
     if isinstance(text, float):
+        if not math.isfinite(text):  # YAML's .nan/.inf: no JSON number, the API server cannot decode it
+            raise QuantityError(f"{_EXPECTED}, got {text!r}")
         return Fraction(str(text)), None
     text = str(text).strip() if trim else str(text)
     if not text:

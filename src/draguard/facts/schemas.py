@@ -90,12 +90,23 @@ def _split(api_version: str) -> tuple[str, str]:
     return group, version
 
 
-@lru_cache(maxsize=None)
+#: What a built-in kind and a version can be spelled as; anything else names no schema file.
+#: Checked before the name is made a path: a tenant's kind is hostile (a 300-character kind
+#: failed with "File name too long", a `../` would read another file).
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
+_GROUP = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+
+
+@lru_cache(maxsize=1024)  # bounded: the kinds come from the input
 def validator_for(kube_version: str, api_version: str, kind: str, strict: bool = True):
     """The compiled validator for a built-in kind served by `kube_version`, or None when the
-    target does not know that apiVersion/kind (CRDs, removed or not-yet-added versions).
-    The bundled schema is kept in the per-user cache, keyed by the files it comes from."""
+    target does not know that apiVersion/kind (CRDs, removed or not-yet-added versions, names
+    no built-in kind has). The bundled schema is kept in the per-user cache, keyed by the
+    files it comes from."""
     group, version = _split(api_version)
+    if not (_KIND.fullmatch(kind) and _VERSION.fullmatch(version) and (not group or _GROUP.fullmatch(group))):
+        return None
     prefix = group.split(".", 1)[0] + "-" if group else ""
     folder = _schema_dir(kube_version, strict)
     path = folder / f"{kind.lower()}-{prefix}{version}.json"

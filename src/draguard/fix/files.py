@@ -1,14 +1,16 @@
 """Reading the files to fix and writing them back safely: atomically (core.atomic: a
 temporary file beside it, renamed over it, mode and ownership kept), never over a file that
-changed on disk since it was read, never half-written; and the unified diff `--diff` prints."""
+changed on disk since it was read, never half-written; a symbolic link at its target, a hard
+link in place; and the unified diff `--diff` prints."""
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 from dataclasses import dataclass, field
 
-from ..core.atomic import atomic_writer
+from ..core.atomic import TEMPORARY_PREFIX, atomic_writer
 from ..sources.loader import Loaded
 
 BOM = "\ufeff"
@@ -85,9 +87,45 @@ def encode(text: str, bom: bool) -> bytes:
     return ((BOM if bom else "") + text).encode("utf-8")
 
 
-def write(path: str, original: bytes, data: bytes) -> str | None:
+def given_roots(inputs: list[str]) -> tuple[str, ...]:
+    """Where a fix may write, from the paths given: a folder's real path (what is under it),
+    a file's path with its folder resolved and its own name kept (a link given by name is
+    not its target: the target must be given, or be under a folder given, to be written)."""
+    roots = []
+    for path in inputs:
+        if path == "-":
+            continue
+        if os.path.isdir(path):
+            roots.append(os.path.realpath(path))
+        else:
+            roots.append(os.path.join(os.path.realpath(os.path.dirname(path) or "."), os.path.basename(path)))
+    return tuple(roots)
+
+
+def destination(path: str, roots: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """(the file to write for `path`, None) or (None, why not). A symbolic link is written at
+    its target, kept a link (replacing the link by a regular file left the target unfixed);
+    a target outside the paths given is refused: a manifest in a repository may point
+    anywhere (a shared file, a system one), and a fix of the repository must not write there."""
+    if not os.path.islink(path):
+        return path, None
+    target = os.path.realpath(path)
+    if any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
+        return target, None
+    return None, (f"it is a symbolic link to {target}, outside the paths given: not written (give that file, "
+                  "or a folder that holds it, to fix it there)")
+
+
+def write(path: str, original: bytes, data: bytes, roots: tuple[str, ...] | None = None) -> str | None:
     """Replace `path` with `data` if it still holds `original`; the reason it was not
-    written, or None. The rename is atomic: a kill at any point leaves the old or the new file."""
+    written, or None. `roots` (given_roots) are where a link may lead; None: the folder of
+    `path`. The rename is atomic: a kill at any point leaves the old or the new file. A file
+    with other hard links is rewritten in place instead (a rename gives the name a new inode
+    and splits it from the others), which a kill during the write can leave half-written:
+    no rename keeps an inode."""
+    path, refused = destination(path, roots if roots is not None else given_roots([path]))
+    if refused:
+        return refused
     try:
         with open(path, "rb") as handle:
             if handle.read() != original:
@@ -98,11 +136,67 @@ def write(path: str, original: bytes, data: bytes) -> str | None:
     if not os.access(path, os.W_OK) or not status.st_mode & 0o222:
         return "it is read-only: not written"  # the mode says so, even to root
     try:
-        with atomic_writer(path, binary=True) as handle:
-            handle.write(data)
+        if status.st_nlink > 1:
+            _write_in_place(path, data)
+        else:
+            with atomic_writer(path, binary=True) as handle:
+                handle.write(data)
     except OSError as exc:
         return f"cannot write beside it: {exc.strerror or exc}"
     return None
+
+
+def _write_in_place(path: str, data: bytes) -> None:
+    """The new bytes over the old ones, then the rest cut: the inode (every hard link to it,
+    its mode and owner) stays."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.pwrite(fd, view, len(data) - len(view)):]
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_TEMPORARY = re.compile(re.escape(TEMPORARY_PREFIX) + r"(\d+)-[A-Za-z0-9_]{8}")
+
+
+def remove_stale(folders) -> list[str]:
+    """Remove the temporary files (core.atomic) that runs killed before their rename left in
+    `folders`: those whose process is gone (one still running is writing it). The paths
+    removed, to be said."""
+    removed = []
+    for folder in sorted(set(folders)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            found = _TEMPORARY.fullmatch(name)
+            if found is None or _running(int(found.group(1))):
+                continue
+            path = os.path.join(folder, name)
+            try:
+                if os.path.isfile(path) and not os.path.islink(path):
+                    os.unlink(path)
+                    removed.append(path)
+            except OSError:
+                continue  # not ours to remove (another owner): left, as any other file
+    return removed
+
+
+def _running(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone, or past any pid
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def unified_diff(display: str, before: str, after: str) -> str:

@@ -21,7 +21,7 @@ from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.fixes import Applicability, EditError, FixAvailability, Op
-from ..engine.result import LintResult
+from ..engine.result import INTERNAL_ERROR, LintResult
 from ..sources.discover import patched_by
 from ..sources.loader import Loaded, plain_stream
 from ..sources.yamlpos import positioned, remembering_parses
@@ -113,6 +113,8 @@ class Choice:
         """Why this finding's fix is not applied, or None when it is wanted."""
         fix = finding.fix
         if fix is None:
+            if finding.rule == INTERNAL_ERROR:
+                return "a rule failed here: its findings, and their fixes, are missing"
             return finding.no_fix or "the rule has no fix for it"
         if not self.selects(finding.rule):
             return "not selected"

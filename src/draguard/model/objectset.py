@@ -16,7 +16,7 @@ from ..core.intstr import problem as intstr_problem
 from .claims import RESOURCE_GROUP, ClaimIndex
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
-from .pods import PodSite, mapping, pod_sites
+from .pods import PodSite, mapping, pod_sites, text
 
 
 EVERY_KIND = "*"  # a read of the whole set: every change reaches it
@@ -102,8 +102,8 @@ class ObjectSet:
 
     @cached_property
     def _autoscaled(self) -> set[tuple[str, str, str]]:
-        return {(m.namespace, mapping(m.spec.get("scaleTargetRef")).get("kind"),
-                 mapping(m.spec.get("scaleTargetRef")).get("name"))
+        return {(m.namespace, text(mapping(m.spec.get("scaleTargetRef")).get("kind")),
+                 text(mapping(m.spec.get("scaleTargetRef")).get("name")))
                 for m in self.manifests if m.kind == "HorizontalPodAutoscaler" and m.group == "autoscaling"}
 
     @cached_property
@@ -111,8 +111,9 @@ class ObjectSet:
         """Pod specs that carry template metadata (the labels a PDB or Service selects). A
         pod whose controller is in the set stands for nothing its controller's template does
         not (a snapshot's 40,000 pods come from a few templates): only the template counts."""
-        uids = {m.metadata.get("uid") for m in self.manifests} - {None, ""}
-        return [site for m in self.manifests if not (m.kind == "Pod" and (m.controller or {}).get("uid") in uids)
+        uids = {text(m.metadata.get("uid")) for m in self.manifests} - {""}  # a uid of another type is none
+        return [site for m in self.manifests
+                if not (m.kind == "Pod" and text((m.controller or {}).get("uid")) in uids)
                 for site in pod_sites(m) if site.metadata]
 
     def pdbs_near(self, namespace: str) -> list[Manifest]:

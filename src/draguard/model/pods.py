@@ -145,7 +145,7 @@ class PodSite:
     def grace_period(self) -> tuple[int, bool]:
         """(terminationGracePeriodSeconds, whether the pod states it) - the API default when not."""
         grace = self.spec.get("terminationGracePeriodSeconds")
-        if isinstance(grace, int) and not isinstance(grace, bool):
+        if isinstance(grace, int) and not isinstance(grace, bool) and -(2**63) <= grace < 2**63:  # an int64
             return grace, True
         return DEFAULT_GRACE_SECONDS, False
 

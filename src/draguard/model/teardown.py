@@ -45,14 +45,19 @@ def hook_command(hook: dict) -> str:
     return " ".join(map(str, command)) if isinstance(command, list) else ""
 
 
+def _finite(number: int | float) -> bool:
+    """A number the budget can add: not NaN, not infinite, not an int past a float's range."""
+    return number == number and abs(number) < 1e300
+
+
 def hook_budget(hook: dict) -> float:
     """Seconds the hook waits by its own bounded waits: `sleep N`, `timeout N` and the
     sleep action. `timeout N cmd` bounds cmd, so both are counted, which over-estimates
     safely."""
     sleep = hook.get("sleep")
-    if isinstance(sleep, dict) and isinstance(sleep.get("seconds"), (int, float)) \
-            and not isinstance(sleep.get("seconds"), bool):
-        return float(sleep["seconds"])
+    seconds = sleep.get("seconds") if isinstance(sleep, dict) else None
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and _finite(seconds):
+        return float(seconds)
     command = hook_command(hook)
     waits = sum(float(n) * _UNITS[unit] for n, unit in _BOUNDED_WAIT.findall(command))
     return waits + sum(helper_bound(step, args) for step, args in _HELPER.findall(command))

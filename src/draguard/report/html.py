@@ -6,6 +6,7 @@ styles are meant for the simulate and audit reports too."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html import escape
 
@@ -91,19 +92,52 @@ def _excerpt(f: Finding, lines: SourceLines) -> str:
 
 
 def _fix_diff(f: Finding, lines: SourceLines) -> str:
-    """The fix applied to the finding's document of the loaded text, as a unified diff."""
+    """The fix applied to the finding's document of the loaded text, as a unified diff. The
+    document is cut out of the text (from the line it starts on to the next one's) and
+    spliced alone, as `draguard fix` splices it (fix.splice), and the hunks put back at its
+    lines: splicing the whole text and parsing it twice for each finding cost the file's
+    size per finding, quadratic in a large file, and the parses alone cost more than the
+    lint. It is shown, not written: `draguard fix` verifies what it writes."""
     from ..core.fixes import EditError
     from ..fix.files import unified_diff
-    from ..fix.splice import NotSpliceable, apply_fix
+    from ..fix.splice import NotSpliceable, splice_fixes
 
-    text = lines.text(f.file)
-    if text is None or f.location.document is None:
+    text, nodes = lines.text(f.file), lines.nodes(f.file)
+    document = f.location.document
+    if text is None or document is None or not 0 <= document < len(nodes):
         return ""
+    start = text.rfind("\n", 0, nodes[document].start_mark.index) + 1
+    end = text.rfind("\n", 0, nodes[document + 1].start_mark.index) + 1 if document + 1 < len(nodes) else len(text)
+    piece = text[start:end]
     try:
-        fixed, _ = apply_fix(text, f.location.document, f.fix.edits)
+        fixed, _ = splice_fixes(piece, [(0, f.fix.edits)], [1])
     except (NotSpliceable, EditError):
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in f.fix.edits)
-    return unified_diff(f.file, text, fixed)
+    before, after = _context_start(text, start), _context_end(text, end)  # the diff's 3 lines of context
+    shift = text.count("\n", 0, before)
+    return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2]} +{int(m[3]) + shift}{m[4]} @@",
+                     unified_diff(f.file, text[before:end] + text[end:after],
+                                  text[before:start] + fixed + text[end:after]))
+
+
+def _context_start(text: str, index: int, lines: int = 3) -> int:
+    for _ in range(lines):
+        if index == 0:
+            break
+        index = text.rfind("\n", 0, index - 1) + 1
+    return index
+
+
+def _context_end(text: str, index: int, lines: int = 3) -> int:
+    for _ in range(lines):
+        found = text.find("\n", index)
+        if found < 0:
+            return len(text)
+        index = found + 1
+    return index
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
 
 
 def _diff_line(line: str) -> str:

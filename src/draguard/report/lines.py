@@ -8,6 +8,7 @@ class SourceLines:
     def __init__(self, sources):
         self._by_name = {s.display: s for s in sources if not s.rendered_by}
         self._read: dict[str, list[str] | None] = {}
+        self._nodes: dict[str, list] = {}
 
     def _lines(self, file: str) -> list[str] | None:
         if file in self._by_name:
@@ -30,3 +31,15 @@ class SourceLines:
         """The whole text of a loaded (not rendered) source."""
         source = self._by_name.get(file)
         return source.text if source is not None else None
+
+    def nodes(self, file: str) -> list | None:
+        """The composed documents of a loaded source (sources.spans.document_nodes), once per
+        file: every finding of the file with a fix reads them."""
+        text = self.text(file)
+        if text is None:
+            return None
+        if file not in self._nodes:
+            from ..sources.spans import document_nodes
+
+            self._nodes[file] = document_nodes(text)
+        return self._nodes[file]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from functools import lru_cache
 from pathlib import PurePath
 from urllib.parse import quote
 
@@ -85,7 +86,7 @@ def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
         return None
     replacements = []
     for edit in finding.fix.edits:
-        found = text_replacement(text, finding.location.document, edit)
+        found = text_replacement(text, finding.location.document, edit, lines.nodes(finding.file))
         if found is None:
             return None
         start, end = found.span.start, found.span.end
@@ -96,8 +97,8 @@ def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
              "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]
 
 
-def _result(finding, index: dict, root: str, seen: dict, suppressed: bool, lines: SourceLines) -> dict:
-    uri = artifact_uri(finding.file, root)
+def _result(finding, index: dict, uri_of, seen: dict, suppressed: bool, lines: SourceLines) -> dict:
+    uri = uri_of(finding.file)
     physical = {"artifactLocation": _artifact(uri)}
     if finding.location.line:
         physical["region"] = {"startLine": finding.line, "startColumn": finding.column}
@@ -128,9 +129,10 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
     index = {rule.id: i for i, rule in enumerate(rules)}
     seen: dict = {}
     lines = SourceLines(result.sources)
-    results = [_result(f, index, root, seen, False, lines) for f in result.findings]
+    uri_of = lru_cache(maxsize=None)(lambda file: artifact_uri(file, root))  # once per file in this render
+    results = [_result(f, index, uri_of, seen, False, lines) for f in result.findings]
     if show_suppressed:
-        results += [_result(f, index, root, seen, True, lines) for f in result.suppressed]
+        results += [_result(f, index, uri_of, seen, True, lines) for f in result.suppressed]
     document = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -146,4 +148,6 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
             "results": results,
         }],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    # compact: with an indent, json encodes in Python, and that was most of the report's cost
+    # (1.9x the text report on 2,000 files); SARIF readers take any whitespace
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -120,6 +120,11 @@ class RequestUnsatisfiable(Rule):
         for request in claim.requests:
             options = request.leaves()
             explained = [target.explain(option, option.full_name) for option in options]
+            unjudged = next((e for e in explained if e.unjudged), None)
+            if unjudged is not None:  # the engine's limit, not the request's: upstream may well allocate it
+                yield self._finding(obj, ctx, sites, unjudged, f"not judged: {unjudged.unjudged[0]}", where,
+                                    severity=Severity.INFO)
+                continue
             if all(_excluded_by_class(e) for e in explained):
                 uncatalogued = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
                 if uncatalogued:

@@ -131,7 +131,17 @@ def _skip_checking_anchors(loader):
             return event, anchored
 
 
-def span_text(text: str, span: Span) -> str:
-    """The node's text, indented as in the stream so that columns (and block structure) hold;
-    line numbers are relative to the span's first line."""
-    return " " * (span.column - 1) + text[span.start:span.end]
+def span_text(text: str, span: Span) -> tuple[str, int]:
+    """The node's text, and the columns to add to the positions parsed on its first line.
+    A block node is indented as in the stream, so that its block structure (and its columns)
+    hold. A flow node (`{`, `[`, a quoted scalar: every item of a JSON List) is taken as it
+    is, its first line shifted instead: padding it cost the item's column in spaces, and the
+    items of a one-line List (`kubectl get -o json | jq -c`) sit at columns up to the size of
+    the file, so their padding grew with the square of it (a 9 MB List took 23 GB)."""
+    body = text[span.start:span.end]
+    if body[:1] in _FLOW_START:
+        return body, span.column - 1
+    return " " * (span.column - 1) + body, 0
+
+
+_FLOW_START = ("{", "[", '"', "'")

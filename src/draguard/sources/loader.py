@@ -230,9 +230,9 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
         spans = [(item, ("items", i), i) for i, item in enumerate(part.items)] if part.items is not None \
             else [(part.span, (), None)]
         for span, root, item in spans:
-            text = span_text(source.text, span)
+            text, columns = span_text(source.text, span)
             piece = Source(source.display, text, source.rendered_by, source.capability_checks)
-            at = _shifted(source.display, span.line - 1, locate)
+            at = _shifted(source.display, span.line - 1, columns, locate)
             documents, problems = parse_stream(text, limits, root)
             for doc in documents:
                 doc.index = part.index
@@ -244,13 +244,15 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
             if _is_object(data):
                 loaded.entries.append(Entry(piece, part.index, data, item, at))
             elif documents and (data is not None or not (problems or documents[0].problems)):  # not one left unbuilt
-                file, line, column = at(1, span.column)
+                file, line, column = at(1, span.column - columns)
                 loaded.problems.append(_not_an_item(item, part.kind, Location(file, line, column, root, part.index)))
 
 
-def _shifted(display: str, lines: int, locate) -> Locator:
-    """Positions in a span's own text -> positions the user sees."""
+def _shifted(display: str, lines: int, columns: int, locate) -> Locator:
+    """Positions in a span's own text -> positions the user sees: `lines` down, and on its
+    first line `columns` right (lists.span_text)."""
     def at(line: int, column: int, path: tuple | None = None) -> tuple:
+        column += columns if line == 1 else 0
         return locate(line + lines, column, path) if locate else (display, line + lines, column)
     return at
 

@@ -81,6 +81,22 @@ def document_node(text: str, document: int):
     return None
 
 
+def document_nodes(text: str) -> list:
+    """The node graphs of every document, composed once: for a caller that locates many
+    paths in one text (a report's fixes), where document_node per path composed the text
+    from its start each time, quadratic in a file of many documents and findings."""
+    loader = _Loader(text)
+    nodes = []
+    try:
+        while loader.check_node():
+            nodes.append(loader.get_node())
+    except yaml.YAMLError:
+        pass  # the documents before the error are there; a path beyond them leads nowhere
+    finally:
+        loader.dispose()
+    return nodes
+
+
 def locate(text: str, document: int, path: tuple) -> Entry | None:
     """The entry at `path` in that document; None when the path does not lead to one."""
     node = document_node(text, document)
@@ -147,18 +163,22 @@ def _rest_of_line_blank(text: str, index: int) -> bool:
     return not rest.strip() or rest.lstrip().startswith("#")
 
 
-def text_replacement(text: str, document: int, edit: Edit) -> Replacement | None:
+def text_replacement(text: str, document: int, edit: Edit, nodes: list | None = None) -> Replacement | None:
     """The edit as a replacement of a region of `text`, when it maps to one exactly: setting a
     scalar that is there (its token is replaced), or removing a block-style entry that has
-    its lines to itself (the lines go). None otherwise."""
+    its lines to itself (the lines go). None otherwise. `nodes`: document_nodes(text), when
+    the caller has it."""
+    if nodes is not None:
+        root = nodes[document] if 0 <= document < len(nodes) else None
+        entry = walk(root, edit.path) if root is not None and edit.path else None
     if edit.op is Op.SET:
-        entry = locate(text, document, edit.path)
+        entry = locate(text, document, edit.path) if nodes is None else entry
         new = scalar_text(edit.value)
         if entry is None or new is None or not isinstance(entry.value_node, ScalarNode):
             return None
         return Replacement(entry.value, new)
     if edit.op is Op.REMOVE:
-        entry = locate(text, document, edit.path)
+        entry = locate(text, document, edit.path) if nodes is None else entry
         if entry is None or entry.flow:
             return None
         first = entry.key.start if entry.key is not None else entry.value.start

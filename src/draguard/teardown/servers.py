@@ -7,6 +7,7 @@ where nobody did, `drain_seconds` is None and callers say that they assumed a va
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -84,7 +85,10 @@ def flag_value(args: list[str], flag: str) -> float | None:
 
 
 def _number(text: str) -> float | None:
+    """A finite number of seconds; 'nan', 'inf' and '1e400' are none (no server takes them as a
+    timeout, and the budget arithmetic cannot)."""
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None

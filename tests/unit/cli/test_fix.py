@@ -304,3 +304,83 @@ def test_reference_files_are_read_for_what_rules_read_across_files_and_neither_j
     assert done.code == 0 and {p.name: p.read_text() for p in tmp_path.iterdir()} == before, done.out
     cli("fix", "--unsafe-fixes", "--no-config", "--profile", "strict", tmp_path / "deploy.yaml")
     assert "PodDisruptionBudget" in (tmp_path / "deploy.yaml").read_text()  # what the reference prevents
+
+
+def test_a_read_only_file_counts_in_no_total(cli, tmp_path):
+    """The summary counted a file that was not written ("fixed 12 finding(s) in 1 file(s)")."""
+    target = legacy_copy(tmp_path)
+    os.chmod(target, 0o444)
+    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    assert done.code == 2 and "12 fix(es) not written" in done.out and "it is read-only: not written" in done.out
+    assert "fixed 0 finding(s) in 0 file(s)" in done.out and target.read_bytes() == LEGACY.read_bytes()
+
+
+def _linked(tmp_path):
+    """repo/base/t.yaml, repo/link.yaml -> base/t.yaml, and out/o.yaml outside the repo with
+    repo/away.yaml -> ../out/o.yaml."""
+    (tmp_path / "repo" / "base").mkdir(parents=True)
+    (tmp_path / "out").mkdir()
+    shutil.copy(LEGACY, tmp_path / "repo" / "base" / "t.yaml")
+    shutil.copy(LEGACY, tmp_path / "out" / "o.yaml")
+    os.symlink("base/t.yaml", tmp_path / "repo" / "link.yaml")
+    os.symlink("../out/o.yaml", tmp_path / "repo" / "away.yaml")
+    return tmp_path / "repo"
+
+
+def test_a_symbolic_link_is_fixed_at_its_target_and_stays_a_link(cli, tmp_path):
+    """The link was replaced by a regular file, its target left unfixed, exit 0."""
+    repo = _linked(tmp_path)
+    done = cli("fix", "--unsafe-fixes", "--no-config", repo / "link.yaml", repo / "base")
+    assert os.path.islink(repo / "link.yaml") and os.readlink(repo / "link.yaml") == "base/t.yaml"
+    assert "kind: ResourceClaimTemplate" in (repo / "base" / "t.yaml").read_text()
+    assert "not written" not in done.out and done.code == 0, done.out
+
+
+def test_a_symbolic_link_out_of_the_paths_given_is_refused(cli, tmp_path):
+    repo = _linked(tmp_path)
+    done = cli("fix", "--unsafe-fixes", "--no-config", repo)
+    away = os.path.realpath(tmp_path / "out" / "o.yaml")
+    assert f"away.yaml: it is a symbolic link to {away}, outside the paths given: not written" in done.out
+    assert done.code == 2 and os.path.islink(repo / "away.yaml")
+    assert (tmp_path / "out" / "o.yaml").read_bytes() == LEGACY.read_bytes()
+    assert "kind: ResourceClaimTemplate" in (repo / "base" / "t.yaml").read_text()  # through its link, once
+
+
+def test_a_hard_link_keeps_its_inode(cli, tmp_path):
+    """A rename gave the name a new inode: the other links kept the old text."""
+    target = legacy_copy(tmp_path)
+    other = tmp_path / "elsewhere.yaml.keep"
+    os.link(target, other)
+    before = os.stat(target).st_ino
+    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    assert done.code == 0, done.out
+    assert os.stat(target).st_ino == before and os.stat(target).st_nlink == 2
+    assert other.read_text() == target.read_text() and "kind: ResourceClaimTemplate" in other.read_text()
+
+
+def test_a_rule_that_fails_exits_2_in_fix_as_in_lint(cli, tmp_path, monkeypatch):
+    """`fix --check` exited 0 where lint exits 2, and said "the rule has no fix for it"."""
+    from draguard.rules import REGISTRY
+
+    def broken(obj, ctx):
+        raise ValueError("boom")
+
+    monkeypatch.setattr(REGISTRY.get("host-ipc"), "check", broken)
+    target = legacy_copy(tmp_path)
+    assert cli("lint", "--no-config", target).code == 2
+    for mode in ("--check", "--diff", None):
+        done = cli("fix", "--unsafe-fixes", "--no-config", *([mode] if mode else []), target)
+        assert done.code == 2, (mode, done.out)
+        assert "rule failure(s)" in done.err and "[internal-error] left: a rule failed here" in done.out
+
+
+def test_the_temporary_files_of_a_killed_run_are_removed_by_the_next(cli, tmp_path):
+    target = legacy_copy(tmp_path)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".draguard-{int(gone.stdout)}-abcd_123"
+    stale.write_text("half a file")
+    busy = tmp_path / f".draguard-{os.getppid()}-abcd_123"  # a process that is running: its write is under way
+    busy.write_text("being written")
+    done = cli("fix", "--unsafe-fixes", "--no-config", target)
+    assert done.code == 0 and not stale.exists() and busy.exists()
+    assert f"{stale}: removed: a temporary file a killed draguard run left" in done.out

@@ -1,0 +1,40 @@
+"""Reports cost what the lint does, not the square of a file: a fix's text replacement (SARIF)
+and its diff (HTML) used to compose or parse the whole file again for each finding, so a
+file of many documents with a fix each cost its size times its findings (SARIF 14x the text
+report on 2,000 files). The bound is on the text handed to the YAML composer while a report
+is rendered, which does not depend on the machine's speed."""
+
+from __future__ import annotations
+
+import pytest
+
+from draguard.core.config import Config
+from draguard.engine.lint import lint_text
+from draguard.report import html, junit, sarif
+from draguard.sources import yamlpos
+
+DOCUMENTS = 120
+
+
+def _stream() -> str:
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: p{0}}}\nspec:\n  hostIPC: true\n  containers:\n"
+           "  - name: c\n    image: x\n    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n")
+    return "---\n".join(pod.format(i) for i in range(DOCUMENTS))
+
+
+@pytest.mark.parametrize("report", [sarif, html, junit], ids=["sarif", "html", "junit"])
+def test_a_report_composes_a_file_a_bounded_number_of_times(report, monkeypatch):
+    text = _stream()
+    result = lint_text("many.yaml", text, Config())
+    assert sum(f.rule == "host-ipc" and f.fix is not None for f in result.findings) == DOCUMENTS
+    composed = []
+    original = yamlpos._Loader.__init__
+
+    def counting(self, stream):
+        composed.append(len(stream))
+        original(self, stream)
+
+    monkeypatch.setattr(yamlpos._Loader, "__init__", counting)
+    rendered = report.render(result)
+    assert "hostIPC" in rendered or report is junit
+    assert sum(composed) <= 4 * len(text), (sum(composed) / len(text), len(composed))
