@@ -34,8 +34,8 @@ def test_the_report_is_self_contained(report):
 def test_chromium_renders_the_summary_findings_and_fix_diffs(report):
     dom = subprocess.run([CHROMIUM, *FLAGS, "--dump-dom", report.as_uri()], capture_output=True, text=True,
                          timeout=120).stdout
-    assert '<span class="error">6 error</span>' in dom
-    assert dom.count('class="finding"') == 6
+    assert '<span class="error">7 error</span>' in dom
+    assert dom.count('class="finding"') == 7
     assert '<span class="del">-      hostIPC: true' in dom  # the fix's diff, from the real splice
 
 

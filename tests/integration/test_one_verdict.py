@@ -299,11 +299,12 @@ def _refused_by_validation(status: int, body: str) -> bool:
 
 def mcp_verdicts(objects: list[Judged], cwd: Path) -> None:
     """Each object's YAML through the `lint` tool of one `draguard mcp` session (in a folder
-    whose .draguard.yaml says only `daemonSets: tenants`, as admission takes them)."""
+    whose .draguard.yaml says `daemonSets: tenants`, as admission takes them, and the strict
+    profile: every rule, as the other fronts judge with a configuration built in code)."""
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    (cwd / ".draguard.yaml").write_text("daemonSets: tenants\n")
+    (cwd / ".draguard.yaml").write_text("daemonSets: tenants\nprofile: strict\n")
 
     async def main():
         params = StdioServerParameters(command=sys.executable, args=["-m", "draguard", "mcp"], cwd=str(cwd),
@@ -465,7 +466,7 @@ def run(bare_plane, tmp_path_factory):
                                            kind="ValidatingWebhookConfiguration")
         probe = next(j for j in objects if j.origin == "edge every rule broken")  # a Pod it denies
         for target in TARGETS:
-            with running_webhook("--kube-version", target) as (url, ca, _):
+            with running_webhook("--kube-version", target, "--profile", "strict") as (url, ca, _):
                 for judged in sample:
                     https_verdicts(url, ca, judged, target)
                 configurations.create(body=registration(url, ca, target))

@@ -45,6 +45,7 @@ def repository(tmp_path_factory):
         pytest.skip("pre-commit installs hooks from a commit: .pre-commit-hooks.yaml is not committed yet")
     repo = tmp_path_factory.mktemp("hooked")
     (repo / "template.yaml").write_text(TEMPLATE)
+    (repo / ".draguard.yaml").write_text("profile: strict\n")  # the template's fix (request-allocation-mode) is strict's
     shutil.copy(EXAMPLES / "legacy-multitenant" / "shared-gpu.yaml", repo / "legacy.yaml")
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}

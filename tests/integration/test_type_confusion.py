@@ -18,6 +18,8 @@ from draguard.engine import lint_objects
 from draguard.rules import REGISTRY
 from support.paths import ROOT
 
+pytestmark = pytest.mark.fuzz  # about 3 min: run by CI with -m fuzz, outside the default run
+
 REPLACEMENTS = (None, 7, "x", [1], {"a": 1})
 #: values a YAML or JSON input can carry where a scalar belongs (`.nan`, `.inf`, `1e400` load
 #: as floats; a JSON integer has no bound)

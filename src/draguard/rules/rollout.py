@@ -71,7 +71,7 @@ class RolloutSurge(Rule):
     admission = Admission(
         "(!variables.podSpecs.exists(s, has(s.resourceClaims) && "
         "s.resourceClaims.exists(c, has(c.resourceClaimTemplateName))) && "
-        f"!variables.containers.exists(c, {_PLUGIN_GPU})) || "
+        f"!variables.containers.exists(g, g.exists(c, {_PLUGIN_GPU}))) || "
         "(has(object.spec.strategy) && has(object.spec.strategy.type) && object.spec.strategy.type == 'Recreate') || "
         "[has(object.spec.strategy) && has(object.spec.strategy.rollingUpdate) && "
         "has(object.spec.strategy.rollingUpdate.maxSurge) ? object.spec.strategy.rollingUpdate.maxSurge : "
