@@ -39,7 +39,7 @@ _INVENTORY_ONLY = DEVICE_KINDS - {("resource.k8s.io", "DeviceClass")}
 _DEVICE_RESOURCES = frozenset(r.name for r in RESOURCES if (r.group, r.kind) in DEVICE_KINDS)
 
 
-def trimmed(change: tuple) -> tuple:
+def _trimmed(change: tuple) -> tuple:
     """A change as the cache keeps it: a ConfigMap with only the keys that, behind an envFrom
     prefix or none, name a device-selecting variable (model.gpu.DEVICE_ENV_VARS); its other
     data, often large and none of admission's business, is never held."""
@@ -125,7 +125,7 @@ class ClusterCache:
             self._rebuild()
 
     def _apply(self, change: tuple) -> None:
-        apply(self.store, trimmed(change))
+        apply(self.store, _trimmed(change))
         self._version += 1
         self._device_version += change[0] in _DEVICE_RESOURCES
 

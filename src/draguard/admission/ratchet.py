@@ -87,8 +87,8 @@ def _measures(manifest: Manifest) -> dict[str, float]:
 
 
 def _selections(manifest: Manifest) -> dict[str, frozenset]:
-    """What the pod specs select by hand: each device variable's `NAME=value` (valueFrom's
-    reads '(valueFrom)'), and the host GPU paths they mount."""
+    """What the pod specs select by hand: each device variable's `NAME=value` (a valueFrom
+    reads as its source, _variable_value), and the host GPU paths they mount."""
     sites = pod_sites(manifest)
     return {"device variable values": frozenset(
                 f"{name}={_variable_value(entry)}" for site in sites for c in site.containers
@@ -99,13 +99,14 @@ def _selections(manifest: Manifest) -> dict[str, frozenset]:
 def _more_nodes(old: Manifest, new: Manifest) -> Iterator[str]:
     if (new.group, new.kind) != _DAEMONSET:
         return
-    kept = {(k, v) for site in pod_sites(new) for k, v in mapping(site.spec.get("nodeSelector")).items()}
-    lost = sorted(f"{k}={v}" for site in pod_sites(old) for k, v in mapping(site.spec.get("nodeSelector")).items()
+    was, now = [site.spec for site in pod_sites(old)], [site.spec for site in pod_sites(new)]
+    kept = {(k, v) for spec in now for k, v in mapping(spec.get("nodeSelector")).items()}
+    lost = sorted(f"{k}={v}" for spec in was for k, v in mapping(spec.get("nodeSelector")).items()
                   if (k, v) not in kept)
-    tolerated = [t for site in pod_sites(old) for t in _tolerations(site.spec)]
-    gained = [t for site in pod_sites(new) for t in _tolerations(site.spec) if t not in tolerated]
-    required = [r for site in pod_sites(new) if (r := _required_affinity(site.spec)) is not None]
-    loosened = any(r not in required for site in pod_sites(old) if (r := _required_affinity(site.spec)) is not None)
+    tolerated = [t for spec in was for t in _tolerations(spec)]
+    gained = [t for spec in now for t in _tolerations(spec) if t not in tolerated]
+    required = [r for spec in now if (r := _required_affinity(spec)) is not None]
+    loosened = any(r not in required for spec in was if (r := _required_affinity(spec)) is not None)
     said = [f"nodeSelector {x} dropped" for x in lost] + \
         [f"toleration {json.dumps(t, sort_keys=True)} added" for t in gained] + \
         ["required node affinity changed"] * loosened

@@ -111,14 +111,17 @@ def device_env(container: ContainerSite):
 
 def host_gpu_path(volume: dict) -> str | None:
     """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
-    path = mapping(volume.get("hostPath")).get("path")
-    return path if isinstance(path, str) and HOST_GPU_PATH.match(path) else None
+    return _host_path(volume, HOST_GPU_PATH)
 
 
 def host_shm_path(volume: dict) -> str | None:
     """The host path of a hostPath volume onto the host's shared memory (HOST_SHM_PATH), else None."""
+    return _host_path(volume, HOST_SHM_PATH)
+
+
+def _host_path(volume: dict, pattern: re.Pattern) -> str | None:
     path = mapping(volume.get("hostPath")).get("path")
-    return path if isinstance(path, str) and HOST_SHM_PATH.match(path) else None
+    return path if isinstance(path, str) and pattern.match(path) else None
 
 
 def required_node_labels(site: PodSite) -> dict[str, set[str]]:
