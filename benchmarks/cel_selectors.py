@@ -50,10 +50,10 @@ def main() -> int:
 
 
 def _estimate_time(expressions: list[str]) -> float:
-    """Seconds dra.celcost takes over the checked ASTs of the selectors that compile."""
-    from draguard.dra.celast import checked_ast
-    from draguard.dra.celcost import estimate
-    from draguard.dra.celenv import MAX_COST, _env, rewrite_device_fields
+    """Seconds cel.cost takes over the checked ASTs of the selectors that compile."""
+    from draguard.cel.checked import checked_ast
+    from draguard.cel.cost import estimate
+    from draguard.cel.env import MAX_COST, _env, rewrite_device_fields
 
     asts = []
     for expression in expressions:

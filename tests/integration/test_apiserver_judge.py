@@ -24,7 +24,7 @@ import yaml
 
 from draguard.core.config import Config
 from draguard.core.finding import Severity
-from draguard.dra.celenv import compile_selector
+from draguard.cel.env import compile_selector
 from draguard.engine.lint import lint_objects
 from draguard.model.claims import parse_request
 from draguard.rules.registry import REGISTRY

@@ -7,7 +7,7 @@ what the API server compares with its limit). `--selectors N` runs more generate
 
 import pytest
 
-from draguard.dra.celenv import compile_selector
+from draguard.cel.env import compile_selector
 from support import celgen
 from support.cel_regressions import REGRESSIONS
 from support.oracle import run_oracle
@@ -104,7 +104,7 @@ def test_selectors_near_the_limits_agree_with_upstream(oracle):
     refused (a compile error, or an estimate over the limit) exactly when upstream refuses,
     with upstream's message for nesting. Nested 33 to 250 deep, draguard's engine does not
     judge a selector (cel-cpp nests 32 deep) and says so: that is not a refusal."""
-    from draguard.dra.celenv import MAX_COST
+    from draguard.cel.env import MAX_COST
 
     expressions = {name: e for name, e in celgen.near_limits().items() if not name.startswith("length")}
     verdicts = run_oracle(oracle, [celgen.selector_run(list(expressions.values()))])[0]["cel"]

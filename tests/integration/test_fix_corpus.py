@@ -1,7 +1,7 @@
 """`draguard fix --unsafe-fixes` on every file of the corpus (tests/support/data/corpus): every
 line no edit touched is kept byte for byte and in order, the result parses to what the edits say
 (checked inside each splice), and a second run changes nothing. On the legacy corpus every
-finding that has a fix is fixed, and no request is left that the built-in GPU catalog cannot satisfy."""
+finding that has a fix is fixed, and no request is left that the built-in GPU inventory cannot satisfy."""
 
 from __future__ import annotations
 

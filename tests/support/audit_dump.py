@@ -14,7 +14,7 @@ from pathlib import Path
 from draguard.cluster.dump import write_bundle
 from draguard.cluster.snapshot import RESOURCES, Snapshot
 from draguard.dra.generate import generate
-from draguard.facts.catalog import device_classes
+from draguard.facts.shipped import device_classes
 
 CAPTURED = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
 LAYOUT = ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]

@@ -9,7 +9,7 @@ import random
 import re
 from functools import lru_cache
 
-from draguard.dra.celenv import CelRuntimeError, compile_selector
+from draguard.cel.env import CelRuntimeError, compile_selector
 from draguard.dra.derived import compile_derived
 from draguard.dra.devices import device_from
 
@@ -375,7 +375,7 @@ def _conversions(rng):
         f"string(dyn(double({subject}))) == 'NaN' || true", f"[double({subject}), 1e21, 1e-7].map(x, string(x)) != []",
         rng.choice(["string(dyn(semver('1.0.0'))) != ''", "string(dyn(quantity('1'))) != ''",
                     "string(dyn(ip('1.2.3.4'))) == '1.2.3.4'", f"string(dyn({ATTR}.driverVersion)) != ''"]),
-        # nested conversions of dyn values: each rewritten level names its value once (celrewrite._once)
+        # nested conversions of dyn values: each rewritten level names its value once (cel.rewrite._once)
         f"int(dyn(string(dyn(int(dyn({subject})))))) >= 0", f"string(dyn(string(dyn(string(dyn({subject})))))) != ''",
         f"[1, 2].exists(k, true) && int(dyn({subject})) >= 0",
         rng.choice(["int(1e19) == 0", "uint(-1) == 0u", "int(-1.5) == -1",
@@ -394,7 +394,7 @@ def _domain_selects(rng):
 
 
 def _binds(rng):
-    """cel.bind, evaluated by substitution (dra.celinline), and sortBy, evaluated by the order of
+    """cel.bind, evaluated by substitution (cel.bind_inline), and sortBy, evaluated by the order of
     its keys (draguard_sort_order): after a comprehension that stopped early (cel-cpp's stale
     slot), nested, shadowed by a comprehension variable or by another bind, an initializer that
     fails but is never read, and parenthesized operands."""
@@ -481,7 +481,7 @@ def _times(rng):
 
 def _device_bound(rng):
     """`device` bound to a name whose fields the body reads (cel.bind(d, device, ...)), which
-    draguard substitutes (dra.celdevice): values, compile errors in the body at upstream's
+    draguard substitutes (cel.bind_device): values, compile errors in the body at upstream's
     column, unknown fields, the bind's cost, and binds beside other expressions."""
     name = rng.choice(["d", "dev", "x1"])
     read = rng.choice([f"{name}.driver == '{DOMAIN}'", f"{name}.attributes['{DOMAIN}'].model == 'a100'",
@@ -591,7 +591,7 @@ def _deep_nesting(rng):
 
 def _doubling_binds(rng):
     """Binds each read twice by the next, 16 or more deep: draguard writes each bind's value out
-    where it is read (dra.celinline, against cel-cpp's stale slots), so the program doubles at
+    where it is read (cel.bind_inline, against cel-cpp's stale slots), so the program doubles at
     each level and passes cel-cpp's 100,000 code points, where cel-go binds each value once;
     draguard says it did not check them."""
     depth = rng.randint(16, 20)
@@ -601,7 +601,7 @@ def _doubling_binds(rng):
 
 def _maps_of_times(rng):
     """Maps whose values pass through draguard's Python functions (a map literal whose keys may
-    repeat, transformMap and transformMapEntry, see dra.celrewrite) holding timestamps or
+    repeat, transformMap and transformMapEntry, see cel.rewrite) holding timestamps or
     durations: cel-expr-python cannot hand those back to cel-cpp, so draguard says it did not
     evaluate them."""
     value = rng.choice(["duration('1s')", "timestamp(v)", "[timestamp(1)]"])
@@ -791,7 +791,7 @@ def agree(ours: tuple, theirs: tuple) -> bool:
     return ours == theirs
 
 
-#: Shapes that nest, as cel-go's parser counts them (dra.celdepth): its listener counts the
+#: Shapes that nest, as cel-go's parser counts them (cel.depth): its listener counts the
 #: `expr` rule (parentheses, call arguments, list elements, conditionals' else branches), its
 #: visitor the conditionals, relations, arithmetic, selections, member calls and indexes
 #: along a path; `&&` chains are balanced and counted by neither.

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes import client, dynamic
 
-from draguard.facts.catalog import device_classes
+from draguard.facts.shipped import device_classes
 from draguard.dra.generate import generate
 from draguard.model.teardown import pod_gone_after
 from support.harness import built

@@ -17,7 +17,7 @@ import yaml
 from draguard.core.config import Config
 from draguard.core.fixes import Applicability, apply_edits
 from draguard.engine import lint_objects, lint_paths
-from draguard.engine.inventory import load_inventory
+from draguard.dra.inventory_reader import load_inventory
 from draguard.rules.base import Needs
 
 GOLDENS = Path(__file__).resolve().parents[1] / "rules"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from draguard.dra.allocator import AllocationError, Allocator, Features, SharedUse
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
-from draguard.dra.quantity import parse_quantity_text
+from draguard.core.quantity import parse_quantity_text
 from draguard.dra.variants import ALLOCATOR_FEATURES, variant_for, variant_of
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source

@@ -169,10 +169,10 @@ class ClusterCache:
 
     def _inventory(self, devices: list[Manifest]) -> Inventory | None:
         """The cluster's devices, None when no driver publishes any (or they cannot be modelled:
-        satisfiability is then judged against the catalog, and the log says so)."""
+        satisfiability is then judged against the built-in GPU inventory, and the log says so)."""
         try:
             inventory = Inventory.from_manifests(devices)
         except InventoryError as exc:
-            self.log("cluster devices cannot be modelled: satisfiability judged against the catalog", error=str(exc))
+            self.log("cluster devices cannot be modelled: satisfiability judged against the built-in GPU inventory", error=str(exc))
             return None
         return inventory if inventory.slices else None

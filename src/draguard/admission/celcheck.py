@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from ..core.versions import minor
-from ..dra.celobject import as_admitted, evaluate as evaluate_cel
+from ..cel.objects import as_admitted, evaluate as evaluate_cel
 
 #: (first release whose new expressions may use it, feature, its functions)
 _FEATURES = (

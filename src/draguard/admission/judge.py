@@ -89,7 +89,7 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
           controllers: frozenset = WORKLOAD_CONTROLLERS) -> Verdict:
     """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
     objects the cross-object rules read, `devices` the cluster's devices with their
-    allocator (a dra.target.Target; None: the built-in catalog); `controllers` the users
+    allocator (a dra.target.Target; None: the built-in GPU inventory); `controllers` the users
     whose objects made from an owner's template are not judged (not_judged)."""
     if request.sub_resource == SCALE:
         request = scaled(request, context)

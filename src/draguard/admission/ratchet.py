@@ -36,7 +36,7 @@ import json
 import math
 from collections.abc import Iterator
 
-from ..dra.quantity import is_quantity, parse_quantity
+from ..core.quantity import is_quantity, parse_quantity
 from ..model.claims import CLAIM_TARGETS, DeviceRequest, device_requests, requests_of
 from ..model.gpu import (
     DEVICE_ENV_VARS, HOST_GPU_PATH_RE2, LEGACY_RESOURCE, device_env, hides_devices, hides_devices_cel, host_gpu_path,

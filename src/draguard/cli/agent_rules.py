@@ -1,5 +1,5 @@
 """`draguard agent-rules`: write the rule files of AI coding assistants from the catalog, each
-example checked by draguard first (report.agent_rules): a core of a few kilobytes per
+example checked by draguard first (generate.agent_rules): a core of a few kilobytes per
 assistant and the detail per topic, each file's size in tokens said. The cluster rules are
 left out: they judge a cluster's live state, not the manifests an assistant writes."""
 
@@ -12,7 +12,7 @@ from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK
 
 
 def arguments(name, parser) -> None:
-    from ..report.agent_rules import TARGETS
+    from ..generate.agent_rules import TARGETS
 
     parser.add_argument("--target", action="append", choices=[*TARGETS, "all"],
                         help="which assistant's files (repeatable; default all): " +
@@ -24,7 +24,7 @@ def arguments(name, parser) -> None:
 
 def run(args) -> int:
     from ..core.atomic import write_atomic
-    from ..report.agent_rules import TARGETS, ExampleError, files, rules_for_agents, size, verify
+    from ..generate.agent_rules import TARGETS, ExampleError, files, rules_for_agents, size, verify
 
     names = list(TARGETS) if not args.target or "all" in args.target else list(dict.fromkeys(args.target))
     rules = rules_for_agents()

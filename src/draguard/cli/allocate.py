@@ -50,7 +50,7 @@ def allocate(claim_paths: list[str], inventory_paths: list[str], kube_version: s
     from ..dra.state import ClusterState
     from ..dra.storage import as_stored, dropped
     from ..dra.variants import disabled_gates, variant_for
-    from ..engine.inventory import load_inventory, load_manifests
+    from ..dra.inventory_reader import load_inventory, load_manifests
 
     kube_version = check_kube_version(kube_version) if kube_version else DEFAULT_KUBE_VERSION
     variant = variant_for(kube_version, gates)

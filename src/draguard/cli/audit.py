@@ -6,7 +6,7 @@ import sys
 
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..report.audit import FORMATS
-from ..teardown.amounts import amount
+from ..core.amounts import amount
 from .lint import profile_arguments
 
 

@@ -21,7 +21,7 @@ def run(args) -> int:
     from ..rules import REGISTRY
 
     if args.command == "explain":
-        from ..report.docs import rule_markdown
+        from ..generate.docs import rule_markdown
 
         rule = REGISTRY.get(args.rule_id)
         if rule is None:

@@ -123,7 +123,7 @@ def _pending(out, run_) -> None:
 def _target(out, run_, config) -> None:
     """Which Kubernetes release the fixes wrote for, when nobody chose it: the default (the
     newest) writes resource.k8s.io/v1, which a 1.32 or 1.33 cluster does not serve."""
-    from ..facts.catalog import structured_claim_version
+    from ..facts.shipped import structured_claim_version
 
     if config.kube_version_from is not None or not (run_.changed or any(item.pending for item in run_.left)):
         return

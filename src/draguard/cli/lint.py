@@ -57,7 +57,7 @@ def input_arguments(parser) -> None:
                         help="file or folder globs skipped in folders")
     parser.add_argument("--inventory", action="append", metavar="PATH",
                         help="ResourceSlices/Nodes/claims that request-unsatisfiable checks against "
-                             "(default: the built-in GPU catalog)")
+                             "(default: the built-in GPU inventory)")
     parser.add_argument("--reference", action="append", default=[], metavar="PATH",
                         help="files and folders read only for what the rules read across objects (the template a "
                              "pod names, the budget that selects it), neither judged nor written: the pre-commit "

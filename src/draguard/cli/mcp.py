@@ -113,7 +113,7 @@ def build_server(roots: Roots):
     def explain(rule_id: str) -> str:
         """A rule's documentation in markdown: why it matters, failing and passing examples,
         settings, how to suppress it."""
-        from ..report.docs import rule_markdown
+        from ..generate.docs import rule_markdown
         from ..rules import REGISTRY
 
         rule = REGISTRY.get(rule_id)
@@ -142,7 +142,7 @@ def build_server(roots: Roots):
         it uses) on an inventory (ResourceSlices and Nodes, YAML text) over time: the verdict
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
-        from ..teardown.amounts import is_amount
+        from ..core.amounts import is_amount
         from .simulate import as_json, simulate as run_simulate
 
         if not is_amount(horizon, positive=True):

@@ -9,7 +9,7 @@ import json
 import sys
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
-from ..teardown.amounts import amount
+from ..core.amounts import amount
 
 DEFAULT_HORIZON = 3600.0
 
@@ -61,14 +61,14 @@ def run(args) -> int:
         if given:
             raise UsageError(f"{', '.join(given)}: a scenario file sets these itself (durations, kubeVersion, "
                              "featureGates, its steps' deployments; it reads no .draguard.yaml)")
-        from ..engine.scenario import load_scenario
+        from ..simulate.reader import load_scenario
 
         scenario = load_scenario(args.what)
         dump = None
         if scenario.dump_path:
             from ..cluster.dump import read_dump
             from ..core.versions import DEFAULT_KUBE_VERSION
-            from ..engine.inventory import refuse_invalid
+            from ..dra.inventory_reader import refuse_invalid
 
             dump = read_dump(scenario.dump_path)[0].manifests
             refuse_invalid(dump, scenario.kube_version or DEFAULT_KUBE_VERSION, "dump")
@@ -127,7 +127,7 @@ def _report(args, simulation, heading: str, subtitle: str) -> int:
 def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | None):
     """(manifests, the inventory with their DeviceClasses, the release) for a simulation."""
     from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
-    from ..engine.inventory import load_inventory, load_manifests
+    from ..dra.inventory_reader import load_inventory, load_manifests
 
     try:
         release = check_kube_version(kube_version or DEFAULT_KUBE_VERSION)

@@ -16,7 +16,7 @@ from ..core.errors import InputError
 from ..core.finding import Severity
 from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..dra.pools import PoolView, pool_view
-from ..engine.inventory import refuse_invalid
+from ..dra.inventory_reader import refuse_invalid
 from ..engine.result import LintResult
 from ..engine.run import Against, Inputs, Run
 from ..model.live import ClusterView
@@ -73,7 +73,7 @@ def audit(snapshot: Snapshot, config: Config, loaded: Loaded | None = None) -> A
         inventory = Inventory.from_manifests([m for m in snapshot.manifests if (m.group, m.kind) in DEVICE_KINDS])
     except InventoryError as exc:
         raise InputError(f"the cluster's devices cannot be modelled: {exc}") from None
-    live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the catalog
+    live_inventory = inventory if inventory.slices else None  # no slices: judge claims against the built-in GPU inventory
     result = Run(config, Inputs.snapshot(snapshot.manifests, view, loaded), Against(live_inventory)).findings()
     pools = pool_view(inventory, view.held, {name: dict(node.labels) for name, node in view.nodes.items()},
                       view.admin_held)

@@ -1,6 +1,6 @@
 """A per-user cache of data draguard derives from what it ships, so a run on one file does
 not rebuild it: a pre-commit hook or an editor starts draguard once per file, and building a
-kind's schema out of the 1.8 MB OpenAPI definitions, or the catalog's generated GPU nodes,
+kind's schema out of the 1.8 MB OpenAPI definitions, or the built-in inventory's generated GPU nodes,
 cost more than linting the file.
 
 Entries are JSON (read back with `json.loads`, which runs nothing, whatever the file holds),

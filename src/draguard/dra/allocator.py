@@ -41,11 +41,11 @@ from typing import NamedTuple
 
 from ..model.pods import mappings
 from . import capacity
-from .celenv import CelRuntimeError, CelUnsupported, compile_selector
+from ..cel.env import CelRuntimeError, CelUnsupported, compile_selector
 from .derived import compile_derived
 from .devices import LIST_KINDS, Attr, Claim, Device, DeviceClass, Node, Slice
 from .nodeselector import NodeSelectorError
-from .quantity import QuantityError
+from ..core.quantity import QuantityError
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 _FROM_START = (0, 0, 0)  # (pool, slice, device) a request's next device is looked for from
@@ -59,7 +59,7 @@ class AllocationError(Exception):
 
 
 class NotJudged(AllocationError):
-    """A selector draguard's CEL engine cannot evaluate where upstream's would (dra.celenv
+    """A selector draguard's CEL engine cannot evaluate where upstream's would (cel.env
     CelUnsupported: its comprehension cap, a function it lacks): neither a match nor the
     runtime error that aborts upstream's allocation, so the attempt decides nothing."""
 

@@ -16,7 +16,7 @@ from typing import Iterator
 from ..model.pods import mappings
 from .capacity import rounded_up
 from .nodeselector import DNS_SUBDOMAIN, NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
-from .quantity import QuantityError, parse_quantity
+from ..core.quantity import QuantityError, parse_quantity
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .quantity import Quantity, parse_quantity_text
+from ..core.quantity import Quantity, parse_quantity_text
 
 MAX_INT64 = 2**63 - 1
 

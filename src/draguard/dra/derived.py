@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache, partial
 
-from .celenv import CelRuntimeError, CompiledSelector, Output, compile_expression
+from ..cel.env import CelRuntimeError, CompiledSelector, Output, compile_expression
 from .devices import Attr
 
 _SCALARS = {"BOOL": "bool", "INT": "int", "STRING": "string", "kubernetes.Semver": "version"}

@@ -14,10 +14,10 @@ from functools import cached_property
 
 from ..model.claims import requests_of
 from ..model.pods import items, mapping, mappings
-from .celenv import CelRuntimeError, compile_selector
-from .cellib import quantity_message, semver_message
+from ..cel.env import CelRuntimeError, compile_selector
+from ..cel.library import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
-from .quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
+from ..core.quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
 
 #: kind: 'string', 'int', 'bool' or 'version', or a list of them (DRAListTypeAttributes):
 #: 'strings', 'ints', 'bools' or 'versions', whose value is a tuple

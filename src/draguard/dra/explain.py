@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from .gpuclasses import class_drivers
 from . import capacity
-from .quantity import QuantityError
+from ..core.quantity import QuantityError
 from .allocator import Allocator, gather_pools
-from .celenv import CelRuntimeError, CelUnsupported, compile_selector
+from ..cel.env import CelRuntimeError, CelUnsupported, compile_selector
 from .devices import Claim
 
 

@@ -17,7 +17,7 @@ from ..model.extended_resources import IMPLICIT_PREFIX
 from ..model.manifest import Manifest
 from ..model.pods import items, mapping
 from .devices import Claim, claim_from
-from .quantity import QuantityError, as_int64, parse_quantity_form
+from ..core.quantity import QuantityError, as_int64, parse_quantity_form
 
 
 def special_claim(pod_spec: dict, served: dict, name: str = "extended-resources",

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Iterator
 from uuid import NAMESPACE_DNS, uuid5
 
-from ..facts.catalog import NVIDIA_DRIVER as DRIVER
-from ..facts.catalog import driver_attributes, gpu_models, latest_driver_version
+from ..facts.shipped import NVIDIA_DRIVER as DRIVER
+from ..facts.shipped import driver_attributes, gpu_models, latest_driver_version
 from .apivalidation import dns_label
 from .inventory import InventoryError
 

@@ -1,5 +1,5 @@
 """Which devices a DeviceClass selects and which pods hold GPUs through their claims, read
-from the classes' selectors as compiled (dra.celreads): the one answer to "is this a GPU
+from the classes' selectors as compiled (cel.reads): the one answer to "is this a GPU
 class" for every rule and for the explanations. A class pins a driver with
 `device.driver == '...'`; one that merely names a driver (`device.driver != '...'`, an
 attribute's domain) pins none. A selector that does not compile pins nothing (cel-invalid
@@ -10,7 +10,7 @@ device environment variables, host device paths) joins it here in uses_gpu."""
 
 from __future__ import annotations
 
-from ..facts.catalog import gpu_drivers
+from ..facts.shipped import gpu_drivers
 from ..model.claims import device_requests
 from ..model.classes import class_selectors
 from ..model.gpu import GPU_SPECIFIC_PATH, device_env, host_gpu_path, legacy_resources
@@ -21,7 +21,7 @@ from ..model.pods import PodSite, mapping
 
 def class_drivers(selectors: list[str]) -> set[str]:
     """Drivers a class pins with `device.driver == '...'` (empty: not pinned)."""
-    from .celenv import compile_selector  # the CEL engine loads only when there is a class to read
+    from ..cel.env import compile_selector  # the CEL engine loads only when there is a class to read
 
     return {driver for expression in selectors for driver in compile_selector(expression).compared.get(("driver",), ())}
 

@@ -10,11 +10,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..facts.catalog import device_classes
+from ..facts.shipped import device_classes
 from .allocator import Allocator, Features, SharedUse
 from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, node_from, slice_from
 from .nodeselector import NodeSelectorError
-from .quantity import QuantityError, parse_quantity_text
+from ..core.quantity import QuantityError, parse_quantity_text
 
 
 class InventoryError(ValueError):

@@ -1,4 +1,4 @@
-"""What a run judges claims against: an inventory, or the built-in catalog of every GPU model
+"""What a run judges claims against: an inventory, or the built-in inventory of every GPU model
 (one node per model, the whole GPU and every MIG profile at every placement), with the
 allocator, its visible devices and explanations built once per run."""
 
@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..facts.catalog import gpu_models
+from ..facts.shipped import gpu_models
 from ..model.manifest import Manifest
 from ..sources.loader import Source
 from .allocator import Allocator, Features
@@ -20,20 +20,20 @@ from .storage import as_stored
 
 
 @lru_cache(maxsize=1)
-def catalog_manifests() -> tuple:
+def builtin_manifests() -> tuple:
     spec = {"nodes": [{"namePrefix": name.lower(), "count": 1, "gpus": {"model": name, "count": 1, "mig": "dynamic"}}
                       for name in gpu_models()]}
-    source = Source("(built-in catalog)", "")
-    # generated, not read: no positions to keep (a finding never points into the catalog)
+    source = Source("(built-in inventory)", "")
+    # generated, not read: no positions to keep (a finding never points into it)
     return tuple(Manifest(source, i, obj, has_paths=False) for i, obj in enumerate(generate(spec)))
 
 
 @lru_cache(maxsize=4)
-def _catalog(features: Features, disabled: frozenset) -> tuple[Inventory, list]:
-    """The catalog's inventory as a cluster with the `disabled` gates stores it, and its
+def _builtin_inventory(features: Features, disabled: frozenset) -> tuple[Inventory, list]:
+    """The built-in inventory as a cluster with the `disabled` gates stores it, and its
     visible devices, built once per process and setting: a run only adds its own
     DeviceClasses, which change no device."""
-    inventory = as_stored(Inventory.from_manifests(list(catalog_manifests())), disabled)
+    inventory = as_stored(Inventory.from_manifests(list(builtin_manifests())), disabled)
     allocator = inventory.allocator(features)
     return inventory, list(visible_devices(allocator, inventory.nodes).values())
 
@@ -41,7 +41,7 @@ def _catalog(features: Features, disabled: frozenset) -> tuple[Inventory, list]:
 @dataclass
 class Target:
     inventory: Inventory
-    is_catalog: bool
+    is_builtin: bool
     allocator: Allocator
     devices: list
     explained: dict = field(default_factory=dict)
@@ -50,16 +50,16 @@ class Target:
     def build(cls, inventory: Inventory | None, set_classes: list[Manifest],
               features: Features = Features(), disabled: frozenset = frozenset()) -> "Target":
         """`inventory` as given (the engine adds the set's DeviceClasses to it), or the
-        catalog with the set's DeviceClasses; stored as a cluster with the `disabled` gates
+        built-in GPU inventory with the set's DeviceClasses; stored as a cluster with the `disabled` gates
         stores slices, allocated with the cluster's `features`."""
         if inventory is not None:
             inventory = as_stored(inventory, disabled)
             allocator = inventory.allocator(features)
             return cls(inventory, False, allocator, list(visible_devices(allocator, inventory.nodes).values()))
-        catalog, devices = _catalog(features, disabled)
-        classes = dict(catalog.classes)
+        builtin, devices = _builtin_inventory(features, disabled)
+        classes = dict(builtin.classes)
         classes.update((m.name, device_class_from(m)) for m in set_classes)
-        inventory = dataclasses.replace(catalog, classes=classes)
+        inventory = dataclasses.replace(builtin, classes=classes)
         return cls(inventory, True, inventory.allocator(features), devices)
 
     @classmethod
@@ -76,7 +76,7 @@ class Target:
         """The same devices with `allocated` in use (their slices are shared, not copied)."""
         inventory = dataclasses.replace(self.inventory, allocated=set(allocated))
         allocator = inventory.allocator(self.allocator.features)
-        return Target(inventory, self.is_catalog, allocator, self.devices)
+        return Target(inventory, self.is_builtin, allocator, self.devices)
 
     def explain(self, request, name: str):
         """The funnel of one request, computed once per request shape (replicated manifests

@@ -18,7 +18,7 @@ file:line:column and stop the run (exit status 2); unknown rule ids are findings
       deviceClasses: [gpu.acme.com]
     adminNamespaces: [gpu-ops]
     daemonSets: tenants                      # judged as any workload, as admission does (default: nodeAgents)
-    inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU catalog)
+    inventory: [inventory/slices.yaml]       # for request-unsatisfiable (default: built-in GPU inventory)
     featureGates: {DRAConsumableCapacity: true}   # where the cluster's gates differ from the release defaults
     checks: [...]                            # your own CEL checks (engine.user_checks, docs/custom-checks.md)
 """

@@ -24,7 +24,7 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *,
                  inventory: Inventory | None = None) -> LintResult:
     """Judge `objects` (manifests, or plain object data, numbered as documents in the order
     given) with every enabled rule, against `inventory` (else the configured one, else the
-    catalog)."""
+    built-in GPU inventory)."""
     return Run(config, Inputs.objects(objects), Against(inventory)).findings()
 
 

@@ -30,12 +30,12 @@ from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, load_units
 from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
-from .inventory import load_inventory
+from ..dra.inventory_reader import load_inventory
 from .lint import INTERNAL_ERROR, LIVE_OBJECTS, LintResult, lint_loaded, lint_paths
 from .suppress import suppressions
 
 #: below this many objects a job, forking and each process building its own rule state
-#: (the GPU catalog, the CEL environment) cost more than the part saves
+#: (the built-in GPU inventory, the CEL environment) cost more than the part saves
 MIN_PER_JOB = 500
 
 

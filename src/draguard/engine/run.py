@@ -23,7 +23,7 @@ from ..rules.base import Needs
 from ..rules.context import Context
 from ..rules.custom import catalog, rule_named
 from ..sources.loader import Loaded, Source
-from .inventory import load_inventory
+from ..dra.inventory_reader import load_inventory
 from .result import INTERNAL_ERROR, LintResult
 from .suppress import suppressions
 
@@ -76,7 +76,7 @@ class Inputs:
 @dataclass(frozen=True)
 class Against:
     """What the inputs are judged against. `inventory` (None: the configured one, else the
-    built-in catalog); `devices`, an inventory already built with its allocator, reused as it
+    built-in GPU inventory); `devices`, an inventory already built with its allocator, reused as it
     is (the webhook builds one per state of its cache); `admission`: the requester wrote the
     object, so its suppression annotations are not honoured (admission.judge)."""
 

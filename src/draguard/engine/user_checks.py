@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from ..core.finding import Severity
-from ..dra.celobject import compile_error
+from ..cel.objects import compile_error
 from ..rules import REGISTRY
 from ..rules.custom import UserCheck, user_check
 from ..sources.yamlpos import mark_of

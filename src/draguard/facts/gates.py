@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.versions import minor
-from .catalog import _load
+from .shipped import _load
 
 
 @dataclass(frozen=True)

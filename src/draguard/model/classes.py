@@ -1,9 +1,9 @@
 """DeviceClasses as requests see them: defined in the object set, or installed by a driver
-(the built-in catalog)."""
+(the built-in DeviceClasses, facts/data/deviceclasses.yaml)."""
 
 from __future__ import annotations
 
-from ..facts.catalog import device_classes
+from ..facts.shipped import device_classes
 from .objectset import ObjectSet
 from .pods import mapping, mappings
 

@@ -19,8 +19,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from ..teardown.amounts import DEFAULT_MARGIN
-from ..teardown.servers import Server, detect, flag_value
+from ..core.amounts import DEFAULT_MARGIN
+from ..core.servers import Server, detect, flag_value
 from .pods import pre_stop_of
 
 MINIMUM_SIGTERM_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds

@@ -27,7 +27,7 @@ class Needs(enum.Enum):
     INPUT = "input"  # the raw text: reported while reading it (parse errors, limits)
     OBJECT = "object"  # the object alone
     OBJECT_SET = "object-set"  # other objects too (the claim a pod names, a PDB, a ConfigMap)
-    INVENTORY = "inventory"  # devices: an inventory, or the built-in GPU catalog
+    INVENTORY = "inventory"  # devices: an inventory, or the built-in GPU inventory
     CLUSTER = "cluster"  # live cluster state: status, events, what drivers publish
 
     def __str__(self) -> str:

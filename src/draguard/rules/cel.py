@@ -6,7 +6,7 @@ import re
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
-from ..facts.catalog import attributes_version, driver_attributes, latest_driver_version
+from ..facts.shipped import attributes_version, driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, device_requests
 from ..dra.gpuclasses import class_drivers
@@ -72,7 +72,7 @@ class CelInvalid(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        from ..dra.celenv import compile_selector  # the engine loads only when there is CEL to judge
+        from ..cel.env import compile_selector  # the engine loads only when there is CEL to judge
 
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
         # declared only while DRAConsumableCapacity is on, `includes` only while
@@ -101,7 +101,7 @@ class CelInvalid(Rule):
         DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
         compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
         the limit, and so must all of the claim's together. Without the gate it drops them."""
-        from ..dra.celenv import MAX_COST
+        from ..cel.env import MAX_COST
         from ..dra.derived import compile_derived
 
         lists = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
@@ -131,7 +131,7 @@ class CelInvalid(Rule):
                            severity=Severity.INFO)
 
     def _too_complex(self, obj, ctx, cel, compiled):
-        from ..dra.celenv import MAX_COST
+        from ..cel.env import MAX_COST
 
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
                            f"worst-case cost at {compiled.max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
@@ -147,8 +147,8 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 def _device_types(ctx, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
-    selectors compare the type attribute with (dra.celreads), every one when they do not."""
-    from ..dra.celenv import compile_selector
+    selectors compare the type attribute with (cel.reads), every one when they do not."""
+    from ..cel.env import compile_selector
 
     selectors = class_selectors(ctx.objects, class_name) or []
     if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
@@ -185,7 +185,7 @@ class CelUnknownAttribute(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        from ..dra.celenv import compile_selector
+        from ..cel.env import compile_selector
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
         # a version with no list raises: an internal error says so, never a rule silently off

@@ -163,7 +163,7 @@ class DeviceClassMatchesNothing(DeviceRule):
 """)
 
     def check(self, obj, ctx):
-        from ..dra.celenv import CelRuntimeError, compile_selector
+        from ..cel.env import CelRuntimeError, compile_selector
 
         devices = ctx.live_devices.devices
         if not devices:

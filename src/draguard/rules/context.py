@@ -25,7 +25,7 @@ class Context:
                  cluster: "ClusterView | None" = None, devices: "Target | None" = None):
         self.config = config
         self.objects = objects
-        self.inventory = inventory  # None: judge satisfiability against the built-in catalog
+        self.inventory = inventory  # None: judge satisfiability against the built-in GPU inventory
         self.cluster = cluster  # live state (an audit): the cluster rules run only with it
         self._devices = devices  # `satisfiability` built by the caller, who reuses it across runs
         self.kube_version = config.kube_version
@@ -35,7 +35,7 @@ class Context:
 
     @cached_property
     def satisfiability(self) -> "Target":
-        """The inventory (or the catalog) with its allocator, built on first use for the run
+        """The inventory (or the built-in one) with its allocator, built on first use for the run
         (or given: the webhook builds it once per state of its cache)."""
         from ..dra.target import Target
 

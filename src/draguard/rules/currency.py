@@ -10,7 +10,7 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
 from ..dra.convert import to_v1
-from ..facts.catalog import resource_api_lifecycle, structured_claim_version
+from ..facts.shipped import resource_api_lifecycle, structured_claim_version
 from ..model.claims import RESOURCE_GROUP, claim_spec
 from ..model.pods import named, pod_sites
 from ..model.workloads import POD_TARGETS

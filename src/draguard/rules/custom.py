@@ -2,7 +2,7 @@
 one object, true when it passes, for the kinds named, with a message and a severity.
 
 Each becomes a rule like the built-in ones: lint judges it by evaluating the expression on the
-object as admission would receive it (dra.celobject, the engine the exported policies are
+object as admission would receive it (cel.objects, the engine the exported policies are
 checked with), and `draguard policy export` writes its ValidatingAdmissionPolicy through the
 same code as the built-in rules' (its `admission` condition is the expression). A runtime error
 (a field read without `has()`) fails the check in both, as a policy with `failurePolicy: Fail`
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import plain
-from ..dra.celobject import as_admitted, evaluate
+from ..cel.objects import as_admitted, evaluate
 from .base import DOCS_BASE_URL, Admission, Rule
 
 if TYPE_CHECKING:

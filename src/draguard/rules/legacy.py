@@ -8,8 +8,8 @@ from itertools import combinations
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
-from ..dra.quantity import QuantityError, parse_quantity
-from ..facts.catalog import device_classes, sharing_knobs, structured_claim_version
+from ..core.quantity import QuantityError, parse_quantity
+from ..facts.shipped import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels)
@@ -544,7 +544,7 @@ class LegacyGpuSharing(Rule):
     name = "GPU shared by a scheduler extension"
     category = "legacy-resources"
     severity = Severity.ERROR
-    webhook_only = ("matches resource names and pod-template annotations against the sharing catalogue "
+    webhook_only = ("matches resource names and pod-template annotations against the sharing table "
                     "(data/sharing.yaml), which the webhook carries")
     targets = POD_TARGETS | {_CONFIG_MAP}
     summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"

@@ -7,7 +7,7 @@ import re
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
-from ..facts.catalog import slice_pins
+from ..facts.shipped import slice_pins
 from ..dra.gpuclasses import class_drivers, is_gpu_class
 from ..model.classes import class_selectors, is_known_class
 from ..sources.yamlpos import path_of
@@ -21,10 +21,10 @@ _DEFAULT_PINS = ("profile", "memory")
 
 
 def _pins(expression: str, names: set) -> bool:
-    """Whether the selector reads one of the attribute or capacity `names` (dra.celreads);
+    """Whether the selector reads one of the attribute or capacity `names` (cel.reads);
     one that does not compile (cel-invalid's) or reads the device in a way that names none
     may: it is not blamed."""
-    from ..dra.celenv import compile_selector
+    from ..cel.env import compile_selector
 
     compiled = compile_selector(expression)
     references = compiled.references
@@ -56,7 +56,7 @@ class RequestDeviceClass(Rule):
     targets = CLAIM_TARGETS
     needs = Needs.OBJECT_SET
     fixable = FixAvailability.SOMETIMES
-    summary = "A request has no deviceClassName, or names a class neither in the set, the built-in catalog nor the config."
+    summary = "A request has no deviceClassName, or names a class neither in the set, the built-in classes nor the config."
     admission_warns = ("a request the API server refuses never reaches the webhook, and a DeviceClass may come right "
                        "after the claim or template naming it (`kubectl apply -f DIR` goes file by file); the claim "
                        "waits for it, and denying would fail that apply")
@@ -250,7 +250,7 @@ class RequestUnpinned(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        from ..dra.celenv import all_compile
+        from ..cel.env import all_compile
 
         for request in device_requests(obj):
             name = request.class_name

@@ -32,19 +32,19 @@ class RequestUnsatisfiable(Rule):
     admission_warns = ("the cluster's devices change while the claim waits: a node pool that scales from zero gets "
                        "its node when a claim needs one (the cluster autoscaler), a driver publishes its slices after "
                        "it starts; denying would keep the autoscaler from ever adding the node")
-    summary = ("No device of the inventory (or of the built-in GPU catalog) passes the request's class and selectors "
+    summary = ("No device of the inventory (or of the built-in GPU inventory) passes the request's class and selectors "
                "(a claim's, or that of the claim the scheduler makes for extended resources a DeviceClass serves).")
     rationale = """
         A claim that no device can satisfy leaves its pod Pending forever with the
         scheduler's bare "cannot allocate all claims". draguard runs the request through
         the allocator against `--inventory` (ResourceSlices, Nodes and allocated claims, e.g.
-        from `draguard inventory generate`) or, by default, against a built-in catalog of
+        from `draguard inventory generate`) or, by default, against a built-in inventory of
         every GPU model it knows (A100, A30, H100, H200, B200, whole GPUs and every MIG
         profile, as the NVIDIA driver publishes them), and names the class or selector
-        that excluded every device. Against the catalog only the selection counts (not the
+        that excluded every device. Against the built-in inventory only the selection counts (not the
         count or availability); against an inventory the whole claim must fit on one node.
         What cannot be judged is said as `info`, never as an error: requests for other
-        vendors' GPUs and accelerators without an inventory (the catalog is NVIDIA's). The
+        vendors' GPUs and accelerators without an inventory (the built-in one is NVIDIA's). The
         allocator models every variant upstream may run (the experimental one's list-typed
         attributes, optional node operations, compatibility groups and derived attributes
         included) and follows the target release and `--feature-gates`: with
@@ -61,7 +61,7 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj, ctx):
-        from ..dra.celenv import all_compile  # the allocator and CEL load only for claims
+        from ..cel.env import all_compile  # the allocator and CEL load only for claims
         from ..dra.devices import ModelError, claim_from
 
         if (obj.group, obj.kind) not in CLAIM_TARGETS:
@@ -98,8 +98,8 @@ class RequestUnsatisfiable(Rule):
         from ..dra.explain import verdict
 
         target = ctx.satisfiability
-        if target.is_catalog:
-            yield from self._against_catalog(obj, ctx, claim, target, sites, where)
+        if target.is_builtin:
+            yield from self._against_builtin(obj, ctx, claim, target, sites, where)
             return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
@@ -113,9 +113,9 @@ class RequestUnsatisfiable(Rule):
         what = "the claim the scheduler makes for its extended resources" if where else "claim"
         yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_catalog(self, obj, ctx, claim, target, sites, where=None):
-        """Only selection counts here. A class that keeps no catalog device is for hardware
-        the catalog does not model: said out loud for other vendors' GPUs and accelerators,
+    def _against_builtin(self, obj, ctx, claim, target, sites, where=None):
+        """Only selection counts here. A class that keeps no built-in device is for hardware
+        the built-in inventory does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
         for request in claim.requests:
             options = request.leaves()
@@ -126,17 +126,17 @@ class RequestUnsatisfiable(Rule):
                                     severity=Severity.INFO)
                 continue
             if all(_excluded_by_class(e) for e in explained):
-                uncatalogued = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
-                if uncatalogued:
+                not_modelled = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
+                if not_modelled:
                     yield self._finding(obj, ctx, sites, explained[0], (
-                        f"not judged: the built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class "
-                        f"{', '.join(sorted(set(uncatalogued)))}; pass --inventory with the driver's ResourceSlices "
+                        f"not judged: the built-in GPU inventory (NVIDIA GPUs and their MIG slices) has no device of class "
+                        f"{', '.join(sorted(set(not_modelled)))}; pass --inventory with the driver's ResourceSlices "
                         "to check this request"), where, severity=Severity.INFO)
                 continue
             if all(_excluded_by_request_selector(e) for e in explained):
                 for option, e in zip(options, explained):
                     hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
-                    yield self._finding(obj, ctx, sites, e, f"no GPU in the catalog can satisfy it: {e.text()}{hint}",
+                    yield self._finding(obj, ctx, sites, e, f"no GPU of the built-in inventory can satisfy it: {e.text()}{hint}",
                                         where)
 
     def _finding(self, obj, ctx, sites, explanation, message, where=None, severity=None):
@@ -156,12 +156,12 @@ class RequestUnsatisfiable(Rule):
 
 
 def _excluded_by_class(explanation) -> bool:
-    """The class (its driver or its own selectors) keeps no catalog device."""
+    """The class (its driver or its own selectors) keeps no built-in device."""
     stage = explanation.emptied_at
     return stage is not None and stage.selector is None
 
 
 def _excluded_by_request_selector(explanation) -> bool:
-    """The class keeps catalog devices, and one of the request's own selectors drops them all."""
+    """The class keeps built-in devices, and one of the request's own selectors drops them all."""
     stage = explanation.emptied_at
     return stage is not None and stage.selector is not None

@@ -14,7 +14,7 @@ from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pi
     server_of
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
-from ..teardown.servers import Server
+from ..core.servers import Server
 from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
 from .registry import register

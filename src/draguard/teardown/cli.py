@@ -13,8 +13,8 @@ import json
 import signal
 import sys
 
-from .amounts import DEFAULT_MARGIN, amount
-from . import servers
+from ..core.amounts import DEFAULT_MARGIN, amount
+from ..core import servers
 from .baseline import DEFAULT_PATH
 
 

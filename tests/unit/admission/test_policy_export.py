@@ -371,7 +371,7 @@ def test_fixes_become_mutating_policies_where_the_release_has_them_and_only_when
     ("alice", True, True),
 ])
 def test_the_operators_named_are_left_out_as_the_workload_controllers_are(user, owned, matched):
-    from draguard.dra.celobject import evaluate as _evaluate
+    from draguard.cel.objects import evaluate as _evaluate
 
     named = export(REGISTRY, Config(kube_version=TARGET),
                    controller_users=["system:serviceaccount:ray-system:kuberay-operator"]).objects

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from draguard.admission.celcheck import _bound, evaluate
-from draguard.dra.celobject import evaluate as _evaluate
+from draguard.cel.objects import evaluate as _evaluate
 from draguard.admission.policies import export
 from draguard.admission.ratchet import grew_cel, grown_names_cel, growth
 from draguard.admission.variables import variables_for

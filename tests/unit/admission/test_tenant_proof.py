@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from draguard.admission.celcheck import evaluate
-from draguard.dra.celobject import evaluate as _evaluate
+from draguard.cel.objects import evaluate as _evaluate
 from draguard.admission.exemptions import (
     BEING_DELETED, CLAIM_MAKERS, GENERATED_CLAIM, WORKLOAD_CONTROLLERS, exemptions, made_from_judged_owner,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from draguard.report.agent_rules import BEGIN, CORE_MISTAKES, DETAIL_DIR, END, TARGETS, rules_for_agents
+from draguard.generate.agent_rules import BEGIN, CORE_MISTAKES, DETAIL_DIR, END, TARGETS, rules_for_agents
 
 WITH_EXAMPLES = rules_for_agents()
 CATEGORIES = {rule.category for rule in WITH_EXAMPLES}
@@ -80,7 +80,7 @@ def test_a_wrong_example_stops_the_generation(cli, tmp_path, monkeypatch):
 
 
 def test_a_wrong_canonical_claim_stops_the_generation(cli, tmp_path, monkeypatch):
-    from draguard.report import agent_rules
+    from draguard.generate import agent_rules
 
     monkeypatch.setattr(agent_rules, "canonical_claim", lambda: "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
                         "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n")

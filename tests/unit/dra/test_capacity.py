@@ -11,7 +11,7 @@ from draguard.dra import capacity
 from draguard.dra.allocator import Allocator, Features
 from draguard.dra.devices import Node, claim_from, device_class_from, slice_from
 from draguard.dra.inventory import Inventory, allocated_shares
-from draguard.dra.quantity import canonical_text, parse_quantity_text
+from draguard.core.quantity import canonical_text, parse_quantity_text
 from draguard.dra.state import ClusterState
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source

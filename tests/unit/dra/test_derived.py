@@ -5,7 +5,7 @@ differential against upstream is tests/integration/test_oracle.py (regressions a
 import pytest
 
 from draguard.dra.allocator import AllocationError, Allocator, Features
-from draguard.dra.celenv import CelRuntimeError
+from draguard.cel.env import CelRuntimeError
 from draguard.dra.derived import compile_derived
 from draguard.dra.devices import Attr, Node, claim_from, device_class_from, device_from, slice_from
 from draguard.model.manifest import Manifest

@@ -97,7 +97,7 @@ def test_a_name_published_bare_and_qualified_reads_the_qualified_one(attributes)
     """Upstream lookupAttribute tries the name as written first, whatever the order published:
     the qualified one for '<driver>/model', the bare one for a bare lookup. Selectors see the
     qualified one (upstream's CEL map takes either; device-name-twice reports it)."""
-    from draguard.dra.celenv import compile_selector
+    from draguard.cel.env import compile_selector
 
     [device] = slice_from(manifest("ResourceSlice", "s", {
         "driver": GPU, "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1}, "nodeName": "node-0",

@@ -25,7 +25,7 @@ def test_lists_are_parsed_before_scalars_and_null_is_not_set():
 
 
 def test_selectors_see_lists():
-    from draguard.dra.celenv import compile_selector
+    from draguard.cel.env import compile_selector
 
     device = _device({"numa": {"ints": [0, 1]}, "links": {"strings": ["nvl0", "nvl1"]},
                       "fw": {"versions": ["1.0.0", "1.2.0"]}})

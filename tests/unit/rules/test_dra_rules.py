@@ -84,7 +84,7 @@ def test_device_as_a_value_is_said_to_be_unchecked_not_invalid(lint_json):
 
 
 def test_a_bound_device_is_checked_as_its_body(lint_json):
-    """cel.bind(d, device, ...) is checked as its body (dra.celdevice): an unknown field is
+    """cel.bind(d, device, ...) is checked as its body (cel.bind_device): an unknown field is
     upstream's error, at upstream's character; a good one is clean."""
     text = CLAIM % ("gpu.nvidia.com", "\"cel.bind(d, device, d.attributes['gpu.nvidia.com'].type == 'gpu' && d.nope)\"")
     [finding] = findings(lint(lint_json, text), "cel-invalid")

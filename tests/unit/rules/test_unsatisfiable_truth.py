@@ -111,11 +111,11 @@ def test_devices_with_binding_conditions_count_where_the_clusters_gates_let_them
     ("compute-domain-default-channel.nvidia.com", []),  # a channel, not a GPU: nothing to judge
     ("efa.networking.k8s.aws", []),  # AWS's DRANET class of EFA adapters: a NIC
 ])
-def test_catalog_says_when_it_cannot_judge_another_vendor(lint_json, class_name, expected):
+def test_the_builtin_inventory_says_when_it_cannot_judge_another_vendor(lint_json, class_name, expected):
     text = _claim().replace("gpu.nvidia.com", class_name)
     report = lint_json(text)
     found = [(severity, class_name) for severity, message in _unsatisfiable(lint_json, text)
-             if "built-in catalog (NVIDIA GPUs and their MIG slices) has no device of class" in message]
+             if "built-in GPU inventory (NVIDIA GPUs and their MIG slices) has no device of class" in message]
     assert found == expected
     assert "request-device-class" not in [f["rule"] for f in report["findings"]]  # a class its driver installs
 

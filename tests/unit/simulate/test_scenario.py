@@ -14,7 +14,7 @@ import yaml
 
 from draguard.core.errors import InputError
 from draguard.dra.generate import generate
-from draguard.engine.scenario import load_scenario
+from draguard.simulate.reader import load_scenario
 
 from .test_drain import BUDGET, DEPLOYMENT, SPEC
 from .test_rollout import TEMPLATE

@@ -1,12 +1,12 @@
-"""dra.celcost against upstream: the costs k8s.io/dynamic-resource-allocation's own unit tests
+"""cel.cost against upstream: the costs k8s.io/dynamic-resource-allocation's own unit tests
 expect (cel/compile_test.go at v0.37.2, every case with a cost), the Go slice sharing that
 decides an iteration variable's size, and saturating arithmetic. The
 differential over generated selectors is tests/integration/test_cel_oracle.py."""
 
 import pytest
 
-from draguard.dra.celcost import U64, Range, _Path
-from draguard.dra.celenv import MAX_COST, compile_selector
+from draguard.cel.cost import U64, Range, _Path
+from draguard.cel.env import MAX_COST, compile_selector
 
 UPSTREAM_COSTS = [
     ('runtime-error-lookup-identifier', 'device.attributes["no-such-domain"].noSuchAttr.isGreaterThan(quantity("0"))', 6),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from draguard.core.config import Config
-from draguard.dra.celdepth import LISTENER, VISITOR, recursion_error
-from draguard.dra.celenv import compile_selector
+from draguard.cel.depth import LISTENER, VISITOR, recursion_error
+from draguard.cel.env import compile_selector
 from draguard.engine.lint import lint_text
 
 

@@ -1,7 +1,7 @@
 """The checked AST of a compiled expression, read from cel-cpp's serialized
 cel.expr.CheckedExpr (cel-spec proto/cel/expr/checked.proto and syntax.proto).
 
-Only the fields the validations in dra.celvalidate read are declared; protobuf skips the rest.
+Only the fields the validations in cel.compile_checks read are declared; protobuf skips the rest.
 Maps (type_map, positions) are declared as their wire form, repeated key/value entries."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""What a device expression reads comes from its checked AST (dra.celreads): no regex over the
+"""What a device expression reads comes from its checked AST (cel.reads): no regex over the
 text, which read a string literal as code and missed optional and field-style selections."""
 
 from __future__ import annotations
 
 import pytest
 
-from draguard.dra.celenv import compile_selector
+from draguard.cel.env import compile_selector
 
 NV = "gpu.nvidia.com"
 

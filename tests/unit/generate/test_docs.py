@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from draguard.report.docs import expected_files
+from draguard.generate.docs import expected_files
 from draguard.rules import REGISTRY
 
 from support.paths import ROOT
@@ -11,7 +11,7 @@ from support.paths import ROOT
 def test_generated_docs_are_up_to_date():
     stale = [path for path, content in expected_files(str(ROOT)).items()
              if not Path(path).is_file() or Path(path).read_text(encoding="utf-8") != content]
-    assert not stale, f"stale docs, run `python -m draguard.report.docs`: {stale}"
+    assert not stale, f"stale docs, run `python -m draguard.generate.docs`: {stale}"
     extra = {p.name for p in (ROOT / "docs" / "rules").iterdir()} - {f"{r.id}.md" for r in REGISTRY} - {"index.md"}
     assert not extra, f"docs for rules that no longer exist: {extra}"
 

@@ -1,7 +1,7 @@
 """Where cel-cpp evaluates differently from cel-go, the evaluated program is rewritten so
 that cel-go's semantics apply: equality of Kubernetes' value types, the kinds format()
-clauses accept at run time (dra.celformat), and the format library's optional results
-(dra.namedformats).
+clauses accept at run time (cel.strformat), and the format library's optional results
+(cel.namedformats).
 
 Equality:
 cel-go asks the left operand: a Semver, Quantity, IP, CIDR or URL on the left of `==` or `!=`
@@ -26,8 +26,8 @@ import datetime
 import re
 from typing import Callable, NamedTuple
 
-from . import celformat
-from .celast import CheckedAst, children
+from . import strformat
+from .checked import CheckedAst, children
 
 _OPERATORS = {"_==_", "_!=_"}
 MAX_RANGE_SIZE = 1_000_000  # cel-go ext/lists.go defaultMaxRangeSize
@@ -179,7 +179,7 @@ def _format_targets(ast: CheckedAst) -> list:
     """Literal format() calls with a dyn element: its kind is known only when it runs."""
     found = []
     for expr, _ in ast.nodes:
-        call = celformat.literal_format_call(expr)
+        call = strformat.literal_format_call(expr)
         if call and any("dyn" in ast.type_name(element.id) for element in call[1]):
             found.append(expr)
     return found
@@ -322,7 +322,7 @@ def _transform_map_targets(ast: CheckedAst) -> list:
 def _conversion_targets(ast: CheckedAst) -> list:
     """int(s), uint(s), double(s), duration(s) and timestamp(s) of a string (or of a dyn value,
     which may be one): cel-cpp parses with its own rules (absl for durations and timestamps),
-    cel-go with Go's strconv, time.ParseDuration and time.Parse(RFC3339) (dra.goconvert); and
+    cel-go with Go's strconv, time.ParseDuration and time.Parse(RFC3339) (cel.goconvert); and
     int(d) of a duration, which cel-cpp declares but does not implement (cel-go: nanoseconds)."""
     return _one_argument_calls(ast, ("uint", "double", "duration", "timestamp"), ("string", "dyn")) + \
         _one_argument_calls(ast, ("int",), ("string", "dyn", _DURATION))
@@ -455,7 +455,7 @@ _SORT_BY_INPUT = "@__sortBy_input__"
 
 def _sort_by_targets(ast: CheckedAst) -> list:
     """sortBy macros: cel-cpp expands each into a lazy bind of its list, which can read a stale
-    slot (dra.celinline), so each is evaluated as the list's items in draguard_sort_order of
+    slot (cel.bind_inline), so each is evaluated as the list's items in draguard_sort_order of
     its keys (list.map(v, key)); the items stay in CEL, whatever their type."""
     return [expr for expr, _ in ast.nodes
             if expr.HasField("comprehension_expr") and expr.comprehension_expr.accu_var == _SORT_BY_INPUT]
@@ -508,7 +508,7 @@ def lists_range(size: int) -> list:
 def _optional_targets(ast: CheckedAst) -> list:
     """Calls of the format library's functions that return optionals (format.named, validate),
     which no Python implementation can: each is evaluated through its draguard_ function's
-    list, empty for none (dra.namedformats)."""
+    list, empty for none (cel.namedformats)."""
     return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and (
         expr.call_expr.function == "format.named" and not expr.call_expr.HasField("target") or
         expr.call_expr.function == "validate" and expr.call_expr.HasField("target")
@@ -586,7 +586,7 @@ def _once(operand, text, span_of, static_type: str, build: Callable[[str], str])
 def _named(value: str, name: str, body: str) -> str:
     """`body` with `name` standing for `value`, evaluated once and written once: a rewrite
     that reads a value twice would otherwise double it at each level of nesting. A one-item
-    map names it, not a bind: cel-cpp may read a bind from a stale slot (dra.celinline);
+    map names it, not a bind: cel-cpp may read a bind from a stale slot (cel.bind_inline);
     it costs one comprehension iteration of cel-cpp's 10,000."""
     return f"[{value}].map({name}, {body})[0]"
 

@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .celast import PRIMITIVES, CheckedAst, children, equivalent
+from .checked import PRIMITIVES, CheckedAst, children, equivalent
 
 U64 = (1 << 64) - 1
 _TWO_TO_64 = float(1 << 64)

@@ -6,10 +6,10 @@ from fractions import Fraction
 
 import pytest
 
-from draguard.dra import goregex
-from draguard.dra.celenv import CelRuntimeError, CelUnsupported, _runtime_error, compile_selector
+from draguard.cel import goregex
+from draguard.cel.env import CelRuntimeError, CelUnsupported, _runtime_error, compile_selector
 from draguard.dra.devices import device_from
-from draguard.dra.quantity import QuantityError, parse_quantity
+from draguard.core.quantity import QuantityError, parse_quantity
 
 DEVICE = device_from({"name": "d", "attributes": {"model": {"string": "a100"}}}, "gpu.example.com", "p")
 
@@ -99,7 +99,7 @@ def test_an_evaluation_past_cel_cpps_iteration_budget_is_said_to_be_draguards_ga
 def test_a_bind_after_a_comprehension_that_stopped_early_reads_its_own_value():
     """cel-cpp reads a lazily bound variable from the slot an early-exiting comprehension left
     its last value in (here the key 'model': size 5, not 3); draguard substitutes written
-    binds (dra.celinline), and an initializer no read reaches is never evaluated (cel-go)."""
+    binds (cel.bind_inline), and an initializer no read reaches is never evaluated (cel-go)."""
     attrs = "device.attributes['gpu.example.com']"
     assert evaluate(f"{attrs}.exists(k, true) && cel.bind(y, [3, 1, 2], y.size() == 3)") is True
     assert evaluate("cel.bind(y, 1 / 0, true)") is True

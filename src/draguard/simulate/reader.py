@@ -14,11 +14,11 @@ from ..dra.devices import ModelError
 from ..dra.inventory import Inventory
 from ..facts.gates import known_gates
 from ..model.manifest import Manifest
-from ..simulate.template import ScenarioError
-from ..simulate.scenario import STEPS, Step, run_scenario
-from ..simulate.world import Durations, Timings
-from ..teardown.amounts import is_amount
-from .inventory import load_inventory, load_manifests
+from .template import ScenarioError
+from .scenario import STEPS, Step, run_scenario
+from .world import Durations, Timings
+from ..core.amounts import is_amount
+from ..dra.inventory_reader import load_inventory, load_manifests
 
 API_VERSION, KIND = "draguard.io/v1alpha1", "Scenario"
 _DURATIONS = ("prepare", "pull", "start", "ready", "shutdown", "unprepare", "run", "preStop")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from ..core.errors import InputError
-from ..dra.inventory import Inventory, InventoryError
+from .inventory import Inventory, InventoryError
 from ..facts.schemas import schema_errors
 from ..model.manifest import Manifest
 from ..sources.discover import expand

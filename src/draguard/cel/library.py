@@ -9,10 +9,10 @@ and the DRA extensions of k8s.io/dynamic-resource-allocation/cel/compile.go.
   1.34; cel-cpp's version 2 has the same functions) and `cel.bind`;
 - the Kubernetes libraries: quantity (`sign()` is a global function, the rest members),
   semver v1 (equality and order ignore build metadata), regex `find`/`findAll` with Go's
-  regexp semantics (dra.goregex), lists with `includes` (ListsVersion 1, 1.37; for new
+  regexp semantics (cel.goregex), lists with `includes` (ListsVersion 1, 1.37; for new
   objects only with DRAListTypeAttributes);
 - homogeneous aggregate literals and regex-literal checks run on the checked AST
-  (dra.celvalidate), as cel-go's checker and AST validators do.
+  (cel.compile_checks), as cel-go's checker and AST validators do.
 
 cel-cpp cannot declare cross-type ordering as an option, so the ordering operators are taken
 out of its standard library and declared again with the cross-type overloads; cel-cpp's own
@@ -25,8 +25,8 @@ import re
 from fractions import Fraction
 from functools import cached_property, lru_cache
 
-from . import celformat, celnet, celrewrite, goconvert, goregex, namedformats
-from .quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
+from . import strformat, netlib, rewrite, goconvert, goregex, namedformats
+from ..core.quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
 _REDECLARED = (*_ORDERING, "string")  # standard functions Kubernetes' libraries add overloads to
@@ -118,7 +118,7 @@ def runtime() -> _Runtime:
 def quantity_message(value: Fraction, form: Form = None) -> object:
     """A Quantity value for CEL: the exact fraction, and how upstream would store it ("i:value:
     scale" for an int64Amount, "d" for an inf.Dec), which isInteger, asInteger and sums read.
-    dra.celrewrite routes every == and != on Quantities through draguard_equals, which
+    cel.rewrite routes every == and != on Quantities through draguard_equals, which
     compares the values only (apiservercel.Quantity.Equal uses Cmp), and list membership
     (`in`) through draguard_in, and the sets library's functions through draguard_sets_*."""
     encoded = "d" if form is None else f"i:{form[0]}:{form[1]}"
@@ -289,7 +289,7 @@ def _extreme_index(values, function: str) -> int:
     """library.Lists max and min (cmp): the index of the first element each later one does not
     beat; one that does not compare with it (an error in cel-go's Compare) beats nothing, one
     that compares with nothing (a list, a map, null) is an error.
-    dra.celrewrite reads the element in CEL where Python would change its type."""
+    cel.rewrite reads the element in CEL where Python would change its type."""
     if not values:
         raise ValueError(f"{function} called on empty list")
     _require_comparers(values, function)
@@ -338,13 +338,13 @@ def _index_of(values, item) -> int:
     is a string, ext strings' (code points), and no such overload for anything else."""
     if _is_string_search(values, item):
         return values.find(item)
-    return next((i for i, value in enumerate(values) if celrewrite.is_equal(value, item)), -1)
+    return next((i for i, value in enumerate(values) if rewrite.is_equal(value, item)), -1)
 
 
 def _last_index_of(values, item) -> int:
     if _is_string_search(values, item):
         return values.rfind(item)
-    return next((i for i in range(len(values) - 1, -1, -1) if celrewrite.is_equal(values[i], item)), -1)
+    return next((i for i in range(len(values) - 1, -1, -1) if rewrite.is_equal(values[i], item)), -1)
 
 
 def _is_string_search(values, item) -> bool:
@@ -360,8 +360,8 @@ def _includes(target, item) -> bool:
     DRAListTypeAttributes from 1.36): a list holds an element Equal to `item`, any other value
     is Equal to it, so a selector reads a scalar and a list-typed attribute alike."""
     if isinstance(target, list):
-        return any(celrewrite.is_equal(value, item) for value in target)
-    return celrewrite.is_equal(target, item)
+        return any(rewrite.is_equal(value, item) for value in target)
+    return rewrite.is_equal(target, item)
 
 
 _LISTS = {
@@ -460,27 +460,27 @@ def _function_table(rt: _Runtime) -> list:
         ("find", "string_find", T.STRING, [T.STRING, T.STRING], True, goregex.find),
         ("findAll", "string_findAll", T.List(T.STRING), [T.STRING, T.STRING], True, goregex.find_all),
         ("findAll", "string_findAll_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], True, goregex.find_all),
-        # what dra.celrewrite routes comparisons of version, quantity and network values through
+        # what cel.rewrite routes comparisons of version, quantity and network values through
         ("draguard_equals", "draguard_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda left, right: celrewrite.equals(left[0], right[0])),
+         lambda left, right: rewrite.equals(left[0], right[0])),
         ("draguard_in", "draguard_in_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda item, values: celrewrite.contained(item[0], values)),
+         lambda item, values: rewrite.contained(item[0], values)),
         ("draguard_format_fits", "draguard_format_fits_string_list", T.BOOL, [T.STRING, T.List(T.DYN)], False,
-         celformat.arguments_fit),
+         strformat.arguments_fit),
         ("draguard_not_equals", "draguard_not_equals_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-         lambda left, right: celrewrite.not_equals(left[0], right[0])),
+         lambda left, right: rewrite.not_equals(left[0], right[0])),
         ("draguard_map_entries", "draguard_map_entries_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
-         celrewrite.map_entries),
+         rewrite.map_entries),
         ("draguard_map_literal", "draguard_map_literal_list", T.Map(T.DYN, T.DYN), [T.List(T.DYN)], False,
-         celrewrite.map_literal),
-        ("draguard_lists_range", "draguard_lists_range_int", T.List(T.INT), [T.INT], False, celrewrite.lists_range),
+         rewrite.map_literal),
+        ("draguard_lists_range", "draguard_lists_range_int", T.List(T.INT), [T.INT], False, rewrite.lists_range),
         ("draguard_go_int", "draguard_go_int_string", T.INT, [T.STRING], False, goconvert.to_int),
         ("draguard_sort_order", "draguard_sort_order_list", T.List(T.INT), [T.List(T.DYN)], False,
-         celrewrite.sort_order),
+         rewrite.sort_order),
         ("draguard_distinct_indices", "draguard_distinct_indices_list", T.List(T.INT), [T.List(T.DYN)], False,
-         celrewrite.distinct_indices),
+         rewrite.distinct_indices),
         *((f"draguard_sets_{name}", f"draguard_sets_{name}_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
-           getattr(celrewrite, f"sets_{name}")) for name in ("contains", "intersects", "equivalent")),
+           getattr(rewrite, f"sets_{name}")) for name in ("contains", "intersects", "equivalent")),
         ("draguard_go_uint", "draguard_go_uint_string", T.UINT, [T.STRING], False, goconvert.to_uint),
         ("draguard_go_double", "draguard_go_double_string", T.DOUBLE, [T.STRING], False, goconvert.to_double),
         ("draguard_go_duration", "draguard_go_duration_string", T.STRING, [T.STRING], False, goconvert.to_duration),
@@ -502,24 +502,24 @@ def _function_table(rt: _Runtime) -> list:
         ("draguard_uint_sum", "draguard_uint_sum_list", T.UINT, [T.List(T.DYN)], False, _uint_sum),
         ("draguard_nan_unordered", "draguard_nan_unordered", T.BOOL, [], False, _nan_unordered),
         ("draguard_split", "draguard_split_string_string", T.List(T.STRING), [T.STRING, T.STRING], False,
-         celrewrite.go_split),
+         rewrite.go_split),
         ("draguard_split", "draguard_split_string_string_int", T.List(T.STRING), [T.STRING, T.STRING, T.INT], False,
-         celrewrite.go_split),
+         rewrite.go_split),
         ("draguard_indexOf_offset", "draguard_indexOf_offset_string_string_int", T.INT,
-         [T.STRING, T.STRING, T.INT], False, celrewrite.index_of_offset),
+         [T.STRING, T.STRING, T.INT], False, rewrite.index_of_offset),
         ("draguard_lastIndexOf_offset", "draguard_lastIndexOf_offset_string_string_int", T.INT,
-         [T.STRING, T.STRING, T.INT], False, celrewrite.last_index_of_offset),
+         [T.STRING, T.STRING, T.INT], False, rewrite.last_index_of_offset),
         ("draguard_extreme_index", "draguard_extreme_index_list_string", T.INT, [T.List(T.DYN), T.STRING], False,
          _extreme_index),
         ("draguard_indexOf", "draguard_indexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _index_of(target[0], item[0])),
         ("draguard_lastIndexOf", "draguard_lastIndexOf_list_list", T.INT, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _last_index_of(target[0], item[0])),
-        # the declaration the checker reads; dra.celrewrite routes each call through draguard_includes
+        # the declaration the checker reads; cel.rewrite routes each call through draguard_includes
         ("includes", "list_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN], True, None),
         ("draguard_includes", "draguard_includes_list_list", T.BOOL, [T.List(T.DYN), T.List(T.DYN)], False,
          lambda target, item: _includes(target[0], item[0])),
-    ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + celnet.function_table(rt) + \
+    ] + _ordering_overloads(rt) + _string_overloads(rt) + _lists_table(rt) + netlib.function_table(rt) + \
         namedformats.function_table(rt)
 
 
@@ -529,7 +529,7 @@ _MERGED_WITH_EXT_STRINGS = frozenset({"indexOf", "lastIndexOf"})
 @lru_cache(maxsize=1)
 def python_functions_taking_values() -> frozenset:
     """Names of the functions implemented in Python that take dyn values (or lists and maps of
-    them), which may be handed anything the program makes (dra.celoptional)."""
+    them), which may be handed anything the program makes (cel.optionals)."""
     return frozenset(name for name, _, _, params, _, impl in _function_table(runtime())
                      if impl and any("DYN" in str(p) or "ListElement" in str(p) for p in params))
 

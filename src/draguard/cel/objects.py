@@ -1,6 +1,6 @@
 """CEL over whole Kubernetes objects, as the API server evaluates an admission policy's
 expressions: `object`, `oldObject`, `request`, `params` and `variables`, each dynamic, with
-draguard's CEL engine and libraries (dra.cellib). The exported policies' in-process check
+draguard's CEL engine and libraries (cel.library). The exported policies' in-process check
 (admission.celcheck) and the checks users write in `.draguard.yaml` (rules.custom) both
 evaluate here, so a user's check means the same in lint as in the policy it is exported to."""
 
@@ -17,7 +17,7 @@ _ERROR_AT = re.compile(r"<input>:(\d+):(\d+): (.*?)(?:\n|$)")
 @lru_cache(maxsize=512)
 def program(expression: str):
     """The compiled expression; RuntimeError (cel-cpp's message) when it does not compile."""
-    from .cellib import runtime
+    from .library import runtime
 
     rt = runtime()
     env = rt.new_env({name: rt.T.DYN for name in VARIABLES})
@@ -39,7 +39,7 @@ def compile_error(expression: str) -> tuple[str, int, int] | None:
 
 def evaluate(expression: str, data: dict) -> tuple[object, str | None]:
     """(the value of `expression` over `data`, the variables, None), or (None, the runtime error)."""
-    from .cellib import runtime
+    from .library import runtime
 
     result = program(expression).eval(data=data)
     if result.type() == runtime().T.ERROR:

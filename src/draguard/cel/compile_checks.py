@@ -1,5 +1,5 @@
 """Checks Kubernetes' CEL environment makes at compile time that cel-cpp does not, run on the
-checked AST (dra.celast):
+checked AST (cel.checked):
 
 - homogeneous aggregate literals (cel.HomogeneousAggregateLiterals and
   cel.ValidateHomogeneousAggregateLiterals): every element of a list literal, and every key
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from . import celformat, goregex
-from .celast import CheckedAst, children, equivalent, type_name
+from . import strformat, goregex
+from .checked import CheckedAst, children, equivalent, type_name
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
 _PRECOMPILED_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
@@ -153,7 +153,7 @@ def _kind(ast: CheckedAst, expr_id: int) -> str:
 
 def _unprintable(ast: CheckedAst, expr) -> int | None:
     """verifyString: the id of the first (possibly nested) literal element %s cannot print."""
-    if celformat.clause_error("s", _kind(ast, expr.id)):
+    if strformat.clause_error("s", _kind(ast, expr.id)):
         return expr.id
     nested = children(expr) if expr.WhichOneof("expr_kind") in ("list_expr", "struct_expr") else []
     return next(filter(lambda found: found is not None, (_unprintable(ast, e) for e in nested)), None)
@@ -161,19 +161,19 @@ def _unprintable(ast: CheckedAst, expr) -> int | None:
 
 def _format_problem(ast: CheckedAst, expr) -> Problem | None:
     """A literal format string whose clauses do not fit its list literal's elements."""
-    call = celformat.literal_format_call(expr)
+    call = strformat.literal_format_call(expr)
     if call is None:
         return None
     text, elements = call
     used = 0
     try:
-        for verb, element in zip(celformat.clauses(text, len(elements)), elements):
+        for verb, element in zip(strformat.clauses(text, len(elements)), elements):
             used += 1
             bad = _unprintable(ast, element) if verb == "s" else element.id
-            error = celformat.clause_error(verb, _kind(ast, bad)) if bad is not None else None
+            error = strformat.clause_error(verb, _kind(ast, bad)) if bad is not None else None
             if error:
                 return Problem(error, ast.positions.get(bad, 0))
-    except celformat.FormatError as exc:
+    except strformat.FormatError as exc:
         return Problem(str(exc), ast.positions.get(expr.id, 0))
     if len(elements) > used:
         return Problem(f"too many arguments supplied to string.format (expected {used}, got {len(elements)})",

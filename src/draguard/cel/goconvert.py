@@ -4,7 +4,7 @@
 string.go); and back: `string(t)` of a timestamp t.Format(time.RFC3339Nano), of a duration
 FormatFloat(d.Seconds(), 'f', -1, 64) + "s", of a double FormatFloat(x, 'g', -1, 64), and
 `int(d)` of a duration its nanoseconds. cel-cpp's are more lenient (it takes ' 12', '1e400'
-as infinity) or parse and write otherwise (absl), so dra.celrewrite routes these conversions
+as infinity) or parse and write otherwise (absl), so cel.rewrite routes these conversions
 through the functions here. A failure is cel-go's "type conversion error" (or ParseDuration's,
 or "timestamp overflow")."""
 
@@ -148,7 +148,7 @@ def to_duration(text: str) -> str:
 #: cel-go's range of timestamps, in Unix seconds (common/types/timestamp.go minUnixTime, maxUnixTime)
 _MIN_UNIX, _MAX_UNIX = -62135596800, 253402300799
 _TIMESTAMP_FAILED = "type conversion error from 'string' to 'google.protobuf.Timestamp'"
-#: what the draguard_ function says when a timestamp's UTC offset would show (celenv reports
+#: what the draguard_ function says when a timestamp's UTC offset would show (cel.env reports
 #: the expression as not evaluated: cel-cpp keeps no offset)
 ZONE_LOST = "draguard's CEL engine keeps no UTC offset"
 

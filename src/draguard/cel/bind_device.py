@@ -3,21 +3,21 @@
 
 Upstream's `device` is a kubernetes.DRADevice object, which an expression may bind; cel-cpp
 has no record type whose fields are maps of maps, so draguard declares `device` field by field
-(celenv.rewrite_device_fields) and cannot bind it. CEL is pure, so the substitution keeps the
+(cel.env.rewrite_device_fields) and cannot bind it. CEL is pure, so the substitution keeps the
 meaning, and it keeps every diagnostic: an error in the body is the same error on the
 substituted text, its offset mapped back (OffsetMap). Upstream estimates such a bind at the
 body's cost and 11 more: the empty list its macro iterates (10) and the `device` read (1).
 
 Only a bind whose name the body reads as `d.<field>` alone is substituted; `[device]`,
 `device == device`, or a body that binds the name again stays as written (draguard's engine
-then cannot check it: celenv reports it as unsupported)."""
+then cannot check it: cel.env reports it as unsupported)."""
 
 from __future__ import annotations
 
 import bisect
 import re
 
-from .celrewrite import matching_end, without_strings
+from .rewrite import matching_end, without_strings
 
 #: upstream's estimate of `cel.bind(d, device, body)` over `body`'s: the macro's empty
 #: iteration range (a list creation, 10) and reading `device` (1)

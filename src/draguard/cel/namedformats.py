@@ -6,7 +6,7 @@ the messages its validator returns for `s`, word for word, so that an expression
 The validators mirror apimachinery (api/validation NameIsDNS* with their `prefix` masking,
 util/validation's "characters" messages; api/validate/content's label key and value, whose
 length messages say "bytes"), kube-openapi strfmt (uuid, byte, date, datetime) and Go's
-url.ParseRequestURI (dra.gourl). Go measures strings in bytes and its regexps anchor with `$`
+url.ParseRequestURI (cel.gourl). Go measures strings in bytes and its regexps anchor with `$`
 at the very end, so lengths here are UTF-8 byte counts and patterns match whole strings."""
 
 from __future__ import annotations
@@ -188,7 +188,7 @@ FORMATS: dict[str, Callable[[str], list[str]]] = {
 
 
 #: the two functions that return optionals, which a Python implementation cannot: declared in
-#: the environment's config for the checker; dra.celrewrite routes their calls through
+#: the environment's config for the checker; cel.rewrite routes their calls through
 #: draguard_format_named and draguard_format_errors, whose empty list stands for none
 DECLARATIONS = """functions:
   - name: format.named

@@ -8,7 +8,7 @@ holds one only where an optional was made in the same program."""
 
 from __future__ import annotations
 
-from .celast import CheckedAst, children
+from .checked import CheckedAst, children
 
 _OPTIONAL = "optional_type"
 _UNWRAPPING = ("value", "orValue")  # an optional's own value: a value, unless it hides one

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .celast import CheckedAst, children, walk
-from .celrewrite import spans
+from .checked import CheckedAst, children, walk
+from .rewrite import spans
 
 _WRITTEN = re.compile(r"cel\s*\.\s*bind\s*\Z")  # before the macro's `(`, where its span starts
 MAX_BINDS = 32  # substituted one at a time, each needing a new check

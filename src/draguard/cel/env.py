@@ -3,8 +3,8 @@ environment kube-scheduler gives them (k8s.io/dynamic-resource-allocation/cel):
 
 - `device.driver` (string), `device.attributes[domain][name]` (dyn: string, int, bool or
   semver), `device.capacity[domain][name]` (Quantity), `device.allowMultipleAllocations`;
-- the libraries and language options of Kubernetes' base environment (dra.cellib) and
-  the compile-time checks cel-cpp lacks (dra.celvalidate);
+- the libraries and language options of Kubernetes' base environment (cel.library) and
+  the compile-time checks cel-cpp lacks (cel.compile_checks);
 - a selector must evaluate to bool; it may be at most 10 KiB long
   (resourceapi.CELSelectorExpressionMaxLength);
 - looking up an attribute or capacity domain a device does not have yields an empty map
@@ -27,15 +27,15 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Callable
 
-from . import celdevice, celinline, celoptional, celreads, celrewrite, goconvert
-from .celast import checked_ast, walk
-from .celcost import U64, estimate
-from .celreads import References
-from .celdepth import recursion_error
-from .celrewrite import STRING_LITERAL, matching_end, without_strings
-from .cellib import python_functions_taking_values, quantity_message, runtime
-from .celvalidate import first_problem
-from .quantity import QuantityError, is_quantity, parse_quantity_form
+from . import bind_device, bind_inline, optionals, reads, rewrite, goconvert
+from .checked import checked_ast, walk
+from .cost import U64, estimate
+from .reads import References
+from .depth import recursion_error
+from .rewrite import STRING_LITERAL, matching_end, without_strings
+from .library import python_functions_taking_values, quantity_message, runtime
+from .compile_checks import first_problem
+from ..core.quantity import QuantityError, is_quantity, parse_quantity_form
 
 #: resourceapi.CELSelectorExpressionMaxLength (k8s.io/api/resource/v1 types.go), compared with
 #: Go's len() of the string, its bytes (pkg/apis/resource/validation validateCELSelector)
@@ -236,22 +236,22 @@ class CompiledSelector:
     def _cost(self):
         ast, code, offsets, overhead = self._checked
         cost = estimate(ast, MAX_COST - overhead)
-        return min(cost.max + overhead, U64), offsets.original(celrewrite.spans(ast, code)[cost.costliest.id][0])
+        return min(cost.max + overhead, U64), offsets.original(rewrite.spans(ast, code)[cost.costliest.id][0])
 
     @property
     def guarded(self) -> set:
-        """(field, domain, name) of each name the expression tests with `has()` (dra.celreads)."""
-        return celreads.guarded(self._checked[0]) if self._checked else set()
+        """(field, domain, name) of each name the expression tests with `has()` (cel.reads)."""
+        return reads.guarded(self._checked[0]) if self._checked else set()
 
     @cached_property
     def compared(self) -> dict:
-        """What the expression compares with `==` (dra.celreads.compared): ('driver',) ->
+        """What the expression compares with `==` (cel.reads.compared): ('driver',) ->
         the drivers it names, (field, domain, name) -> the strings."""
-        return celreads.compared(self._checked[0]) if self._checked else {}
+        return reads.compared(self._checked[0]) if self._checked else {}
 
     @property
     def max_cost(self) -> int:
-        """The API server's compile-time estimate of the worst-case cost (dra.celcost), made
+        """The API server's compile-time estimate of the worst-case cost (cel.cost), made
         when first asked: evaluation never needs it."""
         return self._cost[0] if self._checked else 0
 
@@ -368,13 +368,13 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
                                                           reserved.start()))
     overflowing = _overflowing_double(expression)  # a parse error: before any of the checker's
     undeclared = _undeclared_upstream(expression)  # a checker error cel-cpp does not make
-    substituted, offsets, binds = celdevice.substitute(expression)  # cel.bind(d, device, ...): its body
+    substituted, offsets, binds = bind_device.substitute(expression)  # cel.bind(d, device, ...): its body
     code = rewrite_device_fields(substituted, allow_multiple_allocations)
     env = _env(allow_multiple_allocations, includes)
     try:
         checked = env.compile(code)
     except RuntimeError as exc:
-        if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; within cel-go's 250 (celdepth), not judged
+        if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; within cel-go's 250 (cel.depth), not judged
             return CompiledSelector(expression, CelDiagnostic(
                 "draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250: "
                 "not judged", 0, unsupported=True))
@@ -406,13 +406,13 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         if failed:
             return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {failed[1]}",
                                                               offsets.original(failed[0])), output=output)
-        program_ast, program_code = celinline.inlined(ast, code,
+        program_ast, program_code = bind_inline.inlined(ast, code,
                                                       lambda text: checked_ast(env.compile(text).serialize()))
-        evaluated = celrewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (celrewrite)
+        evaluated = rewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (cel.rewrite)
         folded, constants = _fold_quantities(evaluated)
         program_env = rt.new_env(_variables(), constants) if len(constants) > CONSTANT_SLOTS else _env()
         program = program_env.compile(folded) if folded != code else checked
-        if celoptional.makes_optionals(ast) and celoptional.hands_optional_to_python(
+        if optionals.makes_optionals(ast) and optionals.hands_optional_to_python(
                 checked_ast(program.serialize()) if program is not checked else ast,
                 python_functions_taking_values()) is not None:
             return CompiledSelector(expression, CelDiagnostic(_OPTIONAL_TO_PYTHON, 0, unsupported=True), output=output)
@@ -420,8 +420,8 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         return CompiledSelector(expression, CelDiagnostic(
             f"draguard's CEL engine (cel-cpp) cannot build the program for this expression "
             f"({str(exc).splitlines()[0]})", 0, unsupported=True), output=output)
-    return CompiledSelector(expression, None, celreads.references(ast), program, constants,
-                            _checked=(ast, code, offsets, binds * celdevice.BIND_COST), output=output)
+    return CompiledSelector(expression, None, reads.references(ast), program, constants,
+                            _checked=(ast, code, offsets, binds * bind_device.BIND_COST), output=output)
 
 
 _OPTIONAL_TO_PYTHON = ("an optional value reaches one of draguard's own CEL functions, which its engine "
@@ -477,7 +477,7 @@ def _failed_constant_conversion(ast, code: str, allow_multiple_allocations: bool
     compile error ("program instantiation failed"). Lists and maps of constants are constants."""
     span_of = None
     for expr in sorted((e for e, _ in ast.nodes if _folded_conversion(e)), key=lambda e: _size(e)):
-        span_of = span_of or celrewrite.spans(ast, code)
+        span_of = span_of or rewrite.spans(ast, code)
         text = code[slice(*span_of[expr.id])]
         check = compile_expression(f"[{text}].size() == 1", SELECTOR, allow_multiple_allocations, includes,
                                    fold=False)
@@ -513,7 +513,7 @@ def _size(expr) -> int:
 @lru_cache(maxsize=1024)
 def _converts(function: str, text: str) -> bool:
     """Whether `duration(text)` or `timestamp(text)` converts as Go parses them (time.ParseDuration,
-    time.Parse(RFC3339) and cel-go's range; dra.goconvert): what upstream's literal validators
+    time.Parse(RFC3339) and cel-go's range; cel.goconvert): what upstream's literal validators
     ask of a constant argument."""
     try:
         (goconvert.to_duration if function == "duration" else goconvert.parse_timestamp)(text)
@@ -524,7 +524,7 @@ def _converts(function: str, text: str) -> bool:
 
 #: cel-cpp has no record type with map-of-map fields, so `device` is declared field by field
 #: (rewrite_device_fields); upstream's is a kubernetes.DRADevice object, which may be listed
-#: or compared (a bind whose body reads its fields is substituted: dra.celdevice)
+#: or compared (a bind whose body reads its fields is substituted: cel.bind_device)
 _DEVICE_AS_A_VALUE = ("`device` used as a value ([device], device == ...): draguard's CEL engine has no type for "
                       "it, so this expression is not checked (upstream's may accept it)")
 

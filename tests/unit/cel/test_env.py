@@ -2,9 +2,9 @@ from fractions import Fraction
 
 import pytest
 
-from draguard.dra import celrewrite
-from draguard.dra.celast import checked_ast
-from draguard.dra.celenv import (CelRuntimeError, CelUnsupported, MAX_EXPRESSION_LENGTH, _env, compile_selector,
+from draguard.cel import rewrite
+from draguard.cel.checked import checked_ast
+from draguard.cel.env import (CelRuntimeError, CelUnsupported, MAX_EXPRESSION_LENGTH, _env, compile_selector,
                                  rewrite_device_fields, suggest)
 from draguard.dra.devices import Attr, Device, device_from
 
@@ -176,7 +176,7 @@ def test_includes_is_declared_for_new_objects_only_with_its_gate():
 
 @pytest.mark.parametrize("outer", ["int(dyn({}))", "string(dyn({}))", "timestamp(dyn({}))", "[{}].sortBy(x, x)[0]"])
 def test_a_rewritten_value_is_written_once_however_deep_it_nests(outer):
-    """Each rewrite names a dyn value once (celrewrite._once), so the program grows with the
+    """Each rewrite names a dyn value once (rewrite._once), so the program grows with the
     depth, where writing the value at each question about its type doubled it at each level
     (a selector of 10 nested int(dyn(...)) once took minutes, then raised from cel-cpp)."""
     inner = "'2020-01-01T00:00:00Z'" if outer.startswith("timestamp") else "'7'"
@@ -186,7 +186,7 @@ def test_a_rewritten_value_is_written_once_however_deep_it_nests(outer):
         for _ in range(depth):
             code = outer.format(code)
         code = f"[{code}].size() == 1"
-        sizes.append(len(celrewrite.rewrite(checked_ast(_env().compile(code).serialize()), code)))
+        sizes.append(len(rewrite.rewrite(checked_ast(_env().compile(code).serialize()), code)))
     assert sizes[1] < 3 * sizes[0], sizes  # doubling at each level would be 4x from depth 2 to 4
 
 

@@ -1,16 +1,16 @@
-"""What a device expression reads, from its checked AST (dra.celast): the one reading of it.
+"""What a device expression reads, from its checked AST (cel.checked): the one reading of it.
 The selector's memo keys (which attributes and capacities a verdict depends on), the names it
 guards with `has()`, the drivers it pins and the values it compares a name with all come from
 here, never from the expression's text.
 
-The AST is of the code celenv compiles: `device.attributes` is the variable
-`device_attributes` (celenv.rewrite_device_fields), `device.driver` is `device_driver`."""
+The AST is of the code cel.env compiles: `device.attributes` is the variable
+`device_attributes` (cel.env.rewrite_device_fields), `device.driver` is `device_driver`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .celast import CheckedAst
+from .checked import CheckedAst
 
 _INDEX = ("_[_]", "_[?_]")  # m[k], m[?k]
 _OPTIONAL_SELECT = "_?._"  # m.?k

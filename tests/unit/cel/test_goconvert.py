@@ -4,8 +4,8 @@ re-checks them against upstream)."""
 
 import pytest
 
-from draguard.dra import goconvert
-from draguard.dra.celenv import CelUnsupported, compile_selector
+from draguard.cel import goconvert
+from draguard.cel.env import CelUnsupported, compile_selector
 
 
 @pytest.mark.parametrize("convert, text, value", [

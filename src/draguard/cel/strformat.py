@@ -1,7 +1,7 @@
 """format() clauses as cel-go's strings library (version 2, ext/formatting.go) reads and checks
 them: `%%`, then `%[.precision]verb` for the verbs s d f e b x X o, each taking the next list
-element. Shared by the compile-time check on literal arguments (dra.celvalidate) and the
-run-time check on dyn ones (dra.celrewrite), which cel-cpp's own format does not make."""
+element. Shared by the compile-time check on literal arguments (cel.compile_checks) and the
+run-time check on dyn ones (cel.rewrite), which cel-cpp's own format does not make."""
 
 from __future__ import annotations
 
