@@ -10,8 +10,10 @@ FROM ${PYTHON} AS build
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE ./
 COPY src ./src
-RUN python -m pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
- && python -m venv /opt/draguard \
+# the virtual environment first, and its pip for everything: the same steps on python:3.11-slim
+# and on a Debian base whose own pip refuses to install into the system (PEP 668)
+RUN python3 -m venv /opt/draguard \
+ && /opt/draguard/bin/pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
  && /opt/draguard/bin/pip install --no-cache-dir --find-links /wheels "draguard[cluster,webhook]"
 
 FROM ${PYTHON}

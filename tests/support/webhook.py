@@ -25,13 +25,14 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_webhook(*extra: str, kubeconfig=None):
+def running_webhook(*extra: str, kubeconfig=None, command=(sys.executable, "-m", "draguard")):
     """Yields (base URL, CA bundle PEM bytes, the process): offline, or with the cluster cache
-    of `kubeconfig` (ready once the cache has synced)."""
+    of `kubeconfig` (ready once the cache has synced). `command` runs draguard (an image's
+    entrypoint, say)."""
     port = free_port()
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
     mode = ["--kubeconfig", str(kubeconfig)] if kubeconfig else ["--offline"]
-    process = subprocess.Popen([sys.executable, "-m", "draguard", "webhook", *mode, "--self-signed",
+    process = subprocess.Popen([*command, "webhook", *mode, "--self-signed",
                                 "--host", "127.0.0.1", "--port", str(port), *extra],
                                stdout=subprocess.DEVNULL, stderr=log)
     try:

@@ -258,6 +258,16 @@ class _Paused(asyncio.StreamReaderProtocol):
     def connection_made(self, transport):
         transport.pause_reading()
         super().connection_made(transport)
+        # Before CPython 3.11.4 (gh-103607; Debian bookworm's python3 is 3.11.2) the transport
+        # adds its reader after connection_made whatever it was told, and would read the
+        # ClientHello into the plain stream: pause again once that has run.
+        asyncio.get_running_loop().call_soon(self._pause_again, transport)
+
+    @staticmethod
+    def _pause_again(transport) -> None:
+        if not transport.is_closing():
+            transport.resume_reading()
+            transport.pause_reading()
 
 
 async def _client_hello(sock) -> None:
