@@ -222,7 +222,7 @@ def _as_bool(result: CelValue) -> bool | CelRuntimeError:
 SELECTOR: Output[bool] = Output(_bool_refusal, _as_bool)
 
 
-class Device(Protocol):
+class DeviceData(Protocol):
     """What an expression reads of a device (dra.devices.Device, a later layer)."""
 
     def memo_key(self, refs: References) -> Hashable: ...
@@ -281,7 +281,7 @@ class CompiledSelector(Generic[_Result]):
         pkg/apis/resource/validation); kube-scheduler still runs one it finds stored."""
         return self.max_cost > MAX_COST
 
-    def evaluate(self, device: Device, multiple_allocations: bool = True) -> _Result:
+    def evaluate(self, device: DeviceData, multiple_allocations: bool = True) -> _Result:
         """Evaluate on a device (see dra.devices.Device): a selector's verdict, or the value
         of another output. Memoized by the values the expression reads. Raises
         CelRuntimeError as upstream aborts the allocation on one. Without
@@ -297,7 +297,7 @@ class CompiledSelector(Generic[_Result]):
             raise found
         return found
 
-    def _evaluate(self, device: Device, multiple_allocations: bool = True) -> _Result | CelRuntimeError:
+    def _evaluate(self, device: DeviceData, multiple_allocations: bool = True) -> _Result | CelRuntimeError:
         data = device.cel_data(self.references)
         if not multiple_allocations and data["device_allowMultipleAllocations"]:
             data = dict(data, device_allowMultipleAllocations=False)
