@@ -30,7 +30,7 @@ class OffsetMap:
     """Offsets in the substituted text back to the original: each replacement is an anchor
     (new start, new end, original start, original end); inside a replacement, its start."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.anchors: list[tuple[int, int, int, int]] = []
 
     def original(self, offset: int) -> int:

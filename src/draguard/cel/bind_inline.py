@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from .checked import CheckedAst, children, walk
-from .rewrite import spans
+from .checked import CheckedAst, Expr, children, walk
+from .rewrite import Spans, spans
 
 _WRITTEN = re.compile(r"cel\s*\.\s*bind\s*\Z")  # before the macro's `(`, where its span starts
 MAX_BINDS = 32  # substituted one at a time, each needing a new check
@@ -36,7 +36,8 @@ def _innermost_bind(ast: CheckedAst, code: str) -> str | None:
     """`code` with one written bind (none nested in it) substituted, or None if none can be."""
     span_of = spans(ast, code)
     for expr, _ in ast.nodes:
-        if _written_start(expr, code, span_of) is None or any(
+        bind_start = _written_start(expr, code, span_of)
+        if bind_start is None or any(
                 _written_start(inner, code, span_of) is not None for inner, _ in list(walk(expr))[1:]):
             continue
         reads = _reads(expr)
@@ -45,16 +46,16 @@ def _innermost_bind(ast: CheckedAst, code: str) -> str | None:
         c = expr.comprehension_expr
         init = "(" + code[slice(*span_of[c.accu_init.id])] + ")"
         body_start, body_end = span_of[c.result.id]
-        out, cursor = [], body_start
+        out: list[str] = []
+        cursor = body_start
         for start, end in sorted(span_of[read.id] for read in reads):
             out.append(code[cursor:start] + init)
             cursor = end
-        start, end = _written_start(expr, code, span_of), span_of[expr.id][1]
-        return code[:start] + "(" + "".join(out) + code[cursor:body_end] + ")" + code[end:]
+        return code[:bind_start] + "(" + "".join(out) + code[cursor:body_end] + ")" + code[span_of[expr.id][1]:]
     return None
 
 
-def _written_start(expr, code: str, span_of: dict) -> int | None:
+def _written_start(expr: Expr, code: str, span_of: Spans) -> int | None:
     """Where `cel.bind` starts, for a bind written as such; else None."""
     if not expr.HasField("comprehension_expr") or expr.id not in span_of:
         return None
@@ -66,14 +67,14 @@ def _written_start(expr, code: str, span_of: dict) -> int | None:
     return written.start() if written else None
 
 
-def _reads(bind) -> list | None:
+def _reads(bind: Expr) -> list[Expr] | None:
     """The body's reads of the bound name, or None when a comprehension around one binds a
     name the initializer reads (or the bound name is read nowhere it can be replaced)."""
     c = bind.comprehension_expr
     needed = {e.ident_expr.name for e, _ in walk(c.accu_init) if e.HasField("ident_expr")}
-    found: list = []
+    found: list[Expr] = []
 
-    def visit(expr, bound: frozenset) -> bool:
+    def visit(expr: Expr, bound: frozenset[str]) -> bool:
         if expr.HasField("ident_expr"):
             if expr.ident_expr.name == c.accu_var and c.accu_var not in bound:
                 if bound & needed:

@@ -2,18 +2,24 @@
 cel.expr.CheckedExpr (cel-spec proto/cel/expr/checked.proto and syntax.proto).
 
 Only the fields the validations in cel.compile_checks read are declared; protobuf skips the rest.
-Maps (type_map, positions) are declared as their wire form, repeated key/value entries."""
+Maps (type_map, positions) are declared as their wire form, repeated key/value entries.
+
+The message classes are made at run time from that schema, so mypy cannot see them; the
+Protocols below (Expr, Type and the messages they hold) state the fields the code reads, as
+protobuf's Python API presents them (a repeated field is a sequence, an unset one its default)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from typing import Any, Protocol
 
 _DOUBLE, _INT64, _UINT64, _INT32, _BOOL, _STRING, _MESSAGE, _BYTES = 1, 3, 4, 5, 8, 9, 11, 12
 _OPTIONAL, _REPEATED = 1, 3
 
 # message -> [(field, number, type, label, message type)]
-_SCHEMA = {
+_SCHEMA: dict[str, list[tuple[str, int, int, int, str | None]]] = {
     "Expr": [("id", 2, _INT64, _OPTIONAL, None), ("const_expr", 3, _MESSAGE, _OPTIONAL, "Constant"),
              ("ident_expr", 4, _MESSAGE, _OPTIONAL, "Ident"), ("select_expr", 5, _MESSAGE, _OPTIONAL, "Select"),
              ("call_expr", 6, _MESSAGE, _OPTIONAL, "Call"),
@@ -63,14 +69,121 @@ _WELL_KNOWN = {1: "any", 2: "google.protobuf.Timestamp", 3: "google.protobuf.Dur
 
 
 # the oneof each message's kinds belong to, as in the .proto files (WhichOneof names the one set)
-_KINDS = {"Expr": ("expr_kind", {"const_expr", "ident_expr", "select_expr", "call_expr", "list_expr", "struct_expr",
+_KINDS: dict[str, tuple[str, set[str]]] = {"Expr": ("expr_kind", {"const_expr", "ident_expr", "select_expr", "call_expr", "list_expr", "struct_expr",
                                  "comprehension_expr"}),
           "Type": ("type_kind", {name for name, *_ in _SCHEMA["Type"]}),
           "Constant": ("constant_kind", {name for name, *_ in _SCHEMA["Constant"]})}
 
 
+class Message(Protocol):
+    """What every message of the schema answers (google.protobuf.message.Message)."""
+
+    def WhichOneof(self, oneof_group: str) -> str | None: ...  # noqa: N802 - protobuf's name
+
+    def HasField(self, field_name: str) -> bool: ...  # noqa: N802 - protobuf's name
+
+    def SerializeToString(self, *, deterministic: bool = ...) -> bytes: ...  # noqa: N802 - protobuf's name
+
+
+class Constant(Message, Protocol):
+    null_value: int
+    bool_value: bool
+    int64_value: int
+    uint64_value: int
+    double_value: float
+    string_value: str
+    bytes_value: bytes
+
+
+class Ident(Message, Protocol):
+    name: str
+
+
+class Select(Message, Protocol):
+    operand: Expr
+    field: str
+    test_only: bool
+
+
+class Call(Message, Protocol):
+    target: Expr
+    function: str
+    args: Sequence[Expr]
+
+
+class CreateList(Message, Protocol):
+    elements: Sequence[Expr]
+    optional_indices: Sequence[int]
+
+
+class Entry(Message, Protocol):
+    id: int
+    field_key: str
+    map_key: Expr
+    value: Expr
+    optional_entry: bool
+
+
+class CreateStruct(Message, Protocol):
+    message_name: str
+    entries: Sequence[Entry]
+
+
+class Comprehension(Message, Protocol):
+    iter_var: str
+    iter_var2: str
+    iter_range: Expr
+    accu_var: str
+    accu_init: Expr
+    loop_condition: Expr
+    loop_step: Expr
+    result: Expr
+
+
+class Expr(Message, Protocol):
+    """One node of the checked AST (cel.expr.Expr); WhichOneof("expr_kind") names its kind."""
+
+    id: int
+    const_expr: Constant
+    ident_expr: Ident
+    select_expr: Select
+    call_expr: Call
+    list_expr: CreateList
+    struct_expr: CreateStruct
+    comprehension_expr: Comprehension
+
+
+class ListType(Message, Protocol):
+    elem_type: Type
+
+
+class MapType(Message, Protocol):
+    key_type: Type
+    value_type: Type
+
+
+class AbstractType(Message, Protocol):
+    name: str
+    parameter_types: Sequence[Type]
+
+
+class Type(Message, Protocol):
+    """A checked type (cel.expr.Type); WhichOneof("type_kind") names its kind."""
+
+    primitive: int
+    wrapper: int
+    well_known: int
+    list_type: ListType
+    map_type: MapType
+    message_type: str
+    type_param: str
+    type: Type
+    abstract_type: AbstractType
+
+
 @lru_cache(maxsize=1)
-def _messages() -> dict:
+def _messages() -> dict[str, Any]:
+    """The schema's message classes by name. Any: protobuf makes them at run time."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     proto = descriptor_pb2.FileDescriptorProto(name="draguard/cel_checked.proto", package="draguard.celast",
@@ -93,16 +206,16 @@ def _messages() -> dict:
 
 @dataclass
 class CheckedAst:
-    root: object  # Expr
-    types: dict  # expression id -> Type
-    positions: dict  # expression id -> character offset
-    overloads: dict = None  # call expression id -> the overload ids the checker kept
+    root: Expr
+    types: dict[int, Type]  # expression id -> Type
+    positions: dict[int, int]  # expression id -> character offset
+    overloads: dict[int, tuple[str, ...]]  # call expression id -> the overload ids the checker kept
 
     def type_name(self, expr_id: int) -> str:
         return type_name(self.types.get(expr_id))
 
     @cached_property
-    def nodes(self) -> list:
+    def nodes(self) -> list[tuple[Expr, tuple[Expr, ...]]]:
         """walk(root), once: every rewrite and check asks for all nodes of the same tree."""
         return list(walk(self.root))
 
@@ -117,12 +230,12 @@ def checked_ast(serialized: bytes) -> CheckedAst:
                       {e.key: tuple(e.value.overload_id) for e in checked.reference_map if e.value.overload_id})
 
 
-def equivalent(a, b) -> bool:
+def equivalent(a: Type, b: Type) -> bool:
     """cel-go's Type.IsEquivalentType: the same kind, name and parameters."""
     return a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)
 
 
-def type_name(t) -> str:
+def type_name(t: Type | None) -> str:
     """A type as cel-go prints it in checker errors."""
     if t is None:
         return "dyn"
@@ -153,7 +266,7 @@ def type_name(t) -> str:
     return "dyn"
 
 
-def children(expr) -> list:
+def children(expr: Expr) -> list[Expr]:
     """The direct subexpressions of `expr`."""
     kind = expr.WhichOneof("expr_kind")
     if kind == "select_expr":
@@ -171,7 +284,7 @@ def children(expr) -> list:
     return []
 
 
-def walk(expr, ancestors: tuple = ()):
+def walk(expr: Expr, ancestors: tuple[Expr, ...] = ()) -> Iterator[tuple[Expr, tuple[Expr, ...]]]:
     """(expression, its ancestors outermost first) for every node, depth first."""
     yield expr, ancestors
     for child in children(expr):

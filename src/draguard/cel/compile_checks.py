@@ -20,11 +20,12 @@ checked AST (cel.checked):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Callable
 
 from . import strformat, goregex
-from .checked import CheckedAst, children, equivalent, type_name
+from .checked import CheckedAst, Expr, Type, children, equivalent, type_name
 
 _EXEMPT_FUNCTIONS = frozenset({"format"})
 _PRECOMPILED_REGEX_FUNCTIONS = frozenset({"matches", "find", "findAll"})
@@ -56,7 +57,7 @@ def first_problem(ast: CheckedAst, converts: Callable[[str, str], bool] = lambda
     return next(filter(None, (_regex_problem(ast, expr, member=False) for expr, _ in nodes)), None)
 
 
-def _conversion_problem(ast: CheckedAst, expr, converts) -> Problem | None:
+def _conversion_problem(ast: CheckedAst, expr: Expr, converts: Callable[[str, str], bool]) -> Problem | None:
     """`duration(s)` or `timestamp(s)` of a string literal that does not convert."""
     if not expr.HasField("call_expr") or expr.call_expr.function not in _CONVERSIONS or expr.call_expr.HasField("target") \
             or len(expr.call_expr.args) != 1:
@@ -69,7 +70,7 @@ def _conversion_problem(ast: CheckedAst, expr, converts) -> Problem | None:
     return Problem(f"invalid {expr.call_expr.function} argument", ast.positions.get(argument.id, 0))
 
 
-def _flatten_problem(ast: CheckedAst, expr) -> Problem | None:
+def _flatten_problem(ast: CheckedAst, expr: Expr) -> Problem | None:
     """`l.flatten()` on a list whose elements are known not to be lists (dyn ones may be)."""
     if not expr.HasField("call_expr") or expr.call_expr.function != "flatten" or expr.call_expr.args \
             or not expr.call_expr.HasField("target"):
@@ -84,15 +85,15 @@ def _flatten_problem(ast: CheckedAst, expr) -> Problem | None:
                    ast.positions.get(expr.id, 0))
 
 
-def _unwrapped_optional(t):
+def _unwrapped_optional(t: Type) -> Type:
     """T of optional_type(T), for optional list elements and map entries."""
-    if t is not None and t.HasField("abstract_type") and t.abstract_type.name == "optional_type":
+    if t.HasField("abstract_type") and t.abstract_type.name == "optional_type":
         return t.abstract_type.parameter_types[0]
     return t
 
 
-def _mismatch(ast: CheckedAst, ids_and_types) -> Problem | None:
-    first = None
+def _mismatch(ast: CheckedAst, ids_and_types: Iterable[tuple[int, Type]]) -> Problem | None:
+    first: Type | None = None
     for expr_id, t in ids_and_types:
         if first is None:
             first = t
@@ -103,22 +104,22 @@ def _mismatch(ast: CheckedAst, ids_and_types) -> Problem | None:
     return None
 
 
-def _literal_problem(ast: CheckedAst, expr, ancestors) -> Problem | None:
+def _literal_problem(ast: CheckedAst, expr: Expr, ancestors: tuple[Expr, ...]) -> Problem | None:
     if not (expr.HasField("list_expr") or expr.HasField("struct_expr")):
         return None
     if any(a.HasField("call_expr") and a.call_expr.function in _EXEMPT_FUNCTIONS for a in ancestors):
         return None
     if expr.HasField("list_expr"):
         optional = set(expr.list_expr.optional_indices)
-        return _mismatch(ast, [(e.id, _unwrapped_optional(ast.types.get(e.id)) if i in optional else ast.types.get(e.id))
+        return _mismatch(ast, [(e.id, _unwrapped_optional(ast.types[e.id]) if i in optional else ast.types[e.id])
                                for i, e in enumerate(expr.list_expr.elements) if e.id in ast.types])
     entries = [entry for entry in expr.struct_expr.entries if entry.HasField("map_key")]
-    return (_mismatch(ast, [(e.map_key.id, ast.types.get(e.map_key.id)) for e in entries if e.map_key.id in ast.types])
-            or _mismatch(ast, [(e.value.id, _unwrapped_optional(ast.types.get(e.value.id)) if e.optional_entry
-                                else ast.types.get(e.value.id)) for e in entries if e.value.id in ast.types]))
+    return (_mismatch(ast, [(e.map_key.id, ast.types[e.map_key.id]) for e in entries if e.map_key.id in ast.types])
+            or _mismatch(ast, [(e.value.id, _unwrapped_optional(ast.types[e.value.id]) if e.optional_entry
+                                else ast.types[e.value.id]) for e in entries if e.value.id in ast.types]))
 
 
-def _regex_problem(ast: CheckedAst, expr, member: bool) -> Problem | None:
+def _regex_problem(ast: CheckedAst, expr: Expr, member: bool) -> Problem | None:
     """A constant pattern that does not compile: for `s.matches(p)` when `member` (the
     validator's "invalid matches argument"), else for `matches(s, p)`, `find` and `findAll`
     (the program fails to build)."""
@@ -151,15 +152,15 @@ def _kind(ast: CheckedAst, expr_id: int) -> str:
     return ast.type_name(expr_id).split("(")[0]
 
 
-def _unprintable(ast: CheckedAst, expr) -> int | None:
+def _unprintable(ast: CheckedAst, expr: Expr) -> int | None:
     """verifyString: the id of the first (possibly nested) literal element %s cannot print."""
     if strformat.clause_error("s", _kind(ast, expr.id)):
         return expr.id
     nested = children(expr) if expr.WhichOneof("expr_kind") in ("list_expr", "struct_expr") else []
-    return next(filter(lambda found: found is not None, (_unprintable(ast, e) for e in nested)), None)
+    return next((found for found in (_unprintable(ast, e) for e in nested) if found is not None), None)
 
 
-def _format_problem(ast: CheckedAst, expr) -> Problem | None:
+def _format_problem(ast: CheckedAst, expr: Expr) -> Problem | None:
     """A literal format string whose clauses do not fit its list literal's elements."""
     call = strformat.literal_format_call(expr)
     if call is None:
@@ -170,7 +171,9 @@ def _format_problem(ast: CheckedAst, expr) -> Problem | None:
         for verb, element in zip(strformat.clauses(text, len(elements)), elements):
             used += 1
             bad = _unprintable(ast, element) if verb == "s" else element.id
-            error = strformat.clause_error(verb, _kind(ast, bad)) if bad is not None else None
+            if bad is None:
+                continue
+            error = strformat.clause_error(verb, _kind(ast, bad))
             if error:
                 return Problem(error, ast.positions.get(bad, 0))
     except strformat.FormatError as exc:

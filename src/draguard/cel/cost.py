@@ -22,10 +22,11 @@ path shares when its capacity allows; which size an iteration variable gets depe
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .checked import PRIMITIVES, CheckedAst, children, equivalent
+from .checked import PRIMITIVES, CheckedAst, Expr, Type, children, equivalent
 
 U64 = (1 << 64) - 1
 _TWO_TO_64 = float(1 << 64)
@@ -39,8 +40,10 @@ _WRAP = 1 << 64  # uint64 arithmetic wraps in Go
 MAX_NAME_FORMAT_REGEX_SIZE, MAX_FORMAT_SIZE = 128, 64
 
 
-class Range(NamedTuple):
-    """cel-go's SizeEstimate and CostEstimate alike: [min, max] in uint64, saturating."""
+@dataclass(frozen=True, slots=True)
+class Range:
+    """cel-go's SizeEstimate and CostEstimate alike: [min, max] in uint64, saturating (a
+    dataclass, not a tuple: `+` adds, it does not concatenate)."""
 
     min: int
     max: int
@@ -88,14 +91,14 @@ class _Path:
 
     __slots__ = ("array", "length", "cap")
 
-    def __init__(self, array: list, length: int, cap: int):
+    def __init__(self, array: list[str], length: int, cap: int) -> None:
         self.array, self.length, self.cap = array, length, cap
 
     @classmethod
     def of(cls, *names: str) -> "_Path":
         return cls(list(names), len(names), len(names))
 
-    def names(self) -> tuple:
+    def names(self) -> tuple[str, ...]:
         return tuple(self.array[:self.length])
 
     def append(self, name: str) -> "_Path":
@@ -120,7 +123,7 @@ _SCALARS = {"bool", "double", "duration", "int", "timestamp", "uint"}
 _OPAQUE_MESSAGES = {"net.IP", "net.CIDR"}
 
 
-def kind(t) -> str:
+def kind(t: Type | None) -> str:
     """The cel-go types.Kind of a checked type (None: dyn, as GetType answers for no type)."""
     if t is None:
         return "dyn"
@@ -134,10 +137,10 @@ def kind(t) -> str:
     if which == "message_type":
         return "opaque" if t.message_type in _OPAQUE_MESSAGES else "struct"
     return {"list_type": "list", "map_type": "map", "abstract_type": "opaque", "type_param": "type_param",
-            "type": "type", "null": "null", "error": "error"}.get(which, "dyn")
+            "type": "type", "null": "null", "error": "error"}.get(which or "", "dyn")
 
 
-def parameters(t) -> list:
+def parameters(t: Type | None) -> list[Type]:
     if t is None:
         return []
     which = t.WhichOneof("type_kind")
@@ -150,17 +153,18 @@ def parameters(t) -> list:
     return []
 
 
-def _type_name(t) -> str:
+def _type_name(t: Type | None) -> str:
     """A message's or an abstract type's name, else the kind (what library/cost.go compares)."""
-    which = t.WhichOneof("type_kind") if t is not None else None
-    if which == "message_type":
-        return t.message_type
-    if which == "abstract_type":
-        return t.abstract_type.name
+    if t is not None:
+        which = t.WhichOneof("type_kind")
+        if which == "message_type":
+            return t.message_type
+        if which == "abstract_type":
+            return t.abstract_type.name
     return kind(t)
 
 
-def _is_scalar(t) -> bool:
+def _is_scalar(t: Type | None) -> bool:
     k = kind(t)
     if k in _SCALARS:
         return True
@@ -174,7 +178,7 @@ class _Decl:
     """An apiservercel.DeclType as far as sizes go."""
 
     max_elements: int = 0
-    fields: dict = field(default_factory=dict)
+    fields: dict[str, _Decl] = field(default_factory=dict)
     key: "_Decl | None" = None
     elem: "_Decl | None" = None
 
@@ -190,25 +194,27 @@ _DEVICE = _Decl(fields={
 })
 
 
-def _device_size(path: tuple) -> Range | None:
+def _device_size(path: tuple[str, ...]) -> Range | None:
     """sizeEstimator.EstimateSize: the declared maximum of what `path` reaches from `device`."""
     if not path or path[0] != "device":
         return None
     node = _DEVICE
     for name in path[1:]:
+        found: _Decl | None
         if name in ("@items", "@values"):
-            node = node.elem
+            found = node.elem
         elif name == "@keys":
-            node = node.key
+            found = node.key
         elif name in node.fields:
-            node = node.fields[name]
+            found = node.fields[name]
         elif node.elem is _ATTRIBUTE:  # any name in a domain's map is an attribute
             node = _ATTRIBUTE
             continue
         else:
             return None
-        if node is None:
+        if found is None:
             return None
+        node = found
     return Range(0, node.max_elements)
 
 
@@ -219,11 +225,11 @@ class _Node(NamedTuple):
     (None for the list element nodes of library/cost.go) and the size CEL computed."""
 
     path: _Path | None
-    type: object
-    expr: object
+    type: Type | None
+    expr: Expr | None
     computed: Range | None
 
-    def path_names(self) -> tuple | None:
+    def path_names(self) -> tuple[str, ...] | None:
         return self.path.names() if self.path is not None and self.path.length else None
 
 
@@ -247,9 +253,15 @@ def _element(node: _Node) -> _Node | None:
 
 # --- function costs ---------------------------------------------------------------------------
 
-def _sets(factor: float):
+#: a call's (cost, result size or None: the size CEL computes otherwise)
+_Call = tuple[Range, Range | None]
+#: an estimator of one overload: (target, arguments) -> its _Call, or None where it has none
+_Estimator = Callable[[_Node | None, list[_Node]], _Call | None]
+
+
+def _sets(factor: float) -> _Estimator:
     """ext/sets.go estimateSetsCost."""
-    def sets_cost(target, args):
+    def sets_cost(target: _Node | None, args: list[_Node]) -> _Call | None:
         if len(args) != 2:
             return None
         return _size_of(args[0]).times(_size_of(args[1])).factor(factor) + ONE, None
@@ -265,37 +277,37 @@ def _uint_literal(node: _Node, default: int) -> int:
     return max(expr.const_expr.int64_value, 0)
 
 
-def _allocating_list(factor: float, size: Range) -> tuple:
+def _allocating_list(factor: float, size: Range) -> _Call:
     """ext/lists.go estimateAllocatingListCall: the list's size by the factor, the call, and
     the list's creation; the result has that size."""
     return size.factor(factor) + ONE + fixed(LIST_CREATE), size
 
 
-def _slice(target, args):
+def _slice(target: _Node | None, args: list[_Node]) -> _Call | None:
     if target is None or len(args) != 2:
         return None
     start, end = _uint_literal(args[0], 0), _uint_literal(args[1], _size_of(target).max)
     return _allocating_list(1, fixed((end - start) % _WRAP))
 
 
-def _range(target, args):
+def _range(target: _Node | None, args: list[_Node]) -> _Call | None:
     return _allocating_list(1, fixed(_uint_literal(args[0], U64))) if target is None and len(args) == 1 else None
 
 
-def _reverse(target, args):
+def _reverse(target: _Node | None, args: list[_Node]) -> _Call | None:
     return _allocating_list(1, _size_of(target)) if target is not None and not args else None
 
 
-def _flatten(target, args):
+def _flatten(target: _Node | None, args: list[_Node]) -> _Call | None:
     if target is None or len(args) > 1:
         return None
     depth = _uint_literal(args[0], U64) if args else 1
     return _allocating_list(float(depth), _size_of(target))
 
 
-def _self_compare(factor: float):
+def _self_compare(factor: float) -> _Estimator:
     """distinct and sort: each element against each."""
-    def cost(target, args):
+    def cost(target: _Node | None, args: list[_Node]) -> _Call | None:
         if target is None or args:
             return None
         size = _size_of(target)
@@ -303,9 +315,9 @@ def _self_compare(factor: float):
     return cost
 
 
-def _sort_by(factor: float):
+def _sort_by(factor: float) -> _Estimator:
     """sortBy, on its keys (@sortByAssociatedKeys' argument)."""
-    def cost(target, args):
+    def cost(target: _Node | None, args: list[_Node]) -> _Call | None:
         if target is None or len(args) != 1:
             return None
         size = _size_of(args[0])
@@ -317,7 +329,7 @@ def _sort_by(factor: float):
 #: string or bytes comparison also walks the text
 _COMPARABLE = ("int", "uint", "double", "bool", "google.protobuf.Duration", "google.protobuf.Timestamp", "string",
                "bytes")  # as cel-cpp names them in its overload ids
-_OVERLOAD_ESTIMATORS = {
+_OVERLOAD_ESTIMATORS: dict[str, _Estimator] = {
     "list_sets_contains_list": _sets(1), "list_sets_intersects_list": _sets(1), "list_sets_equivalent_list": _sets(2),
     "list_slice": _slice, "list_range": _range, "list_reverse": _reverse, "list_flatten": _flatten,
     "list_flatten_int": _flatten, "list_distinct": _self_compare(2.0),
@@ -335,7 +347,7 @@ _STRING_PARSES = {"quantity", "isQuantity", "semver", "isSemver", "cidr", "isIP"
 _IP_BYTES = Range(4, 16)
 
 
-def _kubernetes(function: str, overload: str, target: _Node | None, args: list) -> tuple | None:
+def _kubernetes(function: str, overload: str, target: _Node | None, args: list[_Node]) -> _Call | None:
     """library/cost.go CostEstimator.EstimateCallCost: (cost, result size or None), or None."""
     s = STRING_TRAVERSAL_FACTOR
     if function in _NOMINAL:
@@ -407,7 +419,7 @@ def _kubernetes(function: str, overload: str, target: _Node | None, args: list) 
     return None
 
 
-def _equality(lhs: _Node, rhs: _Node) -> tuple | None:
+def _equality(lhs: _Node, rhs: _Node) -> _Call | None:
     if lhs.type is None or rhs.type is None or not equivalent(lhs.type, rhs.type):
         return None
     k, name = kind(lhs.type), _type_name(lhs.type)
@@ -424,7 +436,7 @@ def _equality(lhs: _Node, rhs: _Node) -> tuple | None:
     return None
 
 
-def _replace(target: _Node, args: list) -> tuple:
+def _replace(target: _Node, args: list[_Node]) -> _Call:
     size, old, new = _size_of(target), _size_of(args[0]), _size_of(args[1])
     if old.min == 0:
         count_max, retained_max = (size.max + 1 if size.max < U64 else size.max), size.max
@@ -447,7 +459,7 @@ def _go_uint64(value: int) -> int:
     return value if value < _TWO_TO_64 else 1 << 63
 
 
-def _join(target: _Node, args: list) -> tuple:
+def _join(target: _Node, args: list[_Node]) -> _Call:
     size = ZERO
     items = _size_of(target)
     element = _element(target)
@@ -486,7 +498,7 @@ def _entry_union(a: _Entry | None, b: _Entry | None) -> _Entry | None:
 
 
 class _Coster:
-    def __init__(self, ast: CheckedAst):
+    def __init__(self, ast: CheckedAst) -> None:
         self.ast = ast
         self.costs: dict[int, Range] = {}  # each expression's own estimate, to name the costliest part
         self.paths: dict[int, _Path] = {}
@@ -495,34 +507,34 @@ class _Coster:
         self.entries: dict[int, _Entry] = {}
 
     # paths and scopes
-    def type_of(self, e):
+    def type_of(self, e: Expr) -> Type | None:
         return self.ast.types.get(e.id)
 
     def local(self, name: str) -> _Local | None:
         stack = self.locals.get(name)
         return stack[-1] if stack else None
 
-    def push(self, name: str, path: _Path, size, entry) -> None:
+    def push(self, name: str, path: _Path, size: Range | None, entry: _Entry | None) -> None:
         self.locals.setdefault(name, []).append(_Local(path, size, entry))
 
     def pop(self, name: str) -> None:
         self.locals[name].pop()
 
-    def path(self, e) -> _Path:
+    def path(self, e: Expr) -> _Path:
         if e.WhichOneof("expr_kind") == "ident_expr":
             found = self.local(e.ident_expr.name)
             if found is not None:
                 return found.path
         return self.paths.get(e.id, _NIL)
 
-    def node(self, e) -> _Node:
-        path = self.path(e)
-        if path.length and path.array[0] in (_ACCUMULATOR, _HIDDEN_ACCUMULATOR):
+    def node(self, e: Expr) -> _Node:
+        path: _Path | None = self.path(e)
+        if path is not None and path.length and path.array[0] in (_ACCUMULATOR, _HIDDEN_ACCUMULATOR):
             path = None
         return _Node(path, self.type_of(e), e, self.size(e))
 
     # sizes
-    def size(self, e) -> Range | None:
+    def size(self, e: Expr) -> Range | None:
         if e.id in self.sizes:
             return self.sizes[e.id]
         literal = _literal_size(e)
@@ -541,11 +553,14 @@ class _Coster:
                 return found.size
         return None
 
-    def size_or_unknown(self, e) -> Range:
+    def size_or_unknown(self, e: Expr) -> Range:
         found = self.size(e)
         return found if found is not None else UNKNOWN
 
-    def entry(self, e) -> _Entry | None:
+    def entry(self, e: Expr | None) -> _Entry | None:
+        """The entry sizes of a container (None for a node without an expression: a list's element)."""
+        if e is None:
+            return None
         if e.id in self.entries:
             return self.entries[e.id]
         if e.WhichOneof("expr_kind") == "ident_expr":
@@ -554,20 +569,20 @@ class _Coster:
                 return found.entry
         return None
 
-    def set_size(self, e, size: Range | None) -> None:
+    def set_size(self, e: Expr, size: Range | None) -> None:
         if size is not None:
             self.sizes[e.id] = size
 
-    def set_entry(self, e, entry: _Entry | None) -> None:
+    def set_entry(self, e: Expr, entry: _Entry | None) -> None:
         if entry is not None:
             self.entries[e.id] = entry
 
     # costs
-    def cost(self, e) -> Range:
+    def cost(self, e: Expr) -> Range:
         self.costs[e.id] = found = self._cost(e)
         return found
 
-    def _cost(self, e) -> Range:
+    def _cost(self, e: Expr) -> Range:
         which = e.WhichOneof("expr_kind")
         if which == "const_expr":
             return ZERO
@@ -585,7 +600,7 @@ class _Coster:
             return self.bind(e) if _is_bind(e) else self.comprehension(e)
         return ZERO
 
-    def ident(self, e) -> Range:
+    def ident(self, e: Expr) -> Range:
         name = e.ident_expr.name
         found = self.local(name)
         if found is not None:
@@ -597,7 +612,7 @@ class _Coster:
         self.paths[e.id] = _Path.of(name)
         return ONE
 
-    def select(self, e) -> Range:
+    def select(self, e: Expr) -> Range:
         operand = e.select_expr.operand
         if e.select_expr.test_only:
             return self.cost(operand)  # has() itself costs nothing (PresenceTestHasCost(false))
@@ -607,7 +622,7 @@ class _Coster:
         self.paths[e.id] = self.path(operand).append(e.select_expr.field)
         return total
 
-    def call(self, e) -> Range:
+    def call(self, e: Expr) -> Range:
         call = e.call_expr
         if call.function == "dyn" and len(call.args) == 1:
             arg = call.args[0]
@@ -615,7 +630,8 @@ class _Coster:
             self.set_size(e, self.size(arg))
             self.set_entry(e, self.entry(arg))
             return ONE + argument
-        costs, nodes = [], []
+        costs: list[Range] = []
+        nodes: list[_Node] = []
         for arg in call.args:
             costs.append(self.cost(arg))
             nodes.append(self.node(arg))
@@ -642,7 +658,8 @@ class _Coster:
         self.set_size(e, result)
         return total + function_cost
 
-    def function(self, e, function: str, overload: str, target, args: list, costs: list) -> tuple:
+    def function(self, e: Expr, function: str, overload: str, target: _Node | None, args: list[_Node],
+                 costs: list[Range]) -> _Call:
         """checker/cost.go functionCost: (cost, result size or None)."""
         argument_sum = ZERO
         for c in costs:
@@ -664,9 +681,10 @@ class _Coster:
         if overload == "in_list" and len(args) == 2:
             return _computed(args[1]).factor(1) + argument_sum, None
         if overload in ("matches", "matches_string"):
-            text, regex = (target, args[0]) if overload == "matches_string" and target is not None and len(args) == 1 \
-                else (args[0], args[1]) if overload == "matches" and target is None and len(args) == 2 else (None, None)
-            if text is not None:
+            pair = (target, args[0]) if overload == "matches_string" and target is not None and len(args) == 1 \
+                else (args[0], args[1]) if overload == "matches" and target is None and len(args) == 2 else None
+            if pair is not None:
+                text, regex = pair
                 text_cost = (_computed(text) + ONE).factor(s)
                 return text_cost.times(_computed(regex).factor(REGEX_LENGTH_FACTOR)) + argument_sum, None
         if overload == "contains_string" and target is not None and len(args) == 1:
@@ -690,7 +708,7 @@ class _Coster:
             return Range(1 if smallest > 0 else 0, smallest).factor(s) + argument_sum, None
         return ONE + argument_sum, None
 
-    def create_list(self, e) -> Range:
+    def create_list(self, e: Expr) -> Range:
         elements = e.list_expr.elements
         total = ZERO
         items = Range(U64 if elements else 0, 0)
@@ -700,7 +718,7 @@ class _Coster:
         self.set_entry(e, _Entry("list", ONE, items))
         return total + fixed(LIST_CREATE)
 
-    def create_struct(self, e) -> Range:
+    def create_struct(self, e: Expr) -> Range:
         create = e.struct_expr
         total = ZERO
         if create.message_name:
@@ -717,7 +735,7 @@ class _Coster:
         self.set_entry(e, _Entry("map", keys, values))
         return total + fixed(MAP_CREATE)
 
-    def comprehension(self, e) -> Range:
+    def comprehension(self, e: Expr) -> Range:
         c = e.comprehension_expr
         total = self.cost(c.iter_range) + self.cost(c.accu_init)
         self.push_local(c.accu_var, c.accu_init)
@@ -743,7 +761,7 @@ class _Coster:
             self.set_entry(e, self.entry(c.loop_step))
         return total
 
-    def bind(self, e) -> Range:
+    def bind(self, e: Expr) -> Range:
         c = e.comprehension_expr
         total = self.cost(c.iter_range) + self.cost(c.accu_init)
         self.push_local(c.accu_var, c.accu_init)
@@ -753,12 +771,12 @@ class _Coster:
         self.set_entry(e, self.entry(c.result))
         return total
 
-    def push_local(self, name: str, e) -> None:
+    def push_local(self, name: str, e: Expr) -> None:
         path = self.path(e)
         entry = self.entry(e)
         self.push(name, path, self.size(e), entry)
 
-    def push_iteration(self, name: str, range_expr, which: str) -> None:
+    def push_iteration(self, name: str, range_expr: Expr, which: str) -> None:
         """pushIterKey, pushIterValue and pushIterSingle."""
         entry = self.entry(range_expr)
         container = entry.container if entry is not None else kind(self.type_of(range_expr))
@@ -781,14 +799,14 @@ def _computed(node: _Node) -> Range:
 
 #: the result sizes of the string/bytes conversions (a character is at most 4 bytes; quoting
 #: escapes each character and adds 2 quotes)
-_CONVERSIONS = {"string_to_bytes": lambda n: Range(n.min, n.max * 4 % _WRAP),
+_CONVERSIONS: dict[str, Callable[[Range], Range]] = {"string_to_bytes": lambda n: Range(n.min, n.max * 4 % _WRAP),
                 "bytes_to_string": lambda n: Range(n.min // 4, n.max),
                 "strings_quote": lambda n: Range((n.min + 2) % _WRAP, (n.max * 2 + 2) % _WRAP)}
 _COMPARISONS = {"less_string", "greater_string", "less_equals_string", "greater_equals_string", "less_bytes",
                 "greater_bytes", "less_equals_bytes", "greater_equals_bytes", "equals", "not_equals"}
 
 
-def _literal_size(e) -> Range | None:
+def _literal_size(e: Expr) -> Range | None:
     """computeExprSize: a literal's size (a string's in code points), a list or map literal's
     number of entries."""
     which = e.WhichOneof("expr_kind")
@@ -806,7 +824,7 @@ def _literal_size(e) -> Range | None:
     return None
 
 
-def _is_bind(e) -> bool:
+def _is_bind(e: Expr) -> bool:
     c = e.comprehension_expr
     condition = c.loop_condition
     return (c.iter_range.WhichOneof("expr_kind") == "list_expr" and not c.iter_range.list_expr.elements
@@ -817,7 +835,7 @@ def _is_bind(e) -> bool:
 
 class Estimate(NamedTuple):
     max: int  # cel.EstimateCost(...).Max
-    costliest: object  # the innermost expression over `limit` (the whole one when none is)
+    costliest: Expr  # the innermost expression over `limit` (the whole one when none is)
 
 
 def estimate(ast: CheckedAst, limit: int) -> Estimate:

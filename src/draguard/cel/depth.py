@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable
 
 #: cel-go parser/parser.go NewParser: maxRecursionDepth defaults to 250 when not set, and
 #: k8s.io/apiserver/pkg/cel/environment (the base environment of every API server CEL
@@ -199,7 +200,7 @@ class _Parser:
 
         return self._separated(closing, entry)
 
-    def _separated(self, closing: str, item) -> int:
+    def _separated(self, closing: str, item: Callable[[], int]) -> int:
         """Items separated by commas up to `closing` (a trailing comma allowed), each optionally
         marked `?` (optional syntax); the deepest item's count."""
         depth = 0

@@ -23,17 +23,19 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
-from typing import Callable
+from typing import Any, Callable, Generic, Protocol, TypeVar
 
 from . import bind_device, bind_inline, optionals, reads, rewrite, goconvert
-from .checked import checked_ast, walk
+from .bind_device import OffsetMap
+from .checked import CheckedAst, Expr, checked_ast, walk
 from .cost import U64, estimate
 from .reads import References
 from .depth import recursion_error
 from .rewrite import STRING_LITERAL, matching_end, without_strings
-from .library import python_functions_taking_values, quantity_message, runtime
+from .library import CelEnv, CelType, CelValue, python_functions_taking_values, quantity_message, runtime
 from .compile_checks import first_problem
 from ..core.quantity import QuantityError, is_quantity, parse_quantity_form
 
@@ -52,7 +54,7 @@ MEMO_LIMIT = 1 << 16  # results kept per selector; a long-running process sees n
 # --- the environment -----------------------------------------------------------------------
 
 @lru_cache(maxsize=2)
-def _variables(allow_multiple_allocations: bool = True) -> dict:
+def _variables(allow_multiple_allocations: bool = True) -> dict[str, CelType]:
     rt = runtime()
     T = rt.T
     return {
@@ -74,7 +76,7 @@ def _constant(index: int) -> str:
 
 
 @lru_cache(maxsize=4)
-def _env(allow_multiple_allocations: bool = True, includes: bool = True):
+def _env(allow_multiple_allocations: bool = True, includes: bool = True) -> CelEnv:
     """The environment; as the API server compiles new selectors, without
     `device.allowMultipleAllocations` while DRAConsumableCapacity is off and without `includes`
     while DRAListTypeAttributes is off (its NewExpressions environment declares them only with
@@ -89,7 +91,7 @@ _HAS_FIELD = re.compile(r"\bhas\s*\(\s*device\s*\.\s*(\w+)\s*\)")
 _QUANTITY_LITERAL = re.compile(r"""\bquantity\(\s*(?:'([^'\\]*)'|"([^"\\]*)")\s*\)""")
 
 
-def _code_spans(text: str):
+def _code_spans(text: str) -> Iterator[tuple[int, int]]:
     """(start, end) of the parts of `text` outside string literals."""
     position = 0
     for literal in STRING_LITERAL.finditer(text):
@@ -121,7 +123,7 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
     """Replace `quantity('40Gi')` literals by constants bound once (no Python call per eval)."""
     constants: dict[str, object] = {}
 
-    def replace(match):
+    def replace(match: re.Match[str]) -> str:
         text = match.group(1) if match.group(1) is not None else match.group(2)
         try:
             value, form = parse_quantity_form(text, trim=False)
@@ -178,7 +180,7 @@ def suggest(expression: str) -> str | None:
     """A corrected expression for the classic mistake of comparing a size without quantity(),
     wherever such comparisons stand in the expression (every one is rewritten), in the quotes
     the expression uses there (so that the YAML scalar holding it needs no new escapes)."""
-    def rewrite(match):
+    def rewrite(match: re.Match[str]) -> str:
         _, field_name, quote, domain, name, operator, literal = match.groups()
         literal = literal.strip("'\"")
         if not is_quantity(literal) or (field_name == "attributes" and literal.isdigit()):
@@ -190,23 +192,26 @@ def suggest(expression: str) -> str | None:
     return fixed if fixed != expression else None
 
 
+_Result = TypeVar("_Result")
+
+
 @dataclass(frozen=True)
-class Output:
+class Output(Generic[_Result]):
     """What an expression must evaluate to: `refusal(return type, checked AST)` is the compile
     error for a type it may not have (None: accepted), `convert(result)` the value, or the
     CelRuntimeError, of a result that is not an error."""
 
-    refusal: Callable
-    convert: Callable
+    refusal: Callable[[CelType, CheckedAst], str | None]
+    convert: Callable[[CelValue], _Result | CelRuntimeError]
 
 
-def _bool_refusal(returns, ast=None) -> str | None:
+def _bool_refusal(returns: CelType, ast: CheckedAst) -> str | None:
     types = runtime().T
     return None if returns == types.BOOL or returns == types.DYN else \
         f"expression must evaluate to bool, not {returns.name().lower()}"
 
 
-def _as_bool(result):
+def _as_bool(result: CelValue) -> bool | CelRuntimeError:
     kind = result.type()
     if kind == runtime().T.BOOL:
         return bool(result.value())
@@ -214,37 +219,47 @@ def _as_bool(result):
     return CelRuntimeError(f"expression must evaluate to bool, got {kind.name().lower()}")
 
 
-SELECTOR = Output(_bool_refusal, _as_bool)
+SELECTOR: Output[bool] = Output(_bool_refusal, _as_bool)
+
+
+class DeviceData(Protocol):
+    """What an expression reads of a device (dra.devices.Device, a later layer)."""
+
+    def memo_key(self, refs: References) -> Hashable: ...
+
+    def cel_data(self, references: References) -> dict[str, object]: ...
 
 
 @dataclass
-class CompiledSelector:
+class CompiledSelector(Generic[_Result]):
     """A compiled device expression: a selector, or another `output` (a derived attribute)."""
 
     expression: str
     error: CelDiagnostic | None = None
     references: References = field(default_factory=References)
-    _program: object = None
-    _constants: dict = field(default_factory=dict)
-    _memo: dict = field(default_factory=dict)
+    _program: Any = None  # a cel-expr-python Expression (no type information); None after an error
+    _constants: dict[str, object] = field(default_factory=dict)
+    _memo: dict[Hashable, _Result | CelRuntimeError] = field(default_factory=dict)
     #: (checked AST, source code as compiled, its offsets back to `expression`, the cost of
     #: the binds of `device` substituted out): what the cost is estimated on
-    _checked: tuple = ()
-    output: Output = SELECTOR
+    _checked: tuple[CheckedAst, str, OffsetMap, int] | None = None
+    output: Output[_Result] = field(kw_only=True)
 
     @cached_property
-    def _cost(self):
+    def _cost(self) -> tuple[int, int]:
+        if self._checked is None:
+            return 0, 0
         ast, code, offsets, overhead = self._checked
         cost = estimate(ast, MAX_COST - overhead)
         return min(cost.max + overhead, U64), offsets.original(rewrite.spans(ast, code)[cost.costliest.id][0])
 
     @property
-    def guarded(self) -> set:
+    def guarded(self) -> set[reads.Name]:
         """(field, domain, name) of each name the expression tests with `has()` (cel.reads)."""
         return reads.guarded(self._checked[0]) if self._checked else set()
 
     @cached_property
-    def compared(self) -> dict:
+    def compared(self) -> dict[tuple[str, ...], set[str]]:
         """What the expression compares with `==` (cel.reads.compared): ('driver',) ->
         the drivers it names, (field, domain, name) -> the strings."""
         return reads.compared(self._checked[0]) if self._checked else {}
@@ -253,12 +268,12 @@ class CompiledSelector:
     def max_cost(self) -> int:
         """The API server's compile-time estimate of the worst-case cost (cel.cost), made
         when first asked: evaluation never needs it."""
-        return self._cost[0] if self._checked else 0
+        return self._cost[0]
 
     @property
     def costliest(self) -> int:
         """Where the part that takes the estimate over MAX_COST starts."""
-        return self._cost[1] if self._checked else 0
+        return self._cost[1]
 
     @property
     def too_complex(self) -> bool:
@@ -266,7 +281,7 @@ class CompiledSelector:
         pkg/apis/resource/validation); kube-scheduler still runs one it finds stored."""
         return self.max_cost > MAX_COST
 
-    def evaluate(self, device, multiple_allocations: bool = True):
+    def evaluate(self, device: DeviceData, multiple_allocations: bool = True) -> _Result:
         """Evaluate on a device (see dra.devices.Device): a selector's verdict, or the value
         of another output. Memoized by the values the expression reads. Raises
         CelRuntimeError as upstream aborts the allocation on one. Without
@@ -282,13 +297,13 @@ class CompiledSelector:
             raise found
         return found
 
-    def _evaluate(self, device, multiple_allocations: bool = True):
+    def _evaluate(self, device: DeviceData, multiple_allocations: bool = True) -> _Result | CelRuntimeError:
         data = device.cel_data(self.references)
         if not multiple_allocations and data["device_allowMultipleAllocations"]:
             data = dict(data, device_allowMultipleAllocations=False)
         return self.run(data)
 
-    def run(self, data: dict):
+    def run(self, data: dict[str, object]) -> _Result | CelRuntimeError:
         """The program's result on `data` (a device's CEL variables; none for a constant), or
         the CelRuntimeError it ends with."""
         if self._constants:
@@ -341,30 +356,34 @@ def _runtime_error(text: str) -> CelRuntimeError:
 
 
 @lru_cache(maxsize=4096)
-def compile_selector(expression: str, allow_multiple_allocations: bool = True, includes: bool = True) -> CompiledSelector:
+def compile_selector(expression: str, allow_multiple_allocations: bool = True,
+                     includes: bool = True) -> CompiledSelector[bool]:
     """Compile and type-check one selector (cached by its text), in the scheduler's
     environment, or with `allow_multiple_allocations` or `includes` off as the API server does
     for a new object while DRAConsumableCapacity or DRAListTypeAttributes is off."""
     return compile_expression(expression, SELECTOR, allow_multiple_allocations, includes)
 
 
-def compile_expression(expression: str, output: Output, allow_multiple_allocations: bool = True,
-                       includes: bool = True, fold: bool = True) -> CompiledSelector:
+def compile_expression(expression: str, output: Output[_Result], allow_multiple_allocations: bool = True,
+                       includes: bool = True, fold: bool = True) -> CompiledSelector[_Result]:
     """Compile and type-check a device expression that must give `output` (uncached); `fold`:
     refuse a constant conversion that fails, as upstream builds the program (see
     _failed_constant_conversion, whose own check of a conversion does not fold again)."""
+    def refused(diagnostic: CelDiagnostic) -> CompiledSelector[_Result]:
+        return CompiledSelector(expression, diagnostic, output=output)
+
     size = len(expression.encode("utf-8", "surrogatepass"))  # Go's len(): bytes, not characters
     if size > MAX_EXPRESSION_LENGTH:
-        return CompiledSelector(expression, CelDiagnostic(
+        return refused(CelDiagnostic(
             f"expression is {size} bytes long; the limit is {MAX_EXPRESSION_LENGTH}",
             min(MAX_EXPRESSION_LENGTH, len(expression))))
     too_deep = recursion_error(expression)
     if too_deep is not None:  # cel-go's parser refuses it (position: none, as upstream's -1:0)
-        return CompiledSelector(expression, CelDiagnostic(too_deep, 0), output=output)
+        return refused(CelDiagnostic(too_deep, 0))
     rt = runtime()
     reserved = _RESERVED.search(without_strings(expression))
     if reserved:  # names draguard's rewritten programs use; upstream has no such names
-        return CompiledSelector(expression, CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
+        return refused(CelDiagnostic(f"undeclared reference to '{reserved.group(0)}'",
                                                           reserved.start()))
     overflowing = _overflowing_double(expression)  # a parse error: before any of the checker's
     undeclared = _undeclared_upstream(expression)  # a checker error cel-cpp does not make
@@ -375,37 +394,37 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         checked = env.compile(code)
     except RuntimeError as exc:
         if _TOO_DEEP.search(str(exc)):  # cel-cpp's depth of 32; within cel-go's 250 (cel.depth), not judged
-            return CompiledSelector(expression, CelDiagnostic(
+            return refused(CelDiagnostic(
                 "draguard's CEL engine (cel-cpp) nests expressions at most 32 deep, upstream's (cel-go) 250: "
                 "not judged", 0, unsupported=True))
         diagnostic = _diagnostic(substituted, str(exc))
         offset = offsets.original(diagnostic.offset)
         if overflowing is not None and (overflowing < offset or not diagnostic.message.startswith("Syntax error")):
-            return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
+            return refused(CelDiagnostic("invalid double literal", overflowing))
         if undeclared is not None and undeclared[1] < offset and not diagnostic.message.startswith("Syntax error"):
-            return CompiledSelector(expression, CelDiagnostic(*undeclared))
+            return refused(CelDiagnostic(*undeclared))
         if diagnostic.message == "undeclared reference to 'device'":  # the only use left after the rewrites
-            return CompiledSelector(expression, CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
+            return refused(CelDiagnostic(_DEVICE_AS_A_VALUE, offset, unsupported=True))
         if _any_element_search(diagnostic.message):
-            return CompiledSelector(expression, CelDiagnostic(_ELEMENT_SEARCH, offset, unsupported=True))
-        return CompiledSelector(expression, CelDiagnostic(diagnostic.message, offset, suggest(expression)))
+            return refused(CelDiagnostic(_ELEMENT_SEARCH, offset, unsupported=True))
+        return refused(CelDiagnostic(diagnostic.message, offset, suggest(expression)))
     if overflowing is not None:
-        return CompiledSelector(expression, CelDiagnostic("invalid double literal", overflowing))
+        return refused(CelDiagnostic("invalid double literal", overflowing))
     if undeclared is not None:
-        return CompiledSelector(expression, CelDiagnostic(*undeclared))
+        return refused(CelDiagnostic(*undeclared))
     ast = checked_ast(checked.serialize())
     problem = first_problem(ast, _converts)
     if problem:
-        return CompiledSelector(expression, CelDiagnostic(problem.message.replace("device_", "device."),
+        return refused(CelDiagnostic(problem.message.replace("device_", "device."),
                                                           offsets.original(problem.offset), suggest(expression)))
     refusal = output.refusal(checked.return_type(), ast)
     if refusal:
-        return CompiledSelector(expression, CelDiagnostic(refusal, 0), output=output)
+        return refused(CelDiagnostic(refusal, 0))
     try:
         failed = fold and _failed_constant_conversion(ast, code, allow_multiple_allocations, includes)
         if failed:
-            return CompiledSelector(expression, CelDiagnostic(f"program instantiation failed: {failed[1]}",
-                                                              offsets.original(failed[0])), output=output)
+            return refused(CelDiagnostic(f"program instantiation failed: {failed[1]}",
+                                                              offsets.original(failed[0])))
         program_ast, program_code = bind_inline.inlined(ast, code,
                                                       lambda text: checked_ast(env.compile(text).serialize()))
         evaluated = rewrite.rewrite(program_ast, program_code) or program_code  # cel-go's semantics (cel.rewrite)
@@ -415,11 +434,11 @@ def compile_expression(expression: str, output: Output, allow_multiple_allocatio
         if optionals.makes_optionals(ast) and optionals.hands_optional_to_python(
                 checked_ast(program.serialize()) if program is not checked else ast,
                 python_functions_taking_values()) is not None:
-            return CompiledSelector(expression, CelDiagnostic(_OPTIONAL_TO_PYTHON, 0, unsupported=True), output=output)
+            return refused(CelDiagnostic(_OPTIONAL_TO_PYTHON, 0, unsupported=True))
     except RuntimeError as exc:  # the program draguard made of a valid expression: its engine's limit, said so
-        return CompiledSelector(expression, CelDiagnostic(
+        return refused(CelDiagnostic(
             f"draguard's CEL engine (cel-cpp) cannot build the program for this expression "
-            f"({str(exc).splitlines()[0]})", 0, unsupported=True), output=output)
+            f"({str(exc).splitlines()[0]})", 0, unsupported=True))
     return CompiledSelector(expression, None, reads.references(ast), program, constants,
                             _checked=(ast, code, offsets, binds * bind_device.BIND_COST), output=output)
 
@@ -470,12 +489,13 @@ _TOO_DEEP = re.compile(r"Exceeded max recursion depth|Expression recursion limit
 _CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp", "type", "uint"})
 
 
-def _failed_constant_conversion(ast, code: str, allow_multiple_allocations: bool, includes: bool) -> tuple | None:
+def _failed_constant_conversion(ast: CheckedAst, code: str, allow_multiple_allocations: bool,
+                                includes: bool) -> tuple[int, str] | None:
     """(offset, error) of the first type conversion of a constant that fails, innermost first:
     cel-go's OptOptimize folds those calls when it builds the program (decOptimize,
     maybeOptimizeConstUnary), and the API server and the scheduler report the failure as a
     compile error ("program instantiation failed"). Lists and maps of constants are constants."""
-    span_of = None
+    span_of: rewrite.Spans | None = None
     for expr in sorted((e for e, _ in ast.nodes if _folded_conversion(e)), key=lambda e: _size(e)):
         span_of = span_of or rewrite.spans(ast, code)
         text = code[slice(*span_of[expr.id])]
@@ -487,13 +507,13 @@ def _failed_constant_conversion(ast, code: str, allow_multiple_allocations: bool
     return None
 
 
-def _folded_conversion(expr) -> bool:
+def _folded_conversion(expr: Expr) -> bool:
     call = expr.call_expr if expr.HasField("call_expr") else None
     return call is not None and call.function in _CONVERSIONS and not call.HasField("target") \
         and len(call.args) == 1 and _planned_constant(call.args[0])
 
 
-def _planned_constant(expr) -> bool:
+def _planned_constant(expr: Expr) -> bool:
     """What cel-go's planner holds as a constant: a literal, a list or map of them, a folded conversion."""
     kind = expr.WhichOneof("expr_kind")
     if kind == "const_expr":
@@ -506,7 +526,7 @@ def _planned_constant(expr) -> bool:
     return _folded_conversion(expr)
 
 
-def _size(expr) -> int:
+def _size(expr: Expr) -> int:
     return sum(1 for _ in walk(expr))
 
 
@@ -544,7 +564,7 @@ def _any_element_search(message: str) -> bool:
     return call is not None and (call.group(1) == call.group(2) or "dyn" in (call.group(1), call.group(2)))
 
 
-def all_compile(expressions) -> bool:
+def all_compile(expressions: Iterable[str]) -> bool:
     """Whether every expression compiles (cel-invalid reports those that do not: other rules
     leave such requests alone rather than report the same fault again)."""
     return all(compile_selector(expression).error is None for expression in expressions)
@@ -561,7 +581,7 @@ def _diagnostic(expression: str, text: str) -> CelDiagnostic:
     return CelDiagnostic(message, max(0, min(offset, len(expression))), suggest(expression))
 
 
-def _as_upstream(expression: str, match) -> tuple[str, int]:
+def _as_upstream(expression: str, match: re.Match[str]) -> tuple[str, int]:
     """(message, offset) of one of cel-cpp's errors as cel-go reports it."""
     message = match.group(3).replace("device_", "device.").replace(" (in container '')", "")  # cel-cpp's containers
     offset = _offset(expression, int(match.group(1)), int(match.group(2)))

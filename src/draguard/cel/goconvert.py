@@ -180,7 +180,8 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
 def _nanoseconds(data: bytes, count: int) -> int:
     """time.parseNanoseconds: the digits after the separator, at most nine read."""
     count = min(count, 10)
-    return int(data[1:count]) * 10 ** (10 - count)
+    scale: int = 10 ** (10 - count)  # count <= 10: a whole power
+    return int(data[1:count]) * scale
 
 
 def _fixed(data: bytes, low: int, high: int) -> int | None:
@@ -191,7 +192,11 @@ def _fixed(data: bytes, low: int, high: int) -> int | None:
     return value if low <= value <= high else None
 
 
-def _rfc3339_fast(data: bytes) -> tuple | None:
+#: (year, month, day, hour, minute, second, nanoseconds, UTC offset in seconds)
+_Parsed = tuple[int, int, int, int, int, int, int, int]
+
+
+def _rfc3339_fast(data: bytes) -> _Parsed | None:
     """time.parseRFC3339 (format_rfc3339.go), the path time.Parse tries first: fixed
     widths, a `.` fraction, `Z` or ±hh:mm with hh < 24 and mm < 60."""
     if len(data) < 19 or bytes(data[i] for i in (4, 7, 10, 13, 16)) != b"--T::":
@@ -199,9 +204,9 @@ def _rfc3339_fast(data: bytes) -> tuple | None:
     year, month = _fixed(data[0:4], 0, 9999), _fixed(data[5:7], 1, 12)
     if year is None or month is None:
         return None
-    fields = [_fixed(data[8:10], 1, _days_in(month, year)), _fixed(data[11:13], 0, 23),
-              _fixed(data[14:16], 0, 59), _fixed(data[17:19], 0, 59)]
-    if None in fields:
+    day, hour, minute, second = (_fixed(data[8:10], 1, _days_in(month, year)), _fixed(data[11:13], 0, 23),
+                                 _fixed(data[14:16], 0, 59), _fixed(data[17:19], 0, 59))
+    if day is None or hour is None or minute is None or second is None:
         return None
     rest, nanos = data[19:], 0
     if len(rest) >= 2 and rest[0] == 46 and _is_digit(rest, 1):  # '.'
@@ -210,14 +215,14 @@ def _rfc3339_fast(data: bytes) -> tuple | None:
             count += 1
         nanos, rest = _nanoseconds(rest, count), rest[count:]
     if rest == b"Z":
-        return (year, month, *fields, nanos, 0)
+        return (year, month, day, hour, minute, second, nanos, 0)
     if len(rest) != 6 or rest[0] not in b"+-" or rest[3] != 58:  # ':'
         return None
     hours, minutes = _fixed(rest[1:3], 0, 23), _fixed(rest[4:6], 0, 59)
     if hours is None or minutes is None:
         return None
     offset = (hours * 60 + minutes) * 60
-    return (year, month, *fields, nanos, -offset if rest[0] == 45 else offset)
+    return (year, month, day, hour, minute, second, nanos, -offset if rest[0] == 45 else offset)
 
 
 def _number(data: bytes, fixed: bool) -> tuple[int, bytes] | None:
@@ -229,7 +234,7 @@ def _number(data: bytes, fixed: bool) -> tuple[int, bytes] | None:
     return (data[0] - 48) * 10 + data[1] - 48, data[2:]
 
 
-def _rfc3339_layout(data: bytes) -> tuple | None:
+def _rfc3339_layout(data: bytes) -> _Parsed | None:
     """time.parse with the layout "2006-01-02T15:04:05Z07:00" (format.go), where the fast path
     failed: a one-digit hour, a `,` before the fraction, a zone of ±24:00 or ±hh:60 pass."""
     if len(data) < 4 or not all(48 <= c <= 57 for c in data[:4]):
@@ -245,7 +250,7 @@ def _rfc3339_layout(data: bytes) -> tuple | None:
             return None
         values.append(found[0])
         rest = found[1]
-    month, day = values[0], values[1]
+    month, day, hour, minute, second = values
     if month < 1:
         return None
     nanos = 0
@@ -266,7 +271,7 @@ def _rfc3339_layout(data: bytes) -> tuple | None:
         rest = rest[6:]
     if rest or not 1 <= day <= _days_in(month, year):
         return None
-    return (year, month, day, *values[2:], nanos, offset)
+    return (year, month, day, hour, minute, second, nanos, offset)
 
 
 def parse_timestamp(text: str) -> tuple[int, int, int]:

@@ -6,6 +6,7 @@ an empty match right after the previous match is skipped."""
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
 
 # RE2's messages -> regexp/syntax ErrorCode texts (both name the offending fragment after ": ")
@@ -31,9 +32,9 @@ class RegexError(ValueError):
 
 
 @lru_cache(maxsize=1)
-def _re2():
+def _re2() -> tuple[Any, Any]:
     """re2 and its options, imported at the first pattern: a run that matches none (most
-    lint runs) does not load it."""
+    lint runs) does not load it. Any: re2 ships no type information."""
     import re2
 
     options = re2.Options()
@@ -60,7 +61,8 @@ def _any_byte_escape(pattern: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def compile_pattern(pattern: str):
+def compile_pattern(pattern: str) -> Any:
+    """Go's regexp.Compile, as an re2 pattern (Any: re2 ships no type information)."""
     if _any_byte_escape(pattern):
         raise RegexError("error parsing regexp: invalid escape sequence: `\\C`")
     re2, options = _re2()

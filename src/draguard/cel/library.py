@@ -22,11 +22,28 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from . import strformat, netlib, rewrite, goconvert, goregex, namedformats
 from ..core.quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
+
+if TYPE_CHECKING:
+    import semver
+
+#: cel-expr-python ships no type information, and the message classes below are made at run
+#: time: what they are is Any to mypy, named here for what it holds
+CelType: TypeAlias = Any  # a cel.Type
+CelEnv: TypeAlias = Any  # a cel.Env
+Message: TypeAlias = Any  # a message of _TYPES (a Quantity, a Semver, an IP...), its fields strings
+#: a value cel-expr-python hands a Python implementation, or takes back from one: whatever the
+#: expression computed (an int, a string, a list, a message...)
+CelValue: TypeAlias = Any
+#: one overload: (function, overload id, return type, parameter types, is member, implementation
+#: (None: cel-cpp's own))
+Overload: TypeAlias = tuple[str, str, CelType, list[CelType], bool, Callable[..., CelValue] | None]
 
 _ORDERING = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
 _REDECLARED = (*_ORDERING, "string")  # standard functions Kubernetes' libraries add overloads to
@@ -53,7 +70,7 @@ class _Runtime:
     that compile none (`draguard rules`, `explain`) do not load them; semver when a version
     is first read."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_strings
         from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
@@ -83,12 +100,13 @@ class _Runtime:
         self.config = cel.NewEnvConfigFromYaml(_ENV_CONFIG)
 
     @cached_property
-    def semver(self):
-        import semver
+    def version(self) -> type[semver.Version]:
+        from semver import Version
 
-        return semver
+        return Version
 
-    def new_env(self, variables: dict, constants: dict[str, object] | None = None, includes: bool = True):
+    def new_env(self, variables: dict[str, CelType], constants: dict[str, object] | None = None,
+                includes: bool = True) -> CelEnv:
         """An environment with `variables` and quantity `constants` (folded literals); without
         the lists library's `includes` where the API server's environment for new objects
         lacks it (before 1.38 without DRAListTypeAttributes)."""
@@ -125,11 +143,11 @@ def quantity_message(value: Fraction, form: Form = None) -> object:
     return runtime().Quantity(value=f"{value.numerator}/{value.denominator}", form=encoded)
 
 
-def quantity_value(message) -> Fraction:
+def quantity_value(message: Message) -> Fraction:
     return _fraction(message.value)
 
 
-def _form(message) -> Form:
+def _form(message: Message) -> Form:
     if message.form.startswith("i:"):
         _, value, scale = message.form.split(":")
         return int(value), int(scale)
@@ -141,30 +159,30 @@ def _fraction(text: str) -> Fraction:
     return Fraction(text)
 
 
-def _quantity(text):
+def _quantity(text: str) -> object:
     try:
         return quantity_message(*parse_quantity_form(text, trim=False))
     except QuantityError as exc:
         raise ValueError(str(exc)) from None
 
 
-def _as_integer(message) -> int:
+def _as_integer(message: Message) -> int:
     value = as_int64(_form(message))
     if value is None:
         raise ValueError("cannot convert value to integer")
     return value
 
 
-def _is_integer(message) -> bool:
+def _is_integer(message: Message) -> bool:
     return as_int64(_form(message)) is not None
 
 
-def _add(a, b):
+def _add(a: Message, b: Message | int) -> object:
     other_value, other_form = (Fraction(b), (b, 0)) if isinstance(b, int) else (quantity_value(b), _form(b))
     return quantity_message(quantity_value(a) + other_value, add_forms(_form(a), other_form))
 
 
-def _sub(a, b):
+def _sub(a: Message, b: Message | int) -> object:
     other_value, other_form = (Fraction(b), (b, 0)) if isinstance(b, int) else (quantity_value(b), _form(b))
     return quantity_message(quantity_value(a) - other_value, subtract_forms(_form(a), other_form))
 
@@ -178,14 +196,14 @@ _SEMVER = re.compile(rf"({_NUMBER})\.({_NUMBER})\.({_NUMBER})"
 
 
 @lru_cache(maxsize=4096)
-def _version(text: str):
+def _version(text: str) -> semver.Version:
     """blang/semver/v4 Parse: strict MAJOR.MINOR.PATCH (ASCII, no leading zeros, each below
     2^64), prerelease identifiers without leading zeros when numeric, non-empty build parts."""
     match = _SEMVER.fullmatch(text)
     if not match or any(int(part) >= 2**64 for part in match.groups()[:3]) or any(
             p.isdigit() and len(p) > 1 and p[0] == "0" for p in (match.group(4) or "").split(".")):
         raise ValueError(f"{text!r} is not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD])")
-    return runtime().semver.Version.parse(text)
+    return runtime().version.parse(text)
 
 
 def semver_message(text: str) -> object:
@@ -211,14 +229,14 @@ def _normalize_semver(text: str) -> str:
     return ".".join(parts)
 
 
-def _semver(text, normalize=False):
+def _semver(text: str, normalize: bool = False) -> object:
     try:
         return semver_message(_normalize_semver(text) if normalize else text)
     except ValueError as exc:
         raise ValueError(f"could not parse {text!r} as a semantic version: {exc}") from None
 
 
-def _is_semver(text, normalize=False) -> bool:
+def _is_semver(text: str, normalize: bool = False) -> bool:
     try:
         _semver(text, normalize)
     except ValueError:
@@ -233,17 +251,17 @@ def _int64(value: int) -> int:
 
 # --- shared by both types ---------------------------------------------------------------------
 
-def _cmp(a, b) -> int:
+def _cmp(a: Fraction | int, b: Fraction | int) -> int:
     return (a > b) - (a < b)
 
 
-def _compare(a, b) -> int:
+def _compare(a: Message, b: Message) -> int:
     if isinstance(a, runtime().Semver):
         return _version(a.value).compare(_version(b.value))
     return _cmp(quantity_value(a), quantity_value(b))
 
 
-def _scalars(T) -> dict:
+def _scalars(T: Any) -> dict[str, CelType]:  # T: cel.Type, whose members are the scalar types
     """The ordered scalar types by their names in cel-cpp's overload ids: what the ordering
     operators, string() and the lists library's comparable functions take. The order counts:
     the checker types a call on an empty list literal by the first overload (`[].max()` is int)."""
@@ -251,12 +269,12 @@ def _scalars(T) -> dict:
             "bytes": T.BYTES, "duration": T.DURATION, "timestamp": T.TIMESTAMP}
 
 
-def _ordering_overloads(rt: _Runtime) -> list:
+def _ordering_overloads(rt: _Runtime) -> list[Overload]:
     """Every overload of the four ordering operators, the cross-type numeric ones included
     (cel-go's CrossTypeNumericComparisons); implementations are cel-cpp's built-ins."""
     T = rt.T
     numeric = {"int64": T.INT, "uint64": T.UINT, "double": T.DOUBLE}
-    table = []
+    table: list[Overload] = []
     for operator, prefix in _ORDERING.items():
         for name, kind in _scalars(T).items():
             table.append((operator, f"{prefix}_{name}", T.BOOL, [kind, kind], False, None))
@@ -267,7 +285,7 @@ def _ordering_overloads(rt: _Runtime) -> list:
     return table
 
 
-def _string_overloads(rt: _Runtime) -> list:
+def _string_overloads(rt: _Runtime) -> list[Overload]:
     """string() of the standard library (cel-cpp's built-ins), plus string(ip) and string(cidr)."""
     T = rt.T
     return [("string", f"{name}_to_string", T.STRING, [kind], False, None) for name, kind in _scalars(T).items()] + [
@@ -277,15 +295,15 @@ def _string_overloads(rt: _Runtime) -> list:
 
 # --- the Kubernetes lists library -------------------------------------------------------------
 
-def _max(values):
+def _max(values: list[CelValue]) -> CelValue:
     return values[_extreme_index(values, "max")]
 
 
-def _min(values):
+def _min(values: list[CelValue]) -> CelValue:
     return values[_extreme_index(values, "min")]
 
 
-def _extreme_index(values, function: str) -> int:
+def _extreme_index(values: list[CelValue], function: str) -> int:
     """library.Lists max and min (cmp): the index of the first element each later one does not
     beat; one that does not compare with it (an error in cel-go's Compare) beats nothing, one
     that compares with nothing (a list, a map, null) is an error.
@@ -301,20 +319,20 @@ def _extreme_index(values, function: str) -> int:
     return best
 
 
-def _is_sorted(values) -> bool:
+def _is_sorted(values: list[CelValue]) -> bool:
     """library.Lists isSorted: no element greater than the next; a pair that does not compare
     is passed over, an element that compares with nothing is an error (as _extreme_index)."""
     _require_comparers(values, "isSorted")
     return not any(_cel_compare(a, b) == 1 for a, b in zip(values, values[1:]))
 
 
-def _require_comparers(values, function: str) -> None:
+def _require_comparers(values: list[CelValue], function: str) -> None:
     """cel-go's cmp and isSorted refuse an element that is no traits.Comparer."""
     if any(_comparable_kind(value) is None for value in values):
         raise ValueError(f"no such overload: {function}")
 
 
-def _comparable_kind(value) -> str | None:
+def _comparable_kind(value: object) -> str | None:
     if isinstance(value, bool):
         return "bool"
     for python_type, kind in ((int, "number"), (float, "number"), (str, "string"), ((bytes, bytearray), "bytes"),
@@ -324,16 +342,16 @@ def _comparable_kind(value) -> str | None:
     return None
 
 
-def _cel_compare(a, b) -> int | None:
+def _cel_compare(a: CelValue, b: CelValue) -> int | None:
     """cel-go's Compare of two values as Python has them: -1, 0 or 1, or None where cel-go's is
     an error (different kinds; numbers of any kind compare, as CrossTypeNumericComparisons)."""
     kind = _comparable_kind(a)
     if kind is None or kind != _comparable_kind(b):
         return None
-    return (a > b) - (a < b)
+    return int(a > b) - int(a < b)
 
 
-def _index_of(values, item) -> int:
+def _index_of(values: list[CelValue] | str, item: CelValue) -> int:
     """library.Lists indexOf: the first `values[i].Equal(item) == True`; on a dyn target that
     is a string, ext strings' (code points), and no such overload for anything else."""
     if _is_string_search(values, item):
@@ -341,13 +359,15 @@ def _index_of(values, item) -> int:
     return next((i for i, value in enumerate(values) if rewrite.is_equal(value, item)), -1)
 
 
-def _last_index_of(values, item) -> int:
+def _last_index_of(values: list[CelValue] | str, item: CelValue) -> int:
     if _is_string_search(values, item):
         return values.rfind(item)
     return next((i for i in range(len(values) - 1, -1, -1) if rewrite.is_equal(values[i], item)), -1)
 
 
-def _is_string_search(values, item) -> bool:
+def _is_string_search(values: list[CelValue] | str, item: CelValue) -> TypeGuard[str]:
+    """Whether this is ext strings' search (a string in a string); no such overload for a
+    target that is neither a list nor a string."""
     if isinstance(values, str) and isinstance(item, str):
         return True
     if not isinstance(values, list):
@@ -355,7 +375,7 @@ def _is_string_search(values, item) -> bool:
     return False
 
 
-def _includes(target, item) -> bool:
+def _includes(target: CelValue, item: CelValue) -> bool:
     """library.Lists includes (ListsVersion 1, Kubernetes 1.37; IncludesOption with
     DRAListTypeAttributes from 1.36): a list holds an element Equal to `item`, any other value
     is Equal to it, so a selector reads a scalar and a list-typed attribute alike."""
@@ -364,7 +384,7 @@ def _includes(target, item) -> bool:
     return rewrite.is_equal(target, item)
 
 
-_LISTS = {
+_LISTS: dict[str, tuple[Callable[[list[CelValue]], CelValue], str, str]] = {
     "isSorted": (_is_sorted, "comparable", "bool"),
     "sum": (lambda values: sum(values[1:], values[0]) if values else 0, "summable", "element"),
     "max": (_max, "comparable", "element"),
@@ -372,7 +392,7 @@ _LISTS = {
 }
 
 
-def _duration_sum(texts: list) -> object:
+def _duration_sum(texts: list[str]) -> object:
     """library.Lists sum of durations, from cel-cpp's exact text of each: a Duration message,
     which cel-cpp reads with its nanoseconds; past int64 nanoseconds, cel-go's overflow error."""
     from google.protobuf import duration_pb2
@@ -384,15 +404,15 @@ def _duration_sum(texts: list) -> object:
     return duration_pb2.Duration(seconds=seconds, nanos=nanos)
 
 
-def _nan_unordered():
+def _nan_unordered() -> bool:
     raise ValueError("NaN values cannot be ordered")
 
 
-def _no_such_overload(function: str):
+def _no_such_overload(function: str) -> CelValue:
     raise ValueError(f"no such overload: {function}")
 
 
-def _uint_sum(values: list) -> int:
+def _uint_sum(values: list[int]) -> int:
     """library.Lists sum of uints (cel-expr-python hands them over as ints; the overload's
     return type makes the total a uint again); past 2^64, cel-go's overflow error."""
     total = sum(values)
@@ -401,7 +421,7 @@ def _uint_sum(values: list) -> int:
     return total
 
 
-def _lists_table(rt: _Runtime) -> list:
+def _lists_table(rt: _Runtime) -> list[Overload]:
     """library.Lists: isSorted, sum, max and min over the comparable or summable element types
     (templatedOverloads), indexOf and lastIndexOf over any. cel-cpp runs one implementation per
     argument kind and converts its result with that overload's return type, so each function's
@@ -412,7 +432,7 @@ def _lists_table(rt: _Runtime) -> list:
     comparable = _scalars(T)
     kinds = {"comparable": comparable,
              "summable": {n: comparable[n] for n in ("int64", "uint64", "double", "duration")}}
-    table = []
+    table: list[Overload] = []
     for name, (impl, kind, returns) in _LISTS.items():
         for type_name, element in kinds[kind].items():
             table.append((name, f"list_{type_name}_{name}", T.BOOL if returns == "bool" else element,
@@ -420,13 +440,15 @@ def _lists_table(rt: _Runtime) -> list:
         table.append((name, f"list_element_{name}", T.DYN, [T.List(rt.ElementT)], True, impl))
     # every message type is one argument kind, so lists of Quantity, Semver, IP... are left out
     anything = dict(comparable, list=T.List(T.DYN), map=T.Map(T.DYN, T.DYN))  # null would collide with all
-    for name, impl in (("indexOf", _index_of), ("lastIndexOf", _last_index_of)):
+    searches: tuple[tuple[str, Callable[[list[CelValue] | str, CelValue], int]], ...] = (
+        ("indexOf", _index_of), ("lastIndexOf", _last_index_of))
+    for name, search in searches:
         for type_name, element in anything.items():  # (list, int), (list, string)...: one kind each
-            table.append((name, f"list_{type_name}_{name}", T.INT, [T.List(element), element], True, impl))
+            table.append((name, f"list_{type_name}_{name}", T.INT, [T.List(element), element], True, search))
     return table
 
 
-def _function_table(rt: _Runtime) -> list:
+def _function_table(rt: _Runtime) -> list[Overload]:
     """(name, overload id, return type, parameter types, is member, implementation): the
     Kubernetes quantity, semver and regex libraries."""
     T, QT, ST = rt.T, rt.QT, rt.ST
@@ -527,19 +549,19 @@ _MERGED_WITH_EXT_STRINGS = frozenset({"indexOf", "lastIndexOf"})
 
 
 @lru_cache(maxsize=1)
-def python_functions_taking_values() -> frozenset:
+def python_functions_taking_values() -> frozenset[str]:
     """Names of the functions implemented in Python that take dyn values (or lists and maps of
     them), which may be handed anything the program makes (cel.optionals)."""
     return frozenset(name for name, _, _, params, _, impl in _function_table(runtime())
                      if impl and any("DYN" in str(p) or "ListElement" in str(p) for p in params))
 
 
-def _declarations(rt: _Runtime) -> tuple[dict, list]:
+def _declarations(rt: _Runtime) -> tuple[dict[str, Any], list[Any]]:
     """(declarations given as functions, by name; declarations given as an extension). Only an
     extension merges overloads into a name ext strings declares; only plain functions may
     re-declare overloads whose implementations cel-cpp's runtime already has."""
     cel = rt.cel
-    by_name: dict[str, list] = {}
+    by_name: dict[str, list[Any]] = {}  # cel.Overload objects
     for name, overload_id, returns, params, member, impl in _function_table(rt):
         overload = (cel.Overload(overload_id, returns, params, is_member=member, impl=impl) if impl else
                     cel.Overload(overload_id, returns, params, is_member=member))

@@ -12,9 +12,12 @@ at the very end, so lengths here are UTF-8 byte counts and patterns match whole 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .gourl import URLError, go_quote, parse
+
+if TYPE_CHECKING:
+    from .library import Message, Overload, _Runtime
 
 _LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN = _LABEL + "(\\." + _LABEL + ")*"
@@ -216,12 +219,12 @@ DECLARATIONS = """functions:
 """
 
 
-def function_table(rt) -> list:
+def function_table(rt: _Runtime) -> list[Overload]:
     """(name, overload id, return type, parameter types, is member, implementation): each
     `format.<name>()`, and what the optional-returning functions are evaluated through."""
     T, FormatT = rt.T, rt.FormatT
 
-    def constant(name: str):
+    def constant(name: str) -> Callable[[], Message]:
         return lambda: rt.NamedFormat(value=name)
 
     return [(f"format.{name}", f"format-{name}", FormatT, [], False, constant(name)) for name in FORMATS] + [

@@ -10,12 +10,20 @@ messages holding their canonical text, so `==` compares what upstream's Equal co
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from functools import lru_cache
+from typing import TYPE_CHECKING, TypeAlias
 
 from . import gourl
 
+if TYPE_CHECKING:
+    from .library import Message, Overload, _Runtime
 
-def _address(text: str, context: str):
+Address: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
+Prefix: TypeAlias = tuple[Address, int]  # an address (host bits kept) and a prefix length
+
+
+def _address(text: str, context: str) -> Address:
     """netip.ParseAddr; a failure is worded with `context` first, as each library words it."""
     try:
         return ipaddress.ip_address(text)
@@ -23,14 +31,14 @@ def _address(text: str, context: str):
         raise ValueError(f"{context}: ParseAddr({text!r}): unable to parse IP") from None
 
 
-def _no_mapped(address, text: str):
-    if address.version == 6 and address.ipv4_mapped is not None:
+def _no_mapped(address: Address, text: str) -> Address:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         raise ValueError(f"IPv4-mapped IPv6 address {text!r} is not allowed")
     return address
 
 
 @lru_cache(maxsize=4096)
-def parse_ip(text: str):
+def parse_ip(text: str) -> Address:
     """library.parseIPAddr: netip.ParseAddr, then no zone and no IPv4-mapped IPv6."""
     address = _address(text, f"IP Address {text!r} parse error during conversion from string")
     if getattr(address, "scope_id", None) is not None:
@@ -39,7 +47,7 @@ def parse_ip(text: str):
 
 
 @lru_cache(maxsize=4096)
-def parse_cidr(text: str):
+def parse_cidr(text: str) -> Prefix:
     """library.parseCIDR: netip.ParsePrefix (address, then a plain decimal length within the
     family's bits), no IPv4-mapped IPv6. Returns (address, bits)."""
     context = f"network address parse error during conversion from string: netip.ParsePrefix({text!r})"
@@ -57,11 +65,11 @@ def parse_cidr(text: str):
     return _no_mapped(address, text), bits
 
 
-def _network(address, bits):
+def _network(address: Address, bits: int) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
     return ipaddress.ip_network(f"{address}/{bits}", strict=False)
 
 
-def _valid(parse, text) -> bool:
+def _valid(parse: Callable[[str], object], text: str) -> bool:
     try:
         parse(text)
     except ValueError:
@@ -69,61 +77,61 @@ def _valid(parse, text) -> bool:
     return True
 
 
-def _is_link_local_multicast(address) -> bool:
+def _is_link_local_multicast(address: Address) -> bool:
     if address.version == 4:
         return address in ipaddress.ip_network("224.0.0.0/24")
     packed = address.packed
     return packed[0] == 0xFF and packed[1] & 0x0F == 0x02
 
 
-def _is_global_unicast(address) -> bool:
+def _is_global_unicast(address: Address) -> bool:
     """netip.Addr.IsGlobalUnicast: private and ULA addresses count, as in package net."""
     if address.version == 4 and str(address) in ("0.0.0.0", "255.255.255.255"):
         return False
     return not (address.is_unspecified or address.is_loopback or address.is_multicast or address.is_link_local)
 
 
-def _contains_cidr(outer, inner) -> bool:
+def _contains_cidr(outer: Prefix, inner: Prefix) -> bool:
     (a, a_bits), (b, b_bits) = outer, inner
     return a.version == b.version and _network(a, a_bits).overlaps(_network(b, b_bits)) and a_bits <= b_bits
 
 
-def function_table(rt) -> list:
+def function_table(rt: _Runtime) -> list[Overload]:
     """(name, overload id, return type, parameter types, is member, implementation)."""
     T, IP, CIDR, URL = rt.T, rt.IPT, rt.CIDRT, rt.URLT
 
-    def ip(text):
+    def ip(text: str) -> Message:
         return rt.IP(value=str(parse_ip(text)))
 
-    def cidr(text):
+    def cidr(text: str) -> Message:
         address, bits = parse_cidr(text)
         return rt.CIDR(value=f"{address}/{bits}")
 
-    def prefix(message):
+    def prefix(message: Message) -> Prefix:
         return parse_cidr(message.value)
 
-    def address(message):
+    def address(message: Message) -> Address:
         return parse_ip(message.value)
 
-    def url(text):
+    def url(text: str) -> Message:
         try:
             gourl.parse_request_uri(text)
         except gourl.URLError as exc:
             raise ValueError(f"URL parse error during conversion from string: parse {gourl.go_quote(text)}: {exc}") from None
         return rt.URL(value=text)
 
-    def parsed(message):
+    def parsed(message: Message) -> gourl.URL:
         return gourl.parse(message.value, False)
 
-    def contains_ip(cidr_message, other):
+    def contains_ip(cidr_message: Message, other: str | Message) -> bool:
         other_address = parse_ip(other) if isinstance(other, str) else address(other)
         outer, bits = prefix(cidr_message)
         return outer.version == other_address.version and other_address in _network(outer, bits)
 
-    def contains_cidr(cidr_message, other):
+    def contains_cidr(cidr_message: Message, other: str | Message) -> bool:
         return _contains_cidr(prefix(cidr_message), parse_cidr(other) if isinstance(other, str) else prefix(other))
 
-    def masked(message):
+    def masked(message: Message) -> Message:
         outer, bits = prefix(message)
         return rt.CIDR(value=f"{_network(outer, bits).network_address}/{bits}")
 

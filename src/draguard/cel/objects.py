@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 #: the variables an admission policy's expressions read (ValidatingAdmissionPolicy)
 VARIABLES = ("object", "oldObject", "request", "params", "variables")
@@ -15,8 +16,9 @@ _ERROR_AT = re.compile(r"<input>:(\d+):(\d+): (.*?)(?:\n|$)")
 
 
 @lru_cache(maxsize=512)
-def program(expression: str):
-    """The compiled expression; RuntimeError (cel-cpp's message) when it does not compile."""
+def program(expression: str) -> Any:
+    """The compiled expression (a cel-expr-python Expression: Any, it ships no type
+    information); RuntimeError (cel-cpp's message) when it does not compile."""
     from .library import runtime
 
     rt = runtime()
@@ -37,7 +39,7 @@ def compile_error(expression: str) -> tuple[str, int, int] | None:
     return None
 
 
-def evaluate(expression: str, data: dict) -> tuple[object, str | None]:
+def evaluate(expression: str, data: dict[str, object]) -> tuple[object, str | None]:
     """(the value of `expression` over `data`, the variables, None), or (None, the runtime error)."""
     from .library import runtime
 
@@ -47,9 +49,9 @@ def evaluate(expression: str, data: dict) -> tuple[object, str | None]:
     return result.plain_value(), None
 
 
-def as_admitted(node):
+def as_admitted(node: object) -> Any:
     """The object as the apiserver sends it to admission: typed objects are serialized
-    without null fields."""
+    without null fields. Any: parsed YAML in, parsed YAML out."""
     if isinstance(node, dict):
         return {key: as_admitted(value) for key, value in node.items() if value is not None}
     if isinstance(node, list):

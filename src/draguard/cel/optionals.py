@@ -8,7 +8,7 @@ holds one only where an optional was made in the same program."""
 
 from __future__ import annotations
 
-from .checked import CheckedAst, children
+from .checked import CheckedAst, Expr, children
 
 _OPTIONAL = "optional_type"
 _UNWRAPPING = ("value", "orValue")  # an optional's own value: a value, unless it hides one
@@ -19,7 +19,7 @@ def makes_optionals(ast: CheckedAst) -> bool:
     return any(_OPTIONAL in ast.type_name(expr.id) for expr, _ in ast.nodes)
 
 
-def hands_optional_to_python(ast: CheckedAst, python_functions: frozenset) -> int | None:
+def hands_optional_to_python(ast: CheckedAst, python_functions: frozenset[str]) -> int | None:
     """The id of the first call of `python_functions` (those taking dyn values) with an
     argument that may hold an optional, or None; for a program that makes_optionals."""
     question = _Question(ast)
@@ -34,10 +34,11 @@ class _Question:
     """Whether an expression may evaluate to an optional or to a list or map holding one."""
 
     def __init__(self, ast: CheckedAst):
-        self.ast, self.asking = ast, set()
+        self.ast = ast
+        self.asking: set[int] = set()
         self.ancestors = {expr.id: ancestors for expr, ancestors in ast.nodes}
 
-    def may_hold(self, expr) -> bool:
+    def may_hold(self, expr: Expr) -> bool:
         kind = self.ast.type_name(expr.id)
         if kind.startswith("type("):
             return False  # a type names optionals without holding one
@@ -59,7 +60,7 @@ class _Question:
             return _OPTIONAL in inner or any(self.may_hold(part) for part in (*children(target), *expr.call_expr.args))
         return any(self.may_hold(part) for part in children(expr))
 
-    def _sources(self, ident) -> tuple:
+    def _sources(self, ident: Expr) -> tuple[Expr, ...]:
         """The innermost comprehension that binds the name: its range, or for its accumulator
         the initial value and the step (a variable bound by none is the device's: no optional)."""
         name = ident.ident_expr.name

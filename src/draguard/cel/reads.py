@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .checked import CheckedAst
+from .checked import CheckedAst, Expr
 
 _INDEX = ("_[_]", "_[?_]")  # m[k], m[?k]
 _OPTIONAL_SELECT = "_?._"  # m.?k
 _FIELDS = {"device_attributes": "attributes", "device_capacity": "capacity"}
+
+#: (field, domain, name): one name of a domain of the device's attributes or capacity
+Name = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -23,28 +26,28 @@ class References:
     domain); `everything` when it reads the device in a way that names no domain (the map
     itself iterated, a key computed, `device` as a value)."""
 
-    items: tuple = ()
+    items: tuple[tuple[str, str, str | None], ...] = ()
     everything: bool = False
     #: (field, ...) of each map it indexes with the device's own driver as the domain
     #: (`device.attributes[device.driver]`): a computed key, so not among `items`
-    driver_domains: tuple = ()
+    driver_domains: tuple[str, ...] = ()
 
     def domains(self, field_name: str) -> set[str]:
         """Domains of `field_name` ('attributes' or 'capacity') the expression subscripts."""
         return {domain for kind, domain, _ in self.items if kind == field_name}
 
 
-def _kind(expr) -> str:
+def _kind(expr: Expr) -> str:
     return expr.WhichOneof("expr_kind") or ""
 
 
-def _string(expr) -> str | None:
+def _string(expr: Expr) -> str | None:
     if _kind(expr) == "const_expr" and expr.const_expr.WhichOneof("constant_kind") == "string_value":
         return expr.const_expr.string_value
     return None
 
 
-def _key(expr) -> tuple | None:
+def _key(expr: Expr) -> tuple[Expr, str] | None:
     """(operand, key) of `m[k]`, `m[?k]`, `m.k`, `m.?k` and `has(m.k)` with a constant key."""
     kind = _kind(expr)
     if kind == "select_expr":
@@ -55,19 +58,18 @@ def _key(expr) -> tuple | None:
     return None
 
 
-def _field(expr) -> str | None:
+def _field(expr: Expr) -> str | None:
     return _FIELDS.get(expr.ident_expr.name) if _kind(expr) == "ident_expr" else None
 
 
-def _domain(expr) -> tuple | None:
+def _domain(expr: Expr) -> tuple[str, str] | None:
     """(field, domain) when `expr` is a domain of the device's attributes or capacity."""
     found = _key(expr)
-    if found is None or _field(found[0]) is None:
-        return None
-    return _field(found[0]), found[1]
+    field_name = None if found is None else _field(found[0])
+    return None if found is None or field_name is None else (field_name, found[1])
 
 
-def _name(expr) -> tuple | None:
+def _name(expr: Expr) -> Name | None:
     """(field, domain, name) when `expr` is one name of a domain."""
     found = _key(expr)
     if found is None:
@@ -79,15 +81,16 @@ def _name(expr) -> tuple | None:
 def references(ast: CheckedAst) -> References:
     """Each domain and name the expression reads; `everything` when a use of the device's
     maps is none of those (or `device` itself is used)."""
-    items, subscripted = [], set()
+    items: list[tuple[str, str, str | None]] = []
+    subscripted: set[int] = set()
     for expr, ancestors in ast.nodes:
         name = _name(expr)
         if name is not None:
             items.append(name)
             continue
-        domain = _domain(expr)
-        if domain is not None:
-            subscripted.add(id(_key(expr)[0]))
+        key, domain = _key(expr), _domain(expr)
+        if key is not None and domain is not None:
+            subscripted.add(id(key[0]))
             if not ancestors or _name(ancestors[-1]) is None:  # the domain itself, not one of its names
                 items.append((*domain, None))
     opaque = any((_field(expr) is not None and id(expr) not in subscripted)
@@ -95,27 +98,28 @@ def references(ast: CheckedAst) -> References:
     return References(tuple(dict.fromkeys(items)), opaque, _driver_domains(ast))
 
 
-def _driver_domains(ast: CheckedAst) -> tuple:
+def _driver_domains(ast: CheckedAst) -> tuple[str, ...]:
     """The fields ('attributes', 'capacity') the expression indexes with `device.driver`."""
     found = []
     for expr, _ in ast.nodes:
         if _kind(expr) == "call_expr" and expr.call_expr.function in _INDEX and len(expr.call_expr.args) == 2:
             operand, key = expr.call_expr.args
-            if _field(operand) is not None and _kind(key) == "ident_expr" and key.ident_expr.name == "device_driver":
-                found.append(_field(operand))
+            field_name = _field(operand)
+            if field_name is not None and _kind(key) == "ident_expr" and key.ident_expr.name == "device_driver":
+                found.append(field_name)
     return tuple(dict.fromkeys(found))
 
 
-def guarded(ast: CheckedAst) -> set[tuple]:
+def guarded(ast: CheckedAst) -> set[Name]:
     """(field, domain, name) of each name the expression tests with `has()`."""
     return {name for expr, _ in ast.nodes if _kind(expr) == "select_expr" and expr.select_expr.test_only
             and (name := _name(expr)) is not None}
 
 
-def compared(ast: CheckedAst) -> dict[tuple, set[str]]:
+def compared(ast: CheckedAst) -> dict[tuple[str, ...], set[str]]:
     """(field, domain, name) -> the strings the expression compares it with (`==`, not under
     a `!`), and ('driver',) -> the drivers `device.driver == '...'` names."""
-    found: dict[tuple, set[str]] = {}
+    found: dict[tuple[str, ...], set[str]] = {}
     for expr, ancestors in ast.nodes:
         if _kind(expr) != "call_expr" or expr.call_expr.function != "_==_" or len(expr.call_expr.args) != 2:
             continue

@@ -24,10 +24,18 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple, cast
 
 from . import strformat
-from .checked import CheckedAst, children
+from .checked import Call, CheckedAst, Expr, children
+
+if TYPE_CHECKING:
+    from .library import CelValue
+
+#: expression id -> (start, end) of its text
+Spans = dict[int, tuple[int, int]]
+#: the source between two offsets, with the replacements made inside it so far
+Text = Callable[[int, int], str]
 
 _OPERATORS = {"_==_", "_!=_"}
 MAX_RANGE_SIZE = 1_000_000  # cel-go ext/lists.go defaultMaxRangeSize
@@ -77,7 +85,7 @@ def _token_end(source: str, position: int) -> int:
     return position + 1
 
 
-def _own_end(source: str, expr, position: int) -> int:
+def _own_end(source: str, expr: Expr, position: int) -> int:
     """Where the construct at `position` ends, not counting its operands."""
     if expr.HasField("comprehension_expr") or expr.HasField("list_expr") or expr.HasField("struct_expr"):
         return matching_end(source, position)
@@ -92,7 +100,7 @@ def _own_end(source: str, expr, position: int) -> int:
     return _token_end(source, position)
 
 
-def _own_start(source: str, expr, position: int) -> int:
+def _own_start(source: str, expr: Expr, position: int) -> int:
     """A global call's position is its `(`: its (possibly dotted, `format . named`) name comes before."""
     if expr.HasField("call_expr") and not expr.call_expr.HasField("target") and \
             not expr.call_expr.function.startswith(("_", "!", "@")):
@@ -103,12 +111,12 @@ def _own_start(source: str, expr, position: int) -> int:
     return position
 
 
-def spans(ast: CheckedAst, source: str) -> dict:
+def spans(ast: CheckedAst, source: str) -> Spans:
     """expression id -> (start, end) in `source`, for every node with a position (where a
     rewrite replaces text; where a finding about a subexpression points)."""
-    found: dict = {}
+    found: Spans = {}
 
-    def visit(expr) -> tuple[int, int] | None:
+    def visit(expr: Expr) -> tuple[int, int] | None:
         position = ast.positions.get(expr.id)
         own = (_own_start(source, expr, position), _own_end(source, expr, position)) if position is not None else None
         parts = [p for p in (visit(child) for child in children(expr)) if p] + ([own] if own else [])
@@ -147,7 +155,7 @@ def _parenthesized(source: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
-def _targets(ast: CheckedAst) -> list:
+def _targets(ast: CheckedAst) -> list[Expr]:
     found = []
     for expr, _ in ast.nodes:
         if not expr.HasField("call_expr"):
@@ -175,7 +183,7 @@ def _by_value(type_name: str) -> bool:
     return any(t in type_name for t in _BY_VALUE)
 
 
-def _format_targets(ast: CheckedAst) -> list:
+def _format_targets(ast: CheckedAst) -> list[Expr]:
     """Literal format() calls with a dyn element: its kind is known only when it runs."""
     found = []
     for expr, _ in ast.nodes:
@@ -185,7 +193,7 @@ def _format_targets(ast: CheckedAst) -> list:
     return found
 
 
-def _offset_search_targets(ast: CheckedAst) -> list:
+def _offset_search_targets(ast: CheckedAst) -> list[Expr]:
     """A string's indexOf or lastIndexOf from an offset: cel-go's (ext/strings.go
     indexOfOffset) answers -1 for an offset at or past the end, and the end itself for an empty
     substring past it, where cel-cpp's is an error; and lastIndexOf from the end finds nothing."""
@@ -220,7 +228,7 @@ def _search_from(text: str, part: str, offset: int, search: Callable[[], int]) -
 _ORDERING = ("_<_", "_<=_", "_>_", "_>=_")
 
 
-def _nan_ordering_targets(ast: CheckedAst) -> list:
+def _nan_ordering_targets(ast: CheckedAst) -> list[Expr]:
     """An ordering of what may be a double (a double or dyn operand): cel-go's Compare refuses
     NaN on either side ("NaN values cannot be ordered"), where cel-cpp answers false."""
     return [expr for expr, _ in ast.nodes if expr.HasField("call_expr") and expr.call_expr.function in _ORDERING
@@ -228,7 +236,7 @@ def _nan_ordering_targets(ast: CheckedAst) -> list:
             and any(ast.type_name(argument.id) in ("double", "dyn") for argument in expr.call_expr.args)]
 
 
-def _nan_ordering(expr, text, span_of, ast) -> str:
+def _nan_ordering(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     left, right = expr.call_expr.args
     operator = expr.call_expr.function.strip("_")
 
@@ -240,7 +248,7 @@ def _nan_ordering(expr, text, span_of, ast) -> str:
     return _named(pair, "draguard_pair", ordered("draguard_pair[0]", "draguard_pair[1]"))
 
 
-def _split_targets(ast: CheckedAst) -> list:
+def _split_targets(ast: CheckedAst) -> list[Expr]:
     """A string's split: cel-go's is Go's strings.Split and SplitN, which give no part at all
     for an empty string split by an empty separator, where cel-cpp gives one empty part."""
     return _member_calls(ast, ("split",), (1, 2), ("string", "dyn"))
@@ -257,14 +265,14 @@ def go_split(text: str, separator: str, limit: int = -1) -> list[str]:
     return text.split(separator) if limit < 0 else text.split(separator, limit - 1)
 
 
-def _includes_targets(ast: CheckedAst) -> list:
+def _includes_targets(ast: CheckedAst) -> list[Expr]:
     """Calls of the lists library's `includes`: its target and item are dyn, which no Python
     function's argument kinds match, so each goes through draguard_includes."""
     return [expr for expr, _ in ast.nodes
             if expr.HasField("call_expr") and expr.call_expr.function == "includes" and expr.call_expr.HasField("target")]
 
 
-def _index_of_targets(ast: CheckedAst) -> list:
+def _index_of_targets(ast: CheckedAst) -> list[Expr]:
     """indexOf or lastIndexOf of what may be null (a null or dyn argument, on a list or a dyn
     target): cel-expr-python dispatches on the argument's kind at run time and has no overload
     for null, so each such call goes through draguard_indexOf / draguard_lastIndexOf."""
@@ -280,7 +288,7 @@ def _index_of_targets(ast: CheckedAst) -> list:
     return found
 
 
-def _map_literal_targets(ast: CheckedAst) -> list:
+def _map_literal_targets(ast: CheckedAst) -> list[Expr]:
     """Map literals whose keys may repeat (two or more entries, not all distinct constants):
     cel-go keeps the last value of a repeated key, cel-cpp fails, so each goes through
     draguard_map_literal."""
@@ -298,13 +306,13 @@ def _map_literal_targets(ast: CheckedAst) -> list:
     return found
 
 
-def _map_insert(expr):
+def _map_insert(expr: Expr) -> tuple[Expr | None, Call] | None:
     """A transformMap or transformMapEntry macro's comprehension: (its filter or None, the
     cel.@mapInsert call of its step), else None."""
     if not expr.HasField("comprehension_expr"):
         return None
     step = expr.comprehension_expr.loop_step
-    condition = None
+    condition: Expr | None = None
     if step.HasField("call_expr") and step.call_expr.function == "_?_:_":
         condition, step = step.call_expr.args[0], step.call_expr.args[1]
     if step.HasField("call_expr") and step.call_expr.function == "cel.@mapInsert":
@@ -312,14 +320,14 @@ def _map_insert(expr):
     return None
 
 
-def _transform_map_targets(ast: CheckedAst) -> list:
+def _transform_map_targets(ast: CheckedAst) -> list[Expr]:
     """transformMap/transformMapEntry (two-variable comprehensions): their expansion builds the
     map with cel.@mapInsert, which cel-expr-python does not implement, so each is evaluated as
     transformList of its entries, gathered into a map by draguard_map_entries."""
     return [expr for expr, _ in ast.nodes if _map_insert(expr) is not None]
 
 
-def _conversion_targets(ast: CheckedAst) -> list:
+def _conversion_targets(ast: CheckedAst) -> list[Expr]:
     """int(s), uint(s), double(s), duration(s) and timestamp(s) of a string (or of a dyn value,
     which may be one): cel-cpp parses with its own rules (absl for durations and timestamps),
     cel-go with Go's strconv, time.ParseDuration and time.Parse(RFC3339) (cel.goconvert); and
@@ -328,14 +336,15 @@ def _conversion_targets(ast: CheckedAst) -> list:
         _one_argument_calls(ast, ("int",), ("string", "dyn", _DURATION))
 
 
-def _one_argument_calls(ast: CheckedAst, functions: tuple, argument_types: tuple) -> list:
+def _one_argument_calls(ast: CheckedAst, functions: tuple[str, ...], argument_types: tuple[str, ...]) -> list[Expr]:
     """Global calls `function(argument)` with the argument of one of these static types."""
     return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function in functions and not expr.call_expr.HasField("target")
             and len(expr.call_expr.args) == 1 and ast.type_name(expr.call_expr.args[0].id) in argument_types]
 
 
-def _member_calls(ast: CheckedAst, functions: tuple, argument_counts: tuple, target_types: tuple) -> list:
+def _member_calls(ast: CheckedAst, functions: tuple[str, ...], argument_counts: tuple[int, ...],
+                  target_types: tuple[str, ...]) -> list[Expr]:
     """Member calls `target.function(...)` with so many arguments, the target of one of these
     static types."""
     return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
@@ -348,7 +357,7 @@ _TIMESTAMP, _DURATION = "google.protobuf.Timestamp", "google.protobuf.Duration"
 _NO_TEXT = ("kubernetes.Semver", "kubernetes.Quantity", "kubernetes.URL", "kubernetes.NamedFormat")
 
 
-def _text_targets(ast: CheckedAst) -> list:
+def _text_targets(ast: CheckedAst) -> list[Expr]:
     """string() of a timestamp, a duration or a double (or of a dyn value, which may be one):
     cel-go writes a timestamp with Go's RFC3339Nano, a duration as its seconds' shortest float,
     cel-cpp both with 3, 6 or 9 fraction digits; a double's NaN and infinities as Go's
@@ -357,13 +366,13 @@ def _text_targets(ast: CheckedAst) -> list:
     return _one_argument_calls(ast, ("string",), (_TIMESTAMP, _DURATION, "double", "dyn"))
 
 
-def _duration_milliseconds_targets(ast: CheckedAst) -> list:
+def _duration_milliseconds_targets(ast: CheckedAst) -> list[Expr]:
     """d.getMilliseconds() of a duration (or of a dyn value, which may be one): cel-go's is the
     whole duration in milliseconds (time.Duration.Milliseconds), cel-cpp's the part under a second."""
     return _member_calls(ast, ("getMilliseconds",), (0,), (_DURATION, "dyn"))
 
 
-def _list_value_targets(ast: CheckedAst) -> list:
+def _list_value_targets(ast: CheckedAst) -> list[Expr]:
     """max(), min() and sum() of the Kubernetes lists library where draguard's Python
     implementation would hand back what cel-cpp cannot take, or read wrongly: a duration or a
     timestamp (no CEL value from Python), a uint (read as an int), and a list of dyn values
@@ -373,7 +382,7 @@ def _list_value_targets(ast: CheckedAst) -> list:
         _member_calls(ast, ("sum",), (0,), (f"list({_DURATION})", "list(uint)", "list(dyn)", "dyn"))
 
 
-def _list_value(expr, text, span_of, ast) -> str:
+def _list_value(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     """max and min read the list sorted by cel-cpp's ext lists (an empty one is an error, as
     upstream's), or for dyn values, which may not sort together, the element at the index
     Python finds (draguard_extreme_index); sum adds durations' exact nanoseconds and uints as
@@ -405,7 +414,7 @@ _SETS = {"sets.contains": "draguard_sets_contains", "sets.intersects": "draguard
          "sets.equivalent": "draguard_sets_equivalent"}
 
 
-def _sets_targets(ast: CheckedAst) -> list:
+def _sets_targets(ast: CheckedAst) -> list[Expr]:
     """The sets library over lists that may hold Quantities or Semvers: cel-cpp compares them
     as messages (1 and 1000m differ, and so do versions told apart only by build metadata),
     cel-go with their Equal, by value (ext/sets.go contains: each element's list Contains)."""
@@ -414,19 +423,19 @@ def _sets_targets(ast: CheckedAst) -> list:
             and any(_by_value(ast.type_name(a.id)) or "dyn" in ast.type_name(a.id) for a in expr.call_expr.args)]
 
 
-def sets_contains(values: list, wanted: list) -> bool:
+def sets_contains(values: list[CelValue], wanted: list[CelValue]) -> bool:
     return all(contained(item, values) for item in wanted)
 
 
-def sets_intersects(first: list, second: list) -> bool:
+def sets_intersects(first: list[CelValue], second: list[CelValue]) -> bool:
     return any(contained(item, second) for item in first)
 
 
-def sets_equivalent(first: list, second: list) -> bool:
+def sets_equivalent(first: list[CelValue], second: list[CelValue]) -> bool:
     return sets_contains(first, second) and sets_contains(second, first)
 
 
-def _distinct_targets(ast: CheckedAst) -> list:
+def _distinct_targets(ast: CheckedAst) -> list[Expr]:
     """distinct() of lists that may hold Quantities or Semvers: cel-cpp keeps two that differ
     as messages (1 and 1000m, versions told apart only by build metadata), cel-go drops each
     that Equals one kept before it (ext/lists.go distinctList)."""
@@ -435,7 +444,7 @@ def _distinct_targets(ast: CheckedAst) -> list:
             and (_by_value(kind := ast.type_name(expr.call_expr.target.id)) or "dyn" in kind)]
 
 
-def distinct_indices(values: list) -> list:
+def distinct_indices(values: list[CelValue]) -> list[int]:
     """The indices of the items distinctList keeps: those no item kept before Equals."""
     kept: list[int] = []
     for index, value in enumerate(values):
@@ -444,7 +453,7 @@ def distinct_indices(values: list) -> list:
     return kept
 
 
-def _distinct(expr, text, span_of, ast) -> str:
+def _distinct(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     """The list's items at draguard_distinct_indices: they stay in CEL, whatever their type."""
     return _named(text(*span_of[expr.call_expr.target.id]), "draguard_items",
                   "draguard_distinct_indices(draguard_items).map(draguard_index, draguard_items[draguard_index])")
@@ -453,7 +462,7 @@ def _distinct(expr, text, span_of, ast) -> str:
 _SORT_BY_INPUT = "@__sortBy_input__"
 
 
-def _sort_by_targets(ast: CheckedAst) -> list:
+def _sort_by_targets(ast: CheckedAst) -> list[Expr]:
     """sortBy macros: cel-cpp expands each into a lazy bind of its list, which can read a stale
     slot (cel.bind_inline), so each is evaluated as the list's items in draguard_sort_order of
     its keys (list.map(v, key)); the items stay in CEL, whatever their type."""
@@ -461,7 +470,7 @@ def _sort_by_targets(ast: CheckedAst) -> list:
             if expr.HasField("comprehension_expr") and expr.comprehension_expr.accu_var == _SORT_BY_INPUT]
 
 
-def _sort_by(expr, text, span_of) -> str:
+def _sort_by(expr: Expr, text: Text, span_of: Spans) -> str:
     bind = expr.comprehension_expr
     keys = bind.result.call_expr.args[-1].comprehension_expr  # the map of the list to its keys
     key = keys.loop_step.call_expr.args[1].list_expr.elements[0]  # @result + [key]
@@ -475,7 +484,7 @@ def _sort_by(expr, text, span_of) -> str:
 _COMPARABLE = (bool, int, float, str, bytes, bytearray, datetime.timedelta, datetime.datetime)
 
 
-def sort_order(keys: list) -> list:
+def sort_order(keys: list[CelValue]) -> list[int]:
     """ext/lists.go sortListByAssociatedKeys: the indices of the items in the order of their
     keys, which must share one comparable type (Python's sort is stable, as Go's sort.Slice is
     on the short lists it sorts by insertion)."""
@@ -489,14 +498,14 @@ def sort_order(keys: list) -> list:
     return sorted(range(len(keys)), key=keys.__getitem__)
 
 
-def _range_targets(ast: CheckedAst) -> list:
+def _range_targets(ast: CheckedAst) -> list[Expr]:
     """lists.range calls: cel-cpp's fails on a negative size (a C++ exception) and has no
     upper bound; cel-go's refuses both (ext/lists.go genRange), as draguard_lists_range does."""
     return [expr for expr, _ in ast.nodes if expr.HasField("call_expr")
             and expr.call_expr.function == "lists.range" and not expr.call_expr.HasField("target")]
 
 
-def lists_range(size: int) -> list:
+def lists_range(size: int) -> list[int]:
     """ext.Lists' lists.range(n): 0..n-1, for n from 0 to its default maximum of 1,000,000."""
     if size < 0:
         raise ValueError(f"lists.range: size must be non-negative, got {size}")
@@ -505,7 +514,7 @@ def lists_range(size: int) -> list:
     return list(range(size))
 
 
-def _optional_targets(ast: CheckedAst) -> list:
+def _optional_targets(ast: CheckedAst) -> list[Expr]:
     """Calls of the format library's functions that return optionals (format.named, validate),
     which no Python implementation can: each is evaluated through its draguard_ function's
     list, empty for none (cel.namedformats)."""
@@ -515,7 +524,7 @@ def _optional_targets(ast: CheckedAst) -> list:
         and ast.type_name(expr.call_expr.target.id) == "kubernetes.NamedFormat")]
 
 
-def _optional(expr, text, span_of) -> str:
+def _optional(expr: Expr, text: Text, span_of: Spans) -> str:
     call = expr.call_expr
     arguments = ", ".join(text(*span_of[part.id]) for part in [*([call.target] if call.HasField("target") else []),
                                                                 *call.args])
@@ -525,7 +534,7 @@ def _optional(expr, text, span_of) -> str:
                   f"draguard_found.size() == 0 ? optional.none() : optional.of(draguard_found{first})")
 
 
-def _routed(expr, text, span_of, ast) -> str:
+def _routed(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     """A comparison, `includes` or indexOf/lastIndexOf through its draguard_ function, each
     operand in a one-element list: cel-cpp dispatches a Python function on argument kinds, and
     a dyn parameter matches none of them, while list(dyn) matches every list."""
@@ -540,7 +549,7 @@ def _routed(expr, text, span_of, ast) -> str:
     return f"({function}([{text(*span_of[left.id])}], {right_text}))"
 
 
-def _conversion(expr, text, span_of, ast) -> str:
+def _conversion(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     function, argument = expr.call_expr.function, expr.call_expr.args[0]
     static = ast.type_name(argument.id)
     offset_shows = function == "timestamp" and any(_may_be_timestamp(ast, e.call_expr.args[0])
@@ -560,7 +569,7 @@ def _conversion(expr, text, span_of, ast) -> str:
     return _once(argument, text, span_of, static, converted)
 
 
-def _may_be_timestamp(ast: CheckedAst, expr) -> bool:
+def _may_be_timestamp(ast: CheckedAst, expr: Expr) -> bool:
     """Whether a value may be a timestamp when it runs: one, or a dyn value that is not dyn()
     of something known to be otherwise."""
     static = ast.type_name(expr.id)
@@ -572,7 +581,7 @@ def _may_be_timestamp(ast: CheckedAst, expr) -> bool:
     return True
 
 
-def _once(operand, text, span_of, static_type: str, build: Callable[[str], str]) -> str:
+def _once(operand: Expr, text: Text, span_of: Spans, static_type: str, build: Callable[[str], str]) -> str:
     """build(name), `name` standing for the operand's value: its text where its type is known
     (build writes it once) or where it is a cheap read (a literal, a variable, a field or an
     index of those); else the value evaluated once and named, for build to ask its type when
@@ -591,7 +600,7 @@ def _named(value: str, name: str, body: str) -> str:
     return f"[{value}].map({name}, {body})[0]"
 
 
-def _cheap(expr) -> bool:
+def _cheap(expr: Expr) -> bool:
     kind = expr.WhichOneof("expr_kind")
     if kind in ("const_expr", "ident_expr"):
         return True
@@ -617,7 +626,7 @@ def _when_typed(value: str, static_type: str, wanted: str, converted: str, other
     return f"(type({value}) == {wanted} ? {converted} : {otherwise})"
 
 
-def _text(expr, text, span_of, ast) -> str:
+def _text(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     argument = expr.call_expr.args[0]
     static = ast.type_name(argument.id)
 
@@ -632,25 +641,25 @@ def _text(expr, text, span_of, ast) -> str:
     return _once(argument, text, span_of, static, written)
 
 
-def _duration_milliseconds(expr, text, span_of, ast) -> str:
+def _duration_milliseconds(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     target = expr.call_expr.target
     static = ast.type_name(target.id)
     return _once(target, text, span_of, static, lambda value: _when_typed(
         value, static, _DURATION, f"({_nanoseconds(value)} / 1000000)", f"{value}.getMilliseconds()"))
 
 
-def _map_literal(expr, text, span_of, ast) -> str:
+def _map_literal(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     pairs = ", ".join(f"[{text(*span_of[e.map_key.id])}, {text(*span_of[e.value.id])}]"
                       for e in expr.struct_expr.entries)
     return f"draguard_map_literal([{pairs}])"
 
 
-def _sets(expr, text, span_of, ast) -> str:
+def _sets(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     first, second = (text(*span_of[a.id]) for a in expr.call_expr.args)
     return f"{_SETS[expr.call_expr.function]}({first}, {second})"
 
 
-def _format_arguments(expr, text, span_of, ast) -> str:
+def _format_arguments(expr: Expr, text: Text, span_of: Spans, ast: CheckedAst) -> str:
     """The arguments checked against their clauses by draguard_format_fits, where they stay CEL
     values (Python cannot hand timestamps and durations back); the list is named once."""
     call = expr.call_expr
@@ -661,9 +670,9 @@ def _format_arguments(expr, text, span_of, ast) -> str:
 class _Rewriter(NamedTuple):
     """Which nodes to rewrite, the text that replaces each, and the node whose text it replaces."""
 
-    find: Callable
-    build: Callable  # (expr, text, span_of, ast) -> the replacing text
-    replaced: Callable = lambda expr: expr
+    find: Callable[[CheckedAst], list[Expr]]
+    build: Callable[[Expr, Text, Spans, CheckedAst], str]  # the replacing text
+    replaced: Callable[[Expr], Expr] = lambda expr: expr
 
 
 _REWRITERS = (
@@ -727,12 +736,13 @@ def rewrite(ast: CheckedAst, source: str) -> str | None:
     return text(0, len(source))
 
 
-def _transform_list(expr, text, span_of) -> str:
+def _transform_list(expr: Expr, text: Text, span_of: Spans) -> str:
     """A transformMap(k, v, [filter,] value) as draguard_map_entries(range.transformList(k, v,
     [filter,] [[k, value]])); a transformMapEntry(k, v, [filter,] entry) with the entry map
     in place of the pair."""
     comprehension = expr.comprehension_expr
-    condition, insert = _map_insert(expr)
+    # a transformMap's comprehension, as _transform_map_targets found it
+    condition, insert = cast(tuple["Expr | None", Call], _map_insert(expr))
     variables = f"{comprehension.iter_var}, {comprehension.iter_var2}"
     filtered = f"{text(*span_of[condition.id])}, " if condition is not None else ""
     if len(insert.args) == 3:  # (@result, key, value): transformMap
@@ -743,16 +753,16 @@ def _transform_list(expr, text, span_of) -> str:
             f"{filtered}{entry}))")
 
 
-def map_literal(pairs: list) -> dict:
+def map_literal(pairs: list[list[CelValue]]) -> dict[CelValue, CelValue]:
     """A map literal as cel-go builds it: a repeated key keeps its last value."""
     return {key: value for key, value in pairs}
 
 
-def map_entries(groups: list) -> dict:
+def map_entries(groups: list[list[CelValue]]) -> dict[CelValue, CelValue]:
     """The map cel.@mapInsert would build from each step's entries ([key, value] pairs, or
     maps), in order: a key inserted twice is an error, as in cel-go, and so is a key of a
     Kubernetes value type (a Semver or Quantity cannot be hashed there)."""
-    out: dict = {}
+    out: dict[CelValue, CelValue] = {}
     for group in groups:
         for item in group:
             pairs = item.items() if isinstance(item, dict) else [tuple(item)]
@@ -765,7 +775,7 @@ def map_entries(groups: list) -> dict:
     return out
 
 
-def equals(left, right) -> bool:
+def equals(left: CelValue, right: CelValue) -> bool:
     """cel-go's types.Equal, left operand first (see the module docstring): null equals only
     null, whatever the other side; lists and maps compare element by element and are unequal
     only on an element that is (an element's error does not count: baseList.Equal and
@@ -776,7 +786,7 @@ def equals(left, right) -> bool:
     if left_type in SPECIAL_TYPES:
         if getattr(getattr(right, "DESCRIPTOR", None), "full_name", None) != left_type:
             raise ValueError("no such overload")
-        return left.value == right.value if left_type in _BY_VALUE else left == right
+        return bool(left.value == right.value) if left_type in _BY_VALUE else bool(left == right)
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
     if isinstance(left, (int, float)) and isinstance(right, (int, float)):
@@ -788,23 +798,23 @@ def equals(left, right) -> bool:
     return type(left) is type(right) and left == right
 
 
-def is_equal(left, right) -> bool:
+def is_equal(left: CelValue, right: CelValue) -> bool:
     """`left.Equal(right) == True`, how cel-go's `!=`, list Contains and the Kubernetes lists
     library's indexOf read equality: an error counts as unequal."""
     return _equal_or(left, right, False)
 
 
-def not_equals(left, right) -> bool:
+def not_equals(left: CelValue, right: CelValue) -> bool:
     """cel-go's `!=`: true unless Equal is true."""
     return not is_equal(left, right)
 
 
-def contained(item, values: list) -> bool:
+def contained(item: CelValue, values: list[CelValue]) -> bool:
     """cel-go's list Contains: item.Equal(each value)."""
     return any(is_equal(item, value) for value in values)
 
 
-def _equal_or(left, right, on_error: bool) -> bool:
+def _equal_or(left: CelValue, right: CelValue, on_error: bool) -> bool:
     """equals, with `on_error` standing for a "no such overload" error."""
     try:
         return equals(left, right)

@@ -6,6 +6,11 @@ run-time check on dyn ones (cel.rewrite), which cel-cpp's own format does not ma
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .checked import Expr
 
 # verb -> (the kinds it accepts, what the error says); a dyn element is checked when it runs
 _ACCEPTS = {
@@ -27,7 +32,7 @@ class FormatError(ValueError):
     pass
 
 
-def clauses(text: str, available: int):
+def clauses(text: str, available: int) -> Iterator[str]:
     """The verbs of `text`, one at a time (parseFormatString checks each clause's argument
     before reading the next clause); FormatError as cel-go words it when the string does not
     parse or asks for more than `available` arguments."""
@@ -68,7 +73,7 @@ def clause_error(verb: str, kind: str) -> str | None:
     return None if kind == "dyn" or kind in kinds else f"error during formatting: {message}, was given {kind}"
 
 
-def literal_format_call(expr) -> tuple[str, list] | None:
+def literal_format_call(expr: Expr) -> tuple[str, list[Expr]] | None:
     """(format string, list elements) of `'...'.format([...])`, else None."""
     call = expr.call_expr if expr.HasField("call_expr") else None
     if call is None or call.function != "format" or not call.HasField("target") or len(call.args) != 1:
@@ -80,7 +85,7 @@ def literal_format_call(expr) -> tuple[str, list] | None:
     return target.const_expr.string_value, list(arguments.list_expr.elements)
 
 
-def runtime_kind(value) -> str:
+def runtime_kind(value: object) -> str:
     """The TypeName of a value as cel-expr-python hands it to Python (a uint reads as int,
     bytes as a bytearray)."""
     for python_type, kind in ((bool, "bool"), (int, "int"), (float, "double"), (str, "string"),
@@ -94,7 +99,7 @@ def runtime_kind(value) -> str:
     return getattr(getattr(value, "DESCRIPTOR", None), "full_name", "unknown")
 
 
-def arguments_fit(text: str, arguments: list) -> bool:
+def arguments_fit(text: str, arguments: list[object]) -> bool:
     """True once each argument has the kind its clause needs (what cel-go checks as it
     formats); FormatError with cel-go's message where one does not."""
     for verb, value in zip(clauses(text, len(arguments)), arguments):
@@ -105,7 +110,7 @@ def arguments_fit(text: str, arguments: list) -> bool:
     return True
 
 
-def _printed(value):
+def _printed(value: object) -> Iterator[object]:
     """A value and, for lists and maps, everything %s prints of them."""
     yield value
     nested = value if isinstance(value, list) else [p for kv in value.items() for p in kv] if isinstance(value, dict) else []

@@ -6,19 +6,20 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Callable
 
 #: seconds the helper keeps free before SIGKILL (`--margin`): its own steps end this long before
 #: the grace period does. model.teardown reads a hook's bound with it.
 DEFAULT_MARGIN = 5.0
 
 
-def is_amount(value, positive: bool = False) -> bool:
+def is_amount(value: object, positive: bool = False) -> bool:
     """A finite number (not a bool), 0 or more (above 0 with `positive`)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and \
         (value > 0 if positive else value >= 0)
 
 
-def amount(unit: str, positive: bool = False):
+def amount(unit: str, positive: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite number of `unit`, 0 or more (above 0 with `positive`).
     float() takes 'nan', 'inf' and negatives; as durations they end a step at once, never
     end it, or spin (a simulation with a NaN readiness time ran forever)."""

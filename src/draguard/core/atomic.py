@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from contextlib import contextmanager
-from typing import IO, Iterator
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import IO, Any, Literal, overload
 
 
 #: The temporary files' names carry the writer's process id, so that a later run can tell
@@ -25,8 +26,17 @@ class WriteError(OSError):
         return f"cannot write {self.path}: {self.strerror}"
 
 
+@overload
+def atomic_writer(path: str, binary: Literal[False] = False,
+                  mode: int | None = None) -> AbstractContextManager[IO[str]]: ...
+
+
+@overload
+def atomic_writer(path: str, binary: Literal[True], mode: int | None = None) -> AbstractContextManager[IO[bytes]]: ...
+
+
 @contextmanager
-def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> Iterator[IO]:
+def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> Iterator[IO[Any]]:
     """A handle (text, or bytes with `binary`) onto a temporary file beside `path`, renamed
     over it (atomic on POSIX) when the block finishes, with the mode and, where allowed, the
     owner of the file it replaces; on an error the temporary file goes and `path` is
@@ -67,9 +77,9 @@ def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> I
         raise
 
 
-def _written_through(path: str, binary: bool) -> Iterator[IO]:
+def _written_through(path: str, binary: bool) -> Iterator[IO[Any]]:
     try:
-        with open(path, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as handle:
+        with open(path, "wb") if binary else open(path, "w", encoding="utf-8") as handle:
             yield handle
     except OSError as exc:
         raise WriteError(path, exc) from None

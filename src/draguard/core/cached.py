@@ -7,16 +7,28 @@ instance's `__dict__`, where later reads find it without calling this descriptor
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
 
-class cached:  # noqa: N801 - used like `property`
-    def __init__(self, compute):
+_View = TypeVar("_View")
+_Value = TypeVar("_Value")
+
+
+class cached(Generic[_View, _Value]):  # noqa: N801 - used like `property`
+    def __init__(self, compute: Callable[[_View], _Value]) -> None:
         self.compute = compute
         self.__doc__ = compute.__doc__
 
-    def __set_name__(self, owner, name):
+    def __set_name__(self, owner: type[Any], name: str) -> None:
         self.name = name
 
-    def __get__(self, instance, owner=None):
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> cached[_View, _Value]: ...
+
+    @overload
+    def __get__(self, instance: _View, owner: type[Any] | None = None) -> _Value: ...
+
+    def __get__(self, instance: _View | None, owner: type[Any] | None = None) -> cached[_View, _Value] | _Value:
         if instance is None:
             return self
         value = instance.__dict__[self.name] = self.compute(instance)

@@ -5,7 +5,9 @@ Reading and validating the file against the rule catalog is the engine's job
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from .finding import Problem, Severity
 from .versions import DEFAULT_KUBE_VERSION
@@ -13,11 +15,28 @@ from .versions import DEFAULT_KUBE_VERSION
 EXTERNAL_KINDS = ("resourceClaims", "resourceClaimTemplates", "deviceClasses")
 
 
+class Defaulted(Protocol):
+    """An option as the config reads it (rules.base.Option)."""
+
+    @property
+    def default(self) -> object: ...
+
+
+class Configurable(Protocol):
+    """A rule as the config reads it (rules.base.Rule, which this layer cannot import)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def options(self) -> Mapping[str, Defaulted]: ...
+
+
 @dataclass
 class RuleSettings:
     enabled: bool = True
     severity: Severity | None = None
-    options: dict = field(default_factory=dict)
+    options: dict[str, object] = field(default_factory=dict)  # option -> value, checked by Option.coerce
 
 
 @dataclass
@@ -29,27 +48,29 @@ class Config:
     kube_version_from: str | None = None
     fail_on: Severity = Severity.ERROR
     rules: dict[str, RuleSettings] = field(default_factory=dict)
-    external: dict[str, set] = field(default_factory=lambda: {k: set() for k in EXTERNAL_KINDS})
-    admin_namespaces: set = field(default_factory=set)
-    inventory: list = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
-    feature_gates: dict = field(default_factory=dict)  # gate -> enabled, where the cluster differs from defaults
+    external: dict[str, set[str]] = field(default_factory=lambda: {k: set() for k in EXTERNAL_KINDS})
+    admin_namespaces: set[str] = field(default_factory=set)
+    inventory: list[str] = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
+    feature_gates: dict[str, bool] = field(default_factory=dict)  # gate -> enabled, where the cluster differs from defaults
     problems: list[Problem] = field(default_factory=list)  # unknown rule ids in the file
     #: whether DaemonSets are the platform's node agents (GPU drivers, device plugins), which
     #: need the host's devices: lint's view of a repository. Admission says False: the
     #: platform's node agents run in the namespaces its install exempts, so a DaemonSet in a
     #: namespace admission judges is a tenant's, and the tenant rules judge it as any workload.
     daemonsets_are_node_agents: bool = True
-    checks: list = field(default_factory=list)  # the file's own checks (rules.custom.UserCheck), judged as rules
+    #: the file's own checks (rules.custom.UserCheck), judged as rules. Any: they are rules.base.Rule
+    #: objects, which this layer cannot name, and the rules' catalog takes them as such
+    checks: list[Any] = field(default_factory=list)
     #: the rule selection (rules.selection) as configured: a profile, select (None: the
     #: profile's rules), extendSelect, ignore, preview ...
     profile: str = "recommended"
-    select: tuple | None = None
-    extend_select: tuple = ()
-    ignore: tuple = ()
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
     preview: bool = False
     #: ... and the rules it leaves out, decided by engine.config_file.apply_selection. A
     #: Config made in code leaves out none: every rule runs
-    selection_off: frozenset = frozenset()
+    selection_off: frozenset[str] = frozenset()
 
     def settings(self, rule_id: str) -> RuleSettings:
         """The rule's settings: its own entry under `rules:` wins (naming a rule there turns it
@@ -72,17 +93,19 @@ class Config:
             return default if configured is None else configured
         return chosen if configured is None else min(chosen, configured)
 
-    def rule_option(self, rule, name: str):
+    def rule_option(self, rule: Configurable, name: str) -> Any:
+        """The rule's option `name`, as configured else its default. Any: each option has its
+        own type (its default's, which Option.coerce held the configured value to)."""
         configured = self.settings(rule.id).options
         return configured[name] if name in configured else rule.options[name].default
 
-    def without(self, rule_ids) -> "Config":
+    def without(self, rule_ids: Iterable[str]) -> "Config":
         """A copy with these rules switched off (the rest of the settings shared)."""
-        rule_ids = list(rule_ids)
-        if not rule_ids:
+        off = list(rule_ids)
+        if not off:
             return self
         rules = dict(self.rules)
-        rules.update((rule_id, RuleSettings(enabled=False)) for rule_id in rule_ids)
+        rules.update((rule_id, RuleSettings(enabled=False)) for rule_id in off)
         return replace(self, rules=rules)
 
     def is_external(self, what: str, name: str, namespace: str = "") -> bool:

@@ -7,6 +7,7 @@ ContextVar, set around an MCP tool call); the command line reads anywhere."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ class Roots:
     files: tuple[str, ...] = ()  # the server's own temporary copies of texts, resolved
 
     @classmethod
-    def of(cls, paths) -> Roots:
+    def of(cls, paths: Iterable[str]) -> Roots:
         return cls(tuple(dict.fromkeys(os.path.realpath(p) for p in paths)))
 
     def holding(self, path: str) -> str | None:
@@ -45,7 +46,7 @@ class Roots:
     def named(self) -> str:
         return ", ".join(self.folders) or "no folder"
 
-    def narrowed(self, folders) -> Roots:
+    def narrowed(self, folders: Iterable[str]) -> Roots:
         """The folders both these roots and `folders` (resolved) hold: a client narrows the
         server's roots, never widens them."""
         return Roots(tuple(dict.fromkeys(
@@ -73,7 +74,7 @@ def check(path: str) -> None:
 
 
 @contextmanager
-def confined(roots: Roots):
+def confined(roots: Roots) -> Iterator[Roots]:
     token = _ACTIVE.set(roots)
     try:
         yield roots

@@ -17,7 +17,7 @@ _KEPT = 96  # characters of an overlong word shown before the ellipsis
 _LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
 
 
-def _cut(found: re.Match) -> str:
+def _cut(found: re.Match[str]) -> str:
     word = found.group(0)
     return f"{word[:_KEPT]}… ({len(word):,} characters)"
 

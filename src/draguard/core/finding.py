@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from .excerpt import bounded
 from .fixes import Fix
-from .location import Location
+from .location import Location, Path
 
 #: The fixed set of categories a rule may belong to (documented in the README).
 CATEGORIES = (
@@ -59,7 +59,7 @@ class ObjectRef:
     namespace: str = ""
     name: str = ""
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, str]:
         return {
             "apiVersion": self.api_version,
             "kind": self.kind,
@@ -77,8 +77,8 @@ class Site(NamedTuple):
     (None: the container itself), whether the value is meant rather than its key, and a
     character of a string value (Manifest.location's arguments, with the container as a path)."""
 
-    container: tuple
-    key: object = None
+    container: Path
+    key: str | int | None = None
     value: bool = False
     offset: int | None = None
 
@@ -106,12 +106,12 @@ class Finding:
     #: by the file judged
     judged: object = field(default=None, compare=False, repr=False)
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, object]:
         """Pickled (sent to another process: lint --jobs) without the object it was judged
         on, which stays with the process that judged it."""
         return dict(self.__dict__, judged=None)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # what a rule quoted from the input is the tenant's: bounded once, here, for every report
         self.message = bounded(self.message)
         if self.help is not None:
@@ -130,10 +130,10 @@ class Finding:
     def column(self) -> int:
         return self.location.column or 1
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str, str]:
         return (self.file, self.line, self.column, self.rule, self.message)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         location = self.location
         return {
             "rule": self.rule,

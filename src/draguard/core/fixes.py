@@ -8,7 +8,9 @@ changes behaviour and is applied only when asked, a `display-only` fix is a sugg
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .excerpt import bounded
 from .location import Path, format_path
@@ -55,8 +57,8 @@ class Edit:
     path: Path = ()
     value: object = None
 
-    def as_json(self) -> dict:
-        out: dict = {"op": str(self.op)}
+    def as_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"op": str(self.op)}
         if self.op is not Op.ADD_DOCUMENT:
             out["path"] = format_path(self.path)
         if self.op is not Op.REMOVE:
@@ -64,28 +66,28 @@ class Edit:
         return out
 
 
-def set_value(path: Path, value) -> Edit:
+def set_value(path: Iterable[str | int], value: object) -> Edit:
     return Edit(Op.SET, tuple(path), value)
 
 
-def remove(path: Path) -> Edit:
+def remove(path: Iterable[str | int]) -> Edit:
     return Edit(Op.REMOVE, tuple(path))
 
 
-def remove_items(list_path: Path, indices, length: int) -> tuple[Edit, ...]:
+def remove_items(list_path: Path, indices: Iterable[int], length: int) -> tuple[Edit, ...]:
     """Remove these items of a list of `length` items; the whole key when none would be left
     (a fixed manifest says nothing rather than `env: []`)."""
-    indices = sorted(set(indices))
-    if len(indices) >= length:
+    removed = sorted(set(indices))
+    if len(removed) >= length:
         return (remove(list_path),)
-    return tuple(remove(tuple(list_path) + (i,)) for i in indices)
+    return tuple(remove((*list_path, i)) for i in removed)
 
 
-def append(path: Path, value) -> Edit:
+def append(path: Iterable[str | int], value: object) -> Edit:
     return Edit(Op.APPEND, tuple(path), value)
 
 
-def add_document(value: dict) -> Edit:
+def add_document(value: Mapping[str, object]) -> Edit:
     return Edit(Op.ADD_DOCUMENT, (), value)
 
 
@@ -93,12 +95,12 @@ def add_document(value: dict) -> Edit:
 class Fix:
     title: str
     applicability: Applicability
-    edits: tuple
+    edits: tuple[Edit, ...]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "title", bounded(self.title))  # it names what the input named
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {"title": self.title, "applicability": str(self.applicability),
                 "edits": [e.as_json() for e in self.edits]}
 
@@ -113,8 +115,9 @@ class EditError(ValueError):
     """An edit whose path does not lead where it says (the document changed under it)."""
 
 
-def plain(node):
-    """A deep copy as plain dicts and lists (positioned YAML nodes lose their positions)."""
+def plain(node: object) -> Any:
+    """A deep copy as plain dicts and lists (positioned YAML nodes lose their positions). Any:
+    the copy is parsed YAML, whatever shape the input had."""
     if isinstance(node, dict):
         return {key: plain(value) for key, value in node.items()}
     if isinstance(node, list):
@@ -122,7 +125,7 @@ def plain(node):
     return node
 
 
-def application_order(edits) -> list:
+def application_order(edits: Sequence[Edit]) -> list[Edit]:
     """The order a fix's edits are applied in: sets and appends first, as given (they never
     renumber a list item); removals last, from the highest index down, so that every path
     keeps naming what it named before the fix. Applying to data and splicing into text both
@@ -131,15 +134,15 @@ def application_order(edits) -> list:
     return [e for e in edits if e.op is not Op.REMOVE] + removals
 
 
-def apply_edits(document, edits) -> list:
+def apply_edits(document: object, edits: Sequence[Edit]) -> list[Any]:
     """Apply `edits` to a copy of `document`, in application_order; returns [the new
     document, then any added documents]. Only the mappings and lists an edit passes through
     are copied (as plain dicts and lists); the rest is shared with `document`, which is never
     changed (a fix verified on a large document copied all of it, measured). Raises
-    EditError when a path does not resolve."""
+    EditError when a path does not resolve. Any: the documents are parsed YAML."""
     made: set[int] = set()  # ids of the containers this call made, which it may change
     root = _made_copy(document, made)
-    added = []
+    added: list[object] = []
     for edit in application_order(edits):
         if edit.op is Op.ADD_DOCUMENT:
             added.append(plain(edit.value))
@@ -162,11 +165,11 @@ def apply_edits(document, edits) -> list:
     return [root, *added]
 
 
-def _path_order(path: Path) -> tuple:
+def _path_order(path: Path) -> tuple[tuple[int, int, str], ...]:
     return tuple((0, part, "") if isinstance(part, int) else (1, 0, part) for part in path)
 
 
-def _made_copy(node, made: set):
+def _made_copy(node: object, made: set[int]) -> object:
     """A shallow copy of a mapping or list that this apply may change (other values as they are)."""
     if isinstance(node, dict):
         node = dict(node)
@@ -178,20 +181,27 @@ def _made_copy(node, made: set):
     return node
 
 
-def _own_child(node, part, path: Path, made: set):
+def _own_child(node: object, part: str | int, path: Path, made: set[int]) -> object:
     """node[part], copied into `node` first unless this apply made it."""
-    if isinstance(node, dict) and isinstance(part, str):
-        if part not in node:
-            raise EditError(f"{format_path(path)} does not exist")
+    if isinstance(node, dict) and isinstance(part, str) and part in node:
         child = node[part]
+        if _shared(child, made):
+            child = node[part] = _made_copy(child, made)
+    elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        child = node[part]
+        if _shared(child, made):
+            child = node[part] = _made_copy(child, made)
     else:
-        child = _item(node, part, path)
-    if id(child) not in made and isinstance(child, (dict, list)):
-        child = node[part] = _made_copy(child, made)
+        raise EditError(f"{format_path(path)} does not exist")
     return child
 
 
-def _walk(node, path: Path, create: bool, made: set):
+def _shared(child: object, made: set[int]) -> bool:
+    """A mapping or list this apply did not make: copied before it is changed."""
+    return id(child) not in made and isinstance(child, (dict, list))
+
+
+def _walk(node: object, path: Path, create: bool, made: set[int]) -> object:
     for depth, part in enumerate(path):
         if create and isinstance(node, dict) and isinstance(part, str) and part not in node:
             node[part] = _made_copy({}, made)
@@ -199,13 +209,7 @@ def _walk(node, path: Path, create: bool, made: set):
     return node
 
 
-def _item(node, index, path: Path):
-    if isinstance(node, list) and isinstance(index, int) and 0 <= index < len(node):
-        return node[index]
-    raise EditError(f"{format_path(path)} does not exist")
-
-
-def _set(parent, key, value, path: Path) -> None:
+def _set(parent: object, key: str | int, value: object, path: Path) -> None:
     if isinstance(parent, dict) and isinstance(key, str):
         parent[key] = value
     elif isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):
@@ -214,7 +218,7 @@ def _set(parent, key, value, path: Path) -> None:
         raise EditError(f"cannot set {format_path(path)}")
 
 
-def _remove(parent, key, path: Path) -> None:
+def _remove(parent: object, key: str | int, path: Path) -> None:
     if isinstance(parent, dict) and key in parent:
         del parent[key]
     elif isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent):

@@ -8,7 +8,7 @@ import re
 _ATOI = re.compile(r"[+-]?[0-9]+")  # strconv.Atoi: ASCII digits, an optional sign, nothing else
 
 
-def scaled_value(value, total: int, round_up: bool) -> int:
+def scaled_value(value: object, total: int, round_up: bool) -> int:
     """intstr.GetScaledValueFromIntOrPercent: an int is taken as is; "N%" of `total` is
     rounded up or down. ValueError for anything else (a string without '%', a float), as
     upstream returns an error ("invalid type: string is not a percentage")."""
@@ -26,7 +26,7 @@ def scaled_value(value, total: int, round_up: bool) -> int:
 _PERCENT = re.compile(r"[0-9]+%")  # validation.IsValidPercent
 
 
-def problem(value, at_most_100: bool = True, nonzero: bool = False) -> str | None:
+def problem(value: object, at_most_100: bool = True, nonzero: bool = False) -> str | None:
     """What the API server's validation says of an IntOrString count or percentage
     (apps validation ValidatePositiveIntOrPercent, and IsNotMoreThan100Percent where
     `at_most_100`: not for a rolling update's maxSurge), None when valid: an integer of 0 or
@@ -43,7 +43,7 @@ def problem(value, at_most_100: bool = True, nonzero: bool = False) -> str | Non
     return "cannot be 0" if nonzero and int(value[:-1]) == 0 else None
 
 
-def is_zero(value) -> bool:
+def is_zero(value: object) -> bool:
     """getIntOrPercentValue(value) == 0 for a value the API server accepts: 0, or a
     percentage of 0 ("0%", "00%"). A value it refuses is neither zero nor non-zero (`problem`
     says why). The one reading of "zero surge" (model.rollout, rules.rollout)."""

@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-Path = tuple  # of str | int
+Path = tuple[str | int, ...]
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TOKEN = re.compile(r"""\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]""")
@@ -33,7 +33,7 @@ def format_path(path: Path) -> str:
 
 def parse_path(text: str) -> Path:
     """The inverse of `format_path`; ValueError names the first character it cannot read."""
-    parts: list = []
+    parts: list[str | int] = []
     position = 0
     while position < len(text):
         match = _TOKEN.match(text, position)

@@ -78,14 +78,14 @@ Form = tuple[int, int] | None
 _INT64 = (-(2**63), 2**63 - 1)
 
 
-def parse_quantity(text, trim: bool = True) -> Fraction:
+def parse_quantity(text: object, trim: bool = True) -> Fraction:
     """The exact value of a quantity; ints and floats (YAML numbers) are taken as is. `trim`
     strips surrounding blanks as Quantity's JSON decoding does; CEL's quantity() does not."""
     return parse_quantity_form(text, trim)[0]
 
 
 @lru_cache(maxsize=4096)
-def parse_quantity_form(text, trim: bool = True) -> tuple[Fraction, Form]:
+def parse_quantity_form(text: object, trim: bool = True) -> tuple[Fraction, Form]:
     """(value, form): the value as parse_quantity, the form as ParseQuantity stores it."""
     if isinstance(text, bool):
         raise QuantityError(f"{_EXPECTED}, got {text!r}")
@@ -190,7 +190,7 @@ class Quantity:
 
 
 @lru_cache(maxsize=4096)
-def parse_quantity_text(text) -> Quantity:
+def parse_quantity_text(text: object) -> Quantity:
     """ParseQuantity as far as String() reads it (a YAML number is the JSON number's text)."""
     if isinstance(text, int) and not isinstance(text, bool):
         text = str(text)
@@ -227,11 +227,11 @@ def canonical_text(value: Fraction, format: str = "DecimalSI") -> str:
             amount //= 1024
             power += 1
         return f"{'-' if value < 0 else ''}{amount}{_BINARY_SUFFIXES.get(power, '')}"
-    amount, exponent = abs(value), 0
-    while amount.denominator != 1:
-        amount *= 10
+    scaled, exponent = abs(value), 0
+    while scaled.denominator != 1:
+        scaled *= 10
         exponent -= 1
-    amount = amount.numerator
+    amount = scaled.numerator
     while amount >= 10 and amount % 10 == 0:
         amount //= 10
         exponent += 1
@@ -243,7 +243,7 @@ def canonical_text(value: Fraction, format: str = "DecimalSI") -> str:
     return f"{sign}{amount}{_DECIMAL_SUFFIXES.get(exponent, '')}"
 
 
-def is_quantity(text, trim: bool = True) -> bool:
+def is_quantity(text: object, trim: bool = True) -> bool:
     try:
         parse_quantity(text, trim)
     except QuantityError:

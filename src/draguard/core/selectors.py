@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 
-def matches(selector, labels: dict) -> bool:
+
+def matches(selector: object, labels: Mapping[str, object]) -> bool:
     """True when `selector` (a LabelSelector mapping) selects `labels`. An empty selector
     selects everything; a malformed one selects nothing."""
     if not isinstance(selector, dict):

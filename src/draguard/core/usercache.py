@@ -56,7 +56,8 @@ def cached_json(area: str, key: str, build: Callable[[], T]) -> T:
         with open(path, encoding="utf-8") as handle:
             entry = json.load(handle)
         if isinstance(entry, dict) and entry.get("key") == key:
-            return entry["value"]
+            cached: T = entry["value"]  # JSON that `build` made for this key, read back
+            return cached
     except (OSError, ValueError, KeyError):
         pass  # absent or damaged: rebuilt below
     value = build()

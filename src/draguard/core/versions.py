@@ -9,7 +9,7 @@ SUPPORTED_KUBE_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 DEFAULT_KUBE_VERSION = "1.37"
 
 
-def check_kube_version(value) -> str:
+def check_kube_version(value: object) -> str:
     """'1.34', 'v1.34.2' or 1.34 -> '1.34'; ValueError for releases draguard does not know."""
     text = str(value).strip().lstrip("v")
     short = ".".join(text.split(".")[:2])
