@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.shipped import attributes_version, driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
@@ -17,8 +19,12 @@ from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
-def selector_sites(obj):
+
+def selector_sites(obj: Manifest):
     """(cel mapping, expression, DeviceRequest or None for a DeviceClass) of every selector."""
     if obj.kind == "DeviceClass":
         return [(cel, cel["expression"], None) for selector in mappings(obj.spec.get("selectors"))
@@ -71,7 +77,7 @@ class CelInvalid(Rule):
                                          "device.attributes['gpu.nvidia.com'].memory >= 10Gi")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import compile_selector  # the engine loads only when there is CEL to judge
 
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
@@ -96,7 +102,7 @@ class CelInvalid(Rule):
         if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
             yield from self._derived(obj, ctx, consumable, includes)
 
-    def _derived(self, obj, ctx, consumable: bool, includes: bool):
+    def _derived(self, obj: Manifest, ctx: Context, consumable: bool, includes: bool):
         """Derived attributes' expressions, as the API server validates a new claim's while
         DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
         compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
@@ -125,12 +131,12 @@ class CelInvalid(Rule):
                               f"claim exceeds cost limit: the API server estimates {total:,}, over {MAX_COST:,}",
                               last, "expression")
 
-    def _not_checked(self, obj, ctx, where, error):
+    def _not_checked(self, obj: Manifest, ctx: Context, where, error):
         """An expression draguard's engine cannot check (upstream may accept it): said, not blamed."""
         return ctx.finding(self, obj, f"CEL not checked: {error.message}", where, "expression", offset=error.offset,
                            severity=Severity.INFO)
 
-    def _too_complex(self, obj, ctx, cel, compiled):
+    def _too_complex(self, obj: Manifest, ctx: Context, cel, compiled):
         from ..cel.env import MAX_COST
 
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
@@ -145,7 +151,7 @@ class CelInvalid(Rule):
 _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 
-def _device_types(ctx, class_name: str | None) -> set[str]:
+def _device_types(ctx: Context, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
     selectors compare the type attribute with (cel.reads), every one when they do not."""
     from ..cel.env import compile_selector
@@ -184,7 +190,7 @@ class CelUnknownAttribute(Rule):
                                          "device.attributes['gpu.nvidia.com'].index == 0")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import compile_selector
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
@@ -267,7 +273,7 @@ class DeviceNameTwice(Rule):
     noncompliant = _TWICE_SLICE
     compliant = _TWICE_SLICE.replace("      model: {string: A100}\n", "")
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..dra.devices import published_twice  # the device model loads the CEL engine: not at start-up
 
         driver = obj.spec.get("driver")

@@ -4,9 +4,11 @@ Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
 from ..dra.convert import to_v1
@@ -18,6 +20,10 @@ from ..sources.yamlpos import path_of
 from .base import Rule
 from .examples import COMPLIANT_POD, V1BETA1_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _REMOVED_KINDS = {
     "ResourceClass": "use a DeviceClass (resource.k8s.io/v1)",
@@ -33,7 +39,7 @@ _CLASSIC_FIELDS = {
 }
 
 
-def _structured_claim(obj, spec: dict, kube_version: str) -> Fix | None:
+def _structured_claim(obj: Manifest, spec: dict, kube_version: str) -> Fix | None:
     """A classic claim (`resourceClassName`, no opaque `parametersRef`) as one structured
     request of the DeviceClass of the same name: what the NVIDIA and example drivers name
     their classes. Unsafe: the class must exist, and `allocationMode: Immediate` has no
@@ -68,20 +74,20 @@ def _flatten_source(entry: dict) -> Fix | None:
     return Fix("move the claim source onto the entry", Applicability.SAFE, tuple(edits))
 
 
-def _lifecycle(obj):
+def _lifecycle(obj: Manifest):
     if obj.group != RESOURCE_GROUP:
         return None
     version = obj.api_version.rsplit("/", 1)[-1]
     return version, resource_api_lifecycle().get((version, obj.kind))
 
 
-def _v1_fix(obj) -> Fix | None:
+def _v1_fix(obj: Manifest) -> Fix | None:
     """The object moved to resource.k8s.io/v1 (the same meaning: upstream converts it so)."""
     edits = to_v1(obj)
     return Fix("move to resource.k8s.io/v1", Applicability.SAFE, edits) if edits else None
 
 
-def _known_lifecycle(obj, ctx):
+def _known_lifecycle(obj: Manifest, ctx: Context):
     """(version, lifecycle entry, target minor) for a resource.k8s.io kind the table knows."""
     found = _lifecycle(obj)
     if not found or not found[1]:
@@ -138,7 +144,7 @@ class ApiRemoved(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         target = minor(ctx.kube_version)
         if obj.group == RESOURCE_GROUP:
             version, life = _lifecycle(obj)
@@ -191,7 +197,7 @@ class ApiVersionUnavailable(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         known = _known_lifecycle(obj, ctx)
         if not known or known[2] >= known[1]["introduced"]:
             return
@@ -230,7 +236,7 @@ class ApiVersionNotDefault(Rule):
     noncompliant = V1BETA1_POD
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         known = _known_lifecycle(obj, ctx)
         if known is None:
             return
@@ -266,7 +272,7 @@ class ApiVersionDeprecated(Rule):
     noncompliant = V1BETA1_POD
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         known = _known_lifecycle(obj, ctx)
         if known is None:
             return

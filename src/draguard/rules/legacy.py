@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 from functools import lru_cache
 from itertools import combinations
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
 from ..core.quantity import QuantityError, parse_quantity
 from ..facts.shipped import device_classes, sharing_knobs, structured_claim_version
@@ -20,6 +22,11 @@ from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from ..model.pods import ContainerSite, PodSite
+    from .context import Context
 
 
 
@@ -46,7 +53,7 @@ def gpu_alias_cel() -> str:
 _NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}') && !({gpu_alias_cel()})"
 
 
-def _alias_note(obj, resource: str, c) -> str:
+def _alias_note(obj: Manifest, resource: str, c: ContainerSite) -> str:
     return f" ({obj.kind} turns it into nvidia.com/gpu)" if resource in c.gpu_aliases else ""
 
 
@@ -106,7 +113,7 @@ def _count(value) -> int | None:
     return int(amount) if amount.denominator == 1 and amount >= 0 else None
 
 
-def _unequal_request(c, resource: str) -> str | None:
+def _unequal_request(c: ContainerSite, resource: str) -> str | None:
     """Why the counts in limits and requests leave the migration no count to take, where
     they do: the API server refuses a request of an extended resource that differs from its
     limit (it is not overcommitted: validateResourceRequirements), so which one was meant is
@@ -146,7 +153,7 @@ def _extended_class(resource: str, request: tuple) -> dict:
             "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
 
 
-def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | NoFix:
+def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, quantity, pairs: list, strategy: str, ctx: Context) -> Fix | NoFix:
     """The fix that moves one container's device-plugin resource (asking for `quantity`) to
     DRA (see the rule's docs), or why there is none. Names derive from the workload,
     container and resource, so a template made before (by an earlier run) is found and
@@ -235,7 +242,7 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    *removals, *ray))
 
 
-def _removals(c, resource: str) -> list:
+def _removals(c: ContainerSite, resource: str) -> list:
     """The edits that take `resource` out of the container's limits and requests (a section
     it leaves empty goes with it)."""
     removals = []
@@ -247,7 +254,7 @@ def _removals(c, resource: str) -> list:
     return removals
 
 
-def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: str | None) -> Fix | NoFix:
+def _shared_migration(obj: Manifest, site: PodSite, c: ContainerSite, quantity, selected: str, strategy, version: str | None) -> Fix | NoFix:
     """Pods on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
     the DRA way of sharing: one ResourceClaim of one GPU that every pod of the workload
     references by resourceClaimName, with NVIDIA's GpuConfig sharing it the same way
@@ -278,7 +285,7 @@ def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: 
                    *_removals(c, "nvidia.com/gpu")))
 
 
-def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
+def _held_by_app_containers(obj: Manifest, site: PodSite, request: tuple, ctx: Context) -> list[tuple[str, int]]:
     """(pod claim, device count) of the claims the app containers use whose template asks
     for what a migration of this resource asks, at any count (the ones an earlier round
     made for them, or a user's of that very shape)."""
@@ -329,7 +336,7 @@ def _lent(held: list[tuple[str, int]], count: int) -> tuple[list[str], int]:
 _RAY_GPU = re.compile(r".*gpu|nvidia\.com/mig-\d+g\..*")
 
 
-def _ray_gpu_count(obj, site, c, resource: str, count: int) -> tuple:
+def _ray_gpu_count(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, count: int) -> tuple:
     """KubeRay starts Ray with the Ray container's (the first one's) GPU limit as --num-gpus,
     and its autoscaler reads the group's GPUs there too, unless the group's rayStartParams set
     num-gpus (generateRayStartCommand, computeGPU). Once the limit is gone, Ray would count no
@@ -347,7 +354,7 @@ def _ray_gpu_count(obj, site, c, resource: str, count: int) -> tuple:
     return (set_value(site.path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
 
 
-def _template_name(ctx, obj, base: str, fields: dict) -> tuple[str, bool] | None:
+def _template_name(ctx: Context, obj: Manifest, base: str, fields: dict) -> tuple[str, bool] | None:
     """(the template name the migration uses, whether the workload's own file holds that
     template already): the derived name when it is free or holds the very request the
     migration would make (an earlier run's, or a copy of the workload's), else the first free
@@ -449,7 +456,7 @@ class LegacyGpuResource(Rule):
                                   "and resource) or 'extended-resource' (keep the limit; a DeviceClass with "
                                   "extendedResourceName serves it, KEP-5004, 1.34+)")}
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if (obj.group, obj.kind) in POD_TARGETS:
             sites = pod_sites(obj)
         elif _custom(obj.group):
@@ -479,7 +486,7 @@ class LegacyGpuResource(Rule):
                         f"not tied to the pod", values, resource, help=_suggestion(resource),
                         fix=migration(obj, site, c, resource, values[resource], pairs, strategy, ctx))
 
-    def _unmodelled(self, obj, ctx):
+    def _unmodelled(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for c in unmodelled_containers(obj):
             for resource, section_list, (section, values) in _by_resource(c):
                 yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} in {section_list} "
@@ -493,7 +500,7 @@ def _custom(group: str) -> bool:
     return "." in group and not group.endswith(".k8s.io")
 
 
-def _by_resource(c):
+def _by_resource(c: ContainerSite):
     """(resource, 'limits and requests', the first (section, mapping)): limits and requests of
     one resource are one fault."""
     found: dict[str, list] = {}
@@ -512,7 +519,7 @@ def _knob(kind: str, name) -> str | None:
     return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
 
 
-def _container_knobs(c):
+def _container_knobs(c: ContainerSite):
     """(the mapping, resource, what) of each sharing resource a container asks for, once: in
     its limits, else in its requests."""
     for section in ("limits", "requests"):
@@ -523,7 +530,7 @@ def _container_knobs(c):
                 yield values, resource, what
 
 
-def _sharing_knobs(c) -> str:
+def _sharing_knobs(c: ContainerSite) -> str:
     """The container's sharing resources (HAMi's nvidia.com/gpumem beside nvidia.com/gpu), as
     `names: what`, or ''."""
     found: dict[str, list] = {}  # what -> names
@@ -587,7 +594,7 @@ class LegacyGpuSharing(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
         if (obj.group, obj.kind) == _CONFIG_MAP:
@@ -640,7 +647,7 @@ class LegacySchedulingLeftover(Rule):
                                          "      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             if not site.claims or any(True for c in site.containers for _ in _by_resource(c)):
                 continue

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..facts.shipped import slice_pins
@@ -14,6 +16,10 @@ from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Profile, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 #: Without a driver of its own (a class that does not name one), a selector pins a slice when
 #: it constrains a profile or the memory.
@@ -74,7 +80,7 @@ class RequestDeviceClass(Rule):
     noncompliant = COMPLIANT_POD.replace("deviceClassName: mig.nvidia.com", "deviceClassName: mig.acme.com")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for top in requests_of(obj):
             if top.has_both_shapes:
                 yield ctx.finding(self, obj, f"request '{top.name}' sets both exactly and firstAvailable; the API "
@@ -119,7 +125,7 @@ class RequestAllocationMode(Rule):
     noncompliant = re.sub(r"\n *allocationMode: ExactCount", "", COMPLIANT_POD)
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for request in device_requests(obj):
             if request.shape == "empty":
                 continue
@@ -163,7 +169,7 @@ class RequestAllDevices(Rule):
     noncompliant = COMPLIANT_POD.replace("allocationMode: ExactCount\n              count: 1", "allocationMode: All")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.namespace in ctx.config.admin_namespaces:
             return
         for request in device_requests(obj):
@@ -204,7 +210,7 @@ class RequestToleratesEveryTaint(Rule):
     noncompliant = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              tolerations: [{operator: Exists}]\n", 1)
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.namespace in ctx.config.admin_namespaces:
             return
         for request in device_requests(obj):
@@ -249,7 +255,7 @@ class RequestUnpinned(Rule):
                                          "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import all_compile
 
         for request in device_requests(obj):

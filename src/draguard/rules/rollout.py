@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
 from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from ..core.selectors import matches
@@ -17,6 +19,10 @@ from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Profile, Rule
 from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _DEPLOYMENT = frozenset({("apps", "Deployment")})
 #: strategy types beside which the API server refuses a rollingUpdate (a DaemonSet's OnDelete takes one)
@@ -41,7 +47,7 @@ def _surge_place(strategy: Strategy) -> tuple:
     return (rolling, "maxSurge") if "maxSurge" in rolling else (spec, "strategy") if "strategy" in spec else (spec, None)
 
 
-def _simulated(ctx) -> bool:
+def _simulated(ctx: Context) -> bool:
     """With an inventory (not in an audit's snapshot), rollout-deadlock simulates the rollout
     and rollout-surge's heuristic stands down."""
     return ctx.inventory is not None and ctx.cluster is None
@@ -53,7 +59,7 @@ _PLUGIN_GPU = " || ".join(
     f"c.resources.{section}.exists(k, k.matches(r'{LEGACY_RESOURCE.pattern}')))" for section in ("limits", "requests"))
 
 
-def _plugin_gpus(obj) -> bool:
+def _plugin_gpus(obj: Manifest) -> bool:
     """Whether a pod of `obj` asks for device-plugin accelerators (nvidia.com/gpu and kin):
     each new pod needs a device of its own exactly as a claim template's does."""
     return any(True for site in pod_sites(obj) for c in site.containers
@@ -100,7 +106,7 @@ class RolloutSurge(Rule):
                                                 "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         templates = any(site.uses_template_claims() for site in pod_sites(obj))
         plugin = not templates and _plugin_gpus(obj)
         if not (templates and not _simulated(ctx)) and not plugin:
@@ -168,7 +174,7 @@ class DaemonSetSurge(Rule):
                                              "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
     compliant = DAEMONSET_EXAMPLE
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         update = mapping(obj.spec.get("updateStrategy"))
@@ -211,7 +217,7 @@ class RolloutDeadlock(Rule):
                                                 "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..simulate.rollout import RELEASE_FIRST, simulate_rollout
         from ..simulate.template import ScenarioError
 
@@ -262,7 +268,7 @@ class RolloutPdb(Rule):
     noncompliant = COMPLIANT_DEPLOYMENT.replace("maxUnavailable: 1\n      selector", "maxUnavailable: 3\n      selector")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         sites = claim_sites(obj)
         if not sites or self._single_replica(obj, ctx):
             return
@@ -288,14 +294,14 @@ class RolloutPdb(Rule):
                                   fix=Fix(f"set maxUnavailable: {wanted}", Applicability.UNSAFE, tuple(edits)))
 
     @staticmethod
-    def _single_replica(obj, ctx) -> bool:
+    def _single_replica(obj: Manifest, ctx: Context) -> bool:
         """One replica, stated or by default; an HPA of the set may scale an unset count."""
         if ctx.objects.autoscales(obj.namespace, obj.kind, obj.name) and "replicas" not in obj.spec:
             return False
         return replica_count(obj) == 1
 
     @staticmethod
-    def _new_budget(obj, ctx, labels: dict, wanted) -> Fix | None:
+    def _new_budget(obj: Manifest, ctx: Context, labels: dict, wanted) -> Fix | None:
         if not labels or any(p.name == obj.name for p in ctx.objects.pdbs_near(obj.namespace)):
             return None
         metadata = {"name": obj.name}
@@ -324,7 +330,7 @@ class PdbSelectsNothing(Rule):
     noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "{app: inference}", "{app: inferense}")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         selector = pdb_selector(obj)
         for site in ctx.objects.pod_templates_near(obj.namespace):
             if matches(selector, site.labels):
@@ -365,7 +371,7 @@ class RolloutFieldsInvalid(Rule):
     noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "maxUnavailable: 1\n", "maxUnavailable: 150%\n")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.kind == "PodDisruptionBudget":
             holder, found = obj.spec, budget_problems(obj.spec)
         else:
@@ -390,7 +396,7 @@ class RolloutFieldsInvalid(Rule):
                 continue  # not an IntOrString at all: schema-invalid says so
             yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
 
-    def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
+    def _one_side(self, obj: Manifest, ctx: Context, rolling: dict, daemon: bool) -> Iterator[Finding]:
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the
         defaults (a Deployment's: 25% each, a DaemonSet's: maxUnavailable 1, maxSurge 0)."""
         surge, unavailable = (

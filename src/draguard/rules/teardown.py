@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import math
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
 from ..dra.gpuclasses import gpu_claim_entries, holds_channel
 from ..model.pods import claim_sites, pod_sites, text
@@ -18,6 +20,11 @@ from ..core.servers import Server
 from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from ..model.pods import ContainerSite, PodSite
+    from .context import Context
 
 #: seconds of SIGTERM handling the grace-period fix leaves after the hook's own waits
 MARGIN_SECONDS = 30
@@ -36,7 +43,7 @@ def claim_names(container) -> set[str]:
     return {text(claim.get("name")) for claim in container.claims}
 
 
-def gpu_sites(obj, ctx, channels: bool = False):
+def gpu_sites(obj: Manifest, ctx: Context, channels: bool = False):
     """(pod site, names of its claims that hold GPUs) for pods that hold GPU claims: a claim
     of NICs or admin-access monitoring has no GPU to release. With `channels`, an IMEX
     channel claim counts too (CHANNEL_NOTE): the rules about the teardown's timeline judge it,
@@ -95,7 +102,7 @@ class TeardownPreStop(Rule):
     noncompliant = COMPLIANT_POD.replace("preStop:", "postStart:")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, gpu_claims in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 uses = claim_names(c) & gpu_claims
@@ -105,7 +112,7 @@ class TeardownPreStop(Rule):
                                       help="add lifecycle.preStop that drains work, bounded by `timeout N`",
                                       fix=self._fix(site, c, ctx))
 
-    def _fix(self, site, c, ctx) -> Fix:
+    def _fix(self, site: PodSite, c: ContainerSite, ctx: Context) -> Fix:
         """draguard-teardown's drain where the image carries it, else the budgeted sleep."""
         grace, _ = site.grace_period
         server = server_of(c.container)
@@ -148,7 +155,7 @@ class Budget:
         return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
 
 
-def container_budget(site, c, server, ctx, rule) -> Budget:
+def container_budget(site: PodSite, c: ContainerSite, server, ctx: Context, rule) -> Budget:
     """What tearing down the server of container `c` takes: its preStop waits, then the
     server's drain after SIGTERM, the release, the helper's verify (when the pod runs it) and
     a margin (the options of BUDGET_OPTIONS, read from `rule`)."""
@@ -165,7 +172,7 @@ def container_budget(site, c, server, ctx, rule) -> Budget:
     return Budget(c, server, tuple((what, float(n)) for what, n in parts if n), float(drain))
 
 
-def teardown_budget(site, gpu_claims, ctx, rule) -> Budget | None:
+def teardown_budget(site: PodSite, gpu_claims, ctx: Context, rule) -> Budget | None:
     """The largest teardown budget over the pod's GPU containers that run a known inference
     server; None without one."""
     budgets = [container_budget(site, c, server, ctx, rule) for c in site.containers
@@ -202,7 +209,7 @@ class TeardownGracePeriod(Rule):
     noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 45")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         floor = ctx.option(self, "minGraceSeconds")
         for site, gpu_claims in gpu_sites(obj, ctx, channels=True):
             seconds, stated = site.grace_period
@@ -249,7 +256,7 @@ class TeardownUnboundedHook(Rule):
     noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'while pgrep vllm; do sleep 1; done']")
     compliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'timeout 9 sh -c \"while pgrep vllm; do sleep 1; done\"']")
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, _ in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 hook = c.pre_stop
@@ -281,7 +288,7 @@ class TeardownDrainDisabled(Rule):
     noncompliant = COMPLIANT_POD.replace("[--shutdown-timeout, '30']", "[--model, /models/llama-3.1-8b]")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, gpu_claims in gpu_sites(obj, ctx):
             for c in site.containers:
                 server = server_of(c.container)
@@ -296,7 +303,7 @@ class TeardownDrainDisabled(Rule):
                                   help=f"add {server.drain_flag} N, N being what the grace period leaves after the "
                                   "preStop waits and the release", fix=self._fix(site, c, server, ctx))
 
-    def _fix(self, site, c, server, ctx) -> Fix | NoFix:
+    def _fix(self, site: PodSite, c: ContainerSite, server, ctx: Context) -> Fix | NoFix:
         """The flag set where it is written, else added to args (created after an exec-form
         command: the same argv). Never into a shell line, nor after the image's own command,
         which the manifest does not show."""
@@ -345,7 +352,7 @@ class TeardownKillsPid1(Rule):
     noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'kill -SIGTERM 1 && sleep 10']")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, _ in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 if c.pre_stop and kills_pid1(c.pre_stop):
@@ -384,7 +391,7 @@ class TeardownGraceZero(Rule):
     noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 0")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         seconds = ctx.option(self, "graceSeconds")
         for site in claim_sites(obj):
             grace, stated = site.grace_period
@@ -429,7 +436,7 @@ class TeardownHelperClaim(Rule):
     noncompliant = compliant.replace("        resources:\n          claims: [{name: gpu}]\n        lifecycle:",
                                      "        lifecycle:", 1)  # the sidecar's, the first one
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, gpu_claims in gpu_sites(obj, ctx):
             used = {text(claim.get("name")) for c in site.containers if not runs_helper(c.container)
                     for claim in c.claims} & gpu_claims

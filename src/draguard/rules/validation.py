@@ -8,7 +8,9 @@ validateDeviceDerivedAttribute (constraints that read derived attributes)."""
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..dra import apivalidation
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, claim_spec, device_requests, \
@@ -17,6 +19,10 @@ from ..model.pods import mapping, mappings
 from .base import Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _SLICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
 _DEVICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
@@ -73,7 +79,7 @@ class ApiValidation(Rule):
     noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         yield from self._found(obj, ctx, apivalidation.metadata(mapping(obj.data.get("metadata"))))
         if obj.kind == "ResourceClaimTemplate":
             yield from self._found(obj, ctx, apivalidation.template_metadata(mapping(obj.spec.get("metadata"))))
@@ -89,12 +95,12 @@ class ApiValidation(Rule):
             problems = apivalidation.claim(mapping(claim_spec(obj).get("devices")), requests_of(obj))
         yield from self._found(obj, ctx, problems)
 
-    def _found(self, obj, ctx, problems):
+    def _found(self, obj: Manifest, ctx: Context, problems) -> Iterator[Finding]:
         """dra.apivalidation's problems as this rule's findings."""
         for p in problems:
             yield ctx.finding(self, obj, p.message, p.holder, p.key, value=p.at_value)
 
-    def _slice(self, obj, ctx):
+    def _slice(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         spec = obj.spec
         set_fields = [f for f in _SLICE_NODE_FIELDS if spec.get(f) not in (None, "", False)]
         for field in ("nodeName", "allNodes", "perDeviceNodeSelection"):
@@ -125,7 +131,7 @@ class ApiValidation(Rule):
                                   f"{', '.join(chosen) or 'none'}", body if chosen else device,
                                   chosen[1] if chosen else "name")
 
-    def _claim(self, obj, ctx):
+    def _claim(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         devices = mapping(claim_spec(obj).get("devices"))
         names = {}
         for top in requests_of(obj):
@@ -145,7 +151,7 @@ class ApiValidation(Rule):
         if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
             yield from self._derived(obj, ctx, _constraint_attributes(devices.get("constraints")))
 
-    def _derived(self, obj, ctx, used: dict):
+    def _derived(self, obj: Manifest, ctx: Context, used: dict) -> Iterator[Finding]:
         """Derived attributes (with their gate; the API server drops them otherwise): unique
         names per request, each read by a constraint that targets the request (validateDeviceDerivedAttribute)."""
         for request in device_requests(obj):
@@ -163,7 +169,7 @@ class ApiValidation(Rule):
                                       "targeting this request", entry, "name", value=True)
                 seen.add(name)
 
-    def _name(self, obj, ctx, holder, seen: set, what: str):
+    def _name(self, obj: Manifest, ctx: Context, holder, seen: set, what: str) -> Iterator[Finding]:
         name = holder.get("name")
         problem = _name_problem(name)
         if problem:
@@ -174,7 +180,7 @@ class ApiValidation(Rule):
         if isinstance(name, str):
             seen.add(name)
 
-    def _count(self, obj, ctx, request):
+    def _count(self, obj: Manifest, ctx: Context, request) -> Iterator[Finding]:
         fields = request.fields
         if request.shape == "empty" or "count" not in fields:
             return
