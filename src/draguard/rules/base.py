@@ -82,7 +82,7 @@ class Option:
     choices: tuple[object, ...] = ()  # the only values allowed, when not empty
     #: a further check of a configured value of the right type, raising ValueError (what the
     #: value must be that a type cannot say: a driver version with an attribute list)
-    check: Callable[[object], object] | None = None
+    check: Callable[[Any], object] | None = None  # given a value of the default's type
 
     def coerce(self, value: object) -> object:
         """Check a configured value against the default's type (and the choices, and

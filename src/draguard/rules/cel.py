@@ -20,11 +20,14 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
+    from ..cel.env import CelDiagnostic, CompiledSelector
+    from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
+    from ..model.values import YamlMap
     from .context import Context
 
 
-def selector_sites(obj: Manifest):
+def selector_sites(obj: Manifest) -> list[tuple[YamlMap, str, DeviceRequest | None]]:
     """(cel mapping, expression, DeviceRequest or None for a DeviceClass) of every selector."""
     if obj.kind == "DeviceClass":
         return [(cel, cel["expression"], None) for selector in mappings(obj.spec.get("selectors"))
@@ -102,7 +105,7 @@ class CelInvalid(Rule):
         if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
             yield from self._derived(obj, ctx, consumable, includes)
 
-    def _derived(self, obj: Manifest, ctx: Context, consumable: bool, includes: bool):
+    def _derived(self, obj: Manifest, ctx: Context, consumable: bool, includes: bool) -> Iterator[Finding]:
         """Derived attributes' expressions, as the API server validates a new claim's while
         DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
         compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
@@ -131,12 +134,12 @@ class CelInvalid(Rule):
                               f"claim exceeds cost limit: the API server estimates {total:,}, over {MAX_COST:,}",
                               last, "expression")
 
-    def _not_checked(self, obj: Manifest, ctx: Context, where, error):
+    def _not_checked(self, obj: Manifest, ctx: Context, where: YamlMap, error: CelDiagnostic) -> Finding:
         """An expression draguard's engine cannot check (upstream may accept it): said, not blamed."""
         return ctx.finding(self, obj, f"CEL not checked: {error.message}", where, "expression", offset=error.offset,
                            severity=Severity.INFO)
 
-    def _too_complex(self, obj: Manifest, ctx: Context, cel, compiled):
+    def _too_complex(self, obj: Manifest, ctx: Context, cel: YamlMap, compiled: CompiledSelector) -> Finding:
         from ..cel.env import MAX_COST
 
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "

@@ -4,7 +4,7 @@ Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import re
 
@@ -15,6 +15,7 @@ from ..dra.convert import to_v1
 from ..facts.shipped import resource_api_lifecycle, structured_claim_version
 from ..model.claims import RESOURCE_GROUP, claim_spec
 from ..model.pods import named, pod_sites
+from ..model.values import YamlMap
 from ..model.workloads import POD_TARGETS
 from ..sources.yamlpos import path_of
 from .base import Rule
@@ -32,6 +33,9 @@ _REMOVED_KINDS = {
     "ResourceClaimParameters": "put selectors and opaque config in the claim itself",
     "ResourceClassParameters": "put selectors and opaque config in the DeviceClass itself",
 }
+#: one kind's row of facts/data/resource-api-lifecycle.yaml: introduced, deprecated, removed
+#: (minors, None when not set), default (served by default), replacement
+Lifecycle = dict[str, Any]
 _CLASSIC_FIELDS = {
     "resourceClassName": "name a DeviceClass per request (exactly.deviceClassName)",
     "parametersRef": "put CEL selectors and opaque driver config in the claim",
@@ -39,7 +43,7 @@ _CLASSIC_FIELDS = {
 }
 
 
-def _structured_claim(obj: Manifest, spec: dict, kube_version: str) -> Fix | None:
+def _structured_claim(obj: Manifest, spec: YamlMap, kube_version: str) -> Fix | None:
     """A classic claim (`resourceClassName`, no opaque `parametersRef`) as one structured
     request of the DeviceClass of the same name: what the NVIDIA and example drivers name
     their classes. Unsafe: the class must exist, and `allocationMode: Immediate` has no
@@ -60,7 +64,7 @@ def _structured_claim(obj: Manifest, spec: dict, kube_version: str) -> Fix | Non
                Applicability.UNSAFE, tuple(edits))
 
 
-def _flatten_source(entry: dict) -> Fix | None:
+def _flatten_source(entry: YamlMap) -> Fix | None:
     """`source: {resourceClaimTemplateName: x}` -> `resourceClaimTemplateName: x` (what 1.31
     renamed; the meaning is the same)."""
     source = entry.get("source")
@@ -74,9 +78,8 @@ def _flatten_source(entry: dict) -> Fix | None:
     return Fix("move the claim source onto the entry", Applicability.SAFE, tuple(edits))
 
 
-def _lifecycle(obj: Manifest):
-    if obj.group != RESOURCE_GROUP:
-        return None
+def _lifecycle(obj: Manifest) -> tuple[str, Lifecycle | None]:
+    """(version, its lifecycle entry or None) of a resource.k8s.io object."""
     version = obj.api_version.rsplit("/", 1)[-1]
     return version, resource_api_lifecycle().get((version, obj.kind))
 
@@ -87,10 +90,12 @@ def _v1_fix(obj: Manifest) -> Fix | None:
     return Fix("move to resource.k8s.io/v1", Applicability.SAFE, edits) if edits else None
 
 
-def _known_lifecycle(obj: Manifest, ctx: Context):
+def _known_lifecycle(obj: Manifest, ctx: Context) -> tuple[str, Lifecycle, int] | None:
     """(version, lifecycle entry, target minor) for a resource.k8s.io kind the table knows."""
+    if obj.group != RESOURCE_GROUP:
+        return None
     found = _lifecycle(obj)
-    if not found or not found[1]:
+    if not found[1]:
         return None
     return found[0], found[1], minor(ctx.kube_version)
 

@@ -18,7 +18,9 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
+    from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
+    from ..model.values import Yaml
     from .context import Context
 
 #: Without a driver of its own (a class that does not name one), a selector pins a slice when
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
 _DEFAULT_PINS = ("profile", "memory")
 
 
-def _pins(expression: str, names: set) -> bool:
+def _pins(expression: str, names: set[str]) -> bool:
     """Whether the selector reads one of the attribute or capacity `names` (cel.reads);
     one that does not compile (cel-invalid's) or reads the device in a way that names none
     may: it is not blamed."""
@@ -43,7 +45,7 @@ _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adm
                  "capacity")
 
 
-def _move_under_exactly(request) -> Fix | None:
+def _move_under_exactly(request: DeviceRequest) -> Fix | None:
     """A v1beta2/v1 request written in the v1beta1 shape: the same fields, under `exactly`."""
     moved = {key: request.request[key] for key in _EXACT_FIELDS if key in request.request}
     if not moved or "exactly" in request.request or "firstAvailable" in request.request:
@@ -179,7 +181,7 @@ class RequestAllDevices(Rule):
                                   help="use ExactCount with a count, or move the workload to an admin namespace")
 
 
-def _blanket(toleration) -> bool:
+def _blanket(toleration: Yaml) -> bool:
     """A device toleration of every taint: operator Exists with no key (DeviceToleration, as a
     pod's toleration: an empty key with Exists matches all keys, values and effects)."""
     return isinstance(toleration, dict) and toleration.get("operator") == "Exists" and not toleration.get("key")
@@ -262,7 +264,7 @@ class RequestUnpinned(Rule):
             name = request.class_name
             if not is_gpu_class(ctx.objects, name) or not all_compile(request.selectors) or request.admin_access:
                 continue  # cel-invalid reports selectors that do not compile; admin access takes no device
-            selectors = class_selectors(ctx.objects, name)
+            selectors = class_selectors(ctx.objects, name) or []  # a GPU class has its selectors
             drivers = class_drivers(selectors)
             known = [slice_pins()[d] for d in sorted(drivers) if d in slice_pins()]
             if drivers and not known:

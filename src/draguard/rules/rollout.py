@@ -14,6 +14,7 @@ from ..model.gpu import LEGACY_RESOURCE, legacy_resources
 from ..model.pods import claim_sites, mapping, pod_sites
 from ..model.rollout import (DAEMONSET_DEFAULT_MAX_SURGE, DAEMONSET_DEFAULT_MAX_UNAVAILABLE, DEFAULT_MAX_SURGE,
                              DEFAULT_MAX_UNAVAILABLE, Strategy, statefulset_update_problems)
+from ..model.values import Yaml, YamlMap
 from ..model.workloads import replica_count
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Profile, Rule
@@ -41,7 +42,7 @@ def _no_surge(strategy: Strategy) -> Fix | None:
     return Fix("roll out with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE, tuple(edits))
 
 
-def _surge_place(strategy: Strategy) -> tuple:
+def _surge_place(strategy: Strategy) -> tuple[YamlMap, str | None]:
     """Where a finding about the rollout points: maxSurge, else the strategy, else the spec."""
     rolling, spec = strategy.rolling, strategy.spec
     return (rolling, "maxSurge") if "maxSurge" in rolling else (spec, "strategy") if "strategy" in spec else (spec, None)
@@ -114,27 +115,27 @@ class RolloutSurge(Rule):
         needs = "device-plugin GPUs" if plugin else "fresh claims"
         strategy = Strategy.of(obj)
         where = _surge_place(strategy)
-        written = dict(value="maxSurge" in strategy.rolling, fix=_no_surge(strategy))
+        written, fix = "maxSurge" in strategy.rolling, _no_surge(strategy)
         try:
             surges = strategy.surges()
         except ValueError as exc:
-            yield ctx.finding(self, obj, f"rollout strategy: {exc}; the API server rejects it", *where, **written,
+            yield ctx.finding(self, obj, f"rollout strategy: {exc}; the API server rejects it", *where, value=written, fix=fix,
                               help="use an integer or a percentage such as '25%'")
             return
         if strategy.both_zero:
             yield ctx.finding(self, obj, "maxSurge and maxUnavailable are both 0: the API server rejects this "
-                              "strategy", *where, **written, help="set maxUnavailable: 1")
+                              "strategy", *where, value=written, fix=fix, help="set maxUnavailable: 1")
         elif surges:
             yield ctx.finding(self, obj, f"rollout may surge (maxSurge {strategy.max_surge}, maxUnavailable "
                               f"{strategy.max_unavailable}): new pods need {needs} before old ones release "
-                              "theirs, which deadlocks a full pool", *where, **written,
+                              "theirs, which deadlocks a full pool", *where, value=written, fix=fix,
                               help="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
 
 
 _DAEMONSET = frozenset({("apps", "DaemonSet")})
 
 
-def _daemonset_surges(value) -> bool:
+def _daemonset_surges(value: Yaml) -> bool:
     """Whether a DaemonSet's maxSurge (default 0) surges: scaled as the controller scales it,
     a percentage of the nodes rounded up, so any percentage above 0% is at least one pod on a
     node that has one. Values the API server rejects are schema-invalid's."""
@@ -221,17 +222,18 @@ class RolloutDeadlock(Rule):
         from ..simulate.rollout import RELEASE_FIRST, simulate_rollout
         from ..simulate.template import ScenarioError
 
-        if not _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
+        inventory = ctx.inventory
+        if not _simulated(ctx) or inventory is None or not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         templates = ctx.objects.claims.templates_in(obj.namespace)
         strategy = Strategy.of(obj)
         try:
-            verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version,
+            verdict = simulate_rollout(obj, templates, inventory, kube_version=ctx.kube_version,
                                        gates=ctx.config.feature_gates).verdict
         except ScenarioError as exc:
             yield ctx.finding(self, obj, f"the rollout was not simulated: {exc}", severity=Severity.INFO)
             return
-        if verdict.kind != "deadlock":
+        if verdict is None or verdict.kind != "deadlock":  # simulate_rollout gives every run its verdict
             return
         fix = _no_surge(strategy) if verdict.remedy.startswith(RELEASE_FIRST) else None
         yield ctx.finding(self, obj, "the next rollout deadlocks on the inventory: " + " <- ".join(verdict.chain),
@@ -301,7 +303,7 @@ class RolloutPdb(Rule):
         return replica_count(obj) == 1
 
     @staticmethod
-    def _new_budget(obj: Manifest, ctx: Context, labels: dict, wanted) -> Fix | None:
+    def _new_budget(obj: Manifest, ctx: Context, labels: YamlMap, wanted: Yaml) -> Fix | None:
         if not labels or any(p.name == obj.name for p in ctx.objects.pdbs_near(obj.namespace)):
             return None
         metadata = {"name": obj.name}
@@ -396,7 +398,7 @@ class RolloutFieldsInvalid(Rule):
                 continue  # not an IntOrString at all: schema-invalid says so
             yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
 
-    def _one_side(self, obj: Manifest, ctx: Context, rolling: dict, daemon: bool) -> Iterator[Finding]:
+    def _one_side(self, obj: Manifest, ctx: Context, rolling: YamlMap, daemon: bool) -> Iterator[Finding]:
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the
         defaults (a Deployment's: 25% each, a DaemonSet's: maxUnavailable 1, maxSurge 0)."""
         surge, unavailable = (
@@ -413,10 +415,10 @@ class RolloutFieldsInvalid(Rule):
                               "takes one of the two", rolling, "maxSurge", value=True)
 
 
-def _or_default(rolling: dict, key: str, default):
+def _or_default(rolling: YamlMap, key: str, default: Yaml) -> Yaml:
     value = rolling.get(key)
     return default if value is None else value
 
 
-def _nonzero(value) -> bool:
+def _nonzero(value: Yaml) -> bool:
     return not intstr_problem(value, at_most_100=False) and not is_zero(value)

@@ -15,7 +15,15 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
+    from ..dra.devices import Claim
+    from ..dra.explain import RequestExplanation
+    from ..dra.target import Target
+    from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
+    from ..model.values import YamlMap
+
+    #: (mapping, key) a finding on the scheduler's own claim points at: the container's resource
+    Where = tuple[YamlMap, str]
     from .context import Context
 
 
@@ -100,7 +108,8 @@ class RequestUnsatisfiable(Rule):
                      else mapping(resources.get("limits")), name)
             yield from self._judge(obj, ctx, claim, {}, where)
 
-    def _judge(self, obj: Manifest, ctx: Context, claim, sites, where=None):
+    def _judge(self, obj: Manifest, ctx: Context, claim: Claim, sites: dict[str, DeviceRequest],
+               where: Where | None = None) -> Iterator[Finding]:
         from ..dra.explain import verdict
 
         target = ctx.satisfiability
@@ -119,7 +128,8 @@ class RequestUnsatisfiable(Rule):
         what = "the claim the scheduler makes for its extended resources" if where else "claim"
         yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_builtin(self, obj: Manifest, ctx: Context, claim, target, sites, where=None):
+    def _against_builtin(self, obj: Manifest, ctx: Context, claim: Claim, target: Target,
+                         sites: dict[str, DeviceRequest], where: Where | None = None) -> Iterator[Finding]:
         """Only selection counts here. A class that keeps no built-in device is for hardware
         the built-in inventory does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
@@ -145,11 +155,13 @@ class RequestUnsatisfiable(Rule):
                     yield self._finding(obj, ctx, sites, e, f"no GPU of the built-in inventory can satisfy it: {e.text()}{hint}",
                                         where)
 
-    def _finding(self, obj: Manifest, ctx: Context, sites, explanation, message, where=None, severity=None):
+    def _finding(self, obj: Manifest, ctx: Context, sites: dict[str, DeviceRequest],
+                 explanation: RequestExplanation | None, message: str, where: Where | None = None,
+                 severity: Severity | None = None) -> Finding:
         """At the request's selector or class in a claim; at `where` (container, resource)
         for the scheduler's claim; else at the object."""
         site = sites.get(explanation.request) if explanation else None
-        if site is None:
+        if site is None or explanation is None:
             return ctx.finding(self, obj, message, *(where or ()), severity=severity)
         stage = explanation.emptied_at
         if stage is not None and stage.selector is not None:
@@ -161,13 +173,13 @@ class RequestUnsatisfiable(Rule):
                            else None, value="deviceClassName" in site.fields, severity=severity)
 
 
-def _excluded_by_class(explanation) -> bool:
+def _excluded_by_class(explanation: RequestExplanation) -> bool:
     """The class (its driver or its own selectors) keeps no built-in device."""
     stage = explanation.emptied_at
     return stage is not None and stage.selector is None
 
 
-def _excluded_by_request_selector(explanation) -> bool:
+def _excluded_by_request_selector(explanation: RequestExplanation) -> bool:
     """The class keeps built-in devices, and one of the request's own selectors drops them all."""
     stage = explanation.emptied_at
     return stage is not None and stage.selector is not None

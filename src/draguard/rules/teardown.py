@@ -38,12 +38,12 @@ BUDGET_OPTIONS = {
 }
 
 
-def claim_names(container) -> set[str]:
+def claim_names(container: ContainerSite) -> set[str]:
     """The pod claims a container lists in resources.claims."""
     return {text(claim.get("name")) for claim in container.claims}
 
 
-def gpu_sites(obj: Manifest, ctx: Context, channels: bool = False):
+def gpu_sites(obj: Manifest, ctx: Context, channels: bool = False) -> Iterator[tuple[PodSite, set[str]]]:
     """(pod site, names of its claims that hold GPUs) for pods that hold GPU claims: a claim
     of NICs or admin-access monitoring has no GPU to release. With `channels`, an IMEX
     channel claim counts too (CHANNEL_NOTE): the rules about the teardown's timeline judge it,
@@ -137,9 +137,9 @@ class TeardownPreStop(Rule):
 class Budget:
     """One server's teardown, part by part: (what, seconds)."""
 
-    container: object  # the ContainerSite that runs the server
+    container: ContainerSite  # the one that runs the server
     server: Server
-    parts: tuple
+    parts: tuple[tuple[str, float], ...]
     drain: float  # the server's part
 
     @property
@@ -155,12 +155,12 @@ class Budget:
         return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
 
 
-def container_budget(site: PodSite, c: ContainerSite, server, ctx: Context, rule) -> Budget:
+def container_budget(site: PodSite, c: ContainerSite, server: Server, ctx: Context, rule: Rule) -> Budget:
     """What tearing down the server of container `c` takes: its preStop waits, then the
     server's drain after SIGTERM, the release, the helper's verify (when the pod runs it) and
     a margin (the options of BUDGET_OPTIONS, read from `rule`)."""
-    def option(name: str):
-        return ctx.option(rule, name)
+    def option(name: str) -> float:
+        return float(ctx.option(rule, name))  # every budget option is a number of seconds
 
     verify = option("verifySeconds") if any(runs_helper(x.container) for x in site.containers) else 0
     drain, source = server.drain_budget(argv(c.container))
@@ -172,7 +172,7 @@ def container_budget(site: PodSite, c: ContainerSite, server, ctx: Context, rule
     return Budget(c, server, tuple((what, float(n)) for what, n in parts if n), float(drain))
 
 
-def teardown_budget(site: PodSite, gpu_claims, ctx: Context, rule) -> Budget | None:
+def teardown_budget(site: PodSite, gpu_claims: set[str], ctx: Context, rule: Rule) -> Budget | None:
     """The largest teardown budget over the pod's GPU containers that run a known inference
     server; None without one."""
     budgets = [container_budget(site, c, server, ctx, rule) for c in site.containers
@@ -303,12 +303,14 @@ class TeardownDrainDisabled(Rule):
                                   help=f"add {server.drain_flag} N, N being what the grace period leaves after the "
                                   "preStop waits and the release", fix=self._fix(site, c, server, ctx))
 
-    def _fix(self, site: PodSite, c: ContainerSite, server, ctx: Context) -> Fix | NoFix:
+    def _fix(self, site: PodSite, c: ContainerSite, server: Server, ctx: Context) -> Fix | NoFix:
         """The flag set where it is written, else added to args (created after an exec-form
         command: the same argv). Never into a shell line, nor after the image's own command,
         which the manifest does not show."""
         args, command = c.container.get("args"), c.container.get("command")
         flag = server.drain_flag
+        if flag is None:  # the check asks only of servers that require one, which all name it
+            return NoFix(f"{server.title} has no flag that bounds its drain")
         if any(" " in w for w in argv(c.container)):
             return NoFix(f"{server.title} starts from a shell line: add {flag} N to it by hand")
         if not isinstance(args, list) and not isinstance(command, list):
@@ -317,7 +319,9 @@ class TeardownDrainDisabled(Rule):
         seconds = max(1, math.floor(grace - container_budget(site, c, server, ctx, self).besides_drain))
         edit = None
         for words in (command, args):
-            for i, word in enumerate(words if isinstance(words, list) else ()):
+            if not isinstance(words, list):
+                continue
+            for i, word in enumerate(words):
                 if word == flag and i + 1 < len(words):
                     edit = set_value(path_of(words) + (i + 1,), str(seconds))
                 elif isinstance(word, str) and word.startswith(flag + "="):
