@@ -10,7 +10,7 @@ from ..core.location import Location, Path
 from ..sources.loader import Entry, Locator, Source
 from ..sources.scalars import char_position
 from ..sources.yamlpos import YMap, mark_of, path_of, positioned
-from .values import Yaml, YamlMap
+from .values import Key, Yaml, YamlMap
 
 _NO_TEXT = Source("(object)", "")
 
@@ -130,7 +130,8 @@ class Manifest:
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
-    def location(self, container: Yaml = None, key: object = None, *, value: bool = False, offset: int | None = None) -> Location:
+    def location(self, container: Yaml = None, key: Key | None = None, *, value: bool = False,
+                 offset: int | None = None) -> Location:
         """Where `container[key]` is (its key, or its value with `value=True`; the object itself
         when `container` is None); with `offset`, that character inside the string value (a
         CEL error's exact character)."""
@@ -158,10 +159,12 @@ class Manifest:
                 return None
         return self.location(node, site.key, value=site.value, offset=site.offset)
 
-    def place(self, path: Path) -> tuple[Yaml, object]:
+    def place(self, path: Path) -> tuple[Yaml, Key | None]:
         """(container, key) of `path`, as location() and findings take them; for a path
         that leads nowhere (a missing field), the mapping that lacks it."""
-        container, key, node = None, None, self.data
+        container: Yaml = None
+        key: Key | None = None
+        node: Yaml = self.data
         for part in path:
             container, key = node, part
             try:
@@ -171,7 +174,7 @@ class Manifest:
         return container, key
 
 
-def _search_path(data: Yaml, container: Yaml, key: object) -> Path | None:
+def _search_path(data: Yaml, container: Yaml, key: Key | None) -> Path | None:
     """The path of `container[key]` inside plain `data`, found by identity (findings on plain
     data are few: the search runs only for them)."""
     stack: list[tuple[Yaml, Path]] = [(data, ())]

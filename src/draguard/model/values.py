@@ -18,3 +18,5 @@ Yaml: TypeAlias = Any
 YamlMap: TypeAlias = dict[Any, Yaml]
 #: one parsed sequence (containers, requests, ownerReferences, ...)
 YamlList: TypeAlias = list[Yaml]
+#: a mapping's key or a list's index: one step of a path (core.location.Path)
+Key: TypeAlias = str | int

@@ -20,7 +20,7 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..cel.env import CelDiagnostic, CompiledSelector
+    from ..cel.env import CelDiagnostic
     from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
     from ..model.values import YamlMap
@@ -92,7 +92,7 @@ class CelInvalid(Rule):
             compiled = compile_selector(expression, consumable, includes)
             if compiled.error is None:
                 if compiled.too_complex:
-                    yield self._too_complex(obj, ctx, cel, compiled)
+                    yield self._too_complex(obj, ctx, cel, compiled.max_cost, compiled.costliest)
                 continue
             if compiled.error.unsupported:
                 yield self._not_checked(obj, ctx, cel, compiled.error)
@@ -127,7 +127,7 @@ class CelInvalid(Rule):
                                     f"{compiled.error.message}", entry, "expression", offset=compiled.error.offset)
                     continue
                 if compiled.too_complex:
-                    yield self._too_complex(obj, ctx, entry, compiled)
+                    yield self._too_complex(obj, ctx, entry, compiled.max_cost, compiled.costliest)
                 total, last = total + compiled.max_cost, entry
         if total > MAX_COST:
             yield ctx.finding(self, obj, f"CEL: too complex, total cost of derived attribute CEL expressions in the "
@@ -139,13 +139,13 @@ class CelInvalid(Rule):
         return ctx.finding(self, obj, f"CEL not checked: {error.message}", where, "expression", offset=error.offset,
                            severity=Severity.INFO)
 
-    def _too_complex(self, obj: Manifest, ctx: Context, cel: YamlMap, compiled: CompiledSelector) -> Finding:
+    def _too_complex(self, obj: Manifest, ctx: Context, cel: YamlMap, max_cost: int, costliest: int) -> Finding:
         from ..cel.env import MAX_COST
 
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
-                           f"worst-case cost at {compiled.max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
+                           f"worst-case cost at {max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
                            "the object (the part that takes it over starts here)", cel, "expression",
-                           offset=compiled.costliest,
+                           offset=costliest,
                            help="the estimate counts every string, list and map at its largest possible size, "
                                 "and one it cannot bound (a list built in the expression, a quantity compared "
                                 "with !=) as unbounded: write that part another way")

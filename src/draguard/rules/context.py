@@ -11,7 +11,7 @@ from ..core.finding import Finding, Severity, Site
 from ..core.fixes import Fix, NoFix
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
-from ..model.values import Yaml
+from ..model.values import Key, Yaml
 from ..sources.yamlpos import path_of
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class Context:
             raise RuntimeError("a cluster rule was run without a cluster snapshot")
         return self.cluster
 
-    def finding(self, rule: "Rule", obj: Manifest, message: str, container: Yaml = None, key: object = None, *,
+    def finding(self, rule: "Rule", obj: Manifest, message: str, container: Yaml = None, key: Key | None = None, *,
                 value: bool = False, help: str | None = None, fix: Fix | NoFix | None = None,
                 severity: Severity | None = None, offset: int | None = None) -> Finding:
         """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Iterator
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove_items
 from ..model.gpu import DEVICE_ENV_VARS, device_env, hides_devices, hides_devices_cel
-from ..model.pods import mapping, named, pod_sites
+from ..model.pods import mapping, named, pod_sites, text
 from ..model.values import YamlList, YamlMap
 from ..model.workloads import POD_TARGETS, node_agent
 from ..sources.yamlpos import path_of
@@ -113,9 +113,8 @@ class DeviceVisibilityEnv(Rule):
 
     def _env_from(self, obj: Manifest, ctx: Context, c: ContainerSite) -> Iterator[Finding]:
         for source in c.env_from:
-            prefix = source.get("prefix")
-            formed = sorted(v for v in DEVICE_ENV_VARS if isinstance(prefix, str) and prefix and v.startswith(prefix)
-                            and v != prefix)
+            prefix = text(source.get("prefix"))
+            formed = sorted(v for v in DEVICE_ENV_VARS if prefix and v.startswith(prefix) and v != prefix)
             if formed:
                 yield ctx.finding(self, obj, f"{c.label} imports variables with the prefix {prefix!r}, which makes "
                                   f"{formed[0]} of a key {formed[0].removeprefix(prefix)!r}: its source may select "
@@ -128,7 +127,6 @@ class DeviceVisibilityEnv(Rule):
             name = ref.get("name")  # another type is schema-invalid, and names no ConfigMap
             config_map = ctx.objects.config_map(obj.namespace, name) if isinstance(name, str) else None
             data = mapping(config_map.data.get("data")) if config_map else {}
-            prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
             for key in data:
                 if f"{prefix}{key}" in DEVICE_ENV_VARS:
                     yield ctx.finding(self, obj, f"{c.label} gets {prefix}{key} from {named('ConfigMap', ref.get('name'))} "

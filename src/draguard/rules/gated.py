@@ -12,7 +12,7 @@ from ..core.finding import Finding, Severity
 from ..core.location import format_path
 from ..facts.gates import gate_enabled, gate_state, gated_fields, on_by_default_since
 from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec
-from ..model.values import Yaml, YamlMap
+from ..model.values import Key, Yaml, YamlMap
 from ..sources.yamlpos import path_of
 from .base import Rule
 from .registry import register
@@ -40,7 +40,7 @@ def _steps(owner: str, obj: Manifest, steps: tuple[str, ...]) -> tuple[str, ...]
 
 
 def _occurrences(node: Yaml, steps: tuple[str, ...], container: Yaml = None,
-                 key: object = None) -> Iterator[tuple[Yaml, object]]:
+                 key: Key | None = None) -> Iterator[tuple[Yaml, Key | None]]:
     """(container, key) of every value at `steps` below `node`."""
     if not steps:
         if container is not None:
@@ -100,7 +100,7 @@ class ApiFieldGated(Rule):
                 yield ctx.finding(self, obj, self._message(container, key, gated, state, ctx, gated.gate in gates),
                                   container, key, help=self._help(gated.gate))
 
-    def _message(self, container: Yaml, key: object, gated: GatedField, state: GateState, ctx: Context,
+    def _message(self, container: Yaml, key: Key | None, gated: GatedField, state: GateState, ctx: Context,
                  configured: bool) -> str:
         where = format_path(path_of(container, key) or ()) or str(key)
         why = "is disabled in the config" if configured else \

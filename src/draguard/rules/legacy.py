@@ -25,6 +25,7 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
+    from ..core.location import Path
     from ..model.manifest import Manifest
     from ..model.pods import ContainerSite, PodSite
     from .context import Context
@@ -175,7 +176,7 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
         labels = required_node_labels(site)
         shared = gpu_share_selected(labels)
         if shared:
-            return _shared_migration(obj, site, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
+            return _shared_migration(obj, site.path, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
         mig = mig_profile_selected(labels)
         if mig:
             request = _dra_request(f"nvidia.com/mig-{mig[0]}")
@@ -261,9 +262,9 @@ def _removals(c: ContainerSite, resource: str) -> list[Edit]:
     return removals
 
 
-def _shared_migration(obj: Manifest, site: PodSite, c: ContainerSite, quantity: Yaml, selected: str,
+def _shared_migration(obj: Manifest, pod_path: Path, c: ContainerSite, quantity: Yaml, selected: str,
                       strategy: tuple[str, str] | str, version: str | None) -> Fix | NoFix:
-    """Pods on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
+    """Pods (their spec at `pod_path`) on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
     the DRA way of sharing: one ResourceClaim of one GPU that every pod of the workload
     references by resourceClaimName, with NVIDIA's GpuConfig sharing it the same way
     (`strategy`: (TimeSlicing or MPS, where that was read), else why it is not known). Unsafe:
@@ -288,7 +289,7 @@ def _shared_migration(obj: Manifest, site: PodSite, c: ContainerSite, quantity: 
     return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
                f"{source}), referenced by every pod; they then run on one GPU of one node", Applicability.UNSAFE, (
                    add_document(claim),
-                   append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
+                   append(pod_path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
                    append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}),
                    *_removals(c, "nvidia.com/gpu")))
 
@@ -350,16 +351,17 @@ def _ray_gpu_count(obj: Manifest, site: PodSite, c: ContainerSite, resource: str
     num-gpus (generateRayStartCommand, computeGPU). Once the limit is gone, Ray would count no
     GPU on the group and never scale it for GPU work: the migration writes the count into
     rayStartParams (not where the group sets `resources`, which KubeRay refuses beside it)."""
-    if obj.group != "ray.io" or site.path[-2:] != ("template", "spec") or \
-            c.path != site.path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
+    pod_path = site.path
+    if obj.group != "ray.io" or pod_path is None or pod_path[-2:] != ("template", "spec") or \
+            c.path != pod_path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
         return ()
     group = obj.data
-    for part in site.path[:-2]:
+    for part in pod_path[:-2]:
         group = group[part]
     params = group.get("rayStartParams")
     if "resources" in group or "num-gpus" in mapping(params) or (params is not None and not isinstance(params, dict)):
         return ()
-    return (set_value(site.path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
+    return (set_value(pod_path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
 
 
 def _template_name(ctx: Context, obj: Manifest, base: str, fields: YamlMap) -> tuple[str, bool] | None:
