@@ -189,6 +189,17 @@ def _search_path(data: Yaml, container: Yaml, key: Key | None) -> Path | None:
     return None
 
 
+def edit_path(container: Yaml, key: Key | None = None) -> Path:
+    """The path of `container[key]` (or of the container) that a fix's edit addresses. Rules
+    build fixes on the objects the engine judges, which always have paths (Manifest.position);
+    in data without paths there is no place to address, and this says so (ValueError) rather
+    than an edit landing elsewhere."""
+    path = path_of(container, key)
+    if path is None:
+        raise ValueError("a fix was built on data without paths (Manifest.position gives it them)")
+    return path
+
+
 def controller_reference(metadata: YamlMap) -> YamlMap | None:
     """The ownerReference with `controller: true` of an object's `metadata`, as the garbage
     collector reads it; None when there is none."""

@@ -60,8 +60,9 @@ class ContainerSite:
 
     @cached
     def path(self) -> Path:
-        """From the document root (what fixes address)."""
-        return path_of(self.container)
+        """From the document root (what fixes address); () in data without paths, which no
+        rule judges (the engine judges positioned objects only: Manifest.position)."""
+        return path_of(self.container) or ()
 
     @cached
     def lends_devices(self) -> bool:
@@ -251,4 +252,4 @@ def _find_unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
                 stack.append(value)
         elif isinstance(node, list):
             stack.extend(node)
-    return sorted(found, key=lambda c: c.path or ())
+    return sorted(found, key=lambda c: c.path)

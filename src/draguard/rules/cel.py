@@ -14,7 +14,7 @@ from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, 
 from ..dra.gpuclasses import class_drivers
 from ..model.classes import class_selectors
 from ..model.pods import mapping, mappings
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
@@ -99,7 +99,7 @@ class CelInvalid(Rule):
                 continue
             suggestion = compiled.error.suggestion
             fix = Fix("compare the capacity as a quantity()", Applicability.UNSAFE,
-                      (set_value(path_of(cel, "expression"), suggestion),)) if suggestion else None
+                      (set_value(edit_path(cel, "expression"), suggestion),)) if suggestion else None
             yield ctx.finding(self, obj, f"CEL: {compiled.error.message}", cel, "expression",
                               offset=compiled.error.offset, help=f"`{suggestion}`" if suggestion else None, fix=fix)
         if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):

@@ -17,7 +17,7 @@ from ..model.claims import RESOURCE_GROUP, claim_spec
 from ..model.pods import named, pod_sites
 from ..model.values import YamlMap
 from ..model.workloads import POD_TARGETS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Rule
 from .examples import COMPLIANT_POD, V1BETA1_POD
 from .registry import register
@@ -56,10 +56,10 @@ def _structured_claim(obj: Manifest, spec: YamlMap, kube_version: str) -> Fix | 
     name = re.sub(r"[^a-z0-9-]", "-", class_name.split(".")[0].lower()).strip("-") or "device"
     fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": 1}
     request = {"name": name, **fields} if version == "v1beta1" else {"name": name, "exactly": fields}
-    edits = [remove(path_of(spec, key)) for key in _CLASSIC_FIELDS if key in spec]
-    edits.append(set_value(path_of(spec, "devices"), {"requests": [request]}))
+    edits = [remove(edit_path(spec, key)) for key in _CLASSIC_FIELDS if key in spec]
+    edits.append(set_value(edit_path(spec, "devices"), {"requests": [request]}))
     if obj.api_version != f"{RESOURCE_GROUP}/{version}":
-        edits.append(set_value(path_of(obj.data, "apiVersion"), f"{RESOURCE_GROUP}/{version}"))
+        edits.append(set_value(edit_path(obj.data, "apiVersion"), f"{RESOURCE_GROUP}/{version}"))
     return Fix(f"request DeviceClass '{class_name}' with a structured {RESOURCE_GROUP}/{version} request",
                Applicability.UNSAFE, tuple(edits))
 
@@ -73,8 +73,8 @@ def _flatten_source(entry: YamlMap) -> Fix | None:
     moved = {key: source[key] for key in ("resourceClaimName", "resourceClaimTemplateName") if key in source}
     if not moved or len(moved) != len(source) or any(key in entry for key in moved):
         return None
-    edits = [set_value(path_of(entry, key), value) for key, value in moved.items()]
-    edits.append(remove(path_of(entry, "source")))
+    edits = [set_value(edit_path(entry, key), value) for key, value in moved.items()]
+    edits.append(remove(edit_path(entry, "source")))
     return Fix("move the claim source onto the entry", Applicability.SAFE, tuple(edits))
 
 

@@ -19,7 +19,7 @@ from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.values import Yaml, YamlMap
 from ..model.workloads import POD_TARGETS, WORKLOADS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
@@ -258,7 +258,7 @@ def _removals(c: ContainerSite, resource: str) -> list[Edit]:
         values = c.resources.get(section)
         if isinstance(values, dict) and resource in values:
             target = values if len(values) > 1 else c.resources
-            removals.append(remove(path_of(target, resource if target is values else section)))
+            removals.append(remove(edit_path(target, resource if target is values else section)))
     return removals
 
 

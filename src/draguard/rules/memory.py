@@ -8,7 +8,7 @@ from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .admission import SPEC_CONTAINERS
 from .base import Admission, Mutation, Option, Profile, Rule
 from .examples import COMPLIANT_POD
@@ -80,4 +80,4 @@ class ShmSizeLimit(Rule):
                     yield ctx.finding(self, obj, f"{named('volume', volume.get('name'))} backs /dev/shm with memory and no "
                                       "sizeLimit", volume, "emptyDir", help="add emptyDir.sizeLimit: what the workload "
                                       "was sized for", fix=Fix(f"set sizeLimit: {size}", Applicability.UNSAFE,
-                                                               (set_value(path_of(empty, "sizeLimit"), size),)))
+                                                               (set_value(edit_path(empty, "sizeLimit"), size),)))

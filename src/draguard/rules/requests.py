@@ -12,7 +12,7 @@ from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..facts.shipped import slice_pins
 from ..dra.gpuclasses import class_drivers, is_gpu_class
 from ..model.classes import class_selectors, is_known_class
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Admission, Needs, Profile, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
@@ -50,8 +50,8 @@ def _move_under_exactly(request: DeviceRequest) -> Fix | None:
     moved = {key: request.request[key] for key in _EXACT_FIELDS if key in request.request}
     if not moved or "exactly" in request.request or "firstAvailable" in request.request:
         return None
-    edits = [remove(path_of(request.request, key)) for key in moved]
-    edits.append(set_value(path_of(request.request, "exactly"), moved))
+    edits = [remove(edit_path(request.request, key)) for key in moved]
+    edits.append(set_value(edit_path(request.request, "exactly"), moved))
     return Fix("move the request's fields under exactly", Applicability.SAFE, tuple(edits))
 
 
@@ -133,9 +133,9 @@ class RequestAllocationMode(Rule):
                 continue
             mode = request.fields.get("allocationMode")
             if mode is None:
-                edits = [set_value(path_of(request.fields, "allocationMode"), "ExactCount")]
+                edits = [set_value(edit_path(request.fields, "allocationMode"), "ExactCount")]
                 if "count" not in request.fields:
-                    edits.append(set_value(path_of(request.fields, "count"), 1))
+                    edits.append(set_value(edit_path(request.fields, "count"), 1))
                 yield ctx.finding(self, obj, f"request '{request.full_name}' does not spell out allocationMode "
                                   "(defaults to ExactCount, count 1)", request.fields,
                                   "deviceClassName" if "deviceClassName" in request.fields else None,
@@ -145,7 +145,7 @@ class RequestAllocationMode(Rule):
                 yield ctx.finding(self, obj, f"request '{request.full_name}' uses ExactCount without count "
                                   "(defaults to 1)", request.fields, "allocationMode", help="add count",
                                   fix=Fix("spell out count: 1", Applicability.SAFE,
-                                          (set_value(path_of(request.fields, "count"), 1),)))
+                                          (set_value(edit_path(request.fields, "count"), 1),)))
 
 
 @register
@@ -221,7 +221,7 @@ class RequestToleratesEveryTaint(Rule):
             blanket = [i for i, toleration in enumerate(tolerations) if _blanket(toleration)]
             if blanket:
                 fix = Fix("remove the tolerations of every taint", Applicability.UNSAFE,
-                          tuple(remove_items(path_of(tolerations), blanket, len(tolerations))))
+                          tuple(remove_items(edit_path(tolerations), blanket, len(tolerations))))
                 yield ctx.finding(self, obj, f"request '{request.full_name}' tolerates every device taint in a "
                                   "tenant namespace: it is allocated devices taken out of service",
                                   tolerations[blanket[0]], "operator", fix=fix,

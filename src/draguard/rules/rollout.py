@@ -16,6 +16,7 @@ from ..model.rollout import (DAEMONSET_DEFAULT_MAX_SURGE, DAEMONSET_DEFAULT_MAX_
                              DEFAULT_MAX_UNAVAILABLE, Strategy, statefulset_update_problems)
 from ..model.values import Yaml, YamlMap
 from ..model.workloads import replica_count
+from ..model.manifest import edit_path
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Profile, Rule
 from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
@@ -182,7 +183,7 @@ class DaemonSetSurge(Rule):
         rolling = mapping(update.get("rollingUpdate"))
         if update.get("type", "RollingUpdate") != "RollingUpdate" or not _daemonset_surges(rolling.get("maxSurge")):
             return
-        at = path_of(rolling, "maxSurge")
+        at = edit_path(rolling, "maxSurge")
         fix = Fix("update with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE,
                   (set_value(at, 0), set_value(at[:-1] + ("maxUnavailable",), 1)))
         yield ctx.finding(self, obj, f"update may surge (maxSurge {rolling['maxSurge']}): on each node the new pod "
@@ -288,9 +289,9 @@ class RolloutPdb(Rule):
                 found = f"maxUnavailable {spec['maxUnavailable']}" if "maxUnavailable" in spec else \
                     f"minAvailable {spec['minAvailable']}" if "minAvailable" in spec else "no budget"
                 key = "maxUnavailable" if "maxUnavailable" in spec else "minAvailable" if "minAvailable" in spec else None
-                edits = [set_value(path_of(spec, "maxUnavailable"), wanted)]
+                edits = [set_value(edit_path(spec, "maxUnavailable"), wanted)]
                 if "minAvailable" in spec:  # the API allows one of the two
-                    edits.append(remove(path_of(spec, "minAvailable")))
+                    edits.append(remove(edit_path(spec, "minAvailable")))
                 yield ctx.finding(self, pdb, f"PodDisruptionBudget '{pdb.name}' for {obj.kind} '{obj.name}' uses "
                                   f"{found}; expected maxUnavailable {wanted}", spec, key, value=key is not None,
                                   fix=Fix(f"set maxUnavailable: {wanted}", Applicability.UNSAFE, tuple(edits)))

@@ -15,7 +15,7 @@ from ..model.pods import claim_sites, pod_sites, text
 from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
     server_of
 from ..model.workloads import POD_TARGETS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from ..core.servers import Server
 from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
@@ -222,7 +222,7 @@ class TeardownGracePeriod(Rule):
             wanted = math.ceil(budget.total) if budget else max(floor, math.ceil(longest) + MARGIN_SECONDS)
             wanted = max(wanted, math.ceil(longest) + 1)
             fix = Fix(f"set terminationGracePeriodSeconds: {wanted}", Applicability.UNSAFE,
-                      (set_value(path_of(site.spec, "terminationGracePeriodSeconds"), wanted),))
+                      (set_value(edit_path(site.spec, "terminationGracePeriodSeconds"), wanted),))
             origin = "" if stated else " (the default; not set)"
             if budget is not None and seconds < budget.total:
                 yield ctx.finding(self, obj, f"terminationGracePeriodSeconds is {seconds}{origin}, but tearing down "
@@ -323,12 +323,12 @@ class TeardownDrainDisabled(Rule):
                 continue
             for i, word in enumerate(words):
                 if word == flag and i + 1 < len(words):
-                    edit = set_value(path_of(words) + (i + 1,), str(seconds))
+                    edit = set_value(edit_path(words) + (i + 1,), str(seconds))
                 elif isinstance(word, str) and word.startswith(flag + "="):
-                    edit = set_value(path_of(words) + (i,), f"{flag}={seconds}")
+                    edit = set_value(edit_path(words) + (i,), f"{flag}={seconds}")
         if edit is None:
-            edit = append(path_of(args), f"{flag}={seconds}") if isinstance(args, list) else \
-                set_value(path_of(c.container) + ("args",), [f"{flag}={seconds}"])
+            edit = append(edit_path(args), f"{flag}={seconds}") if isinstance(args, list) else \
+                set_value(edit_path(c.container) + ("args",), [f"{flag}={seconds}"])
         return Fix(f"drain for {seconds} s on SIGTERM ({flag}={seconds})", Applicability.UNSAFE, (edit,))
 
 
@@ -405,7 +405,7 @@ class TeardownGraceZero(Rule):
                                   "be allocated twice", site.spec, "terminationGracePeriodSeconds", value=True,
                                   help=f"set terminationGracePeriodSeconds to cover the teardown (e.g. {seconds})",
                                   fix=Fix(f"set terminationGracePeriodSeconds: {seconds}", Applicability.UNSAFE,
-                                          (set_value(path_of(site.spec, "terminationGracePeriodSeconds"), seconds),)))
+                                          (set_value(edit_path(site.spec, "terminationGracePeriodSeconds"), seconds),)))
 
 
 @register
