@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, FixAvailability
+from ..model.values import YamlMap
 
 if TYPE_CHECKING:
     from ..model.manifest import Manifest
@@ -163,7 +164,7 @@ class Rule:
     examples_target: ClassVar[str] = "1.34"  # the --kube-version both examples are written for
     #: the inventory both examples are judged against (a `draguard inventory generate` spec),
     #: for rules that run only with `--inventory`
-    example_inventory: ClassVar[dict[str, Any] | None] = None
+    example_inventory: ClassVar[YamlMap | None] = None
     options: ClassVar[dict[str, Option]] = {}
     needs: ClassVar[Needs] = Needs.OBJECT
     #: who reports it, for rules without a check: 'loader', 'config' or 'engine'

@@ -4,7 +4,7 @@ Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import re
 
@@ -35,7 +35,7 @@ _REMOVED_KINDS = {
 }
 #: one kind's row of facts/data/resource-api-lifecycle.yaml: introduced, deprecated, removed
 #: (minors, None when not set), default (served by default), replacement
-Lifecycle = dict[str, Any]
+ApiLifecycle = YamlMap
 _CLASSIC_FIELDS = {
     "resourceClassName": "name a DeviceClass per request (exactly.deviceClassName)",
     "parametersRef": "put CEL selectors and opaque driver config in the claim",
@@ -78,7 +78,7 @@ def _flatten_source(entry: YamlMap) -> Fix | None:
     return Fix("move the claim source onto the entry", Applicability.SAFE, tuple(edits))
 
 
-def _lifecycle(obj: Manifest) -> tuple[str, Lifecycle | None]:
+def _lifecycle(obj: Manifest) -> tuple[str, ApiLifecycle | None]:
     """(version, its lifecycle entry or None) of a resource.k8s.io object."""
     version = obj.api_version.rsplit("/", 1)[-1]
     return version, resource_api_lifecycle().get((version, obj.kind))
@@ -90,7 +90,7 @@ def _v1_fix(obj: Manifest) -> Fix | None:
     return Fix("move to resource.k8s.io/v1", Applicability.SAFE, edits) if edits else None
 
 
-def _known_lifecycle(obj: Manifest, ctx: Context) -> tuple[str, Lifecycle, int] | None:
+def _known_lifecycle(obj: Manifest, ctx: Context) -> tuple[str, ApiLifecycle, int] | None:
     """(version, lifecycle entry, target minor) for a resource.k8s.io kind the table knows."""
     if obj.group != RESOURCE_GROUP:
         return None
