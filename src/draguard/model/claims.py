@@ -11,10 +11,11 @@ request keeps the mappings it came from, so rules can point at its fields."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Iterable, Protocol
 
 from .manifest import Manifest
 from .pods import mapping, mappings, text
+from .values import Yaml, YamlMap
 
 RESOURCE_GROUP = "resource.k8s.io"
 CLAIM_TARGETS = frozenset({(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")})
@@ -29,6 +30,25 @@ _FLAT_VERSIONS = ("v1alpha3", "v1beta1")  # request fields on the request itself
 REQUEST_SHAPES = (("firstAvailable", list), ("exactly", dict))
 
 
+class TaintLike(Protocol):
+    """What a toleration is matched against: a device's or a node's taint (dra.devices.Taint,
+    which lives above this layer)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def effect(self) -> str: ...
+
+
+class LookupRecorder(Protocol):
+    """Records one lookup of a cross-object index: (kind, namespace, name; None: all of that
+    kind there), as model.objectset.ObjectSet.read does."""
+
+    def __call__(self, kind: str, namespace: str, name: str | None = None, /) -> None: ...
+
+
 @dataclass(frozen=True)
 class Toleration:
     key: str = ""
@@ -36,7 +56,7 @@ class Toleration:
     value: str = ""
     effect: str = ""
 
-    def tolerates(self, taint) -> bool:
+    def tolerates(self, taint: TaintLike) -> bool:
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
@@ -46,7 +66,7 @@ class Toleration:
         return self.operator == "Exists"
 
 
-def tolerations(raw) -> tuple:
+def tolerations(raw: Yaml) -> tuple[Toleration, ...]:
     return tuple(Toleration(str(t.get("key", "")), str(t.get("operator", "Equal")), str(t.get("value", "")),
                             str(t.get("effect", ""))) for t in mappings(raw))
 
@@ -60,18 +80,18 @@ class DeviceRequest:
 
     name: str
     shape: str
-    fields: dict  # the mapping holding deviceClassName, selectors, ... (for positions)
-    request: dict  # the top-level request mapping (holds `name`)
+    fields: YamlMap  # the mapping holding deviceClassName, selectors, ... (for positions)
+    request: YamlMap  # the top-level request mapping (holds `name`)
     parent: str | None = None  # the request's name, for a subrequest
     class_name: str | None = None
-    selector_sites: tuple = ()  # ((the `cel` mapping, its expression), ...)
+    selector_sites: tuple[tuple[YamlMap, str], ...] = ()  # ((the `cel` mapping, its expression), ...)
     mode: str = "ExactCount"
     count: int = 1
     admin_access: bool | None = None
-    tolerations: tuple = ()
-    capacity_requests: dict = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
-    derived_attributes: tuple = ()  # derivedAttributes (DRADerivedAttributes): the raw entries
-    subrequests: list | None = None
+    tolerations: tuple[Toleration, ...] = ()
+    capacity_requests: YamlMap = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
+    derived_attributes: tuple[Yaml, ...] = ()  # derivedAttributes (DRADerivedAttributes): the raw entries
+    subrequests: list[DeviceRequest] | None = None
 
     @property
     def full_name(self) -> str:
@@ -79,12 +99,12 @@ class DeviceRequest:
         return f"{self.parent}/{self.name}" if self.parent is not None else self.name
 
     @property
-    def selectors(self) -> tuple:
+    def selectors(self) -> tuple[str, ...]:
         """Every selector's CEL expression ('' for a selector type draguard does not know)."""
         return tuple(expression for _, expression in self.selector_sites)
 
     @property
-    def cel_sites(self) -> tuple:
+    def cel_sites(self) -> tuple[tuple[YamlMap, str], ...]:
         """(the `cel` mapping, its expression) of the CEL selectors, for positions."""
         return tuple(site for site in self.selector_sites if site[0])
 
@@ -98,8 +118,8 @@ class DeviceRequest:
         return list(self.subrequests) if self.subrequests is not None else [self]
 
 
-def _selector_sites(body: dict) -> tuple:
-    out = []
+def _selector_sites(body: YamlMap) -> tuple[tuple[YamlMap, str], ...]:
+    out: list[tuple[YamlMap, str]] = []
     for selector in mappings(body.get("selectors")):
         cel = selector.get("cel")
         if isinstance(cel, dict) and isinstance(cel.get("expression"), str):
@@ -109,14 +129,14 @@ def _selector_sites(body: dict) -> tuple:
     return tuple(out)
 
 
-def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
+def _with_fields(request: DeviceRequest, body: YamlMap) -> DeviceRequest:
     count = body.get("count", 1)
     admin = body.get("adminAccess")
     request.class_name = body.get("deviceClassName") if isinstance(body.get("deviceClassName"), str) and \
         body.get("deviceClassName") else None
     request.selector_sites = _selector_sites(body)
-    request.mode = body.get("allocationMode") if isinstance(body.get("allocationMode"), str) and \
-        body.get("allocationMode") else "ExactCount"
+    mode = body.get("allocationMode")
+    request.mode = mode if isinstance(mode, str) and mode else "ExactCount"
     # the API server defaults a count of 0 (Go's zero value: not set) to 1 (SetDefaults_ExactDeviceRequest)
     request.count = count if isinstance(count, int) and not isinstance(count, bool) and count != 0 else 1
     request.admin_access = admin if isinstance(admin, bool) else None
@@ -129,7 +149,7 @@ def _with_fields(request: DeviceRequest, body: dict) -> DeviceRequest:
     return request
 
 
-def _subrequest(request: DeviceRequest, body: dict) -> DeviceRequest:
+def _subrequest(request: DeviceRequest, body: YamlMap) -> DeviceRequest:
     """A DeviceSubRequest has no adminAccess: one written there is not read (upstream's
     deviceSubRequestAccessor answers false)."""
     request = _with_fields(request, body)
@@ -137,7 +157,7 @@ def _subrequest(request: DeviceRequest, body: dict) -> DeviceRequest:
     return request
 
 
-def parse_request(raw: dict, api_version: str) -> DeviceRequest:
+def parse_request(raw: YamlMap, api_version: str) -> DeviceRequest:
     """The request `raw` in the first of REQUEST_SHAPES it has (v1alpha3/v1beta1 have no
     `exactly`: their fields are the request's own)."""
     name = text(raw.get("name"))
@@ -146,7 +166,7 @@ def parse_request(raw: dict, api_version: str) -> DeviceRequest:
         value = raw.get(key)
         if not isinstance(value, shape) or (flat and key == "exactly"):
             continue
-        if shape is list:
+        if isinstance(value, list):
             parent = DeviceRequest(name, "first-available", raw, raw)
             parent.subrequests = [_subrequest(DeviceRequest(text(sub.get("name")), "subrequest", sub, raw, name),
                                               sub) for sub in mappings(value)]
@@ -159,7 +179,7 @@ def parse_request(raw: dict, api_version: str) -> DeviceRequest:
     return DeviceRequest(name, "empty", raw, raw)
 
 
-def claim_spec(manifest: Manifest) -> dict:
+def claim_spec(manifest: Manifest) -> YamlMap:
     """The ResourceClaimSpec of a ResourceClaim or ResourceClaimTemplate ({} otherwise)."""
     if (manifest.group, manifest.kind) not in CLAIM_TARGETS:
         return {}
@@ -199,7 +219,7 @@ def _unrecorded(kind: str, namespace: str, name: str | None = None) -> None:
     """A lookup nobody records (model.objectset.ObjectSet.read records them)."""
 
 
-def compute_domain_template(spec: dict) -> str | None:
+def compute_domain_template(spec: Yaml) -> str | None:
     """The name of the claim template an NVIDIA ComputeDomain makes (spec.channel.resourceClaimTemplate)."""
     name = mapping(mapping(mapping(spec).get("channel")).get("resourceClaimTemplate")).get("name")
     return name if isinstance(name, str) else None
@@ -210,18 +230,18 @@ class ClaimIndex:
     """Which claims and claim templates a set of objects defines, by (namespace, name).
     NVIDIA ComputeDomains count as defining the template they create."""
 
-    claims: dict = field(default_factory=dict)
-    templates: dict = field(default_factory=dict)
+    claims: dict[tuple[str, str], Manifest] = field(default_factory=dict)
+    templates: dict[tuple[str, str], Manifest] = field(default_factory=dict)
     #: name -> the first claim (template) of that name in any namespace, for objects without one
-    claims_by_name: dict = field(default_factory=dict)
-    templates_by_name: dict = field(default_factory=dict)
+    claims_by_name: dict[str, Manifest] = field(default_factory=dict)
+    templates_by_name: dict[str, Manifest] = field(default_factory=dict)
     #: file -> the claim templates it defines
-    templates_by_file: dict = field(default_factory=dict)
+    templates_by_file: dict[str, list[Manifest]] = field(default_factory=dict)
     #: (kind, namespace, name) of each lookup (model.objectset: who reads what)
-    read: Callable = field(default=_unrecorded, repr=False)
+    read: LookupRecorder = field(default=_unrecorded, repr=False)
 
     @classmethod
-    def build(cls, objects, read: Callable = _unrecorded) -> "ClaimIndex":
+    def build(cls, objects: Iterable[Manifest], read: LookupRecorder = _unrecorded) -> "ClaimIndex":
         index = cls(read=read)
         for m in objects:
             if (m.group, m.kind) == (RESOURCE_GROUP, "ResourceClaim"):
@@ -239,35 +259,36 @@ class ClaimIndex:
         return index
 
     @staticmethod
-    def _lookup(table: dict, by_name: dict, namespace: str, name: str):
+    def _lookup(table: dict[tuple[str, str], Manifest], by_name: dict[str, Manifest], namespace: str,
+                name: str) -> Manifest | None:
         """Same namespace; an object without a namespace matches any (it is applied with -n)."""
         found = table.get((namespace, name))
         if found is not None:
             return found
         return table.get(("", name)) if namespace else by_name.get(name)
 
-    def claim(self, namespace: str, name: str):
+    def claim(self, namespace: str, name: str) -> Manifest | None:
         self.read("ResourceClaim", namespace, name)
         return self._lookup(self.claims, self.claims_by_name, namespace, name)
 
-    def template(self, namespace: str, name: str):
+    def template(self, namespace: str, name: str) -> Manifest | None:
         self.read("ResourceClaimTemplate", namespace, name)
         return self._lookup(self.templates, self.templates_by_name, namespace, name)
 
-    def templates_in(self, namespace: str) -> dict:
+    def templates_in(self, namespace: str) -> dict[str, Manifest]:
         """name -> the claim templates of `namespace` (only those: a simulated rollout's)."""
         self.read("ResourceClaimTemplate", namespace)
         return {name: m for (where, name), m in self.templates.items()
                 if m.kind == "ResourceClaimTemplate" and (where or None) == (namespace or None)}
 
-    def template_in(self, file: str, namespace: str, name: str):
+    def template_in(self, file: str, namespace: str, name: str) -> Manifest | None:
         """The claim template of that name that `file` itself defines (namespaces matched as
         template() matches them), None when the file defines none."""
         self.read("ResourceClaimTemplate", namespace, name)
         return next((m for m in self.templates_by_file.get(file, ()) if m.name == name and
                      (m.namespace == namespace or not m.namespace or not namespace)), None)
 
-    def referenced(self, namespace: str, entry: dict, generated: dict | None = None):
+    def referenced(self, namespace: str, entry: YamlMap, generated: dict[str, Yaml] | None = None) -> Manifest | None:
         """The claim or template a pod's resourceClaims entry names (None if not defined);
         for a live pod, the claim its controller generated from the template when the set
         holds it (`generated`: PodSite.generated_claims)."""

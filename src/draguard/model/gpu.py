@@ -8,8 +8,10 @@ GPU pod, nor do claims that hold no GPU (IMEX channels, NICs, admin-access monit
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 from .pods import ContainerSite, PodSite, mapping, text
+from .values import Yaml, YamlMap
 
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel GPUs and Gaudi).
 LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+|habana\.ai/gaudi)$")
@@ -31,7 +33,7 @@ _CEL_SPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c not
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def hides_devices(value) -> bool:
+def hides_devices(value: Yaml) -> bool:
     """The value hides the devices: `value.trim().lowerAscii()` is one of HIDING_VALUES."""
     return isinstance(value, str) and value.strip(_CEL_SPACE).translate(_ASCII_LOWER) in HIDING_VALUES
 
@@ -53,7 +55,7 @@ _BACKSTEP = r".*(^|/)\.\.(/|$).*"
 
 
 def _host_path_pattern(exact: tuple[str, ...], prefixed: tuple[str, ...], subtrees: tuple[str, ...],
-                       root: bool) -> tuple[re.Pattern, str]:
+                       root: bool) -> tuple[re.Pattern[str], str]:
     """An RE2-compatible pattern (admission policies use it as it is) for host paths, each
     given as its components: `exact` ones, components ending in a name `prefixed` by the last
     one (`/dev/nvidia0`), or anything inside `subtrees`, whatever the spelling (_SEP); with
@@ -91,7 +93,7 @@ HOST_GPU_PATH, HOST_GPU_PATH_RE2 = _host_path_pattern(
 HOST_SHM_PATH, _ = _host_path_pattern(exact=("dev/shm", "run/shm"), prefixed=(), subtrees=(), root=False)
 
 
-def legacy_resources(resources: dict, aliases: tuple = ()):
+def legacy_resources(resources: YamlMap, aliases: tuple[str, ...] = ()) -> Iterator[tuple[str, YamlMap, str]]:
     """Yield ('limits' or 'requests', that mapping, resource name) for each legacy
     accelerator resource (and each of the CRD's own `aliases` for one)."""
     for section in ("limits", "requests"):
@@ -102,24 +104,24 @@ def legacy_resources(resources: dict, aliases: tuple = ()):
                     yield section, values, name
 
 
-def device_env(container: ContainerSite):
+def device_env(container: ContainerSite) -> Iterator[tuple[YamlMap, str]]:
     """Yield (env entry, variable name) for each device-selecting variable set inline."""
     for entry in container.env:
         if text(entry.get("name")) in DEVICE_ENV_VARS:
             yield entry, entry["name"]
 
 
-def host_gpu_path(volume: dict) -> str | None:
+def host_gpu_path(volume: YamlMap) -> str | None:
     """The host path of a hostPath volume onto GPU device nodes or driver state, else None."""
     return _host_path(volume, HOST_GPU_PATH)
 
 
-def host_shm_path(volume: dict) -> str | None:
+def host_shm_path(volume: YamlMap) -> str | None:
     """The host path of a hostPath volume onto the host's shared memory (HOST_SHM_PATH), else None."""
     return _host_path(volume, HOST_SHM_PATH)
 
 
-def _host_path(volume: dict, pattern: re.Pattern) -> str | None:
+def _host_path(volume: YamlMap, pattern: re.Pattern[str]) -> str | None:
     path = mapping(volume.get("hostPath")).get("path")
     return path if isinstance(path, str) and pattern.match(path) else None
 

@@ -9,19 +9,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
+from typing import Iterable
 
 from .claims import RESOURCE_GROUP
 from .manifest import Manifest
 from .objectset import ObjectSet
 from .pods import generated_claims_of, mapping, mappings, text
+from .values import Yaml, YamlMap
 
 #: The annotations and finalizer upstream's resourceclaim controller and scheduler write.
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"  # a claim generated from a pod's template
 EXTENDED_RESOURCE_CLAIM = "resource.kubernetes.io/extended-resource-claim"  # made by the scheduler (KEP-5004)
 DELETE_PROTECTION = "resource.kubernetes.io/delete-protection"  # the controller's finalizer on claims
 
+#: (driver, pool, device): how the scheduler names one device
+DeviceId = tuple[str, str, str]
 
-def timestamp(value) -> datetime | None:
+
+def timestamp(value: Yaml) -> datetime | None:
     """An RFC 3339 time as the API server writes it ('2026-11-30T10:00:00Z'), or None."""
     if not isinstance(value, str) or not value:
         return None
@@ -37,10 +42,10 @@ class AllocatedDevice:
     """One result of a claim's status.allocation."""
 
     claim: Manifest
-    result: dict
+    result: YamlMap
 
     @property
-    def device_id(self) -> tuple[str, str, str]:
+    def device_id(self) -> DeviceId:
         return text(self.result.get("driver")), text(self.result.get("pool")), text(self.result.get("device"))
 
     @property
@@ -50,12 +55,12 @@ class AllocatedDevice:
         return self.result.get("adminAccess") is True or bool(self.result.get("shareID"))
 
 
-def allocation_results(claim: Manifest) -> list[dict]:
+def allocation_results(claim: Manifest) -> list[YamlMap]:
     """status.allocation.devices.results (read once per claim: most cluster checks ask)."""
     return claim.derive(_allocation_results)
 
 
-def _allocation_results(claim: Manifest) -> list[dict]:
+def _allocation_results(claim: Manifest) -> list[YamlMap]:
     allocation = mapping(mapping(claim.data.get("status")).get("allocation"))
     return mappings(mapping(allocation.get("devices")).get("results"))
 
@@ -64,14 +69,14 @@ def is_allocated(claim: Manifest) -> bool:
     return bool(mapping(claim.data.get("status")).get("allocation"))
 
 
-def reserved_for(claim: Manifest) -> list[dict]:
+def reserved_for(claim: Manifest) -> list[YamlMap]:
     return mappings(mapping(claim.data.get("status")).get("reservedFor"))
 
 
 @dataclass
 class PublishedDevice:
     slice: Manifest
-    device: dict
+    device: YamlMap
 
     @property
     def name(self) -> str:
@@ -89,7 +94,7 @@ class ClusterView:
     def _of(self, group: str, kind: str) -> list[Manifest]:
         return [m for m in self.objects if m.kind == kind and m.group == group]
 
-    def seconds_since(self, value) -> float | None:
+    def seconds_since(self, value: Yaml) -> float | None:
         """Seconds from the RFC 3339 `value` to capture time; None when it is not a time."""
         moment = timestamp(value)
         return None if moment is None else (self.now - moment).total_seconds()
@@ -102,7 +107,7 @@ class ClusterView:
         found = manifest.derived.get(judged_elsewhere)
         if found is None:
             found = manifest.derived[judged_elsewhere] = judged_elsewhere(manifest, self)
-        return found
+        return bool(found)
 
     def read(self, resource: str) -> bool:
         """Whether the snapshot holds `resource` (a check that needs it says so when not)."""
@@ -140,9 +145,9 @@ class ClusterView:
         return {(c.namespace, c.name): c for c in self.claims}
 
     @cached_property
-    def allocated(self) -> dict[tuple, list[AllocatedDevice]]:
+    def allocated(self) -> dict[DeviceId, list[AllocatedDevice]]:
         """Device id -> every claim result that holds it."""
-        found: dict[tuple, list[AllocatedDevice]] = {}
+        found: dict[DeviceId, list[AllocatedDevice]] = {}
         for claim in self.claims:
             for result in allocation_results(claim):
                 held = AllocatedDevice(claim, result)
@@ -150,12 +155,12 @@ class ClusterView:
         return found
 
     @cached_property
-    def held(self) -> set[tuple]:
+    def held(self) -> set[DeviceId]:
         """Device ids no other claim may take (`blocks_others`)."""
         return {device for device, holders in self.allocated.items() if blocks_others(holders)}
 
     @cached_property
-    def admin_held(self) -> set[tuple]:
+    def admin_held(self) -> set[DeviceId]:
         """Device ids allocated with admin access only: in use, yet free for other claims."""
         return set(self.allocated) - self.held
 
@@ -182,10 +187,10 @@ class ClusterView:
         return found
 
     @cached_property
-    def published(self) -> dict[tuple, PublishedDevice]:
+    def published(self) -> dict[DeviceId, PublishedDevice]:
         """Device id -> the device as its pool's newest generation publishes it (upstream's
         allocator ignores older generations: structured/internal/stable pools.go)."""
-        found: dict[tuple, PublishedDevice] = {}
+        found: dict[DeviceId, PublishedDevice] = {}
         for (driver, pool), slices in self.pools.items():
             newest = max(generation_of(s) for s in slices)
             for s in slices:
@@ -217,7 +222,8 @@ class ClusterView:
         generated claims repeat their template's)."""
         from .claims import device_requests
 
-        used, seen = set(), set()
+        used: set[str] = set()
+        seen: set[str] = set()
         for m in self.objects:
             if m.group != RESOURCE_GROUP or m.kind not in ("ResourceClaim", "ResourceClaimTemplate"):
                 continue
@@ -231,18 +237,18 @@ class ClusterView:
         return used
 
 
-def blocks_others(holders) -> bool:
+def blocks_others(holders: Iterable[AllocatedDevice]) -> bool:
     """Whether a device's holders (AllocatedDevice) keep it from other claims: every allocated
     result but admin access counts, as the scheduler's allocated-devices tracker counts them."""
     return any(h.result.get("adminAccess") is not True for h in holders)
 
 
-def claim_entries(pod: Manifest) -> list[tuple[int, dict, str]]:
+def claim_entries(pod: Manifest) -> list[tuple[int, YamlMap, str]]:
     """(index, entry, the ResourceClaim it names or '') for each spec.resourceClaims entry of a
     live pod: named directly, or generated for it (its status says which, as the kubelet
     reads it)."""
     generated = generated_claims_of(pod)
-    found = []
+    found: list[tuple[int, YamlMap, str]] = []
     for i, entry in enumerate(mappings(pod.spec.get("resourceClaims"))):
         name = entry.get("resourceClaimName") or generated.get(text(entry.get("name")))
         found.append((i, entry, name if isinstance(name, str) else ""))

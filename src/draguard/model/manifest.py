@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, TypeVar, cast
 
 from ..core.finding import ObjectRef, Site
-from ..core.location import Location
+from ..core.location import Location, Path
 from ..sources.loader import Entry, Locator, Source
 from ..sources.scalars import char_position
 from ..sources.yamlpos import YMap, mark_of, path_of, positioned
+from .values import Key, Yaml, YamlMap
 
 _NO_TEXT = Source("(object)", "")
+
+_View = TypeVar("_View")
 
 
 @dataclass
@@ -20,11 +24,13 @@ class Manifest:
 
     source: Source
     document: int
-    data: dict
+    data: YamlMap
     item: int | None = None
     #: Maps a parsed position to what the user should see; identity for plain files.
     locate: Locator | None = None
-    derived: dict = field(default_factory=dict, repr=False)
+    #: views by the function that computes them (one that also takes another argument, such
+    #: as live.judged_elsewhere, keys its own)
+    derived: dict[Callable[..., object], object] = field(default_factory=dict, repr=False)
     #: False: plain data kept as read (a large snapshot's objects), paths found on demand
     has_paths: bool = True
     #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
@@ -32,9 +38,9 @@ class Manifest:
     api_version: str = field(init=False)
     kind: str = field(init=False)
     group: str = field(init=False)
-    _metadata: dict = field(init=False, repr=False)
+    _metadata: YamlMap = field(init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.has_paths and not isinstance(self.data, YMap):  # built in memory: give every node its path
             self.data = positioned(self.data)
         self._read_identity()
@@ -55,7 +61,7 @@ class Manifest:
         return cls(entry.source, entry.document, entry.data, entry.item, entry.locate, renamed_from=entry.renamed_from)
 
     @classmethod
-    def from_data(cls, data: dict, display: str = "(object)", document: int = 0, *,
+    def from_data(cls, data: YamlMap, display: str = "(object)", document: int = 0, *,
                   positions: bool = True) -> "Manifest":
         """An object that never had text (an admission request, a live object): paths only;
         `document` numbers it among the objects it came with. With `positions=False` the
@@ -71,16 +77,16 @@ class Manifest:
             self.derived.clear()
             self._read_identity()
 
-    def derive(self, compute):
+    def derive(self, compute: Callable[[Manifest], _View]) -> _View:
         """The view `compute(self)` of `data` (pod sites, device requests), computed on first
         use and kept, keyed by the function that computes it."""
         found = self.derived.get(compute)
         if found is None:
             found = self.derived[compute] = compute(self)
-        return found
+        return cast(_View, found)  # keyed by `compute`, so the value is what it returned
 
     @property
-    def metadata(self) -> dict:
+    def metadata(self) -> YamlMap:
         return self._metadata
 
     def _meta_text(self, key: str) -> str:
@@ -96,17 +102,17 @@ class Manifest:
         return self._meta_text("namespace")
 
     @property
-    def annotations(self) -> dict:
+    def annotations(self) -> YamlMap:
         value = self.metadata.get("annotations")
         return value if isinstance(value, dict) else {}
 
     @property
-    def labels(self) -> dict:
+    def labels(self) -> YamlMap:
         value = self.metadata.get("labels")
         return value if isinstance(value, dict) else {}
 
     @property
-    def controller(self) -> dict | None:
+    def controller(self) -> YamlMap | None:
         """Its ownerReference with `controller: true` (controller_reference)."""
         return controller_reference(self.metadata)
 
@@ -116,7 +122,7 @@ class Manifest:
         return bool(self._meta_text("uid"))
 
     @property
-    def spec(self) -> dict:
+    def spec(self) -> YamlMap:
         value = self.data.get("spec")
         return value if isinstance(value, dict) else {}
 
@@ -124,7 +130,8 @@ class Manifest:
     def ref(self) -> ObjectRef:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
-    def location(self, container=None, key=None, *, value: bool = False, offset: int | None = None) -> Location:
+    def location(self, container: Yaml = None, key: Key | None = None, *, value: bool = False,
+                 offset: int | None = None) -> Location:
         """Where `container[key]` is (its key, or its value with `value=True`; the object itself
         when `container` is None); with `offset`, that character inside the string value (a
         CEL error's exact character)."""
@@ -152,10 +159,12 @@ class Manifest:
                 return None
         return self.location(node, site.key, value=site.value, offset=site.offset)
 
-    def place(self, path: tuple) -> tuple:
+    def place(self, path: Path) -> tuple[Yaml, Key | None]:
         """(container, key) of `path`, as location() and findings take them; for a path
         that leads nowhere (a missing field), the mapping that lacks it."""
-        container, key, node = None, None, self.data
+        container: Yaml = None
+        key: Key | None = None
+        node: Yaml = self.data
         for part in path:
             container, key = node, part
             try:
@@ -165,10 +174,10 @@ class Manifest:
         return container, key
 
 
-def _search_path(data, container, key):
+def _search_path(data: Yaml, container: Yaml, key: Key | None) -> Path | None:
     """The path of `container[key]` inside plain `data`, found by identity (findings on plain
     data are few: the search runs only for them)."""
-    stack = [(data, ())]
+    stack: list[tuple[Yaml, Path]] = [(data, ())]
     while stack:
         node, path = stack.pop()
         if node is container:
@@ -180,7 +189,18 @@ def _search_path(data, container, key):
     return None
 
 
-def controller_reference(metadata: dict) -> dict | None:
+def edit_path(container: Yaml, key: Key | None = None) -> Path:
+    """The path of `container[key]` (or of the container) that a fix's edit addresses. Rules
+    build fixes on the objects the engine judges, which always have paths (Manifest.position);
+    in data without paths there is no place to address, and this says so (ValueError) rather
+    than an edit landing elsewhere."""
+    path = path_of(container, key)
+    if path is None:
+        raise ValueError("a fix was built on data without paths (Manifest.position gives it them)")
+    return path
+
+
+def controller_reference(metadata: YamlMap) -> YamlMap | None:
     """The ownerReference with `controller: true` of an object's `metadata`, as the garbage
     collector reads it; None when there is none."""
     owners = metadata.get("ownerReferences") if isinstance(metadata, dict) else None

@@ -10,26 +10,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar, cast
 
 from ..core.intstr import problem as intstr_problem
 from .claims import RESOURCE_GROUP, ClaimIndex
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
 from .pods import PodSite, mapping, pod_sites, text
+from .values import Yaml, YamlMap
 
 
 EVERY_KIND = "*"  # a read of the whole set: every change reaches it
 PODS = "pods"  # what holds pod templates (any workload kind)
 
+#: one recorded lookup: (kind, namespace, name; None: every one of that kind there)
+ReadKey = tuple[str, str, str | None]
+
+_Subject = TypeVar("_Subject")
+_Answer = TypeVar("_Answer")
+_Item = TypeVar("_Item")
+
 
 @dataclass
 class ObjectSet:
     manifests: list[Manifest]
-    _memo: dict = field(default_factory=dict, repr=False)
-    _reading: set | None = field(default=None, repr=False)  # the read keys of the object being judged
+    _memo: dict[tuple[Callable[..., object], int], tuple[object, object]] = field(default_factory=dict, repr=False)
+    _reading: set[ReadKey] | None = field(default=None, repr=False)  # the read keys of the object being judged
 
-    def judging(self, reads: set | None) -> None:
+    def judging(self, reads: set[ReadKey] | None) -> None:
         """Record the lookups from now on into `reads` (None: record nothing)."""
         self._reading = reads
 
@@ -44,7 +52,7 @@ class ObjectSet:
     def __len__(self) -> int:
         return len(self.manifests)
 
-    def remembered(self, compute, subject):
+    def remembered(self, compute: Callable[[_Subject, ObjectSet], _Answer], subject: _Subject) -> _Answer:
         """compute(subject, self), computed once per subject for this set: a view of one
         object that depends on others (six teardown rules ask each pod which of its claims
         hold GPUs). Only that object's own judging may ask for it: the lookups are recorded
@@ -54,7 +62,7 @@ class ObjectSet:
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = (subject, compute(subject, self))
-        return hit[1]
+        return cast(_Answer, hit[1])  # keyed by `compute`: what it returned
 
     def _of(self, group: str, kind: str) -> list[Manifest]:
         return [m for m in self.manifests if m.kind == kind and m.group == group]
@@ -128,22 +136,22 @@ class ObjectSet:
         return _near(self._templates_by_namespace, self.pod_templates, namespace)
 
     @cached_property
-    def _pdbs_by_namespace(self) -> dict[str, list]:
+    def _pdbs_by_namespace(self) -> dict[str, list[Manifest]]:
         return _by_namespace(self.pdbs, lambda m: m.namespace)
 
     @cached_property
-    def _templates_by_namespace(self) -> dict[str, list]:
+    def _templates_by_namespace(self) -> dict[str, list[PodSite]]:
         return _by_namespace(self.pod_templates, lambda site: site.owner.namespace)
 
 
-def _by_namespace(items, namespace_of) -> dict[str, list]:
-    grouped: dict[str, list] = {}
+def _by_namespace(items: list[_Item], namespace_of: Callable[[_Item], str]) -> dict[str, list[_Item]]:
+    grouped: dict[str, list[_Item]] = {}
     for item in items:
         grouped.setdefault(namespace_of(item), []).append(item)
     return grouped
 
 
-def _near(grouped: dict, every: list, namespace: str) -> list:
+def _near(grouped: dict[str, list[_Item]], every: list[_Item], namespace: str) -> list[_Item]:
     """Rollout rules match objects of one namespace, or where either names none (a manifest
     applied with `-n`): the namespace's own items and the unnamespaced ones."""
     if not namespace:
@@ -151,11 +159,11 @@ def _near(grouped: dict, every: list, namespace: str) -> list:
     return grouped.get(namespace, []) + grouped.get("", [])
 
 
-def pdb_selector(pdb: Manifest):
+def pdb_selector(pdb: Manifest) -> Yaml:
     return mapping(pdb.spec).get("selector")
 
 
-def budget_problems(spec: dict) -> list[tuple[str, str]]:
+def budget_problems(spec: YamlMap) -> list[tuple[str, str]]:
     """(field, what the API server says) for each field of a PodDisruptionBudget spec it
     refuses (ValidatePodDisruptionBudgetSpec): a count or percentage it refuses
     (core.intstr.problem; a value of another type too), and maxUnavailable beside minAvailable."""

@@ -7,11 +7,14 @@ memory and fault domain with no isolation, MPS its memory with per-client limits
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
 import yaml
+from yaml.nodes import Node
 
 from .manifest import Manifest
 from .pods import mapping, mappings
+from .values import YamlMap
 
 #: a data value longer than this is not read as a config (the API server caps a whole
 #: ConfigMap at 1 MiB)
@@ -34,13 +37,13 @@ class Sharing:
 class _NoAliases(yaml.SafeLoader):
     """A config read from tenant input: aliases (which can expand without bound) are refused."""
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self.check_event(yaml.AliasEvent):
             raise yaml.YAMLError("aliases are not read in a device plugin config")
         return super().compose_node(parent, index)
 
 
-def _config(text: str) -> dict:
+def _config(text: str) -> YamlMap:
     if len(text) > MAX_CONFIG_CHARS or "sharing" not in text:
         return {}
     try:
@@ -72,15 +75,15 @@ _GKE_STRATEGIES = {"time-sharing": "TimeSlicing", "mps": "MPS"}
 _PLUGIN_STRATEGIES = {"timeSlicing": "TimeSlicing", "mps": "MPS"}
 
 
-def sharing_strategy(labels: dict[str, set[str]], objects) -> tuple[str, str] | str:
+def sharing_strategy(labels: dict[str, set[str]], objects: Iterable[Manifest]) -> tuple[str, str] | str:
     """(the GpuConfig sharing strategy, where it was read) for pods that require node
     `labels` selecting shared nvidia.com/gpu replicas: GKE's strategy label, else the one
     strategy the NVIDIA device plugin's configs in `objects` share nvidia.com/gpu with.
     Otherwise the reason it is not known (a str)."""
     gke = labels.get(GKE_STRATEGY, set())
     if gke:
-        strategies = {_GKE_STRATEGIES.get(value) for value in gke}
-        if len(strategies) == 1 and None not in strategies:
+        strategies = {_GKE_STRATEGIES.get(value, "") for value in gke}
+        if len(strategies) == 1 and "" not in strategies:
             [strategy] = strategies
             return strategy, f"{GKE_STRATEGY}={','.join(sorted(gke))}"
         return f"{GKE_STRATEGY} names {', '.join(sorted(gke))}, not one of time-sharing, mps"

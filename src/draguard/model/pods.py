@@ -10,39 +10,40 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ..core.cached import cached
 
-from ..core.location import format_path
+from ..core.location import Path, format_path
 from ..sources.yamlpos import path_of
 from .manifest import Manifest
+from .values import Yaml, YamlList, YamlMap
 from .workloads import resolve, workload_for
 
 #: terminationGracePeriodSeconds when a pod does not set it (core/v1 API default).
 DEFAULT_GRACE_SECONDS = 30
 
 
-def mapping(value) -> dict:
+def mapping(value: Yaml) -> YamlMap:
     return value if isinstance(value, dict) else {}
 
 
-def items(value) -> list:
+def items(value: Yaml) -> YamlList:
     """A list as it is (anything else reads as an empty one)."""
     return value if isinstance(value, list) else []
 
 
-def mappings(value) -> list[dict]:
+def mappings(value: Yaml) -> list[YamlMap]:
     """The mapping items of a list (other items, and non-lists, read as absent)."""
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
-def text(value) -> str:
+def text(value: Yaml) -> str:
     return value if isinstance(value, str) else ""
 
 
-def named(what: str, name) -> str:
+def named(what: str, name: Yaml) -> str:
     """How a message names a thing: `pod claim 'gpu'`, or `an unnamed pod claim`."""
     return f"{what} '{name}'" if isinstance(name, str) and name else f"an unnamed {what}"
 
 
-def pre_stop_of(container: dict) -> dict | None:
+def pre_stop_of(container: YamlMap) -> YamlMap | None:
     """A container's lifecycle.preStop hook, when it has one that is a mapping."""
     hook = mapping(container.get("lifecycle")).get("preStop")
     return hook if isinstance(hook, dict) else None
@@ -52,15 +53,16 @@ def pre_stop_of(container: dict) -> dict | None:
 class ContainerSite:
     """One container (or a container-like object of a CRD) and where it sits."""
 
-    container: dict
+    container: YamlMap
     resources_key: str = "resources"
     init: bool = False
-    gpu_aliases: tuple = ()  # resource names the owning CRD turns into a device-plugin GPU
+    gpu_aliases: tuple[str, ...] = ()  # resource names the owning CRD turns into a device-plugin GPU
 
     @cached
-    def path(self) -> tuple:
-        """From the document root (what fixes address)."""
-        return path_of(self.container)
+    def path(self) -> Path:
+        """From the document root (what fixes address); () in data without paths, which no
+        rule judges (the engine judges positioned objects only: Manifest.position)."""
+        return path_of(self.container) or ()
 
     @cached
     def lends_devices(self) -> bool:
@@ -81,36 +83,36 @@ class ContainerSite:
         return f"container '{self.name}'" if self.name else f"the container at {format_path(self.path)}"
 
     @cached
-    def resources(self) -> dict:
+    def resources(self) -> YamlMap:
         return mapping(self.container.get(self.resources_key))
 
     @cached
-    def claims(self) -> list[dict]:
+    def claims(self) -> list[YamlMap]:
         """resources.claims entries: {name, request?}."""
         return mappings(self.resources.get("claims"))
 
     @cached
-    def env(self) -> list[dict]:
+    def env(self) -> list[YamlMap]:
         return mappings(self.container.get("env"))
 
     @cached
-    def env_from(self) -> list[dict]:
+    def env_from(self) -> list[YamlMap]:
         return mappings(self.container.get("envFrom"))
 
     @cached
-    def volume_mounts(self) -> list[dict]:
+    def volume_mounts(self) -> list[YamlMap]:
         return mappings(self.container.get("volumeMounts"))
 
     @cached
-    def security_context(self) -> dict:
+    def security_context(self) -> YamlMap:
         return mapping(self.container.get("securityContext"))
 
     @cached
-    def lifecycle(self) -> dict:
+    def lifecycle(self) -> YamlMap:
         return mapping(self.container.get("lifecycle"))
 
     @cached
-    def pre_stop(self) -> dict | None:
+    def pre_stop(self) -> YamlMap | None:
         return pre_stop_of(self.container)
 
 
@@ -119,26 +121,26 @@ class PodSite:
     """One pod spec inside an object, with its template metadata ({} when it has none)."""
 
     owner: Manifest
-    spec: dict
-    metadata: dict
+    spec: YamlMap
+    metadata: YamlMap
     containers: list[ContainerSite] = field(default_factory=list)
 
     @cached
-    def labels(self) -> dict:
+    def labels(self) -> YamlMap:
         return mapping(self.metadata.get("labels"))
 
     @cached
-    def path(self) -> tuple | None:
+    def path(self) -> Path | None:
         """The pod spec's path from the document root (None for a bare container site)."""
         return path_of(self.spec)
 
     @cached
-    def claims(self) -> list[dict]:
+    def claims(self) -> list[YamlMap]:
         """spec.resourceClaims entries: {name, resourceClaimName | resourceClaimTemplateName}."""
         return mappings(self.spec.get("resourceClaims"))
 
     @cached
-    def volumes(self) -> list[dict]:
+    def volumes(self) -> list[YamlMap]:
         return mappings(self.spec.get("volumes"))
 
     @cached
@@ -150,7 +152,7 @@ class PodSite:
         return DEFAULT_GRACE_SECONDS, False
 
     @cached
-    def generated_claims(self) -> dict:
+    def generated_claims(self) -> dict[str, Yaml]:
         """A live Pod's status.resourceClaimStatuses: pod claim name -> the ResourceClaim its
         controller generated from the template (None: none was needed). The reference is
         resolved whether or not that claim is in the linted set."""
@@ -162,7 +164,7 @@ class PodSite:
         return any(isinstance(entry.get("resourceClaimTemplateName"), str) for entry in self.claims)
 
 
-def generated_claims_of(pod: Manifest) -> dict:
+def generated_claims_of(pod: Manifest) -> dict[str, Yaml]:
     """A live Pod's status.resourceClaimStatuses: pod claim name -> the ResourceClaim
     generated for it (None: none was needed)."""
     statuses = mappings(mapping(pod.data.get("status")).get("resourceClaimStatuses"))
@@ -179,8 +181,8 @@ def claim_sites(manifest: Manifest) -> list[PodSite]:
     return [site for site in pod_sites(manifest) if site.claims]
 
 
-def _pod_containers(spec: dict, inline: tuple) -> list[ContainerSite]:
-    sites = []
+def _pod_containers(spec: YamlMap, inline: tuple[str, ...]) -> list[ContainerSite]:
+    sites: list[ContainerSite] = []
     # ephemeral containers (kubectl debug) run beside the others, with the pod's volumes and env
     for list_key, init in (("initContainers", True), ("containers", False), ("ephemeralContainers", False)):
         items = spec.get(list_key)
@@ -198,7 +200,7 @@ def _find_pod_sites(manifest: Manifest) -> list[PodSite]:
     if workload is None:
         return []
     data = manifest.data
-    sites = []
+    sites: list[PodSite] = []
     for template_path in workload.templates:
         for template, _ in resolve(data, template_path):
             if isinstance(template, dict) and isinstance(template.get("spec"), dict):
@@ -229,12 +231,14 @@ def unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
     return manifest.derive(_find_unmodelled_containers)
 
 
-def _container_shaped(node: dict) -> bool:
+def _container_shaped(node: YamlMap) -> bool:
     return isinstance(node.get("image"), str) and isinstance(node.get("resources"), dict)
 
 
 def _find_unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
-    found, listed, stack = [], set(), [manifest.data]
+    found: list[ContainerSite] = []
+    listed: set[int] = set()
+    stack: list[Yaml] = [manifest.data]
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
@@ -248,4 +252,4 @@ def _find_unmodelled_containers(manifest: Manifest) -> list[ContainerSite]:
                 stack.append(value)
         elif isinstance(node, list):
             stack.extend(node)
-    return sorted(found, key=lambda c: c.path or ())
+    return sorted(found, key=lambda c: c.path)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from .manifest import Manifest
 from .pods import mapping
+from .values import YamlMap
 
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
@@ -28,8 +29,8 @@ class Strategy:
     max_surge: object  # as written (int or "N%"), the default when unset
     max_unavailable: object
     replicas: int
-    rolling: dict  # the rollingUpdate mapping ({} when absent), for positions
-    spec: dict
+    rolling: YamlMap  # the rollingUpdate mapping ({} when absent), for positions
+    spec: YamlMap
 
     @classmethod
     def of(cls, deployment: Manifest) -> "Strategy":
@@ -39,7 +40,9 @@ class Strategy:
         replicas = spec.get("replicas", 1)
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             replicas = 1
-        kind = strategy.get("type") if isinstance(strategy.get("type"), str) else "RollingUpdate"
+        kind = strategy.get("type")
+        if not isinstance(kind, str):
+            kind = "RollingUpdate"
         return cls(kind, rolling.get("maxSurge", DEFAULT_MAX_SURGE),
                    rolling.get("maxUnavailable", DEFAULT_MAX_UNAVAILABLE), replicas, rolling, spec)
 
@@ -64,7 +67,7 @@ class Strategy:
         return self.fenceposts()[0] > 0
 
 
-def statefulset_update_problems(rolling: dict, max_unavailable_kept: bool) -> list[tuple[str, str]]:
+def statefulset_update_problems(rolling: YamlMap, max_unavailable_kept: bool) -> list[tuple[str, str]]:
     """(field, what the API server says) for each field of a StatefulSet's rollingUpdate it
     refuses (validateRollingUpdateStatefulSet): a negative partition, and a maxUnavailable of
     0, 0% or over 100% where the server keeps the field (`max_unavailable_kept`:

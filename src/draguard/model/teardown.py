@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..core.amounts import DEFAULT_MARGIN
 from ..core.servers import Server, detect, flag_value
 from .pods import pre_stop_of
+from .values import YamlMap
 
 MINIMUM_SIGTERM_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
 
@@ -38,7 +39,7 @@ _HELPER_BOUND = {"drain": "--deadline", "verify": "--timeout"}
 _KILLS_PID1 = re.compile(r"\bkill\s+(?:(?:-s\s+\w+|-\w+|--)\s+)*1(?![\w.])")
 
 
-def hook_command(hook: dict) -> str:
+def hook_command(hook: YamlMap) -> str:
     """The exec hook's command line as one string ('' for other handlers)."""
     exec_ = hook.get("exec")
     command = exec_.get("command") if isinstance(exec_, dict) else None
@@ -50,7 +51,7 @@ def _finite(number: int | float) -> bool:
     return number == number and abs(number) < 1e300
 
 
-def hook_budget(hook: dict) -> float:
+def hook_budget(hook: YamlMap) -> float:
     """Seconds the hook waits by its own bounded waits: `sleep N`, `timeout N` and the
     sleep action. `timeout N cmd` bounds cmd, so both are counted, which over-estimates
     safely."""
@@ -78,22 +79,22 @@ def helper_bound(step: str, args: str) -> float:
     return max(grace - (DEFAULT_MARGIN if margin is None else margin), 0.0) if grace is not None else 0.0
 
 
-def runs_helper(container: dict) -> bool:
+def runs_helper(container: YamlMap) -> bool:
     """Whether the container runs draguard-teardown: as its process or in its preStop hook."""
     pre_stop = pre_stop_of(container)
     text = " ".join(argv(container)) + " " + (hook_command(pre_stop) if pre_stop else "")
     return "draguard-teardown" in text
 
 
-def kills_pid1(hook: dict) -> bool:
+def kills_pid1(hook: YamlMap) -> bool:
     """The hook signals PID 1: its own container's main process (without a shared PID
     namespace). The container stops, and the rest of the hook dies with it."""
     return _KILLS_PID1.search(hook_command(hook)) is not None
 
 
-def argv(container: dict) -> list[str]:
+def argv(container: YamlMap) -> list[str]:
     """command + args, the strings only."""
-    words = []
+    words: list[str] = []
     for key in ("command", "args"):
         value = container.get(key)
         if isinstance(value, list):
@@ -101,13 +102,13 @@ def argv(container: dict) -> list[str]:
     return words
 
 
-def server_of(container: dict) -> Server | None:
+def server_of(container: YamlMap) -> Server | None:
     """The inference server the container runs, from its image, command and args."""
     image = container.get("image")
     return detect(" ".join([image if isinstance(image, str) else "", *argv(container)]))
 
 
-def loops_unbounded(hook: dict) -> bool:
+def loops_unbounded(hook: YamlMap) -> bool:
     """A `while`/`until` loop with no `timeout` anywhere in the hook: it waits until SIGKILL."""
     command = hook_command(hook)
     return bool(_LOOP.search(command)) and "timeout" not in command
@@ -180,7 +181,7 @@ def schedule(grace: float, containers: list[Stopping]) -> list[Stopped]:
     return [stopped[c.name] for c in containers]
 
 
-def stopping_of(spec: dict) -> list[Stopping]:
+def stopping_of(spec: YamlMap) -> list[Stopping]:
     """The containers of a pod spec as `schedule` takes them: native sidecars (init containers
     with restartPolicy Always, which keep running) and the main containers, in spec order."""
     containers = []
@@ -194,7 +195,7 @@ def stopping_of(spec: dict) -> list[Stopping]:
     return containers
 
 
-def pod_gone_after(grace: float, spec: dict) -> float:
+def pod_gone_after(grace: float, spec: YamlMap) -> float:
     """Seconds from the deletion request until the last container stopped, for processes
     that exit on SIGTERM: when the kubelet removes the pod and the claim can be released."""
     return max((s.sigterm_at for s in schedule(grace, stopping_of(spec))), default=0.0)

@@ -5,10 +5,17 @@ Path syntax: dotted keys; `[*]` is every item of a list, `*` every value of a ma
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
+from ..core.location import Path
 from .manifest import Manifest
+from .values import Yaml
+
+if TYPE_CHECKING:
+    from ..core.config import Config
 
 KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "onnx", "triton",
                      "huggingface", "lightgbm", "paddle", "pmml", "mlflow")
@@ -21,9 +28,9 @@ class PodController:
     each container), each with why and what to do instead."""
 
     name: str
-    refuses: tuple  # ((relative path, why), ...)
+    refuses: tuple[tuple[tuple[str, ...], str], ...]  # ((relative path, why), ...)
 
-    def refusal(self, relative: tuple) -> str | None:
+    def refusal(self, relative: Path) -> str | None:
         """Why an edit at `relative` (a path inside the pod spec) cannot be written, or None."""
         for refused, why in self.refuses:
             if len(relative) >= len(refused) and all(r == "[*]" and isinstance(p, int) or r == p
@@ -46,11 +53,14 @@ KNATIVE_SERVING = PodController("Knative Serving", refuses=(
     (("initContainers",), "unless the cluster enables kubernetes.podspec-init-containers")))
 
 
+#: (annotation, its values in lower case, the controller its pod specs go to where it has one)
+Mode = tuple[str, tuple[str, ...], PodController]
+
 #: kserve pkg/constants: an InferenceService annotated Knative (Serverless before 0.15; read
 #: case-insensitively) runs as a Knative Service built from its pod specs. Unannotated, the mode
 #: is the cluster's inferenceservice-config default (Knative upstream, Standard in some
 #: distributions): unknown here, so only the annotation decides.
-KSERVE_KNATIVE_MODE = ("serving.kserve.io/deploymentMode", ("knative", "serverless"), PodController(
+KSERVE_KNATIVE_MODE: Mode = ("serving.kserve.io/deploymentMode", ("knative", "serverless"), PodController(
     "KServe in Knative mode (serving.kserve.io/deploymentMode; Standard runs Deployments, which keep them)",
     KNATIVE_SERVING.refuses))
 
@@ -72,14 +82,14 @@ class Workload:
 
     group: str
     kind: str
-    templates: tuple = ()
-    pod_specs: tuple = ()
-    inline_containers: tuple = ()
-    containers: tuple = ()  # ((path, resources_key), ...)
-    gpu_aliases: tuple = ()
-    replicas: tuple = ()
+    templates: tuple[str, ...] = ()
+    pod_specs: tuple[str, ...] = ()
+    inline_containers: tuple[str, ...] = ()
+    containers: tuple[tuple[str, str], ...] = ()  # ((path, resources_key), ...)
+    gpu_aliases: tuple[str, ...] = ()
+    replicas: tuple[str, ...] = ()
     controller: PodController | None = None
-    modes: tuple = ()
+    modes: tuple[Mode, ...] = ()
 
     def controller_for(self, manifest: Manifest) -> PodController | None:
         """What refuses fields in this object's pod specs: the mode its annotation picks, else
@@ -90,7 +100,7 @@ class Workload:
         return self.controller
 
 
-def _ome_parts(suffix: str) -> tuple:
+def _ome_parts(suffix: str) -> tuple[str, ...]:
     """The paths of an OME object's components: `spec.engine{suffix}`, `spec.decoder{suffix}`
     and `spec.router{suffix}`, and the leader and worker of the first two."""
     parts = []
@@ -187,7 +197,7 @@ POD_TARGETS = frozenset(_BY_KEY)
 
 
 @lru_cache(maxsize=None)
-def path_parts(path: str) -> tuple:
+def path_parts(path: str) -> tuple[str, ...]:
     parts = []
     for part in path.split("."):
         if part.endswith("[*]"):
@@ -197,9 +207,9 @@ def path_parts(path: str) -> tuple:
     return tuple(parts)
 
 
-def resolve(data, path: str):
+def resolve(data: Yaml, path: str) -> Iterator[tuple[Yaml, Path]]:
     """Yield (node, concrete path as a tuple) for every match of `path` in `data`."""
-    def walk(node, parts, here):
+    def walk(node: Yaml, parts: tuple[str, ...], here: Path) -> Iterator[tuple[Yaml, Path]]:
         if not parts:
             yield node, here
             return
@@ -222,7 +232,7 @@ def workload_for(manifest: Manifest) -> Workload | None:
     return _BY_KEY.get((manifest.group, manifest.kind))
 
 
-def node_agent(manifest: Manifest, config) -> bool:
+def node_agent(manifest: Manifest, config: Config) -> bool:
     """Whether `manifest` is a node agent, which the tenant rules leave to
     daemonset-host-access: a DaemonSet, where the configuration takes DaemonSets for node
     agents (lint; not admission: core.config.Config.daemonsets_are_node_agents)."""

@@ -8,14 +8,18 @@ from __future__ import annotations
 import enum
 import textwrap
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, FixAvailability
+from ..model.values import YamlMap
 
 if TYPE_CHECKING:
     from ..model.manifest import Manifest
     from .context import Context
+
+#: (apiGroup, kind) pairs: the objects a rule (or its admission policy) applies to
+Targets = frozenset[tuple[str, str]]
 
 DOCS_BASE_URL = "https://github.com/draguard/draguard/blob/main/docs/rules"
 
@@ -76,12 +80,12 @@ class Option:
 
     default: object
     help: str
-    choices: tuple = ()  # the only values allowed, when not empty
+    choices: tuple[object, ...] = ()  # the only values allowed, when not empty
     #: a further check of a configured value of the right type, raising ValueError (what the
     #: value must be that a type cannot say: a driver version with an attribute list)
-    check: Callable[[object], object] | None = None
+    check: Callable[[Any], object] | None = None  # given a value of the default's type
 
-    def coerce(self, value):
+    def coerce(self, value: object) -> object:
         """Check a configured value against the default's type (and the choices, and
         `check`); raise ValueError if wrong."""
         if self.choices and value not in self.choices:
@@ -117,11 +121,11 @@ class Admission:
     condition: str
     message: str
     over: str | None = None
-    targets: frozenset | None = None
+    targets: Targets | None = None
     through: str | None = None
     beyond: str = ""
 
-    def kinds(self, rule_targets: frozenset | None) -> frozenset | None:
+    def kinds(self, rule_targets: Targets | None) -> Targets | None:
         return self.targets if self.targets is not None else rule_targets
 
 
@@ -160,13 +164,13 @@ class Rule:
     examples_target: ClassVar[str] = "1.34"  # the --kube-version both examples are written for
     #: the inventory both examples are judged against (a `draguard inventory generate` spec),
     #: for rules that run only with `--inventory`
-    example_inventory: ClassVar[dict | None] = None
+    example_inventory: ClassVar[YamlMap | None] = None
     options: ClassVar[dict[str, Option]] = {}
     needs: ClassVar[Needs] = Needs.OBJECT
     #: who reports it, for rules without a check: 'loader', 'config' or 'engine'
     reported_by: ClassVar[str] = "check"
     #: (apiGroup, kind) pairs the check applies to; None = every object
-    targets: ClassVar[frozenset | None] = None
+    targets: ClassVar[Targets | None] = None
     fixable: ClassVar[FixAvailability] = FixAvailability.NEVER
     admission: ClassVar[Admission | None] = None
     mutation: ClassVar[Mutation | None] = None
@@ -226,7 +230,7 @@ class Rule:
         return ()
 
     @classmethod
-    def describe(cls) -> dict:
+    def describe(cls) -> dict[str, object]:
         return {
             "id": cls.id,
             "name": cls.name,

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.shipped import attributes_version, driver_attributes, latest_driver_version
 from ..facts.gates import gate_enabled
@@ -12,13 +14,20 @@ from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, 
 from ..dra.gpuclasses import class_drivers
 from ..model.classes import class_selectors
 from ..model.pods import mapping, mappings
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
+if TYPE_CHECKING:
+    from ..cel.env import CelDiagnostic
+    from ..model.claims import DeviceRequest
+    from ..model.manifest import Manifest
+    from ..model.values import YamlMap
+    from .context import Context
 
-def selector_sites(obj):
+
+def selector_sites(obj: Manifest) -> list[tuple[YamlMap, str, DeviceRequest | None]]:
     """(cel mapping, expression, DeviceRequest or None for a DeviceClass) of every selector."""
     if obj.kind == "DeviceClass":
         return [(cel, cel["expression"], None) for selector in mappings(obj.spec.get("selectors"))
@@ -71,7 +80,7 @@ class CelInvalid(Rule):
                                          "device.attributes['gpu.nvidia.com'].memory >= 10Gi")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import compile_selector  # the engine loads only when there is CEL to judge
 
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
@@ -83,20 +92,20 @@ class CelInvalid(Rule):
             compiled = compile_selector(expression, consumable, includes)
             if compiled.error is None:
                 if compiled.too_complex:
-                    yield self._too_complex(obj, ctx, cel, compiled)
+                    yield self._too_complex(obj, ctx, cel, compiled.max_cost, compiled.costliest)
                 continue
             if compiled.error.unsupported:
                 yield self._not_checked(obj, ctx, cel, compiled.error)
                 continue
             suggestion = compiled.error.suggestion
             fix = Fix("compare the capacity as a quantity()", Applicability.UNSAFE,
-                      (set_value(path_of(cel, "expression"), suggestion),)) if suggestion else None
+                      (set_value(edit_path(cel, "expression"), suggestion),)) if suggestion else None
             yield ctx.finding(self, obj, f"CEL: {compiled.error.message}", cel, "expression",
                               offset=compiled.error.offset, help=f"`{suggestion}`" if suggestion else None, fix=fix)
         if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
             yield from self._derived(obj, ctx, consumable, includes)
 
-    def _derived(self, obj, ctx, consumable: bool, includes: bool):
+    def _derived(self, obj: Manifest, ctx: Context, consumable: bool, includes: bool) -> Iterator[Finding]:
         """Derived attributes' expressions, as the API server validates a new claim's while
         DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
         compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
@@ -118,25 +127,25 @@ class CelInvalid(Rule):
                                     f"{compiled.error.message}", entry, "expression", offset=compiled.error.offset)
                     continue
                 if compiled.too_complex:
-                    yield self._too_complex(obj, ctx, entry, compiled)
+                    yield self._too_complex(obj, ctx, entry, compiled.max_cost, compiled.costliest)
                 total, last = total + compiled.max_cost, entry
         if total > MAX_COST:
             yield ctx.finding(self, obj, f"CEL: too complex, total cost of derived attribute CEL expressions in the "
                               f"claim exceeds cost limit: the API server estimates {total:,}, over {MAX_COST:,}",
                               last, "expression")
 
-    def _not_checked(self, obj, ctx, where, error):
+    def _not_checked(self, obj: Manifest, ctx: Context, where: YamlMap, error: CelDiagnostic) -> Finding:
         """An expression draguard's engine cannot check (upstream may accept it): said, not blamed."""
         return ctx.finding(self, obj, f"CEL not checked: {error.message}", where, "expression", offset=error.offset,
                            severity=Severity.INFO)
 
-    def _too_complex(self, obj, ctx, cel, compiled):
+    def _too_complex(self, obj: Manifest, ctx: Context, cel: YamlMap, max_cost: int, costliest: int) -> Finding:
         from ..cel.env import MAX_COST
 
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
-                           f"worst-case cost at {compiled.max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
+                           f"worst-case cost at {max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
                            "the object (the part that takes it over starts here)", cel, "expression",
-                           offset=compiled.costliest,
+                           offset=costliest,
                            help="the estimate counts every string, list and map at its largest possible size, "
                                 "and one it cannot bound (a list built in the expression, a quantity compared "
                                 "with !=) as unbounded: write that part another way")
@@ -145,7 +154,7 @@ class CelInvalid(Rule):
 _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 
 
-def _device_types(ctx, class_name: str | None) -> set[str]:
+def _device_types(ctx: Context, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
     selectors compare the type attribute with (cel.reads), every one when they do not."""
     from ..cel.env import compile_selector
@@ -184,7 +193,7 @@ class CelUnknownAttribute(Rule):
                                          "device.attributes['gpu.nvidia.com'].index == 0")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import compile_selector
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
@@ -267,7 +276,7 @@ class DeviceNameTwice(Rule):
     noncompliant = _TWICE_SLICE
     compliant = _TWICE_SLICE.replace("      model: {string: A100}\n", "")
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..dra.devices import published_twice  # the device model loads the CEL engine: not at start-up
 
         driver = obj.spec.get("driver")

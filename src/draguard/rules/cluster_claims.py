@@ -8,7 +8,9 @@ with its owner pod. Each check here finds a claim where that did not happen."""
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..model.claims import RESOURCE_GROUP
 from ..model.live import (
     DELETE_PROTECTION, EXTENDED_RESOURCE_CLAIM, POD_CLAIM_NAME, allocation_node, allocation_results,
@@ -18,6 +20,11 @@ from ..model.pods import mapping, text
 from .base import Needs, Option, Rule
 from .cluster_examples import BASE, claim, gpu, pod, slice_, snapshot
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.live import ClusterView
+    from ..model.manifest import Manifest
+    from .context import Context
 
 CLAIM = frozenset({(RESOURCE_GROUP, "ResourceClaim")})
 _CLAIMS = ("resourceclaims.resource.k8s.io",)
@@ -52,14 +59,14 @@ class ClaimStuckDeleting(ClaimRule):
     noncompliant = snapshot(*BASE, pod(metadata="\n      deletionTimestamp: \"2026-12-01T11:30:00Z\""),
                             claim(metadata="\n      deletionTimestamp: \"2026-12-01T11:30:00Z\""))
 
-    def check(self, obj, ctx):
-        since = ctx.cluster.seconds_since(obj.metadata.get("deletionTimestamp"))
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+        since = ctx.live.seconds_since(obj.metadata.get("deletionTimestamp"))
         if since is None or since < ctx.option(self, "after"):
             return
         finalizers = [text(f) for f in obj.metadata.get("finalizers") or []]
         holders = []
         for ref in reserved_for(obj):
-            live = ctx.cluster.pods_by_uid.get(text(ref.get("uid")))
+            live = ctx.live.pods_by_uid.get(text(ref.get("uid")))
             state = "gone" if live is None else ("terminating" if live.metadata.get("deletionTimestamp") else "running")
             holders.append(f"pod {text(ref.get('name'))} ({state})")
         why = f"reserved for {', '.join(holders)}" if holders else (
@@ -96,8 +103,8 @@ class ClaimReservedForGonePod(ClaimRule):
         controller is down or failing."""
     noncompliant = snapshot(*BASE, claim())
 
-    def check(self, obj, ctx):
-        cluster = ctx.cluster
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+        cluster = ctx.live
         for i, ref in enumerate(reserved_for(obj)):
             if text(ref.get("resource")) != "pods" or text(ref.get("apiGroup")):
                 continue
@@ -119,7 +126,7 @@ class ClaimReservedForGonePod(ClaimRule):
                                    "the entry and deallocates the claim")
 
 
-def _done(pod, cluster, after: float) -> str | None:
+def _done(pod: Manifest, cluster: ClusterView, after: float) -> str | None:
     """How a pod is done, as upstream's isPodDone reads it (a terminal phase, or deleted
     before it was scheduled), once `after` seconds have passed since; None while it may
     still run, or just finished."""
@@ -162,7 +169,7 @@ class ClaimAllocatedUnreserved(ClaimRule):
           results: [{request: gpu, driver: gpu.nvidia.com, pool: gpu-node-0, device: gpu-0}]"""),
                             pod(status="\n    status: {phase: Running}", node=""))
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if is_allocated(obj) and not reserved_for(obj) and not obj.metadata.get("deletionTimestamp"):
             devices = ", ".join("/".join(r.get(k, "?") for k in ("driver", "pool", "device"))
                                 for r in allocation_results(obj))
@@ -188,7 +195,7 @@ class ClaimGeneratedOrphan(ClaimRule):
     noncompliant = snapshot(*BASE, claim(owner="9d1e4c02-0000-4000-8000-0000000000ff", status="""
     status: {}"""))
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         annotations = obj.annotations
         if POD_CLAIM_NAME not in annotations and EXTENDED_RESOURCE_CLAIM not in annotations:
             return
@@ -197,7 +204,7 @@ class ClaimGeneratedOrphan(ClaimRule):
             yield ctx.finding(self, obj, "generated for a pod but has no owner: the garbage collector will never "
                               "delete it", obj.metadata, help="delete the claim once no pod uses it")
             return
-        if owner.get("kind") == "Pod" and text(owner.get("uid")) not in ctx.cluster.pods_by_uid:
+        if owner.get("kind") == "Pod" and text(owner.get("uid")) not in ctx.live.pods_by_uid:
             yield ctx.finding(self, obj, f"its owner pod {text(owner.get('name'))} is gone; the garbage collector "
                               "should have deleted the claim", obj.metadata, "ownerReferences",
                               help="check the garbage collector in kube-controller-manager; delete the claim by hand "
@@ -225,12 +232,12 @@ class DeviceDoubleAllocated(ClaimRule):
       reservedFor: [{resource: pods, name: infer-0, uid: 9d1e4c02-0000-4000-8000-00000000000a}]""",
                                                          uid="9d1e4c02-0000-4000-8000-00000000000c"))
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for i, result in enumerate(allocation_results(obj)):
             if result.get("adminAccess") is True or result.get("shareID"):
                 continue
             device = (text(result.get("driver")), text(result.get("pool")), text(result.get("device")))
-            others = [held.claim for held in ctx.cluster.allocated.get(device, [])
+            others = [held.claim for held in ctx.live.allocated.get(device, [])
                       if held.claim is not obj and not held.shared]
             if others:
                 names = ", ".join(f"{o.namespace}/{o.name}" for o in others)
@@ -255,8 +262,8 @@ class ClaimDeviceMissing(ClaimRule):
         account for it. Node-wide loss of a driver's slices is `node-driver-slices-missing`."""
     noncompliant = snapshot(*BASE[:2], slice_(gpu(1), generation=2), BASE[3], pod(), claim())
 
-    def check(self, obj, ctx):
-        cluster = ctx.cluster
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+        cluster = ctx.live
         for i, result in enumerate(allocation_results(obj)):
             device = (text(result.get("driver")), text(result.get("pool")), text(result.get("device")))
             if device in cluster.published or device[:2] not in cluster.pools:
@@ -282,12 +289,12 @@ class NodeDriverSlicesMissing(ClaimRule):
         the pod is gone, so the pods stay Terminating and the claims stay allocated."""
     noncompliant = snapshot(*BASE[:2], BASE[3], pod(), claim())
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         node = allocation_node(obj)
         if not node:
             return
         drivers = {text(r.get("driver")) for r in allocation_results(obj)}
-        missing = sorted(d for d in drivers if d not in ctx.cluster.drivers_by_node.get(node, set()))
+        missing = sorted(d for d in drivers if d not in ctx.live.drivers_by_node.get(node, set()))
         if missing:
             yield ctx.finding(self, obj, f"allocated on node {node}, where driver {', '.join(missing)} publishes no "
                               "ResourceSlice: its kubelet plugin is gone", mapping(obj.data["status"]), "allocation",

@@ -3,13 +3,22 @@ classes and quotas that select from it."""
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..model.claims import RESOURCE_GROUP
 from ..model.live import generation_of
 from ..model.pods import mapping, mappings, text
+from ..model.values import YamlMap
 from .base import Needs, Rule
 from .cluster_examples import BASE, DEVICE_CLASS, TEMPLATE, claim, gpu, pod, slice_, snapshot
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..dra.devices import Device
+    from ..model.live import PublishedDevice
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _SLICES = ("resourceslices.resource.k8s.io",)
 _REFERENCE = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/#resourceslice"
@@ -22,7 +31,7 @@ class DeviceRule(Rule):
     compliant = snapshot(*BASE, pod(), claim())
 
 
-def _pool_of(s) -> dict:
+def _pool_of(s: Manifest) -> YamlMap:
     return mapping(s.spec.get("pool"))
 
 
@@ -41,9 +50,9 @@ class SliceNodeMissing(DeviceRule):
         then waits for a node that will never come."""
     noncompliant = snapshot(DEVICE_CLASS, slice_(), TEMPLATE)
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         node = obj.spec.get("nodeName")
-        if isinstance(node, str) and node and node not in ctx.cluster.nodes:
+        if isinstance(node, str) and node and node not in ctx.live.nodes:
             yield ctx.finding(self, obj, f"published for node {node}, which does not exist: its devices are stale",
                               obj.spec, "nodeName",
                               help="delete the slice (the driver republishes when the node comes back); check that "
@@ -67,9 +76,9 @@ class PoolIncomplete(DeviceRule):
         inconsistent counts."""
     noncompliant = snapshot(*BASE[:2], slice_(count=2), TEMPLATE)
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         driver, pool = text(obj.spec.get("driver")), text(_pool_of(obj).get("name"))
-        slices = ctx.cluster.pools.get((driver, pool), [])
+        slices = ctx.live.pools.get((driver, pool), [])
         newest = max(generation_of(s) for s in slices)
         if generation_of(obj) != newest:
             return
@@ -108,10 +117,10 @@ class PoolMigOverlapUnguarded(DeviceRule):
           uuid: {string: MIG-6f6b6b1c-0000-0}
         capacity: {memory: {value: 10Gi}}"""), TEMPLATE)
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         driver, pool = text(obj.spec.get("driver")), text(_pool_of(obj).get("name"))
-        by_uuid = {_attribute(p.device, "uuid", driver): p
-                   for p in ctx.cluster.published_by_pool.get((driver, pool), [])}
+        by_uuid: dict[str, PublishedDevice | None] = {_attribute(p.device, "uuid", driver): p
+                                                    for p in ctx.live.published_by_pool.get((driver, pool), [])}
         by_uuid[""] = None
         for i, device in enumerate(mappings(obj.spec.get("devices"))):
             parent = by_uuid.get(_attribute(device, "parentUUID", driver))
@@ -124,7 +133,7 @@ class PoolMigOverlapUnguarded(DeviceRule):
                                    "the full GPUs or the MIG devices")
 
 
-def _attribute(device: dict, name: str, driver: str) -> str:
+def _attribute(device: YamlMap, name: str, driver: str) -> str:
     """A string attribute of the device, published as `name` or `<driver>/name`; ''."""
     attributes = mapping(device.get("attributes"))
     value = attributes.get(name) or attributes.get(f"{driver}/{name}")
@@ -162,13 +171,14 @@ class DeviceClassMatchesNothing(DeviceRule):
           expression: device.attributes['gpu.nvidia.com'].profile == '3g.40gb'
 """)
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import CelRuntimeError, compile_selector
 
         devices = ctx.live_devices.devices
         if not devices:
             return  # no driver publishes anything: nothing to judge the class against
-        survivors, errors = list(devices), {}
+        survivors = list(devices)
+        errors: dict[int, tuple[str, list[Device]]] = {}
         for i, selector in enumerate(mappings(obj.spec.get("selectors"))):
             expression = mapping(selector.get("cel")).get("expression")
             if not isinstance(expression, str):
@@ -189,7 +199,7 @@ class DeviceClassMatchesNothing(DeviceRule):
                               f"(e.g. {'/'.join(failing[0].id)}: {message}); upstream aborts every allocation "
                               "that meets such a device", obj.spec["selectors"][i], "cel", severity=Severity.ERROR,
                               help="guard attribute reads with has() or the driver's domain check")
-        if not survivors and not errors and obj.name in ctx.cluster.classes_in_use:
+        if not survivors and not errors and obj.name in ctx.live.classes_in_use:
             drivers = sorted({d.driver for d in devices})
             yield ctx.finding(self, obj, f"matches none of the {len(devices)} published device(s) (drivers: "
                               f"{', '.join(drivers)})", obj.spec, "selectors",
@@ -218,7 +228,7 @@ class QuotaDeviceClassUnknown(DeviceRule):
       hard: {gpu.example.com.deviceclass.resource.k8s.io/devices: '4'}
 """)
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         hard = mapping(obj.spec.get("hard"))
         for key in hard:
             if not isinstance(key, str) or ".deviceclass.resource.k8s.io/" not in key:

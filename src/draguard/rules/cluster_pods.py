@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..model.gpu import LEGACY_RESOURCE
 from ..model.live import allocation_results, claim_entries, is_allocated, reserved_for
 from ..model.pods import mapping, mappings, text
 from .base import Needs, Option, Rule
 from .cluster_examples import BASE, NODE, claim, gpu, pod, slice_, snapshot
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.live import ClusterView
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _REFERENCE = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
 
@@ -21,7 +28,7 @@ class PodRule(Rule):
     compliant = snapshot(*BASE, pod(), claim())
 
 
-def _ready(node) -> bool | None:
+def _ready(node: Manifest) -> bool | None:
     condition = next((c for c in mappings(mapping(node.data.get("status")).get("conditions"))
                       if c.get("type") == "Ready"), None)
     return None if condition is None else condition.get("status") == "True"
@@ -44,8 +51,8 @@ class PodStuckTerminating(PodRule):
     noncompliant = snapshot(*BASE[:2], BASE[3], pod(metadata="\n      deletionTimestamp: \"2026-12-01T11:40:00Z\""),
                             claim())
 
-    def check(self, obj, ctx):
-        cluster = ctx.cluster
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+        cluster = ctx.live
         late = cluster.seconds_since(obj.metadata.get("deletionTimestamp"))
         if late is None or late < ctx.option(self, "margin"):
             return
@@ -59,7 +66,7 @@ class PodStuckTerminating(PodRule):
                                "force-delete only once the node is gone for good")
 
     @staticmethod
-    def _cause(pod, node: str, claims, cluster) -> str:
+    def _cause(pod: Manifest, node: str, claims: list[Manifest], cluster: ClusterView) -> str:
         if not node:
             return "never scheduled, yet not removed (check the pod's finalizers)"
         if cluster.read("nodes") and node not in cluster.nodes:
@@ -95,14 +102,14 @@ class PodClaimGone(PodRule):
         holds."""
     noncompliant = snapshot(*BASE, pod())
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if not obj.spec.get("nodeName") or mapping(obj.data.get("status")).get("phase") in ("Succeeded", "Failed"):
             return
         uid = text(obj.metadata.get("uid"))
         for i, _, name in claim_entries(obj):
             if not name:
                 continue
-            claim = ctx.cluster.claims_by_key.get((obj.namespace, name))
+            claim = ctx.live.claims_by_key.get((obj.namespace, name))
             if claim is None:
                 state = "is gone"
             elif not any(text(r.get("uid")) == uid for r in reserved_for(claim)):
@@ -134,10 +141,10 @@ class PodPendingUnallocatable(PodRule):
     noncompliant = snapshot(*BASE[:2], slice_(gpu(0)), BASE[3], pod(), claim(), pod(
         status="\n    status: {phase: Pending}", node="").replace("infer-0", "infer-1").replace("00000000000a", "00000000000d"))
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.spec.get("nodeName") or mapping(obj.data.get("status")).get("phase", "Pending") != "Pending":
             return
-        age = ctx.cluster.age(obj)
+        age = ctx.live.age(obj)
         if age is not None and age < ctx.option(self, "after"):
             return
         from ..dra.devices import ModelError, claim_from
@@ -161,9 +168,10 @@ class PodPendingUnallocatable(PodRule):
                                    "emptied the funnel")
 
     @staticmethod
-    def _sources(pod, ctx):
+    def _sources(pod: Manifest, ctx: Context) -> list[Manifest]:
         """Each claim the pod needs: generated or named when it exists, else its template."""
-        cluster, found = ctx.cluster, []
+        cluster = ctx.live
+        found: list[Manifest] = []
         templates = ctx.objects.claims
         for _, ref, name in claim_entries(pod):
             claim = cluster.claims_by_key.get((pod.namespace, name))
@@ -209,14 +217,15 @@ class NodeLegacyGpuInUse(Rule):
 """)
     compliant = snapshot(*BASE, pod(), claim())
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         allocatable = mapping(mapping(obj.data.get("status")).get("allocatable"))
         plugin = {name for name in allocatable if isinstance(name, str) and LEGACY_RESOURCE.match(name)}
         if not plugin:
             return
         by_dra = ctx.objects.extended_resource_classes
-        legacy, through_dra = {}, 0
-        for user in ctx.cluster.pods:
+        legacy: dict[str, set[str]] = {}
+        through_dra = 0
+        for user in ctx.live.pods:
             if text(user.spec.get("nodeName")) != obj.name or mapping(user.data.get("status")).get("phase") in (
                     "Succeeded", "Failed"):
                 continue
@@ -237,6 +246,6 @@ class NodeLegacyGpuInUse(Rule):
                                    "DeviceClass with extendedResourceName (1.34+)")
 
 
-def _owner_name(pod) -> str:
+def _owner_name(pod: Manifest) -> str:
     owner = pod.controller
     return f"{pod.namespace}/{pod.name}" + (f" ({owner.get('kind')} {owner.get('name')})" if owner else "")

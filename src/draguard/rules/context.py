@@ -4,13 +4,14 @@ the inventory; and the one way to make a finding."""
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import Config
 from ..core.finding import Finding, Severity, Site
 from ..core.fixes import Fix, NoFix
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
+from ..model.values import Key, Yaml
 from ..sources.yamlpos import path_of
 
 if TYPE_CHECKING:
@@ -30,7 +31,9 @@ class Context:
         self._devices = devices  # `satisfiability` built by the caller, who reuses it across runs
         self.kube_version = config.kube_version
 
-    def option(self, rule: "Rule", name: str):
+    def option(self, rule: "Rule", name: str) -> Any:
+        """The rule's option as configured, else its default: a value `Option.coerce` checked
+        against the default's type, which the rule reads as that type."""
         return self.config.rule_option(rule, name)
 
     @cached_property
@@ -54,9 +57,17 @@ class Context:
 
         if self.inventory is None:  # a cluster whose drivers publish nothing
             return Target.build(Inventory(), [])
-        return self.satisfiability.with_allocated(self.cluster.held)
+        return self.satisfiability.with_allocated(self.live.held)
 
-    def finding(self, rule: "Rule", obj: Manifest, message: str, container=None, key=None, *,
+    @property
+    def live(self) -> "ClusterView":
+        """The audited cluster, which the cluster rules (Needs.CLUSTER) read: the engine runs
+        them only with one, so its absence is a bug in the caller, said as such."""
+        if self.cluster is None:
+            raise RuntimeError("a cluster rule was run without a cluster snapshot")
+        return self.cluster
+
+    def finding(self, rule: "Rule", obj: Manifest, message: str, container: Yaml = None, key: Key | None = None, *,
                 value: bool = False, help: str | None = None, fix: Fix | NoFix | None = None,
                 severity: Severity | None = None, offset: int | None = None) -> Finding:
         """A finding of `rule` at `container[key]` inside `obj` (the object itself if None);

@@ -4,20 +4,27 @@ Facts come from `data/resource-api-lifecycle.yaml` (read off k8s.io/api and kube
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, set_value
 from ..core.versions import minor
 from ..dra.convert import to_v1
 from ..facts.shipped import resource_api_lifecycle, structured_claim_version
 from ..model.claims import RESOURCE_GROUP, claim_spec
 from ..model.pods import named, pod_sites
+from ..model.values import YamlMap
 from ..model.workloads import POD_TARGETS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Rule
 from .examples import COMPLIANT_POD, V1BETA1_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _REMOVED_KINDS = {
     "ResourceClass": "use a DeviceClass (resource.k8s.io/v1)",
@@ -26,6 +33,9 @@ _REMOVED_KINDS = {
     "ResourceClaimParameters": "put selectors and opaque config in the claim itself",
     "ResourceClassParameters": "put selectors and opaque config in the DeviceClass itself",
 }
+#: one kind's row of facts/data/resource-api-lifecycle.yaml: introduced, deprecated, removed
+#: (minors, None when not set), default (served by default), replacement
+ApiLifecycle = YamlMap
 _CLASSIC_FIELDS = {
     "resourceClassName": "name a DeviceClass per request (exactly.deviceClassName)",
     "parametersRef": "put CEL selectors and opaque driver config in the claim",
@@ -33,7 +43,7 @@ _CLASSIC_FIELDS = {
 }
 
 
-def _structured_claim(obj, spec: dict, kube_version: str) -> Fix | None:
+def _structured_claim(obj: Manifest, spec: YamlMap, kube_version: str) -> Fix | None:
     """A classic claim (`resourceClassName`, no opaque `parametersRef`) as one structured
     request of the DeviceClass of the same name: what the NVIDIA and example drivers name
     their classes. Unsafe: the class must exist, and `allocationMode: Immediate` has no
@@ -46,15 +56,15 @@ def _structured_claim(obj, spec: dict, kube_version: str) -> Fix | None:
     name = re.sub(r"[^a-z0-9-]", "-", class_name.split(".")[0].lower()).strip("-") or "device"
     fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": 1}
     request = {"name": name, **fields} if version == "v1beta1" else {"name": name, "exactly": fields}
-    edits = [remove(path_of(spec, key)) for key in _CLASSIC_FIELDS if key in spec]
-    edits.append(set_value(path_of(spec, "devices"), {"requests": [request]}))
+    edits = [remove(edit_path(spec, key)) for key in _CLASSIC_FIELDS if key in spec]
+    edits.append(set_value(edit_path(spec, "devices"), {"requests": [request]}))
     if obj.api_version != f"{RESOURCE_GROUP}/{version}":
-        edits.append(set_value(path_of(obj.data, "apiVersion"), f"{RESOURCE_GROUP}/{version}"))
+        edits.append(set_value(edit_path(obj.data, "apiVersion"), f"{RESOURCE_GROUP}/{version}"))
     return Fix(f"request DeviceClass '{class_name}' with a structured {RESOURCE_GROUP}/{version} request",
                Applicability.UNSAFE, tuple(edits))
 
 
-def _flatten_source(entry: dict) -> Fix | None:
+def _flatten_source(entry: YamlMap) -> Fix | None:
     """`source: {resourceClaimTemplateName: x}` -> `resourceClaimTemplateName: x` (what 1.31
     renamed; the meaning is the same)."""
     source = entry.get("source")
@@ -63,28 +73,29 @@ def _flatten_source(entry: dict) -> Fix | None:
     moved = {key: source[key] for key in ("resourceClaimName", "resourceClaimTemplateName") if key in source}
     if not moved or len(moved) != len(source) or any(key in entry for key in moved):
         return None
-    edits = [set_value(path_of(entry, key), value) for key, value in moved.items()]
-    edits.append(remove(path_of(entry, "source")))
+    edits = [set_value(edit_path(entry, key), value) for key, value in moved.items()]
+    edits.append(remove(edit_path(entry, "source")))
     return Fix("move the claim source onto the entry", Applicability.SAFE, tuple(edits))
 
 
-def _lifecycle(obj):
-    if obj.group != RESOURCE_GROUP:
-        return None
+def _lifecycle(obj: Manifest) -> tuple[str, ApiLifecycle | None]:
+    """(version, its lifecycle entry or None) of a resource.k8s.io object."""
     version = obj.api_version.rsplit("/", 1)[-1]
     return version, resource_api_lifecycle().get((version, obj.kind))
 
 
-def _v1_fix(obj) -> Fix | None:
+def _v1_fix(obj: Manifest) -> Fix | None:
     """The object moved to resource.k8s.io/v1 (the same meaning: upstream converts it so)."""
     edits = to_v1(obj)
     return Fix("move to resource.k8s.io/v1", Applicability.SAFE, edits) if edits else None
 
 
-def _known_lifecycle(obj, ctx):
+def _known_lifecycle(obj: Manifest, ctx: Context) -> tuple[str, ApiLifecycle, int] | None:
     """(version, lifecycle entry, target minor) for a resource.k8s.io kind the table knows."""
+    if obj.group != RESOURCE_GROUP:
+        return None
     found = _lifecycle(obj)
-    if not found or not found[1]:
+    if not found[1]:
         return None
     return found[0], found[1], minor(ctx.kube_version)
 
@@ -138,7 +149,7 @@ class ApiRemoved(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         target = minor(ctx.kube_version)
         if obj.group == RESOURCE_GROUP:
             version, life = _lifecycle(obj)
@@ -191,7 +202,7 @@ class ApiVersionUnavailable(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         known = _known_lifecycle(obj, ctx)
         if not known or known[2] >= known[1]["introduced"]:
             return
@@ -230,7 +241,7 @@ class ApiVersionNotDefault(Rule):
     noncompliant = V1BETA1_POD
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         known = _known_lifecycle(obj, ctx)
         if known is None:
             return
@@ -266,7 +277,7 @@ class ApiVersionDeprecated(Rule):
     noncompliant = V1BETA1_POD
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         known = _known_lifecycle(obj, ctx)
         if known is None:
             return

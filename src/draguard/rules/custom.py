@@ -10,15 +10,17 @@ denies on one."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import plain
 from ..cel.objects import as_admitted, evaluate
-from .base import DOCS_BASE_URL, Admission, Rule
+from .base import DOCS_BASE_URL, Admission, Rule, Targets
 
 if TYPE_CHECKING:
     from ..core.config import Config
+    from ..model.manifest import Manifest
+    from .context import Context
 
 CATEGORY = "custom"
 #: where users read how to write one (docs/custom-checks.md)
@@ -33,12 +35,14 @@ class UserCheck(Rule):
     reference = GUIDE
     #: where the check is declared (file:line:col), named in its findings' help
     declared_at = ""
+    #: the check's expression and message (user_check sets them on each)
+    admission: ClassVar[Admission]
 
     @property
     def help_uri(self) -> str:
         return GUIDE
 
-    def check(self, obj, ctx) -> Iterable[Finding]:
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         data = {"object": as_admitted(plain(obj.data)), "oldObject": None, "request": {"operation": "CREATE"},
                 "params": None, "variables": {}}
         passed, error = evaluate(self.admission.condition, data)
@@ -49,7 +53,7 @@ class UserCheck(Rule):
             yield ctx.finding(self, obj, self.admission.message, help=f"declared at {self.declared_at}")
 
 
-def user_check(rule_id: str, kinds: frozenset, expression: str, message: str, severity: Severity,
+def user_check(rule_id: str, kinds: Targets, expression: str, message: str, severity: Severity,
                declared_at: str) -> UserCheck:
     """The rule of one declared check: `kinds` are (group, kind) pairs."""
     names = ", ".join(sorted(f"{g}/{k}" if g else k for g, k in kinds))
@@ -59,7 +63,8 @@ def user_check(rule_id: str, kinds: frozenset, expression: str, message: str, se
         "rationale": f"Declared in {declared_at}: `{expression}` must be true of every {names}.",
         "admission": Admission(expression, message),
     }
-    return type(f"UserCheck[{rule_id}]", (UserCheck,), attributes)()
+    made: UserCheck = type(f"UserCheck[{rule_id}]", (UserCheck,), attributes)()
+    return made
 
 
 def catalog(config: "Config") -> list[Rule]:

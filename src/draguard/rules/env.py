@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove_items
 from ..model.gpu import DEVICE_ENV_VARS, device_env, hides_devices, hides_devices_cel
-from ..model.pods import mapping, named, pod_sites
+from ..model.pods import mapping, named, pod_sites, text
+from ..model.values import YamlList, YamlMap
 from ..model.workloads import POD_TARGETS, node_agent
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from ..model.pods import ContainerSite
+    from .context import Context
+
 _CONFIG_MAP = ("", "ConfigMap")
 _HELP = "remove it and give the pod a ResourceClaim: the DRA driver exposes exactly the allocated devices"
 
 
-def _removal(variable: str, env: list, entry: dict) -> Fix | None:
+def _removal(variable: str, env: YamlList, entry: YamlMap) -> Fix | None:
     """Drop the variable (unsafe: what the process sees changes)."""
     path = path_of(env)
     if path is None:
@@ -71,7 +79,7 @@ class DeviceVisibilityEnv(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if (obj.group, obj.kind) == _CONFIG_MAP:
             yield from self._config_map(obj, ctx)
             return
@@ -95,7 +103,7 @@ class DeviceVisibilityEnv(Rule):
                                       fix=_removal(variable, c.container["env"], entry))
                 yield from self._env_from(obj, ctx, c)
 
-    def _config_map(self, obj, ctx):
+    def _config_map(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         data = mapping(obj.data.get("data"))
         for key in data:
             if key in DEVICE_ENV_VARS:
@@ -103,11 +111,10 @@ class DeviceVisibilityEnv(Rule):
                                   "(envFrom) selects devices with it", data, key,
                                   help="remove the key and give the pods a ResourceClaim")
 
-    def _env_from(self, obj, ctx, c):
+    def _env_from(self, obj: Manifest, ctx: Context, c: ContainerSite) -> Iterator[Finding]:
         for source in c.env_from:
-            prefix = source.get("prefix")
-            formed = sorted(v for v in DEVICE_ENV_VARS if isinstance(prefix, str) and prefix and v.startswith(prefix)
-                            and v != prefix)
+            prefix = text(source.get("prefix"))
+            formed = sorted(v for v in DEVICE_ENV_VARS if prefix and v.startswith(prefix) and v != prefix)
             if formed:
                 yield ctx.finding(self, obj, f"{c.label} imports variables with the prefix {prefix!r}, which makes "
                                   f"{formed[0]} of a key {formed[0].removeprefix(prefix)!r}: its source may select "
@@ -117,9 +124,9 @@ class DeviceVisibilityEnv(Rule):
             ref = source.get("configMapRef")
             if not isinstance(ref, dict):
                 continue
-            config_map = ctx.objects.config_map(obj.namespace, ref.get("name"))
+            name = ref.get("name")  # another type is schema-invalid, and names no ConfigMap
+            config_map = ctx.objects.config_map(obj.namespace, name) if isinstance(name, str) else None
             data = mapping(config_map.data.get("data")) if config_map else {}
-            prefix = source.get("prefix") if isinstance(source.get("prefix"), str) else ""
             for key in data:
                 if f"{prefix}{key}" in DEVICE_ENV_VARS:
                     yield ctx.finding(self, obj, f"{c.label} gets {prefix}{key} from {named('ConfigMap', ref.get('name'))} "

@@ -7,6 +7,10 @@ pod spec are written once and placed at the depth each object needs."""
 
 import os
 from textwrap import indent
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .base import Rule
 
 
 def replace_last(text: str, old: str, new: str) -> str:
@@ -100,7 +104,7 @@ DAEMONSET_EXAMPLE = CLAIM_TEMPLATE + """---
 """ + _at(_POD_SPEC, 10) + "    "
 
 
-def example_inventory_file(rule, folder: str) -> str | None:
+def example_inventory_file(rule: "Rule", folder: str) -> str | None:
     """The rule's example inventory (Rule.example_inventory) as Nodes and ResourceSlices in a
     file in `folder`, for `--inventory`; None for rules judged without one."""
     if rule.example_inventory is None:

@@ -6,32 +6,41 @@ what was written. Facts in `facts/data/feature-gates.yaml`."""
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..core.location import format_path
 from ..facts.gates import gate_enabled, gate_state, gated_fields, on_by_default_since
 from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec
+from ..model.values import Key, Yaml, YamlMap
 from ..sources.yamlpos import path_of
 from .base import Rule
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..facts.gates import GatedField, GateState
+    from ..model.manifest import Manifest
+    from .context import Context
 
 #: resource.k8s.io versions whose ResourceSlice devices keep their fields under `basic`.
 _BASIC_DEVICE_VERSIONS = ("v1alpha3", "v1beta1")
 
 
-def _owner_and_spec(obj) -> tuple[str, dict]:
+def _owner_and_spec(obj: Manifest) -> tuple[str, YamlMap]:
     if (obj.group, obj.kind) in CLAIM_TARGETS:
         return "claim", claim_spec(obj)
     return ("slice" if obj.kind == "ResourceSlice" else "class"), obj.spec
 
 
-def _steps(owner: str, obj, steps: tuple) -> tuple:
+def _steps(owner: str, obj: Manifest, steps: tuple[str, ...]) -> tuple[str, ...]:
     if owner == "slice" and obj.api_version.rsplit("/", 1)[-1] in _BASIC_DEVICE_VERSIONS and steps[:2] == ("devices", "[]") \
             and len(steps) > 2:
         return steps[:2] + ("basic",) + steps[2:]
     return steps
 
 
-def _occurrences(node, steps: tuple, container=None, key=None):
+def _occurrences(node: Yaml, steps: tuple[str, ...], container: Yaml = None,
+                 key: Key | None = None) -> Iterator[tuple[Yaml, Key | None]]:
     """(container, key) of every value at `steps` below `node`."""
     if not steps:
         if container is not None:
@@ -80,7 +89,7 @@ class ApiFieldGated(Rule):
         """
     compliant = noncompliant.replace("  extendedResourceName: example.com/gpu\n", "")
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         owner, spec = _owner_and_spec(obj)
         gates = ctx.config.feature_gates
         for gated in gated_fields(owner):
@@ -91,7 +100,8 @@ class ApiFieldGated(Rule):
                 yield ctx.finding(self, obj, self._message(container, key, gated, state, ctx, gated.gate in gates),
                                   container, key, help=self._help(gated.gate))
 
-    def _message(self, container, key, gated, state, ctx, configured: bool) -> str:
+    def _message(self, container: Yaml, key: Key | None, gated: GatedField, state: GateState, ctx: Context,
+                 configured: bool) -> str:
         where = format_path(path_of(container, key) or ()) or str(key)
         why = "is disabled in the config" if configured else \
             f"is {state.stage} since {state.since} and off by default"

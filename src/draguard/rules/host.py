@@ -2,42 +2,49 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..dra.gpuclasses import uses_gpu
 from ..model.gpu import HOST_GPU_PATH_RE2, host_gpu_path, host_shm_path
 from ..model.pods import PodSite, named, pod_sites
+from ..model.values import YamlList, YamlMap
 from ..model.workloads import POD_TARGETS, node_agent
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _MPS_CONTROL = "nvidia-cuda-mps-control"
 _DAEMONSET = ("apps", "DaemonSet")
 
 
-def _drop_volume(site: PodSite, volumes: list, volume: dict) -> Fix:
+def _drop_volume(site: PodSite, volumes: YamlList, volume: YamlMap) -> Fix:
     """Remove the volume and every mount of it (a mount of a missing volume is invalid)."""
     name = volume.get("name")
-    edits = list(remove_items(path_of(volumes), [volumes.index(volume)], len(volumes)))
+    edits = list(remove_items(edit_path(volumes), [volumes.index(volume)], len(volumes)))
     for c in site.containers:
         mounts = c.container.get("volumeMounts")
         mounts = mounts if isinstance(mounts, list) else []
         hits = [i for i, mount in enumerate(mounts) if isinstance(mount, dict) and mount.get("name") == name]
         if hits:
-            edits.extend(remove_items(path_of(mounts), hits, len(mounts)))
+            edits.extend(remove_items(edit_path(mounts), hits, len(mounts)))
     return Fix(f"remove volume '{name}' and its mounts", Applicability.UNSAFE, tuple(edits))
 
 
-def _drop_key(container: dict, key: str, title: str) -> Fix:
-    return Fix(title, Applicability.UNSAFE, (remove(path_of(container, key)),))
+def _drop_key(container: YamlMap, key: str, title: str) -> Fix:
+    return Fix(title, Applicability.UNSAFE, (remove(edit_path(container, key)),))
 
 
-def _private_shm(volume: dict) -> Fix:
+def _private_shm(volume: YamlMap) -> Fix:
     """The volume becomes the pod's own memory-backed emptyDir: /dev/shm stays as large as the
     pod's memory allows, and no other pod sees it (shm-size-limit then asks for a bound)."""
-    at = path_of(volume)
+    at = edit_path(volume)
     return Fix(f"give volume '{volume.get('name')}' the pod's own memory-backed emptyDir", Applicability.UNSAFE,
                (remove(at + ("hostPath",)), set_value(at + ("emptyDir",), {"medium": "Memory"})))
 
@@ -80,7 +87,7 @@ class HostDeviceMount(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
@@ -128,7 +135,7 @@ class HostIpc(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
@@ -175,7 +182,7 @@ class PrivilegedGpuContainer(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
@@ -221,7 +228,7 @@ class MpsDaemonInTenantPod(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if node_agent(obj, ctx.config):
             return
         for site in pod_sites(obj):
@@ -273,7 +280,7 @@ class DaemonSetHostAccess(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if not node_agent(obj, ctx.config):  # a tenant's DaemonSet (admission): the tenant rules judge it
             return
         for site in pod_sites(obj):

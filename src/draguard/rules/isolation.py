@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, device_requests
 from ..dra.gpuclasses import is_gpu_class
 from ..model.pods import pod_sites
@@ -10,6 +12,10 @@ from ..model.workloads import replica_count
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_DEPLOYMENT, COMPLIANT_POD, resource_claim
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 ADMIN_LABEL = "resource.kubernetes.io/admin-access"
 
@@ -34,7 +40,7 @@ class AdminAccessNamespace(Rule):
     noncompliant = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              adminAccess: true\n")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         namespaces = ctx.objects.namespaces
         for request in device_requests(obj):
             if not request.admin_access:
@@ -88,7 +94,7 @@ class AdminAccessLabel(Rule):
           labels: {team: a}
         """
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         labels = obj.labels
         if str(labels.get(ADMIN_LABEL)).lower() == "true" and obj.name not in ctx.config.admin_namespaces:
             yield ctx.finding(self, obj, f"Namespace '{obj.name}' is labelled {ADMIN_LABEL}: \"true\", which lets "
@@ -128,7 +134,7 @@ class DeviceClassNoSelectors(Rule):
               expression: device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'mig'
         """
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         spec = obj.data.get("spec")
         if not isinstance(spec, dict) or not spec.get("selectors"):
             yield ctx.finding(self, obj, f"DeviceClass '{obj.name}' has no selectors: it matches every device",
@@ -158,7 +164,7 @@ class SharedClaimReplicas(Rule):
         + "---\n" + resource_claim("shared-gpu")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         replicas = replica_count(obj)
         if replicas is None or replicas <= 1:
             return

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..model.pods import named, pod_sites, text
 from ..model.workloads import POD_TARGETS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .admission import SPEC_CONTAINERS
 from .base import Admission, Mutation, Option, Profile, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _SHM = "/dev/shm"
 #: CEL: volume `v` of pod spec `s` is a memory-backed /dev/shm without a sizeLimit
@@ -62,7 +68,7 @@ class ShmSizeLimit(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         size = ctx.option(self, "sizeLimit")
         for site in pod_sites(obj):
             shm = {text(mount.get("name")) for c in site.containers for mount in c.volume_mounts
@@ -74,4 +80,4 @@ class ShmSizeLimit(Rule):
                     yield ctx.finding(self, obj, f"{named('volume', volume.get('name'))} backs /dev/shm with memory and no "
                                       "sizeLimit", volume, "emptyDir", help="add emptyDir.sizeLimit: what the workload "
                                       "was sized for", fix=Fix(f"set sizeLimit: {size}", Applicability.UNSAFE,
-                                                               (set_value(path_of(empty, "sizeLimit"), size),)))
+                                                               (set_value(edit_path(empty, "sizeLimit"), size),)))

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Iterator, TypeVar
+
 from ..core.finding import CATEGORIES
 from .base import Lifecycle, Profile, Rule
 
 _REQUIRED = ("id", "name", "category", "severity", "summary", "rationale")
 
+_RuleClass = TypeVar("_RuleClass", bound=type[Rule])
+
 
 class Registry:
-    def __init__(self):
+    def __init__(self) -> None:
         self._rules: dict[str, Rule] = {}
 
-    def add(self, cls: type[Rule]) -> type[Rule]:
+    def add(self, cls: _RuleClass) -> _RuleClass:
         for attr in _REQUIRED:
             if not getattr(cls, attr, None):
                 raise TypeError(f"rule {cls.__name__} lacks {attr}")
@@ -33,7 +37,7 @@ class Registry:
     def __contains__(self, rule_id: str) -> bool:
         return rule_id in self._rules
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Rule]:
         return iter(sorted(self._rules.values(), key=lambda r: (r.category, r.id)))
 
     def __len__(self) -> int:

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import re
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..facts.shipped import slice_pins
 from ..dra.gpuclasses import class_drivers, is_gpu_class
 from ..model.classes import class_selectors, is_known_class
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from .base import Admission, Needs, Profile, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.claims import DeviceRequest
+    from ..model.manifest import Manifest
+    from ..model.values import Yaml
+    from .context import Context
 
 #: Without a driver of its own (a class that does not name one), a selector pins a slice when
 #: it constrains a profile or the memory.
 _DEFAULT_PINS = ("profile", "memory")
 
 
-def _pins(expression: str, names: set) -> bool:
+def _pins(expression: str, names: set[str]) -> bool:
     """Whether the selector reads one of the attribute or capacity `names` (cel.reads);
     one that does not compile (cel-invalid's) or reads the device in a way that names none
     may: it is not blamed."""
@@ -37,13 +45,13 @@ _EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adm
                  "capacity")
 
 
-def _move_under_exactly(request) -> Fix | None:
+def _move_under_exactly(request: DeviceRequest) -> Fix | None:
     """A v1beta2/v1 request written in the v1beta1 shape: the same fields, under `exactly`."""
     moved = {key: request.request[key] for key in _EXACT_FIELDS if key in request.request}
     if not moved or "exactly" in request.request or "firstAvailable" in request.request:
         return None
-    edits = [remove(path_of(request.request, key)) for key in moved]
-    edits.append(set_value(path_of(request.request, "exactly"), moved))
+    edits = [remove(edit_path(request.request, key)) for key in moved]
+    edits.append(set_value(edit_path(request.request, "exactly"), moved))
     return Fix("move the request's fields under exactly", Applicability.SAFE, tuple(edits))
 
 
@@ -74,7 +82,7 @@ class RequestDeviceClass(Rule):
     noncompliant = COMPLIANT_POD.replace("deviceClassName: mig.nvidia.com", "deviceClassName: mig.acme.com")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for top in requests_of(obj):
             if top.has_both_shapes:
                 yield ctx.finding(self, obj, f"request '{top.name}' sets both exactly and firstAvailable; the API "
@@ -119,15 +127,15 @@ class RequestAllocationMode(Rule):
     noncompliant = re.sub(r"\n *allocationMode: ExactCount", "", COMPLIANT_POD)
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for request in device_requests(obj):
             if request.shape == "empty":
                 continue
             mode = request.fields.get("allocationMode")
             if mode is None:
-                edits = [set_value(path_of(request.fields, "allocationMode"), "ExactCount")]
+                edits = [set_value(edit_path(request.fields, "allocationMode"), "ExactCount")]
                 if "count" not in request.fields:
-                    edits.append(set_value(path_of(request.fields, "count"), 1))
+                    edits.append(set_value(edit_path(request.fields, "count"), 1))
                 yield ctx.finding(self, obj, f"request '{request.full_name}' does not spell out allocationMode "
                                   "(defaults to ExactCount, count 1)", request.fields,
                                   "deviceClassName" if "deviceClassName" in request.fields else None,
@@ -137,7 +145,7 @@ class RequestAllocationMode(Rule):
                 yield ctx.finding(self, obj, f"request '{request.full_name}' uses ExactCount without count "
                                   "(defaults to 1)", request.fields, "allocationMode", help="add count",
                                   fix=Fix("spell out count: 1", Applicability.SAFE,
-                                          (set_value(path_of(request.fields, "count"), 1),)))
+                                          (set_value(edit_path(request.fields, "count"), 1),)))
 
 
 @register
@@ -163,7 +171,7 @@ class RequestAllDevices(Rule):
     noncompliant = COMPLIANT_POD.replace("allocationMode: ExactCount\n              count: 1", "allocationMode: All")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.namespace in ctx.config.admin_namespaces:
             return
         for request in device_requests(obj):
@@ -173,7 +181,7 @@ class RequestAllDevices(Rule):
                                   help="use ExactCount with a count, or move the workload to an admin namespace")
 
 
-def _blanket(toleration) -> bool:
+def _blanket(toleration: Yaml) -> bool:
     """A device toleration of every taint: operator Exists with no key (DeviceToleration, as a
     pod's toleration: an empty key with Exists matches all keys, values and effects)."""
     return isinstance(toleration, dict) and toleration.get("operator") == "Exists" and not toleration.get("key")
@@ -204,7 +212,7 @@ class RequestToleratesEveryTaint(Rule):
     noncompliant = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              tolerations: [{operator: Exists}]\n", 1)
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.namespace in ctx.config.admin_namespaces:
             return
         for request in device_requests(obj):
@@ -213,7 +221,7 @@ class RequestToleratesEveryTaint(Rule):
             blanket = [i for i, toleration in enumerate(tolerations) if _blanket(toleration)]
             if blanket:
                 fix = Fix("remove the tolerations of every taint", Applicability.UNSAFE,
-                          tuple(remove_items(path_of(tolerations), blanket, len(tolerations))))
+                          tuple(remove_items(edit_path(tolerations), blanket, len(tolerations))))
                 yield ctx.finding(self, obj, f"request '{request.full_name}' tolerates every device taint in a "
                                   "tenant namespace: it is allocated devices taken out of service",
                                   tolerations[blanket[0]], "operator", fix=fix,
@@ -249,14 +257,14 @@ class RequestUnpinned(Rule):
                                          "device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100'")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import all_compile
 
         for request in device_requests(obj):
             name = request.class_name
             if not is_gpu_class(ctx.objects, name) or not all_compile(request.selectors) or request.admin_access:
                 continue  # cel-invalid reports selectors that do not compile; admin access takes no device
-            selectors = class_selectors(ctx.objects, name)
+            selectors = class_selectors(ctx.objects, name) or []  # a GPU class has its selectors
             drivers = class_drivers(selectors)
             known = [slice_pins()[d] for d in sorted(drivers) if d in slice_pins()]
             if drivers and not known:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, add_document, remove, set_value
 from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from ..core.selectors import matches
@@ -12,11 +14,17 @@ from ..model.gpu import LEGACY_RESOURCE, legacy_resources
 from ..model.pods import claim_sites, mapping, pod_sites
 from ..model.rollout import (DAEMONSET_DEFAULT_MAX_SURGE, DAEMONSET_DEFAULT_MAX_UNAVAILABLE, DEFAULT_MAX_SURGE,
                              DEFAULT_MAX_UNAVAILABLE, Strategy, statefulset_update_problems)
+from ..model.values import Yaml, YamlMap
 from ..model.workloads import replica_count
+from ..model.manifest import edit_path
 from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Profile, Rule
 from .examples import COMPLIANT_DEPLOYMENT, DAEMONSET_EXAMPLE, replace_last
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 _DEPLOYMENT = frozenset({("apps", "Deployment")})
 #: strategy types beside which the API server refuses a rollingUpdate (a DaemonSet's OnDelete takes one)
@@ -35,13 +43,13 @@ def _no_surge(strategy: Strategy) -> Fix | None:
     return Fix("roll out with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE, tuple(edits))
 
 
-def _surge_place(strategy: Strategy) -> tuple:
+def _surge_place(strategy: Strategy) -> tuple[YamlMap, str | None]:
     """Where a finding about the rollout points: maxSurge, else the strategy, else the spec."""
     rolling, spec = strategy.rolling, strategy.spec
     return (rolling, "maxSurge") if "maxSurge" in rolling else (spec, "strategy") if "strategy" in spec else (spec, None)
 
 
-def _simulated(ctx) -> bool:
+def _simulated(ctx: Context) -> bool:
     """With an inventory (not in an audit's snapshot), rollout-deadlock simulates the rollout
     and rollout-surge's heuristic stands down."""
     return ctx.inventory is not None and ctx.cluster is None
@@ -53,7 +61,7 @@ _PLUGIN_GPU = " || ".join(
     f"c.resources.{section}.exists(k, k.matches(r'{LEGACY_RESOURCE.pattern}')))" for section in ("limits", "requests"))
 
 
-def _plugin_gpus(obj) -> bool:
+def _plugin_gpus(obj: Manifest) -> bool:
     """Whether a pod of `obj` asks for device-plugin accelerators (nvidia.com/gpu and kin):
     each new pod needs a device of its own exactly as a claim template's does."""
     return any(True for site in pod_sites(obj) for c in site.containers
@@ -100,7 +108,7 @@ class RolloutSurge(Rule):
                                                 "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         templates = any(site.uses_template_claims() for site in pod_sites(obj))
         plugin = not templates and _plugin_gpus(obj)
         if not (templates and not _simulated(ctx)) and not plugin:
@@ -108,27 +116,27 @@ class RolloutSurge(Rule):
         needs = "device-plugin GPUs" if plugin else "fresh claims"
         strategy = Strategy.of(obj)
         where = _surge_place(strategy)
-        written = dict(value="maxSurge" in strategy.rolling, fix=_no_surge(strategy))
+        written, fix = "maxSurge" in strategy.rolling, _no_surge(strategy)
         try:
             surges = strategy.surges()
         except ValueError as exc:
-            yield ctx.finding(self, obj, f"rollout strategy: {exc}; the API server rejects it", *where, **written,
+            yield ctx.finding(self, obj, f"rollout strategy: {exc}; the API server rejects it", *where, value=written, fix=fix,
                               help="use an integer or a percentage such as '25%'")
             return
         if strategy.both_zero:
             yield ctx.finding(self, obj, "maxSurge and maxUnavailable are both 0: the API server rejects this "
-                              "strategy", *where, **written, help="set maxUnavailable: 1")
+                              "strategy", *where, value=written, fix=fix, help="set maxUnavailable: 1")
         elif surges:
             yield ctx.finding(self, obj, f"rollout may surge (maxSurge {strategy.max_surge}, maxUnavailable "
                               f"{strategy.max_unavailable}): new pods need {needs} before old ones release "
-                              "theirs, which deadlocks a full pool", *where, **written,
+                              "theirs, which deadlocks a full pool", *where, value=written, fix=fix,
                               help="set strategy.rollingUpdate to {maxSurge: 0, maxUnavailable: 1}, or type: Recreate")
 
 
 _DAEMONSET = frozenset({("apps", "DaemonSet")})
 
 
-def _daemonset_surges(value) -> bool:
+def _daemonset_surges(value: Yaml) -> bool:
     """Whether a DaemonSet's maxSurge (default 0) surges: scaled as the controller scales it,
     a percentage of the nodes rounded up, so any percentage above 0% is at least one pod on a
     node that has one. Values the API server rejects are schema-invalid's."""
@@ -168,14 +176,14 @@ class DaemonSetSurge(Rule):
                                              "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
     compliant = DAEMONSET_EXAMPLE
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         update = mapping(obj.spec.get("updateStrategy"))
         rolling = mapping(update.get("rollingUpdate"))
         if update.get("type", "RollingUpdate") != "RollingUpdate" or not _daemonset_surges(rolling.get("maxSurge")):
             return
-        at = path_of(rolling, "maxSurge")
+        at = edit_path(rolling, "maxSurge")
         fix = Fix("update with maxSurge: 0, maxUnavailable: 1", Applicability.UNSAFE,
                   (set_value(at, 0), set_value(at[:-1] + ("maxUnavailable",), 1)))
         yield ctx.finding(self, obj, f"update may surge (maxSurge {rolling['maxSurge']}): on each node the new pod "
@@ -211,21 +219,22 @@ class RolloutDeadlock(Rule):
                                                 "rollingUpdate: {maxSurge: 1, maxUnavailable: 0}")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..simulate.rollout import RELEASE_FIRST, simulate_rollout
         from ..simulate.template import ScenarioError
 
-        if not _simulated(ctx) or not any(site.uses_template_claims() for site in pod_sites(obj)):
+        inventory = ctx.inventory
+        if not _simulated(ctx) or inventory is None or not any(site.uses_template_claims() for site in pod_sites(obj)):
             return
         templates = ctx.objects.claims.templates_in(obj.namespace)
         strategy = Strategy.of(obj)
         try:
-            verdict = simulate_rollout(obj, templates, ctx.inventory, kube_version=ctx.kube_version,
+            verdict = simulate_rollout(obj, templates, inventory, kube_version=ctx.kube_version,
                                        gates=ctx.config.feature_gates).verdict
         except ScenarioError as exc:
             yield ctx.finding(self, obj, f"the rollout was not simulated: {exc}", severity=Severity.INFO)
             return
-        if verdict.kind != "deadlock":
+        if verdict is None or verdict.kind != "deadlock":  # simulate_rollout gives every run its verdict
             return
         fix = _no_surge(strategy) if verdict.remedy.startswith(RELEASE_FIRST) else None
         yield ctx.finding(self, obj, "the next rollout deadlocks on the inventory: " + " <- ".join(verdict.chain),
@@ -262,7 +271,7 @@ class RolloutPdb(Rule):
     noncompliant = COMPLIANT_DEPLOYMENT.replace("maxUnavailable: 1\n      selector", "maxUnavailable: 3\n      selector")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         sites = claim_sites(obj)
         if not sites or self._single_replica(obj, ctx):
             return
@@ -280,22 +289,22 @@ class RolloutPdb(Rule):
                 found = f"maxUnavailable {spec['maxUnavailable']}" if "maxUnavailable" in spec else \
                     f"minAvailable {spec['minAvailable']}" if "minAvailable" in spec else "no budget"
                 key = "maxUnavailable" if "maxUnavailable" in spec else "minAvailable" if "minAvailable" in spec else None
-                edits = [set_value(path_of(spec, "maxUnavailable"), wanted)]
+                edits = [set_value(edit_path(spec, "maxUnavailable"), wanted)]
                 if "minAvailable" in spec:  # the API allows one of the two
-                    edits.append(remove(path_of(spec, "minAvailable")))
+                    edits.append(remove(edit_path(spec, "minAvailable")))
                 yield ctx.finding(self, pdb, f"PodDisruptionBudget '{pdb.name}' for {obj.kind} '{obj.name}' uses "
                                   f"{found}; expected maxUnavailable {wanted}", spec, key, value=key is not None,
                                   fix=Fix(f"set maxUnavailable: {wanted}", Applicability.UNSAFE, tuple(edits)))
 
     @staticmethod
-    def _single_replica(obj, ctx) -> bool:
+    def _single_replica(obj: Manifest, ctx: Context) -> bool:
         """One replica, stated or by default; an HPA of the set may scale an unset count."""
         if ctx.objects.autoscales(obj.namespace, obj.kind, obj.name) and "replicas" not in obj.spec:
             return False
         return replica_count(obj) == 1
 
     @staticmethod
-    def _new_budget(obj, ctx, labels: dict, wanted) -> Fix | None:
+    def _new_budget(obj: Manifest, ctx: Context, labels: YamlMap, wanted: Yaml) -> Fix | None:
         if not labels or any(p.name == obj.name for p in ctx.objects.pdbs_near(obj.namespace)):
             return None
         metadata = {"name": obj.name}
@@ -324,7 +333,7 @@ class PdbSelectsNothing(Rule):
     noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "{app: inference}", "{app: inferense}")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         selector = pdb_selector(obj)
         for site in ctx.objects.pod_templates_near(obj.namespace):
             if matches(selector, site.labels):
@@ -365,7 +374,7 @@ class RolloutFieldsInvalid(Rule):
     noncompliant = replace_last(COMPLIANT_DEPLOYMENT, "maxUnavailable: 1\n", "maxUnavailable: 150%\n")
     compliant = COMPLIANT_DEPLOYMENT
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if obj.kind == "PodDisruptionBudget":
             holder, found = obj.spec, budget_problems(obj.spec)
         else:
@@ -390,7 +399,7 @@ class RolloutFieldsInvalid(Rule):
                 continue  # not an IntOrString at all: schema-invalid says so
             yield ctx.finding(self, obj, f"{key} {holder[key]!r}: {said}", holder, key, value=True)
 
-    def _one_side(self, obj, ctx, rolling: dict, daemon: bool):
+    def _one_side(self, obj: Manifest, ctx: Context, rolling: YamlMap, daemon: bool) -> Iterator[Finding]:
         """Both 0 never replaces a pod; a DaemonSet takes exactly one of the two, with the
         defaults (a Deployment's: 25% each, a DaemonSet's: maxUnavailable 1, maxSurge 0)."""
         surge, unavailable = (
@@ -407,10 +416,10 @@ class RolloutFieldsInvalid(Rule):
                               "takes one of the two", rolling, "maxSurge", value=True)
 
 
-def _or_default(rolling: dict, key: str, default):
+def _or_default(rolling: YamlMap, key: str, default: Yaml) -> Yaml:
     value = rolling.get(key)
     return default if value is None else value
 
 
-def _nonzero(value) -> bool:
+def _nonzero(value: Yaml) -> bool:
     return not intstr_problem(value, at_most_100=False) and not is_zero(value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, device_requests
 from ..dra.gpuclasses import is_gpu_class
@@ -11,6 +13,18 @@ from ..model.workloads import POD_TARGETS
 from .base import Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..dra.devices import Claim
+    from ..dra.explain import RequestExplanation
+    from ..dra.target import Target
+    from ..model.claims import DeviceRequest
+    from ..model.manifest import Manifest
+    from ..model.values import YamlMap
+
+    #: (mapping, key) a finding on the scheduler's own claim points at: the container's resource
+    Where = tuple[YamlMap, str]
+    from .context import Context
 
 
 def _hint(class_name: str, expression: str) -> str:
@@ -60,7 +74,7 @@ class RequestUnsatisfiable(Rule):
     noncompliant = COMPLIANT_POD.replace("deviceClassName: mig.nvidia.com", "deviceClassName: gpu.nvidia.com")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.env import all_compile  # the allocator and CEL load only for claims
         from ..dra.devices import ModelError, claim_from
 
@@ -75,7 +89,7 @@ class RequestUnsatisfiable(Rule):
             return
         yield from self._judge(obj, ctx, claim, {r.full_name: r for r in device_requests(obj)})
 
-    def _extended_resources(self, obj, ctx):
+    def _extended_resources(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
         serve (dra.extended), judged as a claim; found at the first container that asks."""
         from ..dra.extended import served_resources, special_claim
@@ -94,7 +108,8 @@ class RequestUnsatisfiable(Rule):
                      else mapping(resources.get("limits")), name)
             yield from self._judge(obj, ctx, claim, {}, where)
 
-    def _judge(self, obj, ctx, claim, sites, where=None):
+    def _judge(self, obj: Manifest, ctx: Context, claim: Claim, sites: dict[str, DeviceRequest],
+               where: Where | None = None) -> Iterator[Finding]:
         from ..dra.explain import verdict
 
         target = ctx.satisfiability
@@ -113,7 +128,8 @@ class RequestUnsatisfiable(Rule):
         what = "the claim the scheduler makes for its extended resources" if where else "claim"
         yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_builtin(self, obj, ctx, claim, target, sites, where=None):
+    def _against_builtin(self, obj: Manifest, ctx: Context, claim: Claim, target: Target,
+                         sites: dict[str, DeviceRequest], where: Where | None = None) -> Iterator[Finding]:
         """Only selection counts here. A class that keeps no built-in device is for hardware
         the built-in inventory does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
@@ -139,11 +155,13 @@ class RequestUnsatisfiable(Rule):
                     yield self._finding(obj, ctx, sites, e, f"no GPU of the built-in inventory can satisfy it: {e.text()}{hint}",
                                         where)
 
-    def _finding(self, obj, ctx, sites, explanation, message, where=None, severity=None):
+    def _finding(self, obj: Manifest, ctx: Context, sites: dict[str, DeviceRequest],
+                 explanation: RequestExplanation | None, message: str, where: Where | None = None,
+                 severity: Severity | None = None) -> Finding:
         """At the request's selector or class in a claim; at `where` (container, resource)
         for the scheduler's claim; else at the object."""
         site = sites.get(explanation.request) if explanation else None
-        if site is None:
+        if site is None or explanation is None:
             return ctx.finding(self, obj, message, *(where or ()), severity=severity)
         stage = explanation.emptied_at
         if stage is not None and stage.selector is not None:
@@ -155,13 +173,13 @@ class RequestUnsatisfiable(Rule):
                            else None, value="deviceClassName" in site.fields, severity=severity)
 
 
-def _excluded_by_class(explanation) -> bool:
+def _excluded_by_class(explanation: RequestExplanation) -> bool:
     """The class (its driver or its own selectors) keeps no built-in device."""
     stage = explanation.emptied_at
     return stage is not None and stage.selector is None
 
 
-def _excluded_by_request_selector(explanation) -> bool:
+def _excluded_by_request_selector(explanation: RequestExplanation) -> bool:
     """The class keeps built-in devices, and one of the request's own selectors drops them all."""
     stage = explanation.emptied_at
     return stage is not None and stage.selector is not None

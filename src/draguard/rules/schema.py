@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..facts.schemas import schema_errors
 from .base import Option, Rule
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from .context import Context
 
 
 @register
@@ -45,7 +51,7 @@ class SchemaInvalid(Rule):
         """
     options = {"maxErrorsPerObject": Option(20, "report at most this many schema errors per object")}
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         limit = ctx.option(self, "maxErrorsPerObject")
         for count, error in enumerate(schema_errors(obj.data, ctx.kube_version, obj.api_version, obj.kind)):
             if count >= limit:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Lifecycle, Profile
+from .base import Lifecycle, Profile, Rule
 from .registry import REGISTRY
 
 ALL = "all"
@@ -17,12 +17,12 @@ ALL = "all"
 @dataclass(frozen=True)
 class Selection:
     profile: Profile = Profile.RECOMMENDED
-    select: tuple | None = None  # None: the profile's rules
-    extend_select: tuple = ()
-    ignore: tuple = ()
+    select: tuple[str, ...] | None = None  # None: the profile's rules
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
     preview: bool = False
 
-    def left_out(self) -> frozenset:
+    def left_out(self) -> frozenset[str]:
         """The ids of the rules this selection does not run. ValueError, naming the selector,
         for one that names nothing, or that names only a preview rule without `preview`, or a
         removed rule (with why it was removed)."""
@@ -39,11 +39,11 @@ class Selection:
         return frozenset(rule.id for rule in REGISTRY if rule.id not in chosen or not _runs(rule, self.preview))
 
 
-def _runs(rule, preview: bool) -> bool:
+def _runs(rule: Rule, preview: bool) -> bool:
     return rule.lifecycle is not Lifecycle.REMOVED and (preview or rule.lifecycle is not Lifecycle.PREVIEW)
 
 
-def _matching(selector: str) -> list:
+def _matching(selector: str) -> list[Rule]:
     if not isinstance(selector, str):
         raise ValueError(f"a selector is a rule id, a category or '{ALL}', not {selector!r}")
     found = [rule for rule in REGISTRY if selector in (ALL, rule.id, rule.category)]

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Iterator
+
 import math
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from ..core.finding import Severity
+from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
 from ..dra.gpuclasses import gpu_claim_entries, holds_channel
 from ..model.pods import claim_sites, pod_sites, text
 from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
     server_of
 from ..model.workloads import POD_TARGETS
-from ..sources.yamlpos import path_of
+from ..model.manifest import edit_path
 from ..core.servers import Server
 from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from ..model.pods import ContainerSite, PodSite
+    from .context import Context
 
 #: seconds of SIGTERM handling the grace-period fix leaves after the hook's own waits
 MARGIN_SECONDS = 30
@@ -31,12 +38,12 @@ BUDGET_OPTIONS = {
 }
 
 
-def claim_names(container) -> set[str]:
+def claim_names(container: ContainerSite) -> set[str]:
     """The pod claims a container lists in resources.claims."""
     return {text(claim.get("name")) for claim in container.claims}
 
 
-def gpu_sites(obj, ctx, channels: bool = False):
+def gpu_sites(obj: Manifest, ctx: Context, channels: bool = False) -> Iterator[tuple[PodSite, set[str]]]:
     """(pod site, names of its claims that hold GPUs) for pods that hold GPU claims: a claim
     of NICs or admin-access monitoring has no GPU to release. With `channels`, an IMEX
     channel claim counts too (CHANNEL_NOTE): the rules about the teardown's timeline judge it,
@@ -95,7 +102,7 @@ class TeardownPreStop(Rule):
     noncompliant = COMPLIANT_POD.replace("preStop:", "postStart:")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, gpu_claims in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 uses = claim_names(c) & gpu_claims
@@ -105,7 +112,7 @@ class TeardownPreStop(Rule):
                                       help="add lifecycle.preStop that drains work, bounded by `timeout N`",
                                       fix=self._fix(site, c, ctx))
 
-    def _fix(self, site, c, ctx) -> Fix:
+    def _fix(self, site: PodSite, c: ContainerSite, ctx: Context) -> Fix:
         """draguard-teardown's drain where the image carries it, else the budgeted sleep."""
         grace, _ = site.grace_period
         server = server_of(c.container)
@@ -130,9 +137,9 @@ class TeardownPreStop(Rule):
 class Budget:
     """One server's teardown, part by part: (what, seconds)."""
 
-    container: object  # the ContainerSite that runs the server
+    container: ContainerSite  # the one that runs the server
     server: Server
-    parts: tuple
+    parts: tuple[tuple[str, float], ...]
     drain: float  # the server's part
 
     @property
@@ -148,12 +155,12 @@ class Budget:
         return " + ".join(f"{n:g} s {what}" for what, n in self.parts) + f" = {self.total:g} s"
 
 
-def container_budget(site, c, server, ctx, rule) -> Budget:
+def container_budget(site: PodSite, c: ContainerSite, server: Server, ctx: Context, rule: Rule) -> Budget:
     """What tearing down the server of container `c` takes: its preStop waits, then the
     server's drain after SIGTERM, the release, the helper's verify (when the pod runs it) and
     a margin (the options of BUDGET_OPTIONS, read from `rule`)."""
-    def option(name: str):
-        return ctx.option(rule, name)
+    def option(name: str) -> float:
+        return float(ctx.option(rule, name))  # every budget option is a number of seconds
 
     verify = option("verifySeconds") if any(runs_helper(x.container) for x in site.containers) else 0
     drain, source = server.drain_budget(argv(c.container))
@@ -165,7 +172,7 @@ def container_budget(site, c, server, ctx, rule) -> Budget:
     return Budget(c, server, tuple((what, float(n)) for what, n in parts if n), float(drain))
 
 
-def teardown_budget(site, gpu_claims, ctx, rule) -> Budget | None:
+def teardown_budget(site: PodSite, gpu_claims: set[str], ctx: Context, rule: Rule) -> Budget | None:
     """The largest teardown budget over the pod's GPU containers that run a known inference
     server; None without one."""
     budgets = [container_budget(site, c, server, ctx, rule) for c in site.containers
@@ -202,7 +209,7 @@ class TeardownGracePeriod(Rule):
     noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 45")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         floor = ctx.option(self, "minGraceSeconds")
         for site, gpu_claims in gpu_sites(obj, ctx, channels=True):
             seconds, stated = site.grace_period
@@ -215,7 +222,7 @@ class TeardownGracePeriod(Rule):
             wanted = math.ceil(budget.total) if budget else max(floor, math.ceil(longest) + MARGIN_SECONDS)
             wanted = max(wanted, math.ceil(longest) + 1)
             fix = Fix(f"set terminationGracePeriodSeconds: {wanted}", Applicability.UNSAFE,
-                      (set_value(path_of(site.spec, "terminationGracePeriodSeconds"), wanted),))
+                      (set_value(edit_path(site.spec, "terminationGracePeriodSeconds"), wanted),))
             origin = "" if stated else " (the default; not set)"
             if budget is not None and seconds < budget.total:
                 yield ctx.finding(self, obj, f"terminationGracePeriodSeconds is {seconds}{origin}, but tearing down "
@@ -249,7 +256,7 @@ class TeardownUnboundedHook(Rule):
     noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'while pgrep vllm; do sleep 1; done']")
     compliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'timeout 9 sh -c \"while pgrep vllm; do sleep 1; done\"']")
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, _ in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 hook = c.pre_stop
@@ -281,7 +288,7 @@ class TeardownDrainDisabled(Rule):
     noncompliant = COMPLIANT_POD.replace("[--shutdown-timeout, '30']", "[--model, /models/llama-3.1-8b]")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, gpu_claims in gpu_sites(obj, ctx):
             for c in site.containers:
                 server = server_of(c.container)
@@ -296,12 +303,14 @@ class TeardownDrainDisabled(Rule):
                                   help=f"add {server.drain_flag} N, N being what the grace period leaves after the "
                                   "preStop waits and the release", fix=self._fix(site, c, server, ctx))
 
-    def _fix(self, site, c, server, ctx) -> Fix | NoFix:
+    def _fix(self, site: PodSite, c: ContainerSite, server: Server, ctx: Context) -> Fix | NoFix:
         """The flag set where it is written, else added to args (created after an exec-form
         command: the same argv). Never into a shell line, nor after the image's own command,
         which the manifest does not show."""
         args, command = c.container.get("args"), c.container.get("command")
         flag = server.drain_flag
+        if flag is None:  # the check asks only of servers that require one, which all name it
+            return NoFix(f"{server.title} has no flag that bounds its drain")
         if any(" " in w for w in argv(c.container)):
             return NoFix(f"{server.title} starts from a shell line: add {flag} N to it by hand")
         if not isinstance(args, list) and not isinstance(command, list):
@@ -310,14 +319,16 @@ class TeardownDrainDisabled(Rule):
         seconds = max(1, math.floor(grace - container_budget(site, c, server, ctx, self).besides_drain))
         edit = None
         for words in (command, args):
-            for i, word in enumerate(words if isinstance(words, list) else ()):
+            if not isinstance(words, list):
+                continue
+            for i, word in enumerate(words):
                 if word == flag and i + 1 < len(words):
-                    edit = set_value(path_of(words) + (i + 1,), str(seconds))
+                    edit = set_value(edit_path(words) + (i + 1,), str(seconds))
                 elif isinstance(word, str) and word.startswith(flag + "="):
-                    edit = set_value(path_of(words) + (i,), f"{flag}={seconds}")
+                    edit = set_value(edit_path(words) + (i,), f"{flag}={seconds}")
         if edit is None:
-            edit = append(path_of(args), f"{flag}={seconds}") if isinstance(args, list) else \
-                set_value(path_of(c.container) + ("args",), [f"{flag}={seconds}"])
+            edit = append(edit_path(args), f"{flag}={seconds}") if isinstance(args, list) else \
+                set_value(edit_path(c.container) + ("args",), [f"{flag}={seconds}"])
         return Fix(f"drain for {seconds} s on SIGTERM ({flag}={seconds})", Applicability.UNSAFE, (edit,))
 
 
@@ -345,7 +356,7 @@ class TeardownKillsPid1(Rule):
     noncompliant = COMPLIANT_POD.replace("[sh, -c, sleep 10]", "[sh, -c, 'kill -SIGTERM 1 && sleep 10']")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, _ in gpu_sites(obj, ctx, channels=True):
             for c in site.containers:
                 if c.pre_stop and kills_pid1(c.pre_stop):
@@ -384,7 +395,7 @@ class TeardownGraceZero(Rule):
     noncompliant = COMPLIANT_POD.replace("terminationGracePeriodSeconds: 60", "terminationGracePeriodSeconds: 0")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         seconds = ctx.option(self, "graceSeconds")
         for site in claim_sites(obj):
             grace, stated = site.grace_period
@@ -394,7 +405,7 @@ class TeardownGraceZero(Rule):
                                   "be allocated twice", site.spec, "terminationGracePeriodSeconds", value=True,
                                   help=f"set terminationGracePeriodSeconds to cover the teardown (e.g. {seconds})",
                                   fix=Fix(f"set terminationGracePeriodSeconds: {seconds}", Applicability.UNSAFE,
-                                          (set_value(path_of(site.spec, "terminationGracePeriodSeconds"), seconds),)))
+                                          (set_value(edit_path(site.spec, "terminationGracePeriodSeconds"), seconds),)))
 
 
 @register
@@ -429,7 +440,7 @@ class TeardownHelperClaim(Rule):
     noncompliant = compliant.replace("        resources:\n          claims: [{name: gpu}]\n        lifecycle:",
                                      "        lifecycle:", 1)  # the sidecar's, the first one
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site, gpu_claims in gpu_sites(obj, ctx):
             used = {text(claim.get("name")) for c in site.containers if not runs_helper(c.container)
                     for claim in c.claims} & gpu_claims

@@ -8,21 +8,32 @@ validateDeviceDerivedAttribute (constraints that read derived attributes)."""
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+from ..core.finding import Finding, Severity
 from ..dra import apivalidation
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, claim_spec, device_requests, \
     requests_of
 from ..model.pods import mapping, mappings
+from ..model.values import Yaml, YamlMap
 from .base import Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
+if TYPE_CHECKING:
+    from ..dra.apivalidation import Problem
+    from ..model.claims import DeviceRequest
+    from ..model.manifest import Manifest
+    from .context import Context
+
 _SLICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
 _DEVICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
+#: the names a claim defines: its requests' (under None) and each request's subrequests'
+Names = dict[str | None, set[str]]
 
 
-def _name_problem(name) -> str | None:
+def _name_problem(name: Yaml) -> str | None:
     if name is None or name == "":
         return "is required"
     if not isinstance(name, str):
@@ -73,7 +84,7 @@ class ApiValidation(Rule):
     noncompliant = COMPLIANT_POD.replace("- name: gpu\n", "- name: GPU_0\n", 1)
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         yield from self._found(obj, ctx, apivalidation.metadata(mapping(obj.data.get("metadata"))))
         if obj.kind == "ResourceClaimTemplate":
             yield from self._found(obj, ctx, apivalidation.template_metadata(mapping(obj.spec.get("metadata"))))
@@ -89,12 +100,12 @@ class ApiValidation(Rule):
             problems = apivalidation.claim(mapping(claim_spec(obj).get("devices")), requests_of(obj))
         yield from self._found(obj, ctx, problems)
 
-    def _found(self, obj, ctx, problems):
+    def _found(self, obj: Manifest, ctx: Context, problems: Iterable[Problem]) -> Iterator[Finding]:
         """dra.apivalidation's problems as this rule's findings."""
         for p in problems:
             yield ctx.finding(self, obj, p.message, p.holder, p.key, value=p.at_value)
 
-    def _slice(self, obj, ctx):
+    def _slice(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         spec = obj.spec
         set_fields = [f for f in _SLICE_NODE_FIELDS if spec.get(f) not in (None, "", False)]
         for field in ("nodeName", "allNodes", "perDeviceNodeSelection"):
@@ -111,7 +122,7 @@ class ApiValidation(Rule):
             yield ctx.finding(self, obj, "only one of sharedCounters or devices is allowed in one ResourceSlice",
                               spec, "devices")
         per_device = spec.get("perDeviceNodeSelection") is True
-        seen = set()
+        seen: set[str] = set()
         for device in mappings(spec.get("devices")):
             yield from self._name(obj, ctx, device, seen, "device")
             body = _fields_of(device)
@@ -125,14 +136,15 @@ class ApiValidation(Rule):
                                   f"{', '.join(chosen) or 'none'}", body if chosen else device,
                                   chosen[1] if chosen else "name")
 
-    def _claim(self, obj, ctx):
+    def _claim(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         devices = mapping(claim_spec(obj).get("devices"))
-        names = {}
+        names: Names = {}
         for top in requests_of(obj):
             yield from self._name(obj, ctx, top.request, names.setdefault(None, set()), "request")
-            subnames = names.setdefault(top.name, set()) if top.subrequests is not None else None
-            for sub in top.subrequests or ():
-                yield from self._name(obj, ctx, sub.fields, subnames, "subrequest")
+            if top.subrequests is not None:
+                subnames = names.setdefault(top.name, set())
+                for sub in top.subrequests:
+                    yield from self._name(obj, ctx, sub.fields, subnames, "subrequest")
         for request in device_requests(obj):
             yield from self._count(obj, ctx, request)
         for section in ("constraints", "config"):
@@ -145,11 +157,11 @@ class ApiValidation(Rule):
         if gate_enabled("DRADerivedAttributes", ctx.kube_version, ctx.config.feature_gates):
             yield from self._derived(obj, ctx, _constraint_attributes(devices.get("constraints")))
 
-    def _derived(self, obj, ctx, used: dict):
+    def _derived(self, obj: Manifest, ctx: Context, used: dict[str, set[str]]) -> Iterator[Finding]:
         """Derived attributes (with their gate; the API server drops them otherwise): unique
         names per request, each read by a constraint that targets the request (validateDeviceDerivedAttribute)."""
         for request in device_requests(obj):
-            seen: set = set()
+            seen: set[str] = set()
             for entry in (e for e in request.derived_attributes if isinstance(e, dict)):
                 name = entry.get("name")
                 if not isinstance(name, str) or not name:
@@ -163,7 +175,7 @@ class ApiValidation(Rule):
                                       "targeting this request", entry, "name", value=True)
                 seen.add(name)
 
-    def _name(self, obj, ctx, holder, seen: set, what: str):
+    def _name(self, obj: Manifest, ctx: Context, holder: YamlMap, seen: set[str], what: str) -> Iterator[Finding]:
         name = holder.get("name")
         problem = _name_problem(name)
         if problem:
@@ -174,7 +186,7 @@ class ApiValidation(Rule):
         if isinstance(name, str):
             seen.add(name)
 
-    def _count(self, obj, ctx, request):
+    def _count(self, obj: Manifest, ctx: Context, request: DeviceRequest) -> Iterator[Finding]:
         fields = request.fields
         if request.shape == "empty" or "count" not in fields:
             return
@@ -187,32 +199,33 @@ class ApiValidation(Rule):
                               fields, "count", value=True)
 
 
-def _fields_of(device: dict) -> dict:
+def _fields_of(device: YamlMap) -> YamlMap:
     """A device's fields: v1alpha3/v1beta1 nest them under `basic`."""
     return device["basic"] if isinstance(device.get("basic"), dict) else device
 
 
-def _constraint_attributes(constraints) -> dict:
+def _constraint_attributes(constraints: Yaml) -> dict[str, set[str]]:
     """request reference ('' for a constraint over every request) -> the attributes its
     constraints name (upstream gatherConstraintAttributes)."""
-    used: dict = {}
+    used: dict[str, set[str]] = {}
     for constraint in mappings(constraints):
         name = constraint.get("matchAttribute") or constraint.get("distinctAttribute")
         if not isinstance(name, str):
             continue
         refs = constraint.get("requests")
         for ref in refs if isinstance(refs, list) and refs else [""]:
-            used.setdefault(ref, set()).add(name)
+            if isinstance(ref, str):  # another type is schema-invalid (and was unhashable here)
+                used.setdefault(ref, set()).add(name)
     return used
 
 
-def _reads(used: dict, name: str, request: str) -> bool:
+def _reads(used: dict[str, set[str]], name: str, request: str) -> bool:
     """Whether a constraint over every request, over this one, or over its parent request names
     the attribute (upstream isAttributeUsedByConstraint)."""
-    return any(name in used.get(ref, ()) for ref in ("", request, request.partition("/")[0] if "/" in request else None))
+    return any(name in used.get(ref, ()) for ref in ("", request, request.partition("/")[0]))
 
 
-def _resolves(ref, names: dict) -> bool:
+def _resolves(ref: Yaml, names: Names) -> bool:
     """A constraint's or config's request reference: 'request' or 'request/subrequest'."""
     if not isinstance(ref, str):
         return False

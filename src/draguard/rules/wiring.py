@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from ..core.finding import Severity
+from typing import TYPE_CHECKING, Iterator
+
+from ..core.finding import Finding, Severity
 from ..dra.apivalidation import dns_label, dns_subdomain, name_problems
 from ..model.claims import request_names
 from ..model.pods import named, pod_sites, text
+from ..model.values import YamlMap
 from ..model.workloads import POD_TARGETS, WORKLOADS
 from .admission import SPEC_CONTAINERS
 from .base import Admission, Needs, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..model.manifest import Manifest
+    from ..model.pods import ContainerSite
+    from .context import Context
 
 _SOURCES = ("resourceClaimName", "resourceClaimTemplateName")
 
@@ -46,7 +54,7 @@ class ContainerClaimUndefined(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             if not site.spec:
                 # a CRD's container-like object (Argo, NIM, TrainJob) and no pod spec: its
@@ -83,7 +91,7 @@ class ContainerRequestUndefined(Rule):
     noncompliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu, request: gpu-0}]")
     compliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu, request: gpu}]")
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             entries = {text(c.get("name")): c for c in site.claims}
             for c in site.containers:
@@ -124,7 +132,7 @@ class PodClaimSource(Rule):
     noncompliant = COMPLIANT_POD.replace("{name: gpu, resourceClaimTemplateName: mig-1g}", "{name: gpu}")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             for entry in site.claims:
                 if "source" in entry:
@@ -158,9 +166,9 @@ class PodClaimInvalid(Rule):
     noncompliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: [{name: gpu}, {name: gpu}]")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
-            seen: set = set()
+            seen: set[str] = set()
             for entry in site.claims:
                 name = entry.get("name")
                 problem = "is required" if name is None or name == "" else dns_label(name) if isinstance(name, str) \
@@ -173,8 +181,8 @@ class PodClaimInvalid(Rule):
                 if isinstance(name, str):
                     seen.add(name)
                 for key in _SOURCES:
-                    for problem in name_problems(entry, key, key, dns_subdomain):
-                        yield ctx.finding(self, obj, problem.message, entry, key, value=True)
+                    for refused in name_problems(entry, key, key, dns_subdomain):
+                        yield ctx.finding(self, obj, refused.message, entry, key, value=True)
             pod_resources = site.spec.get("resources")
             if isinstance(pod_resources, dict) and "claims" in pod_resources:
                 yield ctx.finding(self, obj, "claims may not be set in pod-level resources: list them in each "
@@ -182,8 +190,8 @@ class PodClaimInvalid(Rule):
             for container in site.containers:
                 yield from self._container_claims(obj, ctx, container)
 
-    def _container_claims(self, obj, ctx, container):
-        listed: set = set()
+    def _container_claims(self, obj: Manifest, ctx: Context, container: ContainerSite) -> Iterator[Finding]:
+        listed: set[str] = set()
         for entry in container.claims:
             name, request = entry.get("name"), entry.get("request")
             problem = dns_label(request) if isinstance(request, str) and request else None
@@ -257,7 +265,7 @@ class ClaimReferenceMissing(Rule):
     noncompliant = COMPLIANT_POD.replace("resourceClaimTemplateName: mig-1g}", "resourceClaimTemplateName: mig-2g}")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             for entry in site.claims:
                 if text(entry.get("name")) in site.generated_claims:
@@ -272,7 +280,8 @@ class ClaimReferenceMissing(Rule):
                             not ctx.config.is_external(external, name, obj.namespace):
                         yield self._missing(obj, ctx, entry, key, what, name, external)
 
-    def _missing(self, obj, ctx, entry, key: str, what: str, name: str, external: str):
+    def _missing(self, obj: Manifest, ctx: Context, entry: YamlMap, key: str, what: str, name: str,
+                 external: str) -> Finding:
         renamed = next((m.name for m in ctx.objects if m.kind == what and m.renamed_from == name
                         and m.namespace == obj.namespace), None)
         if renamed is not None:
@@ -307,7 +316,7 @@ class PodClaimUnused(Rule):
     noncompliant = COMPLIANT_POD.replace("claims: [{name: gpu}]", "claims: []")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             used = {text(claim.get("name")) for c in site.containers for claim in c.claims}
             for entry in site.claims:

@@ -196,6 +196,23 @@ def test_env_from_a_config_map_in_the_set(lint_json):
     assert "CUDA_VISIBLE_DEVICES from ConfigMap 'gpu-env'" in imported["message"] and imported["line"] == 14
 
 
+
+def test_env_from_a_config_map_reference_of_another_type_is_no_lookup(lint_json):
+    """A configMapRef name that is not a string (schema-invalid) names no ConfigMap: it was
+    looked up as given, and a list crashed the rule (unhashable) instead of reading as absent."""
+    text = """
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: p}
+        spec:
+          containers:
+          - name: c
+            image: x
+            envFrom: [{configMapRef: {name: [gpu-env]}}]
+        """
+    report = lint(lint_json, text)
+    assert [f["rule"] for f in report["findings"]] == ["schema-invalid"]
+
 def test_admin_access_in_labelled_namespace_or_configured(lint_json, tmp_path, cli):
     claim = COMPLIANT_POD.replace("count: 1\n", "count: 1\n              adminAccess: true\n").replace(
         "metadata: {name: mig-1g}", "metadata: {name: mig-1g, namespace: ops}").replace(

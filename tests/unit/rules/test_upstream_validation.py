@@ -214,6 +214,17 @@ def test_derived_attributes_are_read_by_a_constraint_of_their_request(lint_json)
     assert _rules(lint_json(text), "api-validation") == []  # without the gate the API server drops them
 
 
+def test_a_constraint_naming_a_request_by_another_type_names_none(lint_json):
+    """A constraint's `requests` item that is not a string (schema-invalid) is a reference to
+    no request: it was gathered as given, and a list crashed api-validation (unhashable)."""
+    text = _claim("    - name: gpu\n      exactly: {deviceClassName: gpu.nvidia.com}") + \
+        "    constraints:\n    - {matchAttribute: gpu.nvidia.com/uuid, requests: [[gpu]]}\n"
+    report = lint_json(text, "--feature-gates", "DRADerivedAttributes=true")
+    assert not _rules(report, "internal-error")
+    [(line, _, message)] = _rules(report, "api-validation")
+    assert line == 10 and message.startswith("constraints names request ['gpu'], which the claim does not have")
+
+
 #: the rules whose errors mean "the API server refuses this object" (as test_apiserver_judge)
 VALIDITY = {"schema-invalid", "api-validation", "cel-invalid", "api-removed", "api-field-gated",
             "admin-access-namespace"}
