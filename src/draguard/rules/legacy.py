@@ -12,7 +12,7 @@ from ..core.quantity import QuantityError, parse_quantity
 from ..facts.shipped import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
-                         required_node_labels)
+                         required_node_labels, unshared_node_selector)
 from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.workloads import POD_TARGETS, WORKLOADS
@@ -270,12 +270,33 @@ def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: 
                  "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
                      "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
                      "sharing": {"strategy": how}}}}]}}}
+    selector, unshare = _unshare_selector(site, selected)
     return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
-               f"{source}), referenced by every pod; they then run on one GPU of one node", Applicability.UNSAFE, (
+               f"{source}), referenced by every pod; they then run on one GPU of one node; {selector}",
+               Applicability.UNSAFE, (
                    add_document(claim),
                    append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
                    append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}),
-                   *_removals(c, "nvidia.com/gpu")))
+                   *_removals(c, "nvidia.com/gpu"), *unshare))
+
+
+def _unshare_selector(site, selected: str) -> tuple[str, tuple]:
+    """(what the fix says, the edits) for the pod's node selection of shared replicas
+    (`selected`): left as it is, a pod of the migrated workload would wait for nodes labelled
+    for the device plugin's sharing, which no node running the DRA driver instead carries."""
+    entries = unshared_node_selector(site)
+    if not entries:
+        return (f"the node affinity that selects shared replicas ({selected}) is left as written: edit it, or the "
+                "pods wait for nodes of the device plugin's sharing", ())
+    selector = site.spec["nodeSelector"]
+    if all(value is None for value in entries.values()) and len(entries) == len(selector):
+        edits: tuple = (remove(path_of(site.spec, "nodeSelector")),)
+    else:
+        edits = tuple(remove(path_of(selector, key)) if value is None else set_value(path_of(selector, key), value)
+                      for key, value in entries.items())
+    said = ", ".join(f"{key}: {selector[key]} {'goes' if value is None else f'becomes {value}'}"
+                     for key, value in entries.items())
+    return f"the nodeSelector for shared replicas follows ({said})", edits
 
 
 def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
@@ -423,7 +444,10 @@ class LegacyGpuResource(Rule):
         one ResourceClaim of one GPU that every pod of the workload references, with
         NVIDIA's `GpuConfig` sharing it the same way (`sharing.strategy: TimeSlicing` or
         `MPS`); the pods then share one GPU of one node, where the plugin spread its
-        replicas, which is why it is unsafe. Where the input does not say, no fix, and why. Nor where
+        replicas, which is why it is unsafe. The pod's nodeSelector follows: a `-SHARED`
+        product names the model without the suffix (what GPU Feature Discovery labels once
+        the plugin no longer shares the GPU) and the sharing labels go; a node affinity
+        saying the same is left and named. Where the input does not say, no fix, and why. Nor where
         the container's requests and limits of the resource differ: the API server refuses
         that, and which count was meant is a guess."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"

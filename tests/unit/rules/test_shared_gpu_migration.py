@@ -45,6 +45,9 @@ def test_time_sliced_replicas_become_one_claim_the_pods_share_and_it_allocates(c
     done, (deployment, claim) = _fix(cli, tmp_path)
     assert "GpuConfig sharing.strategy TimeSlicing (as ConfigMap 'gpu-time-slicing-config' key 'any')" in done.out
     spec = deployment["spec"]["template"]["spec"]
+    # GPU Feature Discovery drops -SHARED once the plugin no longer shares the GPU: left, the
+    # pods would wait for nodes no DRA driver's GPU carries
+    assert spec["nodeSelector"] == {"nvidia.com/gpu.product": "Tesla-T4"}
     assert spec["resourceClaims"] == [{"name": "shared-gpu", "resourceClaimName": "notebook-lab-shared-gpu"}]
     assert spec["containers"][0]["resources"] == {"claims": [{"name": "shared-gpu"}]}
     assert (claim["kind"], claim["metadata"]) == ("ResourceClaim", {"name": "notebook-lab-shared-gpu",
@@ -69,6 +72,7 @@ def test_gke_s_sharing_label_names_the_strategy(cli, tmp_path, value, strategy):
                  "cloud.google.com/gke-max-shared-clients-per-gpu: '3'"))
     _, documents = _fix(cli, tmp_path)
     assert [d["kind"] for d in documents] == ["Deployment", "ResourceClaim"]  # no template: no GPU per pod
+    assert "nodeSelector" not in documents[0]["spec"]["template"]["spec"]  # GKE's sharing labels go with the share
     assert documents[1]["spec"]["devices"]["config"][0]["opaque"]["parameters"]["sharing"] == {"strategy": strategy}
 
 
@@ -81,3 +85,14 @@ def test_where_the_sharing_is_not_known_the_reason_is_given(cli, tmp_path, selec
     (tmp_path / "deploy.yaml").write_text(DEPLOYMENT.format(selector=selector))
     done = cli("fix", "--no-config", "--unsafe-fixes", "--check", tmp_path)
     assert "would fix 0" in done.out and reason in done.out
+
+
+def test_a_share_selected_by_node_affinity_is_migrated_and_the_affinity_named(cli, tmp_path):
+    shutil.copy(PLUGIN_CONFIG, tmp_path / "plugin.yaml")
+    (tmp_path / "deploy.yaml").write_text(TIME_SLICED.replace(
+        "      nodeSelector: {nvidia.com/gpu.product: Tesla-T4-SHARED}\n",
+        "      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [\n"
+        "        {matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [Tesla-T4-SHARED]}]}]}}}\n"))
+    done, (deployment, _) = _fix(cli, tmp_path)
+    assert "the node affinity that selects shared replicas (nvidia.com/gpu.product=Tesla-T4-SHARED) is left" in done.out
+    assert "affinity" in deployment["spec"]["template"]["spec"]
