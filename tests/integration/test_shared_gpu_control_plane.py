@@ -5,7 +5,10 @@ SOURCES.tsv), is fixed with `--unsafe-fixes` into one ResourceClaim with NVIDIA'
 that every pod references; created on the real kube-apiserver, the real scheduler allocates
 that one claim on a fake-driver node of ONE GPU and places every replica there, the claim
 reserved for each of them (upstream: a claim referenced by resourceClaimName is shared by
-every pod that names it, up to ResourceClaimReservedForMaxSize = 256 consumers)."""
+every pod that names it, up to ResourceClaimReservedForMaxSize = 256 consumers). KAI
+Scheduler's own gpu-fraction pod (NVIDIA/KAI-Scheduler docs/gpu-sharing/gpu-sharing.yaml,
+tests/support/data/precision/vendors/SOURCES.tsv), fixed the same way, is allocated its claim
+by the real scheduler too."""
 
 from __future__ import annotations
 
@@ -16,12 +19,13 @@ from kubernetes import client
 from draguard.core.config import Config
 from draguard.fix.run import Choice, FileText, fix_texts
 from support.cluster import extra_gpu_node, until
-from support.paths import corpus
+from support.paths import DATA, corpus
 
 pytestmark = pytest.mark.cluster
 
 NAMESPACE = "shared-gpu-migration"
 PLUGIN_CONFIG = corpus() / "legacy" / "kubeflow-trainer__hack__gpu-time-slicing.yml"
+KAI_POD = DATA / "precision" / "vendors" / "kai-gpu-sharing.yaml"
 REPLICAS = 3
 #: GPU Feature Discovery's product label on nodes whose GPUs the plugin time-slices
 TIME_SLICED = f"""\
@@ -80,3 +84,31 @@ def _running_on(core, node: str) -> list:
     pods = core.list_namespaced_pod(NAMESPACE).items
     running = [p for p in pods if p.status.phase == "Running" and p.spec.node_name == node]
     return running if len(running) == REPLICAS == len(pods) else []
+
+
+def test_kai_s_gpu_fraction_pod_fixed_into_a_time_sliced_claim_is_scheduled(plane):
+    files = [FileText("pod.yaml", KAI_POD.read_text())]
+    fix_texts(files, Config(), Choice(unsafe=True))
+    documents = [d for d in yaml.safe_load_all(files[0].text) if d]
+    [pod] = [d for d in documents if d["kind"] == "Pod"]
+    [claim] = [d for d in documents if d["kind"] == "ResourceClaim"]
+    assert "gpu-fraction" not in (pod["metadata"].get("annotations") or {})
+    # the fix leaves schedulerName kai-scheduler (and says so); the harness runs no KAI: the
+    # default scheduler, which allocates DRA claims, places it
+    assert pod["spec"].pop("schedulerName") == "kai-scheduler"
+    namespace = "kai-migration"
+    plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
+    core, resource = client.CoreV1Api(plane.api()), client.ResourceV1Api(plane.api())
+    try:
+        plane.apply([claim, pod], namespace=namespace)
+        [running] = until("the migrated KAI pod running", lambda: [
+            p for p in core.list_namespaced_pod(namespace).items if p.status.phase == "Running"], timeout=90)
+        status = resource.read_namespaced_resource_claim(claim["metadata"]["name"], namespace).status
+        [device] = status.allocation.devices.results
+        assert device.driver == "gpu.nvidia.com"
+        assert status.allocation.devices.config[0].opaque.parameters["sharing"] == {"strategy": "TimeSlicing"}
+        assert [r.name for r in status.reserved_for] == [running.metadata.name]
+    finally:
+        core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+        until("the pod to go", lambda: not core.list_namespaced_pod(namespace).items)
+        resource.delete_collection_namespaced_resource_claim(namespace)

@@ -262,6 +262,18 @@ def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: 
     if version is None or version == "v1beta1":
         return NoFix(f"{why}; the shared claim needs resource.k8s.io/v1beta2 or v1 (Kubernetes 1.33+)")
     how, source = strategy
+    name, claimed = _shared_claim(obj, site, c, version, how)
+    selector, unshare = _unshare_selector(site, selected)
+    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
+               f"{source}), referenced by every pod; they then run on one GPU of one node; {selector}",
+               Applicability.UNSAFE, (*claimed, *_removals(c, "nvidia.com/gpu"), *unshare))
+
+
+def _shared_claim(obj, site, c, version: str, how: str) -> tuple[str, tuple]:
+    """(name, edits) of the DRA form of a shared GPU: one ResourceClaim of one NVIDIA GPU with
+    the driver's GpuConfig sharing it by `how` (TimeSlicing or MPS, k8s-dra-driver-gpu's
+    api/nvidia.com/resource/v1beta1 GpuConfig), that the pod spec at `site` references by
+    resourceClaimName (every pod of the workload, one allocation) for container `c`."""
     name = _label(f"{_label(obj.name or obj.kind, 40)}-{c.name}-shared-gpu", 253)
     claim = {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaim",
              "metadata": {"name": name, **({"namespace": obj.namespace} if obj.namespace else {})},
@@ -270,14 +282,9 @@ def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: 
                  "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
                      "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
                      "sharing": {"strategy": how}}}}]}}}
-    selector, unshare = _unshare_selector(site, selected)
-    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
-               f"{source}), referenced by every pod; they then run on one GPU of one node; {selector}",
-               Applicability.UNSAFE, (
-                   add_document(claim),
-                   append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
-                   append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}),
-                   *_removals(c, "nvidia.com/gpu"), *unshare))
+    return name, (add_document(claim),
+                  append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
+                  append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}))
 
 
 def _unshare_selector(site, selected: str) -> tuple[str, tuple]:
@@ -571,6 +578,7 @@ class LegacyGpuSharing(Rule):
     webhook_only = ("matches resource names and pod-template annotations against the sharing table "
                     "(data/sharing.yaml), which the webhook carries")
     targets = POD_TARGETS | {_CONFIG_MAP}
+    fixable = FixAvailability.SOMETIMES  # KAI's annotations; not the extensions' resources, not the plugin's config
     summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"
                "gpumem and gpucores, Volcano vgpu-*, Koordinator, Alibaba Cloud) or a pod through KAI's gpu-fraction or "
                "gpu-memory annotation.")
@@ -589,7 +597,15 @@ class LegacyGpuSharing(Rule):
         plugin advertises there is a share, time-slicing with no memory or fault isolation
         between the tenants on one GPU. With DRA the sharing is a property of one claim
         (NVIDIA's `GpuConfig` with `sharing.strategy: TimeSlicing` or `MPS`), chosen per
-        workload and visible to the allocator."""
+        workload and visible to the allocator. The unsafe fix moves KAI's `gpu-fraction` or
+        `gpu-memory` pod there: one ResourceClaim of one GPU with `TimeSlicing` (like KAI's
+        share, it isolates no memory between the pods), claimed by the container KAI gives
+        the GPU to (`gpu-fraction-container-name`, else the first) and referenced by every
+        pod of the workload, the share's annotations removed; not a share of several GPUs
+        (`gpu-fraction-num-devices` above 1), nor a container that also asks for a
+        device-plugin GPU. A `schedulerName` is left: that scheduler must then allocate DRA
+        claims. The scheduler extensions' resources have no fix: their shares are enforced
+        in ways a claim's config does not say."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Guideline documents that suggest HAMi's `nvidia.com/gpumem` or a `gpu-fraction`
@@ -630,12 +646,65 @@ class LegacyGpuSharing(Rule):
                 if what:
                     yield ctx.finding(self, obj, f"the pod is shared through annotation {key}: {annotations[key]} "
                                       f"({what}): a share of a GPU the DRA allocator does not see", annotations, key,
-                                      help=help_text)
+                                      help=help_text, fix=_annotation_migration(obj, site, annotations, key, ctx))
             for c in site.containers:
                 for values, resource, what in _container_knobs(c):
                     yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} ({what}): "
                                       "a share of a GPU the DRA allocator does not see", values, resource,
                                       help=help_text)
+
+
+def _migrated_to(key) -> str | None:
+    """The GpuConfig sharing strategy that keeps what a pod annotation's share gave the pod
+    (data/sharing.yaml `migrate`), None where no DRA form is known."""
+    return next((entry.get("migrate") for entry in sharing_knobs()["annotations"]
+                 if isinstance(key, str) and re.search(entry["pattern"], key)), None)
+
+
+#: KAI Scheduler's pod annotations beside the share (NVIDIA/KAI-Scheduler pkg/common/constants/
+#: constants.go): the container that gets the GPU (else the first app container, as KAI's
+#: binder picks it), and the number of GPUs the fraction is taken of
+_KAI_CONTAINER, _KAI_DEVICES = "gpu-fraction-container-name", "gpu-fraction-num-devices"
+
+
+def _annotation_migration(obj, site, annotations, key: str, ctx) -> Fix | NoFix | None:
+    """The pod's share through annotations (KAI's gpu-fraction or gpu-memory) moved to DRA:
+    one ResourceClaim of one GPU with the GpuConfig sharing that isolates no more and no less
+    (data/sharing.yaml), that the container KAI gives the GPU to claims and every pod of the
+    workload references; the share's annotations go. None where no DRA form is known; else
+    the reason there is no fix."""
+    how = _migrated_to(key)
+    if how is None:
+        return None
+    shares = [k for k in annotations if _migrated_to(k)]
+    if key != shares[0]:
+        return NoFix(f"the fix of annotation {shares[0]} migrates this one too")
+    why = f"KAI's {key}: {annotations[key]} shares a GPU"
+    version = structured_claim_version(ctx.config.kube_version)
+    if version is None or version == "v1beta1":
+        return NoFix(f"{why}; the shared claim needs resource.k8s.io/v1beta2 or v1 (Kubernetes 1.33+)")
+    devices = annotations.get(_KAI_DEVICES)
+    if devices is not None and str(devices) != "1":
+        return NoFix(f"{why} on each of {_KAI_DEVICES}: {devices} GPUs, which one shared claim of one GPU does not give")
+    named = annotations.get(_KAI_CONTAINER)
+    apps = [c for c in site.containers if not c.init]
+    c = next((c for c in apps if c.name == named), None) if named is not None else next(iter(apps), None)
+    if c is None or site.path is None:
+        return NoFix(f"{why}; the container it goes to ({named or 'the first'}) is not in the pod spec")
+    taken = [resource for resource, _, _ in _by_resource(c)]
+    if taken:
+        return NoFix(f"{why}; {c.label} also asks for {', '.join(taken)}: migrate that first (legacy-gpu-resource)")
+    name, claimed = _shared_claim(obj, site, c, version, how)
+    kai = [k for k in annotations if k in shares or k in (_KAI_CONTAINER, _KAI_DEVICES)]
+    removals = ((remove(path_of(site.metadata, "annotations")),) if len(kai) == len(annotations)
+                else tuple(remove(path_of(annotations, k)) for k in kai))
+    scheduler = site.spec.get("schedulerName")
+    left = (f"; schedulerName {scheduler} is left: it must allocate DRA claims, or the default scheduler does"
+            if isinstance(scheduler, str) and scheduler != "default-scheduler" else "")
+    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} for "
+               f"{c.label} (like {key}: {annotations[key]}, it isolates no memory between the pods; MPS with a "
+               f"per-client memory limit would enforce a share), referenced by every pod of it; removes "
+               f"annotation(s) {', '.join(kai)}{left}", Applicability.UNSAFE, (*claimed, *removals))
 
 
 #: node labels that GPU feature discovery sets for the device plugin's scheduling
