@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
@@ -20,6 +21,12 @@ from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+
+if TYPE_CHECKING:
+    from ..core.fixes import Edit
+    from ..model.manifest import Manifest
+    from ..model.pods import ContainerSite, PodSite
+    from .context import Context
 
 
 
@@ -269,7 +276,8 @@ def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: 
                Applicability.UNSAFE, (*claimed, *_removals(c, "nvidia.com/gpu"), *unshare))
 
 
-def _shared_claim(obj, site, c, version: str, how: str) -> tuple[str, tuple]:
+def _shared_claim(obj: Manifest, site: PodSite, c: ContainerSite, version: str,
+                  how: str) -> tuple[str, tuple[Edit, ...]]:
     """(name, edits) of the DRA form of a shared GPU: one ResourceClaim of one NVIDIA GPU with
     the driver's GpuConfig sharing it by `how` (TimeSlicing or MPS, k8s-dra-driver-gpu's
     api/nvidia.com/resource/v1beta1 GpuConfig), that the pod spec at `site` references by
@@ -287,7 +295,7 @@ def _shared_claim(obj, site, c, version: str, how: str) -> tuple[str, tuple]:
                   append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}))
 
 
-def _unshare_selector(site, selected: str) -> tuple[str, tuple]:
+def _unshare_selector(site: PodSite, selected: str) -> tuple[str, tuple[Edit, ...]]:
     """(what the fix says, the edits) for the pod's node selection of shared replicas
     (`selected`): left as it is, a pod of the migrated workload would wait for nodes labelled
     for the device plugin's sharing, which no node running the DRA driver instead carries."""
@@ -297,7 +305,7 @@ def _unshare_selector(site, selected: str) -> tuple[str, tuple]:
                 "pods wait for nodes of the device plugin's sharing", ())
     selector = site.spec["nodeSelector"]
     if all(value is None for value in entries.values()) and len(entries) == len(selector):
-        edits: tuple = (remove(path_of(site.spec, "nodeSelector")),)
+        edits: tuple[Edit, ...] = (remove(path_of(site.spec, "nodeSelector")),)
     else:
         edits = tuple(remove(path_of(selector, key)) if value is None else set_value(path_of(selector, key), value)
                       for key, value in entries.items())
@@ -640,8 +648,8 @@ class LegacyGpuSharing(Rule):
                                        "(sharing.strategy TimeSlicing or MPS), or give tenants MIG slices")
             return
         for site in pod_sites(obj):
-            annotations = site.metadata.get("annotations")
-            for key in annotations if isinstance(annotations, dict) else {}:
+            annotations = mapping(site.metadata.get("annotations"))
+            for key in annotations:
                 what = _knob("annotations", key)
                 if what:
                     yield ctx.finding(self, obj, f"the pod is shared through annotation {key}: {annotations[key]} "
@@ -654,7 +662,7 @@ class LegacyGpuSharing(Rule):
                                       help=help_text)
 
 
-def _migrated_to(key) -> str | None:
+def _migrated_to(key: object) -> str | None:
     """The GpuConfig sharing strategy that keeps what a pod annotation's share gave the pod
     (data/sharing.yaml `migrate`), None where no DRA form is known."""
     return next((entry.get("migrate") for entry in sharing_knobs()["annotations"]
@@ -667,7 +675,8 @@ def _migrated_to(key) -> str | None:
 _KAI_CONTAINER, _KAI_DEVICES = "gpu-fraction-container-name", "gpu-fraction-num-devices"
 
 
-def _annotation_migration(obj, site, annotations, key: str, ctx) -> Fix | NoFix | None:
+def _annotation_migration(obj: Manifest, site: PodSite, annotations: dict[str, Any], key: str,
+                          ctx: Context) -> Fix | NoFix | None:
     """The pod's share through annotations (KAI's gpu-fraction or gpu-memory) moved to DRA:
     one ResourceClaim of one GPU with the GpuConfig sharing that isolates no more and no less
     (data/sharing.yaml), that the container KAI gives the GPU to claims and every pod of the
