@@ -186,3 +186,14 @@ def test_selecting_a_check_no_config_declares_names_nothing(cli, tmp_path):
     (tmp_path / "p.yaml").write_text(GPU_POD)
     result = cli("lint", tmp_path / "p.yaml", "--no-config", "--ignore", "gpu-pods-name-a-team")
     assert result.code == 2 and "'gpu-pods-name-a-team' is neither a rule id nor a category" in result.err
+
+
+def test_fix_takes_a_declared_check_s_id_in_its_selection(cli, tmp_path):
+    """fix --select / --ignore name rules by id as lint does: a declared check is one (it has
+    no fix, so selecting it alone fixes nothing)."""
+    (tmp_path / ".draguard.yaml").write_text(CHECK)
+    (tmp_path / "p.yaml").write_text(GPU_POD)
+    ignored = cli("fix", "--check", "--ignore", "gpu-pods-name-a-team", tmp_path / "p.yaml")
+    assert ignored.code == 1 and "no such rule" not in ignored.err  # legacy-gpu-resource's fix pends
+    selected = cli("fix", "--check", "--select", "gpu-pods-name-a-team", tmp_path / "p.yaml")
+    assert selected.code == 0 and "would fix 0" in selected.out, (selected.out, selected.err)
