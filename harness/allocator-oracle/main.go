@@ -16,12 +16,24 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/dynamic-resource-allocation/structured"
+	resourcedefaults "k8s.io/kubernetes/pkg/apis/resource/v1"
 )
+
+// stored applies the API server's defaulting of resource.k8s.io/v1 objects (its
+// RegisterDefaults, the one kube-apiserver runs) to a scenario's claims.
+var stored = func() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	if err := resourcedefaults.RegisterDefaults(scheme); err != nil {
+		panic(err)
+	}
+	return scheme
+}()
 
 type deviceID struct {
 	Driver string `json:"driver"`
@@ -188,6 +200,12 @@ func evaluate(ctx context.Context, s *scenario) outcome {
 func run(ctx context.Context, cache *cel.Cache, s *scenario) outcome {
 	if s.CEL != nil {
 		return evaluate(ctx, s)
+	}
+	for _, claim := range s.Claims {
+		// as the API server stores it: upstream's defaulting (a count of 0 or none is 1, a
+		// missing allocationMode ExactCount, a toleration's operator Equal), the claims the
+		// scheduler's allocator is given (k8s.io/kubernetes pkg/apis/resource/v1 defaults.go)
+		stored.Default(claim)
 	}
 	classes := classLister{}
 	for _, c := range s.DeviceClasses {

@@ -13,7 +13,9 @@ from support.goldens import GOLDENS, config_for, expected_files, findings_snapsh
 RULES = [rule for rule in REGISTRY if rule.noncompliant or rule.compliant]
 #: fixable rules whose example shows no fix: their fix needs another situation than the
 #: documented one (request-device-class: its example names an unknown class; test_fix_semantics)
-SHOWN_ELSEWHERE = frozenset({"request-device-class"})
+#: legacy-gpu-sharing: its example is HAMi's resources, which have no DRA form; its fix (KAI's
+#: gpu-fraction pod) is shown by tests/unit/rules/test_shared_gpu_migration.py
+SHOWN_ELSEWHERE = frozenset({"request-device-class", "legacy-gpu-sharing"})
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)

@@ -3,8 +3,6 @@ and the rules' golden tests kill a real share of a sample of mutants."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from support.mutants import killed, mutants, rule_modules, score
@@ -24,10 +22,11 @@ def test_a_mutant_that_turns_a_check_around_is_killed_and_the_registry_restored(
     assert REGISTRY.get("cel-invalid") is before
 
 
-@pytest.mark.slow
-def test_the_goldens_kill_most_of_a_sample_of_mutants():
-    """40 mutants drawn with a fixed seed; 300 (seed 1) score as docs/mutation.md says."""
-    every = mutants(rule_modules())
-    share, results = score(random.Random(7).sample(every, 40))
+@pytest.mark.mutation
+def test_the_goldens_kill_most_mutants():
+    """Every mutant of every rule module (about 870, a minute): the score of the whole
+    population, not of a sample, which any change to a rule module redraws (a sample of 40
+    moved by one mutant across the bar). docs/mutation.md gives the figure."""
+    share, results = score(mutants(rule_modules()))
     survivors = [f"{m.module}:{m.line} {m.what}" for m, dead, _ in results if not dead]
-    assert share >= 0.5, survivors
+    assert share >= 0.5, (f"{share:.1%}", survivors[:40])

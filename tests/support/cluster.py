@@ -302,11 +302,13 @@ class FakeKubelet(threading.Thread):
 
 
 @contextmanager
-def extra_gpu_node(plane: ControlPlane, gpus: dict, prefix: str, start_seconds: float = 0.0):
+def extra_gpu_node(plane: ControlPlane, gpus: dict, prefix: str, start_seconds: float = 0.0,
+                   labels: dict | None = None):
     """A node of the fake driver added to a running plane for one test, with its own fake
-    kubelet (`gpus`: the inventory spec's gpus entry); yields its name; removes its slices
-    and the node afterwards (the caller removes its own workloads first)."""
-    objects = generate({"nodes": [{"namePrefix": prefix, "count": 1, "gpus": gpus}]})
+    kubelet (`gpus`: the inventory spec's gpus entry; `labels`: the node's, as GPU Feature
+    Discovery would set them); yields its name; removes its slices and the node afterwards
+    (the caller removes its own workloads first)."""
+    objects = generate({"nodes": [{"namePrefix": prefix, "count": 1, "gpus": gpus, "labels": labels or {}}]})
     nodes = [o for o in objects if o["kind"] == "Node"]
     slices = [o for o in objects if o["kind"] == "ResourceSlice"]
     kubelet = FakeKubelet(plane, nodes, start_seconds)

@@ -656,7 +656,10 @@ def _fidelity_shapes(rng: random.Random, s: dict) -> None:
     that read a missing domain as a map; a device whose
     consumesCounters names a counter set its pool does not define (upstream then refuses the
     whole pool); and `device.allowMultipleAllocations` in a selector, which only the variants
-    that know the field declare."""
+    that know the field declare; requests as a user writes them, with `count: 0`, no count or
+    no allocationMode, which the API server stores as ExactCount of 1 (upstream's
+    SetDefaults_ExactDeviceRequest and SetDefaults_DeviceSubRequest, which the oracle applies
+    to the claims it is given)."""
     if rng.random() < 0.5:
         return
     gpu_devices = [d for slice_ in s["resourceSlices"] if slice_["spec"]["driver"] == GPU
@@ -679,3 +682,12 @@ def _fidelity_shapes(rng: random.Random, s: dict) -> None:
     counted = [d for d in gpu_devices if d.get("consumesCounters")]
     if counted and rng.random() < 0.3:
         rng.choice(counted)["consumesCounters"][0]["counterSet"] = "undefined-set"
+    for body in requests:  # as written, not as stored: the oracle defaults them as the API server does
+        if body.get("allocationMode") == "ExactCount" and rng.random() < 0.25:
+            shape = rng.choice(["zero", "no count", "no mode", "neither"])
+            if shape == "zero":
+                body["count"] = 0
+            if shape in ("no count", "neither"):
+                body.pop("count", None)
+            if shape in ("no mode", "neither"):
+                del body["allocationMode"]

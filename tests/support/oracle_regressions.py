@@ -307,4 +307,13 @@ REGRESSIONS: dict[str, dict] = {
                                                f"[dyn(device.attributes['{GPU}'].index), dyn('a')]",
                                                "distinctAttribute"),
     "derived-attributes-compile-error": _deriving("derived-attributes-compile-error", "1.5", "matchAttribute"),
+    # As written, not as stored: `count: 0` (and a subrequest with neither count nor mode) is
+    # stored as ExactCount of 1 (SetDefaults_ExactDeviceRequest, SetDefaults_DeviceSubRequest),
+    # one device each, not none (the oracle once handed the allocator the claim undefaulted).
+    "count-zero-as-written": {
+        **_pool("count-zero-as-written", [_slice("p", 1, devices=[{"name": f"dev-{i}"} for i in range(3)])]),
+        "claims": [_claim([{"name": "r0", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount",
+                                                       "count": 0}},
+                           {"name": "r1", "firstAvailable": [{"name": "s0", "deviceClassName": "gpu"}]}])],
+    },
 }

@@ -12,7 +12,7 @@ import os
 import sys
 from collections import Counter
 
-from ..core.config import RuleSettings
+from ..core.config import Config, RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..sources.discover import DEFAULT_INCLUDE
 from .lint import configure, input_arguments, profile_arguments, said_empty, said_incomplete, select_rules
@@ -37,10 +37,12 @@ def arguments(name, parser) -> None:
                         help="never these rules' fixes (comma-separated ids; repeatable)")
 
 
-def _rule_ids(values: list[str], flag: str) -> frozenset:
-    from ..rules import REGISTRY
+def _rule_ids(values: list[str], flag: str, config: Config) -> frozenset[str]:
+    """The rule ids `values` name: the built-in rules and the config's own checks (which have
+    no fixes, but are rules all the same)."""
+    from ..rules.custom import catalog
 
-    known = {rule.id for rule in REGISTRY}
+    known = {rule.id for rule in catalog(config)}
     ids = frozenset(part.strip() for value in values for part in value.split(",") if part.strip())
     unknown = sorted(ids - known)
     if unknown:
@@ -59,7 +61,8 @@ def run(args) -> int:
     if args.strategy:
         settings = config.rules.setdefault("legacy-gpu-resource", RuleSettings())
         settings.options = {**settings.options, "strategy": args.strategy}
-    choice = Choice(args.unsafe_fixes, _rule_ids(args.select, "--select"), _rule_ids(args.ignore, "--ignore"))
+    choice = Choice(args.unsafe_fixes, _rule_ids(args.select, "--select", config),
+                    _rule_ids(args.ignore, "--ignore", config))
     options = RenderOptions(tuple(os.path.abspath(v) for v in args.values), tuple(args.set_values),
                             config.kube_version)
     gathered = gather(args.paths, tuple(args.include or DEFAULT_INCLUDE), tuple(args.exclude), options,

@@ -83,7 +83,7 @@ def apply_selection(config: Config) -> None:
     """Decide which rules `config`'s profile and selectors leave out (rules.selection);
     ValueError, saying which selector, where one names nothing or a rule that cannot run."""
     selection = Selection(Profile(config.profile), config.select, tuple(config.extend_select), tuple(config.ignore),
-                          config.preview)
+                          config.preview, tuple(config.checks))
     config.selection_off = selection.left_out()
 
 

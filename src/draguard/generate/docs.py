@@ -169,7 +169,9 @@ draguard selects its rules as ruff does. A **profile** is the starting set:
   defaults make redundant or that are a matter of house style.
 
 Then `select` replaces the profile's rules, `extendSelect` adds to them and `ignore` takes
-away; a selector is a rule id, a category or `all`. On the command line: `--profile`,
+away; a selector is a rule id, a category or `all`, and the checks your `.draguard.yaml`
+declares are selected the same way (their ids, the category `custom`; both profiles hold
+them: [custom checks](custom-checks.md)). On the command line: `--profile`,
 `--select`, `--extend-select`, `--ignore` (comma-separated, repeatable; `fix`, `webhook`,
 `audit` and `policy export` take `--profile` and `--preview`). In `.draguard.yaml`:
 

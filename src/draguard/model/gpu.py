@@ -172,6 +172,24 @@ def gpu_share_selected(labels: dict[str, set[str]]) -> str | None:
     return None
 
 
+def unshared_node_selector(site: PodSite) -> dict[str, str | None]:
+    """The pod's nodeSelector entries that pick nodes for the device plugin's shared replicas,
+    each with what it becomes once the sharing is one DRA claim's (None: the entry goes):
+    GPU Feature Discovery's `-SHARED` product names the same model without the suffix (the
+    label it sets once the plugin no longer shares the GPU), and the sharing labels
+    (`nvidia.com/gpu.replicas`, GKE's) go, as no node keeps them for a DRA driver's GPUs.
+    A required node affinity that says the same is left as written (the caller says so)."""
+    entries: dict[str, str | None] = {}
+    for key, value in mapping(site.spec.get("nodeSelector")).items():
+        if not isinstance(value, str):
+            continue
+        if key == "nvidia.com/gpu.product" and value.endswith("-SHARED"):
+            entries[key] = value.removesuffix("-SHARED")
+        elif key in _GKE_SHARING or key == "nvidia.com/gpu.replicas":
+            entries[key] = None
+    return entries
+
+
 def mig_profile_selected(labels: dict[str, set[str]]) -> tuple[str, str] | None:
     """(MIG profile, `label=value`) where a pod that requires these node `labels` selects
     nodes whose nvidia.com/gpu is one MIG slice of that profile (the single MIG strategy, a

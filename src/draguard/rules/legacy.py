@@ -2,30 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
-
 import re
 from functools import lru_cache
 from itertools import combinations
+from typing import TYPE_CHECKING, Any
 
-from ..core.finding import Finding, Severity
-from ..core.fixes import Applicability, Edit, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
+from ..core.finding import Severity
+from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
 from ..core.quantity import QuantityError, parse_quantity
 from ..facts.shipped import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
-                         required_node_labels)
+                         required_node_labels, unshared_node_selector)
 from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
-from ..model.values import Yaml, YamlMap
 from ..model.workloads import POD_TARGETS, WORKLOADS
-from ..model.manifest import edit_path
+from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..core.location import Path
+    from ..core.fixes import Edit
     from ..model.manifest import Manifest
     from ..model.pods import ContainerSite, PodSite
     from .context import Context
@@ -55,7 +53,7 @@ def gpu_alias_cel() -> str:
 _NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}') && !({gpu_alias_cel()})"
 
 
-def _alias_note(obj: Manifest, resource: str, c: ContainerSite) -> str:
+def _alias_note(obj, resource: str, c) -> str:
     return f" ({obj.kind} turns it into nvidia.com/gpu)" if resource in c.gpu_aliases else ""
 
 
@@ -92,11 +90,7 @@ def _dra_class(resource: str) -> tuple[str, str | None, str, bool, str] | None:
     return None
 
 
-#: (DeviceClass, CEL selector or None, name part): the one device a migrated request asks for
-DraRequest = tuple[str, str | None, str]
-
-
-def _dra_request(resource: str) -> DraRequest | None:
+def _dra_request(resource: str) -> tuple[str, str | None, str] | None:
     """(DeviceClass, CEL selector or None, name part) for the resources whose DRA request is
     one device each; shares (time-slicing's nvidia.com/gpu.shared, Intel millicores and
     memory) have no such request and get no fix."""
@@ -109,7 +103,7 @@ def _label(text: str, limit: int = 63) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
 
 
-def _count(value: Yaml) -> int | None:
+def _count(value) -> int | None:
     """A device-plugin quantity as a device count, read as the API server reads the quantity
     (`2`, `"2"`, `2.0` and `"2000m"` are 2): a whole number 0 or more, else None."""
     try:
@@ -119,7 +113,7 @@ def _count(value: Yaml) -> int | None:
     return int(amount) if amount.denominator == 1 and amount >= 0 else None
 
 
-def _unequal_request(c: ContainerSite, resource: str) -> str | None:
+def _unequal_request(c, resource: str) -> str | None:
     """Why the counts in limits and requests leave the migration no count to take, where
     they do: the API server refuses a request of an extended resource that differs from its
     limit (it is not overcommitted: validateResourceRequirements), so which one was meant is
@@ -133,25 +127,25 @@ def _unequal_request(c: ContainerSite, resource: str) -> str | None:
             "API server refuses (an extended resource's request must equal its limit): make them equal, then migrate")
 
 
-def _request_fields(request: DraRequest, count: int) -> YamlMap:
+def _request_fields(request: tuple, count: int) -> dict:
     """The fields of the one request a migration's template makes."""
     class_name, selector, _ = request
-    fields: YamlMap = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+    fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
     if selector:
         fields["selectors"] = [{"cel": {"expression": selector}}]
     return fields
 
 
-def _claim_template(name: str, namespace: str, version: str, request: DraRequest, count: int) -> YamlMap:
+def _claim_template(name: str, namespace: str, version: str, request: tuple, count: int) -> dict:
     fields = _request_fields(request, count)
-    entry: YamlMap = {"name": _label(request[2].split("-")[0])}
+    entry = {"name": _label(request[2].split("-")[0])}
     entry.update(fields if version == "v1beta1" else {"exactly": fields})
     metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
     return {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaimTemplate", "metadata": metadata,
             "spec": {"spec": {"devices": {"requests": [entry]}}}}
 
 
-def _extended_class(resource: str, request: DraRequest) -> YamlMap:
+def _extended_class(resource: str, request: tuple) -> dict:
     class_name, selector, part = request
     base = device_classes().get(class_name, {}).get("selector", f"device.driver == '{class_name}'")
     expression = f"{base} && {selector}" if selector else base
@@ -159,8 +153,7 @@ def _extended_class(resource: str, request: DraRequest) -> YamlMap:
             "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
 
 
-def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, quantity: Yaml,
-              pairs: list[tuple[ContainerSite, str]], strategy: str, ctx: Context) -> Fix | NoFix:
+def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | NoFix:
     """The fix that moves one container's device-plugin resource (asking for `quantity`) to
     DRA (see the rule's docs), or why there is none. Names derive from the workload,
     container and resource, so a template made before (by an earlier run) is found and
@@ -176,7 +169,7 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
         labels = required_node_labels(site)
         shared = gpu_share_selected(labels)
         if shared:
-            return _shared_migration(obj, site.path, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
+            return _shared_migration(obj, site, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
         mig = mig_profile_selected(labels)
         if mig:
             request = _dra_request(f"nvidia.com/mig-{mig[0]}")
@@ -211,20 +204,19 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
                    "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)"
                    + sliced,
                    Applicability.UNSAFE, (add_document(device_class),))
-    lent: list[str] = []
-    total, own = 0, count
+    shared, total, own = [], 0, count
     if c.lends_devices:
         waiting = [a.label for a in site.containers if not a.init and any(r == resource for r, _, _ in _by_resource(a))]
         if waiting:
             return NoFix(f"an init container's devices pass on to the app containers (the device plugin lends them, "
                          f"and the pod holds the larger of the two counts): it is migrated once {', '.join(waiting)} "
                          f"ask for {resource} through DRA, to share their claims rather than add devices")
-        lent, total = _lent(_held_by_app_containers(obj, site, request, ctx), count)
+        shared, total = _lent(_held_by_app_containers(obj, site, request, ctx), count)
         own = max(0, count - total)
-    references = tuple(append(c.path + (c.resources_key, "claims"), {"name": name}) for name in lent)
+    references = tuple(append(c.path + (c.resources_key, "claims"), {"name": name}) for name in shared)
     if not own:
         more = f"; it sees {total} devices where it asked for {count}" if total > count else ""
-        return Fix(f"claim {resource} through DRA: share the app containers' claim(s) {', '.join(lent)} (an init "
+        return Fix(f"claim {resource} through DRA: share the app containers' claim(s) {', '.join(shared)} (an init "
                    f"container's devices pass on to them, as under the device plugin){more}",
                    Applicability.UNSAFE, (*references, *removals))
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
@@ -239,8 +231,8 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, own)),)
     ray = _ray_gpu_count(obj, site, c, resource, count)
     return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}" + sliced
-               + (f" for {own} device(s), with the app containers' claim(s) {', '.join(lent)} it shares"
-                  if lent else "")
+               + (f" for {own} device(s), with the app containers' claim(s) {', '.join(shared)} it shares"
+                  if shared else "")
                + (f"; rayStartParams num-gpus: '{count}' keeps Ray's GPU count" if ray else ""),
                Applicability.UNSAFE, (
                    *made,
@@ -250,21 +242,20 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
                    *removals, *ray))
 
 
-def _removals(c: ContainerSite, resource: str) -> list[Edit]:
+def _removals(c, resource: str) -> list:
     """The edits that take `resource` out of the container's limits and requests (a section
     it leaves empty goes with it)."""
-    removals: list[Edit] = []
+    removals = []
     for section in ("limits", "requests"):
         values = c.resources.get(section)
         if isinstance(values, dict) and resource in values:
             target = values if len(values) > 1 else c.resources
-            removals.append(remove(edit_path(target, resource if target is values else section)))
+            removals.append(remove(path_of(target, resource if target is values else section)))
     return removals
 
 
-def _shared_migration(obj: Manifest, pod_path: Path, c: ContainerSite, quantity: Yaml, selected: str,
-                      strategy: tuple[str, str] | str, version: str | None) -> Fix | NoFix:
-    """Pods (their spec at `pod_path`) on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
+def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: str | None) -> Fix | NoFix:
+    """Pods on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
     the DRA way of sharing: one ResourceClaim of one GPU that every pod of the workload
     references by resourceClaimName, with NVIDIA's GpuConfig sharing it the same way
     (`strategy`: (TimeSlicing or MPS, where that was read), else why it is not known). Unsafe:
@@ -278,6 +269,19 @@ def _shared_migration(obj: Manifest, pod_path: Path, c: ContainerSite, quantity:
     if version is None or version == "v1beta1":
         return NoFix(f"{why}; the shared claim needs resource.k8s.io/v1beta2 or v1 (Kubernetes 1.33+)")
     how, source = strategy
+    name, claimed = _shared_claim(obj, site, c, version, how)
+    selector, unshare = _unshare_selector(site, selected)
+    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
+               f"{source}), referenced by every pod; they then run on one GPU of one node; {selector}",
+               Applicability.UNSAFE, (*claimed, *_removals(c, "nvidia.com/gpu"), *unshare))
+
+
+def _shared_claim(obj: Manifest, site: PodSite, c: ContainerSite, version: str,
+                  how: str) -> tuple[str, tuple[Edit, ...]]:
+    """(name, edits) of the DRA form of a shared GPU: one ResourceClaim of one NVIDIA GPU with
+    the driver's GpuConfig sharing it by `how` (TimeSlicing or MPS, k8s-dra-driver-gpu's
+    api/nvidia.com/resource/v1beta1 GpuConfig), that the pod spec at `site` references by
+    resourceClaimName (every pod of the workload, one allocation) for container `c`."""
     name = _label(f"{_label(obj.name or obj.kind, 40)}-{c.name}-shared-gpu", 253)
     claim = {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaim",
              "metadata": {"name": name, **({"namespace": obj.namespace} if obj.namespace else {})},
@@ -286,15 +290,31 @@ def _shared_migration(obj: Manifest, pod_path: Path, c: ContainerSite, quantity:
                  "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
                      "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
                      "sharing": {"strategy": how}}}}]}}}
-    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} (as "
-               f"{source}), referenced by every pod; they then run on one GPU of one node", Applicability.UNSAFE, (
-                   add_document(claim),
-                   append(pod_path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
-                   append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}),
-                   *_removals(c, "nvidia.com/gpu")))
+    return name, (add_document(claim),
+                  append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
+                  append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}))
 
 
-def _held_by_app_containers(obj: Manifest, site: PodSite, request: DraRequest, ctx: Context) -> list[tuple[str, int]]:
+def _unshare_selector(site: PodSite, selected: str) -> tuple[str, tuple[Edit, ...]]:
+    """(what the fix says, the edits) for the pod's node selection of shared replicas
+    (`selected`): left as it is, a pod of the migrated workload would wait for nodes labelled
+    for the device plugin's sharing, which no node running the DRA driver instead carries."""
+    entries = unshared_node_selector(site)
+    if not entries:
+        return (f"the node affinity that selects shared replicas ({selected}) is left as written: edit it, or the "
+                "pods wait for nodes of the device plugin's sharing", ())
+    selector = site.spec["nodeSelector"]
+    if all(value is None for value in entries.values()) and len(entries) == len(selector):
+        edits: tuple[Edit, ...] = (remove(path_of(site.spec, "nodeSelector")),)
+    else:
+        edits = tuple(remove(path_of(selector, key)) if value is None else set_value(path_of(selector, key), value)
+                      for key, value in entries.items())
+    said = ", ".join(f"{key}: {selector[key]} {'goes' if value is None else f'becomes {value}'}"
+                     for key, value in entries.items())
+    return f"the nodeSelector for shared replicas follows ({said})", edits
+
+
+def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
     """(pod claim, device count) of the claims the app containers use whose template asks
     for what a migration of this resource asks, at any count (the ones an earlier round
     made for them, or a user's of that very shape)."""
@@ -315,7 +335,7 @@ def _held_by_app_containers(obj: Manifest, site: PodSite, request: DraRequest, c
     return list(held.items())
 
 
-def _migrated_count(template: Manifest, request: DraRequest) -> int | None:
+def _migrated_count(template, request: tuple) -> int | None:
     """The device count of a template whose only request is a migration's of `request`."""
     requests = requests_of(template)
     count = requests[0].fields.get("count", 1) if len(requests) == 1 else None
@@ -345,26 +365,25 @@ def _lent(held: list[tuple[str, int]], count: int) -> tuple[list[str], int]:
 _RAY_GPU = re.compile(r".*gpu|nvidia\.com/mig-\d+g\..*")
 
 
-def _ray_gpu_count(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, count: int) -> tuple[Edit, ...]:
+def _ray_gpu_count(obj, site, c, resource: str, count: int) -> tuple:
     """KubeRay starts Ray with the Ray container's (the first one's) GPU limit as --num-gpus,
     and its autoscaler reads the group's GPUs there too, unless the group's rayStartParams set
     num-gpus (generateRayStartCommand, computeGPU). Once the limit is gone, Ray would count no
     GPU on the group and never scale it for GPU work: the migration writes the count into
     rayStartParams (not where the group sets `resources`, which KubeRay refuses beside it)."""
-    pod_path = site.path
-    if obj.group != "ray.io" or pod_path is None or pod_path[-2:] != ("template", "spec") or \
-            c.path != pod_path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
+    if obj.group != "ray.io" or site.path[-2:] != ("template", "spec") or \
+            c.path != site.path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
         return ()
     group = obj.data
-    for part in pod_path[:-2]:
+    for part in site.path[:-2]:
         group = group[part]
     params = group.get("rayStartParams")
     if "resources" in group or "num-gpus" in mapping(params) or (params is not None and not isinstance(params, dict)):
         return ()
-    return (set_value(pod_path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
+    return (set_value(site.path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
 
 
-def _template_name(ctx: Context, obj: Manifest, base: str, fields: YamlMap) -> tuple[str, bool] | None:
+def _template_name(ctx, obj, base: str, fields: dict) -> tuple[str, bool] | None:
     """(the template name the migration uses, whether the workload's own file holds that
     template already): the derived name when it is free or holds the very request the
     migration would make (an earlier run's, or a copy of the workload's), else the first free
@@ -384,7 +403,7 @@ def _template_name(ctx: Context, obj: Manifest, base: str, fields: YamlMap) -> t
     return None
 
 
-def _asks_for(template: Manifest, fields: YamlMap) -> bool:
+def _asks_for(template, fields: dict) -> bool:
     """Whether a claim template's only request is `fields` (API defaults filled in), with no
     constraints or config beside it."""
     devices = claim_spec(template).get("devices")
@@ -440,7 +459,10 @@ class LegacyGpuResource(Rule):
         one ResourceClaim of one GPU that every pod of the workload references, with
         NVIDIA's `GpuConfig` sharing it the same way (`sharing.strategy: TimeSlicing` or
         `MPS`); the pods then share one GPU of one node, where the plugin spread its
-        replicas, which is why it is unsafe. Where the input does not say, no fix, and why. Nor where
+        replicas, which is why it is unsafe. The pod's nodeSelector follows: a `-SHARED`
+        product names the model without the suffix (what GPU Feature Discovery labels once
+        the plugin no longer shares the GPU) and the sharing labels go; a node affinity
+        saying the same is left and named. Where the input does not say, no fix, and why. Nor where
         the container's requests and limits of the resource differ: the API server refuses
         that, and which count was meant is a guess."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
@@ -466,7 +488,7 @@ class LegacyGpuResource(Rule):
                                   "and resource) or 'extended-resource' (keep the limit; a DeviceClass with "
                                   "extendedResourceName serves it, KEP-5004, 1.34+)")}
 
-    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+    def check(self, obj, ctx):
         if (obj.group, obj.kind) in POD_TARGETS:
             sites = pod_sites(obj)
         elif _custom(obj.group):
@@ -496,7 +518,7 @@ class LegacyGpuResource(Rule):
                         f"not tied to the pod", values, resource, help=_suggestion(resource),
                         fix=migration(obj, site, c, resource, values[resource], pairs, strategy, ctx))
 
-    def _unmodelled(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+    def _unmodelled(self, obj, ctx):
         for c in unmodelled_containers(obj):
             for resource, section_list, (section, values) in _by_resource(c):
                 yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} in {section_list} "
@@ -510,10 +532,10 @@ def _custom(group: str) -> bool:
     return "." in group and not group.endswith(".k8s.io")
 
 
-def _by_resource(c: ContainerSite) -> Iterator[tuple[str, str, tuple[str, YamlMap]]]:
+def _by_resource(c):
     """(resource, 'limits and requests', the first (section, mapping)): limits and requests of
     one resource are one fault."""
-    found: dict[str, list[tuple[str, YamlMap]]] = {}
+    found: dict[str, list] = {}
     for section, values, resource in legacy_resources(c.resources, c.gpu_aliases):
         found.setdefault(resource, []).append((section, values))
     for resource, places in found.items():
@@ -521,31 +543,29 @@ def _by_resource(c: ContainerSite) -> Iterator[tuple[str, str, tuple[str, YamlMa
 
 
 @lru_cache(maxsize=None)
-def _knobs(kind: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+def _knobs(kind: str) -> tuple:
     return tuple((re.compile(entry["pattern"]), entry["what"]) for entry in sharing_knobs()[kind])
 
 
-def _knob(kind: str, name: Yaml) -> str | None:
+def _knob(kind: str, name) -> str | None:
     return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
 
 
-def _container_knobs(c: ContainerSite) -> Iterator[tuple[YamlMap, str, str]]:
+def _container_knobs(c):
     """(the mapping, resource, what) of each sharing resource a container asks for, once: in
     its limits, else in its requests."""
     for section in ("limits", "requests"):
         values = c.resources.get(section)
-        if not isinstance(values, dict):
-            continue
-        for resource in values:
+        for resource in values if isinstance(values, dict) else {}:
             what = _knob("resources", resource)
             if what and not (section == "requests" and resource in (c.resources.get("limits") or {})):
                 yield values, resource, what
 
 
-def _sharing_knobs(c: ContainerSite) -> str:
+def _sharing_knobs(c) -> str:
     """The container's sharing resources (HAMi's nvidia.com/gpumem beside nvidia.com/gpu), as
     `names: what`, or ''."""
-    found: dict[str, list[str]] = {}  # what -> names
+    found: dict[str, list] = {}  # what -> names
     for _, resource, what in _container_knobs(c):
         found.setdefault(what, []).append(resource)
     return "; ".join(f"{', '.join(names)}: {what}" for what, names in found.items())
@@ -566,6 +586,7 @@ class LegacyGpuSharing(Rule):
     webhook_only = ("matches resource names and pod-template annotations against the sharing table "
                     "(data/sharing.yaml), which the webhook carries")
     targets = POD_TARGETS | {_CONFIG_MAP}
+    fixable = FixAvailability.SOMETIMES  # KAI's annotations; not the extensions' resources, not the plugin's config
     summary = ("A container asks for a share of a GPU through a scheduler extension's resources (HAMi's nvidia.com/"
                "gpumem and gpucores, Volcano vgpu-*, Koordinator, Alibaba Cloud) or a pod through KAI's gpu-fraction or "
                "gpu-memory annotation.")
@@ -584,7 +605,15 @@ class LegacyGpuSharing(Rule):
         plugin advertises there is a share, time-slicing with no memory or fault isolation
         between the tenants on one GPU. With DRA the sharing is a property of one claim
         (NVIDIA's `GpuConfig` with `sharing.strategy: TimeSlicing` or `MPS`), chosen per
-        workload and visible to the allocator."""
+        workload and visible to the allocator. The unsafe fix moves KAI's `gpu-fraction` or
+        `gpu-memory` pod there: one ResourceClaim of one GPU with `TimeSlicing` (like KAI's
+        share, it isolates no memory between the pods), claimed by the container KAI gives
+        the GPU to (`gpu-fraction-container-name`, else the first) and referenced by every
+        pod of the workload, the share's annotations removed; not a share of several GPUs
+        (`gpu-fraction-num-devices` above 1), nor a container that also asks for a
+        device-plugin GPU. A `schedulerName` is left: that scheduler must then allocate DRA
+        claims. The scheduler extensions' resources have no fix: their shares are enforced
+        in ways a claim's config does not say."""
     reference = "https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/"
     upstream_note = """
         Guideline documents that suggest HAMi's `nvidia.com/gpumem` or a `gpu-fraction`
@@ -606,7 +635,7 @@ class LegacyGpuSharing(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+    def check(self, obj, ctx):
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
         if (obj.group, obj.kind) == _CONFIG_MAP:
@@ -625,12 +654,66 @@ class LegacyGpuSharing(Rule):
                 if what:
                     yield ctx.finding(self, obj, f"the pod is shared through annotation {key}: {annotations[key]} "
                                       f"({what}): a share of a GPU the DRA allocator does not see", annotations, key,
-                                      help=help_text)
+                                      help=help_text, fix=_annotation_migration(obj, site, annotations, key, ctx))
             for c in site.containers:
                 for values, resource, what in _container_knobs(c):
                     yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} ({what}): "
                                       "a share of a GPU the DRA allocator does not see", values, resource,
                                       help=help_text)
+
+
+def _migrated_to(key: object) -> str | None:
+    """The GpuConfig sharing strategy that keeps what a pod annotation's share gave the pod
+    (data/sharing.yaml `migrate`), None where no DRA form is known."""
+    return next((entry.get("migrate") for entry in sharing_knobs()["annotations"]
+                 if isinstance(key, str) and re.search(entry["pattern"], key)), None)
+
+
+#: KAI Scheduler's pod annotations beside the share (NVIDIA/KAI-Scheduler pkg/common/constants/
+#: constants.go): the container that gets the GPU (else the first app container, as KAI's
+#: binder picks it), and the number of GPUs the fraction is taken of
+_KAI_CONTAINER, _KAI_DEVICES = "gpu-fraction-container-name", "gpu-fraction-num-devices"
+
+
+def _annotation_migration(obj: Manifest, site: PodSite, annotations: dict[str, Any], key: str,
+                          ctx: Context) -> Fix | NoFix | None:
+    """The pod's share through annotations (KAI's gpu-fraction or gpu-memory) moved to DRA:
+    one ResourceClaim of one GPU with the GpuConfig sharing that isolates no more and no less
+    (data/sharing.yaml), that the container KAI gives the GPU to claims and every pod of the
+    workload references; the share's annotations go. None where no DRA form is known; else
+    the reason there is no fix."""
+    how = _migrated_to(key)
+    if how is None:
+        return None
+    shares = [k for k in annotations if _migrated_to(k)]
+    if key != shares[0]:
+        return NoFix(f"the fix of annotation {shares[0]} migrates this one too")
+    why = f"KAI's {key}: {annotations[key]} shares a GPU"
+    version = structured_claim_version(ctx.config.kube_version)
+    if version is None or version == "v1beta1":
+        return NoFix(f"{why}; the shared claim needs resource.k8s.io/v1beta2 or v1 (Kubernetes 1.33+)")
+    devices = annotations.get(_KAI_DEVICES)
+    if devices is not None and str(devices) != "1":
+        return NoFix(f"{why} on each of {_KAI_DEVICES}: {devices} GPUs, which one shared claim of one GPU does not give")
+    named = annotations.get(_KAI_CONTAINER)
+    apps = [c for c in site.containers if not c.init]
+    c = next((c for c in apps if c.name == named), None) if named is not None else next(iter(apps), None)
+    if c is None or site.path is None:
+        return NoFix(f"{why}; the container it goes to ({named or 'the first'}) is not in the pod spec")
+    taken = [resource for resource, _, _ in _by_resource(c)]
+    if taken:
+        return NoFix(f"{why}; {c.label} also asks for {', '.join(taken)}: migrate that first (legacy-gpu-resource)")
+    name, claimed = _shared_claim(obj, site, c, version, how)
+    kai = [k for k in annotations if k in shares or k in (_KAI_CONTAINER, _KAI_DEVICES)]
+    removals = ((remove(path_of(site.metadata, "annotations")),) if len(kai) == len(annotations)
+                else tuple(remove(path_of(annotations, k)) for k in kai))
+    scheduler = site.spec.get("schedulerName")
+    left = (f"; schedulerName {scheduler} is left: it must allocate DRA claims, or the default scheduler does"
+            if isinstance(scheduler, str) and scheduler != "default-scheduler" else "")
+    return Fix(f"share one GPU through DRA: ResourceClaim '{name}' with GpuConfig sharing.strategy {how} for "
+               f"{c.label} (like {key}: {annotations[key]}, it isolates no memory between the pods; MPS with a "
+               f"per-client memory limit would enforce a share), referenced by every pod of it; removes "
+               f"annotation(s) {', '.join(kai)}{left}", Applicability.UNSAFE, (*claimed, *removals))
 
 
 #: node labels that GPU feature discovery sets for the device plugin's scheduling
@@ -659,7 +742,7 @@ class LegacySchedulingLeftover(Rule):
                                          "      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n")
     compliant = COMPLIANT_POD
 
-    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+    def check(self, obj, ctx):
         for site in pod_sites(obj):
             if not site.claims or any(True for c in site.containers for _ in _by_resource(c)):
                 continue

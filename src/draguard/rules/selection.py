@@ -2,7 +2,12 @@
 `extendSelect` (adds to them) and `ignore` (takes away), as ruff selects rules. A selector is
 a rule id, a category or `all`. Preview rules join only with `preview`; removed rules never
 run. Explicit per-rule settings (`rules:` in `.draguard.yaml`) are applied after this, by
-the config."""
+the config.
+
+The checks a `.draguard.yaml` declares (rules.custom) are selected like the built-in rules,
+by id, by their category `custom` or by `all`, as ruff selects a plugin's rules by code: the
+user declared them to run, so both profiles hold them (a `select` that names none of them
+leaves them out, as it leaves out the profile's other rules)."""
 
 from __future__ import annotations
 
@@ -21,42 +26,45 @@ class Selection:
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     preview: bool = False
+    #: the config's own checks (rules.custom.UserCheck), selected beside the built-in rules
+    checks: tuple[Rule, ...] = ()
 
     def left_out(self) -> frozenset[str]:
         """The ids of the rules this selection does not run. ValueError, naming the selector,
         for one that names nothing, or that names only a preview rule without `preview`, or a
         removed rule (with why it was removed)."""
+        rules = (*REGISTRY, *self.checks)
         for selector in (*(self.select or ()), *self.extend_select):
-            _check_selected(selector, self.preview)
+            _check_selected(rules, selector, self.preview)
         for selector in self.ignore:
-            _matching(selector)
+            _matching(rules, selector)
         if self.select is not None:
-            chosen = {rule.id for selector in self.select for rule in _matching(selector)}
+            chosen = {rule.id for selector in self.select for rule in _matching(rules, selector)}
         else:
-            chosen = {rule.id for rule in REGISTRY if self.profile is Profile.STRICT or rule.profile is self.profile}
-        chosen |= {rule.id for selector in self.extend_select for rule in _matching(selector)}
-        chosen -= {rule.id for selector in self.ignore for rule in _matching(selector)}
-        return frozenset(rule.id for rule in REGISTRY if rule.id not in chosen or not _runs(rule, self.preview))
+            chosen = {rule.id for rule in rules if self.profile is Profile.STRICT or rule.profile is self.profile}
+        chosen |= {rule.id for selector in self.extend_select for rule in _matching(rules, selector)}
+        chosen -= {rule.id for selector in self.ignore for rule in _matching(rules, selector)}
+        return frozenset(rule.id for rule in rules if rule.id not in chosen or not _runs(rule, self.preview))
 
 
 def _runs(rule: Rule, preview: bool) -> bool:
     return rule.lifecycle is not Lifecycle.REMOVED and (preview or rule.lifecycle is not Lifecycle.PREVIEW)
 
 
-def _matching(selector: str) -> list[Rule]:
+def _matching(rules: tuple[Rule, ...], selector: str) -> list[Rule]:
     if not isinstance(selector, str):
         raise ValueError(f"a selector is a rule id, a category or '{ALL}', not {selector!r}")
-    found = [rule for rule in REGISTRY if selector in (ALL, rule.id, rule.category)]
+    found = [rule for rule in rules if selector in (ALL, rule.id, rule.category)]
     if not found:
         raise ValueError(f"'{selector}' is neither a rule id nor a category (see `draguard rules`)")
     return found
 
 
-def _check_selected(selector: str, preview: bool) -> None:
+def _check_selected(rules: tuple[Rule, ...], selector: str, preview: bool) -> None:
     """A rule named by its id must be able to run: said plainly where it cannot."""
-    rule = REGISTRY.get(selector)
+    rule = next((r for r in rules if r.id == selector), None)
     if rule is None:
-        _matching(selector)
+        _matching(rules, selector)
     elif rule.lifecycle is Lifecycle.REMOVED:
         raise ValueError(f"rule {rule.id} was removed: {' '.join(rule.lifecycle_note.split())}")
     elif rule.lifecycle is Lifecycle.PREVIEW and not preview:

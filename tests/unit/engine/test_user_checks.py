@@ -141,3 +141,59 @@ def test_sarif_describes_a_declared_check(tmp_path, cli):
     [found] = run["results"]
     assert found["ruleId"] == "gpu-pods-name-a-team" and found["level"] == "error"
     assert run["tool"]["driver"]["rules"][found["ruleIndex"]]["id"] == "gpu-pods-name-a-team"
+
+
+#: a Pod without a team label that also trips a built-in rule (legacy-gpu-resource)
+GPU_POD = yaml.safe_dump({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": [
+    {"name": "c", "image": "busybox:1.36", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+
+
+def _rules(cli, tmp_path, *args, config: str = CHECK) -> set:
+    (tmp_path / ".draguard.yaml").write_text(config)
+    (tmp_path / "p.yaml").write_text(GPU_POD)
+    result = cli("lint", tmp_path / "p.yaml", "-f", "json", *args)
+    assert result.code in (0, 1), result.err
+    return {f["rule"] for f in result.json["findings"]}
+
+
+@pytest.mark.parametrize("args, config, expected", [
+    ((), CHECK, {"gpu-pods-name-a-team", "legacy-gpu-resource"}),
+    (("--profile", "strict"), CHECK, {"gpu-pods-name-a-team", "legacy-gpu-resource"}),  # both profiles hold it
+    (("--select", "gpu-pods-name-a-team"), CHECK, {"gpu-pods-name-a-team"}),
+    (("--select", "custom"), CHECK, {"gpu-pods-name-a-team"}),  # its category
+    (("--ignore", "gpu-pods-name-a-team"), CHECK, {"legacy-gpu-resource"}),
+    (("--select", "all", "--ignore", "custom"), CHECK, {"legacy-gpu-resource"}),
+    (("--select", "legacy-gpu-resource"), CHECK, {"legacy-gpu-resource"}),  # select replaces: left out
+    (("--select", "legacy-gpu-resource", "--extend-select", "gpu-pods-name-a-team"), CHECK,
+     {"gpu-pods-name-a-team", "legacy-gpu-resource"}),
+    ((), CHECK + "ignore: [gpu-pods-name-a-team]\n", {"legacy-gpu-resource"}),
+    ((), CHECK + "select: [gpu-pods-name-a-team]\n", {"gpu-pods-name-a-team"}),
+])
+def test_a_declared_check_is_selected_and_ignored_like_a_built_in_rule(cli, tmp_path, args, config, expected):
+    """ruff selects a plugin's rules by code, prefix or ALL as it selects its own: a check's id,
+    the category `custom` and `all` select it, on the command line and in the file."""
+    assert _rules(cli, tmp_path, *args, config=config) == expected
+
+
+def test_a_config_s_ignored_check_is_left_out_of_the_policy_export(tmp_path):
+    config = _config(tmp_path, CHECK + "ignore: [gpu-pods-name-a-team]\n")
+    exported = export(config.checks, config)
+    assert "gpu-pods-name-a-team" in exported.left_out
+    assert not [o for o in exported.objects if o["kind"] == "ValidatingAdmissionPolicy"]
+
+
+def test_selecting_a_check_no_config_declares_names_nothing(cli, tmp_path):
+    (tmp_path / "p.yaml").write_text(GPU_POD)
+    result = cli("lint", tmp_path / "p.yaml", "--no-config", "--ignore", "gpu-pods-name-a-team")
+    assert result.code == 2 and "'gpu-pods-name-a-team' is neither a rule id nor a category" in result.err
+
+
+def test_fix_takes_a_declared_check_s_id_in_its_selection(cli, tmp_path):
+    """fix --select / --ignore name rules by id as lint does: a declared check is one (it has
+    no fix, so selecting it alone fixes nothing)."""
+    (tmp_path / ".draguard.yaml").write_text(CHECK)
+    (tmp_path / "p.yaml").write_text(GPU_POD)
+    ignored = cli("fix", "--check", "--ignore", "gpu-pods-name-a-team", tmp_path / "p.yaml")
+    assert ignored.code == 1 and "no such rule" not in ignored.err  # legacy-gpu-resource's fix pends
+    selected = cli("fix", "--check", "--select", "gpu-pods-name-a-team", tmp_path / "p.yaml")
+    assert selected.code == 0 and "would fix 0" in selected.out, (selected.out, selected.err)
