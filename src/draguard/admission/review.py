@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from dataclasses import dataclass
+from ..model.pods import mapping
 
 API_VERSION = "admission.k8s.io/v1"
 WARNING_LIMIT = 120  # characters; apiserver's admission warning limit
@@ -54,9 +55,9 @@ def parse(body: bytes) -> Request:
     if not isinstance(request, dict) or not isinstance(request.get("uid"), str) or not request["uid"]:
         raise ReviewError("the AdmissionReview has no request.uid")
     obj, old = request.get("object"), request.get("oldObject")
-    kind = request.get("kind") if isinstance(request.get("kind"), dict) else {}
-    user = request.get("userInfo") if isinstance(request.get("userInfo"), dict) else {}
-    resource = request.get("resource") if isinstance(request.get("resource"), dict) else {}
+    kind = mapping(request.get("kind"))
+    user = mapping(request.get("userInfo"))
+    resource = mapping(request.get("resource"))
     return Request(request["uid"], kind, str(request.get("operation", "")), str(request.get("namespace") or ""),
                    str(request.get("name") or ""), obj if isinstance(obj, dict) else None,
                    old if isinstance(old, dict) else None, request.get("dryRun") is True,

@@ -28,6 +28,7 @@ from ..sources.yamlpos import positioned, remembering_parses
 from .relint import Relinter
 from .rewrite import rewritten
 from .splice import Changes, NotSpliceable, TextStyle, apply_fixes, fixed_documents, parse, verified
+from ..model.pods import mapping
 
 MAX_ROUNDS = 50
 
@@ -185,7 +186,7 @@ def _helm_values(left: list[Left], context: Loaded | None, choice: Choice) -> li
     rendered = {}
     for entry in context.entries if context is not None else ():
         if entry.source.rendered_by == "helm" and entry.item is None:
-            meta = entry.data.get("metadata") if isinstance(entry.data.get("metadata"), dict) else {}
+            meta = mapping(entry.data.get("metadata"))
             rendered[(entry.document, entry.data.get("kind"), meta.get("name"))] = entry.data
     items, offers = [], []
     for item in left:
