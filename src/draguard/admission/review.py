@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+
 from ..model.pods import mapping
 
 API_VERSION = "admission.k8s.io/v1"
@@ -39,7 +41,7 @@ class Request:
         return str(self.kind.get("group", "")), str(self.kind.get("kind", ""))
 
 
-def parse(body: bytes) -> Request:
+def parse(body: bytes | bytearray) -> Request:
     try:
         review = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -66,7 +68,7 @@ def parse(body: bytes) -> Request:
                    str(request.get("subResource") or ""))
 
 
-def response(uid: str, allowed: bool, message: str = "", warnings: list[str] = (), patch: list | None = None,
+def response(uid: str, allowed: bool, message: str = "", warnings: Sequence[str] = (), patch: list | None = None,
              code: int = 403) -> dict:
     body: dict = {"uid": uid, "allowed": allowed}
     if not allowed:
