@@ -123,9 +123,10 @@ def write(path: str, original: bytes, data: bytes, roots: tuple[str, ...] | None
     with other hard links is rewritten in place instead (a rename gives the name a new inode
     and splits it from the others), which a kill during the write can leave half-written:
     no rename keeps an inode."""
-    path, refused = destination(path, roots if roots is not None else given_roots([path]))
-    if refused:
+    target, refused = destination(path, roots if roots is not None else given_roots([path]))
+    if target is None:
         return refused
+    path = target
     try:
         with open(path, "rb") as handle:
             if handle.read() != original:
