@@ -94,12 +94,12 @@ def build_server(roots: Roots):
         workspace (the server's roots, narrowed to the client's). Returns draguard's JSON
         report (version 2): each finding with its rule, severity, message, file, line,
         column, path and fix."""
-        from ..engine import lint_paths
+        from ..engine.lint import Reading, lint_paths
         from ..report.json_report import document
 
         config = _config(workspace, kube_version, feature_gates, paths)
         with _inputs(manifest, paths) as inputs:
-            result = lint_paths(inputs, config, reference=tuple(reference or ()))
+            result = lint_paths(inputs, config, Reading(reference=tuple(reference or ())))
         return document(result)
 
     @tool
@@ -143,14 +143,15 @@ def build_server(roots: Roots):
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
         from ..core.amounts import is_amount
-        from .simulate import as_json, simulate as run_simulate
+        from .simulate import Setting, as_json, simulate as run_simulate
 
         if not is_amount(horizon, positive=True):
             raise ValueError(f"horizon: seconds, a finite number above 0, not {horizon!r}")
         config = _config(workspace, kube_version, feature_gates, [])
         with _inputs(manifests, None) as manifest_files, _inputs(inventory, None) as inventory_files:
-            return as_json(run_simulate(manifest_files, inventory_files, deployment or None, None, horizon,
-                                        config.kube_version, gates=config.feature_gates))
+            setting = Setting(inventory_files, horizon=horizon, kube_version=config.kube_version,
+                              gates=config.feature_gates)
+            return as_json(run_simulate(manifest_files, setting, deployment or None))
 
     @tool
     def fix(workspace: Roots, manifest: str = "", paths: list[str] | None = None, unsafe: bool = False,
