@@ -18,7 +18,7 @@ import inspect
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..core.confine import Outside, Roots, active, confined
@@ -257,7 +257,7 @@ def _registering(tools: list, roots: Roots):
 
         shown = [p.replace(annotation=Annotated[p.annotation, Field(description=description(fn.__name__, p.name))])
                  for p in signature.parameters.values() if p.name != "workspace"]
-        call.__signature__ = signature.replace(parameters=[
+        call.__signature__ = signature.replace(parameters=[  # type: ignore[attr-defined]  # inspect reads it
             *shown, inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
         call.__annotations__ = {**{p.name: p.annotation for p in shown}, "ctx": Context,
                                 "return": signature.return_annotation}
@@ -363,7 +363,7 @@ def _config(workspace: Roots, kube_version: str, feature_gates: str, near: list[
     here = os.getcwd()
     start = workspace.check(near[0]) if near else here if workspace.holding(here) else workspace.folders[0]
     top = workspace.holding(start)
-    found = find_config([start], top=top) if os.path.isdir(top) else None  # a root may be one file
+    found = find_config([start], top=top) if top is not None and os.path.isdir(top) else None  # a root may be one file
     config = load_config(found and workspace.check(found))
     if kube_version:
         config.kube_version = check_kube_version(kube_version)
@@ -380,7 +380,8 @@ def _inputs(text: str, paths: list[str] | None):
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-            with confined(active().with_file(temp)):
+            roots = active()  # the tool's workspace, widened to the temporary file
+            with confined(roots.with_file(temp)) if roots is not None else nullcontext():
                 yield [temp]
         finally:
             os.unlink(temp)

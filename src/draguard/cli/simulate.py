@@ -255,6 +255,7 @@ def as_json(simulation) -> dict:
     from ..simulate.drain import DrainSimulation
     from ..simulate.scenario import ScenarioRun
 
+    subject: dict[str, object]
     if isinstance(simulation, ScenarioRun):
         subject = {"steps": [{"step": r.step.kind, **r.step.args, "started": r.started, "verdict": r.verdict.kind,
                               "seconds": r.verdict.seconds} for r in simulation.results]}

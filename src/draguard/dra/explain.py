@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from .gpuclasses import class_drivers
 from . import capacity
 from ..core.quantity import QuantityError
-from .allocator import Allocator, gather_pools
+from .allocator import AllocationResult, Allocator, gather_pools
 from ..cel.env import CelRuntimeError, CelUnsupported, compile_selector
 from .devices import Claim, Device
 
@@ -166,7 +166,7 @@ def explain(allocator: Allocator, claim: Claim, nodes) -> list[RequestExplanatio
 class Verdict:
     claim: Claim
     node: str | None = None  # where it fits
-    allocation: object = None
+    allocation: AllocationResult | None = None
     error: str | None = None  # an error upstream would return, or the search budget's
     #: undecided: neither allocated nor proven unschedulable (the search budget ran out, or a
     #: selector is one draguard's CEL engine cannot evaluate: allocator.NotJudged)
