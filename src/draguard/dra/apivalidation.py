@@ -493,13 +493,13 @@ def _binding_conditions(body: dict) -> Iterator[Problem]:
     conditions, failures = body.get("bindingConditions"), body.get("bindingFailureConditions")
     conditions = conditions if isinstance(conditions, list) else []
     failures = failures if isinstance(failures, list) else []
-    for key, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+    for key, listed in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
         yield from too_many(body, key, MAX_BINDING_CONDITIONS)
-        for i, item in enumerate(items):
+        for i, item in enumerate(listed):
             problem = label_key_problem(item) if isinstance(item, str) and item else "must not be empty"
             if problem:
-                yield Problem(items, i, f"{key} entry {item!r}: {problem}")
-        yield from duplicates(items, lambda item: item if isinstance(item, str) else None, key[:-1])
+                yield Problem(listed, i, f"{key} entry {item!r}: {problem}")
+        yield from duplicates(listed, lambda item: item if isinstance(item, str) else None, key[:-1])
     for i, item in enumerate(failures):
         if item in conditions:
             yield Problem(failures, i, f"binding failure condition {item!r} is also a binding condition")
