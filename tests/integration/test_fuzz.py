@@ -8,12 +8,13 @@ from hypothesis import strategies as st
 
 from draguard.core.config import Config
 from draguard.engine import lint_paths
+from draguard.engine.lint import Reading
 
 from support.paths import corpus_files
 
 
 def lint_bytes(data: bytes):
-    result = lint_paths(["-"], Config(), stdin=io.BytesIO(data))
+    result = lint_paths(["-"], Config(), Reading(stdin=io.BytesIO(data)))
     for finding in result.findings:
         assert finding.line >= 1 and finding.column >= 1
     return result

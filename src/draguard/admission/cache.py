@@ -20,6 +20,7 @@ from ..cluster.watch import apply, stream_changes
 from ..dra.inventory import DEVICE_KINDS, Inventory, InventoryError
 from ..model.gpu import DEVICE_ENV_VARS
 from ..model.manifest import Manifest
+from ..model.pods import mapping
 
 #: ConfigMaps, which no audit reads: the webhook keeps of each only the keys that can name a
 #: device-selecting variable (trimmed), for the pods that take variables from one by envFrom
@@ -50,8 +51,8 @@ def _trimmed(change: tuple) -> tuple:
 
 
 def _device_keys(config_map: dict) -> dict:
-    data = config_map.get("data") if isinstance(config_map.get("data"), dict) else {}
-    meta = config_map.get("metadata") if isinstance(config_map.get("metadata"), dict) else {}
+    data = mapping(config_map.get("data"))
+    meta = mapping(config_map.get("metadata"))
     kept = {key: value for key, value in data.items()
             if isinstance(key, str) and key and any(variable.endswith(key) for variable in DEVICE_ENV_VARS)}
     return {"apiVersion": "v1", "kind": "ConfigMap", "data": kept,

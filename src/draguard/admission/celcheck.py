@@ -85,7 +85,8 @@ def _bound(policy: dict, obj: dict, params: dict | None, old: dict | None) -> tu
     CREATE nothing reads the old object's variables, which are not computed."""
     data = {"object": as_admitted(obj), "oldObject": as_admitted(old) if old is not None else None,
             "request": {"operation": "CREATE" if old is None else "UPDATE"}, "params": params, "variables": {}}
-    errors, uncomputed = {}, set()
+    errors: dict[str, str] = {}  # variable name -> its evaluation error
+    uncomputed: set[str] = set()
     for variable in policy["spec"].get("variables", []):
         expression = variable["expression"]
         if old is None and ("oldObject" in expression or any(_reads(expression, name) for name in uncomputed)):

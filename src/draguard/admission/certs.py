@@ -23,7 +23,7 @@ def self_signed(folder: str, names: list[str]) -> tuple[str, str]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "draguard-webhook")])
-    alternatives = []
+    alternatives: list[x509.GeneralName] = []
     for name in names:
         try:
             alternatives.append(x509.IPAddress(ipaddress.ip_address(name)))

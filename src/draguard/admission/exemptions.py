@@ -87,7 +87,7 @@ def _owner_group(reference: dict) -> str | None:
 
 
 def _controller_owner(request: Request) -> dict | None:
-    return controller_reference(mapping(request.object).get("metadata"))
+    return controller_reference(mapping(mapping(request.object).get("metadata")))
 
 
 #: CEL: the request's object has a controller ownerReference `r` for which the test holds

@@ -126,7 +126,8 @@ def _deployment(meta: dict, image: str, replicas: int, exempt: list[str], contro
     """Pod Security `restricted` (kubernetes.io/docs/concepts/security/pod-security-standards):
     non-root as UID, RuntimeDefault seccomp, no privilege escalation, every capability dropped;
     and a read-only root filesystem."""
-    probe = {"httpGet": {"path": "/readyz", "port": PORT, "scheme": "HTTPS"}, "periodSeconds": 5}
+    get = {"path": "/readyz", "port": PORT, "scheme": "HTTPS"}
+    probe = {"httpGet": get, "periodSeconds": 5}
     container = {
         "name": "webhook", "image": image,
         "args": ["webhook", "--tls-cert=/tls/tls.crt", "--tls-key=/tls/tls.key", f"--port={PORT}",
@@ -135,7 +136,7 @@ def _deployment(meta: dict, image: str, replicas: int, exempt: list[str], contro
         "env": [{"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}],
         "ports": [{"name": "https", "containerPort": PORT}],
         "readinessProbe": probe,
-        "livenessProbe": dict(probe, httpGet=dict(probe["httpGet"], path="/healthz"), periodSeconds=10),
+        "livenessProbe": dict(probe, httpGet=dict(get, path="/healthz"), periodSeconds=10),
         "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
         "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
                             "capabilities": {"drop": ["ALL"]}},
@@ -166,7 +167,7 @@ def _network_policy(meta: dict, api_server_cidrs) -> dict:
 
 
 def _configuration(namespace: str, timeout: int, exempt: list[str], failure_policy: str, ca: bytes | None) -> dict:
-    client = {"service": {"name": NAME, "namespace": namespace, "path": "/validate", "port": 443}}
+    client: dict[str, object] = {"service": {"name": NAME, "namespace": namespace, "path": "/validate", "port": 443}}
     metadata = {"name": NAME, "labels": dict(LABELS)}
     if ca is None:
         metadata["annotations"] = {"cert-manager.io/inject-ca-from": f"{namespace}/{NAME}"}

@@ -26,6 +26,7 @@ and what denies (error findings), warns (warning findings) or is said nowhere (i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ..core.config import EXTERNAL_KINDS, Config
@@ -85,25 +86,27 @@ def rules_for(config: Config, offline: bool) -> Config:
     return config
 
 
-def judge(request: Request, config: Config, context: list[Manifest] = (), devices=None,
+def judge(request: Request, config: Config, context: Sequence[Manifest] = (), devices=None,
           controllers: frozenset = WORKLOAD_CONTROLLERS) -> Verdict:
     """The verdict on `request`; `config` as `rules_for` made it; `context` the cached
     objects the cross-object rules read, `devices` the cluster's devices with their
     allocator (a dra.target.Target; None: the built-in GPU inventory); `controllers` the users
     whose objects made from an owner's template are not judged (not_judged)."""
     if request.sub_resource == SCALE:
-        request = scaled(request, context)
-        if isinstance(request, str):
-            return Verdict(True, skipped=request, notes=[request])
+        workload = scaled(request, context)
+        if isinstance(workload, str):
+            return Verdict(True, skipped=workload, notes=[workload])
+        request = workload
     skipped = not_judged(request, controllers)
-    if skipped:
+    obj, old = request.object, request.old_object
+    if skipped or obj is None:  # not_judged skips a request without an object
         return Verdict(True, skipped=skipped)
-    mine = findings_on(request.object, config, context, devices)
+    mine = findings_on(obj, config, context, devices)
     denials = [f for f in mine if f.severity is Severity.ERROR and not _warned_only(f)]
     warnings = [f for f in mine if f.severity is Severity.WARNING or f.severity is Severity.ERROR and _warned_only(f)]
     denials, had = brought(request, denials, config, context, devices)
-    grown = growth(request.old_object, request.object) if had else []
-    notes = [SUPPRESSIONS_IGNORED] if _suppressions(request.object) else []
+    grown = growth(old, obj) if had and old is not None else []
+    notes = [SUPPRESSIONS_IGNORED] if _suppressions(obj) else []
     return Verdict(not denials and not grown, denials, warnings + had, grown=grown, notes=notes)
 
 
@@ -111,7 +114,7 @@ def judge(request: Request, config: Config, context: list[Manifest] = (), device
 _SCALED_BY_RESOURCE = {(group, resource_name(kind)): (group, kind) for group, kind in SCALED}
 
 
-def scaled(request: Request, context: list[Manifest]) -> Request | str:
+def scaled(request: Request, context: Sequence[Manifest]) -> Request | str:
     """A scale request (kinds.SCALED) read as the UPDATE of the workload it resizes: from the
     workload as the cache holds it to the same with the Scale's `spec.replicas`, so that the
     ratchet sees the pods grow as if the workload itself were edited. Why it is admitted
@@ -166,7 +169,7 @@ def _suppressions(data: dict) -> bool:
     return any(isinstance(key, str) and key.startswith(SUPPRESS_PREFIX) for key in annotations)
 
 
-def findings_on(data: dict, config: Config, context: list[Manifest] = (), devices=None) -> list[Finding]:
+def findings_on(data: dict, config: Config, context: Sequence[Manifest] = (), devices=None) -> list[Finding]:
     """The catalog's findings on the object `data`, the others read as context: its cached
     version (an UPDATE) is replaced by it. A PodDisruptionBudget is judged by the workloads
     it may select (rollout-pdb reports a budget that differs on the budget), so those are

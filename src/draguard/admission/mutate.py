@@ -19,11 +19,12 @@ def safe_patch(request: Request, config, context=(), devices=None,
     applies."""
     import jsonpatch
 
-    if not_judged(request, controllers):
+    obj = request.object
+    if not_judged(request, controllers) or obj is None:  # not_judged skips a request without an object
         return [], []
-    original = plain(request.object)
+    original = plain(obj)
     fixed, applied = original, []
-    fixable, _ = brought(request, [f for f in findings_on(request.object, config, context, devices)
+    fixable, _ = brought(request, [f for f in findings_on(obj, config, context, devices)
                                    if f.fix is not None and f.fix.applicability is Applicability.SAFE],
                          config, context, devices)
     for finding in fixable:

@@ -39,7 +39,7 @@ from ..core.finding import Severity
 from ..core.fixes import Applicability
 from ..core.versions import minor
 from ..model.claims import RESOURCE_GROUP
-from ..rules.base import Rule
+from ..rules.base import Admission, Mutation, Rule
 from .forms import form_of
 from ..rules.admission import SPEC_CONTAINERS
 from ..rules.isolation import ADMIN_LABEL
@@ -69,8 +69,30 @@ def dra_version(kube_version: str) -> str:
     return {32: "v1beta1", 33: "v1beta2"}.get(minor(kube_version), "v1")
 
 
+def _admission(rule: Rule) -> Admission:
+    """The rule's admission expression (admission.forms exports only rules that have one)."""
+    if rule.admission is None:
+        raise ValueError(f"rule {rule.id}: no admission expression to export")
+    return rule.admission
+
+
+def _mutation(rule: Rule) -> Mutation:
+    """The rule's fix as a patch (admission.forms exports only rules that have one)."""
+    if rule.mutation is None:
+        raise ValueError(f"rule {rule.id}: no mutation to export")
+    return rule.mutation
+
+
+def _kinds(rule: Rule) -> frozenset:
+    """The (group, kind) pairs a rule's policy matches."""
+    kinds = _admission(rule).kinds(rule.targets)
+    if kinds is None:
+        raise ValueError(f"rule {rule.id}: a policy matches the kinds its rule names, and it names none")
+    return kinds
+
+
 def validation_expression(rule: Rule) -> str:
-    admission = rule.admission
+    admission = _admission(rule)
     if admission.over == "containers":
         return f"variables.containers.all(g, g.all(c, {admission.condition}))"
     if admission.over == "podSpecs":
@@ -89,7 +111,7 @@ def ratcheted(expression: str) -> str:
 def message_expression(rule: Rule) -> str | None:
     """CEL naming what fails (the containers, pod specs or requests), after the rule id and
     its message; None for conditions on the whole object (the message says it all)."""
-    admission = rule.admission
+    admission = _admission(rule)
     if admission.over is None:
         return None
     label, name = _ITEMS[admission.over]
@@ -104,7 +126,7 @@ def message_expression(rule: Rule) -> str | None:
 
 
 def _message(rule: Rule) -> str:
-    return f"{rule.id}: {rule.admission.message}"
+    return f"{rule.id}: {_admission(rule).message}"
 
 
 def _literal(text: str) -> str:
@@ -123,10 +145,10 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
            severity: Severity | None = None, controllers=WORKLOAD_CONTROLLERS) -> list[dict]:
     """The ValidatingAdmissionPolicy of `rule` and its binding; `severity` as configured
     (default: the rule's) decides between Deny and Warn; what `controllers` make is not judged."""
-    kinds = rule.admission.kinds(rule.targets)
+    kinds = _kinds(rule)
     denies = (severity or rule.severity) is Severity.ERROR
     expression, message = ratcheted(validation_expression(rule)), message_expression(rule)
-    validation = {"expression": expression, "message": _message(rule), "reason": "Invalid"}
+    validation: dict[str, str] = {"expression": expression, "message": _message(rule), "reason": "Invalid"}
     if message:
         validation["messageExpression"] = message
     validations = [validation] + ([growth_validation(rule, kinds)] if denies and grew_cel(kinds) else [])
@@ -134,25 +156,27 @@ def policy(rule: Rule, kube_version: str, exempt: list[str], namespace: str = NA
                               kinds)
     uses_params = any(v["name"] == PARAMS_ADMIN_NAMESPACES for v in variables)
     name = PREFIX + rule.id
-    spec = {"failurePolicy": "Fail",
-            "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)}}
+    spec: dict[str, object] = {
+        "failurePolicy": "Fail",
+        "matchConstraints": {"matchPolicy": "Equivalent", "resourceRules": _resource_rules(kinds, kube_version)}}
     if uses_params:
         spec["paramKind"] = {"apiVersion": "v1", "kind": "ConfigMap"}
     spec["matchConditions"] = _match_conditions(kinds, controllers)
     spec["variables"] = variables
     spec["validations"] = validations
-    metadata = {"name": name, "labels": {**LABELS, "draguard.io/rule": rule.id},
-                "annotations": {"draguard.io/kube-version": kube_version}}
-    binding = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
-               "matchResources": _exempting(exempt)}
+    labels = {**LABELS, "draguard.io/rule": rule.id}
+    metadata = {"name": name, "labels": labels, "annotations": {"draguard.io/kube-version": kube_version}}
+    match_resources = _exempting(exempt)
     if rule.id in CONCERNED:
-        binding["matchResources"]["objectSelector"] = CONCERNED[rule.id]
+        match_resources["objectSelector"] = CONCERNED[rule.id]
+    binding: dict[str, object] = {"policyName": name, "validationActions": ["Deny"] if denies else ["Warn"],
+                                  "matchResources": match_resources}
     if uses_params:
         binding["paramRef"] = {"name": PARAMS, "namespace": namespace,
                                "parameterNotFoundAction": "Deny" if rule.id in CONCERNED else "Allow"}
     return [{"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicy", "metadata": metadata, "spec": spec},
             {"apiVersion": API_VERSION, "kind": "ValidatingAdmissionPolicyBinding",
-             "metadata": {"name": name, "labels": dict(metadata["labels"])}, "spec": binding}]
+             "metadata": {"name": name, "labels": dict(labels)}, "spec": binding}]
 
 
 def growth_validation(rule: Rule, kinds) -> dict:
@@ -174,8 +198,8 @@ def _match_conditions(kinds, controllers) -> list[dict]:
 def mutation_expression(rule: Rule) -> str:
     """CEL: the JSON Patch of the rule's fix on every pod spec its condition fails on; none
     on an UPDATE whose old object failed the rule already."""
-    mutation = rule.mutation
-    patches = (f"variables.podSpecSites.filter(site, [site.spec].exists(s, !({rule.admission.condition})))"
+    mutation = _mutation(rule)
+    patches = (f"variables.podSpecSites.filter(site, [site.spec].exists(s, !({_admission(rule).condition})))"
                f".map(site, [site.spec].map(s, {mutation.patch})[0])")
     patches = patches + ".flatten()" if mutation.many else patches
     return f"request.operation == 'UPDATE' && !({on_old(validation_expression(rule))}) ? [] : {patches}"
@@ -186,10 +210,10 @@ def mutating_policy(rule: Rule, kube_version: str, exempt: list[str], namespace:
     """The MutatingAdmissionPolicy that applies the rule's fix, and its binding: v1beta1 on
     1.34 and 1.35 (beta: the MutatingAdmissionPolicy gate and runtime-config must be on), v1
     from 1.36."""
-    if rule.admission.over != "podSpecs":
+    if _admission(rule).over != "podSpecs":
         raise ValueError(f"rule {rule.id}: mutations patch pod specs")
     expression = mutation_expression(rule)
-    kinds = rule.admission.kinds(rule.targets)
+    kinds = _kinds(rule)
     api_version = API_VERSION if minor(kube_version) >= 36 else "admissionregistration.k8s.io/v1beta1"
     name = f"{PREFIX}fix-{rule.id}"
     labels = {**LABELS, "draguard.io/rule": rule.id}
@@ -254,7 +278,7 @@ def export(rules, config: Config, namespace: str = NAME, exempt: list[str] | Non
             left_out[rule.id] = "set to info in the config: admission denies errors and warns on warnings"
         else:
             objects.extend(policy(rule, config.kube_version, exempt, namespace, severity, controllers))
-            if form.mutates and (unsafe_fixes or rule.mutation.applicability is Applicability.SAFE):
+            if form.mutates and (unsafe_fixes or _mutation(rule).applicability is Applicability.SAFE):
                 objects.extend(mutating_policy(rule, config.kube_version, exempt, namespace, controllers))
                 mutated.append(rule)
     return Export([namespace_object(namespace), parameters(config, mutated, namespace)] + objects, left_out)

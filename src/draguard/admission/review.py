@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+from ..model.pods import mapping
 
 API_VERSION = "admission.k8s.io/v1"
 WARNING_LIMIT = 120  # characters; apiserver's admission warning limit
@@ -38,7 +41,7 @@ class Request:
         return str(self.kind.get("group", "")), str(self.kind.get("kind", ""))
 
 
-def parse(body: bytes) -> Request:
+def parse(body: bytes | bytearray) -> Request:
     try:
         review = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -54,9 +57,9 @@ def parse(body: bytes) -> Request:
     if not isinstance(request, dict) or not isinstance(request.get("uid"), str) or not request["uid"]:
         raise ReviewError("the AdmissionReview has no request.uid")
     obj, old = request.get("object"), request.get("oldObject")
-    kind = request.get("kind") if isinstance(request.get("kind"), dict) else {}
-    user = request.get("userInfo") if isinstance(request.get("userInfo"), dict) else {}
-    resource = request.get("resource") if isinstance(request.get("resource"), dict) else {}
+    kind = mapping(request.get("kind"))
+    user = mapping(request.get("userInfo"))
+    resource = mapping(request.get("resource"))
     return Request(request["uid"], kind, str(request.get("operation", "")), str(request.get("namespace") or ""),
                    str(request.get("name") or ""), obj if isinstance(obj, dict) else None,
                    old if isinstance(old, dict) else None, request.get("dryRun") is True,
@@ -65,7 +68,7 @@ def parse(body: bytes) -> Request:
                    str(request.get("subResource") or ""))
 
 
-def response(uid: str, allowed: bool, message: str = "", warnings: list[str] = (), patch: list | None = None,
+def response(uid: str, allowed: bool, message: str = "", warnings: Sequence[str] = (), patch: list | None = None,
              code: int = 403) -> dict:
     body: dict = {"uid": uid, "allowed": allowed}
     if not allowed:

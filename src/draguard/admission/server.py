@@ -114,7 +114,7 @@ class Webhook:
         self.mutating, self.controllers = mutating, controllers
         self.metrics = Metrics()
 
-    def review(self, body: bytes, mutate: bool = False) -> tuple[int, dict]:
+    def review(self, body: bytes | bytearray, mutate: bool = False) -> tuple[int, dict]:
         request = parse(body)
         if mutate:
             return 200, self._mutate(request)
@@ -270,6 +270,20 @@ class _Paused(asyncio.StreamReaderProtocol):
             transport.pause_reading()
 
 
+def _wake(future: asyncio.Future[None]) -> None:
+    """Resolve `future` once (a reader's callback may run again before the waiter resumes)."""
+    if not future.done():
+        future.set_result(None)
+
+
+def _this_task() -> asyncio.Task:
+    """The task running the caller: a connection's coroutines always run in one."""
+    task = asyncio.current_task()
+    if task is None:
+        raise RuntimeError("a connection's coroutine runs outside a task")
+    return task
+
+
 async def _client_hello(sock) -> None:
     """Until the kernel holds the connection's first TLS record whole (its ClientHello), or a
     first byte that begins no handshake record (start_tls then fails at once). Read through a
@@ -281,8 +295,8 @@ async def _client_hello(sock) -> None:
     peer = socket.socket(fileno=os.dup(sock.fileno()))
     try:
         while True:
-            readable = loop.create_future()
-            loop.add_reader(peer.fileno(), lambda: readable.done() or readable.set_result(None))
+            readable: asyncio.Future[None] = loop.create_future()
+            loop.add_reader(peer.fileno(), _wake, readable)
             try:
                 await readable
             finally:
@@ -384,7 +398,7 @@ class Server:
         return True
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
+        task = _this_task()
         if not self._admit(task):
             writer.transport.abort()
             return
@@ -496,7 +510,7 @@ class Server:
             if self.judging >= self.limits.judges + self.limits.queue:
                 raise _Refusal(503, "the webhook has as many reviews waiting as it may: overloaded", close=False,
                                reason="busy")
-            self._phase(asyncio.current_task(), BUSY)
+            self._phase(_this_task(), BUSY)
             self.judging += 1
             try:
                 code, payload = await asyncio.get_running_loop().run_in_executor(self.pool, self._judge, body, path)
@@ -528,7 +542,7 @@ class Server:
             return 200, webhook.metrics.text(), "text/plain; version=0.0.4"
         return 404, *_error(f"no such path {path}")
 
-    def _judge(self, body: bytearray, path: str) -> tuple[int, bytes]:
+    def _judge(self, body: bytes | bytearray, path: str) -> tuple[int, bytes]:
         """(status, body) of the answer to a review (on a judging thread)."""
         webhook = self.webhook
         started = time.perf_counter()

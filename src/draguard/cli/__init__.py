@@ -67,7 +67,8 @@ def _parsed(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namesp
     them, so `simulate rollout --inventory inv.yaml deploy.yaml` or `lint a.yaml -f json
     b.yaml` were refused as "unrecognized arguments". A command with subcommands of its own
     (`inventory generate`) cannot be parsed intermixed and keeps argparse's order."""
-    command = parser._subparsers._group_actions[0].choices.get(argv[0]) if argv else None
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = commands.choices.get(argv[0]) if argv else None
     if command is not None:
         try:
             args = command.parse_intermixed_args(argv[1:])

@@ -67,7 +67,7 @@ def allocate(claim_paths: list[str], inventory_paths: list[str], kube_version: s
     report = []
     for claim in claims:
         result = verdict(state.allocator, claim, state.inventory.nodes)
-        if result.satisfiable:
+        if result.allocation is not None:  # satisfiable
             state.commit(claim.key, result.allocation)
         report.append(result)
     return report, notes, variant

@@ -140,15 +140,17 @@ def _write_all(changed: list, paths: dict, reads: dict, roots: tuple) -> list[tu
     """Write each fixed file; (display, why) for those not written. Names of one file (a
     symbolic link and its target, hard links: one inode) are written once: the second write
     saw the first's bytes as a change made by someone else."""
-    from ..fix.files import destination, encode, write
+    from ..fix.files import NotWritten, destination, encode, write
 
-    not_written, written = [], {}
+    not_written: list[tuple[str, str]] = []
+    written: dict[object, tuple[str, bytes]] = {}  # the file written (_inode) -> (by which name, what)
     for f in changed:
-        path, refused = destination(paths[f.display], roots)
-        data = encode(f.text, f.bom)
-        if refused:
-            not_written.append((f.display, refused))
+        try:
+            path = destination(paths[f.display], roots)
+        except NotWritten as exc:
+            not_written.append((f.display, str(exc)))
             continue
+        data = encode(f.text, f.bom)
         inode = _inode(path)
         if inode in written:
             if written[inode][1] != data:

@@ -210,6 +210,7 @@ def _colour(choice: str, stream) -> bool:
 
 def run(args) -> int:
     from ..core.atomic import write_atomic
+    from ..engine.lint import Reading
     from ..engine.parallel import available_cpus, lint_paths_jobs
     from ..report import renderer
 
@@ -218,10 +219,10 @@ def run(args) -> int:
     config, fail_on = configure(args)
     select_rules(config, args)
     progress = for_run(args.format)
-    result = lint_paths_jobs(args.paths, config, args.jobs or available_cpus(),
-                             include=tuple(args.include or DEFAULT_INCLUDE), exclude=tuple(args.exclude),
-                             helm_values=tuple(os.path.abspath(v) for v in args.values),
-                             helm_set=tuple(args.set_values), progress=progress, reference=tuple(args.reference))
+    reading = Reading(include=tuple(args.include or DEFAULT_INCLUDE), exclude=tuple(args.exclude),
+                      helm_values=tuple(os.path.abspath(v) for v in args.values), helm_set=tuple(args.set_values),
+                      reference=tuple(args.reference))
+    result = lint_paths_jobs(args.paths, config, args.jobs or available_cpus(), reading, progress=progress)
     if progress:
         progress.close()
     to_file = bool(args.output)

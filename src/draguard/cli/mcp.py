@@ -18,7 +18,7 @@ import inspect
 import os
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from ..core.confine import Outside, Roots, active, confined
@@ -94,12 +94,12 @@ def build_server(roots: Roots):
         workspace (the server's roots, narrowed to the client's). Returns draguard's JSON
         report (version 2): each finding with its rule, severity, message, file, line,
         column, path and fix."""
-        from ..engine import lint_paths
+        from ..engine.lint import Reading, lint_paths
         from ..report.json_report import document
 
         config = _config(workspace, kube_version, feature_gates, paths)
         with _inputs(manifest, paths) as inputs:
-            result = lint_paths(inputs, config, reference=tuple(reference or ()))
+            result = lint_paths(inputs, config, Reading(reference=tuple(reference or ())))
         return document(result)
 
     @tool
@@ -143,14 +143,15 @@ def build_server(roots: Roots):
         (`completes` with the time, or `deadlock` with the chain of what waits for what and
         the smallest strategy change that finishes), the timeline and the devices held."""
         from ..core.amounts import is_amount
-        from .simulate import as_json, simulate as run_simulate
+        from .simulate import Setting, as_json, simulate as run_simulate
 
         if not is_amount(horizon, positive=True):
             raise ValueError(f"horizon: seconds, a finite number above 0, not {horizon!r}")
         config = _config(workspace, kube_version, feature_gates, [])
         with _inputs(manifests, None) as manifest_files, _inputs(inventory, None) as inventory_files:
-            return as_json(run_simulate(manifest_files, inventory_files, deployment or None, None, horizon,
-                                        config.kube_version, gates=config.feature_gates))
+            setting = Setting(inventory_files, horizon=horizon, kube_version=config.kube_version,
+                              gates=config.feature_gates)
+            return as_json(run_simulate(manifest_files, setting, deployment or None))
 
     @tool
     def fix(workspace: Roots, manifest: str = "", paths: list[str] | None = None, unsafe: bool = False,
@@ -256,7 +257,7 @@ def _registering(tools: list, roots: Roots):
 
         shown = [p.replace(annotation=Annotated[p.annotation, Field(description=description(fn.__name__, p.name))])
                  for p in signature.parameters.values() if p.name != "workspace"]
-        call.__signature__ = signature.replace(parameters=[
+        call.__signature__ = signature.replace(parameters=[  # type: ignore[attr-defined]  # inspect reads it
             *shown, inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)])
         call.__annotations__ = {**{p.name: p.annotation for p in shown}, "ctx": Context,
                                 "return": signature.return_annotation}
@@ -362,7 +363,7 @@ def _config(workspace: Roots, kube_version: str, feature_gates: str, near: list[
     here = os.getcwd()
     start = workspace.check(near[0]) if near else here if workspace.holding(here) else workspace.folders[0]
     top = workspace.holding(start)
-    found = find_config([start], top=top) if os.path.isdir(top) else None  # a root may be one file
+    found = find_config([start], top=top) if top is not None and os.path.isdir(top) else None  # a root may be one file
     config = load_config(found and workspace.check(found))
     if kube_version:
         config.kube_version = check_kube_version(kube_version)
@@ -379,7 +380,8 @@ def _inputs(text: str, paths: list[str] | None):
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(text)
-            with confined(active().with_file(temp)):
+            roots = active()  # the tool's workspace, widened to the temporary file
+            with confined(roots.with_file(temp)) if roots is not None else nullcontext():
                 yield [temp]
         finally:
             os.unlink(temp)

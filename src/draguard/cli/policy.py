@@ -53,10 +53,11 @@ def run(args) -> int:
             raise UsageError(str(exc)) from None
     rules = catalog(config)  # the built-in rules and the config's own checks
     if args.rule:
-        unknown = [r for r in args.rule if rule_named(config, r) is None]
+        named = {r: rule_named(config, r) for r in args.rule}  # each once, in the order given
+        unknown = [r for r, rule in named.items() if rule is None]
         if unknown:
             raise UsageError(f"unknown rule {', '.join(map(repr, unknown))} (see `draguard rules`)")
-        rules = [rule_named(config, r) for r in args.rule]
+        rules = [rule for rule in named.values() if rule is not None]
     result = export(rules, config, args.namespace, args.exempt_namespace, args.unsafe_fixes, args.controller_user)
     text = yaml.safe_dump_all(result.objects, sort_keys=False, explicit_start=True, width=1 << 16)
     if args.output:

@@ -7,11 +7,35 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..core.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
 from ..core.amounts import amount
 
+if TYPE_CHECKING:
+    from ..simulate.world import Durations
+
 DEFAULT_HORIZON = 3600.0
+
+
+def _default_durations() -> Durations:
+    from ..simulate.world import Durations
+
+    return Durations()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a simulation runs: the inventory files (ResourceSlices and Nodes), the pods'
+    durations, the horizon (seconds a step may run), the release and its feature gates set
+    differently from its defaults. Shared by the rollout, the drain and the scale."""
+
+    inventory: list[str]
+    durations: Durations = field(default_factory=_default_durations)
+    horizon: float = DEFAULT_HORIZON
+    kube_version: str | None = None
+    gates: dict | None = None
 
 
 def arguments(name, parser) -> None:
@@ -82,22 +106,20 @@ def run(args) -> int:
     if not config.inventory or not args.paths:
         raise UsageError(f"draguard simulate {args.what} needs the manifests and an inventory (--inventory PATH, or "
                          "`inventory` in .draguard.yaml)")
-    inventory, kube_version, gates = config.inventory, config.kube_version, config.feature_gates
+    setting = Setting(config.inventory, durations, args.horizon or DEFAULT_HORIZON, config.kube_version,
+                      config.feature_gates)
     if args.what == "drain":
         if len(args.paths) < 2:
             raise UsageError("draguard simulate drain NODE MANIFESTS...: name the node, then the manifests")
-        simulation = simulate_drain(args.paths[0], args.paths[1:], inventory, durations,
-                                    args.horizon or DEFAULT_HORIZON, kube_version, gates)
+        simulation = simulate_drain(args.paths[0], args.paths[1:], setting)
         heading, subtitle = f"drain of node {simulation.node}", "cordon, then evictions through the budgets"
     elif args.what == "scale":
-        simulation, heading = simulate_scale(args.paths[0], args.paths[1:], inventory, args.deployment, durations,
-                                             args.horizon or DEFAULT_HORIZON, kube_version, gates)
+        simulation, heading = simulate_scale(args.paths[0], args.paths[1:], setting, args.deployment)
         subtitle = "the workload's controller, the scheduler and the kubelet until it is whole again"
     else:
         progress = for_run(args.format)
         try:
-            simulation = simulate(args.paths, inventory, args.deployment, durations,
-                                  args.horizon or DEFAULT_HORIZON, kube_version, progress, args.image, gates)
+            simulation = simulate(args.paths, setting, args.deployment, progress, args.image)
         finally:
             if progress:
                 progress.close()
@@ -138,50 +160,43 @@ def _inputs(paths: list[str], inventory_paths: list[str], kube_version: str | No
         release
 
 
-def simulate_drain(node: str, paths: list[str], inventory_paths: list[str], durations=None, horizon: float = 3600.0,
-                   kube_version: str | None = None, gates: dict | None = None):
+def simulate_drain(node: str, paths: list[str], setting: Setting):
     from ..simulate.drain import simulate_drain as run_drain
-    from ..simulate.world import Durations
 
-    manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
-    return _simulated(f"drain of {node}", lambda: run_drain(node, manifests, inventory, durations or Durations(),
-                                                            horizon, release, gates=gates))
+    manifests, inventory, release = _inputs(paths, setting.inventory, setting.kube_version)
+    return _simulated(f"drain of {node}", lambda: run_drain(node, manifests, inventory, setting.durations,
+                                                            setting.horizon, release, gates=setting.gates))
 
 
-def simulate_scale(replicas: str, paths: list[str], inventory_paths: list[str], name: str | None = None,
-                   durations=None, horizon: float = 3600.0, kube_version: str | None = None,
-                   gates: dict | None = None):
+def simulate_scale(replicas: str, paths: list[str], setting: Setting, name: str | None = None):
     """(the scale of a Deployment or StatefulSet of `paths` to `replicas`, run as a one-step
     scenario; its heading)."""
     from ..simulate.scenario import Step, run_scenario
-    from ..simulate.world import Durations
 
     if not (replicas.isascii() and replicas.isdigit()) or not paths:
         raise UsageError("draguard simulate scale REPLICAS MANIFESTS... --inventory INV: the replicas (a whole "
                          "number), then the manifests")
-    manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
+    manifests, inventory, release = _inputs(paths, setting.inventory, setting.kube_version)
     workload = _workload(manifests, name, ("Deployment", "StatefulSet"))
     step = Step("scale", {workload.kind.lower(): workload.name, "replicas": int(replicas)})
     run = _simulated(f"scale of {workload.name}", lambda: run_scenario(manifests, inventory, [step],
-                                                                       durations or Durations(), horizon, release,
-                                                                       gates=gates))
+                                                                       setting.durations, setting.horizon, release,
+                                                                       gates=setting.gates))
     return run, f"scale of {workload.kind} {workload.name} to {replicas}"
 
 
-def simulate(paths: list[str], inventory_paths: list[str], deployment: str | None = None, durations=None,
-             horizon: float = 3600.0, kube_version: str | None = None, progress=None, image: str | None = None,
-             gates: dict | None = None):
-    """The rollout of the Deployment in `paths` on the inventory in `inventory_paths` (the CLI
-    and the MCP tool); InputError or UsageError for what cannot be simulated."""
+def simulate(paths: list[str], setting: Setting, deployment: str | None = None, progress=None,
+             image: str | None = None):
+    """The rollout of the Deployment in `paths` on the inventory `setting` names (the CLI and
+    the MCP tool); InputError or UsageError for what cannot be simulated."""
     from ..simulate.rollout import simulate_rollout
     from ..simulate.workloads import templates_for
-    from ..simulate.world import Durations
 
-    manifests, inventory, release = _inputs(paths, inventory_paths, kube_version)
+    manifests, inventory, release = _inputs(paths, setting.inventory, setting.kube_version)
     chosen = _workload(manifests, deployment, ("Deployment",))
     return _simulated(chosen.source.display, lambda: simulate_rollout(
-        chosen, templates_for(manifests, chosen.namespace), inventory, durations or Durations(), horizon,
-        kube_version=release, progress=progress, image=image, gates=gates))
+        chosen, templates_for(manifests, chosen.namespace), inventory, setting.durations, setting.horizon,
+        kube_version=release, progress=progress, image=image, gates=setting.gates))
 
 
 def _simulated(where: str, simulation):
@@ -240,6 +255,7 @@ def as_json(simulation) -> dict:
     from ..simulate.drain import DrainSimulation
     from ..simulate.scenario import ScenarioRun
 
+    subject: dict[str, object]
     if isinstance(simulation, ScenarioRun):
         subject = {"steps": [{"step": r.step.kind, **r.step.args, "started": r.started, "verdict": r.verdict.kind,
                               "seconds": r.verdict.seconds} for r in simulation.results]}

@@ -116,8 +116,8 @@ def _manifests(args) -> int:
     if args.self_signed:
         service = f"{NAME}.{args.namespace}.svc"
         with tempfile.TemporaryDirectory() as folder:
-            paths = self_signed(folder, [service, f"{service}.cluster.local"])
-            tls = tuple(Path(path).read_bytes() for path in paths)
+            certificate, key = self_signed(folder, [service, f"{service}.cluster.local"])
+            tls = (Path(certificate).read_bytes(), Path(key).read_bytes())
     objects = manifests(args.namespace, args.image, controller_users=args.controller_user,
                         exempt=args.exempt_namespace or (), tls=tls, failure_policy=args.failure_policy,
                         api_server_cidrs=args.api_server_cidr)

@@ -212,7 +212,9 @@ class _Holders:
 
     def __contains__(self, device) -> bool:
         found = self.holders.get(device)
-        return bool(found) and blocks_others(found.values()) != self.admin
+        if not found:
+            return False
+        return blocks_others(found.values()) != self.admin
 
 
 @dataclass
@@ -299,7 +301,7 @@ class ExporterState:
                         c, n = self._drop(resource, uid)
                         claims |= c
                         nodes |= n
-                    items = fresh.values()
+                    items = list(fresh.values())
                 elif kind == "DELETED":
                     c, n = self._drop(resource, uid_of(obj))
                     claims |= c

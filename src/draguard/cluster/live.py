@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlencode
 
 from ..core.errors import UsageError
@@ -29,7 +30,7 @@ class ClusterError(UsageError):
 
 @dataclass
 class Connection:
-    api: object  # kubernetes.client.ApiClient
+    api: Any  # kubernetes.client.ApiClient (the kubernetes package has no type information)
     source: str  # the context's name, or 'in-cluster'
     requests: int = 0
     served: dict = field(default_factory=dict)  # group -> served versions (discovery)
@@ -174,7 +175,8 @@ def list_resource(connection: Connection, resource: Resource, version: str,
     yaml` prints them; `transform(resource name, item)` of it when given), or ([], why) when
     it cannot be read."""
     base = f"/api/{version}" if not resource.group else f"/apis/{resource.group}/{version}"
-    path, items, token, restarted = f"{base}/{resource.plural}", [], "", False
+    path, token, restarted = f"{base}/{resource.plural}", "", False
+    items: list[dict] = []
     while True:
         status, body = connection.get(path, {"limit": PAGE, **({"continue": token} if token else {})})
         _check_auth(status, resource.name)

@@ -84,7 +84,7 @@ def is_header(data: dict) -> bool:
     return data.get("kind") == HEADER_KIND and str(data.get("apiVersion", "")).startswith("draguard.dev/")
 
 
-def read_header(data: dict) -> tuple[datetime | None, str, dict, dict]:
+def read_header(data: dict) -> tuple[datetime, str, dict, dict]:
     """(capture time, server version, unreadable resources, feature gates) of a header;
     ValueError if wrong (a header written before featureGates was kept has none)."""
     captured = timestamp(data.get("capturedAt"))

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import NamedTuple
 
+from ..model.claims import DeviceRequest
 from ..model.pods import mappings
 from . import capacity
 from ..cel.env import CelRuntimeError, CelUnsupported, compile_selector
@@ -79,7 +80,7 @@ class Outcome:
     `error` (what upstream returns as an error), `budget-exceeded` or `not-judged` (NotJudged)."""
 
     kind: str
-    results: list | None = None
+    results: list[AllocationResult] = field(default_factory=list)  # empty unless allocated
     error: str | None = None
     steps: int = 0
 
@@ -186,7 +187,8 @@ class DeviceResult:
     skip_node_operations: tuple = ()  # the slice's, copied by the experimental variant
 
     def as_json(self) -> dict:
-        out = {"request": self.request, "driver": self.driver, "pool": self.pool, "device": self.device}
+        out: dict[str, object] = {"request": self.request, "driver": self.driver, "pool": self.pool,
+                                  "device": self.device}
         if self.admin_access is not None:
             out["adminAccess"] = self.admin_access
         if self.tolerations:
@@ -347,7 +349,8 @@ def _gather_pools_incubating(index: SliceIndex, node: Node | None, features: Fea
             taken.clear()
         if not taken or s.generation == taken[0].generation:
             taken.append(s)
-    pools, bound = [], []
+    pools: list[Pool] = []
+    bound: list[Pool] = []
     for key, taken in by_pool.items():
         count = taken[0].slice_count
         all_of_pool = None
@@ -373,7 +376,7 @@ def _build_pool_incubating(key, taken: list[Slice], all_of_pool: list[Slice] | N
     taken = sorted(taken, key=lambda s: s.name)
     counter_slices = [s for s in taken if partitionable and s.shared_counters]
     device_slices = [s for s in taken if not (partitionable and s.shared_counters)]
-    elsewhere = []
+    elsewhere: list[Slice] = []
     if all_of_pool is not None and len(taken) < len(all_of_pool):
         names = {s.name for s in taken}
         for s in all_of_pool:
@@ -413,8 +416,8 @@ def _validated(key, device_slices, counter_slices, elsewhere, partitionable: boo
 
 @dataclass
 class _RequestData:
-    request: object  # model.Request (a request or one subrequest)
-    parent: object | None
+    request: DeviceRequest  # a request or one subrequest
+    parent: DeviceRequest | None
     device_class: DeviceClass | None
     num_devices: int = 0
     all_devices: list = field(default_factory=list)
@@ -466,7 +469,8 @@ class _MatchAttribute(_Constraint):
     def __init__(self, requests, attribute: str, sets: bool):
         super().__init__(requests, attribute)
         self.sets = sets
-        self.value, self.count = None, 0
+        self.value: Attr | None = None
+        self.count = 0
         self.intersections: list = []  # with sets: after each device added
 
     def add(self, base: str, sub: str, device: Device, data: _RequestData) -> bool:
@@ -516,10 +520,12 @@ class _DistinctAttribute(_Constraint):
         if value is None:
             return False
         if self.sets:
-            value = attribute_set(value)
-            if value is None or any(_common(value, other) for other in self.values):
+            values = attribute_set(value)
+            if values is None or any(_common(values, other) for other in self.values):
                 return False
-        elif self.values and (value.kind in LIST_KINDS or value in self.values):
+            self.values.append(values)
+            return True
+        if self.values and (value.kind in LIST_KINDS or value in self.values):
             return False
         self.values.append(value)
         return True
@@ -627,7 +633,7 @@ class Allocator:
             return Outcome("error", error=str(exc), steps=run.steps)
         except BudgetExceeded as exc:
             return Outcome("budget-exceeded", error=str(exc), steps=run.steps)
-        return Outcome("allocated" if results is not None else "unschedulable", results, steps=run.steps)
+        return Outcome("allocated" if results is not None else "unschedulable", results or [], steps=run.steps)
 
 
 class _Run:
@@ -1033,9 +1039,9 @@ class _Run:
         device does not fit."""
         running = self.groups.setdefault((pool.driver, pool.name), {})
         baseline = self._groups_baseline(pool)
-        saved = []
+        saved: list[tuple[str, object]] = []  # (counter set, its groups before), to restore
 
-        def restore():
+        def restore() -> None:
             for set_name, before in reversed(saved):
                 if before is None:
                     del running[set_name]
@@ -1109,7 +1115,8 @@ class _Run:
                                 _share_id(claim, name, d) if consumed is not None else None, consumed or None,
                                 s.skip_node_operations if experimental else ())
                    for name, d, s, admin, tolerations, consumed in self.results[ci]]
-        config, class_configs = [], {}
+        config: list[dict] = []
+        class_configs: dict[str, tuple[int, int]] = {}  # class name -> its entries in config
         for ri, request in enumerate(claim.requests):
             data = self.request_data[(ci, ri, 0)]
             if data.parent is not None:
@@ -1145,7 +1152,8 @@ class _Run:
         return AllocationResult(claim, results, config, self._node_selector(ci))
 
     def _node_selector(self, ci: int) -> dict | None:
-        match_fields, match_expressions = [], []
+        match_fields: list[dict] = []
+        match_expressions: list[dict] = []
         for _, device, s, *_ in self.results[ci]:
             node_name, selector = ((device.node_name, device.node_selector) if s.per_device_node_selection
                                    else (s.node_name, s.node_selector))

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..model.pods import mappings
+from ..model.pods import items, mapping, mappings
 from .capacity import rounded_up
 from .nodeselector import DNS_SUBDOMAIN, NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
 from ..core.quantity import QuantityError, parse_quantity
@@ -252,8 +252,8 @@ def _request_fields(fields: dict) -> Iterator[Problem]:
         yield from toleration(entry)
         yield from int64(entry, "tolerationSeconds", "tolerationSeconds")
     capacity = fields.get("capacity")
-    requested = capacity.get("requests") if isinstance(capacity, dict) else None
-    for name in requested if isinstance(requested, dict) else ():
+    requested = mapping(mapping(capacity).get("requests"))
+    for name in requested:
         yield from quantity(requested, name, f"capacity request {name!r}")
 
 
@@ -410,8 +410,8 @@ def _policy_amounts(capacity: dict, policy: dict) -> tuple:
         if raw is not None and not isinstance(raw, (str, int, float)):
             raise QuantityError("not a quantity")  # schema-invalid
         return None if raw is None else parse_quantity(raw)
-    valid_range = policy.get("validRange") if isinstance(policy.get("validRange"), dict) else {}
-    values = policy.get("validValues") if isinstance(policy.get("validValues"), list) else []
+    valid_range = mapping(policy.get("validRange"))
+    values = items(policy.get("validValues"))
     return (parsed(capacity.get("value", 0)), parsed(policy.get("default")), [parsed(v) for v in values],
             {k: parsed(valid_range[k]) for k in ("min", "max", "step") if valid_range.get(k) is not None})
 
@@ -493,13 +493,13 @@ def _binding_conditions(body: dict) -> Iterator[Problem]:
     conditions, failures = body.get("bindingConditions"), body.get("bindingFailureConditions")
     conditions = conditions if isinstance(conditions, list) else []
     failures = failures if isinstance(failures, list) else []
-    for key, items in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
+    for key, listed in (("bindingConditions", conditions), ("bindingFailureConditions", failures)):
         yield from too_many(body, key, MAX_BINDING_CONDITIONS)
-        for i, item in enumerate(items):
+        for i, item in enumerate(listed):
             problem = label_key_problem(item) if isinstance(item, str) and item else "must not be empty"
             if problem:
-                yield Problem(items, i, f"{key} entry {item!r}: {problem}")
-        yield from duplicates(items, lambda item: item if isinstance(item, str) else None, key[:-1])
+                yield Problem(listed, i, f"{key} entry {item!r}: {problem}")
+        yield from duplicates(listed, lambda item: item if isinstance(item, str) else None, key[:-1])
     for i, item in enumerate(failures):
         if item in conditions:
             yield Problem(failures, i, f"binding failure condition {item!r} is also a binding condition")

@@ -108,23 +108,23 @@ def _use_milli(policy: RequestPolicy, fractional: bool) -> bool:
     return True
 
 
-def _round_up_range(requested: Quantity, policy: RequestPolicy, fractional: bool) -> Quantity:
-    if requested.value < policy.min.value:
-        return policy.min
+def _round_up_range(requested: Quantity, minimum: Quantity, policy: RequestPolicy, fractional: bool) -> Quantity:
+    if requested.value < minimum.value:
+        return minimum
     if policy.step is None:
         return requested
     if _use_milli(policy, fractional):
         requested_milli = _safe_milli(requested.value)
         if requested_milli is None:
             raise CapacityError(f"request {requested} is not a representable milli value")
-        step, low = _milli(policy.step.value), _milli(policy.min.value)
+        step, low = _milli(policy.step.value), _milli(minimum.value)
         n = -(-(requested_milli - low) // step)
         if n > (MAX_INT64 - low) // step:
             raise CapacityError(f"rounding request {requested} up to the next step passes the milli-value range")
         return Quantity(Fraction(low + step * n, 1000), policy.step.format)
     if requested.value > MAX_INT64:
         raise CapacityError(f"request {requested} exceeds MaxInt64")
-    step, low = rounded_up(policy.step.value), rounded_up(policy.min.value)
+    step, low = rounded_up(policy.step.value), rounded_up(minimum.value)
     n = -(-(rounded_up(requested.value) - low) // step)  # the request is at least the minimum: rounding up
     if low >= 0 and n > (MAX_INT64 - low) // step:
         raise CapacityError(f"rounding request {requested} up to the next step passes MaxInt64")
@@ -140,7 +140,7 @@ def consumed_by(requested: Quantity | None, capacity: DeviceCapacity, fractional
     if policy is None:
         return requested
     if policy.min is not None:
-        return _round_up_range(requested, policy, fractional)
+        return _round_up_range(requested, policy.min, policy, fractional)
     if policy.valid_values:
         return next((v for v in policy.valid_values if requested.value <= v.value), requested)
     return requested
@@ -152,12 +152,12 @@ def _violates(consumed: Fraction, policy: RequestPolicy | None, fractional: bool
     if policy.has_range:
         if policy.max is not None and consumed > policy.max.value:
             return True
-        if policy.step is not None:
+        if policy.step is not None and policy.min is not None:  # the API server requires the minimum
             if _use_milli(policy, fractional):
-                requested = _safe_milli(consumed)
-                if requested is None:
+                milli = _safe_milli(consumed)
+                if milli is None:
                     return True
-                step, low = _milli(policy.step.value), _milli(policy.min.value)
+                requested, step, low = milli, _milli(policy.step.value), _milli(policy.min.value)
             else:
                 requested, step, low = rounded_up(consumed), rounded_up(policy.step.value), rounded_up(policy.min.value)
             return (requested - low) % step != 0  # not a whole number of steps from the minimum
@@ -182,13 +182,13 @@ def consumption(current: dict, requests: dict | None, capacities: tuple, allocat
         if amount.value < 0:
             raise CapacityError(f"capacity {name!r}: capacity value is negative")
     for capacity in capacities:
-        amount = consumed[capacity.name].value
-        if _violates(amount, capacity.policy, fractional):
+        value = consumed[capacity.name].value
+        if _violates(value, capacity.policy, fractional):
             return None
         used, other = current.get(capacity.name, 0), (allocating or {}).get(capacity.name, 0)
-        if amount is capacity.value.value and not used and not other:
+        if value is capacity.value.value and not used and not other:
             continue  # the whole capacity, which nobody else consumes (an exclusive device): no sum to make
-        if used + amount + other > capacity.value.value:
+        if used + value + other > capacity.value.value:
             return None
     return consumed
 

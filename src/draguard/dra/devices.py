@@ -396,16 +396,17 @@ _UNQUALIFIED: dict = {}
 
 
 def device_from(raw: dict, driver: str, pool: str) -> Device:
-    body = raw.get("basic") if isinstance(raw.get("basic"), dict) else raw  # v1alpha3/v1beta1 nest it
-    capacity, capacity_forms = _capacity(body.get("capacity"), driver)
-    attributes, shadowed = _attributes(body.get("attributes"), driver)
+    basic = raw.get("basic")
+    body = basic if isinstance(basic, dict) else raw  # v1alpha3/v1beta1 nest it
+    capacity, capacity_forms = _capacity(mapping(body.get("capacity")), driver)
+    attributes, shadowed = _attributes(mapping(body.get("attributes")), driver)
     consumptions = [c for c in items(body.get("consumesCounters")) if isinstance(c, dict)]
     return Device(
         name=str(raw.get("name", "")), driver=driver, pool=pool,
         attributes=attributes,
         capacity=capacity, capacity_forms=capacity_forms,
         capacity_raw=body.get("capacity") if isinstance(body.get("capacity"), dict) else None,
-        consumes_counters=[(str(c.get("counterSet", "")), _counters(c.get("counters"))) for c in consumptions],
+        consumes_counters=[(str(c.get("counterSet", "")), _counters(mapping(c.get("counters")))) for c in consumptions],
         compatibility_groups=tuple((str(c.get("counterSet", "")), frozenset(map(str, items(c.get("compatibilityGroups")))))
                                    for c in consumptions),
         taints=_taints(body.get("taints")),
@@ -431,7 +432,7 @@ def slice_from(manifest) -> Slice:
         devices=[device_from(d, driver, pool_name) for d in items(spec.get("devices")) if isinstance(d, dict)],
         node_name=spec.get("nodeName"), node_selector=spec.get("nodeSelector"),
         all_nodes=spec.get("allNodes") is True, per_device_node_selection=_optional_bool(spec.get("perDeviceNodeSelection")),
-        shared_counters=tuple((str(s.get("name", "")), _counters(s.get("counters")))
+        shared_counters=tuple((str(s.get("name", "")), _counters(mapping(s.get("counters"))))
                               for s in items(spec.get("sharedCounters")) if isinstance(s, dict)),
         uses_compatibility_groups=any(mapping(c).get("compatibilityGroups") for d in items(spec.get("devices"))
                                       for c in items(mapping(d).get("consumesCounters"))),

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from .gpuclasses import class_drivers
 from . import capacity
 from ..core.quantity import QuantityError
-from .allocator import Allocator, gather_pools
+from .allocator import AllocationResult, Allocator, gather_pools
 from ..cel.env import CelRuntimeError, CelUnsupported, compile_selector
-from .devices import Claim
+from .devices import Claim, Device
 
 
 @dataclass
@@ -57,7 +57,8 @@ class RequestExplanation:
 def visible_devices(allocator: Allocator, nodes, skipped: list | None = None) -> dict:
     """Every device of complete, valid pools visible from any node, by id; the pools left out
     are said in `skipped` (their devices count nowhere in the funnel)."""
-    found, left_out = {}, {}
+    found: dict[tuple, Device] = {}
+    left_out: dict[tuple, str] = {}
     for node in nodes or [None]:
         for pool in gather_pools(allocator.index, node, allocator.features):
             if pool.incomplete or pool.invalid:
@@ -80,7 +81,8 @@ def _survivors(devices, expression: str, out: RequestExplanation, what: str):
         (out.unjudged if compiled.error.unsupported else out.errors).append(
             f"{what} does not compile: {compiled.error.message}")
         return []
-    kept, failures = [], {}
+    kept = []
+    failures: dict[str, int] = {}
     for d in devices:
         try:
             if compiled.evaluate(d):
@@ -164,7 +166,7 @@ def explain(allocator: Allocator, claim: Claim, nodes) -> list[RequestExplanatio
 class Verdict:
     claim: Claim
     node: str | None = None  # where it fits
-    allocation: object = None
+    allocation: AllocationResult | None = None
     error: str | None = None  # an error upstream would return, or the search budget's
     #: undecided: neither allocated nor proven unschedulable (the search budget ran out, or a
     #: selector is one draguard's CEL engine cannot evaluate: allocator.NotJudged)

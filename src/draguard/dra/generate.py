@@ -194,7 +194,7 @@ def _groups(spec) -> list[_Group]:
     """The node groups of a spec, every field checked before anything is generated."""
     if not isinstance(spec, dict) or not isinstance(spec.get("nodes"), list):
         raise InventoryError("an inventory spec is a mapping with a `nodes` list", spec)
-    groups = []
+    groups: list[_Group] = []
     for i, group in enumerate(spec["nodes"]):
         if not isinstance(group, dict):
             raise InventoryError("each entry of nodes is a mapping", spec["nodes"], i)

@@ -15,6 +15,7 @@ from .allocator import Allocator, Features, SharedUse
 from .devices import DeviceClass, ModelError, Node, device_class_from, device_taint_rule_from, node_from, slice_from
 from .nodeselector import NodeSelectorError
 from ..core.quantity import QuantityError, parse_quantity_text
+from ..model.pods import items, mapping
 
 
 class InventoryError(ValueError):
@@ -103,10 +104,10 @@ class Inventory:
 def _checked(s, manifest):
     """A slice whose node selectors parse: upstream would fail every allocation that meets
     one that does not, so an inventory holding one is refused at its position."""
-    spec = manifest.data.get("spec") if isinstance(manifest.data.get("spec"), dict) else {}
+    spec = mapping(manifest.data.get("spec"))
     if isinstance(s.parsed_selector, NodeSelectorError):
         raise ModelError(f"nodeSelector: {s.parsed_selector}", spec, "nodeSelector")
-    devices = spec.get("devices") if isinstance(spec.get("devices"), list) else []
+    devices = items(spec.get("devices"))
     for device, raw in zip(s.devices, devices):
         if isinstance(device.parsed_selector, NodeSelectorError):
             raise ModelError(f"device {device.name} nodeSelector: {device.parsed_selector}", raw, "nodeSelector")
@@ -116,9 +117,9 @@ def _checked(s, manifest):
 def _results(claim: dict) -> list:
     """The device results of a ResourceClaim's status.allocation that hold a device
     (adminAccess results excluded, as the scheduler excludes them)."""
-    status = claim.get("status") if isinstance(claim.get("status"), dict) else {}
-    allocation = status.get("allocation") if isinstance(status.get("allocation"), dict) else {}
-    devices = allocation.get("devices") if isinstance(allocation.get("devices"), dict) else {}
+    status = mapping(claim.get("status"))
+    allocation = mapping(status.get("allocation"))
+    devices = mapping(allocation.get("devices"))
     return [r for r in devices.get("results") or [] if isinstance(r, dict) and not r.get("adminAccess")]
 
 

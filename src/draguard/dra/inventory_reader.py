@@ -7,6 +7,7 @@ server never stores an object that fails it, and the models read fields as it ty
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 from ..core.errors import InputError
 from .inventory import Inventory, InventoryError
@@ -60,7 +61,7 @@ def refuse_invalid(manifests: list[Manifest], kube_version: str, what: str) -> N
                              f"{kube_version} (the API server refuses it): {error.message}")
 
 
-def load_inventory(paths: list[str], kube_version: str, extra: list[Manifest] = ()) -> Inventory:
+def load_inventory(paths: list[str], kube_version: str, extra: Sequence[Manifest] = ()) -> Inventory:
     """The inventory in `paths`, checked as facts of `kube_version`, with `extra` objects (the
     linted set's DeviceClasses) added after it, so that they win over the inventory's
     classes of the same name."""

@@ -65,10 +65,10 @@ class _LabelRequirement:
             return present
         if self.operator == "DoesNotExist":
             return not present
-        have = _parse_int64(value) if present else None  # Gt, Lt
-        if have is None:
+        have = _parse_int64(value) if value is not None else None  # Gt, Lt
+        want = _parse_int64(str(self.values[0]))  # parse_node_selector let only an integer through
+        if have is None or want is None:
             return False
-        want = _parse_int64(self.values[0])
         return have > want if self.operator == "Gt" else have < want
 
 
@@ -106,7 +106,8 @@ class NodeSelector:
 
 def parse_node_selector(raw) -> NodeSelector:
     """NodeSelectorError naming every problem, as NewNodeSelector reports them."""
-    terms, problems = [], []
+    terms: list[_Term] = []
+    problems: list[str] = []
     raw_terms = raw.get("nodeSelectorTerms") if isinstance(raw, dict) else None
     for i, term in enumerate(raw_terms if isinstance(raw_terms, list) else []):
         term = term if isinstance(term, dict) else {}
@@ -149,7 +150,7 @@ def _label_requirements(expressions: list, where: str, problems: list):
                             "integer" for k, v in enumerate(values) if _parse_int64(str(v)) is None)
         problems.extend(f"{at}.values[{k}]: Invalid value: {v!r}: a valid label value" for k, v in enumerate(values)
                         if not label_value_ok(v))
-        if len(problems) == before:
+        if len(problems) == before and isinstance(key, str):  # label_key_problem let only a string through
             yield _LabelRequirement(key, operator, tuple(values))
 
 

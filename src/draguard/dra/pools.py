@@ -28,6 +28,7 @@ Definitions (shared by `draguard audit` and the simulator):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Container
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -139,7 +140,8 @@ def _added(counts) -> dict[str, int]:
     return total
 
 
-def pool_view(inventory: Inventory, allocated: set, node_labels: dict[str, dict], admin=frozenset()) -> PoolView:
+def pool_view(inventory: Inventory, allocated: Container, node_labels: dict[str, dict],
+              admin: Container = frozenset()) -> PoolView:
     """The view of `inventory`'s devices with `allocated` (device ids) in use and `admin`
     (device ids) allocated with admin access only; `node_labels` name each node's pool."""
     layout = PoolLayout.of(inventory, node_labels)
@@ -173,7 +175,7 @@ class PoolLayout:
             pools[name] = next((str(labels[k]) for k in NODE_POOL_LABELS if k in labels), "")
         return cls(parts, pools)
 
-    def node(self, name: str, allocated: set, admin=frozenset()) -> NodeView:
+    def node(self, name: str, allocated: Container, admin: Container = frozenset()) -> NodeView:
         view = NodeView(name, self.node_pools[name])
         for members, counters in self.parts[name]:
             _add_pool(view, members, counters, allocated, admin)
@@ -187,7 +189,7 @@ def _by_node(devices) -> dict[str, list]:
     return grouped
 
 
-def _add_pool(node: NodeView, devices: list, counters: dict, allocated: set, admin) -> None:
+def _add_pool(node: NodeView, devices: list, counters: dict, allocated: Container, admin: Container) -> None:
     used = [d for d in devices if d.id in allocated]
     blocked = [d for d in devices if d.id not in allocated and _blocked(d)]
     for d in devices:
@@ -223,7 +225,7 @@ def _gpu_of(device) -> str:
     return f"device:{device.name}"
 
 
-def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: set) -> GpuView:
+def _gpu(node: str, name: str, devices: list, capacity: dict, allocated: Container) -> GpuView:
     if not capacity:  # atomic devices: each is allocatable while free and untainted
         free = [d for d in devices if d.id not in allocated and not _blocked(d)]
         counts = dict(Counter(profile_of(d) for d in free))

@@ -100,7 +100,7 @@ class ClusterState:
         each node's reason counted; the DRA plugin's is "cannot allocate all claims")."""
         key = (fit.key, frozenset(self.cordoned), id(self.inventory.nodes))
         if key not in self._unavailable:
-            reasons = Counter()
+            reasons: Counter[str] = Counter()
             for node in self.inventory.nodes:
                 reasons[fit.why_not(node, node.name in self.cordoned) or "cannot allocate all claims"] += 1
             total = len(self.inventory.nodes)
@@ -113,18 +113,20 @@ class ClusterState:
         what a view of the node has to be computed again after."""
         return self._changes[node]
 
-    def _read_slices(self) -> None:
+    def _read_slices(self) -> dict[tuple, str]:
+        """Each device's node ('' for none), read from the slices once after each change."""
         if self._node_of is None:
             slices = self.inventory.slices
             self._node_of = {(s.driver, s.pool, d.name): d.node_name or s.node_name or "" for s in slices
                              for d in s.devices}
             self._node_local = all(s.node_name for s in slices)
             self._index = {n.name: i for i, n in enumerate(self.inventory.nodes)}
+        return self._node_of
 
     def _touched(self, devices) -> None:
-        self._read_slices()
+        node_of = self._read_slices()
         for device in devices:
-            node = self._node_of.get(device, "")
+            node = node_of.get(device, "")
             self._changes[node] += 1
             index = self._index.get(node, 0)
             for shape, (first, last) in self._first.items():

@@ -15,12 +15,12 @@ from .inventory import Inventory
 
 # gate -> the slice and device fields it carries, each with the value a slice stored without
 # it has (dropDisabledFields); a device's published taints stand for its `taints` field
-_SLICE_FIELDS = {
+_SLICE_FIELDS: dict[str, dict[str, object]] = {
     "DRAPartitionableDevices": {"shared_counters": (), "per_device_node_selection": None,
                                 "uses_compatibility_groups": False},  # named inside consumesCounters
     "DRADeviceCompatibilityGroups": {"uses_compatibility_groups": False},
 }
-_DEVICE_FIELDS = {
+_DEVICE_FIELDS: dict[str, dict[str, object]] = {
     "DRAPartitionableDevices": {"consumes_counters": [], "node_name": None, "node_selector": None, "all_nodes": False},
     "DRADeviceTaints": {"published_taints": ()},
     "DRADeviceBindingConditions": {"binding_conditions": (), "binding_failure_conditions": (), "binds_to_node": False},

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import NoReturn
 
 from ..core.config import EXTERNAL_KINDS, Config, RuleSettings
 from ..core.errors import ConfigError
@@ -92,7 +93,7 @@ class _Reader:
         self.path = path
         self.config = config
 
-    def fail(self, container, key, message: str, *, value: bool = False):
+    def fail(self, container, key, message: str, *, value: bool = False) -> NoReturn:
         line, column = mark_of(container, key, value=value) or (1, 1)
         raise ConfigError(f"{self.path}:{line}:{column}: {message}")
 

@@ -1,10 +1,13 @@
 """The lint front doors, each building one `Run` (engine.run): `lint_paths` reads files,
-folders, charts and stdin first; `lint_objects` judges objects already in memory;
-`lint_text` one text held in memory. All return the same result."""
+folders, charts and stdin first (`read_inputs`, as a `Reading` says; engine.parallel reads
+the same way); `lint_objects` judges objects already in memory; `lint_text` one text held in
+memory. All return the same result."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import BinaryIO
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
@@ -17,7 +20,11 @@ from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .result import INTERNAL_ERROR, LintResult
 from .run import LIVE_OBJECTS, Against, Inputs, Run
 
-__all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "lint_loaded", "lint_objects", "lint_paths", "lint_text"]
+__all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "Reading", "lint_objects", "lint_paths", "lint_text",
+           "read_inputs"]
+
+#: progress(stage, total) -> the callable that advances that stage (report.progress)
+Progress = Callable[[str, int], Callable[[], object]]
 
 
 def lint_objects(objects: Iterable[Manifest | dict], config: Config, *,
@@ -28,25 +35,47 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *,
     return Run(config, Inputs.objects(objects), Against(inventory)).findings()
 
 
-def lint_paths(inputs: list[str], config: Config, *, include: tuple = DEFAULT_INCLUDE, exclude: tuple = (),
-               limits: Limits = DEFAULT_LIMITS, stdin=None, helm_values: tuple = (),
-               helm_set: tuple = (), progress=None, reference: tuple = ()) -> LintResult:
-    """Read `inputs` (files, folders, charts, kustomizations, '-') and lint what they hold;
-    charts are rendered for the target release with the given values files and --set pairs.
-    The objects of `reference` (sources.loader.load_reference) are there for the rules to read,
-    not judged. A configured inventory that cannot be read stops the run (UsageError, exit
-    status 2). `progress(stage, total)`, when given, returns the callable that advances that
-    stage."""
-    options = RenderOptions(tuple(helm_values), tuple(helm_set), config.kube_version)
-    units = expand(inputs, include, exclude)
+@dataclass(frozen=True)
+class Reading:
+    """How `lint_paths` reads its inputs: the files a folder holds that are read (`include`,
+    `exclude`: globs), the input limits, what '-' reads (`stdin`: binary, default the
+    process's), the values files and --set pairs charts are rendered with, and `reference`:
+    inputs whose objects the rules read (sources.loader.load_reference) but never judge."""
+
+    include: tuple[str, ...] = DEFAULT_INCLUDE
+    exclude: tuple[str, ...] = ()
+    limits: Limits = DEFAULT_LIMITS
+    stdin: BinaryIO | None = None
+    helm_values: tuple[str, ...] = ()
+    helm_set: tuple[str, ...] = ()
+    reference: tuple[str, ...] = ()
+
+
+def read_inputs(inputs: list[str], config: Config, reading: Reading, progress: Progress | None) -> Inputs:
+    """`inputs` (files, folders, charts, kustomizations, '-') read as `reading` says, charts
+    rendered for the config's release; the objects of `reading.reference` are there for the
+    rules to read, not judged."""
+    options = RenderOptions(reading.helm_values, reading.helm_set, config.kube_version)
+    units = expand(inputs, reading.include, reading.exclude)
+    loaded = load_units(units, reading.limits, reading.stdin, options,
+                        progress("reading", len(units)) if progress else None)
+    given = Inputs.loaded(loaded)
+    if reading.reference:
+        read = load_reference(list(reading.reference), units, reading.include, reading.exclude, reading.limits,
+                              options)
+        ids = {id(m) for m in given.manifests}
+        given.manifests += [Manifest.from_entry(entry) for entry in read.entries]
+        given.judged = lambda m: id(m) in ids
+    return given
+
+
+def lint_paths(inputs: list[str], config: Config, reading: Reading = Reading(), *,
+               progress: Progress | None = None) -> LintResult:
+    """Read `inputs` (read_inputs) and lint what they hold. A configured inventory that cannot
+    be read stops the run (UsageError, exit status 2). `progress(stage, total)`, when given,
+    returns the callable that advances that stage."""
     with cyclic_gc_paused():
-        loaded = load_units(units, limits, stdin, options, progress("reading", len(units)) if progress else None)
-        given = Inputs.loaded(loaded)
-        if reference:
-            read = load_reference(list(reference), units, include, exclude, limits, options)
-            ids = {id(m) for m in given.manifests}
-            given.manifests += [Manifest.from_entry(entry) for entry in read.entries]
-            given.judged = lambda m: id(m) in ids
+        given = read_inputs(inputs, config, reading, progress)
         advance = progress("checking", len(given.manifests)) if progress else None
         return Run(config, given).findings(advance=advance)
 
@@ -56,12 +85,3 @@ def lint_text(display: str, text: str, config: Config) -> LintResult:
     loaded = Loaded()
     load_text(Source(display, text), loaded)
     return Run(config, Inputs.loaded(loaded)).findings()
-
-
-def lint_loaded(loaded: Loaded, config: Config, only=None, manifests: list[Manifest] | None = None,
-                advance=None, *, inventory: Inventory | None = None) -> LintResult:
-    """A thin shim over `Run` for `lint --jobs` (engine.parallel, written against the earlier
-    entry point at the same time as the Run): what was read into `loaded` (its entries
-    already made into `manifests`, when given), judging those `only` lets through. New code
-    builds a Run."""
-    return Run(config, Inputs.loaded(loaded, manifests, only), Against(inventory)).findings(advance=advance)

@@ -5,10 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..core.config import Config
-from ..core.finding import Finding, Severity
+from ..core.finding import Finding, ObjectRef, Severity
+from ..core.location import Location
 from ..sources.loader import Source
 
 INTERNAL_ERROR = "internal-error"
+
+
+def engine_finding(rule_id: str, message: str, location: Location, obj: ObjectRef | None = None) -> Finding:
+    """A finding the engine reports itself, under a built-in rule at its severity: a rule
+    that failed (internal-error), a suppression of an unknown rule, a problem met reading."""
+    from ..rules import REGISTRY
+
+    rule = REGISTRY.get(rule_id)
+    if rule is None:
+        raise KeyError(f"{rule_id}: the engine reports only under built-in rules")
+    return Finding(rule.id, rule.category, rule.severity, message, location, obj if obj is not None else ObjectRef())
 
 
 @dataclass

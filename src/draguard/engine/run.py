@@ -18,13 +18,12 @@ from ..core.config import Config
 from ..core.finding import Finding, Problem
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
-from ..rules import REGISTRY
-from ..rules.base import Needs
+from ..rules.base import Needs, Rule
 from ..rules.context import Context
 from ..rules.custom import catalog, rule_named
 from ..sources.loader import Loaded, Source
 from ..dra.inventory_reader import load_inventory
-from .result import INTERNAL_ERROR, LintResult
+from .result import INTERNAL_ERROR, LintResult, engine_finding
 from .suppress import suppressions
 
 if TYPE_CHECKING:
@@ -167,9 +166,9 @@ class Run:
         for finding in raw:
             if not config.settings(finding.rule).enabled:
                 continue
-            if finding.rule != INTERNAL_ERROR:
-                finding.severity = config.severity(finding.rule, rule_named(config, finding.rule).severity,
-                                                   finding.severity)
+            rule = rule_named(config, finding.rule)
+            if finding.rule != INTERNAL_ERROR and rule is not None:
+                finding.severity = config.severity(finding.rule, rule.severity, finding.severity)
                 reason = hidden.get(suppression_key(finding.location, finding.obj), {}).get(finding.rule) \
                     if hidden else None
                 if reason is not None:
@@ -198,15 +197,12 @@ def _checks(config: Config, cluster, rules=None) -> list:
 
 
 def _problem_finding(problem: Problem) -> Finding:
-    rule = REGISTRY.get(problem.rule)
-    return Finding(rule.id, rule.category, rule.severity, problem.message, problem.location)
+    return engine_finding(problem.rule, problem.message, problem.location)
 
 
-def _internal_error(rule, obj: Manifest, exc: Exception) -> Finding:
-    internal = REGISTRY.get(INTERNAL_ERROR)
-    return Finding(internal.id, internal.category, internal.severity,
-                   f"rule {rule.id} failed on this object ({type(exc).__name__}: {exc}); its findings for it "
-                   "are missing (a draguard bug: please report it)", obj.location(), obj.ref)
+def _internal_error(rule: Rule, obj: Manifest, exc: Exception) -> Finding:
+    return engine_finding(INTERNAL_ERROR, f"rule {rule.id} failed on this object ({type(exc).__name__}: {exc}); its "
+                          "findings for it are missing (a draguard bug: please report it)", obj.location(), obj.ref)
 
 
 def _live_note(live: int, checks: list, manifests: list) -> Finding:

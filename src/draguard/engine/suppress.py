@@ -7,6 +7,7 @@ from ..core.finding import Finding
 from ..model.manifest import Manifest
 from ..rules import REGISTRY
 from ..rules.custom import rule_named
+from .result import engine_finding
 
 SUPPRESS_PREFIX = "ignore.draguard.io/"
 
@@ -14,7 +15,8 @@ SUPPRESS_PREFIX = "ignore.draguard.io/"
 def suppressions(manifest: Manifest, config: Config | None = None) -> tuple[dict[str, str], list[Finding]]:
     """(rule id -> reason, unknown-rule findings for ids neither draguard nor the config's
     own checks have; without `config`, the built-in rules only)."""
-    found, unknown = {}, []
+    found: dict[str, str] = {}
+    unknown: list[Finding] = []
     annotations = manifest.annotations
     for key, reason in annotations.items():
         if not isinstance(key, str) or not key.startswith(SUPPRESS_PREFIX):
@@ -23,8 +25,6 @@ def suppressions(manifest: Manifest, config: Config | None = None) -> tuple[dict
         if (rule_named(config, rule_id) if config is not None else REGISTRY.get(rule_id)) is not None:
             found[rule_id] = str(reason) if reason is not None else ""
         else:
-            rule = REGISTRY.get("unknown-rule")
-            unknown.append(Finding(rule.id, rule.category, rule.severity,
-                                   f"suppression names unknown rule '{rule_id}' (see `draguard rules`)",
-                                   manifest.location(annotations, key), manifest.ref))
+            unknown.append(engine_finding("unknown-rule", f"suppression names unknown rule '{rule_id}' (see "
+                                          "`draguard rules`)", manifest.location(annotations, key), manifest.ref))
     return found, unknown

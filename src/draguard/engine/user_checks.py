@@ -13,6 +13,8 @@ file:line:column (exit status 2).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import NoReturn
 
 from ..core.finding import Severity
 from ..cel.objects import compile_error
@@ -25,8 +27,11 @@ _KIND = re.compile(r"(?:([a-z0-9.-]+)/)?([A-Z][A-Za-z0-9]*)")
 _KEYS = {"id", "kinds", "expression", "message", "severity"}
 _REQUIRED = ("id", "kinds", "expression", "message")
 
+#: fail(container, key, message, value=False): stops the run at that place (ConfigError)
+Fail = Callable[..., NoReturn]
 
-def read_checks(entries, container, key, path: str, fail) -> list[UserCheck]:
+
+def read_checks(entries, container, key, path: str, fail: Fail) -> list[UserCheck]:
     """The checks of `container[key]`; `fail(container, key, message, value=False)` stops the
     run at that place."""
     if not isinstance(entries, list):
@@ -39,7 +44,7 @@ def read_checks(entries, container, key, path: str, fail) -> list[UserCheck]:
     return checks
 
 
-def _check(entry: dict, path: str, fail, taken: set) -> UserCheck:
+def _check(entry: dict, path: str, fail: Fail, taken: set) -> UserCheck:
     for name in entry:
         if name not in _KEYS:
             fail(entry, name, f"a check has no setting '{name}' (settings: {', '.join(sorted(_KEYS))})")
@@ -65,7 +70,7 @@ def _check(entry: dict, path: str, fail, taken: set) -> UserCheck:
                       _severity(entry, fail), f"{path}:{line}:{column}")
 
 
-def _kinds(entry: dict, fail) -> frozenset:
+def _kinds(entry: dict, fail: Fail) -> frozenset:
     kinds = entry["kinds"]
     if not isinstance(kinds, list) or not kinds:
         fail(entry, "kinds", "a check's kinds must be a non-empty list (Kind, or group/Kind)", value=True)
@@ -79,9 +84,8 @@ def _kinds(entry: dict, fail) -> frozenset:
     return frozenset(found)
 
 
-def _severity(entry: dict, fail) -> Severity:
+def _severity(entry: dict, fail: Fail) -> Severity:
     try:
         return Severity.parse(str(entry.get("severity", "warning")))
     except ValueError as exc:
         fail(entry, "severity", str(exc), value=True)
-        raise

@@ -102,18 +102,23 @@ def given_roots(inputs: list[str]) -> tuple[str, ...]:
     return tuple(roots)
 
 
-def destination(path: str, roots: tuple[str, ...]) -> tuple[str | None, str | None]:
-    """(the file to write for `path`, None) or (None, why not). A symbolic link is written at
-    its target, kept a link (replacing the link by a regular file left the target unfixed);
-    a target outside the paths given is refused: a manifest in a repository may point
-    anywhere (a shared file, a system one), and a fix of the repository must not write there."""
+class NotWritten(Exception):
+    """Why a file is not written (said in one line beside its name)."""
+
+
+def destination(path: str, roots: tuple[str, ...]) -> str:
+    """The file to write for `path`; NotWritten for one that is refused. A symbolic link is
+    written at its target, kept a link (replacing the link by a regular file left the target
+    unfixed); a target outside the paths given is refused: a manifest in a repository may
+    point anywhere (a shared file, a system one), and a fix of the repository must not write
+    there."""
     if not os.path.islink(path):
-        return path, None
+        return path
     target = os.path.realpath(path)
     if any(target == root or target.startswith(root.rstrip(os.sep) + os.sep) for root in roots):
-        return target, None
-    return None, (f"it is a symbolic link to {target}, outside the paths given: not written (give that file, "
-                  "or a folder that holds it, to fix it there)")
+        return target
+    raise NotWritten(f"it is a symbolic link to {target}, outside the paths given: not written (give that file, "
+                     "or a folder that holds it, to fix it there)")
 
 
 def write(path: str, original: bytes, data: bytes, roots: tuple[str, ...] | None = None) -> str | None:
@@ -123,9 +128,10 @@ def write(path: str, original: bytes, data: bytes, roots: tuple[str, ...] | None
     with other hard links is rewritten in place instead (a rename gives the name a new inode
     and splits it from the others), which a kill during the write can leave half-written:
     no rename keeps an inode."""
-    path, refused = destination(path, roots if roots is not None else given_roots([path]))
-    if refused:
-        return refused
+    try:
+        path = destination(path, roots if roots is not None else given_roots([path]))
+    except NotWritten as exc:
+        return str(exc)
     try:
         with open(path, "rb") as handle:
             if handle.read() != original:

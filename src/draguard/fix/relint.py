@@ -38,7 +38,7 @@ class Relinter:
         self.config, self.context, self.fixing = config, context, fixing
         self.parsed: dict[str, tuple[str, Loaded, list]] = {}  # display -> (text, what it loaded to, manifests)
         #: the fixing rules' findings by the file whose judging found them: (findings, suppressed)
-        self.found: dict[str, tuple[list, list]] = {}
+        self.found: dict[str | None, tuple[list, list]] = {}  # file judged (None: the run's own) -> findings
         self.first = True
         #: the renders are judged (their findings are reported); the reference (--reference) only read
         self.context_manifests = [Manifest.from_entry(e) for e in context.entries] if context else []
@@ -80,7 +80,7 @@ class Relinter:
         again: the data is the same)."""
         if not files:
             return
-        placed = {}
+        placed: dict[tuple[str, int], Manifest] = {}  # (file, document) -> the object read there
         for f in files:
             part = _read(f)
             manifests = [Manifest.from_entry(e) for e in part.entries]
@@ -129,7 +129,8 @@ class Relinter:
             found[display] = ([], [])
         for index, findings in enumerate((result.findings, result.suppressed)):
             for finding in findings:  # by the file judged, which may not be the file it is placed in
-                found[finding.judged.source.display if finding.judged else None][index].append(finding)
+                judged = finding.judged
+                found[judged.source.display if isinstance(judged, Manifest) else None][index].append(finding)
 
     def _merged(self, *tables: dict) -> LintResult:
         """One result of the findings kept in `tables` (by file: (findings, suppressed))."""
@@ -186,7 +187,7 @@ class Dirty:
         if kind in _CLUSTER_WIDE:
             self.everything = True
             return
-        touched = [(kind, name)]
+        touched: list[tuple[str, str | None]] = [(kind, name)]
         if kind == "ComputeDomain":  # it makes the claim template it names
             touched.append(("ResourceClaimTemplate", compute_domain_template(data.get("spec")) or ""))
         if kind not in _PODLESS:

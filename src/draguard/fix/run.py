@@ -20,14 +20,15 @@ from dataclasses import dataclass, field
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
-from ..core.fixes import Applicability, EditError, FixAvailability, Op
+from ..core.fixes import Applicability, EditError, Fix, FixAvailability, Op
 from ..engine.result import INTERNAL_ERROR, LintResult
 from ..sources.discover import patched_by
 from ..sources.loader import Loaded, plain_stream
 from ..sources.yamlpos import positioned, remembering_parses
 from .relint import Relinter
 from .rewrite import rewritten
-from .splice import Changes, NotSpliceable, TextStyle, apply_fixes, fixed_documents, parse, verified
+from .splice import Changes, NotSpliceable, Parsed, TextStyle, apply_fixes, fixed_documents, parse, verified
+from ..model.pods import mapping
 
 MAX_ROUNDS = 50
 
@@ -42,7 +43,7 @@ class FileText:
     text: str = ""
     applied: list[tuple[str, str]] = field(default_factory=list)  # (rule, fix title)
     changes: Changes = field(default_factory=Changes)
-    parsed: tuple | None = None  # the text's last verified parse, reused by the next fix
+    parsed: Parsed | None = None  # the text's last verified parse, reused by the next fix
     #: the documents the fixes made, held in memory until they are written into `text`
     documents: list | None = None
     origins: list | None = None  # for each of them, the document of `text` it was made from (None: added)
@@ -182,10 +183,10 @@ def _helm_values(left: list[Left], context: Loaded | None, choice: Choice) -> li
     (fix.helm_values), one per file, offered; an unsafe one without --unsafe-fixes says so."""
     from .helm_values import offer, values_diffs
 
-    rendered = {}
+    rendered: dict[tuple, dict] = {}  # (document, kind, name) -> the object helm rendered
     for entry in context.entries if context is not None else ():
         if entry.source.rendered_by == "helm" and entry.item is None:
-            meta = entry.data.get("metadata") if isinstance(entry.data.get("metadata"), dict) else {}
+            meta = mapping(entry.data.get("metadata"))
             rendered[(entry.document, entry.data.get("kind"), meta.get("name"))] = entry.data
     items, offers = [], []
     for item in left:
@@ -222,8 +223,8 @@ def _apply(target: FileText, by_document: dict[int, list], failed: dict) -> None
     verified round by round."""
     ordered = [(document, finding) for document in sorted(by_document, reverse=True) for finding in by_document[document]]
     if target.deferred is None:
-        target.parsed = target.parsed or parse(target.text)
-        target.deferred = _plain(target.text) and not target.parsed.problems
+        parsed = target.parsed = target.parsed or parse(target.text)
+        target.deferred = _plain(target.text) and not parsed.problems
     take = _fix_in_memory if target.deferred else _splice_verified
     try:
         take(target, ordered)
@@ -250,21 +251,22 @@ def _plain(text: str) -> bool:
 
 
 def _splice_verified(target: FileText, fixes: list) -> None:
-    target.text, target.parsed = apply_fixes(target.text, [(d, f.fix.edits) for d, f in fixes], target.changes,
+    target.text, target.parsed = apply_fixes(target.text, [(d, _fix(f).edits) for d, f in fixes], target.changes,
                                              target.parsed)
-    target.applied.extend((f.rule, f.fix.title) for _, f in fixes)
+    target.applied.extend((f.rule, _fix(f).title) for _, f in fixes)
 
 
 def _fix_in_memory(target: FileText, fixes: list) -> None:
     """The fixes applied to the documents held for the file (first: its parse's), each document
     remembering the one of the text it was made from."""
-    if target.documents is None:
-        target.documents, target.origins = list(target.parsed.documents), list(range(len(target.parsed.documents)))
+    if target.documents is None or target.origins is None:
+        parsed = target.parsed = target.parsed or parse(target.text)
+        target.documents, target.origins = list(parsed.documents), list(range(len(parsed.documents)))
     origins = list(target.origins)
-    documents = fixed_documents(target.documents, [(d, f.fix.edits) for d, f in fixes], origins)
+    documents = fixed_documents(target.documents, [(d, _fix(f).edits) for d, f in fixes], origins)
     # paths on every node, once for the rounds to come (a document no fix touched is kept as it is)
     target.documents, target.origins = [positioned(d) for d in documents], origins
-    target.applied.extend((f.rule, f.fix.title) for _, f in fixes)
+    target.applied.extend((f.rule, _fix(f).title) for _, f in fixes)
 
 
 def _settle(files: list[FileText], relinter: Relinter, failed: dict) -> bool:
@@ -274,7 +276,7 @@ def _settle(files: list[FileText], relinter: Relinter, failed: dict) -> bool:
     and verified round by round. Whether any starts again."""
     settled, again = [], []
     for f in files:
-        if f.documents is None:
+        if f.documents is None or f.origins is None or f.parsed is None:  # set together by _fix_in_memory
             continue
         try:
             text, steps = rewritten(f.text, f.parsed, f.documents, f.origins)
@@ -298,7 +300,14 @@ def _settle(files: list[FileText], relinter: Relinter, failed: dict) -> bool:
 
 def _key(finding: Finding) -> tuple:
     location = finding.location
-    return location.file, location.document, finding.rule, location.path, finding.fix.title
+    return location.file, location.document, finding.rule, location.path, _fix(finding).title
+
+
+def _fix(finding: Finding) -> Fix:
+    """The fix of a finding being applied (only findings with one are)."""
+    if finding.fix is None:
+        raise ValueError(f"{finding.rule}: a finding without a fix reached the fixer")
+    return finding.fix
 
 
 def _reason(finding, by_name, list_items, failed, choice) -> str:
@@ -387,7 +396,7 @@ def _added(finding: Finding) -> dict:
     """(kind, namespace as written, name) -> the object, of the objects a fix adds (two that
     name no namespace count as one: the conservative reading)."""
     objects = {}
-    for edit in finding.fix.edits:
+    for edit in _fix(finding).edits:
         if edit.op is Op.ADD_DOCUMENT and isinstance(edit.value, dict):
             meta = edit.value.get("metadata") or {}
             objects[(edit.value.get("kind"), meta.get("namespace", ""), meta.get("name"))] = edit.value

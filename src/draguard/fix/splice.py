@@ -25,6 +25,11 @@ from typing import NamedTuple
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+try:  # libyaml's emitter where PyYAML has it
+    from yaml import CSafeDumper as _BaseDumper
+except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
+    from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]  # CSafeDumper's pure-Python twin
+
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import parse_stream_remembered
@@ -252,7 +257,8 @@ def _splice_together(text: str, start: tuple[int, int], fixes: list, style: Text
     base, document = start
     segment = text[base:] if base else text
     doc = _Document(segment, document, style)
-    found, added = [], []
+    found: list[Replacement] = []
+    added: list = []  # the documents the fixes add, in order
     for edits in fixes:
         ordered = application_order(edits)
         filled = {edit.path[:k] for edit in ordered if edit.op is not Op.REMOVE for k in range(len(edit.path))}
@@ -445,7 +451,7 @@ def _literal_lines(dumper, value: str):
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
-class _FastDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
+class _FastDumper(_BaseDumper):
     pass
 
 

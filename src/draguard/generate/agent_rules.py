@@ -62,7 +62,9 @@ def rules_for_agents() -> list:
 
 def sizes_table() -> str:
     """The docs' table of each file `draguard agent-rules` writes in a fresh repository, with its size."""
-    rules, wanted, users = rules_for_agents(), {}, {}
+    rules = rules_for_agents()
+    wanted: dict[str, str] = {}  # path -> the text written there
+    users: dict[str, list[str]] = {}
     for name, target in TARGETS.items():
         for path, text in files(target, rules, lambda path: None).items():
             wanted[path] = text

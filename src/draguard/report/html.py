@@ -102,17 +102,17 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     from ..fix.files import unified_diff
     from ..fix.splice import NotSpliceable, splice_fixes
 
-    text, nodes = lines.text(f.file), lines.nodes(f.file)
+    text, nodes, fix = lines.text(f.file), lines.nodes(f.file), f.fix
     document = f.location.document
-    if text is None or document is None or not 0 <= document < len(nodes):
+    if text is None or nodes is None or fix is None or document is None or not 0 <= document < len(nodes):
         return ""
     start = text.rfind("\n", 0, nodes[document].start_mark.index) + 1
     end = text.rfind("\n", 0, nodes[document + 1].start_mark.index) + 1 if document + 1 < len(nodes) else len(text)
     piece = text[start:end]
     try:
-        fixed, _ = splice_fixes(piece, [(0, f.fix.edits)], [1])
+        fixed, _ = splice_fixes(piece, [(0, fix.edits)], [1])
     except (NotSpliceable, EditError):
-        return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in f.fix.edits)
+        return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in fix.edits)
     before, after = _context_start(text, start), _context_end(text, end)  # the diff's 3 lines of context
     shift = text.count("\n", 0, before)
     return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2]} +{int(m[3]) + shift}{m[4]} @@",

@@ -38,7 +38,8 @@ def dump_state(dump: list[Manifest], manifests: list[Manifest], timings: Timings
     everything = dump + manifests
     claims = {(m.namespace, m.name): m for m in dump if m.kind == "ResourceClaim" and allocation_results(m)}
     by_uid = {m.data.get("metadata", {}).get("uid"): m for m in dump if m.kind in ("ReplicaSet",) + RUNNING_KINDS}
-    running, adopted_claims = {}, set()
+    running: dict = {}  # (kind, name) -> its controller
+    adopted_claims: set[tuple[str, str]] = set()
     for workload in [m for m in dump if m.kind in RUNNING_KINDS]:
         running[(workload.kind, workload.name)] = controller_of(workload, everything, timings.of(workload.name), world)
     for pod in [m for m in dump if m.kind == "Pod" and _live(m)]:
@@ -65,9 +66,10 @@ def _owner(pod: Manifest, by_uid: dict) -> Manifest | None:
     owner = pod
     for _ in range(2):
         refs = [r for r in owner.data.get("metadata", {}).get("ownerReferences") or [] if r.get("controller")]
-        owner = by_uid.get(refs[0].get("uid")) if refs else None
-        if owner is None or owner.kind in RUNNING_KINDS:
-            return owner
+        parent = by_uid.get(refs[0].get("uid")) if refs else None
+        if parent is None or parent.kind in RUNNING_KINDS:
+            return parent
+        owner = parent
     return None
 
 

@@ -23,6 +23,7 @@ ProgressDeadlineExceeded; nothing is rolled back."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..model.rollout import Strategy
@@ -70,7 +71,7 @@ class Rollout:
     last_progress: float = 0.0
     deadline_exceeded_at: float | None = None
     completed_at: float | None = None
-    advance: object = None  # advance(n): n more updated replicas available (a progress bar)
+    advance: Callable[[int], None] | None = None  # advance(n): n more updated replicas available (a progress bar)
     _progress: tuple = ()
 
     @property

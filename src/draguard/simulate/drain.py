@@ -175,9 +175,10 @@ def simulate_drain(node: str, manifests: list[Manifest], inventory: Inventory, d
     start, first = world.now, len(world.timeline)
     drain = Drain(world, budgets, node=node)
     drain.start()
-    simulation = DrainSimulation(world, start, first, node, drain.verdict(world.run(start + horizon), start))
-    if remedies and simulation.verdict.kind == "livelock":
-        simulation.verdict.remedy = _remedy(node, manifests, inventory, durations, horizon, kube_version, gates,
+    verdict = drain.verdict(world.run(start + horizon), start)
+    simulation = DrainSimulation(world, start, first, node, verdict)
+    if remedies and verdict.kind == "livelock":
+        verdict.remedy = _remedy(node, manifests, inventory, durations, horizon, kube_version, gates,
                                             sorted(drain.refused_by))
     return simulation
 

@@ -93,7 +93,7 @@ class Job:
 
     def _indexes(self, count: int) -> list:
         """The completion indexes of the next `count` pods (None each when not Indexed)."""
-        if not self.indexed:
+        if not self.indexed or self.completions is None:  # job_of refuses Indexed without completions
             return [None] * max(count, 0)
         taken = {self.index_of[p.name] for p in self.pods
                  if p.succeeded or p.active or (self.replace_on_failed_only and p.phase == "Terminating")}

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from ..core.errors import InputError
 from ..core.versions import DEFAULT_KUBE_VERSION, check_kube_version
@@ -53,7 +55,7 @@ def load_scenario(path: str) -> Scenario:
     [doc] = _single(path)
     spec, here = doc.data, os.path.dirname(os.path.abspath(path))
 
-    def fail(message: str, container=None, key=None):
+    def fail(message: str, container: object = None, key: object = None) -> NoReturn:
         where = doc.location(container, key)
         raise InputError(f"{where.file}:{where.line}:{where.column}: {message}")
 
@@ -109,7 +111,7 @@ def _single(path: str) -> list[Manifest]:
     return documents
 
 
-def _given(parent: dict, key, where: str, fail) -> dict:
+def _given(parent: dict, key: str, where: str, fail: Callable[..., NoReturn]) -> dict:
     """phase -> seconds of the durations mapping parent[key], each checked at its line and
     column."""
     given = parent.get(key, {})
@@ -123,7 +125,7 @@ def _given(parent: dict, key, where: str, fail) -> dict:
     return {_FIELDS.get(k, k): float(v) for k, v in given.items()}
 
 
-def _steps(doc: Manifest, spec: dict, fail) -> list[Step]:
+def _steps(doc: Manifest, spec: dict, fail: Callable[..., NoReturn]) -> list[Step]:
     raw = spec.get("steps")
     if not isinstance(raw, list) or not raw:
         fail("steps: a list of steps (" + ", ".join(STEPS) + ")", spec, "steps" if "steps" in spec else None)

@@ -51,10 +51,10 @@ def simulate_rollout(deployment: Manifest, templates: dict[str, Manifest], inven
     world.log("rollout started", detail=f"revision 2 of {deployment.name}" + (f", image {image}" if image else ""))
     rollout = steady.next_revision(advance=progress("rolling out", steady.replicas) if progress else None)
     finished = world.run(start + horizon)
-    simulation = Simulation(world, start, first_record, deployment.name, steady.replicas, steady.strategy,
-                            rollout_verdict(rollout, finished, start))
-    if remedies and simulation.verdict.kind == "deadlock":
-        simulation.verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version, gates)
+    verdict = rollout_verdict(rollout, finished, start)
+    simulation = Simulation(world, start, first_record, deployment.name, steady.replicas, steady.strategy, verdict)
+    if remedies and verdict.kind == "deadlock":
+        verdict.remedy = _remedy(deployment, templates, inventory, durations, horizon, kube_version, gates)
     return simulation
 
 

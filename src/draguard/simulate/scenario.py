@@ -47,6 +47,7 @@ hold is an error at its line and column."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..dra.devices import DeviceTaintRule, Taint
@@ -59,7 +60,7 @@ from .rollout import NO_STRATEGY_REMEDY, rollout_verdict, strategy_changes
 from .template import ScenarioError
 from .verdict import Recorded, Verdict, blocked, remedy
 from .workloads import KINDS, controller_of, start_state
-from .world import Durations, Timings
+from .world import Durations, Timings, World
 
 POD_GC_QUARANTINE = 40.0  # pkg/controller/podgc quarantineTime
 WORKLOAD_KEYS = {kind.lower(): kind for kind in KINDS}
@@ -90,12 +91,13 @@ class ScenarioRun(Recorded):
 class Context:
     """What the steps act on."""
 
-    world: object
+    world: World
     running: dict  # (kind, name) -> its controller
     manifests: list[Manifest]
     timings: Timings
     horizon: float
-    again: object = None  # steps -> the scenario run again with them (None: no remedies are tried)
+    # steps (and manifests swapped) -> the scenario run again with them (None: no remedies are tried)
+    again: Callable[..., ScenarioRun] | None = None
     done: list = field(default_factory=list)  # the steps that completed
 
     @property
@@ -123,14 +125,17 @@ def run_scenario(manifests: list[Manifest], inventory: Inventory | None, steps: 
 
     def again(changed: list[Step], swaps: dict | None = None) -> ScenarioRun:
         """The scenario run again with `changed` steps and manifests swapped ({id: new})."""
-        swapped = [[(swaps or {}).get(id(m), m) for m in given] if given is not None else None
-                   for given in (manifests, dump)]
-        return run_scenario(swapped[0], inventory, changed, timings, horizon, kube_version, empty, swapped[1],
-                            remedies=False, gates=gates)
+        def swap(given: list[Manifest]) -> list[Manifest]:
+            return [(swaps or {}).get(id(m), m) for m in given]
+
+        return run_scenario(swap(manifests), inventory, changed, timings, horizon, kube_version, empty,
+                            None if dump is None else swap(dump), remedies=False, gates=gates)
 
     if dump is not None:
         world, running = dump_state(dump, manifests, timings, horizon, release, gates)
         everything = dump + manifests
+    elif inventory is None:
+        raise ScenarioError("a scenario that does not start from a dump needs an inventory")
     else:
         world, running = start_state(manifests, inventory, timings, horizon, release, empty=empty, gates=gates)
         everything = manifests
@@ -260,10 +265,13 @@ def _scale(step: Step, context: Context) -> Verdict:
 def _fewer(step: Step, context: Context, replicas: int) -> str:
     """The most replicas that fit, below the ones asked for: as many fewer as pods are left
     Pending, and then one at a time, each proven by running the scenario again."""
+    again = context.again
+    if again is None:
+        return ""
     pending = sum(1 for p in context.world.pods.values() if p.phase == "Pending")
     changes = [(f"replicas: {fewer}", fewer) for fewer in range(replicas - max(pending, 1),
                                                                 max(replicas - pending - 3, -1), -1)]
-    return remedy(changes, lambda fewer: context.again(
+    return remedy(changes, lambda fewer: again(
         context.done + [Step(step.kind, dict(step.args, replicas=fewer), step.where)]).results[-1].verdict,
         "add capacity: fewer replicas did not complete either", " (or add capacity)")
 

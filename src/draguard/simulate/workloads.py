@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
-from .job import job_of
+from .job import Job, job_of
 from .rollout import steady_set
-from .statefulset import statefulset_of
+from .statefulset import StatefulSet, statefulset_of
 from .template import ScenarioError, template_of
 from .world import Durations, Timings, World
 
@@ -24,6 +24,7 @@ def controller_of(workload: Manifest, manifests: list[Manifest], durations: Dura
     if workload.kind == "Deployment":
         return steady_set(workload, templates, durations, world)
     template = template_of(workload, templates, durations, world)
+    controller: StatefulSet | Job
     if workload.kind == "StatefulSet":
         controller = statefulset_of(workload, template, world)
     elif workload.kind == "Job":

@@ -58,10 +58,11 @@ def _dependencies(chart: str) -> list[Dependency]:
             continue
         for index, entry in enumerate(entries):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                tags = entry.get("tags") if isinstance(entry.get("tags"), list) else []
-                line, column = entries.item_mark(index)
+                tags = entry.get("tags")
+                line, column = entries.item_mark(index) or entries.mark  # a parsed file marks each item
                 found.append(Dependency(entry["name"], str(entry.get("condition") or ""),
-                                        tuple(str(t) for t in tags), file, line, column))
+                                        tuple(str(t) for t in tags) if isinstance(tags, list) else (), file, line,
+                                        column))
     return found
 
 
@@ -106,7 +107,8 @@ def _archived_name(path: str) -> str | None:
             for member in archive:
                 parts = member.name.split("/")
                 if len(parts) == 2 and parts[1] == "Chart.yaml" and member.isfile():
-                    data = yaml.safe_load(archive.extractfile(member).read())
+                    extracted = archive.extractfile(member)  # None only for what is not a file
+                    data = yaml.safe_load(extracted.read()) if extracted is not None else None
                     return data.get("name") if isinstance(data, dict) else None
     except (OSError, tarfile.TarError, yaml.YAMLError):
         return None
@@ -154,9 +156,11 @@ def enabled(dependency: Dependency, values: dict) -> bool | None:
 def _path_value(values: dict, path: str):
     """helm's Values.PathValue: the value at a dotted path, never a table; None when absent."""
     *tables, key = path.split(".")
+    table = values
     for name in tables:
-        values = values.get(name)
-        if not isinstance(values, dict):
+        inner = table.get(name)
+        if not isinstance(inner, dict):
             return None
-    value = values.get(key)
+        table = inner
+    value = table.get(key)
     return None if isinstance(value, dict) else value

@@ -87,7 +87,7 @@ def _file_unit(path: str) -> Unit:
     for kind, owner in (("helm", chart_of(path)), ("kustomize", patched_by(path))):
         if owner is not None and (roots is None or roots.holding(owner) is not None):
             display = owner if os.path.isabs(path) else os.path.relpath(owner)
-            return Unit(_render_kind(owner) if kind == "kustomize" else kind, owner, display, through=(path,))
+            return Unit((_render_kind(owner) or kind) if kind == "kustomize" else kind, owner, display, through=(path,))
     return Unit("file", path, path)
 
 
@@ -137,12 +137,12 @@ def _patches_above(folder: str) -> dict[str, str]:
     that file or names it as a patch."""
     parent = os.path.dirname(folder)
     found = dict(_patches_above(parent)) if parent != folder else {}
-    spec = _kustomization(folder)
-    if spec is not None:
+    spec, name = _kustomization(folder), kustomization_file(folder)
+    if spec is not None and name is not None:
         named = [v for v in spec.get("patchesStrategicMerge") or [] if isinstance(v, str)]
-        named += [v.get("path") for key in ("patches", "patchesJson6902") for v in spec.get(key) or []
+        named += [v["path"] for key in ("patches", "patchesJson6902") for v in spec.get(key) or []
                   if isinstance(v, dict) and isinstance(v.get("path"), str)]
-        found.update({path: folder for path in [os.path.join(folder, kustomization_file(folder))]
+        found.update({path: folder for path in [os.path.join(folder, name)]
                       + [os.path.normpath(os.path.join(folder, p)) for p in named]})
     return found
 
@@ -203,7 +203,7 @@ def _walk(root: str, include, exclude, top: str | None = None) -> list[Unit]:
                 continue
             if os.path.abspath(path) in disabled:
                 units.append(Unit("disabled", path, path, f"named only in a commented-out line of "
-                                  f"{os.path.join(root, kustomization_file(root))}: a disabled patch of that build "
+                                  f"{os.path.join(root, kustomization_file(root) or KUSTOMIZATION_FILES[0])}: a disabled patch of that build "
                                   "(no object alone), not checked; name it as an input to check it anyway"))
                 continue
             if _matches(rel, include) and not _matches(rel, exclude):
@@ -330,7 +330,7 @@ def _named_paths(spec: dict) -> list[str]:
     for key in _PATH_LISTS:
         named += [v for v in spec.get(key) or [] if isinstance(v, str)]
     for key in _PATH_ENTRIES:
-        named += [v.get("path") for v in spec.get(key) or [] if isinstance(v, dict) and isinstance(v.get("path"), str)]
+        named += [v["path"] for v in spec.get(key) or [] if isinstance(v, dict) and isinstance(v.get("path"), str)]
     for key in _GENERATORS:
         for generator in spec.get(key) or []:
             if isinstance(generator, dict):
@@ -339,7 +339,8 @@ def _named_paths(spec: dict) -> list[str]:
                         named.append(source.split("=", 1)[-1])
     charts = [c for c in spec.get("helmCharts") or [] if isinstance(c, dict)]
     if charts:  # inflated by helm inside the build: their home and values files are its inputs
-        home = (spec.get("helmGlobals") if isinstance(spec.get("helmGlobals"), dict) else {}).get("chartHome")
+        helm_globals = spec.get("helmGlobals")
+        home = helm_globals.get("chartHome") if isinstance(helm_globals, dict) else None
         named.append(home if isinstance(home, str) else "charts")
         for chart in charts:
             named += [v for v in [chart.get("valuesFile"), *(chart.get("additionalValuesFiles") or [])]

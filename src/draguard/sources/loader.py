@@ -10,7 +10,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from typing import Callable
+from typing import Callable, TypeGuard
 
 from ..core.finding import Problem
 from ..core.location import Location
@@ -353,7 +353,7 @@ def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
     loaded.entries.append(Entry(source, doc.index, data, None, locate))
 
 
-def _is_object(data) -> bool:
+def _is_object(data: object) -> TypeGuard[dict]:
     """A Kubernetes object: a mapping with an apiVersion and a kind (kubectl and the API server
     refuse anything less, a List's items too)."""
     return isinstance(data, dict) and bool(data.get("apiVersion")) and bool(data.get("kind"))
@@ -381,7 +381,8 @@ def _templated_identity(documents) -> bool:
     for doc in documents:
         data = doc.data
         if isinstance(data, dict):
-            meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+            metadata = data.get("metadata")
+            meta = metadata if isinstance(metadata, dict) else {}
             for value in (data.get("apiVersion"), data.get("kind"), meta.get("name"), meta.get("namespace")):
                 if not isinstance(value, (str, type(None))) or (isinstance(value, str) and "{{" in value):
                     return True
@@ -397,7 +398,8 @@ def _parse_json_stream(text: str, limits: Limits):
     """Concatenated JSON values (JSON Lines, `kubectl get -o json` appended): each value is
     parsed on its own, padded so that positions stay those of the whole text."""
     decoder = json.JSONDecoder()
-    documents, problems = [], []
+    documents: list[Document] = []
+    problems: list[ParseProblem] = []
     index, length = 0, len(text)
     while True:
         while index < length and text[index] in " \t\r\n":

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .yamlpos import YMap, YSeq, mark_of, parse_stream
+from .yamlpos import Mark, YMap, YSeq, mark_of, parse_stream
 
 ORIGIN = "config.kubernetes.io/origin"
 TRANSFORMATIONS = "alpha.config.kubernetes.io/transformations"
@@ -124,16 +124,16 @@ class _ObjectLocator:
         return named or same_kind
 
     def __call__(self, line: int, column: int, path: tuple | None = None) -> tuple:
-        best = None
+        best: tuple[int, str, Mark | None] | None = None  # (depth, file, mark) of the deepest match
         for file in [self.source, *self.patches]:
             for obj in self._candidates(file):
                 depth, mark = _deepest(obj, path or ())
                 if best is None or depth > best[0]:
                     best = (depth, file, mark)
-        if best is None or best[2] is None:
+        found = best[2] if best is not None else None
+        if best is None or found is None:
             return (self.fallback, 1, 1)
-        _, file, (found_line, found_column) = best
-        return (self.index.display(file), found_line, found_column)
+        return (self.index.display(best[1]), found[0], found[1])
 
 
 def _deepest(obj, path: tuple) -> tuple[int, tuple | None]:

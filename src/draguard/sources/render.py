@@ -278,11 +278,11 @@ class SourceMap:
         return aligned
 
     def locate(self, line: int, column: int, path: tuple | None = None) -> tuple[str, int, int]:
-        template = self.template_for(line)
-        if template is None or not os.path.isfile(template):
+        template, document = self.template_for(line), self._document_at(line)
+        if template is None or document is None or not os.path.isfile(template):
             return (os.path.join(self.chart_dir, "Chart.yaml"), 1, 1)
         lines = self._lines_of(template)
-        start = self._document_at(line)[0]
+        start = document[0]
         resolve = _Resolver(self.rendered_lines, start, self._alignment(start, lines), lines)
         wanted = self.rendered_lines[line - 1] if 0 < line <= len(self.rendered_lines) else ""
         number = resolve.template_line(line)
@@ -304,8 +304,8 @@ class SourceMap:
         directives = [number for number in window if "{{" in lines[number - 1]]
         if directives:  # the directive that emitted it (toYaml, include, range): the last one above what
             below = resolve.next_template_line(line)  # follows it in the block, else the block's first
-            number = max((n for n in directives if n < below), default=directives[0]) if below in window \
-                else directives[0]
+            number = max((n for n in directives if n < below), default=directives[0]) \
+                if below is not None and below in window else directives[0]
             return (template, number, lines[number - 1].index("{{") + 1)
         return (template, parent or 1, 1)
 
@@ -437,10 +437,10 @@ def _unique_anchors(a, b, a_lo, a_hi, b_lo, b_hi) -> list[tuple[int, int]]:
             tails.append(k)
         else:
             tails[lo] = k
-    run, k = [], tails[-1] if tails else None
-    while k is not None:
-        run.append(candidates[k])
-        k = links[k]
+    run, at = [], tails[-1] if tails else None
+    while at is not None:
+        run.append(candidates[at])
+        at = links[at]
     return run[::-1]
 
 

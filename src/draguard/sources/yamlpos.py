@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 import re
 from collections import OrderedDict
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,7 +26,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 try:  # the C loader is a hard requirement for speed, but never for correctness
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
-    from yaml import SafeLoader as _BaseLoader
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]  # CSafeLoader's pure-Python twin
 
 
 class _Loader(_BaseLoader):
@@ -38,8 +39,8 @@ class _Loader(_BaseLoader):
     resolve = staticmethod(lru_cache(maxsize=1 << 16)(lambda kind, value, implicit: _RESOLVE(kind, value, implicit)))
     # The safe loader has no path resolvers: C callables that take the hooks' arguments and
     # do nothing the loader reads
-    descend_resolver = staticmethod(operator.is_)
-    ascend_resolver = staticmethod(tuple)
+    descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # a no-op with the hook's arguments
+    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # a no-op with the hook's arguments
 
 
 Mark = tuple  # (line, column), both 1-based
@@ -66,6 +67,9 @@ class YMap(dict):
     document root. Objects that never had text (admission requests) have a path only."""
 
     __slots__ = ("mark", "marks", "path")
+    mark: Mark
+    marks: dict  # key -> the packed positions of the key and its value
+    path: tuple
 
     def key_mark(self, key) -> Mark | None:
         m = self.marks.get(key) if hasattr(self, "marks") else None
@@ -80,6 +84,9 @@ class YSeq(list):
     """A sequence that knows where it is, where each item is (`item_mark`), and its path."""
 
     __slots__ = ("mark", "marks", "path")
+    mark: Mark
+    marks: list  # the packed position of each item
+    path: tuple
 
     def item_mark(self, index: int) -> Mark | None:
         marks = getattr(self, "marks", ())
@@ -120,10 +127,10 @@ def positioned(data, path: tuple = ()):
             out[key] = positioned(value, path + (key,))
         return out
     if isinstance(data, list):
-        out = YSeq()
-        out.path = path
-        out.extend(positioned(value, path + (i,)) for i, value in enumerate(data))
-        return out
+        seq = YSeq()
+        seq.path = path
+        seq.extend(positioned(value, path + (i,)) for i, value in enumerate(data))
+        return seq
     return data
 
 
@@ -178,7 +185,7 @@ _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _MERGE = "tag:yaml.org,2002:merge"
 _constructor = yaml.constructor.SafeConstructor()
-_RESOLVE = yaml.resolver.Resolver().resolve  # stateless for the safe loader: no path resolvers
+_RESOLVE: Callable[[type, str, tuple[bool, bool]], str] = yaml.resolver.Resolver().resolve  # stateless for the safe loader: no path resolvers
 
 
 def _scalar(node: ScalarNode):
@@ -231,6 +238,7 @@ class _Builder:
                 self._refuse(f"document expands to more than {self.limits.max_nodes} nodes (alias bomb?)", node)
             return seen[0]
         before = self.count
+        obj: YMap | YSeq
         if node.__class__ is MappingNode:
             obj = self._mapping(node, path)
         else:
@@ -318,6 +326,8 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
     try:
         while loader.check_node():
             node = loader.get_node()
+            if node is None:  # check_node said there is one
+                break
             start, end = node.start_mark, node.end_mark
             doc = Document(index, None, start.line + 1, end.line + 1)
             index += 1

@@ -185,7 +185,12 @@ class FakeNvml:
         return len(self._device(device).mig or ())
 
     def nvmlDeviceGetMigDeviceHandleByIndex(self, device, index):
-        return self._device(device).mig[index]
+        mig = self._device(device).mig
+        if mig is None:  # MIG is off on the GPU
+            raise NVMLError(NVML_ERROR_NOT_SUPPORTED)
+        if not 0 <= index < len(mig):  # no MIG device at the index
+            raise NVMLError(NVML_ERROR_NOT_FOUND)
+        return mig[index]
 
     def nvmlDeviceGetMemoryInfo(self, handle, version=None):
         return _Memory(self._state(handle)[1])

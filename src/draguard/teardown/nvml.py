@@ -64,10 +64,11 @@ class Nvml:
     def open(cls, lib=None) -> "Nvml":
         if lib is None:
             try:
-                import pynvml as lib
+                import pynvml
             except ImportError as exc:
                 raise NvmlProblem("bindings-missing", "the nvidia-ml-py package is not installed "
                                   "(pip install 'draguard[teardown]')") from exc
+            lib = pynvml
         session = cls(lib)
         session.call(lib.nvmlInit)
         return session

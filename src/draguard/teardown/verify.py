@@ -52,24 +52,25 @@ def verify(nvml: Nvml, baseline: Baseline, timeout: float, interval: float = 0.5
         except NvmlProblem:
             rows = []  # the verdict stands without the counts
         return Verdict("ambiguous", clock() - start, rows, reason=baseline.shared)
-    last_problem: NvmlProblem | None = None
     while True:
+        reading: list[dict] | NvmlProblem  # the devices' rows, or the transient problem that stopped the count
         try:
-            rows = _rows(nvml, baseline)
-            last_problem = None
+            reading = _rows(nvml, baseline)
         except NvmlProblem as problem:
             if not problem.transient:
                 return Verdict("cannot-verify", clock() - start, reason=str(problem), problem=problem.kind)
-            rows, last_problem = None, problem
-        if rows is not None:
-            held = [row for row in rows if row["processes"] or row["usedAboveBaselineMiB"] > tolerance_mib]
+            reading = problem
+        late = clock() - start >= timeout
+        if isinstance(reading, NvmlProblem):
+            if late:
+                return Verdict("cannot-verify", clock() - start, reason=f"still failing at the deadline: {reading}",
+                               problem=reading.kind)
+        else:
+            held = [row for row in reading if row["processes"] or row["usedAboveBaselineMiB"] > tolerance_mib]
             if not held:
-                return Verdict("released", clock() - start, rows)
-        if clock() - start >= timeout:
-            if last_problem is not None:
-                return Verdict("cannot-verify", clock() - start, reason=f"still failing at the deadline: {last_problem}",
-                               problem=last_problem.kind)
-            return Verdict("held", clock() - start, rows, reason=_held_reason(held, tolerance_mib, timeout))
+                return Verdict("released", clock() - start, reading)
+            if late:
+                return Verdict("held", clock() - start, reading, reason=_held_reason(held, tolerance_mib, timeout))
         sleep(interval)
 
 

@@ -488,3 +488,10 @@ def test_the_legacy_policy_reads_a_crd_s_gpu_alias_as_the_check(service, contain
     assert any(f.rule == rule.id for f in found) is flagged
     verdict = evaluate(policy(rule, "1.35", [])[0], plain(obj.data))
     assert verdict.error is None and verdict.passed is not flagged
+
+
+def test_a_rule_named_twice_is_exported_once(cli):
+    result = cli("policy", "export", "--rule", "admin-access-label", "--rule", "admin-access-label")
+    kinds = [d["kind"] for d in yaml.safe_load_all(result.out) if d]
+    assert result.code == 0 and kinds.count("ValidatingAdmissionPolicy") == 1
+    assert kinds.count("ValidatingAdmissionPolicyBinding") == 1

@@ -8,8 +8,8 @@ import os
 
 import pytest
 
+from draguard.core.config import Config
 from draguard.core.finding import Finding, Severity
-from draguard.core.location import Location
 from draguard.engine import parallel
 from draguard.model.manifest import Manifest
 from support.paths import CORPUS, EXAMPLES
@@ -22,9 +22,9 @@ def parts(monkeypatch):
     splits = []
     judged = parallel._judged_in_parts
 
-    def counted(loaded, config, manifests, count, advance):
+    def counted(given, config, count, advance):
         splits.append(count)
-        return judged(loaded, config, manifests, count, advance)
+        return judged(given, config, count, advance)
 
     monkeypatch.setattr(parallel, "_judged_in_parts", counted)
     return splits
@@ -44,11 +44,41 @@ def test_suppressions_in_one_part_hold_for_findings_from_another():
                                  "metadata": {"name": "b", "namespace": "n", "annotations": {
                                      "ignore.draguard.io/rollout-pdb": "agreed with the platform team"}}})
     other = Manifest.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}})
-    on_budget = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", Location("f"), budget.ref)
-    on_other = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", Location("f"), other.ref)
-    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [], [budget, other])
+    on_budget = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", budget.location(), budget.ref)
+    on_other = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", other.location(), other.ref)
+    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [], [budget, other], Config())
     assert kept == [on_other] and suppressed == [on_budget]
     assert on_budget.suppressed_by == "agreed with the platform team"
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+  namespace: ml{annotations}
+spec:
+  containers:
+  - name: c
+    image: registry.example/trainer:1.0
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def test_a_suppression_in_one_file_does_not_hide_the_same_named_object_in_another(cli, parts, tmp_path):
+    """Suppressions are keyed by file, document and object (engine.run.suppression_key) in
+    parts as in one run: the annotation in a.yaml leaves b.yaml's same-named pod judged."""
+    (tmp_path / "a.yaml").write_text(POD.format(annotations="\n  annotations: {ignore.draguard.io/legacy-gpu-resource: "
+                                                            "agreed}"))
+    (tmp_path / "b.yaml").write_text(POD.format(annotations=""))
+    one = cli("lint", "--no-config", "--jobs", "1", "-f", "json", "--show-suppressed", tmp_path)
+    many = cli("lint", "--no-config", "--jobs", "2", "-f", "json", "--show-suppressed", tmp_path)
+    assert parts == [2]
+    assert (many.code, many.out) == (one.code, one.out)
+    report = many.json
+    assert [f["file"].rsplit("/", 1)[-1] for f in report["findings"] if f["rule"] == "legacy-gpu-resource"] == ["b.yaml"]
+    assert [f["file"].rsplit("/", 1)[-1] for f in report["suppressed"] if f["rule"] == "legacy-gpu-resource"] == \
+        ["a.yaml"]
 
 
 def test_small_runs_stay_in_one_process(cli, monkeypatch):
@@ -63,13 +93,13 @@ def test_jobs_must_be_a_positive_number(cli, jobs):
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(cli, parts, monkeypatch):
-    parent, judge = os.getpid(), parallel.lint_loaded
+    parent, part = os.getpid(), parallel._part
 
     def dying(*args, **kwargs):
         if os.getpid() != parent:
             os._exit(9)  # as the kernel's OOM killer would end it
-        return judge(*args, **kwargs)
+        return part(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "lint_loaded", dying)
+    monkeypatch.setattr(parallel, "_part", dying)
     result = cli("lint", "--no-config", "--jobs", "2", CORPUS)
     assert result.code == 2 and "ended without answering" in result.err and "--jobs 1" in result.err

@@ -123,16 +123,17 @@ def test_judged_narrows_what_is_judged_and_counted():
     assert result.objects == 1 and {f.obj.kind for f in result.findings} == {"Pod"}
 
 
-def test_the_lint_loaded_shim_is_a_run():
-    """engine.lint.lint_loaded (kept for lint --jobs) judges what `only` lets through, as a Run does."""
-    from draguard.engine.lint import lint_loaded
+def test_the_lint_front_doors_build_a_run_and_take_at_most_six_parameters():
+    """lint_paths' reading options are one Reading; lint --jobs builds its parts' Runs itself
+    (the lint_loaded shim is gone)."""
+    import inspect
 
-    loaded = Loaded()
-    load_text(Source("a.yaml", PLAIN + "---\n" + TWO_LEVELS), loaded)
-    shim = lint_loaded(loaded, Config(), only=lambda m: m.kind == "Pod")
-    run = Run(Config(), Inputs.loaded(loaded, judged=lambda m: m.kind == "Pod")).findings()
-    assert [(f.rule, f.message) for f in shim.findings] == [(f.rule, f.message) for f in run.findings]
-    assert shim.findings and shim.objects == 1
+    from draguard.engine import lint, parallel
+
+    fronts = [lint.lint_objects, lint.lint_paths, lint.lint_text, lint.read_inputs, parallel.lint_paths_jobs]
+    assert {f.__name__: len(inspect.signature(f).parameters) for f in fronts if
+            len(inspect.signature(f).parameters) > 6} == {}
+    assert not hasattr(lint, "lint_loaded") and not hasattr(parallel, "lint_loaded")
 
 
 def test_a_finding_sent_to_another_process_leaves_its_object_behind():

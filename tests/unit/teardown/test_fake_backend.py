@@ -99,3 +99,15 @@ def test_the_fake_s_nvml_codes_are_the_bindings():
     pynvml = pytest.importorskip("pynvml")
     names = [n for n in vars(fake) if n.startswith(("NVML_", "nvmlMemory_"))]
     assert len(names) >= 8 and all(getattr(fake, n) == getattr(pynvml, n) for n in names)
+
+
+def test_a_mig_handle_the_gpu_does_not_have_is_an_nvml_error_as_the_bindings_raise():
+    nvml = fake.FakeNvml([fake.FakeDevice("GPU-a"), fake.FakeDevice("GPU-b", mig=[fake.FakeDevice("MIG-b0")])], "verify")
+    nvml.nvmlInit()
+    plain, parted = nvml.nvmlDeviceGetHandleByIndex(0), nvml.nvmlDeviceGetHandleByIndex(1)
+    assert nvml.nvmlDeviceGetMigDeviceHandleByIndex(parted, 0).uuid == "MIG-b0"
+    for handle, index, code in [(plain, 0, fake.NVML_ERROR_NOT_SUPPORTED), (parted, 1, fake.NVML_ERROR_NOT_FOUND),
+                                (parted, -1, fake.NVML_ERROR_NOT_FOUND)]:
+        with pytest.raises(fake.NVMLError) as raised:
+            nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, index)
+        assert raised.value.value == code
