@@ -45,7 +45,7 @@ class Problem:
     """What the server refuses, at `holder[key]` (the holder itself when key is None)."""
 
     holder: object
-    key: object
+    key: str | int | None
     message: str
     at_value: bool = True
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from ..core.fixes import Edit, plain, remove, set_value
 from ..model.claims import claim_spec
-from ..model.manifest import Manifest
+from ..model.manifest import Manifest, edit_path
 from ..model.pods import mapping, mappings
-from ..sources.yamlpos import path_of
 
 CONVERTIBLE = frozenset({"ResourceClaim", "ResourceClaimTemplate", "DeviceClass", "ResourceSlice"})
 
@@ -37,7 +36,7 @@ def _requests(spec: dict) -> list[Edit]:
         moved = {key: plain(value) for key, value in request.items() if key not in ("name", "firstAvailable")}
         if not moved or "firstAvailable" in request:
             continue
-        base = path_of(request)
+        base = edit_path(request)
         edits.append(set_value(base + ("exactly",), moved))
         edits += [remove(base + (key,)) for key in moved]
     return edits
@@ -49,7 +48,7 @@ def _devices(spec: dict) -> list[Edit]:
         basic = device.get("basic")
         if not isinstance(basic, dict):
             continue
-        base = path_of(device)
+        base = edit_path(device)
         edits += [set_value(base + (key,), plain(value)) for key, value in basic.items()]
         edits.append(remove(base + ("basic",)))
     return edits

@@ -55,7 +55,7 @@ def load_scenario(path: str) -> Scenario:
     [doc] = _single(path)
     spec, here = doc.data, os.path.dirname(os.path.abspath(path))
 
-    def fail(message: str, container: object = None, key: object = None) -> NoReturn:
+    def fail(message: str, container: object = None, key: str | int | None = None) -> NoReturn:
         where = doc.location(container, key)
         raise InputError(f"{where.file}:{where.line}:{where.column}: {message}")
 

@@ -23,6 +23,8 @@ from sys import intern as _intern
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ..core.location import Path
+
 try:  # the C loader is a hard requirement for speed, but never for correctness
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
@@ -105,9 +107,9 @@ def mark_of(container, key=None, *, value: bool = False) -> Mark | None:
     return None
 
 
-def path_of(container, key=None):
+def path_of(container: object, key: str | int | None = None) -> Path | None:
     """The path of `container[key]` (or of the container), None for data without paths."""
-    base = getattr(container, "path", None)
+    base: Path | None = getattr(container, "path", None)
     if base is None or key is None:
         return base
     return base + (key,)
