@@ -5,25 +5,25 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Iterator
 
-from ..core.finding import Severity
-from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
+from ..core.finding import Finding, Severity
+from ..core.fixes import Applicability, Edit, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
 from ..core.quantity import QuantityError, parse_quantity
 from ..facts.shipped import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels, unshared_node_selector)
+from ..model.manifest import edit_path
 from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
+from ..model.values import Yaml, YamlMap
 from ..model.workloads import POD_TARGETS, WORKLOADS
-from ..sources.yamlpos import path_of
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..core.fixes import Edit
     from ..model.manifest import Manifest
     from ..model.pods import ContainerSite, PodSite
     from .context import Context
@@ -53,7 +53,7 @@ def gpu_alias_cel() -> str:
 _NOT_LEGACY = f"!k.matches(r'{LEGACY_RESOURCE.pattern}') && !({gpu_alias_cel()})"
 
 
-def _alias_note(obj, resource: str, c) -> str:
+def _alias_note(obj: Manifest, resource: str, c: ContainerSite) -> str:
     return f" ({obj.kind} turns it into nvidia.com/gpu)" if resource in c.gpu_aliases else ""
 
 
@@ -90,7 +90,11 @@ def _dra_class(resource: str) -> tuple[str, str | None, str, bool, str] | None:
     return None
 
 
-def _dra_request(resource: str) -> tuple[str, str | None, str] | None:
+#: (DeviceClass, CEL selector or None, name part): the one device a migrated request asks for
+DraRequest = tuple[str, str | None, str]
+
+
+def _dra_request(resource: str) -> DraRequest | None:
     """(DeviceClass, CEL selector or None, name part) for the resources whose DRA request is
     one device each; shares (time-slicing's nvidia.com/gpu.shared, Intel millicores and
     memory) have no such request and get no fix."""
@@ -103,7 +107,7 @@ def _label(text: str, limit: int = 63) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
 
 
-def _count(value) -> int | None:
+def _count(value: Yaml) -> int | None:
     """A device-plugin quantity as a device count, read as the API server reads the quantity
     (`2`, `"2"`, `2.0` and `"2000m"` are 2): a whole number 0 or more, else None."""
     try:
@@ -113,7 +117,7 @@ def _count(value) -> int | None:
     return int(amount) if amount.denominator == 1 and amount >= 0 else None
 
 
-def _unequal_request(c, resource: str) -> str | None:
+def _unequal_request(c: ContainerSite, resource: str) -> str | None:
     """Why the counts in limits and requests leave the migration no count to take, where
     they do: the API server refuses a request of an extended resource that differs from its
     limit (it is not overcommitted: validateResourceRequirements), so which one was meant is
@@ -127,25 +131,25 @@ def _unequal_request(c, resource: str) -> str | None:
             "API server refuses (an extended resource's request must equal its limit): make them equal, then migrate")
 
 
-def _request_fields(request: tuple, count: int) -> dict:
+def _request_fields(request: DraRequest, count: int) -> YamlMap:
     """The fields of the one request a migration's template makes."""
     class_name, selector, _ = request
-    fields = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
+    fields: YamlMap = {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count}
     if selector:
         fields["selectors"] = [{"cel": {"expression": selector}}]
     return fields
 
 
-def _claim_template(name: str, namespace: str, version: str, request: tuple, count: int) -> dict:
+def _claim_template(name: str, namespace: str, version: str, request: DraRequest, count: int) -> YamlMap:
     fields = _request_fields(request, count)
-    entry = {"name": _label(request[2].split("-")[0])}
+    entry: YamlMap = {"name": _label(request[2].split("-")[0])}
     entry.update(fields if version == "v1beta1" else {"exactly": fields})
     metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
     return {"apiVersion": f"resource.k8s.io/{version}", "kind": "ResourceClaimTemplate", "metadata": metadata,
             "spec": {"spec": {"devices": {"requests": [entry]}}}}
 
 
-def _extended_class(resource: str, request: tuple) -> dict:
+def _extended_class(resource: str, request: DraRequest) -> YamlMap:
     class_name, selector, part = request
     base = device_classes().get(class_name, {}).get("selector", f"device.driver == '{class_name}'")
     expression = f"{base} && {selector}" if selector else base
@@ -153,7 +157,8 @@ def _extended_class(resource: str, request: tuple) -> dict:
             "spec": {"selectors": [{"cel": {"expression": expression}}], "extendedResourceName": resource}}
 
 
-def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str, ctx) -> Fix | NoFix:
+def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, quantity: Yaml,
+              pairs: list[tuple[ContainerSite, str]], strategy: str, ctx: Context) -> Fix | NoFix:
     """The fix that moves one container's device-plugin resource (asking for `quantity`) to
     DRA (see the rule's docs), or why there is none. Names derive from the workload,
     container and resource, so a template made before (by an earlier run) is found and
@@ -204,19 +209,20 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    "extendedResourceName (the bridge gives no per-pod selector, no claim sharing, no driver config)"
                    + sliced,
                    Applicability.UNSAFE, (add_document(device_class),))
-    shared, total, own = [], 0, count
+    lent: list[str] = []
+    total, own = 0, count
     if c.lends_devices:
         waiting = [a.label for a in site.containers if not a.init and any(r == resource for r, _, _ in _by_resource(a))]
         if waiting:
             return NoFix(f"an init container's devices pass on to the app containers (the device plugin lends them, "
                          f"and the pod holds the larger of the two counts): it is migrated once {', '.join(waiting)} "
                          f"ask for {resource} through DRA, to share their claims rather than add devices")
-        shared, total = _lent(_held_by_app_containers(obj, site, request, ctx), count)
+        lent, total = _lent(_held_by_app_containers(obj, site, request, ctx), count)
         own = max(0, count - total)
-    references = tuple(append(c.path + (c.resources_key, "claims"), {"name": name}) for name in shared)
+    references = tuple(append(c.path + (c.resources_key, "claims"), {"name": name}) for name in lent)
     if not own:
         more = f"; it sees {total} devices where it asked for {count}" if total > count else ""
-        return Fix(f"claim {resource} through DRA: share the app containers' claim(s) {', '.join(shared)} (an init "
+        return Fix(f"claim {resource} through DRA: share the app containers' claim(s) {', '.join(lent)} (an init "
                    f"container's devices pass on to them, as under the device plugin){more}",
                    Applicability.UNSAFE, (*references, *removals))
     claim = request[2] if sum(1 for _, r in pairs if r == resource) == 1 else f"{c.name}-{request[2]}"
@@ -231,8 +237,8 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
     made = () if exists else (add_document(_claim_template(template, obj.namespace, version, request, own)),)
     ray = _ray_gpu_count(obj, site, c, resource, count)
     return Fix(f"claim {resource} through DRA: ResourceClaimTemplate '{template}' of class {request[0]}" + sliced
-               + (f" for {own} device(s), with the app containers' claim(s) {', '.join(shared)} it shares"
-                  if shared else "")
+               + (f" for {own} device(s), with the app containers' claim(s) {', '.join(lent)} it shares"
+                  if lent else "")
                + (f"; rayStartParams num-gpus: '{count}' keeps Ray's GPU count" if ray else ""),
                Applicability.UNSAFE, (
                    *made,
@@ -242,19 +248,20 @@ def migration(obj, site, c, resource: str, quantity, pairs: list, strategy: str,
                    *removals, *ray))
 
 
-def _removals(c, resource: str) -> list:
+def _removals(c: ContainerSite, resource: str) -> list[Edit]:
     """The edits that take `resource` out of the container's limits and requests (a section
     it leaves empty goes with it)."""
-    removals = []
+    removals: list[Edit] = []
     for section in ("limits", "requests"):
         values = c.resources.get(section)
         if isinstance(values, dict) and resource in values:
             target = values if len(values) > 1 else c.resources
-            removals.append(remove(path_of(target, resource if target is values else section)))
+            removals.append(remove(edit_path(target, resource if target is values else section)))
     return removals
 
 
-def _shared_migration(obj, site, c, quantity, selected: str, strategy, version: str | None) -> Fix | NoFix:
+def _shared_migration(obj: Manifest, site: PodSite, c: ContainerSite, quantity: Yaml, selected: str,
+                      strategy: tuple[str, str] | str, version: str | None) -> Fix | NoFix:
     """Pods on shared nvidia.com/gpu replicas (`selected`, the node label that says so) move to
     the DRA way of sharing: one ResourceClaim of one GPU that every pod of the workload
     references by resourceClaimName, with NVIDIA's GpuConfig sharing it the same way
@@ -291,7 +298,7 @@ def _shared_claim(obj: Manifest, site: PodSite, c: ContainerSite, version: str,
                      "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
                      "sharing": {"strategy": how}}}}]}}}
     return name, (add_document(claim),
-                  append(site.path + ("resourceClaims",), {"name": "shared-gpu", "resourceClaimName": name}),
+                  append(edit_path(site.spec, "resourceClaims"), {"name": "shared-gpu", "resourceClaimName": name}),
                   append(c.path + (c.resources_key, "claims"), {"name": "shared-gpu"}))
 
 
@@ -305,16 +312,16 @@ def _unshare_selector(site: PodSite, selected: str) -> tuple[str, tuple[Edit, ..
                 "pods wait for nodes of the device plugin's sharing", ())
     selector = site.spec["nodeSelector"]
     if all(value is None for value in entries.values()) and len(entries) == len(selector):
-        edits: tuple[Edit, ...] = (remove(path_of(site.spec, "nodeSelector")),)
+        edits: tuple[Edit, ...] = (remove(edit_path(site.spec, "nodeSelector")),)
     else:
-        edits = tuple(remove(path_of(selector, key)) if value is None else set_value(path_of(selector, key), value)
+        edits = tuple(remove(edit_path(selector, key)) if value is None else set_value(edit_path(selector, key), value)
                       for key, value in entries.items())
     said = ", ".join(f"{key}: {selector[key]} {'goes' if value is None else f'becomes {value}'}"
                      for key, value in entries.items())
     return f"the nodeSelector for shared replicas follows ({said})", edits
 
 
-def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, int]]:
+def _held_by_app_containers(obj: Manifest, site: PodSite, request: DraRequest, ctx: Context) -> list[tuple[str, int]]:
     """(pod claim, device count) of the claims the app containers use whose template asks
     for what a migration of this resource asks, at any count (the ones an earlier round
     made for them, or a user's of that very shape)."""
@@ -335,7 +342,7 @@ def _held_by_app_containers(obj, site, request: tuple, ctx) -> list[tuple[str, i
     return list(held.items())
 
 
-def _migrated_count(template, request: tuple) -> int | None:
+def _migrated_count(template: Manifest, request: DraRequest) -> int | None:
     """The device count of a template whose only request is a migration's of `request`."""
     requests = requests_of(template)
     count = requests[0].fields.get("count", 1) if len(requests) == 1 else None
@@ -365,25 +372,26 @@ def _lent(held: list[tuple[str, int]], count: int) -> tuple[list[str], int]:
 _RAY_GPU = re.compile(r".*gpu|nvidia\.com/mig-\d+g\..*")
 
 
-def _ray_gpu_count(obj, site, c, resource: str, count: int) -> tuple:
+def _ray_gpu_count(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, count: int) -> tuple[Edit, ...]:
     """KubeRay starts Ray with the Ray container's (the first one's) GPU limit as --num-gpus,
     and its autoscaler reads the group's GPUs there too, unless the group's rayStartParams set
     num-gpus (generateRayStartCommand, computeGPU). Once the limit is gone, Ray would count no
     GPU on the group and never scale it for GPU work: the migration writes the count into
     rayStartParams (not where the group sets `resources`, which KubeRay refuses beside it)."""
-    if obj.group != "ray.io" or site.path[-2:] != ("template", "spec") or \
-            c.path != site.path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
+    pod_path = site.path
+    if obj.group != "ray.io" or pod_path is None or pod_path[-2:] != ("template", "spec") or \
+            c.path != pod_path + ("containers", 0) or not _RAY_GPU.fullmatch(resource):
         return ()
     group = obj.data
-    for part in site.path[:-2]:
+    for part in pod_path[:-2]:
         group = group[part]
     params = group.get("rayStartParams")
     if "resources" in group or "num-gpus" in mapping(params) or (params is not None and not isinstance(params, dict)):
         return ()
-    return (set_value(site.path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
+    return (set_value(pod_path[:-2] + ("rayStartParams", "num-gpus"), str(count)),)
 
 
-def _template_name(ctx, obj, base: str, fields: dict) -> tuple[str, bool] | None:
+def _template_name(ctx: Context, obj: Manifest, base: str, fields: YamlMap) -> tuple[str, bool] | None:
     """(the template name the migration uses, whether the workload's own file holds that
     template already): the derived name when it is free or holds the very request the
     migration would make (an earlier run's, or a copy of the workload's), else the first free
@@ -403,7 +411,7 @@ def _template_name(ctx, obj, base: str, fields: dict) -> tuple[str, bool] | None
     return None
 
 
-def _asks_for(template, fields: dict) -> bool:
+def _asks_for(template: Manifest, fields: YamlMap) -> bool:
     """Whether a claim template's only request is `fields` (API defaults filled in), with no
     constraints or config beside it."""
     devices = claim_spec(template).get("devices")
@@ -488,7 +496,7 @@ class LegacyGpuResource(Rule):
                                   "and resource) or 'extended-resource' (keep the limit; a DeviceClass with "
                                   "extendedResourceName serves it, KEP-5004, 1.34+)")}
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         if (obj.group, obj.kind) in POD_TARGETS:
             sites = pod_sites(obj)
         elif _custom(obj.group):
@@ -518,7 +526,7 @@ class LegacyGpuResource(Rule):
                         f"not tied to the pod", values, resource, help=_suggestion(resource),
                         fix=migration(obj, site, c, resource, values[resource], pairs, strategy, ctx))
 
-    def _unmodelled(self, obj, ctx):
+    def _unmodelled(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for c in unmodelled_containers(obj):
             for resource, section_list, (section, values) in _by_resource(c):
                 yield ctx.finding(self, obj, f"{c.label} asks for {resource}: {values[resource]} in {section_list} "
@@ -532,10 +540,10 @@ def _custom(group: str) -> bool:
     return "." in group and not group.endswith(".k8s.io")
 
 
-def _by_resource(c):
+def _by_resource(c: ContainerSite) -> Iterator[tuple[str, str, tuple[str, YamlMap]]]:
     """(resource, 'limits and requests', the first (section, mapping)): limits and requests of
     one resource are one fault."""
-    found: dict[str, list] = {}
+    found: dict[str, list[tuple[str, YamlMap]]] = {}
     for section, values, resource in legacy_resources(c.resources, c.gpu_aliases):
         found.setdefault(resource, []).append((section, values))
     for resource, places in found.items():
@@ -543,29 +551,31 @@ def _by_resource(c):
 
 
 @lru_cache(maxsize=None)
-def _knobs(kind: str) -> tuple:
+def _knobs(kind: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(entry["pattern"]), entry["what"]) for entry in sharing_knobs()[kind])
 
 
-def _knob(kind: str, name) -> str | None:
+def _knob(kind: str, name: Yaml) -> str | None:
     return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
 
 
-def _container_knobs(c):
+def _container_knobs(c: ContainerSite) -> Iterator[tuple[YamlMap, str, str]]:
     """(the mapping, resource, what) of each sharing resource a container asks for, once: in
     its limits, else in its requests."""
     for section in ("limits", "requests"):
         values = c.resources.get(section)
-        for resource in values if isinstance(values, dict) else {}:
+        if not isinstance(values, dict):
+            continue
+        for resource in values:
             what = _knob("resources", resource)
             if what and not (section == "requests" and resource in (c.resources.get("limits") or {})):
                 yield values, resource, what
 
 
-def _sharing_knobs(c) -> str:
+def _sharing_knobs(c: ContainerSite) -> str:
     """The container's sharing resources (HAMi's nvidia.com/gpumem beside nvidia.com/gpu), as
     `names: what`, or ''."""
-    found: dict[str, list] = {}  # what -> names
+    found: dict[str, list[str]] = {}  # what -> names
     for _, resource, what in _container_knobs(c):
         found.setdefault(what, []).append(resource)
     return "; ".join(f"{', '.join(names)}: {what}" for what, names in found.items())
@@ -635,7 +645,7 @@ class LegacyGpuSharing(Rule):
         """
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
         if (obj.group, obj.kind) == _CONFIG_MAP:
@@ -675,7 +685,7 @@ def _migrated_to(key: object) -> str | None:
 _KAI_CONTAINER, _KAI_DEVICES = "gpu-fraction-container-name", "gpu-fraction-num-devices"
 
 
-def _annotation_migration(obj: Manifest, site: PodSite, annotations: dict[str, Any], key: str,
+def _annotation_migration(obj: Manifest, site: PodSite, annotations: YamlMap, key: str,
                           ctx: Context) -> Fix | NoFix | None:
     """The pod's share through annotations (KAI's gpu-fraction or gpu-memory) moved to DRA:
     one ResourceClaim of one GPU with the GpuConfig sharing that isolates no more and no less
@@ -705,8 +715,8 @@ def _annotation_migration(obj: Manifest, site: PodSite, annotations: dict[str, A
         return NoFix(f"{why}; {c.label} also asks for {', '.join(taken)}: migrate that first (legacy-gpu-resource)")
     name, claimed = _shared_claim(obj, site, c, version, how)
     kai = [k for k in annotations if k in shares or k in (_KAI_CONTAINER, _KAI_DEVICES)]
-    removals = ((remove(path_of(site.metadata, "annotations")),) if len(kai) == len(annotations)
-                else tuple(remove(path_of(annotations, k)) for k in kai))
+    removals = ((remove(edit_path(site.metadata, "annotations")),) if len(kai) == len(annotations)
+                else tuple(remove(edit_path(annotations, k)) for k in kai))
     scheduler = site.spec.get("schedulerName")
     left = (f"; schedulerName {scheduler} is left: it must allocate DRA claims, or the default scheduler does"
             if isinstance(scheduler, str) and scheduler != "default-scheduler" else "")
@@ -742,7 +752,7 @@ class LegacySchedulingLeftover(Rule):
                                          "      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n")
     compliant = COMPLIANT_POD
 
-    def check(self, obj, ctx):
+    def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         for site in pod_sites(obj):
             if not site.claims or any(True for c in site.containers for _ in _by_resource(c)):
                 continue
