@@ -4,11 +4,10 @@ folders, charts and stdin first; `lint_objects` judges objects already in memory
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
-from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
@@ -16,6 +15,9 @@ from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .result import INTERNAL_ERROR, LintResult
 from .run import LIVE_OBJECTS, Against, Inputs, Run
+
+if TYPE_CHECKING:
+    from ..dra.inventory import Inventory
 
 __all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "lint_loaded", "lint_objects", "lint_paths", "lint_text"]
 

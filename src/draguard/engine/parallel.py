@@ -30,7 +30,6 @@ from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, load_units
 from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
-from ..dra.inventory_reader import load_inventory
 from .lint import INTERNAL_ERROR, LIVE_OBJECTS, LintResult, lint_loaded, lint_paths
 from .suppress import suppressions
 
@@ -80,6 +79,8 @@ def _judged_in_parts(loaded: Loaded, config: Config, manifests: list[Manifest], 
 
     inventory = None
     if config.inventory:  # read once, before the fork, as lint_loaded would read it
+        from ..dra.inventory_reader import load_inventory
+
         set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
         inventory = load_inventory(config.inventory, config.kube_version, set_classes)
     _warm_up(loaded, config, manifests, inventory)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Lifecycle, Profile
+from .base import Lifecycle, Profile, Rule
+from .index import Entry, known
 from .registry import REGISTRY
 
 ALL = "all"
@@ -33,20 +34,22 @@ class Selection:
         if self.select is not None:
             chosen = {rule.id for selector in self.select for rule in _matching(selector)}
         else:
-            chosen = {rule.id for rule in REGISTRY if self.profile is Profile.STRICT or rule.profile is self.profile}
+            chosen = {rule.id for rule in known()
+                      if self.profile is Profile.STRICT or rule.profile is self.profile}
         chosen |= {rule.id for selector in self.extend_select for rule in _matching(selector)}
         chosen -= {rule.id for selector in self.ignore for rule in _matching(selector)}
-        return frozenset(rule.id for rule in REGISTRY if rule.id not in chosen or not _runs(rule, self.preview))
+        return frozenset(rule.id for rule in known() if rule.id not in chosen or not _runs(rule, self.preview))
 
 
-def _runs(rule, preview: bool) -> bool:
+def _runs(rule: Entry | Rule, preview: bool) -> bool:
     return rule.lifecycle is not Lifecycle.REMOVED and (preview or rule.lifecycle is not Lifecycle.PREVIEW)
 
 
-def _matching(selector: str) -> list:
+def _matching(selector: str) -> list[Entry | Rule]:
+    """The rules a selector names (rules.index.known: no rule module imported)."""
     if not isinstance(selector, str):
         raise ValueError(f"a selector is a rule id, a category or '{ALL}', not {selector!r}")
-    found = [rule for rule in REGISTRY if selector in (ALL, rule.id, rule.category)]
+    found = [rule for rule in known() if selector in (ALL, rule.id, rule.category)]
     if not found:
         raise ValueError(f"'{selector}' is neither a rule id nor a category (see `draguard rules`)")
     return found
