@@ -23,3 +23,16 @@ def test_read_once_then_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(shipped, "_read", lambda path: pytest.fail(f"{path} parsed again"))
     assert shipped._load("gpus.yaml") == first
     assert first["models"]
+
+
+def test_the_built_in_inventory_from_the_cache_is_the_generated_one(tmp_path, monkeypatch):
+    from draguard.dra import target
+
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path))
+    target.builtin_manifests.cache_clear()
+    generated = target._generate_builtin()
+    assert [m.data for m in target.builtin_manifests()] == generated
+    target.builtin_manifests.cache_clear()
+    monkeypatch.setattr(target, "_generate_builtin", lambda: pytest.fail("generated again"))
+    assert [m.data for m in target.builtin_manifests()] == generated
+    target.builtin_manifests.cache_clear()
