@@ -14,10 +14,12 @@ reads would stall a large report; /dev/null would let a tool skip the writing)."
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,13 +32,26 @@ RUNS = 5
 class Command:
     """One command line to time. `ok`: the exit codes that mean it did its work (lint exits 1
     when it finds something); any other stops the benchmark with the command's error output.
-    `before`: run ahead of each run, untimed (a fresh copy for a command that writes in place)."""
+    `before`: run ahead of each run, untimed (a fresh copy for a command that writes in place).
+    `timeout` (seconds) and `memory_mib` (address space) bound a run: one past either raises
+    Stopped instead of ending the benchmark (the quadratic cases input_scaling guards against)."""
 
     name: str
     argv: list[str]
     ok: tuple[int, ...] = (0,)
     env: dict | None = None
     before: Callable[[], None] | None = None
+    timeout: float | None = None
+    memory_mib: int | None = None
+
+
+class Stopped(Exception):
+    """A bounded run (Command.timeout, Command.memory_mib) that went past its bound: how it
+    ended, and the peak RSS in MiB it had reached."""
+
+    def __init__(self, how: str, peak: float):
+        super().__init__(how)
+        self.how, self.peak = how, peak
 
 
 @dataclass
@@ -67,12 +82,27 @@ def once(command: Command) -> tuple[float, float]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tool has its bytecode; compiling is not its run
     if command.before:
         command.before()
+    limit = None
+    if command.memory_mib:
+        def limit() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (command.memory_mib << 20, command.memory_mib << 20))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(command.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(child.pid, 0)
+        child = subprocess.Popen(command.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                                 preexec_fn=limit)
+        stopped = threading.Event()
+        timer = threading.Timer(command.timeout, lambda: (stopped.set(), child.kill())) if command.timeout else None
+        if timer:
+            timer.start()
+        _, status, usage = os.wait4(child.pid, 0)  # blocking: the wall time is the exit's, not a poll's
         wall = time.perf_counter() - start
+        if timer:
+            timer.cancel()
         child.returncode = os.waitstatus_to_exitcode(status)
+        if stopped.is_set():
+            raise Stopped(f"stopped after {command.timeout:g} s", usage.ru_maxrss / 1024)
+        if child.returncode not in command.ok and command.memory_mib:
+            raise Stopped(f"exit {child.returncode} (over {command.memory_mib} MiB?)", usage.ru_maxrss / 1024)
         if child.returncode not in command.ok:
             err.seek(0)
             sys.exit(f"{command.name}: exit {child.returncode}, expected {command.ok}: "
