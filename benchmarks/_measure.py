@@ -82,10 +82,7 @@ def once(command: Command) -> tuple[float, float]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tool has its bytecode; compiling is not its run
     if command.before:
         command.before()
-    limit = None
-    if command.memory_mib:
-        def limit() -> None:
-            resource.setrlimit(resource.RLIMIT_AS, (command.memory_mib << 20, command.memory_mib << 20))
+    limit = _address_space(command.memory_mib) if command.memory_mib else None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         child = subprocess.Popen(command.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
@@ -108,6 +105,13 @@ def once(command: Command) -> tuple[float, float]:
             sys.exit(f"{command.name}: exit {child.returncode}, expected {command.ok}: "
                      f"{err.read().decode(errors='replace')[-2000:]}")
     return wall, usage.ru_maxrss / 1024
+
+
+def _address_space(mib: int) -> Callable[[], None]:
+    """Run in the child before it starts: its address space bounded to `mib` MiB."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return limit
 
 
 def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[Runs]:
