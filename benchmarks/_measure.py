@@ -56,11 +56,13 @@ class Stopped(Exception):
 
 @dataclass
 class Runs:
-    """The counted runs of one command: wall seconds and peak RSS in MiB, in run order."""
+    """The counted runs of one command: wall seconds, peak RSS in MiB and CPU seconds (user
+    and system: steadier than the wall time where other work shares the cores), in run order."""
 
     command: Command
     walls: list[float] = field(default_factory=list)
     peaks: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
 
     @property
     def wall(self) -> float:
@@ -71,13 +73,14 @@ class Runs:
         return statistics.median(self.peaks)
 
     def describe(self) -> str:
-        """`median s (min-max)  peak MiB`."""
+        """`median s (min-max)  peak MiB  cpu median s`."""
+        cpu = f"  cpu {statistics.median(self.cpus):.3f} s" if self.cpus else ""
         return (f"{self.wall:7.3f} s ({min(self.walls):.3f}-{max(self.walls):.3f})  "
-                f"peak {self.peak:6.0f} MiB")
+                f"peak {self.peak:6.0f} MiB{cpu}")
 
 
-def once(command: Command) -> tuple[float, float]:
-    """Run `command` once as a fresh process: (wall seconds, peak RSS MiB)."""
+def once(command: Command) -> tuple[float, float, float]:
+    """Run `command` once as a fresh process: (wall seconds, peak RSS MiB, CPU seconds)."""
     env = dict(os.environ, **(command.env or {}))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tool has its bytecode; compiling is not its run
     if command.before:
@@ -104,7 +107,7 @@ def once(command: Command) -> tuple[float, float]:
             err.seek(0)
             sys.exit(f"{command.name}: exit {child.returncode}, expected {command.ok}: "
                      f"{err.read().decode(errors='replace')[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _address_space(mib: int) -> Callable[[], None]:
@@ -124,9 +127,10 @@ def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[
             once(command)
     for _ in range(runs):
         for result in results:
-            wall, peak = once(result.command)
+            wall, peak, cpu = once(result.command)
             result.walls.append(wall)
             result.peaks.append(peak)
+            result.cpus.append(cpu)
     return results
 
 
