@@ -62,10 +62,10 @@ class _OnFirstUse:
         self.text = text
 
     @cached_property
-    def _compiled(self) -> re.Pattern:
+    def _compiled(self) -> re.Pattern[str]:
         return re.compile(self.text)
 
-    def match(self, string: str) -> re.Match | None:
+    def match(self, string: str) -> re.Match[str] | None:
         return self._compiled.match(string)
 
 
