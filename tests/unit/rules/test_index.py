@@ -120,3 +120,22 @@ def test_going_through_the_catalog_imports_every_rule(tmp_path):
         assert len(list(REGISTRY)) == len(REGISTRY) > 70
     """, tmp_path)
     assert {"draguard.rules.cel", "draguard.rules.cluster_pods", "draguard.rules.wiring"} <= loaded
+
+
+@pytest.mark.parametrize("cache_dir", ["", "unwritable"])
+def test_without_a_cache_the_run_is_the_same(cli, tmp_path, monkeypatch, cache_dir):
+    """The cache only saves time: off (DRAGUARD_CACHE_DIR=) or unwritable, the index is built
+    in memory and the findings are the same."""
+    example = REGISTRY.get("legacy-gpu-resource").noncompliant
+    expected = cli("lint", "-", "--no-config", "-f", "json", stdin=textwrap.dedent(example)).json
+    if cache_dir:
+        blocked = tmp_path / "file"
+        blocked.write_text("a file where the cache's folder would be")
+        cache_dir = str(blocked)
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", cache_dir)
+    index.entries.cache_clear()
+    try:
+        again = cli("lint", "-", "--no-config", "-f", "json", stdin=textwrap.dedent(example)).json
+    finally:
+        index.entries.cache_clear()
+    assert again == expected and again["findings"]
