@@ -14,10 +14,12 @@ reads would stall a large report; /dev/null would let a tool skip the writing)."
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,22 +32,37 @@ RUNS = 5
 class Command:
     """One command line to time. `ok`: the exit codes that mean it did its work (lint exits 1
     when it finds something); any other stops the benchmark with the command's error output.
-    `before`: run ahead of each run, untimed (a fresh copy for a command that writes in place)."""
+    `before`: run ahead of each run, untimed (a fresh copy for a command that writes in place).
+    `timeout` (seconds) and `memory_mib` (address space) bound a run: one past either raises
+    Stopped instead of ending the benchmark (the quadratic cases input_scaling guards against)."""
 
     name: str
     argv: list[str]
     ok: tuple[int, ...] = (0,)
     env: dict | None = None
     before: Callable[[], None] | None = None
+    timeout: float | None = None
+    memory_mib: int | None = None
+
+
+class Stopped(Exception):
+    """A bounded run (Command.timeout, Command.memory_mib) that went past its bound: how it
+    ended, and the peak RSS in MiB it had reached."""
+
+    def __init__(self, how: str, peak: float):
+        super().__init__(how)
+        self.how, self.peak = how, peak
 
 
 @dataclass
 class Runs:
-    """The counted runs of one command: wall seconds and peak RSS in MiB, in run order."""
+    """The counted runs of one command: wall seconds, peak RSS in MiB and CPU seconds (user
+    and system: steadier than the wall time where other work shares the cores), in run order."""
 
     command: Command
     walls: list[float] = field(default_factory=list)
     peaks: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
 
     @property
     def wall(self) -> float:
@@ -56,28 +73,48 @@ class Runs:
         return statistics.median(self.peaks)
 
     def describe(self) -> str:
-        """`median s (min-max)  peak MiB`."""
+        """`median s (min-max)  peak MiB  cpu median s`."""
+        cpu = f"  cpu {statistics.median(self.cpus):.3f} s" if self.cpus else ""
         return (f"{self.wall:7.3f} s ({min(self.walls):.3f}-{max(self.walls):.3f})  "
-                f"peak {self.peak:6.0f} MiB")
+                f"peak {self.peak:6.0f} MiB{cpu}")
 
 
-def once(command: Command) -> tuple[float, float]:
-    """Run `command` once as a fresh process: (wall seconds, peak RSS MiB)."""
+def once(command: Command) -> tuple[float, float, float]:
+    """Run `command` once as a fresh process: (wall seconds, peak RSS MiB, CPU seconds)."""
     env = dict(os.environ, **(command.env or {}))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tool has its bytecode; compiling is not its run
     if command.before:
         command.before()
+    limit = _address_space(command.memory_mib) if command.memory_mib else None
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(command.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(child.pid, 0)
+        child = subprocess.Popen(command.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env,
+                                 preexec_fn=limit)
+        stopped = threading.Event()
+        timer = threading.Timer(command.timeout, lambda: (stopped.set(), child.kill())) if command.timeout else None
+        if timer:
+            timer.start()
+        _, status, usage = os.wait4(child.pid, 0)  # blocking: the wall time is the exit's, not a poll's
         wall = time.perf_counter() - start
+        if timer:
+            timer.cancel()
         child.returncode = os.waitstatus_to_exitcode(status)
+        if stopped.is_set():
+            raise Stopped(f"stopped after {command.timeout:g} s", usage.ru_maxrss / 1024)
+        if child.returncode not in command.ok and command.memory_mib:
+            raise Stopped(f"exit {child.returncode} (over {command.memory_mib} MiB?)", usage.ru_maxrss / 1024)
         if child.returncode not in command.ok:
             err.seek(0)
             sys.exit(f"{command.name}: exit {child.returncode}, expected {command.ok}: "
                      f"{err.read().decode(errors='replace')[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+def _address_space(mib: int) -> Callable[[], None]:
+    """Run in the child before it starts: its address space bounded to `mib` MiB."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (mib << 20, mib << 20))
+    return limit
 
 
 def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[Runs]:
@@ -90,9 +127,10 @@ def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[
             once(command)
     for _ in range(runs):
         for result in results:
-            wall, peak = once(result.command)
+            wall, peak, cpu = once(result.command)
             result.walls.append(wall)
             result.peaks.append(peak)
+            result.cpus.append(cpu)
     return results
 
 

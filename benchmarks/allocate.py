@@ -6,6 +6,11 @@ scheduler's Filter does per node) and claims/s for placing claims first-fit acro
 cluster until every slice is taken.
 
     python benchmarks/allocate.py [--nodes 1000] [--gpus 8]
+
+Not whole processes, on purpose: the allocator runs inside long-lived processes (the webhook
+judging a claim against its cache, simulate placing pods one at a time, audit explaining a
+pending pod), where what is waited for is each call, not a process start. The commands a user
+types that use it are timed as whole processes by simulate.py and audit.py.
 """
 
 from __future__ import annotations

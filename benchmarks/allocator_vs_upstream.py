@@ -9,7 +9,12 @@
    selector memoization (one CEL evaluation per distinct profile, not per device) pays here.
 
     python benchmarks/allocator_vs_upstream.py [--scenarios 2000] [--nodes 1000] [--repeats 3]
-Needs Go (the oracle is built by harness/allocator-oracle/build.sh, cached)."""
+Needs Go (the oracle is built by harness/allocator-oracle/build.sh, cached).
+
+Not whole processes, on purpose: upstream's allocator is a library inside kube-scheduler with
+no command to run on its own, so the like-for-like figure is the two allocators on the same
+calls; a process start on one side only would measure the start, not the allocator. The
+commands that use draguard's are timed as whole processes by simulate.py and audit.py."""
 
 from __future__ import annotations
 

@@ -8,7 +8,11 @@ cost only when asked (cel-invalid asks, evaluation does not), so that estimate i
 and added for the like-for-like ratio.
 
     python benchmarks/cel_selectors.py [--selectors 2000]
-Needs Go (the oracle is built by harness/allocator-oracle/build.sh, cached)."""
+Needs Go (the oracle is built by harness/allocator-oracle/build.sh, cached).
+
+Not whole processes, on purpose: upstream compiles selectors inside the API server and the
+scheduler, with no command of its own, so the like-for-like figure is the same selectors
+compiled and evaluated on each side; lint's start-up with them is startup.py's figure."""
 
 from __future__ import annotations
 

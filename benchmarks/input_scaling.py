@@ -3,9 +3,10 @@ hands out: a multi-document YAML stream, a pretty-printed JSON List, the same Li
 to one line (`kubectl get -o json | jq -c`), and a kubectl YAML List whose objects carry
 large annotations.
 
-Every figure is a whole process (`python -m draguard lint`, start-up included), the median of
+Every figure is a whole process (`python -m draguard lint`, start-up included, its report
+written), run in turn with its anchor (benchmarks/_measure.py): the median and range of
 `--runs` runs after one warm-up run, with its peak RSS read from the kernel's accounting of
-the finished child (`os.wait4`). Beside it, the same for a bare C parse of the same bytes
+the finished child (`os.wait4`). The anchor is a bare C parse of the same bytes
 (PyYAML's CSafeLoader for YAML, the json module's C scanner for JSON): the ratio says what
 draguard costs over reading the text at all. A run past `--timeout` seconds or `--memory`
 MiB is stopped and shown as such (the quadratic case this was written for took 23 GB).
@@ -17,16 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
+from _measure import Command, Runs, Stopped, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
+
 ROOT = Path(__file__).resolve().parents[1]
+#: docs/input-limits.md: the cost of an input grows with its size, never faster
+GOAL = "linear in the input's size"
 SHAPES = ("yaml-stream", "json-pretty", "json-minified", "yaml-list-annotated")
 _ANNOTATION = 3_000  # bytes of the large annotation in the annotated shape (a last-applied-configuration)
 
@@ -75,52 +75,10 @@ def _bare_parse(path: str) -> None:
             pass
 
 
-def run_once(argv: list[str], timeout: float, memory_mib: int) -> tuple[float | None, int, str]:
-    """(seconds or None when stopped, peak RSS in KiB, how it ended) of one whole process."""
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory_mib << 20, memory_mib << 20))
-
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                             preexec_fn=limit)
-    deadline = start + timeout
-    while True:
-        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            child.kill()
-            _, status, usage = os.wait4(child.pid, 0)
-            return None, usage.ru_maxrss, f"stopped after {timeout:.0f} s"
-        time.sleep(0.02)
-    seconds = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code < 0 or code > 1:  # lint exits 1 on findings; 2 and signals are failures
-        return None, usage.ru_maxrss, f"exit {code} (over {memory_mib} MiB?)"
-    return seconds, usage.ru_maxrss, "ok"
-
-
-def measure(argv: list[str], runs: int, timeout: float, memory_mib: int) -> dict:
-    """Median seconds and peak RSS over `runs` runs after one warm-up; the first failure ends it."""
-    seconds, peaks = [], []
-    for attempt in range(runs + 1):
-        took, peak, how = run_once(argv, timeout, memory_mib)
-        if took is None:
-            return {"failed": how, "peak_kib": peak}
-        if attempt:
-            seconds.append(took)
-            peaks.append(peak)
-    return {"seconds": statistics.median(seconds), "peak_kib": statistics.median(peaks), "runs": runs}
-
-
-def _row(shape: str, size: int, lint: dict, bare: dict) -> str:
-    if "failed" in lint:
-        return f"{shape:20} {size / 1e6:6.1f} MB  lint {lint['failed']} (peak {lint['peak_kib'] / 1024:,.0f} MiB)"
-    return (f"{shape:20} {size / 1e6:6.1f} MB  lint {lint['seconds']:7.2f} s {lint['peak_kib'] / 1024:7,.0f} MiB "
-            f"({lint['peak_kib'] * 1024 / size:5.1f}x input)   bare parse {bare['seconds']:6.2f} s "
-            f"{bare['peak_kib'] / 1024:6,.0f} MiB   lint/bare: time {lint['seconds'] / bare['seconds']:5.1f}x "
-            f"memory {lint['peak_kib'] / bare['peak_kib']:4.1f}x")
+def _row(shape: str, size: int, lint: Runs, bare: Runs) -> None:
+    figure(f"{shape} {size / 1e6:.1f} MB: lint", f"{lint.describe()} ({lint.peak * 2**20 / size:5.1f}x input)  "
+           f"{ratio(lint, bare)} the bare parse; memory {lint.peak / bare.peak:4.1f}x", GOAL)
+    figure(f"{shape} {size / 1e6:.1f} MB: bare C parse", bare.describe())
 
 
 def main() -> int:
@@ -139,18 +97,27 @@ def main() -> int:
     unknown = sorted(set(shapes) - set(SHAPES))
     if unknown:
         parser.error(f"unknown shape(s): {', '.join(unknown)}")
-    print(f"python {sys.version.split()[0]}; medians of {args.runs} runs after a warm-up; whole processes")
+    compile_bytecode(ROOT / "src" / "draguard")
+    header(args.runs)
+    env = {"PYTHONPATH": str(ROOT / "src")}
     with tempfile.TemporaryDirectory(prefix="draguard-scaling-") as tmp:
         for shape in shapes:
             for megabytes in (float(s) for s in args.sizes.split(",")):
                 path = Path(tmp) / f"{shape}-{megabytes:g}.{'json' if shape.startswith('json') else 'yaml'}"
-                path.write_text(generate(shape, megabytes))
+                with setup(f"generate {shape} of {megabytes:g} MB"):
+                    path.write_text(generate(shape, megabytes))
                 size = path.stat().st_size
-                bare = measure([sys.executable, __file__, "--bare-parse", str(path)], args.runs, args.timeout,
-                               args.memory)
-                lint = measure([sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json",
-                                str(path)], args.runs, args.timeout, args.memory)
-                print(_row(shape, size, lint, bare), flush=True)
+                bounds = {"timeout": args.timeout, "memory_mib": args.memory}
+                bare = Command("bare C parse", [sys.executable, __file__, "--bare-parse", str(path)], **bounds)
+                lint = Command("lint", draguard("lint", "--no-config", "-f", "json", str(path)), (0, 1), env,
+                               **bounds)
+                try:
+                    lint_runs, bare_runs = in_turn([lint, bare], args.runs)
+                except Stopped as stopped:
+                    figure(f"{shape} {size / 1e6:.1f} MB", f"{stopped.how} (peak {stopped.peak:,.0f} MiB)", GOAL)
+                else:
+                    _row(shape, size, lint_runs, bare_runs)
+                sys.stdout.flush()
                 path.unlink()
     return 0
 

@@ -7,7 +7,12 @@ the fidelity table's fake kubelet and fake-driver MIG nodes; tests/support/fidel
 Each node has one A100 with two 3g.20gb MIG devices; the Deployment's pods take one device
 each; its rollout is release-first with maxUnavailable 10%. Prints, side by side, the wall
 time of the rollout on the plane and in the simulator (and of the start state), the verdicts
-and the simulated time. Needs Go (the control plane is built on first use)."""
+and the simulated time. Needs Go (the control plane is built on first use).
+
+Not whole processes, on purpose: the control plane is three servers already running, and the
+figure is the ratio of two rollouts (of the order of 100x), which a process start of ~0.3 s
+on the simulator's side does not move; `draguard simulate` as a user runs it, inventory
+included, is simulate.py's figure."""
 
 from __future__ import annotations
 

@@ -10,7 +10,11 @@ the webhook judges against one it does not.
 
 Targets (issue: admission): p99 under 10 ms at 200 requests/s, at least 1,000 Pod reviews/s per
 core, and under 20 ms added at p99 through the API server. Anchor: Kyverno, 42.7 ms average at
-100 virtual users through the API server."""
+100 virtual users through the API server.
+
+Not whole processes, on purpose: the webhook is a server that stays up; what the API server
+waits for is each review's round trip over a kept-alive connection, timed from the client's
+side of the socket (start-up is paid once per pod of the webhook's Deployment)."""
 
 from __future__ import annotations
 

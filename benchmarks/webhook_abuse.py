@@ -13,7 +13,11 @@ answered 200 within the API server's 5 s is one), wrong allows (half the reviews
 with an nvidia.com/gpu limit, which must be denied), the server's peak RSS, what the attack
 saw, and whether the server still serves afterwards. Targets: p99 under 50 ms under abuse, RSS
 well under the chart's 1 GiB, no wrong allow. It stops by itself (each phase is bounded).
-Against another tree's server: PYTHONPATH=/that/tree/src python benchmarks/webhook_abuse.py."""
+Against another tree's server: PYTHONPATH=/that/tree/src python benchmarks/webhook_abuse.py.
+
+Not whole processes, on purpose: the webhook is a server that stays up; what the API server
+waits for is each review's round trip while it is attacked, timed from the client's side of
+the socket."""
 
 from __future__ import annotations
 

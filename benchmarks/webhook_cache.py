@@ -7,7 +7,11 @@ its pool does) and the first request after it.
 
 The cluster is tests/support/audit_dump's: nodes of 8 H100s with static MIG, 4 claims a node.
 Targets (issue: admission): a review under 10 ms at p99, whatever the cluster's size; the cache
-never LISTs per request."""
+never LISTs per request.
+
+A component timing, on purpose: the webhook is a long-lived server whose cache is built once;
+what a request waits for is the judging against that cache (webhook.py times the same review
+end to end over HTTPS), and a change's rebuild runs on the cache's thread, off the request path."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ PACKAGE = Path(draguard.__file__).parent
 LAYERS = ["core", "teardown", "sources", "facts", "model", "cel", "dra", "simulate", "rules", "engine", "fix", "cluster",
           "admission", "report", "generate", "cli"]
 #: modules of rules/ that category modules share; everything else there is one category
-RULE_SUPPORT = {"base", "registry", "context", "examples", "cluster_examples", "admission", "input"}
+RULE_SUPPORT = {"base", "registry", "context", "examples", "cluster_examples", "admission", "input", "index"}
 
 
 def _modules():

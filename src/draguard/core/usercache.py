@@ -43,9 +43,10 @@ def source_stamp(*paths: Path) -> str:
     return "\n".join(stamps)
 
 
-def cached_json(area: str, key: str, build: Callable[[], T]) -> T:
+def cached_json(area: str, key: str, build: Callable[[], T], valid: Callable[[object], bool] | None = None) -> T:
     """The JSON-able value `build()` makes, read from the cache entry for `key` in `area`
-    when there is one, else built and stored."""
+    when there is one (and `valid` says the value read is still current: for an entry whose
+    sources are known only once it is built), else built and stored."""
     root = cache_root()
     if root is None:
         return build()
@@ -55,7 +56,7 @@ def cached_json(area: str, key: str, build: Callable[[], T]) -> T:
     try:
         with open(path, encoding="utf-8") as handle:
             entry = json.load(handle)
-        if isinstance(entry, dict) and entry.get("key") == key:
+        if isinstance(entry, dict) and entry.get("key") == key and (valid is None or valid(entry["value"])):
             cached: T = entry["value"]  # JSON that `build` made for this key, read back
             return cached
     except (OSError, ValueError, KeyError):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 from uuid import NAMESPACE_DNS, uuid5
 
 from ..facts.shipped import NVIDIA_DRIVER as DRIVER
@@ -270,20 +270,40 @@ def _gpu_uuid(node: str, index: int) -> str:
 
 
 def generate_yaml(spec) -> Iterator[str]:
-    """The YAML of `generate(spec)`, one node at a time, in bounded memory.
+    """The YAML of `generate(spec)`, one node at a time, in bounded memory."""
+    import yaml
+
+    return _per_node(spec, lambda objects: yaml.dump_all(objects, Dumper=yaml.CSafeDumper, sort_keys=False,
+                                                         explicit_start=True))
+
+
+def generate_json(spec) -> Iterator[str]:
+    """The objects of `generate(spec)` as one JSON List, one node at a time, in bounded memory:
+    what a large inventory is best written as, since it is read back with the C JSON parser
+    (dra.inventory_reader), not the positioned YAML parser (16 MB for 500 nodes: 0.9 s against
+    33 s)."""
+    import json
+
+    yield '{"apiVersion":"v1","kind":"List","items":[\n'
+    separator = ""
+    for text in _per_node(spec, lambda objects: ",\n".join(json.dumps(o, separators=(",", ":")) for o in objects)):
+        yield separator + text
+        separator = ",\n"
+    yield "\n]}\n"
+
+
+def _per_node(spec, dump: Callable[[list[dict]], str]) -> Iterator[str]:
+    """`dump` of each node's objects, node by node.
 
     The nodes of a group differ only in their name and their GPUs' UUIDs (derived from
     name and index), so each group is dumped once with a placeholder name and copied per
     node with both substituted: dumping every node costs ~85 ms, a copy well under 1 ms."""
-    import yaml
-
     groups = _groups(spec)
     api_version, driver_version = _settings(spec)
     for group in groups:
         if group.count == 0:
             continue
-        template = yaml.dump_all(_node_objects(group, _NODE, api_version, driver_version), Dumper=yaml.CSafeDumper,
-                                 sort_keys=False, explicit_start=True)
+        template = dump(_node_objects(group, _NODE, api_version, driver_version))
         placeholders = [_gpu_uuid(_NODE, g) for g in range(group.gpus.get("count", 1))]
         for n in range(group.count):
             node = f"{group.prefix}-{n}"

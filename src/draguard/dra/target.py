@@ -7,25 +7,39 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
-from ..facts.shipped import gpu_models
+from .. import __version__
+from ..core.usercache import cached_json, source_stamp
+from ..facts.shipped import DATA, gpu_models
 from ..model.manifest import Manifest
 from ..sources.loader import Source
 from .allocator import Allocator, Features
 from .devices import device_class_from
 from .explain import explain_request, visible_devices
-from .generate import generate
 from .inventory import Inventory
 from .storage import as_stored
 
 
 @lru_cache(maxsize=1)
 def builtin_manifests() -> tuple:
-    spec = {"nodes": [{"namePrefix": name.lower(), "count": 1, "gpus": {"model": name, "count": 1, "mig": "dynamic"}}
-                      for name in gpu_models()]}
+    """The built-in inventory's objects, generated once into the per-user cache (generating
+    them cost a one-file lint about as much as judging it), keyed by the files they are
+    generated from."""
+    here = Path(__file__)
+    sources = (here, here.with_name("generate.py"), DATA / "gpus.yaml", DATA / "driver-attributes.yaml")
+    objects = cached_json("inventory", f"built-in {__version__} {source_stamp(*sources)}", _generate_builtin)
     source = Source("(built-in inventory)", "")
     # generated, not read: no positions to keep (a finding never points into it)
-    return tuple(Manifest(source, i, obj, has_paths=False) for i, obj in enumerate(generate(spec)))
+    return tuple(Manifest(source, i, obj, has_paths=False) for i, obj in enumerate(objects))
+
+
+def _generate_builtin() -> list[dict]:
+    from .generate import generate
+
+    spec = {"nodes": [{"namePrefix": name.lower(), "count": 1, "gpus": {"model": name, "count": 1, "mig": "dynamic"}}
+                      for name in gpu_models()]}
+    return list(generate(spec))
 
 
 @lru_cache(maxsize=4)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
-from ..dra.inventory import Inventory
 from ..model.manifest import Manifest
 from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
@@ -19,6 +18,9 @@ from ..sources.render import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .result import INTERNAL_ERROR, LintResult
 from .run import LIVE_OBJECTS, Against, Inputs, Run
+
+if TYPE_CHECKING:
+    from ..dra.inventory import Inventory
 
 __all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "Reading", "lint_objects", "lint_paths", "lint_text",
            "read_inputs"]

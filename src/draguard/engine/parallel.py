@@ -24,16 +24,18 @@ import os
 from dataclasses import dataclass
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
-from ..dra.inventory import Inventory
-from ..dra.inventory_reader import load_inventory
 from ..model.manifest import Manifest
 from .lint import INTERNAL_ERROR, LIVE_OBJECTS, LintResult, Progress, Reading, lint_paths, read_inputs
 from .run import Against, Inputs, Run, suppression_key
 from .suppress import suppressions
+
+if TYPE_CHECKING:
+    from ..dra.inventory import Inventory
 
 #: below this many objects a job, forking and each process building its own rule state
 #: (the built-in GPU inventory, the CEL environment) cost more than the part saves
@@ -85,6 +87,8 @@ def _judged_in_parts(given: Inputs, config: Config, parts: int, advance: Callabl
     manifests = given.manifests
     inventory = None
     if config.inventory:  # read once, before the fork, as each part's Run would read it
+        from ..dra.inventory_reader import load_inventory
+
         set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
         inventory = load_inventory(config.inventory, config.kube_version, set_classes)
     _warm_up(given, config, inventory)

@@ -18,11 +18,12 @@ from ..core.config import Config
 from ..core.finding import Finding, Problem
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
+from ..rules import REGISTRY
 from ..rules.base import Needs, Rule
 from ..rules.context import Context
-from ..rules.custom import catalog, rule_named
+from ..rules.custom import rule_named
+from ..rules.index import judges_any, known
 from ..sources.loader import Loaded, Source
-from ..dra.inventory_reader import load_inventory
 from .result import INTERNAL_ERROR, LintResult, engine_finding
 from .suppress import suppressions
 
@@ -106,6 +107,8 @@ class Run:
         inputs, against, config = self.inputs, self.against, self.config
         inventory = against.inventory
         if inventory is None and config.inventory:
+            from ..dra.inventory_reader import load_inventory  # only then: it brings the allocator
+
             classes = [m for m in inputs.manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
             inventory = load_inventory(config.inventory, config.kube_version, classes)
         objects = inputs.cluster.objects if inputs.cluster is not None else ObjectSet(inputs.manifests)
@@ -116,7 +119,8 @@ class Run:
         object_set, ctx = self._context()
         cluster, judged = inputs.cluster, inputs.judged
         raw = [_problem_finding(p) for p in [*inputs.problems, *config.problems]] if notes else []
-        checks = _checks(config, cluster, rules)
+        kinds = {(m.group, m.kind) for m in object_set if judged is None or judged(m)}
+        checks = _checks(config, cluster, rules, kinds)
         by_target: dict[tuple, list] = {}
         hidden: dict = {}  # (file, document, ObjectRef) -> rule id -> reason
         debug = bool(os.environ.get("DRAGUARD_DEBUG"))
@@ -156,7 +160,7 @@ class Run:
                     hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
         object_set.judging(None)
         if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
-            raw.append(_live_note(live, _checks(config, cluster), inputs.manifests))  # every rule: one note per run
+            raw.append(_live_note(live, config, inputs.manifests))
         return self._settle(raw, hidden)
 
     def _settle(self, raw: list[Finding], hidden: dict) -> LintResult:
@@ -189,11 +193,16 @@ def suppression_key(location, ref) -> tuple:
     return location.file, location.document, ref
 
 
-def _checks(config: Config, cluster, rules=None) -> list:
-    """The enabled rules that can run (of those `rules` lets through, a predicate): the
-    cluster rules only in an audit, which has live state."""
-    return [r for r in catalog(config) if r.has_check and config.settings(r.id).enabled
-            and (cluster is not None or r.needs is not Needs.CLUSTER) and (rules is None or rules(r))]
+def _checks(config: Config, cluster, rules=None, kinds: set | None = None) -> list:
+    """The enabled rules that can run (of those `rules` lets through, a predicate) on objects
+    of `kinds` (None: of any kind), in the catalog's order, the config's own checks last: the
+    cluster rules only in an audit, which has live state. Only the modules of the built-in
+    rules that judge one of `kinds` are imported (rules.index)."""
+    audit = cluster is not None
+    built_in = [REGISTRY.get(r.id) for r in known() if r.has_check and judges_any(r, kinds)
+                and (audit or r.needs is not Needs.CLUSTER) and config.settings(r.id).enabled]
+    return [r for r in (*built_in, *config.checks) if r.has_check and config.settings(r.id).enabled
+            and (audit or r.needs is not Needs.CLUSTER) and (rules is None or rules(r))]
 
 
 def _problem_finding(problem: Problem) -> Finding:
@@ -205,8 +214,10 @@ def _internal_error(rule: Rule, obj: Manifest, exc: Exception) -> Finding:
                           "findings for it are missing (a draguard bug: please report it)", obj.location(), obj.ref)
 
 
-def _live_note(live: int, checks: list, manifests: list) -> Finding:
-    skipped = ", ".join(r.id for r in checks if r.authored_only) or "none"
+def _live_note(live: int, config: Config, manifests: list) -> Finding:
+    """One note per run, naming every enabled rule it did not run on live objects."""
+    skipped = ", ".join(r.id for r in known() if r.authored_only and r.has_check
+                        and r.needs is not Needs.CLUSTER and config.settings(r.id).enabled) or "none"
     first = next(m for m in manifests if m.is_live)
     return _problem_finding(Problem(
         LIVE_OBJECTS, f"{live} object(s) are live cluster state (metadata.uid set); rules about how a manifest is "

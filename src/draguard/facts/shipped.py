@@ -1,4 +1,6 @@
-"""Loaders for the YAML facts under `data/`."""
+"""Loaders for the YAML facts under `data/`, each read once into the per-user cache
+(core.usercache) as JSON: building the data from YAML cost a one-file lint more than reading
+it back (gpus.yaml alone: 5 ms against 0.1 ms)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from ..core.usercache import cached_json, source_stamp
 from ..core.versions import minor
 
 DATA = Path(__file__).parent / "data"
@@ -15,7 +18,12 @@ NVIDIA_DRIVER = "gpu.nvidia.com"
 
 
 def _load(name: str) -> dict:
-    with open(DATA / name, encoding="utf-8") as handle:
+    path = DATA / name
+    return cached_json("facts", source_stamp(path), lambda: _read(path))
+
+
+def _read(path: Path) -> dict:
+    with open(path, encoding="utf-8") as handle:
         return yaml.load(handle, Loader=yaml.CSafeLoader)
 
 

@@ -87,8 +87,10 @@ def sharing_strategy(labels: dict[str, set[str]], objects: Iterable[Manifest]) -
             [strategy] = strategies
             return strategy, f"{GKE_STRATEGY}={','.join(sorted(gke))}"
         return f"{GKE_STRATEGY} names {', '.join(sorted(gke))}, not one of time-sharing, mps"
+    # each ConfigMap's configs parsed once a run (Manifest.derive), not once per pod that asks
     found = {(_PLUGIN_STRATEGIES[s.strategy], f"ConfigMap '{m.name}' key '{s.key}'") for m in objects
-             if (m.group, m.kind) == ("", "ConfigMap") for s in shared_resources(m) if s.resource == "nvidia.com/gpu"}
+             if (m.group, m.kind) == ("", "ConfigMap") for s in m.derive(shared_resources)
+             if s.resource == "nvidia.com/gpu"}
     strategies = {strategy for strategy, _ in found}
     if len(strategies) == 1:
         return min(found)

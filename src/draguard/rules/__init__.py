@@ -1,9 +1,7 @@
-"""The rule catalog. Importing this package registers every rule."""
+"""The rule catalog. A rule's module is imported when the rule is looked up, or when the
+whole catalog is gone through (rules.registry); rules.index says which rules a run needs
+without importing them."""
 
-from . import (  # noqa: F401  (registration side effect)
-    cel, cluster_claims, cluster_devices, cluster_pods, currency, env, gated, host, input, isolation, legacy, memory, requests, rollout, satisfiability, schema,
-    teardown, validation, wiring,
-)
 from .registry import REGISTRY
 
 __all__ = ["REGISTRY"]

@@ -649,7 +649,7 @@ class LegacyGpuSharing(Rule):
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
         if (obj.group, obj.kind) == _CONFIG_MAP:
-            for sharing in shared_resources(obj):
+            for sharing in obj.derive(shared_resources):
                 yield ctx.finding(self, obj, f"ConfigMap key '{sharing.key}' configures the NVIDIA device plugin to "
                                   f"share each {sharing.resource} among {sharing.replicas} pods ({sharing.strategy}): "
                                   f"{_SHARING_EFFECT[sharing.strategy]}, for every tenant of the nodes that use it",

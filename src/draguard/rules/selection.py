@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .base import Lifecycle, Profile, Rule
+from .index import Entry, known
 from .registry import REGISTRY
 
 ALL = "all"
@@ -33,7 +34,7 @@ class Selection:
         """The ids of the rules this selection does not run. ValueError, naming the selector,
         for one that names nothing, or that names only a preview rule without `preview`, or a
         removed rule (with why it was removed)."""
-        rules = (*REGISTRY, *self.checks)
+        rules = (*known(), *self.checks)  # the index's entries: no rule module imported
         for selector in (*(self.select or ()), *self.extend_select):
             _check_selected(rules, selector, self.preview)
         for selector in self.ignore:
@@ -47,11 +48,11 @@ class Selection:
         return frozenset(rule.id for rule in rules if rule.id not in chosen or not _runs(rule, self.preview))
 
 
-def _runs(rule: Rule, preview: bool) -> bool:
+def _runs(rule: Entry | Rule, preview: bool) -> bool:
     return rule.lifecycle is not Lifecycle.REMOVED and (preview or rule.lifecycle is not Lifecycle.PREVIEW)
 
 
-def _matching(rules: tuple[Rule, ...], selector: str) -> list[Rule]:
+def _matching(rules: tuple[Entry | Rule, ...], selector: str) -> list[Entry | Rule]:
     if not isinstance(selector, str):
         raise ValueError(f"a selector is a rule id, a category or '{ALL}', not {selector!r}")
     found = [rule for rule in rules if selector in (ALL, rule.id, rule.category)]
@@ -60,12 +61,13 @@ def _matching(rules: tuple[Rule, ...], selector: str) -> list[Rule]:
     return found
 
 
-def _check_selected(rules: tuple[Rule, ...], selector: str, preview: bool) -> None:
+def _check_selected(rules: tuple[Entry | Rule, ...], selector: str, preview: bool) -> None:
     """A rule named by its id must be able to run: said plainly where it cannot."""
     rule = next((r for r in rules if r.id == selector), None)
     if rule is None:
         _matching(rules, selector)
     elif rule.lifecycle is Lifecycle.REMOVED:
-        raise ValueError(f"rule {rule.id} was removed: {' '.join(rule.lifecycle_note.split())}")
+        note = getattr(REGISTRY.get(rule.id), "lifecycle_note", "")  # its module imported for the note
+        raise ValueError(f"rule {rule.id} was removed: {' '.join(note.split())}")
     elif rule.lifecycle is Lifecycle.PREVIEW and not preview:
         raise ValueError(f"rule {rule.id} is in preview: add --preview (or `preview: true`) to run it")

@@ -54,3 +54,27 @@ def test_the_bytecode_switch_is_not_passed_on(tmp_path, monkeypatch):
     probe = [sys.executable, "-c", f"import sys; open({str(out)!r}, 'w').write(str(sys.dont_write_bytecode))"]
     _measure.in_turn([_measure.Command("probe", probe)], runs=1)
     assert out.read_text() == "False"
+
+
+def test_a_run_past_its_time_is_stopped_not_waited_for(tmp_path):
+    sleeper = _measure.Command("slow", [sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    with pytest.raises(_measure.Stopped, match="stopped after 0.5 s"):
+        _measure.once(sleeper)
+
+
+def test_a_run_past_its_memory_is_stopped(tmp_path):
+    hog = _measure.Command("hog", [sys.executable, "-c", "b = bytearray(512 << 20)"], memory_mib=256)
+    with pytest.raises(_measure.Stopped, match="over 256 MiB"):
+        _measure.once(hog)
+
+
+BENCHMARKS = sorted(p for p in (ROOT / "benchmarks").glob("*.py") if p.name != "_measure.py")
+
+
+@pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.name)
+def test_each_benchmark_times_whole_processes_or_says_why_not(script):
+    """Issue #44: a benchmark times what the user waits for, as whole processes in turn
+    (the harness), or says in its docstring why a component timing is what is waited for."""
+    text = script.read_text()
+    docstring = text.split('"""')[1]
+    assert "from _measure import" in text or "on purpose:" in docstring, script.name

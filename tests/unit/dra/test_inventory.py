@@ -1,7 +1,9 @@
+import json
+
 import pytest
 import yaml
 
-from draguard.dra.generate import _gpu_uuid, generate, generate_yaml, place_layout
+from draguard.dra.generate import _gpu_uuid, generate, generate_json, generate_yaml, place_layout
 from draguard.dra.inventory import InventoryError
 
 
@@ -80,6 +82,23 @@ def test_cli_generate_and_allocate(tmp_path, cli):
     assert as_json[0]["allocation"]["devices"]["results"][0]["driver"] == "gpu.nvidia.com"
 
 
+def test_cli_generates_json_for_a_json_file_and_it_reads_the_same(tmp_path, cli):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("nodes:\n- namePrefix: n\n  count: 2\n  gpus: {model: H100-80GB, count: 1, mig: static, "
+                    "layout: [4g.40gb, 3g.40gb]}\n")
+    assert cli("inventory", "generate", spec, "-o", tmp_path / "inventory.yaml").code == 0
+    assert cli("inventory", "generate", spec, "-o", tmp_path / "inventory.json").code == 0
+    listed = json.loads((tmp_path / "inventory.json").read_text())
+    assert listed["kind"] == "List" and listed["items"] == list(yaml.safe_load_all((tmp_path / "inventory.yaml").read_text()))
+    assert json.loads(cli("inventory", "generate", spec, "--format", "json").out) == listed
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+                      "    requests:\n    - {name: gpu, exactly: {deviceClassName: mig.nvidia.com}}\n")
+    answers = [cli("allocate", claims, "--inventory", tmp_path / name, "-f", "json").json
+               for name in ("inventory.yaml", "inventory.json")]
+    assert answers[0] == answers[1] and answers[0][0]["allocation"] is not None
+
+
 def test_bad_spec_is_an_input_error(tmp_path, cli):
     spec = tmp_path / "spec.yaml"
     spec.write_text("nodes:\n- gpus: {model: H100-80GB, mig: static, layout: [7g.80gb, 1g.10gb]}\n")
@@ -119,6 +138,7 @@ def test_streamed_yaml_is_the_generated_objects():
                       {"namePrefix": "none", "count": 0, "gpus": {"model": "H200-141GB"}}]}
     streamed = [doc for text in generate_yaml(spec) for doc in yaml.safe_load_all(text)]
     assert streamed == generate(spec)
+    assert json.loads("".join(generate_json(spec))) == {"apiVersion": "v1", "kind": "List", "items": streamed}
     uuids = {d["attributes"].get("parentUUID", d["attributes"]["uuid"])["string"] for o in streamed
              if o["kind"] == "ResourceSlice" for d in o["spec"].get("devices", [])}  # each physical GPU's
     assert len(uuids) == 3 * 2 + 2 and not any(_gpu_uuid("NODE-PLACEHOLDER", 0) in u for u in uuids)

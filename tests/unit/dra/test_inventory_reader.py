@@ -104,3 +104,46 @@ def test_a_patch_given_as_facts_says_to_give_its_kustomization(tmp_path, cli):
     assert done.code == 2
     assert f"patch.yaml: part of the kustomization in {tmp_path}, no object alone: give that folder instead" \
         in done.err, done.err
+
+
+def _as_json_list(tmp_path, yaml_text: str):
+    import json
+
+    import yaml
+
+    path = tmp_path / "inventory.json"
+    items = list(yaml.safe_load_all(yaml_text))
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1))
+    return path
+
+
+def test_a_json_list_is_read_without_the_positioned_parser(tmp_path, monkeypatch):
+    """A large inventory is a JSON List read with the C parser (`inventory generate -o
+    x.json`); it gives the inventory the YAML gives."""
+    from draguard.dra import inventory_reader
+
+    (tmp_path / "inventory.yaml").write_text(SLICE % "80Gi")
+    from_yaml = inventory_reader.load_inventory([str(tmp_path / "inventory.yaml")], "1.34")
+    path = _as_json_list(tmp_path, SLICE % "80Gi")
+    monkeypatch.setattr(inventory_reader, "load_units", lambda *a, **k: pytest.fail("parsed with positions"))
+    from_json = inventory_reader.load_inventory([str(path)], "1.34")
+    def devices(inventory):
+        return [(s.name, s.pool, d.name, d.attributes, d.capacity) for s in inventory.slices for d in s.devices]
+
+    assert devices(from_json) == devices(from_yaml) and len(devices(from_json)) == 1
+
+
+@pytest.mark.parametrize("inventory, message", [
+    (SLICE % "lots", "quantities must match"),
+    (SLICE.replace("generation: 1", "generation: one") % "80Gi", "spec.pool.generation: \"one\" is not of type"),
+    ("apiVersion: v1\nkind: Node\nmetadata: {name: n}\n", "no ResourceSlice found"),
+])
+def test_a_broken_json_inventory_still_says_where(tmp_path, cli, inventory, message):
+    import re
+
+    (tmp_path / "claim.yaml").write_text(CLAIM)
+    path = _as_json_list(tmp_path, inventory)
+    result = cli("lint", tmp_path / "claim.yaml", "--no-config", "--inventory", path)
+    assert result.code == 2 and result.out == "" and message in result.err, result.err
+    if "ResourceSlice found" not in message:
+        assert re.search(rf"{re.escape(str(path))}:\d+:\d+: ", result.err), result.err
