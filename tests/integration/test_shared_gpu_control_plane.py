@@ -99,16 +99,19 @@ def test_kai_s_gpu_fraction_pod_fixed_into_a_time_sliced_claim_is_scheduled(plan
     namespace = "kai-migration"
     plane.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}])
     core, resource = client.CoreV1Api(plane.api()), client.ResourceV1Api(plane.api())
-    try:
-        plane.apply([claim, pod], namespace=namespace)
-        [running] = until("the migrated KAI pod running", lambda: [
-            p for p in core.list_namespaced_pod(namespace).items if p.status.phase == "Running"], timeout=90)
-        status = resource.read_namespaced_resource_claim(claim["metadata"]["name"], namespace).status
-        [device] = status.allocation.devices.results
-        assert device.driver == "gpu.nvidia.com"
-        assert status.allocation.devices.config[0].opaque.parameters["sharing"] == {"strategy": "TimeSlicing"}
-        assert [r.name for r in status.reserved_for] == [running.metadata.name]
-    finally:
-        core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
-        until("the pod to go", lambda: not core.list_namespaced_pod(namespace).items)
-        resource.delete_collection_namespaced_resource_claim(namespace)
+    # a GPU of its own: the plane's other GPUs may be held by the claims of tests before it
+    with extra_gpu_node(plane, {"model": "A100-40GB", "count": 1, "mig": "none"}, "kai") as node:
+        pod["spec"]["nodeSelector"] = {**(pod["spec"].get("nodeSelector") or {}), "kubernetes.io/hostname": node}
+        try:
+            plane.apply([claim, pod], namespace=namespace)
+            [running] = until("the migrated KAI pod running", lambda: [
+                p for p in core.list_namespaced_pod(namespace).items if p.status.phase == "Running"], timeout=90)
+            status = resource.read_namespaced_resource_claim(claim["metadata"]["name"], namespace).status
+            [device] = status.allocation.devices.results
+            assert (device.driver, device.pool) == ("gpu.nvidia.com", node)
+            assert status.allocation.devices.config[0].opaque.parameters["sharing"] == {"strategy": "TimeSlicing"}
+            assert [r.name for r in status.reserved_for] == [running.metadata.name]
+        finally:
+            core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+            until("the pod to go", lambda: not core.list_namespaced_pod(namespace).items)
+            resource.delete_collection_namespaced_resource_claim(namespace)
