@@ -199,8 +199,26 @@ def _running(pid: int) -> bool:
     return True
 
 
-def unified_diff(display: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+_CONTEXT = 3  # lines of context around a hunk, as diff -u and difflib
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
+
+
+def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> str:
+    """`diff -u` of two texts; `first_line`: the line number `before` starts at in its file
+    (a report's excerpt). The lines both share at the start and the end, but for the
+    context, are left out before difflib compares them: it compared every line of a file
+    (and of each document an HTML report shows a fix on) where a fix changed a few."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    head = 0
+    while head < len(old) and head < len(new) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)
+    lines = difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep],
                                  f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}")
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    return out
+    shift = skip + first_line - 1
+    return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2] or ''} +{int(m[3]) + shift}{m[4] or ''} @@", out) \
+        if shift else out

@@ -6,7 +6,6 @@ styles are meant for the simulate and audit reports too."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from html import escape
 
@@ -102,22 +101,19 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     from ..fix.files import unified_diff
     from ..fix.splice import NotSpliceable, splice_fixes
 
-    text, nodes = lines.text(f.file), lines.nodes(f.file)
-    document = f.location.document
-    if text is None or document is None or not 0 <= document < len(nodes):
+    text, document = lines.text(f.file), f.location.document
+    span = lines.document_span(f.file, document) if text is not None and document is not None else None
+    if span is None:
         return ""
-    start = text.rfind("\n", 0, nodes[document].start_mark.index) + 1
-    end = text.rfind("\n", 0, nodes[document + 1].start_mark.index) + 1 if document + 1 < len(nodes) else len(text)
+    start, end = span
     piece = text[start:end]
     try:
         fixed, _ = splice_fixes(piece, [(0, f.fix.edits)], [1])
     except (NotSpliceable, EditError):
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in f.fix.edits)
     before, after = _context_start(text, start), _context_end(text, end)  # the diff's 3 lines of context
-    shift = text.count("\n", 0, before)
-    return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2]} +{int(m[3]) + shift}{m[4]} @@",
-                     unified_diff(f.file, text[before:end] + text[end:after],
-                                  text[before:start] + fixed + text[end:after]))
+    return unified_diff(f.file, text[before:after], text[before:start] + fixed + text[end:after],
+                        text.count("\n", 0, before) + 1)
 
 
 def _context_start(text: str, index: int, lines: int = 3) -> int:
@@ -136,8 +132,6 @@ def _context_end(text: str, index: int, lines: int = 3) -> int:
         index = found + 1
     return index
 
-
-_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
 
 
 def _diff_line(line: str) -> str:
