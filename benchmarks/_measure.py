@@ -41,11 +41,13 @@ class Command:
 
 @dataclass
 class Runs:
-    """The counted runs of one command: wall seconds and peak RSS in MiB, in run order."""
+    """The counted runs of one command: wall seconds, peak RSS in MiB and CPU seconds (user
+    and system, its waited-for children included), in run order."""
 
     command: Command
     walls: list[float] = field(default_factory=list)
     peaks: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
 
     @property
     def wall(self) -> float:
@@ -61,8 +63,8 @@ class Runs:
                 f"peak {self.peak:6.0f} MiB")
 
 
-def once(command: Command) -> tuple[float, float]:
-    """Run `command` once as a fresh process: (wall seconds, peak RSS MiB)."""
+def once(command: Command) -> tuple[float, float, float]:
+    """Run `command` once as a fresh process: (wall seconds, peak RSS MiB, CPU seconds)."""
     env = dict(os.environ, **(command.env or {}))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed tool has its bytecode; compiling is not its run
     if command.before:
@@ -77,7 +79,7 @@ def once(command: Command) -> tuple[float, float]:
             err.seek(0)
             sys.exit(f"{command.name}: exit {child.returncode}, expected {command.ok}: "
                      f"{err.read().decode(errors='replace')[-2000:]}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[Runs]:
@@ -90,15 +92,18 @@ def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[
             once(command)
     for _ in range(runs):
         for result in results:
-            wall, peak = once(result.command)
+            wall, peak, cpu = once(result.command)
             result.walls.append(wall)
             result.peaks.append(peak)
+            result.cpus.append(cpu)
     return results
 
 
-def ratio(a: Runs, b: Runs) -> str:
-    """A/B wall time, taken pair by pair (run i of A with run i of B): `median (min-max)`."""
-    pairs = sorted(x / y for x, y in zip(a.walls, b.walls))
+def ratio(a: Runs, b: Runs, cpu: bool = False) -> str:
+    """A/B wall time (or, with `cpu`, CPU time: steadier on a shared machine), taken pair by
+    pair (run i of A with run i of B): `median (min-max)`."""
+    mine, theirs = (a.cpus, b.cpus) if cpu else (a.walls, b.walls)
+    pairs = sorted(x / y for x, y in zip(mine, theirs) if y)
     return f"{statistics.median(pairs):.2f}x ({pairs[0]:.2f}-{pairs[-1]:.2f})"
 
 
