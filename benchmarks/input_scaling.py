@@ -10,7 +10,10 @@ the finished child (`os.wait4`). Beside it, the same for a bare C parse of the s
 draguard costs over reading the text at all. A run past `--timeout` seconds or `--memory`
 MiB is stopped and shown as such (the quadratic case this was written for took 23 GB).
 
-    python benchmarks/input_scaling.py [--sizes 1,3,10,30] [--shapes ...] [--runs 5]
+    python benchmarks/input_scaling.py [--sizes 1,3,10,30] [--shapes ...] [--runs 5] [--baseline-src OTHER/src]
+
+`--baseline-src`: the same lint also run from another checkout's src (before a change), on
+the same file, its row marked [baseline].
 """
 
 from __future__ import annotations
@@ -75,12 +78,14 @@ def _bare_parse(path: str) -> None:
             pass
 
 
-def run_once(argv: list[str], timeout: float, memory_mib: int) -> tuple[float | None, int, str]:
-    """(seconds or None when stopped, peak RSS in KiB, how it ended) of one whole process."""
+def run_once(argv: list[str], timeout: float, memory_mib: int,
+             src: Path = ROOT / "src") -> tuple[float | None, int, str]:
+    """(seconds or None when stopped, peak RSS in KiB, how it ended) of one whole process
+    running draguard from `src`."""
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (memory_mib << 20, memory_mib << 20))
 
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     start = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
                              preexec_fn=limit)
@@ -101,11 +106,11 @@ def run_once(argv: list[str], timeout: float, memory_mib: int) -> tuple[float | 
     return seconds, usage.ru_maxrss, "ok"
 
 
-def measure(argv: list[str], runs: int, timeout: float, memory_mib: int) -> dict:
+def measure(argv: list[str], runs: int, timeout: float, memory_mib: int, src: Path = ROOT / "src") -> dict:
     """Median seconds and peak RSS over `runs` runs after one warm-up; the first failure ends it."""
     seconds, peaks = [], []
     for attempt in range(runs + 1):
-        took, peak, how = run_once(argv, timeout, memory_mib)
+        took, peak, how = run_once(argv, timeout, memory_mib, src)
         if took is None:
             return {"failed": how, "peak_kib": peak}
         if attempt:
@@ -130,6 +135,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="measured runs of each command (after one warm-up)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before a run is stopped")
     parser.add_argument("--memory", type=int, default=16_384, help="MiB of address space a run may take")
+    parser.add_argument("--baseline-src", type=Path, help="also run the lint from this src, on the same file")
     parser.add_argument("--bare-parse", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_parse:
@@ -148,9 +154,12 @@ def main() -> int:
                 size = path.stat().st_size
                 bare = measure([sys.executable, __file__, "--bare-parse", str(path)], args.runs, args.timeout,
                                args.memory)
-                lint = measure([sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json",
-                                str(path)], args.runs, args.timeout, args.memory)
+                argv = [sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json", str(path)]
+                lint = measure(argv, args.runs, args.timeout, args.memory)
                 print(_row(shape, size, lint, bare), flush=True)
+                if args.baseline_src:
+                    before = measure(argv, args.runs, args.timeout, args.memory, args.baseline_src)
+                    print(_row(f"{shape} [baseline]", size, before, bare), flush=True)
                 path.unlink()
     return 0
 
