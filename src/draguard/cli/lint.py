@@ -210,6 +210,7 @@ def _colour(choice: str, stream) -> bool:
 
 def run(args) -> int:
     from ..core.atomic import atomic_writer
+    from ..core.collector import cyclic_gc_paused
     from ..engine.parallel import available_cpus, lint_paths_jobs
     from ..report import chunk_renderer
 
@@ -225,13 +226,14 @@ def run(args) -> int:
     if progress:
         progress.close()
     to_file = bool(args.output)
-    pieces = chunk_renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
-                                         show_suppressed=args.show_suppressed, fail_on=fail_on)
-    if to_file:
-        with atomic_writer(args.output) as handle:
-            handle.writelines(pieces)
-    else:
-        sys.stdout.writelines(pieces)
+    with cyclic_gc_paused():  # a report makes many objects beside every manifest still held: no walk of them all
+        pieces = chunk_renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
+                                             show_suppressed=args.show_suppressed, fail_on=fail_on)
+        if to_file:
+            with atomic_writer(args.output) as handle:
+                handle.writelines(pieces)
+        else:
+            sys.stdout.writelines(pieces)
     if said_empty(result, args):
         return EXIT_ERROR
     if said_incomplete(result):

@@ -6,6 +6,7 @@ styles are meant for the simulate and audit reports too."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html import escape
 
@@ -72,7 +73,7 @@ def _finding(f: Finding, lines: SourceLines) -> str:
         out.append(f'<p>Fix ({f.fix.applicability}): {escape(f.fix.title)}</p>')
         diff = _fix_diff(f, lines)
         if diff:
-            out.append("<pre>" + "".join(_diff_line(line) for line in diff.splitlines(keepends=True)) + "</pre>")
+            out.append(f"<pre>{_marked(escape(diff))}</pre>")
     out.append("</div>")
     return "\n".join(out)
 
@@ -85,9 +86,8 @@ def _excerpt(f: Finding, lines: SourceLines) -> str:
         text = lines.get(f.file, number)
         if text is None:
             continue
-        mark = "&gt;" if number == f.line else " "
-        shown.append(f"{mark}{number:>5} | {escape(text)}")
-    return "\n".join(shown)
+        shown.append(f"{'>' if number == f.line else ' '}{number:>5} | {text}")
+    return escape("\n".join(shown))  # once for the excerpt: escape per line was a fifth of the report
 
 
 def _fix_diff(f: Finding, lines: SourceLines) -> str:
@@ -134,8 +134,13 @@ def _context_end(text: str, index: int, lines: int = 3) -> int:
 
 
 
-def _diff_line(line: str) -> str:
-    kind = "add" if line.startswith("+") and not line.startswith("+++") else \
-        "del" if line.startswith("-") and not line.startswith("---") else ""
-    return f'<span class="{kind}">{escape(line)}</span>' if kind else escape(line)
+#: the added and removed lines of an escaped diff (escaping leaves `+` and `-` as they are);
+#: not its `+++`/`---` header lines
+_ADDED = re.compile(r"^\+(?!\+\+ ).*$", re.MULTILINE)
+_REMOVED = re.compile(r"^-(?!-- ).*$", re.MULTILINE)
 
+
+def _marked(diff: str) -> str:
+    """An escaped diff with its added and removed lines in spans, by two substitutions in C
+    (a Python call per line was a tenth of the report)."""
+    return _REMOVED.sub(r'<span class="del">\g<0></span>', _ADDED.sub(r'<span class="add">\g<0></span>', diff))
