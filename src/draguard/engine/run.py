@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
-from ..core.finding import Finding, Problem
+from ..core.finding import Finding, Problem, Site
 from ..core.location import format_path
 from ..core.unread import Unread, listening
 from ..model.manifest import Manifest
@@ -25,6 +25,7 @@ from ..rules.base import Needs
 from ..rules.context import Context
 from ..rules.custom import catalog, rule_named
 from ..sources.loader import Loaded, Source
+from ..sources.yamlpos import path_of
 from ..dra.inventory_reader import load_inventory
 from .result import INTERNAL_ERROR, LintResult
 from .suppress import suppressions
@@ -236,9 +237,13 @@ def _skipped_notes(manifest: Manifest, skipped: dict[str, list[Unread]]) -> list
         location = owner.location(record.container, record.key, value=True)
         where = format_path(location.path) if location.path else "a value"
         whose = "" if owner is manifest else f" of {owner.kind} {owner.name}"
-        notes.append(Finding(RULES_SKIPPED, rule.category, rule.severity,
-                             f"{', '.join(sorted(rule_ids))} skipped {manifest.kind} {manifest.name}: {where}{whose} "
-                             f"{record.why}", location, owner.ref))
+        within = path_of(record.container) if owner is manifest else None  # placed again by draguard fix
+        note = Finding(RULES_SKIPPED, rule.category, rule.severity,
+                       f"{', '.join(sorted(rule_ids))} skipped {manifest.kind} {manifest.name}: {where}{whose} "
+                       f"{record.why}", location, owner.ref,
+                       site=Site(within, record.key, True) if within is not None else None)
+        note.judged = manifest  # kept with the file judged, as the skipped rules' findings would be
+        notes.append(note)
     return notes
 
 

@@ -110,3 +110,17 @@ def test_schema_invalid_spells_an_infinity_as_written_not_as_json_null():
     result = _lint(COMPLIANT_POD.replace("exec: {command: [sh, -c, sleep 10]}", "sleep: {seconds: .inf}"))
     [schema] = [f for f in result.findings if f.rule == "schema-invalid"]
     assert schema.message == 'spec.containers[0].lifecycle.preStop.sleep.seconds: .inf is not of type "integer"'
+
+
+def test_draguard_fix_places_the_note_again_on_the_text_it_writes(tmp_path):
+    """The note is kept with the file judged and placed by its site: after a fix removes a
+    line above it, it still points at the value."""
+    from draguard.fix.run import Choice, FileText, fix_texts
+
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  hostIPC: true\n"
+            "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: .nan}}}]\n")
+    done = fix_texts([FileText("m.yaml", text)], Config(), Choice(unsafe=True))
+    fixed = done.files[0].text
+    assert "hostIPC" not in fixed
+    [note] = [f for f in done.result.findings if f.rule == SKIPPED]
+    assert (note.location.line, note.location.column) == (5, fixed.splitlines()[4].index(".nan") + 1)
