@@ -203,6 +203,12 @@ _CONTEXT = 3  # lines of context around a hunk, as diff -u and difflib
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
 
 
+def _range(length: int) -> str:
+    """The range of a hunk of `length` lines at the start of a text, as difflib writes it
+    (difflib._format_range_unified); unified_diff shifts it to where the text starts."""
+    return "1" if length == 1 else f"{int(length > 0)},{length}"
+
+
 def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> str:
     """`diff -u` of two texts; `first_line`: the line number `before` starts at in its file
     (a report's excerpt). The lines both share at the start and the end, but for the
@@ -216,8 +222,18 @@ def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> 
     while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
     skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)
-    lines = difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep],
-                                 f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}")
+    removed, added = old[head:len(old) - tail], new[head:len(new) - tail]
+    names = f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}"
+    if removed and added and not set(removed).isdisjoint(added):
+        lines = difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep], *names)
+    elif removed or added:  # one run of lines replaced, added or taken out: one hunk, as difflib writes it
+        before, after = old[skip:head], old[len(old) - tail:len(old) - keep]
+        lines = [f"--- {names[0]}\n", f"+++ {names[1]}\n",
+                 f"@@ -{_range(len(old) - keep - skip)} +{_range(len(new) - keep - skip)} @@\n",  # from skip
+                 *(" " + line for line in before), *("-" + line for line in removed),
+                 *("+" + line for line in added), *(" " + line for line in after)]
+    else:
+        return ""
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     shift = skip + first_line - 1
     return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2] or ''} +{int(m[3]) + shift}{m[4] or ''} @@", out) \
