@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..core.atomic import TEMPORARY_PREFIX, atomic_writer
@@ -224,14 +225,15 @@ def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> 
     skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)
     removed, added = old[head:len(old) - tail], new[head:len(new) - tail]
     names = f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}"
+    lines: Iterable[str]
     if removed and added and not set(removed).isdisjoint(added):
         lines = difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep], *names)
     elif removed or added:  # one run of lines replaced, added or taken out: one hunk, as difflib writes it
-        before, after = old[skip:head], old[len(old) - tail:len(old) - keep]
+        leading, trailing = old[skip:head], old[len(old) - tail:len(old) - keep]
         lines = [f"--- {names[0]}\n", f"+++ {names[1]}\n",
                  f"@@ -{_range(len(old) - keep - skip)} +{_range(len(new) - keep - skip)} @@\n",  # from skip
-                 *(" " + line for line in before), *("-" + line for line in removed),
-                 *("+" + line for line in added), *(" " + line for line in after)]
+                 *(" " + line for line in leading), *("-" + line for line in removed),
+                 *("+" + line for line in added), *(" " + line for line in trailing)]
     else:
         return ""
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
