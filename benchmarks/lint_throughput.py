@@ -79,8 +79,8 @@ def formats(tree: Path, report: str, args) -> None:
     """Each report format's cost against the text report's, on the same tree, in turn (and
     from `--baseline-src` too when given)."""
     def command(fmt: str, src: str | None = None) -> Command:
-        made = Command(f"draguard lint -f {fmt}", draguard("lint", "--no-config", "-f", fmt, "-o", report, str(tree)),
-                       ok=(0, 1))
+        made = Command(f"draguard lint -f {fmt}",
+                       draguard("lint", "--no-config", "-f", fmt, "-o", report, str(tree)), ok=(0, 1))
         return baseline(made, src) if src else made
 
     sources = [None, args.baseline_src] if args.baseline_src else [None]

@@ -217,7 +217,8 @@ class RulesSkipped(InputRule):
     category = "schema"
     severity = Severity.INFO
     reported_by = "engine"
-    summary = "A value a rule needs cannot be read (NaN, an infinity, a number past int64, a map where a selector or number belongs); the rules that need it skipped the object, and this note names them."
+    summary = ("A value a rule needs cannot be read (NaN, an infinity, a number past int64, a map where a selector or "
+               "number belongs); the rules that need it skipped the object, and this note names them.")
     rationale = """
         The API server refuses such an object (`schema-invalid` says where), so there is no
         answer to what a rule would say of it: judged as if the value were absent, a budget

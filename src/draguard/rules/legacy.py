@@ -9,7 +9,6 @@ from itertools import combinations
 from ..core.finding import Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, add_document, append, remove, set_value
 from ..core.quantity import QuantityError, parse_quantity
-from ..core.unread import shown, unreadable
 from ..facts.shipped import device_classes, sharing_knobs, structured_claim_version
 from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
@@ -105,15 +104,6 @@ def _count(value) -> int | None:
     except (QuantityError, TypeError):
         return None
     return int(amount) if amount.denominator == 1 and amount >= 0 else None
-
-
-def _readable_count(values: dict, resource: str) -> None:
-    """Say `values[resource]` unreadable (core.unread) where it is no quantity at all (`.nan`,
-    `.inf`, a map): the count the migration would write is then a guess."""
-    try:
-        parse_quantity(values[resource])
-    except (QuantityError, TypeError):
-        unreadable(values, resource, f"is {shown(values[resource])}, not a quantity")
 
 
 def _unequal_request(c, resource: str) -> str | None:
@@ -482,7 +472,6 @@ class LegacyGpuResource(Rule):
                         f"DRA (extendedResourceName), but the implicit claim cannot pin a slice",
                         values, resource, severity=Severity.INFO, help=_suggestion(resource))
                 else:
-                    _readable_count(values, resource)
                     yield ctx.finding(
                         self, obj,
                         f"{c.label} asks for {resource}: {values[resource]} in {section_list} through the device "

@@ -30,7 +30,8 @@ def _line_of(text: str, needle: str) -> int:
 
 
 def test_a_budget_whose_selector_is_a_number_is_skipped_and_said_not_judged_as_selecting_nothing():
-    text = replace_last(COMPLIANT_DEPLOYMENT, "selector: {matchLabels: {app: inference}}", "selector: {matchExpressions: 7}")
+    text = replace_last(COMPLIANT_DEPLOYMENT, "selector: {matchLabels: {app: inference}}",
+                        "selector: {matchExpressions: 7}")
     result = _lint(text)
     assert not [f for f in result.findings if f.rule == "pdb-selects-nothing"]
     [note] = [n for n in _notes(result) if n.message.startswith("pdb-selects-nothing")]
@@ -80,16 +81,15 @@ def test_a_teardown_value_that_is_no_number_makes_the_teardown_rules_skip_the_po
     assert not [f for f in result.findings if f.rule == "internal-error"]
 
 
-def test_a_gpu_count_of_nan_makes_the_migration_skip_the_pod_and_says_so():
+def test_a_rule_that_does_not_need_the_value_still_judges_the_object():
+    """legacy-gpu-resource says a pod asks for GPUs through the device plugin whatever the
+    count; only its fix needs the count, and says why there is none: no rule skipped it."""
     text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
             "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: .nan}}}]\n")
     result = _lint(text)
-    [note] = _notes(result)
-    assert note.message.startswith('legacy-gpu-resource skipped Pod p: spec.containers[0].resources.limits'
-                                   '["nvidia.com/gpu"] is .nan (not a number), not a quantity')
-    assert (note.location.line, note.location.column) == (5, text.splitlines()[4].index(".nan") + 1)
-    assert not [f for f in result.findings if f.rule == "legacy-gpu-resource"]
-    assert [f.rule for f in result.findings if f.location.line == 5 and f.rule != SKIPPED] == ["schema-invalid"]
+    assert _notes(result) == []
+    [legacy] = [f for f in result.findings if f.rule == "legacy-gpu-resource"]
+    assert legacy.fix is None and "is not a whole number of devices" in legacy.no_fix
 
 
 def test_the_same_value_read_through_a_cached_view_is_said_for_every_rule_that_reads_it():
@@ -118,9 +118,13 @@ def test_draguard_fix_places_the_note_again_on_the_text_it_writes(tmp_path):
     from draguard.fix.run import Choice, FileText, fix_texts
 
     text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  hostIPC: true\n"
-            "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: .nan}}}]\n")
+            "  containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]\n---\n"
+            "apiVersion: policy/v1\nkind: PodDisruptionBudget\n"
+            "metadata: {name: m}\nspec:\n  minAvailable: 1\n  selector: {matchExpressions: 7}\n")
     done = fix_texts([FileText("m.yaml", text)], Config(), Choice(unsafe=True))
     fixed = done.files[0].text
     assert "hostIPC" not in fixed
     [note] = [f for f in done.result.findings if f.rule == SKIPPED]
-    assert (note.location.line, note.location.column) == (5, fixed.splitlines()[4].index(".nan") + 1)
+    assert note.message.startswith("pdb-selects-nothing skipped PodDisruptionBudget m")
+    line = fixed.splitlines().index("  selector: {matchExpressions: 7}") + 1
+    assert (note.location.line, note.location.column) == (line, 32)
