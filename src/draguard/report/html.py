@@ -105,7 +105,7 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     span = lines.document_span(f.file, document) if text is not None and document is not None else None
     if span is None:
         return ""
-    start, end = span
+    start, end, line = span
     piece = text[start:end]
     try:
         fixed, _ = splice_fixes(piece, [(0, f.fix.edits)], [1])
@@ -113,7 +113,7 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in f.fix.edits)
     before, after = _context_start(text, start), _context_end(text, end)  # the diff's 3 lines of context
     return unified_diff(f.file, text[before:after], text[before:start] + fixed + text[end:after],
-                        text.count("\n", 0, before) + 1)
+                        line - text.count("\n", before, start))  # not from the text's start: once per fix
 
 
 def _context_start(text: str, index: int, lines: int = 3) -> int:
