@@ -134,9 +134,11 @@ def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[
     return results
 
 
-def ratio(a: Runs, b: Runs) -> str:
-    """A/B wall time, taken pair by pair (run i of A with run i of B): `median (min-max)`."""
-    pairs = sorted(x / y for x, y in zip(a.walls, b.walls))
+def ratio(a: Runs, b: Runs, cpu: bool = False) -> str:
+    """A/B wall time (or, with `cpu`, CPU time: steadier on a shared machine), taken pair by
+    pair (run i of A with run i of B): `median (min-max)`."""
+    mine, theirs = (a.cpus, b.cpus) if cpu else (a.walls, b.walls)
+    pairs = sorted(x / y for x, y in zip(mine, theirs) if y)
     return f"{statistics.median(pairs):.2f}x ({pairs[0]:.2f}-{pairs[-1]:.2f})"
 
 

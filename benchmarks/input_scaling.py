@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _measure import Command, Runs, Stopped, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
+from _measure import Command, Runs, Stopped, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
 
 ROOT = Path(__file__).resolve().parents[1]
 #: docs/input-limits.md: the cost of an input grows with its size, never faster
@@ -88,6 +88,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="measured runs of each command (after one warm-up)")
     parser.add_argument("--timeout", type=float, default=600, help="seconds before a run is stopped")
     parser.add_argument("--memory", type=int, default=16_384, help="MiB of address space a run may take")
+    parser.add_argument("--baseline-src", metavar="DIR", help="also time the lint from this src, in turn")
     parser.add_argument("--bare-parse", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare_parse:
@@ -111,12 +112,15 @@ def main() -> int:
                 bare = Command("bare C parse", [sys.executable, __file__, "--bare-parse", str(path)], **bounds)
                 lint = Command("lint", draguard("lint", "--no-config", "-f", "json", str(path)), (0, 1), env,
                                **bounds)
+                commands = [lint, bare] + ([baseline(lint, args.baseline_src)] if args.baseline_src else [])
                 try:
-                    lint_runs, bare_runs = in_turn([lint, bare], args.runs)
+                    lint_runs, bare_runs, *before = in_turn(commands, args.runs)
                 except Stopped as stopped:
                     figure(f"{shape} {size / 1e6:.1f} MB", f"{stopped.how} (peak {stopped.peak:,.0f} MiB)", GOAL)
                 else:
                     _row(shape, size, lint_runs, bare_runs)
+                    for runs in before:
+                        _row(f"{shape} [baseline]", size, runs, bare_runs)
                 sys.stdout.flush()
                 path.unlink()
     return 0

@@ -11,6 +11,11 @@ cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step).
                                          [--vs-checkov] [--checkov-objects 4000] [--baseline-src OTHER/src]
 
 `--baseline-src`: `draguard lint` also run from another checkout's src (before a change), in turn.
+
+`--formats sarif junit github html` times `draguard lint -f F` for each F beside `-f text` on
+the same tree, in turn, and prints each report's cost as a ratio to the text report's, in
+wall and in CPU time (the issue's bound: 1.3x); only those (and from `--baseline-src` too).
+`--objects 5000` makes a tree of about 2,000 files.
 """
 
 from __future__ import annotations
@@ -70,6 +75,26 @@ def checkov() -> Path:
     return binary
 
 
+def formats(tree: Path, report: str, args) -> None:
+    """Each report format's cost against the text report's, on the same tree, in turn (and
+    from `--baseline-src` too when given)."""
+    def command(fmt: str, src: str | None = None) -> Command:
+        made = Command(f"draguard lint -f {fmt}",
+                       draguard("lint", "--no-config", "-f", fmt, "-o", report, str(tree)), ok=(0, 1))
+        return baseline(made, src) if src else made
+
+    sources = [None, args.baseline_src] if args.baseline_src else [None]
+    commands = [command(fmt, src) for src in sources for fmt in ("text", *args.formats)]
+    timed = in_turn(commands, args.runs)
+    for start in range(0, len(timed), 1 + len(args.formats)):
+        text, *others = timed[start:start + 1 + len(args.formats)]
+        figure(text.command.name, text.describe())
+        for other in others:
+            figure(other.command.name, other.describe())
+            figure("  / -f text: wall", ratio(other, text), "<= 1.3x")
+            figure("  / -f text: CPU", ratio(other, text, cpu=True), "<= 1.3x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=20_000)
@@ -80,6 +105,8 @@ def main() -> int:
     parser.add_argument("--vs-checkov", action="store_true")
     parser.add_argument("--checkov-objects", type=int, default=4_000)
     parser.add_argument("--baseline-src", metavar="DIR", help="also time `draguard lint` from this src, in turn")
+    parser.add_argument("--formats", nargs="*", default=[], metavar="F",
+                        help="also time `lint -f F` for each F and give its ratio to `-f text`")
     args = parser.parse_args()
     compile_bytecode(Path(package.__file__).parent)
     if args.baseline_src:
@@ -92,6 +119,9 @@ def main() -> int:
         header(args.runs)
         print(f"tree: {objects:,} objects in {files:,} files, {size / 1e6:.1f} MB ({tree})")
         report = str(Path(tmp) / "report.txt")
+        if args.formats:
+            formats(tree, report, args)
+            return 0
         commands = [Command("bare C parse (floor)", [sys.executable, "-c", PARSE, str(tree)]),
                     Command("draguard lint", draguard("lint", "--no-config", "-o", report, str(tree)), ok=(0, 1))]
         commands += [Command(f"draguard lint --jobs {n}",

@@ -209,10 +209,11 @@ def _colour(choice: str, stream) -> bool:
 
 
 def run(args) -> int:
-    from ..core.atomic import write_atomic
+    from ..core.atomic import atomic_writer
+    from ..core.collector import cyclic_gc_paused
     from ..engine.lint import Reading
     from ..engine.parallel import available_cpus, lint_paths_jobs
-    from ..report import renderer
+    from ..report import chunk_renderer
 
     from ..report.progress import for_run
 
@@ -226,12 +227,14 @@ def run(args) -> int:
     if progress:
         progress.close()
     to_file = bool(args.output)
-    text = renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
-                                 show_suppressed=args.show_suppressed, fail_on=fail_on)
-    if to_file:
-        write_atomic(args.output, text)
-    else:
-        sys.stdout.write(text)
+    with cyclic_gc_paused():  # a report makes many objects beside every manifest still held: no walk of them all
+        pieces = chunk_renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
+                                             show_suppressed=args.show_suppressed, fail_on=fail_on)
+        if to_file:
+            with atomic_writer(args.output) as handle:
+                handle.writelines(pieces)
+        else:
+            sys.stdout.writelines(pieces)
     if said_empty(result, args):
         return EXIT_ERROR
     if said_incomplete(result):

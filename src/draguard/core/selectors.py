@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
 
 def matches(selector: object, labels: Mapping[str, object]) -> bool:
     """True when `selector` (a LabelSelector mapping) selects `labels`. An empty selector
@@ -33,6 +36,39 @@ def matches(selector: object, labels: Mapping[str, object]) -> bool:
             return False
         if operator == "DoesNotExist" and present:
             return False
-        if operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
+        if operator not in _OPERATORS:
             return False
     return True
+
+
+def malformed(container: dict[str, object], key: str) -> tuple[object, str | int, object] | None:
+    """The first part of the LabelSelector `container[key]` (absent: none) that is not of its
+    type, as (its container, its key, the value), for the note that says a rule could not read
+    it (core.unread); None when the selector reads. `matches` takes a malformed selector as
+    selecting nothing, which no rule should state as a finding."""
+    selector = container.get(key)
+    if selector is None:
+        return None
+    if not isinstance(selector, dict):
+        return container, key, selector
+    labels, expressions = selector.get("matchLabels"), selector.get("matchExpressions")
+    if labels is not None and not isinstance(labels, dict):
+        return selector, "matchLabels", labels
+    for name, value in (labels or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            return labels, name, value
+    if expressions is not None and not isinstance(expressions, list):
+        return selector, "matchExpressions", expressions
+    for index, expression in enumerate(expressions or []):
+        if not isinstance(expression, dict):
+            return expressions, index, expression
+        for part, wanted in (("key", str), ("operator", str), ("values", list)):
+            value = expression.get(part)
+            if value is not None and not isinstance(value, wanted):
+                return expression, part, value
+        if expression.get("operator") not in _OPERATORS:
+            return expression, "operator", expression.get("operator")
+        for place, value in enumerate(expression.get("values") or []):
+            if not isinstance(value, str):
+                return expression["values"], place, value
+    return None

@@ -84,6 +84,17 @@ def flag_value(args: list[str], flag: str) -> float | None:
     return value
 
 
+def flag_text(words: list[object], index: int, flag: str) -> str | None:
+    """The text `words[index]` gives `flag` (`--flag=N`, or the N after `--flag`), else None."""
+    word = words[index]
+    if not isinstance(word, str):
+        return None
+    if word.startswith(flag + "="):
+        return word[len(flag) + 1:]
+    following = words[index + 1] if index + 1 < len(words) else None
+    return following if word == flag and isinstance(following, str) else None
+
+
 def _number(text: str) -> float | None:
     """A finite number of seconds; 'nan', 'inf' and '1e400' are none (no server takes them as a
     timeout, and the budget arithmetic cannot)."""

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
-from ..core.finding import Finding, Problem
+from ..core.finding import Finding, Problem, Site
+from ..core.location import format_path
+from ..core.unread import Unread, listening
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
@@ -24,6 +26,7 @@ from ..rules.context import Context
 from ..rules.custom import rule_named
 from ..rules.index import judges_any, known
 from ..sources.loader import Loaded, Source
+from ..sources.yamlpos import path_of
 from .result import INTERNAL_ERROR, LintResult, engine_finding
 from .suppress import suppressions
 
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
     from ..model.live import ClusterView
 
 LIVE_OBJECTS = "live-objects"
+RULES_SKIPPED = "rules-skipped"
 
 
 @dataclass
@@ -100,8 +104,8 @@ class Run:
         filled with id(manifest) -> (the manifest, the keys of what its judging looked up in
         the set: model.objectset) for each manifest judged. `DRAGUARD_DEBUG=1` lets a rule's
         exception raise."""
-        with cyclic_gc_paused():
-            return self._judge(rules, notes, advance, reads)
+        with cyclic_gc_paused(), listening() as unread:
+            return self._judge(rules, notes, advance, reads, unread)
 
     def _context(self) -> tuple[ObjectSet, Context]:
         inputs, against, config = self.inputs, self.against, self.config
@@ -114,7 +118,7 @@ class Run:
         objects = inputs.cluster.objects if inputs.cluster is not None else ObjectSet(inputs.manifests)
         return objects, Context(config, objects, inventory, inputs.cluster, against.devices)
 
-    def _judge(self, rules, notes: bool, advance, reads) -> LintResult:
+    def _judge(self, rules, notes: bool, advance, reads, unread: list[Unread]) -> LintResult:
         inputs, config = self.inputs, self.config
         object_set, ctx = self._context()
         cluster, judged = inputs.cluster, inputs.judged
@@ -142,6 +146,7 @@ class Run:
                 looked_up: set = set()
                 reads[id(manifest)] = (manifest, looked_up)
                 object_set.judging(looked_up)
+            skipped: dict[str, list[Unread]] = {}
             for rule in applicable:
                 try:
                     found = list(rule.check(manifest, ctx))
@@ -149,9 +154,15 @@ class Run:
                     if debug:
                         raise
                     found = [_internal_error(rule, manifest, exc)]
+                if unread:  # it needed a value it could not read: it skips this object, and says so below
+                    skipped[rule.id] = list(unread)
+                    unread.clear()
+                    found = [f for f in found if f.rule == INTERNAL_ERROR]
                 for finding in found:
                     finding.judged = manifest
                 raw.extend(found)
+            if skipped:
+                raw.extend(_skipped_notes(manifest, skipped))
             if manifest.annotations and not self.against.admission:
                 reasons, unknown = suppressions(manifest, config)
                 if notes:
@@ -212,6 +223,35 @@ def _problem_finding(problem: Problem) -> Finding:
 def _internal_error(rule: Rule, obj: Manifest, exc: Exception) -> Finding:
     return engine_finding(INTERNAL_ERROR, f"rule {rule.id} failed on this object ({type(exc).__name__}: {exc}); its "
                           "findings for it are missing (a draguard bug: please report it)", obj.location(), obj.ref)
+
+
+def _skipped_notes(manifest: Manifest, skipped: dict[str, list[Unread]]) -> list[Finding]:
+    """One note per value that made rules skip `manifest`, at the value's own place (in the
+    object it is in, which may be another one: a budget's selector read for a Deployment),
+    naming the rules that skipped."""
+    by_place: dict[tuple, tuple[Unread, list[str]]] = {}
+    for rule_id, records in skipped.items():
+        for record in records:
+            place = (id(record.owner), id(record.container), repr(record.key), record.why)
+            rule_ids = by_place.setdefault(place, (record, []))[1]
+            if rule_id not in rule_ids:
+                rule_ids.append(rule_id)
+    rule, notes = REGISTRY.get(RULES_SKIPPED), []
+    if rule is None:
+        raise LookupError(f"{RULES_SKIPPED} is not registered")  # a catalog without its own notes
+    for record, rule_ids in by_place.values():
+        owner = record.owner if isinstance(record.owner, Manifest) else manifest
+        location = owner.location(record.container, record.key, value=True)
+        where = format_path(location.path) if location.path else "a value"
+        whose = "" if owner is manifest else f" of {owner.kind} {owner.name}"
+        within = path_of(record.container) if owner is manifest else None  # placed again by draguard fix
+        note = Finding(RULES_SKIPPED, rule.category, rule.severity,
+                       f"{', '.join(sorted(rule_ids))} skipped {manifest.kind} {manifest.name}: {where}{whose} "
+                       f"{record.why}", location, owner.ref,
+                       site=Site(within, record.key, True) if within is not None else None)
+        note.judged = manifest  # kept with the file judged, as the skipped rules' findings would be
+        notes.append(note)
+    return notes
 
 
 def _live_note(live: int, config: Config, manifests: list) -> Finding:

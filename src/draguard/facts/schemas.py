@@ -8,6 +8,7 @@ every call (~30 objects/s); caching the compiled validator makes validation cost
 from __future__ import annotations
 
 import json
+import math
 import re
 from functools import lru_cache
 from importlib.util import find_spec
@@ -155,8 +156,19 @@ def schema_errors(data: dict, kube_version: str, api_version: str, kind: str,
             yield SchemaError(path + (first,), f"{_dotted(path + (first,))}: unknown field '{first}'", False)
         else:
             message = f"{_dotted(path)}: must be {_one_of_types(error)}" if kind_name == "OneOfNotValid" \
-                else f"{_dotted(path)}: {_NULL_TYPES.sub('is not of type ', error.message)}"
+                else f"{_dotted(path)}: {_NULL_TYPES.sub('is not of type ', _spelt(error.message, data, path))}"
             yield SchemaError(path, _ONE_OF.sub("is not valid", message), True)
+
+
+def _spelt(message: str, data: dict, path: tuple) -> str:
+    """`message` with YAML's spelling of a NaN or an infinity where the validator, which
+    reads JSON, wrote `null` for it (".inf is not of type integer", not "null is ...")."""
+    value = data
+    for part in path:
+        value = value[part]
+    if isinstance(value, float) and not math.isfinite(value) and message.startswith("null "):
+        return (".nan" if value != value else "-.inf" if value < 0 else ".inf") + message[len("null"):]
+    return message
 
 
 def _dotted(path: tuple) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..core.atomic import TEMPORARY_PREFIX, atomic_writer
@@ -205,8 +206,43 @@ def _running(pid: int) -> bool:
     return True
 
 
-def unified_diff(display: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}")
+_CONTEXT = 3  # lines of context around a hunk, as diff -u and difflib
+_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
+
+
+def _range(length: int) -> str:
+    """The range of a hunk of `length` lines at the start of a text, as difflib writes it
+    (difflib._format_range_unified); unified_diff shifts it to where the text starts."""
+    return "1" if length == 1 else f"{int(length > 0)},{length}"
+
+
+def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> str:
+    """`diff -u` of two texts; `first_line`: the line number `before` starts at in its file
+    (a report's excerpt). The lines both share at the start and the end, but for the
+    context, are left out before difflib compares them: it compared every line of a file
+    (and of each document an HTML report shows a fix on) where a fix changed a few."""
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    head = 0
+    while head < len(old) and head < len(new) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)
+    removed, added = old[head:len(old) - tail], new[head:len(new) - tail]
+    names = f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}"
+    lines: Iterable[str]
+    if removed and added and not set(removed).isdisjoint(added):
+        lines = difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep], *names)
+    elif removed or added:  # one run of lines replaced, added or taken out: one hunk, as difflib writes it
+        leading, trailing = old[skip:head], old[len(old) - tail:len(old) - keep]
+        lines = [f"--- {names[0]}\n", f"+++ {names[1]}\n",
+                 f"@@ -{_range(len(old) - keep - skip)} +{_range(len(new) - keep - skip)} @@\n",  # from skip
+                 *(" " + line for line in leading), *("-" + line for line in removed),
+                 *("+" + line for line in added), *(" " + line for line in trailing)]
+    else:
+        return ""
     out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    return out
+    shift = skip + first_line - 1
+    return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2] or ''} +{int(m[3]) + shift}{m[4] or ''} @@", out) \
+        if shift else out

@@ -7,6 +7,7 @@ from typing import Callable, TypeVar, cast
 
 from ..core.finding import ObjectRef, Site
 from ..core.location import Location, Path
+from ..core.unread import Unread, listening, told
 from ..sources.loader import Entry, Locator, Source
 from ..sources.scalars import char_position
 from ..sources.yamlpos import YMap, mark_of, path_of, positioned
@@ -31,6 +32,8 @@ class Manifest:
     #: views by the function that computes them (one that also takes another argument, such
     #: as live.judged_elsewhere, keys its own)
     derived: dict[Callable[..., object], object] = field(default_factory=dict, repr=False)
+    #: what computing a derived view met unreadable (core.unread), said again to each reader
+    unread: dict[object, tuple[Unread, ...]] = field(default_factory=dict, repr=False)
     #: False: plain data kept as read (a large snapshot's objects), paths found on demand
     has_paths: bool = True
     #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
@@ -75,6 +78,7 @@ class Manifest:
         if not self.has_paths:
             self.data, self.has_paths = positioned(self.data), True
             self.derived.clear()
+            self.unread.clear()
             self._read_identity()
 
     def derive(self, compute: Callable[[Manifest], _View]) -> _View:
@@ -82,7 +86,12 @@ class Manifest:
         use and kept, keyed by the function that computes it."""
         found = self.derived.get(compute)
         if found is None:
-            found = self.derived[compute] = compute(self)
+            with listening() as heard:
+                found = self.derived[compute] = compute(self)
+            if heard:
+                self.unread[compute] = tuple(Unread(u.container, u.key, u.why, u.owner or self) for u in heard)
+        if self.unread:
+            told(self.unread.get(compute, ()))
         return cast(_View, found)  # keyed by `compute`, so the value is what it returned
 
     @property

@@ -13,6 +13,8 @@ from functools import cached_property
 from typing import Callable, Iterator, TypeVar, cast
 
 from ..core.intstr import problem as intstr_problem
+from ..core.selectors import malformed
+from ..core.unread import shown, unreadable
 from .claims import RESOURCE_GROUP, ClaimIndex
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
@@ -160,7 +162,19 @@ def _near(grouped: dict[str, list[_Item]], every: list[_Item], namespace: str) -
 
 
 def pdb_selector(pdb: Manifest) -> Yaml:
-    return mapping(pdb.spec).get("selector")
+    """A budget's label selector; None (it selects nothing) where it is not one, which the
+    rules reading it are told (core.unread): they cannot say what it would select."""
+    return pdb.derive(_pdb_selector)
+
+
+def _pdb_selector(pdb: Manifest) -> Yaml:
+    spec = mapping(pdb.spec)
+    bad = malformed(spec, "selector")
+    if bad is None:
+        return spec.get("selector")
+    container, key, value = bad
+    unreadable(container, key, f"is {shown(value)}, not what a label selector takes there", pdb)
+    return None
 
 
 def budget_problems(spec: YamlMap) -> list[tuple[str, str]]:

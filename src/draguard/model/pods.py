@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from ..core.cached import cached
 
 from ..core.location import Path, format_path
+from ..core.unread import shown, unreadable
 from ..sources.yamlpos import path_of
 from .manifest import Manifest
 from .values import Yaml, YamlList, YamlMap
@@ -143,12 +144,16 @@ class PodSite:
     def volumes(self) -> list[YamlMap]:
         return mappings(self.spec.get("volumes"))
 
-    @cached
+    @property
     def grace_period(self) -> tuple[int, bool]:
-        """(terminationGracePeriodSeconds, whether the pod states it) - the API default when not."""
+        """(terminationGracePeriodSeconds, whether the pod states it) - the API default when not.
+        A value that is no int64 (`.nan`, 1e400, a map) is said unreadable to the rule asking
+        (core.unread): the default would be a guess."""
         grace = self.spec.get("terminationGracePeriodSeconds")
         if isinstance(grace, int) and not isinstance(grace, bool) and -(2**63) <= grace < 2**63:  # an int64
             return grace, True
+        if grace is not None:
+            unreadable(self.spec, "terminationGracePeriodSeconds", f"is {shown(grace)}, not a number of seconds")
         return DEFAULT_GRACE_SECONDS, False
 
     @cached

@@ -20,7 +20,8 @@ import shlex
 from dataclasses import dataclass
 
 from ..core.amounts import DEFAULT_MARGIN
-from ..core.servers import Server, detect, flag_value
+from ..core.servers import Server, detect, flag_text, flag_value
+from ..core.unread import shown, unreadable
 from .pods import pre_stop_of
 from .values import YamlMap
 
@@ -59,6 +60,8 @@ def hook_budget(hook: YamlMap) -> float:
     seconds = sleep.get("seconds") if isinstance(sleep, dict) else None
     if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and _finite(seconds):
         return float(seconds)
+    if seconds is not None:
+        unreadable(sleep, "seconds", f"is {shown(seconds)}, not a number of seconds")
     command = hook_command(hook)
     waits = sum(float(n) * _UNITS[unit] for n, unit in _BOUNDED_WAIT.findall(command))
     return waits + sum(helper_bound(step, args) for step, args in _HELPER.findall(command))
@@ -100,6 +103,24 @@ def argv(container: YamlMap) -> list[str]:
         if isinstance(value, list):
             words.extend(str(word) for word in value if isinstance(word, (str, int, float)))
     return words
+
+
+def drain_of(server: Server, container: YamlMap) -> tuple[float | None, str]:
+    """(seconds `server` in `container` keeps draining after SIGTERM, where that comes from:
+    Server.drain_budget). A drain flag given a value that is no finite number (`nan`, `inf`)
+    is said unreadable to the rule asking (core.unread): the server's default would be a guess."""
+    words = argv(container)
+    if server.drain_flag and flag_value(words, server.drain_flag) is None:
+        for key in ("command", "args"):
+            given_in = container.get(key)
+            if not isinstance(given_in, list):
+                continue
+            for index in range(len(given_in)):
+                given = flag_text(given_in, index, server.drain_flag)
+                if given is not None:  # pointed at the value: after the flag, or the flag=value word
+                    unreadable(given_in, index + (given_in[index] == server.drain_flag),
+                               f"gives {server.drain_flag} {shown(given)}, not a number of seconds")
+    return server.drain_budget(words)
 
 
 def server_of(container: YamlMap) -> Server | None:

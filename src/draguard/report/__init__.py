@@ -1,5 +1,6 @@
 """Report writers. Each takes a `LintResult` and returns the text to print; a writer's
-module is imported only when it is used."""
+module is imported only when it is used. A writer whose report grows with the input (json)
+also gives it piece by piece (`chunks`), for a caller that writes it as it goes."""
 
 from __future__ import annotations
 
@@ -12,3 +13,11 @@ _MODULES = {"text": "text", "json": "json_report", "sarif": "sarif", "junit": "j
 
 def renderer(name: str):
     return import_module(f"{__name__}.{_MODULES[name]}").render
+
+
+def chunk_renderer(name: str):
+    """The writer `name` as a function giving the report's text piece by piece: its own
+    `chunks` where it has one, else its whole text as one piece."""
+    module = import_module(f"{__name__}.{_MODULES[name]}")
+    chunks = getattr(module, "chunks", None)
+    return chunks if chunks is not None else (lambda result, **options: (module.render(result, **options),))

@@ -211,6 +211,26 @@ class LiveObjects(InputRule):
 
 
 @register
+class RulesSkipped(InputRule):
+    id = "rules-skipped"
+    name = "Rules skipped an object: a value they need is unreadable"
+    category = "schema"
+    severity = Severity.INFO
+    reported_by = "engine"
+    summary = ("A value a rule needs cannot be read (NaN, an infinity, a number past int64, a map where a selector or "
+               "number belongs); the rules that need it skipped the object, and this note names them.")
+    rationale = """
+        The API server refuses such an object (`schema-invalid` says where), so there is no
+        answer to what a rule would say of it: judged as if the value were absent, a budget
+        whose selector is `7` would "select nothing", a GPU count of `.nan` would be none.
+        Each rule that needs the value skips that object only (its findings for it are left
+        out) and every other rule still runs; this note, at the value's own place, names the
+        rules and the object they skipped, so that nothing is left out silently. A value in
+        another object (a budget read while judging a Deployment) is blamed on that object."""
+    reference = "https://kubernetes.io/docs/reference/using-api/api-concepts/#field-validation"
+
+
+@register
 class UnknownRule(InputRule):
     id = "unknown-rule"
     reported_by = "engine"

@@ -12,8 +12,8 @@ from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
 from ..dra.gpuclasses import gpu_claim_entries, holds_channel
 from ..model.pods import claim_sites, pod_sites, text
-from ..model.teardown import Timeline, argv, hook_budget, hook_command, kills_pid1, loops_unbounded, runs_helper, \
-    server_of
+from ..model.teardown import Timeline, argv, drain_of, hook_budget, hook_command, kills_pid1, loops_unbounded, \
+    runs_helper, server_of
 from ..model.workloads import POD_TARGETS
 from ..model.manifest import edit_path
 from ..core.servers import Server
@@ -163,7 +163,7 @@ def container_budget(site: PodSite, c: ContainerSite, server: Server, ctx: Conte
         return float(ctx.option(rule, name))  # every budget option is a number of seconds
 
     verify = option("verifySeconds") if any(runs_helper(x.container) for x in site.containers) else 0
-    drain, source = server.drain_budget(argv(c.container))
+    drain, source = drain_of(server, c.container)
     if drain is None:
         drain, source = option("unknownDrainSeconds"), "assumed: no documented bound"
     parts = (("preStop", hook_budget(c.pre_stop) if c.pre_stop else 0.0),
@@ -295,7 +295,7 @@ class TeardownDrainDisabled(Rule):
                 if c.init or server is None or not server.flag_required or \
                         not claim_names(c) & gpu_claims:
                     continue
-                drain, _ = server.drain_budget(argv(c.container))
+                drain, _ = drain_of(server, c.container)
                 if drain:
                     continue
                 yield ctx.finding(self, obj, f"{c.label} runs {server.title} without {server.drain_flag}: SIGTERM aborts "

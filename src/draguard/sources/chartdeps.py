@@ -59,7 +59,10 @@ def _dependencies(chart: str) -> list[Dependency]:
         for index, entry in enumerate(entries):
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
                 tags = entry.get("tags")
-                line, column = entries.item_mark(index) or entries.mark  # a parsed file marks each item
+                where = entries.item_mark(index) or entries.mark  # a parsed file marks each item
+                if where is None:  # only data built in memory has none, and no chart is read so
+                    continue
+                line, column = where
                 found.append(Dependency(entry["name"], str(entry.get("condition") or ""),
                                         tuple(str(t) for t in tags) if isinstance(tags, list) else (), file, line,
                                         column))

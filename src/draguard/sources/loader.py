@@ -53,6 +53,9 @@ class Source:
     #: a Helm render's: the API versions its templates test with .Capabilities (render.capability_checks)
     capability_checks: frozenset = frozenset()
     _lines: list | None = field(default=None, repr=False)
+    #: the line each document's content starts on, where the text was read as a plain stream
+    #: (None otherwise): a report cuts one document out of the text by them, composing nothing
+    document_lines: tuple[int, ...] | None = field(default=None, repr=False)
 
     @property
     def lines(self) -> list[str]:
@@ -197,6 +200,8 @@ def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, l
     documents, problems = parse_stream_remembered(source.text, limits)
     if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
         documents, problems = _parse_json_stream(source.text, limits)
+    else:
+        source.document_lines = tuple(document.start_line for document in documents)
     _add(source, documents, problems, loaded, locate)
 
 

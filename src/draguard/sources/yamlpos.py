@@ -63,36 +63,57 @@ def unpack_mark(packed: int) -> Mark:
     return packed >> _BITS, packed & _MASK
 
 
-class YMap(dict):
-    """A mapping that knows where it is: `mark` (line, column), `marks[key]` = the packed
-    positions of the key and its value (`key_mark`, `value_mark`), and `path` from the
-    document root. Objects that never had text (admission requests) have a path only."""
+class _Placed:
+    """Where a parsed collection starts, packed into one int (`packed`; a (line, column) tuple
+    per collection cost ~80 bytes more), read as `mark`; data that never had text has none."""
 
-    __slots__ = ("mark", "marks", "path")
-    mark: Mark
-    marks: dict  # key -> the packed positions of the key and its value
+    __slots__ = ()
+
+    @property
+    def mark(self) -> Mark | None:
+        packed = getattr(self, "packed", None)
+        return unpack_mark(packed) if packed is not None else None
+
+
+class YMap(_Placed, dict):
+    """A mapping that knows where it is: `mark` (line, column), `marks[i]` = the packed
+    positions of its i-th key and that key's value (`key_mark`, `value_mark`), and `path`
+    from the document root. Objects that never had text (admission requests) have a path
+    only. The marks are a list in the keys' order, not a mapping: a mapping per mapping was
+    a fifth of a large stream's memory, and a position is looked up only for a finding."""
+
+    __slots__ = ("packed", "marks", "path")
+    packed: int
+    marks: list[int]  # the packed positions of each key and its value, in the keys' order
     path: tuple
 
+    def _packed(self, key) -> int | None:
+        marks = getattr(self, "marks", None)
+        if marks is None or key not in self:
+            return None
+        index = list(self).index(key)
+        return marks[index] if index < len(marks) else None
+
     def key_mark(self, key) -> Mark | None:
-        m = self.marks.get(key) if hasattr(self, "marks") else None
-        return unpack_mark(m >> 2 * _BITS) if m is not None else getattr(self, "mark", None)
+        m = self._packed(key)
+        return unpack_mark(m >> 2 * _BITS) if m is not None else self.mark
 
     def value_mark(self, key) -> Mark | None:
-        m = self.marks.get(key) if hasattr(self, "marks") else None
-        return unpack_mark(m & ((1 << 2 * _BITS) - 1)) if m is not None else getattr(self, "mark", None)
+        m = self._packed(key)
+        return unpack_mark(m & ((1 << 2 * _BITS) - 1)) if m is not None else self.mark
 
 
-class YSeq(list):
+class YSeq(_Placed, list):
     """A sequence that knows where it is, where each item is (`item_mark`), and its path."""
 
-    __slots__ = ("mark", "marks", "path")
-    mark: Mark
-    marks: list  # the packed position of each item
+    __slots__ = ("packed", "marks", "path")
+    packed: int
+    marks: list[int]  # the packed position of each item
     path: tuple
 
     def item_mark(self, index: int) -> Mark | None:
         marks = getattr(self, "marks", ())
-        return unpack_mark(marks[index]) if 0 <= index < len(marks) else getattr(self, "mark", None)
+        return unpack_mark(marks[index]) if 0 <= index < len(marks) else self.mark
 
 
 def mark_of(container, key=None, *, value: bool = False) -> Mark | None:
@@ -259,9 +280,9 @@ class _Builder:
         """Aliased nodes keep the path of their anchor: that is where their text is."""
         result = YMap()
         start = node.start_mark
-        result.mark = (start.line + 1, start.column + 1)
+        result.packed = (start.line + 1) << _BITS | start.column + 1
         result.path = path
-        marks = result.marks = {}
+        marks = result.marks = []
         merges = []
         for knode, vnode in node.value:
             km, vm = knode.start_mark, vnode.start_mark
@@ -274,7 +295,8 @@ class _Builder:
             key = _intern(knode.value)  # keys repeat in every object: one string each saves a fifth of the memory
             if key == "managedFields" and path[-1:] == ("metadata",) and vnode.__class__ is SequenceNode:
                 continue  # server-side apply records of a live object: half its size, read by no rule
-            if key in result:
+            again = key in result
+            if again:
                 self.problems.append(
                     ParseProblem("duplicate-key", f"mapping key {key!r} already defined", km.line + 1, km.column + 1,
                                  earlier=result.key_mark(key))
@@ -284,22 +306,26 @@ class _Builder:
                 result[key] = _short(vnode.value) if vnode.tag == _STR else _scalar(vnode)
             else:
                 result[key] = self.build(vnode, path + (key,))
-            marks[key] = ((((km.line + 1) << _BITS | km.column + 1) << _BITS | vm.line + 1) << _BITS) | vm.column + 1
+            packed = ((((km.line + 1) << _BITS | km.column + 1) << _BITS | vm.line + 1) << _BITS) | vm.column + 1
+            if again:  # the key keeps its place among the keys; its position is the last one's
+                marks[list(result).index(key)] = packed
+            else:
+                marks.append(packed)
         for vnode in merges:  # YAML merge keys: explicit keys win, as in go-yaml
             sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
             for source in sources:
                 merged = self.build(source, path + ("<<",))
                 if isinstance(merged, YMap):
-                    for key, value in merged.items():
+                    for key, value, packed in zip(merged, merged.values(), merged.marks):
                         if key not in result:
                             result[key] = value
-                            marks[key] = merged.marks[key]
+                            marks.append(packed)
         return result
 
     def _sequence(self, node: SequenceNode, path: tuple) -> YSeq:
         result = YSeq()
         start = node.start_mark
-        result.mark = (start.line + 1, start.column + 1)
+        result.packed = (start.line + 1) << _BITS | start.column + 1
         result.path = path
         marks = result.marks = []
         append, mark_append = result.append, marks.append

@@ -7,6 +7,7 @@ import pytest
 
 from support.paths import DATA
 
+from draguard.core.config import Config
 from draguard.report.sarif import artifact_uri
 from draguard.report.text import WINDOW, _window
 
@@ -197,3 +198,16 @@ def test_control_characters_from_a_manifest_are_shown_escaped(cli, form):
     assert "c\\x1b[31mRED\\x07" in out
     if form == "text":
         assert "= in Pod n/p\\x1b[2J\\u202e" in out
+
+
+@pytest.mark.parametrize("suppressed", [False, True])
+def test_the_json_report_written_piece_by_piece_is_the_indented_document(suppressed):
+    """`-f json` is written finding by finding (report.json_report.chunks), never held whole:
+    byte for byte what json.dumps(indent=2) makes of the whole document, empty lists too."""
+    from draguard.engine import lint_text
+    from draguard.report import json_report
+
+    for text in (BAD, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"):
+        result = lint_text("m.yaml", text, Config())
+        whole = json.dumps(json_report.document(result, show_suppressed=suppressed), indent=2, ensure_ascii=False)
+        assert json_report.render(result, show_suppressed=suppressed) == whole + "\n"

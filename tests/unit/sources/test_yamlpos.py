@@ -50,6 +50,18 @@ def test_aliases_and_merge_keys():
     data = docs[0].data
     assert data["other"] == {"x": 1, "y": 3}
     assert data["copy"] == {"x": 1, "y": 2}
+    # positions, kept in the keys' order (a list, not a second mapping): an explicit key's
+    # own, a merged key's where its anchor wrote it
+    assert data["other"].key_mark("y") == (4, 3) and data["other"].key_mark("x") == (1, 11)
+    assert data["other"].value_mark("x") == (1, 14) and data.key_mark("copy") == (5, 1)
+
+
+def test_a_repeated_key_keeps_its_place_and_points_at_its_last_value():
+    docs, _ = parse_stream("a: 1\nb: 2\na: 3\nc: 4\n")
+    data = docs[0].data
+    assert list(data) == ["a", "b", "c"] and data["a"] == 3
+    assert data.value_mark("a") == (3, 4) and data.key_mark("b") == (2, 1) and data.key_mark("c") == (4, 1)
+    assert data.mark == (1, 1) and data.key_mark("absent") == (1, 1)
 
 
 def test_alias_bomb_is_refused_quickly():

@@ -1,0 +1,75 @@
+"""`unified_diff` compares only what lies between the lines two texts share at their start and
+end (difflib compared every line of a file where a fix changed a few), and writes a run of
+lines added, taken out or replaced as one hunk itself: a diff that patch applies to give the
+new text, with difflib's header and ranges, numbered from where the text starts in its file."""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+
+import pytest
+
+from draguard.fix.files import unified_diff
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@\n", re.MULTILINE)
+
+
+def _difflib(before: str, after: str) -> str:
+    lines = difflib.unified_diff(before.splitlines(True), after.splitlines(True), "a/x", "b/x")
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+def _patched(before: str, diff: str) -> str:
+    """What applying `diff` to `before` gives (a small `patch` for one-file unified diffs)."""
+    source, out, at = before.splitlines(True), [], 0
+    hunks = list(_HUNK.finditer(diff))
+    for index, hunk in enumerate(hunks):
+        start, length = int(hunk[1]), int(hunk[2]) if hunk[2] is not None else 1
+        start = start - 1 if length else start
+        out += source[at:start]
+        at = start
+        body = diff[hunk.end():hunks[index + 1].start() if index + 1 < len(hunks) else len(diff)].splitlines(True)
+        for k, line in enumerate(body):
+            if line.startswith("\\"):
+                continue
+            text = line[1:] if not (k + 1 < len(body) and body[k + 1].startswith("\\")) else line[1:].rstrip("\n")
+            at += line[0] in " -"
+            if line[0] in " +":
+                out.append(text)
+    return "".join(out + source[at:])
+
+
+@pytest.mark.parametrize("before, after", [
+    ("a\nb\nc\nd\ne\nf\ng\nh\n", "a\nb\nc\nd\nX\nY\ne\nf\ng\nh\n"),  # lines added
+    ("a\nb\nc\nd\ne\nf\ng\nh\n", "a\nb\nc\ng\nh\n"),  # lines taken out
+    ("a\nb\nc\nd\ne\nf\ng\nh\n", "a\nb\nc\nD\ne\nf\ng\nh\n"),  # one replaced
+    ("a\nb\n", "a\nb\nc"),  # at the end, without a line break
+    ("a\nb\nc\n", "a\nb\nc\n"),  # nothing
+])
+def test_a_single_run_is_the_hunk_difflib_writes(before, after):
+    assert unified_diff("x", before, after) == _difflib(before, after)
+
+
+def test_hunks_are_numbered_from_the_first_line_given():
+    diff = unified_diff("x", "a\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nd\nX\ne\nf\ng\n", first_line=41)
+    assert "@@ -42,6 +42,7 @@" in diff
+
+
+def test_every_diff_applies_to_give_the_new_text():
+    rnd = random.Random(41)
+    for _ in range(3000):
+        old = [f"l{rnd.randint(0, 30)}\n" for _ in range(rnd.randint(0, 12))]
+        new = list(old)
+        for _ in range(rnd.randint(0, 3)):
+            at = rnd.randint(0, len(new))
+            op = rnd.choice("add")
+            if op == "a":
+                new[at:at] = [f"n{rnd.randint(0, 5)}\n" for _ in range(rnd.randint(1, 3))]
+            elif at < len(new):
+                del new[at]
+        before, after = "".join(old), "".join(new)
+        before, after = (before.rstrip("\n") if rnd.random() < 0.2 else before,
+                         after.rstrip("\n") if rnd.random() < 0.2 else after)
+        assert _patched(before, unified_diff("x", before, after)) == after, (before, after)
