@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import io
-import json
+
+from ..core import jsonindent
 
 VERSION = 2
 
@@ -20,15 +21,11 @@ def document(result, *, show_suppressed: bool = False) -> dict:
     return out
 
 
-#: json.dumps with an indent joins a list of every chunk it encodes (millions in a large run:
-#: 120 MiB over the findings themselves for 3 MB of pods); the same chunks written one by one
-#: into a buffer cost the text alone
-_ENCODER = json.JSONEncoder(indent=2, ensure_ascii=False)
-
-
 def render(result, *, show_suppressed: bool = False, **_) -> str:
+    """The report as json.dumps(..., indent=2, ensure_ascii=False) writes it, written by
+    core.jsonindent: the same bytes without the json module's pure-Python indenting walk,
+    one string per finding into the buffer rather than a list of every token."""
     out = io.StringIO()
-    for chunk in _ENCODER.iterencode(document(result, show_suppressed=show_suppressed)):
-        out.write(chunk)
+    jsonindent.write(document(result, show_suppressed=show_suppressed), out.write)
     out.write("\n")
     return out.getvalue()
