@@ -54,18 +54,30 @@ def _text(value: object, step: str, here: str) -> str:
     if not isinstance(value, _CONTAINERS) or not value:
         return _LEAVES(value)  # a leaf, [] or {}: no separator used
     inner = here + step
-    items = list(value.values()) if isinstance(value, dict) else list(value)
-    nested = {} if _LEAF_TYPES.issuperset(map(type, items)) else {
-        index: _text(item, step, inner) for index, item in enumerate(items)
-        if type(item) not in _LEAF_TYPES and isinstance(item, _CONTAINERS) and item}
+    is_dict = isinstance(value, dict)
+    items = list(value.values()) if is_dict else list(value)
+    if _LEAF_TYPES.issuperset(map(type, items)):  # leaves only (most of a manifest): one C call
+        encoder = _BY_INDENT.get(inner) or _by_indent(inner)
+        return ("{\n" if is_dict else "[\n") + inner + encoder(value)[1:-1] + "\n" + here + ("}" if is_dict else "]")
+    nested = {index: _text(item, step, inner) for index, item in enumerate(items)
+              if type(item) not in _LEAF_TYPES and isinstance(item, _CONTAINERS) and item}
     for index in nested:
         items[index] = 0
     leaves = _LEAVES(items)[1:-1].split("\0")
     for index, text in nested.items():
         leaves[index] = text
-    if isinstance(value, dict):
+    if is_dict:
         return _template(tuple(value), inner, here) % tuple(leaves)
     return "[\n" + inner + (",\n" + inner).join(leaves) + "\n" + here + "]"
+
+
+#: the C encoder whose items each start a line indented by the key, made once per depth
+_BY_INDENT: dict[str, Callable[[Any], str]] = {}
+
+
+def _by_indent(inner: str) -> Callable[[Any], str]:
+    encoder = _BY_INDENT[inner] = _c_encoder(",\n" + inner, ": ")
+    return encoder
 
 
 def dumps(value: object, *, indent: int = 2) -> str:
