@@ -55,7 +55,7 @@ def _text(value: object, step: str, here: str) -> str:
         return _LEAVES(value)  # a leaf, [] or {}: no separator used
     inner = here + step
     is_dict = isinstance(value, dict)
-    items = list(value.values()) if is_dict else list(value)
+    items = list(value.values()) if isinstance(value, dict) else list(value)
     if _LEAF_TYPES.issuperset(map(type, items)):  # leaves only (most of a manifest): one C call
         encoder = _BY_INDENT.get(inner) or _by_indent(inner)
         return ("{\n" if is_dict else "[\n") + inner + encoder(value)[1:-1] + "\n" + here + ("}" if is_dict else "]")
