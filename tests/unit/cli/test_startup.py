@@ -51,8 +51,9 @@ def loads(modules: tuple, *argv) -> list:
 
 def test_lint_of_one_small_file_loads_neither_re2_nor_multiprocessing_nor_the_renderer():
     """No pattern to match, too few objects to judge in parts, no chart to render (the
-    renderer brings subprocess, tarfile and the chart dependency reader)."""
-    assert loads(("re2", "multiprocessing", "draguard.sources.render", "subprocess"),
+    renderer brings subprocess, tarfile and the chart dependency reader), no file to write
+    (the atomic writer imports tempfile only for one)."""
+    assert loads(("re2", "multiprocessing", "draguard.sources.render", "subprocess", "tempfile"),
                  "lint", "--no-config", "examples/dra-inference/inference.yaml") == []
 
 
