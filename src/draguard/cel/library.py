@@ -28,6 +28,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from . import strformat, netlib, rewrite, goconvert, goregex, namedformats
+from .descriptors import TYPE_STRING, Field, MessageType, file_descriptor
 from ..core.quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 if TYPE_CHECKING:
@@ -65,6 +66,14 @@ _TYPES = {"kubernetes": ("Quantity", "Semver", "URL", "NamedFormat"), "net": ("I
 _FIELDS = {"Quantity": ("value", "form"), "Semver": ("value", "text")}
 
 
+def _file_descriptor(package: str, names: tuple[str, ...]) -> bytes:
+    """The proto3 file of `package`'s message types, each of string fields (_FIELDS, else `value`)."""
+    return file_descriptor(f"draguard/cel_{package}.proto", package, "proto3", (
+        MessageType(name, tuple(Field(field, number, TYPE_STRING)
+                                for number, field in enumerate(_FIELDS.get(name, ("value",)), 1)))
+        for name in names))
+
+
 class _Runtime:
     """cel-expr-python and protobuf, imported when the first selector is compiled: commands
     that compile none (`draguard rules`, `explain`) do not load them; semver when a version
@@ -73,20 +82,13 @@ class _Runtime:
     def __init__(self) -> None:
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_strings
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        from google.protobuf import descriptor_pool, message_factory
 
         self.cel = cel
         self.extensions = (ext_strings, ext_bindings)
         self.pool = descriptor_pool.DescriptorPool()
         for package, names in _TYPES.items():
-            proto = descriptor_pb2.FileDescriptorProto(name=f"draguard/cel_{package}.proto", package=package,
-                                                       syntax="proto3")
-            for name in names:
-                message = proto.message_type.add(name=name)
-                for number, field_name in enumerate(_FIELDS.get(name, ("value",)), 1):
-                    message.field.add(name=field_name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-            self.pool.Add(proto)
+            self.pool.AddSerializedFile(_file_descriptor(package, names))
         self.Quantity, self.Semver, self.URL, self.IP, self.CIDR, self.NamedFormat = (
             message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
             for name in ("kubernetes.Quantity", "kubernetes.Semver", "kubernetes.URL", "net.IP", "net.CIDR",

@@ -294,14 +294,16 @@ def test_a_device_version_upstream_refuses_is_refused(text):
         semver_message(text)
 
 
-def test_the_built_in_inventorys_devices_become_selector_data_without_the_semver_library():
+def test_the_built_in_inventorys_devices_become_selector_data_without_semver_or_descriptor_pb2():
     """Their driverVersion attributes are versions; a one-file lint makes every device's data."""
     import subprocess
     import sys
 
     probe = ("import contextlib, io, sys\nfrom draguard.cli import main\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(['lint', '--no-config', sys.argv[1]])\n"
-             "print(code, 'cel_expr_python' in sys.modules, 'semver' in sys.modules)")
+             "print(code, 'cel_expr_python' in sys.modules, 'semver' in sys.modules,"
+             " 'google.protobuf.descriptor_pb2' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe, "examples/dra-inference/inference.yaml"],
                           capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", "True", "False"]  # its selectors judged with CEL, clean
+    assert done.stdout.split() == ["0", "True", "False", "False"]  # its selectors judged with CEL, clean
+
