@@ -8,7 +8,7 @@ tree, both as whole processes in turn, both writing JSON; checkov is installed o
 cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step).
 
     python benchmarks/lint_throughput.py [--objects 20000] [--runs 5] [--tree DIR] [--jobs N ...]
-                                         [--vs-checkov] [--checkov-objects 4000] [--baseline-src OTHER/src]
+                                         [--format json] [--vs-checkov] [--checkov-objects 4000] [--baseline-src OTHER/src]
 
 `--baseline-src`: `draguard lint` also run from another checkout's src (before a change), in turn.
 
@@ -102,6 +102,8 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, help="an existing replicated tree (built there when absent)")
     parser.add_argument("--jobs", nargs="*", default=[], metavar="N",
                         help="also time `lint --jobs N` for each N (the default run uses lint's own default)")
+    parser.add_argument("--format", "-f", choices=("text", "json"), default="text",
+                        help="the report every `draguard lint` writes (json: the -f json report)")
     parser.add_argument("--vs-checkov", action="store_true")
     parser.add_argument("--checkov-objects", type=int, default=4_000)
     parser.add_argument("--baseline-src", metavar="DIR", help="also time `draguard lint` from this src, in turn")
@@ -122,10 +124,11 @@ def main() -> int:
         if args.formats:
             formats(tree, report, args)
             return 0
+        shown = "" if args.format == "text" else f" -f {args.format}"
+        lint = ["lint", "--no-config", "-f", args.format, "-o", report]
         commands = [Command("bare C parse (floor)", [sys.executable, "-c", PARSE, str(tree)]),
-                    Command("draguard lint", draguard("lint", "--no-config", "-o", report, str(tree)), ok=(0, 1))]
-        commands += [Command(f"draguard lint --jobs {n}",
-                             draguard("lint", "--no-config", "--jobs", n, "-o", report, str(tree)), ok=(0, 1))
+                    Command(f"draguard lint{shown}", draguard(*lint, str(tree)), ok=(0, 1))]
+        commands += [Command(f"draguard lint{shown} --jobs {n}", draguard(*lint, "--jobs", n, str(tree)), ok=(0, 1))
                      for n in args.jobs]
         if args.baseline_src:
             commands.append(baseline(commands[1], args.baseline_src))

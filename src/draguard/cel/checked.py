@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any, Protocol
 
-_DOUBLE, _INT64, _UINT64, _INT32, _BOOL, _STRING, _MESSAGE, _BYTES = 1, 3, 4, 5, 8, 9, 11, 12
-_OPTIONAL, _REPEATED = 1, 3
+from .descriptors import (LABEL_OPTIONAL as _OPTIONAL, LABEL_REPEATED as _REPEATED, TYPE_BOOL as _BOOL,
+                          TYPE_BYTES as _BYTES, TYPE_DOUBLE as _DOUBLE, TYPE_INT32 as _INT32, TYPE_INT64 as _INT64,
+                          TYPE_MESSAGE as _MESSAGE, TYPE_STRING as _STRING, TYPE_UINT64 as _UINT64, Field,
+                          MessageType, file_descriptor)
 
 # message -> [(field, number, type, label, message type)]
 _SCHEMA: dict[str, list[tuple[str, int, int, int, str | None]]] = {
@@ -181,25 +183,25 @@ class Type(Message, Protocol):
     abstract_type: AbstractType
 
 
+def _file_descriptor() -> bytes:
+    """The schema as a proto2 file (presence for every field), each _KINDS oneof its message's."""
+    messages = []
+    for message_name, fields in _SCHEMA.items():
+        oneof, members = _KINDS.get(message_name, (None, set()))
+        messages.append(MessageType(message_name, tuple(
+            Field(name, number, kind, label, f".draguard.celast.{type_name}" if type_name else None,
+                  0 if name in members else None)
+            for name, number, kind, label, type_name in fields), (oneof,) if oneof else ()))
+    return file_descriptor("draguard/cel_checked.proto", "draguard.celast", "proto2", messages)
+
+
 @lru_cache(maxsize=1)
 def _messages() -> dict[str, Any]:
     """The schema's message classes by name. Any: protobuf makes them at run time."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    from google.protobuf import descriptor_pool, message_factory
 
-    proto = descriptor_pb2.FileDescriptorProto(name="draguard/cel_checked.proto", package="draguard.celast",
-                                               syntax="proto2")  # presence for every field
-    for message_name, fields in _SCHEMA.items():
-        message = proto.message_type.add(name=message_name)
-        oneof, members = _KINDS.get(message_name, (None, set()))
-        if oneof:
-            message.oneof_decl.add(name=oneof)
-        for name, number, kind, label, type_name in fields:
-            field = message.field.add(name=name, number=number, type=kind, label=label,
-                                      type_name=f".draguard.celast.{type_name}" if type_name else None)
-            if name in members:
-                field.oneof_index = 0
     pool = descriptor_pool.DescriptorPool()
-    pool.Add(proto)
+    pool.AddSerializedFile(_file_descriptor())
     return {name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"draguard.celast.{name}"))
             for name in _SCHEMA}
 

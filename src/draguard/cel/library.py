@@ -28,6 +28,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 from . import strformat, netlib, rewrite, goconvert, goregex, namedformats
+from .descriptors import TYPE_STRING, Field, MessageType, file_descriptor
 from ..core.quantity import Form, QuantityError, add_forms, as_int64, is_quantity, parse_quantity_form, subtract_forms
 
 if TYPE_CHECKING:
@@ -65,6 +66,14 @@ _TYPES = {"kubernetes": ("Quantity", "Semver", "URL", "NamedFormat"), "net": ("I
 _FIELDS = {"Quantity": ("value", "form"), "Semver": ("value", "text")}
 
 
+def _file_descriptor(package: str, names: tuple[str, ...]) -> bytes:
+    """The proto3 file of `package`'s message types, each of string fields (_FIELDS, else `value`)."""
+    return file_descriptor(f"draguard/cel_{package}.proto", package, "proto3", (
+        MessageType(name, tuple(Field(field, number, TYPE_STRING)
+                                for number, field in enumerate(_FIELDS.get(name, ("value",)), 1)))
+        for name in names))
+
+
 class _Runtime:
     """cel-expr-python and protobuf, imported when the first selector is compiled: commands
     that compile none (`draguard rules`, `explain`) do not load them; semver when a version
@@ -73,20 +82,13 @@ class _Runtime:
     def __init__(self) -> None:
         from cel_expr_python import cel
         from cel_expr_python.ext import ext_bindings, ext_strings
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        from google.protobuf import descriptor_pool, message_factory
 
         self.cel = cel
         self.extensions = (ext_strings, ext_bindings)
         self.pool = descriptor_pool.DescriptorPool()
         for package, names in _TYPES.items():
-            proto = descriptor_pb2.FileDescriptorProto(name=f"draguard/cel_{package}.proto", package=package,
-                                                       syntax="proto3")
-            for name in names:
-                message = proto.message_type.add(name=name)
-                for number, field_name in enumerate(_FIELDS.get(name, ("value",)), 1):
-                    message.field.add(name=field_name, number=number, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
-                                      label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
-            self.pool.Add(proto)
+            self.pool.AddSerializedFile(_file_descriptor(package, names))
         self.Quantity, self.Semver, self.URL, self.IP, self.CIDR, self.NamedFormat = (
             message_factory.GetMessageClass(self.pool.FindMessageTypeByName(name))
             for name in ("kubernetes.Quantity", "kubernetes.Semver", "kubernetes.URL", "net.IP", "net.CIDR",
@@ -195,22 +197,30 @@ _SEMVER = re.compile(rf"({_NUMBER})\.({_NUMBER})\.({_NUMBER})"
                      rf"(?:-({_IDENTIFIER}(?:\.{_IDENTIFIER})*))?(?:\+({_IDENTIFIER}(?:\.{_IDENTIFIER})*))?")
 
 
-@lru_cache(maxsize=4096)
-def _version(text: str) -> semver.Version:
+def _check_version(text: str) -> None:
     """blang/semver/v4 Parse: strict MAJOR.MINOR.PATCH (ASCII, no leading zeros, each below
     2^64), prerelease identifiers without leading zeros when numeric, non-empty build parts."""
     match = _SEMVER.fullmatch(text)
     if not match or any(int(part) >= 2**64 for part in match.groups()[:3]) or any(
             p.isdigit() and len(p) > 1 and p[0] == "0" for p in (match.group(4) or "").split(".")):
         raise ValueError(f"{text!r} is not a semantic version (MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD])")
+
+
+@lru_cache(maxsize=4096)
+def _version(text: str) -> semver.Version:
+    """The version as the semver library holds it (to compare, or read a part of)."""
+    _check_version(text)
     return runtime().version.parse(text)
 
 
 def semver_message(text: str) -> object:
     """A Semver value for CEL: `value` without build metadata (what equality and order read:
-    upstream's ignore it), `text` with it (what upstream's String() gives)."""
-    version = _version(text)
-    return runtime().Semver(value=str(version.replace(build=None)), text=str(version))
+    upstream's ignore it), `text` with it (what upstream's String() gives). A checked version
+    is its own canonical text (no leading zeros, nothing to normalise), so the semver library
+    (about 20 ms to import) is not needed to make one: the built-in inventory's devices carry
+    version attributes, and a one-file lint makes them all."""
+    _check_version(text)
+    return runtime().Semver(value=text.partition("+")[0], text=text)
 
 
 def _normalize_semver(text: str) -> str:

@@ -51,7 +51,7 @@ def _rule_ids(values: list[str], flag: str, config: Config) -> frozenset[str]:
 
 
 def run(args) -> int:
-    from ..sources.render import RenderOptions
+    from ..sources.options import RenderOptions
     from ..fix.files import BOM, gather, given_roots, remove_stale, unified_diff
     from ..fix.run import Choice, FileText, fix_texts
     from ..sources.loader import load_reference

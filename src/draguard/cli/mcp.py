@@ -164,7 +164,7 @@ def build_server(roots: Roots):
         from ..fix.files import Gathered, encode, gather, unified_diff, write as write_file
         from ..fix.run import Choice, FileText, fix_texts
         from ..sources.discover import DEFAULT_INCLUDE
-        from ..sources.render import RenderOptions
+        from ..sources.options import RenderOptions
 
         config, choice = _config(workspace, kube_version, feature_gates, paths), Choice(unsafe=unsafe)
         if manifest:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import IO, Any, Literal, overload
@@ -48,6 +47,8 @@ def atomic_writer(path: str, binary: bool = False, mode: int | None = None) -> I
         yield from _written_through(path, binary)
         return
     directory = os.path.dirname(os.path.abspath(path))
+    import tempfile  # here: a lint that writes to the terminal (every editor's call) never needs it
+
     try:
         fd, tmp = tempfile.mkstemp(prefix=f"{TEMPORARY_PREFIX}{os.getpid()}-", dir=directory)
     except OSError as exc:

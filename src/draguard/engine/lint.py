@@ -14,7 +14,7 @@ from ..core.config import Config
 from ..model.manifest import Manifest
 from ..sources.discover import DEFAULT_INCLUDE, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
-from ..sources.render import RenderOptions
+from ..sources.options import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
 from .result import INTERNAL_ERROR, LintResult
 from .run import LIVE_OBJECTS, Against, Inputs, Run

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
+
+from ..core import jsonindent
 
 VERSION = 2
 
@@ -18,9 +19,6 @@ def document(result, *, show_suppressed: bool = False) -> dict:
     if show_suppressed:
         out["suppressed"] = [dict(f.as_json(), reason=f.suppressed_by) for f in result.suppressed]
     return out
-
-
-_ENCODER = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def chunks(result, *, show_suppressed: bool = False, **_) -> Iterator[str]:
@@ -50,6 +48,6 @@ def _items(values: Iterable[dict]) -> Iterator[str]:
 
 
 def _nested(value: object, depth: int) -> str:
-    """`value` encoded as it reads `depth` levels down (a JSON string holds no raw line break:
-    each one is indentation)."""
-    return _ENCODER.encode(value).replace("\n", "\n" + "  " * depth)
+    """`value` encoded as it reads `depth` levels down (core.jsonindent: json.dumps' bytes with
+    the C encoder; a JSON string holds no raw line break: each one is indentation)."""
+    return jsonindent.dumps(value).replace("\n", "\n" + "  " * depth)

@@ -16,7 +16,7 @@ from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
-from .render import RenderOptions, SourceMap, capability_checks, render
+from .options import RenderOptions
 from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, YMap, YSeq, parse_stream,
                       parse_stream_remembered, split_documents)
 
@@ -436,7 +436,12 @@ def _json_problem(exc: json.JSONDecodeError) -> ParseProblem:
 
 def _rendered_together(units: list[Unit], options: RenderOptions) -> dict:
     """id(unit) -> its Rendered, the renderer processes run as many at a time as there are
-    processors (the results are read in the units' order: the output does not change)."""
+    processors (the results are read in the units' order: the output does not change). The
+    renderer is imported only here, when a chart or kustomization is met."""
+    if not units:
+        return {}
+    from .render import render
+
     if len(units) < 2:
         return {id(u): render(u.kind, u.path, options) for u in units}
     from concurrent.futures import ThreadPoolExecutor
@@ -459,6 +464,8 @@ def _load_rendered(unit: Unit, result, loaded: Loaded, limits: Limits) -> None:
                                        Location(f"{unit.display.rstrip('/')}/{file}", line, column)))
     source = Source(f"{unit.display.rstrip('/')} ({unit.kind})", result.text, rendered_by=unit.kind)
     if unit.kind == "helm":
+        from .render import SourceMap, capability_checks  # imported by _rendered_together already
+
         source.capability_checks = capability_checks(unit.path)
         load_text(source, loaded, limits, SourceMap(unit.display.rstrip("/"), result.text).locate)
         return

@@ -16,20 +16,10 @@ import subprocess
 from dataclasses import dataclass
 
 from . import chartdeps
+from .options import RenderOptions
 
 RENDER_TIMEOUT_S = 120
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+?)\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """What `helm template` is given besides the chart: values files and --set pairs as the
-    user would pass them, and the target release (charts branch on .Capabilities.KubeVersion,
-    e.g. to choose resource.k8s.io/v1 or v1beta1)."""
-
-    values: tuple = ()
-    set_values: tuple = ()
-    kube_version: str | None = None
 
 
 @dataclass

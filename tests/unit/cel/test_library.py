@@ -272,3 +272,38 @@ def test_string_searches_and_splits_are_cel_gos(expression):
 def test_distinct_keeps_what_no_earlier_element_equals(expression):
     """ext/lists.go distinctList compares with Equal, where cel-cpp compares messages field by field."""
     assert evaluate(expression) is True
+
+
+@pytest.mark.parametrize("text", ["0.0.0", "1.2.3", "10.20.30-rc.1", "1.2.3-0a.b-c+build.7", "1.0.0+a.b", "580.95.5",
+                                  "18446744073709551615.0.0-alpha"])
+def test_a_device_version_is_the_semver_librarys_reading(text):
+    """semver_message reads a version without the semver library: the same value and text
+    as the library's parse gives."""
+    from draguard.cel.library import _version, semver_message
+
+    message = semver_message(text)
+    parsed = _version(text)
+    assert (message.value, message.text) == (str(parsed.replace(build=None)), str(parsed))
+
+
+@pytest.mark.parametrize("text", ["1.2", "01.2.3", "1.2.3-01", "1.2.3+", "18446744073709551616.0.0", "v1.2.3"])
+def test_a_device_version_upstream_refuses_is_refused(text):
+    from draguard.cel.library import semver_message
+
+    with pytest.raises(ValueError, match="not a semantic version"):
+        semver_message(text)
+
+
+def test_the_built_in_inventorys_devices_become_selector_data_without_semver_or_descriptor_pb2():
+    """Their driverVersion attributes are versions; a one-file lint makes every device's data."""
+    import subprocess
+    import sys
+
+    probe = ("import contextlib, io, sys\nfrom draguard.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    code = main(['lint', '--no-config', sys.argv[1]])\n"
+             "print(code, 'cel_expr_python' in sys.modules, 'semver' in sys.modules,"
+             " 'google.protobuf.descriptor_pb2' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe, "examples/dra-inference/inference.yaml"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "True", "False", "False"]  # its selectors judged with CEL, clean
+

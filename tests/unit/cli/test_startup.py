@@ -2,6 +2,7 @@
 engine, protobuf, the schema validator nor semver; `--version` loads no command's module,
 and a command only its own (a fresh interpreter each time)."""
 
+import ast
 import subprocess
 import sys
 
@@ -41,8 +42,22 @@ def test_a_command_loads_only_its_own_module(argv, modules):
     assert done.stdout.strip() == repr(modules)
 
 
-def test_lint_of_one_small_file_loads_neither_re2_nor_multiprocessing():
-    """No pattern to match, too few objects to judge in parts."""
-    probe = PROBE.replace(repr(HEAVY), repr(("re2", "multiprocessing")))
-    assert subprocess.run([sys.executable, "-c", probe, "lint", "--no-config", "examples/dra-inference/inference.yaml"],
-                          capture_output=True, text=True, check=True).stdout.split(" ", 1)[1].strip() == "[]"
+def loads(modules: tuple, *argv) -> list:
+    """Which of `modules` a command imported, in a fresh interpreter."""
+    probe = PROBE.replace(repr(HEAVY), repr(modules))
+    done = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True)
+    return ast.literal_eval(done.stdout.split(" ", 1)[1])  # the probe prints a sorted list of names
+
+
+def test_lint_of_one_small_file_loads_neither_re2_nor_multiprocessing_nor_the_renderer():
+    """No pattern to match, too few objects to judge in parts, no chart to render (the
+    renderer brings subprocess, tarfile and the chart dependency reader), no file to write
+    (the atomic writer imports tempfile only for one)."""
+    assert loads(("re2", "multiprocessing", "draguard.sources.render", "subprocess", "tempfile"),
+                 "lint", "--no-config", "examples/dra-inference/inference.yaml") == []
+
+
+def test_the_renderer_is_imported_when_a_chart_is_met(tmp_path):
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "templates").mkdir()
+    assert loads(("draguard.sources.render",), "lint", "--no-config", str(tmp_path)) == ["draguard.sources.render"]

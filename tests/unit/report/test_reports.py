@@ -46,6 +46,20 @@ def test_json_fix_is_data_with_paths(cli):
     assert report["summary"]["fixable"] == 2
 
 
+def test_json_report_bytes_are_json_dumps_with_indent(cli):
+    """The report is written by core.jsonindent, not json.dumps: the same bytes, fixes and
+    suppressed findings included (with their reason) and non-ASCII text kept as it is."""
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: q\n  namespace: équipe\n"
+            "  annotations: {ignore.draguard.io/host-ipc: 'ok \"quoted\" 漢'}\n"
+            "spec:\n  hostIPC: true\n  containers:\n  - name: c\n    image: x\n"
+            "    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    out = cli("lint", "-", "--no-config", "--show-suppressed", "-f", "json", stdin=text).out
+    report = json.loads(out)
+    assert report["findings"] and any(f["fix"] for f in report["findings"])
+    assert [s["reason"] for s in report["suppressed"]] == ['ok "quoted" 漢']
+    assert out == json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+
+
 def test_sarif_is_valid_and_has_what_github_needs(cli, tmp_path, monkeypatch):
     (tmp_path / ".git").mkdir()
     (tmp_path / "deploy").mkdir()

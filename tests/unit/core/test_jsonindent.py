@@ -1,0 +1,40 @@
+"""core.jsonindent writes the bytes json.dumps(indent=N, ensure_ascii=False) writes, faster."""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+
+import pytest
+
+from draguard.core import jsonindent
+
+NAN, INF = float("nan"), float("inf")
+
+VALUES = [
+    0, -7, 10**30, 1.5, -0.0, 1e300, NAN, INF, -INF, True, False, None,
+    "", "plain", 'quote " backslash \\ newline \n tab \t nul \0 unit \x1f', "é ü 漢 \u2028 \U0001f600",
+    "%s %d %% {} [] , : \\u0000", [], {}, [[]], [{}], {"a": {}}, {"a": []},
+    [1, "two", None, [3, [4, []]], {"five": 5}],
+    {1: "int", 2.5: "float", False: "false", None: "null", "%s": "percent key", "\0": "nul key"},
+    {True: "true", INF: "infinite key"},
+    {"a": (1, (2, 3)), "b": ({"c": ()},)},
+    OrderedDict([("z", 1), ("a", OrderedDict([("y", [1])]))]),
+    {"finding": {"rule": "r", "line": 3, "object": {"kind": "Pod"}, "fix": None,
+                 "edits": [{"op": "set", "path": "spec.x", "value": {"k": [1, 2.0, "3"]}}]}},
+]
+
+
+@pytest.mark.parametrize("indent", [2, 4])
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_the_same_bytes_as_json_dumps(value, indent):
+    assert jsonindent.dumps(value, indent=indent) == json.dumps(value, indent=indent, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("value", [{(1,): 2}, [object()], {"a": {"b": {1, 2}}}], ids=["tuple key", "object", "set"])
+def test_what_json_refuses_is_refused_the_same_way(value):
+    with pytest.raises(TypeError) as expected:
+        json.dumps(value, indent=2)
+    with pytest.raises(TypeError) as got:
+        jsonindent.dumps(value)
+    assert str(got.value) == str(expected.value)
