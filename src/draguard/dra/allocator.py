@@ -880,8 +880,11 @@ class _Run:
     def _consumption(self, claim: Claim, data: _RequestData, device: Device, current: dict, allocating: dict,
                      doing: str) -> dict | None:
         """What the request consumes of the device, None when it does not fit (dra.capacity)."""
+        capacities = self._device_capacities(device)
         try:
-            return capacity.consumption(current, data.capacity, self._device_capacities(device), allocating,
+            if data.capacity is None and not current and not allocating:
+                return capacity.alone(capacities, self.features.fractional_capacity_range)
+            return capacity.consumption(current, data.capacity, capacities, allocating,
                                         self.features.fractional_capacity_range)
         except capacity.CapacityError as exc:
             raise AllocationError(f"claim {claim.key}, request {data.request.name}: {doing}: {exc}") from None
