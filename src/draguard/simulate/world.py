@@ -142,6 +142,9 @@ class World:
     extended_resources: dict = field(default_factory=dict)
     now: float = 0.0
     pods: dict[str, Pod] = field(default_factory=dict)
+    #: changes of a pod's phase or readiness so far: counts of pods made since none are current
+    #: (a ReplicaSet's active and available pods, asked several times a moment, simulate.deployment)
+    pod_changes: int = 0
     timeline: list[Record] = field(default_factory=list)
     samples: list[dict] = field(default_factory=list)  # pool metrics after each moment
     holds: list[Hold] = field(default_factory=list)
@@ -245,6 +248,7 @@ class World:
         self._phases[pod.phase] -= 1
         self._phases[phase] += 1
         pod.phase = phase
+        self.pod_changes += 1
 
     def create_pod(self, pod: Pod) -> None:
         known = self.pods.get(pod.name)
@@ -264,6 +268,7 @@ class World:
             return
         pod.phase, pod.node = "Running", node
         self._phases["Running"] += 1
+        self.pod_changes += 1
         self.pods[pod.name] = pod
         for key, allocation in allocations:
             self._hold(pod, key, allocation)
@@ -272,6 +277,7 @@ class World:
             self.delete_pod(pod)
         elif ready:
             pod.ready_since = self.now
+            self.pod_changes += 1
         else:
             self.at(self.now + pod.durations.ready, self._ready, pod)
 
@@ -431,6 +437,7 @@ class World:
     def _ready(self, pod: Pod) -> None:
         if pod.phase == "Running":
             pod.ready_since = self.now
+            self.pod_changes += 1
             self.log("ready", pod.name)
             if pod.min_ready:
                 self.at(self.now + pod.min_ready, self._wake)  # when it becomes available
@@ -442,6 +449,7 @@ class World:
             return
         self._move(pod, "Succeeded")
         pod.succeeded, pod.ready_since = True, None
+        self.pod_changes += 1
         self.log("succeeded", pod.name)
         self._unprepare(pod, "succeeded: devices released", gone=False)
 
