@@ -337,9 +337,9 @@ def _gpu(node: str, gpu: _Gpu, allocated: Container) -> GpuView:
     if gpu.layout is None:  # atomic devices: each is allocatable while free and untainted
         free = [i for i, d in enumerate(devices) if d.id not in allocated and not _blocked(d)]
         counts = dict(Counter(profiles[i] for i in free))
-        largest = max(free, key=gpu.memories.__getitem__, default=None)
+        heaviest = max(free, key=gpu.memories.__getitem__, default=None)
         return GpuView(node, gpu.name.removeprefix("device:"), counts, counts,
-                       profiles[largest] if largest is not None else "none", gpu.top)
+                       profiles[heaviest] if heaviest is not None else "none", gpu.top)
     layout, memory = gpu.layout, gpu.memory
     usable = tuple(i for i, d in enumerate(devices) if not _blocked(d))
     in_use = tuple(i for i, d in enumerate(devices) if d.id in allocated)
