@@ -8,6 +8,11 @@ Deployment running, then its first node drained (`draguard simulate drain gpu-0`
 evictions, the replacements placed on the nodes left).
 
     python benchmarks/simulate.py [--nodes 5000] [--pods 40000] [--runs 5] [--drain] [--inventory-format json|yaml]
+                                  [--baseline-src OTHER/src]
+
+`--baseline-src`: both commands also run from another checkout's src (before a change), in
+turn with these (A B A B), and the two reports compared byte for byte: a change that makes
+the simulator faster must not change a verdict, a timeline record or a sample.
 
 The inventory is written as a JSON List (`-o inventory.json`), as docs/dra-core.md advises
 for a large one: it is read back with the C JSON parser; `--inventory-format yaml` times the
@@ -28,7 +33,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from _measure import Command, compile_bytecode, draguard, figure, header, in_turn  # noqa: E402
+from _measure import Command, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio  # noqa: E402
 from support.audit_dump import LAYOUT, PROFILE  # noqa: E402
 from support.simulate import claim_template  # noqa: E402
 
@@ -53,8 +58,11 @@ def main() -> int:
     parser.add_argument("--drain", action="store_true", help="drain the first node instead of rolling out")
     parser.add_argument("--inventory-format", choices=["json", "yaml"], default="json",
                         help="how `inventory generate` writes the inventory (default: json)")
+    parser.add_argument("--baseline-src", metavar="DIR", help="also time both commands from this src, in turn")
     args = parser.parse_args()
     compile_bytecode(Path(package.__file__).parent)
+    if args.baseline_src:
+        compile_bytecode(Path(args.baseline_src) / "draguard")
     replicas = min(args.pods or sys.maxsize, args.nodes * 8 * LAYOUT.count(PROFILE))
     with tempfile.TemporaryDirectory() as tmp:
         here = Path(tmp)
@@ -65,21 +73,32 @@ def main() -> int:
         inventory = str(here / f"inventory.{args.inventory_format}")
         what, step = (["drain", "gpu-0"], "the first node drained") if args.drain else \
             (["rollout"], "rollout maxSurge 0 / maxUnavailable 10%")
-        generate, rollout = in_turn([
-            Command("draguard inventory generate", draguard("inventory", "generate", str(here / "spec.yaml"),
-                                                            "-o", inventory)),
-            Command(f"draguard simulate {what[0]}", draguard("simulate", *what, str(here / "app.yaml"), "--no-config",
-                                                             "--inventory", inventory, "-f", "json",
-                                                             "-o", str(here / "report.json")), ok=(0, 1))],
-            args.runs)
+
+        def commands(report: str) -> list[Command]:
+            return [Command("draguard inventory generate", draguard("inventory", "generate", str(here / "spec.yaml"),
+                                                                    "-o", inventory)),
+                    Command(f"draguard simulate {what[0]}", draguard("simulate", *what, str(here / "app.yaml"),
+                                                                     "--no-config", "--inventory", inventory, "-f",
+                                                                     "json", "-o", str(here / report)), ok=(0, 1))]
+
+        after = commands("report.json")
+        before = [baseline(c, args.baseline_src) for c in commands("report-baseline.json")] \
+            if args.baseline_src else []
+        results = in_turn(after + before, args.runs)
+        same = (here / "report.json").read_bytes() == (here / "report-baseline.json").read_bytes() if before else None
     header(args.runs)
     print(f"{args.nodes:,} nodes x 8 H100 (static MIG {'+'.join(LAYOUT)}), {replicas:,} pods, {step}; "
           f"the inventory as {args.inventory_format}")
-    figure(generate.command.name, generate.describe())
-    figure(rollout.command.name, rollout.describe())
-    both = sorted(a + b for a, b in zip(generate.walls, rollout.walls))
-    figure("both (what the user waits for)", f"{statistics.median(both):7.3f} s ({both[0]:.3f}-{both[-1]:.3f})  "
-           f"peak {max(generate.peak, rollout.peak):6.0f} MiB", "<= 30 s, < 2048 MiB")
+    for label, (generate, rollout) in [("", results[:2]), (" [baseline]", results[2:])][:2 if before else 1]:
+        figure(generate.command.name, generate.describe())
+        figure(rollout.command.name, rollout.describe())
+        both = sorted(a + b for a, b in zip(generate.walls, rollout.walls))
+        figure(f"both (what the user waits for){label}", f"{statistics.median(both):7.3f} s ({both[0]:.3f}-"
+               f"{both[-1]:.3f})  peak {max(generate.peak, rollout.peak):6.0f} MiB", "<= 30 s, < 2048 MiB")
+    if before:
+        figure("  simulate after / before", ratio(results[1], results[3]))
+        figure("  reports byte for byte", "identical" if same else "DIFFERENT")
+        return 0 if same else 1
     return 0
 
 

@@ -69,10 +69,40 @@ def device_capacities(raw) -> tuple:
 
 def of_device(device) -> tuple:
     """A dra.devices.Device's capacities with their request policies, parsed once per device
+    and shared by the devices that write the same map (a node's MIG devices of one profile,
+    every node of a model): what `alone` remembers is then per distinct map, not per device
     (raises quantity.QuantityError)."""
     if device.consumable is None:
-        device.consumable = device_capacities(device.capacity_raw)
+        raw = device.capacity_raw
+        key = repr(raw)  # parsed JSON or YAML: equal text, equal values
+        found = _PARSED.get(key)
+        if found is None:
+            found = device_capacities(raw)
+            if len(_PARSED) > _REMEMBERED:
+                _PARSED.clear()
+            _PARSED[key] = found
+        device.consumable = found
     return device.consumable
+
+
+_REMEMBERED = 4096
+_PARSED: dict[str, tuple] = {}
+_ALONE: dict[tuple[int, bool], tuple[tuple, dict | None]] = {}
+
+
+def alone(capacities: tuple, fractional: bool) -> dict | None:
+    """consumption() of a request without capacity requests on a device nobody consumes
+    (nothing allocated, nothing this run gave): it depends on the device's capacities alone,
+    and the scheduler asks it of every free device it passes. Remembered per capacities
+    tuple (of_device shares them); a copy is returned, which the caller may keep."""
+    key = (id(capacities), fractional)
+    found = _ALONE.get(key)
+    if found is None or found[0] is not capacities:
+        found = (capacities, consumption({}, None, capacities, None, fractional))
+        if len(_ALONE) > _REMEMBERED:
+            _ALONE.clear()
+        _ALONE[key] = found  # holds the tuple: its id is not reused while remembered
+    return dict(found[1]) if found[1] is not None else None
 
 
 def requested_capacities(raw: dict) -> dict[str, Quantity]:

@@ -269,6 +269,9 @@ _KINDS = ("ints", "bools", "strings", "versions", "int", "bool", "string", "vers
 #: versions, profiles), so each is held once; the parse is the audit's hottest loop
 _INTERNED: dict = {}
 _INTERNED_MAX = 65536
+_KIND_SET = frozenset(_KINDS)
+#: (qualified name, driver) -> (domain, name): every device of a driver publishes the same few names
+_SPLIT: dict = {}
 
 
 def _attributes(raw: dict, driver: str) -> tuple[dict, dict | None]:
@@ -301,14 +304,24 @@ def _parsed_attributes(raw: dict, driver: str) -> tuple[dict, int]:
         # _KINDS order if more are set (null is Go's nil: not set)
         kind = None
         if isinstance(value, dict):
-            for candidate in _KINDS:
-                if value.get(candidate) is not None:
-                    kind = candidate
-                    break
+            if len(value) == 1:  # the usual one value: no order to follow (the parse's hottest line)
+                for only, found in value.items():
+                    if found is not None and only in _KIND_SET:
+                        kind = only
+            else:
+                for candidate in _KINDS:
+                    if value.get(candidate) is not None:
+                        kind = candidate
+                        break
         if kind is None:
             raise ModelError(f"attribute {qualified} sets none of int, bool, string, version (or their lists)",
                              raw, qualified)
-        domain, name = split_name(str(qualified), driver)
+        split = _SPLIT.get((qualified, driver))
+        if split is None:
+            if len(_SPLIT) > _INTERNED_MAX:
+                _SPLIT.clear()
+            split = _SPLIT[(qualified, driver)] = split_name(str(qualified), driver)
+        domain, name = split
         found = value[kind]
         if kind in LIST_KINDS:
             found = tuple(found) if isinstance(found, list) else found
@@ -341,7 +354,7 @@ def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:
     if not isinstance(raw, dict) or not raw:
         return {}, {}
     try:
-        key = (driver,) + tuple((k, v.get("value") if isinstance(v, dict) else v) for k, v in raw.items())
+        key = (driver, *[(k, v.get("value") if isinstance(v, dict) else v) for k, v in raw.items()])
         found = _CAPACITIES.get(key)
     except TypeError:  # an unhashable value: parse it (and let the quantity parser report it)
         key, found = None, None

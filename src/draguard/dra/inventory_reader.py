@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from typing import Callable, TypeVar
 
+from ..core.collector import cyclic_gc_paused
 from ..core.errors import InputError
 from .inventory import Inventory, InventoryError
 from ..facts.schemas import schema_errors
@@ -132,7 +133,8 @@ def load_inventory(paths: list[str], kube_version: str, extra: Sequence[Manifest
         except InventoryError as exc:
             raise InputError(f"inventory {exc}") from None
 
-    return _fast_else_positioned(paths, "inventory", kube_version, built)
+    with cyclic_gc_paused():  # a large cluster's slices are millions of tree-shaped objects (core.collector)
+        return _fast_else_positioned(paths, "inventory", kube_version, built)
 
 
 def _once(manifests: list[Manifest]) -> list[Manifest]:

@@ -41,16 +41,31 @@ class ReplicaSet:
     template: PodTemplate
     pods: list = field(default_factory=list)
     created: int = 0  # pods made, for names
+    #: (what was counted, the world's pod changes, pods made, now, minReadySeconds) -> the count, of
+    #: the last moment: the controllers ask for them several times a moment, and the pods of a
+    #: large rollout are tens of thousands (scanning them again was a tenth of its CPU)
+    _counted: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def labels(self) -> dict:
         return self.template.labels
 
-    def active(self) -> list:
-        return [p for p in self.pods if p.active]
+    def active(self, world: World) -> list:
+        """The pods counted by the ReplicaSet (Pod.active)."""
+        return self._count(("active", world.pod_changes, len(self.pods)),
+                           lambda: [p for p in self.pods if p.active])
 
     def available(self, world: World, min_ready: float) -> int:
-        return sum(p.available(world.now, min_ready) for p in self.pods)
+        return self._count(("available", world.pod_changes, len(self.pods), world.now, min_ready),
+                           lambda: sum(p.available(world.now, min_ready) for p in self.pods))
+
+    def _count(self, key: tuple, count: Callable):
+        """`count()`, again only when a pod changed phase or readiness, a pod was made, or the
+        time or `min_ready` is another (the rest of `key`) since it was last made."""
+        found = self._counted.get(key[0])
+        if found is None or found[0] != key:
+            found = self._counted[key[0]] = (key, count())
+        return found[1]
 
 
 @dataclass
@@ -167,7 +182,7 @@ class Rollout:
 
     # -- the ReplicaSet controller --
     def _manage(self, rs: ReplicaSet) -> None:
-        active = rs.active()
+        active = rs.active(self.world)
         if len(active) < rs.replicas:
             for _ in range(rs.replicas - len(active)):
                 rs.created += 1
@@ -184,7 +199,7 @@ class Rollout:
     # -- progress --
     def _watch_progress(self) -> None:
         state = (self.new.replicas, self.new.available(self.world, self.min_ready),
-                 sum(len(rs.active()) for rs in self.old))
+                 sum(len(rs.active(self.world)) for rs in self.old))
         if state != self._progress:
             if self.advance is not None and self._progress and state[1] > self._progress[1]:
                 self.advance(state[1] - self._progress[1])
@@ -217,4 +232,4 @@ class Rollout:
         status.replicas (active pods: a terminating one is not counted) equal to replicas."""
         return (self.new.replicas == self.replicas
                 and self.new.available(self.world, self.min_ready) == self.replicas
-                and sum(len(rs.active()) for rs in self.sets) == self.replicas)
+                and sum(len(rs.active(self.world)) for rs in self.sets) == self.replicas)

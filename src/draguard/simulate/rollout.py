@@ -105,7 +105,7 @@ def deadlock_chain(rollout: Rollout) -> list[str]:
                      "device(s) held)")
     available = sum(rs.available(world, rollout.min_ready) for rs in rollout.sets)
     min_available = rollout.replicas - unavailable
-    old_left = sum(len(rs.active()) for rs in rollout.old)
+    old_left = sum(len(rs.active(world)) for rs in rollout.old)
     if old_left:
         chain.append(f"{old_left} old pod(s) cannot be removed: {available} pod(s) available must stay >= "
                      f"{min_available} (replicas {rollout.replicas} - maxUnavailable {unavailable})")

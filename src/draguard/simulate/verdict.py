@@ -3,7 +3,6 @@ shares, with the certificate when the steps cannot finish."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 from .world import World
@@ -73,7 +72,7 @@ class Recorded:
     first_record: int  # the timeline's first record of the simulated steps
 
     def timeline(self) -> list:
-        return [dataclasses.replace(r, time=r.time - self.start) for r in self.world.timeline[self.first_record:]]
+        return [r.shifted(self.start) for r in self.world.timeline[self.first_record:]]
 
     def samples(self) -> list[dict]:
         return [dict(s, time=s["time"] - self.start) for s in self.world.samples if s["time"] >= self.start]

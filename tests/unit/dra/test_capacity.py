@@ -38,6 +38,33 @@ def test_what_a_request_consumes(asked, policy, consumed):
                                 cap, False).value == consumed
 
 
+@pytest.mark.parametrize("policy", [{}, {"default": "8Gi"}, {"validValues": ["10Gi", "20Gi"]}])
+def test_what_a_request_asking_no_capacity_consumes_of_a_device_alone_is_remembered_as_computed(policy):
+    """`alone` answers as consumption() with nothing asked and nothing consumed; the answer is
+    a copy, so a caller adding to it changes no later answer."""
+    capacities = memory(**policy)
+    expected = capacity.consumption({}, None, capacities, None, False)
+    first = capacity.alone(capacities, False)
+    assert first == expected
+    if expected is None:  # the whole 40Gi is none of the valid values: the device does not fit
+        assert policy.get("validValues") and capacity.alone(capacities, False) is None
+        return
+    first["memory"] = None
+    assert capacity.alone(capacities, False) == expected
+
+
+def test_devices_writing_the_same_capacities_share_them_once_parsed():
+    raw = {"memory": {"value": "10Gi"}, "multiprocessors": {"value": "16"}}
+    a, b, c = (slice_from(Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                                                "metadata": {"name": f"s-{i}"}, "spec": {
+                                                    "driver": "gpu.example.com", "nodeName": "n",
+                                                    "pool": {"name": f"p-{i}", "generation": 1, "resourceSliceCount": 1},
+                                                    "devices": [{"name": "d", "capacity": dict(raw, **extra)}]}}))
+                .devices[0] for i, extra in enumerate([{}, {}, {"memory": {"value": "20Gi"}}]))
+    assert capacity.of_device(a) is capacity.of_device(b)
+    assert capacity.of_device(c) != capacity.of_device(a)
+
+
 def test_fractional_steps_use_milli_values_only_with_their_gate():
     [cores] = capacity.device_capacities({"cores": {"value": "8", "requestPolicy": {
         "default": "1", "validRange": {"min": "0.5", "step": "0.25"}}}})

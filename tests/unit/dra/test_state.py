@@ -117,3 +117,29 @@ def test_first_fit_placement_with_its_shortcuts_places_as_a_fresh_search_would()
         if outcome.allocated:
             s.commit(f"c{step}", outcome.results[0])
             held.append(f"c{step}")
+
+
+def test_a_device_is_judged_by_the_selectors_once_until_the_slices_change(monkeypatch):
+    """The scheduler tries one claim shape on node after node and again after every release:
+    whether a device passes its class's and the claim's selectors is asked once per allocator,
+    not once per attempt, and asked again once the slices changed (a republished device)."""
+    from draguard.dra import allocator
+
+    judged = []
+    match = allocator._Run._selectors_match
+    def counted(run, device, selectors, owner):
+        judged.append(device.name)
+        return match(run, device, selectors, owner)
+
+    monkeypatch.setattr(allocator._Run, "_selectors_match", counted)
+    wanted = req(selectors=("device.attributes['gpu.example.com'].model == 'a100'",))
+    s = state([slice_("s", [dev("gpu-0", {"model": "h100"}), dev("gpu-1", {"model": "a100"})])])
+    assert s.place([claim("a", wanted)])[1].results[0].results[0].device == "gpu-1"
+    first = len(judged)
+    assert judged == ["gpu-0", "gpu-0", "gpu-1", "gpu-1"]  # each: its class's selectors, then the claim's
+    assert s.place([claim("b", wanted)])[1].results[0].results[0].device == "gpu-1"
+    assert len(judged) == first  # the same answers, not asked again
+    s.invalidate(slices=[slice_("s", [dev("gpu-0", {"model": "a100"}), dev("gpu-1", {"model": "h100"})],
+                                generation=2)])
+    assert s.place([claim("c", wanted)])[1].results[0].results[0].device == "gpu-0"
+    assert len(judged) > first

@@ -276,3 +276,26 @@ def test_a_shared_device_is_shared_where_the_release_s_scheduler_shares_it():
     assert verdict.kind == "deadlock" and verdict.remedy.startswith("strategy maxSurge: 0, maxUnavailable: 1")
     with pytest.raises(ScenarioError, match=r"1 of 3 pods .*; note: Kubernetes 1.35: DRAConsumableCapacity is off"):
         simulate_rollout(three, template, pool, kube_version="1.35")
+
+
+def test_a_replica_sets_counts_follow_its_pods_phases_their_readiness_and_the_clock():
+    """The controllers ask a ReplicaSet for its active and available pods several times a
+    moment; what it counted is counted again after a pod changed phase or became ready (at
+    the same moment too), or the clock moved (minReadySeconds), never kept past such a change."""
+    from draguard.core.versions import DEFAULT_KUBE_VERSION
+    from draguard.simulate.deployment import ReplicaSet
+    from draguard.simulate.world import Pod, World
+
+    world = World.on(inventory(), DEFAULT_KUBE_VERSION)
+    late, early = (Pod(f"llm-{i}", "llm-1", [], Durations(ready=0.0), 1.0, 0.0) for i in range(2))
+    rs = ReplicaSet("llm-1", 1, 2, None, [late, early])
+    world.adopt(late, "gpu-0", [], ready=False)  # ready when its readiness event runs, at this moment
+    world.adopt(early, "gpu-0", [], ready=True)
+    assert len(rs.active(world)) == 2 and rs.available(world, 0) == 1
+    world.run(60)
+    assert world.now == 0 and rs.available(world, 0) == 2 and rs.available(world, 10) == 0
+    world.at(12, lambda: None)
+    world.run(60)
+    assert world.now == 12 and rs.available(world, 10) == 2
+    world.delete_pod(early)
+    assert [p.name for p in rs.active(world)] == ["llm-0"] and rs.available(world, 0) == 1
