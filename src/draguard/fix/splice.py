@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - exercised only on PyYAML builds withou
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import parse_stream_remembered
+from .block_yaml import block_yaml
 
 
 class NotSpliceable(Exception):
@@ -474,8 +475,13 @@ _DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload
 
 
 def _block_yaml(value, indented_sequences: bool, indent: int = 2) -> str:
-    """`value` as block YAML (libyaml's emitter where it can: it has no indented-sequence
-    option), remembered by its repr: fix values are plain data, whose repr tells types apart."""
+    """`value` as block YAML: written directly where it is plain names and numbers
+    (fix.block_yaml, the same bytes), else by libyaml's emitter where it can (it has no
+    indented-sequence option), remembered by its repr: fix values are plain data, whose repr
+    tells types apart."""
+    written = block_yaml(value, indented_sequences, indent)
+    if written is not None:
+        return written
     key = (repr(value), indented_sequences, indent)
     dumped = _DUMPED.get(key)
     if dumped is None:
