@@ -207,6 +207,9 @@ def _running(pid: int) -> bool:
 
 
 _CONTEXT = 3  # lines of context around a hunk, as diff -u and difflib
+#: what leaves a line of `str.splitlines` without a final "\n": a break other than "\n" (and
+#: "\r\n"), or a last line without one
+_LINE_WITHOUT_NEWLINE = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|[^\n]\Z")
 _HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
 
 
@@ -242,7 +245,10 @@ def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> 
                  *("+" + line for line in added), *(" " + line for line in trailing)]
     else:
         return ""
-    out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+    if _LINE_WITHOUT_NEWLINE.search(before) is None and _LINE_WITHOUT_NEWLINE.search(after) is None:
+        out = "".join(lines)  # every line ends with "\n": no line to mark, and no Python call per line
+    else:
+        out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
     shift = skip + first_line - 1
     return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2] or ''} +{int(m[3]) + shift}{m[4] or ''} @@", out) \
         if shift else out

@@ -73,3 +73,16 @@ def test_every_diff_applies_to_give_the_new_text():
         before, after = (before.rstrip("\n") if rnd.random() < 0.2 else before,
                          after.rstrip("\n") if rnd.random() < 0.2 else after)
         assert _patched(before, unified_diff("x", before, after)) == after, (before, after)
+
+
+@pytest.mark.parametrize("before, after", [
+    ("a\nb\nc\n", "a\nB\nc\n"),  # every line ends with "\n": joined as they are
+    ("a\r\nb\r\nc\r\n", "a\r\nB\r\nc\r\n"),  # CRLF ends with "\n" too
+    ("a\nb\nc", "a\nB\nc"),  # the last line without a break
+    ("a\nb\rc\n", "a\nB\rc\n"),  # a lone CR ends a line for splitlines
+    ("a\nb\u2028c\n", "a\nB\u2028c\n"),  # so does a line separator
+    ("a\x0cb\nc\n", "a\x0cB\nc\n"),  # and a form feed
+    ("a\nb\nc\n", "a\nb\nc\nd"),  # only the new text without a final break
+])
+def test_lines_without_a_final_newline_are_marked_as_difflib_marks_them(before, after):
+    assert unified_diff("x", before, after) == _difflib(before, after)
