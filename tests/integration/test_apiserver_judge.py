@@ -117,6 +117,7 @@ def disagreements(judge: Judge, expressions: list[str]) -> list:
     return found
 
 
+@pytest.mark.fidelity  # a minute of generated selectors: CI's second run, beside the simulator's table
 def test_generated_selectors_are_judged_alike(bare_plane, request):
     count = request.config.getoption("--selectors")
     expressions = celgen.expressions(0, count)
@@ -129,6 +130,7 @@ def test_generated_selectors_are_judged_alike(bare_plane, request):
     assert not found, found[:5]
 
 
+@pytest.mark.fidelity  # a minute of generated selectors: CI's second run, beside the simulator's table
 def test_selectors_near_the_limits_are_judged_alike(bare_plane):
     """Nesting (cel-go's parser: 250), length (10 KiB, in bytes) and estimated cost (1,000,000)
     on each side of each limit, in a DeviceClass and a ResourceClaimTemplate each: the real
