@@ -80,6 +80,7 @@ def _by_indent(inner: str) -> Callable[[Any], str]:
     return encoder
 
 
-def dumps(value: object, *, indent: int = 2) -> str:
-    """The text of json.dumps(value, indent=indent, ensure_ascii=False)."""
-    return _text(value, " " * indent, "")
+def dumps(value: object, *, indent: int = 2, level: int = 0) -> str:
+    """The text of json.dumps(value, indent=indent, ensure_ascii=False), as it reads `level`
+    levels down a document (its first line already indented there)."""
+    return _text(value, " " * indent, " " * indent * level)

@@ -49,5 +49,5 @@ def _items(values: Iterable[dict]) -> Iterator[str]:
 
 def _nested(value: object, depth: int) -> str:
     """`value` encoded as it reads `depth` levels down (core.jsonindent: json.dumps' bytes with
-    the C encoder; a JSON string holds no raw line break: each one is indentation)."""
-    return jsonindent.dumps(value).replace("\n", "\n" + "  " * depth)
+    the C encoder)."""
+    return jsonindent.dumps(value, level=depth)

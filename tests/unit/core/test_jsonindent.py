@@ -38,3 +38,9 @@ def test_what_json_refuses_is_refused_the_same_way(value):
     with pytest.raises(TypeError) as got:
         jsonindent.dumps(value)
     assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("value", [v for v in VALUES if isinstance(v, (dict, list)) and v], ids=str)
+def test_a_value_nested_levels_down_reads_as_json_dumps_indents_it(value):
+    document = json.dumps({"a": [value]}, indent=2, ensure_ascii=False)
+    assert "[\n    " + jsonindent.dumps(value, level=2) + "\n  ]" in document
