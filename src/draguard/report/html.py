@@ -94,12 +94,13 @@ def _excerpt(f: Finding, lines: SourceLines) -> str:
 def _fix_diff(f: Finding, lines: SourceLines) -> str:
     """The fix applied to the finding's document of the loaded text, as a unified diff. The
     document is cut out of the text (from the line it starts on to the next one's) and
-    spliced alone, as `draguard fix` splices it (fix.splice), and the hunks put back at its
-    lines: splicing the whole text and parsing it twice for each finding cost the file's
-    size per finding, quadratic in a large file, and the parses alone cost more than the
-    lint. It is shown, not written: `draguard fix` verifies what it writes."""
+    spliced alone, as `draguard fix` splices it (fix.splice), and the diff written from the
+    splice's own replacements at the document's lines (fix.hunks): splicing the whole text
+    and parsing it twice for each finding cost the file's size per finding, quadratic in a
+    large file, and comparing the texts again cost more than the rest of the report. It is
+    shown, not written: `draguard fix` verifies what it writes."""
     from ..core.fixes import EditError
-    from ..fix.files import unified_diff
+    from ..fix.hunks import splice_diff
     from ..fix.splice import NotSpliceable, splice_fixes
 
     text, document, fix = lines.text(f.file), f.location.document, f.fix
@@ -107,32 +108,11 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     if span is None or text is None or fix is None:
         return ""
     start, end, line = span
-    piece = text[start:end]
     try:
-        fixed, _ = splice_fixes(piece, [(0, fix.edits)], [1])
+        fixed, steps = splice_fixes(text[start:end], [(0, fix.edits)], [1])
     except (NotSpliceable, EditError):
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in fix.edits)
-    before, after = _context_start(text, start), _context_end(text, end)  # the diff's 3 lines of context
-    return unified_diff(f.file, text[before:after], text[before:start] + fixed + text[end:after],
-                        line - text.count("\n", before, start))  # not from the text's start: once per fix
-
-
-def _context_start(text: str, index: int, lines: int = 3) -> int:
-    for _ in range(lines):
-        if index == 0:
-            break
-        index = text.rfind("\n", 0, index - 1) + 1
-    return index
-
-
-def _context_end(text: str, index: int, lines: int = 3) -> int:
-    for _ in range(lines):
-        found = text.find("\n", index)
-        if found < 0:
-            return len(text)
-        index = found + 1
-    return index
-
+    return splice_diff(f.file, text, start, end, fixed, steps, line)
 
 
 #: the added and removed lines of an escaped diff (escaping leaves `+` and `-` as they are);

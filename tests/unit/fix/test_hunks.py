@@ -1,0 +1,159 @@
+"""A fix's diff written from the splice's own replacements (fix.hunks) against the diff found
+by comparing the texts (files.unified_diff, difflib where what a fix takes out and adds share
+a line): on many generated documents and fixes it applies to give the spliced text, and it is
+the same diff wherever the comparison does not pair a line one replacement took out with a
+line another one added."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from draguard.core.fixes import Edit, EditError, Op
+from draguard.fix.files import unified_diff
+from draguard.fix.hunks import regions, splice_diff
+from draguard.fix.splice import NotSpliceable, splice_fixes
+
+from .test_diff import _patched
+
+NAMES = ["name", "image", "limits", "claims", "gpu", "memory", "a", "b"]
+
+
+def _value(rnd: random.Random, depth: int = 0):
+    roll = rnd.random()
+    if depth < 3 and roll < 0.3:
+        return {rnd.choice(NAMES): _value(rnd, depth + 1) for _ in range(rnd.randint(1, 3))}
+    if depth < 3 and roll < 0.45:
+        return [_value(rnd, depth + 1) for _ in range(rnd.randint(1, 3))]
+    return rnd.choice(["gpu", "1", 1, "8Gi", "memory: 8Gi", True, None, "x y"])
+
+
+def _document(rnd: random.Random) -> str:
+    import yaml
+
+    data = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{rnd.randint(0, 9)}"},
+            "spec": {key: _value(rnd, 1) for key in rnd.sample(NAMES, rnd.randint(1, 4))}}
+    return yaml.safe_dump(data, sort_keys=False, indent=rnd.choice([2, 4]))
+
+
+def _paths(data, prefix=()):
+    yield prefix
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _paths(value, prefix + (index,))
+
+
+def _edits(rnd: random.Random, data) -> tuple:
+    paths = [p for p in _paths(data) if len(p) > 1]
+    edits = []
+    for _ in range(rnd.randint(1, 4)):
+        path = rnd.choice(paths)
+        op = rnd.choice([Op.SET, Op.SET, Op.REMOVE, Op.APPEND, Op.ADD_DOCUMENT])
+        if op is Op.SET:
+            edits.append(Edit(op, path if rnd.random() < 0.5 else path + (rnd.choice(NAMES),), _value(rnd, 1)))
+        elif op is Op.APPEND:
+            edits.append(Edit(op, path[:-1] + (rnd.choice(NAMES),), _value(rnd, 2)))
+        elif op is Op.REMOVE:
+            edits.append(Edit(op, path))
+        else:
+            edits.append(Edit(op, (), {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}))
+    return tuple(edits)
+
+
+def _texts(rnd: random.Random) -> tuple[str, int, int, int]:
+    """A stream of a few documents and one of them: (text, its start, its end, its first line)."""
+    documents = [_document(rnd) for _ in range(rnd.randint(1, 3))]
+    text = "---\n".join(documents)
+    if rnd.random() < 0.15:
+        text = text.rstrip("\n")
+    which = rnd.randrange(len(documents))
+    start = sum(len(d) + 4 for d in documents[:which])
+    end = start + len(documents[which]) + (4 if which + 1 < len(documents) else 0)
+    return text, start, min(end, len(text)), text.count("\n", 0, start) + 1
+
+
+def _cases(count: int, seed: int):
+    import yaml
+
+    rnd = random.Random(seed)
+    made = 0
+    while made < count:
+        text, start, end, line = _texts(rnd)
+        piece = text[start:end]
+        edits = _edits(rnd, yaml.safe_load(piece.split("---\n")[0]))
+        try:
+            fixed, steps = splice_fixes(piece, [(0, edits)], [1])
+        except (NotSpliceable, EditError):
+            continue
+        made += 1
+        yield text, start, end, line, fixed, steps
+
+
+def _pairs_across(text: str, start: int, end: int, fixed: str) -> bool:
+    """Whether the texts' comparison met lines taken out and added that share a line: only
+    there may it pair them otherwise than the replacements do."""
+    old, new = text[start:end].splitlines(True), fixed.splitlines(True)
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return not set(old[head:len(old) - tail]).isdisjoint(new[head:len(new) - tail])
+
+
+def test_every_diff_applies_and_is_the_compared_one_where_nothing_pairs_across():
+    same = across = 0
+    for text, start, end, line, fixed, steps in _cases(1500, 41):
+        written = splice_diff("x", text, start, end, fixed, steps, line)
+        new = text[:start] + fixed + text[end:]
+        assert _patched(text, written) == new, (text[start:end], fixed, written)
+        compared = unified_diff("x", text, new)
+        if _pairs_across(text, start, end, fixed):
+            across += 1
+        else:
+            assert written == compared, (text[start:end], fixed)
+        same += written == compared
+    assert across > 100 and same > 1200, (same, across)  # both kinds were met
+
+
+def test_a_removed_line_and_an_added_block_that_keeps_a_line_between_them():
+    """The legacy pod's fix: `nvidia.com/gpu` taken out of `limits:`, `claims:` added after
+    the line it keeps (`memory:`), a document added before the next one: the hunk difflib
+    writes, every line where the splice put it."""
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n"
+           "    resources:\n      limits:\n        nvidia.com/gpu: 1\n        memory: 8Gi\n")
+    text = pod + "---\n" + pod
+    end = len(pod) + 4
+    edits = (Edit(Op.REMOVE, ("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")),
+             Edit(Op.APPEND, ("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
+             Edit(Op.ADD_DOCUMENT, (), {"apiVersion": "v1", "kind": "ConfigMap"}))
+    fixed, steps = splice_fixes(text[:end], [(0, edits)], [1])
+    written = splice_diff("x", text, 0, end, fixed, steps, 1)
+    assert written == unified_diff("x", text, fixed + text[end:])
+    assert written.splitlines()[2:] == [
+        "@@ -7,8 +7,12 @@", "   - name: main", "     resources:", "       limits:", "-        nvidia.com/gpu: 1",
+        "         memory: 8Gi", "+      claims:", "+      - name: gpu", "+---", "+apiVersion: v1", "+kind: ConfigMap",
+        " ---", " apiVersion: v1", " kind: Pod"]
+
+
+@pytest.mark.parametrize("steps, length, expected", [
+    ([(5, 0, 3)], 10, [(5, 5, 5, 8)]),  # an insertion
+    ([(5, 2, 0)], 10, [(5, 7, 5, 5)]),  # a removal
+    ([(8, 1, 2), (2, 3, 1)], 10, [(2, 5, 2, 3), (8, 9, 6, 8)]),  # from the last to the first (together)
+    ([(2, 3, 1), (6, 1, 2)], 10, [(2, 5, 2, 3), (8, 9, 6, 8)]),  # one after another
+    ([(5, 0, 3), (5, 0, 2)], 10, [(5, 5, 5, 10)]),  # two insertions at one point
+    ([(2, 2, 4), (3, 2, 0)], 10, [(2, 4, 2, 4)]),  # the second takes out part of what the first wrote
+])
+def test_the_regions_of_the_steps_in_both_texts(steps, length, expected):
+    assert regions(steps, length) == expected
+
+
+def test_a_text_with_other_line_breaks_is_compared():
+    text = "a: 1\rb: 2\n"
+    fixed, steps = splice_fixes(text, [(0, (Edit(Op.SET, ("b",), 3),))], [1])
+    assert splice_diff("x", text, 0, len(text), fixed, steps, 1) == unified_diff("x", text, fixed)
