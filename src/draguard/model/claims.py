@@ -10,9 +10,11 @@ request keeps the mappings it came from, so rules can point at its fields."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
+from ..core.unread import shown, unreadable
 from .manifest import Manifest
 from .pods import mapping, mappings, text
 from .values import Yaml, YamlMap
@@ -86,12 +88,40 @@ class DeviceRequest:
     class_name: str | None = None
     selector_sites: tuple[tuple[YamlMap, str], ...] = ()  # ((the `cel` mapping, its expression), ...)
     mode: str = "ExactCount"
-    count: int = 1
+    written_count: Yaml = 1  # as written (count reads it)
     admin_access: bool | None = None
     tolerations: tuple[Toleration, ...] = ()
-    capacity_requests: YamlMap = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
+    written_capacity: YamlMap = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
     derived_attributes: tuple[Yaml, ...] = ()  # derivedAttributes (DRADerivedAttributes): the raw entries
     subrequests: list[DeviceRequest] | None = None
+    owner: Manifest | None = field(default=None, repr=False, compare=False)  # the claim (template) it is in
+
+    @property
+    def count(self) -> int:
+        """How many devices it asks for; the API server defaults 0 (Go's zero value: not set)
+        to 1 (SetDefaults_ExactDeviceRequest). A value that is no int64 (`.nan`, 1e400, a
+        map) is said unreadable (core.unread) to the rule reading it, which cannot judge by
+        one device; the rules that do not read the count still judge the request."""
+        value = self.written_count
+        if isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63:
+            return value or 1
+        unreadable(self.fields, "count", f"is {shown(value)}, not a number of devices", self.owner)
+        return 1
+
+    @property
+    def capacity_requests(self) -> YamlMap:
+        """capacity.requests without the values no quantity can be read from (a map, a list,
+        a boolean, null, `.nan`, an infinity or 1e400), each said unreadable at its place to
+        the rule reading them; a string that is no quantity is left to the API validation,
+        which names it."""
+        kept = {}
+        for name, value in self.written_capacity.items():
+            if isinstance(value, str) or isinstance(value, (int, float)) and not isinstance(value, bool) \
+                    and math.isfinite(value):
+                kept[name] = value
+            else:
+                unreadable(self.written_capacity, name, f"is {shown(value)}, not a quantity", self.owner)
+        return kept
 
     @property
     def full_name(self) -> str:
@@ -137,13 +167,12 @@ def _with_fields(request: DeviceRequest, body: YamlMap) -> DeviceRequest:
     request.selector_sites = _selector_sites(body)
     mode = body.get("allocationMode")
     request.mode = mode if isinstance(mode, str) and mode else "ExactCount"
-    # the API server defaults a count of 0 (Go's zero value: not set) to 1 (SetDefaults_ExactDeviceRequest)
-    request.count = count if isinstance(count, int) and not isinstance(count, bool) and count != 0 else 1
+    request.written_count = count
     request.admin_access = admin if isinstance(admin, bool) else None
     request.tolerations = tolerations(body.get("tolerations"))
     capacity = body.get("capacity")
     requested = capacity.get("requests") if isinstance(capacity, dict) else None
-    request.capacity_requests = dict(requested) if isinstance(requested, dict) else {}
+    request.written_capacity = requested if isinstance(requested, dict) else {}
     derived = body.get("derivedAttributes")
     request.derived_attributes = tuple(derived) if isinstance(derived, list) else ()
     return request
@@ -196,7 +225,11 @@ def requests_of(manifest: Manifest) -> list[DeviceRequest]:
 
 def _parse_requests(manifest: Manifest) -> list[DeviceRequest]:
     devices = mapping(claim_spec(manifest).get("devices"))
-    return [parse_request(raw, manifest.api_version) for raw in mappings(devices.get("requests"))]
+    requests = [parse_request(raw, manifest.api_version) for raw in mappings(devices.get("requests"))]
+    for request in requests:
+        for part in [request, *(request.subrequests or ())]:
+            part.owner = manifest  # what a value it cannot read is blamed on
+    return requests
 
 
 def device_requests(manifest: Manifest) -> list[DeviceRequest]:

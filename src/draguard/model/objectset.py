@@ -14,7 +14,7 @@ from typing import Callable, Iterator, TypeVar, cast
 
 from ..core.intstr import problem as intstr_problem
 from ..core.selectors import malformed
-from ..core.unread import shown, unreadable
+from ..core.unread import Unread, shown, told, unreadable
 from .claims import RESOURCE_GROUP, ClaimIndex
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
@@ -108,13 +108,33 @@ class ObjectSet:
     def autoscales(self, namespace: str, kind: str, name: str) -> bool:
         """Whether a HorizontalPodAutoscaler of the set scales that workload."""
         self.read("HorizontalPodAutoscaler", namespace)
-        return (namespace, kind, name) in self._autoscaled
+        if (namespace, kind, name) in self._autoscaled:
+            return True
+        for hpa, container, key, value in self._targets_unread.get(namespace, ()):  # it may be scaled by one of them
+            unreadable(container, key, f"is {shown(value)}, not what a scale target takes there", hpa)
+        return False
 
     @cached_property
     def _autoscaled(self) -> set[tuple[str, str, str]]:
         return {(m.namespace, text(mapping(m.spec.get("scaleTargetRef")).get("kind")),
                  text(mapping(m.spec.get("scaleTargetRef")).get("name")))
                 for m in self.manifests if m.kind == "HorizontalPodAutoscaler" and m.group == "autoscaling"}
+
+    @cached_property
+    def _targets_unread(self) -> dict[str, list[tuple[Manifest, YamlMap, str, Yaml]]]:
+        """namespace -> (the HorizontalPodAutoscaler, the mapping, the key, the value) of each
+        scaleTargetRef (or its kind or name) of another type than it takes: which workload
+        such an autoscaler scales is not known."""
+        found: dict[str, list[tuple[Manifest, YamlMap, str, Yaml]]] = {}
+        for m in self.manifests:
+            if m.kind != "HorizontalPodAutoscaler" or m.group != "autoscaling":
+                continue
+            ref = m.spec.get("scaleTargetRef")
+            bad = [(m.spec, "scaleTargetRef", ref)] if ref is not None and not isinstance(ref, dict) else \
+                [(ref, key, ref[key]) for key in ("kind", "name") if isinstance(ref, dict)
+                 and ref.get(key) is not None and not isinstance(ref[key], str)]
+            found.setdefault(m.namespace, []).extend((m, *entry) for entry in bad)
+        return found
 
     @cached_property
     def pod_templates(self) -> list[PodSite]:
@@ -126,6 +146,24 @@ class ObjectSet:
                 if not (m.kind == "Pod" and text((m.controller or {}).get("uid")) in uids)
                 for site in pod_sites(m) if site.metadata]
 
+    @cached_property
+    def _uids_unread(self) -> dict[str, tuple[Unread, ...]]:
+        """namespace -> the uids (of other types than a string) that would say whether a pod
+        there stands for its controller's template: the pod's controller reference names
+        that object (kind and name) and its uid cannot be compared, so the pod counts as a
+        template of its own, which the rules reading the templates are told."""
+        unread = {(m.namespace, m.kind, m.name): m for m in self.manifests
+                  if m.metadata.get("uid") is not None and not isinstance(m.metadata.get("uid"), str)}
+        found: dict[str, list[Unread]] = {}
+        for pod in self.manifests if unread else ():
+            owner = pod.controller if pod.kind == "Pod" else None
+            named = unread.get((pod.namespace, text(owner.get("kind")), text(owner.get("name")))) if owner else None
+            if named is not None:
+                found.setdefault(pod.namespace, []).append(Unread(
+                    named.metadata, "uid", f"is {shown(named.metadata['uid'])}, not a uid: whether it controls "
+                    f"Pod {pod.name} is not known", named))
+        return {namespace: tuple(records) for namespace, records in found.items()}
+
     def pdbs_near(self, namespace: str) -> list[Manifest]:
         """The PodDisruptionBudgets that may select pods of `namespace`: its own and those
         that name no namespace (all of them for an object that names none)."""
@@ -135,6 +173,9 @@ class ObjectSet:
     def pod_templates_near(self, namespace: str) -> list[PodSite]:
         """The pod templates a PodDisruptionBudget of `namespace` may select (as pdbs_near)."""
         self.read(PODS, namespace)
+        if self._uids_unread:
+            told([record for near, records in self._uids_unread.items() if not namespace or near in ("", namespace)
+                  for record in records])
         return _near(self._templates_by_namespace, self.pod_templates, namespace)
 
     @cached_property

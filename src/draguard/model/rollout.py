@@ -10,9 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
+from ..core.unread import shown, unreadable
 from .manifest import Manifest
 from .pods import mapping
 from .values import YamlMap
+from .workloads import is_int32
 
 DEFAULT_MAX_SURGE = "25%"
 DEFAULT_MAX_UNAVAILABLE = "25%"
@@ -28,7 +30,7 @@ class Strategy:
     type: str
     max_surge: object  # as written (int or "N%"), the default when unset
     max_unavailable: object
-    replicas: int
+    replicas: int | None  # None: not an int32 (a percentage of it cannot be taken)
     rolling: YamlMap  # the rollingUpdate mapping ({} when absent), for positions
     spec: YamlMap
 
@@ -38,8 +40,8 @@ class Strategy:
         strategy = mapping(spec.get("strategy"))
         rolling = mapping(strategy.get("rollingUpdate"))
         replicas = spec.get("replicas", 1)
-        if not isinstance(replicas, int) or isinstance(replicas, bool):
-            replicas = 1
+        if not is_int32(replicas):
+            replicas = None
         kind = strategy.get("type")
         if not isinstance(kind, str):
             kind = "RollingUpdate"
@@ -49,11 +51,20 @@ class Strategy:
     def fenceposts(self) -> tuple[int, int]:
         """(surge, unavailable) in pods; ValueError when a value is not an int or a
         percentage (the API server rejects those)."""
-        surge = scaled_value(self.max_surge, self.replicas, round_up=True)
-        unavailable = scaled_value(self.max_unavailable, self.replicas, round_up=False)
+        surge = scaled_value(self.max_surge, self._total(self.max_surge), round_up=True)
+        unavailable = scaled_value(self.max_unavailable, self._total(self.max_unavailable), round_up=False)
         if surge == 0 and unavailable == 0:
             unavailable = 1
         return surge, unavailable
+
+    def _total(self, value: object) -> int:
+        """What a percentage `value` is taken of: the replicas; where they are not an int32
+        (`.nan`, 1e400, a map) the rule asking is told it cannot read them (core.unread)."""
+        if self.replicas is not None:
+            return self.replicas
+        if isinstance(value, str):
+            unreadable(self.spec, "replicas", f"is {shown(self.spec.get('replicas'))}, not a number of pods")
+        return 1
 
     @property
     def both_zero(self) -> bool:

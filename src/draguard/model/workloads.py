@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from ..core.location import Path
+from ..core.unread import shown, unreadable
 from .manifest import Manifest
 from .values import Yaml
 
@@ -241,14 +242,32 @@ def node_agent(manifest: Manifest, config: Config) -> bool:
 
 def replica_count(manifest: Manifest) -> int | None:
     """How many pods a scaling workload runs (each count its API default 1 when unset), None
-    for kinds that do not scale pods by a count or when a count is not an integer."""
+    for kinds that do not scale pods by a count or when a count is not an int32 (`.nan`, 1.5,
+    1e400, a map, past 2**31): said unreadable (core.unread) to the rule asking, which cannot
+    judge by a guess."""
     workload = workload_for(manifest)
     if workload is None or not workload.replicas:
         return None
     total = 1
     for path in workload.replicas:
-        found = next((value for value, _ in resolve(manifest.data, path)), 1)
-        if not isinstance(found, int) or isinstance(found, bool):
+        found = next(resolve(manifest.data, path), None)
+        if found is None:
+            continue
+        value, where = found
+        if not is_int32(value):
+            unreadable(_parent(manifest.data, where), where[-1], f"is {shown(value)}, not a number of pods")
             return None
-        total *= found
+        total *= value
     return total
+
+
+def is_int32(value: object) -> bool:
+    """An int32, as a count of replicas is in the API (not a bool, a float or past 2**31)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31
+
+
+def _parent(data: Yaml, path: Path) -> Yaml:
+    """The collection holding the node at `path` (a path resolve gave)."""
+    for part in path[:-1]:
+        data = data[part]  # type: ignore[index]  # resolve walked these parts
+    return data

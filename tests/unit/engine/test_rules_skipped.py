@@ -128,3 +128,125 @@ def test_draguard_fix_places_the_note_again_on_the_text_it_writes(tmp_path):
     assert note.message.startswith("pdb-selects-nothing skipped PodDisruptionBudget m")
     line = fixed.splitlines().index("  selector: {matchExpressions: 7}") + 1
     assert (note.location.line, note.location.column) == (line, 32)
+
+
+def _at_value(text: str, note, needle: str, value: str) -> None:
+    """The note is on `value`, on the line holding `needle`."""
+    lines = textwrap.dedent(text).splitlines()
+    line = _line_of(text, needle)
+    assert (note.location.line, note.location.column) == (line, lines[line - 1].index(value, lines[line - 1]
+                                                                                      .index(needle)) + 1)
+
+
+@pytest.mark.parametrize("value, shown", [
+    (".nan", ".nan (not a number)"), ("1.5", "1.5 (a number)"), (".inf", ".inf (an infinity)"),
+    ("4294967296", "4294967296 (a number)"),  # past int32, as the API holds replicas
+    ("100000000000000000000000", "a number of 77 bits (past int64)"), ("{a: b}", "{'a': 'b'} (a map)"),
+])
+def test_replicas_that_are_no_int32_make_the_rules_counting_pods_skip_the_workload(value, shown):
+    """Before, a count that is no int made shared-claim-replicas and rollout-pdb pass the
+    workload silently, and rollout-surge took a percentage of one replica; a count past int32
+    was used as it is."""
+    text = replace_last(COMPLIANT_DEPLOYMENT, "replicas: 2", f"replicas: {value}") \
+        .replace("{maxSurge: 0, maxUnavailable: 1}", "{maxSurge: 50%, maxUnavailable: 0}")
+    result = _lint(text)
+    [note] = _notes(result)
+    assert note.message == (f"rollout-pdb, rollout-surge, shared-claim-replicas skipped Deployment inference: "
+                            f"spec.replicas is {shown}, not a number of pods")
+    _at_value(text, note, "replicas:", value[0])
+    assert not [f for f in result.findings if f.rule in ("rollout-surge", "internal-error")]
+
+
+def test_a_percentage_of_replicas_that_are_not_needed_is_no_reason_to_skip():
+    text = replace_last(COMPLIANT_DEPLOYMENT, "replicas: 2", "replicas: .nan")
+    assert "rollout-surge" not in _notes(_lint(text))[0].message  # maxSurge 0, maxUnavailable 1: no percentage
+
+
+HPA = ("---\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: h}\nspec:\n"
+       "  scaleTargetRef: %s\n  minReplicas: 1\n  maxReplicas: 3\n")
+
+
+@pytest.mark.parametrize("target, where, value, shown", [
+    ("7", "spec.scaleTargetRef", "7", "7 (a number)"),
+    ("{apiVersion: apps/v1, kind: Deployment, name: {a: b}}", "spec.scaleTargetRef.name", "{a: b}",
+     "{'a': 'b'} (a map)"),
+])
+def test_an_autoscaler_whose_target_cannot_be_read_makes_rollout_pdb_skip_an_unscaled_count(target, where, value,
+                                                                                           shown):
+    """rollout-pdb judges a workload without replicas by whether an autoscaler scales it:
+    one whose scaleTargetRef is no reference may. Before, it was taken to scale nothing."""
+    text = textwrap.dedent(COMPLIANT_DEPLOYMENT).replace("  replicas: 2\n", "") \
+        .replace("  maxUnavailable: 1\n  selector: {matchLabels", "  minAvailable: 1\n  selector: {matchLabels")
+    scaled = _lint(text + HPA % "{apiVersion: apps/v1, kind: Deployment, name: inference}")
+    assert [f.rule for f in scaled.findings if f.rule == "rollout-pdb"] == ["rollout-pdb"]  # what is judged
+    text += HPA % target
+    result = _lint(text)
+    [note] = _notes(result)
+    assert note.message == (f"rollout-pdb skipped Deployment inference: {where} of HorizontalPodAutoscaler h "
+                            f"is {shown}, not what a scale target takes there")
+    _at_value(text, note, "scaleTargetRef:", value)
+    assert str(note.obj) == "HorizontalPodAutoscaler h"
+    assert not [f for f in result.findings if f.rule == "rollout-pdb"]
+
+
+POD = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-1\n  labels: {app: other}\n  ownerReferences:\n"
+       "  - {apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: u1, controller: true}\n"
+       "spec:\n  containers: [{name: c, image: x}]\n")
+REPLICA_SET = ("---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: web, uid: %s}\nspec:\n"
+               "  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+               "    spec:\n      containers: [{name: c, image: x}]\n")
+BUDGET = ("---\napiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec:\n  maxUnavailable: 1\n"
+          "  selector: {matchLabels: {app: other}}\n")
+
+
+def test_a_uid_that_is_a_map_on_a_pods_controller_makes_pdb_selects_nothing_skip_not_guess():
+    """A pod stands for its controller's template when the controller is in the set, by uid:
+    with the controller's uid a map, whether the budget selects a pod is not known. Before,
+    the uid was taken as none and the pod as a template of its own, silently."""
+    assert [f.rule for f in _lint(POD + REPLICA_SET % "u1" + BUDGET).findings
+            if f.rule == "pdb-selects-nothing"] == ["pdb-selects-nothing"]  # the pod is its controller's
+    text = POD + REPLICA_SET % "{a: b}" + BUDGET
+    result = _lint(text)
+    [note] = _notes(result)
+    assert note.message == ("pdb-selects-nothing skipped PodDisruptionBudget p: metadata.uid of ReplicaSet web is "
+                            "{'a': 'b'} (a map), not a uid: whether it controls Pod web-1 is not known")
+    _at_value(text, note, "uid: {a: b}", "{a: b}")
+    assert str(note.obj) == "ReplicaSet web"
+    assert not [f for f in result.findings if f.rule in ("pdb-selects-nothing", "internal-error")]
+
+
+def test_a_uid_that_is_a_map_where_no_pod_names_its_owner_changes_nothing():
+    text = REPLICA_SET.removeprefix("---\n") % "{a: b}" + BUDGET
+    assert _notes(_lint(text)) == []
+
+
+@pytest.mark.parametrize("value, shown", [
+    (".nan", ".nan (not a number)"), (".inf", ".inf (an infinity)"), ("{a: b}", "{'a': 'b'} (a map)"),
+    ("100000000000000000000000", "a number of 77 bits (past int64)"),
+])
+def test_a_request_count_that_is_no_int64_makes_the_rules_that_count_devices_skip_the_claim(value, shown):
+    """Before, the count was taken as 1 and the claim judged satisfiable by one device."""
+    text = COMPLIANT_DEPLOYMENT.replace("count: 1", f"count: {value}")
+    result = _lint(text)
+    [note] = _notes(result)
+    assert note.message == (f"request-unsatisfiable skipped ResourceClaimTemplate mig-1g: "
+                            f"spec.spec.devices.requests[0].exactly.count is {shown}, not a number of devices")
+    _at_value(text, note, "count:", value[0])
+    assert not [f for f in result.findings if f.rule in ("request-unsatisfiable", "internal-error")]
+
+
+@pytest.mark.parametrize("value, shown", [
+    (".nan", ".nan (not a number)"), ("-.inf", "-.inf (an infinity)"), ("1.0e+400", ".inf (an infinity)"),
+    ("{a: b}", "{'a': 'b'} (a map)"), ("[1]", "[1] (a list)"),
+])
+def test_a_capacity_request_that_is_no_quantity_makes_the_rules_reading_it_skip_not_crash(value, shown):
+    """Before, a map crashed request-unsatisfiable (an internal error: unhashable type) and
+    `.nan` or an infinity made it say the claim could not be satisfied."""
+    text = textwrap.dedent(COMPLIANT_DEPLOYMENT).replace("count: 1", f"count: 1\n          capacity: {{requests: {{memory: {value}}}}}")
+    result = _lint(text)
+    [note] = _notes(result)
+    assert note.message == (f"request-unpinned, request-unsatisfiable skipped ResourceClaimTemplate mig-1g: "
+                            f"spec.spec.devices.requests[0].exactly.capacity.requests.memory is {shown}, "
+                            f"not a quantity")
+    _at_value(text, note, "capacity:", value)
+    assert not [f for f in result.findings if f.rule in ("request-unsatisfiable", "internal-error")]
