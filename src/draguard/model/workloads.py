@@ -269,5 +269,5 @@ def is_int32(value: object) -> bool:
 def _parent(data: Yaml, path: Path) -> Yaml:
     """The collection holding the node at `path` (a path resolve gave)."""
     for part in path[:-1]:
-        data = data[part]  # type: ignore[index]  # resolve walked these parts
+        data = data[part]  # resolve walked these parts
     return data

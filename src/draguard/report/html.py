@@ -6,9 +6,7 @@ styles are meant for the simulate and audit reports too."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable
 from html import escape
 
 from ..core.finding import Finding
@@ -115,23 +113,14 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     return splice_diff(f.file, text, start, end, fixed, steps, line)
 
 
-#: the added and removed lines of an escaped diff (escaping leaves `+` and `-` as they are);
-#: not its `+++`/`---` header lines
-_ADDED = re.compile(r"^\+(?!\+\+ ).*$", re.MULTILINE)
-_REMOVED = re.compile(r"^-(?!-- ).*$", re.MULTILINE)
+_ADD, _DEL, _END = '<span class="add">', '<span class="del">', "</span>"
 
 
 def _marked(diff: str) -> str:
-    """An escaped diff with its added and removed lines in spans, by two substitutions (a
-    Python loop over the lines was a tenth of the report). Each match is wrapped by a
-    function, not a `\\g<0>` template: Python 3.11 expands a template per match in Python,
-    2.4 times the function's cost."""
-    return _REMOVED.sub(_WRAP_DEL, _ADDED.sub(_WRAP_ADD, diff))
-
-
-def _wrapper(css_class: str) -> Callable[[re.Match[str]], str]:
-    opening = f'<span class="{css_class}">'
-    return lambda match: opening + match[0] + "</span>"
-
-
-_WRAP_ADD, _WRAP_DEL = _wrapper("add"), _wrapper("del")
+    """An escaped diff with its added and removed lines in spans; its header (the first two
+    lines, `---` and `+++`) as it is: a line taken out that starts with `-- ` is marked too.
+    One pass over its lines in a list (two regular-expression substitutions that called a
+    function per line took 2.4 times as long)."""
+    first = diff.find("\n", diff.find("\n") + 1) + 1 if diff.startswith("--- ") else 0
+    return diff[:first] + "\n".join([_ADD + line + _END if line[:1] == "+" else _DEL + line + _END
+                                     if line[:1] == "-" else line for line in diff[first:].split("\n")])
