@@ -43,6 +43,15 @@ def source_stamp(*paths: Path) -> str:
     return "\n".join(stamps)
 
 
+def folder_stamp(*folders: Path) -> str:
+    """`source_stamp` of every module in `folders` (not their subfolders), in name order: the
+    key of an entry derived by the code there, so an edited or upgraded module is a miss even
+    where the version string stays the same (a checkout under development)."""
+    paths = [Path(entry.path) for folder in folders for entry in sorted(os.scandir(folder), key=lambda e: e.name)
+             if entry.name.endswith((".py", ".so", ".pyd")) and entry.is_file()]
+    return source_stamp(*paths)
+
+
 def cached_json(area: str, key: str, build: Callable[[], T], valid: Callable[[object], bool] | None = None) -> T:
     """The JSON-able value `build()` makes, read from the cache entry for `key` in `area`
     when there is one (and `valid` says the value read is still current: for an entry whose

@@ -11,11 +11,10 @@ from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from typing import Callable
 
 from ..model.claims import requests_of
 from ..model.pods import items, mapping, mappings
-from ..cel.env import CelRuntimeError, compile_selector
-from ..cel.library import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
 from ..core.quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
 
@@ -165,11 +164,13 @@ class Device:
         exists, empty when the device has none of it (upstream: a map with a default), the
         device's own driver's too where the expression subscripts with `device.driver`."""
         if self._cel is None:
+            from ..cel.library import quantity_message, semver_message  # evaluating needs the CEL engine
+
             self._cel = {
                 "device_driver": self.driver,
                 "device_allowMultipleAllocations": self.allow_multiple_allocations,
                 "draguard_has": True,
-                "device_attributes": {d: {n: _cel_value(a) for n, a in names.items()}
+                "device_attributes": {d: {n: _cel_value(a, semver_message) for n, a in names.items()}
                                       for d, names in self.attributes.items()},
                 "device_capacity": {d: {n: quantity_message(*q) for n, q in names.items()}
                                     for d, names in self.quantities.items()},
@@ -184,9 +185,9 @@ class Device:
         return data
 
 
-def _cel_value(attribute: Attr):
+def _cel_value(attribute: Attr, semver_message: Callable[[str], object]):
     """An attribute as the selector sees it (upstream getAttributeValue): a version as a
-    semver, a list as a list."""
+    semver (`semver_message`, cel.library's), a list as a list."""
     if attribute.kind == "version":
         return semver_message(attribute.value)
     if attribute.kind == "versions":
@@ -498,6 +499,8 @@ class DeviceTaintRule:
             if cls is None:
                 return False
             expressions = cls.selectors + expressions
+        from ..cel.env import CelRuntimeError, compile_selector  # evaluating needs the CEL engine
+
         for expression in expressions:
             compiled = compile_selector(expression)
             try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..core.finding import Finding, Severity
 from ..facts.gates import gate_enabled
@@ -16,8 +16,7 @@ from .registry import register
 
 if TYPE_CHECKING:
     from ..dra.devices import Claim
-    from ..dra.explain import RequestExplanation
-    from ..dra.target import Target
+    from ..dra.funnel import RequestExplanation
     from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
     from ..model.values import YamlMap
@@ -75,7 +74,7 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.env import all_compile  # the allocator and CEL load only for claims
+        from ..cel.summary import all_compile  # the allocator and CEL load only for claims
         from ..dra.devices import ModelError, claim_from
 
         if (obj.group, obj.kind) not in CLAIM_TARGETS:
@@ -110,12 +109,15 @@ class RequestUnsatisfiable(Rule):
 
     def _judge(self, obj: Manifest, ctx: Context, claim: Claim, sites: dict[str, DeviceRequest],
                where: Where | None = None) -> Iterator[Finding]:
+        if ctx.judges_builtin:
+            yield from self._against_builtin(obj, ctx, claim, ctx.builtin_funnel, sites, where)
+            return
+        target = ctx.satisfiability
+        if target.is_builtin:  # the caller's (the webhook's), built once
+            yield from self._against_builtin(obj, ctx, claim, target.explain, sites, where)
+            return
         from ..dra.explain import verdict
 
-        target = ctx.satisfiability
-        if target.is_builtin:
-            yield from self._against_builtin(obj, ctx, claim, target, sites, where)
-            return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
             return
@@ -128,14 +130,16 @@ class RequestUnsatisfiable(Rule):
         what = "the claim the scheduler makes for its extended resources" if where else "claim"
         yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_builtin(self, obj: Manifest, ctx: Context, claim: Claim, target: Target,
+    def _against_builtin(self, obj: Manifest, ctx: Context, claim: Claim,
+                         funnel: Callable[[DeviceRequest, str], RequestExplanation],
                          sites: dict[str, DeviceRequest], where: Where | None = None) -> Iterator[Finding]:
-        """Only selection counts here. A class that keeps no built-in device is for hardware
+        """Only selection counts here (`funnel`: a request's against the built-in inventory).
+        A class that keeps no built-in device is for hardware
         the built-in inventory does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
         for request in claim.requests:
             options = request.leaves()
-            explained = [target.explain(option, option.full_name) for option in options]
+            explained = [funnel(option, option.full_name) for option in options]
             unjudged = next((e for e in explained if e.unjudged), None)
             if unjudged is not None:  # the engine's limit, not the request's: upstream may well allocate it
                 yield self._finding(obj, ctx, sites, unjudged, f"not judged: {unjudged.unjudged[0]}", where,
