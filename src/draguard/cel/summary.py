@@ -27,6 +27,7 @@ MAX_COST = 1_000_000
 
 @dataclass
 class CelDiagnostic:
+    """Why an expression does not compile (or is not checked), at a character of it."""
     message: str
     offset: int  # 0-based character offset into the expression
     suggestion: str | None = None

@@ -21,6 +21,7 @@ class Outside(InputError):
 
 @dataclass(frozen=True)
 class Roots:
+    """The folders (and the server's own temporary files) a server may read: nothing outside them."""
     folders: tuple[str, ...]  # resolved
     files: tuple[str, ...] = ()  # the server's own temporary copies of texts, resolved
 

@@ -93,6 +93,7 @@ def add_document(value: Mapping[str, object]) -> Edit:
 
 @dataclass(frozen=True)
 class Fix:
+    """A fix as data: its title, how safe it is, and the edits that make it."""
     title: str
     applicability: Applicability
     edits: tuple[Edit, ...]

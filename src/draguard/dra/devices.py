@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Callable
 
 from ..model.claims import requests_of
+from ..model.classes import allocated_selectors
 from ..model.pods import items, mapping, mappings
 from .nodeselector import NodeSelectorError, parse_node_selector
 from ..core.quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
@@ -64,6 +65,7 @@ def split_name(qualified: str, default_domain: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Taint:
+    """A device taint (DRADeviceTaints), as tolerations match it."""
     key: str
     value: str
     effect: str
@@ -71,6 +73,7 @@ class Taint:
 
 @dataclass(eq=False)
 class Device:
+    """A device of a ResourceSlice as the allocator and selectors read it."""
     name: str
     driver: str
     pool: str
@@ -199,6 +202,7 @@ def _cel_value(attribute: Attr, semver_message: Callable[[str], object]):
 
 @dataclass(eq=False)
 class Slice:
+    """A ResourceSlice: its driver, pool, node access and devices."""
     name: str
     driver: str
     pool: str
@@ -233,6 +237,7 @@ def _parsed(node_selector):
 
 @dataclass
 class DeviceClass:
+    """A DeviceClass: its selectors and configuration."""
     name: str
     selectors: list  # CEL expressions
     config: list = field(default_factory=list)
@@ -242,6 +247,7 @@ class DeviceClass:
 
 @dataclass
 class Constraint:
+    """A claim's constraint across its requests (matchAttribute, distinctAttribute)."""
     requests: tuple
     match_attribute: str | None
     distinct_attribute: str | None = None  # DRAConsumableCapacity (KEP-5075), newer variants only
@@ -249,6 +255,7 @@ class Constraint:
 
 @dataclass
 class Claim:
+    """A ResourceClaim as the allocator places it: its requests, constraints and config."""
     name: str
     namespace: str
     requests: list
@@ -457,10 +464,8 @@ def slice_from(manifest) -> Slice:
 
 def device_class_from(manifest) -> DeviceClass:
     spec = mapping(manifest.data.get("spec"))
-    selectors = [str(mapping(s.get("cel")).get("expression", "")) for s in items(spec.get("selectors"))
-                 if isinstance(s, dict)]
-    return DeviceClass(manifest.name, selectors, items(spec.get("config")), spec.get("extendedResourceName"),
-                       manifest)
+    return DeviceClass(manifest.name, allocated_selectors(manifest), items(spec.get("config")),
+                       spec.get("extendedResourceName"), manifest)
 
 
 def claim_from(manifest) -> Claim:
@@ -522,6 +527,7 @@ def device_taint_rule_from(manifest) -> DeviceTaintRule:
 
 @dataclass
 class Node:
+    """A node as the allocator sees it: its name, labels and fields."""
     name: str
     labels: dict = field(default_factory=dict)
     taints: tuple = ()  # spec.taints, for the scheduler's TaintToleration filter

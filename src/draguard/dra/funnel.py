@@ -10,6 +10,7 @@ from typing import Any
 
 @dataclass
 class Stage:
+    """One step of a funnel: what it keeps, and how many devices are left after it."""
     label: str
     count: int
     selector: int | None = None  # index of the request selector this stage applied
@@ -17,6 +18,7 @@ class Stage:
 
 @dataclass
 class RequestExplanation:
+    """A request's funnel: the devices left after each step and why it ends where it does."""
     request: str
     wanted: str  # "1 device", "all devices"
     stages: list = field(default_factory=list)

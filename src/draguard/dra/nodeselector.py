@@ -50,6 +50,7 @@ def label_value_ok(value) -> bool:
 
 @dataclass(frozen=True)
 class _LabelRequirement:
+    """One matchExpressions requirement over a node's labels."""
     key: str
     operator: str
     values: tuple
@@ -74,6 +75,7 @@ class _LabelRequirement:
 
 @dataclass(frozen=True)
 class _FieldRequirement:
+    """One matchFields requirement (metadata.name) over a node's fields."""
     key: str
     equal: bool  # In: the field equals the value; NotIn: it does not
     value: str
@@ -84,6 +86,7 @@ class _FieldRequirement:
 
 @dataclass(frozen=True)
 class _Term:
+    """One node selector term: its label and field requirements, ANDed."""
     labels: tuple | None  # None: the term has no matchExpressions
     fields: tuple | None
 
@@ -97,6 +100,7 @@ class _Term:
 
 @dataclass(frozen=True)
 class NodeSelector:
+    """A parsed node selector: its terms, ORed."""
     terms: tuple
 
     def matches(self, node) -> bool:

@@ -13,6 +13,7 @@ from .shipped import _load
 
 @dataclass(frozen=True)
 class GateState:
+    """A feature gate's stage and default in one release range."""
     stage: str  # alpha, beta, GA
     default: bool
     since: str  # the release this stage began
@@ -20,6 +21,7 @@ class GateState:
 
 @dataclass(frozen=True)
 class GatedField:
+    """A field the API server drops while its gate is off, and what dropping it does."""
     path: tuple  # steps below the spec: names, "[]" (each item), "*" (each map value)
     gate: str
     effect: str  # what dropping the field does to the object

@@ -51,6 +51,7 @@ class LookupRecorder(Protocol):
 
 @dataclass(frozen=True)
 class Toleration:
+    """A device toleration as the allocator matches it against a device taint."""
     key: str = ""
     operator: str = "Equal"
     value: str = ""

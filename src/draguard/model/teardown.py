@@ -171,6 +171,7 @@ class Stopping:
 
 @dataclass(frozen=True)
 class Stopped:
+    """When the kubelet signals one container of a terminating pod."""
     name: str
     sigterm_at: float  # when the kubelet sends SIGTERM (the container is gone then if it exits on it)
     kill_at: float  # when SIGKILL comes at the latest

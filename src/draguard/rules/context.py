@@ -60,10 +60,10 @@ class Context:
         per-user cache where it was computed before (dra.builtin_funnels), else by
         `satisfiability`, built then."""
         from ..dra.builtin_funnels import builtin_funnel
-        from ..dra.devices import device_class_from
+        from ..model.classes import allocated_selectors
 
         own = self.objects.device_classes.get(request.class_name or "")
-        return builtin_funnel(request, name, device_class_from(own).selectors if own is not None else None,
+        return builtin_funnel(request, name, allocated_selectors(own) if own is not None else None,
                               self.kube_version, self.config.feature_gates,
                               lambda: self.satisfiability.explain(request, name))
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..core.finding import Finding, Severity
 from ..facts.gates import gate_enabled
-from ..model.claims import CLAIM_TARGETS, device_requests
+from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..dra.gpuclasses import is_gpu_class
 from ..model.pods import mapping, pod_sites
 from ..model.workloads import POD_TARGETS
@@ -75,18 +75,23 @@ class RequestUnsatisfiable(Rule):
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         from ..cel.summary import all_compile  # the allocator and CEL load only for claims
-        from ..dra.devices import ModelError, claim_from
 
         if (obj.group, obj.kind) not in CLAIM_TARGETS:
             yield from self._extended_resources(obj, ctx)
             return
         if not all_compile(e for r in device_requests(obj) for e in r.selectors):
             return  # cel-invalid says what is wrong; nothing can be judged about the claim
+        sites = {r.full_name: r for r in device_requests(obj)}
+        if ctx.judges_builtin:  # only what each request selects counts: no claim to build
+            yield from self._against_builtin(obj, ctx, requests_of(obj), ctx.builtin_funnel, sites)
+            return
+        from ..dra.devices import ModelError, claim_from
+
         try:
             claim = claim_from(obj)
         except ModelError:
             return
-        yield from self._judge(obj, ctx, claim, {r.full_name: r for r in device_requests(obj)})
+        yield from self._judge(obj, ctx, claim, sites)
 
     def _extended_resources(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
@@ -110,11 +115,11 @@ class RequestUnsatisfiable(Rule):
     def _judge(self, obj: Manifest, ctx: Context, claim: Claim, sites: dict[str, DeviceRequest],
                where: Where | None = None) -> Iterator[Finding]:
         if ctx.judges_builtin:
-            yield from self._against_builtin(obj, ctx, claim, ctx.builtin_funnel, sites, where)
+            yield from self._against_builtin(obj, ctx, claim.requests, ctx.builtin_funnel, sites, where)
             return
         target = ctx.satisfiability
         if target.is_builtin:  # the caller's (the webhook's), built once
-            yield from self._against_builtin(obj, ctx, claim, target.explain, sites, where)
+            yield from self._against_builtin(obj, ctx, claim.requests, target.explain, sites, where)
             return
         from ..dra.explain import verdict
 
@@ -130,14 +135,14 @@ class RequestUnsatisfiable(Rule):
         what = "the claim the scheduler makes for its extended resources" if where else "claim"
         yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_builtin(self, obj: Manifest, ctx: Context, claim: Claim,
+    def _against_builtin(self, obj: Manifest, ctx: Context, requests: list[DeviceRequest],
                          funnel: Callable[[DeviceRequest, str], RequestExplanation],
                          sites: dict[str, DeviceRequest], where: Where | None = None) -> Iterator[Finding]:
         """Only selection counts here (`funnel`: a request's against the built-in inventory).
         A class that keeps no built-in device is for hardware
         the built-in inventory does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
-        for request in claim.requests:
+        for request in requests:
             options = request.leaves()
             explained = [funnel(option, option.full_name) for option in options]
             unjudged = next((e for e in explained if e.unjudged), None)

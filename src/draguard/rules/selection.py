@@ -22,6 +22,7 @@ ALL = "all"
 
 @dataclass(frozen=True)
 class Selection:
+    """Which rules a run judges with: the profile, the selected, added and ignored ids."""
     profile: Profile = Profile.RECOMMENDED
     select: tuple[str, ...] | None = None  # None: the profile's rules
     extend_select: tuple[str, ...] = ()
