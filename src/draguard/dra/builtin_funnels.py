@@ -42,8 +42,18 @@ def builtin_funnel(request: DeviceRequest, name: str, class_selectors: list[str]
         text = json.dumps(shape, sort_keys=True, default=_refused)
     except (TypeError, ValueError):  # a value JSON cannot hold stands for itself only: not kept
         return _named(compute(), name)
-    key = f"funnel\n{_code_stamp()}\n{text}"
-    return RequestExplanation.from_json(name, cached_json("funnels", key, lambda: compute().as_json(), _well_formed))
+    found = _read.get(text)
+    if found is None:  # each shape once a process: replicated manifests repeat the same requests
+        if len(_read) >= _READ_LIMIT:  # a server meets new shapes for ever
+            _read.clear()
+        key = f"funnel\n{_code_stamp()}\n{text}"
+        found = _read[text] = cached_json("funnels", key, lambda: compute().as_json(), _well_formed)
+    return RequestExplanation.from_json(name, found)
+
+
+#: the funnels read or computed in this process, by the text of their key's shape
+_read: dict[str, dict[str, Any]] = {}
+_READ_LIMIT = 4096
 
 
 def _named(explanation: RequestExplanation, name: str) -> RequestExplanation:

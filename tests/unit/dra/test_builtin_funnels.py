@@ -65,6 +65,7 @@ def funnel(request, classes=(), kube="1.35", gates=None, calls=None):
         (calls if calls is not None else []).append(1)
         return target.explain(request, "gpu")
 
+    builtin_funnels._read.clear()  # as a new process would: from the file
     return builtin_funnels.builtin_funnel(request, "gpu", own, kube, gates, compute), target.explain(request, "gpu")
 
 
@@ -150,3 +151,16 @@ def test_a_damaged_entry_is_computed_again(cache):
     entry.write_text(entry.read_text().replace('"stages":[', '"stages":[7,'))
     again, computed = funnel(request, calls=calls)
     assert again == computed and len(calls) == 2
+
+
+def test_a_process_reads_each_shape_once(cache, monkeypatch):
+    """Replicated manifests repeat the same requests: the entry is read from the file once."""
+    reads = []
+    real = builtin_funnels.cached_json
+    monkeypatch.setattr(builtin_funnels, "cached_json", lambda *a: reads.append(1) or real(*a))
+    request = request_of()
+    first, computed = funnel(request)
+    for name in ("a", "b"):
+        again = builtin_funnels.builtin_funnel(request, name, None, "1.35", {}, lambda: computed)
+        assert again.request == name and again.stages == computed.stages
+    assert len(reads) == 1 and first == computed
