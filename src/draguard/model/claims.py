@@ -16,6 +16,7 @@ from typing import Iterable, Protocol
 from .manifest import Manifest
 from .pods import mapping, mappings, text
 from .values import Yaml, YamlMap
+from ..core.value import Value
 
 RESOURCE_GROUP = "resource.k8s.io"
 CLAIM_TARGETS = frozenset({(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")})
@@ -49,13 +50,16 @@ class LookupRecorder(Protocol):
     def __call__(self, kind: str, namespace: str, name: str | None = None, /) -> None: ...
 
 
-@dataclass(frozen=True)
-class Toleration:
+class Toleration(Value):
     """A device toleration as the allocator matches it against a device taint."""
-    key: str = ""
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
+
+    __slots__ = ("key", "operator", "value", "effect")
+
+    def __init__(self, key: str = "", operator: str = "Equal", value: str = "", effect: str = ""):
+        self.key = key
+        self.operator = operator
+        self.value = value
+        self.effect = effect
 
     def tolerates(self, taint: TaintLike) -> bool:
         if self.effect and self.effect != taint.effect:

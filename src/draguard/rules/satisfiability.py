@@ -151,16 +151,18 @@ class RequestUnsatisfiable(Rule):
                                     severity=Severity.INFO)
                 continue
             if all(_excluded_by_class(e) for e in explained):
-                not_modelled = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
+                not_modelled = [o.class_name for o in options
+                                if o.class_name is not None and is_gpu_class(ctx.objects, o.class_name)]
                 if not_modelled:
                     yield self._finding(obj, ctx, sites, explained[0], (
                         f"not judged: the built-in GPU inventory (NVIDIA GPUs and their MIG slices) has no device of class "
                         f"{', '.join(sorted(set(not_modelled)))}; pass --inventory with the driver's ResourceSlices "
                         "to check this request"), where, severity=Severity.INFO)
                 continue
-            if all(_excluded_by_request_selector(e) for e in explained):
-                for option, e in zip(options, explained):
-                    hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
+            emptying = [i for e in explained if (i := _emptying_selector(e)) is not None]
+            if len(emptying) == len(explained):
+                for option, e, i in zip(options, explained, emptying):
+                    hint = _hint(option.class_name or "", option.selectors[i])
                     yield self._finding(obj, ctx, sites, e, f"no GPU of the built-in inventory can satisfy it: {e.text()}{hint}",
                                         where)
 
@@ -188,7 +190,8 @@ def _excluded_by_class(explanation: RequestExplanation) -> bool:
     return stage is not None and stage.selector is None
 
 
-def _excluded_by_request_selector(explanation: RequestExplanation) -> bool:
-    """The class keeps built-in devices, and one of the request's own selectors drops them all."""
+def _emptying_selector(explanation: RequestExplanation) -> int | None:
+    """The index of the request's own selector that dropped every built-in device the class
+    kept, else None."""
     stage = explanation.emptied_at
-    return stage is not None and stage.selector is not None
+    return stage.selector if stage is not None else None
