@@ -61,7 +61,8 @@ def cached_json(area: str, key: str, build: Callable[[], T], valid: Callable[[ob
         return build()
     # the key is kept in the entry and compared: a checksum names the file (binascii is loaded
     # already; hashlib or zlib cost the start-up), and two keys sharing one take turns in it
-    path = root / area / f"{binascii.crc32(key.encode()):08x}.json"
+    # (surrogatepass: a key may hold what a tenant wrote, a lone surrogate from a JSON escape too)
+    path = root / area / f"{binascii.crc32(key.encode('utf-8', 'surrogatepass')):08x}.json"
     try:
         with open(path, encoding="utf-8") as handle:
             entry = json.load(handle)
