@@ -8,9 +8,12 @@ The AST is of the code cel.env compiles: `device.attributes` is the variable
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-from .checked import CheckedAst, Expr
 from ..core.value import Value
+
+if TYPE_CHECKING:  # the checked AST is read, never built, here: its schema loads with the engine
+    from .checked import CheckedAst, Expr
 
 _INDEX = ("_[_]", "_[?_]")  # m[k], m[?k]
 _OPTIONAL_SELECT = "_?._"  # m.?k
