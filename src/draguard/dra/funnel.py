@@ -7,13 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.value import Value
 
-@dataclass
-class Stage:
+
+class Stage(Value):
     """One step of a funnel: what it keeps, and how many devices are left after it."""
-    label: str
-    count: int
-    selector: int | None = None  # index of the request selector this stage applied
+
+    __slots__ = ("label", "count", "selector")
+
+    def __init__(self, label: str, count: int, selector: int | None = None):
+        self.label = label
+        self.count = count
+        self.selector = selector  # index of the request selector this stage applied
 
 
 @dataclass

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import enum
 import textwrap
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
@@ -104,8 +103,7 @@ class Option(Value):
         return value
 
 
-@dataclass(frozen=True)
-class Admission:
+class Admission(Value):
     """The rule's check, at its own severity, as CEL on one object, for the admission policies
     `draguard policy export` writes. `condition` is true when one item passes; `over` names
     the items and the variable the condition reads:
@@ -122,12 +120,16 @@ class Admission:
     `info`. `through` is the last release on which the condition is the whole check, and
     `beyond` says why it is not after (what only the webhook's cache of the cluster sees)."""
 
-    condition: str
-    message: str
-    over: str | None = None
-    targets: Targets | None = None
-    through: str | None = None
-    beyond: str = ""
+    __slots__ = ("condition", "message", "over", "targets", "through", "beyond")
+
+    def __init__(self, condition: str, message: str, over: str | None = None, targets: Targets | None = None,
+                 through: str | None = None, beyond: str = ""):
+        self.condition = condition
+        self.message = message
+        self.over = over
+        self.targets = targets
+        self.through = through
+        self.beyond = beyond
 
     def kinds(self, rule_targets: Targets | None) -> Targets | None:
         return self.targets if self.targets is not None else rule_targets
