@@ -10,12 +10,12 @@ on devices still compiles it (cel.env.compile_selector)."""
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.usercache import cached_json, folder_stamp, source_stamp
+from ..core.value import Value
 from .reads import Name, References
 
 #: resourceapi.CELSelectorExpressionMaxCost: the API server refuses a selector whose cost
@@ -25,15 +25,18 @@ from .reads import Name, References
 MAX_COST = 1_000_000
 
 
-@dataclass
-class CelDiagnostic:
+class CelDiagnostic(Value):
     """Why an expression does not compile (or is not checked), at a character of it."""
-    message: str
-    offset: int  # 0-based character offset into the expression
-    suggestion: str | None = None
-    #: draguard's engine cannot check the expression, which upstream may accept: not the
-    #: expression's fault, and said as such
-    unsupported: bool = False
+
+    __slots__ = ("message", "offset", "suggestion", "unsupported")
+
+    def __init__(self, message: str, offset: int, suggestion: str | None = None, unsupported: bool = False):
+        self.message = message
+        self.offset = offset  # 0-based character offset into the expression
+        self.suggestion = suggestion
+        # draguard's engine cannot check the expression, which upstream may accept: not the
+        # expression's fault, and said as such
+        self.unsupported = unsupported
 
 
 class SelectorSummary:
