@@ -6,7 +6,6 @@ policy export) admission policies are generated from this one place."""
 from __future__ import annotations
 
 import enum
-import textwrap
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
@@ -239,6 +238,8 @@ class Rule:
 
     @classmethod
     def describe(cls) -> dict[str, object]:
+        import textwrap  # the catalog's commands describe rules; a lint does not
+
         return {
             "id": cls.id,
             "name": cls.name,
