@@ -82,11 +82,14 @@ def _summary(expression: str, allow_multiple_allocations: bool, includes: bool) 
 @lru_cache(maxsize=1)
 def engine_stamp() -> str:
     """The stamps of the modules a summary is computed by: draguard's cel package, the
-    quantity reader it folds literals with, and cel-expr-python (found, not imported)."""
+    quantity reader it folds literals with, cel-expr-python (found, not imported) and the
+    protobuf it reads checked ASTs with (its version's file, installed beside it)."""
     here = Path(__file__).parent
     spec = importlib.util.find_spec("cel_expr_python")
     engine = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-    return folder_stamp(here, *engine) + "\n" + source_stamp(here.parent / "core" / "quantity.py")
+    protobuf = [e.parent / "google" / "protobuf" / "__init__.py" for e in engine]
+    return "\n".join((folder_stamp(here, *engine),
+                      source_stamp(here.parent / "core" / "quantity.py", *(p for p in protobuf if p.is_file()))))
 
 
 def _facts(expression: str, allow_multiple_allocations: bool, includes: bool) -> dict[str, Any]:

@@ -104,7 +104,7 @@ def test_the_engine_stamp_names_the_cel_modules_and_cel_expr_python():
     summary.engine_stamp.cache_clear()
     stamp = summary.engine_stamp()
     assert "draguard/cel/env.py:" in stamp and "draguard/core/quantity.py:" in stamp
-    assert "cel_expr_python" in stamp
+    assert "cel_expr_python" in stamp and "google/protobuf/__init__.py:" in stamp
 
 
 def test_a_damaged_entry_is_computed_again(cache, builds):
