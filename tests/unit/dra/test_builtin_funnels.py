@@ -5,6 +5,7 @@ release, feature gate, draguard version or edited module is a miss."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from draguard.core import usercache
 from draguard.dra import builtin_funnels
@@ -12,8 +13,6 @@ from draguard.dra.devices import claim_from
 from draguard.dra.target import Target
 from draguard.model.manifest import Manifest
 from draguard.sources.loader import Source
-
-import yaml
 
 CLAIM = """\
 apiVersion: resource.k8s.io/v1
