@@ -208,6 +208,7 @@ def _messages() -> dict[str, Any]:
 
 @dataclass
 class CheckedAst:
+    """A checked expression as the validations read it: the tree, each node's type, position and kept overloads."""
     root: Expr
     types: dict[int, Type]  # expression id -> Type
     positions: dict[int, int]  # expression id -> character offset

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any, Callable, Generic, Protocol, TypeVar
@@ -37,16 +37,12 @@ from .depth import recursion_error
 from .rewrite import STRING_LITERAL, matching_end, without_strings
 from .library import CelEnv, CelType, CelValue, python_functions_taking_values, quantity_message, runtime
 from .compile_checks import first_problem
+from .summary import MAX_COST as MAX_COST, CelDiagnostic as CelDiagnostic  # their home; named here too
 from ..core.quantity import QuantityError, is_quantity, parse_quantity_form
 
 #: resourceapi.CELSelectorExpressionMaxLength (k8s.io/api/resource/v1 types.go), compared with
 #: Go's len() of the string, its bytes (pkg/apis/resource/validation validateCELSelector)
 MAX_EXPRESSION_LENGTH = 10 * 1024
-#: resourceapi.CELSelectorExpressionMaxCost: the API server refuses a selector whose cost
-#: cel-go estimates above it, and kube-scheduler's program stops at that actual cost
-#: (k8s.io/dynamic-resource-allocation/cel: cel.CostLimit); draguard's engine stops earlier,
-#: after 10,000 comprehension iterations (CompiledSelector._over_budget): not judged, said so
-MAX_COST = 1_000_000
 DEVICE_FIELDS = ("driver", "attributes", "capacity", "allowMultipleAllocations")
 MEMO_LIMIT = 1 << 16  # results kept per selector; a long-running process sees new devices forever
 
@@ -137,16 +133,6 @@ def _fold_quantities(code: str) -> tuple[str, dict[str, object]]:
 
 
 # --- compilation ---------------------------------------------------------------------------
-
-@dataclass
-class CelDiagnostic:
-    message: str
-    offset: int  # 0-based character offset into the expression
-    suggestion: str | None = None
-    #: draguard's engine cannot check the expression, which upstream may accept: not the
-    #: expression's fault, and said as such
-    unsupported: bool = False
-
 
 class CelRuntimeError(Exception):
     pass
@@ -562,12 +548,6 @@ def _any_element_search(message: str) -> bool:
     """Whether the checker refused indexOf or lastIndexOf whose element and item upstream unifies."""
     call = _ELEMENT_SEARCH_CALL.fullmatch(message)
     return call is not None and (call.group(1) == call.group(2) or "dyn" in (call.group(1), call.group(2)))
-
-
-def all_compile(expressions: Iterable[str]) -> bool:
-    """Whether every expression compiles (cel-invalid reports those that do not: other rules
-    leave such requests alone rather than report the same fault again)."""
-    return all(compile_selector(expression).error is None for expression in expressions)
 
 
 def _diagnostic(expression: str, text: str) -> CelDiagnostic:

@@ -8,9 +8,12 @@ The AST is of the code cel.env compiles: `device.attributes` is the variable
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .checked import CheckedAst, Expr
+from ..core.value import Value
+
+if TYPE_CHECKING:  # the checked AST is read, never built, here: its schema loads with the engine
+    from .checked import CheckedAst, Expr
 
 _INDEX = ("_[_]", "_[?_]")  # m[k], m[?k]
 _OPTIONAL_SELECT = "_?._"  # m.?k
@@ -20,17 +23,20 @@ _FIELDS = {"device_attributes": "attributes", "device_capacity": "capacity"}
 Name = tuple[str, str, str]
 
 
-@dataclass(frozen=True)
-class References:
+class References(Value):
     """What of a device an expression can read: (field, domain, name or None for the whole
     domain); `everything` when it reads the device in a way that names no domain (the map
     itself iterated, a key computed, `device` as a value)."""
 
-    items: tuple[tuple[str, str, str | None], ...] = ()
-    everything: bool = False
-    #: (field, ...) of each map it indexes with the device's own driver as the domain
-    #: (`device.attributes[device.driver]`): a computed key, so not among `items`
-    driver_domains: tuple[str, ...] = ()
+    __slots__ = ("items", "everything", "driver_domains")
+
+    def __init__(self, items: tuple[tuple[str, str, str | None], ...] = (), everything: bool = False,
+                 driver_domains: tuple[str, ...] = ()):
+        self.items = items
+        self.everything = everything
+        # (field, ...) of each map it indexes with the device's own driver as the domain
+        # (`device.attributes[device.driver]`): a computed key, so not among `items`
+        self.driver_domains = driver_domains
 
     def domains(self, field_name: str) -> set[str]:
         """Domains of `field_name` ('attributes' or 'capacity') the expression subscripts."""

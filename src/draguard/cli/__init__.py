@@ -37,19 +37,19 @@ COMMANDS = {
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser. `only`: the command being run, the one whose module is
-    imported to add its arguments (the others are named with their help, so a mistyped
-    command is still refused with the list; `--version` needs no module); None: every
-    command's, for help and completion."""
+    """The command line's parser. `only`: the command being run (`_needed`: one of COMMANDS,
+    or `--version`, which needs none), the only one whose parser is made and whose module is
+    imported to add its arguments: a parser per command was a tenth of a one-file lint's
+    start, and no other is read once the command is known; None: every command's, for help,
+    completion, and a mistyped command refused with the list."""
     parser = argparse.ArgumentParser(
         prog="draguard",
         description="GPU-partitioning guardrails for Kubernetes Dynamic Resource Allocation.")
     parser.add_argument("--version", action="version", version=f"draguard {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in COMMANDS.items():
-        command = sub.add_parser(name, help=help_text)
         if only is None or only == name:
-            import_module(f"{__name__}.{module}").arguments(name, command)
+            import_module(f"{__name__}.{module}").arguments(name, sub.add_parser(name, help=help_text))
     return parser
 
 

@@ -34,6 +34,7 @@ class Configurable(Protocol):
 
 @dataclass
 class RuleSettings:
+    """One rule's settings from a config file: on or off, its severity, its options."""
     enabled: bool = True
     severity: Severity | None = None
     options: dict[str, object] = field(default_factory=dict)  # option -> value, checked by Option.coerce
@@ -41,6 +42,7 @@ class RuleSettings:
 
 @dataclass
 class Config:
+    """A run's configuration: the target release, gates, thresholds and each rule's settings."""
     path: str | None = None
     kube_version: str = DEFAULT_KUBE_VERSION
     #: who chose `kube_version` ("--kube-version", or the config file's path); None: nobody, it

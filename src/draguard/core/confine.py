@@ -10,19 +10,23 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 from .errors import InputError
+from .value import Value
 
 
 class Outside(InputError):
     """A path that resolves outside the roots."""
 
 
-@dataclass(frozen=True)
-class Roots:
-    folders: tuple[str, ...]  # resolved
-    files: tuple[str, ...] = ()  # the server's own temporary copies of texts, resolved
+class Roots(Value):
+    """The folders (and the server's own temporary files) a server may read: nothing outside them."""
+
+    __slots__ = ("folders", "files")
+
+    def __init__(self, folders: tuple[str, ...], files: tuple[str, ...] = ()):
+        self.folders = folders  # resolved
+        self.files = files  # the server's own temporary copies of texts, resolved
 
     @classmethod
     def of(cls, paths: Iterable[str]) -> Roots:

@@ -9,6 +9,7 @@ from typing import NamedTuple
 from .excerpt import bounded
 from .fixes import Fix
 from .location import Location, Path
+from .value import Value
 
 #: The fixed set of categories a rule may belong to (documented in the README).
 CATEGORIES = (
@@ -50,14 +51,16 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True)
-class ObjectRef:
+class ObjectRef(Value):
     """Which Kubernetes object a finding is about (empty strings when unknown)."""
 
-    api_version: str = ""
-    kind: str = ""
-    namespace: str = ""
-    name: str = ""
+    __slots__ = ("api_version", "kind", "namespace", "name")
+
+    def __init__(self, api_version: str = "", kind: str = "", namespace: str = "", name: str = ""):
+        self.api_version = api_version
+        self.kind = kind
+        self.namespace = namespace
+        self.name = name
 
     def as_json(self) -> dict[str, str]:
         return {
@@ -151,11 +154,13 @@ class Finding:
         }
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Value):
     """Something found before any rule runs (reading, parsing, configuration): the engine
     turns it into a finding of the input rule `rule`."""
 
-    rule: str
-    message: str
-    location: Location
+    __slots__ = ("rule", "message", "location")
+
+    def __init__(self, rule: str, message: str, location: Location):
+        self.rule = rule
+        self.message = message
+        self.location = location

@@ -14,6 +14,7 @@ from typing import Any
 
 from .excerpt import bounded
 from .location import Path, format_path
+from .value import Value
 
 
 class Applicability(enum.Enum):
@@ -91,14 +92,15 @@ def add_document(value: Mapping[str, object]) -> Edit:
     return Edit(Op.ADD_DOCUMENT, (), value)
 
 
-@dataclass(frozen=True)
-class Fix:
-    title: str
-    applicability: Applicability
-    edits: tuple[Edit, ...]
+class Fix(Value):
+    """A fix as data: its title, how safe it is, and the edits that make it."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "title", bounded(self.title))  # it names what the input named
+    __slots__ = ("title", "applicability", "edits")
+
+    def __init__(self, title: str, applicability: Applicability, edits: tuple[Edit, ...]):
+        self.title = bounded(title)  # it names what the input named
+        self.applicability = applicability
+        self.edits = edits
 
     def as_json(self) -> dict[str, object]:
         return {"title": self.title, "applicability": str(self.applicability),

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+
+from .value import Value
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -175,15 +176,17 @@ def as_int64(form: Form) -> int | None:
     return _scaled(*form)
 
 
-@dataclass(frozen=True)
-class Quantity:
+class Quantity(Value):
     """A resource.Quantity as its text goes: the value, the format its suffix gave (BinarySI,
     DecimalSI, DecimalExponent), and the input string ParseQuantity keeps when it is already
     canonical, which String() then returns as it was written."""
 
-    value: Fraction
-    format: str = "DecimalSI"
-    kept: str | None = None
+    __slots__ = ("value", "format", "kept")
+
+    def __init__(self, value: Fraction, format: str = "DecimalSI", kept: str | None = None):
+        self.value = value
+        self.format = format
+        self.kept = kept
 
     def __str__(self) -> str:
         return self.kept if self.kept is not None else canonical_text(self.value, self.format)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Server:
+    """An inference server draguard knows: how to recognise it, and how it drains on SIGTERM."""
     name: str
     title: str
     detect: str  # regex over the container's image, command and args, joined by spaces

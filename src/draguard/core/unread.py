@@ -13,20 +13,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 
 from .excerpt import bounded
+from .value import Value
 
 
-@dataclass(frozen=True)
-class Unread:
+class Unread(Value):
     """`container[key]` could not be read, for the reason `why`; `owner` is the object it is
     in (a Manifest; None: the object being judged)."""
 
-    container: object
-    key: str | int | None
-    why: str
-    owner: object = None
+    __slots__ = ("container", "key", "why", "owner")
+
+    def __init__(self, container: object, key: str | int | None, why: str, owner: object = None):
+        self.container = container
+        self.key = key
+        self.why = why
+        self.owner = owner
 
 
 def shown(value: object) -> str:

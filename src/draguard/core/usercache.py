@@ -43,6 +43,15 @@ def source_stamp(*paths: Path) -> str:
     return "\n".join(stamps)
 
 
+def folder_stamp(*folders: Path) -> str:
+    """`source_stamp` of every module in `folders` (not their subfolders), in name order: the
+    key of an entry derived by the code there, so an edited or upgraded module is a miss even
+    where the version string stays the same (a checkout under development)."""
+    paths = [Path(entry.path) for folder in folders for entry in sorted(os.scandir(folder), key=lambda e: e.name)
+             if entry.name.endswith((".py", ".so", ".pyd")) and entry.is_file()]
+    return source_stamp(*paths)
+
+
 def cached_json(area: str, key: str, build: Callable[[], T], valid: Callable[[object], bool] | None = None) -> T:
     """The JSON-able value `build()` makes, read from the cache entry for `key` in `area`
     when there is one (and `valid` says the value read is still current: for an entry whose
@@ -52,7 +61,8 @@ def cached_json(area: str, key: str, build: Callable[[], T], valid: Callable[[ob
         return build()
     # the key is kept in the entry and compared: a checksum names the file (binascii is loaded
     # already; hashlib or zlib cost the start-up), and two keys sharing one take turns in it
-    path = root / area / f"{binascii.crc32(key.encode()):08x}.json"
+    # (surrogatepass: a key may hold what a tenant wrote, a lone surrogate from a JSON escape too)
+    path = root / area / f"{binascii.crc32(key.encode('utf-8', 'surrogatepass')):08x}.json"
     try:
         with open(path, encoding="utf-8") as handle:
             entry = json.load(handle)

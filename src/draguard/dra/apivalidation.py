@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Iterator
 
 from ..model.pods import items, mapping, mappings
-from .capacity import rounded_up
 from .nodeselector import DNS_SUBDOMAIN, NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
 from ..core.quantity import QuantityError, parse_quantity
+from ..core.value import Value
 
 _DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -40,14 +39,16 @@ MAX_VALID_VALUES = 10
 MAX_BINDING_CONDITIONS = 4
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Value):
     """What the server refuses, at `holder[key]` (the holder itself when key is None)."""
 
-    holder: object
-    key: str | int | None
-    message: str
-    at_value: bool = True
+    __slots__ = ("holder", "key", "message", "at_value")
+
+    def __init__(self, holder: object, key: str | int | None, message: str, at_value: bool = True):
+        self.holder = holder
+        self.key = key
+        self.message = message
+        self.at_value = at_value
 
 
 # --- names (k8s.io/apimachinery/pkg/util/validation) --------------------------------------
@@ -417,6 +418,8 @@ def _policy_amounts(capacity: dict, policy: dict) -> tuple:
 
 
 def _valid_values(policy, name, total, default, values, fractional) -> Iterator[Problem]:
+    from .capacity import rounded_up  # a device with a capacity policy: rare, and it brings fractions
+
     where = f"capacity {name!r}: validValues"
     if default is None:
         yield Problem(policy, "validValues", f"{where} need a default", False)
@@ -437,6 +440,8 @@ def _valid_values(policy, name, total, default, values, fractional) -> Iterator[
 def _valid_range(policy, valid_range, name, total, default, bounds, fractional) -> Iterator[Problem]:
     """validateRequestPolicyRange, in the order upstream checks (it returns early on a bound
     it cannot do arithmetic with)."""
+    from .capacity import rounded_up  # a device with a capacity policy: rare, and it brings fractions
+
     where = f"capacity {name!r}: validRange"
     low, high, step = bounds.get("min"), bounds.get("max"), bounds.get("step")
     if default is None:

@@ -30,6 +30,7 @@ class CapacityError(Exception):
 
 @dataclass(frozen=True)
 class RequestPolicy:
+    """A device capacity's request policy (DRAConsumableCapacity): its default, valid values or range."""
     default: Quantity | None = None
     valid_values: tuple = ()  # of Quantity
     has_range: bool = False  # validRange is set (its min is required)
@@ -40,6 +41,7 @@ class RequestPolicy:
 
 @dataclass(frozen=True)
 class DeviceCapacity:
+    """One capacity a device publishes, with the policy that says how requests consume it."""
     name: str  # the qualified name as the slice writes it
     value: Quantity
     policy: RequestPolicy | None = None

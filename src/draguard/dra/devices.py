@@ -11,11 +11,11 @@ from collections import namedtuple
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from typing import Callable
 
 from ..model.claims import requests_of
+from ..model.classes import allocated_selectors
 from ..model.pods import items, mapping, mappings
-from ..cel.env import CelRuntimeError, compile_selector
-from ..cel.library import quantity_message, semver_message
 from .nodeselector import NodeSelectorError, parse_node_selector
 from ..core.quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
 
@@ -65,6 +65,7 @@ def split_name(qualified: str, default_domain: str) -> tuple[str, str]:
 
 @dataclass(frozen=True)
 class Taint:
+    """A device taint (DRADeviceTaints), as tolerations match it."""
     key: str
     value: str
     effect: str
@@ -72,6 +73,7 @@ class Taint:
 
 @dataclass(eq=False)
 class Device:
+    """A device of a ResourceSlice as the allocator and selectors read it."""
     name: str
     driver: str
     pool: str
@@ -165,11 +167,13 @@ class Device:
         exists, empty when the device has none of it (upstream: a map with a default), the
         device's own driver's too where the expression subscripts with `device.driver`."""
         if self._cel is None:
+            from ..cel.library import quantity_message, semver_message  # evaluating needs the CEL engine
+
             self._cel = {
                 "device_driver": self.driver,
                 "device_allowMultipleAllocations": self.allow_multiple_allocations,
                 "draguard_has": True,
-                "device_attributes": {d: {n: _cel_value(a) for n, a in names.items()}
+                "device_attributes": {d: {n: _cel_value(a, semver_message) for n, a in names.items()}
                                       for d, names in self.attributes.items()},
                 "device_capacity": {d: {n: quantity_message(*q) for n, q in names.items()}
                                     for d, names in self.quantities.items()},
@@ -184,9 +188,9 @@ class Device:
         return data
 
 
-def _cel_value(attribute: Attr):
+def _cel_value(attribute: Attr, semver_message: Callable[[str], object]):
     """An attribute as the selector sees it (upstream getAttributeValue): a version as a
-    semver, a list as a list."""
+    semver (`semver_message`, cel.library's), a list as a list."""
     if attribute.kind == "version":
         return semver_message(attribute.value)
     if attribute.kind == "versions":
@@ -198,6 +202,7 @@ def _cel_value(attribute: Attr):
 
 @dataclass(eq=False)
 class Slice:
+    """A ResourceSlice: its driver, pool, node access and devices."""
     name: str
     driver: str
     pool: str
@@ -232,6 +237,7 @@ def _parsed(node_selector):
 
 @dataclass
 class DeviceClass:
+    """A DeviceClass: its selectors and configuration."""
     name: str
     selectors: list  # CEL expressions
     config: list = field(default_factory=list)
@@ -241,6 +247,7 @@ class DeviceClass:
 
 @dataclass
 class Constraint:
+    """A claim's constraint across its requests (matchAttribute, distinctAttribute)."""
     requests: tuple
     match_attribute: str | None
     distinct_attribute: str | None = None  # DRAConsumableCapacity (KEP-5075), newer variants only
@@ -248,6 +255,7 @@ class Constraint:
 
 @dataclass
 class Claim:
+    """A ResourceClaim as the allocator places it: its requests, constraints and config."""
     name: str
     namespace: str
     requests: list
@@ -456,10 +464,8 @@ def slice_from(manifest) -> Slice:
 
 def device_class_from(manifest) -> DeviceClass:
     spec = mapping(manifest.data.get("spec"))
-    selectors = [str(mapping(s.get("cel")).get("expression", "")) for s in items(spec.get("selectors"))
-                 if isinstance(s, dict)]
-    return DeviceClass(manifest.name, selectors, items(spec.get("config")), spec.get("extendedResourceName"),
-                       manifest)
+    return DeviceClass(manifest.name, allocated_selectors(manifest), items(spec.get("config")),
+                       spec.get("extendedResourceName"), manifest)
 
 
 def claim_from(manifest) -> Claim:
@@ -498,6 +504,8 @@ class DeviceTaintRule:
             if cls is None:
                 return False
             expressions = cls.selectors + expressions
+        from ..cel.env import CelRuntimeError, compile_selector  # evaluating needs the CEL engine
+
         for expression in expressions:
             compiled = compile_selector(expression)
             try:
@@ -519,6 +527,7 @@ def device_taint_rule_from(manifest) -> DeviceTaintRule:
 
 @dataclass
 class Node:
+    """A node as the allocator sees it: its name, labels and fields."""
     name: str
     labels: dict = field(default_factory=dict)
     taints: tuple = ()  # spec.taints, for the scheduler's TaintToleration filter

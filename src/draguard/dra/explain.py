@@ -19,39 +19,7 @@ from ..core.quantity import QuantityError
 from .allocator import AllocationResult, Allocator, gather_pools
 from ..cel.env import CelRuntimeError, CelUnsupported, compile_selector
 from .devices import Claim, Device
-
-
-@dataclass
-class Stage:
-    label: str
-    count: int
-    selector: int | None = None  # index of the request selector this stage applied
-
-
-@dataclass
-class RequestExplanation:
-    request: str
-    wanted: str  # "1 device", "all devices"
-    stages: list = field(default_factory=list)
-    needed: int = 1  # devices the request takes at least (its count; one for All)
-    emptied_at: Stage | None = None
-    errors: list = field(default_factory=list)
-    #: what draguard's CEL engine could not evaluate where upstream's would (CelUnsupported):
-    #: the funnel after it proves nothing
-    unjudged: list = field(default_factory=list)
-    note: str = ""
-    skipped: list = field(default_factory=list)  # pools the allocator does not read, and why
-
-    def text(self) -> str:
-        funnel = " -> ".join(f"{s.label}: {s.count}" for s in self.stages)
-        out = f"request '{self.request}' ({self.wanted}): {funnel}"
-        if self.emptied_at is not None:
-            out += f"; nothing left after {self.emptied_at.label}"
-        if self.note:
-            out += f"; {self.note}"
-        for said in self.skipped + self.errors + self.unjudged:
-            out += f"; {said}"
-        return out
+from .funnel import RequestExplanation, Stage
 
 
 def visible_devices(allocator: Allocator, nodes, skipped: list | None = None) -> dict:

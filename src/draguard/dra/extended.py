@@ -13,11 +13,15 @@ the largest such remainder is requested)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..model.extended_resources import IMPLICIT_PREFIX
 from ..model.manifest import Manifest
 from ..model.pods import items, mapping
-from .devices import Claim, claim_from
 from ..core.quantity import QuantityError, as_int64, parse_quantity_form
+
+if TYPE_CHECKING:
+    from .devices import Claim
 
 
 def special_claim(pod_spec: dict, served: dict, name: str = "extended-resources",
@@ -29,6 +33,8 @@ def special_claim(pod_spec: dict, served: dict, name: str = "extended-resources"
     requests = special_claim_requests(pod_spec, asked, served) if asked else []
     if not requests:
         return None
+    from .devices import claim_from  # the device model: only for a pod that asks for a served resource
+
     return claim_from(Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                                           "metadata": {"name": name, "namespace": namespace},
                                           "spec": {"devices": {"requests": requests}}}))

@@ -21,9 +21,9 @@ from ..model.pods import PodSite, mapping
 
 def class_drivers(selectors: list[str]) -> set[str]:
     """Drivers a class pins with `device.driver == '...'` (empty: not pinned)."""
-    from ..cel.env import compile_selector  # the CEL engine loads only when there is a class to read
+    from ..cel.summary import summarize  # the CEL engine loads only for a selector not seen before
 
-    return {driver for expression in selectors for driver in compile_selector(expression).compared.get(("driver",), ())}
+    return {driver for expression in selectors for driver in summarize(expression).compared.get(("driver",), ())}
 
 
 def is_gpu_class(objects: ObjectSet, name: str | None) -> bool:

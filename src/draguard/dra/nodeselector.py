@@ -11,7 +11,8 @@ error, not into "no match"."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..core.value import Value
 
 #: apimachinery validation.IsQualifiedName (label keys) and IsValidLabelValue.
 _NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -48,11 +49,13 @@ def label_value_ok(value) -> bool:
     return isinstance(value, str) and (value == "" or (len(value) <= 63 and _NAME.match(value) is not None))
 
 
-@dataclass(frozen=True)
-class _LabelRequirement:
-    key: str
-    operator: str
-    values: tuple
+class _LabelRequirement(Value):
+    """One matchExpressions requirement over a node's labels."""
+
+    __slots__ = ("key", "operator", "values")
+
+    def __init__(self, key: str, operator: str, values: tuple):
+        self.key, self.operator, self.values = key, operator, values
 
     def matches(self, labels: dict) -> bool:
         present = self.key in labels
@@ -72,20 +75,27 @@ class _LabelRequirement:
         return have > want if self.operator == "Gt" else have < want
 
 
-@dataclass(frozen=True)
-class _FieldRequirement:
-    key: str
-    equal: bool  # In: the field equals the value; NotIn: it does not
-    value: str
+class _FieldRequirement(Value):
+    """One matchFields requirement (metadata.name) over a node's fields."""
+
+    __slots__ = ("key", "equal", "value")
+
+    def __init__(self, key: str, equal: bool, value: str):
+        self.key, self.value = key, value
+        self.equal = equal  # In: the field equals the value; NotIn: it does not
 
     def matches(self, fields: dict) -> bool:
         return (fields.get(self.key, "") == self.value) == self.equal
 
 
-@dataclass(frozen=True)
-class _Term:
-    labels: tuple | None  # None: the term has no matchExpressions
-    fields: tuple | None
+class _Term(Value):
+    """One node selector term: its label and field requirements, ANDed."""
+
+    __slots__ = ("labels", "fields")
+
+    def __init__(self, labels: tuple | None, fields: tuple | None):
+        self.labels = labels  # None: the term has no matchExpressions
+        self.fields = fields
 
     def matches(self, node) -> bool:
         if self.labels is not None and not all(r.matches(node.labels) for r in self.labels):
@@ -95,9 +105,13 @@ class _Term:
         return not (self.fields is not None and fields and not all(r.matches(fields) for r in self.fields))
 
 
-@dataclass(frozen=True)
-class NodeSelector:
-    terms: tuple
+class NodeSelector(Value):
+    """A parsed node selector: its terms, ORed."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms: tuple):
+        self.terms = terms
 
     def matches(self, node) -> bool:
         """Terms are ORed; an empty term (or none at all) selects no node."""

@@ -25,6 +25,7 @@ def engine_finding(rule_id: str, message: str, location: Location, obj: ObjectRe
 
 @dataclass
 class LintResult:
+    """What a lint run found, kept apart from what was suppressed, with what it read."""
     findings: list[Finding]
     suppressed: list[Finding]
     config: Config

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from ..core.finding import Severity
-from ..cel.objects import compile_error
 from ..rules import REGISTRY
 from ..rules.custom import UserCheck, user_check
 from ..sources.yamlpos import mark_of
@@ -60,6 +59,8 @@ def _check(entry: dict, path: str, fail: Fail, taken: set) -> UserCheck:
     if rule_id in REGISTRY or rule_id in taken:
         fail(entry, "id", f"check id '{rule_id}' is taken by {'a built-in rule' if rule_id in REGISTRY else 'another check'}",
              value=True)
+    from ..cel.objects import compile_error  # a config that declares checks only
+
     problem = compile_error(entry["expression"])
     if problem is not None:
         message, line, column = problem

@@ -4,25 +4,33 @@ v1.37.2)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core.versions import minor
 from .shipped import _load
+from ..core.value import Value
 
 
-@dataclass(frozen=True)
-class GateState:
-    stage: str  # alpha, beta, GA
-    default: bool
-    since: str  # the release this stage began
+class GateState(Value):
+    """A feature gate's stage and default in one release range."""
+
+    __slots__ = ("stage", "default", "since")
+
+    def __init__(self, stage: str, default: bool, since: str):
+        self.stage = stage  # alpha, beta, GA
+        self.default = default
+        self.since = since  # the release this stage began
 
 
-@dataclass(frozen=True)
-class GatedField:
-    path: tuple  # steps below the spec: names, "[]" (each item), "*" (each map value)
-    gate: str
-    effect: str  # what dropping the field does to the object
+class GatedField(Value):
+    """A field the API server drops while its gate is off, and what dropping it does."""
+
+    __slots__ = ("path", "gate", "effect")
+
+    def __init__(self, path: tuple, gate: str, effect: str):
+        self.path = path  # steps below the spec: names, "[]" (each item), "*" (each map value)
+        self.gate = gate
+        self.effect = effect  # what dropping the field does to the object
 
 
 @lru_cache(maxsize=None)

@@ -18,6 +18,7 @@ from ..core.unread import shown, unreadable
 from .manifest import Manifest
 from .pods import mapping, mappings, text
 from .values import Yaml, YamlMap
+from ..core.value import Value
 
 RESOURCE_GROUP = "resource.k8s.io"
 CLAIM_TARGETS = frozenset({(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")})
@@ -51,12 +52,16 @@ class LookupRecorder(Protocol):
     def __call__(self, kind: str, namespace: str, name: str | None = None, /) -> None: ...
 
 
-@dataclass(frozen=True)
-class Toleration:
-    key: str = ""
-    operator: str = "Equal"
-    value: str = ""
-    effect: str = ""
+class Toleration(Value):
+    """A device toleration as the allocator matches it against a device taint."""
+
+    __slots__ = ("key", "operator", "value", "effect")
+
+    def __init__(self, key: str = "", operator: str = "Equal", value: str = "", effect: str = ""):
+        self.key = key
+        self.operator = operator
+        self.value = value
+        self.effect = effect
 
     def tolerates(self, taint: TaintLike) -> bool:
         if self.effect and self.effect != taint.effect:

@@ -4,8 +4,18 @@
 from __future__ import annotations
 
 from ..facts.shipped import device_classes
+from .manifest import Manifest
 from .objectset import ObjectSet
-from .pods import mapping, mappings
+from .pods import items, mapping, mappings
+
+
+def allocated_selectors(manifest: Manifest) -> list[str]:
+    """A DeviceClass's selectors as the allocator reads them (dra.devices.device_class_from):
+    every mapping's CEL expression as text, '' where it has none (a selector the allocator
+    cannot compile, which keeps no device)."""
+    spec = mapping(manifest.data.get("spec"))
+    return [str(mapping(s.get("cel")).get("expression", "")) for s in items(spec.get("selectors"))
+            if isinstance(s, dict)]
 
 
 def class_selectors(objects: ObjectSet, name: str | None) -> list[str] | None:

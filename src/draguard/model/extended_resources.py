@@ -6,18 +6,20 @@ every class."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..core.value import Value
 
 IMPLICIT_PREFIX = "deviceclass.resource.kubernetes.io/"
 
 
-@dataclass(frozen=True)
-class ClassRef:
+class ClassRef(Value):
     """What the resolver reads of a DeviceClass."""
 
-    name: str
-    extended_resource_name: str | None = None
-    created: str = ""  # metadata.creationTimestamp (RFC 3339; manifests have none)
+    __slots__ = ("name", "extended_resource_name", "created")
+
+    def __init__(self, name: str, extended_resource_name: str | None = None, created: str = ""):
+        self.name = name
+        self.extended_resource_name = extended_resource_name
+        self.created = created  # metadata.creationTimestamp (RFC 3339; manifests have none)
 
 
 def resolver(classes: list[ClassRef]) -> dict[str, str]:

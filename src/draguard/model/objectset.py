@@ -35,6 +35,7 @@ _Item = TypeVar("_Item")
 
 @dataclass
 class ObjectSet:
+    """The objects of a run with their typed indexes, built once and shared by the rules."""
     manifests: list[Manifest]
     _memo: dict[tuple[Callable[..., object], int], tuple[object, object]] = field(default_factory=dict, repr=False)
     _reading: set[ReadKey] | None = field(default=None, repr=False)  # the read keys of the object being judged

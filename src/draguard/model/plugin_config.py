@@ -6,7 +6,6 @@ memory and fault domain with no isolation, MPS its memory with per-client limits
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable
 
 import yaml
@@ -15,23 +14,26 @@ from yaml.nodes import Node
 from .manifest import Manifest
 from .pods import mapping, mappings
 from .values import YamlMap
+from ..core.value import Value
 
 #: a data value longer than this is not read as a config (the API server caps a whole
 #: ConfigMap at 1 MiB)
 MAX_CONFIG_CHARS = 1 << 20
 
 
-@dataclass(frozen=True)
-class Sharing:
+class Sharing(Value):
     """One resource the plugin shares: in ConfigMap key `key`, under `strategy`
     ('timeSlicing' or 'mps'), `replicas` pods per GPU; `offset` is where the strategy's key
     starts in the data value."""
 
-    key: str
-    strategy: str
-    resource: str
-    replicas: int
-    offset: int
+    __slots__ = ("key", "strategy", "resource", "replicas", "offset")
+
+    def __init__(self, key: str, strategy: str, resource: str, replicas: int, offset: int):
+        self.key = key
+        self.strategy = strategy
+        self.resource = resource
+        self.replicas = replicas
+        self.offset = offset
 
 
 class _NoAliases(yaml.SafeLoader):

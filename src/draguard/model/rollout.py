@@ -7,10 +7,9 @@ defaults are RollingUpdate with 25%/25% (pkg/apis/apps/v1/defaults.go) and one r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..core.intstr import is_zero, problem as intstr_problem, scaled_value
 from ..core.unread import shown, unreadable
+from ..core.value import Value
 from .manifest import Manifest
 from .pods import mapping
 from .values import YamlMap
@@ -23,16 +22,19 @@ DAEMONSET_DEFAULT_MAX_SURGE = 0
 DAEMONSET_DEFAULT_MAX_UNAVAILABLE = 1
 
 
-@dataclass(frozen=True)
-class Strategy:
+class Strategy(Value):
     """spec.strategy of a Deployment with the API defaults applied."""
 
-    type: str
-    max_surge: object  # as written (int or "N%"), the default when unset
-    max_unavailable: object
-    replicas: int | None  # None: not an int32 (a percentage of it cannot be taken)
-    rolling: YamlMap  # the rollingUpdate mapping ({} when absent), for positions
-    spec: YamlMap
+    __slots__ = ("type", "max_surge", "max_unavailable", "replicas", "rolling", "spec")
+
+    def __init__(self, type: str, max_surge: object, max_unavailable: object, replicas: int | None, rolling: YamlMap,
+                 spec: YamlMap):
+        self.type = type
+        self.max_surge = max_surge  # as written (int or "N%"), the default when unset
+        self.max_unavailable = max_unavailable
+        self.replicas = replicas  # None: not an int32 (a percentage of it cannot be taken)
+        self.rolling = rolling  # the rollingUpdate mapping ({} when absent), for positions
+        self.spec = spec
 
     @classmethod
     def of(cls, deployment: Manifest) -> "Strategy":

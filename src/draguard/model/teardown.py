@@ -24,6 +24,7 @@ from ..core.servers import Server, detect, flag_text, flag_value
 from ..core.unread import shown, unreadable
 from .pods import pre_stop_of
 from .values import YamlMap
+from ..core.value import Value
 
 MINIMUM_SIGTERM_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
 
@@ -135,12 +136,14 @@ def loops_unbounded(hook: YamlMap) -> bool:
     return bool(_LOOP.search(command)) and "timeout" not in command
 
 
-@dataclass(frozen=True)
-class Timeline:
+class Timeline(Value):
     """Seconds after the deletion request: when SIGTERM and SIGKILL can come at the latest."""
 
-    grace: float
-    pre_stop: float  # the hook's own waits (0 without a hook)
+    __slots__ = ("grace", "pre_stop")
+
+    def __init__(self, grace: float, pre_stop: float):
+        self.grace = grace
+        self.pre_stop = pre_stop  # the hook's own waits (0 without a hook)
 
     @property
     def sigterm_at(self) -> float:
@@ -169,11 +172,15 @@ class Stopping:
     ends_with_mains: bool = False
 
 
-@dataclass(frozen=True)
-class Stopped:
-    name: str
-    sigterm_at: float  # when the kubelet sends SIGTERM (the container is gone then if it exits on it)
-    kill_at: float  # when SIGKILL comes at the latest
+class Stopped(Value):
+    """When the kubelet signals one container of a terminating pod."""
+
+    __slots__ = ("name", "sigterm_at", "kill_at")
+
+    def __init__(self, name: str, sigterm_at: float, kill_at: float):
+        self.name = name
+        self.sigterm_at = sigterm_at  # when the kubelet sends SIGTERM (the container is gone then if it exits on it)
+        self.kill_at = kill_at  # when SIGKILL comes at the latest
 
 
 def schedule(grace: float, containers: list[Stopping]) -> list[Stopped]:

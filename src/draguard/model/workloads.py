@@ -6,7 +6,6 @@ Path syntax: dotted keys; `[*]` is every item of a list, `*` every value of a ma
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from ..core.location import Path
 from ..core.unread import shown, unreadable
 from .manifest import Manifest
 from .values import Yaml
+from ..core.value import Value
 
 if TYPE_CHECKING:
     from ..core.config import Config
@@ -22,14 +22,16 @@ KSERVE_FRAMEWORKS = ("model", "tensorflow", "pytorch", "sklearn", "xgboost", "on
                      "huggingface", "lightgbm", "paddle", "pmml", "mlflow")
 
 
-@dataclass(frozen=True)
-class PodController:
+class PodController(Value):
     """A CRD's controller that builds its pods from the pod spec it is given and refuses
     some fields there (its webhook's field mask): paths relative to the pod spec (`[*]` for
     each container), each with why and what to do instead."""
 
-    name: str
-    refuses: tuple[tuple[tuple[str, ...], str], ...]  # ((relative path, why), ...)
+    __slots__ = ("name", "refuses")
+
+    def __init__(self, name: str, refuses: tuple[tuple[tuple[str, ...], str], ...]):
+        self.name = name
+        self.refuses = refuses  # ((relative path, why), ...)
 
     def refusal(self, relative: Path) -> str | None:
         """Why an edit at `relative` (a path inside the pod spec) cannot be written, or None."""
@@ -66,8 +68,7 @@ KSERVE_KNATIVE_MODE: Mode = ("serving.kserve.io/deploymentMode", ("knative", "se
     KNATIVE_SERVING.refuses))
 
 
-@dataclass(frozen=True)
-class Workload:
+class Workload(Value):
     """Where pod specs sit inside objects of one (group, kind).
 
     templates: paths to pod templates ({metadata, spec});
@@ -81,16 +82,23 @@ class Workload:
     modes: (annotation, its values in lower case, PodController) for a CRD whose controller
         hands the pod specs to another one where the annotation says so (KServe to Knative)."""
 
-    group: str
-    kind: str
-    templates: tuple[str, ...] = ()
-    pod_specs: tuple[str, ...] = ()
-    inline_containers: tuple[str, ...] = ()
-    containers: tuple[tuple[str, str], ...] = ()  # ((path, resources_key), ...)
-    gpu_aliases: tuple[str, ...] = ()
-    replicas: tuple[str, ...] = ()
-    controller: PodController | None = None
-    modes: tuple[Mode, ...] = ()
+    __slots__ = ("group", "kind", "templates", "pod_specs", "inline_containers", "containers", "gpu_aliases",
+                 "replicas", "controller", "modes")
+
+    def __init__(self, group: str, kind: str, templates: tuple[str, ...] = (), pod_specs: tuple[str, ...] = (),
+                 inline_containers: tuple[str, ...] = (), containers: tuple[tuple[str, str], ...] = (),
+                 gpu_aliases: tuple[str, ...] = (), replicas: tuple[str, ...] = (),
+                 controller: PodController | None = None, modes: tuple[Mode, ...] = ()):
+        self.group = group
+        self.kind = kind
+        self.templates = templates
+        self.pod_specs = pod_specs
+        self.inline_containers = inline_containers
+        self.containers = containers  # ((path, resources_key), ...)
+        self.gpu_aliases = gpu_aliases
+        self.replicas = replicas
+        self.controller = controller
+        self.modes = modes
 
     def controller_for(self, manifest: Manifest) -> PodController | None:
         """What refuses fields in this object's pod specs: the mode its annotation picks, else

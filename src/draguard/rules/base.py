@@ -6,13 +6,12 @@ policy export) admission policies are generated from this one place."""
 from __future__ import annotations
 
 import enum
-import textwrap
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Iterable
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, FixAvailability
 from ..model.values import YamlMap
+from ..core.value import Value
 
 if TYPE_CHECKING:
     from ..model.manifest import Manifest
@@ -74,16 +73,19 @@ RECOMMENDED_REASON = "its findings are faults a platform engineer acts on (a ref
 API_CURRENCY = "api-currency"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(Value):
     """A rule threshold settable in `.draguard.yaml`."""
 
-    default: object
-    help: str
-    choices: tuple[object, ...] = ()  # the only values allowed, when not empty
-    #: a further check of a configured value of the right type, raising ValueError (what the
-    #: value must be that a type cannot say: a driver version with an attribute list)
-    check: Callable[[Any], object] | None = None  # given a value of the default's type
+    __slots__ = ("default", "help", "choices", "check")
+
+    def __init__(self, default: object, help: str, choices: tuple[object, ...] = (),
+                 check: Callable[[Any], object] | None = None):
+        self.default = default
+        self.help = help
+        self.choices = choices  # the only values allowed, when not empty
+        # a further check of a configured value of the right type, raising ValueError (what the
+        # value must be that a type cannot say: a driver version with an attribute list)
+        self.check = check  # given a value of the default's type
 
     def coerce(self, value: object) -> object:
         """Check a configured value against the default's type (and the choices, and
@@ -100,8 +102,7 @@ class Option:
         return value
 
 
-@dataclass(frozen=True)
-class Admission:
+class Admission(Value):
     """The rule's check, at its own severity, as CEL on one object, for the admission policies
     `draguard policy export` writes. `condition` is true when one item passes; `over` names
     the items and the variable the condition reads:
@@ -118,19 +119,22 @@ class Admission:
     `info`. `through` is the last release on which the condition is the whole check, and
     `beyond` says why it is not after (what only the webhook's cache of the cluster sees)."""
 
-    condition: str
-    message: str
-    over: str | None = None
-    targets: Targets | None = None
-    through: str | None = None
-    beyond: str = ""
+    __slots__ = ("condition", "message", "over", "targets", "through", "beyond")
+
+    def __init__(self, condition: str, message: str, over: str | None = None, targets: Targets | None = None,
+                 through: str | None = None, beyond: str = ""):
+        self.condition = condition
+        self.message = message
+        self.over = over
+        self.targets = targets
+        self.through = through
+        self.beyond = beyond
 
     def kinds(self, rule_targets: Targets | None) -> Targets | None:
         return self.targets if self.targets is not None else rule_targets
 
 
-@dataclass(frozen=True)
-class Mutation:
+class Mutation(Value):
     """The rule's fix as the JSON Patch of a MutatingAdmissionPolicy, applied to each pod spec
     its admission condition (over 'podSpecs') fails on. `patch` is CEL for one JSONPatch, or
     with `many` for a list of them, on pod spec `s` whose JSON pointer is `site.pointer`; it
@@ -139,10 +143,13 @@ class Mutation:
     expressions may use what it needs (a list of lists is flattened: ext.Lists, 1.35).
     `applicability` is the fix's: unsafe ones are exported only when asked for."""
 
-    patch: str
-    applicability: Applicability
-    many: bool = False
-    since: str = "1.34"  # MutatingAdmissionPolicy: v1beta1 in 1.34, v1 from 1.36
+    __slots__ = ("patch", "applicability", "many", "since")
+
+    def __init__(self, patch: str, applicability: Applicability, many: bool = False, since: str = "1.34"):
+        self.patch = patch
+        self.applicability = applicability
+        self.many = many
+        self.since = since  # MutatingAdmissionPolicy: v1beta1 in 1.34, v1 from 1.36
 
 
 class Rule:
@@ -231,6 +238,8 @@ class Rule:
 
     @classmethod
     def describe(cls) -> dict[str, object]:
+        import textwrap  # the catalog's commands describe rules; a lint does not
+
         return {
             "id": cls.id,
             "name": cls.name,

@@ -20,7 +20,7 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..cel.env import CelDiagnostic
+    from ..cel.summary import CelDiagnostic
     from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
     from ..model.values import YamlMap
@@ -81,7 +81,7 @@ class CelInvalid(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.env import compile_selector  # the engine loads only when there is CEL to judge
+        from ..cel.summary import summarize  # read from the per-user cache, or compiled
 
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
         # declared only while DRAConsumableCapacity is on, `includes` only while
@@ -89,7 +89,7 @@ class CelInvalid(Rule):
         consumable = gate_enabled("DRAConsumableCapacity", ctx.kube_version, ctx.config.feature_gates)
         includes = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
         for cel, expression, _ in selector_sites(obj):
-            compiled = compile_selector(expression, consumable, includes)
+            compiled = summarize(expression, consumable, includes)
             if compiled.error is None:
                 if compiled.too_complex:
                     yield self._too_complex(obj, ctx, cel, compiled.max_cost, compiled.costliest)
@@ -110,7 +110,7 @@ class CelInvalid(Rule):
         DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
         compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
         the limit, and so must all of the claim's together. Without the gate it drops them."""
-        from ..cel.env import MAX_COST
+        from ..cel.summary import MAX_COST
         from ..dra.derived import compile_derived
 
         lists = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
@@ -140,7 +140,7 @@ class CelInvalid(Rule):
                            severity=Severity.INFO)
 
     def _too_complex(self, obj: Manifest, ctx: Context, cel: YamlMap, max_cost: int, costliest: int) -> Finding:
-        from ..cel.env import MAX_COST
+        from ..cel.summary import MAX_COST
 
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
                            f"worst-case cost at {max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
@@ -157,12 +157,12 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 def _device_types(ctx: Context, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
     selectors compare the type attribute with (cel.reads), every one when they do not."""
-    from ..cel.env import compile_selector
+    from ..cel.summary import summarize
 
     selectors = class_selectors(ctx.objects, class_name) or []
     if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
         return set()  # another driver's class
-    types = {t for s in selectors for t in compile_selector(s).compared.get(_NVIDIA_TYPE, ()) if t in ("gpu", "mig")}
+    types = {t for s in selectors for t in summarize(s).compared.get(_NVIDIA_TYPE, ()) if t in ("gpu", "mig")}
     return types or {"gpu", "mig"}
 
 
@@ -194,13 +194,13 @@ class CelUnknownAttribute(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.env import compile_selector
+        from ..cel.summary import summarize
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
         # a version with no list raises: an internal error says so, never a rule silently off
         schema = driver_attributes()["gpu.nvidia.com"]["versions"][attributes_version(version)]
         for cel, expression, request in selector_sites(obj):
-            compiled = compile_selector(expression)
+            compiled = summarize(expression)
             if compiled.error is not None:
                 continue
             guarded = compiled.guarded

@@ -15,6 +15,8 @@ from ..model.values import Key, Yaml
 from ..sources.yamlpos import path_of
 
 if TYPE_CHECKING:
+    from ..dra.funnel import RequestExplanation
+    from ..model.claims import DeviceRequest
     from ..dra.inventory import Inventory
     from ..model.live import ClusterView
     from ..dra.target import Target
@@ -46,6 +48,24 @@ class Context:
             return self._devices
         return Target.for_release(self.inventory, list(self.objects.device_classes.values()), self.kube_version,
                                   self.config.feature_gates)
+
+    @property
+    def judges_builtin(self) -> bool:
+        """Whether claims are judged against the built-in GPU inventory with this run's own
+        DeviceClasses (no inventory given, no target built by the caller)."""
+        return self.inventory is None and self._devices is None
+
+    def builtin_funnel(self, request: "DeviceRequest", name: str) -> "RequestExplanation":
+        """The funnel of `request` against the built-in inventory (`judges_builtin`), from the
+        per-user cache where it was computed before (dra.builtin_funnels), else by
+        `satisfiability`, built then."""
+        from ..dra.builtin_funnels import builtin_funnel
+        from ..model.classes import allocated_selectors
+
+        own = self.objects.device_classes.get(request.class_name or "")
+        return builtin_funnel(request, name, allocated_selectors(own) if own is not None else None,
+                              self.kube_version, self.config.feature_gates,
+                              lambda: self.satisfiability.explain(request, name))
 
     @cached_property
     def live_devices(self) -> "Target":

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, ClassVar, Iterator
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import plain
-from ..cel.objects import as_admitted, evaluate
 from .base import DOCS_BASE_URL, Admission, Rule, Targets
 
 if TYPE_CHECKING:
@@ -43,6 +42,8 @@ class UserCheck(Rule):
         return GUIDE
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
+        from ..cel.objects import as_admitted, evaluate  # a config's own checks only
+
         data = {"object": as_admitted(plain(obj.data)), "oldObject": None, "request": {"operation": "CREATE"},
                 "params": None, "variables": {}}
         passed, error = evaluate(self.admission.condition, data)

@@ -32,9 +32,9 @@ def _pins(expression: str, names: set[str]) -> bool:
     """Whether the selector reads one of the attribute or capacity `names` (cel.reads);
     one that does not compile (cel-invalid's) or reads the device in a way that names none
     may: it is not blamed."""
-    from ..cel.env import compile_selector
+    from ..cel.summary import summarize
 
-    compiled = compile_selector(expression)
+    compiled = summarize(expression)
     references = compiled.references
     return compiled.error is not None or references.everything or \
         any(name in names for _, _, name in references.items)
@@ -258,7 +258,7 @@ class RequestUnpinned(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.env import all_compile
+        from ..cel.summary import all_compile
 
         for request in device_requests(obj):
             name = request.class_name

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from ..core.finding import Finding, Severity
 from ..facts.gates import gate_enabled
-from ..model.claims import CLAIM_TARGETS, device_requests
+from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..dra.gpuclasses import is_gpu_class
 from ..model.pods import mapping, pod_sites
 from ..model.workloads import POD_TARGETS
@@ -16,8 +16,7 @@ from .registry import register
 
 if TYPE_CHECKING:
     from ..dra.devices import Claim
-    from ..dra.explain import RequestExplanation
-    from ..dra.target import Target
+    from ..dra.funnel import RequestExplanation
     from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
     from ..model.values import YamlMap
@@ -75,19 +74,24 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.env import all_compile  # the allocator and CEL load only for claims
-        from ..dra.devices import ModelError, claim_from
+        from ..cel.summary import all_compile  # the allocator and CEL load only for claims
 
         if (obj.group, obj.kind) not in CLAIM_TARGETS:
             yield from self._extended_resources(obj, ctx)
             return
         if not all_compile(e for r in device_requests(obj) for e in r.selectors):
             return  # cel-invalid says what is wrong; nothing can be judged about the claim
+        sites = {r.full_name: r for r in device_requests(obj)}
+        if ctx.judges_builtin:  # only what each request selects counts: no claim to build
+            yield from self._against_builtin(obj, ctx, requests_of(obj), ctx.builtin_funnel, sites)
+            return
+        from ..dra.devices import ModelError, claim_from
+
         try:
             claim = claim_from(obj)
         except ModelError:
             return
-        yield from self._judge(obj, ctx, claim, {r.full_name: r for r in device_requests(obj)})
+        yield from self._judge(obj, ctx, claim, sites)
 
     def _extended_resources(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
@@ -110,12 +114,15 @@ class RequestUnsatisfiable(Rule):
 
     def _judge(self, obj: Manifest, ctx: Context, claim: Claim, sites: dict[str, DeviceRequest],
                where: Where | None = None) -> Iterator[Finding]:
+        if ctx.judges_builtin:
+            yield from self._against_builtin(obj, ctx, claim.requests, ctx.builtin_funnel, sites, where)
+            return
+        target = ctx.satisfiability
+        if target.is_builtin:  # the caller's (the webhook's), built once
+            yield from self._against_builtin(obj, ctx, claim.requests, target.explain, sites, where)
+            return
         from ..dra.explain import verdict
 
-        target = ctx.satisfiability
-        if target.is_builtin:
-            yield from self._against_builtin(obj, ctx, claim, target, sites, where)
-            return
         result = verdict(target.allocator, claim, target.inventory.nodes)
         if result.satisfiable:
             return
@@ -128,30 +135,34 @@ class RequestUnsatisfiable(Rule):
         what = "the claim the scheduler makes for its extended resources" if where else "claim"
         yield self._finding(obj, ctx, sites, first, f"{what} cannot be allocated on the inventory: {reason}", where)
 
-    def _against_builtin(self, obj: Manifest, ctx: Context, claim: Claim, target: Target,
+    def _against_builtin(self, obj: Manifest, ctx: Context, requests: list[DeviceRequest],
+                         funnel: Callable[[DeviceRequest, str], RequestExplanation],
                          sites: dict[str, DeviceRequest], where: Where | None = None) -> Iterator[Finding]:
-        """Only selection counts here. A class that keeps no built-in device is for hardware
+        """Only selection counts here (`funnel`: a request's against the built-in inventory).
+        A class that keeps no built-in device is for hardware
         the built-in inventory does not model: said out loud for other vendors' GPUs and accelerators,
         quiet for NICs and channels (no tenant slicing to judge there)."""
-        for request in claim.requests:
+        for request in requests:
             options = request.leaves()
-            explained = [target.explain(option, option.full_name) for option in options]
+            explained = [funnel(option, option.full_name) for option in options]
             unjudged = next((e for e in explained if e.unjudged), None)
             if unjudged is not None:  # the engine's limit, not the request's: upstream may well allocate it
                 yield self._finding(obj, ctx, sites, unjudged, f"not judged: {unjudged.unjudged[0]}", where,
                                     severity=Severity.INFO)
                 continue
             if all(_excluded_by_class(e) for e in explained):
-                not_modelled = [o.class_name for o in options if is_gpu_class(ctx.objects, o.class_name)]
+                not_modelled = [o.class_name for o in options
+                                if o.class_name is not None and is_gpu_class(ctx.objects, o.class_name)]
                 if not_modelled:
                     yield self._finding(obj, ctx, sites, explained[0], (
                         f"not judged: the built-in GPU inventory (NVIDIA GPUs and their MIG slices) has no device of class "
                         f"{', '.join(sorted(set(not_modelled)))}; pass --inventory with the driver's ResourceSlices "
                         "to check this request"), where, severity=Severity.INFO)
                 continue
-            if all(_excluded_by_request_selector(e) for e in explained):
-                for option, e in zip(options, explained):
-                    hint = _hint(option.class_name or "", option.selectors[e.emptied_at.selector])
+            emptying = [i for e in explained if (i := _emptying_selector(e)) is not None]
+            if len(emptying) == len(explained):
+                for option, e, i in zip(options, explained, emptying):
+                    hint = _hint(option.class_name or "", option.selectors[i])
                     yield self._finding(obj, ctx, sites, e, f"no GPU of the built-in inventory can satisfy it: {e.text()}{hint}",
                                         where)
 
@@ -179,7 +190,8 @@ def _excluded_by_class(explanation: RequestExplanation) -> bool:
     return stage is not None and stage.selector is None
 
 
-def _excluded_by_request_selector(explanation: RequestExplanation) -> bool:
-    """The class keeps built-in devices, and one of the request's own selectors drops them all."""
+def _emptying_selector(explanation: RequestExplanation) -> int | None:
+    """The index of the request's own selector that dropped every built-in device the class
+    kept, else None."""
     stage = explanation.emptied_at
-    return stage is not None and stage.selector is not None
+    return stage.selector if stage is not None else None

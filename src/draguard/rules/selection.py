@@ -11,24 +11,29 @@ leaves them out, as it leaves out the profile's other rules)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .base import Lifecycle, Profile, Rule
 from .index import Entry, known
 from .registry import REGISTRY
+from ..core.value import Value
 
 ALL = "all"
 
 
-@dataclass(frozen=True)
-class Selection:
-    profile: Profile = Profile.RECOMMENDED
-    select: tuple[str, ...] | None = None  # None: the profile's rules
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    preview: bool = False
-    #: the config's own checks (rules.custom.UserCheck), selected beside the built-in rules
-    checks: tuple[Rule, ...] = ()
+class Selection(Value):
+    """Which rules a run judges with: the profile, the selected, added and ignored ids."""
+
+    __slots__ = ("profile", "select", "extend_select", "ignore", "preview", "checks")
+
+    def __init__(self, profile: Profile = Profile.RECOMMENDED, select: tuple[str, ...] | None = None,
+                 extend_select: tuple[str, ...] = (), ignore: tuple[str, ...] = (), preview: bool = False,
+                 checks: tuple[Rule, ...] = ()):
+        self.profile = profile
+        self.select = select  # None: the profile's rules
+        self.extend_select = extend_select
+        self.ignore = ignore
+        self.preview = preview
+        # the config's own checks (rules.custom.UserCheck), selected beside the built-in rules
+        self.checks = checks
 
     def left_out(self) -> frozenset[str]:
         """The ids of the rules this selection does not run. ValueError, naming the selector,

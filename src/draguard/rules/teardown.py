@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterator
 
 import math
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from ..core.finding import Finding, Severity
@@ -20,6 +19,7 @@ from ..core.servers import Server
 from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
 from .registry import register
+from ..core.value import Value
 
 if TYPE_CHECKING:
     from ..model.manifest import Manifest
@@ -133,14 +133,16 @@ class TeardownPreStop(Rule):
                    (set_value(hook, {"sleep": {"seconds": seconds}}),))
 
 
-@dataclass(frozen=True)
-class Budget:
+class Budget(Value):
     """One server's teardown, part by part: (what, seconds)."""
 
-    container: ContainerSite  # the one that runs the server
-    server: Server
-    parts: tuple[tuple[str, float], ...]
-    drain: float  # the server's part
+    __slots__ = ("container", "server", "parts", "drain")
+
+    def __init__(self, container: ContainerSite, server: Server, parts: tuple[tuple[str, float], ...], drain: float):
+        self.container = container  # the one that runs the server
+        self.server = server
+        self.parts = parts
+        self.drain = drain  # the server's part
 
     @property
     def total(self) -> float:

@@ -80,6 +80,7 @@ class Entry:
 
 @dataclass
 class Loaded:
+    """What reading the inputs gave: the entries, the problems met, the sources and what was refused."""
     entries: list[Entry] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)

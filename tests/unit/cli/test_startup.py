@@ -23,8 +23,35 @@ def test_catalog_commands_stay_light(argv):
     assert loaded_by(*argv).split(" ", 1)[1].strip() == "[]"
 
 
-def test_lint_loads_what_it_needs():
+def test_lint_loads_what_it_needs(monkeypatch, tmp_path):
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path))  # nothing compiled before
     assert "cel_expr_python" in loaded_by("lint", "--no-config", "examples/dra-inference")
+
+
+CEL_AND_ALLOCATOR = ("cel_expr_python", "google.protobuf", "draguard.cel.env", "draguard.dra.allocator",
+                     "draguard.dra.target")
+
+
+def test_a_repeat_lint_of_seen_selectors_loads_neither_cel_nor_the_allocator(monkeypatch, tmp_path):
+    """The example's selectors' compile facts (cel.summary) and its request's funnel against the
+    built-in inventory (dra.builtin_funnels) are read back from the per-user cache: the second
+    run says the same without the CEL engine, protobuf or the allocator; so does a run of an
+    edited file whose claim is unchanged."""
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path / "cache"))
+    example = "examples/dra-inference/inference.yaml"
+    first = subprocess.run([sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json", example],
+                           capture_output=True, text=True)
+    assert loads(CEL_AND_ALLOCATOR, "lint", "--no-config", example) == []
+    again = subprocess.run([sys.executable, "-m", "draguard", "lint", "--no-config", "-f", "json", example],
+                           capture_output=True, text=True)
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+    edited = tmp_path / "inference.yaml"
+    text = open(example, encoding="utf-8").read()
+    edited.write_text(text.replace("replicas: 2", "replicas: 3"), encoding="utf-8")
+    assert loads(CEL_AND_ALLOCATOR, "lint", "--no-config", str(edited)) == []
+    other = tmp_path / "other.yaml"  # another selector: compiled, judged
+    other.write_text(text.replace("profile == '3g.40gb'", "profile == '1g.10gb'"), encoding="utf-8")
+    assert "cel_expr_python" in loads(CEL_AND_ALLOCATOR, "lint", "--no-config", str(other))
 
 
 COMMAND_MODULES = ("import io, contextlib, sys\nfrom draguard.cli import main\n"

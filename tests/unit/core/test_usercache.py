@@ -81,3 +81,11 @@ def test_default_location_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("DRAGUARD_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert usercache.cache_root() == tmp_path / "draguard" / f"v{usercache.__version__}"
+
+
+def test_a_key_with_a_lone_surrogate_is_kept(root):
+    """A key may hold what a tenant wrote; a JSON escape (`\\ud800`) gives a lone surrogate."""
+    build, calls = counting(["x"])
+    assert usercache.cached_json("area", "selector '\ud800'", build) == ["x"]
+    assert usercache.cached_json("area", "selector '\ud800'", build) == ["x"]
+    assert len(calls) == 1
