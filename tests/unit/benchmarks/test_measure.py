@@ -78,3 +78,14 @@ def test_each_benchmark_times_whole_processes_or_says_why_not(script):
     text = script.read_text()
     docstring = text.split('"""')[1]
     assert "from _measure import" in text or "on purpose:" in docstring, script.name
+
+
+def test_pairs_times_two_commands_in_turn_and_prints_both_ratios(tmp_path, capsys):
+    import pairs
+
+    log = tmp_path / "log"
+    pairs.main(["--runs", "2", "--vs", f"{sys.executable} -c \"open({str(log)!r}, 'a').write('B')\"", "--",
+                *appending(log, "A", code=1)])
+    assert log.read_text() == "AB" * 3  # one warm-up pair, then two counted; exit 1 is a run like any other
+    out = capsys.readouterr().out
+    assert "A/B wall, pair by pair" in out and "A/B cpu, pair by pair" in out
