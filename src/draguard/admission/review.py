@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,6 +17,10 @@ from ..model.pods import mapping
 
 API_VERSION = "admission.k8s.io/v1"
 WARNING_LIMIT = 120  # characters; apiserver's admission warning limit
+
+#: a JSON escape of a UTF-16 surrogate: the only way a lone one gets into a decoded string
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ReviewError(ValueError):
@@ -48,6 +53,8 @@ def parse(body: bytes | bytearray) -> Request:
         raise ReviewError(f"the body is not JSON ({exc})") from None
     except RecursionError:
         raise ReviewError("the body nests too deeply to be an AdmissionReview") from None
+    if _SURROGATE_ESCAPE.search(body):
+        review = _as_go_decodes(review)
     if not isinstance(review, dict) or review.get("kind") != "AdmissionReview":
         raise ReviewError("the body is not an AdmissionReview")
     if review.get("apiVersion") != API_VERSION:
@@ -66,6 +73,20 @@ def parse(body: bytes | bytearray) -> Request:
                    str(user.get("username") or ""),
                    (str(resource.get("group") or ""), str(resource.get("resource") or "")),
                    str(request.get("subResource") or ""))
+
+
+def _as_go_decodes(value: object) -> object:
+    """`value` with every lone UTF-16 surrogate replaced by U+FFFD, as Go's encoding/json
+    decodes one (decode.go `unquote`: an invalid surrogate becomes unicode.ReplacementChar), so
+    the webhook judges the text the API server would store. Python's json keeps it, and no
+    string holding one can be encoded, compiled by the CEL engine or written to a log."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_as_go_decodes(item) for item in value]
+    if isinstance(value, dict):
+        return {_as_go_decodes(key): _as_go_decodes(item) for key, item in value.items()}
+    return value
 
 
 def response(uid: str, allowed: bool, message: str = "", warnings: Sequence[str] = (), patch: list | None = None,

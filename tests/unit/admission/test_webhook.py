@@ -284,3 +284,22 @@ def test_every_served_resource_version_shape_is_decoded(webhook, version, reques
                 "spec": {"spec": {"devices": {"requests": [request_]}}}}
     answer = post(url, ca, review(template))[1]["response"]
     assert answer["allowed"] is False and "[request-all-devices]" in answer["status"]["message"], answer
+
+
+def test_a_lone_surrogate_in_a_selector_is_judged_as_the_api_server_decodes_it(webhook):
+    """A JSON `\\ud800` with no pair: Go's decoder stores U+FFFD, Python's kept the lone
+    surrogate, which the CEL engine refused with a TypeError: three rules crashed and the
+    claim was denied as a draguard bug. Judged now as the text the API server would store."""
+    url, ca, _ = webhook
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c", "namespace": "t"},
+             "spec": {"devices": {"requests": [{"name": "g", "exactly": {
+                 "deviceClassName": "gpu.nvidia.com",
+                 "selectors": [{"cel": {"expression": "device.attributes['gpu.nvidia.com'].productName == '\ud800'"}}],
+             }}]}}}
+    code, answer = post(url, ca, review(claim))
+    assert code == 200 and "internal-error" not in json.dumps(answer), answer
+    paired = json.loads(json.dumps(review(claim)).replace("\\ud800", "\\ud83d\\ude00"))  # a valid pair stays
+    from draguard.admission.review import parse
+
+    assert "\U0001f600" in json.dumps(parse(json.dumps(paired).encode()).object, ensure_ascii=False)
+    assert "\ufffd" in json.dumps(parse(json.dumps(review(claim)).encode()).object, ensure_ascii=False)
