@@ -18,13 +18,13 @@ from support.paths import CORPUS, EXAMPLES
 @pytest.fixture
 def parts(monkeypatch):
     """Every run split however small (the corpus is a few hundred objects), counting splits."""
-    monkeypatch.setattr(parallel, "MIN_PER_JOB", 1)
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
     splits = []
     judged = parallel._judged_in_parts
 
-    def counted(given, config, count, advance):
-        splits.append(count)
-        return judged(given, config, count, advance)
+    def counted(shares, config, reading):
+        splits.append(len(shares))
+        return judged(shares, config, reading)
 
     monkeypatch.setattr(parallel, "_judged_in_parts", counted)
     return splits
@@ -46,7 +46,8 @@ def test_suppressions_in_one_part_hold_for_findings_from_another():
     other = Manifest.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}})
     on_budget = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", budget.location(), budget.ref)
     on_other = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", other.location(), other.ref)
-    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [], [budget, other], Config())
+    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [],
+                                                         parallel._hidden([budget, other], Config()))
     assert kept == [on_other] and suppressed == [on_budget]
     assert on_budget.suppressed_by == "agreed with the platform team"
 
@@ -93,13 +94,13 @@ def test_jobs_must_be_a_positive_number(cli, jobs):
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(cli, parts, monkeypatch):
-    parent, part = os.getpid(), parallel._part
+    parent, judge = os.getpid(), parallel._Part.judge
 
     def dying(*args, **kwargs):
         if os.getpid() != parent:
             os._exit(9)  # as the kernel's OOM killer would end it
-        return part(*args, **kwargs)
+        return judge(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "_part", dying)
+    monkeypatch.setattr(parallel._Part, "judge", dying)
     result = cli("lint", "--no-config", "--jobs", "2", CORPUS)
     assert result.code == 2 and "ended without answering" in result.err and "--jobs 1" in result.err
