@@ -104,3 +104,76 @@ def test_a_worker_that_dies_is_an_error_not_a_hang(cli, parts, monkeypatch):
     monkeypatch.setattr(parallel._Part, "judge", dying)
     result = cli("lint", "--no-config", "--jobs", "2", CORPUS)
     assert result.code == 2 and "ended without answering" in result.err and "--jobs 1" in result.err
+
+
+DEPLOYMENT = """\
+# the workload: its claim template and its budget are in another file, judged in another part
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+  namespace: ml
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: one-gpu
+      containers:
+      - name: server
+        image: registry.example/server:1.0
+        resources:
+          claims:
+          - name: gpu
+"""
+TEMPLATE_AND_BUDGET = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: server
+  namespace: ml
+  annotations: {ignore.draguard.io/rollout-pdb: agreed with the platform team}
+spec:
+  maxUnavailable: 3
+  selector:
+    matchLabels: {app: server}
+"""
+
+
+def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypatch, tmp_path):
+    """The Deployment (a.yaml, part 0) names a claim template that b.yaml (part 1) holds, and
+    b.yaml's budget selects it: part 0 alone would report the template missing, and the
+    budget selecting nothing. The parent judges them again beside what they looked up; the
+    rollout-pdb finding placed on the budget is suppressed by the budget's annotation."""
+    (tmp_path / "a.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "b.yaml").write_text(TEMPLATE_AND_BUDGET)
+    again, judge_again = [], parallel._judged_again
+
+    def counted(*args):
+        result = judge_again(*args)
+        again.append(sorted({f.location.file.rsplit("/", 1)[-1] for f in result.findings + result.suppressed}))
+        return result
+
+    monkeypatch.setattr(parallel, "_judged_again", counted)
+    lint = ("lint", "--no-config", "--profile", "strict", "--show-suppressed", "-f", "json", tmp_path)
+    one = cli(*lint, "--jobs", "1")
+    many = cli(*lint, "--jobs", "2")
+    assert parts == [2] and again == [["a.yaml", "b.yaml"]]
+    assert (many.code, many.out) == (one.code, one.out)
+    rules = {f["rule"] for f in many.json["findings"]}
+    assert rules.isdisjoint({"claim-reference-missing", "pdb-selects-nothing", "rollout-pdb"}) and rules
+    assert [(f["rule"], f["file"].rsplit("/", 1)[-1]) for f in many.json["suppressed"]] == [("rollout-pdb", "b.yaml")]
