@@ -98,7 +98,7 @@ def _shares(units: list[Unit], jobs: int) -> list[list[Unit]]:
     shares: list[list[Unit]] = [[]]
     filled = 0
     for unit, size in zip(units, sizes):
-        if filled >= total * len(shares) / count and shares[-1]:
+        if filled >= total * len(shares) / count and shares[-1] and len(shares) < count:
             shares.append([])
         shares[-1].append(unit)
         filled += size
@@ -200,13 +200,17 @@ def _serve(index: int, parent) -> None:
         part = _Part(index)
         parent.send(part.read())
         parent.send(part.judge(parent.recv()))
-    except EOFError:
+    except (EOFError, BrokenPipeError):
         pass  # the parent stopped waiting: it raised
     except BaseException as exc:  # noqa: BLE001 - the parent raises it, as one process would
-        try:
-            parent.send(_Raised(exc))
-        except Exception:  # noqa: BLE001 - an exception that cannot be pickled: said as what it was
-            parent.send(_Raised(RuntimeError(f"{type(exc).__name__}: {exc}")))
+        for error in (exc, RuntimeError(f"{type(exc).__name__}: {exc}")):
+            try:
+                parent.send(_Raised(error))
+                return
+            except OSError:
+                return  # the parent stopped waiting
+            except Exception:  # noqa: BLE001 - one that cannot be pickled: said as what it was
+                continue
 
 
 def _answer(conn):

@@ -12,6 +12,7 @@ from draguard.core.config import Config
 from draguard.core.finding import Finding, Severity
 from draguard.engine import parallel
 from draguard.model.manifest import Manifest
+from draguard.sources.discover import Unit
 from support.paths import CORPUS, EXAMPLES
 
 
@@ -177,3 +178,26 @@ def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypat
     rules = {f["rule"] for f in many.json["findings"]}
     assert rules.isdisjoint({"claim-reference-missing", "pdb-selects-nothing", "rollout-pdb"}) and rules
     assert [(f["rule"], f["file"].rsplit("/", 1)[-1]) for f in many.json["suppressed"]] == [("rollout-pdb", "b.yaml")]
+
+
+@pytest.mark.parametrize("sizes,jobs", [([5, 5, 5, 5], 2), ([100, 1, 1, 1], 3), ([1] * 10 + [0, 0], 4), ([7, 0, 0], 2)])
+def test_the_files_are_cut_into_runs_of_about_the_same_size(monkeypatch, tmp_path, sizes, jobs):
+    """Consecutive files, every one in one part, no more parts than jobs (files of no bytes,
+    or units with nothing to read, at the end included), none empty."""
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    units = []
+    for n, size in enumerate(sizes):
+        (tmp_path / f"{n:02}.yaml").write_text("#" * size)
+        units.append(Unit("file", str(tmp_path / f"{n:02}.yaml"), f"{n:02}.yaml"))
+    shares = parallel._shares(units, jobs)
+    assert [u for share in shares for u in share] == units
+    assert 1 <= len(shares) <= jobs and all(shares)
+    if sizes == [5, 5, 5, 5]:
+        assert [len(share) for share in shares] == [2, 2]
+
+
+def test_stdin_and_renders_are_read_in_one_process(monkeypatch, tmp_path):
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    (tmp_path / "a.yaml").write_text("#" * 10)
+    units = [Unit("file", str(tmp_path / "a.yaml"), "a.yaml"), Unit("stdin", "-", "-")]
+    assert parallel._shares(units, 2) == [units]
