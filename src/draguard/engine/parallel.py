@@ -5,9 +5,9 @@ The files are cut into N runs of consecutive files of about the same size; N-1 f
 processes and this one each read and parse one (a part), in two steps:
 
 1. each part sends the objects every part is sent (SHIPPED: the cluster-wide kinds,
-   DeviceClasses, Namespaces, slices and nodes, which any rule may read without a recorded
-   lookup, model.objectset.CLUSTER_WIDE; and ConfigMaps: 3,604 of 20,196 objects in the
-   replicated corpus) and what its other objects answer to (model.objectset.Touched);
+   DeviceClasses, slices and nodes, which any rule may read without a recorded lookup,
+   model.objectset.CLUSTER_WIDE; and ConfigMaps: 1,020 of 20,196 objects in the replicated
+   corpus) and what its other objects answer to (model.objectset.Touched);
 2. each part judges its own objects with every rule, beside its own objects and every part's
    shipped ones, in the order one run holds them, recording what each judging looked up
    (model.objectset.ObjectSet.read: a claim by name, the budgets of a namespace...), and sends
@@ -20,9 +20,9 @@ looks up, until nothing more is reached). The parts are joined in order and sort
 sorts (tests/unit/engine/test_parallel.py compares the reports on the corpus).
 
 Why not send the parsed objects to one process: positioned YAML trees cost about as much to
-pickle as to parse (the 3,128 cluster-wide objects: 0.5 s, measured; parsing all 20,196:
-5.2 s), and 43% of the replicated corpus' objects (19% of its bytes) are of a kind some rule
-looks up in the set.
+pickle as to parse (3,128 DeviceClasses, Namespaces, slices and nodes: 0.5 s, measured;
+parsing all 20,196: 5.2 s), and 43% of the replicated corpus' objects (19% of its bytes) are
+of a kind some rule looks up in the set.
 
 One process does the whole run where parts would gain nothing: less than MIN_BYTES_PER_JOB
 of files a job, no `fork` on the platform, stdin, charts and kustomizations (rendered,

@@ -5,9 +5,9 @@ the set for the rules that read others), and only by the rules whose fixes the r
 the others judge every file once, when no fix is left.
 
 What each object's judging looked up is recorded by the object set (model.objectset: a claim
-or template by name, the budgets or pod templates of a namespace, a ConfigMap, the HPAs, or
-the whole set); a change to a cluster-wide object (a DeviceClass, a slice, a node, a
-Namespace) reaches everything. An object that names no namespace may be applied to any, so a
+or template by name, the budgets or pod templates of a namespace, a ConfigMap, the HPAs, a
+Namespace, or the whole set); a change to a cluster-wide object (a DeviceClass, a slice, a
+node) reaches everything. An object that names no namespace may be applied to any, so a
 change to it reaches every namespace, and a lookup from it sees every namespace."""
 
 from __future__ import annotations

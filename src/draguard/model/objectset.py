@@ -3,8 +3,9 @@
 Each index is built on first use and kept for the run: the objects never change after loading.
 A caller that judges again only what a change can reach (draguard fix between its rounds)
 has each lookup recorded as a read key of the object being judged (`judging`): what kind of
-object, in which namespace, of which name (None: all of them there). The cluster-wide ones
-(DeviceClasses, Namespaces) are not recorded: a change to one reaches every object."""
+object, in which namespace, of which name (None: all of them there); a Namespace by its
+name. The cluster-wide ones (DeviceClasses, slices, nodes: CLUSTER_WIDE) are not recorded: a
+change to one reaches every object."""
 
 from __future__ import annotations
 
@@ -108,8 +109,13 @@ class ObjectSet:
                                   else None, str(m.metadata.get("creationTimestamp") or ""))
                          for name, m in self.device_classes.items()])
 
+    def namespace(self, name: str) -> Manifest | None:
+        """The Namespace of that name (the last one wins)."""
+        self.read("Namespace", "", name)
+        return self._namespaces.get(name)
+
     @cached_property
-    def namespaces(self) -> dict[str, Manifest]:
+    def _namespaces(self) -> dict[str, Manifest]:
         return {m.name: m for m in self._of("", "Namespace")}
 
     def config_map(self, namespace: str, name: str) -> Manifest | None:
@@ -166,7 +172,7 @@ class ObjectSet:
 
 
 #: kinds every rule may read without a lookup that is recorded: a change to one reaches everything
-CLUSTER_WIDE = frozenset({"DeviceClass", "ResourceSlice", "Node", "Namespace"})
+CLUSTER_WIDE = frozenset({"DeviceClass", "ResourceSlice", "Node"})
 #: kinds that hold no pod spec; anything else may (workload custom resources included)
 PODLESS = frozenset({
     "Service", "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",

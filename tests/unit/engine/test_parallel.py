@@ -131,8 +131,22 @@ spec:
         resources:
           claims:
           - name: gpu
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: debug, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}}
 """
 TEMPLATE_AND_BUDGET = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ml
+  labels: {resource.kubernetes.io/admin-access: "true"}
+---
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
 metadata: {name: one-gpu, namespace: ml}
@@ -157,9 +171,11 @@ spec:
 
 def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypatch, tmp_path):
     """The Deployment (a.yaml, part 0) names a claim template that b.yaml (part 1) holds, and
-    b.yaml's budget selects it: part 0 alone would report the template missing, and the
-    budget selecting nothing. The parent judges them again beside what they looked up; the
-    rollout-pdb finding placed on the budget is suppressed by the budget's annotation."""
+    b.yaml's budget selects it; a.yaml's admin claim is in b.yaml's Namespace, labelled for
+    admin access: part 0 alone would report the template missing, the admin claim outside an
+    admin namespace, and the budget selecting nothing. The parent judges them again beside
+    what they looked up; the rollout-pdb finding placed on the budget is suppressed by the
+    budget's annotation."""
     (tmp_path / "a.yaml").write_text(DEPLOYMENT)
     (tmp_path / "b.yaml").write_text(TEMPLATE_AND_BUDGET)
     again, judge_again = [], parallel._judged_again
@@ -176,7 +192,8 @@ def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypat
     assert parts == [2] and again == [["a.yaml", "b.yaml"]]
     assert (many.code, many.out) == (one.code, one.out)
     rules = {f["rule"] for f in many.json["findings"]}
-    assert rules.isdisjoint({"claim-reference-missing", "pdb-selects-nothing", "rollout-pdb"}) and rules
+    assert rules.isdisjoint({"claim-reference-missing", "pdb-selects-nothing", "rollout-pdb",
+                             "admin-access-namespace"}) and "admin-access-label" in rules
     assert [(f["rule"], f["file"].rsplit("/", 1)[-1]) for f in many.json["suppressed"]] == [("rollout-pdb", "b.yaml")]
 
 
