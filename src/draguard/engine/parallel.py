@@ -53,6 +53,10 @@ MIN_BYTES_PER_JOB = 384 * 1024
 #: lookup, and ConfigMaps (a device plugin's config, which a legacy pod's migration reads from
 #: any namespace: 476 of the replicated corpus' objects)
 SHIPPED = CLUSTER_WIDE | {"ConfigMap"}
+#: the size of this process's part against another's: it alone reads the others' findings
+#: back and writes the report (measured on 20,196 objects in two equal parts: this process
+#: 4.3 s CPU, the other 3.5 s)
+PARENT_SHARE = 0.8
 #: units read where they are: a file, or nothing to read (said, not read)
 _SPLIT = frozenset({"file", "component", "disabled", "skipped"})
 
@@ -87,7 +91,8 @@ def lint_paths_jobs(inputs: list[str], config: Config, jobs: int, reading: Readi
 
 
 def _shares(units: list[Unit], jobs: int) -> list[list[Unit]]:
-    """`units` cut into up to `jobs` runs of consecutive files of about the same size."""
+    """`units` cut into up to `jobs` runs of consecutive files of about the same size, the
+    first (this process's) PARENT_SHARE of the others'."""
     if any(unit.kind not in _SPLIT for unit in units):
         return [units]
     sizes = [_size(unit) for unit in units]
@@ -95,10 +100,11 @@ def _shares(units: list[Unit], jobs: int) -> list[list[Unit]]:
     count = min(jobs, total // MIN_BYTES_PER_JOB)
     if count <= 1:
         return [units]
+    weight = count - 1 + PARENT_SHARE
     shares: list[list[Unit]] = [[]]
     filled = 0
     for unit, size in zip(units, sizes):
-        if filled >= total * len(shares) / count and shares[-1] and len(shares) < count:
+        if filled >= total * (len(shares) - 1 + PARENT_SHARE) / weight and shares[-1] and len(shares) < count:
             shares.append([])
         shares[-1].append(unit)
         filled += size
