@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..model.manifest import Manifest
-from ..sources.discover import DEFAULT_INCLUDE, expand
+from ..sources.discover import DEFAULT_INCLUDE, Unit, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
 from ..sources.options import RenderOptions
 from ..sources.yamlpos import DEFAULT_LIMITS, Limits
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..dra.inventory import Inventory
 
 __all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "Reading", "lint_objects", "lint_paths", "lint_text",
-           "read_inputs"]
+           "read_inputs", "read_units"]
 
 #: progress(stage, total) -> the callable that advances that stage (report.progress)
 Progress = Callable[[str, int], Callable[[], object]]
@@ -57,8 +57,12 @@ def read_inputs(inputs: list[str], config: Config, reading: Reading, progress: P
     """`inputs` (files, folders, charts, kustomizations, '-') read as `reading` says, charts
     rendered for the config's release; the objects of `reading.reference` are there for the
     rules to read, not judged."""
+    return read_units(expand(inputs, reading.include, reading.exclude), config, reading, progress)
+
+
+def read_units(units: list[Unit], config: Config, reading: Reading, progress: Progress | None) -> Inputs:
+    """`units` (sources.discover.expand) read as `reading` says (read_inputs)."""
     options = RenderOptions(reading.helm_values, reading.helm_set, config.kube_version)
-    units = expand(inputs, reading.include, reading.exclude)
     loaded = load_units(units, reading.limits, reading.stdin, options,
                         progress("reading", len(units)) if progress else None)
     given = Inputs.loaded(loaded)

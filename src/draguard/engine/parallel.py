@@ -1,21 +1,32 @@
-"""`draguard lint --jobs N`: the rules of a large run judged on every core, with the report
-byte for byte that of one process.
+"""`draguard lint --jobs N`: the files of a large run read, parsed and judged on every core,
+with the report byte for byte that of one process.
 
-The inputs are read and parsed once, here, and one object of each kind is judged here too,
-so that what the rules load and build on first use (modules imported lazily, the GPU
-catalog, the CEL environment, compiled schemas) is built once and shared; then N-1 forked
-processes and this one each judge one run of consecutive objects with every rule, each
-through a `Run` (engine.run) whose inputs judge only its part, each holding the whole object
-set to read (copy-on-write: nothing is sent to them) and sending back only its findings. The
-parts are joined in order and sorted as one run sorts, so the report is the same as
-`--jobs 1`'s (tests/unit/engine/test_parallel.py compares them on the corpus).
+The files are cut into N runs of consecutive files of about the same size; N-1 forked
+processes and this one each read and parse one (a part), in two steps:
 
-Why not parse in the workers: parsed objects (positioned YAML trees) cost as much to send
-back to one process as to parse (pickling 2,700 of the corpus' objects: 0.6 s, parsing them:
-0.66 s, measured), and rules that read across objects need them all in one place.
+1. each part sends the objects every part is sent (SHIPPED: the cluster-wide kinds,
+   DeviceClasses, slices and nodes, which any rule may read without a recorded lookup,
+   model.objectset.CLUSTER_WIDE; and ConfigMaps: 1,020 of 20,196 objects in the replicated
+   corpus) and what its other objects answer to (model.objectset.Touched);
+2. each part judges its own objects with every rule, beside its own objects and every part's
+   shipped ones, in the order one run holds them, recording what each judging looked up
+   (model.objectset.ObjectSet.read: a claim by name, the budgets of a namespace...), and sends
+   its findings, tagged with the object judged, and those lookups.
 
-One process does the whole run where parts would gain nothing: fewer than MIN_PER_JOB
-objects a job, no `fork` on the platform, and `--reference` inputs."""
+An object whose lookups another part's objects answer (a pod here, its claim in another
+part's file) may judge otherwise in one run: its findings are dropped, and this process
+judges it again beside the files that hold what it looked up (and what that judging then
+looks up, until nothing more is reached). The parts are joined in order and sorted as one run
+sorts (tests/unit/engine/test_parallel.py compares the reports on the corpus).
+
+Why not send the parsed objects to one process: positioned YAML trees cost about as much to
+pickle as to parse (3,128 DeviceClasses, Namespaces, slices and nodes: 0.5 s, measured;
+parsing all 20,196: 5.2 s), and 43% of the replicated corpus' objects (19% of its bytes) are
+of a kind some rule looks up in the set.
+
+One process does the whole run where parts would gain nothing: less than MIN_BYTES_PER_JOB
+of files a job, no `fork` on the platform, stdin, charts and kustomizations (rendered,
+their objects are not where the files are), and `--reference` inputs."""
 
 from __future__ import annotations
 
@@ -23,23 +34,31 @@ import dataclasses
 import os
 from dataclasses import dataclass
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
 from ..model.manifest import Manifest
-from .lint import INTERNAL_ERROR, LIVE_OBJECTS, LintResult, Progress, Reading, lint_paths, read_inputs
-from .run import Against, Inputs, Run, suppression_key
+from ..model.objectset import CLUSTER_WIDE, Touched, identity, touches
+from ..sources.discover import Unit, expand
+from ..sources.loader import Source
+from .lint import INTERNAL_ERROR, LIVE_OBJECTS, LintResult, Progress, Reading, lint_paths, read_units
+from .run import Inputs, Run, suppression_key
 from .suppress import suppressions
 
-if TYPE_CHECKING:
-    from ..dra.inventory import Inventory
-
-#: below this many objects a job, forking and each process building its own rule state
-#: (the built-in GPU inventory, the CEL environment) cost more than the part saves
-MIN_PER_JOB = 500
+#: below this many bytes of files a job, forking and each process building its own rule state
+#: (the built-in GPU inventory, the CEL environment) cost more than the part saves (about
+#: 500 objects of the corpus)
+MIN_BYTES_PER_JOB = 384 * 1024
+#: the kinds every part is sent from every other: those any rule may read without a recorded
+#: lookup, and ConfigMaps (a device plugin's config, which a legacy pod's migration reads from
+#: any namespace: 476 of the replicated corpus' objects)
+SHIPPED = CLUSTER_WIDE | {"ConfigMap"}
+#: the size of this process's part against another's: it alone reads the others' findings
+#: back and writes the report (measured on 20,196 objects in two equal parts: this process
+#: 4.3 s CPU, the other 3.5 s)
+PARENT_SHARE = 0.8
+#: units read where they are: a file, or nothing to read (said, not read)
+_SPLIT = frozenset({"file", "component", "disabled", "skipped"})
 
 
 def available_cpus() -> int:
@@ -52,95 +71,292 @@ def available_cpus() -> int:
 
 def lint_paths_jobs(inputs: list[str], config: Config, jobs: int, reading: Reading = Reading(), *,
                     progress: Progress | None = None) -> LintResult:
-    """`lint_paths` with the rules judged in up to `jobs` processes; the same result."""
+    """`lint_paths` with the files read and judged in up to `jobs` processes; the same result."""
     if jobs <= 1 or reading.reference or not hasattr(os, "fork"):
         return lint_paths(inputs, config, reading, progress=progress)
     with cyclic_gc_paused():
-        given = read_inputs(inputs, config, reading, progress)
-        advance = progress("checking", len(given.manifests)) if progress else None
-        parts = min(jobs, len(given.manifests) // MIN_PER_JOB)
-        if parts <= 1:
+        units = expand(inputs, reading.include, reading.exclude)
+        shares = _shares(units, jobs)
+        if len(shares) <= 1:
+            given = read_units(units, config, reading, progress)
+            advance = progress("checking", len(given.manifests)) if progress else None
             return Run(config, given).findings(advance=advance)
-        return _judged_in_parts(given, config, parts, advance)
+        result = _judged_in_parts(shares, config, reading)
+        if progress is not None:
+            for stage, count in (("reading", len(units)), ("checking", result.objects)):
+                advance = progress(stage, count)
+                for _ in range(count):
+                    advance()
+        return result
+
+
+def _shares(units: list[Unit], jobs: int) -> list[list[Unit]]:
+    """`units` cut into up to `jobs` runs of consecutive files of about the same size, the
+    first (this process's) PARENT_SHARE of the others'."""
+    if any(unit.kind not in _SPLIT for unit in units):
+        return [units]
+    sizes = [_size(unit) for unit in units]
+    total = sum(sizes)
+    count = min(jobs, total // MIN_BYTES_PER_JOB)
+    if count <= 1:
+        return [units]
+    weight = count - 1 + PARENT_SHARE
+    shares: list[list[Unit]] = [[]]
+    filled = 0
+    for unit, size in zip(units, sizes):
+        if filled >= total * (len(shares) - 1 + PARENT_SHARE) / weight and shares[-1] and len(shares) < count:
+            shares.append([])
+        shares[-1].append(unit)
+        filled += size
+    return shares
+
+
+def _size(unit: Unit) -> int:
+    try:
+        return os.stat(unit.path).st_size if unit.kind == "file" else 0
+    except OSError:
+        return 0  # said when it is read
 
 
 @dataclass(frozen=True)
 class _Parts:
     """What the forked processes read: set by the parent just before it forks them."""
 
-    given: Inputs
+    shares: list[list[Unit]]
     config: Config
-    inventory: Inventory | None
-    size: int  # objects a part
+    reading: Reading
 
 
 _RUN: _Parts | None = None
 
 
-def _judged_in_parts(given: Inputs, config: Config, parts: int, advance: Callable[[], object] | None) -> LintResult:
-    global _RUN
-    # here: importing them cost a one-file lint 20 ms
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+@dataclass
+class _Read:
+    """A part after reading: its shipped objects, what its others answer to, and the
+    file and identity (model.objectset.identity) of each of its objects, in order."""
 
-    manifests = given.manifests
-    inventory = None
-    if config.inventory:  # read once, before the fork, as each part's Run would read it
-        from ..dra.inventory_reader import load_inventory
+    shared: list[Manifest]
+    touched: Touched
+    identities: list[tuple[str, tuple[str, str, str, str | None]]]
 
-        set_classes = [m for m in manifests if (m.group, m.kind) == ("resource.k8s.io", "DeviceClass")]
-        inventory = load_inventory(config.inventory, config.kube_version, set_classes)
-    _warm_up(given, config, inventory)
-    _RUN = _Parts(given, config, inventory, -(-len(manifests) // parts))
-    try:  # an executor, not a Pool: a worker killed (out of memory) is an error, not a wait forever
-        with ProcessPoolExecutor(parts - 1, mp_context=multiprocessing.get_context("fork")) as pool:
-            others = [pool.submit(_judge_part, index) for index in range(1, parts)]
-            judged = [_judge_part(0), *(future.result() for future in others)]
-    except BrokenProcessPool:
-        raise OSError("a process judging part of the objects ended without answering (killed, or out of "
+
+@dataclass
+class _Judged:
+    """A part after judging: its findings, each with the number of the object it judged
+    (None: the run's own notes), what each object's judging looked up, and the suppressions
+    its objects carry (engine.run.suppression_key -> rule -> reason)."""
+
+    found: list[tuple[int | None, Finding]]
+    suppressed: list[tuple[int | None, Finding]]
+    reads: dict[int, set]
+    hidden: dict[tuple, dict[str, str]]
+    objects: int  # judged
+    sources: list[Source]
+    refused: list[str]
+
+
+@dataclass
+class _Raised:
+    """An exception met in a part, raised again by the parent."""
+
+    error: BaseException
+
+
+class _Part:
+    """One part, in the process that reads and judges it."""
+
+    def __init__(self, index: int):
+        if _RUN is None:
+            raise RuntimeError("a part judged outside a parallel run")
+        self.index = index
+        # the run's own notes, problems met in the config, come with part 0, as they come first in one run
+        self.config = _RUN.config if index == 0 else dataclasses.replace(_RUN.config, problems=[])
+        self.given = read_units(_RUN.shares[index], _RUN.config, _RUN.reading, None)
+
+    def read(self) -> _Read:
+        touched, shared, identities = Touched(), [], []
+        for manifest in self.given.manifests:
+            who = identity(manifest.data)
+            identities.append((manifest.source.display, who))
+            if who[0] in SHIPPED:
+                shared.append(manifest)
+            else:
+                touched.touch(*who)
+        return _Read(shared, touched, identities)
+
+    def judge(self, shared: list[list[Manifest]]) -> _Judged:
+        mine = self.given.manifests
+        number = {id(m): n for n, m in enumerate(mine)}
+        merged = [m for index, part in enumerate(shared) for m in (mine if index == self.index else part)]
+        given = dataclasses.replace(self.given, manifests=merged, judged=lambda m: id(m) in number)
+        reads: dict[int, tuple] = {}
+        result = Run(self.config, given).findings(reads=reads)
+
+        def tagged(found: list[Finding]) -> list[tuple[int | None, Finding]]:
+            return [(None if f.judged is None else number[id(f.judged)], f) for f in found]
+
+        return _Judged(tagged(result.findings), tagged(result.suppressed),
+                       {number[key]: keys for key, (_, keys) in reads.items() if keys},
+                       _hidden(mine, self.config), result.objects, result.sources, result.refused)
+
+
+def _serve(index: int, parent) -> None:
+    """A forked process: part `index`, read, then judged with every part's shipped objects."""
+    try:
+        part = _Part(index)
+        parent.send(part.read())
+        parent.send(part.judge(parent.recv()))
+    except (EOFError, BrokenPipeError):
+        pass  # the parent stopped waiting: it raised
+    except BaseException as exc:  # noqa: BLE001 - the parent raises it, as one process would
+        for error in (exc, RuntimeError(f"{type(exc).__name__}: {exc}")):
+            try:
+                parent.send(_Raised(error))
+                return
+            except OSError:
+                return  # the parent stopped waiting
+            except Exception:  # noqa: BLE001 - one that cannot be pickled: said as what it was
+                continue
+
+
+def _answer(conn):
+    try:
+        answer = conn.recv()
+    except EOFError:
+        raise OSError("a process judging part of the files ended without answering (killed, or out of "
                       "memory?); --jobs 1 judges them all in this process") from None
+    if isinstance(answer, _Raised):
+        raise answer.error
+    return answer
+
+
+def _judged_in_parts(shares: list[list[Unit]], config: Config, reading: Reading) -> LintResult:
+    global _RUN
+    # here: importing it cost a one-file lint 20 ms
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    _RUN = _Parts(shares, config, reading)
+    workers = []
+    try:
+        for index in range(1, len(shares)):
+            ours, theirs = context.Pipe()
+            process = context.Process(target=_serve, args=(index, theirs), daemon=True)
+            process.start()
+            theirs.close()
+            workers.append((process, ours))
+        here = _Part(0)
+        read = [here.read(), *(_answer(ours) for _, ours in workers)]
+        shared = [part.shared for part in read]
+        for _, ours in workers:
+            ours.send(shared)
+        judged = [here.judge(shared), *(_answer(ours) for _, ours in workers)]
     finally:
         _RUN = None
-    if advance is not None:
-        for _ in manifests:
-            advance()
-    findings = _one_live_note([f for part, _ in judged for f in part])
-    suppressed = [f for _, part in judged for f in part]
-    findings, suppressed = _suppressed_across_parts(findings, suppressed, manifests, config)
+        for process, ours in workers:
+            ours.close()
+            process.join()
+    return _joined(shares, config, reading, read, judged)
+
+
+def _joined(shares: list[list[Unit]], config: Config, reading: Reading, read: list[_Read],
+            judged: list[_Judged]) -> LintResult:
+    """The parts' findings as one run's: those of objects that looked up what another part
+    holds judged again here (_judged_again)."""
+    unsure = []
+    for index, part in enumerate(judged):
+        others = Touched()
+        for other, its in enumerate(read):
+            if other != index:
+                others.update(its.touched)
+        unsure.append({n for n, keys in part.reads.items() if others.reaches(keys)})
+    findings = [f for part, drop in zip(judged, unsure) for n, f in part.found if n is None or n not in drop]
+    suppressed = [f for part, drop in zip(judged, unsure) for n, f in part.suppressed if n is None or n not in drop]
+    if any(unsure):
+        again = _judged_again([unit for share in shares for unit in share], config, reading, read, judged, unsure)
+        findings += again.findings
+        suppressed += again.suppressed
+    hidden: dict[tuple, dict[str, str]] = {}
+    for part in judged:
+        for key, reasons in part.hidden.items():
+            hidden.setdefault(key, {}).update(reasons)
+    findings, suppressed = _suppressed_across_parts(_one_live_note(findings), suppressed, hidden)
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=Finding.sort_key)
-    return LintResult(findings, suppressed, config, len(manifests), given.sources, given.refused)
+    return LintResult(findings, suppressed, config, sum(part.objects for part in judged),
+                      [s for part in judged for s in part.sources], [f for part in judged for f in part.refused])
 
 
-def _part(given: Inputs, config: Config, inventory: Inventory | None, judged: set[int], notes: bool) -> Run:
-    """The run that judges the manifests in `judged` (ids) of `given`, reading them all;
-    `notes`: with the problems met reading and the config's (one part brings them)."""
-    part = dataclasses.replace(given, judged=lambda m: id(m) in judged, problems=given.problems if notes else [])
-    return Run(config if notes else dataclasses.replace(config, problems=[]), part, Against(inventory))
+def _judged_again(units: list[Unit], config: Config, reading: Reading, read: list[_Read], judged: list[_Judged],
+                  unsure: list[set[int]]) -> LintResult:
+    """The `unsure` objects (by part, their numbers) judged here, beside every shipped object
+    and the files holding an object of a kind and namespace that their judging looked
+    up, read again; while that judging looks up what the files read do not hold, more are read."""
+    order = {unit.display: n for n, unit in enumerate(units)}
+    place: dict[int, tuple[str, int]] = {}  # id(manifest) -> (file, its number there)
+    wanted: set[tuple[str, int]] = set()
+    keys: set = set()
+    for part, its, drop in zip(judged, read, unsure):
+        first: dict[str, int] = {}
+        numbered = [(file, n - first.setdefault(file, n)) for n, (file, _) in enumerate(its.identities)]
+        wanted |= {numbered[n] for n in drop}
+        keys |= {key for n in drop for key in part.reads[n]}
+        place.update({id(m): numbered[n] for n, m in enumerate(_manifests_of(its)) if m is not None})
+    everything = [m for its in read for m in its.shared]
+    files = {file for file, _ in wanted}
+    while True:
+        files |= _holding(read, keys)
+        again = read_units([u for u in units if u.display in files], config, reading, None)
+        seen: dict[str, int] = {}
+        for manifest in again.manifests:
+            file = manifest.source.display
+            place[id(manifest)] = (file, seen.setdefault(file, -1) + 1)
+            seen[file] += 1
+        merged = sorted([m for m in again.manifests if identity(m.data)[0] not in SHIPPED] + everything,
+                        key=lambda m: (order[place[id(m)][0]], place[id(m)][1]))
+        given = Inputs(merged, judged=lambda m: place[id(m)] in wanted)
+        looked: dict[int, tuple] = {}
+        result = Run(dataclasses.replace(config, problems=[]), given).findings(notes=False, reads=looked)
+        more = set().union(*(found for _, found in looked.values())) - keys
+        if not more or _holding(read, keys | more) <= files:
+            return result
+        keys |= more
 
 
-def _warm_up(given: Inputs, config: Config, inventory: Inventory | None) -> None:
-    """Judge the first object of each kind here, its findings dropped (its part judges it
-    again): each forked process would otherwise import and build on its own what the rules
-    load on first use (measured: a 2,700-object run took 32% more CPU in two processes than
-    in one, before this)."""
-    first: dict[tuple[str, str], Manifest] = {}
-    for manifest in given.manifests:
-        first.setdefault((manifest.group, manifest.kind), manifest)
-    _part(given, config, inventory, {id(m) for m in first.values()}, notes=False).findings()
+def _manifests_of(read: _Read) -> list[Manifest | None]:
+    """A part's objects by number, where only its shipped ones were sent (the others None)."""
+    sent = iter(read.shared)
+    return [next(sent) if who[0] in SHIPPED else None for _, who in read.identities]
 
 
-def _judge_part(index: int) -> tuple[list[Finding], list[Finding]]:
-    """The findings of part `index`, judged in a forked process (part 0: in this one); the
-    run's own notes, problems met reading and the config's, come with part 0, as they come
-    first in one run."""
-    if _RUN is None:
-        raise RuntimeError("a part judged outside a parallel run")
-    shared, size = _RUN, _RUN.size
-    mine = {id(m) for m in shared.given.manifests[index * size:(index + 1) * size]}
-    result = _part(shared.given, shared.config, shared.inventory, mine, notes=index == 0).findings()
-    return result.findings, result.suppressed
+def _holding(read: list[_Read], keys: set) -> set[str]:
+    """The files holding an object of a kind, in a namespace, that one of `keys` may look up
+    (names aside: more files than needed, never fewer)."""
+    namespaces: dict[str, set[str]] = {}
+    for kind, namespace, _ in keys:
+        namespaces.setdefault(kind, set()).add(namespace)
+    files = set()
+    for its in read:
+        for file, (kind, namespace, name, made) in its.identities:
+            if kind in SHIPPED or file in files:
+                continue
+            for what, _ in touches(kind, name, made):
+                looked = namespaces.get(what)
+                if looked and ("" in looked or not namespace or namespace in looked):
+                    files.add(file)
+                    break
+    return files
+
+
+def _hidden(manifests: list[Manifest], config: Config) -> dict[tuple, dict[str, str]]:
+    """The suppressions `manifests` carry, keyed as the run keys them (engine.run.suppression_key)."""
+    hidden: dict[tuple, dict[str, str]] = {}
+    for manifest in manifests:
+        if manifest.annotations:
+            reasons, _ = suppressions(manifest, config)
+            if reasons:
+                hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
+    return hidden
 
 
 def _one_live_note(findings: list[Finding]) -> list[Finding]:
@@ -156,18 +372,12 @@ def _one_live_note(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.rule != LIVE_OBJECTS] + [merged]
 
 
-def _suppressed_across_parts(findings: list[Finding], suppressed: list[Finding], manifests: list[Manifest],
-                             config: Config) -> tuple[list[Finding], list[Finding]]:
+def _suppressed_across_parts(findings: list[Finding], suppressed: list[Finding],
+                             hidden: dict[tuple, dict[str, str]]) -> tuple[list[Finding], list[Finding]]:
     """A part knows the suppressions of the objects it judged; a rule may place a finding on
     another object (rollout-pdb reports on a workload's budget), judged in another part.
-    Such a finding is suppressed here, by that object's annotation, as one run would: keyed
-    as the run keys them (engine.run.suppression_key), and with the config's own checks."""
-    hidden: dict[tuple, dict[str, str]] = {}
-    for manifest in manifests:
-        if manifest.annotations:
-            reasons, _ = suppressions(manifest, config)
-            if reasons:
-                hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
+    Such a finding is suppressed here, by that object's annotation (`hidden`: every part's,
+    _hidden), as one run would."""
     if not hidden:
         return findings, suppressed
     kept = []

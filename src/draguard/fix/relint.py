@@ -5,9 +5,9 @@ the set for the rules that read others), and only by the rules whose fixes the r
 the others judge every file once, when no fix is left.
 
 What each object's judging looked up is recorded by the object set (model.objectset: a claim
-or template by name, the budgets or pod templates of a namespace, a ConfigMap, the HPAs, or
-the whole set); a change to a cluster-wide object (a DeviceClass, a slice, a node, a
-Namespace) reaches everything. An object that names no namespace may be applied to any, so a
+or template by name, the budgets or pod templates of a namespace, a ConfigMap, the HPAs, a
+Namespace, or the whole set); a change to a cluster-wide object (a DeviceClass, a slice, a
+node) reaches everything. An object that names no namespace may be applied to any, so a
 change to it reaches every namespace, and a lookup from it sees every namespace."""
 
 from __future__ import annotations
@@ -20,13 +20,8 @@ from ..core.location import Location
 from ..engine.result import LintResult
 from ..engine.run import Inputs, Run
 from ..model.manifest import Manifest
-from ..model.objectset import EVERY_KIND, PODS
-from ..model.claims import compute_domain_template
-from ..model.pods import mapping, text
+from ..model.objectset import Touched, identity
 from ..sources.loader import Loaded, Source, load_documents, load_text
-
-#: kinds every rule may read, without a lookup that is recorded: a change re-judges everything
-_CLUSTER_WIDE = {"DeviceClass", "ResourceSlice", "Node", "Namespace"}
 
 
 class Relinter:
@@ -164,58 +159,12 @@ def _placed(finding: Finding, manifest: Manifest) -> Location:
     return location or replace(manifest.location(), path=finding.location.path)
 
 
-class Dirty:
+class Dirty(Touched):
     """What a round's changes touch, as the read keys (model.objectset) of the objects that
     changed, were added or went: whose judging looked one of them up must be judged again."""
-
-    def __init__(self):
-        self.everything = False  # a cluster-wide object changed
-        self.named: set = set()  # (kind, namespace, name)
-        self.kinds: set = set()  # (kind, namespace)
-        self.any_namespace: set = set()  # (kind, name) and (kind, None): for lookups that name no namespace
 
     def add(self, before: Loaded, after: Loaded) -> None:
         old = [entry.data for entry in before.entries]
         new = [entry.data for entry in after.entries]
         for data in [d for d in old if d not in new] + [d for d in new if d not in old]:
-            self._touch(data)
-
-    def _touch(self, data) -> None:
-        data = mapping(data)
-        metadata = mapping(data.get("metadata"))
-        kind, namespace, name = text(data.get("kind")), text(metadata.get("namespace")), text(metadata.get("name"))
-        if kind in _CLUSTER_WIDE:
-            self.everything = True
-            return
-        touched: list[tuple[str, str | None]] = [(kind, name)]
-        if kind == "ComputeDomain":  # it makes the claim template it names
-            touched.append(("ResourceClaimTemplate", compute_domain_template(data.get("spec")) or ""))
-        if kind not in _PODLESS:
-            touched.append((PODS, None))
-        for what, called in [*touched, (EVERY_KIND, None)]:
-            self.named.add((what, namespace, called))
-            self.kinds.add((what, namespace))
-            self.any_namespace.update({(what, called), (what, None)})
-
-    def reaches(self, keys: set) -> bool:
-        """Whether a change touches one of these read keys (kind, namespace, name or None)."""
-        if self.everything:
-            return True
-        for kind, namespace, name in keys:
-            if not namespace:
-                if (kind, name) in self.any_namespace:
-                    return True
-            elif name is None:
-                if (kind, namespace) in self.kinds or (kind, "") in self.kinds:
-                    return True
-            elif (kind, namespace, name) in self.named or (kind, "", name) in self.named:
-                return True
-        return False
-
-
-#: kinds that hold no pod spec; anything else may (workload custom resources included)
-_PODLESS = {"Service", "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
-            "ClusterRoleBinding", "Ingress", "NetworkPolicy", "PriorityClass", "StorageClass",
-            "PersistentVolumeClaim", "PersistentVolume", "ResourceClaim", "ResourceClaimTemplate",
-            "PodDisruptionBudget", "HorizontalPodAutoscaler", "DeviceClass", "ResourceSlice", "Namespace", "Node",
-            "CustomResourceDefinition", "LimitRange", "ResourceQuota", "Endpoints", "EndpointSlice"}
+            self.touch(*identity(data))

@@ -3,8 +3,9 @@
 Each index is built on first use and kept for the run: the objects never change after loading.
 A caller that judges again only what a change can reach (draguard fix between its rounds)
 has each lookup recorded as a read key of the object being judged (`judging`): what kind of
-object, in which namespace, of which name (None: all of them there). The cluster-wide ones
-(DeviceClasses, Namespaces) are not recorded: a change to one reaches every object."""
+object, in which namespace, of which name (None: all of them there); a Namespace by its
+name. The cluster-wide ones (DeviceClasses, slices, nodes: CLUSTER_WIDE) are not recorded: a
+change to one reaches every object."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Callable, Iterator, TypeVar, cast
 from ..core.intstr import problem as intstr_problem
 from ..core.selectors import malformed
 from ..core.unread import Unread, shown, told, unreadable
-from .claims import RESOURCE_GROUP, ClaimIndex
+from .claims import RESOURCE_GROUP, ClaimIndex, compute_domain_template
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
 from .pods import PodSite, mapping, pod_sites, text
@@ -68,7 +69,26 @@ class ObjectSet:
         return cast(_Answer, hit[1])  # keyed by `compute`: what it returned
 
     def _of(self, group: str, kind: str) -> list[Manifest]:
-        return [m for m in self.manifests if m.kind == kind and m.group == group]
+        return self._by_kind.get((group, kind), [])
+
+    @cached_property
+    def _by_kind(self) -> dict[tuple[str, str], list[Manifest]]:
+        """The objects of each (group, kind), in the set's order: one pass for every index."""
+        grouped: dict[tuple[str, str], list[Manifest]] = {}
+        for m in self.manifests:
+            grouped.setdefault((m.group, m.kind), []).append(m)
+        return grouped
+
+    def of_kind(self, group: str, kind: str, namespace: str) -> list[Manifest]:
+        """The objects of that kind in `namespace`, in the set's order."""
+        self.read(kind, namespace)
+        return [m for m in self._of(group, kind) if m.namespace == namespace]
+
+    @property
+    def config_maps(self) -> list[Manifest]:
+        """Every ConfigMap of the set, in any namespace (a device plugin's config is cluster-wide)."""
+        self.read("ConfigMap", "")
+        return self._of("", "ConfigMap")
 
     @cached_property
     def claims(self) -> ClaimIndex:
@@ -90,8 +110,13 @@ class ObjectSet:
                                   else None, str(m.metadata.get("creationTimestamp") or ""))
                          for name, m in self.device_classes.items()])
 
+    def namespace(self, name: str) -> Manifest | None:
+        """The Namespace of that name (the last one wins)."""
+        self.read("Namespace", "", name)
+        return self._namespaces.get(name)
+
     @cached_property
-    def namespaces(self) -> dict[str, Manifest]:
+    def _namespaces(self) -> dict[str, Manifest]:
         return {m.name: m for m in self._of("", "Namespace")}
 
     def config_map(self, namespace: str, name: str) -> Manifest | None:
@@ -186,6 +211,86 @@ class ObjectSet:
     @cached_property
     def _templates_by_namespace(self) -> dict[str, list[PodSite]]:
         return _by_namespace(self.pod_templates, lambda site: site.owner.namespace)
+
+
+#: kinds every rule may read without a lookup that is recorded: a change to one reaches everything
+CLUSTER_WIDE = frozenset({"DeviceClass", "ResourceSlice", "Node"})
+#: kinds that hold no pod spec; anything else may (workload custom resources included)
+PODLESS = frozenset({
+    "Service", "ConfigMap", "Secret", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding",
+    "Ingress", "NetworkPolicy", "PriorityClass", "StorageClass", "PersistentVolumeClaim", "PersistentVolume",
+    "ResourceClaim", "ResourceClaimTemplate", "PodDisruptionBudget", "HorizontalPodAutoscaler", "DeviceClass",
+    "ResourceSlice", "Namespace", "Node", "CustomResourceDefinition", "LimitRange", "ResourceQuota", "Endpoints",
+    "EndpointSlice"})
+
+
+def identity(data: Yaml) -> tuple[str, str, str, str | None]:
+    """(kind, namespace, name, the claim template it makes: a ComputeDomain's) of object data:
+    what a lookup may find it by (Touched)."""
+    data = mapping(data)
+    metadata = mapping(data.get("metadata"))
+    kind = text(data.get("kind"))
+    made = compute_domain_template(data.get("spec")) if kind == "ComputeDomain" else None
+    return kind, text(metadata.get("namespace")), text(metadata.get("name")), made
+
+
+def touches(kind: str, name: str, made: str | None = None) -> list[tuple[str, str | None]]:
+    """(kind, name or None) of each lookup an object of that kind and name (identity()) may
+    answer, in its namespace: its own kind, the claim template a ComputeDomain makes, the pod
+    templates of a kind that may hold them, and the whole set."""
+    found: list[tuple[str, str | None]] = [(kind, name)]
+    if kind == "ComputeDomain":  # it makes the claim template it names
+        found.append(("ResourceClaimTemplate", made or ""))
+    if kind not in PODLESS:
+        found.append((PODS, None))
+    found.append((EVERY_KIND, None))
+    return found
+
+
+class Touched:
+    """The read keys some objects answer to (ObjectSet.read): an object whose judging looked
+    one of them up may judge otherwise beside these objects. `draguard fix` judges again what
+    a change reaches; `lint --jobs` judges again, with them, what another part's objects reach.
+    A cluster-wide object reaches everything; one that names no namespace may be applied to
+    any, so it reaches every namespace, and a lookup that names none sees every namespace."""
+
+    def __init__(self) -> None:
+        self.everything = False  # a cluster-wide object
+        self.named: set[tuple[str, str, str | None]] = set()  # (kind, namespace, name)
+        self.kinds: set[tuple[str, str]] = set()  # (kind, namespace)
+        self.any_namespace: set[tuple[str, str | None]] = set()  # (kind, name) and (kind, None)
+
+    def touch(self, kind: str, namespace: str, name: str, made: str | None = None) -> None:
+        """An object (identity()) is among them."""
+        if kind in CLUSTER_WIDE:
+            self.everything = True
+            return
+        for what, called in touches(kind, name, made):
+            self.named.add((what, namespace, called))
+            self.kinds.add((what, namespace))
+            self.any_namespace.update({(what, called), (what, None)})
+
+    def update(self, other: "Touched") -> None:
+        """The objects `other` holds are among them too."""
+        self.everything |= other.everything
+        self.named |= other.named
+        self.kinds |= other.kinds
+        self.any_namespace |= other.any_namespace
+
+    def reaches(self, keys: set[ReadKey]) -> bool:
+        """Whether one of these objects answers one of these read keys (kind, namespace, name or None)."""
+        if self.everything:
+            return True
+        for kind, namespace, name in keys:
+            if not namespace:
+                if (kind, name) in self.any_namespace:
+                    return True
+            elif name is None:
+                if (kind, namespace) in self.kinds or (kind, "") in self.kinds:
+                    return True
+            elif (kind, namespace, name) in self.named or (kind, "", name) in self.named:
+                return True
+        return False
 
 
 def _by_namespace(items: list[_Item], namespace_of: Callable[[_Item], str]) -> dict[str, list[_Item]]:

@@ -41,11 +41,10 @@ class AdminAccessNamespace(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        namespaces = ctx.objects.namespaces
         for request in device_requests(obj):
             if not request.admin_access:
                 continue
-            namespace = namespaces.get(obj.namespace)
+            namespace = ctx.objects.namespace(obj.namespace)
             if namespace is not None:
                 if str(namespace.labels.get(ADMIN_LABEL)).lower() == "true":
                     continue

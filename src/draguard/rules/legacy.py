@@ -174,7 +174,8 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
         labels = required_node_labels(site)
         shared = gpu_share_selected(labels)
         if shared:
-            return _shared_migration(obj, site, c, quantity, shared, sharing_strategy(labels, ctx.objects), version)
+            plugin = sharing_strategy(labels, ctx.objects.config_maps)
+            return _shared_migration(obj, site, c, quantity, shared, plugin, version)
         mig = mig_profile_selected(labels)
         if mig:
             request = _dra_request(f"nvidia.com/mig-{mig[0]}")

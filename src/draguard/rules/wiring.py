@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from ..core.finding import Finding, Severity
 from ..dra.apivalidation import dns_label, dns_subdomain, name_problems
-from ..model.claims import request_names
+from ..model.claims import RESOURCE_GROUP, request_names
 from ..model.pods import named, pod_sites, text
 from ..model.values import YamlMap
 from ..model.workloads import POD_TARGETS, WORKLOADS
@@ -282,8 +282,8 @@ class ClaimReferenceMissing(Rule):
 
     def _missing(self, obj: Manifest, ctx: Context, entry: YamlMap, key: str, what: str, name: str,
                  external: str) -> Finding:
-        renamed = next((m.name for m in ctx.objects if m.kind == what and m.renamed_from == name
-                        and m.namespace == obj.namespace), None)
+        renamed = next((m.name for m in ctx.objects.of_kind(RESOURCE_GROUP, what, obj.namespace)
+                        if m.renamed_from == name), None)
         if renamed is not None:
             return ctx.finding(self, obj, f"{what} '{name}' was renamed '{renamed}' by the kustomization's "
                                f"namePrefix/nameSuffix, but kustomize does not rewrite {key} (it has no name "

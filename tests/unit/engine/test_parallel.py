@@ -12,19 +12,20 @@ from draguard.core.config import Config
 from draguard.core.finding import Finding, Severity
 from draguard.engine import parallel
 from draguard.model.manifest import Manifest
+from draguard.sources.discover import Unit
 from support.paths import CORPUS, EXAMPLES
 
 
 @pytest.fixture
 def parts(monkeypatch):
     """Every run split however small (the corpus is a few hundred objects), counting splits."""
-    monkeypatch.setattr(parallel, "MIN_PER_JOB", 1)
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
     splits = []
     judged = parallel._judged_in_parts
 
-    def counted(given, config, count, advance):
-        splits.append(count)
-        return judged(given, config, count, advance)
+    def counted(shares, config, reading):
+        splits.append(len(shares))
+        return judged(shares, config, reading)
 
     monkeypatch.setattr(parallel, "_judged_in_parts", counted)
     return splits
@@ -46,7 +47,8 @@ def test_suppressions_in_one_part_hold_for_findings_from_another():
     other = Manifest.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}})
     on_budget = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", budget.location(), budget.ref)
     on_other = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", other.location(), other.ref)
-    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [], [budget, other], Config())
+    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [],
+                                                         parallel._hidden([budget, other], Config()))
     assert kept == [on_other] and suppressed == [on_budget]
     assert on_budget.suppressed_by == "agreed with the platform team"
 
@@ -93,13 +95,127 @@ def test_jobs_must_be_a_positive_number(cli, jobs):
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang(cli, parts, monkeypatch):
-    parent, part = os.getpid(), parallel._part
+    parent, judge = os.getpid(), parallel._Part.judge
 
     def dying(*args, **kwargs):
         if os.getpid() != parent:
             os._exit(9)  # as the kernel's OOM killer would end it
-        return part(*args, **kwargs)
+        return judge(*args, **kwargs)
 
-    monkeypatch.setattr(parallel, "_part", dying)
+    monkeypatch.setattr(parallel._Part, "judge", dying)
     result = cli("lint", "--no-config", "--jobs", "2", CORPUS)
     assert result.code == 2 and "ended without answering" in result.err and "--jobs 1" in result.err
+
+
+DEPLOYMENT = """\
+# the workload: its claim template and its budget are in another file, judged in another part
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: server
+  namespace: ml
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: server}
+  template:
+    metadata:
+      labels: {app: server}
+    spec:
+      resourceClaims:
+      - name: gpu
+        resourceClaimTemplateName: one-gpu
+      containers:
+      - name: server
+        image: registry.example/server:1.0
+        resources:
+          claims:
+          - name: gpu
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: debug, namespace: ml}
+spec:
+  devices:
+    requests:
+    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, adminAccess: true}}
+"""
+TEMPLATE_AND_BUDGET = """\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: ml
+  labels: {resource.kubernetes.io/admin-access: "true"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: server
+  namespace: ml
+  annotations: {ignore.draguard.io/rollout-pdb: agreed with the platform team}
+spec:
+  maxUnavailable: 3
+  selector:
+    matchLabels: {app: server}
+"""
+
+
+def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypatch, tmp_path):
+    """The Deployment (a.yaml, part 0) names a claim template that b.yaml (part 1) holds, and
+    b.yaml's budget selects it; a.yaml's admin claim is in b.yaml's Namespace, labelled for
+    admin access: part 0 alone would report the template missing, the admin claim outside an
+    admin namespace, and the budget selecting nothing. The parent judges them again beside
+    what they looked up; the rollout-pdb finding placed on the budget is suppressed by the
+    budget's annotation."""
+    (tmp_path / "a.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "b.yaml").write_text(TEMPLATE_AND_BUDGET)
+    again, judge_again = [], parallel._judged_again
+
+    def counted(*args):
+        result = judge_again(*args)
+        again.append(sorted({f.location.file.rsplit("/", 1)[-1] for f in result.findings + result.suppressed}))
+        return result
+
+    monkeypatch.setattr(parallel, "_judged_again", counted)
+    lint = ("lint", "--no-config", "--profile", "strict", "--show-suppressed", "-f", "json", tmp_path)
+    one = cli(*lint, "--jobs", "1")
+    many = cli(*lint, "--jobs", "2")
+    assert parts == [2] and again == [["a.yaml", "b.yaml"]]
+    assert (many.code, many.out) == (one.code, one.out)
+    rules = {f["rule"] for f in many.json["findings"]}
+    assert rules.isdisjoint({"claim-reference-missing", "pdb-selects-nothing", "rollout-pdb",
+                             "admin-access-namespace"}) and "admin-access-label" in rules
+    assert [(f["rule"], f["file"].rsplit("/", 1)[-1]) for f in many.json["suppressed"]] == [("rollout-pdb", "b.yaml")]
+
+
+@pytest.mark.parametrize("sizes,jobs", [([1] * 20, 2), ([5, 5, 5, 5], 2), ([100, 1, 1, 1], 3), ([1] * 10 + [0, 0], 4), ([7, 0, 0], 2)])
+def test_the_files_are_cut_into_runs_of_about_the_same_size(monkeypatch, tmp_path, sizes, jobs):
+    """Consecutive files, every one in one part, no more parts than jobs (files of no bytes,
+    or units with nothing to read, at the end included), none empty; this process's part
+    PARENT_SHARE of another's."""
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    units = []
+    for n, size in enumerate(sizes):
+        (tmp_path / f"{n:02}.yaml").write_text("#" * size)
+        units.append(Unit("file", str(tmp_path / f"{n:02}.yaml"), f"{n:02}.yaml"))
+    shares = parallel._shares(units, jobs)
+    assert [u for share in shares for u in share] == units
+    assert 1 <= len(shares) <= jobs and all(shares)
+    if sizes == [1] * 20:  # this process's part the smaller: it writes the report too
+        assert [len(share) for share in shares] == [9, 11]
+
+
+def test_stdin_and_renders_are_read_in_one_process(monkeypatch, tmp_path):
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    (tmp_path / "a.yaml").write_text("#" * 10)
+    units = [Unit("file", str(tmp_path / "a.yaml"), "a.yaml"), Unit("stdin", "-", "-")]
+    assert parallel._shares(units, 2) == [units]
