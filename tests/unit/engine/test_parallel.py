@@ -219,3 +219,58 @@ def test_stdin_and_renders_are_read_in_one_process(monkeypatch, tmp_path):
     (tmp_path / "a.yaml").write_text("#" * 10)
     units = [Unit("file", str(tmp_path / "a.yaml"), "a.yaml"), Unit("stdin", "-", "-")]
     assert parallel._shares(units, 2) == [units]
+
+
+POD_AND_BUDGET = """\
+# a pod its ReplicaSet (in another file, another part) made: it stands for nothing its
+# controller's template does not, so the budget selects nothing
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-1
+  namespace: ml
+  labels: {app: old}
+  ownerReferences:
+  - {apiVersion: apps/v1, kind: ReplicaSet, name: web, uid: 6f1c2a9e-0000-4000-8000-000000000001, controller: true}
+spec:
+  containers:
+  - {name: web, image: registry.example/web:1.0}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: old, namespace: ml}
+spec:
+  maxUnavailable: 1
+  selector:
+    matchLabels: {app: old}
+"""
+REPLICASET = """\
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web, namespace: ml, uid: 6f1c2a9e-0000-4000-8000-000000000001}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: new}
+  template:
+    metadata:
+      labels: {app: new}
+    spec:
+      containers:
+      - {name: web, image: registry.example/web:1.1}
+"""
+
+
+def test_a_pod_whose_controller_is_in_another_part_stands_for_its_template(cli, parts, tmp_path):
+    """The pod (a.yaml, part 0) names its ReplicaSet by uid; the ReplicaSet is in b.yaml (part
+    1). Part 0 alone would count the pod as a template of its own, which the budget selects;
+    in one process the budget selects nothing, and so it does in parts."""
+    (tmp_path / "a.yaml").write_text(POD_AND_BUDGET)
+    (tmp_path / "b.yaml").write_text(REPLICASET)
+    lint = ("lint", "--no-config", "--profile", "strict", "-f", "json", tmp_path)
+    one = cli(*lint, "--jobs", "1")
+    many = cli(*lint, "--jobs", "2")
+    assert parts == [2] and (many.code, many.out) == (one.code, one.out)
+    assert "pdb-selects-nothing" in {f["rule"] for f in many.json["findings"]}
+    alone = cli("lint", "--no-config", "--profile", "strict", "-f", "json", tmp_path / "a.yaml")
+    assert "pdb-selects-nothing" not in {f["rule"] for f in alone.json["findings"]}
