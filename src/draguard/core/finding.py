@@ -108,12 +108,12 @@ class Finding:
     #: by the file judged
     judged: object = field(default=None, compare=False, repr=False)
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[object, ...]:
         """Pickled (sent to another process: lint --jobs) without the object it was judged
         on, which stays with the process that judged it."""
         return tuple(None if name == "judged" else getattr(self, name) for name in _FINDING_FIELDS)
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[object, ...]) -> None:
         for name, value in zip(_FINDING_FIELDS, state):
             object.__setattr__(self, name, value)
 

@@ -110,7 +110,8 @@ class Fix:
     def __init__(self, title: str, applicability: Applicability, edits: Iterable[Edit]) -> None:
         edits = tuple(edits)
         try:
-            held: bytes | tuple[Edit, ...] = marshal.dumps(tuple((e.op.value, e.path, e.value) for e in edits))
+            recipe: Any = tuple((e.op.value, e.path, e.value) for e in edits)  # marshal's stub names its types
+            held: bytes | tuple[Edit, ...] = marshal.dumps(recipe)
         except ValueError:  # a value marshal cannot hold exactly: a dict or list subclass
             held = edits
         object.__setattr__(self, "title", bounded(title))  # it names what the input named
@@ -120,10 +121,10 @@ class Fix:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"a Fix is not changed: cannot set {name}")
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[object, ...]:
         return self.title, self.applicability, self._edits
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[object, ...]) -> None:
         for name, value in zip(self.__slots__, state):
             object.__setattr__(self, name, value)
 
