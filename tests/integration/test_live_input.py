@@ -155,7 +155,7 @@ def test_a_one_line_json_list_of_small_pods_costs_a_bounded_multiple_of_its_size
     """benchmarks/input_scaling.py's minified shape: 5 MB of legacy GPU pods (about 17,000,
     each with a finding and its fix) on one line. The peak RSS of the whole process over the
     input's size, as the benchmark reports it (the interpreter's own ~33 MiB included):
-    about 60x before the positions, fixes and views were made compact, 37x after."""
+    about 60x before the positions, fixes and views were made compact, 34x after."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from input_scaling import generate
 
