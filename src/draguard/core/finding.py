@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from .excerpt import bounded
@@ -86,9 +86,11 @@ class Site(NamedTuple):
     offset: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Finding:
-    """One problem at one place; `help` says in prose what to do, `fix` is the change as data."""
+    """One problem at one place; `help` says in prose what to do, `fix` is the change as data.
+    Slotted: a run keeps every finding until its report is written, and a dict of twelve
+    fields per finding was a tenth of what judging a stream of 10,406 pods held."""
 
     rule: str
     category: str
@@ -109,10 +111,14 @@ class Finding:
     #: by the file judged
     judged: object = field(default=None, compare=False, repr=False)
 
-    def __getstate__(self) -> dict[str, object]:
+    def __getstate__(self) -> tuple[object, ...]:
         """Pickled (sent to another process: lint --jobs) without the object it was judged
         on, which stays with the process that judged it."""
-        return dict(self.__dict__, judged=None)
+        return tuple(None if name == "judged" else getattr(self, name) for name in _FINDING_FIELDS)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for name, value in zip(_FINDING_FIELDS, state):
+            object.__setattr__(self, name, value)
 
     def __post_init__(self) -> None:
         # what a rule quoted from the input is the tenant's: bounded once, here, for every report
@@ -152,6 +158,9 @@ class Finding:
             "object": self.obj.as_json(),
             "fix": self.fix.as_json() if self.fix else None,
         }
+
+
+_FINDING_FIELDS = tuple(f.name for f in fields(Finding))
 
 
 class Problem(Value):

@@ -52,7 +52,7 @@ def json_pointer(path: Path) -> str:
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     """A place in the input. `line`/`column` are 1-based (columns count characters) and None
     for objects that never had text (admission requests, live objects); `path` is None only

@@ -169,6 +169,7 @@ class Run:
                     raw.extend(unknown)
                 if reasons:
                     hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
+            object_set.done(manifest)
         object_set.judging(None)
         if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
             raw.append(_live_note(live, config, inputs.manifests))

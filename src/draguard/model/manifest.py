@@ -94,6 +94,14 @@ class Manifest:
             told(self.unread.get(compute, ()))
         return cast(_View, found)  # keyed by `compute`, so the value is what it returned
 
+    def forget_views(self) -> None:
+        """Drop what `derive` kept, once the object's own rules are done with it: a stream of
+        pods kept a pod site with its container sites (1.2 KiB) per pod to the end of the run.
+        A rule judging another object that reads a view again derives it again (the indexes
+        of the object set keep their own)."""
+        self.derived.clear()
+        self.unread.clear()
+
     @property
     def metadata(self) -> YamlMap:
         return self._metadata

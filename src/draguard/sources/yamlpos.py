@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import operator
 import re
+import struct
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -37,8 +39,10 @@ class _Loader(_BaseLoader):
     methods those calls were a fifth of a parse (measured)."""
 
     #: memoized: manifests repeat the same keys and values (name, image, nvidia.com/gpu, ...)
-    #: thousands of times, and the regex resolver was a third of the parse time
-    resolve = staticmethod(lru_cache(maxsize=1 << 16)(lambda kind, value, implicit: _RESOLVE(kind, value, implicit)))
+    #: thousands of times, and the regex resolver was a third of the parse time. 1,024 entries
+    #: hit as often as 65,536 did on a stream of pods (1,213,838 hits of 10 MB): what misses is
+    #: unique (names), and 65,536 of those held 7 MiB of a 10 MB stream's parse
+    resolve = staticmethod(lru_cache(maxsize=1 << 10)(lambda kind, value, implicit: _RESOLVE(kind, value, implicit)))
     # The safe loader has no path resolvers: C callables that take the hooks' arguments and
     # do nothing the loader reads
     descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # a no-op with the hook's arguments
@@ -48,72 +52,71 @@ class _Loader(_BaseLoader):
 Mark = tuple  # (line, column), both 1-based
 
 
-#: Positions are packed into one int per key (or item): a tuple of four ints cost ~130 bytes
-#: per key, a third of the memory of a large live-cluster List. 26 bits hold any line or
-#: column of a file under the 32 MiB limit.
-_BITS = 26
-_MASK = (1 << _BITS) - 1
+#: A parsed collection's positions are one bytes object of unsigned 32-bit numbers: its own
+#: (line, column), then each key's and its value's (a mapping: four numbers a key) or each
+#: item's (a sequence: two an item). Ints in a list cost ~48 bytes a position (an int object
+#: and its slot) and the list its own header: 15x the input for a stream of small objects,
+#: of which the positions were a third (tracemalloc). A position is unpacked only for a finding.
+_WORD = "I"
+_PAIR = struct.Struct("=2I")
+_QUAD = struct.Struct("=4I")
 
 
-def pack_mark(line: int, column: int) -> int:
-    return line << _BITS | column
-
-
-def unpack_mark(packed: int) -> Mark:
-    return packed >> _BITS, packed & _MASK
+def _sealed(numbers: list[int]) -> bytes:
+    return array(_WORD, numbers).tobytes()
 
 
 class _Placed:
-    """Where a parsed collection starts, packed into one int (`packed`; a (line, column) tuple
-    per collection cost ~80 bytes more), read as `mark`; data that never had text has none."""
+    """Where a parsed collection starts (the first two numbers of `marks`), read as `mark`;
+    data that never had text has none."""
 
     __slots__ = ()
 
     @property
     def mark(self) -> Mark | None:
-        packed = getattr(self, "packed", None)
-        return unpack_mark(packed) if packed is not None else None
+        marks = getattr(self, "marks", None)
+        return _PAIR.unpack_from(marks) if marks is not None else None
 
 
 class YMap(_Placed, dict):
-    """A mapping that knows where it is: `mark` (line, column), `marks[i]` = the packed
-    positions of its i-th key and that key's value (`key_mark`, `value_mark`), and `path`
-    from the document root. Objects that never had text (admission requests) have a path
-    only. The marks are a list in the keys' order, not a mapping: a mapping per mapping was
-    a fifth of a large stream's memory, and a position is looked up only for a finding."""
+    """A mapping that knows where it is: `mark` (line, column), `key_mark` and `value_mark`
+    of each key, and `path` from the document root. Objects that never had text (admission
+    requests) have a path only. The positions follow the keys' order, not a mapping: a
+    mapping per mapping was a fifth of a large stream's memory."""
 
-    __slots__ = ("packed", "marks", "path")
-    packed: int
-    marks: list[int]  # the packed positions of each key and its value, in the keys' order
+    __slots__ = ("marks", "path")
+    marks: bytes  # (line, column) of the mapping, then of each key and its value, in the keys' order
     path: tuple
 
-    def _packed(self, key) -> int | None:
+    def _quad(self, key) -> tuple[int, int, int, int] | None:
         marks = getattr(self, "marks", None)
         if marks is None or key not in self:
             return None
-        index = list(self).index(key)
-        return marks[index] if index < len(marks) else None
+        offset = _PAIR.size + list(self).index(key) * _QUAD.size
+        return _QUAD.unpack_from(marks, offset) if offset < len(marks) else None
 
     def key_mark(self, key) -> Mark | None:
-        m = self._packed(key)
-        return unpack_mark(m >> 2 * _BITS) if m is not None else self.mark
+        m = self._quad(key)
+        return m[:2] if m is not None else self.mark
 
     def value_mark(self, key) -> Mark | None:
-        m = self._packed(key)
-        return unpack_mark(m & ((1 << 2 * _BITS) - 1)) if m is not None else self.mark
+        m = self._quad(key)
+        return m[2:] if m is not None else self.mark
 
 
 class YSeq(_Placed, list):
     """A sequence that knows where it is, where each item is (`item_mark`), and its path."""
 
-    __slots__ = ("packed", "marks", "path")
-    packed: int
-    marks: list[int]  # the packed position of each item
+    __slots__ = ("marks", "path")
+    marks: bytes  # (line, column) of the sequence, then of each item
     path: tuple
 
     def item_mark(self, index: int) -> Mark | None:
-        marks = getattr(self, "marks", ())
-        return unpack_mark(marks[index]) if 0 <= index < len(marks) else self.mark
+        marks = getattr(self, "marks", None)
+        if marks is None:
+            return None
+        offset = _PAIR.size * (index + 1)
+        return _PAIR.unpack_from(marks, offset) if index >= 0 and offset < len(marks) else self.mark
 
 
 def mark_of(container, key=None, *, value: bool = False) -> Mark | None:
@@ -237,13 +240,32 @@ def _short(value: str) -> str:
     return _intern(value) if len(value) <= 64 else value
 
 
+class _Paths:
+    """One tuple for each path met again: every document of a stream of pods has its
+    `("spec", "containers", 0)`, and a tuple per collection was a tenth of such a stream's
+    memory. Bounded: a document of many distinct paths (a long list) clears it now and then."""
+
+    __slots__ = ("seen",)
+    _SIZE = 4096
+
+    def __init__(self):
+        self.seen: dict[tuple, tuple] = {}
+
+    def shared(self, path: tuple) -> tuple:
+        seen = self.seen
+        if len(seen) >= self._SIZE:
+            seen.clear()
+        return seen.setdefault(path, path)
+
+
 class _Builder:
     """Builds one document; counts expanded nodes so alias bombs are refused early."""
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, paths: "_Paths"):
         self.limits = limits
         self.count = 0
         self.memo: dict[int, tuple] = {}
+        self.paths = paths
         self.problems: list[ParseProblem] = []
 
     def build(self, node, path: tuple = ()):
@@ -280,9 +302,8 @@ class _Builder:
         """Aliased nodes keep the path of their anchor: that is where their text is."""
         result = YMap()
         start = node.start_mark
-        result.packed = (start.line + 1) << _BITS | start.column + 1
-        result.path = path
-        marks = result.marks = []
+        result.path = self.paths.shared(path)
+        marks = [start.line + 1, start.column + 1]
         merges = []
         for knode, vnode in node.value:
             km, vm = knode.start_mark, vnode.start_mark
@@ -295,39 +316,39 @@ class _Builder:
             key = _intern(knode.value)  # keys repeat in every object: one string each saves a fifth of the memory
             if key == "managedFields" and path[-1:] == ("metadata",) and vnode.__class__ is SequenceNode:
                 continue  # server-side apply records of a live object: half its size, read by no rule
-            again = key in result
+            again = 2 + 4 * list(result).index(key) if key in result else 0  # where its position is
             if again:
                 self.problems.append(
                     ParseProblem("duplicate-key", f"mapping key {key!r} already defined", km.line + 1, km.column + 1,
-                                 earlier=result.key_mark(key))
+                                 earlier=(marks[again], marks[again + 1]))
                 )
             if vnode.__class__ is ScalarNode:
                 self.count += 1
                 result[key] = _short(vnode.value) if vnode.tag == _STR else _scalar(vnode)
             else:
                 result[key] = self.build(vnode, path + (key,))
-            packed = ((((km.line + 1) << _BITS | km.column + 1) << _BITS | vm.line + 1) << _BITS) | vm.column + 1
+            quad = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
             if again:  # the key keeps its place among the keys; its position is the last one's
-                marks[list(result).index(key)] = packed
+                marks[again:again + 4] = quad
             else:
-                marks.append(packed)
+                marks += quad
         for vnode in merges:  # YAML merge keys: explicit keys win, as in go-yaml
             sources = vnode.value if vnode.__class__ is SequenceNode else [vnode]
             for source in sources:
                 merged = self.build(source, path + ("<<",))
                 if isinstance(merged, YMap):
-                    for key, value, packed in zip(merged, merged.values(), merged.marks):
+                    for key, value, quad in zip(merged, merged.values(), _QUAD.iter_unpack(merged.marks[_PAIR.size:])):
                         if key not in result:
                             result[key] = value
-                            marks.append(packed)
+                            marks += quad
+        result.marks = _sealed(marks)
         return result
 
     def _sequence(self, node: SequenceNode, path: tuple) -> YSeq:
         result = YSeq()
         start = node.start_mark
-        result.packed = (start.line + 1) << _BITS | start.column + 1
-        result.path = path
-        marks = result.marks = []
+        result.path = self.paths.shared(path)
+        marks = [start.line + 1, start.column + 1]
         append, mark_append = result.append, marks.append
         for index, item in enumerate(node.value):
             m = item.start_mark
@@ -336,7 +357,9 @@ class _Builder:
                 append(_short(item.value) if item.tag == _STR else _scalar(item))
             else:
                 append(self.build(item, path + (index,)))
-            mark_append((m.line + 1) << _BITS | m.column + 1)
+            mark_append(m.line + 1)
+            mark_append(m.column + 1)
+        result.marks = _sealed(marks)
         return result
 
 
@@ -350,6 +373,7 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
     documents: list[Document] = []
     problems: list[ParseProblem] = []
     loader = _Loader(text)
+    paths = _Paths()
     index = 0
     try:
         while loader.check_node():
@@ -365,7 +389,7 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
                     "limit", f"document is larger than {limits.max_document_bytes} bytes; not checked",
                     start.line + 1, start.column + 1))
                 continue
-            builder = _Builder(limits)
+            builder = _Builder(limits, paths)
             try:
                 doc.data = builder.build(node, root_path)
             except BuildError as exc:

@@ -143,3 +143,30 @@ def test_a_finding_sent_to_another_process_leaves_its_object_behind():
     assert finding.judged is not None
     copy = pickle.loads(pickle.dumps(finding))
     assert copy.judged is None and copy == finding
+
+
+def test_a_judged_object_keeps_no_views_and_another_rule_derives_them_again(monkeypatch):
+    """The views derived while an object is judged (its pod sites) are dropped once its own
+    rules are done: a stream of pods kept them all to the end of the run. A budget judged
+    after the pods reads their templates again, and finds what it found when they were kept."""
+    from draguard.model.manifest import Manifest
+
+    pods = Inputs.loaded(_loaded(PLAIN + "---\n" + PLAIN.replace("name: same", "name: other")))
+    assert len(Run(Config(), pods).findings().findings) >= 2
+    assert [m.derived for m in pods.manifests] == [{}, {}]
+    budget = ("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: b, namespace: team-a}\n"
+              "spec: {maxUnavailable: 0, selector: {matchLabels: {app: x}}}\n---\n"
+              "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: c, namespace: team-a}\n"
+              "spec: {maxUnavailable: 0, selector: {matchLabels: {app: y}}}\n")
+    labelled = PLAIN.replace("name: same", "name: same\n  labels: {app: x}")
+    forgetting = Run(Config(), Inputs.loaded(_loaded(labelled + "---\n" + budget))).findings()
+    monkeypatch.setattr(Manifest, "forget_views", lambda self: None)
+    keeping = Run(Config(), Inputs.loaded(_loaded(labelled + "---\n" + budget))).findings()
+    assert [f.as_json() for f in forgetting.findings] == [f.as_json() for f in keeping.findings]
+    assert [f.obj.name for f in forgetting.findings if f.rule == "pdb-selects-nothing"] == ["c"]
+
+
+def _loaded(text: str) -> Loaded:
+    loaded = Loaded()
+    load_text(Source("a.yaml", text), loaded)
+    return loaded
