@@ -177,7 +177,7 @@ class Dirty:
     def add(self, before: Loaded, after: Loaded) -> None:
         old = [entry.data for entry in before.entries]
         new = [entry.data for entry in after.entries]
-        for data in [d for d in old if d not in new] + [d for d in new if d not in old]:
+        for data in _unmatched(old, new) + _unmatched(new, old):
             self._touch(data)
 
     def _touch(self, data) -> None:
@@ -211,6 +211,25 @@ class Dirty:
             elif (kind, namespace, name) in self.named or (kind, "", name) in self.named:
                 return True
         return False
+
+
+def _unmatched(these: list, those: list) -> list:
+    """The objects of `these` equal to none of `those` (`not in`, in their order), each compared
+    only with those of its own kind, namespace and name: `not in` the whole list compared every
+    object with every other, quadratic in a stream whose objects a round all changes (9 s of
+    the 24 s that fixing a 1 MB stream of 3,400 pods took)."""
+    named: dict[tuple[str, str, str], list] = {}
+    for data in those:
+        named.setdefault(_name(data), []).append(data)
+    return [data for data in these if data not in named.get(_name(data), ())]
+
+
+def _name(data) -> tuple[str, str, str]:
+    """An object's kind, namespace and name as strings ("" where not one): equal objects have
+    the same (a string equals only a string)."""
+    data = mapping(data)
+    metadata = mapping(data.get("metadata"))
+    return text(data.get("kind")), text(metadata.get("namespace")), text(metadata.get("name"))
 
 
 #: kinds that hold no pod spec; anything else may (workload custom resources included)
