@@ -89,3 +89,12 @@ def test_documents_on_their_separators_line_and_after_a_directive(text):
     planned = [(1, (set_value(("n",), 3),)), (0, (set_value(("n",), 4),))]
     fixed, _ = apply_fixes(text, planned)
     assert [d["n"] for d in parse(fixed).documents] == [4, 3]
+
+
+def test_documents_planned_first_to_last_are_spliced_in_the_whole_text():
+    """A plan that is not last first (no caller makes one): each document after the first is
+    spliced in the text as the ones before left it, as before."""
+    text = "kind: a\nn: 1\n---\nkind: b\nn: 2\n---\nkind: c\nn: 3\n"
+    planned = [(0, (set_value(("n",), 4),)), (2, (set_value(("n",), 5),))]
+    fixed, _ = apply_fixes(text, planned)
+    assert fixed == text.replace("n: 1", "n: 4").replace("n: 3", "n: 5")
