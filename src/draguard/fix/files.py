@@ -8,11 +8,11 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..core.atomic import TEMPORARY_PREFIX, atomic_writer
 from ..sources.loader import Loaded
+from .hunks import _CONTEXT, Change, unified
 
 BOM = "\ufeff"
 
@@ -206,24 +206,12 @@ def _running(pid: int) -> bool:
     return True
 
 
-_CONTEXT = 3  # lines of context around a hunk, as diff -u and difflib
-#: what leaves a line of `str.splitlines` without a final "\n": a break other than "\n" (and
-#: "\r\n"), or a last line without one
-_LINE_WITHOUT_NEWLINE = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|[^\n]\Z")
-_HUNK = re.compile(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", re.MULTILINE)
-
-
-def _range(length: int) -> str:
-    """The range of a hunk of `length` lines at the start of a text, as difflib writes it
-    (difflib._format_range_unified); unified_diff shifts it to where the text starts."""
-    return "1" if length == 1 else f"{int(length > 0)},{length}"
-
-
 def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> str:
     """`diff -u` of two texts; `first_line`: the line number `before` starts at in its file
-    (a report's excerpt). The lines both share at the start and the end, but for the
-    context, are left out before difflib compares them: it compared every line of a file
-    (and of each document an HTML report shows a fix on) where a fix changed a few."""
+    (a report's excerpt). The lines both share at the start and the end are left out before
+    difflib compares what is between (it compared every line of a file where a fix changed a
+    few); one run of lines replaced, added or taken out needs no comparison at all. The hunks
+    are written by fix.hunks, as a report's diffs are."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     head = 0
     while head < len(old) and head < len(new) and old[head] == new[head]:
@@ -231,24 +219,12 @@ def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> 
     tail = 0
     while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
         tail += 1
-    skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)
     removed, added = old[head:len(old) - tail], new[head:len(new) - tail]
-    names = f"a/{display.lstrip('/')}", f"b/{display.lstrip('/')}"
-    lines: Iterable[str]
-    if removed and added and not set(removed).isdisjoint(added):
-        lines = difflib.unified_diff(old[skip:len(old) - keep], new[skip:len(new) - keep], *names)
-    elif removed or added:  # one run of lines replaced, added or taken out: one hunk, as difflib writes it
-        leading, trailing = old[skip:head], old[len(old) - tail:len(old) - keep]
-        lines = [f"--- {names[0]}\n", f"+++ {names[1]}\n",
-                 f"@@ -{_range(len(old) - keep - skip)} +{_range(len(new) - keep - skip)} @@\n",  # from skip
-                 *(" " + line for line in leading), *("-" + line for line in removed),
-                 *("+" + line for line in added), *(" " + line for line in trailing)]
+    if removed and added and not set(removed).isdisjoint(added):  # compared with its context, as diff -u did
+        skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)
+        matcher = difflib.SequenceMatcher(None, old[skip:len(old) - keep], new[skip:len(new) - keep])
+        found = [Change(skip + i1, old[skip + i1:skip + i2], new[skip + j1:skip + j2])
+                 for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
     else:
-        return ""
-    if _LINE_WITHOUT_NEWLINE.search(before) is None and _LINE_WITHOUT_NEWLINE.search(after) is None:
-        out = "".join(lines)  # every line ends with "\n": no line to mark, and no Python call per line
-    else:
-        out = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-    shift = skip + first_line - 1
-    return _HUNK.sub(lambda m: f"@@ -{int(m[1]) + shift}{m[2] or ''} +{int(m[3]) + shift}{m[4] or ''} @@", out) \
-        if shift else out
+        found = [Change(head, removed, added)] if removed or added else []
+    return unified(display, before, found, first_line)

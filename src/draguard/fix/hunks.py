@@ -21,6 +21,9 @@ import re
 from typing import NamedTuple
 
 _CONTEXT = 3  # lines of context around a hunk, as diff -u and difflib
+#: what leaves a line of `str.splitlines` without a final "\n": a break other than "\n" (and
+#: "\r\n"), or a last line without one
+_LINE_WITHOUT_NEWLINE = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|[^\n]\Z")
 #: the line breaks `str.splitlines` knows besides "\n" and "\r\n": the texts are cut into lines
 #: at "\n" here, so a text with one of these is left to a comparison of the texts
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -208,7 +211,8 @@ def unified(display: str, old: str, found: list[Change], first_line: int = 1) ->
         out += [" " + line for line in lines[at:high]]
         shift += grown
         group = [change] if change is not None else []
-    if old.endswith("\n") and all(c.added[-1].endswith("\n") for c in found if c.added):
+    if _LINE_WITHOUT_NEWLINE.search(old) is None and \
+            _LINE_WITHOUT_NEWLINE.search("".join(line for c in found for line in c.added)) is None:
         return "".join(out)  # every line ends with "\n": none to mark
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in out)
 

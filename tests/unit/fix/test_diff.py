@@ -86,3 +86,17 @@ def test_every_diff_applies_to_give_the_new_text():
 ])
 def test_lines_without_a_final_newline_are_marked_as_difflib_marks_them(before, after):
     assert unified_diff("x", before, after) == _difflib(before, after)
+
+
+def test_a_hunk_has_three_lines_of_context_before_its_first_change_as_diff_u():
+    """difflib was given the lines from three before the first differing one, and where it
+    placed an added line earlier among equal lines (`b` before `b`, `b`) the hunk began with
+    fewer than three lines of context (here one: `---`); the hunks are now written from the
+    comparison's changes with three, as `diff -u` writes them."""
+    before = "  x: 1\na\n---\nb\nb\n  x: 1\n  x: 1\nc\nc\nc\nc\nlimits:\nlimits:\nlimits:\nc\n  x: 1\nlimits:\nb\n"
+    after = "  x: 1\na\n---\nb\nb\nb\n  x: 1\n  x: 1\nc\nc\n  x: 1\nb\n---\nb\nc\nc\nlimits:\nlimits:\nlimits:\nb\n"
+    diff = unified_diff("x", before, after)
+    assert _patched(before, diff) == after
+    body = diff.split("@@\n", 1)[1].splitlines()
+    first = next(k for k, line in enumerate(body) if line[0] in "+-")
+    assert diff.split("\n")[2].startswith("@@ -1,") and first == 3, diff
