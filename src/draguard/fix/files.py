@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..core.atomic import TEMPORARY_PREFIX, atomic_writer
 from ..sources.loader import Loaded
-from .hunks import _CONTEXT, Change, unified
+from .hunks import _CONTEXT, Change, shared_ends, unified
 
 BOM = "\ufeff"
 
@@ -213,12 +213,7 @@ def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> 
     few); one run of lines replaced, added or taken out needs no comparison at all. The hunks
     are written by fix.hunks, as a report's diffs are."""
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    head = 0
-    while head < len(old) and head < len(new) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    head, tail = shared_ends(old, new)
     removed, added = old[head:len(old) - tail], new[head:len(new) - tail]
     if removed and added and not set(removed).isdisjoint(added):  # compared with its context, as diff -u did
         skip, keep = max(head - _CONTEXT, 0), max(tail - _CONTEXT, 0)

@@ -136,12 +136,7 @@ def changes(old: str, new: str, replaced: list[tuple[int, int, int, int]]) -> li
     line, counted = 0, 0
     for index, (old_start, old_end, new_start, new_end) in enumerate(widened):
         removed, added = old[old_start:old_end].splitlines(True), new[new_start:new_end].splitlines(True)
-        head = 0
-        while head < len(removed) and head < len(added) and removed[head] == added[head]:
-            head += 1
-        tail = 0
-        while tail < len(removed) - head and tail < len(added) - head and removed[-1 - tail] == added[-1 - tail]:
-            tail += 1
+        head, tail = shared_ends(removed, added)
         start = old_start + sum(map(len, removed[:head]))
         removed, added = removed[head:len(removed) - tail], added[head:len(added) - tail]
         if not removed and not added:
@@ -154,6 +149,18 @@ def changes(old: str, new: str, replaced: list[tuple[int, int, int, int]]) -> li
         counted = start
         out.extend(_compared(line, removed, added))
     return out
+
+
+def shared_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """How many lines two texts' lines share at their start, and then at their end (not
+    counting those of the start again)."""
+    head = 0
+    while head < len(old) and head < len(new) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < len(old) - head and tail < len(new) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return head, tail
 
 
 def _line_start(text: str, index: int) -> bool:
