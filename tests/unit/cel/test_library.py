@@ -294,8 +294,11 @@ def test_a_device_version_upstream_refuses_is_refused(text):
         semver_message(text)
 
 
-def test_the_built_in_inventorys_devices_become_selector_data_without_semver_or_descriptor_pb2():
-    """Their driverVersion attributes are versions; a one-file lint makes every device's data."""
+def test_the_built_in_inventorys_devices_become_selector_data_without_semver_or_descriptor_pb2(tmp_path):
+    """Their driverVersion attributes are versions; a one-file lint makes every device's data
+    (with an empty per-user cache: a repeat lint reads the selectors' verdicts from it and
+    loads no CEL at all, tests/unit/cli/test_startup.py)."""
+    import os
     import subprocess
     import sys
 
@@ -304,6 +307,7 @@ def test_the_built_in_inventorys_devices_become_selector_data_without_semver_or_
              "print(code, 'cel_expr_python' in sys.modules, 'semver' in sys.modules,"
              " 'google.protobuf.descriptor_pb2' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe, "examples/dra-inference/inference.yaml"],
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True,
+                          env={**os.environ, "DRAGUARD_CACHE_DIR": str(tmp_path)})
     assert done.stdout.split() == ["0", "True", "False", "False"]  # its selectors judged with CEL, clean
 
