@@ -471,3 +471,37 @@ def test_audit_reads_no_file_of_a_bundle_that_links_out(outside):
                                           "capturedAt: '2026-12-01T00:00:00Z'\n")
     (bundle / "pods.json").symlink_to(pods)
     refused(session_run(lambda s: s.call_tool("audit", {"dump": "bundle"}), cwd=root), "bundle/pods.json")
+
+
+def test_a_line_that_is_no_message_is_answered_and_the_session_goes_on():
+    """JSON-RPC 2.0 section 5.1: text that is not JSON gets -32700, JSON that is not a message
+    -32600, with its id where one can be read (null otherwise); the SDK's own transport
+    answers neither, and its client would wait for ever."""
+    import subprocess
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "raw", "version": "1"}}}
+    lines = [json.dumps(initialize), '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+             "not json",
+             '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"\\ud800"}}',
+             '{"jsonrpc":"2.0","id":5,"method":7}',
+             '{"jsonrpc":"2.0","id":"a","params":{"id":9}}',
+             '{"jsonrpc":"2.0","id":true}',
+             "[1]",
+             '{"jsonrpc":"2.0","id":3,"method":"ping"}']
+    server = subprocess.Popen([sys.executable, "-m", "draguard", "mcp"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    answers = []
+    try:
+        for line in lines:
+            server.stdin.write(line + "\n")
+        server.stdin.flush()
+        while not answers or answers[-1].get("id") != 3:
+            answers.append(json.loads(server.stdout.readline()))
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=30) == 0, server.stderr.read()
+    errors = [(answer["id"], answer["error"]["code"]) for answer in answers if "error" in answer]
+    assert errors == [(None, -32700), (None, -32700), (5, -32600), ("a", -32600), (None, -32600), (None, -32600)]
+    assert answers[0]["id"] == 1 and answers[-1] == {"jsonrpc": "2.0", "id": 3, "result": {}}

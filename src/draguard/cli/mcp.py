@@ -52,11 +52,13 @@ def run(args) -> int:
         return EXIT_ERROR
     _quiet_roots_deprecation()
     if args.http:
-        from .mcp_http import serve
+        from . import mcp_http
 
-        serve(server, args.host, args.port, args.token)
+        mcp_http.serve(server, args.host, args.port, args.token)
     else:
-        server.run("stdio")
+        from . import mcp_stdio
+
+        mcp_stdio.serve(server)
     return 0
 
 
