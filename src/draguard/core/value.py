@@ -1,5 +1,5 @@
-"""Small immutable records written by hand: compared, hashed, shown and pickled by their
-fields, as a frozen dataclass is.
+"""Small records written by hand: compared, shown (and, immutable, hashed and pickled) by
+their fields, as a dataclass is.
 
 Why not `@dataclass(frozen=True)`: a dataclass writes the source of its `__init__`, `__eq__`,
 `__repr__`, `__hash__`, `__setattr__` and `__delattr__` and compiles it at every start, about
@@ -14,12 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 
-class Value:
-    """A record whose identity is its fields (`__slots__`, in order): equal when of the same
-    class with equal fields, hashed and shown by them, pickled (for `--jobs` workers) as its
-    class called with them."""
+class Record:
+    """A mutable record, as a (non-frozen) dataclass is: its fields (`__slots__`, in order) set
+    in its own `__init__`, equal when of the same class with equal fields, unhashable, shown by
+    its fields but those in `_unshown` (a back reference, a recorder)."""
 
     __slots__: tuple[str, ...] = ()
+    _unshown: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]  # mutable: compared by its fields, never a key
 
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -29,12 +31,20 @@ class Value:
             return NotImplemented
         return self._fields() == other._fields()  # the same class
 
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__ if name not in self._unshown)
+        return f"{type(self).__qualname__}({shown})"
+
+
+class Value(Record):
+    """A record whose identity is its fields (`__slots__`, in order): equal when of the same
+    class with equal fields, hashed and shown by them, pickled (for `--jobs` workers) as its
+    class called with them."""
+
+    __slots__ = ()
+
     def __hash__(self) -> int:
         return hash(self._fields())
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
-        return f"{type(self).__qualname__}({shown})"
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         return self.__class__, self._fields()

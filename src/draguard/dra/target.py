@@ -99,4 +99,4 @@ class Target:
                request.tolerations)
         if key not in self.explained:
             self.explained[key] = explain_request(self.allocator, request, name, self.devices)
-        return dataclasses.replace(self.explained[key], request=name)
+        return self.explained[key].named(name)
