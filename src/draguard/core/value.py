@@ -5,13 +5,15 @@ Why not `@dataclass(frozen=True)`: a dataclass writes the source of its `__init_
 `__repr__`, `__hash__`, `__setattr__` and `__delattr__` and compiles it at every start, about
 0.7 ms a class: the ~60 a one-file lint made were a fifth of its start. A record here names its
 fields in `__slots__` and assigns them in its own `__init__`; this base gives the rest, once.
-What a frozen dataclass also gives and these do not: `dataclasses.replace`, `fields` and
-`asdict` (a class converted here is one nothing calls them on), and refusing assignment
-(nothing assigns to a record's fields after its `__init__`)."""
+What a frozen dataclass also gives and these do not: `fields` and `asdict` (a class converted
+here is one nothing calls them on), and refusing assignment (nothing assigns to a record's
+fields after its `__init__`); `replace` below is `dataclasses.replace` for records."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
+
+R = TypeVar("R", bound="Record")
 
 
 class Record:
@@ -48,3 +50,13 @@ class Value(Record):
 
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
         return self.__class__, self._fields()
+
+
+def replace(record: R, **changes: Any) -> R:
+    """`record` with some of its fields changed, as `dataclasses.replace` makes a dataclass's:
+    its class called with every field by name (a record's `__init__` takes them so); a name
+    that is no field is a TypeError."""
+    unknown = set(changes) - set(record.__slots__)
+    if unknown:
+        raise TypeError(f"{type(record).__qualname__} has no field {sorted(unknown)[0]!r}")
+    return type(record)(**{name: changes.get(name, getattr(record, name)) for name in record.__slots__})

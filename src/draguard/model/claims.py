@@ -279,7 +279,8 @@ class ClaimIndex(Record):
 
     def __init__(self, claims: dict[tuple[str, str], Manifest] | None = None,
                  templates: dict[tuple[str, str], Manifest] | None = None,
-                 claims_by_name: dict[str, Manifest] | None = None, templates_by_name: dict[str, Manifest] | None = None,
+                 claims_by_name: dict[str, Manifest] | None = None,
+                 templates_by_name: dict[str, Manifest] | None = None,
                  templates_by_file: dict[str, list[Manifest]] | None = None, read: LookupRecorder = _unrecorded):
         self.claims: dict[tuple[str, str], Manifest] = {} if claims is None else claims
         self.templates: dict[tuple[str, str], Manifest] = {} if templates is None else templates
