@@ -23,7 +23,7 @@ class Record:
 
     __slots__: tuple[str, ...] = ()
     _unshown: tuple[str, ...] = ()
-    __hash__ = None  # type: ignore[assignment]  # mutable: compared by its fields, never a key
+    # no __hash__: a class that defines __eq__ alone is unhashable (mutable: never a key)
 
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
