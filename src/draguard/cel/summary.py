@@ -10,8 +10,8 @@ on devices still compiles it (cel.env.compile_selector)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Iterable
 
 from ..core.usercache import cached_json, folder_stamp, source_stamp
@@ -84,12 +84,13 @@ def engine_stamp() -> str:
     """The stamps of the modules a summary is computed by: draguard's cel package, the
     quantity reader it folds literals with, cel-expr-python (found, not imported) and the
     protobuf it reads checked ASTs with (its version's file, installed beside it)."""
-    here = Path(__file__).parent
+    here = os.path.dirname(__file__)
     spec = importlib.util.find_spec("cel_expr_python")
-    engine = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
-    protobuf = [e.parent / "google" / "protobuf" / "__init__.py" for e in engine]
+    engine = list(spec.submodule_search_locations or []) if spec else []
+    protobuf = [os.path.join(os.path.dirname(e), "google", "protobuf", "__init__.py") for e in engine]
     return "\n".join((folder_stamp(here, *engine),
-                      source_stamp(here.parent / "core" / "quantity.py", *(p for p in protobuf if p.is_file()))))
+                      source_stamp(os.path.join(os.path.dirname(here), "core", "quantity.py"),
+                                   *(p for p in protobuf if os.path.isfile(p)))))
 
 
 def _facts(expression: str, allow_multiple_allocations: bool, includes: bool) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .finding import Problem, Severity
+from .value import Record
 from .versions import DEFAULT_KUBE_VERSION
 
 EXTERNAL_KINDS = ("resourceClaims", "resourceClaimTemplates", "deviceClasses")
@@ -32,12 +33,17 @@ class Configurable(Protocol):
     def options(self) -> Mapping[str, Defaulted]: ...
 
 
-@dataclass
-class RuleSettings:
+class RuleSettings(Record):
     """One rule's settings from a config file: on or off, its severity, its options."""
-    enabled: bool = True
-    severity: Severity | None = None
-    options: dict[str, object] = field(default_factory=dict)  # option -> value, checked by Option.coerce
+
+    __slots__ = ("enabled", "severity", "options")
+
+    def __init__(self, enabled: bool = True, severity: Severity | None = None,
+                 options: dict[str, object] | None = None):
+        self.enabled = enabled
+        self.severity = severity
+        #: option -> value, checked by Option.coerce
+        self.options: dict[str, object] = {} if options is None else options
 
 
 @dataclass

@@ -10,11 +10,11 @@ from __future__ import annotations
 import enum
 import marshal
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from .excerpt import bounded
 from .location import Path, format_path
+from .value import Value
 
 
 class Applicability(enum.Enum):
@@ -47,16 +47,18 @@ class Op(enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Value):
     """One change inside the finding's document (`path` from the document root), or a new
     document (`value` is the object). Every path of a fix names the document as it was
     before the fix: removing `containers[0]` does not renumber `containers[1]` for the
     fix's other edits."""
 
-    op: Op
-    path: Path = ()
-    value: object = None
+    __slots__ = ("op", "path", "value")
+
+    def __init__(self, op: Op, path: Path = (), value: object = None):
+        self.op = op
+        self.path = path
+        self.value = value
 
     def as_json(self) -> dict[str, object]:
         out: dict[str, object] = {"op": str(self.op)}

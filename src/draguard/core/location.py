@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+
+from .value import Value
 
 Path = tuple[str | int, ...]
 
@@ -52,18 +53,21 @@ def json_pointer(path: Path) -> str:
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in path)
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
+class Location(Value):
     """A place in the input. `line`/`column` are 1-based (columns count characters) and None
     for objects that never had text (admission requests, live objects); `path` is None only
     when the place is a whole file (a read error). `document` is the 0-based index of the YAML
     document in the file."""
 
-    file: str
-    line: int | None = None
-    column: int | None = None
-    path: Path | None = None
-    document: int | None = None
+    __slots__ = ("file", "line", "column", "path", "document")
+
+    def __init__(self, file: str, line: int | None = None, column: int | None = None, path: Path | None = None,
+                 document: int | None = None):
+        self.file = file
+        self.line = line
+        self.column = column
+        self.path = path
+        self.document = document
 
     @property
     def dotted(self) -> str | None:

@@ -9,22 +9,28 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+
+from .value import Value
 
 
-@dataclass(frozen=True)
-class Server:
+class Server(Value):
     """An inference server draguard knows: how to recognise it, and how it drains on SIGTERM."""
-    name: str
-    title: str
-    detect: str  # regex over the container's image, command and args, joined by spaces
-    process: str  # regex over a serving process's command line (/proc/PID/cmdline)
-    signal: str  # what starts its drain
-    drain_flag: str | None  # the flag that bounds its drain, when it has one
-    drain_seconds: float | None  # the drain without the flag (None: not documented)
-    flag_required: bool  # without the flag it aborts in-flight work instead of draining
-    source: str
-    note: str = ""
+
+    __slots__ = ("name", "title", "detect", "process", "signal", "drain_flag", "drain_seconds", "flag_required",
+                 "source", "note")
+
+    def __init__(self, name: str, title: str, detect: str, process: str, signal: str, drain_flag: str | None,
+                 drain_seconds: float | None, flag_required: bool, source: str, note: str = ""):
+        self.name = name
+        self.title = title
+        self.detect = detect  # regex over the container's image, command and args, joined by spaces
+        self.process = process  # regex over a serving process's command line (/proc/PID/cmdline)
+        self.signal = signal  # what starts its drain
+        self.drain_flag = drain_flag  # the flag that bounds its drain, when it has one
+        self.drain_seconds = drain_seconds  # the drain without the flag (None: not documented)
+        self.flag_required = flag_required  # without the flag it aborts in-flight work instead of draining
+        self.source = source
+        self.note = note
 
     def matches(self, text: str) -> bool:
         return re.search(self.detect, text) is not None

@@ -13,8 +13,8 @@ stored."""
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..cel.summary import engine_stamp
@@ -69,9 +69,9 @@ def _refused(value: object) -> Any:
 def _code_stamp() -> str:
     """The stamps of what computes a funnel: the CEL engine (cel.summary.engine_stamp),
     draguard's dra, facts and core modules, and the shipped data it reads."""
-    package = Path(__file__).parent.parent
-    return "\n".join((engine_stamp(), folder_stamp(*(package / part for part in ("dra", "facts", "core"))),
-                      source_stamp(*(DATA / name for name in _DATA))))
+    package = os.path.dirname(os.path.dirname(__file__))
+    return "\n".join((engine_stamp(), folder_stamp(*(os.path.join(package, part) for part in ("dra", "facts", "core"))),
+                      source_stamp(*(os.path.join(DATA, name) for name in _DATA))))
 
 
 def _well_formed(value: object) -> bool:

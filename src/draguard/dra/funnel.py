@@ -4,10 +4,9 @@ emptied it, and what could not be judged; as data, and as the JSON the per-user 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.value import Value
+from ..core.value import Record, Value
 
 
 class Stage(Value):
@@ -21,20 +20,31 @@ class Stage(Value):
         self.selector = selector  # index of the request selector this stage applied
 
 
-@dataclass
-class RequestExplanation:
+class RequestExplanation(Record):
     """A request's funnel: the devices left after each step and why it ends where it does."""
-    request: str
-    wanted: str  # "1 device", "all devices"
-    stages: list = field(default_factory=list)
-    needed: int = 1  # devices the request takes at least (its count; one for All)
-    emptied_at: Stage | None = None
-    errors: list = field(default_factory=list)
-    #: what draguard's CEL engine could not evaluate where upstream's would (CelUnsupported):
-    #: the funnel after it proves nothing
-    unjudged: list = field(default_factory=list)
-    note: str = ""
-    skipped: list = field(default_factory=list)  # pools the allocator does not read, and why
+
+    __slots__ = ("request", "wanted", "stages", "needed", "emptied_at", "errors", "unjudged", "note", "skipped")
+
+    def __init__(self, request: str, wanted: str, stages: list | None = None, needed: int = 1,
+                 emptied_at: Stage | None = None, errors: list | None = None, unjudged: list | None = None,
+                 note: str = "", skipped: list | None = None):
+        self.request = request
+        self.wanted = wanted  # "1 device", "all devices"
+        self.stages = [] if stages is None else stages
+        self.needed = needed  # devices the request takes at least (its count; one for All)
+        self.emptied_at = emptied_at
+        self.errors = [] if errors is None else errors
+        #: what draguard's CEL engine could not evaluate where upstream's would (CelUnsupported):
+        #: the funnel after it proves nothing
+        self.unjudged = [] if unjudged is None else unjudged
+        self.note = note
+        self.skipped = [] if skipped is None else skipped  # pools the allocator does not read, and why
+
+    def named(self, request: str) -> RequestExplanation:
+        """This funnel for the request named `request`, sharing its stages and notes (a funnel
+        is the same for every request of its shape)."""
+        return RequestExplanation(request, self.wanted, self.stages, self.needed, self.emptied_at, self.errors,
+                                  self.unjudged, self.note, self.skipped)
 
     def text(self) -> str:
         funnel = " -> ".join(f"{s.label}: {s.count}" for s in self.stages)

@@ -27,7 +27,7 @@ def builtin_manifests() -> tuple:
     them cost a one-file lint about as much as judging it), keyed by the files they are
     generated from."""
     here = Path(__file__)
-    sources = (here, here.with_name("generate.py"), DATA / "gpus.yaml", DATA / "driver-attributes.yaml")
+    sources = (here, here.with_name("generate.py"), Path(DATA, "gpus.yaml"), Path(DATA, "driver-attributes.yaml"))
     objects = cached_json("inventory", f"built-in {__version__} {source_stamp(*sources)}", _generate_builtin)
     source = Source("(built-in inventory)", "")
     # generated, not read: no positions to keep (a finding never points into it)
@@ -99,4 +99,4 @@ class Target:
                request.tolerations)
         if key not in self.explained:
             self.explained[key] = explain_request(self.allocator, request, name, self.devices)
-        return dataclasses.replace(self.explained[key], request=name)
+        return self.explained[key].named(name)

@@ -39,7 +39,6 @@ from ..rules.base import Profile
 from ..rules.custom import rule_named
 from ..rules.selection import Selection
 from ..sources.yamlpos import DocumentError, YMap, mark_of, read_document
-from .user_checks import read_checks
 
 CONFIG_NAMES = (".draguard.yaml", ".draguard.yml")
 _TOP_KEYS = {"kubeVersion", "failOn", "rules", "external", "adminNamespaces", "daemonSets", "inventory",
@@ -127,6 +126,8 @@ class _Reader:
         if "featureGates" in data:
             self._feature_gates(data)
         if "checks" in data:
+            from .user_checks import read_checks  # a config with checks of its own only
+
             self.config.checks = read_checks(data["checks"], data, "checks", self.path, self.fail)
         self._selection(data)
         rules = data.get("rules")

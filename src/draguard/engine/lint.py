@@ -6,11 +6,11 @@ memory. All return the same result."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
+from ..core.value import Value
 from ..model.manifest import Manifest
 from ..sources.discover import DEFAULT_INCLUDE, Unit, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
@@ -37,20 +37,24 @@ def lint_objects(objects: Iterable[Manifest | dict], config: Config, *,
     return Run(config, Inputs.objects(objects), Against(inventory)).findings()
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(Value):
     """How `lint_paths` reads its inputs: the files a folder holds that are read (`include`,
     `exclude`: globs), the input limits, what '-' reads (`stdin`: binary, default the
     process's), the values files and --set pairs charts are rendered with, and `reference`:
     inputs whose objects the rules read (sources.loader.load_reference) but never judge."""
 
-    include: tuple[str, ...] = DEFAULT_INCLUDE
-    exclude: tuple[str, ...] = ()
-    limits: Limits = DEFAULT_LIMITS
-    stdin: BinaryIO | None = None
-    helm_values: tuple[str, ...] = ()
-    helm_set: tuple[str, ...] = ()
-    reference: tuple[str, ...] = ()
+    __slots__ = ("include", "exclude", "limits", "stdin", "helm_values", "helm_set", "reference")
+
+    def __init__(self, include: tuple[str, ...] = DEFAULT_INCLUDE, exclude: tuple[str, ...] = (),
+                 limits: Limits = DEFAULT_LIMITS, stdin: BinaryIO | None = None, helm_values: tuple[str, ...] = (),
+                 helm_set: tuple[str, ...] = (), reference: tuple[str, ...] = ()):
+        self.include = include
+        self.exclude = exclude
+        self.limits = limits
+        self.stdin = stdin
+        self.helm_values = helm_values
+        self.helm_set = helm_set
+        self.reference = reference
 
 
 def read_inputs(inputs: list[str], config: Config, reading: Reading, progress: Progress | None) -> Inputs:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..core.config import Config
 from ..core.finding import Finding, ObjectRef, Severity
 from ..core.location import Location
+from ..core.value import Record
 from ..sources.loader import Source
 
 INTERNAL_ERROR = "internal-error"
@@ -23,15 +22,19 @@ def engine_finding(rule_id: str, message: str, location: Location, obj: ObjectRe
     return Finding(rule.id, rule.category, rule.severity, message, location, obj if obj is not None else ObjectRef())
 
 
-@dataclass
-class LintResult:
+class LintResult(Record):
     """What a lint run found, kept apart from what was suppressed, with what it read."""
-    findings: list[Finding]
-    suppressed: list[Finding]
-    config: Config
-    objects: int = 0
-    sources: list[Source] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)  # files read and refused (binary, too large)
+
+    __slots__ = ("findings", "suppressed", "config", "objects", "sources", "refused")
+
+    def __init__(self, findings: list[Finding], suppressed: list[Finding], config: Config, objects: int = 0,
+                 sources: list[Source] | None = None, refused: list[str] | None = None):
+        self.findings = findings
+        self.suppressed = suppressed
+        self.config = config
+        self.objects = objects
+        self.sources: list[Source] = [] if sources is None else sources
+        self.refused: list[str] = [] if refused is None else refused  # files read and refused (binary, too large)
 
     @property
     def internal_errors(self) -> int:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from functools import lru_cache
 from importlib.util import find_spec
-from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from ..core.location import format_path
@@ -20,18 +20,18 @@ from ..core.usercache import cached_json, source_stamp
 
 
 @lru_cache(maxsize=None)
-def _schema_root() -> Path:
+def _schema_root() -> str:
     # located, not imported: importing kubernetes_validate pulls in jsonschema (~0.1 s)
     spec = find_spec("kubernetes_validate")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the kubernetes-validate package is not installed")
-    return Path(spec.submodule_search_locations[0]) / "kubernetes-json-schema"
+    return os.path.join(spec.submodule_search_locations[0], "kubernetes-json-schema")
 
 
-def _schema_dir(kube_version: str, strict: bool) -> Path:
+def _schema_dir(kube_version: str, strict: bool) -> str:
     """strict: unknown fields are errors (the API server's fieldValidation=Strict, kubectl's
     default); otherwise only types, formats and required fields are checked."""
-    return _schema_root() / f"v{kube_version}.0-local{'-strict' if strict else ''}"
+    return os.path.join(_schema_root(), f"v{kube_version}.0-local{'-strict' if strict else ''}")
 
 
 #: how a kind's schema file refers to the shared definitions, and how the schema bundled for
@@ -43,14 +43,16 @@ _SHARED_REF, _OWN_REF = "/api/_definitions.json#/$defs/", "#/$defs/"
 def _definitions(kube_version: str, strict: bool) -> dict:
     """The release's shared definitions (1.8 MB of JSON), read only to bundle a kind the
     per-user cache does not hold yet."""
-    return json.loads((_schema_dir(kube_version, strict) / "_definitions.json").read_text())["$defs"]
+    with open(os.path.join(_schema_dir(kube_version, strict), "_definitions.json"), encoding="utf-8") as handle:
+        return json.load(handle)["$defs"]
 
 
-def _bundled(path: Path, kube_version: str, strict: bool) -> dict:
+def _bundled(path: str, kube_version: str, strict: bool) -> dict:
     """The kind's schema made whole: the definitions it reaches copied in, its references
     pointed at them, and the descriptions, which validate nothing, left out. A validator
     compiles this in milliseconds, where a registry of all 862 definitions took 0.1 s."""
-    schema = json.loads(path.read_text().replace(_SHARED_REF, _OWN_REF))
+    with open(path, encoding="utf-8") as handle:
+        schema = json.loads(handle.read().replace(_SHARED_REF, _OWN_REF))
     definitions, wanted, own = _definitions(kube_version, strict), _references(schema), {}
     while wanted:
         name = wanted.pop()
@@ -110,10 +112,10 @@ def validator_for(kube_version: str, api_version: str, kind: str, strict: bool =
         return None
     prefix = group.split(".", 1)[0] + "-" if group else ""
     folder = _schema_dir(kube_version, strict)
-    path = folder / f"{kind.lower()}-{prefix}{version}.json"
-    if not path.is_file():
+    path = os.path.join(folder, f"{kind.lower()}-{prefix}{version}.json")
+    if not os.path.isfile(path):
         return None
-    key = source_stamp(path, folder / "_definitions.json")
+    key = source_stamp(path, os.path.join(folder, "_definitions.json"))
     schema = cached_json("schemas", key, lambda: _bundled(path, kube_version, strict))
     gvks = schema.get("x-kubernetes-group-version-kind") or []
     if not any(g.get("group", "") == group and g.get("version") == version and g.get("kind") == kind

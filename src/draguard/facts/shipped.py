@@ -4,25 +4,26 @@ it back (gpus.yaml alone: 5 ms against 0.1 ms)."""
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
-from pathlib import Path
 
 import yaml
 
 from ..core.usercache import cached_json, source_stamp
 from ..core.versions import minor
 
-DATA = Path(__file__).parent / "data"
+#: the folder of the shipped data (a string: see core.usercache on pathlib)
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 
 
 def _load(name: str) -> dict:
-    path = DATA / name
+    path = os.path.join(DATA, name)
     return cached_json("facts", source_stamp(path), lambda: _read(path))
 
 
-def _read(path: Path) -> dict:
+def _read(path: str) -> dict:
     with open(path, encoding="utf-8") as handle:
         return yaml.load(handle, Loader=yaml.CSafeLoader)
 

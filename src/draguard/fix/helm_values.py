@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..core.fixes import EditError, Op
+from ..core.value import replace
 from .files import unified_diff
 from .splice import NotSpliceable, apply_fixes, parse
 

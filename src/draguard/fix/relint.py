@@ -12,11 +12,10 @@ change to it reaches every namespace, and a lookup from it sees every namespace.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..core.config import Config
 from ..core.finding import Finding
 from ..core.location import Location
+from ..core.value import replace
 from ..engine.result import LintResult
 from ..engine.run import Inputs, Run
 from ..model.manifest import Manifest

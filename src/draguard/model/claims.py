@@ -11,14 +11,13 @@ request keeps the mappings it came from, so rules can point at its fields."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
 from ..core.unread import shown, unreadable
 from .manifest import Manifest
 from .pods import mapping, mappings, text
 from .values import Yaml, YamlMap
-from ..core.value import Value
+from ..core.value import Record, Value
 
 RESOURCE_GROUP = "resource.k8s.io"
 CLAIM_TARGETS = frozenset({(RESOURCE_GROUP, "ResourceClaim"), (RESOURCE_GROUP, "ResourceClaimTemplate")})
@@ -78,28 +77,36 @@ def tolerations(raw: Yaml) -> tuple[Toleration, ...]:
                             str(t.get("effect", ""))) for t in mappings(raw))
 
 
-@dataclass(eq=False)
-class DeviceRequest:
+class DeviceRequest(Record):
     """A request, or one `firstAvailable` subrequest, with the API defaults applied.
 
     shape: 'flat' (v1alpha3/v1beta1), 'exactly', 'first-available' (holds `subrequests`),
-    'subrequest', or 'empty' (v1beta2/v1 with neither `exactly` nor `firstAvailable`)."""
+    'subrequest', or 'empty' (v1beta2/v1 with neither `exactly` nor `firstAvailable`).
+    Made with its name, shape and mappings; the parser sets the rest. Compared by identity."""
 
-    name: str
-    shape: str
-    fields: YamlMap  # the mapping holding deviceClassName, selectors, ... (for positions)
-    request: YamlMap  # the top-level request mapping (holds `name`)
-    parent: str | None = None  # the request's name, for a subrequest
-    class_name: str | None = None
-    selector_sites: tuple[tuple[YamlMap, str], ...] = ()  # ((the `cel` mapping, its expression), ...)
-    mode: str = "ExactCount"
-    written_count: Yaml = 1  # as written (count reads it)
-    admin_access: bool | None = None
-    tolerations: tuple[Toleration, ...] = ()
-    written_capacity: YamlMap = field(default_factory=dict)  # capacity.requests (consumable capacity, KEP-5075)
-    derived_attributes: tuple[Yaml, ...] = ()  # derivedAttributes (DRADerivedAttributes): the raw entries
-    subrequests: list[DeviceRequest] | None = None
-    owner: Manifest | None = field(default=None, repr=False, compare=False)  # the claim (template) it is in
+    __slots__ = ("name", "shape", "fields", "request", "parent", "class_name", "selector_sites", "mode",
+                 "written_count", "admin_access", "tolerations", "written_capacity", "derived_attributes",
+                 "subrequests", "owner")
+    _unshown = ("owner",)
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def __init__(self, name: str, shape: str, fields: YamlMap, request: YamlMap, parent: str | None = None):
+        self.name = name
+        self.shape = shape
+        self.fields = fields  # the mapping holding deviceClassName, selectors, ... (for positions)
+        self.request = request  # the top-level request mapping (holds `name`)
+        self.parent = parent  # the request's name, for a subrequest
+        self.class_name: str | None = None
+        self.selector_sites: tuple[tuple[YamlMap, str], ...] = ()  # ((the `cel` mapping, its expression), ...)
+        self.mode = "ExactCount"
+        self.written_count: Yaml = 1  # as written (count reads it)
+        self.admin_access: bool | None = None
+        self.tolerations: tuple[Toleration, ...] = ()
+        self.written_capacity: YamlMap = {}  # capacity.requests (consumable capacity, KEP-5075)
+        self.derived_attributes: tuple[Yaml, ...] = ()  # derivedAttributes (DRADerivedAttributes): the raw entries
+        self.subrequests: list[DeviceRequest] | None = None
+        self.owner: Manifest | None = None  # the claim (template) it is in
 
     @property
     def count(self) -> int:
@@ -263,20 +270,27 @@ def compute_domain_template(spec: Yaml) -> str | None:
     return name if isinstance(name, str) else None
 
 
-@dataclass
-class ClaimIndex:
+class ClaimIndex(Record):
     """Which claims and claim templates a set of objects defines, by (namespace, name).
     NVIDIA ComputeDomains count as defining the template they create."""
 
-    claims: dict[tuple[str, str], Manifest] = field(default_factory=dict)
-    templates: dict[tuple[str, str], Manifest] = field(default_factory=dict)
-    #: name -> the first claim (template) of that name in any namespace, for objects without one
-    claims_by_name: dict[str, Manifest] = field(default_factory=dict)
-    templates_by_name: dict[str, Manifest] = field(default_factory=dict)
-    #: file -> the claim templates it defines
-    templates_by_file: dict[str, list[Manifest]] = field(default_factory=dict)
-    #: (kind, namespace, name) of each lookup (model.objectset: who reads what)
-    read: LookupRecorder = field(default=_unrecorded, repr=False)
+    __slots__ = ("claims", "templates", "claims_by_name", "templates_by_name", "templates_by_file", "read")
+    _unshown = ("read",)
+
+    def __init__(self, claims: dict[tuple[str, str], Manifest] | None = None,
+                 templates: dict[tuple[str, str], Manifest] | None = None,
+                 claims_by_name: dict[str, Manifest] | None = None,
+                 templates_by_name: dict[str, Manifest] | None = None,
+                 templates_by_file: dict[str, list[Manifest]] | None = None, read: LookupRecorder = _unrecorded):
+        self.claims: dict[tuple[str, str], Manifest] = {} if claims is None else claims
+        self.templates: dict[tuple[str, str], Manifest] = {} if templates is None else templates
+        #: name -> the first claim (template) of that name in any namespace, for objects without one
+        self.claims_by_name: dict[str, Manifest] = {} if claims_by_name is None else claims_by_name
+        self.templates_by_name: dict[str, Manifest] = {} if templates_by_name is None else templates_by_name
+        #: file -> the claim templates it defines
+        self.templates_by_file: dict[str, list[Manifest]] = {} if templates_by_file is None else templates_by_file
+        #: (kind, namespace, name) of each lookup (model.objectset: who reads what)
+        self.read = read
 
     @classmethod
     def build(cls, objects: Iterable[Manifest], read: LookupRecorder = _unrecorded) -> "ClaimIndex":

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 import shlex
-from dataclasses import dataclass
 
 from ..core.amounts import DEFAULT_MARGIN
 from ..core.servers import Server, detect, flag_text, flag_value
@@ -159,17 +158,19 @@ class Timeline(Value):
         return self.pre_stop >= self.grace > 0
 
 
-@dataclass(frozen=True)
-class Stopping:
+class Stopping(Value):
     """One container of a pod being deleted: its name, its preStop hook's own waits (0 without
     a hook), and whether it is a native sidecar."""
 
-    name: str
-    pre_stop: float
-    sidecar: bool = False
-    #: the hook returns once the main containers have stopped, within its bound (a sidecar
-    #: running `draguard-teardown verify`, when the release is clean)
-    ends_with_mains: bool = False
+    __slots__ = ("name", "pre_stop", "sidecar", "ends_with_mains")
+
+    def __init__(self, name: str, pre_stop: float, sidecar: bool = False, ends_with_mains: bool = False):
+        self.name = name
+        self.pre_stop = pre_stop
+        self.sidecar = sidecar
+        #: the hook returns once the main containers have stopped, within its bound (a sidecar
+        #: running `draguard-teardown verify`, when the release is clean)
+        self.ends_with_mains = ends_with_mains
 
 
 class Stopped(Value):

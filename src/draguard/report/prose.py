@@ -5,7 +5,6 @@ starts with a name as written (`resource.k8s.io/v1`, `maxSurge`, `spec.template:
 from __future__ import annotations
 
 import re
-import textwrap
 
 _PLAIN_WORD = re.compile(r"[a-z]+\b(?![.:/\-_])")
 
@@ -37,6 +36,8 @@ def paragraph(text: str) -> str:
 
 def yaml_block(text: str) -> str:
     """A rule example as a fenced YAML block for markdown (the docs and the agent files)."""
+    import textwrap  # the docs and the agent files only: a report does not show examples
+
     return "```yaml\n" + textwrap.dedent(text).strip("\n") + "\n```\n"
 
 

@@ -15,7 +15,6 @@ from ..model.claims import claim_spec, requests_of
 from ..model.gpu import (LEGACY_RESOURCE, gpu_share_selected, legacy_resources, mig_profile_selected,
                          required_node_labels, unshared_node_selector)
 from ..model.manifest import edit_path
-from ..model.plugin_config import shared_resources, sharing_strategy
 from ..model.pods import mapping, pod_sites, unmodelled_containers
 from ..model.values import Yaml, YamlMap
 from ..model.workloads import POD_TARGETS, WORKLOADS
@@ -174,6 +173,8 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
         labels = required_node_labels(site)
         shared = gpu_share_selected(labels)
         if shared:
+            from ..model.plugin_config import sharing_strategy  # a shared GPU only: it parses device plugin configs
+
             plugin = sharing_strategy(labels, ctx.objects.config_maps)
             return _shared_migration(obj, site, c, quantity, shared, plugin, version)
         mig = mig_profile_selected(labels)
@@ -650,6 +651,8 @@ class LegacyGpuSharing(Rule):
         help_text = ("request a hardware slice with a ResourceClaimTemplate (a MIG profile, an AMD partition), or "
                      "share one claim with the driver's MPS or time-slicing configuration")
         if (obj.group, obj.kind) == _CONFIG_MAP:
+            from ..model.plugin_config import shared_resources  # ConfigMaps only
+
             for sharing in obj.derive(shared_resources):
                 yield ctx.finding(self, obj, f"ConfigMap key '{sharing.key}' configures the NVIDIA device plugin to "
                                   f"share each {sharing.resource} among {sharing.replicas} pods ({sharing.strategy}): "

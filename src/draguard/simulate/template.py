@@ -13,7 +13,7 @@ from ..dra.devices import claim_from
 from ..dra.extended import special_claim
 from ..model.manifest import Manifest
 from ..model.pods import PodSite, pod_sites, pre_stop_of
-from ..model.teardown import MINIMUM_SIGTERM_SECONDS, schedule, stopping_of
+from ..model.teardown import MINIMUM_SIGTERM_SECONDS, Stopping, schedule, stopping_of
 from ..dra.placement import NodeFit
 from ..facts.schemas import schema_errors
 from .world import Durations, Pod, World
@@ -91,7 +91,8 @@ def stop_after(grace: float, spec: dict, shutdown: float, pre_stop: float | None
     if pre_stop is not None:
         hooked = {str(c.get("name")) for key in ("initContainers", "containers") for c in spec.get(key) or ()
                   if isinstance(c, dict) and pre_stop_of(c)}
-        containers = [dataclasses.replace(c, pre_stop=pre_stop) if c.name in hooked else c for c in containers]
+        containers = [Stopping(c.name, pre_stop, c.sidecar, c.ends_with_mains) if c.name in hooked else c
+                      for c in containers]
     stopped = schedule(grace, containers)
     if not stopped:
         return min(shutdown, max(grace, MINIMUM_SIGTERM_SECONDS))

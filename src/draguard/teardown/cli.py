@@ -225,7 +225,7 @@ def _verify(args) -> int:
 
 def _servers(args) -> int:
     if args.json:
-        print(json.dumps([vars(s) for s in servers.SERVERS], indent=2))
+        print(json.dumps([{name: getattr(s, name) for name in s.__slots__} for s in servers.SERVERS], indent=2))
         return 0
     for s in servers.SERVERS:
         budget = "undocumented" if s.drain_seconds is None else f"{s.drain_seconds:g} s"

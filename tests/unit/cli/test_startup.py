@@ -88,3 +88,23 @@ def test_the_renderer_is_imported_when_a_chart_is_met(tmp_path):
     (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     (tmp_path / "templates").mkdir()
     assert loads(("draguard.sources.render",), "lint", "--no-config", str(tmp_path)) == ["draguard.sources.render"]
+
+
+def test_lint_of_one_small_file_loads_neither_pathlib_nor_what_its_kinds_do_not_use():
+    """The per-user cache and the shipped data name files with os.path (pathlib brings
+    urllib.parse and ipaddress); the device plugin's config reader is for ConfigMaps and
+    shared GPUs, the reader of a config's own checks for a config that has some."""
+    assert loads(("pathlib", "draguard.model.plugin_config", "draguard.engine.user_checks"),
+                 "lint", "--no-config", "examples/dra-inference/inference.yaml") == []
+
+
+def test_what_a_config_map_and_a_config_with_checks_need_is_imported_then(tmp_path):
+    (tmp_path / "plugin.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plugin, namespace: kube-system}\n"
+        "data:\n  config.yaml: |\n    version: v1\n    sharing:\n      timeSlicing:\n        resources:\n"
+        "        - {name: nvidia.com/gpu, replicas: 4}\n")
+    (tmp_path / ".draguard.yaml").write_text(
+        "checks:\n- id: team-label\n  kinds: [ConfigMap]\n  severity: warning\n  message: needs a team label\n"
+        "  expression: \"has(object.metadata.labels) && 'team' in object.metadata.labels\"\n")
+    assert loads(("draguard.model.plugin_config", "draguard.engine.user_checks"), "lint", str(tmp_path)) == \
+        ["draguard.engine.user_checks", "draguard.model.plugin_config"]

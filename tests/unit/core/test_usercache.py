@@ -80,7 +80,7 @@ def test_an_unwritable_cache_still_answers(root, monkeypatch):
 def test_default_location_follows_xdg(monkeypatch, tmp_path):
     monkeypatch.delenv("DRAGUARD_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert usercache.cache_root() == tmp_path / "draguard" / f"v{usercache.__version__}"
+    assert usercache.cache_root() == str(tmp_path / "draguard" / f"v{usercache.__version__}")
 
 
 def test_a_key_with_a_lone_surrogate_is_kept(root):

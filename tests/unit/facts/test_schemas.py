@@ -5,6 +5,7 @@ warm cache spares the 1.8 MB definitions file."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema_rs
 import pytest
@@ -28,7 +29,7 @@ BAD = [
 def registry_validator(kube_version: str, api_version: str, kind: str, strict: bool):
     """The way draguard compiled schemas before: the kind's own file against a registry of
     the whole definitions file."""
-    folder = schemas._schema_dir(kube_version, strict)
+    folder = Path(schemas._schema_dir(kube_version, strict))
     definitions = json.loads((folder / "_definitions.json").read_text())
     group, _, version = api_version.rpartition("/")
     prefix = group.split(".", 1)[0] + "-" if group else ""

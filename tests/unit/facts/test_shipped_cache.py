@@ -5,13 +5,14 @@ second read must not parse the YAML again."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from draguard.facts import shipped
 
 
-@pytest.mark.parametrize("path", sorted(shipped.DATA.glob("*.yaml")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(Path(shipped.DATA).glob("*.yaml")), ids=lambda p: p.name)
 def test_each_data_file_survives_json(path):
     data = shipped._read(path)
     assert json.loads(json.dumps(data)) == data
