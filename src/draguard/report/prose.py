@@ -16,7 +16,11 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """`text` with control characters and bidi overrides escaped (`\\n`, `\\x1b`, `\\u202e`)."""
+    """`text` with control characters and bidi overrides escaped (`\\n`, `\\x1b`, `\\u202e`).
+    Every character `_UNSAFE` matches is one `str.isprintable` refuses (Unicode's Cc and Cf),
+    so a printable text, nearly every one a report writes, is returned without a search."""
+    if text.isprintable():
+        return text
     return _UNSAFE.sub(lambda m: repr(m.group())[1:-1], text)
 
 

@@ -33,21 +33,39 @@ def _window(line: str, caret: int) -> tuple[str, int]:
     return head + line[start:start + WINDOW] + tail, caret - start + len(head)
 
 
-def _finding(f: Finding, lines: SourceLines, paint: _Paint, suppressed: bool) -> list[str]:
-    sev = paint(str(f.severity), "1;" + _COLOURS[f.severity])
+class _Style:
+    """What every finding's lines share, painted once a report: the severities, the caret,
+    and the help texts as sentences (a rule's help is mostly the same text each time)."""
+
+    def __init__(self, paint: _Paint):
+        self.paint = paint
+        self.severity = {s: paint(str(s), "1;" + _COLOURS[s]) for s in Severity}
+        self.caret = paint("^", "1;32")
+        self._helps: dict[str, str] = {}
+
+    def help(self, text: str) -> str:
+        shown = self._helps.get(text)
+        if shown is None:
+            shown = self._helps[text] = sentence(text)
+        return shown
+
+
+def _finding(f: Finding, lines: SourceLines, style: _Style, suppressed: bool) -> list[str]:
+    location = f.location
     tag = " (suppressed: " + (f.suppressed_by or "no reason given") + ")" if suppressed else ""
-    where = f"{f.file}:{f.line}:{f.column}" if f.location.line else \
-        f"{f.file}: {f.location.dotted}" if f.location.dotted else f.file
-    out = [f"{paint(printable(where), '1')}: {sev} [{f.rule}] {sentence(f.message)}{tag}"]
-    source = lines.get(f.file, f.line) if f.location.line else None
+    column = f.column  # 1 where the place has a line and no column
+    where = f"{location.file}:{location.line}:{column}" if location.line else \
+        f"{location.file}: {location.dotted}" if location.dotted else location.file
+    out = [f"{style.paint(printable(where), '1')}: {style.severity[f.severity]} [{f.rule}] {sentence(f.message)}{tag}"]
+    source = lines.get(location.file, location.line) if location.line else None
     if source is not None:
-        shown, caret = _window(source.expandtabs(1), max(0, f.column - 1))
-        out.append(f"  {f.line:>5} | {printable(shown)}")
-        out.append(f"        | {' ' * len(printable(shown[:caret]))}{paint('^', '1;32')}")
+        shown, caret = _window(source.expandtabs(1), max(0, column - 1))
+        out.append(f"  {location.line:>5} | {printable(shown)}")
+        out.append(f"        | {' ' * len(printable(shown[:caret]))}{style.caret}")
     if f.obj.kind:
         out.append(f"        = in {printable(str(f.obj))}")
     if f.help:
-        out.append(f"        = help: {sentence(f.help)}")
+        out.append(f"        = help: {style.help(f.help)}")
     if f.fix:
         out.append(f"        = fix ({f.fix.applicability}): {printable(f.fix.title)}")
     return out
@@ -61,10 +79,11 @@ def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) 
         shown += [(f, True) for f in result.suppressed]
         shown.sort(key=lambda pair: pair[0].sort_key())
     out: list[str] = []
+    style = _Style(paint)
     for file, group in groupby(shown, key=lambda pair: pair[0].file):
         out.append(paint(printable(file), "1;4"))
         for f, suppressed in group:
-            out.extend(_finding(f, lines, paint, suppressed))
+            out.extend(_finding(f, lines, style, suppressed))
         out.append("")
     s = result.summary()
     fixable = f", {s['fixable']} fixable" if s["fixable"] else ""

@@ -214,6 +214,18 @@ def test_control_characters_from_a_manifest_are_shown_escaped(cli, form):
         assert "= in Pod n/p\\x1b[2J\\u202e" in out
 
 
+def test_every_character_escaped_is_one_the_shortcut_does_not_pass():
+    """printable() returns a text that str.isprintable() accepts as it is: every character
+    of Unicode that the escaping pattern matches must be one isprintable() refuses, else a
+    control character or a bidi override would reach the terminal unescaped."""
+    from draguard.report.prose import _UNSAFE, printable
+
+    unsafe = [chr(c) for c in range(0x110000) if _UNSAFE.match(chr(c))]
+    assert len(unsafe) == 32 + 33 + 5 + 4
+    assert all(printable(f"a{c}b") == f"a{repr(c)[1:-1]}b" != f"a{c}b" for c in unsafe)
+    assert printable("tolerable: ü, 漢, \u00a0 and é") == "tolerable: ü, 漢, \u00a0 and é"
+
+
 @pytest.mark.parametrize("suppressed", [False, True])
 def test_the_json_report_written_piece_by_piece_is_the_indented_document(suppressed):
     """`-f json` is written finding by finding (report.json_report.chunks), never held whole:
