@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - exercised only on PyYAML builds withou
     from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]  # CSafeDumper's pure-Python twin
 
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
-from ..sources.spans import Entry, Unproven, child, content_end, document_node, located_layout, located_root, scalar_text
+from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import parse_stream_remembered
 from .block_yaml import block_yaml
 
@@ -121,9 +121,9 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
     starts = _document_starts(text, before.lines, {document for document, _ in planned})
     style = TextStyle.of(text)
     try:
-        return _verified(*_located_or_composed(text, planned, starts, style, True), before, expected, changes)
+        return _verified(*_spliced(text, planned, starts, style, True), before, expected, changes)
     except NotSpliceable:
-        return _verified(*_located_or_composed(text, planned, starts, style, False), before, expected, changes)
+        return _verified(*_spliced(text, planned, starts, style, False), before, expected, changes)
 
 
 def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list) -> tuple[str, list]:
@@ -132,9 +132,9 @@ def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list) -> tu
     starts = _document_starts(text, lines, {document for document, _ in planned})
     style = TextStyle.of(text)
     try:
-        return _located_or_composed(text, planned, starts, style, True)
+        return _spliced(text, planned, starts, style, True)
     except NotSpliceable:
-        return _located_or_composed(text, planned, starts, style, False)
+        return _spliced(text, planned, starts, style, False)
 
 
 def fixed_documents(documents: list, planned: list[tuple[int, tuple]], origins: list | None = None) -> list:
@@ -196,18 +196,7 @@ def _json_values(text: str) -> bool:
     return True
 
 
-def _located_or_composed(text: str, planned: list, starts: dict, style: TextStyle, together: bool) -> tuple[str, list]:
-    """_spliced on documents located without composing where their text allows
-    (sources.spans.located_root), else, or when a located document cannot answer what an edit
-    asks (Unproven), on composed ones: the same replacements either way."""
-    try:
-        return _spliced(text, planned, starts, style, together, True)
-    except Unproven:
-        return _spliced(text, planned, starts, style, together, False)
-
-
-def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together: bool,
-             locate: bool = False) -> tuple[str, list]:
+def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together: bool) -> tuple[str, list]:
     """(the text with every planned fix spliced in, the replacements made in order). Each
     document is spliced on its own piece of the text (`_document_starts`) and the text joined
     once at the end: splicing a piece that ran to the text's end, and joining the whole text
@@ -226,10 +215,10 @@ def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together:
         segment = text[base:end]
         fixes = [edits for _, edits in group]
         if together:
-            segment = _splice_together(segment, base, number, fixes, style, steps, locate)
+            segment = _splice_together(segment, base, number, fixes, style, steps)
         else:
             for edits in fixes:
-                segment = _splice_fix(segment, base, number, edits, style, steps, locate)
+                segment = _splice_fix(segment, base, number, edits, style, steps)
         done += [text[end:boundary], segment]
         boundary = base
     return text[:boundary] + "".join(reversed(done)), steps
@@ -261,25 +250,22 @@ def _document_starts(text: str, lines: list, documents: set) -> dict[int, tuple[
     return starts
 
 
-def _splice_fix(segment: str, base: int, document: int, edits, style: TextStyle, steps: list,
-                locate: bool = False) -> str:
+def _splice_fix(segment: str, base: int, document: int, edits, style: TextStyle, steps: list) -> str:
     """The edits in application_order (as apply_edits takes them), each located in the piece
     of the text as the previous one left it; the documents the fix adds first, together, after
     the document as it is (so written in its style, as when the edits are located together).
     `segment`: the piece of the text that holds the document, which starts at `base` in the
-    text and is number `document` in the piece; steps are recorded at their place in the text.
-    `locate`: locate the document without composing it where its text allows."""
+    text and is number `document` in the piece; steps are recorded at their place in the text."""
     added = [edit.value for edit in edits if edit.op is Op.ADD_DOCUMENT]
     for edit in ([None] if added else []) + [e for e in application_order(edits) if e.op is not Op.ADD_DOCUMENT]:
-        doc = _Document(segment, document, style, locate)
+        doc = _Document(segment, document, style)
         replacement = _add_documents(doc, added) if edit is None else _splice(doc, edit)
         steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
         segment = replacement.apply(segment)
     return segment
 
 
-def _splice_together(segment: str, base: int, document: int, fixes: list, style: TextStyle, steps: list,
-                     locate: bool = False) -> str:
+def _splice_together(segment: str, base: int, document: int, fixes: list, style: TextStyle, steps: list) -> str:
     """One document's fixes located on one composition of it and applied from the last
     replacement to the first, so that none moves another. Insertions at one point (after the
     last line of nested collections) go deepest first, then in edit order, and before lines
@@ -288,7 +274,7 @@ def _splice_together(segment: str, base: int, document: int, fixes: list, style:
     there. NotSpliceable when two replacements overlap, or when an edit needs what an earlier
     one makes (the caller then splices one by one). `segment`, `base`, `document`: as for
     _splice_fix."""
-    doc = _Document(segment, document, style, locate)
+    doc = _Document(segment, document, style)
     found: list[Replacement] = []
     added: list = []  # the documents the fixes add, in order
     for edits in fixes:
@@ -345,17 +331,11 @@ def _splice(doc: "_Document", edit: Edit) -> Replacement:
 # --- the document an edit goes into ----------------------------------------------------------
 
 class _Document:
-    """One document of the text, located once (sources.spans.located_root: the first document
-    of a piece of plain block YAML, when `locate`), else composed once, for the edits located
-    on it."""
+    """One document of the text, composed once for the edits located on it."""
 
-    def __init__(self, text: str, index: int, style: TextStyle, locate: bool = False):
+    def __init__(self, text: str, index: int, style: TextStyle):
         self.text, self.newline, self.json_file = text, style.newline, style.json
         self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
-        self.root = located_root(text) if locate and index == 0 else None
-        self.located = self.root is not None  # a located document has no anchors, hence no aliases
-        if self.located:
-            return
         self.root = _composed(text, index) if len(text) <= _KEPT_TEXT else document_node(text, index)
         if self.root is None:
             raise NotSpliceable(f"document {index} is not there to edit")
@@ -380,14 +360,8 @@ class _Document:
         return entry.value_node if entry is not None else None
 
     @cached_property
-    def _layout(self) -> tuple[bool, int]:
-        return located_layout(self.root)
-
-    @cached_property
     def indented_sequences(self) -> bool:
         """Whether the document indents block sequences under their key; the first such pair decides."""
-        if self.located:
-            return self._layout[0]
         stack = [self.root]
         while stack:
             node = stack.pop()
@@ -405,8 +379,6 @@ class _Document:
     def indent_step(self) -> int:
         """How far the document indents a block mapping under its key (2 to 9, as the emitter
         can write it); the first nested block mapping decides, 2 when there is none."""
-        if self.located:
-            return self._layout[1]
         stack = [self.root]
         while stack:
             node = stack.pop()

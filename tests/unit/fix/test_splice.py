@@ -164,9 +164,9 @@ def test_a_documents_fixes_are_located_together_and_land_as_spliced_one_by_one(m
 
     spliced = splice._spliced
 
-    def together_only(text, planned, starts, newline, together, *located):
+    def together_only(text, planned, starts, newline, together):
         assert together, "the fixes were spliced one by one"
-        return spliced(text, planned, starts, newline, together, *located)
+        return spliced(text, planned, starts, newline, together)
     monkeypatch.setattr(splice, "_spliced", together_only)
     changes = Changes()
     together, _ = apply_fixes(POD_END, [(0, edits) for edits in THE_ROUND], changes)
