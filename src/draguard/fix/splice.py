@@ -234,7 +234,7 @@ def _document_starts(text: str, lines: list, documents: set) -> dict[int, tuple[
     it, and a splice copies that piece, not the rest of the text (documents are independent
     in YAML but for directives: with a `%` directive in the text, none is given and each edit
     composes from the start)."""
-    if _DIRECTIVE.search(text):
+    if "%" in text and _DIRECTIVE.search(text):  # `in` first: the expression tries every character (5 µs a pod)
         return {}
     wanted = sorted({lines[k] for d in documents if 0 <= d < len(lines) for k in (d, d + 1) if k < len(lines)})
     found, index, line = {}, 0, 1
