@@ -282,14 +282,10 @@ def _result(files: list[FileText], config: Config, fixed: list[_Fixed], redone: 
     for part in [*fixed, *([redone] if redone is not None else [])]:
         for key, reasons in part.hidden.items():
             hidden.setdefault(key, {}).update(reasons)
-    first = {id(item.finding): item for item in left}
     findings, suppressed = suppressed_across_parts(one_live_note([item.finding for item in left]), suppressed, hidden)
-    # each part's live-objects note became one (one_live_note), said as the first part's was
-    live = next((item for item in left if item.finding.rule == LIVE_OBJECTS), None)
-    left = sorted((first.get(id(f)) or dataclasses.replace(live, finding=f) for f in findings),
-                  key=lambda item: item.finding.sort_key())
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=Finding.sort_key)
+    left = _left_for(findings, left)
     for f in files:
         its = by_file[f.display]
         f.text, f.applied = its.text if its.text is not None else f.original, its.applied
@@ -297,3 +293,11 @@ def _result(files: list[FileText], config: Config, fixed: list[_Fixed], redone: 
     result = LintResult(findings, suppressed, config, sum(its.objects for its in its_files),
                         [s for its in its_files for s in its.sources], [r for its in its_files for r in its.refused])
     return FixRun(files, left, result)
+
+
+def _left_for(findings: list[Finding], left: list[Left]) -> list[Left]:
+    """The items left of `findings`, in their order: the item each came with, and for the
+    live-objects note the parts' notes became (one_live_note), the first part's note's reason."""
+    by_finding = {id(item.finding): item for item in left}
+    live = [item for item in left if item.finding.rule == LIVE_OBJECTS]
+    return [by_finding[id(f)] if id(f) in by_finding else dataclasses.replace(live[0], finding=f) for f in findings]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from draguard.core.atomic import TEMPORARY_PREFIX
 from draguard.engine import parallel
 from draguard.fix import parallel as fix_parallel
 from draguard.rules import REGISTRY
@@ -213,7 +214,7 @@ def test_files_written_in_place_hold_the_same_bytes(cli, parts, monkeypatch, tmp
     assert trees["1"] == trees["3"]
     changed = [p for p, data in trees["3"][3].items() if data != (CORPUS / p.relative_to("corpus")).read_bytes()]
     assert len(changed) > 50 and "fixed " in trees["3"][1]
-    assert not [p for p in (tmp_path / "3").rglob("*") if p.name.startswith(".draguard")]  # no temporary left
+    assert not [p for p in (tmp_path / "3").rglob("*") if p.name.startswith(TEMPORARY_PREFIX)]  # no temporary left
 
 
 def test_a_rule_that_fails_in_another_process_fails_the_run_as_in_one(cli, parts, monkeypatch, tmp_path):
