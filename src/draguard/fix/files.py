@@ -206,6 +206,12 @@ def _running(pid: int) -> bool:
     return True
 
 
+def file_diff(f) -> str:
+    """The `--diff` of a fixed file (fix.run.FileText): the one the process that fixed it
+    made (fix.parallel: each part diffs its own files), else made here."""
+    return f.diff if f.diff is not None else unified_diff(f.display, f.original, f.text)
+
+
 def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> str:
     """`diff -u` of two texts; `first_line`: the line number `before` starts at in its file
     (a report's excerpt). The lines both share at the start and the end are left out before

@@ -43,13 +43,15 @@ from ..model.manifest import Manifest
 from ..model.objectset import Touched
 from ..sources.loader import Loaded, Source
 from ..sources.yamlpos import remembering_parses
+from .files import file_diff
 from .relint import Relinter
 from .run import Choice, FileText, FixRun, Left, fix_texts, fixed_with
 
 
 def fix_texts_jobs(files: list[FileText], config: Config, choice: Choice, context: Loaded | None,
-                   reference: Loaded | None, jobs: int) -> FixRun:
-    """`fix.run.fix_texts` with the files fixed in up to `jobs` processes; the same result."""
+                   reference: Loaded | None, jobs: int, diffs: bool = False) -> FixRun:
+    """`fix.run.fix_texts` with the files fixed in up to `jobs` processes; the same result.
+    With `diffs`, each changed file's `--diff` is made where it was fixed (FileText.diff)."""
     rendered = context is not None and (context.entries or context.sources or context.problems)
     if jobs <= 1 or rendered or reference is not None or not hasattr(os, "fork") or \
             any(f.display == "-" for f in files):
@@ -59,12 +61,12 @@ def fix_texts_jobs(files: list[FileText], config: Config, choice: Choice, contex
         return fix_texts(files, config, choice, context, reference)
     global _RUN
     with cyclic_gc_paused(), remembering_parses(len(files) + 4096):
-        _RUN = _Parts(shares, config, choice, [f.display for f in files])
+        _RUN = _Parts(shares, config, choice, [f.display for f in files], diffs)
         try:
             read, fixed = in_parts(len(shares), _Part)
         finally:
             _RUN = None
-        return _joined(files, shares, config, choice, read, fixed)
+        return _joined(files, shares, config, choice, read, fixed, diffs)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class _Parts:
     config: Config
     choice: Choice
     order: list[str]  # every file's display, in order
+    diffs: bool  # each part makes its files' --diff
 
 
 _RUN: _Parts | None = None
@@ -93,6 +96,7 @@ class _File:
     the fixes applied, and what one run's result counts of it."""
 
     text: str | None
+    diff: str | None  # its --diff, when the run prints them
     applied: list[tuple[str, str]]
     objects: int
     sources: list[Source]
@@ -149,10 +153,10 @@ class _Part:
         relinter.place_beside([m for index, part in enumerate(shared) if index != self.index for m in part],
                               _RUN.order)
         run = fixed_with(self.files, relinter, _RUN.choice)
-        return _outcome(run, relinter, self.shipped, self.initial)
+        return _outcome(run, relinter, _RUN.diffs, self.shipped, self.initial)
 
 
-def _outcome(run: FixRun, relinter: Relinter, shipped: dict[str, list] | None = None,
+def _outcome(run: FixRun, relinter: Relinter, diffs: bool, shipped: dict[str, list] | None = None,
              initial: dict[str, set] | None = None) -> _Fixed:
     """What a run of some files sends back (or keeps, fixing again here); with `shipped` (each
     file's shipped objects as read), whether a fix changed one, and with `initial` (each file's
@@ -160,8 +164,8 @@ def _outcome(run: FixRun, relinter: Relinter, shipped: dict[str, list] | None = 
     files, changed = {}, False
     for f in run.files:
         _, loaded, manifests = relinter.parsed[f.display]
-        files[f.display] = _File(f.text if f.changed else None, f.applied, len(loaded.entries), loaded.sources,
-                                 loaded.refused)
+        files[f.display] = _File(f.text if f.changed else None, file_diff(f) if diffs and f.changed else None,
+                                 f.applied, len(loaded.entries), loaded.sources, loaded.refused)
         if shipped is not None and f.changed:
             changed = changed or [m.data for m in manifests if m.kind in SHIPPED] != shipped[f.display]
     final = [m for f in run.files for m in relinter.parsed[f.display][2]]
@@ -169,7 +173,8 @@ def _outcome(run: FixRun, relinter: Relinter, shipped: dict[str, list] | None = 
     added = {display: identities - initial.get(display, set())
              for display, identities in relinter.seen.items()} if initial is not None else {}
     return _Fixed(files, [(_judged_file(item.finding), item) for item in run.left], suppressed,
-                  relinter.looked or {}, relinter.seen, {d: a for d, a in added.items() if a}, changed, hidden_suppressions(final, relinter.config))
+                  relinter.looked or {}, relinter.seen, {d: a for d, a in added.items() if a}, changed,
+                  hidden_suppressions(final, relinter.config))
 
 
 def _judged_file(finding: Finding) -> str | None:
@@ -178,7 +183,7 @@ def _judged_file(finding: Finding) -> str | None:
 
 
 def _joined(files: list[FileText], shares: list[list[FileText]], config: Config, choice: Choice,
-            read: list[_Read], fixed: list[_Fixed]) -> FixRun:
+            read: list[_Read], fixed: list[_Fixed], diffs: bool) -> FixRun:
     """The parts' results as one run's: the files whose fixing another part's files could
     change fixed again here (_again), with what they reach."""
     part_of = {f.display: index for index, share in enumerate(shares) for f in share}
@@ -195,7 +200,7 @@ def _joined(files: list[FileText], shares: list[list[FileText]], config: Config,
     redone: _Fixed | None = None
     while again:
         again = _reach(again, part_of, looked, seen)
-        redone = _fixed_again([f for f in files if f.display in again], config, choice, read, part_of, again)
+        redone = _fixed_again([f for f in files if f.display in again], config, choice, read, part_of, again, diffs)
         looked.update(redone.looked)
         for display, identities in redone.seen.items():
             seen[display] = seen.get(display, set()) | identities
@@ -255,13 +260,13 @@ def _touched(identities: set) -> Touched:
 
 
 def _fixed_again(files: list[FileText], config: Config, choice: Choice, read: list[_Read], part_of: dict[str, int],
-                 again: set[str]) -> _Fixed:
+                 again: set[str], diffs: bool) -> _Fixed:
     """`files` fixed here from their texts as read, together, beside every other file's shipped objects."""
     fresh = [FileText(f.display, f.original, f.bom) for f in files]
     relinter = Relinter(dataclasses.replace(config, problems=[]), None, choice.may_fix)
     relinter.track()
     relinter.place_beside([m for part in read for m in part.shared if m.source.display not in again], list(part_of))
-    return _outcome(fixed_with(fresh, relinter, choice), relinter, None)
+    return _outcome(fixed_with(fresh, relinter, choice), relinter, diffs)
 
 
 def _result(files: list[FileText], config: Config, fixed: list[_Fixed], redone: _Fixed | None,
@@ -288,7 +293,7 @@ def _result(files: list[FileText], config: Config, fixed: list[_Fixed], redone: 
     left = _left_for(findings, left)
     for f in files:
         its = by_file[f.display]
-        f.text, f.applied = its.text if its.text is not None else f.original, its.applied
+        f.text, f.applied, f.diff = its.text if its.text is not None else f.original, its.applied, its.diff
     its_files = [by_file[f.display] for f in files]
     result = LintResult(findings, suppressed, config, sum(its.objects for its in its_files),
                         [s for its in its_files for s in its.sources], [r for its in its_files for r in its.refused])

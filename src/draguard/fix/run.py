@@ -50,6 +50,8 @@ class FileText:
     #: whether the fixes are applied in memory, round after round, and the text written and
     #: verified once, at the end (None: not decided yet); else each round is spliced and verified
     deferred: bool | None = None
+    #: its `--diff` (fix.files.file_diff), when the process that fixed it made it (fix.parallel)
+    diff: str | None = None
 
     def __post_init__(self):
         self.text = self.text or self.original
