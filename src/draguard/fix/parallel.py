@@ -185,44 +185,46 @@ def _judged_file(finding: Finding) -> str | None:
 def _joined(files: list[FileText], shares: list[list[FileText]], config: Config, choice: Choice,
             read: list[_Read], fixed: list[_Fixed], diffs: bool) -> FixRun:
     """The parts' results as one run's: the files whose fixing another part's files could
-    change fixed again here (_again), with what they reach."""
+    change fixed again here (_fixed_again), with what they reach (_reach)."""
     part_of = {f.display: index for index, share in enumerate(shares) for f in share}
     looked: dict[str, set] = {}
     seen: dict[str, set] = {}
     for part in fixed:
         looked.update(part.looked)
         seen.update(part.seen)
+    held = {display: _touched(identities) for display, identities in seen.items()}
     if any(part.shipped_changed for part in fixed):
         again = set(part_of)
     else:
-        fixes_added = {display: its for part in fixed for display, its in part.added.items()}
-        again = _unsure(part_of, looked, seen, fixes_added, len(shares))
+        again = _unsure(part_of, looked, held, {d: its for part in fixed for d, its in part.added.items()})
     redone: _Fixed | None = None
+    if again:
+        again = _reach(again, part_of, looked, held)
     while again:
-        again = _reach(again, part_of, looked, seen)
-        redone = _fixed_again([f for f in files if f.display in again], config, choice, read, part_of, again, diffs)
-        looked.update(redone.looked)
+        redone = _fixed_again([f for f in files if f.display in again], config, choice, read, list(part_of), again,
+                              diffs)
+        looked.update(redone.looked)  # what one run's fixing of them looked up
         for display, identities in redone.seen.items():
             seen[display] = seen.get(display, set()) | identities
-        if _reach(again, part_of, looked, seen) == again:
+            held[display] = _touched(seen[display])
+        # a fix that changed a shipped object here, as no part's did, changes what every file read
+        wider = set(part_of) if redone.shipped_changed else _reach(again, part_of, looked, held)
+        if wider == again:
             break
+        again = wider
     return _result(files, config, fixed, redone, again)
 
 
-def _unsure(part_of: dict[str, int], looked: dict[str, set], seen: dict[str, set], fixes_added: dict[str, set],
-            count: int) -> set[str]:
-    """The files whose judging looked up what another part's files held, and those of two
-    parts that added an object of one kind, namespace and name (fix.run._clashes)."""
-    held = [Touched() for _ in range(count)]
-    for display, identities in seen.items():
-        for who in identities:
-            if who[0] not in SHIPPED:
-                held[part_of[display]].touch(*who)
-    unsure = set()
-    for display, keys in looked.items():
-        part = part_of[display]
-        if any(index != part and touched.reaches(keys) for index, touched in enumerate(held)):
-            unsure.add(display)
+def _unsure(part_of: dict[str, int], looked: dict[str, set], held: dict[str, Touched],
+            fixes_added: dict[str, set]) -> set[str]:
+    """The files whose judging looked up what another part's files held (`held`, by file),
+    and those of two parts whose fixes added an object of one kind, namespace and name (one
+    run adds the second a round later: fix.run._clashes)."""
+    by_part: dict[int, Touched] = {}
+    for display, touched in held.items():
+        by_part.setdefault(part_of[display], Touched()).update(touched)
+    unsure = {display for display, keys in looked.items()
+              if any(part != part_of[display] and touched.reaches(keys) for part, touched in by_part.items())}
     added: dict[tuple, set[str]] = {}
     for display, identities in fixes_added.items():
         for who in identities:
@@ -233,11 +235,11 @@ def _unsure(part_of: dict[str, int], looked: dict[str, set], seen: dict[str, set
     return unsure
 
 
-def _reach(files: set[str], part_of: dict[str, int], looked: dict[str, set], seen: dict[str, set]) -> set[str]:
+def _reach(files: set[str], part_of: dict[str, int], looked: dict[str, set], held: dict[str, Touched]) -> set[str]:
     """`files` with the files holding what their judging looked up and the files whose judging
-    looked up what they held, until no more is reached."""
+    looked up what they held, until no more is reached: one run fixes them together, and no
+    other file reads them or is read by them."""
     files = set(files)
-    held = {display: _touched(identities) for display, identities in seen.items()}
     while True:
         keys = set().union(*(looked.get(d, ()) for d in files))
         theirs = Touched()
@@ -252,6 +254,8 @@ def _reach(files: set[str], part_of: dict[str, int], looked: dict[str, set], see
 
 
 def _touched(identities: set) -> Touched:
+    """What objects of these identities (model.objectset.identity) answer to, the shipped
+    kinds left out: every part read those as they were."""
     touched = Touched()
     for who in identities:
         if who[0] not in SHIPPED:
@@ -259,14 +263,23 @@ def _touched(identities: set) -> Touched:
     return touched
 
 
-def _fixed_again(files: list[FileText], config: Config, choice: Choice, read: list[_Read], part_of: dict[str, int],
+def _fixed_again(files: list[FileText], config: Config, choice: Choice, read: list[_Read], order: list[str],
                  again: set[str], diffs: bool) -> _Fixed:
-    """`files` fixed here from their texts as read, together, beside every other file's shipped objects."""
+    """`files` (those of `again`; `order`: every file's display) fixed here from their texts as read, together, beside every
+    other file's shipped objects, and whether a fix changed one of their own."""
     fresh = [FileText(f.display, f.original, f.bom) for f in files]
     relinter = Relinter(dataclasses.replace(config, problems=[]), None, choice.may_fix)
     relinter.track()
-    relinter.place_beside([m for part in read for m in part.shared if m.source.display not in again], list(part_of))
-    return _outcome(fixed_with(fresh, relinter, choice), relinter, diffs)
+    shipped: dict[str, list] = {f.display: [] for f in files}
+    beside = []
+    for manifest in (m for part in read for m in part.shared):
+        display = manifest.source.display
+        if display in again:
+            shipped[display].append(manifest.data)
+        else:
+            beside.append(manifest)
+    relinter.place_beside(beside, order)
+    return _outcome(fixed_with(fresh, relinter, choice), relinter, diffs, shipped)
 
 
 def _result(files: list[FileText], config: Config, fixed: list[_Fixed], redone: _Fixed | None,
