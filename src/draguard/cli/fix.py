@@ -54,7 +54,7 @@ def _rule_ids(values: list[str], flag: str, config: Config) -> frozenset[str]:
 
 def run(args) -> int:
     from ..sources.options import RenderOptions
-    from ..fix.files import BOM, file_diff, gather, given_roots, remove_stale, unified_diff
+    from ..fix.files import BOM, file_diff, gather, given_roots, remove_stale
     from ..engine.parallel import available_cpus
     from ..fix.parallel import fix_texts_jobs
     from ..fix.run import Choice, FileText
@@ -94,7 +94,7 @@ def run(args) -> int:
             if not (args.check or args.diff):
                 sys.stdout.buffer.write(reads["-"].raw)
         elif args.diff:
-            sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
+            sys.stdout.write(file_diff(stdin_file))
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
     _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry,
