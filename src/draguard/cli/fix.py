@@ -15,7 +15,8 @@ from collections import Counter
 from ..core.config import Config, RuleSettings
 from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..sources.discover import DEFAULT_INCLUDE
-from .lint import configure, input_arguments, profile_arguments, said_empty, said_incomplete, select_rules
+from .lint import (configure, input_arguments, jobs_argument, profile_arguments, said_empty, said_incomplete,
+                   select_rules)
 
 
 def arguments(name, parser) -> None:
@@ -35,6 +36,7 @@ def arguments(name, parser) -> None:
                         help="only these rules' fixes (comma-separated ids; repeatable)")
     parser.add_argument("--ignore", action="append", default=[], metavar="RULES",
                         help="never these rules' fixes (comma-separated ids; repeatable)")
+    jobs_argument(parser, "fix the files", "what is written, printed and returned")
 
 
 def _rule_ids(values: list[str], flag: str, config: Config) -> frozenset[str]:
@@ -52,8 +54,10 @@ def _rule_ids(values: list[str], flag: str, config: Config) -> frozenset[str]:
 
 def run(args) -> int:
     from ..sources.options import RenderOptions
-    from ..fix.files import BOM, gather, given_roots, remove_stale, unified_diff
-    from ..fix.run import Choice, FileText, fix_texts
+    from ..fix.files import BOM, file_diff, gather, given_roots, remove_stale
+    from ..engine.parallel import available_cpus
+    from ..fix.parallel import fix_texts_jobs
+    from ..fix.run import Choice, FileText
     from ..sources.loader import load_reference
 
     config, fail_on = configure(args)
@@ -71,11 +75,12 @@ def run(args) -> int:
     files = [FileText(r.display, r.text, r.bom) for r in reads.values() if r.text is not None]
     reference = load_reference(args.reference, gathered.units, tuple(args.include or DEFAULT_INCLUDE),
                                tuple(args.exclude), render_options=options) if args.reference else None
-    run_ = fix_texts(files, config, choice, gathered.rendered, reference)
+    run_ = fix_texts_jobs(files, config, choice, gathered.rendered, reference, args.jobs or available_cpus(),
+                          diffs=args.diff)
 
     out = sys.stderr if "-" in reads else sys.stdout
     if args.diff:
-        sys.stdout.write("".join(unified_diff(f.display, f.original, f.text) for f in run_.changed if f.display != "-"))
+        sys.stdout.write("".join(file_diff(f) for f in run_.changed if f.display != "-"))
     not_written = []
     dry = args.check or args.diff
     if not dry:
@@ -89,7 +94,7 @@ def run(args) -> int:
             if not (args.check or args.diff):
                 sys.stdout.buffer.write(reads["-"].raw)
         elif args.diff:
-            sys.stdout.write(unified_diff("-", stdin_file.original, stdin_file.text))
+            sys.stdout.write(file_diff(stdin_file))
         elif not args.check:
             sys.stdout.write((BOM if stdin_file.bom else "") + stdin_file.text)
     _summary(out, run_, gathered.skipped + not_written + gathered.unreadable, dry,

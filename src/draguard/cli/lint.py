@@ -19,9 +19,14 @@ def arguments(name, parser) -> None:
     parser.add_argument("-o", "--output", help="write the report to this file (atomically) instead of stdout")
     parser.add_argument("--show-suppressed", action="store_true", help="also list suppressed findings")
     parser.add_argument("--color", choices=["auto", "always", "never"], default="auto")
+    jobs_argument(parser, "judge the objects", "the report")
+
+
+def jobs_argument(parser, what: str, same: str) -> None:
+    """-j/--jobs: how many processes do the work (lint, fix); the output is the same whatever the number."""
     parser.add_argument("-j", "--jobs", type=_jobs, metavar="N",
-                        help="processes that judge the objects (default: the CPUs available; 1: this process "
-                             "only); the report is the same whatever the number")
+                        help=f"processes that {what} (default: the CPUs available; 1: this process only); "
+                             f"{same} is the same whatever the number")
 
 
 def _jobs(text: str) -> int:

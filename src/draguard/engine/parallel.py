@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
@@ -64,6 +65,7 @@ SHIPPED = CLUSTER_WIDE | {"ConfigMap"}
 PARENT_SHARE = 1.1
 #: units read where they are: a file, or nothing to read (said, not read)
 _SPLIT = frozenset({"file", "component", "disabled", "skipped"})
+_Item = TypeVar("_Item")
 
 
 def available_cpus() -> int:
@@ -96,22 +98,26 @@ def lint_paths_jobs(inputs: list[str], config: Config, jobs: int, reading: Readi
 
 
 def _shares(units: list[Unit], jobs: int) -> list[list[Unit]]:
-    """`units` cut into up to `jobs` runs of consecutive files of about the same size, the
-    first (this process's) PARENT_SHARE of the others'."""
+    """`units` cut into up to `jobs` runs of consecutive files of about the same size (cut)."""
     if any(unit.kind not in _SPLIT for unit in units):
         return [units]
-    sizes = [_size(unit) for unit in units]
+    return cut(units, [_size(unit) for unit in units], jobs)
+
+
+def cut(items: list[_Item], sizes: list[int], jobs: int) -> list[list[_Item]]:
+    """`items` cut into up to `jobs` runs of consecutive items of about the same size (at
+    least MIN_BYTES_PER_JOB each), the first (this process's) PARENT_SHARE of the others'."""
     total = sum(sizes)
     count = min(jobs, total // MIN_BYTES_PER_JOB)
     if count <= 1:
-        return [units]
+        return [items]
     weight = count - 1 + PARENT_SHARE
-    shares: list[list[Unit]] = [[]]
+    shares: list[list[_Item]] = [[]]
     filled = 0
-    for unit, size in zip(units, sizes):
+    for item, size in zip(items, sizes):
         if filled >= total * (len(shares) - 1 + PARENT_SHARE) / weight and shares[-1] and len(shares) < count:
             shares.append([])
-        shares[-1].append(unit)
+        shares[-1].append(item)
         filled += size
     return shares
 
@@ -202,13 +208,15 @@ class _Part:
 
         return _Judged(tagged(result.findings), tagged(result.suppressed),
                        {number[key]: keys for key, (_, keys) in reads.items() if keys},
-                       _hidden(mine, self.config), result.objects, result.sources, result.refused)
+                       hidden_suppressions(mine, self.config), result.objects, result.sources, result.refused)
 
 
 def _serve(index: int, parent) -> None:
-    """A forked process: part `index`, read, then judged with every part's shipped objects."""
+    """A forked process: part `index` (made by _MAKE), read, then judged with every part's shipped objects."""
     try:
-        part = _Part(index)
+        if _MAKE is None:
+            raise RuntimeError("a part judged outside a parallel run")
+        part = _MAKE(index)
         parent.send(part.read())
         parent.send(part.judge(parent.recv()))
     except (EOFError, BrokenPipeError):
@@ -237,6 +245,24 @@ def _answer(conn):
 
 def _judged_in_parts(shares: list[list[Unit]], config: Config, reading: Reading) -> LintResult:
     global _RUN
+    _RUN = _Parts(shares, config, reading)
+    try:
+        read, judged = in_parts(len(shares), _Part)
+    finally:
+        _RUN = None
+    return _joined(shares, config, reading, read, judged)
+
+
+#: makes part `index` (in the process that reads and judges it): set by in_parts just before it forks
+_MAKE: Callable[[int], Any] | None = None
+
+
+def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
+    """Parts 1 to `count`-1 in forked processes, part 0 in this one, in two steps: each part,
+    `make(index)`, reads (`read()`, whose `shared` every part is then sent, in part order),
+    then judges (`judge(shared)`). (what each part read, what each judged), in part order;
+    a part's exception is raised here (lint and fix share this: fix.parallel)."""
+    global _MAKE
     # here: importing it cost a one-file lint 20 ms
     import multiprocessing
 
@@ -244,27 +270,27 @@ def _judged_in_parts(shares: list[list[Unit]], config: Config, reading: Reading)
     # every rule module imported once, here, for the forked processes to inherit: each imported
     # those of the kinds it met (0.07 s CPU a process; a run this large meets nearly all of them)
     load_catalog()
-    _RUN = _Parts(shares, config, reading)
+    _MAKE = make
     workers = []
     try:
-        for index in range(1, len(shares)):
+        for index in range(1, count):
             ours, theirs = context.Pipe()
             process = context.Process(target=_serve, args=(index, theirs), daemon=True)
             process.start()
             theirs.close()
             workers.append((process, ours))
-        here = _Part(0)
+        here = make(0)
         read = [here.read(), *(_answer(ours) for _, ours in workers)]
         shared = [part.shared for part in read]
         for _, ours in workers:
             ours.send(shared)
         judged = [here.judge(shared), *(_answer(ours) for _, ours in workers)]
     finally:
-        _RUN = None
+        _MAKE = None
         for process, ours in workers:
             ours.close()
             process.join()
-    return _joined(shares, config, reading, read, judged)
+    return read, judged
 
 
 def _joined(shares: list[list[Unit]], config: Config, reading: Reading, read: list[_Read],
@@ -288,7 +314,7 @@ def _joined(shares: list[list[Unit]], config: Config, reading: Reading, read: li
     for part in judged:
         for key, reasons in part.hidden.items():
             hidden.setdefault(key, {}).update(reasons)
-    findings, suppressed = _suppressed_across_parts(_one_live_note(findings), suppressed, hidden)
+    findings, suppressed = suppressed_across_parts(one_live_note(findings), suppressed, hidden)
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=Finding.sort_key)
     return LintResult(findings, suppressed, config, sum(part.objects for part in judged),
@@ -356,7 +382,7 @@ def _holding(read: list[_Read], keys: set) -> set[str]:
     return files
 
 
-def _hidden(manifests: list[Manifest], config: Config) -> dict[tuple, dict[str, str]]:
+def hidden_suppressions(manifests: list[Manifest], config: Config) -> dict[tuple, dict[str, str]]:
     """The suppressions `manifests` carry, keyed as the run keys them (engine.run.suppression_key)."""
     hidden: dict[tuple, dict[str, str]] = {}
     for manifest in manifests:
@@ -367,7 +393,7 @@ def _hidden(manifests: list[Manifest], config: Config) -> dict[tuple, dict[str, 
     return hidden
 
 
-def _one_live_note(findings: list[Finding]) -> list[Finding]:
+def one_live_note(findings: list[Finding]) -> list[Finding]:
     """Each part that judged live cluster objects notes how many it judged; one run notes
     them all once, at the first, after every other finding (engine.lint._live_note): the
     parts' notes become that one, their counts summed."""
@@ -380,7 +406,7 @@ def _one_live_note(findings: list[Finding]) -> list[Finding]:
     return [f for f in findings if f.rule != LIVE_OBJECTS] + [merged]
 
 
-def _suppressed_across_parts(findings: list[Finding], suppressed: list[Finding],
+def suppressed_across_parts(findings: list[Finding], suppressed: list[Finding],
                              hidden: dict[tuple, dict[str, str]]) -> tuple[list[Finding], list[Finding]]:
     """A part knows the suppressions of the objects it judged; a rule may place a finding on
     another object (rollout-pdb reports on a workload's budget), judged in another part.

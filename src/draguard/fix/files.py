@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..core.atomic import TEMPORARY_PREFIX, atomic_writer
 from ..sources.loader import Loaded
-from .hunks import _CONTEXT, Change, shared_ends, unified
+from .hunks import _CONTEXT, Change, shared_ends, steps_diff, unified
 
 BOM = "\ufeff"
 
@@ -204,6 +204,13 @@ def _running(pid: int) -> bool:
     except PermissionError:  # another user's process
         return True
     return True
+
+
+def file_diff(f) -> str:
+    """The `--diff` of a fixed file (fix.run.FileText): the one the process that fixed it
+    made (fix.parallel: each part diffs its own files), else written here from the
+    replacements its fixes made (fix.hunks.steps_diff), comparing no text."""
+    return f.diff if f.diff is not None else steps_diff(f.display, f.original, f.text, f.changes.steps)
 
 
 def unified_diff(display: str, before: str, after: str, first_line: int = 1) -> str:

@@ -233,6 +233,18 @@ def _range(start: int, length: int, first_line: int) -> str:
     return f"{beginning - (not length)},{length}"
 
 
+def steps_diff(display: str, old: str, new: str, steps: list[tuple[int, int, int]]) -> str:
+    """The diff of a file its fixes took from `old` to `new` by the replacements `steps` (fix.run.FileText.changes:
+    every round's, in order), written from them; compared by files.unified_diff where the
+    steps do not say (none recorded, or a text with line breaks other than "\n")."""
+    found = regions(steps, len(old)) if steps else None
+    if found is None or _other_breaks(old) or _other_breaks(new):
+        from .files import unified_diff
+
+        return unified_diff(display, old, new)
+    return unified(display, old, changes(old, new, found))
+
+
 def splice_diff(display: str, text: str, start: int, end: int, fixed: str, steps: list, line: int) -> str:
     """The diff of replacing `text[start:end]` (which starts on line `line`) by `fixed`, the
     splice that made it recording `steps` (fix.splice.splice_fixes) in that piece: written from

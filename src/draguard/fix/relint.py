@@ -41,10 +41,45 @@ class Relinter:
         self.everything = Loaded()
         #: id(manifest) -> (the manifest, what the fixing rules' judging of it looked up)
         self.reads: dict[int, tuple] = {}
+        #: objects of files fixed elsewhere, read and never judged (fix.parallel), and the order
+        #: of every file (display) that places them among this run's files
+        self.beside: dict[str, list[Manifest]] = {}
+        self.order: list[str] = []
+        #: when tracked (fix.parallel): display -> what any judging of its objects looked up,
+        #: and display -> the identities (model.objectset.identity) its objects had in any round
+        self.looked: dict[str, set] | None = None
+        self.seen: dict[str, set] = {}
+
+    def track(self) -> None:
+        """Keep what every judging looked up, and every object read, by file (looked, seen)."""
+        self.looked = {}
+
+    def place_beside(self, manifests: list[Manifest], order: list[str]) -> None:
+        """Read `manifests` too (never judged: they are other files' objects, judged where
+        those files are fixed), placed among this run's files by `order`, the displays of all."""
+        for manifest in manifests:
+            self.beside.setdefault(manifest.source.display, []).append(manifest)
+            self.unjudged.add(id(manifest))
+        self.order = order
 
     def lint(self, files) -> tuple[LintResult, set]:
         """(the fixing rules' findings of every file as it stands now, (file, document) of List items).
         A file whose fixes are held in memory (fix.run.FileText.documents) is read from that data."""
+        changed, dirty = self.read(files)
+        everything = self._assemble()
+        list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
+        if self.first:
+            self._judge(None, {s.display for s in everything.sources}, self.fixing)
+            self.first = False
+        elif changed:
+            again = changed | {m.source.display for m, keys in self.reads.values() if dirty.reaches(keys)}
+            again &= self.parsed.keys()  # the renders are judged once: no fix is written into them
+            self._judge(lambda m: m.source.display in again, again, self.fixing)
+        return self._merged(self.found), list_items
+
+    def read(self, files) -> tuple[set, "Dirty"]:
+        """Parse the files whose state changed since they were last read: (their displays, what
+        the changes touch)."""
         changed, dirty = set(), Dirty()
         for f in files:
             state = f.state
@@ -57,16 +92,9 @@ class Relinter:
                     for manifest in cached[2]:
                         self.reads.pop(id(manifest), None)
                 self.parsed[f.display] = (state, part, [Manifest.from_entry(e) for e in part.entries])
-        everything = self._assemble()
-        list_items = {(e.source.display, e.document) for e in everything.entries if e.item is not None}
-        if self.first:
-            self._judge(None, {s.display for s in everything.sources}, self.fixing)
-            self.first = False
-        elif changed:
-            again = changed | {m.source.display for m, keys in self.reads.values() if dirty.reaches(keys)}
-            again &= self.parsed.keys()  # the renders are judged once: no fix is written into them
-            self._judge(lambda m: m.source.display in again, again, self.fixing)
-        return self._merged(self.found), list_items
+                if self.looked is not None:
+                    self.seen.setdefault(f.display, set()).update(identity(e.data) for e in part.entries)
+        return changed, dirty
 
     def settle(self, files) -> None:
         """Read `files` from their texts again, now that each was verified to hold the data
@@ -89,8 +117,13 @@ class Relinter:
 
     def _assemble(self) -> Loaded:
         """Every file's objects as last read, with the renders' and the reference's, as the rules see them."""
-        self.manifests = [m for _, _, manifests in self.parsed.values() for m in manifests] + \
-            self.context_manifests + self.reference_manifests
+        parsed = self.parsed
+        if self.beside:
+            mine = [m for display in self.order
+                    for m in (parsed[display][2] if display in parsed else self.beside.get(display, ()))]
+        else:
+            mine = [m for _, _, manifests in parsed.values() for m in manifests]
+        self.manifests = mine + self.context_manifests + self.reference_manifests
         everything = self.everything = Loaded()
         for part in [*(part for _, part, _ in self.parsed.values()), *([self.context] if self.context else [])]:
             everything.entries += part.entries
@@ -117,8 +150,15 @@ class Relinter:
         unjudged = self.unjudged
         judged = (lambda m: id(m) not in unjudged and (only is None or only(m))) if unjudged else only
         inputs = Inputs.loaded(self.everything, self.manifests, judged)
-        result = Run(self.config, inputs).findings(rules, notes=notes,
-                                                   reads=self.reads if found is self.found else None)
+        looked: dict | None = {} if found is self.found or self.looked is not None else None
+        result = Run(self.config, inputs).findings(rules, notes=notes, reads=looked)
+        if looked:
+            if found is self.found:
+                self.reads.update(looked)
+            if self.looked is not None:
+                for manifest, keys in looked.values():
+                    if keys:
+                        self.looked.setdefault(manifest.source.display, set()).update(keys)
         for display in [*displays, None]:
             found[display] = ([], [])
         for index, findings in enumerate((result.findings, result.suppressed)):

@@ -50,6 +50,8 @@ class FileText:
     #: whether the fixes are applied in memory, round after round, and the text written and
     #: verified once, at the end (None: not decided yet); else each round is spliced and verified
     deferred: bool | None = None
+    #: its `--diff` (fix.files.file_diff), when the process that fixed it made it (fix.parallel)
+    diff: str | None = None
 
     def __post_init__(self):
         self.text = self.text or self.original
@@ -133,14 +135,14 @@ def fix_texts(files: list[FileText], config: Config, choice: Choice, context: Lo
     read (--reference: neither judged nor written), so that rules see both."""
     # the text a fix verified is the text the next lint reads, a round later: every file's last parse is kept
     with cyclic_gc_paused(), remembering_parses(len(files) + 4096):
-        return _fix_texts(files, config, choice, context, reference)
+        return fixed_with(files, Relinter(config, context, choice.may_fix, reference), choice, context)
 
 
-def _fix_texts(files: list[FileText], config: Config, choice: Choice, context: Loaded | None,
-               reference: Loaded | None) -> FixRun:
+def fixed_with(files: list[FileText], relinter: Relinter, choice: Choice, context: Loaded | None = None) -> FixRun:
+    """fix_texts with the Relinter given (fix.parallel gives one that also reads other files'
+    objects); the caller keeps the parses remembered (yamlpos.remembering_parses)."""
     by_name = {f.display: f for f in files}
     failed: dict[tuple, str] = {}
-    relinter = Relinter(config, context, choice.may_fix, reference)
     for _ in range(MAX_ROUNDS):
         fixable, list_items = relinter.lint(files)
         plan = _plan(fixable.findings, by_name, list_items, failed, choice)

@@ -47,8 +47,8 @@ def test_suppressions_in_one_part_hold_for_findings_from_another():
     other = Manifest.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}})
     on_budget = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", budget.location(), budget.ref)
     on_other = Finding("rollout-pdb", "rollout", Severity.WARNING, "m", other.location(), other.ref)
-    kept, suppressed = parallel._suppressed_across_parts([on_budget, on_other], [],
-                                                         parallel._hidden([budget, other], Config()))
+    kept, suppressed = parallel.suppressed_across_parts([on_budget, on_other], [],
+                                                         parallel.hidden_suppressions([budget, other], Config()))
     assert kept == [on_other] and suppressed == [on_budget]
     assert on_budget.suppressed_by == "agreed with the platform team"
 
