@@ -18,7 +18,7 @@ from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization
 from .lists import may_hold_lists, span_text, split_lists
 from .options import RenderOptions
 from .reread import Reread
-from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, YMap, YSeq, parse_stream,
+from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, Paths, YMap, YSeq, parse_stream,
                       parse_stream_remembered, remembering, split_documents, stream_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
@@ -44,9 +44,10 @@ _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit"
 Locator = Callable[..., tuple]  # (line, column, path=None) -> (file, line, column)
 
 
-@dataclass
+@dataclass(slots=True)
 class Source:
-    """One parsed text: a file, stdin, or the output of a renderer."""
+    """One parsed text: a file, stdin, or the output of a renderer. Slotted: each item of a
+    List has one (its `window`)."""
 
     display: str  # what findings call this text: the path as given, '-' for stdin
     text: str
@@ -293,14 +294,14 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
     """A stream holding Lists: each item (and each other document) parsed from its own span,
     its positions shifted back into the stream. An item's source holds no copy of its text,
     only where it is (Source.window); past `limits.tree_bytes` it holds no tree either."""
-    shed = _trees_shed(source.text, limits)
+    shed, paths = _trees_shed(source.text, limits), Paths()
     for part in parts:
         spans = [(item, ("items", i), i) for i, item in enumerate(part.items)] if part.items is not None \
             else [(part.span, (), None)]
         for span, root, item in spans:
             text, columns = span_text(source.text, span)
-            at = _shifted(source.display, span.line - 1, columns, locate)
-            documents, problems = parse_stream(text, limits, root)
+            at = _Shifted(source.display, span.line - 1, columns, locate)
+            documents, problems = parse_stream(text, limits, root, paths=paths)
             for doc in documents:
                 doc.index = part.index
             if item is None:
@@ -319,13 +320,21 @@ def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, loc
                 loaded.problems.append(_not_an_item(item, part.kind, Location(file, line, column, root, part.index)))
 
 
-def _shifted(display: str, lines: int, columns: int, locate) -> Locator:
+class _Shifted:
     """Positions in a span's own text -> positions the user sees: `lines` down, and on its
-    first line `columns` right (lists.span_text)."""
-    def at(line: int, column: int, path: tuple | None = None) -> tuple:
-        column += columns if line == 1 else 0
-        return locate(line + lines, column, path) if locate else (display, line + lines, column)
-    return at
+    first line `columns` right (lists.span_text). A slotted object, not a closure: a List
+    has one per item (a closure and its four cells were 300 bytes an item)."""
+
+    __slots__ = ("display", "lines", "columns", "locate")
+
+    def __init__(self, display: str, lines: int, columns: int, locate: Locator | None):
+        self.display, self.lines, self.columns, self.locate = display, lines, columns, locate
+
+    def __call__(self, line: int, column: int, path: tuple | None = None) -> tuple:
+        column += self.columns if line == 1 else 0
+        if self.locate:
+            return self.locate(line + self.lines, column, path)
+        return (self.display, line + self.lines, column)
 
 
 def _load_templated(source: Source, loaded: Loaded, limits: Limits, locate) -> None:

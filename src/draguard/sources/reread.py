@@ -15,7 +15,10 @@ was parsed alone in the first place. Anything else keeps its tree."""
 
 from __future__ import annotations
 
-from .yamlpos import Limits, parse_stream
+from .yamlpos import Limits, Paths, parse_stream
+
+#: the paths of every object parsed again, shared: a finding keeps its container's path
+_PATHS = Paths()
 
 
 class Reread:
@@ -43,7 +46,7 @@ class Reread:
         """The object's data, parsed again: equal to what the load parsed, positions and paths
         included (its problems were said then). A text that no longer parses to an object
         (it cannot change: sources are never written) is a bug, said as one."""
-        documents, _ = parse_stream(self.text(), self.limits, self.root, self.lines)
+        documents, _ = parse_stream(self.text(), self.limits, self.root, self.lines, _PATHS)
         data = documents[0].data if documents else None
         if not isinstance(data, dict):
             raise RuntimeError(f"text at {self.start}-{self.end} no longer parses to the object read there")

@@ -246,10 +246,11 @@ def _short(value: str) -> str:
     return _intern(value) if len(value) <= 64 else value
 
 
-class _Paths:
+class Paths:
     """One tuple for each path met again: every document of a stream of pods has its
     `("spec", "containers", 0)`, and a tuple per collection was a tenth of such a stream's
-    memory. Bounded: a document of many distinct paths (a long list) clears it now and then."""
+    memory. Parses of the parts of one text share one (the items of a List, an object
+    parsed again: sources.reread), so that what a finding keeps of a path is shared too. Bounded: a document of many distinct paths (a long list) clears it now and then."""
 
     __slots__ = ("seen",)
     _SIZE = 4096
@@ -267,7 +268,7 @@ class _Paths:
 class _Builder:
     """Builds one document; counts expanded nodes so alias bombs are refused early."""
 
-    def __init__(self, limits: Limits, paths: "_Paths", line_offset: int = 0):
+    def __init__(self, limits: Limits, paths: "Paths", line_offset: int = 0):
         self.limits = limits
         self.first_line = 1 + line_offset  # what libyaml's 0-based line 0 is in the positions recorded
         self.count = 0
@@ -373,24 +374,25 @@ class _Builder:
 
 
 def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS, root_path: tuple = (),
-                 line_offset: int = 0) -> tuple[list[Document], list[ParseProblem]]:
+                 line_offset: int = 0, paths: Paths | None = None) -> tuple[list[Document], list[ParseProblem]]:
     """Parse a multi-document YAML (or JSON) stream.
 
     Returns the documents that parsed and the problems met; a syntax error ends the stream
     (libyaml cannot resume), but documents before it are kept. `root_path` is where the text
     sits in its document (a List item parsed on its own: ("items", 3)); `line_offset`, how
     many lines come before the text where its positions are counted (one document of a
-    stream parsed again alone: sources.reread). Only the data's positions are offset."""
+    stream parsed again alone: sources.reread). Only the data's positions are offset.
+    `paths`: the table of paths to share with other parses (one per stream by default)."""
     problems: list[ParseProblem] = []
-    return list(stream_documents(text, problems, limits, root_path, line_offset)), problems
+    return list(stream_documents(text, problems, limits, root_path, line_offset, paths)), problems
 
 
 def stream_documents(text: str, problems: list[ParseProblem], limits: Limits = DEFAULT_LIMITS, root_path: tuple = (),
-                     line_offset: int = 0) -> Iterator[Document]:
+                     line_offset: int = 0, paths: Paths | None = None) -> Iterator[Document]:
     """parse_stream's documents one at a time, its problems added to `problems` as they are
     met: a caller that keeps less than each document's data never holds every tree at once."""
     loader = _Loader(text)
-    paths = _Paths()
+    paths = Paths() if paths is None else paths
     index = 0
     try:
         while loader.check_node():
