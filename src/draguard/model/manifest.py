@@ -92,7 +92,7 @@ class Manifest:
     @classmethod
     def from_entry(cls, entry: Entry) -> "Manifest":
         """The object an entry holds; one that holds no data (sources.reread) parses it when read."""
-        data = None if entry.reread is not None else entry.data
+        data = {} if entry.reread is not None else entry.data  # {}: not kept (__post_init__)
         return cls(entry.source, entry.document, data, entry.item, entry.locate, renamed_from=entry.renamed_from,
                    reread=entry.reread)
 
