@@ -19,7 +19,7 @@ from .lists import may_hold_lists, span_text, split_lists
 from .options import RenderOptions
 from .reread import Reread
 from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, Paths, YMap, YSeq, parse_stream,
-                      parse_stream_remembered, remembering, split_documents, stream_documents)
+                      parse_stream_remembered, split_documents, stream_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
@@ -230,9 +230,8 @@ def _trees_shed(text: str, limits: Limits) -> bool:
     """Whether the objects of `text` are parsed again when read rather than held
     (sources.reread): a text past `limits.tree_bytes`, without directives (a `%TAG` changes
     what the tags of every document after it mean: a document is not parsed alone as it was
-    in the stream), outside `remembering_parses` (draguard fix parses its texts again and
-    keeps them)."""
-    return len(text) > limits.tree_bytes and not _DIRECTIVE.search(text) and not remembering()
+    in the stream)."""
+    return limits.tree_bytes is not None and len(text) > limits.tree_bytes and not _DIRECTIVE.search(text)
 
 
 _DIRECTIVE = re.compile(r"^%", re.MULTILINE)

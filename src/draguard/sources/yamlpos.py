@@ -168,11 +168,10 @@ class Limits:
     max_document_bytes: int = 8 * 1024 * 1024
     max_depth: int = 100
     max_nodes: int = 1_000_000
-    #: not a refusal: a text up to this size keeps its objects' trees for the whole run; a
-    #: larger one keeps none, each object parsed again from the text when read (sources.reread).
-    #: Parsing twice costs CPU (a 3 MB stream: 1.4x): below this, memory is mostly the
-    #: interpreter's own, and the trees are kept
-    tree_bytes: int = 4 * 1024 * 1024
+    #: not a refusal: a text larger than this keeps no trees of its objects, each parsed again
+    #: from the text when read (sources.reread); None: every text keeps them. Only a reader
+    #: that lets each object go once judged gains (engine.lint: LINT_LIMITS)
+    tree_bytes: int | None = None
 
 
 DEFAULT_LIMITS = Limits()
@@ -469,11 +468,6 @@ def remembering_parses(size: int = 4096):
         yield
     finally:
         _RECENT.entries = None
-
-
-def remembering() -> bool:
-    """Whether parses are remembered now (remembering_parses: draguard fix)."""
-    return _RECENT.entries is not None
 
 
 def parse_stream_remembered(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple[list[Document], list[ParseProblem]]:

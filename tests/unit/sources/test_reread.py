@@ -6,12 +6,12 @@ import json
 import pytest
 
 from draguard.core.config import Config
-from draguard.engine.lint import Reading, lint_paths
+from draguard.engine.lint import LINT_LIMITS, Reading, lint_paths
 from draguard.model.manifest import Manifest
 from draguard.model.objectset import ObjectSet
 from draguard.report import chunk_renderer
 from draguard.sources.loader import Loaded, Source, load_text
-from draguard.sources.yamlpos import YMap, YSeq, Limits, remembering_parses
+from draguard.sources.yamlpos import YMap, YSeq, Limits
 
 from support.paths import ROOT
 
@@ -115,11 +115,12 @@ def test_a_manifest_of_a_large_text_parses_its_tree_when_read_and_lets_it_go_whe
     assert pod.location(pod.data["spec"]["containers"][0], "name") == where
 
 
-def test_a_text_within_remembering_parses_keeps_its_trees():
-    """draguard fix parses each text it writes again and keeps the parses: nothing to gain."""
-    with remembering_parses():
-        shed = _loaded(STREAM, SHED)
-    assert all(entry.reread is None for entry in shed.entries)
+def test_only_a_reader_that_asks_sheds_trees():
+    """Every text keeps its trees by default (draguard fix, audit's dumps and the inventories
+    read every object and keep them); lint asks for it past 4 MiB (engine.lint.LINT_LIMITS)."""
+    assert Limits().tree_bytes is None
+    assert all(entry.reread is None for entry in _loaded(STREAM, Limits()).entries)
+    assert LINT_LIMITS.tree_bytes == 4 * 1024 * 1024 and Reading().limits == LINT_LIMITS
 
 
 def test_a_json_stream_that_yaml_cannot_read_is_read_as_json_when_shed_too():
