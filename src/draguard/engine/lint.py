@@ -15,7 +15,7 @@ from ..model.manifest import Manifest
 from ..sources.discover import DEFAULT_INCLUDE, Unit, expand
 from ..sources.loader import Loaded, Source, load_reference, load_text, load_units
 from ..sources.options import RenderOptions
-from ..sources.yamlpos import DEFAULT_LIMITS, Limits
+from ..sources.yamlpos import Limits
 from .result import INTERNAL_ERROR, LintResult
 from .run import LIVE_OBJECTS, Against, Inputs, Run
 
@@ -24,6 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["INTERNAL_ERROR", "LIVE_OBJECTS", "LintResult", "Reading", "lint_objects", "lint_paths", "lint_text",
            "read_inputs", "read_units"]
+
+#: what lint reads within: a text past 4 MiB holds no trees (sources.reread), each object
+#: parsed again when judged and let go after (model.objectset.ObjectSet.done). Half the
+#: memory of a large stream of small objects, for a second parse (1.45x the CPU of a 10 MB
+#: stream); below 4 MiB the memory is mostly the interpreter's own, and the trees are kept
+LINT_LIMITS = Limits(tree_bytes=4 * 1024 * 1024)
 
 #: progress(stage, total) -> the callable that advances that stage (report.progress)
 Progress = Callable[[str, int], Callable[[], object]]
@@ -46,7 +52,7 @@ class Reading(Value):
     __slots__ = ("include", "exclude", "limits", "stdin", "helm_values", "helm_set", "reference")
 
     def __init__(self, include: tuple[str, ...] = DEFAULT_INCLUDE, exclude: tuple[str, ...] = (),
-                 limits: Limits = DEFAULT_LIMITS, stdin: BinaryIO | None = None, helm_values: tuple[str, ...] = (),
+                 limits: Limits = LINT_LIMITS, stdin: BinaryIO | None = None, helm_values: tuple[str, ...] = (),
                  helm_set: tuple[str, ...] = (), reference: tuple[str, ...] = ()):
         self.include = include
         self.exclude = exclude

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, TypeVar, cast
+from typing import TYPE_CHECKING, Callable, TypeVar, cast
 
 from ..core.finding import ObjectRef, Site
 from ..core.location import Location, Path
 from ..core.unread import Unread, listening, told
 from ..sources.loader import Entry, Locator, Source
+from ..sources.reread import Reread
 from ..sources.scalars import char_position
 from ..sources.yamlpos import YMap, mark_of, path_of, positioned
 from .values import Key, Yaml, YamlMap
 
 _NO_TEXT = Source("(object)", "")
+#: what a re-read object lets go and parses again (Manifest.release)
+_TREE = ("data", "_metadata")
 
 _View = TypeVar("_View")
 
@@ -38,15 +41,42 @@ class Manifest:
     has_paths: bool = True
     #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
     renamed_from: str | None = None
+    #: where its text is, when its tree is parsed again from it on demand (sources.reread):
+    #: `data` is then missing until read, and again once its own rules are done (release)
+    reread: Reread | None = field(default=None, repr=False, compare=False)
     api_version: str = field(init=False)
     kind: str = field(init=False)
     group: str = field(init=False)
     _metadata: YamlMap = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        if self.reread is not None:  # its identity from what the load read; its tree when read (__getattr__)
+            self.api_version, self.kind = self.reread.api_version, self.reread.kind
+            self.group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
+            self.release()
+            return
         if self.has_paths and not isinstance(self.data, YMap):  # built in memory: give every node its path
             self.data = positioned(self.data)
         self._read_identity()
+
+    if not TYPE_CHECKING:  # missing only while a re-read object holds no tree: typed as the fields
+        def __getattr__(self, name: str):
+            reread = self.__dict__.get("reread")
+            if reread is None or name not in _TREE:
+                raise AttributeError(name)
+            self.data = reread.data()
+            self._read_identity()
+            return self.__dict__[name]
+
+    def release(self) -> None:
+        """Its own rules are done with it: a re-read object (sources.reread) lets its tree go,
+        parsed again if another object's rule reads it later. The positioned trees of a
+        stream of pods were ten times its text, all held to the end of the run. A rule that
+        kept a part of it (an index of the set) keeps that part; positions are read from the
+        part itself, so they stay right."""
+        if self.reread is not None:
+            for name in _TREE:
+                self.__dict__.pop(name, None)
 
     def _read_identity(self) -> None:
         """The fields every rule reads, read once (a snapshot's 90,000 objects are asked
@@ -61,7 +91,10 @@ class Manifest:
 
     @classmethod
     def from_entry(cls, entry: Entry) -> "Manifest":
-        return cls(entry.source, entry.document, entry.data, entry.item, entry.locate, renamed_from=entry.renamed_from)
+        """The object an entry holds; one that holds no data (sources.reread) parses it when read."""
+        data = {} if entry.reread is not None else entry.data  # {}: not kept (__post_init__)
+        return cls(entry.source, entry.document, data, entry.item, entry.locate, renamed_from=entry.renamed_from,
+                   reread=entry.reread)
 
     @classmethod
     def from_data(cls, data: YamlMap, display: str = "(object)", document: int = 0, *,

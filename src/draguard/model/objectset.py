@@ -72,8 +72,10 @@ class ObjectSet:
         """`manifest`'s own rules are done with it: its derived views are dropped
         (Manifest.forget_views), and what was remembered for its judging, which only that
         judging may ask for (remembered). Kept, they held every pod's sites to the end of the
-        run: 1.4 KiB a pod, 15 MiB of a 3 MB stream of pods (tracemalloc)."""
+        run: 1.4 KiB a pod, 15 MiB of a 3 MB stream of pods (tracemalloc). An object of a
+        large text lets its tree go too (Manifest.release): it is parsed again if read."""
         manifest.forget_views()
+        manifest.release()
         self._memo.clear()
 
     def _of(self, group: str, kind: str) -> list[Manifest]:

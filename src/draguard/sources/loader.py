@@ -10,15 +10,16 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from typing import Callable, TypeGuard
+from typing import TYPE_CHECKING, Callable, TypeGuard
 
 from ..core.finding import Problem
 from ..core.location import Location
 from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
 from .options import RenderOptions
-from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, YMap, YSeq, parse_stream,
-                      parse_stream_remembered, split_documents)
+from .reread import Reread
+from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, Paths, YMap, YSeq, parse_stream,
+                      parse_stream_remembered, split_documents, stream_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
@@ -43,9 +44,10 @@ _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit"
 Locator = Callable[..., tuple]  # (line, column, path=None) -> (file, line, column)
 
 
-@dataclass
+@dataclass(slots=True)
 class Source:
-    """One parsed text: a file, stdin, or the output of a renderer."""
+    """One parsed text: a file, stdin, or the output of a renderer. Slotted: each item of a
+    List has one (its `window`)."""
 
     display: str  # what findings call this text: the path as given, '-' for stdin
     text: str
@@ -56,11 +58,14 @@ class Source:
     #: the line each document's content starts on, where the text was read as a plain stream
     #: (None otherwise): a report cuts one document out of the text by them, composing nothing
     document_lines: tuple[int, ...] | None = field(default=None, repr=False)
+    #: an item of a List: where its text is in the List's source (its `text` is then empty).
+    #: Each item held a copy of its text: the size of the input again, for a one-line List
+    window: Reread | None = field(default=None, repr=False)
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = (self.text if self.window is None else self.window.text()).splitlines()
         return self._lines
 
 
@@ -76,6 +81,19 @@ class Entry:
     locate: Locator | None = None
     #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
     renamed_from: str | None = None
+    #: where its text is, when `data` is not held but parsed again on each read (sources.reread)
+    reread: Reread | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.reread is not None:
+            del self.data  # the text holds it: __getattr__ parses it again when read
+
+    if not TYPE_CHECKING:  # an attribute missing only where the data is parsed again: typed as `data`
+        def __getattr__(self, name: str):
+            reread = self.__dict__.get("reread")
+            if name == "data" and reread is not None:
+                return reread.data()
+            raise AttributeError(name)
 
 
 @dataclass
@@ -198,12 +216,54 @@ def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, l
     if parts is not None:
         _load_parts(source, parts, loaded, limits, locate)
         return
+    if _trees_shed(source.text, limits) and _load_shedding(source, loaded, limits, locate):
+        return
     documents, problems = parse_stream_remembered(source.text, limits)
     if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
         documents, problems = _parse_json_stream(source.text, limits)
     else:
         source.document_lines = tuple(document.start_line for document in documents)
     _add(source, documents, problems, loaded, locate)
+
+
+def _trees_shed(text: str, limits: Limits) -> bool:
+    """Whether the objects of `text` are parsed again when read rather than held
+    (sources.reread): a text past `limits.tree_bytes`, without directives (a `%TAG` changes
+    what the tags of every document after it mean: a document is not parsed alone as it was
+    in the stream)."""
+    return limits.tree_bytes is not None and len(text) > limits.tree_bytes and not _DIRECTIVE.search(text)
+
+
+_DIRECTIVE = re.compile(r"^%", re.MULTILINE)
+
+
+def _load_shedding(source: Source, loaded: Loaded, limits: Limits, locate) -> bool:
+    """load_text's plain stream, each document's tree let go once its object is known (a
+    document that is not parsed alone as it was, yamlpos.Document.span, keeps it). False,
+    with nothing added, where the stream is a JSON stream that YAML cannot read (load_text
+    reads it as one)."""
+    problems: list[ParseProblem] = []
+    documents: list[Document] = []
+    found = Loaded()
+    for doc in stream_documents(source.text, problems, limits):
+        documents.append(doc)
+        _add_objects(source, doc, found, locate, _reread_of(source, doc, limits))
+        doc.data = None
+    if problems and problems[0].kind == "syntax" and _looks_like_json_stream(source.text):
+        return False
+    source.document_lines = tuple(document.start_line for document in documents)
+    _add_problems(source, documents, problems, loaded, locate)  # as _add: the parse's, then the objects'
+    loaded.problems += found.problems
+    loaded.entries += found.entries
+    return True
+
+
+def _reread_of(source: Source, doc: Document, limits: Limits) -> Reread | None:
+    """How to parse `doc`'s object again alone, where it can be (yamlpos.Document.span)."""
+    if doc.span is None or not isinstance(doc.data, dict):
+        return None
+    start, end = doc.span
+    return Reread(source, start, end, 0, doc.start_line - 1, (), limits, doc.data)
 
 
 def plain_stream(text: str) -> bool:
@@ -231,36 +291,49 @@ def _list_parts(text: str) -> list | None:
 
 def _load_parts(source: Source, parts: list, loaded: Loaded, limits: Limits, locate) -> None:
     """A stream holding Lists: each item (and each other document) parsed from its own span,
-    its positions shifted back into the stream."""
+    its positions shifted back into the stream. An item's source holds no copy of its text,
+    only where it is (Source.window); past `limits.tree_bytes` it holds no tree either."""
+    shed, paths = _trees_shed(source.text, limits), Paths()
     for part in parts:
         spans = [(item, ("items", i), i) for i, item in enumerate(part.items)] if part.items is not None \
             else [(part.span, (), None)]
         for span, root, item in spans:
             text, columns = span_text(source.text, span)
-            piece = Source(source.display, text, source.rendered_by, source.capability_checks)
-            at = _shifted(source.display, span.line - 1, columns, locate)
-            documents, problems = parse_stream(text, limits, root)
+            at = _Shifted(source.display, span.line - 1, columns, locate)
+            documents, problems = parse_stream(text, limits, root, paths=paths)
             for doc in documents:
                 doc.index = part.index
             if item is None:
-                _add(piece, documents, problems, loaded, at)
+                _add(Source(source.display, text, source.rendered_by, source.capability_checks), documents, problems,
+                     loaded, at)
                 continue
-            _add_problems(piece, documents, problems, loaded, at)
             data = documents[0].data if documents else None
+            window = Reread(source, span.start, span.end, len(text) - (span.end - span.start), 0, root, limits,
+                            data if isinstance(data, dict) else None)
+            piece = Source(source.display, "", source.rendered_by, source.capability_checks, window=window)
+            _add_problems(piece, documents, problems, loaded, at)
             if _is_object(data):
-                loaded.entries.append(Entry(piece, part.index, data, item, at))
+                loaded.entries.append(Entry(piece, part.index, data, item, at, reread=window if shed else None))
             elif documents and (data is not None or not (problems or documents[0].problems)):  # not one left unbuilt
                 file, line, column = at(1, span.column - columns)
                 loaded.problems.append(_not_an_item(item, part.kind, Location(file, line, column, root, part.index)))
 
 
-def _shifted(display: str, lines: int, columns: int, locate) -> Locator:
+class _Shifted:
     """Positions in a span's own text -> positions the user sees: `lines` down, and on its
-    first line `columns` right (lists.span_text)."""
-    def at(line: int, column: int, path: tuple | None = None) -> tuple:
-        column += columns if line == 1 else 0
-        return locate(line + lines, column, path) if locate else (display, line + lines, column)
-    return at
+    first line `columns` right (lists.span_text). A slotted object, not a closure: a List
+    has one per item (a closure and its four cells were 300 bytes an item)."""
+
+    __slots__ = ("display", "lines", "columns", "locate")
+
+    def __init__(self, display: str, lines: int, columns: int, locate: Locator | None):
+        self.display, self.lines, self.columns, self.locate = display, lines, columns, locate
+
+    def __call__(self, line: int, column: int, path: tuple | None = None) -> tuple:
+        column += self.columns if line == 1 else 0
+        if self.locate:
+            return self.locate(line + self.lines, column, path)
+        return (self.display, line + self.lines, column)
 
 
 def _load_templated(source: Source, loaded: Loaded, limits: Limits, locate) -> None:
@@ -316,7 +389,9 @@ def _position(source: Source, mark, doc, locate) -> tuple:
     return locate(line, column) if locate else (source.display, line, column)
 
 
-def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
+def _add_objects(source: Source, doc, loaded: Loaded, locate, reread: Reread | None = None) -> None:
+    """The object `doc` holds (or the items of a List it is), else the problem it is; an
+    object with `reread` holds no data (sources.reread)."""
     data = doc.data
     if data is None:
         return
@@ -356,7 +431,7 @@ def _add_objects(source: Source, doc, loaded: Loaded, locate) -> None:
                 loaded.problems.append(_not_an_item(index, kind, Location(file, line, column, ("items", index),
                                                                           doc.index)))
         return
-    loaded.entries.append(Entry(source, doc.index, data, None, locate))
+    loaded.entries.append(Entry(source, doc.index, data, None, locate, reread=reread))
 
 
 def _is_object(data: object) -> TypeGuard[dict]:

@@ -16,7 +16,7 @@ import re
 import struct
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -168,6 +168,10 @@ class Limits:
     max_document_bytes: int = 8 * 1024 * 1024
     max_depth: int = 100
     max_nodes: int = 1_000_000
+    #: not a refusal: a text larger than this keeps no trees of its objects, each parsed again
+    #: from the text when read (sources.reread); None: every text keeps them. Only a reader
+    #: that lets each object go once judged gains (engine.lint: LINT_LIMITS)
+    tree_bytes: int | None = None
 
 
 DEFAULT_LIMITS = Limits()
@@ -193,6 +197,9 @@ class Document:
     start_line: int
     end_line: int
     problems: list = field(default_factory=list)
+    #: (start, end) offsets of its text where it is a mapping that starts a line: that text
+    #: alone, parsed with its lines offset, gives the same data (sources.reread)
+    span: tuple[int, int] | None = None
 
 
 class BuildError(Exception):
@@ -240,10 +247,11 @@ def _short(value: str) -> str:
     return _intern(value) if len(value) <= 64 else value
 
 
-class _Paths:
+class Paths:
     """One tuple for each path met again: every document of a stream of pods has its
     `("spec", "containers", 0)`, and a tuple per collection was a tenth of such a stream's
-    memory. Bounded: a document of many distinct paths (a long list) clears it now and then."""
+    memory. Parses of the parts of one text share one (the items of a List, an object
+    parsed again: sources.reread), so that what a finding keeps of a path is shared too. Bounded: a document of many distinct paths (a long list) clears it now and then."""
 
     __slots__ = ("seen",)
     _SIZE = 4096
@@ -261,8 +269,9 @@ class _Paths:
 class _Builder:
     """Builds one document; counts expanded nodes so alias bombs are refused early."""
 
-    def __init__(self, limits: Limits, paths: "_Paths"):
+    def __init__(self, limits: Limits, paths: "Paths", line_offset: int = 0):
         self.limits = limits
+        self.first_line = 1 + line_offset  # what libyaml's 0-based line 0 is in the positions recorded
         self.count = 0
         self.memo: dict[int, tuple] = {}
         self.paths = paths
@@ -303,7 +312,8 @@ class _Builder:
         result = YMap()
         start = node.start_mark
         result.path = self.paths.shared(path)
-        marks = [start.line + 1, start.column + 1]
+        first = self.first_line
+        marks = [start.line + first, start.column + 1]
         merges = []
         for knode, vnode in node.value:
             km, vm = knode.start_mark, vnode.start_mark
@@ -327,7 +337,7 @@ class _Builder:
                 result[key] = _short(vnode.value) if vnode.tag == _STR else _scalar(vnode)
             else:
                 result[key] = self.build(vnode, path + (key,))
-            quad = (km.line + 1, km.column + 1, vm.line + 1, vm.column + 1)
+            quad = (km.line + first, km.column + 1, vm.line + first, vm.column + 1)
             if again:  # the key keeps its place among the keys; its position is the last one's
                 marks[again:again + 4] = quad
             else:
@@ -348,7 +358,8 @@ class _Builder:
         result = YSeq()
         start = node.start_mark
         result.path = self.paths.shared(path)
-        marks = [start.line + 1, start.column + 1]
+        first = self.first_line
+        marks = [start.line + first, start.column + 1]
         append, mark_append = result.append, marks.append
         for index, item in enumerate(node.value):
             m = item.start_mark
@@ -357,23 +368,32 @@ class _Builder:
                 append(_short(item.value) if item.tag == _STR else _scalar(item))
             else:
                 append(self.build(item, path + (index,)))
-            mark_append(m.line + 1)
+            mark_append(m.line + first)
             mark_append(m.column + 1)
         result.marks = _sealed(marks)
         return result
 
 
-def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
-                 root_path: tuple = ()) -> tuple[list[Document], list[ParseProblem]]:
+def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS, root_path: tuple = (),
+                 line_offset: int = 0, paths: Paths | None = None) -> tuple[list[Document], list[ParseProblem]]:
     """Parse a multi-document YAML (or JSON) stream.
 
     Returns the documents that parsed and the problems met; a syntax error ends the stream
     (libyaml cannot resume), but documents before it are kept. `root_path` is where the text
-    sits in its document (a List item parsed on its own: ("items", 3))."""
-    documents: list[Document] = []
+    sits in its document (a List item parsed on its own: ("items", 3)); `line_offset`, how
+    many lines come before the text where its positions are counted (one document of a
+    stream parsed again alone: sources.reread). Only the data's positions are offset.
+    `paths`: the table of paths to share with other parses (one per stream by default)."""
     problems: list[ParseProblem] = []
+    return list(stream_documents(text, problems, limits, root_path, line_offset, paths)), problems
+
+
+def stream_documents(text: str, problems: list[ParseProblem], limits: Limits = DEFAULT_LIMITS, root_path: tuple = (),
+                     line_offset: int = 0, paths: Paths | None = None) -> Iterator[Document]:
+    """parse_stream's documents one at a time, its problems added to `problems` as they are
+    met: a caller that keeps less than each document's data never holds every tree at once."""
     loader = _Loader(text)
-    paths = _Paths()
+    paths = Paths() if paths is None else paths
     index = 0
     try:
         while loader.check_node():
@@ -382,14 +402,16 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
                 break
             start, end = node.start_mark, node.end_mark
             doc = Document(index, None, start.line + 1, end.line + 1)
+            if start.column == 0 and node.__class__ is MappingNode:
+                doc.span = (start.index, end.index)
             index += 1
-            documents.append(doc)
             if end.index - start.index > limits.max_document_bytes:
                 problems.append(ParseProblem(
                     "limit", f"document is larger than {limits.max_document_bytes} bytes; not checked",
                     start.line + 1, start.column + 1))
+                yield doc
                 continue
-            builder = _Builder(limits, paths)
+            builder = _Builder(limits, paths, line_offset)
             try:
                 doc.data = builder.build(node, root_path)
             except BuildError as exc:
@@ -398,6 +420,8 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
                 problems.append(ParseProblem("limit", "document nests too deeply; not checked",
                                         start.line + 1, start.column + 1))
             doc.problems = builder.problems
+            del node  # libyaml's node graph of this document: not held while the next one is built
+            yield doc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -408,7 +432,6 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS,
         problems.append(ParseProblem("syntax", f"cannot read input: {exc}", line, column))
     finally:
         loader.dispose()
-    return documents, problems
 
 
 class _Recent:
