@@ -15,11 +15,23 @@ def _decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return {d.id if isinstance(d, ast.Name) else getattr(d, "attr", "") for d in node.decorator_list}
 
 
+def _record_constructors(tree: ast.Module) -> set[ast.AST]:
+    """The `__init__` of each core.value record: its parameters are the record's fields, one
+    value (a dataclass's generated `__init__`, which it replaced to start faster, was never
+    in the source to count)."""
+    return {node for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef)
+            and {getattr(base, "id", "") for base in cls.bases} & {"Value", "Record"}
+            for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"}
+
+
 def _too_long(package: str) -> list[str]:
     found = []
     for path in sorted((ROOT / "src" / "draguard" / package).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or "tool" in _decorators(node):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        records = _record_constructors(tree)
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or "tool" in _decorators(node) \
+                    or node in records:
                 continue
             args = node.args
             names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
