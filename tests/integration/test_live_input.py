@@ -97,7 +97,7 @@ def test_anchors_across_items_fall_back_to_the_whole_document(lint_json):
     assert lint_json(text)["summary"]["objects"] == 2
 
 
-@pytest.mark.slow
+@pytest.mark.memory
 def test_twenty_mebibytes_of_live_objects_lint_in_bounded_memory(tmp_path):
     """~20 MiB of kubectl YAML (4,800 pods and their claims) in a fresh process: under
     500 MiB peak RSS (1.6 GB and a refused List before)."""
@@ -134,7 +134,7 @@ def _peak_mib(tmp_path, path, objects: int = 1600) -> float:
     return int(done.stdout.split()[-1]) / 1024
 
 
-@pytest.mark.slow
+@pytest.mark.memory
 def test_a_one_line_json_list_costs_the_memory_of_the_same_list_pretty_printed(tmp_path):
     """`kubectl get -o json | jq -c`: 800 pods and claims with a 2 KB annotation each (~3 MB)
     on one line. Each item was parsed from its text padded with spaces to its column, so the
@@ -150,7 +150,7 @@ def test_a_one_line_json_list_costs_the_memory_of_the_same_list_pretty_printed(t
     assert _peak_mib(tmp_path, minified) < 1.3 * _peak_mib(tmp_path, pretty)
 
 
-@pytest.mark.slow
+@pytest.mark.memory
 @pytest.mark.parametrize("shape", ["json-minified", "yaml-stream"])
 def test_a_large_input_of_small_pods_costs_a_bounded_multiple_of_its_size(tmp_path, shape):
     """benchmarks/input_scaling.py's shapes of many small objects: 5 MB of legacy GPU pods
