@@ -63,30 +63,28 @@ def answer(error: Exception) -> SessionMessage:
     import mcp_types as types
     from mcp.shared.message import SessionMessage
 
-    if _not_json(error):
+    details = _errors(error)
+    if not details or any(detail.get("type") == "json_invalid" for detail in details):
         code, message = PARSE_ERROR, "Parse error: the line is not JSON text (UTF-8, no lone surrogate escape)"
     else:
         code, message = INVALID_REQUEST, "Invalid Request: the JSON is not a JSON-RPC 2.0 message"
-    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=_request_id(error),
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=_request_id(details),
                                              error=types.ErrorData(code=code, message=message)))
 
 
 def _errors(error: Exception) -> list[dict[str, Any]]:
+    """What validation said of the line (pydantic's details); none for any other failure."""
     errors = getattr(error, "errors", None)
     return errors() if callable(errors) else []
 
 
-def _not_json(error: Exception) -> bool:
-    return any(detail.get("type") == "json_invalid" for detail in _errors(error)) or not _errors(error)
-
-
-def _request_id(error: Exception) -> int | str | None:
+def _request_id(details: list[dict[str, Any]]) -> int | str | None:
     """The `id` of the message that failed validation, where it is a valid id (a string or an
     integer, not a boolean); else None, as section 5 asks when it cannot be detected. Only
     an error about the message itself (its kind, or a member it lacks) carries the message
     as its input; any other carries a member's value, such as `params`, which may hold an
     `id` of its own."""
-    for detail in _errors(error):
+    for detail in details:
         loc, given = detail.get("loc", ()), detail.get("input")
         whole = len(loc) == 1 or (len(loc) == 2 and detail.get("type") == "missing")
         if whole and isinstance(given, dict) and "id" in given:
