@@ -18,7 +18,7 @@ import pytest
 from support.paths import EXAMPLES, ROOT
 from support.renderers import renderers_dir
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.packaging
 
 
 @pytest.fixture(scope="module")

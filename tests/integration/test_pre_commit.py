@@ -17,7 +17,7 @@ import pytest
 from draguard.rules.examples import POD
 from support.paths import EXAMPLES, ROOT
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.packaging
 PRE_COMMIT = Path(sys.executable).parent / "pre-commit"
 TEMPLATE = """\
 apiVersion: resource.k8s.io/v1
