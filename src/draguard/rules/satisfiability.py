@@ -96,11 +96,10 @@ class RequestUnsatisfiable(Rule):
     def _extended_resources(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
         serve (dra.extended), judged as a claim; found at the first container that asks."""
-        from ..dra.extended import served_resources, special_claim
-
         served = ctx.objects.extended_resource_classes
-        if not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
-            return
+        if not served or not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
+            return  # no DeviceClass serves an extended resource: the scheduler makes no claim
+        from ..dra.extended import served_resources, special_claim
         for site in pod_sites(obj):
             claim = special_claim(site.spec, served, f"{obj.name}-extended-resources", obj.namespace) \
                 if site.path is not None else None
