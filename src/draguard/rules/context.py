@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.config import Config
 from ..core.finding import Finding, Severity, Site
-from ..core.fixes import Fix, NoFix
+from ..core.fixes import Fix, NoFix, Op
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
+from ..model.pods import pod_sites
 from ..model.values import Key, Yaml
+from ..model.workloads import PodController, workload_for
 from ..sources.yamlpos import path_of
 
 if TYPE_CHECKING:
@@ -19,7 +21,6 @@ if TYPE_CHECKING:
     from ..model.claims import DeviceRequest
     from ..dra.inventory import Inventory
     from ..model.live import ClusterView
-    from ..model.workloads import PodController
     from ..dra.target import Target
     from .base import Rule
 
@@ -117,8 +118,6 @@ def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:
     refusing = obj.derive(_refusing)
     if not refusing:
         return None
-    from ..core.fixes import Op
-
     controller, specs = refusing
     for edit in fix.edits:
         if edit.op in (Op.REMOVE, Op.ADD_DOCUMENT):
@@ -135,9 +134,6 @@ def _refusing(obj: Manifest) -> "tuple[PodController, list[tuple]] | tuple[()]":
     """(the controller of `obj`'s pod specs that refuses fields in them, the paths of those
     specs), else (): found once an object (Manifest.derive), not once a fix (a lint of
     20,000 objects makes 17,000 fixes; nearly none in a Knative Service)."""
-    from ..model.pods import pod_sites
-    from ..model.workloads import workload_for
-
     workload = workload_for(obj)
     controller = workload.controller_for(obj) if workload is not None else None
     if controller is None:
