@@ -103,7 +103,10 @@ def _dra_request(resource: str) -> DraRequest | None:
 
 def _label(text: str, limit: int = 63) -> str:
     """`text` as a DNS label: lower case, [a-z0-9-], at most `limit` characters."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
+    return _NOT_IN_LABEL.sub("-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
+
+
+_NOT_IN_LABEL = re.compile(r"[^a-z0-9]+")
 
 
 def _count(value: Yaml) -> int | None:

@@ -74,11 +74,11 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.summary import all_compile  # the allocator and CEL load only for claims
-
         if (obj.group, obj.kind) not in CLAIM_TARGETS:
             yield from self._extended_resources(obj, ctx)
             return
+        from ..cel.summary import all_compile  # the allocator and CEL load only for claims
+
         if not all_compile(e for r in device_requests(obj) for e in r.selectors):
             return  # cel-invalid says what is wrong; nothing can be judged about the claim
         sites = {r.full_name: r for r in device_requests(obj)}
