@@ -131,7 +131,7 @@ class Manifest:
         use and kept, keyed by the function that computes it."""
         found = self.derived.get(compute)
         if found is not None and not self.unread:  # the common case, asked 330,000 times a large lint
-            return found  # type: ignore[no-any-return]  # keyed by `compute`: what it returned
+            return found  # type: ignore[return-value]  # keyed by `compute`: what it returned
         if found is None:
             with listening() as heard:
                 found = self.derived[compute] = compute(self)

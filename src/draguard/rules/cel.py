@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import re
 from functools import lru_cache
@@ -171,7 +171,7 @@ _NVIDIA_TYPE = ("attributes", "gpu.nvidia.com", "type")
 
 
 @lru_cache(maxsize=16)
-def _published(version: str) -> dict:
+def _published(version: str) -> dict[str, Any]:
     """The attribute and capacity names each device type of NVIDIA's driver `version`
     publishes (facts: driver-attributes.yaml), found once a version, not once an object;
     ValueError (never kept) for a version with no list."""

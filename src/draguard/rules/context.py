@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.config import Config
 from ..core.finding import Finding, Severity, Site
+from ..core.location import Path
 from ..core.fixes import Fix, NoFix, Op
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
@@ -130,7 +131,7 @@ def refused_by_controller(obj: Manifest, fix: Fix) -> NoFix | None:
     return None
 
 
-def _refusing(obj: Manifest) -> "tuple[PodController, list[tuple]] | tuple[()]":
+def _refusing(obj: Manifest) -> "tuple[PodController, list[Path]] | tuple[()]":
     """(the controller of `obj`'s pod specs that refuses fields in them, the paths of those
     specs), else (): found once an object (Manifest.derive), not once a fix (a lint of
     20,000 objects makes 17,000 fixes; nearly none in a Knative Service)."""
