@@ -158,9 +158,10 @@ class Run:
                     skipped[rule.id] = list(unread)
                     unread.clear()
                     found = [f for f in found if f.rule == INTERNAL_ERROR]
-                for finding in found:
-                    finding.judged = manifest
-                raw.extend(found)
+                if found:
+                    for finding in found:
+                        finding.judged = manifest
+                    raw.extend(found)
             if skipped:
                 raw.extend(_skipped_notes(manifest, skipped))
             if manifest.annotations and not self.against.admission:

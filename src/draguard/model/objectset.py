@@ -32,6 +32,7 @@ ReadKey = tuple[str, str, str | None]
 
 _Subject = TypeVar("_Subject")
 _Answer = TypeVar("_Answer")
+_Key = TypeVar("_Key")
 _Item = TypeVar("_Item")
 
 
@@ -41,6 +42,7 @@ class ObjectSet:
     manifests: list[Manifest]
     _memo: dict[tuple[Callable[..., object], int], tuple[object, object]] = field(default_factory=dict, repr=False)
     _reading: set[ReadKey] | None = field(default=None, repr=False)  # the read keys of the object being judged
+    _lasting: dict[tuple[Callable[..., object], object], object] = field(default_factory=dict, repr=False)
 
     def judging(self, reads: set[ReadKey] | None) -> None:
         """Record the lookups from now on into `reads` (None: record nothing)."""
@@ -68,6 +70,19 @@ class ObjectSet:
         if hit is None:
             hit = self._memo[key] = (subject, compute(subject, self))
         return cast(_Answer, hit[1])  # keyed by `compute`: what it returned
+
+    def lasting(self, compute: Callable[[ObjectSet, _Key], _Answer], key: _Key) -> _Answer:
+        """compute(self, key), once for the set: an answer read from its cluster-wide objects
+        alone (DeviceClasses: CLUSTER_WIDE, whose lookups are not recorded), the same whichever
+        object is being judged. Whether a class is a GPU class was asked 9,000 times in a lint
+        of 20,000 objects, of a handful of classes."""
+        memo = (compute, key)
+        try:
+            return cast(_Answer, self._lasting[memo])  # keyed by `compute`: what it returned
+        except KeyError:
+            answer = compute(self, key)
+            self._lasting[memo] = answer
+            return answer
 
     def done(self, manifest: Manifest) -> None:
         """`manifest`'s own rules are done with it: its derived views are dropped
