@@ -6,11 +6,12 @@ what was written. Facts in `facts/data/feature-gates.yaml`."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
 from ..core.finding import Finding, Severity
 from ..core.location import format_path
-from ..facts.gates import gate_enabled, gate_state, gated_fields, on_by_default_since
+from ..facts.gates import GatedField, GateState, gate_enabled, gate_state, gated_fields, on_by_default_since
 from ..model.claims import CLAIM_TARGETS, RESOURCE_GROUP, claim_spec
 from ..model.values import Key, Yaml, YamlMap
 from ..sources.yamlpos import path_of
@@ -18,7 +19,6 @@ from .base import Rule
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..facts.gates import GatedField, GateState
     from ..model.manifest import Manifest
     from .context import Context
 
@@ -61,6 +61,19 @@ def _occurrences(node: Yaml, steps: tuple[str, ...]) -> list[tuple[Yaml, Key | N
     return [(container, key) for _, container, key in reached if container is not None]
 
 
+@lru_cache(maxsize=64)
+def _dropped(owner: str, kube_version: str,
+             gates: tuple[tuple[str, bool], ...]) -> tuple[tuple[GatedField, GateState], ...]:
+    """The fields of `owner` ('claim', 'slice' or 'class') that the API server of
+    `kube_version` drops with the gates set as `gates`, each with its gate's state there: the
+    same for every object of a run (each claim, slice and class asked it of every gated
+    field). A field whose gate did not exist yet is not here: it is schema-invalid."""
+    overrides = dict(gates)
+    return tuple((gated, state) for gated in gated_fields(owner)
+                 if (state := gate_state(gated.gate, kube_version)) is not None
+                 and not gate_enabled(gated.gate, kube_version, overrides))
+
+
 @register
 class ApiFieldGated(Rule):
     id = "api-field-gated"
@@ -96,10 +109,7 @@ class ApiFieldGated(Rule):
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         owner, spec = _owner_and_spec(obj)
         gates = ctx.config.feature_gates
-        for gated in gated_fields(owner):
-            state = gate_state(gated.gate, ctx.kube_version)
-            if state is None or gate_enabled(gated.gate, ctx.kube_version, gates):
-                continue  # before the gate existed the field is schema-invalid
+        for gated, state in _dropped(owner, ctx.kube_version, tuple(sorted(gates.items()))):
             for container, key in _occurrences(spec, _steps(owner, obj, gated.path)):
                 yield ctx.finding(self, obj, self._message(container, key, gated, state, ctx, gated.gate in gates),
                                   container, key, help=self._help(gated.gate))
