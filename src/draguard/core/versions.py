@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 SUPPORTED_KUBE_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 #: The newest release draguard knows: manifests written today should target current clusters,
 #: and a finding about an API a newer release removed is worth more than silence about it.
@@ -19,5 +21,8 @@ def check_kube_version(value: object) -> str:
     return short
 
 
+@lru_cache(maxsize=64)
 def minor(kube_version: str) -> int:
+    """The minor of a release ('1.34' -> 34); kept for the few releases a process reads
+    (rules ask it of the target once an object)."""
     return int(str(kube_version).split(".")[1])

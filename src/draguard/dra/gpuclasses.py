@@ -27,7 +27,11 @@ def class_drivers(selectors: list[str]) -> set[str]:
 
 
 def is_gpu_class(objects: ObjectSet, name: str | None) -> bool:
-    """True when DeviceClass `name` pins a GPU driver."""
+    """True when DeviceClass `name` pins a GPU driver; found once a run (ObjectSet.lasting)."""
+    return objects.lasting(_is_gpu_class, name)
+
+
+def _is_gpu_class(objects: ObjectSet, name: str | None) -> bool:
     selectors = class_selectors(objects, name)
     return selectors is not None and not class_drivers(selectors).isdisjoint(gpu_drivers())
 

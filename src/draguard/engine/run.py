@@ -158,9 +158,10 @@ class Run:
                     skipped[rule.id] = list(unread)
                     unread.clear()
                     found = [f for f in found if f.rule == INTERNAL_ERROR]
-                for finding in found:
-                    finding.judged = manifest
-                raw.extend(found)
+                if found:
+                    for finding in found:
+                        finding.judged = manifest
+                    raw.extend(found)
             if skipped:
                 raw.extend(_skipped_notes(manifest, skipped))
             if manifest.annotations and not self.against.admission:
@@ -179,10 +180,14 @@ class Run:
         """Each finding's severity, decided once (Config.severity), and the suppressions."""
         config, inputs = self.config, self.inputs
         findings, suppressed = [], []
+        rules: dict[str, tuple[bool, Rule | None]] = {}  # by id: enabled, the rule (looked up once a rule)
         for finding in raw:
-            if not config.settings(finding.rule).enabled:
+            known = rules.get(finding.rule)
+            if known is None:
+                known = rules[finding.rule] = (config.settings(finding.rule).enabled, rule_named(config, finding.rule))
+            enabled, rule = known
+            if not enabled:
                 continue
-            rule = rule_named(config, finding.rule)
             if finding.rule != INTERNAL_ERROR and rule is not None:
                 finding.severity = config.severity(finding.rule, rule.severity, finding.severity)
                 reason = hidden.get(suppression_key(finding.location, finding.obj), {}).get(finding.rule) \

@@ -17,6 +17,9 @@ from .values import Key, Yaml, YamlMap
 _NO_TEXT = Source("(object)", "")
 #: what a re-read object lets go and parses again (Manifest.release)
 _TREE = ("data", "_metadata")
+#: what is read from its tree once (Manifest._read_identity): a re-read object reads its
+#: tree for them when first asked, and keeps them when it lets the tree go
+_IDENTITY = ("name", "namespace", "is_live")
 
 _View = TypeVar("_View")
 
@@ -48,6 +51,11 @@ class Manifest:
     kind: str = field(init=False)
     group: str = field(init=False)
     _metadata: YamlMap = field(init=False, repr=False)
+    #: metadata.name (else generateName) and metadata.namespace, '' where absent or not text
+    name: str = field(init=False, repr=False, compare=False)
+    namespace: str = field(init=False, repr=False, compare=False)
+    #: read back from a cluster (`kubectl get -o yaml`): the API server set its uid
+    is_live: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.reread is not None:  # its identity from what the load read; its tree when read (__getattr__)
@@ -62,7 +70,7 @@ class Manifest:
     if not TYPE_CHECKING:  # missing only while a re-read object holds no tree: typed as the fields
         def __getattr__(self, name: str):
             reread = self.__dict__.get("reread")
-            if reread is None or name not in _TREE:
+            if reread is None or (name not in _TREE and name not in _IDENTITY):
                 raise AttributeError(name)
             self.data = reread.data()
             self._read_identity()
@@ -80,14 +88,18 @@ class Manifest:
 
     def _read_identity(self) -> None:
         """The fields every rule reads, read once (a snapshot's 90,000 objects are asked
-        millions of times)."""
+        millions of times; a lint of 20,000 asked their names and namespaces 160,000 times)."""
         meta = self.data.get("metadata")
-        self._metadata = meta if isinstance(meta, dict) else {}
+        self._metadata = meta = meta if isinstance(meta, dict) else {}
         api = self.data.get("apiVersion")
         self.api_version = api if isinstance(api, str) else ""
         kind = self.data.get("kind")
         self.kind = kind if isinstance(kind, str) else ""
         self.group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
+        self.name = _text(meta.get("name")) or _text(meta.get("generateName"))
+        self.namespace = _text(meta.get("namespace"))
+        self.is_live = bool(_text(meta.get("uid")))
+        self.__dict__.pop("_ref", None)
 
     @classmethod
     def from_entry(cls, entry: Entry) -> "Manifest":
@@ -118,6 +130,8 @@ class Manifest:
         """The view `compute(self)` of `data` (pod sites, device requests), computed on first
         use and kept, keyed by the function that computes it."""
         found = self.derived.get(compute)
+        if found is not None and not self.unread:  # the common case, asked 330,000 times a large lint
+            return found  # type: ignore[return-value]  # keyed by `compute`: what it returned
         if found is None:
             with listening() as heard:
                 found = self.derived[compute] = compute(self)
@@ -139,18 +153,6 @@ class Manifest:
     def metadata(self) -> YamlMap:
         return self._metadata
 
-    def _meta_text(self, key: str) -> str:
-        value = self.metadata.get(key)
-        return value if isinstance(value, str) else ""
-
-    @property
-    def name(self) -> str:
-        return self._meta_text("name") or self._meta_text("generateName")
-
-    @property
-    def namespace(self) -> str:
-        return self._meta_text("namespace")
-
     @property
     def annotations(self) -> YamlMap:
         value = self.metadata.get("annotations")
@@ -167,18 +169,17 @@ class Manifest:
         return controller_reference(self.metadata)
 
     @property
-    def is_live(self) -> bool:
-        """Read back from a cluster (`kubectl get -o yaml`): the API server set its uid."""
-        return bool(self._meta_text("uid"))
-
-    @property
     def spec(self) -> YamlMap:
         value = self.data.get("spec")
         return value if isinstance(value, dict) else {}
 
     @property
     def ref(self) -> ObjectRef:
-        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+        """Which object it is, made once (every finding on it names it)."""
+        ref: ObjectRef | None = self.__dict__.get("_ref")
+        if ref is None:
+            ref = self.__dict__["_ref"] = ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+        return ref
 
     def location(self, container: Yaml = None, key: Key | None = None, *, value: bool = False,
                  offset: int | None = None) -> Location:
@@ -222,6 +223,10 @@ class Manifest:
             except (KeyError, IndexError, TypeError):
                 break
         return container, key
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
 
 
 def _search_path(data: Yaml, container: Yaml, key: Key | None) -> Path | None:

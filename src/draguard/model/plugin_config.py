@@ -77,11 +77,20 @@ _GKE_STRATEGIES = {"time-sharing": "TimeSlicing", "mps": "MPS"}
 _PLUGIN_STRATEGIES = {"timeSlicing": "TimeSlicing", "mps": "MPS"}
 
 
-def sharing_strategy(labels: dict[str, set[str]], objects: Iterable[Manifest]) -> tuple[str, str] | str:
+def gpu_shares(objects: Iterable[Manifest]) -> set[tuple[str, str]]:
+    """(GpuConfig sharing strategy, where it was read) of each way the NVIDIA device plugin's
+    configs in the ConfigMaps of `objects` share nvidia.com/gpu: what sharing_strategy
+    reads, which a run finds once (ObjectSet.plugin_gpu_shares), not once per pod that asks."""
+    return {(_PLUGIN_STRATEGIES[s.strategy], f"ConfigMap '{m.name}' key '{s.key}'") for m in objects
+            if (m.group, m.kind) == ("", "ConfigMap") for s in m.derive(shared_resources)
+            if s.resource == "nvidia.com/gpu"}
+
+
+def sharing_strategy(labels: dict[str, set[str]], found: set[tuple[str, str]]) -> tuple[str, str] | str:
     """(the GpuConfig sharing strategy, where it was read) for pods that require node
     `labels` selecting shared nvidia.com/gpu replicas: GKE's strategy label, else the one
-    strategy the NVIDIA device plugin's configs in `objects` share nvidia.com/gpu with.
-    Otherwise the reason it is not known (a str)."""
+    strategy the NVIDIA device plugin's configs share nvidia.com/gpu with (`found`:
+    gpu_shares). Otherwise the reason it is not known (a str)."""
     gke = labels.get(GKE_STRATEGY, set())
     if gke:
         strategies = {_GKE_STRATEGIES.get(value, "") for value in gke}
@@ -89,10 +98,6 @@ def sharing_strategy(labels: dict[str, set[str]], objects: Iterable[Manifest]) -
             [strategy] = strategies
             return strategy, f"{GKE_STRATEGY}={','.join(sorted(gke))}"
         return f"{GKE_STRATEGY} names {', '.join(sorted(gke))}, not one of time-sharing, mps"
-    # each ConfigMap's configs parsed once a run (Manifest.derive), not once per pod that asks
-    found = {(_PLUGIN_STRATEGIES[s.strategy], f"ConfigMap '{m.name}' key '{s.key}'") for m in objects
-             if (m.group, m.kind) == ("", "ConfigMap") for s in m.derive(shared_resources)
-             if s.resource == "nvidia.com/gpu"}
     strategies = {strategy for strategy, _ in found}
     if len(strategies) == 1:
         return min(found)

@@ -14,6 +14,8 @@ does not start after the main container stopped: a check there must itself wait 
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 import re
 import shlex
@@ -126,7 +128,12 @@ def drain_of(server: Server, container: YamlMap) -> tuple[float | None, str]:
 def server_of(container: YamlMap) -> Server | None:
     """The inference server the container runs, from its image, command and args."""
     image = container.get("image")
-    return detect(" ".join([image if isinstance(image, str) else "", *argv(container)]))
+    return _detect(" ".join([image if isinstance(image, str) else "", *argv(container)]))
+
+
+#: core.servers.detect once a text: each of a pod's containers is asked by several rules, and
+#: the same images and commands recur across a repository (five patterns searched each time)
+_detect = lru_cache(maxsize=1024)(detect)
 
 
 def loops_unbounded(hook: YamlMap) -> bool:

@@ -5,7 +5,6 @@ Path syntax: dotted keys; `[*]` is every item of a list, `*` every value of a ma
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -216,29 +215,30 @@ def path_parts(path: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-def resolve(data: Yaml, path: str) -> Iterator[tuple[Yaml, Path]]:
-    """Yield (node, concrete path as a tuple) for every match of `path` in `data`."""
-    yield from _walk(data, path_parts(path), ())
-
-
-def _walk(node: Yaml, parts: tuple[str, ...], here: Path) -> Iterator[tuple[Yaml, Path]]:
-    """resolve's recursion, at module level: a recursive local function is a reference cycle
-    (it is in its own closure), three objects a call left to the cyclic collector, which a
-    large run pauses (core.collector): 10,406 of them for a 3 MB stream of pods."""
-    if not parts:
-        yield node, here
-        return
-    head, rest = parts[0], parts[1:]
-    if head == "[*]":
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                yield from _walk(item, rest, here + (i,))
-    elif head == "*":
-        if isinstance(node, dict):
-            for key, value in node.items():
-                yield from _walk(value, rest, here + (key,))
-    elif isinstance(node, dict) and head in node:
-        yield from _walk(node[head], rest, here + (head,))
+def resolve(data: Yaml, path: str) -> list[tuple[Yaml, Path]]:
+    """(node, concrete path as a tuple) for every match of `path` in `data`, in document
+    order. Walked a part at a time over a list of the matches so far, not by recursive
+    generators: every pod object resolves its kind's template, pod spec and container paths,
+    and a generator a level cost a fifth of a second in a lint of 20,000 objects."""
+    found: list[tuple[Yaml, Path]] = [(data, ())]
+    for head in path_parts(path):
+        deeper: list[tuple[Yaml, Path]] = []
+        if head == "[*]":
+            for node, here in found:
+                if isinstance(node, list):
+                    deeper.extend((item, here + (i,)) for i, item in enumerate(node))
+        elif head == "*":
+            for node, here in found:
+                if isinstance(node, dict):
+                    deeper.extend((value, here + (key,)) for key, value in node.items())
+        else:
+            for node, here in found:
+                if isinstance(node, dict) and head in node:
+                    deeper.append((node[head], here + (head,)))
+        if not deeper:
+            return deeper
+        found = deeper
+    return found
 
 
 def workload_for(manifest: Manifest) -> Workload | None:
@@ -262,10 +262,10 @@ def replica_count(manifest: Manifest) -> int | None:
         return None
     total = 1
     for path in workload.replicas:
-        found = next(resolve(manifest.data, path), None)
-        if found is None:
+        found = resolve(manifest.data, path)
+        if not found:
             continue
-        value, where = found
+        value, where = found[0]
         if not is_int32(value):
             unreadable(_parent(manifest.data, where), where[-1], f"is {shown(value)}, not a number of pods")
             return None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import re
+from functools import lru_cache
 
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
@@ -169,6 +170,14 @@ def _device_types(ctx: Context, class_name: str | None) -> set[str]:
 _NVIDIA_TYPE = ("attributes", "gpu.nvidia.com", "type")
 
 
+@lru_cache(maxsize=16)
+def _published(version: str) -> dict[str, Any]:
+    """The attribute and capacity names each device type of NVIDIA's driver `version`
+    publishes (facts: driver-attributes.yaml), found once a version, not once an object;
+    ValueError (never kept) for a version with no list."""
+    return driver_attributes()["gpu.nvidia.com"]["versions"][attributes_version(version)]  # type: ignore[no-any-return]
+
+
 @register
 class CelUnknownAttribute(Rule):
     id = "cel-unknown-attribute"
@@ -198,7 +207,7 @@ class CelUnknownAttribute(Rule):
 
         version = str(ctx.option(self, "nvidiaDriverVersion"))
         # a version with no list raises: an internal error says so, never a rule silently off
-        schema = driver_attributes()["gpu.nvidia.com"]["versions"][attributes_version(version)]
+        schema = _published(version)
         for cel, expression, request in selector_sites(obj):
             compiled = summarize(expression)
             if compiled.error is not None:

@@ -103,7 +103,10 @@ def _dra_request(resource: str) -> DraRequest | None:
 
 def _label(text: str, limit: int = 63) -> str:
     """`text` as a DNS label: lower case, [a-z0-9-], at most `limit` characters."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
+    return _NOT_IN_LABEL.sub("-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
+
+
+_NOT_IN_LABEL = re.compile(r"[^a-z0-9]+")
 
 
 def _count(value: Yaml) -> int | None:
@@ -175,7 +178,7 @@ def migration(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, qua
         if shared:
             from ..model.plugin_config import sharing_strategy  # a shared GPU only: it parses device plugin configs
 
-            plugin = sharing_strategy(labels, ctx.objects.config_maps)
+            plugin = sharing_strategy(labels, ctx.objects.plugin_gpu_shares)
             return _shared_migration(obj, site, c, quantity, shared, plugin, version)
         mig = mig_profile_selected(labels)
         if mig:
@@ -557,7 +560,10 @@ def _knobs(kind: str) -> tuple[tuple[re.Pattern[str], str], ...]:
     return tuple((re.compile(entry["pattern"]), entry["what"]) for entry in sharing_knobs()[kind])
 
 
+@lru_cache(maxsize=4096)
 def _knob(kind: str, name: Yaml) -> str | None:
+    """What sharing resource or annotation `name` is (data/sharing.yaml), else None: found
+    once a name (a lint of 20,000 objects asks it of the same few names 30,000 times)."""
     return next((what for pattern, what in _knobs(kind) if isinstance(name, str) and pattern.search(name)), None)
 
 

@@ -74,11 +74,11 @@ class RequestUnsatisfiable(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.summary import all_compile  # the allocator and CEL load only for claims
-
         if (obj.group, obj.kind) not in CLAIM_TARGETS:
             yield from self._extended_resources(obj, ctx)
             return
+        from ..cel.summary import all_compile  # the allocator and CEL load only for claims
+
         if not all_compile(e for r in device_requests(obj) for e in r.selectors):
             return  # cel-invalid says what is wrong; nothing can be judged about the claim
         sites = {r.full_name: r for r in device_requests(obj)}
@@ -96,11 +96,10 @@ class RequestUnsatisfiable(Rule):
     def _extended_resources(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
         """The claim kube-scheduler makes for the pod's extended resources that DeviceClasses
         serve (dra.extended), judged as a claim; found at the first container that asks."""
-        from ..dra.extended import served_resources, special_claim
-
         served = ctx.objects.extended_resource_classes
-        if not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
-            return
+        if not served or not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
+            return  # no DeviceClass serves an extended resource: the scheduler makes no claim
+        from ..dra.extended import served_resources, special_claim
         for site in pod_sites(obj):
             claim = special_claim(site.spec, served, f"{obj.name}-extended-resources", obj.namespace) \
                 if site.path is not None else None

@@ -8,6 +8,7 @@ import math
 from fnmatch import fnmatchcase
 
 from ..core.finding import Finding, Severity
+from ..core.unread import Unread, listening, told
 from ..core.fixes import Applicability, Fix, FixAvailability, NoFix, append, set_value
 from ..dra.gpuclasses import gpu_claim_entries, holds_channel
 from ..model.pods import claim_sites, pod_sites, text
@@ -15,6 +16,7 @@ from ..model.teardown import Timeline, argv, drain_of, hook_budget, hook_command
     runs_helper, server_of
 from ..model.workloads import POD_TARGETS
 from ..model.manifest import edit_path
+from ..model.objectset import ObjectSet
 from ..core.servers import Server
 from .base import Admission, Mutation, Needs, Option, Rule
 from .examples import COMPLIANT_POD, replace_last
@@ -43,18 +45,40 @@ def claim_names(container: ContainerSite) -> set[str]:
     return {text(claim.get("name")) for claim in container.claims}
 
 
-def gpu_sites(obj: Manifest, ctx: Context, channels: bool = False) -> Iterator[tuple[PodSite, set[str]]]:
+def gpu_sites(obj: Manifest, ctx: Context, channels: bool = False) -> list[tuple[PodSite, set[str]]]:
     """(pod site, names of its claims that hold GPUs) for pods that hold GPU claims: a claim
     of NICs or admin-access monitoring has no GPU to release. With `channels`, an IMEX
     channel claim counts too (CHANNEL_NOTE): the rules about the teardown's timeline judge it,
-    the ones about GPU memory and servers do not."""
-    for site in pod_sites(obj):
-        entries = gpu_claim_entries(site, ctx.objects)
-        if channels:
-            entries = entries + [e for e in site.claims if holds_channel(ctx.objects, site.owner.namespace, e)]
-        names = {text(entry.get("name")) for entry in entries}
-        if names:
-            yield site, names
+    the ones about GPU memory and servers do not. Found once an object for the six rules
+    that ask (ObjectSet.remembered); what finding them met unreadable (core.unread) is said
+    again to each."""
+    found, heard = ctx.objects.remembered(_channel_sites if channels else _gpu_only_sites, obj)
+    told(heard)
+    return found
+
+
+_Sites = tuple[list[tuple["PodSite", set[str]]], tuple[Unread, ...]]
+
+
+def _gpu_only_sites(obj: Manifest, objects: ObjectSet) -> _Sites:
+    return _found_sites(obj, objects, False)
+
+
+def _channel_sites(obj: Manifest, objects: ObjectSet) -> _Sites:
+    return _found_sites(obj, objects, True)
+
+
+def _found_sites(obj: Manifest, objects: ObjectSet, channels: bool) -> _Sites:
+    found = []
+    with listening() as heard:
+        for site in pod_sites(obj):
+            entries = gpu_claim_entries(site, objects)
+            if channels:
+                entries = entries + [e for e in site.claims if holds_channel(objects, site.owner.namespace, e)]
+            names = {text(entry.get("name")) for entry in entries}
+            if names:
+                found.append((site, names))
+    return found, tuple(heard)
 
 
 #: what the timeline rules say of IMEX channel claims, in their docs

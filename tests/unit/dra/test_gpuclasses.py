@@ -31,3 +31,27 @@ def test_a_gpu_class_is_one_that_pins_a_gpu_driver(expression, gpu):
 
 def test_built_in_classes_answer_the_same_way():
     assert is_gpu_class(ObjectSet([]), "mig.nvidia.com") and not is_gpu_class(ObjectSet([]), "no-such-class")
+
+
+def test_a_class_is_read_once_a_run_however_many_pods_ask(monkeypatch):
+    """Whether a class is a GPU class depends on the set's DeviceClasses alone: a run reads
+    each class's selectors once, not once per pod claim that names it (nine thousand times
+    for a handful of classes in a lint of 20,000 objects)."""
+    from draguard.core.config import Config
+    from draguard.dra import gpuclasses
+    from draguard.engine.run import Inputs, Run
+
+    read = []
+    selectors = gpuclasses.class_selectors
+    monkeypatch.setattr(gpuclasses, "class_selectors", lambda objects, name: read.append(name) or
+                        selectors(objects, name))
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "gpu"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                    "deviceClassName": "gpu.nvidia.com"}}]}}}}
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}"},
+             "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu"}],
+                      "containers": [{"name": "app", "image": "vllm/vllm-openai",
+                                      "resources": {"claims": [{"name": "gpu"}]}}]}} for i in range(5)]
+    result = Run(Config(), Inputs.objects([template, *pods])).findings()
+    assert {f.obj.name for f in result.findings if f.rule == "teardown-prestop"} == {f"p{i}" for i in range(5)}
+    assert read.count("gpu.nvidia.com") == 1

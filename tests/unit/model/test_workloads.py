@@ -65,6 +65,10 @@ def test_resolve_wildcards():
     data = {"a": [{"b": 1}, {"b": 2}], "m": {"x": {"c": 3}, "y": {"c": 4}}}
     assert list(resolve(data, "a[*].b")) == [(1, ("a", 0, "b")), (2, ("a", 1, "b"))]
     assert list(resolve(data, "m.*.c")) == [(3, ("m", "x", "c")), (4, ("m", "y", "c"))]
+    nested = {"a": [{"b": [1, 2]}, {"c": 0}, {"b": [3]}], "m": {"x": [{"c": 5}], "y": {"c": 6}}}
+    assert resolve(nested, "a[*].b[*]") == [(1, ("a", 0, "b", 0)), (2, ("a", 0, "b", 1)), (3, ("a", 2, "b", 0))]
+    assert resolve(nested, "m.*[*].c") == [(5, ("m", "x", 0, "c"))]  # document order, each level in turn
+    assert resolve(nested, "a[*].z") == [] and resolve(nested, "q.*") == []
 
 
 def test_resolve_leaves_nothing_to_the_cyclic_collector():

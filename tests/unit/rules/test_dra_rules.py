@@ -210,3 +210,30 @@ def test_a_driver_version_without_a_list_is_a_config_error(tmp_path, cli, versio
         "rules:\n  cel-unknown-attribute:\n    nvidiaDriverVersion: " + version + "\n")
     result = cli("lint", tmp_path / "c.yaml")
     assert result.code == 2 and said in result.err and ".draguard.yaml:3:26" in result.err, result.err
+
+
+def test_a_gated_field_follows_each_runs_release_and_gates():
+    """Which fields the API server drops is found once per release and gate settings
+    (rules.gated._dropped), and follows each run's: runs of one process with other
+    settings get their own answer."""
+    from draguard.core.config import Config
+    from draguard.engine.run import Inputs, Run
+
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+             "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+                 "deviceClassName": "gpu.nvidia.com", "capacity": {"requests": {"memory": "10Gi"}}}}]}}}
+
+    def dropped(kube_version, **gates):
+        config = Config()
+        config.kube_version = kube_version
+        config.feature_gates.update(gates)
+        return [f.message for f in Run(config, Inputs.objects([claim])).findings().findings
+                if f.rule == "api-field-gated"]
+
+    for _ in range(2):  # the second time from what the first found
+        [off] = dropped("1.35")
+        assert "feature gate DRAConsumableCapacity is alpha since 1.34 and off by default" in off
+        assert not dropped("1.35", DRAConsumableCapacity=True)
+        assert not dropped("1.36")
+        [disabled] = dropped("1.36", DRAConsumableCapacity=False)
+        assert "feature gate DRAConsumableCapacity is disabled in the config" in disabled
