@@ -1,0 +1,402 @@
+"""The block-style subset of YAML most Kubernetes manifests are written in, read straight
+from the text's lines into the positioned trees `yamlpos` builds.
+
+libyaml's composer makes a Node and two Mark objects for every node, and yamlpos then turns
+them into YMap/YSeq: the Python objects made only to be thrown away were most of a parse
+(cProfile of a lint of 20,000 objects). This reader makes only the trees. It reads block
+mappings and `- ` sequences by indentation, plain and one-line quoted scalars (single, or
+double without escapes), `{}`, `[]`, comments, `---` and `...`; it resolves plain scalars
+with the very resolver libyaml's path uses (YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...).
+A document holding anything else (flow collections, anchors, tags, block scalars, a scalar
+that goes on over lines, a tab, a `?` key, a directive, ...), or near a `Limits` refusal, is
+read by libyaml instead, from its own text with its lines offset: both readers give the same
+documents, values, positions, paths and problems (tests/unit/sources/test_blockyaml.py
+compares them). A text with characters that could end a line or stop libyaml's reader
+(CR, NEL, a BOM, control characters) is read by libyaml whole.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from sys import intern
+
+from yaml.nodes import ScalarNode
+
+from .yamlpos import (_FLOAT, _INT, _STR, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader, _scalar,
+                      _sealed, _short)
+
+#: what libyaml's path reads on its own: a generator of a slice's documents that adds its
+#: problems to the list given and returns True where a syntax error ended the stream
+Fallback = Callable[..., Iterator[Document]]
+
+_unsafe: re.Pattern[str] | None = None  # compiled on the first parse, not at import
+
+
+def _line_safe(text: str) -> bool:
+    """True when every character is one this reader counts lines and columns of as libyaml
+    does: no CR/NEL/LS/PS (line breaks to libyaml), BOM, tab or non-printable character."""
+    global _unsafe
+    if _unsafe is None:
+        _unsafe = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+    return _unsafe.search(text) is None
+
+
+class _Unsure(Exception):
+    """The document holds something this reader does not read with certainty."""
+
+
+#: plain scalars' values by their text: the same few hundred repeat across a tree (kinds,
+#: images, booleans, small numbers); bounded like yamlpos.Paths
+_PLAIN: dict[str, object] = {}
+_PLAIN_SIZE = 4096
+#: first characters after which the safe resolver can only answer str (yaml.resolver's
+#: implicit resolvers are keyed by first character; '' resolves to null)
+_MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
+_PLAIN_RESOLVE = _Loader.resolve
+_NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
+
+
+def _plain(text: str):
+    """A plain scalar's value, resolved as libyaml's path resolves it (yamlpos._scalar)."""
+    hit = _PLAIN.get(text, _PLAIN)
+    if hit is not _PLAIN:
+        return hit
+    if text[0] not in _MAYBE_TYPED:
+        value: object = _short(text)
+    else:
+        tag = _PLAIN_RESOLVE(ScalarNode, text, (True, False))
+        if tag == _STR:
+            value = _short(text)
+        elif (tag == _INT or tag == _FLOAT) and len(text) > 1000:
+            raise _Unsure  # past Python's digits limit: libyaml's path says so with its position
+        else:
+            value = _scalar(ScalarNode(tag, text))
+    if len(_PLAIN) >= _PLAIN_SIZE:
+        _PLAIN.clear()
+    _PLAIN[text] = value
+    return value
+
+
+def _quoted(text: str) -> tuple[str, str]:
+    """(value, what follows) of a one-line quoted scalar at the start of `text`."""
+    quote = text[0]
+    if quote == "'":
+        end = text.find("'", 1)
+        while 0 < end < len(text) - 1 and text[end + 1] == "'":
+            end = text.find("'", end + 2)
+        if end < 0:
+            raise _Unsure
+        value = text[1:end].replace("''", "'")
+    else:
+        end = text.find('"', 1)
+        if end < 0 or "\\" in text[1:end]:
+            raise _Unsure
+        value = text[1:end]
+    return value, text[end + 1:]
+
+
+def _blank_rest(rest: str) -> bool:
+    """Nothing but spaces and a comment after a scalar or marker."""
+    stripped = rest.lstrip(" ")
+    return not stripped or (stripped[0] == "#" and len(stripped) < len(rest))
+
+
+def _entry(text: str) -> bool:
+    """A `- ` sequence entry (or a bare `-`)."""
+    return text[0] == "-" and (len(text) == 1 or text[1] == " ")
+
+
+class _Reader:
+    """One document's content lines: `nums` (1-based lines of the text), `cols` (their
+    indentation) and `texts` (each line from its first character, trailing spaces kept).
+    Builds what yamlpos._Builder builds, in the same order (paths are shared in it)."""
+
+    def __init__(self, nums: list[int], cols: list[int], texts: list[str], limits: Limits, paths: Paths,
+                 line_offset: int):
+        self.nums, self.cols, self.texts = nums, cols, texts
+        self.n = len(texts)
+        self.limits = limits
+        self.paths = paths
+        self.offset = line_offset
+        self.count = 0
+        self.problems: list[ParseProblem] = []
+
+    def node(self, k: int, col: int, text: str, path: tuple):
+        """(value, next line) of the node whose text starts at column `col` of line `k`."""
+        if _entry(text):
+            return self.sequence(k, col, text, path)
+        value, alone = self.scalar(text)
+        if not alone:
+            return self.mapping(k, col, text, path)
+        self.count += 1
+        return value, k + 1
+
+    @staticmethod
+    def scalar(text: str) -> tuple[object, bool]:
+        """(value, True) of a scalar alone on its line; (None, False) where `text` is a
+        mapping entry."""
+        first = text[0]
+        if first == "'" or first == '"':
+            value, rest = _quoted(text)
+            if rest[:1] == ":" and (len(rest) == 1 or rest[1] == " "):
+                return None, False
+            if not _blank_rest(rest):
+                raise _Unsure
+            return _short(value), True
+        if text[-1] == ":" or text.find(": ") >= 0:
+            return None, False
+        if first in _NOT_FIRST or (first == "-" and text[1:2] == " "):
+            raise _Unsure
+        cut = text.find(" #")
+        return _plain((text if cut < 0 else text[:cut]).rstrip(" ")), True
+
+    def key(self, text: str, col: int) -> tuple[str, int, str]:
+        """(key, column of its colon, what follows the colon) of a mapping entry's text."""
+        if text[0] == "'" or text[0] == '"':
+            key, rest = _quoted(text)
+            if rest[:1] != ":" or (len(rest) > 1 and rest[1] != " "):
+                raise _Unsure
+            return intern(key), col + len(text) - len(rest), rest[1:]
+        colon = text.find(": ")
+        if colon < 0:
+            colon = len(text) - 1
+            if text[colon] != ":":
+                raise _Unsure  # a scalar where a key should be: a scalar over lines
+        key = text[:colon]
+        if text[0] in _NOT_FIRST or _entry(text) or " #" in key or key[-1] == " " or key == "<<" or colon > 1000:
+            raise _Unsure  # a comment, a merge key, past libyaml's 1,024 characters of a simple key
+        return intern(key), col + colon, text[colon + 1:]
+
+    def collection(self, cls, path: tuple, line: int, col: int):
+        if len(path) >= self.limits.max_depth:
+            raise _Unsure  # libyaml's path refuses it, with its message
+        self.count += 1
+        result = cls()
+        result.path = self.paths.shared(path)
+        return result, [line + self.offset, col + 1]
+
+    def flow_empty(self, text: str, path: tuple, line: int, col: int):
+        """`{}` or `[]` (with a comment at most)."""
+        cut = text.find(" #")
+        if (text if cut < 0 else text[:cut]).rstrip(" ") not in ("{}", "[]"):
+            raise _Unsure
+        result, marks = self.collection(YMap if text[0] == "{" else YSeq, path, line, col)
+        result.marks = _sealed(marks)
+        return result
+
+    def dropped(self, read: Callable, *args) -> None:
+        """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
+        it, sharing no path and saying no problem of it."""
+        paths, problems = self.paths, len(self.problems)
+        self.paths = Paths()
+        try:
+            return read(*args)
+        finally:
+            self.paths = paths
+            del self.problems[problems:]
+
+    def mapping(self, k: int, col: int, text: str, path: tuple):
+        nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
+        line = nums[k]
+        result, marks = self.collection(YMap, path, line, col)
+        while True:
+            key, colon, rest = self.key(text, col)
+            value_text = rest.lstrip(" ")
+            sub = path + (key,)
+            drop = key == "managedFields" and path[-1:] == ("metadata",)
+            nested = None
+            k += 1
+            if value_text and value_text[0] != "#":
+                vcol = colon + 1 + len(rest) - len(value_text)
+                vmark = (line + offset, vcol + 1)
+                if value_text[0] == "[" or value_text[0] == "{":
+                    drop = drop and value_text[0] == "["
+                    value = self.dropped(self.flow_empty, value_text, sub, line, vcol) if drop else \
+                        self.flow_empty(value_text, sub, line, vcol)
+                else:
+                    value, alone = self.scalar(value_text)
+                    if not alone:
+                        raise _Unsure  # `a: b: c`
+                    self.count += 1
+                    drop = False
+            elif k < n and (cols[k] > col or (cols[k] == col and _entry(texts[k]))):
+                nested = texts[k]
+                vmark = (nums[k] + offset, cols[k] + 1)
+                drop = drop and _entry(nested)
+                if drop:
+                    k = self.dropped(self.node, k, cols[k], nested, sub)[1]
+            else:
+                value, vmark, drop = None, (line + offset, colon + 2), False
+                self.count += 1
+            if not drop:
+                quad = (line + offset, col + 1) + vmark
+                again = 2 + 4 * list(result).index(key) if key in result else 0
+                if again:
+                    self.problems.append(ParseProblem("duplicate-key", f"mapping key {key!r} already defined", line,
+                                                      col + 1, earlier=(marks[again], marks[again + 1])))
+                if nested is not None:
+                    value, k = self.node(k, cols[k], nested, sub)
+                result[key] = value
+                if again:
+                    marks[again:again + 4] = quad
+                else:
+                    marks += quad
+            if k >= n or cols[k] < col:
+                break
+            text = texts[k]
+            if cols[k] > col or _entry(text):
+                raise _Unsure  # a scalar over lines, or a sequence where a key should be
+            line = nums[k]
+        result.marks = _sealed(marks)
+        return result, k
+
+    def sequence(self, k: int, col: int, text: str, path: tuple):
+        nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
+        line = nums[k]
+        result, marks = self.collection(YSeq, path, line, col)
+        index = 0
+        while True:
+            item = text[1:].lstrip(" ")
+            if item and item[0] != "#":
+                icol = col + len(text) - len(item)
+                marks += (line + offset, icol + 1)
+                if item[0] == "[" or item[0] == "{":
+                    result.append(self.flow_empty(item, path + (index,), line, icol))
+                    k += 1
+                else:
+                    value, k = self.node(k, icol, item, path + (index,))
+                    result.append(value)
+            elif k + 1 < n and cols[k + 1] > col:
+                k += 1
+                marks += (nums[k] + offset, cols[k] + 1)
+                value, k = self.node(k, cols[k], texts[k], path + (index,))
+                result.append(value)
+            else:
+                k += 1
+                marks += (line + offset, col + 2)
+                result.append(None)
+                self.count += 1
+            index += 1
+            if k >= n or cols[k] < col:
+                break
+            text = texts[k]
+            if cols[k] > col:
+                raise _Unsure
+            if not _entry(text):
+                break  # a key of the mapping this sequence is the value of, at its column
+            line = nums[k]
+        result.marks = _sealed(marks)
+        return result, k
+
+
+def _marker(text: str, at: int, marker: str) -> bool:
+    """`---` or `...` at offset `at` (a line's start), followed by a space, a line end or the end."""
+    return text.startswith(marker, at) and text[at + 3:at + 4] in ("", " ", "\n")
+
+
+def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path: tuple, line_offset: int,
+              paths: Paths, libyaml: Fallback) -> Iterator[Document]:
+    """yamlpos.stream_documents' documents: each read here, or by `libyaml` (its reader of a
+    text, yamlpos._libyaml_documents) where this reader is unsure. Returns True where a
+    syntax error ended the stream."""
+    if not _line_safe(text) or text[:1] == "%" or "\n%" in text:
+        return (yield from libyaml(text, problems, limits, root_path, line_offset, paths))
+    index = 0
+    start, first_line = 0, 0  # offset and 0-based line of a part: text up to the next `---` line
+    size = len(text)
+    while start < size:
+        end = text.find("\n---", start)
+        while end >= 0 and not _marker(text, end + 1, "---"):
+            end = text.find("\n---", end + 1)
+        end = size if end < 0 else end + 1
+        part = text[start:end]
+        lines = part.split("\n")
+        try:
+            doc = _document(part, lines, start, first_line, end < size, limits, root_path, line_offset, paths)
+        except (_Unsure, RecursionError):
+            local: list[ParseProblem] = []
+            stopped = False
+            reading = libyaml(part, local, limits, root_path, line_offset + first_line, paths)
+            while True:
+                try:
+                    doc = next(reading)
+                except StopIteration as stop:
+                    stopped = bool(stop.value)
+                    doc = None
+                _moved(local, problems, first_line)
+                if doc is None:
+                    break
+                _moved(doc.problems, None, first_line)
+                doc.index, doc.start_line, doc.end_line = index, doc.start_line + first_line, doc.end_line + first_line
+                if doc.span is not None:
+                    doc.span = (doc.span[0] + start, doc.span[1] + start)
+                index += 1
+                yield doc
+            if stopped:
+                return True
+        else:
+            if doc is not None:
+                doc.index = index
+                index += 1
+                yield doc
+        start, first_line = end, first_line + len(lines) - 1
+    return False
+
+
+def _moved(found: list[ParseProblem], into: list[ParseProblem] | None, lines: int) -> None:
+    """Problems of a part read alone, at their lines in the whole text (`earlier` is a
+    position of the data: offset already)."""
+    for problem in found:
+        problem.line += lines
+    if into is not None:
+        into.extend(found)
+        found.clear()
+
+
+def _document(part: str, lines: list[str], start: int, first_line: int, ended: bool, limits: Limits,
+              root_path: tuple, line_offset: int, paths: Paths) -> Document | None:
+    """The document of a part (None: a part of comments only), or _Unsure."""
+    explicit = _marker(part, 0, "---")
+    if explicit and not _blank_rest(lines[0][3:]):
+        raise _Unsure  # a node on the `---` line
+    nums: list[int] = []
+    cols: list[int] = []
+    texts: list[str] = []
+    stop = None  # the line of a `...`
+    for j in range(1 if explicit else 0, len(lines)):
+        raw = lines[j]
+        text = raw.lstrip(" ")
+        if not text or text[0] == "#":
+            continue
+        if stop is not None:
+            raise _Unsure  # something after `...`
+        col = len(raw) - len(text)
+        if col == 0 and _marker(raw, 0, "..."):
+            if not explicit and not nums or not _blank_rest(raw[3:]):
+                raise _Unsure
+            stop = j
+            continue
+        nums.append(first_line + j + 1)
+        cols.append(col)
+        texts.append(text)
+    if stop is not None:
+        end_line, end_index = first_line + stop + 1, start + sum(map(len, lines[:stop])) + stop
+    elif ended:
+        end_line, end_index = first_line + len(lines), start + len(part)
+    else:  # libyaml's end of the stream starts a line of its own
+        end_line, end_index = first_line + len(lines) + (1 if lines[-1] else 0), start + len(part)
+    if not nums:
+        return Document(0, None, end_line, end_line) if explicit else None
+    reader = _Reader(nums, cols, texts, limits, paths, line_offset)
+    data, k = reader.node(0, cols[0], texts[0], root_path)
+    if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
+        raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
+    head = nums[0] - first_line - 1
+    begin = start + sum(map(len, lines[:head])) + head + cols[0]
+    if end_index - begin > limits.max_document_bytes:
+        raise _Unsure
+    doc = Document(0, data, nums[0], end_line, reader.problems)
+    if cols[0] == 0 and data.__class__ is YMap:
+        doc.span = (begin, end_index)
+    return doc
