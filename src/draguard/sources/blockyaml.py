@@ -18,6 +18,7 @@ compares them). A text with characters that could end a line or stop libyaml's r
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from sys import intern
 
@@ -78,22 +79,97 @@ def _plain(text: str):
     return value
 
 
-def _quoted(text: str) -> tuple[str, str]:
-    """(value, what follows) of a one-line quoted scalar at the start of `text`."""
-    quote = text[0]
-    if quote == "'":
-        end = text.find("'", 1)
-        while 0 < end < len(text) - 1 and text[end + 1] == "'":
-            end = text.find("'", end + 2)
+#: double-quoted escapes libyaml decodes (scanner.c, yaml_parser_scan_flow_scalar), bar
+#: `\/` and `\'`, which this reader leaves to it
+_ESCAPES = {"0": "\0", "a": "\x07", "b": "\x08", "t": "\t", "n": "\n", "v": "\x0b", "f": "\x0c", "r": "\r",
+            "e": "\x1b", " ": " ", '"': '"', "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
+_escape: re.Pattern[str] | None = None
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) > 1:
+        number = int(code[1:], 16)
+        if 0xD800 <= number <= 0xDFFF or number > 0x10FFFF:
+            raise _Unsure
+        return chr(number)
+    hit = _ESCAPES.get(code)
+    if hit is None:
+        raise _Unsure
+    return hit
+
+
+def _unescape(text: str) -> str:
+    """A double-quoted scalar's line with its escapes decoded."""
+    global _escape
+    if "\\" not in text:
+        return text
+    if _escape is None:
+        _escape = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)", re.S)
+    return _escape.sub(_escaped, text)
+
+
+def _closing(text: str, quote: str) -> int:
+    """Where the quoted scalar opening `text` closes (-1: not in `text`)."""
+    at = 1
+    while True:
+        end = text.find(quote, at)
         if end < 0:
-            raise _Unsure
-        value = text[1:end].replace("''", "'")
-    else:
-        end = text.find('"', 1)
-        if end < 0 or "\\" in text[1:end]:
-            raise _Unsure
-        value = text[1:end]
-    return value, text[end + 1:]
+            return -1
+        if quote == "'":
+            if text[end + 1:end + 2] != "'":
+                return end
+            at = end + 2
+            continue
+        before = end
+        while text[before - 1] == "\\":
+            before -= 1
+        if (end - before) % 2 == 0:
+            return end
+        at = end + 1
+
+
+def _trailing_backslashes(text: str) -> int:
+    return len(text) - len(text.rstrip("\\"))
+
+
+def _folded(content: str, double: bool) -> str:
+    """A quoted scalar's value from its text between the quotes, folded over lines as
+    PyYAML's scanner folds it (scan_flow_scalar_spaces/_breaks): a line break between two
+    lines is a space, each blank line a newline; a double-quoted line ending in `\\` joins
+    the next with nothing."""
+    decode = _unescape if double else (lambda text: text.replace("''", "'"))
+    parts = content.split("\n")
+    out: list[str] = []
+    blanks, joined, last = 0, False, len(parts) - 1
+    for i, part in enumerate(parts):
+        if i:
+            part = part.lstrip(" ")
+            if not part and i < last:
+                blanks += 1
+                continue
+            out.append("\n" * blanks if blanks or joined else " ")
+        joined = False
+        if i < last:
+            if double and _trailing_backslashes(part) % 2:
+                part, joined = part[:-1], True
+            else:
+                stripped = part.rstrip(" ")
+                if double and stripped != part and _trailing_backslashes(stripped) % 2:
+                    raise _Unsure  # an escaped space before the line break
+                part = stripped
+        out.append(decode(part))
+        blanks = 0
+    return "".join(out)
+
+
+def _one_line(text: str) -> tuple[str, str]:
+    """(value, what follows) of a quoted scalar closed on its line."""
+    end = _closing(text, text[0])
+    if end < 0:
+        raise _Unsure
+    content = text[1:end]
+    return (_unescape(content) if text[0] == '"' else content.replace("''", "'")), text[end + 1:]
 
 
 def _blank_rest(rest: str) -> bool:
@@ -108,12 +184,15 @@ def _entry(text: str) -> bool:
 
 
 class _Reader:
-    """One document's content lines: `nums` (1-based lines of the text), `cols` (their
-    indentation) and `texts` (each line from its first character, trailing spaces kept).
-    Builds what yamlpos._Builder builds, in the same order (paths are shared in it)."""
+    """One document: its lines (`body`, the first at 1-based line `base`) and of them the
+    content lines: `nums` (1-based lines), `cols` (their indentation) and `texts` (each
+    from its first character, trailing spaces kept). Builds what yamlpos._Builder builds,
+    in the same order (paths are shared in it). A node's `indent` is the column of the
+    block it is in: a scalar goes on over the lines indented past it."""
 
-    def __init__(self, nums: list[int], cols: list[int], texts: list[str], limits: Limits, paths: Paths,
-                 line_offset: int):
+    def __init__(self, body: list[str], base: int, nums: list[int], cols: list[int], texts: list[str],
+                 limits: Limits, paths: Paths, line_offset: int):
+        self.body, self.base = body, base
         self.nums, self.cols, self.texts = nums, cols, texts
         self.n = len(texts)
         self.limits = limits
@@ -122,47 +201,94 @@ class _Reader:
         self.count = 0
         self.problems: list[ParseProblem] = []
 
-    def node(self, k: int, col: int, text: str, path: tuple):
-        """(value, next line) of the node whose text starts at column `col` of line `k`."""
+    def node(self, k: int, col: int, text: str, path: tuple, indent: int):
+        """(value, next content line) of the node whose text starts at column `col` of line `k`."""
         if _entry(text):
             return self.sequence(k, col, text, path)
-        value, alone = self.scalar(text)
+        value, alone, after = self.scalar(k, text, indent)
         if not alone:
             return self.mapping(k, col, text, path)
         self.count += 1
-        return value, k + 1
+        return value, after
 
-    @staticmethod
-    def scalar(text: str) -> tuple[object, bool]:
-        """(value, True) of a scalar alone on its line; (None, False) where `text` is a
-        mapping entry."""
+    def scalar(self, k: int, text: str, indent: int) -> tuple[object, bool, int]:
+        """(value, True, next content line) of a scalar starting `text` on line `k`;
+        (None, False, k) where `text` is a mapping entry."""
         first = text[0]
         if first == "'" or first == '"':
-            value, rest = _quoted(text)
+            value, rest, after = self.quoted(k, text, indent)
             if rest[:1] == ":" and (len(rest) == 1 or rest[1] == " "):
-                return None, False
+                if after != k + 1:
+                    raise _Unsure  # a key over lines
+                return None, False, k
             if not _blank_rest(rest):
                 raise _Unsure
-            return _short(value), True
+            return _short(value), True, after
         if text[-1] == ":" or text.find(": ") >= 0:
-            return None, False
+            return None, False, k
         if first in _NOT_FIRST or (first == "-" and text[1:2] == " "):
             raise _Unsure
+        value, after = self.plain(k, text, indent)
+        return value, True, after
+
+    def plain(self, k: int, text: str, indent: int):
+        """A plain scalar and its continuation lines (indented past `indent`), folded."""
         cut = text.find(" #")
-        return _plain((text if cut < 0 else text[:cut]).rstrip(" ")), True
+        if cut >= 0:  # a comment ends it
+            return _plain(text[:cut].rstrip(" ")), k + 1
+        nums, cols, texts, n = self.nums, self.cols, self.texts, self.n
+        k += 1
+        if k >= n or cols[k] <= indent:
+            return _plain(text.rstrip(" ")), k
+        chunks = [text.rstrip(" ")]
+        while k < n and cols[k] > indent:
+            line = texts[k]
+            if line[-1] == ":" or ": " in line or _entry(line) or line[0] == "?":
+                raise _Unsure
+            gap = nums[k] - nums[k - 1] - 1
+            if gap and any(self.body[i - self.base].strip(" ") for i in range(nums[k - 1] + 1, nums[k])):
+                raise _Unsure  # a comment line ends the scalar
+            chunks.append("\n" * gap if gap else " ")
+            k += 1
+            cut = line.find(" #")
+            if cut >= 0:
+                chunks.append(line[:cut].rstrip(" "))
+                break
+            chunks.append(line.rstrip(" "))
+        return _plain("".join(chunks)), k
+
+    def quoted(self, k: int, text: str, indent: int) -> tuple[str, str, int]:
+        """(value, what follows it on its last line, next content line) of a quoted scalar."""
+        end = _closing(text, text[0])
+        if end >= 0:
+            return _one_line(text) + (k + 1,)
+        body, at = self.body, self.nums[k] - self.base
+        last = self.nums[-1] - self.base
+        while end < 0:
+            at += 1
+            if at > last:
+                raise _Unsure  # past the document's content
+            raw = body[at]
+            line = raw.lstrip(" ")
+            if line and len(raw) - len(line) <= indent:
+                raise _Unsure  # not indented past its block
+            text += "\n" + raw
+            if text[0] in line:
+                end = _closing(text, text[0])
+        return _folded(text[1:end], text[0] == '"'), text[end + 1:], bisect_right(self.nums, self.base + at)
 
     def key(self, text: str, col: int) -> tuple[str, int, str]:
         """(key, column of its colon, what follows the colon) of a mapping entry's text."""
         if text[0] == "'" or text[0] == '"':
-            key, rest = _quoted(text)
-            if rest[:1] != ":" or (len(rest) > 1 and rest[1] != " "):
+            key, rest = _one_line(text)
+            if rest[:1] != ":" or (len(rest) > 1 and rest[1] != " ") or len(key) > 1000:
                 raise _Unsure
             return intern(key), col + len(text) - len(rest), rest[1:]
         colon = text.find(": ")
         if colon < 0:
             colon = len(text) - 1
             if text[colon] != ":":
-                raise _Unsure  # a scalar where a key should be: a scalar over lines
+                raise _Unsure  # a scalar where a key should be
         key = text[:colon]
         if text[0] in _NOT_FIRST or _entry(text) or " #" in key or key[-1] == " " or key == "<<" or colon > 1000:
             raise _Unsure  # a comment, a merge key, past libyaml's 1,024 characters of a simple key
@@ -185,7 +311,7 @@ class _Reader:
         result.marks = _sealed(marks)
         return result
 
-    def dropped(self, read: Callable, *args) -> None:
+    def dropped(self, read: Callable, *args):
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
         it, sharing no path and saying no problem of it."""
         paths, problems = self.paths, len(self.problems)
@@ -196,57 +322,86 @@ class _Reader:
             self.paths = paths
             del self.problems[problems:]
 
+    def value(self, k: int, key: str, text: str, path: tuple, line: int, col: int, indent: int):
+        """(value, its mark, dropped, next content line) of a value starting on its key's line."""
+        vmark = (line + self.offset, col + 1)
+        if text[0] == "[" or text[0] == "{":
+            sub = path + (key,)
+            if key == "managedFields" and path[-1:] == ("metadata",) and text[0] == "[":
+                self.dropped(self.flow_empty, text, sub, line, col)
+                return None, vmark, True, k + 1
+            return self.flow_empty(text, sub, line, col), vmark, False, k + 1
+        value, alone, after = self.scalar(k, text, indent)
+        if not alone:
+            raise _Unsure  # `a: b: c`
+        self.count += 1
+        return value, vmark, False, after
+
+    def opened(self, k: int, col: int, line: int, colon: int, key: str, path: tuple):
+        """A key with nothing after it: (the text of the node below it or None, the value's
+        mark, dropped, next content line), the node read already where it is dropped."""
+        cols, texts = self.cols, self.texts
+        if k < self.n and (cols[k] > col or (cols[k] == col and _entry(texts[k]))):
+            nested = texts[k]
+            vmark = (self.nums[k] + self.offset, cols[k] + 1)
+            if key == "managedFields" and path[-1:] == ("metadata",) and _entry(nested):
+                return None, vmark, True, self.dropped(self.node, k, cols[k], nested, path + (key,), col)[1]
+            return nested, vmark, False, k
+        self.count += 1
+        return None, (line + self.offset, colon + 2), False, k
+
     def mapping(self, k: int, col: int, text: str, path: tuple):
         nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
         line = nums[k]
         result, marks = self.collection(YMap, path, line, col)
+        plain, not_first = _PLAIN, _NOT_FIRST
         while True:
-            key, colon, rest = self.key(text, col)
-            value_text = rest.lstrip(" ")
-            sub = path + (key,)
-            drop = key == "managedFields" and path[-1:] == ("metadata",)
+            colon = text.find(": ")
             nested = None
-            k += 1
-            if value_text and value_text[0] != "#":
-                vcol = colon + 1 + len(rest) - len(value_text)
-                vmark = (line + offset, vcol + 1)
-                if value_text[0] == "[" or value_text[0] == "{":
-                    drop = drop and value_text[0] == "["
-                    value = self.dropped(self.flow_empty, value_text, sub, line, vcol) if drop else \
-                        self.flow_empty(value_text, sub, line, vcol)
+            if 0 < colon <= 1000 and text[0] not in not_first and text[colon - 1] != " " and \
+                    text[colon + 2:colon + 3] not in ("", " "):
+                key = text[:colon]  # the common line, `key: value`
+                rest = text[colon + 2:]
+                if " #" in key or key == "<<":
+                    raise _Unsure
+                key = intern(key)
+                first = rest[0]
+                if (":" in rest or "#" in rest or first in not_first or rest[-1] == " " or
+                        (first == "-" and rest[1:2] == " ") or (k + 1 < n and cols[k + 1] > col)):
+                    value, vmark, drop, k = self.value(k, key, rest, path, line, col + colon + 2, col)
                 else:
-                    value, alone = self.scalar(value_text)
-                    if not alone:
-                        raise _Unsure  # `a: b: c`
+                    value = plain.get(rest, plain)
+                    if value is plain:
+                        value = _plain(rest)
                     self.count += 1
-                    drop = False
-            elif k < n and (cols[k] > col or (cols[k] == col and _entry(texts[k]))):
-                nested = texts[k]
-                vmark = (nums[k] + offset, cols[k] + 1)
-                drop = drop and _entry(nested)
-                if drop:
-                    k = self.dropped(self.node, k, cols[k], nested, sub)[1]
+                    vmark, drop = (line + offset, col + colon + 3), False
+                    k += 1
             else:
-                value, vmark, drop = None, (line + offset, colon + 2), False
-                self.count += 1
+                key, colon, rest = self.key(text, col)
+                value_text = rest.lstrip(" ")
+                if value_text and value_text[0] != "#":
+                    value, vmark, drop, k = self.value(k, key, value_text, path, line,
+                                                       colon + 1 + len(rest) - len(value_text), col)
+                else:
+                    value = None
+                    nested, vmark, drop, k = self.opened(k + 1, col, line, colon, key, path)
             if not drop:
                 quad = (line + offset, col + 1) + vmark
-                again = 2 + 4 * list(result).index(key) if key in result else 0
-                if again:
+                if key in result:
+                    again = 2 + 4 * list(result).index(key)
                     self.problems.append(ParseProblem("duplicate-key", f"mapping key {key!r} already defined", line,
                                                       col + 1, earlier=(marks[again], marks[again + 1])))
-                if nested is not None:
-                    value, k = self.node(k, cols[k], nested, sub)
-                result[key] = value
-                if again:
                     marks[again:again + 4] = quad
                 else:
                     marks += quad
+                if nested is not None:
+                    value, k = self.node(k, cols[k], nested, path + (key,), col)
+                result[key] = value
             if k >= n or cols[k] < col:
                 break
             text = texts[k]
-            if cols[k] > col or _entry(text):
-                raise _Unsure  # a scalar over lines, or a sequence where a key should be
+            if cols[k] > col or (text[0] == "-" and text[1:2] in ("", " ")):
+                raise _Unsure  # a sequence where a key should be
             line = nums[k]
         result.marks = _sealed(marks)
         return result, k
@@ -265,12 +420,12 @@ class _Reader:
                     result.append(self.flow_empty(item, path + (index,), line, icol))
                     k += 1
                 else:
-                    value, k = self.node(k, icol, item, path + (index,))
+                    value, k = self.node(k, icol, item, path + (index,), col)
                     result.append(value)
             elif k + 1 < n and cols[k + 1] > col:
                 k += 1
                 marks += (nums[k] + offset, cols[k] + 1)
-                value, k = self.node(k, cols[k], texts[k], path + (index,))
+                value, k = self.node(k, cols[k], texts[k], path + (index,), col)
                 result.append(value)
             else:
                 k += 1
@@ -360,26 +515,21 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
     explicit = _marker(part, 0, "---")
     if explicit and not _blank_rest(lines[0][3:]):
         raise _Unsure  # a node on the `---` line
-    nums: list[int] = []
-    cols: list[int] = []
-    texts: list[str] = []
+    body = lines[1:] if explicit else lines
+    base = first_line + (2 if explicit else 1)  # the 1-based line of body[0]
+    stripped = [raw.lstrip(" ") for raw in body]
+    keep = [j for j, text in enumerate(stripped) if text and text[0] != "#"]
     stop = None  # the line of a `...`
-    for j in range(1 if explicit else 0, len(lines)):
-        raw = lines[j]
-        text = raw.lstrip(" ")
-        if not text or text[0] == "#":
-            continue
-        if stop is not None:
-            raise _Unsure  # something after `...`
-        col = len(raw) - len(text)
-        if col == 0 and _marker(raw, 0, "..."):
-            if not explicit and not nums or not _blank_rest(raw[3:]):
-                raise _Unsure
-            stop = j
-            continue
-        nums.append(first_line + j + 1)
-        cols.append(col)
-        texts.append(text)
+    if part.startswith("...") or "\n..." in part:
+        ends = [j for j in keep if _marker(body[j], 0, "...")]
+        if ends:
+            at = keep.index(ends[0])
+            if ends[0] != keep[-1] or not at and not explicit or not _blank_rest(body[ends[0]][3:]):
+                raise _Unsure  # something after `...`, or a `...` alone
+            stop, keep = ends[0] + (1 if explicit else 0), keep[:at]
+    nums = [base + j for j in keep]
+    cols = [len(body[j]) - len(stripped[j]) for j in keep]
+    texts = [stripped[j] for j in keep]
     if stop is not None:
         end_line, end_index = first_line + stop + 1, start + sum(map(len, lines[:stop])) + stop
     elif ended:
@@ -388,8 +538,8 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
         end_line, end_index = first_line + len(lines) + (1 if lines[-1] else 0), start + len(part)
     if not nums:
         return Document(0, None, end_line, end_line) if explicit else None
-    reader = _Reader(nums, cols, texts, limits, paths, line_offset)
-    data, k = reader.node(0, cols[0], texts[0], root_path)
+    reader = _Reader(body, base, nums, cols, texts, limits, paths, line_offset)
+    data, k = reader.node(0, cols[0], texts[0], root_path, -1)
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
     head = nums[0] - first_line - 1
