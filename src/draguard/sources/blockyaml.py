@@ -195,8 +195,8 @@ class _Reader:
         self.body, self.base = body, base
         self.nums, self.cols, self.texts = nums, cols, texts
         self.n = len(texts)
-        self.limits = limits
-        self.paths = paths
+        self.max_depth = limits.max_depth
+        self.paths, self.shared = paths, paths.shared
         self.offset = line_offset
         self.count = 0
         self.problems: list[ParseProblem] = []
@@ -295,11 +295,11 @@ class _Reader:
         return intern(key), col + colon, text[colon + 1:]
 
     def collection(self, cls, path: tuple, line: int, col: int):
-        if len(path) >= self.limits.max_depth:
+        if len(path) >= self.max_depth:
             raise _Unsure  # libyaml's path refuses it, with its message
         self.count += 1
         result = cls()
-        result.path = self.paths.shared(path)
+        result.path = self.shared(path)
         return result, [line + self.offset, col + 1]
 
     def flow_empty(self, text: str, path: tuple, line: int, col: int):
@@ -314,12 +314,12 @@ class _Reader:
     def dropped(self, read: Callable, *args):
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
         it, sharing no path and saying no problem of it."""
-        paths, problems = self.paths, len(self.problems)
-        self.paths = Paths()
+        shared, problems = self.shared, len(self.problems)
+        self.shared = Paths().shared
         try:
             return read(*args)
         finally:
-            self.paths = paths
+            self.shared = shared
             del self.problems[problems:]
 
     def value(self, k: int, key: str, text: str, path: tuple, line: int, col: int, indent: int):
@@ -359,7 +359,7 @@ class _Reader:
             colon = text.find(": ")
             nested = None
             if 0 < colon <= 1000 and text[0] not in not_first and text[colon - 1] != " " and \
-                    text[colon + 2:colon + 3] not in ("", " "):
+                    text[colon + 2:colon + 3] not in ("", " ", "#"):
                 key = text[:colon]  # the common line, `key: value`
                 rest = text[colon + 2:]
                 if " #" in key or key == "<<":
@@ -376,6 +376,13 @@ class _Reader:
                     self.count += 1
                     vmark, drop = (line + offset, col + colon + 3), False
                     k += 1
+            elif colon < 0 and text[-1] == ":" and text[0] not in not_first and text[-2:-1] != " " and \
+                    len(text) <= 1000 and "#" not in text and text != "-:":
+                key = intern(text[:-1])  # `key:`, its value on the lines below
+                if key == "<<":
+                    raise _Unsure
+                value = None
+                nested, vmark, drop, k = self.opened(k + 1, col, line, col + len(key), key, path)
             else:
                 key, colon, rest = self.key(text, col)
                 value_text = rest.lstrip(" ")
@@ -395,7 +402,12 @@ class _Reader:
                 else:
                     marks += quad
                 if nested is not None:
-                    value, k = self.node(k, cols[k], nested, path + (key,), col)
+                    if nested[0] == "-" and nested[1:2] in ("", " "):
+                        value, k = self.sequence(k, cols[k], nested, path + (key,))
+                    elif nested[0] not in not_first and (nested[-1] == ":" or ": " in nested):
+                        value, k = self.mapping(k, cols[k], nested, path + (key,))
+                    else:
+                        value, k = self.node(k, cols[k], nested, path + (key,), col)
                 result[key] = value
             if k >= n or cols[k] < col:
                 break
@@ -419,6 +431,9 @@ class _Reader:
                 if item[0] == "[" or item[0] == "{":
                     result.append(self.flow_empty(item, path + (index,), line, icol))
                     k += 1
+                elif item[0] not in _NOT_FIRST and (item[-1] == ":" or ": " in item) and item[1:2] != " ":
+                    value, k = self.mapping(k, icol, item, path + (index,))  # `- key: value`
+                    result.append(value)
                 else:
                     value, k = self.node(k, icol, item, path + (index,), col)
                     result.append(value)
@@ -470,24 +485,16 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
         try:
             doc = _document(part, lines, start, first_line, end < size, limits, root_path, line_offset, paths)
         except (_Unsure, RecursionError):
-            local: list[ParseProblem] = []
-            stopped = False
-            reading = libyaml(part, local, limits, root_path, line_offset + first_line, paths)
-            while True:
-                try:
-                    doc = next(reading)
-                except StopIteration as stop:
-                    stopped = bool(stop.value)
-                    doc = None
-                _moved(local, problems, first_line)
-                if doc is None:
-                    break
-                _moved(doc.problems, None, first_line)
-                doc.index, doc.start_line, doc.end_line = index, doc.start_line + first_line, doc.end_line + first_line
-                if doc.span is not None:
-                    doc.span = (doc.span[0] + start, doc.span[1] + start)
-                index += 1
-                yield doc
+            read, stopped = _by_libyaml(libyaml, part, start, first_line, limits, root_path, line_offset, paths)
+            if stopped:  # what a syntax error says may hang on the text after: a quote open over `---`
+                read, stopped = _by_libyaml(libyaml, text[start:], start, first_line, limits, root_path, line_offset,
+                                            paths)
+            for said, doc in read:
+                problems += said
+                if doc is not None:
+                    doc.index = index
+                    index += 1
+                    yield doc
             if stopped:
                 return True
         else:
@@ -499,14 +506,29 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
     return False
 
 
-def _moved(found: list[ParseProblem], into: list[ParseProblem] | None, lines: int) -> None:
-    """Problems of a part read alone, at their lines in the whole text (`earlier` is a
-    position of the data: offset already)."""
-    for problem in found:
-        problem.line += lines
-    if into is not None:
-        into.extend(found)
-        found.clear()
+def _by_libyaml(libyaml: Fallback, part: str, start: int, first_line: int, limits: Limits, root_path: tuple,
+                line_offset: int, paths: Paths) -> tuple[list[tuple[list[ParseProblem], Document | None]], bool]:
+    """libyaml's reading of `part`, the text from offset `start` (line `first_line`) on:
+    (problems met, then the document they came before) in turn, and whether a syntax error
+    ended it; positions are the whole text's (`earlier` is a position of the data, offset
+    already)."""
+    local: list[ParseProblem] = []
+    read: list[tuple[list[ParseProblem], Document | None]] = []
+    reading = libyaml(part, local, limits, root_path, line_offset + first_line, paths)
+    while True:
+        try:
+            doc = next(reading)
+        except StopIteration as stop:
+            doc, stopped = None, bool(stop.value)
+        for problem in local + (doc.problems if doc is not None else []):
+            problem.line += first_line
+        read.append((local[:], doc))
+        local.clear()  # the list libyaml's reader adds to
+        if doc is None:
+            return read, stopped
+        doc.start_line, doc.end_line = doc.start_line + first_line, doc.end_line + first_line
+        if doc.span is not None:
+            doc.span = (doc.span[0] + start, doc.span[1] + start)
 
 
 def _document(part: str, lines: list[str], start: int, first_line: int, ended: bool, limits: Limits,
