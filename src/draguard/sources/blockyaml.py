@@ -4,22 +4,24 @@ from the text's lines into the positioned trees `yamlpos` builds.
 libyaml's composer makes a Node and two Mark objects for every node, and yamlpos then turns
 them into YMap/YSeq: the Python objects made only to be thrown away were most of a parse
 (cProfile of a lint of 20,000 objects). This reader makes only the trees. It reads block
-mappings and `- ` sequences by indentation, plain and one-line quoted scalars (single, or
-double without escapes), `{}`, `[]`, comments, `---` and `...`; it resolves plain scalars
-with the very resolver libyaml's path uses (YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...).
-A document holding anything else (flow collections, anchors, tags, block scalars, a scalar
-that goes on over lines, a tab, a `?` key, a directive, ...), or near a `Limits` refusal, is
-read by libyaml instead, from its own text with its lines offset: both readers give the same
-documents, values, positions, paths and problems (tests/unit/sources/test_blockyaml.py
-compares them). A text with characters that could end a line or stop libyaml's reader
-(CR, NEL, a BOM, control characters) is read by libyaml whole.
+mappings and `- ` sequences by indentation, plain scalars (over lines too), quoted ones
+(single, double with the escapes libyaml decodes, over lines too), `{}`, `[]`, comments,
+`---` and `...`; it resolves plain scalars with the very resolver libyaml's path uses
+(YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...). A document holding anything else (flow
+collections, anchors, aliases, tags, merge keys, block scalars, a `?` key, a root scalar,
+odd indentation, ...), or near a `Limits` refusal, is read by libyaml instead, from its own
+text with its lines offset; where libyaml finds it broken, from there to the end (a quote
+left open over a `---` line). Both readers give the same documents, values, positions,
+paths and problems (tests/unit/sources/test_blockyaml.py compares them). A text with a
+directive, or with characters libyaml counts lines or columns of otherwise or may refuse
+(CR, NEL, LS, PS, a BOM, a tab, control characters), is read by libyaml whole.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from sys import intern
 
 from yaml.nodes import ScalarNode
@@ -29,7 +31,7 @@ from .yamlpos import (_FLOAT, _INT, _STR, Document, Limits, ParseProblem, Paths,
 
 #: what libyaml's path reads on its own: a generator of a slice's documents that adds its
 #: problems to the list given and returns True where a syntax error ended the stream
-Fallback = Callable[..., Iterator[Document]]
+Fallback = Callable[..., Generator[Document, None, bool]]
 
 _unsafe: re.Pattern[str] | None = None  # compiled on the first parse, not at import
 
@@ -466,7 +468,7 @@ def _marker(text: str, at: int, marker: str) -> bool:
 
 
 def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path: tuple, line_offset: int,
-              paths: Paths, libyaml: Fallback) -> Iterator[Document]:
+              paths: Paths, libyaml: Fallback) -> Generator[Document, None, bool]:
     """yamlpos.stream_documents' documents: each read here, or by `libyaml` (its reader of a
     text, yamlpos._libyaml_documents) where this reader is unsure. Returns True where a
     syntax error ended the stream."""

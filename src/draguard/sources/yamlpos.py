@@ -16,7 +16,7 @@ import re
 import struct
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -406,7 +406,7 @@ FAST = True
 
 
 def _libyaml_documents(text: str, problems: list[ParseProblem], limits: Limits, root_path: tuple,
-                       line_offset: int, paths: Paths) -> Iterator[Document]:
+                       line_offset: int, paths: Paths) -> Generator[Document, None, bool]:
     """stream_documents by libyaml's composer; returns True where a syntax error ended the
     stream (blockyaml stops there too)."""
     loader = _Loader(text)
@@ -450,6 +450,7 @@ def _libyaml_documents(text: str, problems: list[ParseProblem], limits: Limits, 
         return True
     finally:
         loader.dispose()
+    return False
 
 
 class _Recent:

@@ -252,13 +252,20 @@ def _stream(draw, hostile: bool) -> str:
     return text
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(text=_stream(hostile=True))
 def test_generated_yaml_parses_the_same(text):
     _same(text)
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.fuzz
+@settings(max_examples=3000, deadline=None)
+@given(text=_stream(hostile=True), offset=st.integers(0, 3))
+def test_generated_yaml_parses_the_same_at_length(text, offset):
+    _same(text, line_offset=offset)
+
+
+@settings(max_examples=100, deadline=None)
 @given(text=_stream(hostile=False), offset=st.integers(0, 5))
 def test_generated_block_yaml_is_read_here(text, offset):
     """Block YAML of the constructs the reader claims is read here whole, unless libyaml finds
