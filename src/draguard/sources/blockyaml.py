@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from sys import intern
 
 from yaml.nodes import ScalarNode
@@ -192,7 +192,7 @@ class _Reader:
     in the same order (paths are shared in it). A node's `indent` is the column of the
     block it is in: a scalar goes on over the lines indented past it."""
 
-    def __init__(self, body: list[str], base: int, nums: list[int], cols: list[int], texts: list[str],
+    def __init__(self, body: list[str], base: int, nums: list[int], cols: Sequence[int], texts: Sequence[str],
                  limits: Limits, paths: Paths, line_offset: int):
         self.body, self.base = body, base
         self.nums, self.cols, self.texts = nums, cols, texts
@@ -245,8 +245,8 @@ class _Reader:
         chunks = [text.rstrip(" ")]
         while k < n and cols[k] > indent:
             line = texts[k]
-            if line[-1] == ":" or ": " in line or _entry(line) or line[0] == "?":
-                raise _Unsure
+            if line[-1] == ":" or ": " in line:
+                raise _Unsure  # libyaml's error
             gap = nums[k] - nums[k - 1] - 1
             if gap and any(self.body[i - self.base].strip(" ") for i in range(nums[k - 1] + 1, nums[k])):
                 raise _Unsure  # a comment line ends the scalar
@@ -541,19 +541,22 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
         raise _Unsure  # a node on the `---` line
     body = lines[1:] if explicit else lines
     base = first_line + (2 if explicit else 1)  # the 1-based line of body[0]
-    stripped = [raw.lstrip(" ") for raw in body]
-    keep = [j for j, text in enumerate(stripped) if text and text[0] != "#"]
+    rows = [(j, len(raw) - len(text), text) for j, raw in enumerate(body)
+            if (text := raw.lstrip(" ")) and text[0] != "#"]
     stop = None  # the line of a `...`
     if part.startswith("...") or "\n..." in part:
-        ends = [j for j in keep if _marker(body[j], 0, "...")]
+        ends = [at for at, (j, col, text) in enumerate(rows) if not col and _marker(text, 0, "...")]
         if ends:
-            at = keep.index(ends[0])
-            if ends[0] != keep[-1] or not at and not explicit or not _blank_rest(body[ends[0]][3:]):
+            at = ends[0]
+            if at != len(rows) - 1 or not at and not explicit or not _blank_rest(rows[at][2][3:]):
                 raise _Unsure  # something after `...`, or a `...` alone
-            stop, keep = ends[0] + (1 if explicit else 0), keep[:at]
-    nums = [base + j for j in keep]
-    cols = [len(body[j]) - len(stripped[j]) for j in keep]
-    texts = [stripped[j] for j in keep]
+            stop = rows[at][0] + (1 if explicit else 0)
+            del rows[at]
+    if not rows:
+        nums: list[int] = []
+    else:
+        keep, cols, texts = zip(*rows)
+        nums = [base + j for j in keep]
     if stop is not None:
         end_line, end_index = first_line + stop + 1, start + sum(map(len, lines[:stop])) + stop
     elif ended:

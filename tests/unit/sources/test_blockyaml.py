@@ -112,6 +112,7 @@ CASES = {
     "no final newline, empty document": "a: 1\n---",
     "spaces after the end": "a: 1\n   ",
     "plain over lines": "a: one\n  two\n\n  three\nb:\n- x\n  y # c\nc: 1\n",
+    "plain over lines: - and ? are text there": "- x\n  - y\n  ? z\na:\n - b\n   - c\n",
     "quoted over lines": "a: 'one\n  two\n\n  three'\nb: \"x\\\n  y \\n\\u00e9\"\nc: \"p\n\n\n  q  \"\n",
     "escaped space before a break": "a: \"x\\ \n  y\"\n",
     "flow, anchors, tags, block scalars": "a: [1, 2]\nb: &x {c: 1}\nd: *x\ne: !!str 1\nf: |\n  t\n",
