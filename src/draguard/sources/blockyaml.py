@@ -112,7 +112,9 @@ def _unescape(text: str) -> str:
 
 
 def _closing(text: str, quote: str) -> int:
-    """Where the quoted scalar opening `text` closes (-1: not in `text`)."""
+    """Where the quoted scalar opening `text` closes (-1: not in `text`); a line of a
+    scalar over lines is looked for alone, after its quote (a quote at a line's start
+    cannot be escaped by what ends the line before)."""
     at = 1
     while True:
         end = text.find(quote, at)
@@ -265,7 +267,7 @@ class _Reader:
         if end >= 0:
             return _one_line(text) + (k + 1,)
         body, at = self.body, self.nums[k] - self.base
-        last = self.nums[-1] - self.base
+        last, quote, lines = self.nums[-1] - self.base, text[0], [text]
         while end < 0:
             at += 1
             if at > last:
@@ -274,10 +276,12 @@ class _Reader:
             line = raw.lstrip(" ")
             if line and len(raw) - len(line) <= indent:
                 raise _Unsure  # not indented past its block
-            text += "\n" + raw
-            if text[0] in line:
-                end = _closing(text, text[0])
-        return _folded(text[1:end], text[0] == '"'), text[end + 1:], bisect_right(self.nums, self.base + at)
+            lines.append(raw)
+            if quote in line:  # looked for in this line alone: a long scalar is read once
+                end = _closing(quote + raw, quote) - 1
+        text = "\n".join(lines)
+        end += len(text) - len(raw)
+        return _folded(text[1:end], quote == '"'), text[end + 1:], bisect_right(self.nums, self.base + at)
 
     def key(self, text: str, col: int) -> tuple[str, int, str]:
         """(key, column of its colon, what follows the colon) of a mapping entry's text."""
@@ -565,14 +569,14 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
         end_line, end_index = first_line + len(lines) + (1 if lines[-1] else 0), start + len(part)
     if not nums:
         return Document(0, None, end_line, end_line) if explicit else None
+    head = nums[0] - first_line - 1
+    begin = start + sum(map(len, lines[:head])) + head + cols[0]
+    if end_index - begin > limits.max_document_bytes:
+        raise _Unsure  # refused by libyaml's path, unbuilt
     reader = _Reader(body, base, nums, cols, texts, limits, paths, line_offset)
     data, k = reader.node(0, cols[0], texts[0], root_path, -1)
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
-    head = nums[0] - first_line - 1
-    begin = start + sum(map(len, lines[:head])) + head + cols[0]
-    if end_index - begin > limits.max_document_bytes:
-        raise _Unsure
     doc = Document(0, data, nums[0], end_line, reader.problems)
     if cols[0] == 0 and data.__class__ is YMap:
         doc.span = (begin, end_index)
