@@ -33,16 +33,12 @@ from .yamlpos import (_FLOAT, _INT, _STR, Document, Limits, ParseProblem, Paths,
 #: problems to the list given and returns True where a syntax error ended the stream
 Fallback = Callable[..., Generator[Document, None, bool]]
 
-_unsafe: re.Pattern[str] | None = None  # compiled on the first parse, not at import
-
-
 def _line_safe(text: str) -> bool:
     """True when every character is one this reader counts lines and columns of as libyaml
-    does: no CR/NEL/LS/PS (line breaks to libyaml), BOM, tab or non-printable character."""
-    global _unsafe
-    if _unsafe is None:
-        _unsafe = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
-    return _unsafe.search(text) is None
+    does: no CR/NEL/LS/PS (line breaks to libyaml), BOM, tab or control character. Python's
+    printable characters (no Cc, Cf, Cs, Co, Cn, Zl, Zp, nor a space but ' ') are all printable
+    to libyaml; what else YAML prints (a no-break space, a soft hyphen) is left to libyaml."""
+    return text.replace("\n", "").isprintable()
 
 
 class _Unsure(Exception):
