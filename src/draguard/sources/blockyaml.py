@@ -5,16 +5,17 @@ libyaml's composer makes a Node and two Mark objects for every node, and yamlpos
 them into YMap/YSeq: the Python objects made only to be thrown away were most of a parse
 (cProfile of a lint of 20,000 objects). This reader makes only the trees. It reads block
 mappings and `- ` sequences by indentation, plain scalars (over lines too), quoted ones
-(single, double with the escapes libyaml decodes, over lines too), `{}`, `[]`, comments,
-`---` and `...`; it resolves plain scalars with the very resolver libyaml's path uses
-(YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...). A document holding anything else (flow
-collections, anchors, aliases, tags, merge keys, block scalars, a `?` key, a root scalar,
-odd indentation, ...), or near a `Limits` refusal, is read by libyaml instead, from its own
-text with its lines offset; where libyaml finds it broken, from there to the end (a quote
-left open over a `---` line). Both readers give the same documents, values, positions,
-paths and problems (tests/unit/sources/test_blockyaml.py compares them). A text with a
-directive, or with characters libyaml counts lines or columns of otherwise or may refuse
-(CR, NEL, LS, PS, a BOM, a tab, control characters), is read by libyaml whole.
+(single, double with the escapes libyaml decodes, over lines too), `{}`, flow sequences of
+scalars on one line (`["sh", "-c"]`), comments, `---` and `...`; it resolves plain scalars
+with the very resolver libyaml's path uses (YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...).
+A document holding anything else (other flow collections, anchors, aliases, tags, merge
+keys, block scalars, a `?` key, a root scalar, odd indentation, ...), or near a `Limits`
+refusal, is read by libyaml instead, from its own text with its lines offset; where libyaml
+finds it broken, from there to the end (a quote left open over a `---` line). Both readers
+give the same documents, values, positions, paths and problems
+(tests/unit/sources/test_blockyaml.py compares them). A text with a directive, or with
+characters libyaml counts lines or columns of otherwise or may refuse (CR, NEL, LS, PS, a
+BOM, a tab, control characters), is read by libyaml whole.
 """
 
 from __future__ import annotations
@@ -304,12 +305,51 @@ class _Reader:
         result.path = self.shared(path)
         return result, [line + self.offset, col + 1]
 
-    def flow_empty(self, text: str, path: tuple, line: int, col: int):
-        """`{}` or `[]` (with a comment at most)."""
-        cut = text.find(" #")
-        if (text if cut < 0 else text[:cut]).rstrip(" ") not in ("{}", "[]"):
+    def flow(self, text: str, path: tuple, line: int, col: int):
+        """A flow collection on one line: `{}`, or a sequence of scalars (`["sh", "-c", 1]`),
+        with a comment at most after it."""
+        if text[0] == "{":
+            cut = text.find(" #")
+            if (text if cut < 0 else text[:cut]).rstrip(" ") != "{}":
+                raise _Unsure
+            result, marks = self.collection(YMap, path, line, col)
+            result.marks = _sealed(marks)
+            return result
+        result, marks = self.collection(YSeq, path, line, col)
+        here, at, size = line + self.offset, 1, len(text)
+        while True:
+            while at < size and text[at] == " ":
+                at += 1
+            if at >= size:
+                raise _Unsure  # over lines
+            first = text[at]
+            if first == "]" and (not result or text[at - 1] in ", "):
+                break
+            if first == "'" or first == '"':
+                value, rest = _one_line(text[at:])
+                end = size - len(rest)
+                value = _short(value)
+            else:
+                end = at
+                while end < size and text[end] not in ",]":
+                    end += 1
+                item = text[at:end].rstrip(" ")
+                if not item or first in _NOT_FIRST or (first == "-" and item[1:2] == " ") or any(
+                        mark in item for mark in ":#[]{}"):
+                    raise _Unsure  # a pair, a comment, a nested collection, an empty item
+                value = _plain(item)
+            result.append(value)
+            marks += (here, col + at + 1)
+            self.count += 1
+            while end < size and text[end] == " ":
+                end += 1
+            if end >= size or text[end] not in ",]":
+                raise _Unsure
+            at = end + 1
+            if text[end] == "]":
+                break
+        if not _blank_rest(text[at:] if text[at - 1] == "]" else text[at + 1:]):
             raise _Unsure
-        result, marks = self.collection(YMap if text[0] == "{" else YSeq, path, line, col)
         result.marks = _sealed(marks)
         return result
 
@@ -330,9 +370,9 @@ class _Reader:
         if text[0] == "[" or text[0] == "{":
             sub = path + (key,)
             if key == "managedFields" and path[-1:] == ("metadata",) and text[0] == "[":
-                self.dropped(self.flow_empty, text, sub, line, col)
+                self.dropped(self.flow, text, sub, line, col)
                 return None, vmark, True, k + 1
-            return self.flow_empty(text, sub, line, col), vmark, False, k + 1
+            return self.flow(text, sub, line, col), vmark, False, k + 1
         value, alone, after = self.scalar(k, text, indent)
         if not alone:
             raise _Unsure  # `a: b: c`
@@ -431,7 +471,7 @@ class _Reader:
                 icol = col + len(text) - len(item)
                 marks += (line + offset, icol + 1)
                 if item[0] == "[" or item[0] == "{":
-                    result.append(self.flow_empty(item, path + (index,), line, icol))
+                    result.append(self.flow(item, path + (index,), line, icol))
                     k += 1
                 elif item[0] not in _NOT_FIRST and (item[-1] == ":" or ": " in item) and item[1:2] != " ":
                     value, k = self.mapping(k, icol, item, path + (index,))  # `- key: value`
