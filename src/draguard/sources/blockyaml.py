@@ -52,6 +52,9 @@ _PLAIN: dict[str, object] = {}
 _PLAIN_SIZE = 4096
 #: first characters after which the safe resolver can only answer str (yaml.resolver's
 #: implicit resolvers are keyed by first character; '' resolves to null)
+#: the common line, `key: value` of a plain scalar, by its text from the key on: (key, value,
+#: the value's column past the key's); bounded like _PLAIN
+_LINES: dict[str, tuple[str, object, int]] = {}
 _MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
 _PLAIN_RESOLVE = _Loader.resolve
 _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
@@ -396,11 +399,17 @@ class _Reader:
         nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
         line = nums[k]
         result, marks = self.collection(YMap, path, line, col)
-        plain, not_first = _PLAIN, _NOT_FIRST
+        plain, not_first, known = _PLAIN, _NOT_FIRST, _LINES
         while True:
-            colon = text.find(": ")
             nested = None
-            if 0 < colon <= 1000 and text[0] not in not_first and text[colon - 1] != " " and \
+            hit = known.get(text)
+            if hit is not None and not (k + 1 < n and cols[k + 1] > col):
+                key, value, after = hit  # a `key: value` line met before (`kind: Pod`, ...)
+                self.count += 1
+                vmark, drop = (line + offset, col + after), False
+                k += 1
+                colon = 0
+            elif 0 < (colon := text.find(": ")) <= 1000 and text[0] not in not_first and text[colon - 1] != " " and \
                     text[colon + 2:colon + 3] not in ("", " ", "#"):
                 key = text[:colon]  # the common line, `key: value`
                 rest = text[colon + 2:]
@@ -415,6 +424,9 @@ class _Reader:
                     value = plain.get(rest, plain)
                     if value is plain:
                         value = _plain(rest)
+                    if len(known) >= _PLAIN_SIZE:
+                        known.clear()
+                    known[text] = (key, value, colon + 3)
                     self.count += 1
                     vmark, drop = (line + offset, col + colon + 3), False
                     k += 1
