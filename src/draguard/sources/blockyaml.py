@@ -1,0 +1,631 @@
+"""The block-style subset of YAML most Kubernetes manifests are written in, read straight
+from the text's lines into the positioned trees `yamlpos` builds.
+
+libyaml's composer makes a Node and two Mark objects for every node, and yamlpos then turns
+them into YMap/YSeq: the Python objects made only to be thrown away were most of a parse
+(cProfile of a lint of 20,000 objects). This reader makes only the trees. It reads block
+mappings and `- ` sequences by indentation, plain scalars (over lines too), quoted ones
+(single, double with the escapes libyaml decodes, over lines too), `{}`, flow sequences of
+scalars on one line (`["sh", "-c"]`), comments, `---` and `...`; it resolves plain scalars
+with the very resolver libyaml's path uses (YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...).
+A document holding anything else (other flow collections, anchors, aliases, tags, merge
+keys, block scalars, a `?` key, a root scalar, odd indentation, ...), or near a `Limits`
+refusal, is read by libyaml instead, from its own text with its lines offset; where libyaml
+finds it broken, from there to the end (a quote left open over a `---` line). Both readers
+give the same documents, values, positions, paths and problems
+(tests/unit/sources/test_blockyaml.py compares them). A text with a directive, or with
+characters libyaml counts lines or columns of otherwise or may refuse (CR, NEL, LS, PS, a
+BOM, a tab, control characters), is read by libyaml whole.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Generator, Sequence
+from sys import intern
+
+from yaml.nodes import ScalarNode
+
+from .yamlpos import (_FLOAT, _INT, _STR, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader, _scalar,
+                      _sealed, _short)
+
+#: what libyaml's path reads on its own: a generator of a slice's documents that adds its
+#: problems to the list given and returns True where a syntax error ended the stream
+Fallback = Callable[..., Generator[Document, None, bool]]
+
+def _line_safe(text: str) -> bool:
+    """True when every character is one this reader counts lines and columns of as libyaml
+    does: no CR/NEL/LS/PS (line breaks to libyaml), BOM, tab or control character. Python's
+    printable characters (no Cc, Cf, Cs, Co, Cn, Zl, Zp, nor a space but ' ') are all printable
+    to libyaml; what else YAML prints (a no-break space, a soft hyphen) is left to libyaml."""
+    return text.replace("\n", "").isprintable()
+
+
+class _Unsure(Exception):
+    """The document holds something this reader does not read with certainty."""
+
+
+#: plain scalars' values by their text: the same few hundred repeat across a tree (kinds,
+#: images, booleans, small numbers); bounded like yamlpos.Paths
+_PLAIN: dict[str, object] = {}
+_PLAIN_SIZE = 4096
+#: first characters after which the safe resolver can only answer str (yaml.resolver's
+#: implicit resolvers are keyed by first character; '' resolves to null)
+#: the common line, `key: value` of a plain scalar, by its text from the key on: (key, value,
+#: the value's column past the key's); bounded like _PLAIN
+_LINES: dict[str, tuple[str, object, int]] = {}
+_MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
+_PLAIN_RESOLVE = _Loader.resolve
+_NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
+
+
+def _plain(text: str):
+    """A plain scalar's value, resolved as libyaml's path resolves it (yamlpos._scalar)."""
+    hit = _PLAIN.get(text, _PLAIN)
+    if hit is not _PLAIN:
+        return hit
+    if text[0] not in _MAYBE_TYPED:
+        value: object = _short(text)
+    else:
+        tag = _PLAIN_RESOLVE(ScalarNode, text, (True, False))
+        if tag == _STR:
+            value = _short(text)
+        elif (tag == _INT or tag == _FLOAT) and len(text) > 1000:
+            raise _Unsure  # past Python's digits limit: libyaml's path says so with its position
+        else:
+            value = _scalar(ScalarNode(tag, text))
+    if len(_PLAIN) >= _PLAIN_SIZE:
+        _PLAIN.clear()
+    _PLAIN[text] = value
+    return value
+
+
+#: double-quoted escapes libyaml decodes (scanner.c, yaml_parser_scan_flow_scalar), bar
+#: `\/` and `\'`, which this reader leaves to it
+_ESCAPES = {"0": "\0", "a": "\x07", "b": "\x08", "t": "\t", "n": "\n", "v": "\x0b", "f": "\x0c", "r": "\r",
+            "e": "\x1b", " ": " ", '"': '"', "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
+_escape: re.Pattern[str] | None = None
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) > 1:
+        number = int(code[1:], 16)
+        if 0xD800 <= number <= 0xDFFF or number > 0x10FFFF:
+            raise _Unsure
+        return chr(number)
+    hit = _ESCAPES.get(code)
+    if hit is None:
+        raise _Unsure
+    return hit
+
+
+def _unescape(text: str) -> str:
+    """A double-quoted scalar's line with its escapes decoded."""
+    global _escape
+    if "\\" not in text:
+        return text
+    if _escape is None:
+        _escape = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)", re.S)
+    return _escape.sub(_escaped, text)
+
+
+def _closing(text: str, quote: str) -> int:
+    """Where the quoted scalar opening `text` closes (-1: not in `text`); a line of a
+    scalar over lines is looked for alone, after its quote (a quote at a line's start
+    cannot be escaped by what ends the line before)."""
+    at = 1
+    while True:
+        end = text.find(quote, at)
+        if end < 0:
+            return -1
+        if quote == "'":
+            if text[end + 1:end + 2] != "'":
+                return end
+            at = end + 2
+            continue
+        before = end
+        while text[before - 1] == "\\":
+            before -= 1
+        if (end - before) % 2 == 0:
+            return end
+        at = end + 1
+
+
+def _trailing_backslashes(text: str) -> int:
+    return len(text) - len(text.rstrip("\\"))
+
+
+def _folded(content: str, double: bool) -> str:
+    """A quoted scalar's value from its text between the quotes, folded over lines as
+    PyYAML's scanner folds it (scan_flow_scalar_spaces/_breaks): a line break between two
+    lines is a space, each blank line a newline; a double-quoted line ending in `\\` joins
+    the next with nothing."""
+    decode = _unescape if double else (lambda text: text.replace("''", "'"))
+    parts = content.split("\n")
+    out: list[str] = []
+    blanks, joined, last = 0, False, len(parts) - 1
+    for i, part in enumerate(parts):
+        if i:
+            part = part.lstrip(" ")
+            if not part and i < last:
+                blanks += 1
+                continue
+            out.append("\n" * blanks if blanks or joined else " ")
+        joined = False
+        if i < last:
+            if double and _trailing_backslashes(part) % 2:
+                part, joined = part[:-1], True
+            else:
+                stripped = part.rstrip(" ")
+                if double and stripped != part and _trailing_backslashes(stripped) % 2:
+                    raise _Unsure  # an escaped space before the line break
+                part = stripped
+        out.append(decode(part))
+        blanks = 0
+    return "".join(out)
+
+
+def _one_line(text: str) -> tuple[str, str]:
+    """(value, what follows) of a quoted scalar closed on its line."""
+    end = _closing(text, text[0])
+    if end < 0:
+        raise _Unsure
+    content = text[1:end]
+    return (_unescape(content) if text[0] == '"' else content.replace("''", "'")), text[end + 1:]
+
+
+def _blank_rest(rest: str) -> bool:
+    """Nothing but spaces and a comment after a scalar or marker."""
+    stripped = rest.lstrip(" ")
+    return not stripped or (stripped[0] == "#" and len(stripped) < len(rest))
+
+
+def _entry(text: str) -> bool:
+    """A `- ` sequence entry (or a bare `-`)."""
+    return text[0] == "-" and (len(text) == 1 or text[1] == " ")
+
+
+class _Reader:
+    """One document: its lines (`body`, the first at 1-based line `base`) and of them the
+    content lines: `nums` (1-based lines), `cols` (their indentation) and `texts` (each
+    from its first character, trailing spaces kept). Builds what yamlpos._Builder builds,
+    in the same order (paths are shared in it). A node's `indent` is the column of the
+    block it is in: a scalar goes on over the lines indented past it."""
+
+    def __init__(self, body: list[str], base: int, nums: list[int], cols: Sequence[int], texts: Sequence[str],
+                 limits: Limits, paths: Paths, line_offset: int):
+        self.body, self.base = body, base
+        self.nums, self.cols, self.texts = nums, cols, texts
+        self.n = len(texts)
+        self.max_depth = limits.max_depth
+        self.paths, self.shared = paths, paths.shared
+        self.offset = line_offset
+        self.count = 0
+        self.problems: list[ParseProblem] = []
+
+    def node(self, k: int, col: int, text: str, path: tuple, indent: int):
+        """(value, next content line) of the node whose text starts at column `col` of line `k`."""
+        if _entry(text):
+            return self.sequence(k, col, text, path)
+        value, alone, after = self.scalar(k, text, indent)
+        if not alone:
+            return self.mapping(k, col, text, path)
+        self.count += 1
+        return value, after
+
+    def scalar(self, k: int, text: str, indent: int) -> tuple[object, bool, int]:
+        """(value, True, next content line) of a scalar starting `text` on line `k`;
+        (None, False, k) where `text` is a mapping entry."""
+        first = text[0]
+        if first == "'" or first == '"':
+            value, rest, after = self.quoted(k, text, indent)
+            if rest[:1] == ":" and (len(rest) == 1 or rest[1] == " "):
+                if after != k + 1:
+                    raise _Unsure  # a key over lines
+                return None, False, k
+            if not _blank_rest(rest):
+                raise _Unsure
+            return _short(value), True, after
+        if text[-1] == ":" or text.find(": ") >= 0:
+            return None, False, k
+        if first in _NOT_FIRST or (first == "-" and text[1:2] == " "):
+            raise _Unsure
+        value, after = self.plain(k, text, indent)
+        return value, True, after
+
+    def plain(self, k: int, text: str, indent: int):
+        """A plain scalar and its continuation lines (indented past `indent`), folded."""
+        cut = text.find(" #")
+        if cut >= 0:  # a comment ends it
+            return _plain(text[:cut].rstrip(" ")), k + 1
+        nums, cols, texts, n = self.nums, self.cols, self.texts, self.n
+        k += 1
+        if k >= n or cols[k] <= indent:
+            return _plain(text.rstrip(" ")), k
+        chunks = [text.rstrip(" ")]
+        while k < n and cols[k] > indent:
+            line = texts[k]
+            if line[-1] == ":" or ": " in line:
+                raise _Unsure  # libyaml's error
+            gap = nums[k] - nums[k - 1] - 1
+            if gap and any(self.body[i - self.base].strip(" ") for i in range(nums[k - 1] + 1, nums[k])):
+                raise _Unsure  # a comment line ends the scalar
+            chunks.append("\n" * gap if gap else " ")
+            k += 1
+            cut = line.find(" #")
+            if cut >= 0:
+                chunks.append(line[:cut].rstrip(" "))
+                break
+            chunks.append(line.rstrip(" "))
+        return _plain("".join(chunks)), k
+
+    def quoted(self, k: int, text: str, indent: int) -> tuple[str, str, int]:
+        """(value, what follows it on its last line, next content line) of a quoted scalar."""
+        end = _closing(text, text[0])
+        if end >= 0:
+            return _one_line(text) + (k + 1,)
+        body, at = self.body, self.nums[k] - self.base
+        last, quote, lines = self.nums[-1] - self.base, text[0], [text]
+        while end < 0:
+            at += 1
+            if at > last:
+                raise _Unsure  # past the document's content
+            raw = body[at]
+            line = raw.lstrip(" ")
+            if line and len(raw) - len(line) <= indent:
+                raise _Unsure  # not indented past its block
+            lines.append(raw)
+            if quote in line:  # looked for in this line alone: a long scalar is read once
+                end = _closing(quote + raw, quote) - 1
+        text = "\n".join(lines)
+        end += len(text) - len(raw)
+        return _folded(text[1:end], quote == '"'), text[end + 1:], bisect_right(self.nums, self.base + at)
+
+    def key(self, text: str, col: int) -> tuple[str, int, str]:
+        """(key, column of its colon, what follows the colon) of a mapping entry's text."""
+        if text[0] == "'" or text[0] == '"':
+            key, rest = _one_line(text)
+            if rest[:1] != ":" or (len(rest) > 1 and rest[1] != " ") or len(key) > 1000:
+                raise _Unsure
+            return intern(key), col + len(text) - len(rest), rest[1:]
+        colon = text.find(": ")
+        if colon < 0:
+            colon = len(text) - 1
+            if text[colon] != ":":
+                raise _Unsure  # a scalar where a key should be
+        key = text[:colon]
+        if text[0] in _NOT_FIRST or _entry(text) or " #" in key or key[-1] == " " or key == "<<" or colon > 1000:
+            raise _Unsure  # a comment, a merge key, past libyaml's 1,024 characters of a simple key
+        return intern(key), col + colon, text[colon + 1:]
+
+    def collection(self, cls, path: tuple, line: int, col: int):
+        if len(path) >= self.max_depth:
+            raise _Unsure  # libyaml's path refuses it, with its message
+        self.count += 1
+        result = cls()
+        result.path = self.shared(path)
+        return result, [line + self.offset, col + 1]
+
+    def flow(self, text: str, path: tuple, line: int, col: int):
+        """A flow collection on one line: `{}`, or a sequence of scalars (`["sh", "-c", 1]`),
+        with a comment at most after it."""
+        if text[0] == "{":
+            cut = text.find(" #")
+            if (text if cut < 0 else text[:cut]).rstrip(" ") != "{}":
+                raise _Unsure
+            result, marks = self.collection(YMap, path, line, col)
+            result.marks = _sealed(marks)
+            return result
+        result, marks = self.collection(YSeq, path, line, col)
+        here, at, size = line + self.offset, 1, len(text)
+        while True:
+            while at < size and text[at] == " ":
+                at += 1
+            if at >= size:
+                raise _Unsure  # over lines
+            first = text[at]
+            if first == "]" and (not result or text[at - 1] in ", "):
+                break
+            if first == "'" or first == '"':
+                value, rest = _one_line(text[at:])
+                end = size - len(rest)
+                value = _short(value)
+            else:
+                end = at
+                while end < size and text[end] not in ",]":
+                    end += 1
+                item = text[at:end].rstrip(" ")
+                if not item or first in _NOT_FIRST or (first == "-" and item[1:2] == " ") or any(
+                        mark in item for mark in ":#[]{}"):
+                    raise _Unsure  # a pair, a comment, a nested collection, an empty item
+                value = _plain(item)
+            result.append(value)
+            marks += (here, col + at + 1)
+            self.count += 1
+            while end < size and text[end] == " ":
+                end += 1
+            if end >= size or text[end] not in ",]":
+                raise _Unsure
+            at = end + 1
+            if text[end] == "]":
+                break
+        if not _blank_rest(text[at:] if text[at - 1] == "]" else text[at + 1:]):
+            raise _Unsure
+        result.marks = _sealed(marks)
+        return result
+
+    def dropped(self, read: Callable, *args):
+        """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
+        it, sharing no path and saying no problem of it."""
+        shared, problems = self.shared, len(self.problems)
+        self.shared = Paths().shared
+        try:
+            return read(*args)
+        finally:
+            self.shared = shared
+            del self.problems[problems:]
+
+    def value(self, k: int, key: str, text: str, path: tuple, line: int, col: int, indent: int):
+        """(value, its mark, dropped, next content line) of a value starting on its key's line."""
+        vmark = (line + self.offset, col + 1)
+        if text[0] == "[" or text[0] == "{":
+            sub = path + (key,)
+            if key == "managedFields" and path[-1:] == ("metadata",) and text[0] == "[":
+                self.dropped(self.flow, text, sub, line, col)
+                return None, vmark, True, k + 1
+            return self.flow(text, sub, line, col), vmark, False, k + 1
+        value, alone, after = self.scalar(k, text, indent)
+        if not alone:
+            raise _Unsure  # `a: b: c`
+        self.count += 1
+        return value, vmark, False, after
+
+    def opened(self, k: int, col: int, line: int, colon: int, key: str, path: tuple):
+        """A key with nothing after it: (the text of the node below it or None, the value's
+        mark, dropped, next content line), the node read already where it is dropped."""
+        cols, texts = self.cols, self.texts
+        if k < self.n and (cols[k] > col or (cols[k] == col and _entry(texts[k]))):
+            nested = texts[k]
+            vmark = (self.nums[k] + self.offset, cols[k] + 1)
+            if key == "managedFields" and path[-1:] == ("metadata",) and _entry(nested):
+                return None, vmark, True, self.dropped(self.node, k, cols[k], nested, path + (key,), col)[1]
+            return nested, vmark, False, k
+        self.count += 1
+        return None, (line + self.offset, colon + 2), False, k
+
+    def mapping(self, k: int, col: int, text: str, path: tuple):
+        nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
+        line = nums[k]
+        result, marks = self.collection(YMap, path, line, col)
+        plain, not_first, known = _PLAIN, _NOT_FIRST, _LINES
+        while True:
+            nested = None
+            hit = known.get(text)
+            if hit is not None and not (k + 1 < n and cols[k + 1] > col):
+                key, value, after = hit  # a `key: value` line met before (`kind: Pod`, ...)
+                self.count += 1
+                vmark, drop = (line + offset, col + after), False
+                k += 1
+                colon = 0
+            elif 0 < (colon := text.find(": ")) <= 1000 and text[0] not in not_first and text[colon - 1] != " " and \
+                    text[colon + 2:colon + 3] not in ("", " ", "#"):
+                key = text[:colon]  # the common line, `key: value`
+                rest = text[colon + 2:]
+                if " #" in key or key == "<<":
+                    raise _Unsure
+                key = intern(key)
+                first = rest[0]
+                if (":" in rest or "#" in rest or first in not_first or rest[-1] == " " or
+                        (first == "-" and rest[1:2] == " ") or (k + 1 < n and cols[k + 1] > col)):
+                    value, vmark, drop, k = self.value(k, key, rest, path, line, col + colon + 2, col)
+                else:
+                    value = plain.get(rest, plain)
+                    if value is plain:
+                        value = _plain(rest)
+                    if len(known) >= _PLAIN_SIZE:
+                        known.clear()
+                    known[text] = (key, value, colon + 3)
+                    self.count += 1
+                    vmark, drop = (line + offset, col + colon + 3), False
+                    k += 1
+            elif colon < 0 and text[-1] == ":" and text[0] not in not_first and text[-2:-1] != " " and \
+                    len(text) <= 1000 and "#" not in text and text != "-:":
+                key = intern(text[:-1])  # `key:`, its value on the lines below
+                if key == "<<":
+                    raise _Unsure
+                value = None
+                nested, vmark, drop, k = self.opened(k + 1, col, line, col + len(key), key, path)
+            else:
+                key, colon, rest = self.key(text, col)
+                value_text = rest.lstrip(" ")
+                if value_text and value_text[0] != "#":
+                    value, vmark, drop, k = self.value(k, key, value_text, path, line,
+                                                       colon + 1 + len(rest) - len(value_text), col)
+                else:
+                    value = None
+                    nested, vmark, drop, k = self.opened(k + 1, col, line, colon, key, path)
+            if not drop:
+                quad = (line + offset, col + 1) + vmark
+                if key in result:
+                    again = 2 + 4 * list(result).index(key)
+                    self.problems.append(ParseProblem("duplicate-key", f"mapping key {key!r} already defined", line,
+                                                      col + 1, earlier=(marks[again], marks[again + 1])))
+                    marks[again:again + 4] = quad
+                else:
+                    marks += quad
+                if nested is not None:
+                    if nested[0] == "-" and nested[1:2] in ("", " "):
+                        value, k = self.sequence(k, cols[k], nested, path + (key,))
+                    elif nested[0] not in not_first and (nested[-1] == ":" or ": " in nested):
+                        value, k = self.mapping(k, cols[k], nested, path + (key,))
+                    else:
+                        value, k = self.node(k, cols[k], nested, path + (key,), col)
+                result[key] = value
+            if k >= n or cols[k] < col:
+                break
+            text = texts[k]
+            if cols[k] > col or (text[0] == "-" and text[1:2] in ("", " ")):
+                raise _Unsure  # a sequence where a key should be
+            line = nums[k]
+        result.marks = _sealed(marks)
+        return result, k
+
+    def sequence(self, k: int, col: int, text: str, path: tuple):
+        nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
+        line = nums[k]
+        result, marks = self.collection(YSeq, path, line, col)
+        index = 0
+        while True:
+            item = text[1:].lstrip(" ")
+            if item and item[0] != "#":
+                icol = col + len(text) - len(item)
+                marks += (line + offset, icol + 1)
+                if item[0] == "[" or item[0] == "{":
+                    result.append(self.flow(item, path + (index,), line, icol))
+                    k += 1
+                elif item[0] not in _NOT_FIRST and (item[-1] == ":" or ": " in item) and item[1:2] != " ":
+                    value, k = self.mapping(k, icol, item, path + (index,))  # `- key: value`
+                    result.append(value)
+                else:
+                    value, k = self.node(k, icol, item, path + (index,), col)
+                    result.append(value)
+            elif k + 1 < n and cols[k + 1] > col:
+                k += 1
+                marks += (nums[k] + offset, cols[k] + 1)
+                value, k = self.node(k, cols[k], texts[k], path + (index,), col)
+                result.append(value)
+            else:
+                k += 1
+                marks += (line + offset, col + 2)
+                result.append(None)
+                self.count += 1
+            index += 1
+            if k >= n or cols[k] < col:
+                break
+            text = texts[k]
+            if cols[k] > col:
+                raise _Unsure
+            if not _entry(text):
+                break  # a key of the mapping this sequence is the value of, at its column
+            line = nums[k]
+        result.marks = _sealed(marks)
+        return result, k
+
+
+def _marker(text: str, at: int, marker: str) -> bool:
+    """`---` or `...` at offset `at` (a line's start), followed by a space, a line end or the end."""
+    return text.startswith(marker, at) and text[at + 3:at + 4] in ("", " ", "\n")
+
+
+def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path: tuple, line_offset: int,
+              paths: Paths, libyaml: Fallback) -> Generator[Document, None, bool]:
+    """yamlpos.stream_documents' documents: each read here, or by `libyaml` (its reader of a
+    text, yamlpos._libyaml_documents) where this reader is unsure. Returns True where a
+    syntax error ended the stream."""
+    if not _line_safe(text) or text[:1] == "%" or "\n%" in text:
+        return (yield from libyaml(text, problems, limits, root_path, line_offset, paths))
+    index = 0
+    start, first_line = 0, 0  # offset and 0-based line of a part: text up to the next `---` line
+    size = len(text)
+    while start < size:
+        end = text.find("\n---", start)
+        while end >= 0 and not _marker(text, end + 1, "---"):
+            end = text.find("\n---", end + 1)
+        end = size if end < 0 else end + 1
+        part = text[start:end]
+        lines = part.split("\n")
+        try:
+            doc = _document(part, lines, start, first_line, end < size, limits, root_path, line_offset, paths)
+        except (_Unsure, RecursionError):
+            read, stopped = _by_libyaml(libyaml, part, start, first_line, limits, root_path, line_offset, paths)
+            if stopped:  # what a syntax error says may hang on the text after: a quote open over `---`
+                read, stopped = _by_libyaml(libyaml, text[start:], start, first_line, limits, root_path, line_offset,
+                                            paths)
+            for said, doc in read:
+                problems += said
+                if doc is not None:
+                    doc.index = index
+                    index += 1
+                    yield doc
+            if stopped:
+                return True
+        else:
+            if doc is not None:
+                doc.index = index
+                index += 1
+                yield doc
+        start, first_line = end, first_line + len(lines) - 1
+    return False
+
+
+def _by_libyaml(libyaml: Fallback, part: str, start: int, first_line: int, limits: Limits, root_path: tuple,
+                line_offset: int, paths: Paths) -> tuple[list[tuple[list[ParseProblem], Document | None]], bool]:
+    """libyaml's reading of `part`, the text from offset `start` (line `first_line`) on:
+    (problems met, then the document they came before) in turn, and whether a syntax error
+    ended it; positions are the whole text's (`earlier` is a position of the data, offset
+    already)."""
+    local: list[ParseProblem] = []
+    read: list[tuple[list[ParseProblem], Document | None]] = []
+    reading = libyaml(part, local, limits, root_path, line_offset + first_line, paths)
+    while True:
+        try:
+            doc = next(reading)
+        except StopIteration as stop:
+            doc, stopped = None, bool(stop.value)
+        for problem in local + (doc.problems if doc is not None else []):
+            problem.line += first_line
+        read.append((local[:], doc))
+        local.clear()  # the list libyaml's reader adds to
+        if doc is None:
+            return read, stopped
+        doc.start_line, doc.end_line = doc.start_line + first_line, doc.end_line + first_line
+        if doc.span is not None:
+            doc.span = (doc.span[0] + start, doc.span[1] + start)
+
+
+def _document(part: str, lines: list[str], start: int, first_line: int, ended: bool, limits: Limits,
+              root_path: tuple, line_offset: int, paths: Paths) -> Document | None:
+    """The document of a part (None: a part of comments only), or _Unsure."""
+    explicit = _marker(part, 0, "---")
+    if explicit and not _blank_rest(lines[0][3:]):
+        raise _Unsure  # a node on the `---` line
+    body = lines[1:] if explicit else lines
+    base = first_line + (2 if explicit else 1)  # the 1-based line of body[0]
+    rows = [(j, len(raw) - len(text), text) for j, raw in enumerate(body)
+            if (text := raw.lstrip(" ")) and text[0] != "#"]
+    stop = None  # the line of a `...`
+    if part.startswith("...") or "\n..." in part:
+        ends = [at for at, (j, col, text) in enumerate(rows) if not col and _marker(text, 0, "...")]
+        if ends:
+            at = ends[0]
+            if at != len(rows) - 1 or not at and not explicit or not _blank_rest(rows[at][2][3:]):
+                raise _Unsure  # something after `...`, or a `...` alone
+            stop = rows[at][0] + (1 if explicit else 0)
+            del rows[at]
+    if not rows:
+        nums: list[int] = []
+    else:
+        keep, cols, texts = zip(*rows)
+        nums = [base + j for j in keep]
+    if stop is not None:
+        end_line, end_index = first_line + stop + 1, start + sum(map(len, lines[:stop])) + stop
+    elif ended:
+        end_line, end_index = first_line + len(lines), start + len(part)
+    else:  # libyaml's end of the stream starts a line of its own
+        end_line, end_index = first_line + len(lines) + (1 if lines[-1] else 0), start + len(part)
+    if not nums:
+        return Document(0, None, end_line, end_line) if explicit else None
+    head = nums[0] - first_line - 1
+    begin = start + sum(map(len, lines[:head])) + head + cols[0]
+    if end_index - begin > limits.max_document_bytes:
+        raise _Unsure  # refused by libyaml's path, unbuilt
+    reader = _Reader(body, base, nums, cols, texts, limits, paths, line_offset)
+    data, k = reader.node(0, cols[0], texts[0], root_path, -1)
+    if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
+        raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
+    doc = Document(0, data, nums[0], end_line, reader.problems)
+    if cols[0] == 0 and data.__class__ is YMap:
+        doc.span = (begin, end_index)
+    return doc

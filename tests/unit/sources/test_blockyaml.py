@@ -1,0 +1,289 @@
+"""sources.blockyaml against libyaml's path (yamlpos._libyaml_documents): the same documents
+(index, lines, span), trees (values and their types), positions of every key, value and item,
+paths and problems, on every manifest the repository holds and on generated block YAML, both
+what the reader reads and what it must leave to libyaml."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from draguard.sources import blockyaml, yamlpos
+from draguard.sources.yamlpos import Limits, Paths, YMap, YSeq, parse_stream
+
+from support.paths import EXAMPLES, ROOT, corpus_files
+
+
+def _shape(value):
+    """Everything a parse says of a value: type, value, positions and path, all the way down."""
+    if isinstance(value, YMap):
+        return ("map", value.path, value.marks, [(k, _shape(v)) for k, v in value.items()])
+    if isinstance(value, YSeq):
+        return ("seq", value.path, value.marks, [_shape(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+def _said(documents, problems):
+    return ([(d.index, d.start_line, d.end_line, d.span, _shape(d.data), [vars(p) for p in d.problems])
+             for d in documents], [vars(p) for p in problems])
+
+
+def _libyaml(text: str, *args, **kwargs):
+    fast = yamlpos.FAST
+    yamlpos.FAST = False
+    try:
+        return _said(*parse_stream(text, *args, **kwargs))
+    finally:
+        yamlpos.FAST = fast
+
+
+class _Counted:
+    """libyaml's reader as blockyaml's fallback, counting the texts handed to it."""
+
+    def __init__(self):
+        self.texts: list[str] = []
+
+    def __call__(self, text, *args):
+        self.texts.append(text)
+        return (yield from yamlpos._libyaml_documents(text, *args))
+
+
+def _fast(text: str, limits: Limits = yamlpos.DEFAULT_LIMITS, root_path: tuple = (), line_offset: int = 0):
+    """(what blockyaml says, the texts it left to libyaml)."""
+    problems: list = []
+    fallback = _Counted()
+    documents = list(blockyaml.documents(text, problems, limits, root_path, line_offset, Paths(), fallback))
+    return _said(documents, problems), fallback.texts
+
+
+def _same(text: str, **kwargs) -> list[str]:
+    said, left = _fast(text, **kwargs)
+    assert said == _libyaml(text, **kwargs), text
+    return left
+
+
+def _manifests() -> list:
+    files = corpus_files() + sorted((ROOT / "tests" / "rules").rglob("*.y*ml")) + sorted(EXAMPLES.rglob("*.y*ml"))
+    return [pytest.param(path, id=str(path.relative_to(ROOT))) for path in files]
+
+
+@pytest.mark.parametrize("path", _manifests())
+def test_every_manifest_in_the_repository_parses_the_same(path):
+    text = path.read_bytes().decode("utf-8-sig", errors="replace")
+    _same(text)
+    _same(text, line_offset=7, root_path=("items", 2))
+
+
+def test_the_reader_reads_nearly_every_document_of_the_corpus_itself():
+    """The comparison above would pass with everything left to libyaml: the corpus's block-style
+    documents must be read here. What is left: flow mappings, block scalars and the Helm
+    templates (35 of 311 documents when written)."""
+    documents = left = 0
+    for path in corpus_files():
+        text = path.read_bytes().decode("utf-8-sig", errors="replace")
+        said, texts = _fast(text)
+        documents += len(said[0])
+        left += sum(len(_fast(t)[0][0]) for t in texts)
+    assert documents > 300 and left / documents < 0.15, (left, documents)
+
+
+CASES = {
+    "quotes with # and ': '": "a: 'x # y'\nb: \"p: q\"\nc: 'it''s'\nd: \"\"\ne: ''\n",
+    "trailing spaces": "a: x   \nb:   \nc:\n  - y  \n  -   \n'k':  'v'  \n",
+    "comments at every indentation": "# top\na:  # after a key\n    # deep\n  b: 1 # c\n# col 0\n  c:\n      # more\n  - x\nd: 2\n  # after\n",
+    "empty values": "a:\nb:\n- \n-\nc: {}\nd: []\ne: [] # c\n",
+    "nested - - x": "- - x\n  - y\n- - - z\n-   - w\n",
+    "zero-indented sequences": "a:\n- x\n- y: 1\n  z: 2\n- - n\nb: 1\n",
+    "quoted keys": "\"a: b\": 1\n'c # d': 2\n\"\": 3\n",
+    "resolved scalars": "- on\n- yes\n- No\n- 010\n- 0o7\n- 0x1F\n- 0x\n- 1_000\n- 1:30\n- 1e3\n- .5\n- +1\n- -.inf\n"
+                        "- .NaN\n- ~\n- null\n- 2001-12-14\n- 2001-12-14t21:59:43.10-05:00\n- =\n- <<\n- 1.0e+3\n",
+    "merge-like and odd keys": "<<: x\n'<<': y\non: 1\n~: 2\n1: 3\n",
+    "CRLF": "a: 1\r\nb:\r\n  - x\r\n",
+    "BOM": "\ufeffa: 1\n",
+    "unicode": "é€: ü\nb: 💥 ok\nc: '日本'\n",
+    "--- on content lines": "--- # c\na: 1\n---\n- x\n--- a\n---\nb: 2\n",
+    "empty documents": "---\n---\n# only\n---\na: 1\n---\n",
+    "trailing ...": "a: 1\n...\n",
+    "... then ---": "a: 1\n...\n---\nb: 2\n...\n",
+    "no final newline": "a: 1\nb: x",
+    "no final newline, empty document": "a: 1\n---",
+    "spaces after the end": "a: 1\n   ",
+    "plain over lines": "a: one\n  two\n\n  three\nb:\n- x\n  y # c\nc: 1\n",
+    "plain over lines: - and ? are text there": "- x\n  - y\n  ? z\na:\n - b\n   - c\n",
+    "quoted over lines": "a: 'one\n  two\n\n  three'\nb: \"x\\\n  y \\n\\u00e9\"\nc: \"p\n\n\n  q  \"\n",
+    "escaped space before a break": "a: \"x\\ \n  y\"\n",
+    "flow sequences on one line": "a: [\"sh\", \"-c\", 1]\nb: [x, y,]\nc: [ ]\nd: [p q , 'r''s'] # c\n- [1.5, on, ~]\n"
+                                  "e: [ a ]\nf: [-1, x-y]\n",
+    "flow sequences it leaves": "a: [a:b]\nb: [,]\nc: [a,,b]\nd: [a]x\ne: [a, [b]]\nf: [a\n  , b]\ng: [\"a\": 1]\nh: [- 1]\n",
+    "flow, anchors, tags, block scalars": "a: [1, 2]\nb: &x {c: 1}\nd: *x\ne: !!str 1\nf: |\n  t\n",
+    "tabs": "a:\t1\nb: 2\n",
+    "? keys and directives": "? a\n: b\n",
+    "directive": "%YAML 1.1\n---\na: 1\n",
+    "syntax error after documents": "a: 1\n---\nb: [1\n---\nc: 3\n",
+    "a: b: c": "a: b: c\n",
+    "bad indentation": "a:\n  b: 1\n c: 2\n",
+    "a sequence where a key should be": "a: 1\n- x\n",
+    "duplicate keys": "a: 1\nb:\n  c: 1\n  c: 2\na: 3\n",
+    "managedFields": "metadata:\n  managedFields:\n  - a: 1\n    a: 2\n  name: x\n  other:\n    managedFields:\n    - y\n"
+                     "---\nmetadata:\n  managedFields: []\n---\nmetadata:\n  managedFields:\n",
+    "root scalar": "just text\n",
+    "indented root": "  a: 1\n  b: 2\n",
+    "integer too long": "a: " + "9" * 5000 + "\n",
+    "long key": "k" * 1100 + ": 1\n",
+    "control character": "a: \x07\n",
+    "document marker inside a quoted scalar": "a: 'x\n---\n  y'\n",
+}
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=list(CASES))
+def test_cases_parse_the_same(text):
+    _same(text)
+    _same(text, line_offset=3, root_path=("items", 0))
+
+
+def test_the_reader_reads_what_it_claims_and_leaves_the_rest():
+    assert _same(CASES["zero-indented sequences"]) == []
+    assert _same(CASES["quoted over lines"]) == []
+    assert _same(CASES["resolved scalars"]) == []
+    assert _same("a: [\"sh\", \"-c\", 1]\nb: [x, y,]\nc: [ ]\n") == []
+    assert _same(CASES["flow, anchors, tags, block scalars"]) == [CASES["flow, anchors, tags, block scalars"]]
+    # a document left to libyaml costs only itself: the others are read here
+    assert _same("a: 1\n---\nb: {x: 1}\n---\nc: 3\n") == ["---\nb: {x: 1}\n"]
+
+
+def test_limits_are_refused_as_libyaml_refuses_them():
+    deep = "".join("  " * i + f"k{i}:\n" for i in range(30)) + "  " * 30 + "x: 1\n"
+    _same(deep, limits=Limits(max_depth=20))
+    _same("a:\n" + "".join(f"- {i}\n" for i in range(50)), limits=Limits(max_nodes=20))
+    _same("a: " + "x" * 5000 + "\n", limits=Limits(max_document_bytes=1000))
+
+
+def test_paths_are_shared_across_documents():
+    documents, _ = parse_stream("spec:\n  a: 1\n---\nspec:\n  b: 2\n")
+    assert documents[0].data["spec"].path is documents[1].data["spec"].path
+
+
+# generated block YAML: the constructs the reader reads, the ones it must leave to libyaml,
+# and broken ones (both must say the same problem)
+_WORDS = ["a", "name", "nvidia.com/gpu", "on", "yes", "No", "010", "0o7", "0x1F", "0x", "1_000", "1:30", "1e3",
+          ".5", "+1", "-1", "-.inf", "~", "null", "", "2001-12-14", "=", "é€", "💥 ok", "x y", "it's", "a#b"]
+_HOSTILE = ["a: b", "a #b", "#x", "- x", "x:", ":x", "?x", "? x", "[a]", "{a: 1}", "{}", "[]", "&a x", "*a",
+            "!t x", "|", ">", "%", "@", "`", "...", "---", "a\\nb", "x\ty", "<<", "'", '"', "x ", " x"]
+
+
+def _quote(word: str, style: str) -> str:
+    if style == "single":
+        return "'" + word.replace("'", "''") + "'"
+    if style == "double":
+        return json.dumps(word)
+    return word
+
+
+@st.composite
+def _scalar(draw, indent: int, hostile: bool) -> list[str]:
+    """The lines of a scalar: the first continues its key's or dash's line."""
+    word = draw(st.sampled_from(_WORDS + (_HOSTILE if hostile else [])))
+    style = draw(st.sampled_from(["plain", "single", "double", "over", "flow"]))
+    if style == "flow":  # a flow sequence of scalars on one line (words with `:` or `#` are left to libyaml)
+        items = draw(st.lists(st.sampled_from(_WORDS if hostile else [w for w in _WORDS if w and w[-1] not in ":#"
+                                                                    and ":" not in w and "#" not in w]), max_size=3))
+        styles = [draw(st.sampled_from(["plain", "single", "double"])) for _ in items]
+        spaces = draw(st.sampled_from(["", " "]))
+        trailing = draw(st.sampled_from(["", ","])) if items else ""
+        lines = ["[" + spaces + ", ".join(_quote(w, y) if w else "''" for w, y in zip(items, styles)) + trailing
+                 + spaces + "]"]
+    elif style == "over":  # over lines, plain or quoted, blank lines between
+        quote = draw(st.sampled_from(["", "'", '"']))
+        more = " " * (indent + draw(st.integers(1, 3)))
+        gap = "\n" * draw(st.integers(0, 2))
+        lines = f"{quote}{word} {gap}{more}{draw(st.sampled_from(_WORDS))}{quote}".split("\n")
+    else:
+        lines = [_quote(word, style)]
+    lines[-1] += draw(st.sampled_from(["", "", " # c", "  ", " #"]))
+    return lines
+
+
+@st.composite
+def _node(draw, indent: int, depth: int, hostile: bool) -> tuple[str, list[str]]:
+    """('scalar'|'map'|'seq', its lines): a collection's lines start at `indent`."""
+    kind = draw(st.sampled_from(["scalar"] if depth > 3 else ["scalar", "map", "seq", "map", "seq"]))
+    if kind == "scalar":
+        return kind, draw(_scalar(indent, hostile))
+    pad = " " * indent
+    lines: list[str] = []
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(" " * draw(st.integers(0, indent + 4)) + draw(st.sampled_from(["# note", "#", ""])))
+        if kind == "map":
+            key = _quote(draw(st.sampled_from(_WORDS[:18] + (_HOSTILE if hostile else []))),
+                         draw(st.sampled_from(["plain", "plain", "single", "double"]))) or "k"
+            head = f"{pad}{key}:"
+        else:
+            head = f"{pad}-"
+        step = draw(st.integers(1, 4))
+        inner, below = draw(_node(indent + step, depth + 1, hostile))
+        if kind == "map" and inner == "seq" and draw(st.booleans()):  # an indentless sequence
+            inner, below = draw(_node(indent, depth + 1, hostile).filter(lambda n: n[0] == "seq"))
+        if inner == "scalar":
+            lines.append(f"{head} {below[0]}")
+            lines += below[1:]
+        elif kind == "seq" and draw(st.booleans()):  # compact: `- key: v` or `- - x`
+            first = below[0][indent + step:]
+            lines.append(f"{head}{' ' * step}{first}" if step > 1 else f"{head} {first}")
+            shift = 0 if step > 1 else 1
+            lines += [(" " * shift + line) if shift else line for line in below[1:]]
+        else:
+            lines.append(head + draw(st.sampled_from(["", " # c", "  "])))
+            lines += below
+        if draw(st.integers(0, 6)) == 0:
+            lines.append(f"{head} {draw(st.sampled_from(['{}', '[]']))}")
+    return kind, lines
+
+
+@st.composite
+def _stream(draw, hostile: bool) -> str:
+    documents = []
+    for _ in range(draw(st.integers(1, 3))):
+        if draw(st.integers(0, 6)) == 0:
+            documents.append("")  # an empty document
+        else:
+            documents.append("\n".join(draw(_node(0, 0, hostile).filter(lambda n: n[0] != "scalar"))[1]))
+    markers = ["---", "--- # c", "---  "] + (["--- x", "--- !t", "...\n---"] if hostile else [])
+    text = documents[0]
+    if draw(st.booleans()) or not text:
+        text = draw(st.sampled_from(markers)) + "\n" + text
+    for document in documents[1:]:
+        text += "\n" + draw(st.sampled_from(markers)) + "\n" + document
+    text += draw(st.sampled_from(["\n", "", "\n...\n", "\n# end\n", "\n\n"]))
+    if hostile:
+        text = draw(st.sampled_from(["", "", "", "\ufeff"])) + text
+        if draw(st.integers(0, 5)) == 0:
+            text = text.replace("\n", "\r\n")
+    return text
+
+
+@settings(max_examples=120, deadline=None)
+@given(text=_stream(hostile=True))
+def test_generated_yaml_parses_the_same(text):
+    _same(text)
+
+
+@pytest.mark.fuzz
+@settings(max_examples=1000, deadline=None)  # about a minute
+@given(text=_stream(hostile=True), offset=st.integers(0, 3))
+def test_generated_yaml_parses_the_same_at_length(text, offset):
+    _same(text, line_offset=offset)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=_stream(hostile=False), offset=st.integers(0, 5))
+def test_generated_block_yaml_is_read_here(text, offset):
+    """Block YAML of the constructs the reader claims is read here whole, unless libyaml finds
+    it broken (a quote closed early, a bad indentation): the comparison alone would pass with
+    everything left to libyaml."""
+    left = _same(text, line_offset=offset, root_path=("items", offset))
+    if not _libyaml(text)[1]:
+        assert left == []
