@@ -172,6 +172,8 @@ class Run:
                     hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
             object_set.done(manifest)
         object_set.judging(None)
+        if cluster is None:  # the run's own set (a cluster's serves its next runs too)
+            object_set.finished()
         if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
             raw.append(_live_note(live, config, inputs.manifests))
         return self._settle(raw, hidden)
