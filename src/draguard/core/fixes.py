@@ -112,7 +112,7 @@ class Fix:
     def __init__(self, title: str, applicability: Applicability, edits: Iterable[Edit]) -> None:
         edits = tuple(edits)
         try:
-            recipe: Any = tuple((e.op.value, e.path, e.value) for e in edits)  # marshal's stub names its types
+            recipe: Any = tuple([(e.op.value, e.path, e.value) for e in edits])  # marshal's stub names its types
             held: bytes | tuple[Edit, ...] = marshal.dumps(recipe)
         except ValueError:  # a value marshal cannot hold exactly: a dict or list subclass
             held = edits

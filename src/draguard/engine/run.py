@@ -172,6 +172,8 @@ class Run:
                     hidden.setdefault(suppression_key(manifest.location(), manifest.ref), {}).update(reasons)
             object_set.done(manifest)
         object_set.judging(None)
+        if cluster is None and judged is None:  # all of it the run's own: a cluster's set, a webhook's
+            object_set.finished()                # context or a fix's re-lint serve the next runs too
         if live and cluster is None and notes:  # an audit's objects are all live: nothing to point out
             raw.append(_live_note(live, config, inputs.manifests))
         return self._settle(raw, hidden)

@@ -98,6 +98,18 @@ class ObjectSet:
         manifest.release()
         self._memo.clear()
 
+    def finished(self) -> None:
+        """The run's judging is over: the views its objects still hold are dropped (the
+        templates' that `done` kept for the pods, the claims' and others' that a later
+        object's rules derived after their own judging). What comes after (the report, the
+        fixes) holds the findings only; a view read again is derived again. Not called for a
+        set whose objects serve the runs after it (a cluster's, a webhook's context, a fix's
+        re-lint). In a lint of 20,000 objects they were 4,200 objects' views, 2.9 MiB, held
+        while the report was written, when the run's memory peaks."""
+        for manifest in self.manifests:
+            if manifest.derived:
+                manifest.forget_views()
+
     def _of(self, group: str, kind: str) -> list[Manifest]:
         return self._by_kind.get((group, kind), [])
 

@@ -172,6 +172,24 @@ def test_a_judged_object_keeps_no_views_and_another_rule_derives_them_again(monk
     assert [f.obj.name for f in forgetting.findings if f.rule == "pdb-selects-nothing"] == ["c"]
 
 
+def test_no_object_holds_views_once_the_run_is_judged(monkeypatch):
+    """A ResourceClaimTemplate keeps its views through the judging, for the pods that read
+    its requests; once the judging is over nothing reads them, and the report is written
+    while they would be held (the run's memory peaks then). The findings are the same."""
+    from draguard.model.objectset import ObjectSet
+
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resourceClaims: [{name: g, "
+           "resourceClaimTemplateName: gpu}]\n  containers: [{name: c, image: x, resources: {claims: [{name: g}]}}]\n")
+    given = Inputs.loaded(_loaded(TWO_LEVELS + "---\n" + pod))
+    judged = Run(Config(), given).findings()
+    assert [m.kind for m in given.manifests] == ["ResourceClaimTemplate", "Pod"]
+    assert [m.derived for m in given.manifests] == [{}, {}]
+    monkeypatch.setattr(ObjectSet, "finished", lambda self: None)
+    kept = Inputs.loaded(_loaded(TWO_LEVELS + "---\n" + pod))
+    assert [f.as_json() for f in Run(Config(), kept).findings().findings] == [f.as_json() for f in judged.findings]
+    assert [bool(m.derived) for m in kept.manifests] == [True, False]  # what the end of the run drops
+
+
 def _loaded(text: str) -> Loaded:
     loaded = Loaded()
     load_text(Source("a.yaml", text), loaded)
