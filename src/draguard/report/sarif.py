@@ -17,6 +17,7 @@ from ..core.finding import Severity
 from ..rules.custom import catalog
 from ..sources.spans import text_replacement
 from .lines import SourceLines
+from .pieces import each, made_in_part
 from .prose import paragraph, with_help
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -97,42 +98,65 @@ def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
              "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]
 
 
-def _result(finding, index: dict, uri_of, seen: dict, suppressed: bool, lines: SourceLines) -> dict:
-    uri = uri_of(finding.file)
-    physical = {"artifactLocation": _artifact(uri)}
-    if finding.location.line:
-        physical["region"] = {"startLine": finding.line, "startColumn": finding.column}
-    result = {
-        "ruleId": finding.rule,
-        "ruleIndex": index[finding.rule],
-        "level": _LEVELS[finding.severity],
-        "message": {"text": with_help(finding.message, finding.help)},
-        "locations": [{"physicalLocation": physical}],
-        "partialFingerprints": {"draguardFinding/v1": _fingerprint(finding, uri, seen)},
-    }
-    if finding.location.path is not None:
-        result["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": finding.location.dotted or "(root)",
-                                                       "kind": "element"}]
-    fixes = _fixes(finding, _artifact(uri), lines)
-    if fixes:
-        result["fixes"] = fixes
-    if finding.obj.kind:
-        result["properties"] = {"object": finding.obj.as_json()}
-    if suppressed:
-        result["suppressions"] = [{"kind": "inSource", "justification": finding.suppressed_by or ""}]
-    return result
+class _Piece:
+    """A finding's SARIF result as its JSON text (report.pieces), in two pieces around its
+    fingerprint, which counts the findings before it with the same rule, file, object and
+    message (_fingerprint): only the whole report knows them, and joins the pieces with it."""
+
+    def __init__(self, sources, config, root: str):
+        self.index = {rule.id: i for i, rule in enumerate(catalog(config))}
+        self.lines = SourceLines(sources)
+        self.uri_of = lru_cache(maxsize=None)(lambda file: artifact_uri(file, root))  # once per file
+
+    def __call__(self, finding, suppressed: bool) -> tuple[str, str]:
+        artifact = _artifact(self.uri_of(finding.file))
+        physical: dict = {"artifactLocation": artifact}
+        if finding.location.line:
+            physical["region"] = {"startLine": finding.line, "startColumn": finding.column}
+        head: dict = {
+            "ruleId": finding.rule,
+            "ruleIndex": self.index[finding.rule],
+            "level": _LEVELS[finding.severity],
+            "message": {"text": with_help(finding.message, finding.help)},
+            "locations": [{"physicalLocation": physical}],
+        }
+        if finding.location.path is not None:
+            head["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": finding.location.dotted or "(root)",
+                                                         "kind": "element"}]
+        tail: dict = {}
+        fixes = _fixes(finding, artifact, self.lines)
+        if fixes:
+            tail["fixes"] = fixes
+        if finding.obj.kind:
+            tail["properties"] = {"object": finding.obj.as_json()}
+        if suppressed:
+            tail["suppressions"] = [{"kind": "inSource", "justification": finding.suppressed_by or ""}]
+        # the bytes json.dumps gives the whole result, its fingerprint between: compact, a
+        # nested value is encoded as it is alone
+        return _dumps(head)[:-1] + ',"partialFingerprints":{"draguardFinding/v1":"', \
+            '"}' + ("," + _dumps(tail)[1:] if tail else "}")
+
+
+def _dumps(value) -> str:
+    # compact: with an indent, json encodes in Python, and that was most of the report's cost
+    # (1.9x the text report on 2,000 files); SARIF readers take any whitespace
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def pieces(findings, suppressed, sources, *, config, show_suppressed: bool = False, root: str | None = None, **_):
+    """What a `lint --jobs` part renders of its findings (report.pieces)."""
+    return made_in_part(findings, suppressed, sources, _Piece(sources, config, root or _repo_root(os.getcwd())),
+                        show_suppressed)
 
 
 def render(result, *, show_suppressed: bool = False, root: str | None = None, **_) -> str:
     root = root or _repo_root(os.getcwd())
     rules = catalog(result.config)
-    index = {rule.id: i for i, rule in enumerate(rules)}
+    piece = _Piece(result.sources, result.config, root)
+    shown = [(f, False) for f in result.findings] + ([(f, True) for f in result.suppressed] if show_suppressed else [])
     seen: dict = {}
-    lines = SourceLines(result.sources)
-    uri_of = lru_cache(maxsize=None)(lambda file: artifact_uri(file, root))  # once per file in this render
-    results = [_result(f, index, uri_of, seen, False, lines) for f in result.findings]
-    if show_suppressed:
-        results += [_result(f, index, uri_of, seen, True, lines) for f in result.suppressed]
+    results = [head + _fingerprint(finding, piece.uri_of(finding.file), seen) + tail
+               for (finding, _), (head, tail) in zip(shown, each(result, shown, piece))]
     document = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -145,9 +169,8 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": _root_uri(root)}},
             "columnKind": "unicodeCodePoints",
-            "results": results,
+            "results": [],
         }],
     }
-    # compact: with an indent, json encodes in Python, and that was most of the report's cost
-    # (1.9x the text report on 2,000 files); SARIF readers take any whitespace
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+    empty = _dumps(document)  # its results last: the joined results go between its brackets
+    return empty[:-len("]}]}")] + ",".join(results) + "]}]}\n"
