@@ -14,8 +14,9 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..core.finding import Severity
+from ..core.fixes import Op
 from ..rules.custom import catalog
-from ..sources.spans import text_replacement
+from ..sources.spans import scalar_text, text_replacement
 from .lines import SourceLines
 from .pieces import each, made_in_part
 from .prose import paragraph, with_help
@@ -81,21 +82,32 @@ def _artifact(uri: str) -> dict:
 
 
 def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
-    """The fix as text replacements, when every edit maps to a region of the file."""
-    text = lines.text(finding.file)
-    if finding.fix is None or text is None or finding.location.document is None:
+    """The fix as text replacements, when every edit maps to a region of the file (a set of
+    a scalar, a removal: sources.spans.text_replacement); the document is composed only
+    for a fix whose edits all may."""
+    fix, document = finding.fix, finding.location.document
+    if fix is None or document is None or not all(_may_map(edit) for edit in fix.edits):
         return None
+    found = lines.document(finding.file, document)
+    if found is None:
+        return None
+    text, node, above = found
     replacements = []
-    for edit in finding.fix.edits:
-        found = text_replacement(text, finding.location.document, edit, lines.nodes(finding.file))
-        if found is None:
+    for edit in fix.edits:
+        made = text_replacement(text, 0, edit, [node])
+        if made is None:
             return None
-        start, end = found.span.start, found.span.end
-        replacements.append({"deletedRegion": {"startLine": start.line, "startColumn": start.column,
-                                               "endLine": end.line, "endColumn": end.column},
-                             "insertedContent": {"text": found.text}})
-    return [{"description": {"text": f"{finding.fix.title} ({finding.fix.applicability})"},
+        start, end = made.span.start, made.span.end
+        replacements.append({"deletedRegion": {"startLine": start.line + above, "startColumn": start.column,
+                                               "endLine": end.line + above, "endColumn": end.column},
+                             "insertedContent": {"text": made.text}})
+    return [{"description": {"text": f"{fix.title} ({fix.applicability})"},
              "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]
+
+
+def _may_map(edit) -> bool:
+    """Whether text_replacement may map `edit` (it maps no other)."""
+    return edit.op is Op.REMOVE or edit.op is Op.SET and scalar_text(edit.value) is not None
 
 
 class _Piece:
