@@ -216,6 +216,10 @@ class _Part:
         reads: dict[int, tuple] = {}
         result = Run(self.config, given).findings(reads=reads)
         made = _RUN.pieces(result.findings, result.suppressed, result.sources) if _RUN and _RUN.pieces else ([], [])
+        for source in result.sources:
+            # its lines, split for the pieces, are sent as its text alone: as a list of lines they
+            # doubled what crossed the pipe, and reading them back cost 20 times the text's time
+            source._lines = None
 
         def tagged(found: list[Finding], pieces: list) -> list[tuple[int | None, Finding, object]]:
             numbers = [None if f.judged is None else number[id(f.judged)] for f in found]

@@ -11,7 +11,7 @@ from html import escape
 
 from ..core.finding import Finding
 from .lines import SourceLines
-from .pieces import each, made_in_part
+from .pieces import each, made_in_part, shown
 from .prose import sentence
 
 STYLE = """
@@ -44,7 +44,7 @@ class _Piece:
 
 
 def render(result, *, show_suppressed: bool = False, **_) -> str:
-    shown = [(f, False) for f in result.findings] + ([(f, True) for f in result.suppressed] if show_suppressed else [])
+    findings = shown(result, show_suppressed)
     summary = result.summary()
     by_severity = Counter(str(f.severity) for f in result.findings)
     parts = [
@@ -60,7 +60,7 @@ def render(result, *, show_suppressed: bool = False, **_) -> str:
         _table("By file", Counter(f.file for f in result.findings)),
         "<h2>Findings</h2>",
     ]
-    parts += list(each(result, shown, _Piece(result.sources))) or ['<p class="muted">No findings.</p>']
+    parts += list(each(result, findings, _Piece(result.sources))) or ['<p class="muted">No findings.</p>']
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

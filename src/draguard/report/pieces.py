@@ -29,6 +29,12 @@ def made_in_part(findings: list, suppressed: list, sources: list, piece: Piece,
             [piece(f, True) if show_suppressed and f.file in own else None for f in suppressed])
 
 
+def shown(result, show_suppressed: bool) -> list[tuple[Any, bool]]:
+    """(finding, suppressed) for each finding a report shows: those reported, then the
+    suppressed ones where it shows them."""
+    return [(f, False) for f in result.findings] + ([(f, True) for f in result.suppressed] if show_suppressed else [])
+
+
 def each(result, shown: Iterable[tuple[Any, bool]], piece: Piece) -> Iterator[Any]:
     """The piece of each (finding, suppressed) of `shown`: the one a part made, else `piece`'s."""
     held = result.pieces

@@ -18,7 +18,7 @@ from ..core.fixes import Op
 from ..rules.custom import catalog
 from ..sources.spans import scalar_text, text_replacement
 from .lines import SourceLines
-from .pieces import each, made_in_part
+from .pieces import each, made_in_part, shown
 from .prose import paragraph, with_help
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -165,10 +165,10 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
     root = root or _repo_root(os.getcwd())
     rules = catalog(result.config)
     piece = _Piece(result.sources, result.config, root)
-    shown = [(f, False) for f in result.findings] + ([(f, True) for f in result.suppressed] if show_suppressed else [])
+    findings = shown(result, show_suppressed)
     seen: dict = {}
     results = [head + _fingerprint(finding, piece.uri_of(finding.file), seen) + tail
-               for (finding, _), (head, tail) in zip(shown, each(result, shown, piece))]
+               for (finding, _), (head, tail) in zip(findings, each(result, findings, piece))]
     document = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

@@ -6,7 +6,7 @@ from itertools import groupby
 
 from ..core.finding import Finding, Severity
 from .lines import SourceLines
-from .pieces import each, made_in_part
+from .pieces import each, made_in_part, shown
 from .prose import printable, sentence
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
@@ -90,13 +90,12 @@ def pieces(findings, suppressed, sources, *, colour: bool = False, show_suppress
 
 def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> str:
     paint = _Paint(colour)
-    shown = [(f, False) for f in result.findings]
+    findings = shown(result, show_suppressed)
     if show_suppressed:
-        shown += [(f, True) for f in result.suppressed]
-        shown.sort(key=lambda pair: pair[0].sort_key())
+        findings.sort(key=lambda pair: pair[0].sort_key())
     out: list[str] = []
-    texts = each(result, shown, _Piece(result.sources, colour))
-    for file, group in groupby(shown, key=lambda pair: pair[0].file):
+    texts = each(result, findings, _Piece(result.sources, colour))
+    for file, group in groupby(findings, key=lambda pair: pair[0].file):
         out.append(paint(printable(file), "1;4"))
         out.extend(next(texts) for _ in group)
         out.append("")
