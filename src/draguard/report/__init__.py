@@ -1,8 +1,8 @@
 """Report writers. Each takes a `LintResult` and returns the text to print; a writer's
 module is imported only when it is used. A writer whose report grows with the input (json)
-also gives it piece by piece (`chunks`), for a caller that writes it as it goes. A writer
-whose findings' texts can be made where they were judged (`pieces`: report.pieces) gives
-them to `lint --jobs`'s parts (`piece_renderer`)."""
+also gives it piece by piece (`chunks`), for a caller that writes it as it goes. Each writer
+also makes its findings' texts alone (`pieces`: report.pieces), for `lint --jobs`'s parts
+to make them where the findings were judged (`piece_renderer`)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,7 @@ def chunk_renderer(name: str):
 
 
 def piece_renderer(name: str, **options):
-    """The writer `name`'s `pieces` (report.pieces) with the report's `options` (a `lint
-    --jobs` part calls it with its findings, its suppressed findings and its texts), or None
-    where the writer has none (junit: one document built whole)."""
-    pieces = getattr(import_module(f"{__name__}.{_MODULES[name]}"), "pieces", None)
-    return None if pieces is None else (lambda found, suppressed, sources: pieces(found, suppressed, sources,
-                                                                                  **options))
+    """The writer `name`'s `pieces` (report.pieces) with the report's `options`: a `lint
+    --jobs` part calls it with its findings, its suppressed findings and its texts."""
+    pieces = import_module(f"{__name__}.{_MODULES[name]}").pieces
+    return lambda found, suppressed, sources: pieces(found, suppressed, sources, **options)
