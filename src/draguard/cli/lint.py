@@ -218,8 +218,7 @@ def run(args) -> int:
     from ..core.collector import cyclic_gc_paused
     from ..engine.lint import Reading
     from ..engine.parallel import available_cpus, lint_paths_jobs
-    from ..report import chunk_renderer
-
+    from ..report import chunk_renderer, piece_renderer
     from ..report.progress import for_run
 
     config, fail_on = configure(args)
@@ -228,13 +227,16 @@ def run(args) -> int:
     reading = Reading(include=tuple(args.include or DEFAULT_INCLUDE), exclude=tuple(args.exclude),
                       helm_values=tuple(os.path.abspath(v) for v in args.values), helm_set=tuple(args.set_values),
                       reference=tuple(args.reference))
-    result = lint_paths_jobs(args.paths, config, args.jobs or available_cpus(), reading, progress=progress)
+    to_file = bool(args.output)
+    options = dict(colour=not to_file and _colour(args.color, sys.stdout), show_suppressed=args.show_suppressed,
+                   fail_on=fail_on)
+    # each part of a --jobs run makes its findings' pieces of the report (report.pieces)
+    result = lint_paths_jobs(args.paths, config, args.jobs or available_cpus(), reading, progress=progress,
+                             pieces=piece_renderer(args.format, config=config, **options))
     if progress:
         progress.close()
-    to_file = bool(args.output)
     with cyclic_gc_paused():  # a report makes many objects beside every manifest still held: no walk of them all
-        pieces = chunk_renderer(args.format)(result, colour=not to_file and _colour(args.color, sys.stdout),
-                                             show_suppressed=args.show_suppressed, fail_on=fail_on)
+        pieces = chunk_renderer(args.format)(result, **options)
         if to_file:
             with atomic_writer(args.output) as handle:
                 handle.writelines(pieces)

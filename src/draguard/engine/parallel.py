@@ -11,13 +11,18 @@ processes and this one each read and parse one (a part), in two steps:
 2. each part judges its own objects with every rule, beside its own objects and every part's
    shipped ones, in the order one run holds them, recording what each judging looked up
    (model.objectset.ObjectSet.read: a claim by name, the budgets of a namespace...), and sends
-   its findings, tagged with the object judged, and those lookups.
+   its findings, tagged with the object judged, and those lookups, with each finding's piece
+   of the report (report.pieces: its text in the report's format, made beside the texts
+   the part read, the fixes' diffs spliced on their documents), where the caller asks for
+   them (`pieces`): what is left after the parts, which nobody shares, is ordering and
+   joining them.
 
 An object whose lookups another part's objects answer (a pod here, its claim in another
 part's file) may judge otherwise in one run: its findings are dropped, and this process
 judges it again beside the files that hold what it looked up (and what that judging then
-looks up, until nothing more is reached). The parts are joined in order and sorted as one run
-sorts (tests/unit/engine/test_parallel.py compares the reports on the corpus).
+looks up, until nothing more is reached), and renders those itself. The parts are joined in
+order and sorted as one run sorts (tests/unit/engine/test_parallel.py compares the reports
+on the corpus in every format).
 
 Why not send the parsed objects to one process: positioned YAML trees cost about as much to
 pickle as to parse (3,128 DeviceClasses, Namespaces, slices and nodes: 0.5 s, measured;
@@ -44,6 +49,7 @@ from ..rules.registry import load_catalog
 from ..sources.discover import Unit, expand
 from ..sources.loader import Source
 from .lint import INTERNAL_ERROR, LIVE_OBJECTS, LintResult, Progress, Reading, lint_paths, read_units
+from .result import Pieces
 from .run import Inputs, Run, suppression_key
 from .suppress import suppressions
 
@@ -66,6 +72,9 @@ PARENT_SHARE = 1.1
 #: units read where they are: a file, or nothing to read (said, not read)
 _SPLIT = frozenset({"file", "component", "disabled", "skipped"})
 _Item = TypeVar("_Item")
+#: pieces(findings, suppressed, sources) -> (a piece or None for each finding, the same for
+#: each suppressed one): report.piece_renderer
+MakePieces = Callable[[list[Finding], list[Finding], list[Source]], tuple[list, list]]
 
 
 def available_cpus() -> int:
@@ -77,8 +86,10 @@ def available_cpus() -> int:
 
 
 def lint_paths_jobs(inputs: list[str], config: Config, jobs: int, reading: Reading = Reading(), *,
-                    progress: Progress | None = None) -> LintResult:
-    """`lint_paths` with the files read and judged in up to `jobs` processes; the same result."""
+                    progress: Progress | None = None, pieces: MakePieces | None = None) -> LintResult:
+    """`lint_paths` with the files read and judged in up to `jobs` processes; the same result,
+    with the pieces of the report each part made of its findings (`pieces`) where there were
+    parts."""
     if jobs <= 1 or reading.reference or not hasattr(os, "fork"):
         return lint_paths(inputs, config, reading, progress=progress)
     with cyclic_gc_paused():
@@ -88,7 +99,7 @@ def lint_paths_jobs(inputs: list[str], config: Config, jobs: int, reading: Readi
             given = read_units(units, config, reading, progress)
             advance = progress("checking", len(given.manifests)) if progress else None
             return Run(config, given).findings(advance=advance)
-        result = _judged_in_parts(shares, config, reading)
+        result = _judged_in_parts(shares, config, reading, pieces)
         if progress is not None:
             for stage, count in (("reading", len(units)), ("checking", result.objects)):
                 advance = progress(stage, count)
@@ -136,6 +147,7 @@ class _Parts:
     shares: list[list[Unit]]
     config: Config
     reading: Reading
+    pieces: MakePieces | None
 
 
 _RUN: _Parts | None = None
@@ -154,11 +166,12 @@ class _Read:
 @dataclass
 class _Judged:
     """A part after judging: its findings, each with the number of the object it judged
-    (None: the run's own notes), what each object's judging looked up, and the suppressions
-    its objects carry (engine.run.suppression_key -> rule -> reason)."""
+    (None: the run's own notes) and its piece of the report (None: not made), what each
+    object's judging looked up, and the suppressions its objects carry
+    (engine.run.suppression_key -> rule -> reason)."""
 
-    found: list[tuple[int | None, Finding]]
-    suppressed: list[tuple[int | None, Finding]]
+    found: list[tuple[int | None, Finding, object]]
+    suppressed: list[tuple[int | None, Finding, object]]
     reads: dict[int, set]
     hidden: dict[tuple, dict[str, str]]
     objects: int  # judged
@@ -202,11 +215,19 @@ class _Part:
         given = dataclasses.replace(self.given, manifests=merged, judged=lambda m: id(m) in number)
         reads: dict[int, tuple] = {}
         result = Run(self.config, given).findings(reads=reads)
+        made = _RUN.pieces(result.findings, result.suppressed, result.sources) if _RUN and _RUN.pieces else ([], [])
+        for source in result.sources:
+            # its lines, split for the pieces, are sent as its text alone: as a list of lines they
+            # doubled what crossed the pipe, and reading them back cost 20 times the text's time
+            source._lines = None
 
-        def tagged(found: list[Finding]) -> list[tuple[int | None, Finding]]:
-            return [(None if f.judged is None else number[id(f.judged)], f) for f in found]
+        def tagged(found: list[Finding], pieces: list) -> list[tuple[int | None, Finding, object]]:
+            numbers = [None if f.judged is None else number[id(f.judged)] for f in found]
+            # the run's own notes have none: the parent may merge them (one_live_note)
+            return [(n, f, piece if n is not None else None)
+                    for n, f, piece in zip(numbers, found, pieces or [None] * len(found))]
 
-        return _Judged(tagged(result.findings), tagged(result.suppressed),
+        return _Judged(tagged(result.findings, made[0]), tagged(result.suppressed, made[1]),
                        {number[key]: keys for key, (_, keys) in reads.items() if keys},
                        hidden_suppressions(mine, self.config), result.objects, result.sources, result.refused)
 
@@ -243,9 +264,10 @@ def _answer(conn):
     return answer
 
 
-def _judged_in_parts(shares: list[list[Unit]], config: Config, reading: Reading) -> LintResult:
+def _judged_in_parts(shares: list[list[Unit]], config: Config, reading: Reading,
+                     pieces: MakePieces | None = None) -> LintResult:
     global _RUN
-    _RUN = _Parts(shares, config, reading)
+    _RUN = _Parts(shares, config, reading, pieces)
     try:
         read, judged = in_parts(len(shares), _Part)
     finally:
@@ -295,8 +317,9 @@ def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
 
 def _joined(shares: list[list[Unit]], config: Config, reading: Reading, read: list[_Read],
             judged: list[_Judged]) -> LintResult:
-    """The parts' findings as one run's: those of objects that looked up what another part
-    holds judged again here (_judged_again)."""
+    """The parts' findings as one run's, with the pieces of the report the parts made: those
+    of objects that looked up what another part holds judged again here (_judged_again),
+    their pieces left to the report."""
     unsure = []
     for index, part in enumerate(judged):
         others = Touched()
@@ -304,8 +327,9 @@ def _joined(shares: list[list[Unit]], config: Config, reading: Reading, read: li
             if other != index:
                 others.update(its.touched)
         unsure.append({n for n, keys in part.reads.items() if others.reaches(keys)})
-    findings = [f for part, drop in zip(judged, unsure) for n, f in part.found if n is None or n not in drop]
-    suppressed = [f for part, drop in zip(judged, unsure) for n, f in part.suppressed if n is None or n not in drop]
+    pieces = Pieces()
+    findings = _kept(judged, unsure, pieces, False)
+    suppressed = _kept(judged, unsure, pieces, True)
     if any(unsure):
         again = _judged_again([unit for share in shares for unit in share], config, reading, read, judged, unsure)
         findings += again.findings
@@ -318,7 +342,21 @@ def _joined(shares: list[list[Unit]], config: Config, reading: Reading, read: li
     findings.sort(key=Finding.sort_key)
     suppressed.sort(key=Finding.sort_key)
     return LintResult(findings, suppressed, config, sum(part.objects for part in judged),
-                      [s for part in judged for s in part.sources], [f for part in judged for f in part.refused])
+                      [s for part in judged for s in part.sources], [f for part in judged for f in part.refused],
+                      pieces)
+
+
+def _kept(judged: list[_Judged], unsure: list[set[int]], pieces: Pieces, suppressed: bool) -> list[Finding]:
+    """The parts' findings (or suppressed ones) but those of the `unsure` objects, their
+    pieces kept in `pieces`."""
+    kept = []
+    for part, drop in zip(judged, unsure):
+        for n, finding, piece in (part.suppressed if suppressed else part.found):
+            if n is None or n not in drop:
+                kept.append(finding)
+                if piece is not None:
+                    pieces.add(finding, piece, suppressed)
+    return kept
 
 
 def _judged_again(units: list[Unit], config: Config, reading: Reading, read: list[_Read], judged: list[_Judged],

@@ -22,19 +22,44 @@ def engine_finding(rule_id: str, message: str, location: Location, obj: ObjectRe
     return Finding(rule.id, rule.category, rule.severity, message, location, obj if obj is not None else ObjectRef())
 
 
-class LintResult(Record):
-    """What a lint run found, kept apart from what was suppressed, with what it read."""
+class Pieces:
+    """Pieces of a report rendered where a finding was judged (a `lint --jobs` part, which
+    still holds its files' texts): each finding's text in the report's format, by the
+    finding's identity, apart for the findings reported and those suppressed (a finding
+    another part's suppression moved is rendered again as suppressed). A report renders
+    what is not here itself (report.pieces)."""
 
-    __slots__ = ("findings", "suppressed", "config", "objects", "sources", "refused")
+    __slots__ = ("found", "suppressed")
+
+    def __init__(self) -> None:
+        # id -> (the finding, its piece): the finding held, so that its id names no other
+        self.found: dict[int, tuple[Finding, object]] = {}
+        self.suppressed: dict[int, tuple[Finding, object]] = {}
+
+    def add(self, finding: Finding, piece: object, suppressed: bool) -> None:
+        (self.suppressed if suppressed else self.found)[id(finding)] = (finding, piece)
+
+    def of(self, finding: Finding, suppressed: bool) -> object | None:
+        held = (self.suppressed if suppressed else self.found).get(id(finding))
+        return held[1] if held is not None else None
+
+
+class LintResult(Record):
+    """What a lint run found, kept apart from what was suppressed, with what it read, and the
+    report's pieces its parts rendered (`pieces`)."""
+
+    __slots__ = ("findings", "suppressed", "config", "objects", "sources", "refused", "pieces")
+    _unshown = ("pieces",)
 
     def __init__(self, findings: list[Finding], suppressed: list[Finding], config: Config, objects: int = 0,
-                 sources: list[Source] | None = None, refused: list[str] | None = None):
+                 sources: list[Source] | None = None, refused: list[str] | None = None, pieces: Pieces | None = None):
         self.findings = findings
         self.suppressed = suppressed
         self.config = config
         self.objects = objects
         self.sources: list[Source] = [] if sources is None else sources
         self.refused: list[str] = [] if refused is None else refused  # files read and refused (binary, too large)
+        self.pieces = pieces
 
     @property
     def internal_errors(self) -> int:

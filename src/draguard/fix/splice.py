@@ -184,9 +184,10 @@ class TextStyle(NamedTuple):
 def _json_values(text: str) -> bool:
     """Whether `text` is one or more JSON values and nothing else (a YAML stream of flow
     mappings separated by `---` is not)."""
-    decoder, at = json.JSONDecoder(), _skip(text, 0, " \t\r\n\ufeff")
+    at = _skip(text, 0, " \t\r\n\ufeff")
     if text[at:at + 1] not in ("{", "["):
         return False
+    decoder = json.JSONDecoder()  # made once the text may be JSON: a YAML text needs none (2.4 µs each)
     while at < len(text):
         try:
             _, at = decoder.raw_decode(text, at)

@@ -11,6 +11,7 @@ from html import escape
 
 from ..core.finding import Finding
 from .lines import SourceLines
+from .pieces import each, made_in_part, shown
 from .prose import sentence
 
 STYLE = """
@@ -26,9 +27,24 @@ pre .add{color:#116329} pre .del{color:#82071e} .muted{color:#777}
 """
 
 
+def pieces(findings, suppressed, sources, *, show_suppressed: bool = False, **_):
+    """What a `lint --jobs` part renders of its findings (report.pieces): their sections, the
+    fixes' diffs spliced on the documents of the texts the part holds."""
+    return made_in_part(findings, suppressed, sources, _Piece(sources), show_suppressed)
+
+
+class _Piece:
+    """A finding's section (the same whether it is suppressed or not)."""
+
+    def __init__(self, sources):
+        self.lines = SourceLines(sources)
+
+    def __call__(self, f: Finding, suppressed: bool) -> str:
+        return _finding(f, self.lines)
+
+
 def render(result, *, show_suppressed: bool = False, **_) -> str:
-    lines = SourceLines(result.sources)
-    findings = list(result.findings) + (list(result.suppressed) if show_suppressed else [])
+    findings = shown(result, show_suppressed)
     summary = result.summary()
     by_severity = Counter(str(f.severity) for f in result.findings)
     parts = [
@@ -44,7 +60,7 @@ def render(result, *, show_suppressed: bool = False, **_) -> str:
         _table("By file", Counter(f.file for f in result.findings)),
         "<h2>Findings</h2>",
     ]
-    parts += [_finding(f, lines) for f in findings] or ['<p class="muted">No findings.</p>']
+    parts += list(each(result, findings, _Piece(result.sources))) or ['<p class="muted">No findings.</p>']
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

@@ -14,9 +14,11 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..core.finding import Severity
+from ..core.fixes import Op
 from ..rules.custom import catalog
-from ..sources.spans import text_replacement
+from ..sources.spans import scalar_text, text_replacement
 from .lines import SourceLines
+from .pieces import each, made_in_part, shown
 from .prose import paragraph, with_help
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -80,59 +82,93 @@ def _artifact(uri: str) -> dict:
 
 
 def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
-    """The fix as text replacements, when every edit maps to a region of the file."""
-    text = lines.text(finding.file)
-    if finding.fix is None or text is None or finding.location.document is None:
+    """The fix as text replacements, when every edit maps to a region of the file (a set of
+    a scalar, a removal: sources.spans.text_replacement); the document is composed only
+    for a fix whose edits all may."""
+    fix, document = finding.fix, finding.location.document
+    if fix is None or document is None or not all(_may_map(edit) for edit in fix.edits):
         return None
+    found = lines.document(finding.file, document)
+    if found is None:
+        return None
+    text, node, above = found
     replacements = []
-    for edit in finding.fix.edits:
-        found = text_replacement(text, finding.location.document, edit, lines.nodes(finding.file))
-        if found is None:
+    for edit in fix.edits:
+        made = text_replacement(text, 0, edit, [node])
+        if made is None:
             return None
-        start, end = found.span.start, found.span.end
-        replacements.append({"deletedRegion": {"startLine": start.line, "startColumn": start.column,
-                                               "endLine": end.line, "endColumn": end.column},
-                             "insertedContent": {"text": found.text}})
-    return [{"description": {"text": f"{finding.fix.title} ({finding.fix.applicability})"},
+        start, end = made.span.start, made.span.end
+        replacements.append({"deletedRegion": {"startLine": start.line + above, "startColumn": start.column,
+                                               "endLine": end.line + above, "endColumn": end.column},
+                             "insertedContent": {"text": made.text}})
+    return [{"description": {"text": f"{fix.title} ({fix.applicability})"},
              "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]
 
 
-def _result(finding, index: dict, uri_of, seen: dict, suppressed: bool, lines: SourceLines) -> dict:
-    uri = uri_of(finding.file)
-    physical = {"artifactLocation": _artifact(uri)}
-    if finding.location.line:
-        physical["region"] = {"startLine": finding.line, "startColumn": finding.column}
-    result = {
-        "ruleId": finding.rule,
-        "ruleIndex": index[finding.rule],
-        "level": _LEVELS[finding.severity],
-        "message": {"text": with_help(finding.message, finding.help)},
-        "locations": [{"physicalLocation": physical}],
-        "partialFingerprints": {"draguardFinding/v1": _fingerprint(finding, uri, seen)},
-    }
-    if finding.location.path is not None:
-        result["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": finding.location.dotted or "(root)",
-                                                       "kind": "element"}]
-    fixes = _fixes(finding, _artifact(uri), lines)
-    if fixes:
-        result["fixes"] = fixes
-    if finding.obj.kind:
-        result["properties"] = {"object": finding.obj.as_json()}
-    if suppressed:
-        result["suppressions"] = [{"kind": "inSource", "justification": finding.suppressed_by or ""}]
-    return result
+def _may_map(edit) -> bool:
+    """Whether text_replacement may map `edit` (it maps no other)."""
+    return edit.op is Op.REMOVE or edit.op is Op.SET and scalar_text(edit.value) is not None
+
+
+class _Piece:
+    """A finding's SARIF result as its JSON text (report.pieces), in two pieces around its
+    fingerprint, which counts the findings before it with the same rule, file, object and
+    message (_fingerprint): only the whole report knows them, and joins the pieces with it."""
+
+    def __init__(self, sources, config, root: str):
+        self.index = {rule.id: i for i, rule in enumerate(catalog(config))}
+        self.lines = SourceLines(sources)
+        self.uri_of = lru_cache(maxsize=None)(lambda file: artifact_uri(file, root))  # once per file
+
+    def __call__(self, finding, suppressed: bool) -> tuple[str, str]:
+        artifact = _artifact(self.uri_of(finding.file))
+        physical: dict = {"artifactLocation": artifact}
+        if finding.location.line:
+            physical["region"] = {"startLine": finding.line, "startColumn": finding.column}
+        head: dict = {
+            "ruleId": finding.rule,
+            "ruleIndex": self.index[finding.rule],
+            "level": _LEVELS[finding.severity],
+            "message": {"text": with_help(finding.message, finding.help)},
+            "locations": [{"physicalLocation": physical}],
+        }
+        if finding.location.path is not None:
+            head["locations"][0]["logicalLocations"] = [{"fullyQualifiedName": finding.location.dotted or "(root)",
+                                                         "kind": "element"}]
+        tail: dict = {}
+        fixes = _fixes(finding, artifact, self.lines)
+        if fixes:
+            tail["fixes"] = fixes
+        if finding.obj.kind:
+            tail["properties"] = {"object": finding.obj.as_json()}
+        if suppressed:
+            tail["suppressions"] = [{"kind": "inSource", "justification": finding.suppressed_by or ""}]
+        # the bytes json.dumps gives the whole result, its fingerprint between: compact, a
+        # nested value is encoded as it is alone
+        return _dumps(head)[:-1] + ',"partialFingerprints":{"draguardFinding/v1":"', \
+            '"}' + ("," + _dumps(tail)[1:] if tail else "}")
+
+
+def _dumps(value) -> str:
+    # compact: with an indent, json encodes in Python, and that was most of the report's cost
+    # (1.9x the text report on 2,000 files); SARIF readers take any whitespace
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def pieces(findings, suppressed, sources, *, config, show_suppressed: bool = False, root: str | None = None, **_):
+    """What a `lint --jobs` part renders of its findings (report.pieces)."""
+    return made_in_part(findings, suppressed, sources, _Piece(sources, config, root or _repo_root(os.getcwd())),
+                        show_suppressed)
 
 
 def render(result, *, show_suppressed: bool = False, root: str | None = None, **_) -> str:
     root = root or _repo_root(os.getcwd())
     rules = catalog(result.config)
-    index = {rule.id: i for i, rule in enumerate(rules)}
+    piece = _Piece(result.sources, result.config, root)
+    findings = shown(result, show_suppressed)
     seen: dict = {}
-    lines = SourceLines(result.sources)
-    uri_of = lru_cache(maxsize=None)(lambda file: artifact_uri(file, root))  # once per file in this render
-    results = [_result(f, index, uri_of, seen, False, lines) for f in result.findings]
-    if show_suppressed:
-        results += [_result(f, index, uri_of, seen, True, lines) for f in result.suppressed]
+    results = [head + _fingerprint(finding, piece.uri_of(finding.file), seen) + tail
+               for (finding, _), (head, tail) in zip(findings, each(result, findings, piece))]
     document = {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
@@ -145,9 +181,8 @@ def render(result, *, show_suppressed: bool = False, root: str | None = None, **
             }},
             "originalUriBaseIds": {"%SRCROOT%": {"uri": _root_uri(root)}},
             "columnKind": "unicodeCodePoints",
-            "results": results,
+            "results": [],
         }],
     }
-    # compact: with an indent, json encodes in Python, and that was most of the report's cost
-    # (1.9x the text report on 2,000 files); SARIF readers take any whitespace
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n"
+    empty = _dumps(document)  # its results last: the joined results go between its brackets
+    return empty[:-len("]}]}")] + ",".join(results) + "]}]}\n"

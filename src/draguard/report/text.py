@@ -6,6 +6,7 @@ from itertools import groupby
 
 from ..core.finding import Finding, Severity
 from .lines import SourceLines
+from .pieces import each, made_in_part, shown
 from .prose import printable, sentence
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
@@ -71,19 +72,32 @@ def _finding(f: Finding, lines: SourceLines, style: _Style, suppressed: bool) ->
     return out
 
 
+class _Piece:
+    """A finding's lines as one text (report.pieces), with what every finding's share."""
+
+    def __init__(self, sources, colour: bool):
+        self.lines = SourceLines(sources)
+        self.style = _Style(_Paint(colour))
+
+    def __call__(self, f: Finding, suppressed: bool) -> str:
+        return "\n".join(_finding(f, self.lines, self.style, suppressed))
+
+
+def pieces(findings, suppressed, sources, *, colour: bool = False, show_suppressed: bool = False, **_):
+    """What a `lint --jobs` part renders of its findings (report.pieces)."""
+    return made_in_part(findings, suppressed, sources, _Piece(sources, colour), show_suppressed)
+
+
 def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> str:
     paint = _Paint(colour)
-    lines = SourceLines(result.sources)
-    shown = [(f, False) for f in result.findings]
+    findings = shown(result, show_suppressed)
     if show_suppressed:
-        shown += [(f, True) for f in result.suppressed]
-        shown.sort(key=lambda pair: pair[0].sort_key())
+        findings.sort(key=lambda pair: pair[0].sort_key())
     out: list[str] = []
-    style = _Style(paint)
-    for file, group in groupby(shown, key=lambda pair: pair[0].file):
+    texts = each(result, findings, _Piece(result.sources, colour))
+    for file, group in groupby(findings, key=lambda pair: pair[0].file):
         out.append(paint(printable(file), "1;4"))
-        for f, suppressed in group:
-            out.extend(_finding(f, lines, style, suppressed))
+        out.extend(next(texts) for _ in group)
         out.append("")
     s = result.summary()
     fixable = f", {s['fixable']} fixable" if s["fixable"] else ""

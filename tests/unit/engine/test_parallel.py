@@ -11,6 +11,7 @@ import pytest
 from draguard.core.config import Config
 from draguard.core.finding import Finding, Severity
 from draguard.engine import parallel
+from draguard.report import FORMAT_NAMES, chunk_renderer, piece_renderer
 from draguard.model.manifest import Manifest
 from draguard.sources.discover import Unit
 from support.paths import CORPUS, EXAMPLES
@@ -23,21 +24,44 @@ def parts(monkeypatch):
     splits = []
     judged = parallel._judged_in_parts
 
-    def counted(shares, config, reading):
+    def counted(shares, *args):
         splits.append(len(shares))
-        return judged(shares, config, reading)
+        return judged(shares, *args)
 
     monkeypatch.setattr(parallel, "_judged_in_parts", counted)
     return splits
 
 
-@pytest.mark.parametrize("fmt,jobs", [("text", 2), ("json", 3), ("sarif", 7)])
-def test_the_corpus_reads_the_same_in_parts(cli, parts, fmt, jobs):
-    one = cli("lint", "--no-config", "--jobs", "1", "-f", fmt, CORPUS, EXAMPLES)
+@pytest.mark.parametrize("fmt", [*FORMAT_NAMES, "text --color always"])
+def test_the_corpus_reads_the_same_in_parts(cli, parts, fmt):
+    """Every report, written from the pieces the parts made (report.pieces) and those this
+    process made, suppressed findings shown: byte for byte that of one process."""
+    lint = ("lint", "--no-config", "--show-suppressed", "-f", *fmt.split(), CORPUS, EXAMPLES)
+    one = cli(*lint, "--jobs", "1")
     assert not parts and one.code == 1 and one.out
-    many = cli("lint", "--no-config", "--jobs", str(jobs), "-f", fmt, CORPUS, EXAMPLES)
-    assert parts == [jobs]
-    assert (many.code, many.out, many.err) == (one.code, one.out, one.err)
+    for jobs in (2, 3):
+        many = cli(*lint, "--jobs", str(jobs))
+        assert parts[-1] == jobs
+        assert (many.code, many.out, many.err) == (one.code, one.out, one.err)
+
+
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_the_parts_render_their_own_findings(parts, fmt, tmp_path):
+    """The parts make the pieces of their findings, suppressed ones too; the report joins them
+    into what it writes when it makes every piece itself."""
+    (tmp_path / "a.yaml").write_text(POD.format(annotations="\n  annotations: {ignore.draguard.io/legacy-gpu-resource: "
+                                                            "agreed}"))
+    config, options = Config(), {"show_suppressed": True}
+    result = parallel.lint_paths_jobs([CORPUS, str(tmp_path)], config, 3,
+                                      pieces=piece_renderer(fmt, config=config, **options))
+    made = result.pieces
+    assert parts == [3] and len(made.found) > len(result.findings) / 2 and result.suppressed
+    # the texts came back as texts: the lines a piece split were not sent beside them
+    assert all(source._lines is None for source in result.sources)
+    assert bool(made.suppressed) is (fmt not in ("github", "junit"))  # neither shows suppressed findings
+    joined = "".join(chunk_renderer(fmt)(result, **options))
+    result.pieces = None
+    assert joined == "".join(chunk_renderer(fmt)(result, **options))
 
 
 def test_suppressions_in_one_part_hold_for_findings_from_another():
@@ -67,16 +91,20 @@ spec:
 """
 
 
-def test_a_suppression_in_one_file_does_not_hide_the_same_named_object_in_another(cli, parts, tmp_path):
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_a_suppression_in_one_file_does_not_hide_the_same_named_object_in_another(cli, parts, tmp_path, fmt):
     """Suppressions are keyed by file, document and object (engine.run.suppression_key) in
-    parts as in one run: the annotation in a.yaml leaves b.yaml's same-named pod judged."""
+    parts as in one run: the annotation in a.yaml leaves b.yaml's same-named pod judged (the
+    suppressed finding's piece made by its part)."""
     (tmp_path / "a.yaml").write_text(POD.format(annotations="\n  annotations: {ignore.draguard.io/legacy-gpu-resource: "
                                                             "agreed}"))
     (tmp_path / "b.yaml").write_text(POD.format(annotations=""))
-    one = cli("lint", "--no-config", "--jobs", "1", "-f", "json", "--show-suppressed", tmp_path)
-    many = cli("lint", "--no-config", "--jobs", "2", "-f", "json", "--show-suppressed", tmp_path)
+    one = cli("lint", "--no-config", "--jobs", "1", "-f", fmt, "--show-suppressed", tmp_path)
+    many = cli("lint", "--no-config", "--jobs", "2", "-f", fmt, "--show-suppressed", tmp_path)
     assert parts == [2]
     assert (many.code, many.out) == (one.code, one.out)
+    if fmt != "json":
+        return
     report = many.json
     assert [f["file"].rsplit("/", 1)[-1] for f in report["findings"] if f["rule"] == "legacy-gpu-resource"] == ["b.yaml"]
     assert [f["file"].rsplit("/", 1)[-1] for f in report["suppressed"] if f["rule"] == "legacy-gpu-resource"] == \
@@ -169,13 +197,15 @@ spec:
 """
 
 
-def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypatch, tmp_path):
+@pytest.mark.parametrize("fmt", FORMAT_NAMES)
+def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypatch, tmp_path, fmt):
     """The Deployment (a.yaml, part 0) names a claim template that b.yaml (part 1) holds, and
     b.yaml's budget selects it; a.yaml's admin claim is in b.yaml's Namespace, labelled for
     admin access: part 0 alone would report the template missing, the admin claim outside an
     admin namespace, and the budget selecting nothing. The parent judges them again beside
     what they looked up; the rollout-pdb finding placed on the budget is suppressed by the
-    budget's annotation."""
+    budget's annotation. Their report reads the same in every format: the findings judged
+    again and the one another part's suppression moved have no piece from a part."""
     (tmp_path / "a.yaml").write_text(DEPLOYMENT)
     (tmp_path / "b.yaml").write_text(TEMPLATE_AND_BUDGET)
     again, judge_again = [], parallel._judged_again
@@ -186,11 +216,12 @@ def test_what_a_workload_looks_up_in_another_part_is_found(cli, parts, monkeypat
         return result
 
     monkeypatch.setattr(parallel, "_judged_again", counted)
-    lint = ("lint", "--no-config", "--profile", "strict", "--show-suppressed", "-f", "json", tmp_path)
-    one = cli(*lint, "--jobs", "1")
-    many = cli(*lint, "--jobs", "2")
+    lint = ("lint", "--no-config", "--profile", "strict", "--show-suppressed", tmp_path)
+    one = cli(*lint, "-f", fmt, "--jobs", "1")
+    many = cli(*lint, "-f", fmt, "--jobs", "2")
     assert parts == [2] and again == [["a.yaml", "b.yaml"]]
     assert (many.code, many.out) == (one.code, one.out)
+    many = cli(*lint, "-f", "json", "--jobs", "2")
     rules = {f["rule"] for f in many.json["findings"]}
     assert rules.isdisjoint({"claim-reference-missing", "pdb-selects-nothing", "rollout-pdb",
                              "admin-access-namespace"}) and "admin-access-label" in rules

@@ -6,6 +6,8 @@ is rendered, which does not depend on the machine's speed."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from draguard.core.config import Config
@@ -38,3 +40,30 @@ def test_a_report_composes_a_file_a_bounded_number_of_times(report, monkeypatch)
     rendered = report.render(result)
     assert "hostIPC" in rendered or report is junit
     assert sum(composed) <= 4 * len(text), (sum(composed) / len(text), len(composed))
+
+
+def test_sarif_composes_only_the_documents_whose_fixes_may_map(monkeypatch):
+    """A SARIF fix is a text replacement only where each edit sets a scalar or removes an
+    entry (sources.spans.text_replacement): the documents of other fixes (a legacy GPU
+    request migrated to a claim adds documents) are not composed, and the one document
+    whose fix may map is composed alone, not with the whole file."""
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: p{0}}}\nspec:\n{1}  containers:\n"
+           "  - name: c\n    image: x\n    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n")
+    documents = [pod.format(i, "  hostIPC: true\n" if i == DOCUMENTS - 1 else "") for i in range(DOCUMENTS)]
+    text = "---\n".join(documents)
+    result = lint_text("many.yaml", text, Config())
+    assert sum(f.rule == "legacy-gpu-resource" and f.fix is not None for f in result.findings) == DOCUMENTS
+    composed = []
+    original = yamlpos._Loader.__init__
+
+    def counting(self, stream):
+        composed.append(len(stream))
+        original(self, stream)
+
+    monkeypatch.setattr(yamlpos._Loader, "__init__", counting)
+    report = sarif.render(result)
+    assert composed == [len(documents[-1])]  # the last document alone
+    fixed = [r for r in json.loads(report)["runs"][0]["results"] if r.get("fixes")]
+    assert [r["ruleId"] for r in fixed] == ["host-ipc"]
+    region = fixed[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"]
+    assert region["startLine"] == text.count("\n", 0, text.index("hostIPC")) + 1  # a line of the whole file
