@@ -50,11 +50,11 @@ class _Unsure(Exception):
 #: images, booleans, small numbers); bounded like yamlpos.Paths
 _PLAIN: dict[str, object] = {}
 _PLAIN_SIZE = 4096
-#: first characters after which the safe resolver can only answer str (yaml.resolver's
-#: implicit resolvers are keyed by first character; '' resolves to null)
 #: the common line, `key: value` of a plain scalar, by its text from the key on: (key, value,
 #: the value's column past the key's); bounded like _PLAIN
 _LINES: dict[str, tuple[str, object, int]] = {}
+#: first characters after which the safe resolver can only answer str (yaml.resolver's
+#: implicit resolvers are keyed by first character; '' resolves to null)
 _MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
 _PLAIN_RESOLVE = _Loader.resolve
 _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
