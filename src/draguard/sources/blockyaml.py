@@ -50,6 +50,11 @@ class _Unsure(Exception):
 #: images, booleans, small numbers); bounded like yamlpos.Paths
 _PLAIN: dict[str, object] = {}
 _PLAIN_SIZE = 4096
+#: a larger document is libyaml's: this reader holds three objects a line while it builds,
+#: and for one document of 300,000 lines (3.8 MB) that peaked 90 MB above libyaml's nodes.
+#: The API server stores no object past 1.5 MiB (etcd's request limit), so manifests are
+#: smaller; a List is split into its items before either reader sees it (sources.lists)
+LARGEST_PART = 1 << 20
 #: the common line, `key: value` of a plain scalar, by its text from the key on: (key, value,
 #: the value's column past the key's); bounded like _PLAIN
 _LINES: dict[str, tuple[str, object, int]] = {}
@@ -535,8 +540,10 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
             end = text.find("\n---", end + 1)
         end = size if end < 0 else end + 1
         part = text[start:end]
-        lines = part.split("\n")
         try:
+            if len(part) > LARGEST_PART:
+                raise _Unsure
+            lines = part.split("\n")
             doc = _document(part, lines, start, first_line, end < size, limits, root_path, line_offset, paths)
         except (_Unsure, RecursionError):
             read, stopped = _by_libyaml(libyaml, part, start, first_line, limits, root_path, line_offset, paths)
@@ -556,7 +563,7 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
                 doc.index = index
                 index += 1
                 yield doc
-        start, first_line = end, first_line + len(lines) - 1
+        start, first_line = end, first_line + part.count("\n")
     return False
 
 
