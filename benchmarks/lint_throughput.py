@@ -62,6 +62,26 @@ def build(tree: Path, wanted: int) -> None:
         replicate(tree, wanted)
 
 
+def tree_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of a benchmark over the replicated tree: its size, the runs, an existing tree."""
+    parser.add_argument("--objects", type=int, default=20_000)
+    parser.add_argument("--runs", type=int, default=5, help="runs of each command after the warm-up (median shown)")
+    parser.add_argument("--tree", type=Path, help="an existing replicated tree (built there when absent)")
+    return parser
+
+
+def replicated_tree(args, tmp: Path) -> tuple[Path, int]:
+    """(the tree, its objects): `--tree`, or one built under `tmp`, built when absent, its
+    size printed under the run's header."""
+    tree = args.tree or tmp / "tree"
+    if not tree.exists():
+        build(tree, args.objects)
+    objects, files, size = count_objects(tree)
+    header(args.runs)
+    print(f"tree: {objects:,} objects in {files:,} files, {size / 1e6:.1f} MB ({tree})")
+    return tree, objects
+
+
 def checkov() -> Path:
     """checkov's executable in a cached virtualenv, installed on first use."""
     venv = CACHE / "checkov"
@@ -96,10 +116,7 @@ def formats(tree: Path, report: str, args) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--objects", type=int, default=20_000)
-    parser.add_argument("--runs", type=int, default=5, help="runs of each command after the warm-up (median shown)")
-    parser.add_argument("--tree", type=Path, help="an existing replicated tree (built there when absent)")
+    parser = tree_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0]))
     parser.add_argument("--jobs", nargs="*", default=[], metavar="N",
                         help="also time `lint --jobs N` for each N (the default run uses lint's own default)")
     parser.add_argument("--format", "-f", choices=("text", "json"), default="text",
@@ -114,12 +131,7 @@ def main() -> int:
     if args.baseline_src:
         compile_bytecode(Path(args.baseline_src) / "draguard")
     with tempfile.TemporaryDirectory(prefix="draguard-bench-") as tmp:
-        tree = args.tree or Path(tmp) / "tree"
-        if not tree.exists():
-            build(tree, args.objects)
-        objects, files, size = count_objects(tree)
-        header(args.runs)
-        print(f"tree: {objects:,} objects in {files:,} files, {size / 1e6:.1f} MB ({tree})")
+        tree, objects = replicated_tree(args, Path(tmp))
         report = str(Path(tmp) / "report.txt")
         if args.formats:
             formats(tree, report, args)

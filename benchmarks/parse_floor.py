@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _measure import Command, compile_bytecode, figure, header, in_turn, ratio
-from lint_throughput import PARSE, build, count_objects
+from _measure import Command, compile_bytecode, figure, in_turn, ratio
+from lint_throughput import PARSE, replicated_tree, tree_arguments
 
 import draguard as package
 
@@ -35,19 +35,10 @@ for name in sorted(str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.y*ml")):
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--objects", type=int, default=20_000)
-    parser.add_argument("--runs", type=int, default=5, help="runs of each command after the warm-up (median shown)")
-    parser.add_argument("--tree", type=Path, help="an existing replicated tree (built there when absent)")
-    args = parser.parse_args()
+    args = tree_arguments(argparse.ArgumentParser(description=__doc__.splitlines()[0])).parse_args()
     compile_bytecode(Path(package.__file__).parent)
     with tempfile.TemporaryDirectory(prefix="draguard-bench-") as tmp:
-        tree = args.tree or Path(tmp) / "tree"
-        if not tree.exists():
-            build(tree, args.objects)
-        objects, files, size = count_objects(tree)
-        header(args.runs)
-        print(f"tree: {objects:,} objects in {files:,} files, {size / 1e6:.1f} MB ({tree})")
+        tree, _ = replicated_tree(args, Path(tmp))
         floor, fast, libyaml = in_turn([
             Command("bare C parse (floor)", [sys.executable, "-c", PARSE, str(tree)]),
             Command("positioned parse", [sys.executable, "-c", POSITIONED, str(tree), "fast"]),

@@ -24,25 +24,35 @@ def _stream() -> str:
     return "---\n".join(pod.format(i) for i in range(DOCUMENTS))
 
 
+@pytest.fixture
+def composing(monkeypatch):
+    """Called once the lint is done: the list of the lengths of the texts libyaml composes
+    from then on (the report's splices)."""
+    def start() -> list[int]:
+        lengths: list[int] = []
+        original = yamlpos._Loader.__init__
+
+        def counting(self, stream):
+            lengths.append(len(stream))
+            original(self, stream)
+
+        monkeypatch.setattr(yamlpos._Loader, "__init__", counting)
+        return lengths
+    return start
+
+
 @pytest.mark.parametrize("report", [sarif, html, junit], ids=["sarif", "html", "junit"])
-def test_a_report_composes_a_file_a_bounded_number_of_times(report, monkeypatch):
+def test_a_report_composes_a_file_a_bounded_number_of_times(report, composing):
     text = _stream()
     result = lint_text("many.yaml", text, Config())
     assert sum(f.rule == "host-ipc" and f.fix is not None for f in result.findings) == DOCUMENTS
-    composed = []
-    original = yamlpos._Loader.__init__
-
-    def counting(self, stream):
-        composed.append(len(stream))
-        original(self, stream)
-
-    monkeypatch.setattr(yamlpos._Loader, "__init__", counting)
+    composed = composing()
     rendered = report.render(result)
     assert "hostIPC" in rendered or report is junit
     assert sum(composed) <= 4 * len(text), (sum(composed) / len(text), len(composed))
 
 
-def test_sarif_composes_only_the_documents_whose_fixes_may_map(monkeypatch):
+def test_sarif_composes_only_the_documents_whose_fixes_may_map(composing):
     """A SARIF fix is a text replacement only where each edit sets a scalar or removes an
     entry (sources.spans.text_replacement): the documents of other fixes (a legacy GPU
     request migrated to a claim adds documents) are not composed, and the one document
@@ -53,14 +63,7 @@ def test_sarif_composes_only_the_documents_whose_fixes_may_map(monkeypatch):
     text = "---\n".join(documents)
     result = lint_text("many.yaml", text, Config())
     assert sum(f.rule == "legacy-gpu-resource" and f.fix is not None for f in result.findings) == DOCUMENTS
-    composed = []
-    original = yamlpos._Loader.__init__
-
-    def counting(self, stream):
-        composed.append(len(stream))
-        original(self, stream)
-
-    monkeypatch.setattr(yamlpos._Loader, "__init__", counting)
+    composed = composing()
     report = sarif.render(result)
     assert composed == [len(documents[-1])]  # the last document alone
     fixed = [r for r in json.loads(report)["runs"][0]["results"] if r.get("fixes")]
