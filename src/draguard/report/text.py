@@ -60,7 +60,8 @@ def _finding(f: Finding, lines: SourceLines, style: _Style, suppressed: bool) ->
     out = [f"{style.paint(printable(where), '1')}: {style.severity[f.severity]} [{f.rule}] {sentence(f.message)}{tag}"]
     source = lines.get(location.file, location.line) if location.line else None
     if source is not None:
-        shown, caret = _window(source.expandtabs(1), max(0, column - 1))
+        shown, caret = _window(source, max(0, column - 1))  # the excerpt first: a one-line JSON List's line is megabytes
+        shown = shown.expandtabs(1)  # a tab to one space, columns unchanged
         out.append(f"  {location.line:>5} | {printable(shown)}")
         out.append(f"        | {' ' * len(printable(shown[:caret]))}{style.caret}")
     if f.obj.kind:

@@ -70,3 +70,32 @@ def test_sarif_composes_only_the_documents_whose_fixes_may_map(composing):
     assert [r["ruleId"] for r in fixed] == ["host-ipc"]
     region = fixed[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]["deletedRegion"]
     assert region["startLine"] == text.count("\n", 0, text.index("hostIPC")) + 1  # a line of the whole file
+
+
+def test_the_text_report_expands_tabs_in_the_excerpt_not_the_whole_line(monkeypatch):
+    """A one-line JSON List (`kubectl get pods -A -o json | jq -c`) is one line of megabytes
+    with a finding per pod: expanding the tabs of the whole line for each finding made the
+    text report the square of the file (10 MB: 270 s). Only the excerpt shown is expanded,
+    with the same columns (a tab is one space)."""
+    from draguard.report import text
+    from draguard.report.lines import SourceLines
+
+    expanded: list[int] = []
+
+    class Line(str):
+        def expandtabs(self, tabsize=8):
+            expanded.append(len(self))
+            return str.expandtabs(self, tabsize)
+
+    pod = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p%d"},"spec":{"containers":[{"name":"c","image":"x",' \
+          '"resources":{"limits":{"nvidia.com/gpu":1}}}]}}'
+    line = '{"apiVersion":"v1","kind":"List","items":[' + ",".join(pod % i for i in range(DOCUMENTS)) + "]}"
+    result = lint_text("pods.json", line + "\n", Config())
+    assert len(result.findings) >= DOCUMENTS
+    real_get = SourceLines.get
+    monkeypatch.setattr(SourceLines, "get", lambda self, file, number: Line(real_get(self, file, number)))
+    rendered = text.render(result)
+    assert "gpu" in rendered and expanded == []  # the whole line never
+    tabbed = lint_text("t.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+                       "    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\t# one GPU\n", Config())
+    assert "      8 |     resources: {limits: {nvidia.com/gpu: 1}} # one GPU\n" in text.render(tabbed)
