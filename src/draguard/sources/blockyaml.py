@@ -116,6 +116,12 @@ def _unescape(text: str) -> str:
     return _escape.sub(_escaped, text)
 
 
+def _decoded(text: str, double: bool) -> str:
+    """A quoted scalar's text (one line of it) decoded: its escapes in double quotes, `''`
+    in single ones."""
+    return _unescape(text) if double else text.replace("''", "'")
+
+
 def _closing(text: str, quote: str) -> int:
     """Where the quoted scalar opening `text` closes (-1: not in `text`); a line of a
     scalar over lines is looked for alone, after its quote (a quote at a line's start
@@ -147,7 +153,6 @@ def _folded(content: str, double: bool) -> str:
     PyYAML's scanner folds it (scan_flow_scalar_spaces/_breaks): a line break between two
     lines is a space, each blank line a newline; a double-quoted line ending in `\\` joins
     the next with nothing."""
-    decode = _unescape if double else (lambda text: text.replace("''", "'"))
     parts = content.split("\n")
     out: list[str] = []
     blanks, joined, last = 0, False, len(parts) - 1
@@ -167,7 +172,7 @@ def _folded(content: str, double: bool) -> str:
                 if double and stripped != part and _trailing_backslashes(stripped) % 2:
                     raise _Unsure  # an escaped space before the line break
                 part = stripped
-        out.append(decode(part))
+        out.append(_decoded(part, double))
         blanks = 0
     return "".join(out)
 
@@ -177,8 +182,7 @@ def _one_line(text: str) -> tuple[str, str]:
     end = _closing(text, text[0])
     if end < 0:
         raise _Unsure
-    content = text[1:end]
-    return (_unescape(content) if text[0] == '"' else content.replace("''", "'")), text[end + 1:]
+    return _decoded(text[1:end], text[0] == '"'), text[end + 1:]
 
 
 def _blank_rest(rest: str) -> bool:
