@@ -145,6 +145,11 @@ class Finding:
         return (self.file, self.line, self.column, self.rule, self.message)
 
     def as_json(self) -> dict[str, object]:
+        return self.json_with(self.fix.as_json() if self.fix else None)
+
+    def json_with(self, fix: object) -> dict[str, object]:
+        """`as_json` with `fix` in the fix's place: the JSON report gives the fix's text
+        encoded once for all the findings whose fix is the same (report.json_report)."""
         location = self.location
         return {
             "rule": self.rule,
@@ -158,7 +163,7 @@ class Finding:
             "document": location.document,
             "path": location.dotted,
             "object": self.obj.as_json(),
-            "fix": self.fix.as_json() if self.fix else None,
+            "fix": fix,
         }
 
 
