@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from operator import attrgetter
 from dataclasses import dataclass, field, fields
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .excerpt import bounded
 from .fixes import Fix
@@ -177,9 +177,9 @@ _location_fields = attrgetter(*Location.__slots__)
 _SEVERITIES = {int(severity): severity for severity in Severity}
 
 
-def _unpickled(rule: str, category: str, severity: int, message: str, location: tuple, obj: ObjectRef,
+def _unpickled(rule: str, category: str, severity: int, message: str, location: tuple[Any, ...], obj: ObjectRef,
                help: str | None, fix: Fix | None, suppressed_by: str | None, no_fix: str | None,
-               site: tuple | None) -> Finding:
+               site: tuple[Any, ...] | None) -> Finding:
     """A finding as Finding.__reduce__ pickled it."""
     finding = Finding.__new__(Finding)
     finding.rule, finding.category, finding.severity, finding.message = rule, category, _SEVERITIES[severity], message
