@@ -147,6 +147,13 @@ class Fix:
     def __repr__(self) -> str:
         return f"Fix(title={self.title!r}, applicability={self.applicability!r}, edits={self.edits!r})"
 
+    def key(self) -> tuple[str, Applicability, bytes] | None:
+        """What the fix is, hashable, where its edits are held as plain data (None where not):
+        fixes of equal keys are equal, and so is their JSON (a report encodes it once for
+        every finding of that fix: report.json_report)."""
+        held = self._edits
+        return (self.title, self.applicability, held) if isinstance(held, bytes) else None
+
     def as_json(self) -> dict[str, object]:
         return {"title": self.title, "applicability": str(self.applicability),
                 "edits": [e.as_json() for e in self.edits]}

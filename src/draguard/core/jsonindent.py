@@ -23,6 +23,13 @@ _CONTAINERS = (dict, list, tuple)
 _LEAF_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
+class Encoded(str):
+    """A value's text already encoded as `dumps` writes it at the depth where it is placed:
+    put there as it is (a report encodes a part that many items share once: report.json_report)."""
+
+    __slots__ = ()
+
+
 def _refuse(value: object) -> object:
     """What json.dumps says of a value it cannot write."""
     raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
@@ -52,7 +59,8 @@ def _template(keys: tuple[Hashable, ...], inner: str, here: str) -> str:
 def _text(value: object, step: str, here: str) -> str:
     """The text of `value`, whose first line is already indented by `here`."""
     if not isinstance(value, _CONTAINERS) or not value:
-        return _LEAVES(value)  # a leaf, [] or {}: no separator used
+        # a leaf, [] or {}: no separator used
+        return value if type(value) is Encoded else _LEAVES(value)
     inner = here + step
     is_dict = isinstance(value, dict)
     items = list(value.values()) if isinstance(value, dict) else list(value)
@@ -60,7 +68,7 @@ def _text(value: object, step: str, here: str) -> str:
         encoder = _BY_INDENT.get(inner) or _by_indent(inner)
         return ("{\n" if is_dict else "[\n") + inner + encoder(value)[1:-1] + "\n" + here + ("}" if is_dict else "]")
     nested = {index: _text(item, step, inner) for index, item in enumerate(items)
-              if type(item) not in _LEAF_TYPES and isinstance(item, _CONTAINERS) and item}
+              if type(item) not in _LEAF_TYPES and (isinstance(item, _CONTAINERS) and item or type(item) is Encoded)}
     for index in nested:
         items[index] = 0
     leaves = _LEAVES(items)[1:-1].split("\0")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 from ..core import jsonindent
 from .pieces import each, made_in_part
@@ -24,7 +24,32 @@ def document(result, *, show_suppressed: bool = False) -> dict:
 
 def _item(finding, suppressed: bool) -> str:
     """A finding as it reads in the report's list (report.pieces)."""
-    return _nested(dict(finding.as_json(), reason=finding.suppressed_by) if suppressed else finding.as_json(), 2)
+    fix, obj = finding.fix, finding.obj
+    data = finding.json_with(None if fix is None else _shared(fix.key(), fix.as_json))
+    # keyed by its fields as a tuple: hashing the ObjectRef (core.value) took 3 times as long
+    data["object"] = _shared((obj.api_version, obj.kind, obj.namespace, obj.name), obj.as_json)
+    if suppressed:
+        data["reason"] = finding.suppressed_by
+    return _nested(data, 2)
+
+
+def _shared(key: Hashable | None, data: Callable[[], object]) -> str:
+    """The text of a finding's part that many findings share (its object: 4 findings an object
+    in the replicated corpus; its fix: 838 different fixes of 4,928), encoded once for all
+    of them by its `key` (None: not shared), as it reads in the report's list."""
+    text = _SHARED.get(key) if key is not None else None
+    if text is None:
+        text = jsonindent.Encoded(_nested(data(), 3))
+        if key is not None:
+            if len(_SHARED) >= _SHARED_HELD:  # bounded: the keys come from the input
+                _SHARED.clear()
+            _SHARED[key] = text
+    return text
+
+
+#: the shared parts' texts (_shared), by their keys: an object's fields, a fix's (core.fixes.Fix.key)
+_SHARED: dict[Hashable, str] = {}
+_SHARED_HELD = 4096
 
 
 def pieces(findings, suppressed, sources, *, show_suppressed: bool = False, **_):

@@ -44,3 +44,23 @@ def test_what_json_refuses_is_refused_the_same_way(value):
 def test_a_value_nested_levels_down_reads_as_json_dumps_indents_it(value):
     document = json.dumps({"a": [value]}, indent=2, ensure_ascii=False)
     assert "[\n    " + jsonindent.dumps(value, level=2) + "\n  ]" in document
+
+
+@pytest.mark.parametrize("value", [v for v in VALUES if isinstance(v, (dict, list)) and v], ids=str)
+def test_text_encoded_already_is_placed_as_it_is_at_its_depth(value):
+    """A part many items share is encoded once (report.json_report) and placed as it is: the
+    document reads as json.dumps writes it whole, in a mapping and in a list, at any depth."""
+    for document, shared in (({"a": 1, "b": value, "c": [2]}, {"a": 1, "b": None, "c": [2]}),
+                             ([value, "x"], [None, "x"])):
+        for level in (0, 2):
+            key = "b" if isinstance(document, dict) else 0
+            shared[key] = jsonindent.Encoded(jsonindent.dumps(value, level=level + 1))
+            expected = json.dumps({"a": [document]}, indent=2, ensure_ascii=False) if level else \
+                json.dumps(document, indent=2, ensure_ascii=False)
+            written = jsonindent.dumps(shared, level=level)
+            assert (written if not level else "[\n    " + written + "\n  ]") in expected
+
+
+def test_an_encoded_text_alone_is_itself_and_a_plain_string_is_still_encoded():
+    assert jsonindent.dumps(jsonindent.Encoded('{"k": 1}')) == '{"k": 1}'
+    assert jsonindent.dumps({"k": '{"k": 1}'}) == json.dumps({"k": '{"k": 1}'}, indent=2)

@@ -245,6 +245,42 @@ def test_the_files_are_cut_into_runs_of_about_the_same_size(monkeypatch, tmp_pat
         assert [len(share) for share in shares] == [11, 9]
 
 
+@pytest.mark.parametrize("first,cut_at", [(20, 20), (22, 22), (19, 21), (5, 21), (0, 21)])
+def test_a_cut_near_a_change_of_folder_falls_between_the_folders(monkeypatch, tmp_path, first, cut_at):
+    """40 files of one size, the first `first` in one folder and the rest in another: the cut
+    (file 21 of 40, this process's part PARENT_SHARE of the other's) moves to the change of
+    folder when it is within FOLDER_SLACK of a part (files of a folder are often one
+    namespace's objects, which look each other up: split, they are judged again after the
+    parts); a change of folder farther away leaves the cut where the sizes put it."""
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    units = []
+    for n in range(40):
+        folder = tmp_path / ("a" if n < first else "b")
+        folder.mkdir(exist_ok=True)
+        (folder / f"{n:02}.yaml").write_text("#" * 10)
+        units.append(Unit("file", str(folder / f"{n:02}.yaml"), f"{n:02}.yaml"))
+    shares = parallel._shares(units, 2)
+    assert [len(share) for share in shares] == [cut_at, 40 - cut_at]
+    assert [u for share in shares for u in share] == units
+
+
+def test_the_objects_of_a_folder_cut_from_the_next_are_not_judged_again(cli, parts, monkeypatch, tmp_path):
+    """Two namespaces, each a folder whose Deployment names a claim template in the folder's
+    other file: cut between the folders, no object looks up what the other part holds, so
+    none is judged again after the parts; the report is that of one process."""
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    again, judge_again = [], parallel._judged_again
+    monkeypatch.setattr(parallel, "_judged_again", lambda *args: again.append(1) or judge_again(*args))
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.yaml").write_text(DEPLOYMENT.replace(": ml", f": {folder}"))
+        (tmp_path / folder / "b.yaml").write_text(TEMPLATE_AND_BUDGET.replace(": ml", f": {folder}"))
+    lint = ("lint", "--no-config", "--profile", "strict", "-f", "json", tmp_path)
+    one, many = cli(*lint, "--jobs", "1"), cli(*lint, "--jobs", "2")
+    assert parts == [2] and again == []
+    assert (many.code, many.out) == (one.code, one.out)
+
+
 def test_stdin_and_renders_are_read_in_one_process(monkeypatch, tmp_path):
     monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
     (tmp_path / "a.yaml").write_text("#" * 10)

@@ -237,3 +237,28 @@ def test_the_json_report_written_piece_by_piece_is_the_indented_document(suppres
         result = lint_text("m.yaml", text, Config())
         whole = json.dumps(json_report.document(result, show_suppressed=suppressed), indent=2, ensure_ascii=False)
         assert json_report.render(result, show_suppressed=suppressed) == whole + "\n"
+
+
+def test_json_parts_shared_by_findings_are_encoded_once_and_only_for_the_same_part(monkeypatch):
+    """report.json_report encodes a fix or an object once for every finding that has the
+    same one: fixes alike but for an edit's value (1 and True, 1 and 1.0), objects alike but
+    for their namespace, each read as its own; more parts than the cache holds still read right."""
+    from draguard.core.finding import Finding, ObjectRef, Severity
+    from draguard.core.fixes import Applicability, Fix, set_value
+    from draguard.core.location import Location
+    from draguard.engine.result import LintResult
+    from draguard.report import json_report
+
+    monkeypatch.setattr(json_report, "_SHARED_HELD", 3)
+    values = [1, True, 1.0, 1, "1", [1], {"a": 1}, 1]
+    findings = [Finding("r", "rollout", Severity.ERROR, "m", Location("f.yaml", n + 1, 1, ("spec",), 0),
+                        ObjectRef("v1", "Pod", f"ns{n % 3}", "p"),
+                        fix=Fix("same title", Applicability.SAFE, [set_value(("spec", "x"), value)]))
+                for n, value in enumerate(values)]
+    result = LintResult(findings, [], Config(), objects=len(findings))
+    written = json.loads(json_report.render(result))
+    assert [f["fix"]["edits"][0]["value"] for f in written["findings"]] == values
+    assert [type(f["fix"]["edits"][0]["value"]) for f in written["findings"]] == [type(v) for v in values]
+    assert [f["object"]["namespace"] for f in written["findings"]] == [f"ns{n % 3}" for n in range(len(values))]
+    whole = json.dumps(json_report.document(result), indent=2, ensure_ascii=False)
+    assert json_report.render(result) == whole + "\n"
