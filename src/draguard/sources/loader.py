@@ -176,7 +176,7 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
             raw = (stdin or sys.stdin.buffer).read(limits.max_file_bytes + 1)
         else:
             with open(unit.path, "rb") as handle:
-                raw = handle.read(limits.max_file_bytes + 1)
+                raw = _bounded(handle, limits.max_file_bytes + 1)
     except OSError as exc:
         loaded.problems.append(Problem(YAML_SYNTAX, f"cannot read: {exc.strerror or exc}", Location(unit.display)))
         loaded.refused.append(unit.display)
@@ -204,6 +204,19 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
         loaded.refused.append(unit.display)
         return None
     return text
+
+
+def _bounded(handle, most: int) -> bytes:
+    """At most `most` bytes of an open file, asked for in the size the file says it has
+    (fstat) plus one: a read of `most` bytes makes a buffer of that size (32 MiB) for every
+    file, and for 8,500 small files that took a second and a half the CPU of reading them.
+    A file that grew since is read on up to `most`; one that says no size (a pipe, /proc)
+    is read as before."""
+    size = os.fstat(handle.fileno()).st_size
+    if not 0 < size < most:
+        return handle.read(most)
+    raw = handle.read(size + 1)
+    return raw if len(raw) <= size else raw + handle.read(most - len(raw))
 
 
 def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, locate=None) -> None:
