@@ -64,9 +64,20 @@ class Source:
 
     @property
     def lines(self) -> list[str]:
+        """The text's lines, split once and kept."""
         if self._lines is None:
-            self._lines = (self.text if self.window is None else self.window.text()).splitlines()
+            self._lines = self.split_lines()
         return self._lines
+
+    @property
+    def has_lines(self) -> bool:
+        """Whether `lines` was asked for (and is kept)."""
+        return self._lines is not None
+
+    def split_lines(self) -> list[str]:
+        """The text's lines as `lines` has them, split again and not kept: a report that
+        reads each file's once (report.lines) holds only the file it is at."""
+        return (self.text if self.window is None else self.window.text()).splitlines()
 
 
 @dataclass
