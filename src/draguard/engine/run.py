@@ -137,8 +137,9 @@ class Run:
             elsewhere = cluster is not None and cluster.judged_elsewhere(manifest)
             target = (manifest.group, manifest.kind, manifest.is_live, elsewhere)
             applicable = by_target.get(target)
-            if applicable is None:
-                applicable = by_target[target] = [r for r in checks if (r.targets is None or target[:2] in r.targets)
+            if applicable is None:  # each rule with its check bound once, not once an object (380,000 calls)
+                applicable = by_target[target] = [(r, r.check) for r in checks
+                                                  if (r.targets is None or target[:2] in r.targets)
                                                   and not (manifest.is_live and r.authored_only)
                                                   and not (elsewhere and r.needs is not Needs.CLUSTER)]
             live += manifest.is_live
@@ -147,9 +148,9 @@ class Run:
                 reads[id(manifest)] = (manifest, looked_up)
                 object_set.judging(looked_up)
             skipped: dict[str, list[Unread]] = {}
-            for rule in applicable:
+            for rule, check in applicable:
                 try:
-                    found = list(rule.check(manifest, ctx))
+                    found = list(check(manifest, ctx))
                 except Exception as exc:  # noqa: BLE001 - one rule's bug must not hide the others' findings
                     if debug:
                         raise

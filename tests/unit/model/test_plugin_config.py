@@ -53,3 +53,39 @@ def test_the_configs_are_read_once_a_run(monkeypatch):
     migrations = [f.fix.title for f in result.findings if f.rule == "legacy-gpu-resource" and f.fix is not None]
     assert len(migrations) == 5 and all("TimeSlicing" in title for title in migrations)
     assert asked == ["plugin", "plugin"]  # its own judging (legacy-gpu-sharing), then once for the set: not once a pod
+
+
+ALIASED = """\
+version: v1
+sharing:
+  timeSlicing:
+    resources:
+    - &gpu {name: nvidia.com/gpu, replicas: 4}
+    - *gpu
+"""
+
+
+def test_a_config_with_an_alias_is_refused():
+    """Tenant input: an alias (which can expand without bound) makes the value no config."""
+    assert plugin_config._config(ALIASED) == {}
+    assert plugin_config._config(ALIASED.replace("*gpu", "{name: nvidia.com/mig-1g.5gb, replicas: 2}"))
+
+
+def test_a_config_without_an_alias_is_read_by_the_c_loader(monkeypatch):
+    """The pure-Python loader, needed only to refuse aliases, is used only where one may be."""
+    loaders = []
+    load = plugin_config.yaml.load
+    monkeypatch.setattr(plugin_config.yaml, "load", lambda text, Loader: loaders.append(Loader) or load(text, Loader))
+    assert plugin_config._config(CONFIG) == plugin_config.mapping(load(CONFIG, Loader=plugin_config._NoAliases))
+    assert plugin_config._config(ALIASED) == {}
+    assert loaders == [getattr(plugin_config.yaml, "CSafeLoader", plugin_config.yaml.SafeLoader),
+                       plugin_config._NoAliases]
+
+
+def test_both_loaders_read_the_same_configs():
+    texts = [CONFIG, CONFIG.replace("4", "'4'"), CONFIG.replace("4", "0o7"), CONFIG + "flags: {migStrategy: none}\n",
+             CONFIG.replace("replicas: 4", "replicas: 4\n      renameByDefault: yes"), "sharing: [1, 2]\n",
+             "sharing:\n  mps: {resources: [{name: nvidia.com/gpu, replicas: 1e3}]}\n"]
+    for text in texts:
+        assert plugin_config.yaml.load(text, Loader=plugin_config._SAFE) == \
+            plugin_config.yaml.load(text, Loader=plugin_config._NoAliases), text

@@ -160,3 +160,23 @@ def test_a_pods_extended_resources_are_judged_through_the_schedulers_claim(tmp_p
     assert message.startswith("the claim the scheduler makes for its extended resources cannot be allocated")
     assert _unsatisfiable(lint_json, EXTENDED.format(count=2), "--inventory", inventory) == []
     assert _unsatisfiable(lint_json, EXTENDED.format(count=3), "--inventory", inventory, kube_version="1.35") == []
+
+
+def test_a_pod_that_asks_for_no_served_resource_builds_no_schedulers_claim(tmp_path, lint_json, monkeypatch):
+    """Only a pod asking (in limits or requests, in any container) for a resource that a
+    DeviceClass serves has a claim built for it; the others are not looked at again."""
+    from draguard.dra import extended
+
+    asked = []
+    special_claim = extended.special_claim
+    monkeypatch.setattr(extended, "special_claim", lambda spec, *a, **k: asked.append(spec) or special_claim(spec, *a, **k))
+    inventory = _inventory(tmp_path, {"a": 2})
+    others = "".join(f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: o{i}}}\nspec:\n  initContainers:\n"
+                     f"  - {{name: i, image: x, resources: {{requests: {{cpu: '1'}}}}}}\n  containers:\n"
+                     f"  - {{name: c, image: x, resources: {{limits: {{memory: 1Gi, example.com/fpga: 1}}}}}}\n"
+                     for i in range(3))
+    asking = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: r}\nspec:\n  initContainers:\n" \
+             "  - {name: i, image: x, resources: {requests: {nvidia.com/gpu: 3}}}\n  containers: [{name: c, image: x}]\n"
+    found = _unsatisfiable(lint_json, EXTENDED.format(count=1) + others + asking, "--inventory", inventory)
+    assert [spec["containers"][0]["name"] for spec in asked] == ["server", "c"]  # the pod p, then r
+    assert len(found) == 1 and "extended resources" in found[0][1]

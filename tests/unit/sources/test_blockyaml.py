@@ -295,3 +295,13 @@ def test_generated_block_yaml_is_read_here(text, offset):
     left = _same(text, line_offset=offset, root_path=("items", offset))
     if not _libyaml(text)[1]:
         assert left == []
+
+
+def test_a_texts_characters_are_judged_as_str_isprintable_judges_them():
+    """_line_safe's ASCII path (bytes with the printable ones deleted) says what the str
+    path says, for every ASCII character and a few others, alone and in a longer text."""
+    _line_safe = blockyaml._line_safe
+    for code in [*range(0x80), 0x85, 0xA0, 0xAD, 0xE9, 0x2028, 0xFEFF, 0x1F600]:
+        for text in (chr(code), f"kind: Pod\nmetadata:\n  name: a{chr(code)}b\n", f"{chr(code)}\n" * 3):
+            assert _line_safe(text) == text.replace("\n", "").isprintable(), hex(code)
+    assert _line_safe("") and _line_safe("a: b\n") and not _line_safe("a:\tb\n") and not _line_safe("a: b\r\n")

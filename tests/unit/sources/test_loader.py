@@ -324,3 +324,45 @@ def test_a_kustomize_component_is_said_not_built(tmp_path, monkeypatch):
         said_at = "comp/gpu.yaml" if given != ["."] else "comp/kustomization.yaml"
         assert note.rule == loader.JUDGED_IN_BUILD and os.path.normpath(note.location.file) == said_at
         assert note.message.startswith("a kustomize Component, which `kustomize build` refuses alone")
+
+
+def test_a_file_is_read_in_a_buffer_of_its_own_size(tmp_path, monkeypatch):
+    """A read asks for the file's size and one more, not the limit (32 MiB a file)."""
+    path = write(tmp_path, "pod.yaml", POD.format(name="web"))
+    asked: list[int] = []
+    real_open = open
+
+    class Counted(io.BufferedReader):
+        def read(self, size=-1):
+            asked.append(size)
+            return super().read(size)
+
+    monkeypatch.setattr("builtins.open", lambda file, mode="r", *a, **k: Counted(real_open(file, "rb", buffering=0))
+                        if file == str(path) and mode == "rb" else real_open(file, mode, *a, **k))
+    loaded = load_units(expand([str(path)]))
+    assert [m.name for m in manifests(loaded)] == ["web"]
+    assert asked == [path.stat().st_size + 1]
+
+
+@pytest.mark.parametrize("said", [0, 10, 99])
+def test_a_file_longer_than_it_says_is_read_to_the_limit(tmp_path, monkeypatch, said):
+    """A file grown after its size was asked (or one that says 0: a pipe) is read whole up to
+    the limit, and refused past it, as before."""
+    body = POD.format(name="web")
+    path = write(tmp_path, "pod.yaml", body)
+    stat = os.fstat
+
+    class Said:
+        def __init__(self, real):
+            self.real = real
+            self.st_size = said
+
+        def __getattr__(self, name):
+            return getattr(self.real, name)
+
+    monkeypatch.setattr(loader.os, "fstat", lambda fd: Said(stat(fd)))
+    assert [m.name for m in manifests(load_units(expand([str(path)])))] == ["web"]
+    from draguard.sources.yamlpos import Limits
+
+    refused = load_units(expand([str(path)]), Limits(max_file_bytes=len(body) - 1))
+    assert [p.rule for p in refused.problems] == [loader.INPUT_LIMIT]
