@@ -58,6 +58,39 @@ def test_a_pipe_and_a_link_out_of_the_folder_are_said_not_read(tmp_path):
     assert len(loaded.entries) == 1
 
 
+def test_a_link_to_a_pipe_is_said_and_a_broken_link_is_read(tmp_path):
+    """The walk tells pipes from files by the folder's listing, not a stat a file: a link
+    to a pipe is still said (reading it would wait forever), a broken link still read, and
+    its error said."""
+    import os
+
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "to-pipe.yaml").symlink_to(tmp_path / "pipe")
+    (tmp_path / "broken.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    (tmp_path / "a.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    units = expand([str(tmp_path)])
+    assert [(u.kind, os.path.basename(u.path)) for u in units] == [("file", "a.yaml"), ("file", "broken.yaml"),
+                                                                   ("skipped", "to-pipe.yaml")]
+    loaded = load_units(units)
+    said = [(p.rule, os.path.basename(p.location.file)) for p in loaded.problems]
+    assert said == [("yaml-syntax", "broken.yaml"), ("input-skipped", "to-pipe.yaml")]
+    assert "No such file" in loaded.problems[0].message and "not a regular file" in loaded.problems[1].message
+
+
+def test_patterns_match_the_path_under_the_folder_given_however_it_is_written(tmp_path, monkeypatch):
+    """Paths made once a folder (absolute, and relative to the folder given) match as when
+    each file's were made alone."""
+    import os
+
+    for name in ("a.yaml", "deep/b.json", "deep/er/c.json", "skip/d.yaml"):
+        write(tmp_path, name, POD.format(name="x"))
+    monkeypatch.chdir(tmp_path)
+    for root in (".", "./", str(tmp_path), str(tmp_path) + "/"):
+        units = expand([root], exclude=("deep/*.json", "skip"))
+        assert sorted(os.path.relpath(u.path, tmp_path if os.path.isabs(u.path) else ".") for u in units) == [
+            "a.yaml"], root  # fnmatch: `*` crosses `/`
+
+
 def test_json_nested_past_the_stack_is_a_syntax_finding(tmp_path):
     """json raised RecursionError (an internal error); libyaml says where it gives up."""
     path = tmp_path / "deep.json"
