@@ -72,6 +72,8 @@ def _found_sites(obj: Manifest, objects: ObjectSet, channels: bool) -> _Sites:
     found = []
     with listening() as heard:
         for site in pod_sites(obj):
+            if not site.claims:  # no pod claim, no device to release: 8,000 of a lint's 8,500 pods
+                continue
             entries = gpu_claim_entries(site, objects)
             if channels:
                 entries = entries + [e for e in site.claims if holds_channel(objects, site.owner.namespace, e)]
