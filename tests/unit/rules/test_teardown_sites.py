@@ -50,3 +50,16 @@ def test_a_pod_without_claims_is_not_asked_which_hold_gpus(monkeypatch):
     assert set(asked) == {"claimed"}
     judged = {(f.obj.name, f.rule) for f in result.findings if f.rule.startswith("teardown-")}
     assert ("claimed", "teardown-prestop") in judged and not any(name == "unclaimed" for name, _ in judged)
+
+
+def test_a_containers_server_is_found_once_for_the_teardown_rules(monkeypatch):
+    """Three teardown rules ask each GPU container which inference server it runs: found once
+    a container (ContainerSite.server), the same server each rule judges."""
+    from draguard.model import teardown as model_teardown
+
+    asked = []
+    real = model_teardown.server_of
+    monkeypatch.setattr(model_teardown, "server_of", lambda container: asked.append(container["name"]) or real(container))
+    result = lint_text("pods.yaml", CLAIMED, Config())
+    assert asked == ["server"]
+    assert any(f.rule == "teardown-drain-disabled" and "runs vLLM" in f.message for f in result.findings)
