@@ -73,7 +73,7 @@ def _gpu_claim_entries(site: PodSite, objects: ObjectSet) -> list[dict]:
 
 
 def uses_gpu(site: PodSite, objects: ObjectSet) -> bool:
-    if gpu_claim_entries(site, objects):
+    if site.claims and gpu_claim_entries(site, objects):  # most pods have no claim: nothing to look up or keep
         return True
     for c in site.containers:
         if any(True for _ in legacy_resources(c.resources, c.gpu_aliases)) or any(True for _ in device_env(c)):

@@ -8,6 +8,7 @@ Each is computed once (every rule asks again, and the data never changes after l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from ..core.cached import cached
 
 from ..core.location import Path, format_path
@@ -16,6 +17,9 @@ from ..sources.yamlpos import path_of
 from .manifest import Manifest
 from .values import Yaml, YamlList, YamlMap
 from .workloads import resolve, workload_for
+
+if TYPE_CHECKING:
+    from ..core.servers import Server
 
 #: terminationGracePeriodSeconds when a pod does not set it (core/v1 API default).
 DEFAULT_GRACE_SECONDS = 30
@@ -115,6 +119,14 @@ class ContainerSite:
     @cached
     def pre_stop(self) -> YamlMap | None:
         return pre_stop_of(self.container)
+
+    @cached
+    def server(self) -> Server | None:
+        """The inference server it runs (model.teardown.server_of), found once a container:
+        three teardown rules ask it of the same containers (18,000 times a lint of 20,000)."""
+        from .teardown import server_of  # model.teardown reads this module
+
+        return server_of(self.container)
 
 
 @dataclass

@@ -163,3 +163,20 @@ def test_a_process_reads_each_shape_once(cache, monkeypatch):
         again = builtin_funnels.builtin_funnel(request, name, None, "1.35", {}, lambda: computed)
         assert again.request == name and again.stages == computed.stages
     assert len(reads) == 1 and first == computed
+
+
+def test_a_process_makes_each_shape_once(cache, monkeypatch):
+    """The entry read is made a funnel once a shape; each request gets it under its own name,
+    the first one's name untouched by the later ones."""
+    made = []
+    real = builtin_funnels.RequestExplanation.from_json
+    monkeypatch.setattr(builtin_funnels.RequestExplanation, "from_json",
+                        staticmethod(lambda name, data: made.append(name) or real(name, data)))
+    request = request_of()
+    first, computed = funnel(request)
+    made.clear()
+    named = [builtin_funnels.builtin_funnel(request, name, None, "1.35", {}, lambda: computed) for name in ("a", "b")]
+    assert made == []
+    assert [f.request for f in (first, *named)] == ["gpu", "a", "b"]
+    assert all(f.stages == computed.stages and f.text() == computed.text().replace("'gpu'", f"'{f.request}'")
+               for f in named)

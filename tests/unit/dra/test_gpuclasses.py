@@ -55,3 +55,27 @@ def test_a_class_is_read_once_a_run_however_many_pods_ask(monkeypatch):
     result = Run(Config(), Inputs.objects([template, *pods])).findings()
     assert {f.obj.name for f in result.findings if f.rule == "teardown-prestop"} == {f"p{i}" for i in range(5)}
     assert read.count("gpu.nvidia.com") == 1
+
+
+def test_a_pod_without_claims_uses_a_gpu_without_a_claim_lookup(monkeypatch):
+    """uses_gpu of a pod with no pod claims (most pods of a large lint) reads its containers
+    only: no claim lookup, nothing kept in the set; a pod with a GPU claim is still found by it."""
+    from draguard.dra import gpuclasses
+    from draguard.model.pods import pod_sites
+
+    asked = []
+    real = gpuclasses.gpu_claim_entries
+    monkeypatch.setattr(gpuclasses, "gpu_claim_entries", lambda site, objects: asked.append(site) or real(site, objects))
+    legacy = Manifest.from_data({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "legacy"}, "spec": {
+        "containers": [{"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+    plain = Manifest.from_data({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "plain"},
+                                "spec": {"containers": [{"name": "c", "image": "x"}]}})
+    claimed = Manifest.from_data({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "claimed"}, "spec": {
+        "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}],
+        "containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}]}})
+    gpu_claim = Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                                    "metadata": {"name": "gpu"}, "spec": {"devices": {"requests": [
+                                        {"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}})
+    objects = ObjectSet([legacy, plain, claimed, gpu_claim])
+    assert [gpuclasses.uses_gpu(pod_sites(pod)[0], objects) for pod in (legacy, plain, claimed)] == [True, False, True]
+    assert [site.owner.name for site in asked] == ["claimed"]
