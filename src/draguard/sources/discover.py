@@ -278,7 +278,7 @@ def _special_files(folder: str) -> set[str]:
     """The names in `folder` of pipes, sockets and devices: reading a pipe would wait for a
     writer forever. A broken link is read, and its error said. The folder's listing says
     which entries are regular files without a stat each; only the others are looked at."""
-    special = set()
+    special: set[str] = set()
     try:
         entries = list(os.scandir(folder))
     except OSError:
