@@ -262,3 +262,58 @@ def test_json_parts_shared_by_findings_are_encoded_once_and_only_for_the_same_pa
     assert [f["object"]["namespace"] for f in written["findings"]] == [f"ns{n % 3}" for n in range(len(values))]
     whole = json.dumps(json_report.document(result), indent=2, ensure_ascii=False)
     assert json_report.render(result) == whole + "\n"
+
+
+GRACE_POD = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: mig-1g}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: mig.nvidia.com}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: inference}
+spec:
+GRACE
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: mig-1g}
+  containers:
+  - name: server
+    image: vllm/vllm-openai
+    args: [--shutdown-timeout, '30']
+    resources: {claims: [{name: gpu}]}
+    lifecycle: {preStop: {exec: {command: [sh, -c, sleep 10]}}}
+"""
+
+
+def _grace_fixes(cli, tmp_path, grace: str) -> list:
+    path = tmp_path / "pod.yaml"
+    path.write_text(GRACE_POD.replace("GRACE\n", grace))
+    sarif = cli("lint", path, "--no-config", "-f", "sarif").json
+    [result] = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "teardown-grace-period"]
+    return [x["insertedContent"]["text"] for fix in result.get("fixes", []) for change in fix["artifactChanges"]
+            for x in change["replacements"]]
+
+
+def test_a_fix_that_sets_a_key_the_document_does_not_write_is_not_composed_for(cli, tmp_path, monkeypatch):
+    """A set of a key that is not there has no scalar to replace (no SARIF fix): told from
+    the text, without composing the document (most of the SARIF report's cost beyond text)."""
+    from draguard.sources import spans
+
+    def refuse(*_):
+        raise AssertionError("composed")
+
+    monkeypatch.setattr(spans, "document_node", refuse)
+    assert _grace_fixes(cli, tmp_path, "") == []
+
+
+def test_a_key_spelled_with_an_escape_still_gets_its_fix(cli, tmp_path):
+    """The text test says 'not there' only where the key can be spelled one way: written with
+    an escape in double quotes, the key is there, and the fix maps onto its value."""
+    assert _grace_fixes(cli, tmp_path, '  "\\x74erminationGracePeriodSeconds": 45\n') == ["60"]
+    assert _grace_fixes(cli, tmp_path, "  terminationGracePeriodSeconds: 45\n") == ["60"]
