@@ -3,6 +3,8 @@ rendered findings map to, the config file)."""
 
 from __future__ import annotations
 
+from ..sources.yamlpos import has_directive
+
 
 class SourceLines:
     def __init__(self, sources):
@@ -77,7 +79,7 @@ class SourceLines:
         if self._composed[0] == (file, document):
             return self._composed[1]
         text = self.text(file)
-        span = self.document_span(file, document) if text is not None and not _directives(text) else None
+        span = self.document_span(file, document) if text is not None and not has_directive(text) else None
         if span is not None:
             from ..sources.spans import document_node
 
@@ -106,11 +108,6 @@ class SourceLines:
 
 #: the loaded sources whose lines SourceLines holds at once (_split)
 _RECENT_FILES = 8
-
-
-def _directives(text: str) -> bool:
-    """Whether `text` may hold a `%` directive (a line starting with `%`)."""
-    return "%" in text and (text.startswith("%") or "\n%" in text)
 
 
 def _line_starts(text: str, lines: tuple[int, ...]) -> list[int]:

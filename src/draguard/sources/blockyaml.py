@@ -28,7 +28,7 @@ from sys import intern
 from yaml.nodes import ScalarNode
 
 from .yamlpos import (_FLOAT, _INT, _STR, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader, _scalar,
-                      _sealed, _short)
+                      _sealed, _short, has_directive)
 
 #: what libyaml's path reads on its own: a generator of a slice's documents that adds its
 #: problems to the list given and returns True where a syntax error ended the stream
@@ -559,7 +559,7 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
     """yamlpos.stream_documents' documents: each read here, or by `libyaml` (its reader of a
     text, yamlpos._libyaml_documents) where this reader is unsure. Returns True where a
     syntax error ended the stream."""
-    if not _line_safe(text) or text[:1] == "%" or "\n%" in text:
+    if not _line_safe(text) or has_directive(text):
         return (yield from libyaml(text, problems, limits, root_path, line_offset, paths))
     index = 0
     start, first_line = 0, 0  # offset and 0-based line of a part: text up to the next `---` line

@@ -19,7 +19,7 @@ from .lists import may_hold_lists, span_text, split_lists
 from .options import RenderOptions
 from .reread import Reread
 from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, Paths, YMap, YSeq, parse_stream,
-                      parse_stream_remembered, split_documents, stream_documents)
+                      has_directive, parse_stream_remembered, split_documents, stream_documents)
 
 _TEMPLATE_MARK = re.compile(r"\{\{")
 _COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
@@ -255,10 +255,7 @@ def _trees_shed(text: str, limits: Limits) -> bool:
     (sources.reread): a text past `limits.tree_bytes`, without directives (a `%TAG` changes
     what the tags of every document after it mean: a document is not parsed alone as it was
     in the stream)."""
-    return limits.tree_bytes is not None and len(text) > limits.tree_bytes and not _DIRECTIVE.search(text)
-
-
-_DIRECTIVE = re.compile(r"^%", re.MULTILINE)
+    return limits.tree_bytes is not None and len(text) > limits.tree_bytes and not has_directive(text)
 
 
 def _load_shedding(source: Source, loaded: Loaded, limits: Limits, locate) -> bool:

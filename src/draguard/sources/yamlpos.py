@@ -388,6 +388,13 @@ def parse_stream(text: str, limits: Limits = DEFAULT_LIMITS, root_path: tuple = 
     return list(stream_documents(text, problems, limits, root_path, line_offset, paths)), problems
 
 
+def has_directive(text: str) -> bool:
+    """Whether `text` holds a line that starts with `%`: a YAML directive (`%YAML`, `%TAG`),
+    which changes how the documents after it read, so that none is read, cut out or parsed
+    again alone. Two `in` tests, not a multi-line expression, which tries every character."""
+    return "%" in text and (text[:1] == "%" or "\n%" in text)
+
+
 def stream_documents(text: str, problems: list[ParseProblem], limits: Limits = DEFAULT_LIMITS, root_path: tuple = (),
                      line_offset: int = 0, paths: Paths | None = None) -> Iterator[Document]:
     """parse_stream's documents one at a time, its problems added to `problems` as they are
