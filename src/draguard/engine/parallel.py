@@ -251,7 +251,7 @@ class _Part:
         for source in result.sources:
             # its lines, split for the pieces, are sent as its text alone: as a list of lines they
             # doubled what crossed the pipe, and reading them back cost 20 times the text's time
-            source._lines = None
+            source.drop_lines()
 
         def tagged(found: list[Finding], pieces: list) -> list[tuple[int | None, Finding, object]]:
             numbers = [None if f.judged is None else number[id(f.judged)] for f in found]

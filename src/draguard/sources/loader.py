@@ -74,6 +74,10 @@ class Source:
         """Whether `lines` was asked for (and is kept)."""
         return self._lines is not None
 
+    def drop_lines(self) -> None:
+        """Forget the lines `lines` kept (they are split again when asked)."""
+        self._lines = None
+
     def split_lines(self) -> list[str]:
         """The text's lines as `lines` has them, split again and not kept: a report that
         reads each file's once (report.lines) holds only the file it is at."""
