@@ -17,7 +17,7 @@ from .. import __version__
 from ..core.finding import Severity
 from ..core.fixes import Op
 from ..rules.custom import catalog
-from ..sources.spans import scalar_text, text_replacement
+from ..sources.spans import may_map, text_replacement
 from .lines import SourceLines
 from .pieces import each, made_in_part, shown
 from .prose import paragraph, with_help
@@ -87,7 +87,7 @@ def _fixes(finding, artifact: dict, lines: SourceLines) -> list | None:
     a scalar, a removal: sources.spans.text_replacement); the document is composed only
     for a fix whose edits all may."""
     fix, document = finding.fix, finding.location.document
-    if fix is None or document is None or not all(_may_map(edit) for edit in fix.edits) \
+    if fix is None or document is None or not all(may_map(edit) for edit in fix.edits) \
             or _key_not_written(finding.file, document, fix.edits, lines):
         return None
     found = lines.document(finding.file, document)
@@ -126,11 +126,6 @@ def _key_not_written(file: str, document: int, edits, lines: SourceLines) -> boo
 
 #: a key a document can write only as itself (_key_not_written)
 _SPELLED_ONE_WAY = re.compile(r"[^\s'\"\\]+")
-
-
-def _may_map(edit) -> bool:
-    """Whether text_replacement may map `edit` (it maps no other)."""
-    return edit.op is Op.REMOVE or edit.op is Op.SET and scalar_text(edit.value) is not None
 
 
 class _Piece:

@@ -163,6 +163,12 @@ def _rest_of_line_blank(text: str, index: int) -> bool:
     return not rest.strip() or rest.lstrip().startswith("#")
 
 
+def may_map(edit: Edit) -> bool:
+    """Whether text_replacement may map `edit`, told before composing (it maps no other): a
+    removal, or a set of a value written as one scalar token."""
+    return edit.op is Op.REMOVE or edit.op is Op.SET and scalar_text(edit.value) is not None
+
+
 def text_replacement(text: str, document: int, edit: Edit, nodes: list | None = None) -> Replacement | None:
     """The edit as a replacement of a region of `text`, when it maps to one exactly: setting a
     scalar that is there (its token is replaced), or removing a block-style entry that has
