@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from itertools import groupby
 from typing import NamedTuple
 
@@ -30,10 +30,12 @@ try:  # libyaml's emitter where PyYAML has it
 except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
     from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]  # CSafeDumper's pure-Python twin
 
+from ..core.cached import cached
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import has_directive, parse_stream_remembered
 from .block_yaml import block_yaml
+from .located import LocatedMapping, Unlocated, located_root
 
 
 class NotSpliceable(Exception):
@@ -126,11 +128,20 @@ def apply_fixes(text: str, planned: list[tuple[int, tuple]], changes: Changes | 
         return _verified(*_spliced(text, planned, starts, style, False), before, expected, changes)
 
 
-def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list) -> tuple[str, list]:
+def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list,
+                 trees: dict | None = None) -> tuple[str, list]:
     """apply_fixes without the parse: (the new text, the replacements made in order), for a
-    caller that verifies it (fix.rewrite). `lines`: the line each document of `text` starts on."""
+    caller that verifies it (fix.rewrite). `lines`: the line each document of `text` starts on.
+    `trees`: document -> its block-read root (yamlpos.BlockMap), where the caller holds it:
+    its fixes are located on it (fix.located), not on the document composed again, unless it
+    cannot say where something is."""
     starts = _document_starts(text, lines, {document for document, _ in planned})
     style = TextStyle.of(text)
+    if trees:
+        try:
+            return _spliced(text, planned, starts, style, True, trees)
+        except (NotSpliceable, Unlocated):
+            pass  # composed, as without the trees
     try:
         return _spliced(text, planned, starts, style, True)
     except NotSpliceable:
@@ -197,14 +208,16 @@ def _json_values(text: str) -> bool:
     return True
 
 
-def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together: bool) -> tuple[str, list]:
+def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together: bool,
+             trees: dict | None = None) -> tuple[str, list]:
     """(the text with every planned fix spliced in, the replacements made in order). Each
     document is spliced on its own piece of the text (`_document_starts`) and the text joined
     once at the end: splicing a piece that ran to the text's end, and joining the whole text
     again after each document, copied the rest of the text per document, quadratic in a
     stream of many documents with a fix each (fixing a 1 MB stream of 3,432 pods: 44 s CPU, 24 s after). The
     documents come last first (as the callers plan them), so a replacement's position in the
-    text as it was then is its position in the text as read."""
+    text as it was then is its position in the text as read. `trees`: as splice_fixes', for
+    the documents spliced together on a piece of their own."""
     steps: list = []
     done: list[str] = []  # the spliced pieces and the text between them, from the text's end
     boundary = len(text)  # where the text already spliced (done) begins
@@ -216,7 +229,8 @@ def _spliced(text: str, planned: list, starts: dict, style: TextStyle, together:
         segment = text[base:end]
         fixes = [edits for _, edits in group]
         if together:
-            segment = _splice_together(segment, base, number, fixes, style, steps)
+            tree = trees.get(document) if trees and document in starts else None
+            segment = _splice_together(segment, base, number, fixes, style, steps, tree)
         else:
             for edits in fixes:
                 segment = _splice_fix(segment, base, number, edits, style, steps)
@@ -263,7 +277,8 @@ def _splice_fix(segment: str, base: int, document: int, edits, style: TextStyle,
     return segment
 
 
-def _splice_together(segment: str, base: int, document: int, fixes: list, style: TextStyle, steps: list) -> str:
+def _splice_together(segment: str, base: int, document: int, fixes: list, style: TextStyle, steps: list,
+                     tree=None) -> str:
     """One document's fixes located on one composition of it and applied from the last
     replacement to the first, so that none moves another. Insertions at one point (after the
     last line of nested collections) go deepest first, then in edit order, and before lines
@@ -271,8 +286,8 @@ def _splice_together(segment: str, base: int, document: int, fixes: list, style:
     document (a later fix's first, as apply_edits orders them), after anything else inserted
     there. NotSpliceable when two replacements overlap, or when an edit needs what an earlier
     one makes (the caller then splices one by one). `segment`, `base`, `document`: as for
-    _splice_fix."""
-    doc = _Document(segment, document, style)
+    _splice_fix; `tree`: the document's block-read root, to locate the edits on."""
+    doc = _Document(segment, document, style, tree)
     found: list[Replacement] = []
     added: list = []  # the documents the fixes add, in order
     for edits in fixes:
@@ -329,11 +344,15 @@ def _splice(doc: "_Document", edit: Edit) -> Replacement:
 # --- the document an edit goes into ----------------------------------------------------------
 
 class _Document:
-    """One document of the text, composed once for the edits located on it."""
+    """One document of the text, composed once for the edits located on it, or its nodes
+    found from its block-read tree (`tree`, the document alone in `text`: fix.located)."""
 
-    def __init__(self, text: str, index: int, style: TextStyle):
+    def __init__(self, text: str, index: int, style: TextStyle, tree=None):
         self.text, self.newline, self.json_file = text, style.newline, style.json
         self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
+        if tree is not None:
+            self.root = located_root(tree, text)
+            return  # the block reader reads no alias
         self.root = _composed(text, index) if len(text) <= _KEPT_TEXT else document_node(text, index)
         if self.root is None:
             raise NotSpliceable(f"document {index} is not there to edit")
@@ -347,8 +366,12 @@ class _Document:
         if not path:
             return None
         if path not in self.entries:
-            parent = self.node(path[:-1])
-            self.entries[path] = child(parent, path[-1]) if parent is not None else None
+            parent, part = self.node(path[:-1]), path[-1]
+            if parent.__class__ is LocatedMapping and isinstance(part, str):
+                found = parent.entry(part)  # one entry made, not the mapping's
+                self.entries[path] = Entry(*found, parent.flow_style) if found is not None else None
+            else:
+                self.entries[path] = child(parent, part) if parent is not None else None
         return self.entries[path]
 
     def node(self, path: tuple):
@@ -357,7 +380,7 @@ class _Document:
         entry = self.entry(path)
         return entry.value_node if entry is not None else None
 
-    @cached_property
+    @cached
     def indented_sequences(self) -> bool:
         """Whether the document indents block sequences under their key; the first such pair decides."""
         stack = [self.root]
@@ -373,7 +396,7 @@ class _Document:
                 stack.extend(node.value)
         return False
 
-    @cached_property
+    @cached
     def indent_step(self) -> int:
         """How far the document indents a block mapping under its key (2 to 9, as the emitter
         can write it); the first nested block mapping decides, 2 when there is none."""
@@ -414,7 +437,7 @@ class _Document:
         """Block YAML in the document's sequence style."""
         return _block_yaml(value, self.indented_sequences, self.indent_step)
 
-    @cached_property
+    @cached
     def json(self) -> bool:
         """Whether the document is written as JSON (its root a flow mapping): what goes into
         it is written as JSON too, so that JSON tools still read the file."""
@@ -606,13 +629,13 @@ def _remove(doc: _Document, path: tuple, keeps_parent: bool = False) -> Replacem
         return _set(doc, path[:-1], [] if isinstance(parent, SequenceNode) else {})
     if entry.flow:
         return _remove_flow(doc.text, entry)
-    first = entry.key.start if entry.key is not None else entry.value.start
-    start = doc.line_start(first.index)
-    prefix = doc.text[start:first.index].strip()
+    first = (entry.key_node if entry.key_node is not None else entry.value_node).start_mark.index
+    start = doc.line_start(first)
+    prefix = doc.text[start:first].strip()
     last = content_end(entry.value_node, doc.text)
-    if prefix == "-" and entry.key is not None:
+    if prefix == "-" and entry.key_node is not None:
         return _remove_first_key(doc, parent, path[-1])
-    if prefix != ("" if entry.key is not None else "-") or not doc.ends_line(last):
+    if prefix != ("" if entry.key_node is not None else "-") or not doc.ends_line(last):
         raise NotSpliceable("the entry shares its lines with others")
     return Replacement(start, doc.after_line(last), "")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from html import escape
+from typing import Any
 
 from ..core.finding import Finding
 from .lines import SourceLines
@@ -123,10 +124,27 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
         return ""
     start, end, line = span
     try:
-        fixed, steps = splice_fixes(text[start:end], [(0, fix.edits)], [1])
+        fixed, steps = splice_fixes(text[start:end], [(0, fix.edits)], [1], _block_read(f, line))
     except (NotSpliceable, EditError):
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in fix.edits)
     return splice_diff(f.file, text, start, end, fixed, steps, line)
+
+
+def _block_read(f: Finding, line: int) -> dict | None:
+    """{0: the block-read root of the finding's document} where the object judged is that
+    document, its tree held and read by sources.blockyaml from the file's own lines (no
+    chart's or List's positions, no tree let go and parsed again), starting on `line`: the
+    splice locates the fix on it (fix.located) instead of composing the document again."""
+    from ..sources.yamlpos import BlockMap
+
+    judged: Any = f.judged  # a model.manifest.Manifest
+    if judged is None or judged.reread is not None or judged.locate is not None \
+            or judged.item is not None or judged.document != f.location.document \
+            or judged.source.display != f.file:
+        return None
+    data = judged.data
+    mark = data.mark if data.__class__ is BlockMap else None
+    return {0: data} if mark is not None and mark[0] == line else None
 
 
 _ADD, _DEL, _END = '<span class="add">', '<span class="del">', "</span>"

@@ -27,8 +27,8 @@ from sys import intern
 
 from yaml.nodes import ScalarNode
 
-from .yamlpos import (_FLOAT, _INT, _STR, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader, _scalar,
-                      _sealed, _short, has_directive)
+from .yamlpos import (_FLOAT, _INT, _STR, BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader,
+                      _scalar, _sealed, _short, has_directive)
 
 #: what libyaml's path reads on its own: a generator of a slice's documents that adds its
 #: problems to the list given and returns True where a syntax error ended the stream
@@ -131,7 +131,7 @@ def _decoded(text: str, double: bool) -> str:
     return _unescape(text) if double else text.replace("''", "'")
 
 
-def _closing(text: str, quote: str) -> int:
+def closing(text: str, quote: str) -> int:
     """Where the quoted scalar opening `text` closes (-1: not in `text`); a line of a
     scalar over lines is looked for alone, after its quote (a quote at a line's start
     cannot be escaped by what ends the line before)."""
@@ -188,7 +188,7 @@ def _folded(content: str, double: bool) -> str:
 
 def _one_line(text: str) -> tuple[str, str]:
     """(value, what follows) of a quoted scalar closed on its line."""
-    end = _closing(text, text[0])
+    end = closing(text, text[0])
     if end < 0:
         raise _Unsure
     return _decoded(text[1:end], text[0] == '"'), text[end + 1:]
@@ -222,6 +222,7 @@ class _Reader:
         self.offset = line_offset
         self.count = 0
         self.problems: list[ParseProblem] = []
+        self.dropped_any = False  # a live object's managedFields read and left out of the tree
 
     def node(self, k: int, col: int, text: str, path: tuple, indent: int):
         """(value, next content line) of the node whose text starts at column `col` of line `k`."""
@@ -281,7 +282,7 @@ class _Reader:
 
     def quoted(self, k: int, text: str, indent: int) -> tuple[str, str, int]:
         """(value, what follows it on its last line, next content line) of a quoted scalar."""
-        end = _closing(text, text[0])
+        end = closing(text, text[0])
         if end >= 0:
             return _one_line(text) + (k + 1,)
         body, at = self.body, self.nums[k] - self.base
@@ -296,7 +297,7 @@ class _Reader:
                 raise _Unsure  # not indented past its block
             lines.append(raw)
             if quote in line:  # looked for in this line alone: a long scalar is read once
-                end = _closing(quote + raw, quote) - 1
+                end = closing(quote + raw, quote) - 1
         text = "\n".join(lines)
         end += len(text) - len(raw)
         return _folded(text[1:end], quote == '"'), text[end + 1:], bisect_right(self.nums, self.base + at)
@@ -378,7 +379,7 @@ class _Reader:
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
         it, sharing no path and saying no problem of it."""
         shared, problems = self.shared, len(self.problems)
-        self.shared = Paths().shared
+        self.shared, self.dropped_any = Paths().shared, True
         try:
             return read(*args)
         finally:
@@ -662,7 +663,9 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
     data, k = reader.node(0, cols[0], texts[0], root_path, -1)
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
+    if data.__class__ is YMap and not reader.problems and not reader.dropped_any:
+        data.__class__ = BlockMap  # the tree is the text's, key for key
     doc = Document(0, data, nums[0], end_line, reader.problems)
-    if cols[0] == 0 and data.__class__ is YMap:
+    if cols[0] == 0 and isinstance(data, YMap):
         doc.span = (begin, end_index)
     return doc

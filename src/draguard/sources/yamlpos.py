@@ -104,6 +104,14 @@ class YMap(_Placed, dict):
         return m[2:] if m is not None else self.mark
 
 
+class BlockMap(YMap):
+    """A document's root mapping that sources.blockyaml read whole from its lines: every key
+    of its text is in it, in order, at its place (no live object's managedFields dropped, no
+    key repeated), so the nodes of its text can be found from it (fix.located)."""
+
+    __slots__ = ()
+
+
 class YSeq(_Placed, list):
     """A sequence that knows where it is, where each item is (`item_mark`), and its path."""
 

@@ -69,9 +69,9 @@ def test_each_document_is_composed_on_its_own_piece(monkeypatch):
     composed: list[int] = []
     document = splice._Document
 
-    def counted(segment, index, style):
+    def counted(segment, index, style, tree=None):
         composed.append(len(segment))
-        return document(segment, index, style)
+        return document(segment, index, style, tree)
     monkeypatch.setattr(splice, "_Document", counted)
     planned = [(n, (remove(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")),
                     append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"})))

@@ -99,3 +99,18 @@ def test_the_text_report_expands_tabs_in_the_excerpt_not_the_whole_line(monkeypa
     tabbed = lint_text("t.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
                        "    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\t# one GPU\n", Config())
     assert "      8 |     resources: {limits: {nvidia.com/gpu: 1}} # one GPU\n" in text.render(tabbed)
+
+
+def test_the_html_report_locates_block_style_fixes_on_the_judged_trees(composing, monkeypatch):
+    """Each fix of a block-style document is located on the tree its rule judged (fix.located),
+    not on the document composed again, and the report is the same as composed."""
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p{0}\nspec:\n  hostIPC: true\n  containers:\n"
+           "  - name: c\n    image: x\n    resources:\n      limits:\n        nvidia.com/gpu: 1\n")
+    text = "---\n".join(pod.format(i) for i in range(20))
+    result = lint_text("many.yaml", text, Config())
+    assert sum(f.fix is not None for f in result.findings) >= 40
+    composed = composing()
+    located = html.render(result)
+    assert composed == []
+    monkeypatch.setattr(html, "_block_read", lambda *_: None)
+    assert html.render(result) == located and composed

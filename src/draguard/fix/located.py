@@ -1,0 +1,282 @@
+"""The nodes of a block-read document for the splice (fix.splice), found from the positioned
+tree the loader already built (sources.blockyaml, `yamlpos.BlockMap`), not by composing the
+document again with libyaml: composing was a third of the HTML report's fix diffs (docs/
+performance.md, ninth round).
+
+The tree holds where each key, value and item starts; these nodes are libyaml's composed
+nodes (yaml.nodes) for what the splice reads of them, made only for the collections an edit
+walks through, with each scalar's end found in the text when it is asked for (a plain scalar
+over lines, a quoted one, an item of a one-line flow sequence, `{}`). What the tree cannot
+answer for certain (the end of a block collection, which libyaml places at the next token)
+raises Unlocated, and the caller composes the document as before. tests/unit/fix/
+test_located.py compares the splices made on both with generated documents."""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+from bisect import bisect_right
+from itertools import accumulate
+
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from ..core.cached import cached
+from ..sources.blockyaml import closing
+from ..sources.yamlpos import YMap, YSeq
+
+_PAIR = struct.Struct("=2I")
+_QUAD = struct.Struct("=4I")
+_STR, _NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
+#: a scalar's tag by its value's type, as the composer resolves it (the splice asks only
+#: whether it is null)
+_TAGS = {type(None): _NULL, bool: "tag:yaml.org,2002:bool", int: "tag:yaml.org,2002:int",
+         float: "tag:yaml.org,2002:float", str: _STR}
+
+
+class Unlocated(Exception):
+    """The tree does not say where this is for certain: compose the document."""
+
+
+class Mark:
+    """Where a node starts or ends in the document's text, as yaml.Mark has it (0-based)."""
+
+    __slots__ = ("index", "line", "column")
+
+    def __init__(self, index: int, line: int, column: int):
+        self.index, self.line, self.column = index, line, column
+
+
+class _Text:
+    """The document's text and where each of its lines starts; `first`: the tree's number
+    of its first line."""
+
+    __slots__ = ("text", "first", "starts")
+
+    def __init__(self, text: str, first: int):
+        self.text, self.first = text, first
+        # each line's end, a last line without a line break included (the block reader's
+        # texts break lines at "\n" only)
+        self.starts = [0, *accumulate(map(len, (text + "\n").splitlines(True)))]
+
+    def mark(self, line: int, column: int) -> Mark:
+        """The tree's 1-based (line, column) in the text."""
+        local = line - self.first
+        if not 0 <= local < len(self.starts) - 1:
+            raise Unlocated("a position outside the document's text")
+        return Mark(self.starts[local] + column - 1, local, column - 1)
+
+    def mark_at(self, index: int) -> Mark:
+        line = bisect_right(self.starts, index) - 1
+        return Mark(index, line, index - self.starts[line])
+
+
+def located_root(tree, text: str) -> MappingNode:
+    """The root node of the document `text` holds from its first line on, as composing it
+    would give it, from its block-read root mapping `tree`. The last one is kept: the
+    fixes of one document come one after another (an HTML report splices each finding's
+    alone: 4,403 fixes on 2,176 documents of the 2,125-file tree), and what its nodes found
+    serves the next."""
+    if _last[0] is tree and _last[1] == text:
+        return _last[2]
+    root = LocatedMapping(tree, _Text(text, tree.mark[0]), *tree.mark)
+    _last[:] = tree, text, root
+    return root
+
+
+_last: list = [None, None, None]  # the tree, the text and the root located_root made last
+
+
+def _node(value, at: _Text, line: int, column: int, indent: int, flow: bool):
+    """The node of a value of the tree at the tree's (`line`, `column`); `indent`: the
+    0-based column of the block it is in (a plain scalar goes on over the lines indented
+    past it); `flow`: an item of a flow sequence."""
+    if value.__class__ is YMap:
+        return LocatedMapping(value, at, line, column)
+    if value.__class__ is YSeq:
+        return _Sequence(value, at, line, column)
+    return _Scalar(value, at, line, column, indent, flow)
+
+
+class _Placed:
+    """A node's start, made when first read from the tree's (line, column)."""
+
+    at: _Text
+    place: tuple[int, int]
+
+    @cached
+    def start_mark(self) -> Mark:
+        return self.at.mark(*self.place)
+
+
+class _Made(Sequence):
+    """A collection's entries (a composed node's `value`), each made when first read: the
+    splice reads a few of a mapping (its first key's column, its last entry's end)."""
+
+    __slots__ = ("made", "make")
+
+    def __init__(self, count: int, make: Callable[[int], object]):
+        self.made: list = [None] * count
+        self.make = make
+
+    def __len__(self) -> int:
+        return len(self.made)
+
+    def __getitem__(self, index):  # an index, no slice: the splice takes none
+        found = self.made[index]
+        if found is None:
+            found = self.made[index] = self.make(index % len(self.made))
+        return found
+
+
+class LocatedMapping(_Placed, MappingNode):  # type: ignore[misc]  # start_mark made when read
+    """A block mapping, or `{}` (the block reader reads no other flow mapping, and no block
+    mapping is empty)."""
+
+    tag = "tag:yaml.org,2002:map"
+
+    def __init__(self, tree, at: _Text, line: int, column: int):  # pylint: disable=super-init-not-called
+        self.tree, self.at, self.place, self.flow_style = tree, at, (line, column), not tree
+
+    @cached
+    def keys(self) -> list:
+        return list(self.tree)
+
+    @cached
+    def value(self) -> _Made:
+        return _Made(len(self.tree), self._pair)
+
+    def _pair(self, index: int) -> tuple:
+        key, tree, at = self.keys[index], self.tree, self.at
+        kl, kc, vl, vc = _QUAD.unpack_from(tree.marks, _PAIR.size + index * _QUAD.size)
+        return _Key(key, at, kl, kc), _node(tree[key], at, vl, vc, self.place[1] - 1, False)
+
+    def entry(self, key: str) -> tuple[ScalarNode, Any] | None:
+        """(key node, value node) of `key`, None where the mapping has none (spans.child's
+        answer, without a look at every key)."""
+        return self.value[self.keys.index(key)] if key in self.tree else None
+
+    @property
+    def end_mark(self) -> Mark:  # type: ignore[override]  # found when read, or Unlocated
+        if self.flow_style:
+            return self.at.mark_at(self.start_mark.index + 2)
+        raise Unlocated("where a block mapping ends")
+
+
+class _Sequence(_Placed, SequenceNode):  # type: ignore[misc]  # start_mark made when read
+    """A block sequence, or a flow sequence of scalars on one line."""
+
+    tag = "tag:yaml.org,2002:seq"
+
+    def __init__(self, tree, at: _Text, line: int, column: int):  # pylint: disable=super-init-not-called
+        self.tree, self.at, self.place = tree, at, (line, column)
+
+    @cached
+    def flow_style(self) -> bool:
+        return self.at.text.startswith("[", self.start_mark.index)
+
+    @cached
+    def value(self) -> _Made:
+        return _Made(len(self.tree), self._item)
+
+    def _item(self, index: int):
+        line, column = _PAIR.unpack_from(self.tree.marks, _PAIR.size * (index + 1))
+        return _node(self.tree[index], self.at, line, column, self.place[1] - 1, self.flow_style)
+
+    @property
+    def end_mark(self) -> Mark:  # type: ignore[override]  # found when read, or Unlocated
+        if self.flow_style:
+            text = self.at.text
+            after = self.value[-1].end_mark.index if self.tree else self.start_mark.index + 1
+            return self.at.mark_at(text.index("]", after) + 1)
+        raise Unlocated("where a block sequence ends")
+
+
+class _Key(_Placed, ScalarNode):
+    """A mapping key: plain, or quoted on its line."""
+
+    tag = _STR
+
+    def __init__(self, key, at: _Text, line: int, column: int):  # pylint: disable=super-init-not-called
+        if not isinstance(key, str):
+            raise Unlocated("a key that is not a string")
+        self.value, self.at, self.place = key, at, (line, column)
+
+    @cached
+    def start_mark(self) -> Mark:
+        """Its place, where the text has it (a tree of another text is not located on)."""
+        mark = self.at.mark(*self.place)
+        text, key = self.at.text, self.value
+        plain = text.startswith(key, mark.index) and text.startswith(":", mark.index + len(key))
+        if not plain and text[mark.index:mark.index + 1] not in ("'", '"'):
+            raise Unlocated("the tree's key is not at its place in the text")
+        return mark
+
+    @cached
+    def style(self) -> str:
+        first = self.at.text[self.start_mark.index:self.start_mark.index + 1]
+        return first if first == "'" or first == '"' else ""
+
+    @cached
+    def end_mark(self) -> Mark:
+        start = self.start_mark
+        style = self.style
+        end = _scalar_end(self.at.text, start.index, style, 0, False) if style else start.index + len(self.value)
+        return Mark(end, start.line, start.column + end - start.index)
+
+
+class _Scalar(_Placed, ScalarNode):  # type: ignore[misc]  # start_mark made when read
+    """A scalar, its end and style found in the text when asked for."""
+
+    def __init__(self, data, at: _Text, line: int, column: int, indent: int, flow: bool):  # pylint: disable=super-init-not-called
+        self.data, self.at, self.place, self.indent, self.flow = data, at, (line, column), indent, flow
+        self.tag = _TAGS.get(type(data), "tag:yaml.org,2002:timestamp")
+
+    @cached
+    def style(self) -> str:
+        first = self.at.text[self.start_mark.index:self.start_mark.index + 1]
+        return first if first == "'" or first == '"' else ""
+
+    @cached
+    def value(self) -> str:
+        """The scalar's text (a quoted one's value; a plain one over lines as written, not
+        folded: the splice asks only whether it is empty)."""
+        if self.style:
+            return self.data
+        return self.at.text[self.start_mark.index:self.end_mark.index]
+
+    @cached
+    def end_mark(self) -> Mark:
+        return self.at.mark_at(_scalar_end(self.at.text, self.start_mark.index, self.style, self.indent, self.flow))
+
+
+def _scalar_end(text: str, start: int, style: str, indent: int, flow: bool) -> int:
+    """Where the scalar starting at `start` ends, as libyaml's scanner ends its token."""
+    line_end = text.find("\n", start)
+    line_end = len(text) if line_end < 0 else line_end
+    if style:
+        end = closing(text[start:line_end], style)
+        return start + (end if end >= 0 else closing(text[start:], style)) + 1
+    if flow:  # an item of a one-line flow sequence: plain, up to the next `,` or `]`
+        stop = min(found for found in (text.find(",", start, line_end), text.find("]", start, line_end), line_end)
+                   if found >= 0)
+        return start + len(text[start:stop].rstrip(" "))
+    cut = text.find(" #", start, line_end)
+    if cut >= 0:  # a comment ends it on its first line
+        return start + len(text[start:cut].rstrip(" "))
+    end = start + len(text[start:line_end].rstrip(" "))
+    at = line_end + 1
+    while at < len(text):  # its lines go on while they are indented past its block
+        following = text.find("\n", at)
+        following = len(text) if following < 0 else following
+        line = text[at:following]
+        content = line.lstrip(" ")
+        if content:
+            if content[0] == "#" or len(line) - len(content) <= indent:
+                break  # the block reader read no comment line within a scalar
+            cut = content.find(" #")
+            if cut >= 0:
+                return following - len(content) + len(content[:cut].rstrip(" "))
+            end = at + len(line.rstrip(" "))
+        at = following + 1
+    return end

@@ -1,0 +1,256 @@
+"""fix.located: a block-read document's fixes located on the tree the loader built (what the
+HTML report does with the tree its rule judged) make the same replacements as on the document
+composed again. Generated streams are written in many ways (indentation steps, sequences
+indented or not, comments and blank lines, quoted keys and values, plain and quoted scalars
+over lines, nulls written three ways, one-line flow sequences, `{}`, trailing spaces), each
+document cut out as the report cuts it and fixed with generated sets, appends, removals and
+added documents; the splice located on the tree is compared with the composed one, and must
+have been made without composing on a floor of cases (it cannot pass by always falling back)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import yaml
+
+import draguard.fix.splice as splice
+from draguard.core.fixes import EditError, append, remove, set_value
+from draguard.fix.located import Unlocated
+from draguard.fix.splice import NotSpliceable, TextStyle, fixed_documents, parse, splice_fixes
+from draguard.sources.yamlpos import BlockMap, YMap, parse_stream_remembered
+
+from .test_hunks import _edits
+
+NAMES = ["name", "image", "limits", "claims", "gpu", "memory", "a", "b", "nvidia.com/gpu", "x-y"]
+STRINGS = ["gpu", "1", "8Gi", "memory: 8Gi", "x y", "a#b", "c # d", "-x", "--epochs", "a:b", "", "null", "it's",
+           'say "hi"', "yes", "[x]", "*star", "x  y", "one two three four", "a, b]"]
+
+
+def _value(rnd: random.Random, depth: int = 0):
+    roll = rnd.random()
+    if depth < 4 and roll < 0.3:
+        return {rnd.choice(NAMES): _value(rnd, depth + 1) for _ in range(rnd.randint(1, 4))}
+    if depth < 4 and roll < 0.45:
+        return [_value(rnd, depth + 1) for _ in range(rnd.randint(1, 3))]
+    return rnd.choice(STRINGS + [1, 0, -3, 2.5, True, False, None, None])
+
+
+class _Style:
+    """How a generated document is written."""
+
+    def __init__(self, rnd: random.Random):
+        self.rnd = rnd
+        self.step = rnd.choice([2, 2, 4, 3])
+        self.indented = rnd.random() < 0.4  # sequences indented under their key
+        self.comments = rnd.random() < 0.4
+        self.blanks = rnd.random() < 0.3
+        self.quotes = rnd.random() < 0.3
+        self.folds = rnd.random() < 0.3  # scalars written over lines
+        self.flows = rnd.random() < 0.3  # lists of scalars as one-line flow sequences
+
+    def key(self, key: str) -> str:
+        return f'"{key}"' if self.quotes and self.rnd.random() < 0.2 else key
+
+    def scalar(self, value, column: int) -> str:
+        """`value` as a token; over lines (plain or quoted) indented past `column`."""
+        rnd = self.rnd
+        if value is None:
+            return rnd.choice(["", "~", "null"])
+        token = yaml.safe_dump(value, width=1 << 30).removesuffix("...\n").rstrip("\n")
+        if isinstance(value, str) and self.quotes and rnd.random() < 0.6:
+            quoted = "'" + value.replace("'", "''") + "'" if rnd.random() < 0.5 else \
+                '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            return self._folded(quoted, column)
+        if isinstance(value, str) and token == value and " " in value.strip():
+            return self._folded(token, column)
+        return token + (" " if rnd.random() < 0.1 else "")  # a trailing space
+
+    def _folded(self, token: str, column: int) -> str:
+        at = token.find(" ", 1)
+        if not self.folds or at < 0 or token[at + 1:at + 2] == " " or token[at - 1] == " ":
+            return token
+        return token[:at] + "\n" + " " * (column + 1 + self.rnd.randint(0, 2)) + token[at + 1:]
+
+    def after(self) -> str:
+        return " # note" if self.comments and self.rnd.random() < 0.2 else ""
+
+    def between(self, column: int) -> list[str]:
+        out = []
+        if self.blanks and self.rnd.random() < 0.15:
+            out.append("")
+        if self.comments and self.rnd.random() < 0.15:
+            out.append(" " * self.rnd.randint(0, column + 2) + "# between")
+        return out
+
+    def flow(self, value: list) -> str | None:
+        """A list of scalars on one line, where this style writes one so."""
+        if not self.flows or any(isinstance(item, (dict, list)) or item in ("", None) for item in value):
+            return None
+        return "[" + ", ".join(yaml.safe_dump(item, default_flow_style=True, width=1 << 30)
+                               .removesuffix("...\n").rstrip("\n") for item in value) + "]"
+
+    def mapping(self, data: dict, column: int) -> list[str]:
+        lines: list[str] = []
+        for key, value in data.items():
+            lines += self.between(column)
+            head = " " * column + f"{self.key(key)}:"
+            flow = self.flow(value) if isinstance(value, list) and value else None
+            if isinstance(value, dict) and value:
+                lines += [head + self.after()] + self.between(column) + self.mapping(value, column + self.step)
+            elif flow is not None:
+                lines.append(head + " " + flow + self.after())
+            elif isinstance(value, list) and value:
+                lines += [head + self.after()] + self.sequence(value, column + (self.step if self.indented else 0))
+            else:
+                token = self.collection(value) if isinstance(value, (dict, list)) else self.scalar(value, column)
+                lines.append(head + (" " + token if token else "") + ("" if "\n" in token else self.after()))
+        return lines
+
+    def sequence(self, data: list, column: int) -> list[str]:
+        lines: list[str] = []
+        for item in data:
+            lines += self.between(column)
+            if isinstance(item, dict) and item:
+                inner = self.mapping(item, column + 2)
+                lines += [" " * column + "- " + inner[0].lstrip(" ")] + inner[1:]
+            elif isinstance(item, list) and item:
+                lines += [" " * column + "-" + self.after()] + self.sequence(item, column + 2)
+            else:
+                token = self.collection(item) if isinstance(item, (dict, list)) else self.scalar(item, column)
+                lines.append(" " * column + "-" + (" " + token if token else "") + ("" if "\n" in token else self.after()))
+        return lines
+
+    @staticmethod
+    def collection(value) -> str:
+        return "{}" if isinstance(value, dict) else "[]"
+
+
+def _document(rnd: random.Random) -> str:
+    data = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{rnd.randint(0, 9)}"},
+            "spec": {key: _value(rnd, 1) for key in rnd.sample(NAMES, rnd.randint(1, 4))}}
+    return "\n".join(_Style(rnd).mapping(data, 0)) + "\n"
+
+
+def _stream(rnd: random.Random) -> str:
+    documents = [_document(rnd) for _ in range(rnd.randint(1, 3))]
+    text = documents[0]
+    for document in documents[1:]:
+        text += rnd.choice(["---\n", "--- # next\n", "---\n# a comment\n\n"]) + document
+    return text if rnd.random() < 0.85 else text.rstrip("\n")
+
+
+def _pieces(text: str):
+    """(piece, tree) of each block-read document, cut out as the HTML report cuts it: from the
+    line its content starts on to the next one's (report.lines.SourceLines.document_span)."""
+    documents, problems = parse_stream_remembered(text)
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    cuts = [starts[d.start_line - 1] for d in documents] + [len(text)]
+    for k, document in enumerate(documents):
+        if document.data.__class__ is BlockMap:
+            yield text[cuts[k]:cuts[k + 1]], document.data
+
+
+def _outcome(piece: str, planned: list, trees: dict | None):
+    try:
+        return splice._spliced(piece, planned, {0: (0, 0, len(piece))}, TextStyle.of(piece), True, trees)
+    except (NotSpliceable, EditError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def _cases(seed: int, count: int):
+    rnd = random.Random(seed)
+    made = 0
+    while made < count:
+        for piece, tree in _pieces(_stream(rnd)):
+            made += 1
+            yield piece, tree, [(0, _edits(rnd, tree))]
+
+
+def test_the_located_splice_is_the_composed_one_on_generated_documents(monkeypatch):
+    composed: list = []
+    compose = splice._composed
+
+    def counted(*args):
+        composed.append(args)
+        return compose(*args)
+    monkeypatch.setattr(splice, "_composed", counted)
+    located = unlocated = spliced = verified = 0
+    for piece, tree, planned in _cases(41, 1500):
+        expected = _outcome(piece, planned, None)
+        composed.clear()
+        try:
+            found = _outcome(piece, planned, {0: tree})
+        except Unlocated:
+            unlocated += 1
+            continue
+        assert found == expected, (piece, planned)
+        assert not composed, "a located splice composed its document"
+        located += 1
+        if isinstance(found[1], list):  # spliced: what the fix makes of the data, mostly
+            spliced += 1
+            before = parse(piece)
+            try:
+                verified += splice.verified(found[0], before.problems, fixed_documents(before.documents, planned)) \
+                    is not None
+            except (NotSpliceable, EditError):
+                pass
+    # not vacuous: every document located without composing, hundreds of them spliced and verified
+    assert located >= 1400 and spliced >= 600 and verified >= 0.9 * spliced, (located, unlocated, spliced, verified)
+
+
+def test_a_tree_that_is_not_its_texts_is_not_located_on():
+    """A key of the tree not at its place in the text (a tree of another text): the splice
+    composes the document and gives the composed answer."""
+    piece = "a:\n  b: 1\nc: 2\n"
+    other = parse_stream_remembered("a:\n  x: 1\nc: 2\n")[0][0].data
+    planned = [(0, (set_value(("a", "b"), 3),))]
+    with pytest.raises(Unlocated):
+        splice._spliced(piece, planned, {0: (0, 0, len(piece))}, TextStyle.of(piece), True, {0: other})
+    assert splice_fixes(piece, planned, [1], {0: other}) == splice_fixes(piece, planned, [1]) == \
+        ("a:\n  b: 3\nc: 2\n", [(8, 1, 1)])
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer  # a comment
+spec:
+  containers:
+  - name: main
+    image: registry.example.com/train:1.0
+    args: ["--epochs", '10']
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+        memory: 8Gi
+"""
+
+
+def test_a_pods_fix_is_located_without_composing(monkeypatch):
+    monkeypatch.setattr(splice, "_composed", lambda *a: pytest_fail("composed"))
+    monkeypatch.setattr(splice, "document_node", lambda *a: pytest_fail("composed"))
+    tree = parse_stream_remembered(POD)[0][0].data
+    planned = [(0, (remove(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")),
+                    append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
+                    set_value(("spec", "resourceClaims"), [{"name": "gpu", "resourceClaimTemplateName": "t"}])))]
+    fixed, _ = splice_fixes(POD, planned, [1], {0: tree})
+    assert "      claims:\n      - name: gpu\n" in fixed and "nvidia.com/gpu" not in fixed
+    assert fixed.endswith("  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: t\n")
+
+
+def pytest_fail(what: str):
+    raise AssertionError(what)
+
+
+def test_only_a_tree_that_is_its_text_key_for_key_is_marked_block_read():
+    def root(text: str):
+        return parse_stream_remembered(text)[0][0].data.__class__
+
+    assert root(POD) is BlockMap
+    assert root("a: 1\na: 2\n") is YMap  # a repeated key: the tree keeps one
+    assert root("metadata:\n  uid: u\n  managedFields:\n  - manager: m\nkind: Pod\n") is YMap  # dropped
+    assert root("a: &x 1\nb: *x\n") is YMap  # read by libyaml
