@@ -287,7 +287,7 @@ def _splice_together(segment: str, base: int, document: int, fixes: list, style:
     there. NotSpliceable when two replacements overlap, or when an edit needs what an earlier
     one makes (the caller then splices one by one). `segment`, `base`, `document`: as for
     _splice_fix; `tree`: the document's block-read root, to locate the edits on."""
-    doc = _Document(segment, document, style, tree)
+    doc = _Document(segment, document, style) if tree is None else _located(segment, style, tree)
     found: list[Replacement] = []
     added: list = []  # the documents the fixes add, in order
     for edits in fixes:
@@ -464,6 +464,23 @@ class _Document:
         at = self.after_line(content_end(node, self.text))
         prefix = "" if at == 0 or self.text[at - 1] == "\n" else self.newline
         return Replacement(at, at, prefix + " " * column + self.block(value, column), column)
+
+
+#: the document made last on a tree: (the tree, its text, the text's style, the _Document)
+_last_located: list = [None, None, None, None]
+
+
+def _located(text: str, style: TextStyle, tree) -> _Document:
+    """The _Document of `text`, the document alone, on its block-read tree; the last one is
+    kept: the fixes of one document come one after another (an HTML report splices each
+    finding's alone: 4,403 fixes on 2,176 documents of the 2,125-file tree), and what the
+    first found (entries, nodes' ends, the sequence style) serves the next. Nothing edits it."""
+    last = _last_located
+    if last[0] is tree and last[2] == style and last[1] == text:
+        return last[3]
+    doc = _Document(text, 0, style, tree)
+    last[:] = tree, text, style, doc
+    return doc
 
 
 #: texts up to this long keep their composition (_composed); a large one's node graph would

@@ -11,6 +11,7 @@ from html import escape
 from typing import Any
 
 from ..core.finding import Finding
+from ..sources.yamlpos import BlockMap
 from .lines import SourceLines
 from .pieces import each, made_in_part, shown
 from .prose import sentence
@@ -135,8 +136,6 @@ def _block_read(f: Finding, line: int) -> dict | None:
     document, its tree held and read by sources.blockyaml from the file's own lines (no
     chart's or List's positions, no tree let go and parsed again), starting on `line`: the
     splice locates the fix on it (fix.located) instead of composing the document again."""
-    from ..sources.yamlpos import BlockMap
-
     judged: Any = f.judged  # a model.manifest.Manifest
     if judged is None or judged.reread is not None or judged.locate is not None \
             or judged.item is not None or judged.document != f.location.document \

@@ -9,15 +9,18 @@ have been made without composing on a floor of cases (it cannot pass by always f
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 
 import pytest
 import yaml
 
 import draguard.fix.splice as splice
 from draguard.core.fixes import EditError, append, remove, set_value
-from draguard.fix.located import Unlocated
+from draguard.fix.located import Unlocated, located_root
 from draguard.fix.splice import NotSpliceable, TextStyle, fixed_documents, parse, splice_fixes
+from draguard.sources.spans import content_end
 from draguard.sources.yamlpos import BlockMap, YMap, parse_stream_remembered
 
 from .test_hunks import _edits
@@ -254,3 +257,20 @@ def test_only_a_tree_that_is_its_text_key_for_key_is_marked_block_read():
     assert root("a: 1\na: 2\n") is YMap  # a repeated key: the tree keeps one
     assert root("metadata:\n  uid: u\n  managedFields:\n  - manager: m\nkind: Pod\n") is YMap  # dropped
     assert root("a: &x 1\nb: *x\n") is YMap  # read by libyaml
+
+
+def test_located_nodes_are_freed_without_the_cyclic_collector():
+    """The report renders with the cyclic collector paused: a node that a cycle held would
+    stay until the end of the run (32 MiB more at the 2,125-file tree's peak)."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    gc.disable()
+    try:
+        root = located_root(tree, POD)
+        content_end(root, POD)  # the last entries, down to the last scalar
+        node = root.value[-1][1]
+        nested = list(node.value)
+        refs = [weakref.ref(root), weakref.ref(node), weakref.ref(nested[0][1])]
+        del root, node, nested
+        assert [ref() for ref in refs] == [None, None, None]
+    finally:
+        gc.enable()
