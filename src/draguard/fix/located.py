@@ -4,8 +4,8 @@ document again with libyaml: composing was a third of the HTML report's fix diff
 performance.md, ninth round).
 
 The tree holds where each key, value and item starts; these nodes are libyaml's composed
-nodes (yaml.nodes) for what the splice reads of them, made only for the collections an edit
-walks through, with each scalar's end found in the text when it is asked for (a plain scalar
+nodes (yaml.nodes) for what the splice reads of them, made only for the entries an edit
+reaches, with each scalar's end found in the text when it is asked for (a plain scalar
 over lines, a quoted one, an item of a one-line flow sequence, `{}`). What the tree cannot
 answer for certain (the end of a block collection, which libyaml places at the next token)
 raises Unlocated, and the caller composes the document as before. tests/unit/fix/
@@ -13,20 +13,17 @@ test_located.py compares the splices made on both with generated documents."""
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Sequence
-from typing import Any
 from bisect import bisect_right
+from collections.abc import Sequence
 from itertools import accumulate
+from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.cached import cached
 from ..sources.blockyaml import closing
-from ..sources.yamlpos import YMap, YSeq
+from ..sources.yamlpos import _PAIR, _QUAD, YMap, YSeq
 
-_PAIR = struct.Struct("=2I")
-_QUAD = struct.Struct("=4I")
 _STR, _NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
 #: a scalar's tag by its value's type, as the composer resolves it (the splice asks only
 #: whether it is null)
@@ -67,6 +64,7 @@ class _Text:
         return Mark(self.starts[local] + column - 1, local, column - 1)
 
     def mark_at(self, index: int) -> Mark:
+        """The mark of an index of the text."""
         line = bisect_right(self.starts, index) - 1
         return Mark(index, line, index - self.starts[line])
 

@@ -3,7 +3,8 @@ stays byte-identical: comments, blank lines, quoting, key order, flow style, anc
 document markers, CRLF and indentation.
 
 Each edit is located with the node positions libyaml gives (the one document composed again,
-from its own first line) and spliced into the text: a scalar token replaced; an entry's lines replaced or
+from its own first line; or, where the caller holds the document's block-read tree, found from
+it: fix.located) and spliced into the text: a scalar token replaced; an entry's lines replaced or
 removed; new entries and sequence items inserted after the last line of their collection, at
 its indentation and in its style (block or flow, indented sequences or not, the document's
 indentation step; JSON inside a JSON document, which gets no second object); new documents

@@ -234,8 +234,8 @@ spec:
 
 
 def test_a_pods_fix_is_located_without_composing(monkeypatch):
-    monkeypatch.setattr(splice, "_composed", lambda *a: pytest_fail("composed"))
-    monkeypatch.setattr(splice, "document_node", lambda *a: pytest_fail("composed"))
+    monkeypatch.setattr(splice, "_composed", _composing)
+    monkeypatch.setattr(splice, "document_node", _composing)
     tree = parse_stream_remembered(POD)[0][0].data
     planned = [(0, (remove(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")),
                     append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
@@ -245,8 +245,8 @@ def test_a_pods_fix_is_located_without_composing(monkeypatch):
     assert fixed.endswith("  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: t\n")
 
 
-def pytest_fail(what: str):
-    raise AssertionError(what)
+def _composing(*_):
+    raise AssertionError("the document was composed")
 
 
 def test_only_a_tree_that_is_its_text_key_for_key_is_marked_block_read():
