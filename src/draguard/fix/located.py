@@ -22,7 +22,7 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.cached import cached
 from ..sources.blockyaml import closing
-from ..sources.yamlpos import _PAIR, _QUAD, YMap, YSeq
+from ..sources.yamlpos import _PAIR, _QUAD, BlockMap, YMap, YSeq
 
 _STR, _NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
 #: a scalar's tag by its value's type, as the composer resolves it (the splice asks only
@@ -67,6 +67,16 @@ class _Text:
         """The mark of an index of the text."""
         line = bisect_right(self.starts, index) - 1
         return Mark(index, line, index - self.starts[line])
+
+
+def block_root(data, line: int) -> BlockMap | None:
+    """`data` when it is a root the block reader read whole (yamlpos.BlockMap) whose first
+    key is on `line`, the line the caller's piece of text starts on: a tree the splice may
+    locate edits on (splice_fixes' `trees`); None for any other data."""
+    if data.__class__ is not BlockMap:
+        return None
+    mark = data.mark
+    return data if mark is not None and mark[0] == line else None
 
 
 def located_root(tree, text: str) -> MappingNode:

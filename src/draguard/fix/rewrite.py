@@ -1,7 +1,8 @@
 """Writing what a file's rounds of fixes made of its documents, held in memory, into its text
 once: the edits that turn each document as read into the document as fixed (edits_between),
-spliced together on one composition of the text as read (splice.splice_fixes), then verified
-by one parse (fix.run). Rounds build on one another (the migration makes the claims that the
+spliced together on the text as read (splice.splice_fixes: located on the tree its parse
+built where the block reader read the document whole, else on one composition of it), then
+verified by one parse (fix.run). Rounds build on one another (the migration makes the claims that the
 teardown rules then judge); splicing and parsing the text after each round cost a
 composition and a parse of every changed file per round.
 
@@ -16,6 +17,7 @@ from difflib import SequenceMatcher
 from itertools import count
 
 from ..core.fixes import Edit, add_document, append, remove, set_value
+from .located import block_root
 from .splice import NotSpliceable, Parsed, splice_fixes
 
 
@@ -36,7 +38,18 @@ def rewritten(text: str, parsed: Parsed, documents: list, origins: list) -> tupl
         edits = edits_between(parsed.documents[origin], documents[position]) + added
         if edits:
             planned.append((origin, tuple(edits)))
-    return splice_fixes(text, planned, parsed.lines)
+    return splice_fixes(text, planned, parsed.lines, _block_roots(parsed, planned))
+
+
+def _block_roots(parsed: Parsed, planned: list) -> dict:
+    """The planned documents' trees that the block reader read whole from `text`'s lines
+    (fix.located.block_root), to locate their edits on rather than compose them again."""
+    roots = {}
+    for document, _ in planned:
+        tree = block_root(parsed.documents[document], parsed.lines[document])
+        if tree is not None:
+            roots[document] = tree
+    return roots
 
 
 def edits_between(before, after, path: tuple = ()) -> list[Edit]:

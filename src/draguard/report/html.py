@@ -11,7 +11,7 @@ from html import escape
 from typing import Any
 
 from ..core.finding import Finding
-from ..sources.yamlpos import BlockMap
+from ..fix.located import block_root
 from .lines import SourceLines
 from .pieces import each, made_in_part, shown
 from .prose import sentence
@@ -141,9 +141,8 @@ def _block_read(f: Finding, line: int) -> dict | None:
             or judged.item is not None or judged.document != f.location.document \
             or judged.source.display != f.file:
         return None
-    data = judged.data
-    mark = data.mark if data.__class__ is BlockMap else None
-    return {0: data} if mark is not None and mark[0] == line else None
+    tree = block_root(judged.data, line)
+    return {0: tree} if tree is not None else None
 
 
 _ADD, _DEL, _END = '<span class="add">', '<span class="del">', "</span>"
