@@ -99,3 +99,22 @@ def test_the_text_report_expands_tabs_in_the_excerpt_not_the_whole_line(monkeypa
     tabbed = lint_text("t.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
                        "    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\t# one GPU\n", Config())
     assert "      8 |     resources: {limits: {nvidia.com/gpu: 1}} # one GPU\n" in text.render(tabbed)
+
+
+def test_the_json_report_makes_each_objects_data_once_for_all_its_findings(monkeypatch):
+    """An object's JSON is encoded once for its findings (report.json_report._shared); the
+    finding's own mapping does not make it again to have it replaced."""
+    from draguard.core.finding import ObjectRef
+    from draguard.report import json_report
+
+    result = lint_text("pods.yaml", _stream(), Config())
+    objects = {f.obj for f in result.findings}
+    assert len(result.findings) >= 2 * len(objects)  # several findings an object
+    made = []
+    real = ObjectRef.as_json
+    monkeypatch.setattr(ObjectRef, "as_json", lambda self: made.append(self) or real(self))
+    monkeypatch.setattr(json_report, "_SHARED", {})
+    text = json_report.render(result)
+    assert len(made) == len(objects)
+    monkeypatch.undo()
+    assert json.loads(text) == json.loads(json.dumps(json_report.document(result), indent=2))
