@@ -63,12 +63,12 @@ def _text(value: object, step: str, here: str) -> str:
         return value if type(value) is Encoded else _LEAVES(value)
     inner = here + step
     is_dict = isinstance(value, dict)
-    items = list(value.values()) if is_dict else list(value)
+    items = list(value.values()) if isinstance(value, dict) else list(value)
     others = [index for index, kind in enumerate(map(type, items)) if kind not in _LEAF_TYPES]
     if not others:  # leaves only (most of a manifest): one C call
         encoder = _BY_INDENT.get(inner) or _by_indent(inner)
         return ("{\n" if is_dict else "[\n") + inner + encoder(value)[1:-1] + "\n" + here + ("}" if is_dict else "]")
-    nested = {}  # the texts of the items that are not leaves: placed as they are (Encoded), or walked
+    nested: dict[int, str] = {}  # the texts of the items that are not leaves: placed as they are (Encoded), or walked
     for index in others:
         item = items[index]
         if type(item) is Encoded:
