@@ -148,7 +148,7 @@ def ended(status: int) -> None:
     """End the process now with `status`, its output flushed: a lint or a fix has written
     everything (its report and files closed, its parts joined), and what the interpreter
     would do next is free, one by one, every object its modules still hold (the caches, the
-    tables of lines met), 40 ms of a 4,158-object lint's wall time at load 4 (measured),
+    tables of lines met), 31-47 ms of a 4,158-object lint's wall time at load 4 (measured),
     before the memory is handed back whole. mypy ends its runs this way (mypy.util.hard_exit,
     its `--fast-exit`). Where the output cannot be flushed (a reader that left), it returns,
     and the interpreter ends the process as it would have."""
