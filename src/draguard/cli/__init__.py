@@ -87,7 +87,8 @@ TREE_SHAPED = {"lint", "fix"}
 
 def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     """Run one command. `whole_process`: the command is all this process does (program()),
-    so a TREE_SHAPED command runs with the cyclic collector paused to its end."""
+    so a TREE_SHAPED command runs with the cyclic collector paused to its end, and ends the
+    process when it is done (ended)."""
     if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions (`draguard completion`)
         import argcomplete
 
@@ -100,8 +101,17 @@ def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     except SystemExit as exc:  # argparse already printed the usage error
         return EXIT_OK if exc.code == 0 else EXIT_ERROR
     module = import_module(f"{__name__}.{COMMANDS[args.command][0]}")
-    if whole_process and args.command in TREE_SHAPED:
+    tree_shaped = whole_process and args.command in TREE_SHAPED
+    if tree_shaped:
         gc.disable()
+    status = _run(module, args)
+    if tree_shaped:
+        ended(status)
+    return status
+
+
+def _run(module, args: argparse.Namespace) -> int:
+    """The command's exit status, its errors said as such."""
     try:
         return module.run(args)
     except BrokenPipeError:  # `draguard rules | head`: the reader left; say nothing more
@@ -127,7 +137,24 @@ def program() -> int:
     measured); the objects are frozen out of them. lint and fix run with the collector
     paused from their start: re-enabled after the run's paused sections (core.collector),
     the first collection walked every object the run still held before its report was
-    written, 2 s of a 20,000-object fix (measured). Not for main() in a process that goes on."""
+    written, 2 s of a 20,000-object fix (measured); and they end the process themselves
+    (ended). Not for main() in a process that goes on."""
     status = main(whole_process=True)
     gc.freeze()
     return status
+
+
+def ended(status: int) -> None:
+    """End the process now with `status`, its output flushed: a lint or a fix has written
+    everything (its report and files closed, its parts joined), and what the interpreter
+    would do next is free, one by one, every object its modules still hold (the caches, the
+    tables of lines met), 31-47 ms of a 4,158-object lint's wall time at load 4 (measured),
+    before the memory is handed back whole. mypy ends its runs this way (mypy.util.hard_exit,
+    its `--fast-exit`). Where the output cannot be flushed (a reader that left), it returns,
+    and the interpreter ends the process as it would have."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(status)

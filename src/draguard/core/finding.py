@@ -146,16 +146,17 @@ class Finding:
         return (self.file, self.line, self.column, self.rule, self.message)
 
     def as_json(self) -> dict[str, object]:
-        return self.json_with(self.fix.as_json() if self.fix else None)
+        return self.json_with(self.fix.as_json() if self.fix else None, self.obj.as_json())
 
-    def json_with(self, fix: object) -> dict[str, object]:
-        """`as_json` with `fix` in the fix's place: the JSON report gives the fix's text
-        encoded once for all the findings whose fix is the same (report.json_report)."""
+    def json_with(self, fix: object, obj: object) -> dict[str, object]:
+        """`as_json` with `fix` and `obj` in the fix's and the object's places: the JSON
+        report gives their texts, each encoded once for all the findings whose fix or object
+        is the same (report.json_report)."""
         location = self.location
         return {
             "rule": self.rule,
             "category": self.category,
-            "severity": str(self.severity),
+            "severity": _SEVERITY_TEXTS[self.severity],
             "message": self.message,
             "help": self.help,
             "file": location.file,
@@ -163,7 +164,7 @@ class Finding:
             "column": location.column,
             "document": location.document,
             "path": location.dotted,
-            "object": self.obj.as_json(),
+            "object": obj,
             "fix": fix,
         }
 
@@ -175,6 +176,8 @@ if tuple(f.name for f in fields(Finding) if f.name != "judged") != _PICKLED:  # 
     raise AssertionError("Finding.__reduce__ and _unpickled name every field of a Finding but `judged`")
 _location_fields = attrgetter(*Location.__slots__)
 _SEVERITIES = {int(severity): severity for severity in Severity}
+#: each severity's text (str(severity)), looked up rather than read through the enum's name once a finding
+_SEVERITY_TEXTS = {severity: str(severity) for severity in Severity}
 
 
 def _unpickled(rule: str, category: str, severity: int, message: str, location: tuple[Any, ...], obj: ObjectRef,

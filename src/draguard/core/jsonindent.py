@@ -64,12 +64,19 @@ def _text(value: object, step: str, here: str) -> str:
     inner = here + step
     is_dict = isinstance(value, dict)
     items = list(value.values()) if isinstance(value, dict) else list(value)
-    if _LEAF_TYPES.issuperset(map(type, items)):  # leaves only (most of a manifest): one C call
+    others = [index for index, kind in enumerate(map(type, items)) if kind not in _LEAF_TYPES]
+    if not others:  # leaves only (most of a manifest): one C call
         encoder = _BY_INDENT.get(inner) or _by_indent(inner)
         return ("{\n" if is_dict else "[\n") + inner + encoder(value)[1:-1] + "\n" + here + ("}" if is_dict else "]")
-    nested = {index: _text(item, step, inner) for index, item in enumerate(items)
-              if type(item) not in _LEAF_TYPES and (isinstance(item, _CONTAINERS) and item or type(item) is Encoded)}
-    for index in nested:
+    nested: dict[int, str] = {}  # the texts of the items that are not leaves: placed as they are (Encoded), or walked
+    for index in others:
+        item = items[index]
+        if type(item) is Encoded:
+            nested[index] = item
+        elif isinstance(item, _CONTAINERS) and item:
+            nested[index] = _text(item, step, inner)
+        else:
+            continue  # a leaf of a subclass, or [] or {}: the C encoder writes it
         items[index] = 0
     leaves = _LEAVES(items)[1:-1].split("\0")
     for index, text in nested.items():

@@ -20,16 +20,37 @@ _TOKEN = re.compile(r"""\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)
 
 
 def format_path(path: Path) -> str:
-    """`spec.containers[0].resources.limits["nvidia.com/gpu"]`; '' for the document root."""
+    """`spec.containers[0].resources.limits["nvidia.com/gpu"]`; '' for the document root.
+    Each key's text is made once (_key_text): a report writes a path for each finding and
+    each fix's edit, and the keys are few (a regular expression and an f-string a part took
+    3-5 us a path)."""
+    texts = _KEY_TEXTS
     out = []
     for part in path:
-        if isinstance(part, int):
+        if type(part) is str:  # exactly: a key equal to another type's (1 and True) is never looked up
+            text = texts.get(part)
+            out.append(_key_text(part) if text is None else text)
+        elif isinstance(part, int):
             out.append(f"[{part}]")
-        elif _IDENTIFIER.match(part):
-            out.append(f".{part}" if out else part)
         else:
-            out.append(f"[{json.dumps(part, ensure_ascii=False)}]")
-    return "".join(out)
+            out.append(_key_text(part, kept=False))
+    joined = "".join(out)
+    return joined[1:] if joined[:1] == "." else joined  # a first key without its dot
+
+
+def _key_text(key: str, kept: bool = True) -> str:
+    """`.key`, or `["key"]` where it is no identifier, kept in _KEY_TEXTS when `kept`."""
+    text = f".{key}" if _IDENTIFIER.match(key) else f"[{json.dumps(key, ensure_ascii=False)}]"
+    if kept:
+        if len(_KEY_TEXTS) >= _KEY_TEXTS_HELD:  # bounded: the keys come from the input
+            _KEY_TEXTS.clear()
+        _KEY_TEXTS[key] = text
+    return text
+
+
+#: each key's text in a path (format_path), by the key
+_KEY_TEXTS: dict[str, str] = {}
+_KEY_TEXTS_HELD = 4096
 
 
 def parse_path(text: str) -> Path:

@@ -313,9 +313,10 @@ _MAKE: Callable[[int], Any] | None = None
 
 def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
     """Parts 1 to `count`-1 in forked processes, part 0 in this one, in two steps: each part,
-    `make(index)`, reads (`read()`, whose `shared` every part is then sent, in part order),
-    then judges (`judge(shared)`). (what each part read, what each judged), in part order;
-    a part's exception is raised here (lint and fix share this: fix.parallel)."""
+    `make(index)`, reads (`read()`, whose `shared` every part is then sent, in part order,
+    its own left empty: it holds them), then judges (`judge(shared)`). (what each part read,
+    what each judged), in part order; a part's exception is raised here (lint and fix share
+    this: fix.parallel)."""
     global _MAKE
     # here: importing it cost a one-file lint 20 ms
     import multiprocessing
@@ -336,9 +337,10 @@ def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
         here = make(0)
         read = [here.read(), *(_answer(ours) for _, ours in workers)]
         shared = [part.shared for part in read]
-        for _, ours in workers:
-            ours.send(shared)
-        judged = [here.judge(shared), *(_answer(ours) for _, ours in workers)]
+        for index, (_, ours) in enumerate(workers, start=1):
+            # not its own objects back: pickled here and read there before either judges
+            ours.send([[] if other == index else objects for other, objects in enumerate(shared)])
+        judged = [here.judge([[], *shared[1:]]), *(_answer(ours) for _, ours in workers)]
     finally:
         _MAKE = None
         for process, ours in workers:

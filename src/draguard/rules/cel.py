@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 import re
 from functools import lru_cache
 
+# a selector's compile facts are read from the per-user cache (the CEL engine loads only for one not seen
+# before); imported here, not in each check: an import there cost 2 us a claim, 12,000 a lint of 20,000
+from ..cel.summary import MAX_COST, CelDiagnostic, summarize
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, set_value
 from ..facts.shipped import attributes_version, driver_attributes, latest_driver_version
@@ -21,7 +24,6 @@ from .examples import COMPLIANT_POD
 from .registry import register
 
 if TYPE_CHECKING:
-    from ..cel.summary import CelDiagnostic
     from ..model.claims import DeviceRequest
     from ..model.manifest import Manifest
     from ..model.values import YamlMap
@@ -82,8 +84,6 @@ class CelInvalid(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.summary import summarize  # read from the per-user cache, or compiled
-
         # the API server compiles a new object's selectors with device.allowMultipleAllocations
         # declared only while DRAConsumableCapacity is on, `includes` only while
         # DRAListTypeAttributes is (NewExpressions environment)
@@ -111,7 +111,6 @@ class CelInvalid(Rule):
         DRADerivedAttributes is on (validateCELExpression with DerivedAttribute): each must
         compile to a scalar (or, with DRAListTypeAttributes, a list of them) and cost at most
         the limit, and so must all of the claim's together. Without the gate it drops them."""
-        from ..cel.summary import MAX_COST
         from ..dra.derived import compile_derived
 
         lists = gate_enabled("DRAListTypeAttributes", ctx.kube_version, ctx.config.feature_gates)
@@ -141,8 +140,6 @@ class CelInvalid(Rule):
                            severity=Severity.INFO)
 
     def _too_complex(self, obj: Manifest, ctx: Context, cel: YamlMap, max_cost: int, costliest: int) -> Finding:
-        from ..cel.summary import MAX_COST
-
         return ctx.finding(self, obj, f"CEL: too complex, exceeds cost limit: the API server estimates this selector's "
                            f"worst-case cost at {max_cost:,}, over its limit of {MAX_COST:,}, and refuses "
                            "the object (the part that takes it over starts here)", cel, "expression",
@@ -158,8 +155,6 @@ _MIG_ONLY = frozenset({"profile", "parentUUID", "parentIndex"})
 def _device_types(ctx: Context, class_name: str | None) -> set[str]:
     """NVIDIA device types ('gpu', 'mig') a request of this class can get: those its
     selectors compare the type attribute with (cel.reads), every one when they do not."""
-    from ..cel.summary import summarize
-
     selectors = class_selectors(ctx.objects, class_name) or []
     if class_drivers(selectors) - {"gpu.nvidia.com"} and "gpu.nvidia.com" not in class_drivers(selectors):
         return set()  # another driver's class
@@ -203,8 +198,6 @@ class CelUnknownAttribute(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.summary import summarize
-
         version = str(ctx.option(self, "nvidiaDriverVersion"))
         # a version with no list raises: an internal error says so, never a rule silently off
         schema = _published(version)

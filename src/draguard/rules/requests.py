@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Iterator
 
 import re
 
+from ..cel.summary import all_compile, summarize
 from ..core.finding import Finding, Severity
 from ..core.fixes import Applicability, Fix, FixAvailability, remove, remove_items, set_value
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
@@ -32,8 +33,6 @@ def _pins(expression: str, names: set[str]) -> bool:
     """Whether the selector reads one of the attribute or capacity `names` (cel.reads);
     one that does not compile (cel-invalid's) or reads the device in a way that names none
     may: it is not blamed."""
-    from ..cel.summary import summarize
-
     compiled = summarize(expression)
     references = compiled.references
     return compiled.error is not None or references.everything or \
@@ -258,8 +257,6 @@ class RequestUnpinned(Rule):
     compliant = COMPLIANT_POD
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..cel.summary import all_compile
-
         for request in device_requests(obj):
             name = request.class_name
             if not is_gpu_class(ctx.objects, name) or not all_compile(request.selectors) or request.admin_access:

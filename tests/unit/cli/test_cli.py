@@ -1,9 +1,15 @@
+import gc
+import io
 import json
+import os
 import shutil
 import subprocess
 import sys
 
+import pytest
 from support.paths import EXAMPLES, ROOT
+
+from draguard.cli import ended, main
 
 BAD = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {template: {}}\n"
 
@@ -122,3 +128,61 @@ def test_allocate_and_simulate_judge_for_the_cluster_the_project_config_names(cl
                 "--kube-version", "1.33", "--no-config", "-f", "json")
     assert rollout.code == given.code == 1 and json.loads(rollout.out) == json.loads(given.out)
     assert cli("simulate", "rollout", tmp_path / "deploy.yaml", "--no-config").code == 2
+
+
+class _Ended(Exception):
+    """os._exit, raised instead of ending the test's process."""
+
+
+def _ending(monkeypatch):
+    """What main(whole_process=True) ends the process with, os._exit replaced: the statuses
+    passed to it, each with whether stdout was flushed first."""
+    statuses = []
+    out = io.StringIO()
+    flushed = []
+    monkeypatch.setattr(out, "flush", lambda: flushed.append(True))
+    monkeypatch.setattr(sys, "stdout", out)
+
+    def exit_now(status):
+        statuses.append((status, bool(flushed)))
+        raise _Ended
+
+    monkeypatch.setattr(os, "_exit", exit_now)
+    return statuses
+
+
+def test_a_whole_process_lint_ends_the_process_itself_once_its_output_is_flushed(monkeypatch, tmp_path):
+    statuses = _ending(monkeypatch)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    was = gc.isenabled()
+    try:
+        with pytest.raises(_Ended):
+            main(["lint", str(bad), "--no-config"], whole_process=True)
+    finally:
+        if was:
+            gc.enable()
+    assert statuses == [(1, True)]
+    assert main(["rules", "-f", "json"], whole_process=True) == 0  # not a lint or a fix: it returns
+    assert main(["lint", str(bad), "--no-config"]) == 1  # main() in a process that goes on returns too
+    assert statuses == [(1, True)]
+
+
+def test_a_lint_whose_output_cannot_be_flushed_returns_its_status(monkeypatch, tmp_path):
+    statuses = _ending(monkeypatch)
+
+    def broken():
+        raise BrokenPipeError
+
+    monkeypatch.setattr(sys.stdout, "flush", broken)
+    assert ended(1) is None
+    assert statuses == []
+
+
+def test_the_process_ends_with_the_lints_status_and_all_of_its_report(tmp_path):
+    stream = tmp_path / "pods.yaml"
+    stream.write_text("---\n".join(BAD.replace("name: a", f"name: a{n}") for n in range(300)))
+    done = subprocess.run([sys.executable, "-m", "draguard", "lint", str(stream), "--no-config", "-f", "json"],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["summary"]["objects"] == 300

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 from collections import OrderedDict
 
@@ -10,6 +11,14 @@ import pytest
 from draguard.core import jsonindent
 
 NAN, INF = float("nan"), float("inf")
+
+
+class _Text(str):
+    """A string of a subclass: a leaf the C encoder writes, not a text placed as it is."""
+
+
+class _Level(enum.IntEnum):
+    ONE = 1
 
 VALUES = [
     0, -7, 10**30, 1.5, -0.0, 1e300, NAN, INF, -INF, True, False, None,
@@ -22,6 +31,7 @@ VALUES = [
     OrderedDict([("z", 1), ("a", OrderedDict([("y", [1])]))]),
     {"finding": {"rule": "r", "line": 3, "object": {"kind": "Pod"}, "fix": None,
                  "edits": [{"op": "set", "path": "spec.x", "value": {"k": [1, 2.0, "3"]}}]}},
+    {"text": _Text("sub"), "level": _Level.ONE, "empty": [], "none": {}, "nested": {"k": [_Text("x"), _Level.ONE]}},
 ]
 
 

@@ -341,3 +341,32 @@ def test_a_pod_whose_controller_is_in_another_part_stands_for_its_template(cli, 
     assert "pdb-selects-nothing" in {f["rule"] for f in many.json["findings"]}
     alone = cli("lint", "--no-config", "--profile", "strict", "-f", "json", tmp_path / "a.yaml")
     assert "pdb-selects-nothing" not in {f["rule"] for f in alone.json["findings"]}
+
+
+class _Shipped:
+    """What a _Counted part read: three objects naming it, shipped."""
+
+    def __init__(self, index: int):
+        self.shared = [f"part {index}"] * 3
+
+
+class _Counted:
+    """A part of in_parts that judges by saying whose shipped objects it was given."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def read(self) -> _Shipped:
+        return _Shipped(self.index)
+
+    def judge(self, shared: list[list[str]]) -> list[list[str]]:
+        return shared
+
+
+def test_each_part_is_sent_the_other_parts_shipped_objects_not_its_own():
+    """A part holds its own shipped objects: they are not pickled here and read back there
+    (both before either judges)."""
+    _, judged = parallel.in_parts(3, _Counted)
+    assert judged == [[[], ["part 1"] * 3, ["part 2"] * 3],
+                      [["part 0"] * 3, [], ["part 2"] * 3],
+                      [["part 0"] * 3, ["part 1"] * 3, []]]

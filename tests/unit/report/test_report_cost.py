@@ -114,3 +114,22 @@ def test_the_html_report_locates_block_style_fixes_on_the_judged_trees(composing
     assert composed == []
     monkeypatch.setattr(html, "_block_read", lambda *_: None)
     assert html.render(result) == located and composed
+
+
+def test_the_json_report_makes_each_objects_data_once_for_all_its_findings(monkeypatch):
+    """An object's JSON is encoded once for its findings (report.json_report._shared); the
+    finding's own mapping does not make it again to have it replaced."""
+    from draguard.core.finding import ObjectRef
+    from draguard.report import json_report
+
+    result = lint_text("pods.yaml", _stream(), Config())
+    objects = {f.obj for f in result.findings}
+    assert len(result.findings) >= 2 * len(objects)  # several findings an object
+    made = []
+    real = ObjectRef.as_json
+    monkeypatch.setattr(ObjectRef, "as_json", lambda self: made.append(self) or real(self))
+    monkeypatch.setattr(json_report, "_SHARED", {})
+    text = json_report.render(result)
+    assert len(made) == len(objects)
+    monkeypatch.undo()
+    assert json.loads(text) == json.loads(json.dumps(json_report.document(result), indent=2))
