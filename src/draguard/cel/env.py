@@ -38,6 +38,7 @@ from .rewrite import STRING_LITERAL, matching_end, without_strings
 from .library import CelEnv, CelType, CelValue, python_functions_taking_values, quantity_message, runtime
 from .compile_checks import first_problem
 from .summary import MAX_COST as MAX_COST, CelDiagnostic as CelDiagnostic  # their home; named here too
+from ..core.cached import kept
 from ..core.quantity import QuantityError, is_quantity, parse_quantity_form
 
 #: resourceapi.CELSelectorExpressionMaxLength (k8s.io/api/resource/v1 types.go), compared with
@@ -276,9 +277,7 @@ class CompiledSelector(Generic[_Result]):
         key = (device.memo_key(self.references), multiple_allocations)
         found = self._memo.get(key)
         if found is None:
-            if len(self._memo) >= MEMO_LIMIT:
-                self._memo.clear()
-            found = self._memo[key] = self._evaluate(device, multiple_allocations)
+            found = kept(self._memo, key, self._evaluate(device, multiple_allocations), MEMO_LIMIT)
         if isinstance(found, CelRuntimeError):
             raise found
         return found

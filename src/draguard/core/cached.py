@@ -1,4 +1,4 @@
-"""A computed-once attribute for read-only views.
+"""A computed-once attribute for read-only views, and the bounded tables that memos keep.
 
 `functools.cached_property` takes a lock on every first access up to Python 3.11, which cost
 more than the views it cached (the model builds hundreds of thousands of them on a large
@@ -12,6 +12,16 @@ from typing import Any, Generic, TypeVar, overload
 
 _View = TypeVar("_View")
 _Value = TypeVar("_Value")
+
+
+def kept(table: dict[Any, Any], key: Any, value: _Value, limit: int) -> _Value:
+    """`value`, stored in `table` under `key`, the table emptied first when it holds `limit`
+    entries: a memo whose keys come from the input stays bounded, and what a run reuses comes
+    back soon after it is made (emptying costs less than evicting one entry at a time)."""
+    if len(table) >= limit:
+        table.clear()
+    table[key] = value
+    return value
 
 
 class cached(Generic[_View, _Value]):  # noqa: N801 - used like `property`

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 
+from .cached import kept as held
 from .value import Value
 
 Path = tuple[str | int, ...]
@@ -41,11 +42,7 @@ def format_path(path: Path) -> str:
 def _key_text(key: str, kept: bool = True) -> str:
     """`.key`, or `["key"]` where it is no identifier, kept in _KEY_TEXTS when `kept`."""
     text = f".{key}" if _IDENTIFIER.match(key) else f"[{json.dumps(key, ensure_ascii=False)}]"
-    if kept:
-        if len(_KEY_TEXTS) >= _KEY_TEXTS_HELD:  # bounded: the keys come from the input
-            _KEY_TEXTS.clear()
-        _KEY_TEXTS[key] = text
-    return text
+    return held(_KEY_TEXTS, key, text, _KEY_TEXTS_HELD) if kept else text
 
 
 #: each key's text in a path (format_path), by the key

@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..cel.summary import engine_stamp
+from ..core.cached import kept
 from ..core.usercache import cached_json, folder_stamp, source_stamp
 from ..facts.shipped import DATA
 from .funnel import RequestExplanation
@@ -44,11 +45,9 @@ def builtin_funnel(request: DeviceRequest, name: str, class_selectors: list[str]
         return _named(compute(), name)
     found = _read.get(text)
     if found is None:  # each shape once a process: replicated manifests repeat the same requests
-        if len(_read) >= _READ_LIMIT:  # a server meets new shapes for ever
-            _read.clear()
         key = f"funnel\n{_code_stamp()}\n{text}"
         value = cached_json("funnels", key, lambda: compute().as_json(), _well_formed)
-        found = _read[text] = RequestExplanation.from_json("", value)
+        found = kept(_read, text, RequestExplanation.from_json("", value), _READ_LIMIT)  # a server meets new shapes for ever
     return found.named(name)  # read once a shape, shared as dra.target's funnels are (5,372 a lint of 20,000)
 
 

@@ -31,7 +31,7 @@ try:  # libyaml's emitter where PyYAML has it
 except ImportError:  # pragma: no cover - exercised only on PyYAML builds without libyaml
     from yaml import SafeDumper as _BaseDumper  # type: ignore[assignment]  # CSafeDumper's pure-Python twin
 
-from ..core.cached import cached
+from ..core.cached import cached, kept
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import has_directive, parse_stream_remembered
@@ -556,11 +556,9 @@ def _block_yaml(value, indented_sequences: bool, indent: int = 2) -> str:
     key = (repr(value), indented_sequences, indent)
     dumped = _DUMPED.get(key)
     if dumped is None:
-        if len(_DUMPED) > 4096:
-            _DUMPED.clear()
         dumper = _IndentedDumper if indented_sequences else _FastDumper
-        dumped = _DUMPED[key] = yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
-                                          allow_unicode=True, width=1 << 30, indent=indent)
+        dumped = kept(_DUMPED, key, yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
+                                              allow_unicode=True, width=1 << 30, indent=indent), 4096)
     return dumped
 
 

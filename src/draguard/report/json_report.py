@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Iterator
 
 from ..core import jsonindent
+from ..core.cached import kept
 from .pieces import each, made_in_part
 
 VERSION = 2
@@ -41,9 +42,7 @@ def _shared(key: Hashable | None, data: Callable[[], object]) -> str:
     if text is None:
         text = jsonindent.Encoded(_nested(data(), 3))
         if key is not None:
-            if len(_SHARED) >= _SHARED_HELD:  # bounded: the keys come from the input
-                _SHARED.clear()
-            _SHARED[key] = text
+            kept(_SHARED, key, text, _SHARED_HELD)
     return text
 
 

@@ -27,6 +27,8 @@ from sys import intern
 
 from yaml.nodes import ScalarNode
 
+from ..core.cached import kept
+
 from .yamlpos import (_FLOAT, _INT, _STR, BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader,
                       _scalar, _sealed, _short, has_directive)
 
@@ -89,10 +91,7 @@ def _plain(text: str):
             raise _Unsure  # past Python's digits limit: libyaml's path says so with its position
         else:
             value = _scalar(ScalarNode(tag, text))
-    if len(_PLAIN) >= _PLAIN_SIZE:
-        _PLAIN.clear()
-    _PLAIN[text] = value
-    return value
+    return kept(_PLAIN, text, value, _PLAIN_SIZE)
 
 
 #: double-quoted escapes libyaml decodes (scanner.c, yaml_parser_scan_flow_scalar), bar
