@@ -222,7 +222,16 @@ class _Sequence(_Placed, SequenceNode):  # type: ignore[misc]  # start_mark made
         raise Unlocated("where a block sequence ends")
 
 
-class _Key(_Placed, ScalarNode):
+class _Quoted(_Placed):
+    """A scalar token's quoting, read from its first character: `'`, `"`, or "" (plain)."""
+
+    @cached
+    def style(self) -> str:
+        first = self.at.text[self.start_mark.index:self.start_mark.index + 1]
+        return first if first == "'" or first == '"' else ""
+
+
+class _Key(_Quoted, ScalarNode):
     """A mapping key: plain, or quoted on its line."""
 
     tag = _STR
@@ -243,11 +252,6 @@ class _Key(_Placed, ScalarNode):
         return mark
 
     @cached
-    def style(self) -> str:
-        first = self.at.text[self.start_mark.index:self.start_mark.index + 1]
-        return first if first == "'" or first == '"' else ""
-
-    @cached
     def end_mark(self) -> Mark:
         start = self.start_mark
         style = self.style
@@ -255,17 +259,12 @@ class _Key(_Placed, ScalarNode):
         return Mark(end, start.line, start.column + end - start.index)
 
 
-class _Scalar(_Placed, ScalarNode):  # type: ignore[misc]  # start_mark made when read
+class _Scalar(_Quoted, ScalarNode):  # type: ignore[misc]  # start_mark made when read
     """A scalar, its end and style found in the text when asked for."""
 
     def __init__(self, data, at: _Text, line: int, column: int, indent: int, flow: bool):  # pylint: disable=super-init-not-called
         self.data, self.at, self.place, self.indent, self.flow = data, at, (line, column), indent, flow
         self.tag = _TAGS.get(type(data), "tag:yaml.org,2002:timestamp")
-
-    @cached
-    def style(self) -> str:
-        first = self.at.text[self.start_mark.index:self.start_mark.index + 1]
-        return first if first == "'" or first == '"' else ""
 
     @cached
     def value(self) -> str:

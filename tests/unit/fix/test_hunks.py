@@ -15,6 +15,7 @@ from draguard.core.fixes import Edit, EditError, Op
 from draguard.fix.files import unified_diff
 from draguard.fix.hunks import _lines_end_with_newline, regions, splice_diff
 from draguard.fix.splice import NotSpliceable, splice_fixes
+from support.generated import random_value
 
 from .test_diff import _patched
 
@@ -22,12 +23,7 @@ NAMES = ["name", "image", "limits", "claims", "gpu", "memory", "a", "b"]
 
 
 def _value(rnd: random.Random, depth: int = 0):
-    roll = rnd.random()
-    if depth < 3 and roll < 0.3:
-        return {rnd.choice(NAMES): _value(rnd, depth + 1) for _ in range(rnd.randint(1, 3))}
-    if depth < 3 and roll < 0.45:
-        return [_value(rnd, depth + 1) for _ in range(rnd.randint(1, 3))]
-    return rnd.choice(["gpu", "1", 1, "8Gi", "memory: 8Gi", True, None, "x y"])
+    return random_value(rnd, NAMES, ["gpu", "1", 1, "8Gi", "memory: 8Gi", True, None, "x y"], 3, 3, depth)
 
 
 def _document(rnd: random.Random) -> str:

@@ -22,6 +22,7 @@ from draguard.fix.located import Unlocated, located_root
 from draguard.fix.splice import NotSpliceable, TextStyle, fixed_documents, parse, splice_fixes
 from draguard.sources.spans import content_end
 from draguard.sources.yamlpos import BlockMap, YMap, parse_stream_remembered
+from support.generated import random_value
 
 from .test_hunks import _edits
 
@@ -31,12 +32,7 @@ STRINGS = ["gpu", "1", "8Gi", "memory: 8Gi", "x y", "a#b", "c # d", "-x", "--epo
 
 
 def _value(rnd: random.Random, depth: int = 0):
-    roll = rnd.random()
-    if depth < 4 and roll < 0.3:
-        return {rnd.choice(NAMES): _value(rnd, depth + 1) for _ in range(rnd.randint(1, 4))}
-    if depth < 4 and roll < 0.45:
-        return [_value(rnd, depth + 1) for _ in range(rnd.randint(1, 3))]
-    return rnd.choice(STRINGS + [1, 0, -3, 2.5, True, False, None, None])
+    return random_value(rnd, NAMES, STRINGS + [1, 0, -3, 2.5, True, False, None, None], 4, 4, depth)
 
 
 class _Style:
