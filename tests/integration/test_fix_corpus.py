@@ -67,9 +67,9 @@ def test_fixes_located_together_land_as_spliced_edit_by_edit(monkeypatch):
         return [f.text for f in files]
     spliced, ways = splice._spliced, Counter()
 
-    def counted(text, planned, starts, newline, together):
+    def counted(text, planned, starts, newline, together, *trees):
         ways[together] += 1
-        return spliced(text, planned, starts, newline, together)
+        return spliced(text, planned, starts, newline, together, *trees)
     monkeypatch.setattr(splice, "_spliced", counted)
     together = run()
     assert ways[False] * 20 < ways[True], ways  # one by one only where edits meet
