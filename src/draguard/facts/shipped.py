@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-import yaml
-
 from ..core.usercache import cached_json, source_stamp
 from ..core.versions import minor
 
@@ -24,6 +22,8 @@ def _load(name: str) -> dict:
 
 
 def _read(path: str) -> dict:
+    import yaml  # only when the cache misses: a warm start does without PyYAML (sources.libyaml)
+
     with open(path, encoding="utf-8") as handle:
         return yaml.load(handle, Loader=yaml.CSafeLoader)
 

@@ -6,7 +6,7 @@ them into YMap/YSeq: the Python objects made only to be thrown away were most of
 (cProfile of a lint of 20,000 objects). This reader makes only the trees. It reads block
 mappings and `- ` sequences by indentation, plain scalars (over lines too), quoted ones
 (single, double with the escapes libyaml decodes, over lines too), `{}`, flow sequences of
-scalars on one line (`["sh", "-c"]`), comments, `---` and `...`; it resolves plain scalars
+scalars (`["sh", "-c"]`, over lines too where each line ends after a comma), comments, `---` and `...`; it resolves plain scalars
 with the very resolver libyaml's path uses (YAML 1.1 safe: `0o7`, `1:30`, `yes`, `~`, ...).
 A document holding anything else (other flow collections, anchors, aliases, tags, merge
 keys, block scalars, a `?` key, a root scalar, odd indentation, ...), or near a `Limits`
@@ -25,12 +25,11 @@ from bisect import bisect_right
 from collections.abc import Callable, Generator, Sequence
 from sys import intern
 
-from yaml.nodes import ScalarNode
-
 from ..core.cached import kept
+from ..core.patterns import Lazy
 
-from .yamlpos import (_FLOAT, _INT, _STR, BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _Loader,
-                      _scalar, _sealed, _short, has_directive)
+from .resolver import FLOAT, INT, STR, tag_of, value_of
+from .yamlpos import BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _sealed, _short, has_directive
 
 #: what libyaml's path reads on its own: a generator of a slice's documents that adds its
 #: problems to the list given and returns True where a syntax error ended the stream
@@ -72,25 +71,24 @@ _LINES: dict[str, tuple[str, object, int]] = {}
 #: first characters after which the safe resolver can only answer str (yaml.resolver's
 #: implicit resolvers are keyed by first character; '' resolves to null)
 _MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
-_PLAIN_RESOLVE = _Loader.resolve
 _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
 
 
 def _plain(text: str):
-    """A plain scalar's value, resolved as libyaml's path resolves it (yamlpos._scalar)."""
+    """A plain scalar's value, resolved as libyaml's path resolves it (sources.resolver)."""
     hit = _PLAIN.get(text, _PLAIN)
     if hit is not _PLAIN:
         return hit
     if text[0] not in _MAYBE_TYPED:
         value: object = _short(text)
     else:
-        tag = _PLAIN_RESOLVE(ScalarNode, text, (True, False))
-        if tag == _STR:
+        tag = tag_of(text)
+        if tag == STR:
             value = _short(text)
-        elif (tag == _INT or tag == _FLOAT) and len(text) > 1000:
+        elif (tag == INT or tag == FLOAT) and len(text) > 1000:
             raise _Unsure  # past Python's digits limit: libyaml's path says so with its position
         else:
-            value = _scalar(ScalarNode(tag, text))
+            value = value_of(tag, text)
     return kept(_PLAIN, text, value, _PLAIN_SIZE)
 
 
@@ -98,7 +96,7 @@ def _plain(text: str):
 #: `\/` and `\'`, which this reader leaves to it
 _ESCAPES = {"0": "\0", "a": "\x07", "b": "\x08", "t": "\t", "n": "\n", "v": "\x0b", "f": "\x0c", "r": "\r",
             "e": "\x1b", " ": " ", '"': '"', "\\": "\\", "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
-_escape: re.Pattern[str] | None = None
+_ESCAPE = Lazy(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)", re.S)
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -116,12 +114,9 @@ def _escaped(match: re.Match[str]) -> str:
 
 def _unescape(text: str) -> str:
     """A double-quoted scalar's line with its escapes decoded."""
-    global _escape
     if "\\" not in text:
         return text
-    if _escape is None:
-        _escape = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.?)", re.S)
-    return _escape.sub(_escaped, text)
+    return _ESCAPE.sub(_escaped, text)
 
 
 def _decoded(text: str, double: bool) -> str:
@@ -222,6 +217,7 @@ class _Reader:
         self.count = 0
         self.problems: list[ParseProblem] = []
         self.dropped_any = False  # a live object's managedFields read and left out of the tree
+        self.over_lines = False  # a flow sequence read over lines: its nodes are where fix.located does not look
 
     def node(self, k: int, col: int, text: str, path: tuple, indent: int):
         """(value, next content line) of the node whose text starts at column `col` of line `k`."""
@@ -326,25 +322,33 @@ class _Reader:
         result.path = self.shared(path)
         return result, [line + self.offset, col + 1]
 
-    def flow(self, text: str, path: tuple, line: int, col: int):
-        """A flow collection on one line: `{}`, or a sequence of scalars (`["sh", "-c", 1]`),
-        with a comment at most after it."""
+    def flow(self, k: int, text: str, path: tuple, line: int, col: int, indent: int):
+        """(value, next content line) of a flow collection starting `text` on line `k`: `{}`,
+        or a sequence of scalars (`["sh", "-c", 1]`), over lines too where each line but its
+        last ends after a comma (an argument list wrapped), its lines indented past the block
+        it is in (`indent`), with a comment at most after it."""
         if text[0] == "{":
             cut = text.find(" #")
             if (text if cut < 0 else text[:cut]).rstrip(" ") != "{}":
                 raise _Unsure
             result, marks = self.collection(YMap, path, line, col)
             result.marks = _sealed(marks)
-            return result
+            return result, k + 1
         result, marks = self.collection(YSeq, path, line, col)
         here, at, size = line + self.offset, 1, len(text)
         while True:
             while at < size and text[at] == " ":
                 at += 1
-            if at >= size:
-                raise _Unsure  # over lines
+            if at >= size or text[at] == "#" and text[at - 1] == " ":  # the line ends after `[` or a comma
+                k += 1
+                if k >= self.n or self.cols[k] <= indent:
+                    raise _Unsure
+                self.over_lines = True
+                text, col, at = self.texts[k], self.cols[k], 0
+                here, size = self.nums[k] + self.offset, len(text)
             first = text[at]
-            if first == "]" and (not result or text[at - 1] in ", "):
+            if first == "]":
+                end = at
                 break
             if first == "'" or first == '"':
                 value, rest = _one_line(text[at:])
@@ -365,14 +369,14 @@ class _Reader:
             while end < size and text[end] == " ":
                 end += 1
             if end >= size or text[end] not in ",]":
-                raise _Unsure
-            at = end + 1
+                raise _Unsure  # an item over lines, or a comma on the next line
             if text[end] == "]":
                 break
-        if not _blank_rest(text[at:] if text[at - 1] == "]" else text[at + 1:]):
+            at = end + 1
+        if not _blank_rest(text[end + 1:]):
             raise _Unsure
         result.marks = _sealed(marks)
-        return result
+        return result, k + 1
 
     def dropped(self, read: Callable, *args):
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
@@ -391,9 +395,9 @@ class _Reader:
         if text[0] == "[" or text[0] == "{":
             sub = path + (key,)
             if key == "managedFields" and path[-1:] == ("metadata",) and text[0] == "[":
-                self.dropped(self.flow, text, sub, line, col)
-                return None, vmark, True, k + 1
-            return self.flow(text, sub, line, col), vmark, False, k + 1
+                return None, vmark, True, self.dropped(self.flow, k, text, sub, line, col, indent)[1]
+            value, k = self.flow(k, text, sub, line, col, indent)
+            return value, vmark, False, k
         value, alone, after = self.scalar(k, text, indent)
         if not alone:
             raise _Unsure  # `a: b: c`
@@ -518,8 +522,8 @@ class _Reader:
                 icol = col + len(text) - len(item)
                 marks += (line + offset, icol + 1)
                 if item[0] == "[" or item[0] == "{":
-                    result.append(self.flow(item, path + (index,), line, icol))
-                    k += 1
+                    value, k = self.flow(k, item, path + (index,), line, icol, col)
+                    result.append(value)
                 elif item[0] not in _NOT_FIRST and (item[-1] == ":" or ": " in item) and item[1:2] != " ":
                     value, k = self.mapping(k, icol, item, path + (index,))  # `- key: value`
                     result.append(value)
@@ -557,7 +561,7 @@ def _marker(text: str, at: int, marker: str) -> bool:
 def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path: tuple, line_offset: int,
               paths: Paths, libyaml: Fallback) -> Generator[Document, None, bool]:
     """yamlpos.stream_documents' documents: each read here, or by `libyaml` (its reader of a
-    text, yamlpos._libyaml_documents) where this reader is unsure. Returns True where a
+    text, sources.libyaml.documents) where this reader is unsure. Returns True where a
     syntax error ended the stream."""
     if not _line_safe(text) or has_directive(text):
         return (yield from libyaml(text, problems, limits, root_path, line_offset, paths))
@@ -662,7 +666,7 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
     data, k = reader.node(0, cols[0], texts[0], root_path, -1)
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
-    if data.__class__ is YMap and not reader.problems and not reader.dropped_any:
+    if data.__class__ is YMap and not reader.problems and not reader.dropped_any and not reader.over_lines:
         data.__class__ = BlockMap  # the tree is the text's, key for key
     doc = Document(0, data, nums[0], end_line, reader.problems)
     if cols[0] == 0 and isinstance(data, YMap):

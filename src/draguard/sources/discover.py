@@ -161,11 +161,11 @@ def kustomization_file(folder: str) -> str | None:
 
 def _kustomization(folder: str) -> dict | None:
     """The kustomization in `folder` as data; None when there is none or it does not parse."""
-    import yaml
-
     name = kustomization_file(folder)
     if name is None:
         return None
+    import yaml  # a folder without a kustomization (nearly every one) does without PyYAML
+
     try:
         with open(os.path.join(folder, name), encoding="utf-8") as handle:
             spec = yaml.safe_load(handle)

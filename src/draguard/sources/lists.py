@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import yaml
 
 #: Cheap guard before the event scan: a top-level `kind: ...List` in YAML or JSON.
 _LIST_KIND = re.compile(r"""^kind:\s*["']?\w*List["']?\s*$|"kind"\s*:\s*"\w*List\"""", re.MULTILINE)
@@ -47,7 +46,10 @@ def may_hold_lists(text: str) -> bool:
 
 def split_lists(text: str) -> list[StreamPart] | None:
     """The documents of a stream with the item spans of its Lists; None when the stream does
-    not parse (the whole-document parser then reports the error with its position)."""
+    not parse (the whole-document parser then reports the error with its position). Imports
+    PyYAML only here: a text with no List does without it (sources.libyaml)."""
+    import yaml
+
     loader = yaml.CSafeLoader(text)
     parts: list[StreamPart] = []
     try:
@@ -68,6 +70,8 @@ def _span(start_mark, end_mark) -> Span:
 
 
 def _document(loader, index: int) -> StreamPart:
+    import yaml
+
     first = loader.peek_event()
     if not isinstance(first, yaml.MappingStartEvent) or first.anchor:
         last = _skip(loader)
@@ -104,16 +108,14 @@ def _skip(loader):
     return _skip_checking_anchors(loader)[0]
 
 
-_OPEN = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSE = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-
-
 def _skip_checking_anchors(loader):
     """Consume one node's events: (the last event, whether it defines or uses an anchor).
     The hot loop of the split (one pass over every event of a large List): class identity
     checks only."""
+    import yaml
+
     get, scalar, alias = loader.get_event, yaml.ScalarEvent, yaml.AliasEvent
-    opening, closing = _OPEN, _CLOSE
+    opening, closing = (yaml.MappingStartEvent, yaml.SequenceStartEvent), (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     depth, anchored = 0, False
     while True:
         event = get()

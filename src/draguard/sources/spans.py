@@ -15,7 +15,7 @@ import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.fixes import Edit, Op
-from .yamlpos import _Loader
+from .libyaml import Loader
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def _span(node) -> Span:
 
 def document_node(text: str, document: int):
     """The node graph of document number `document` (0-based), None when it is not there."""
-    loader = _Loader(text)
+    loader = Loader(text)
     try:
         index = 0
         while loader.check_node():
@@ -85,7 +85,7 @@ def document_nodes(text: str) -> list:
     """The node graphs of every document, composed once: for a caller that locates many
     paths in one text (a report's fixes), where document_node per path composed the text
     from its start each time, quadratic in a file of many documents and findings."""
-    loader = _Loader(text)
+    loader = Loader(text)
     nodes = []
     try:
         while loader.check_node():

@@ -108,3 +108,20 @@ def test_what_a_config_map_and_a_config_with_checks_need_is_imported_then(tmp_pa
         "  expression: \"has(object.metadata.labels) && 'team' in object.metadata.labels\"\n")
     assert loads(("draguard.model.plugin_config", "draguard.engine.user_checks"), "lint", str(tmp_path)) == \
         ["draguard.engine.user_checks", "draguard.model.plugin_config"]
+
+
+def test_a_repeat_lint_of_one_small_file_loads_no_yaml_library(monkeypatch, tmp_path):
+    """The block reader reads the example whole (its wrapped argument lists too) and resolves
+    its scalars itself (sources.resolver); PyYAML, whose import compiles a pattern of all of
+    Unicode's printable ranges, is for what it leaves to libyaml, a List, a kustomization and
+    the shipped facts the per-user cache has not kept yet (the first run)."""
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path))
+    assert "yaml" in loads(("yaml",), "lint", "--no-config", "examples/dra-inference/inference.yaml")
+    assert loads(("yaml", "draguard.sources.libyaml"), "lint", "--no-config",
+                 "examples/dra-inference/inference.yaml") == []
+
+
+def test_yaml_is_imported_for_what_the_block_reader_leaves(tmp_path):
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+    assert loads(("yaml",), "lint", "--no-config", str(flow)) == ["yaml"]

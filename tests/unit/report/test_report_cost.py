@@ -13,7 +13,7 @@ import pytest
 from draguard.core.config import Config
 from draguard.engine.lint import lint_text
 from draguard.report import html, junit, sarif
-from draguard.sources import yamlpos
+from draguard.sources import libyaml
 
 DOCUMENTS = 120
 
@@ -30,13 +30,13 @@ def composing(monkeypatch):
     from then on (the report's splices)."""
     def start() -> list[int]:
         lengths: list[int] = []
-        original = yamlpos._Loader.__init__
+        original = libyaml.Loader.__init__
 
         def counting(self, stream):
             lengths.append(len(stream))
             original(self, stream)
 
-        monkeypatch.setattr(yamlpos._Loader, "__init__", counting)
+        monkeypatch.setattr(libyaml.Loader, "__init__", counting)
         return lengths
     return start
 

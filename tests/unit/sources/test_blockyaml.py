@@ -1,4 +1,4 @@
-"""sources.blockyaml against libyaml's path (yamlpos._libyaml_documents): the same documents
+"""sources.blockyaml against libyaml's path (sources.libyaml.documents): the same documents
 (index, lines, span), trees (values and their types), positions of every key, value and item,
 paths and problems, on every manifest the repository holds and on generated block YAML, both
 what the reader reads and what it must leave to libyaml."""
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from draguard.sources import blockyaml, yamlpos
+from draguard.sources import blockyaml, libyaml, yamlpos
 from draguard.sources.yamlpos import Limits, Paths, YMap, YSeq, parse_stream
 
 from support.paths import EXAMPLES, ROOT, corpus_files
@@ -48,7 +48,7 @@ class _Counted:
 
     def __call__(self, text, *args):
         self.texts.append(text)
-        return (yield from yamlpos._libyaml_documents(text, *args))
+        return (yield from libyaml.documents(text, *args))
 
 
 def _fast(text: str, limits: Limits = yamlpos.DEFAULT_LIMITS, root_path: tuple = (), line_offset: int = 0):
@@ -118,6 +118,10 @@ CASES = {
     "flow sequences on one line": "a: [\"sh\", \"-c\", 1]\nb: [x, y,]\nc: [ ]\nd: [p q , 'r''s'] # c\n- [1.5, on, ~]\n"
                                   "e: [ a ]\nf: [-1, x-y]\n",
     "flow sequences it leaves": "a: [a:b]\nb: [,]\nc: [a,,b]\nd: [a]x\ne: [a, [b]]\nf: [a\n  , b]\ng: [\"a\": 1]\nh: [- 1]\n",
+    "flow sequences over lines": "a: [\"x\", \"y\",\n     \"z\"]\nb:\n- [1,\n   on, # c\n\n   ~]\nc: [\n  p,\n  q,\n  ]\nd: [\n ]\n"
+                                 "e:\n  f: [a, # c\n    # between\n    b]  # after\n",
+    "flow sequences over lines it leaves": "a: [x,\ny]\n---\nb: [x\n  , y]\n---\nc: [x\n  y]\n---\nd: [x,\n  y\n  ]\n"
+                                           "---\ne: ['x\n  y']\n---\nf: [x,\n  [y]]\n---\ng: [\n  x,\n]\n---\nh: [x,\n",
     "flow, anchors, tags, block scalars": "a: [1, 2]\nb: &x {c: 1}\nd: *x\ne: !!str 1\nf: |\n  t\n",
     "tabs": "a:\t1\nb: 2\n",
     "? keys and directives": "? a\n: b\n",
@@ -149,6 +153,9 @@ def test_the_reader_reads_what_it_claims_and_leaves_the_rest():
     assert _same(CASES["quoted over lines"]) == []
     assert _same(CASES["resolved scalars"]) == []
     assert _same("a: [\"sh\", \"-c\", 1]\nb: [x, y,]\nc: [ ]\n") == []
+    assert _same(CASES["flow sequences over lines"]) == []
+    left = _same(CASES["flow sequences over lines it leaves"])
+    assert all(any(f"\n{key}: [" in "\n" + text for text in left) for key in "abcdefgh")  # every document
     assert _same(CASES["flow, anchors, tags, block scalars"]) == [CASES["flow, anchors, tags, block scalars"]]
     # a document left to libyaml costs only itself: the others are read here
     assert _same("a: 1\n---\nb: {x: 1}\n---\nc: 3\n") == ["---\nb: {x: 1}\n"]
