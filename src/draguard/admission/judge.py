@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 from ..core.config import EXTERNAL_KINDS, Config
 from ..core.finding import Finding, Severity
+from ..core import value
 from ..core.fixes import plain
 from ..engine.run import Against, Inputs, Run
 from ..engine.suppress import SUPPRESS_PREFIX
@@ -80,9 +81,9 @@ def rules_for(config: Config, offline: bool) -> Config:
     """`config` with what admission never runs switched off (and, offline, every reference
     taken as existing in the cluster)."""
     off = [r.id for r in REGISTRY if r.needs is Needs.CLUSTER or (offline and r.set_wide)]
-    config = replace(config.without(off), daemonsets_are_node_agents=False)
+    config = value.replace(config.without(off), daemonsets_are_node_agents=False)
     if offline:
-        config = replace(config, external={what: {"*"} for what in EXTERNAL_KINDS})
+        config = value.replace(config, external={what: {"*"} for what in EXTERNAL_KINDS})
     return config
 
 

@@ -6,11 +6,10 @@ Reading and validating the file against the rule catalog is the engine's job
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .finding import Problem, Severity
-from .value import Record
+from .value import Record, replace
 from .versions import DEFAULT_KUBE_VERSION
 
 EXTERNAL_KINDS = ("resourceClaims", "resourceClaimTemplates", "deviceClasses")
@@ -46,39 +45,54 @@ class RuleSettings(Record):
         self.options: dict[str, object] = {} if options is None else options
 
 
-@dataclass
-class Config:
+class Config(Record):
     """A run's configuration: the target release, gates, thresholds and each rule's settings."""
-    path: str | None = None
-    kube_version: str = DEFAULT_KUBE_VERSION
-    #: who chose `kube_version` ("--kube-version", or the config file's path); None: nobody, it
-    #: is the default, which `fix` says since its output (the API versions it writes) depends on it
-    kube_version_from: str | None = None
-    fail_on: Severity = Severity.ERROR
-    rules: dict[str, RuleSettings] = field(default_factory=dict)
-    external: dict[str, set[str]] = field(default_factory=lambda: {k: set() for k in EXTERNAL_KINDS})
-    admin_namespaces: set[str] = field(default_factory=set)
-    inventory: list[str] = field(default_factory=list)  # paths of ResourceSlices etc. for satisfiability
-    feature_gates: dict[str, bool] = field(default_factory=dict)  # gate -> enabled, where the cluster differs from defaults
-    problems: list[Problem] = field(default_factory=list)  # unknown rule ids in the file
-    #: whether DaemonSets are the platform's node agents (GPU drivers, device plugins), which
-    #: need the host's devices: lint's view of a repository. Admission says False: the
-    #: platform's node agents run in the namespaces its install exempts, so a DaemonSet in a
-    #: namespace admission judges is a tenant's, and the tenant rules judge it as any workload.
-    daemonsets_are_node_agents: bool = True
-    #: the file's own checks (rules.custom.UserCheck), judged as rules. Any: they are rules.base.Rule
-    #: objects, which this layer cannot name, and the rules' catalog takes them as such
-    checks: list[Any] = field(default_factory=list)
-    #: the rule selection (rules.selection) as configured: a profile, select (None: the
-    #: profile's rules), extendSelect, ignore, preview ...
-    profile: str = "recommended"
-    select: tuple[str, ...] | None = None
-    extend_select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    preview: bool = False
-    #: ... and the rules it leaves out, decided by engine.config_file.apply_selection. A
-    #: Config made in code leaves out none: every rule runs
-    selection_off: frozenset[str] = frozenset()
+
+    __slots__ = ("path", "kube_version", "kube_version_from", "fail_on", "rules", "external", "admin_namespaces",
+                 "inventory", "feature_gates", "problems", "daemonsets_are_node_agents", "checks", "profile", "select",
+                 "extend_select", "ignore", "preview", "selection_off")
+
+    def __init__(self, path: str | None = None, kube_version: str = DEFAULT_KUBE_VERSION,
+                 kube_version_from: str | None = None, fail_on: Severity = Severity.ERROR,
+                 rules: dict[str, RuleSettings] | None = None, external: dict[str, set[str]] | None = None,
+                 admin_namespaces: set[str] | None = None, inventory: list[str] | None = None,
+                 feature_gates: dict[str, bool] | None = None, problems: list[Problem] | None = None,
+                 daemonsets_are_node_agents: bool = True, checks: list[Any] | None = None,
+                 profile: str = "recommended", select: tuple[str, ...] | None = None,
+                 extend_select: tuple[str, ...] = (), ignore: tuple[str, ...] = (), preview: bool = False,
+                 selection_off: frozenset[str] = frozenset()) -> None:
+        self.path = path
+        self.kube_version = kube_version
+        #: who chose `kube_version` ("--kube-version", or the config file's path); None: nobody, it
+        #: is the default, which `fix` says since its output (the API versions it writes) depends on it
+        self.kube_version_from = kube_version_from
+        self.fail_on = fail_on
+        self.rules: dict[str, RuleSettings] = {} if rules is None else rules
+        self.external: dict[str, set[str]] = {k: set() for k in EXTERNAL_KINDS} if external is None else external
+        self.admin_namespaces: set[str] = set() if admin_namespaces is None else admin_namespaces
+        #: paths of ResourceSlices etc. for satisfiability
+        self.inventory: list[str] = [] if inventory is None else inventory
+        #: gate -> enabled, where the cluster differs from defaults
+        self.feature_gates: dict[str, bool] = {} if feature_gates is None else feature_gates
+        self.problems: list[Problem] = [] if problems is None else problems  # unknown rule ids in the file
+        #: whether DaemonSets are the platform's node agents (GPU drivers, device plugins), which
+        #: need the host's devices: lint's view of a repository. Admission says False: the
+        #: platform's node agents run in the namespaces its install exempts, so a DaemonSet in a
+        #: namespace admission judges is a tenant's, and the tenant rules judge it as any workload.
+        self.daemonsets_are_node_agents = daemonsets_are_node_agents
+        #: the file's own checks (rules.custom.UserCheck), judged as rules. Any: they are rules.base.Rule
+        #: objects, which this layer cannot name, and the rules' catalog takes them as such
+        self.checks: list[Any] = [] if checks is None else checks
+        #: the rule selection (rules.selection) as configured: a profile, select (None: the
+        #: profile's rules), extendSelect, ignore, preview ...
+        self.profile = profile
+        self.select = select
+        self.extend_select = extend_select
+        self.ignore = ignore
+        self.preview = preview
+        #: ... and the rules it leaves out, decided by engine.config_file.apply_selection. A
+        #: Config made in code leaves out none: every rule runs
+        self.selection_off = selection_off
 
     def settings(self, rule_id: str) -> RuleSettings:
         """The rule's settings: its own entry under `rules:` wins (naming a rule there turns it

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import enum
 from operator import attrgetter
-from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 from .excerpt import bounded
 from .fixes import Fix
 from .location import Location, Path
-from .value import Value
+from .value import Record, Value
 
 #: The fixed set of categories a rule may belong to (documented in the README).
 CATEGORIES = (
@@ -87,30 +86,43 @@ class Site(NamedTuple):
     offset: int | None = None
 
 
-@dataclass(slots=True)
-class Finding:
+class Finding(Record):
     """One problem at one place; `help` says in prose what to do, `fix` is the change as data.
     Slotted: a run keeps every finding until its report is written, and a dict of twelve
-    fields per finding was a tenth of what judging a stream of 10,406 pods held."""
+    fields per finding was a tenth of what judging a stream of 10,406 pods held. Compared and
+    shown without its `site` and `judged`."""
 
-    rule: str
-    category: str
-    severity: Severity
-    message: str
-    location: Location
-    obj: ObjectRef = field(default_factory=ObjectRef)
-    help: str | None = None
-    fix: Fix | None = None
-    suppressed_by: str | None = None
-    no_fix: str | None = None  # why the rule offers no fix here, where it has one for others (core.fixes.NoFix)
-    #: where in its object the rule pointed, so that the finding can be placed again on another
-    #: text of the same data (draguard fix judges its rounds in memory, and writes the text once)
-    site: "Site | None" = field(default=None, compare=False, repr=False)
-    #: the object whose judging found it (a model.manifest.Manifest, whose `source` is the text
-    #: it was judged on; None for a run's own notes): a finding may be placed on another object
-    #: (rollout-pdb reports a workload's budget on the budget), and draguard fix judges again
-    #: by the file judged
-    judged: object = field(default=None, compare=False, repr=False)
+    __slots__ = ("rule", "category", "severity", "message", "location", "obj", "help", "fix", "suppressed_by",
+                 "no_fix", "site", "judged")
+    _unshown = ("site", "judged")
+
+    def __init__(self, rule: str, category: str, severity: Severity, message: str, location: Location,
+                 obj: ObjectRef | None = None, help: str | None = None, fix: Fix | None = None,
+                 suppressed_by: str | None = None, no_fix: str | None = None, site: "Site | None" = None,
+                 judged: object = None) -> None:
+        self.rule = rule
+        self.category = category
+        self.severity = severity
+        # what a rule quoted from the input is the tenant's: bounded once, here, for every report
+        self.message = bounded(message)
+        self.location = location
+        self.obj = ObjectRef() if obj is None else obj
+        self.help = None if help is None else bounded(help)
+        self.fix = fix
+        self.suppressed_by = suppressed_by
+        self.no_fix = no_fix  # why the rule offers no fix here, where it has one for others (core.fixes.NoFix)
+        #: where in its object the rule pointed, so that the finding can be placed again on another
+        #: text of the same data (draguard fix judges its rounds in memory, and writes the text once)
+        self.site = site
+        #: the object whose judging found it (a model.manifest.Manifest, whose `source` is the text
+        #: it was judged on; None for a run's own notes): a finding may be placed on another object
+        #: (rollout-pdb reports a workload's budget on the budget), and draguard fix judges again
+        #: by the file judged
+        self.judged = judged
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.rule, self.category, self.severity, self.message, self.location, self.obj, self.help, self.fix,
+                self.suppressed_by, self.no_fix)
 
     def __reduce__(self) -> tuple[object, tuple[object, ...]]:
         """Pickled (sent to another process: lint --jobs) without the object it was judged
@@ -122,12 +134,6 @@ class Finding:
         return _unpickled, (self.rule, self.category, int(self.severity), self.message,
                             _location_fields(self.location), self.obj, self.help, self.fix, self.suppressed_by,
                             self.no_fix, None if site is None else tuple(site))
-
-    def __post_init__(self) -> None:
-        # what a rule quoted from the input is the tenant's: bounded once, here, for every report
-        self.message = bounded(self.message)
-        if self.help is not None:
-            self.help = bounded(self.help)
 
     # the file position, flat: every text report reads these
     @property
@@ -172,7 +178,7 @@ class Finding:
 #: what a finding is pickled as (Finding.__reduce__): every field but the object judged
 _PICKLED = ("rule", "category", "severity", "message", "location", "obj", "help", "fix", "suppressed_by", "no_fix",
             "site")
-if tuple(f.name for f in fields(Finding) if f.name != "judged") != _PICKLED:  # a field added is sent too
+if tuple(name for name in Finding.__slots__ if name != "judged") != _PICKLED:  # a field added is sent too
     raise AssertionError("Finding.__reduce__ and _unpickled name every field of a Finding but `judged`")
 _location_fields = attrgetter(*Location.__slots__)
 _SEVERITIES = {int(severity): severity for severity in Severity}

@@ -38,6 +38,11 @@ class Record:
         return f"{type(self).__qualname__}({shown})"
 
 
+class Viewed(Record):
+    """A mutable record that also keeps views computed once (core.cached stores them in its
+    `__dict__`); its fields are still its `__slots__`, compared and shown as a Record's."""
+
+
 class Value(Record):
     """A record whose identity is its fields (`__slots__`, in order): equal when of the same
     class with equal fields, hashed and shown by them, pickled (for `--jobs` workers) as its

@@ -35,14 +35,13 @@ their objects are not where the files are), and `--reference` inputs."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
+from ..core.value import Record, Value, replace
 from ..model.manifest import Manifest
 from ..model.objectset import CLUSTER_WIDE, Touched, identity, touches
 from ..rules.registry import load_catalog
@@ -172,50 +171,61 @@ def _size(unit: Unit) -> int:
         return 0  # said when it is read
 
 
-@dataclass(frozen=True)
-class _Parts:
+class _Parts(Value):
     """What the forked processes read: set by the parent just before it forks them."""
 
-    shares: list[list[Unit]]
-    config: Config
-    reading: Reading
-    pieces: MakePieces | None
+    __slots__ = ("shares", "config", "reading", "pieces")
+
+    def __init__(self, shares: list[list[Unit]], config: Config, reading: Reading, pieces: MakePieces | None) -> None:
+        self.shares = shares
+        self.config = config
+        self.reading = reading
+        self.pieces = pieces
 
 
 _RUN: _Parts | None = None
 
 
-@dataclass
-class _Read:
+class _Read(Record):
     """A part after reading: its shipped objects, what its others answer to, and the
     file and identity (model.objectset.identity) of each of its objects, in order."""
 
-    shared: list[Manifest]
-    touched: Touched
-    identities: list[tuple[str, tuple[str, str, str, str | None]]]
+    __slots__ = ("shared", "touched", "identities")
+
+    def __init__(self, shared: list[Manifest], touched: Touched,
+                 identities: list[tuple[str, tuple[str, str, str, str | None]]]) -> None:
+        self.shared = shared
+        self.touched = touched
+        self.identities = identities
 
 
-@dataclass
-class _Judged:
+class _Judged(Record):
     """A part after judging: its findings, each with the number of the object it judged
     (None: the run's own notes) and its piece of the report (None: not made), what each
     object's judging looked up, and the suppressions its objects carry
     (engine.run.suppression_key -> rule -> reason)."""
 
-    found: list[tuple[int | None, Finding, object]]
-    suppressed: list[tuple[int | None, Finding, object]]
-    reads: dict[int, set]
-    hidden: dict[tuple, dict[str, str]]
-    objects: int  # judged
-    sources: list[Source]
-    refused: list[str]
+    __slots__ = ("found", "suppressed", "reads", "hidden", "objects", "sources", "refused")
+
+    def __init__(self, found: list[tuple[int | None, Finding, object]],
+                 suppressed: list[tuple[int | None, Finding, object]], reads: dict[int, set],
+                 hidden: dict[tuple, dict[str, str]], objects: int, sources: list[Source], refused: list[str]) -> None:
+        self.found = found
+        self.suppressed = suppressed
+        self.reads = reads
+        self.hidden = hidden
+        self.objects = objects  # judged
+        self.sources = sources
+        self.refused = refused
 
 
-@dataclass
-class _Raised:
+class _Raised(Record):
     """An exception met in a part, raised again by the parent."""
 
-    error: BaseException
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 class _Part:
@@ -226,7 +236,7 @@ class _Part:
             raise RuntimeError("a part judged outside a parallel run")
         self.index = index
         # the run's own notes, problems met in the config, come with part 0, as they come first in one run
-        self.config = _RUN.config if index == 0 else dataclasses.replace(_RUN.config, problems=[])
+        self.config = _RUN.config if index == 0 else replace(_RUN.config, problems=[])
         self.given = read_units(_RUN.shares[index], _RUN.config, _RUN.reading, None)
 
     def read(self) -> _Read:
@@ -244,7 +254,7 @@ class _Part:
         mine = self.given.manifests
         number = {id(m): n for n, m in enumerate(mine)}
         merged = [m for index, part in enumerate(shared) for m in (mine if index == self.index else part)]
-        given = dataclasses.replace(self.given, manifests=merged, judged=lambda m: id(m) in number)
+        given = replace(self.given, manifests=merged, judged=lambda m: id(m) in number)
         reads: dict[int, tuple] = {}
         result = Run(self.config, given).findings(reads=reads)
         made = _RUN.pieces(result.findings, result.suppressed, result.sources) if _RUN and _RUN.pieces else ([], [])
@@ -422,7 +432,7 @@ def _judged_again(units: list[Unit], config: Config, reading: Reading, read: lis
                         key=lambda m: (order[place[id(m)][0]], place[id(m)][1]))
         given = Inputs(merged, judged=lambda m: place[id(m)] in wanted)
         looked: dict[int, tuple] = {}
-        result = Run(dataclasses.replace(config, problems=[]), given).findings(notes=False, reads=looked)
+        result = Run(replace(config, problems=[]), given).findings(notes=False, reads=looked)
         more = set().union(*(found for _, found in looked.values())) - keys
         if not more or _holding(read, keys | more) <= files:
             return result
@@ -474,7 +484,7 @@ def one_live_note(findings: list[Finding]) -> list[Finding]:
         return findings
     total = sum(int(note.message.split(" ", 1)[0]) for note in notes)
     first = notes[0]
-    merged = dataclasses.replace(first, message=f"{total} {first.message.split(' ', 1)[1]}")
+    merged = replace(first, message=f"{total} {first.message.split(' ', 1)[1]}")
     return [f for f in findings if f.rule != LIVE_OBJECTS] + [merged]
 
 

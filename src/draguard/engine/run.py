@@ -10,7 +10,6 @@ file, the document and the object it sits on; never in admission)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from ..core.collector import cyclic_gc_paused
@@ -18,6 +17,7 @@ from ..core.config import Config
 from ..core.finding import Finding, Problem, Site
 from ..core.location import format_path
 from ..core.unread import Unread, listening
+from ..core.value import Record, Value
 from ..model.manifest import Manifest
 from ..model.objectset import ObjectSet
 from ..rules import REGISTRY
@@ -39,19 +39,23 @@ LIVE_OBJECTS = "live-objects"
 RULES_SKIPPED = "rules-skipped"
 
 
-@dataclass
-class Inputs:
+class Inputs(Record):
     """What a run judges and what its rules may read. `judged` (a predicate on manifests)
     narrows what is judged; every manifest stays in the set for the rules that read others
     (how `draguard fix` judges again what it changed, and how the webhook reads its cache).
     `cluster` makes the manifests a snapshot of live state: the cluster rules run too."""
 
-    manifests: list[Manifest]
-    judged: Callable[[Manifest], bool] | None = None
-    problems: list[Problem] = field(default_factory=list)  # met reading: each becomes a finding
-    sources: list[Source] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)
-    cluster: ClusterView | None = None
+    __slots__ = ("manifests", "judged", "problems", "sources", "refused", "cluster")
+
+    def __init__(self, manifests: list[Manifest], judged: Callable[[Manifest], bool] | None = None,
+                 problems: list[Problem] | None = None, sources: list[Source] | None = None,
+                 refused: list[str] | None = None, cluster: ClusterView | None = None) -> None:
+        self.manifests = manifests
+        self.judged = judged
+        self.problems: list[Problem] = [] if problems is None else problems  # met reading: each becomes a finding
+        self.sources: list[Source] = [] if sources is None else sources
+        self.refused: list[str] = [] if refused is None else refused
+        self.cluster = cluster
 
     @classmethod
     def objects(cls, objects: Iterable[Manifest | dict], judged=None) -> "Inputs":
@@ -77,16 +81,19 @@ class Inputs:
         return given
 
 
-@dataclass(frozen=True)
-class Against:
+class Against(Value):
     """What the inputs are judged against. `inventory` (None: the configured one, else the
     built-in GPU inventory); `devices`, an inventory already built with its allocator, reused as it
     is (the webhook builds one per state of its cache); `admission`: the requester wrote the
     object, so its suppression annotations are not honoured (admission.judge)."""
 
-    inventory: Inventory | None = None
-    devices: Target | None = None
-    admission: bool = False
+    __slots__ = ("inventory", "devices", "admission")
+
+    def __init__(self, inventory: Inventory | None = None, devices: Target | None = None,
+                 admission: bool = False) -> None:
+        self.inventory = inventory
+        self.devices = devices
+        self.admission = admission
 
 
 class Run:

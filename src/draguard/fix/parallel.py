@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from ..core.collector import cyclic_gc_paused
 from ..core.config import Config
 from ..core.finding import Finding
+from ..core.value import replace
 from ..engine.parallel import SHIPPED, cut, hidden_suppressions, in_parts, one_live_note, suppressed_across_parts
 from ..engine.result import LintResult
 from ..engine.run import LIVE_OBJECTS
@@ -129,7 +130,7 @@ class _Part:
             raise RuntimeError("a part fixed outside a parallel run")
         self.index = index
         # the run's own notes, problems met in the config, come with part 0, as they come first in one run
-        config = _RUN.config if index == 0 else dataclasses.replace(_RUN.config, problems=[])
+        config = _RUN.config if index == 0 else replace(_RUN.config, problems=[])
         self.files = _RUN.shares[index]
         self.relinter = Relinter(config, None, _RUN.choice.may_fix)
         self.relinter.track()
@@ -268,7 +269,7 @@ def _fixed_again(files: list[FileText], config: Config, choice: Choice, read: li
     """`files` (those of `again`; `order`: every file's display) fixed here from their texts as read, together, beside every
     other file's shipped objects, and whether a fix changed one of their own."""
     fresh = [FileText(f.display, f.original, f.bom) for f in files]
-    relinter = Relinter(dataclasses.replace(config, problems=[]), None, choice.may_fix)
+    relinter = Relinter(replace(config, problems=[]), None, choice.may_fix)
     relinter.track()
     shipped: dict[str, list] = {f.display: [] for f in files}
     beside = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, TypeVar, cast
 
 from ..core.finding import ObjectRef, Site
@@ -24,40 +23,45 @@ _IDENTITY = ("name", "namespace", "is_live")
 _View = TypeVar("_View")
 
 
-@dataclass
 class Manifest:
     """One Kubernetes object (a document, or an item of a `List` document). The data never
-    changes after loading: views derived from it are computed once (`derive`)."""
+    changes after loading: views derived from it are computed once (`derive`). Its fields
+    live in its `__dict__` (a re-read object's tree is missing from it until read); compared
+    by them as a dataclass is, but for its name, namespace and re-read text, which follow."""
 
-    source: Source
-    document: int
-    data: YamlMap
-    item: int | None = None
-    #: Maps a parsed position to what the user should see; identity for plain files.
-    locate: Locator | None = None
-    #: views by the function that computes them (one that also takes another argument, such
-    #: as live.judged_elsewhere, keys its own)
-    derived: dict[Callable[..., object], object] = field(default_factory=dict, repr=False)
-    #: what computing a derived view met unreadable (core.unread), said again to each reader
-    unread: dict[object, tuple[Unread, ...]] = field(default_factory=dict, repr=False)
-    #: False: plain data kept as read (a large snapshot's objects), paths found on demand
-    has_paths: bool = True
-    #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
-    renamed_from: str | None = None
-    #: where its text is, when its tree is parsed again from it on demand (sources.reread):
-    #: `data` is then missing until read, and again once its own rules are done (release)
-    reread: Reread | None = field(default=None, repr=False, compare=False)
-    api_version: str = field(init=False)
-    kind: str = field(init=False)
-    group: str = field(init=False)
-    _metadata: YamlMap = field(init=False, repr=False)
+    api_version: str
+    kind: str
+    group: str
+    _metadata: YamlMap
     #: metadata.name (else generateName) and metadata.namespace, '' where absent or not text
-    name: str = field(init=False, repr=False, compare=False)
-    namespace: str = field(init=False, repr=False, compare=False)
+    name: str
+    namespace: str
     #: read back from a cluster (`kubectl get -o yaml`): the API server set its uid
-    is_live: bool = field(init=False, repr=False, compare=False)
+    is_live: bool
+    __hash__ = None  # type: ignore[assignment]  # compared by its fields: never a key
 
-    def __post_init__(self) -> None:
+    def __init__(self, source: Source, document: int, data: YamlMap, item: int | None = None,
+                 locate: Locator | None = None, derived: dict[Callable[..., object], object] | None = None,
+                 unread: dict[object, tuple[Unread, ...]] | None = None, has_paths: bool = True,
+                 renamed_from: str | None = None, reread: Reread | None = None) -> None:
+        self.source = source
+        self.document = document
+        self.data = data
+        self.item = item
+        #: Maps a parsed position to what the user should see; identity for plain files.
+        self.locate = locate
+        #: views by the function that computes them (one that also takes another argument, such
+        #: as live.judged_elsewhere, keys its own)
+        self.derived: dict[Callable[..., object], object] = {} if derived is None else derived
+        #: what computing a derived view met unreadable (core.unread), said again to each reader
+        self.unread: dict[object, tuple[Unread, ...]] = {} if unread is None else unread
+        #: False: plain data kept as read (a large snapshot's objects), paths found on demand
+        self.has_paths = has_paths
+        #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
+        self.renamed_from = renamed_from
+        #: where its text is, when its tree is parsed again from it on demand (sources.reread):
+        #: `data` is then missing until read, and again once its own rules are done (release)
+        self.reread = reread
         if self.reread is not None:  # its identity from what the load read; its tree when read (__getattr__)
             self.api_version, self.kind = self.reread.api_version, self.reread.kind
             self.group = self.api_version.rsplit("/", 1)[0] if "/" in self.api_version else ""
@@ -66,6 +70,15 @@ class Manifest:
         if self.has_paths and not isinstance(self.data, YMap):  # built in memory: give every node its path
             self.data = positioned(self.data)
         self._read_identity()
+
+    def _compared(self) -> tuple[object, ...]:
+        return (self.source, self.document, self.data, self.item, self.locate, self.derived, self.unread,
+                self.has_paths, self.renamed_from, self.api_version, self.kind, self.group, self._metadata)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()  # the same class
 
     if not TYPE_CHECKING:  # missing only while a re-read object holds no tree: typed as the fields
         def __getattr__(self, name: str):
@@ -104,7 +117,7 @@ class Manifest:
     @classmethod
     def from_entry(cls, entry: Entry) -> "Manifest":
         """The object an entry holds; one that holds no data (sources.reread) parses it when read."""
-        data = {} if entry.reread is not None else entry.data  # {}: not kept (__post_init__)
+        data = {} if entry.reread is not None else entry.data  # {}: not kept (__init__)
         return cls(entry.source, entry.document, data, entry.item, entry.locate, renamed_from=entry.renamed_from,
                    reread=entry.reread)
 

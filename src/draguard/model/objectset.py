@@ -9,13 +9,13 @@ change to one reaches every object."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Iterator, TypeVar, cast
 
 from ..core.intstr import problem as intstr_problem
 from ..core.selectors import malformed
 from ..core.unread import Unread, shown, told, unreadable
+from ..core.value import Viewed
 from .claims import RESOURCE_GROUP, ClaimIndex, compute_domain_template
 from .extended_resources import ClassRef, resolver
 from .manifest import Manifest
@@ -36,13 +36,17 @@ _Key = TypeVar("_Key")
 _Item = TypeVar("_Item")
 
 
-@dataclass
-class ObjectSet:
+class ObjectSet(Viewed):
     """The objects of a run with their typed indexes, built once and shared by the rules."""
-    manifests: list[Manifest]
-    _memo: dict[tuple[Callable[..., object], int], tuple[object, object]] = field(default_factory=dict, repr=False)
-    _reading: set[ReadKey] | None = field(default=None, repr=False)  # the read keys of the object being judged
-    _lasting: dict[tuple[Callable[..., object], object], object] = field(default_factory=dict, repr=False)
+
+    __slots__ = ("manifests", "_memo", "_reading", "_lasting")
+    _unshown = ("_memo", "_reading", "_lasting")
+
+    def __init__(self, manifests: list[Manifest]) -> None:
+        self.manifests = manifests
+        self._memo: dict[tuple[Callable[..., object], int], tuple[object, object]] = {}
+        self._reading: set[ReadKey] | None = None  # the read keys of the object being judged
+        self._lasting: dict[tuple[Callable[..., object], object], object] = {}
 
     def judging(self, reads: set[ReadKey] | None) -> None:
         """Record the lookups from now on into `reads` (None: record nothing)."""

@@ -7,12 +7,12 @@ Each is computed once (every rule asks again, and the data never changes after l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from ..core.cached import cached
 
 from ..core.location import Path, format_path
 from ..core.unread import shown, unreadable
+from ..core.value import Viewed
 from ..sources.yamlpos import path_of
 from .manifest import Manifest
 from .values import Yaml, YamlList, YamlMap
@@ -54,14 +54,17 @@ def pre_stop_of(container: YamlMap) -> YamlMap | None:
     return hook if isinstance(hook, dict) else None
 
 
-@dataclass
-class ContainerSite:
+class ContainerSite(Viewed):
     """One container (or a container-like object of a CRD) and where it sits."""
 
-    container: YamlMap
-    resources_key: str = "resources"
-    init: bool = False
-    gpu_aliases: tuple[str, ...] = ()  # resource names the owning CRD turns into a device-plugin GPU
+    __slots__ = ("container", "resources_key", "init", "gpu_aliases")
+
+    def __init__(self, container: YamlMap, resources_key: str = "resources", init: bool = False,
+                 gpu_aliases: tuple[str, ...] = ()) -> None:
+        self.container = container
+        self.resources_key = resources_key
+        self.init = init
+        self.gpu_aliases = gpu_aliases  # resource names the owning CRD turns into a device-plugin GPU
 
     @cached
     def path(self) -> Path:
@@ -129,14 +132,17 @@ class ContainerSite:
         return server_of(self.container)
 
 
-@dataclass
-class PodSite:
+class PodSite(Viewed):
     """One pod spec inside an object, with its template metadata ({} when it has none)."""
 
-    owner: Manifest
-    spec: YamlMap
-    metadata: YamlMap
-    containers: list[ContainerSite] = field(default_factory=list)
+    __slots__ = ("owner", "spec", "metadata", "containers")
+
+    def __init__(self, owner: Manifest, spec: YamlMap, metadata: YamlMap,
+                 containers: list[ContainerSite] | None = None) -> None:
+        self.owner = owner
+        self.spec = spec
+        self.metadata = metadata
+        self.containers: list[ContainerSite] = [] if containers is None else containers
 
     @cached
     def labels(self) -> YamlMap:

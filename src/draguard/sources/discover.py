@@ -6,11 +6,11 @@ import fnmatch
 import os
 import re
 import stat
-from dataclasses import dataclass
 from functools import lru_cache
 
 from ..core import confine
 from ..core.errors import InputError
+from ..core.value import Value
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 #: unit kinds that are rendered into objects (a chart, a kustomization)
@@ -20,20 +20,22 @@ FOLDER_KINDS = (*RENDERED, "component")
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-@dataclass(frozen=True)
-class Unit:
+class Unit(Value):
     """One thing to load. `kind` is 'file', 'stdin', 'helm' or 'kustomize'; 'component', a
     kustomize Component (said, not built); 'disabled', a file a kustomization names only in a
     comment (said, not read); or 'skipped': found in a folder but not read, for `reason`;
     `display` is the path as the user would write it (relative to what they gave on the
     command line)."""
 
-    kind: str
-    path: str
-    display: str
-    reason: str = ""
-    #: a kustomization reached through files of it named as inputs (its patches, itself): those files
-    through: tuple = ()
+    __slots__ = ("kind", "path", "display", "reason", "through")
+
+    def __init__(self, kind: str, path: str, display: str, reason: str = "", through: tuple = ()) -> None:
+        self.kind = kind
+        self.path = path
+        self.display = display
+        self.reason = reason
+        #: a kustomization reached through files of it named as inputs (its patches, itself): those files
+        self.through = through
 
 
 def _matches(relpath: str, patterns) -> bool:

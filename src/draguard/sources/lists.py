@@ -9,33 +9,40 @@ List, or uses anchors (an item could alias another), is parsed whole as before."
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from ..core.patterns import Lazy
+from ..core.value import Record
 
 
 #: Cheap guard before the event scan: a top-level `kind: ...List` in YAML or JSON.
-_LIST_KIND = re.compile(r"""^kind:\s*["']?\w*List["']?\s*$|"kind"\s*:\s*"\w*List\"""", re.MULTILINE)
+_LIST_KIND = Lazy(r"""^kind:\s*["']?\w*List["']?\s*$|"kind"\s*:\s*"\w*List\"""", re.MULTILINE)
 
 
-@dataclass
-class Span:
+class Span(Record):
     """Where a node's text is: offsets into the stream, and its first line and column (1-based)."""
 
-    start: int
-    end: int
-    line: int
-    column: int
+    __slots__ = ("start", "end", "line", "column")
+
+    def __init__(self, start: int, end: int, line: int, column: int) -> None:
+        self.start = start
+        self.end = end
+        self.line = line
+        self.column = column
 
 
-@dataclass
-class StreamPart:
+class StreamPart(Record):
     """One document of the stream: a List with its items' spans, or a document to parse whole."""
 
-    index: int
-    span: Span
-    items: list[Span] | None = None  # None: not a splittable List
-    kind: str = ""
-    api_version: str = ""
-    headers: dict = field(default_factory=dict)  # the List's own scalar fields
+    __slots__ = ("index", "span", "items", "kind", "api_version", "headers")
+
+    def __init__(self, index: int, span: Span, items: list[Span] | None = None, kind: str = "", api_version: str = "",
+                 headers: dict | None = None) -> None:
+        self.index = index
+        self.span = span
+        self.items = items  # None: not a splittable List
+        self.kind = kind
+        self.api_version = api_version
+        self.headers = {} if headers is None else headers  # the List's own scalar fields
 
 
 def may_hold_lists(text: str) -> bool:

@@ -8,12 +8,12 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 
 from typing import TYPE_CHECKING, Callable, TypeGuard
 
 from ..core.finding import Problem
 from ..core.location import Location
+from ..core.value import Record
 from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
 from .options import RenderOptions
@@ -44,23 +44,28 @@ _PROBLEM_RULES = {"syntax": YAML_SYNTAX, "duplicate-key": DUPLICATE_KEY, "limit"
 Locator = Callable[..., tuple]  # (line, column, path=None) -> (file, line, column)
 
 
-@dataclass(slots=True)
-class Source:
+class Source(Record):
     """One parsed text: a file, stdin, or the output of a renderer. Slotted: each item of a
     List has one (its `window`)."""
 
-    display: str  # what findings call this text: the path as given, '-' for stdin
-    text: str
-    rendered_by: str | None = None  # 'helm' or 'kustomize'
-    #: a Helm render's: the API versions its templates test with .Capabilities (render.capability_checks)
-    capability_checks: frozenset = frozenset()
-    _lines: list | None = field(default=None, repr=False)
-    #: the line each document's content starts on, where the text was read as a plain stream
-    #: (None otherwise): a report cuts one document out of the text by them, composing nothing
-    document_lines: tuple[int, ...] | None = field(default=None, repr=False)
-    #: an item of a List: where its text is in the List's source (its `text` is then empty).
-    #: Each item held a copy of its text: the size of the input again, for a one-line List
-    window: Reread | None = field(default=None, repr=False)
+    __slots__ = ("display", "text", "rendered_by", "capability_checks", "_lines", "document_lines", "window")
+    _unshown = ("_lines", "document_lines", "window")
+
+    def __init__(self, display: str, text: str, rendered_by: str | None = None,
+                 capability_checks: frozenset = frozenset(), _lines: list | None = None,
+                 document_lines: tuple[int, ...] | None = None, window: Reread | None = None) -> None:
+        self.display = display  # what findings call this text: the path as given, '-' for stdin
+        self.text = text
+        self.rendered_by = rendered_by  # 'helm' or 'kustomize'
+        #: a Helm render's: the API versions its templates test with .Capabilities (render.capability_checks)
+        self.capability_checks = capability_checks
+        self._lines = _lines
+        #: the line each document's content starts on, where the text was read as a plain stream
+        #: (None otherwise): a report cuts one document out of the text by them, composing nothing
+        self.document_lines = document_lines
+        #: an item of a List: where its text is in the List's source (its `text` is then empty).
+        #: Each item held a copy of its text: the size of the input again, for a one-line List
+        self.window = window
 
     @property
     def lines(self) -> list[str]:
@@ -84,41 +89,47 @@ class Source:
         return (self.text if self.window is None else self.window.text()).splitlines()
 
 
-@dataclass
-class Entry:
+class Entry(Record):
     """One Kubernetes object as loaded: a document, or an item of a `List` document."""
 
-    source: Source
-    document: int
-    data: dict
-    item: int | None = None
-    #: Maps a parsed position (and the YAML path there, when known) to what the user should see.
-    locate: Locator | None = None
-    #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
-    renamed_from: str | None = None
-    #: where its text is, when `data` is not held but parsed again on each read (sources.reread)
-    reread: Reread | None = field(default=None, repr=False)
+    __slots__ = ("source", "document", "data", "item", "locate", "renamed_from", "reread")
+    _unshown = ("reread",)
 
-    def __post_init__(self) -> None:
-        if self.reread is not None:
-            del self.data  # the text holds it: __getattr__ parses it again when read
+    def __init__(self, source: Source, document: int, data: dict, item: int | None = None,
+                 locate: Locator | None = None, renamed_from: str | None = None, reread: Reread | None = None) -> None:
+        self.source = source
+        self.document = document
+        self.item = item
+        #: Maps a parsed position (and the YAML path there, when known) to what the user should see.
+        self.locate = locate
+        #: its name in the file it was built from, where a kustomize namePrefix/nameSuffix changed it
+        self.renamed_from = renamed_from
+        #: where its text is, when `data` is not held but parsed again on each read (sources.reread)
+        self.reread = reread
+        if reread is None:
+            self.data = data  # else the text holds it: __getattr__ parses it again when read
 
     if not TYPE_CHECKING:  # an attribute missing only where the data is parsed again: typed as `data`
         def __getattr__(self, name: str):
-            reread = self.__dict__.get("reread")
-            if name == "data" and reread is not None:
-                return reread.data()
+            if name == "data":
+                reread = self.reread  # unset only while unpickled: an AttributeError, from here
+                if reread is not None:
+                    return reread.data()
             raise AttributeError(name)
 
 
-@dataclass
-class Loaded:
+class Loaded(Record):
     """What reading the inputs gave: the entries, the problems met, the sources and what was refused."""
-    entries: list[Entry] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    sources: list[Source] = field(default_factory=list)
-    refused: list[str] = field(default_factory=list)  # files read but not parsed: binary, too large
-    bytes_read: int = 0
+
+    __slots__ = ("entries", "problems", "sources", "refused", "bytes_read")
+
+    def __init__(self, entries: list[Entry] | None = None, problems: list[Problem] | None = None,
+                 sources: list[Source] | None = None, refused: list[str] | None = None, bytes_read: int = 0) -> None:
+        self.entries: list[Entry] = [] if entries is None else entries
+        self.problems: list[Problem] = [] if problems is None else problems
+        self.sources: list[Source] = [] if sources is None else sources
+        self.refused: list[str] = [] if refused is None else refused  # files read but not parsed: binary, too large
+        self.bytes_read = bytes_read
 
 
 def _at(file: str, line: int = 1, column: int = 1) -> Location:

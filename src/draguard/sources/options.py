@@ -4,15 +4,17 @@ tarfile, the chart dependency reader: about 12 ms of a one-file lint's start).""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..core.value import Value
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(Value):
     """What `helm template` is given besides the chart: values files and --set pairs as the
     user would pass them, and the target release (charts branch on .Capabilities.KubeVersion,
     e.g. to choose resource.k8s.io/v1 or v1beta1)."""
 
-    values: tuple = ()
-    set_values: tuple = ()
-    kube_version: str | None = None
+    __slots__ = ("values", "set_values", "kube_version")
+
+    def __init__(self, values: tuple = (), set_values: tuple = (), kube_version: str | None = None) -> None:
+        self.values = values
+        self.set_values = set_values
+        self.kube_version = kube_version

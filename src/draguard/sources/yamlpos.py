@@ -16,10 +16,10 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from sys import intern as _intern
 
 from ..core.location import Path
+from ..core.value import Record, Value
 
 Mark = tuple  # (line, column), both 1-based
 
@@ -140,46 +140,55 @@ def positioned(data, path: tuple = ()):
     return data
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(Value):
     """Refusal thresholds for hostile or broken input (documented in the README)."""
 
-    max_file_bytes: int = 32 * 1024 * 1024
-    max_document_bytes: int = 8 * 1024 * 1024
-    max_depth: int = 100
-    max_nodes: int = 1_000_000
-    #: not a refusal: a text larger than this keeps no trees of its objects, each parsed again
-    #: from the text when read (sources.reread); None: every text keeps them. Only a reader
-    #: that lets each object go once judged gains (engine.lint: LINT_LIMITS)
-    tree_bytes: int | None = None
+    __slots__ = ("max_file_bytes", "max_document_bytes", "max_depth", "max_nodes", "tree_bytes")
+
+    def __init__(self, max_file_bytes: int = 32 * 1024 * 1024, max_document_bytes: int = 8 * 1024 * 1024,
+                 max_depth: int = 100, max_nodes: int = 1_000_000, tree_bytes: int | None = None) -> None:
+        self.max_file_bytes = max_file_bytes
+        self.max_document_bytes = max_document_bytes
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        #: not a refusal: a text larger than this keeps no trees of its objects, each parsed again
+        #: from the text when read (sources.reread); None: every text keeps them. Only a reader
+        #: that lets each object go once judged gains (engine.lint: LINT_LIMITS)
+        self.tree_bytes = tree_bytes
 
 
 DEFAULT_LIMITS = Limits()
 
 
-@dataclass
-class ParseProblem:
+class ParseProblem(Record):
     """A parse-level problem: `kind` is 'syntax', 'limit' or 'duplicate-key'."""
 
-    kind: str
-    message: str
-    line: int
-    column: int
-    #: (line, column) of what the problem refers back to (the first of two equal keys): the
-    #: loader cites it where the user reads it (a Helm template's line, not helm's output's)
-    earlier: tuple[int, int] | None = None
+    __slots__ = ("kind", "message", "line", "column", "earlier")
+
+    def __init__(self, kind: str, message: str, line: int, column: int,
+                 earlier: tuple[int, int] | None = None) -> None:
+        self.kind = kind
+        self.message = message
+        self.line = line
+        self.column = column
+        #: (line, column) of what the problem refers back to (the first of two equal keys): the
+        #: loader cites it where the user reads it (a Helm template's line, not helm's output's)
+        self.earlier = earlier
 
 
-@dataclass
-class Document:
-    index: int
-    data: object
-    start_line: int
-    end_line: int
-    problems: list = field(default_factory=list)
-    #: (start, end) offsets of its text where it is a mapping that starts a line: that text
-    #: alone, parsed with its lines offset, gives the same data (sources.reread)
-    span: tuple[int, int] | None = None
+class Document(Record):
+    __slots__ = ("index", "data", "start_line", "end_line", "problems", "span")
+
+    def __init__(self, index: int, data: object, start_line: int, end_line: int, problems: list | None = None,
+                 span: tuple[int, int] | None = None) -> None:
+        self.index = index
+        self.data = data
+        self.start_line = start_line
+        self.end_line = end_line
+        self.problems = [] if problems is None else problems
+        #: (start, end) offsets of its text where it is a mapping that starts a line: that text
+        #: alone, parsed with its lines offset, gives the same data (sources.reread)
+        self.span = span
 
 
 def _short(value: str) -> str:

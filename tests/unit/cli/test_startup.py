@@ -90,6 +90,12 @@ def test_the_renderer_is_imported_when_a_chart_is_met(tmp_path):
     assert loads(("draguard.sources.render",), "lint", "--no-config", str(tmp_path)) == ["draguard.sources.render"]
 
 
+def test_lint_of_one_small_file_makes_no_dataclass():
+    """The records a one-file lint makes are written by hand (core.value): `dataclasses`
+    imports `inspect` (with ast, dis and tokenize) and compiles each class's methods at start."""
+    assert loads(("dataclasses", "inspect"), "lint", "--no-config", "examples/dra-inference/inference.yaml") == []
+
+
 def test_lint_of_one_small_file_loads_neither_pathlib_nor_what_its_kinds_do_not_use():
     """The per-user cache and the shipped data name files with os.path (pathlib brings
     urllib.parse and ipaddress); the device plugin's config reader is for ConfigMaps and

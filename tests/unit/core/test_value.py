@@ -64,3 +64,25 @@ def test_a_mutable_record_compares_by_its_fields_and_is_no_key():
 def test_a_field_kept_out_of_the_repr_is_still_compared():
     recorded = ClaimIndex(read=print)
     assert "read" not in repr(recorded) and recorded != ClaimIndex()
+
+
+def test_a_record_with_views_keeps_them_apart_from_its_fields():
+    """model.pods' sites: views computed once (core.cached) in the `__dict__`, fields compared,
+    shown, pickled and replaced as a Record's."""
+    from draguard.model.pods import ContainerSite
+
+    site = ContainerSite({"name": "c"}, init=True)
+    assert site.path == () and "path" in vars(site)  # a view, kept
+    assert site == ContainerSite({"name": "c"}, init=True) and site != ContainerSite({"name": "c"})
+    assert repr(site) == "ContainerSite(container={'name': 'c'}, resources_key='resources', init=True, gpu_aliases=())"
+    assert pickle.loads(pickle.dumps(site)) == site
+    assert replace(site, init=False) == ContainerSite({"name": "c"})
+
+
+def test_a_finding_is_compared_and_shown_without_where_it_was_judged():
+    from draguard.core.finding import Finding, Severity
+
+    finding = Finding("r", "c", Severity.ERROR, "m", Location("a.yaml", 1, 1), judged=object())
+    assert finding == Finding("r", "c", Severity.ERROR, "m", Location("a.yaml", 1, 1))
+    assert "judged" not in repr(finding) and "site" not in repr(finding)
+    assert replace(finding, message="n").message == "n"

@@ -27,8 +27,8 @@ def _shape(value):
 
 
 def _said(documents, problems):
-    return ([(d.index, d.start_line, d.end_line, d.span, _shape(d.data), [vars(p) for p in d.problems])
-             for d in documents], [vars(p) for p in problems])
+    return ([(d.index, d.start_line, d.end_line, d.span, _shape(d.data), list(d.problems))
+             for d in documents], list(problems))
 
 
 def _libyaml(text: str, *args, **kwargs):
