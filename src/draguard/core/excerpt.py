@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 
+from .patterns import Lazy
+
 #: The longest run of non-blank characters a message keeps whole: any Kubernetes name, a URL.
 MAX_WORD = 256
 #: The longest message kept: many quoted values with blanks in them still end here.
 MAX_MESSAGE = 2048
 _KEPT = 96  # characters of an overlong word shown before the ellipsis
 
-_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+_LONG_WORD = Lazy(r"\S{%d,}" % (MAX_WORD + 1))
 
 
 def _cut(found: re.Match[str]) -> str:

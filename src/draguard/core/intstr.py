@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-import re
 
-_ATOI = re.compile(r"[+-]?[0-9]+")  # strconv.Atoi: ASCII digits, an optional sign, nothing else
+from .patterns import Lazy
+
+_ATOI = Lazy(r"[+-]?[0-9]+")  # strconv.Atoi: ASCII digits, an optional sign, nothing else
 
 
 def scaled_value(value: object, total: int, round_up: bool) -> int:
@@ -23,7 +24,7 @@ def scaled_value(value: object, total: int, round_up: bool) -> int:
     return math.ceil(scaled) if round_up else math.floor(scaled)
 
 
-_PERCENT = re.compile(r"[0-9]+%")  # validation.IsValidPercent
+_PERCENT = Lazy(r"[0-9]+%")  # validation.IsValidPercent
 
 
 def problem(value: object, at_most_100: bool = True, nonzero: bool = False) -> str | None:

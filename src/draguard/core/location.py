@@ -9,15 +9,15 @@ the document root too (('items', 3, 'spec', ...)), so a path always names text i
 from __future__ import annotations
 
 import json
-import re
 
 from .cached import kept as held
+from .patterns import Lazy
 from .value import Value
 
 Path = tuple[str | int, ...]
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TOKEN = re.compile(r"""\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]""")
+_IDENTIFIER = Lazy(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TOKEN = Lazy(r"""\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]""")
 
 
 def format_path(path: Path) -> str:

@@ -11,10 +11,10 @@ capped at 2^63-1, both as upstream does; counters and capacities sum such rounde
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 from functools import lru_cache
 
+from .patterns import Lazy
 from .value import Value
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -22,7 +22,7 @@ _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "
 _DIGITS = frozenset("0123456789")
 _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
 _NANO = 10**9
-_EXPONENT = re.compile(r"[+-]?[0-9]+")
+_EXPONENT = Lazy(r"[+-]?[0-9]+")
 _MAX_BINARY = Fraction(2**63 - 1)
 _EXPECTED = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 

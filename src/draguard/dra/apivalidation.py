@@ -9,19 +9,19 @@ pkg/apis/resource/types.go. Each check yields a Problem where the finding points
 from __future__ import annotations
 
 import json
-import re
 from typing import Iterator
 
 from ..model.pods import items, mapping, mappings
 from .nodeselector import DNS_SUBDOMAIN, NodeSelectorError, label_key_problem, label_value_ok, parse_node_selector
 from ..core.quantity import QuantityError, parse_quantity
 from ..core.value import Value
+from ..core.patterns import Lazy
 
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DNS1123_LABEL = Lazy(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_C_IDENTIFIER = Lazy(r"[A-Za-z_][A-Za-z0-9_]*")
 _NUMERIC = r"(0|[1-9]\d*)"
 _PRERELEASE = r"(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)"
-_SEMVER = re.compile(rf"{_NUMERIC}\.{_NUMERIC}\.{_NUMERIC}(-{_PRERELEASE}(\.{_PRERELEASE})*)?"
+_SEMVER = Lazy(rf"{_NUMERIC}\.{_NUMERIC}\.{_NUMERIC}(-{_PRERELEASE}(\.{_PRERELEASE})*)?"
                      r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?")
 _TAINT_EFFECTS = ("NoSchedule", "NoExecute", "None")
 

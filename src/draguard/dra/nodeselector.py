@@ -10,15 +10,14 @@ error, not into "no match"."""
 
 from __future__ import annotations
 
-import re
-
 from ..core.value import Value
+from ..core.patterns import Lazy
 
 #: apimachinery validation.IsQualifiedName (label keys) and IsValidLabelValue.
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_NAME = Lazy(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 #: a DNS-1123 subdomain's characters (k8s.io/apimachinery IsDNS1123Subdomain; the length is the caller's)
-DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_INT64 = re.compile(r"^[+-]?[0-9]+$")
+DNS_SUBDOMAIN = Lazy(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_INT64 = Lazy(r"^[+-]?[0-9]+$")
 _LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
 

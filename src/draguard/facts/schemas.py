@@ -17,6 +17,7 @@ from typing import Iterator, NamedTuple
 
 from ..core.location import format_path
 from ..core.usercache import cached_json, source_stamp
+from ..core.patterns import Lazy
 
 
 @lru_cache(maxsize=None)
@@ -96,9 +97,9 @@ def _split(api_version: str) -> tuple[str, str]:
 #: What a built-in kind and a version can be spelled as; anything else names no schema file.
 #: Checked before the name is made a path: a tenant's kind is hostile (a 300-character kind
 #: failed with "File name too long", a `../` would read another file).
-_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
-_VERSION = re.compile(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
-_GROUP = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
+_KIND = Lazy(r"[A-Za-z][A-Za-z0-9]{0,62}")
+_VERSION = Lazy(r"v[0-9]+(?:(?:alpha|beta)[0-9]+)?")
+_GROUP = Lazy(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 @lru_cache(maxsize=1024)  # bounded: the kinds come from the input
@@ -136,8 +137,8 @@ class SchemaError(NamedTuple):
     value: bool
 
 
-_NULL_TYPES = re.compile(r'is not of types "null", ')
-_ONE_OF = re.compile(r"is not valid under any of the schemas listed in the 'oneOf' keyword")
+_NULL_TYPES = Lazy(r'is not of types "null", ')
+_ONE_OF = Lazy(r"is not valid under any of the schemas listed in the 'oneOf' keyword")
 
 
 def schema_errors(data: dict, kube_version: str, api_version: str, kind: str,

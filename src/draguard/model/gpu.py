@@ -13,9 +13,10 @@ from typing import Iterator
 
 from .pods import ContainerSite, PodSite, mapping, text
 from .values import Yaml, YamlMap
+from ..core.patterns import Lazy
 
 #: Device-plugin extended resources for accelerators (NVIDIA, AMD, Intel GPUs and Gaudi).
-LEGACY_RESOURCE = re.compile(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+|habana\.ai/gaudi)$")
+LEGACY_RESOURCE = Lazy(r"^(nvidia\.com/(gpu(\..+)?|mig-.+)|amd\.com/gpu|gpu\.intel\.com/.+|habana\.ai/gaudi)$")
 
 #: Variables that select devices inside the container runtime (NVIDIA's, AMD's and Habana's
 #: container toolkits, IMEX channels included) or the CUDA/ROCm/OpenCL/oneAPI stack.
@@ -169,7 +170,7 @@ def required_node_labels(site: PodSite) -> dict[str, set[str]]:
 #: GPU Feature Discovery's product label: `<model>-MIG-<profile>` under the single MIG
 #: strategy, `-SHARED` appended where time-slicing or MPS replicas keep the resource name
 #: (NVIDIA/k8s-device-plugin README, "shared access to GPUs", renameByDefault=false)
-_PRODUCT_MIG = re.compile(r"-MIG-(\d+g\.\d+gb(?:\+me)?)(?:-SHARED)?$")
+_PRODUCT_MIG = Lazy(r"-MIG-(\d+g\.\d+gb(?:\+me)?)(?:-SHARED)?$")
 #: GKE's node labels for GPU sharing and partitions (the GPU sharing and MIG docs of GKE)
 _GKE_SHARING = ("cloud.google.com/gke-gpu-sharing-strategy", "cloud.google.com/gke-max-shared-clients-per-gpu")
 _GKE_PARTITION = "cloud.google.com/gke-gpu-partition-size"

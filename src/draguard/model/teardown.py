@@ -17,7 +17,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import math
-import re
 import shlex
 
 from ..core.amounts import DEFAULT_MARGIN
@@ -26,20 +25,21 @@ from ..core.unread import shown, unreadable
 from .pods import pre_stop_of
 from .values import YamlMap
 from ..core.value import Value
+from ..core.patterns import Lazy
 
 MINIMUM_SIGTERM_SECONDS = 2  # kuberuntime minimumGracePeriodInSeconds
 
-_BOUNDED_WAIT = re.compile(r"(?<![-\w])(?:sleep|timeout)\s+(\d+(?:\.\d+)?)(s|m|h)?\b")
-_LOOP = re.compile(r"\b(while|until)\b")
+_BOUNDED_WAIT = Lazy(r"(?<![-\w])(?:sleep|timeout)\s+(\d+(?:\.\d+)?)(s|m|h)?\b")
+_LOOP = Lazy(r"\b(while|until)\b")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600}  # findall yields "" for no unit
 
 
 #: draguard-teardown's own bounded steps inside a hook: `drain --deadline N`, `verify --timeout N`,
 #: or either with `--grace-period G [--margin M]` (the bound is G - M, M by default teardown.amounts.DEFAULT_MARGIN)
-_HELPER = re.compile(r"draguard-teardown\s+(drain|verify)\b([^;&|]*)")
+_HELPER = Lazy(r"draguard-teardown\s+(drain|verify)\b([^;&|]*)")
 _HELPER_BOUND = {"drain": "--deadline", "verify": "--timeout"}
 #: `kill [-SIG | -s SIG | --]... 1`: signals PID 1, the container's own main process
-_KILLS_PID1 = re.compile(r"\bkill\s+(?:(?:-s\s+\w+|-\w+|--)\s+)*1(?![\w.])")
+_KILLS_PID1 = Lazy(r"\bkill\s+(?:(?:-s\s+\w+|-\w+|--)\s+)*1(?![\w.])")
 
 
 def hook_command(hook: YamlMap) -> str:

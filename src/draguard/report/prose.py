@@ -4,15 +4,15 @@ starts with a name as written (`resource.k8s.io/v1`, `maxSurge`, `spec.template:
 
 from __future__ import annotations
 
-import re
+from ..core.patterns import Lazy
 
-_PLAIN_WORD = re.compile(r"[a-z]+\b(?![.:/\-_])")
+_PLAIN_WORD = Lazy(r"[a-z]+\b(?![.:/\-_])")
 
 
 #: control characters and bidirectional overrides a manifest's strings can carry into a
 #: message (a container named "c\x1b[2J" clears the terminal the report is printed on; U+202E
 #: reorders what the reader sees): shown escaped, as Python writes them
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = Lazy("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:

@@ -21,6 +21,7 @@ from ..model.workloads import POD_TARGETS, WORKLOADS
 from .base import Admission, Needs, Option, Rule
 from .examples import COMPLIANT_POD
 from .registry import register
+from ..core.patterns import Lazy
 
 if TYPE_CHECKING:
     from ..model.manifest import Manifest
@@ -108,7 +109,7 @@ def _label(text: str, limit: int = 63) -> str:
     return _NOT_IN_LABEL.sub("-", text.lower()).strip("-")[:limit].rstrip("-") or "gpu"
 
 
-_NOT_IN_LABEL = re.compile(r"[^a-z0-9]+")
+_NOT_IN_LABEL = Lazy(r"[^a-z0-9]+")
 
 
 def _count(value: Yaml) -> int | None:
@@ -376,7 +377,7 @@ def _lent(held: list[tuple[str, int]], count: int) -> tuple[list[str], int]:
 
 #: the resource names KubeRay counts as GPUs (utils.IsGPUResourceKey): a name ending in "gpu",
 #: or an NVIDIA MIG profile
-_RAY_GPU = re.compile(r".*gpu|nvidia\.com/mig-\d+g\..*")
+_RAY_GPU = Lazy(r".*gpu|nvidia\.com/mig-\d+g\..*")
 
 
 def _ray_gpu_count(obj: Manifest, site: PodSite, c: ContainerSite, resource: str, count: int) -> tuple[Edit, ...]:
@@ -739,7 +740,7 @@ def _annotation_migration(obj: Manifest, site: PodSite, annotations: YamlMap, ke
 
 
 #: node labels that GPU feature discovery sets for the device plugin's scheduling
-_PLUGIN_LABEL = re.compile(r"^(nvidia\.com/(gpu\.(present|count|deploy\..+)|mig\..+)|amd\.com/gpu\..+|gpu\.intel\.com/.+)$")
+_PLUGIN_LABEL = Lazy(r"^(nvidia\.com/(gpu\.(present|count|deploy\..+)|mig\..+)|amd\.com/gpu\..+|gpu\.intel\.com/.+)$")
 
 
 @register

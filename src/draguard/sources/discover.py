@@ -11,6 +11,7 @@ from functools import lru_cache
 from ..core import confine
 from ..core.errors import InputError
 from ..core.value import Value
+from ..core.patterns import Lazy
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 #: unit kinds that are rendered into objects (a chart, a kustomization)
@@ -305,12 +306,12 @@ _GENERATORS = ("configMapGenerator", "secretGenerator")
 
 
 #: a file name as a commented-out kustomization line writes it (`#- path: patches/x.yaml`)
-_COMMENTED_FILE = re.compile(r"[\w./-]+\.(?:ya?ml|json)\b")
+_COMMENTED_FILE = Lazy(r"[\w./-]+\.(?:ya?ml|json)\b")
 
 
 #: the kustomization fields whose entries are patches
 _PATCH_KEYS = ("patches", "patchesStrategicMerge", "patchesJson6902")
-_TOP_LEVEL_KEY = re.compile(r"^([A-Za-z]\w*):")
+_TOP_LEVEL_KEY = Lazy(r"^([A-Za-z]\w*):")
 
 
 def kustomize_disabled(directory: str) -> set[str]:

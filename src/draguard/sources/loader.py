@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable, TypeGuard
 
 from ..core.finding import Problem
 from ..core.location import Location
+from ..core.patterns import Lazy
 from ..core.value import Record
 from .discover import KUSTOMIZATION_FILES, RENDERED, Unit, expand, kustomization_file
 from .lists import may_hold_lists, span_text, split_lists
@@ -21,8 +22,8 @@ from .reread import Reread
 from .yamlpos import (DEFAULT_LIMITS, Document, Limits, ParseProblem, Paths, YMap, YSeq, parse_stream,
                       has_directive, parse_stream_remembered, split_documents, stream_documents)
 
-_TEMPLATE_MARK = re.compile(r"\{\{")
-_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
+_TEMPLATE_MARK = Lazy(r"\{\{")
+_COMMENT_LINE = Lazy(r"^[ \t]*#.*$", re.MULTILINE)  # [ \t]: \s would run across lines, quadratic on padding
 
 # ids of the input rules (their metadata lives in draguard.rules.input)
 YAML_SYNTAX = "yaml-syntax"

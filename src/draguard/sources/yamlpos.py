@@ -20,6 +20,7 @@ from sys import intern as _intern
 
 from ..core.location import Path
 from ..core.value import Record, Value
+from ..core.patterns import Lazy
 
 Mark = tuple  # (line, column), both 1-based
 
@@ -310,7 +311,7 @@ def parse_stream_remembered(text: str, limits: Limits = DEFAULT_LIMITS) -> tuple
     return result
 
 
-_DOCUMENT_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+_DOCUMENT_START = Lazy(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 
 
 def split_documents(text: str) -> list[tuple[int, str]]:
