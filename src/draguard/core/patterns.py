@@ -12,8 +12,9 @@ from typing import Any
 
 class Lazy:
     """A pattern compiled at its first use: reads like the `re.Pattern` it stands for
-    (`.match`, `.search`, `.sub`, ...). Each method read is kept on the instance, so that
-    later reads find it as a plain attribute, without coming here again."""
+    (`.match`, `.search`, `.sub`, ...; `.pattern` is its source, as there). Each method read
+    is kept on the instance, so that later reads find it as a plain attribute, without coming
+    here again."""
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern = pattern
