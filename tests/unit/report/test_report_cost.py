@@ -128,7 +128,7 @@ def test_the_json_report_makes_each_objects_data_once_for_all_its_findings(monke
     made = []
     real = ObjectRef.as_json
     monkeypatch.setattr(ObjectRef, "as_json", lambda self: made.append(self) or real(self))
-    monkeypatch.setattr(json_report, "_SHARED", {})
+    monkeypatch.setattr(json_report, "_OBJECTS", {})
     text = json_report.render(result)
     assert len(made) == len(objects)
     monkeypatch.undo()

@@ -317,3 +317,30 @@ def test_a_key_spelled_with_an_escape_still_gets_its_fix(cli, tmp_path):
     an escape in double quotes, the key is there, and the fix maps onto its value."""
     assert _grace_fixes(cli, tmp_path, '  "\\x74erminationGracePeriodSeconds": 45\n') == ["60"]
     assert _grace_fixes(cli, tmp_path, "  terminationGracePeriodSeconds: 45\n") == ["60"]
+
+
+def test_a_fix_shared_by_many_objects_findings_is_encoded_once(monkeypatch):
+    """A fix's text (report.json_report._shared) is kept apart from the objects' texts: the
+    findings of more objects than the table holds, between two findings of one fix, do not
+    have it encoded again (a fix costs 7 to 10 times an object to encode)."""
+    from draguard.core.finding import Finding, ObjectRef, Severity
+    from draguard.core.fixes import Applicability, Fix, set_value
+    from draguard.core.location import Location
+    from draguard.engine.result import LintResult
+    from draguard.report import json_report
+
+    monkeypatch.setattr(json_report, "_SHARED_HELD", 3)
+    monkeypatch.setattr(json_report, "_OBJECTS", {})
+    monkeypatch.setattr(json_report, "_FIXES", {})
+    findings = [Finding("r", "rollout", Severity.ERROR, "m", Location("f.yaml", n + 1, 1, ("spec",), 0),
+                        ObjectRef("v1", "Pod", "ns", f"p{n}"),
+                        fix=Fix("same title", Applicability.SAFE, [set_value(("spec", "x"), 1)]))
+                for n in range(8)]
+    encoded = []
+    real = Fix.as_json
+    monkeypatch.setattr(Fix, "as_json", lambda self: encoded.append(self) or real(self))
+    text = json_report.render(LintResult(findings, [], Config(), objects=len(findings)))
+    assert len(encoded) == 1
+    monkeypatch.undo()
+    assert text == json.dumps(json_report.document(LintResult(findings, [], Config(), objects=8)), indent=2,
+                              ensure_ascii=False) + "\n"
