@@ -557,17 +557,17 @@ _DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload
 def _block_yaml(value, indented_sequences: bool, indent: int = 2) -> str:
     """`value` as block YAML: written directly where it is plain names and numbers
     (fix.block_yaml, the same bytes), else by libyaml's emitter where it can (it has no
-    indented-sequence option), remembered by its repr: fix values are plain data, whose repr
-    tells types apart."""
-    written = block_yaml(value, indented_sequences, indent)
-    if written is not None:
-        return written
+    indented-sequence option); either remembered by its repr (made in C, where writing it
+    walks the value in Python): fix values are plain data, whose repr tells types apart."""
     key = (repr(value), indented_sequences, indent)
     dumped = _DUMPED.get(key)
     if dumped is None:
-        dumper = _IndentedDumper if indented_sequences else _FastDumper
-        dumped = kept(_DUMPED, key, yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
-                                              allow_unicode=True, width=1 << 30, indent=indent), 4096)
+        dumped = block_yaml(value, indented_sequences, indent)
+        if dumped is None:
+            dumper = _IndentedDumper if indented_sequences else _FastDumper
+            dumped = yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
+                               allow_unicode=True, width=1 << 30, indent=indent)
+        kept(_DUMPED, key, dumped, 4096)
     return dumped
 
 
