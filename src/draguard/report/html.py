@@ -98,12 +98,9 @@ def _finding(f: Finding, lines: SourceLines) -> str:
 def _excerpt(f: Finding, lines: SourceLines) -> str:
     if not f.location.line:
         return ""
-    shown = []
-    for number in range(max(1, f.line - 2), f.line + 3):
-        text = lines.get(f.file, number)
-        if text is None:
-            continue
-        shown.append(f"{'>' if number == f.line else ' '}{number:>5} | {text}")
+    line = f.line
+    shown = [f"{'>' if number == line else ' '}{number:>5} | {text}"
+             for number, text in lines.around(f.file, line - 2, line + 2)]
     return escape("\n".join(shown))  # once for the excerpt: escape per line was a fifth of the report
 
 
