@@ -609,17 +609,17 @@ def _set(doc: _Document, path: tuple, value) -> Replacement:
 def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
     """Replace an existing entry's value: the scalar token alone when both are scalars, the
     value's text in flow style inside flow collections, else the entry's lines."""
-    old = entry.value_node
+    old, key_node = entry.value_node, entry.key_node  # their marks read, not spans.Entry's spans of both ends
     new_scalar = doc.scalar(value, old)
     if isinstance(old, ScalarNode) and new_scalar is not None and not (old.value == "" and old.style is None):
-        return Replacement(entry.value.start.index, entry.value.end.index, new_scalar)
-    if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and entry.key is not None
+        return Replacement(old.start_mark.index, old.end_mark.index, new_scalar)
+    if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and key_node is not None
                       and not doc.ends_line(old.end_mark.index)):
-        return Replacement(entry.value.start.index, entry.value.end.index, doc.flow(value))
-    if entry.key is None:
+        return Replacement(old.start_mark.index, old.end_mark.index, doc.flow(value))
+    if key_node is None:
         raise NotSpliceable("replacing a whole block sequence item")
-    end = doc.after_line(max(doc.content_end(old), entry.key.end.index))
-    return Replacement(entry.key.start.index, end, doc.block({key: value}, entry.key.start.column - 1))
+    end = doc.after_line(max(doc.content_end(old), key_node.end_mark.index))
+    return Replacement(key_node.start_mark.index, end, doc.block({key: value}, key_node.start_mark.column))
 
 
 def _append(doc: _Document, path: tuple, item) -> Replacement:
@@ -679,8 +679,8 @@ def _remove_flow(text: str, entry) -> Replacement:
     """An entry of a flow collection and one comma beside it: the one after it, else the one
     before it (even on an earlier line: a JSON object keeps no trailing comma); an entry alone
     on its line takes the line with it."""
-    start = entry.key.start.index if entry.key is not None else entry.value.start.index
-    end = after = _skip(text, entry.value.end.index, " \t")
+    start = (entry.key_node if entry.key_node is not None else entry.value_node).start_mark.index
+    end = after = _skip(text, entry.value_node.end_mark.index, " \t")
     if after < len(text) and text[after] == ",":
         after = _skip(text, after + 1, " \t")
         line_start = text.rfind("\n", 0, start) + 1
