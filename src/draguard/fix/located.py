@@ -96,7 +96,7 @@ def sequences_indented(root: LocatedMapping) -> bool:
         if isinstance(node, YMap):
             for index, value in enumerate(node.values()):
                 if value.__class__ is YSeq and value:
-                    kl, kc, vl, vc = _QUAD.unpack_from(node.marks, _PAIR.size + index * _QUAD.size)
+                    _, _, vl, vc = _QUAD.unpack_from(node.marks, _PAIR.size + index * _QUAD.size)
                     if not at.text.startswith("[", at.mark(vl, vc).index):  # a block sequence
                         return vc > _key(node, index, at).start_mark.column + 1  # its first dash
                 stack.append(value)
