@@ -250,14 +250,14 @@ def splice_diff(display: str, text: str, start: int, end: int, fixed: str, steps
     the steps on the piece and the lines around it (3, more where a run moved down past the
     piece's end needs them); compared by files.unified_diff where the steps do not say (a
     text with line breaks other than "\n")."""
-    from .files import unified_diff
-
     found = regions(steps, end - start)
     before, after = _context_start(text, start), _context_end(text, end)
     first = line - text.count("\n", before, start)
     while True:
         old, new = text[before:after], text[before:start] + fixed + text[end:after]
         if found is None or _other_breaks(old) or _other_breaks(fixed):
+            from .files import unified_diff  # imported where it is used (fix.files imports this module)
+
             return unified_diff(display, old, new, first)
         offset = start - before
         made = changes(old, new, [(a + offset, b + offset, c + offset, d + offset) for a, b, c, d in found])

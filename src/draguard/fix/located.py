@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
@@ -83,6 +83,79 @@ def located_root(tree, text: str) -> MappingNode:
     """The root node of the document `text` holds from its first line on, as composing it
     would give it, from its block-read root mapping `tree`."""
     return LocatedMapping(tree, _Text(text, tree.mark[0]), *tree.mark)
+
+
+def sequences_indented(root: LocatedMapping) -> bool:
+    """fix.splice._Document.indented_sequences of a located document, read from its tree in
+    the same order (the first block sequence under a key decides): walked on the located
+    nodes, it made a key and a node for every entry of the mappings it passed."""
+    tree, at = root.tree, root.at
+    stack: list = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, YMap):
+            for index, value in enumerate(node.values()):
+                if value.__class__ is YSeq and value:
+                    _, _, vl, vc = _QUAD.unpack_from(node.marks, _PAIR.size + index * _QUAD.size)
+                    if not at.text.startswith("[", at.mark(vl, vc).index):  # a block sequence
+                        return vc > _key(node, index, at).start_mark.column + 1  # its first dash
+                stack.append(value)
+        elif node.__class__ is YSeq:
+            stack.extend(node)
+    return False
+
+
+def indentation_step(root: LocatedMapping) -> int:
+    """fix.splice._Document.indent_step of a located document, read from its tree in the same
+    order (the first nested block mapping decides; the block reader reads no flow mapping
+    but `{}`)."""
+    at = root.at
+    stack: list = [root.tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, YMap):
+            for index, value in enumerate(node.values()):
+                if value.__class__ is YMap and value:
+                    step = _key(value, 0, at).start_mark.column - _key(node, index, at).start_mark.column
+                    if 2 <= step <= 9:
+                        return step
+                stack.append(value)
+        elif node.__class__ is YSeq:
+            stack.extend(node)
+    return 2
+
+
+def last_node(node):
+    """The node below `node` that spans.content_end stops on (the last entry's value, then
+    its last, while they are block collections), made from the tree alone: content_end read
+    through the located nodes made a key, a node and an entry list for each level."""
+    if node.__class__ is not LocatedMapping and node.__class__ is not _Sequence or node.flow_style \
+            or not node.tree:
+        return node
+    tree, at = node.tree, node.at
+    line, column = node.place
+    while True:
+        indent = column - 1  # the block the last entry is in
+        if tree.__class__ is YSeq:
+            line, column = _PAIR.unpack_from(tree.marks, _PAIR.size * len(tree))
+            value = tree[-1]
+        else:
+            key = next(reversed(tree))
+            if not isinstance(key, str):
+                raise Unlocated("a key that is not a string")
+            _, _, line, column = _QUAD.unpack_from(tree.marks, _PAIR.size + (len(tree) - 1) * _QUAD.size)
+            value = tree[key]
+        if value.__class__ is YMap and value or value.__class__ is YSeq and value \
+                and not at.text.startswith("[", at.mark(line, column).index):
+            tree = value
+            continue
+        return _node(value, at, line, column, indent, False)
+
+
+def _key(mapping, index: int, at: _Text) -> "_Key":
+    """The key node of a mapping's entry `index` alone."""
+    line, column = _PAIR.unpack_from(mapping.marks, _PAIR.size + index * _QUAD.size)
+    return _Key(next(islice(mapping, index, None)), at, line, column)
 
 
 def _node(value, at: _Text, line: int, column: int, indent: int, flow: bool):

@@ -36,7 +36,7 @@ from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import has_directive, parse_stream_remembered
 from .block_yaml import block_yaml
-from .located import LocatedMapping, Unlocated, located_root
+from .located import LocatedMapping, Unlocated, indentation_step, last_node, located_root, sequences_indented
 
 
 class NotSpliceable(Exception):
@@ -384,6 +384,8 @@ class _Document:
     @cached
     def indented_sequences(self) -> bool:
         """Whether the document indents block sequences under their key; the first such pair decides."""
+        if self.root.__class__ is LocatedMapping:
+            return sequences_indented(self.root)
         stack = [self.root]
         while stack:
             node = stack.pop()
@@ -401,6 +403,8 @@ class _Document:
     def indent_step(self) -> int:
         """How far the document indents a block mapping under its key (2 to 9, as the emitter
         can write it); the first nested block mapping decides, 2 when there is none."""
+        if self.root.__class__ is LocatedMapping:
+            return indentation_step(self.root)
         stack = [self.root]
         while stack:
             node = stack.pop()
@@ -414,6 +418,11 @@ class _Document:
             elif isinstance(node, SequenceNode):
                 stack.extend(node.value)
         return 2
+
+    def content_end(self, node) -> int:
+        """Where `node`'s last token ends (spans.content_end); below a located collection,
+        from the node the tree says is its last (fix.located.last_node)."""
+        return content_end(last_node(node), self.text)
 
     def after_line(self, index: int) -> int:
         """The index just past the line break of the line holding `index` (or the text's end)."""
@@ -462,7 +471,7 @@ class _Document:
 
     def insert_after(self, node, column: int, value) -> Replacement:
         """A block entry or item inserted on a new line after `node`'s last line, at `column`."""
-        at = self.after_line(content_end(node, self.text))
+        at = self.after_line(self.content_end(node))
         prefix = "" if at == 0 or self.text[at - 1] == "\n" else self.newline
         return Replacement(at, at, prefix + " " * column + self.block(value, column), column)
 
@@ -548,17 +557,17 @@ _DUMPED: dict[tuple, str] = {}  # a fix writes the same values in every workload
 def _block_yaml(value, indented_sequences: bool, indent: int = 2) -> str:
     """`value` as block YAML: written directly where it is plain names and numbers
     (fix.block_yaml, the same bytes), else by libyaml's emitter where it can (it has no
-    indented-sequence option), remembered by its repr: fix values are plain data, whose repr
-    tells types apart."""
-    written = block_yaml(value, indented_sequences, indent)
-    if written is not None:
-        return written
+    indented-sequence option); either remembered by its repr (made in C, where writing it
+    walks the value in Python): fix values are plain data, whose repr tells types apart."""
     key = (repr(value), indented_sequences, indent)
     dumped = _DUMPED.get(key)
     if dumped is None:
-        dumper = _IndentedDumper if indented_sequences else _FastDumper
-        dumped = kept(_DUMPED, key, yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
-                                              allow_unicode=True, width=1 << 30, indent=indent), 4096)
+        dumped = block_yaml(value, indented_sequences, indent)
+        if dumped is None:
+            dumper = _IndentedDumper if indented_sequences else _FastDumper
+            dumped = yaml.dump(value, Dumper=dumper, default_flow_style=False, sort_keys=False,
+                               allow_unicode=True, width=1 << 30, indent=indent)
+        kept(_DUMPED, key, dumped, 4096)
     return dumped
 
 
@@ -600,17 +609,17 @@ def _set(doc: _Document, path: tuple, value) -> Replacement:
 def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
     """Replace an existing entry's value: the scalar token alone when both are scalars, the
     value's text in flow style inside flow collections, else the entry's lines."""
-    old = entry.value_node
+    old, key_node = entry.value_node, entry.key_node  # their marks read, not spans.Entry's spans of both ends
     new_scalar = doc.scalar(value, old)
     if isinstance(old, ScalarNode) and new_scalar is not None and not (old.value == "" and old.style is None):
-        return Replacement(entry.value.start.index, entry.value.end.index, new_scalar)
-    if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and entry.key is not None
+        return Replacement(old.start_mark.index, old.end_mark.index, new_scalar)
+    if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and key_node is not None
                       and not doc.ends_line(old.end_mark.index)):
-        return Replacement(entry.value.start.index, entry.value.end.index, doc.flow(value))
-    if entry.key is None:
+        return Replacement(old.start_mark.index, old.end_mark.index, doc.flow(value))
+    if key_node is None:
         raise NotSpliceable("replacing a whole block sequence item")
-    end = doc.after_line(max(content_end(old, doc.text), entry.key.end.index))
-    return Replacement(entry.key.start.index, end, doc.block({key: value}, entry.key.start.column - 1))
+    end = doc.after_line(max(doc.content_end(old), key_node.end_mark.index))
+    return Replacement(key_node.start_mark.index, end, doc.block({key: value}, key_node.start_mark.column))
 
 
 def _append(doc: _Document, path: tuple, item) -> Replacement:
@@ -648,7 +657,7 @@ def _remove(doc: _Document, path: tuple, keeps_parent: bool = False) -> Replacem
     first = (entry.key_node if entry.key_node is not None else entry.value_node).start_mark.index
     start = doc.line_start(first)
     prefix = doc.text[start:first].strip()
-    last = content_end(entry.value_node, doc.text)
+    last = doc.content_end(entry.value_node)
     if prefix == "-" and entry.key_node is not None:
         return _remove_first_key(doc, parent, path[-1])
     if prefix != ("" if entry.key_node is not None else "-") or not doc.ends_line(last):
@@ -670,8 +679,8 @@ def _remove_flow(text: str, entry) -> Replacement:
     """An entry of a flow collection and one comma beside it: the one after it, else the one
     before it (even on an earlier line: a JSON object keeps no trailing comma); an entry alone
     on its line takes the line with it."""
-    start = entry.key.start.index if entry.key is not None else entry.value.start.index
-    end = after = _skip(text, entry.value.end.index, " \t")
+    start = (entry.key_node if entry.key_node is not None else entry.value_node).start_mark.index
+    end = after = _skip(text, entry.value_node.end_mark.index, " \t")
     if after < len(text) and text[after] == ",":
         after = _skip(text, after + 1, " \t")
         line_start = text.rfind("\n", 0, start) + 1
@@ -698,7 +707,7 @@ def _add_documents(doc: _Document, values: list) -> Replacement:
     if doc.json_file:
         names = ", ".join(f"{v.get('kind')} '{(v.get('metadata') or {}).get('name')}'" for v in values)
         raise NotSpliceable(f"a JSON file holds JSON values only: write {names} to a file of its own")
-    at = doc.after_line(content_end(doc.root, doc.text))
+    at = doc.after_line(doc.content_end(doc.root))
     while at < len(doc.text) and re.match(r"[ \t]+#", doc.text[at:at + 256]):
         at = doc.after_line(at)  # indented comments after the last line still belong to the document
     prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline

@@ -46,6 +46,15 @@ class SourceLines:
             return None
         return lines[line - 1]
 
+    def around(self, file: str, first: int, last: int) -> list[tuple[int, str]]:
+        """(number, line) of the lines `first` to `last` of `file` that it has: an excerpt's
+        lines found in one look, not one each."""
+        lines = self._lines(file)
+        if lines is None:
+            return []
+        first = max(first, 1)
+        return list(zip(range(first, last + 1), lines[first - 1:last]))
+
     def text(self, file: str) -> str | None:
         """The whole text of a loaded (not rendered) source."""
         source = self._by_name.get(file)

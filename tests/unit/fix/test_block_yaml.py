@@ -68,3 +68,23 @@ def test_left_to_pyyaml(value):
 @pytest.mark.parametrize("indent", [1, 10])
 def test_indents_the_emitter_does_not_take(indent):
     assert block_yaml({"a": 1}, False, indent) is None
+
+
+def test_a_value_written_again_is_remembered(monkeypatch):
+    """fix.splice writes the same values in every workload a fix fixes: a value written
+    here once is not written again (nor one left to PyYAML), the same text, a styles' each."""
+    import draguard.fix.splice as splice
+
+    written: list = []
+
+    def counted(*args):
+        written.append(args)
+        return block_yaml(*args)
+    monkeypatch.setattr(splice, "block_yaml", counted)
+    monkeypatch.setattr(splice, "_DUMPED", {})
+    value = {"resources": {"claims": [{"name": "gpu"}]}}
+    first = splice._block_yaml(value, False, 2)
+    assert splice._block_yaml({"resources": {"claims": [{"name": "gpu"}]}}, False, 2) == first
+    assert splice._block_yaml(value, True, 2) == "resources:\n  claims:\n    - name: gpu\n"
+    assert splice._block_yaml({"a": 1.5}, False, 2) == splice._block_yaml({"a": 1.5}, False, 2) == "a: 1.5\n"
+    assert len(written) == 3

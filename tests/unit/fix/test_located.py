@@ -16,6 +16,7 @@ import weakref
 import pytest
 import yaml
 
+import draguard.fix.located as located
 import draguard.fix.splice as splice
 from draguard.core.fixes import EditError, append, remove, set_value
 from draguard.fix.located import Unlocated, located_root
@@ -239,6 +240,40 @@ def test_a_pods_fix_is_located_without_composing(monkeypatch):
     fixed, _ = splice_fixes(POD, planned, [1], {0: tree})
     assert "      claims:\n      - name: gpu\n" in fixed and "nvidia.com/gpu" not in fixed
     assert fixed.endswith("  resourceClaims:\n  - name: gpu\n    resourceClaimTemplateName: t\n")
+
+
+INDENTED = """\
+kind: Pod
+metadata:
+    name: trainer
+spec:
+    containers:
+        - name: main
+          args: [a, b]
+          env:
+              - name: X
+                value: "1"  # last
+"""
+
+
+@pytest.mark.parametrize("text", [POD, INDENTED])
+def test_the_sequence_style_the_indent_step_and_an_end_are_read_from_the_tree(monkeypatch, text):
+    """The document's sequence style and indentation step, and where a block collection's
+    last token ends, are the composed document's, found from the tree without an entry
+    list made for the mappings and sequences passed (fix.located)."""
+    composed = splice._Document(text, 0, TextStyle.of(text))
+    doc = splice._Document(text, 0, TextStyle.of(text), parse_stream_remembered(text)[0][0].data)
+    containers = doc.node(("spec", "containers"))
+    monkeypatch.setattr(located, "_Entries", _making)
+    monkeypatch.setattr(located, "_Items", _making)
+    assert (doc.indented_sequences, doc.indent_step) == (composed.indented_sequences, composed.indent_step)
+    assert (doc.indented_sequences, doc.indent_step) == ((False, 2) if text is POD else (True, 4))
+    assert doc.content_end(doc.root) == composed.content_end(composed.root) == len(text.rstrip("\n").removesuffix("  # last"))
+    assert doc.content_end(containers) == composed.content_end(composed.node(("spec", "containers")))
+
+
+def _making(*_):
+    raise AssertionError("an entry list was made")
 
 
 def _composing(*_):

@@ -346,3 +346,21 @@ def test_a_value_read_from_the_manifest_is_written_as_plain_data(indented):
     after = fix(text, set_value(("spec", "name"), moved), set_value(("spec", "block"), {"k": moved}))
     assert data(after)["spec"]["name"] == data(text)["spec"]["source"]["name"]
     assert data(after)["spec"]["block"] == {"k": data(text)["spec"]["source"]["name"]}
+
+
+@pytest.mark.parametrize("edit, fixed", [
+    (set_value(("spec", "replicas"), 3), "spec:\n  replicas: 3\n  args: [a, b]\n  env: {x: 1}\n"),
+    (set_value(("spec", "args"), ["c"]), "spec:\n  replicas: 1\n  args:\n  - c\n  env: {x: 1}\n"),
+    (set_value(("spec", "env", "x"), [2]), "spec:\n  replicas: 1\n  args: [a, b]\n  env: {x: [2]}\n"),
+    (remove(("spec", "args", 0)), "spec:\n  replicas: 1\n  args: [b]\n  env: {x: 1}\n"),
+])
+def test_an_entry_is_replaced_from_its_nodes_marks(monkeypatch, edit, fixed):
+    """A replaced or removed entry's place is read from its nodes' marks, not from spans.Entry's
+    spans (a Span and two Points made of both ends of a node, for one index)."""
+    from draguard.sources.spans import Entry
+
+    def spans(_):
+        raise AssertionError("an entry's spans were made")
+    monkeypatch.setattr(Entry, "key", property(spans))
+    monkeypatch.setattr(Entry, "value", property(spans))
+    assert apply_fix("spec:\n  replicas: 1\n  args: [a, b]\n  env: {x: 1}\n", 0, (edit,))[0] == fixed

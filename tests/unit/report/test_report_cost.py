@@ -133,3 +133,24 @@ def test_the_json_report_makes_each_objects_data_once_for_all_its_findings(monke
     assert len(made) == len(objects)
     monkeypatch.undo()
     assert json.loads(text) == json.loads(json.dumps(json_report.document(result), indent=2))
+
+
+def test_the_html_reports_fix_diffs_import_nothing_once_a_fix(monkeypatch):
+    """The splice and the diff are imported on the report's first fix, not in each fix's
+    diff (a relative import cost 13 us a fix at load 4)."""
+    import builtins
+
+    result = lint_text("many.yaml", _stream(), Config())
+    html.render(result)  # what the first fix loads
+    counted: list[str] = []
+    real = builtins.__import__
+
+    def counting(name, globals=None, locals=None, fromlist=(), level=0):
+        counted.append((globals or {}).get("__name__", ""))
+        return real(name, globals, locals, fromlist, level)
+
+    monkeypatch.setattr(builtins, "__import__", counting)
+    rendered = html.render(result)
+    monkeypatch.undo()
+    assert rendered.count('<span class="add">') >= DOCUMENTS
+    assert [module for module in counted if module.startswith(("draguard.report", "draguard.fix"))] == []

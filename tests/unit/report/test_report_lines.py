@@ -44,3 +44,15 @@ def test_lines_asked_out_of_order_are_each_files_own(tmp_path):
         assert shown.get(display, i + 11) is None
     assert len(shown._recent) == report_lines._RECENT_FILES
     assert paths
+
+
+def test_the_lines_around_one_are_those_the_file_has(tmp_path):
+    """An excerpt's lines (the HTML report's) in one look: cut at the file's first and last
+    lines, none of a file that is not there."""
+    path = tmp_path / "pod.yaml"
+    path.write_text("a: 1\nb: 2\nc: 3\n")
+    shown = report_lines.SourceLines([])
+    assert shown.around(str(path), -1, 3) == [(1, "a: 1"), (2, "b: 2"), (3, "c: 3")]
+    assert shown.around(str(path), 2, 6) == [(2, "b: 2"), (3, "c: 3")]
+    assert shown.around(str(path), 4, 8) == []
+    assert shown.around(str(tmp_path / "gone.yaml"), 1, 3) == []
