@@ -57,12 +57,15 @@ class Stopped(Exception):
 @dataclass
 class Runs:
     """The counted runs of one command: wall seconds, peak RSS in MiB and CPU seconds (user
-    and system: steadier than the wall time where other work shares the cores), in run order."""
+    and system: steadier than the wall time where other work shares the cores), and the
+    machine's 1-minute load average as each began (how much else wanted the cores), in run
+    order."""
 
     command: Command
     walls: list[float] = field(default_factory=list)
     peaks: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
 
     @property
     def wall(self) -> float:
@@ -127,6 +130,7 @@ def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[
             once(command)
     for _ in range(runs):
         for result in results:
+            result.loads.append(os.getloadavg()[0])
             wall, peak, cpu = once(result.command)
             result.walls.append(wall)
             result.peaks.append(peak)
@@ -140,6 +144,20 @@ def ratio(a: Runs, b: Runs, cpu: bool = False) -> str:
     mine, theirs = (a.cpus, b.cpus) if cpu else (a.walls, b.walls)
     pairs = sorted(x / y for x, y in zip(mine, theirs) if y)
     return f"{statistics.median(pairs):.2f}x ({pairs[0]:.2f}-{pairs[-1]:.2f})"
+
+
+def ratio_of_medians(a: Runs, b: Runs, cpu: bool = False) -> str:
+    """A's median wall (or CPU) time over B's: printed beside `ratio`, whose pairs cancel the
+    drift that moves both medians, so that a gap between the two says the sitting was not steady."""
+    mine, theirs = (a.cpus, b.cpus) if cpu else (a.walls, b.walls)
+    return f"{statistics.median(mine) / statistics.median(theirs):.2f}x"
+
+
+def load(results: list[Runs]) -> str:
+    """The 1-minute load average as the runs of `results` began: `median (min-max)`, beside
+    the figures it moves (the machine's own runs count in it too)."""
+    loads = sorted(x for r in results for x in r.loads)
+    return f"{statistics.median(loads):.1f} ({loads[0]:.1f}-{loads[-1]:.1f})"
 
 
 def figure(label: str, value: str, goal: str | None = None) -> None:

@@ -13,9 +13,11 @@ cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step).
 `--baseline-src`: `draguard lint` also run from another checkout's src (before a change), in turn.
 
 `--formats sarif junit github html` times `draguard lint -f F` for each F beside `-f text` on
-the same tree, in turn, and prints each report's cost as a ratio to the text report's, in
-wall and in CPU time (the issue's bound: 1.3x); only those (and from `--baseline-src` too).
-`--objects 5000` makes a tree of about 2,000 files.
+the same tree, each F right after a text run of its own (text F text F ...), and prints each
+report's cost as a ratio to the text report's, in CPU and in wall time (the issue's bound:
+1.3x), pair by pair (median and range) beside the ratio of the medians, and the load as the
+runs began; only those (and from `--baseline-src` too). `--objects 5000` makes a tree of
+about 2,000 files.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from pathlib import Path
 
 import yaml
 
-from _measure import Command, baseline, compile_bytecode, draguard, figure, header, in_turn, ratio, setup
+from _measure import (Command, baseline, compile_bytecode, draguard, figure, header, in_turn, load, ratio,
+                      ratio_of_medians, setup)
 from fix_throughput import replicate
 
 import draguard as package
@@ -96,23 +99,25 @@ def checkov() -> Path:
 
 
 def formats(tree: Path, report: str, args) -> None:
-    """Each report format's cost against the text report's, on the same tree, in turn (and
-    from `--baseline-src` too when given)."""
+    """Each report format's cost against the text report's, on the same tree (and from
+    `--baseline-src` too when given). Each format runs right after a text run of its own,
+    A B A B, so each pair shares its moment's load; the tree is in the page cache before
+    the first run (count_objects read it) and every report is written to a file."""
     def command(fmt: str, src: str | None = None) -> Command:
         made = Command(f"draguard lint -f {fmt}",
                        draguard("lint", "--no-config", "-f", fmt, "-o", report, str(tree)), ok=(0, 1))
         return baseline(made, src) if src else made
 
     sources = [None, args.baseline_src] if args.baseline_src else [None]
-    commands = [command(fmt, src) for src in sources for fmt in ("text", *args.formats)]
+    commands = [made for src in sources for fmt in args.formats for made in (command("text", src), command(fmt, src))]
     timed = in_turn(commands, args.runs)
-    for start in range(0, len(timed), 1 + len(args.formats)):
-        text, *others = timed[start:start + 1 + len(args.formats)]
+    for text, other in zip(timed[::2], timed[1::2]):
         figure(text.command.name, text.describe())
-        for other in others:
-            figure(other.command.name, other.describe())
-            figure("  / -f text: wall", ratio(other, text), "<= 1.3x")
-            figure("  / -f text: CPU", ratio(other, text, cpu=True), "<= 1.3x")
+        figure(other.command.name, other.describe())
+        for kind, cpu in (("CPU", True), ("wall", False)):
+            figure(f"  / -f text: {kind}, pair by pair", f"{ratio(other, text, cpu)}  "
+                   f"of medians {ratio_of_medians(other, text, cpu)}", "<= 1.3x")
+    figure("1-minute load as each run began", load(timed))
 
 
 def main() -> int:

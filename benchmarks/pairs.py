@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from _measure import Command, figure, header, in_turn, ratio
+from _measure import Command, figure, header, in_turn, load, ratio
 
 ANY_EXIT = tuple(range(256))
 
@@ -35,6 +35,7 @@ def main(argv: list[str] | None = None) -> None:
     figure("B " + args.vs[:60], ran_b.describe())
     figure("A/B wall, pair by pair", ratio(ran_a, ran_b))
     figure("A/B cpu, pair by pair", ratio(ran_a, ran_b, cpu=True))
+    figure("1-minute load as each run began", load([ran_a, ran_b]))
 
 
 if __name__ == "__main__":

@@ -46,6 +46,14 @@ def test_the_ratio_is_taken_pair_by_pair():
     b = _measure.Runs(_measure.Command("B", []), walls=[1.0, 10.0, 1.0])
     # medians alone would say 3.0 / 1.0 = 3x; the pairs say 2x, 1x, 3x
     assert _measure.ratio(a, b) == "2.00x (1.00-3.00)"
+    assert _measure.ratio_of_medians(a, b) == "3.00x"  # printed beside it: a gap says the sitting drifted
+
+
+def test_the_load_is_recorded_as_each_run_begins(tmp_path):
+    runs = _measure.in_turn([_measure.Command("A", appending(tmp_path / "log", "A"))], runs=3)
+    assert len(runs[0].loads) == 3 and all(x >= 0 for x in runs[0].loads)
+    runs[0].loads[:] = [2.0, 0.5, 4.0]
+    assert _measure.load(runs) == "2.0 (0.5-4.0)"
 
 
 def test_the_bytecode_switch_is_not_passed_on(tmp_path, monkeypatch):
@@ -89,3 +97,21 @@ def test_pairs_times_two_commands_in_turn_and_prints_both_ratios(tmp_path, capsy
     assert log.read_text() == "AB" * 3  # one warm-up pair, then two counted; exit 1 is a run like any other
     out = capsys.readouterr().out
     assert "A/B wall, pair by pair" in out and "A/B cpu, pair by pair" in out
+    assert "1-minute load as each run began" in out
+
+
+def test_each_format_runs_right_after_a_text_run_of_its_own(tmp_path, capsys, monkeypatch):
+    """lint_throughput --formats: text F text G ..., so each ratio's pair shares its moment's
+    load (all formats after one text run put the last of them runs away from it)."""
+    import argparse
+
+    import lint_throughput
+
+    log = tmp_path / "log"
+    monkeypatch.setattr(lint_throughput, "draguard", lambda *args: appending(log, args[3][0]))  # lint --no-config -f F
+    lint_throughput.formats(tmp_path, str(tmp_path / "report"),
+                            argparse.Namespace(formats=["html", "sarif"], runs=2, baseline_src=None))
+    assert log.read_text() == "thts" * 3  # the warm-up, then two counted rounds
+    out = capsys.readouterr().out
+    assert out.count("/ -f text: CPU, pair by pair") == 2 and out.count("/ -f text: wall, pair by pair") == 2
+    assert out.count("of medians") == 4 and "1-minute load as each run began" in out
