@@ -115,3 +115,19 @@ def test_each_format_runs_right_after_a_text_run_of_its_own(tmp_path, capsys, mo
     out = capsys.readouterr().out
     assert out.count("/ -f text: CPU, pair by pair") == 2 and out.count("/ -f text: wall, pair by pair") == 2
     assert out.count("of medians") == 4 and "1-minute load as each run began" in out
+
+
+def test_the_html_report_parts_are_each_measured(tmp_path, capsys, monkeypatch):
+    """benchmarks/html_report_parts.py: every part of the HTML report's CPU beside the text
+    report's, on a tree with a fix (one that the `legacy-gpu-resource` rule migrates)."""
+    import html_report_parts
+
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                                       "  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    monkeypatch.setattr(sys, "argv", ["html_report_parts.py", "--tree", str(tmp_path), "--runs", "1"])
+    assert html_report_parts.main() == 0
+    out = capsys.readouterr().out
+    assert "1 with a fix" in out
+    for part in ("text report", "HTML report", "the fixes' diffs", "the excerpts", "the page without the diffs",
+                 "the page joined", "HTML sections crossing", "text sections crossing", "HTML page written"):
+        assert part in out, part
