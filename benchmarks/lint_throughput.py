@@ -102,10 +102,13 @@ def formats(tree: Path, report: str, args) -> None:
     """Each report format's cost against the text report's, on the same tree (and from
     `--baseline-src` too when given). Each format runs right after a text run of its own,
     A B A B, so each pair shares its moment's load; the tree is in the page cache before
-    the first run (count_objects read it) and every report is written to a file."""
+    the first run (count_objects read it), and every report is written to a file of its
+    format's (`report` with the format as its suffix): a run that replaced another format's
+    report would free that one's pages on its own time."""
     def command(fmt: str, src: str | None = None) -> Command:
+        written = str(Path(report).with_suffix(f".{fmt}"))
         made = Command(f"draguard lint -f {fmt}",
-                       draguard("lint", "--no-config", "-f", fmt, "-o", report, str(tree)), ok=(0, 1))
+                       draguard("lint", "--no-config", "-f", fmt, "-o", written, str(tree)), ok=(0, 1))
         return baseline(made, src) if src else made
 
     sources = [None, args.baseline_src] if args.baseline_src else [None]

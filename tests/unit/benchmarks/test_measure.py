@@ -108,10 +108,18 @@ def test_each_format_runs_right_after_a_text_run_of_its_own(tmp_path, capsys, mo
     import lint_throughput
 
     log = tmp_path / "log"
-    monkeypatch.setattr(lint_throughput, "draguard", lambda *args: appending(log, args[3][0]))  # lint --no-config -f F
-    lint_throughput.formats(tmp_path, str(tmp_path / "report"),
+    written: set[tuple[str, str]] = set()
+
+    def draguard(*args: str) -> list[str]:  # lint --no-config -f F -o REPORT TREE
+        written.add((args[3], args[5]))
+        return appending(log, args[3][0])
+
+    monkeypatch.setattr(lint_throughput, "draguard", draguard)
+    lint_throughput.formats(tmp_path, str(tmp_path / "report.txt"),
                             argparse.Namespace(formats=["html", "sarif"], runs=2, baseline_src=None))
     assert log.read_text() == "thts" * 3  # the warm-up, then two counted rounds
+    # each format's report a file of its own: none frees another's pages as it replaces it
+    assert written == {(fmt, str(tmp_path / f"report.{fmt}")) for fmt in ("text", "html", "sarif")}
     out = capsys.readouterr().out
     assert out.count("/ -f text: CPU, pair by pair") == 2 and out.count("/ -f text: wall, pair by pair") == 2
     assert out.count("of medians") == 4 and "1-minute load as each run began" in out
