@@ -131,3 +131,28 @@ def test_yaml_is_imported_for_what_the_block_reader_leaves(tmp_path):
     flow = tmp_path / "flow.yaml"
     flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
     assert loads(("yaml",), "lint", "--no-config", str(flow)) == ["yaml"]
+
+
+def test_a_lint_of_valid_objects_loads_neither_the_schema_validator_nor_shutil(tmp_path):
+    """The example's objects fit their schemas, which facts.schema_fit answers without
+    jsonschema_rs (whose module imports email.utils, socket, calendar...); argparse's help
+    width is read without shutil (cli._Parser). An object that does not fit loads it, to
+    word the errors."""
+    assert loads(("jsonschema_rs", "email.utils", "shutil"), "lint", "--no-config",
+                 "examples/dra-inference/inference.yaml") == []
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labelz: {}\n")
+    assert loads(("jsonschema_rs",), "lint", "--no-config", str(wrong)) == ["jsonschema_rs"]
+
+
+@pytest.mark.parametrize("columns", [None, "50", "0", "wide"])
+def test_help_is_as_wide_as_shutil_says(monkeypatch, columns):
+    import shutil
+
+    from draguard.cli import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
