@@ -72,6 +72,9 @@ _LINES: dict[str, tuple[str, object, int]] = {}
 #: implicit resolvers are keyed by first character; '' resolves to null)
 _MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
 _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
+#: of those, the two that start a plain scalar where no space follows (`value: :8080`): in block
+#: context, as `-` does (PyYAML's Scanner.check_plain, libyaml's yaml_parser_fetch_next_token)
+_FIRST_IF_FOLLOWED = frozenset("?:")
 
 
 def _plain(text: str):
@@ -244,7 +247,8 @@ class _Reader:
             return _short(value), True, after
         if text[-1] == ":" or text.find(": ") >= 0:
             return None, False, k
-        if first in _NOT_FIRST or (first == "-" and text[1:2] == " "):
+        if (first in _NOT_FIRST and (first not in _FIRST_IF_FOLLOWED or text[1:2] in ("", " "))) or \
+                (first == "-" and text[1:2] == " "):
             raise _Unsure
         value, after = self.plain(k, text, indent)
         return value, True, after

@@ -122,6 +122,8 @@ CASES = {
                                  "e:\n  f: [a, # c\n    # between\n    b]  # after\n",
     "flow sequences over lines it leaves": "a: [x,\ny]\n---\nb: [x\n  , y]\n---\nc: [x\n  y]\n---\nd: [x,\n  y\n  ]\n"
                                            "---\ne: ['x\n  y']\n---\nf: [x,\n  [y]]\n---\ng: [\n  x,\n]\n---\nh: [x,\n",
+    "plain scalars after : or ?": "a: :8080\nb: ?x\nc: :x # c\ne: :x\n  y\nf:\n- :z\n- ?q\ng: :#x\nh: -:x\n",
+    ": or ? and a space": "a: : x\n---\nb: ? x\n---\nc: :\n---\n- :\n---\nd: ?\n---\ne: ::\n",
     "flow, anchors, tags, block scalars": "a: [1, 2]\nb: &x {c: 1}\nd: *x\ne: !!str 1\nf: |\n  t\n",
     "tabs": "a:\t1\nb: 2\n",
     "? keys and directives": "? a\n: b\n",
@@ -152,6 +154,7 @@ def test_the_reader_reads_what_it_claims_and_leaves_the_rest():
     assert _same(CASES["zero-indented sequences"]) == []
     assert _same(CASES["quoted over lines"]) == []
     assert _same(CASES["resolved scalars"]) == []
+    assert _same(CASES["plain scalars after : or ?"]) == []  # `value: :8080`, as libyaml reads it
     assert _same("a: [\"sh\", \"-c\", 1]\nb: [x, y,]\nc: [ ]\n") == []
     assert _same(CASES["flow sequences over lines"]) == []
     left = _same(CASES["flow sequences over lines it leaves"])
