@@ -156,3 +156,4 @@ def test_help_is_as_wide_as_shutil_says(monkeypatch, columns):
     else:
         monkeypatch.setenv("COLUMNS", columns)
     assert terminal_columns() == shutil.get_terminal_size().columns
+
