@@ -133,12 +133,12 @@ def test_yaml_is_imported_for_what_the_block_reader_leaves(tmp_path):
     assert loads(("yaml",), "lint", "--no-config", str(flow)) == ["yaml"]
 
 
-def test_a_lint_of_valid_objects_loads_neither_the_schema_validator_nor_shutil(tmp_path):
+def test_a_lint_of_valid_objects_loads_neither_the_schema_validator_nor_shutil_nor_textwrap(tmp_path):
     """The example's objects fit their schemas, which facts.schema_fit answers without
     jsonschema_rs (whose module imports email.utils, socket, calendar...); argparse's help
-    width is read without shutil (cli._Parser). An object that does not fit loads it, to
-    word the errors."""
-    assert loads(("jsonschema_rs", "email.utils", "shutil"), "lint", "--no-config",
+    width is read without shutil (cli._Parser); the rules' examples are indented without
+    textwrap. An object that does not fit loads jsonschema_rs, to word the errors."""
+    assert loads(("jsonschema_rs", "email.utils", "shutil", "textwrap"), "lint", "--no-config",
                  "examples/dra-inference/inference.yaml") == []
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labelz: {}\n")
