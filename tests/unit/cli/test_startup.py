@@ -129,8 +129,16 @@ def test_a_repeat_lint_of_one_small_file_loads_no_yaml_library(monkeypatch, tmp_
 
 def test_yaml_is_imported_for_what_the_block_reader_leaves(tmp_path):
     flow = tmp_path / "flow.yaml"
-    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, labels: {a: b}}\n")
     assert loads(("yaml",), "lint", "--no-config", str(flow)) == ["yaml"]
+
+
+def test_a_config_map_of_flow_mappings_loads_no_yaml_library(tmp_path):
+    """`metadata: {name: settings, namespace: team}`: a flow mapping of scalars on one line is
+    read by the block reader (startup.py's ConfigMap)."""
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team}\ndata: {mode: fast}\n")
+    assert loads(("yaml", "draguard.sources.libyaml"), "lint", "--no-config", str(flow)) == []
 
 
 def test_a_lint_of_valid_objects_loads_neither_the_schema_validator_nor_shutil_nor_textwrap(tmp_path):
