@@ -3,7 +3,8 @@ compiled once per (version, apiVersion, kind) with the Rust validator `jsonschem
 
 kubernetes-validate's own `validate()` re-reads and re-compiles the 1 MB definitions file on
 every call (~30 objects/s); caching the compiled validator makes validation cost microseconds.
-`jsonschema_rs` is imported on first use: commands that validate nothing do not pay for it."""
+`jsonschema_rs` is imported on first use: commands that validate nothing do not pay for it,
+nor does a lint of a few objects that fit their schemas (facts.schema_fit: FIT_IN_PYTHON)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Iterator, NamedTuple
 from ..core.location import format_path
 from ..core.usercache import cached_json, source_stamp
 from ..core.patterns import Lazy
+from .schema_fit import fits
 
 
 @lru_cache(maxsize=None)
@@ -103,11 +105,10 @@ _GROUP = Lazy(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 
 
 @lru_cache(maxsize=1024)  # bounded: the kinds come from the input
-def validator_for(kube_version: str, api_version: str, kind: str, strict: bool = True):
-    """The compiled validator for a built-in kind served by `kube_version`, or None when the
+def bundled_schema(kube_version: str, api_version: str, kind: str, strict: bool = True) -> dict | None:
+    """The bundled schema of a built-in kind served by `kube_version`, or None when the
     target does not know that apiVersion/kind (CRDs, removed or not-yet-added versions, names
-    no built-in kind has). The bundled schema is kept in the per-user cache, keyed by the
-    files it comes from."""
+    no built-in kind has). It is kept in the per-user cache, keyed by the files it comes from."""
     group, version = _split(api_version)
     if not (_KIND.fullmatch(kind) and _VERSION.fullmatch(version) and (not group or _GROUP.fullmatch(group))):
         return None
@@ -117,14 +118,36 @@ def validator_for(kube_version: str, api_version: str, kind: str, strict: bool =
     if not os.path.isfile(path):
         return None
     key = source_stamp(path, os.path.join(folder, "_definitions.json"))
-    schema = cached_json("schemas", key, lambda: _bundled(path, kube_version, strict))
+    schema: dict = cached_json("schemas", key, lambda: _bundled(path, kube_version, strict))
     gvks = schema.get("x-kubernetes-group-version-kind") or []
     if not any(g.get("group", "") == group and g.get("version") == version and g.get("kind") == kind
                for g in gvks):
         return None  # same file name, different group (e.g. a CRD in apps.example.com)
+    return schema
+
+
+@lru_cache(maxsize=1024)
+def validator_for(kube_version: str, api_version: str, kind: str, strict: bool = True):
+    """The compiled validator of `bundled_schema`, or None where there is none."""
+    schema = bundled_schema(kube_version, api_version, kind, strict)
+    if schema is None:
+        return None
     import jsonschema_rs
 
     return jsonschema_rs.validator_for(schema)
+
+
+#: how many objects a process checks with facts.schema_fit before it leaves them all to the
+#: compiled validators: importing jsonschema_rs and compiling a kind's validator cost a
+#: one-file lint more than checking its objects in Python (about 0.1 ms each), a large run
+#: much less than checking all of them so
+FIT_IN_PYTHON = 16
+
+
+class _Fitted:
+    """The objects checked in Python so far in this process."""
+
+    count = 0
 
 
 class SchemaError(NamedTuple):
@@ -145,6 +168,13 @@ def schema_errors(data: dict, kube_version: str, api_version: str, kind: str,
                   strict: bool = True) -> Iterator[SchemaError]:
     """The schema errors of a built-in object of a kind the release serves (none for others:
     custom resources, versions it does not serve), first to last."""
+    if _Fitted.count < FIT_IN_PYTHON:
+        schema = bundled_schema(kube_version, api_version, kind, strict)
+        if schema is None:
+            return
+        _Fitted.count += 1
+        if fits(schema, data):
+            return
     validator = validator_for(kube_version, api_version, kind, strict)
     if validator is None or validator.is_valid(data):
         return

@@ -6,15 +6,16 @@ memory and fault domain with no isolation, MPS its memory with per-client limits
 
 from __future__ import annotations
 
-from typing import Iterable
-
-import yaml
-from yaml.nodes import Node
+from functools import lru_cache
+from typing import TYPE_CHECKING, Iterable
 
 from .manifest import Manifest
 from .pods import mapping, mappings
 from .values import YamlMap
 from ..core.value import Value
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 #: a data value longer than this is not read as a config (the API server caps a whole
 #: ConfigMap at 1 MiB)
@@ -36,27 +37,36 @@ class Sharing(Value):
         self.offset = offset
 
 
-#: libyaml's safe loader where PyYAML has it (its pure-Python twin otherwise: the same values)
-_SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@lru_cache(maxsize=None)
+def _loaders() -> tuple[type, type]:
+    """(libyaml's safe loader where PyYAML has it (its pure-Python twin otherwise: the same
+    values), one that refuses aliases). Made at the first config read: a ConfigMap that holds
+    none (nearly every one) does without PyYAML, whose import was 16 to 25 ms of a lint."""
+    import yaml
 
+    class NoAliases(yaml.SafeLoader):
+        """A config read from tenant input: aliases (which can expand without bound) are refused."""
 
-class _NoAliases(yaml.SafeLoader):
-    """A config read from tenant input: aliases (which can expand without bound) are refused."""
+        def compose_node(self, parent: Node | None, index: int) -> Node | None:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("aliases are not read in a device plugin config")
+            return super().compose_node(parent, index)
 
-    def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.YAMLError("aliases are not read in a device plugin config")
-        return super().compose_node(parent, index)
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader), NoAliases
 
 
 def _config(text: str) -> YamlMap:
     """The config a data value holds ({} where it holds none, or is not YAML). A text without
     `*` holds no alias, and is read by libyaml's C loader (the pure-Python one cost a tenth of
-    a second for the 476 ConfigMaps of a 20,000-object lint); one with `*` by _NoAliases."""
+    a second for the 476 ConfigMaps of a 20,000-object lint); one with `*` by one that refuses
+    aliases."""
     if len(text) > MAX_CONFIG_CHARS or "sharing" not in text:
         return {}
+    import yaml
+
+    safe, no_aliases = _loaders()
     try:
-        return mapping(yaml.load(text, Loader=_NoAliases if "*" in text else _SAFE))  # noqa: S506 (safe loaders)
+        return mapping(yaml.load(text, Loader=no_aliases if "*" in text else safe))  # noqa: S506 (safe loaders)
     except (yaml.YAMLError, RecursionError):
         return {}
 

@@ -72,6 +72,11 @@ _LINES: dict[str, tuple[str, object, int]] = {}
 #: implicit resolvers are keyed by first character; '' resolves to null)
 _MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
 _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or key here may not start with
+#: of those, the two that start a plain scalar where no space follows (`value: :8080`): in block
+#: context, as `-` does (PyYAML's Scanner.check_plain, libyaml's yaml_parser_fetch_next_token)
+_FIRST_IF_FOLLOWED = frozenset("?:")
+#: what ends a plain scalar of a flow mapping here (or stops this reader: `#`, a nested collection)
+_FLOW_ENDS = frozenset(":,{}[]#")
 
 
 def _plain(text: str):
@@ -199,6 +204,35 @@ def _entry(text: str) -> bool:
     return text[0] == "-" and (len(text) == 1 or text[1] == " ")
 
 
+def _spaces_past(text: str, at: int) -> int:
+    """The offset of the first character from `at` on that is not a space (_Unsure at the line's end)."""
+    while at < len(text) and text[at] == " ":
+        at += 1
+    if at >= len(text):
+        raise _Unsure  # a flow collection over lines
+    return at
+
+
+def _flow_scalar(text: str, at: int) -> tuple[str, bool, int]:
+    """(its text, quoted, the offset of what follows it past spaces: `:`, `,` or `}`) of a
+    scalar of a flow mapping at offset `at`, a quoted one decoded."""
+    first = text[at]
+    if first == "'" or first == '"':
+        value, rest = _one_line(text[at:])
+        end, quoted = len(text) - len(rest), True
+    else:
+        end = at
+        while end < len(text) and text[end] not in _FLOW_ENDS:
+            end += 1
+        value, quoted = text[at:end].rstrip(" "), False
+        if not value or first in _NOT_FIRST or (first == "-" and value[1:2] == " "):
+            raise _Unsure
+    end = _spaces_past(text, end)
+    if text[end] not in ":,}":
+        raise _Unsure  # a comment, a nested collection, a quote closed mid-scalar
+    return value, quoted, end
+
+
 class _Reader:
     """One document: its lines (`body`, the first at 1-based line `base`) and of them the
     content lines: `nums` (1-based lines), `cols` (their indentation) and `texts` (each
@@ -217,7 +251,7 @@ class _Reader:
         self.count = 0
         self.problems: list[ParseProblem] = []
         self.dropped_any = False  # a live object's managedFields read and left out of the tree
-        self.over_lines = False  # a flow sequence read over lines: its nodes are where fix.located does not look
+        self.unlocated = False  # a flow sequence read over lines, or a flow mapping: fix.located does not look there
 
     def node(self, k: int, col: int, text: str, path: tuple, indent: int):
         """(value, next content line) of the node whose text starts at column `col` of line `k`."""
@@ -244,7 +278,8 @@ class _Reader:
             return _short(value), True, after
         if text[-1] == ":" or text.find(": ") >= 0:
             return None, False, k
-        if first in _NOT_FIRST or (first == "-" and text[1:2] == " "):
+        if (first in _NOT_FIRST and (first not in _FIRST_IF_FOLLOWED or text[1:2] in ("", " "))) or \
+                (first == "-" and text[1:2] == " "):
             raise _Unsure
         value, after = self.plain(k, text, indent)
         return value, True, after
@@ -328,12 +363,7 @@ class _Reader:
         last ends after a comma (an argument list wrapped), its lines indented past the block
         it is in (`indent`), with a comment at most after it."""
         if text[0] == "{":
-            cut = text.find(" #")
-            if (text if cut < 0 else text[:cut]).rstrip(" ") != "{}":
-                raise _Unsure
-            result, marks = self.collection(YMap, path, line, col)
-            result.marks = _sealed(marks)
-            return result, k + 1
+            return self.flow_mapping(text, path, line, col), k + 1
         result, marks = self.collection(YSeq, path, line, col)
         here, at, size = line + self.offset, 1, len(text)
         while True:
@@ -343,7 +373,7 @@ class _Reader:
                 k += 1
                 if k >= self.n or self.cols[k] <= indent:
                     raise _Unsure
-                self.over_lines = True
+                self.unlocated = True
                 text, col, at = self.texts[k], self.cols[k], 0
                 here, size = self.nums[k] + self.offset, len(text)
             first = text[at]
@@ -377,6 +407,35 @@ class _Reader:
             raise _Unsure
         result.marks = _sealed(marks)
         return result, k + 1
+
+    def flow_mapping(self, text: str, path: tuple, line: int, col: int) -> YMap:
+        """A flow mapping on one line: `{}`, or `{key: value, ...}` of scalars (plain or quoted
+        on one line), with a comment at most after it (`metadata: {name: web}`). Anything else
+        in it (a nested collection, a key without a value, a repeated key, a `:` or `#` in a
+        plain scalar, a line break) is libyaml's. fix.located finds no node in such a tree
+        (`unlocated`): it reads no flow mapping but `{}`."""
+        result, marks = self.collection(YMap, path, line, col)
+        here, at = line + self.offset, _spaces_past(text, 1)
+        while text[at] != "}":
+            key_at = at
+            key, quoted, at = _flow_scalar(text, at)
+            if text[at:at + 2] != ": " or len(key) > 1000 or not quoted and (key == "<<" or " #" in key):
+                raise _Unsure
+            value_at = _spaces_past(text, at + 2)
+            value, quoted, at = _flow_scalar(text, value_at)
+            if text[at] == ":" or key in result:
+                raise _Unsure  # `{a: b: c}`; a repeated key, which libyaml's path says with its positions
+            result[intern(key)] = _short(value) if quoted else _plain(value)
+            marks += (here, col + key_at + 1, here, col + value_at + 1)
+            self.count += 1
+            if text[at] == ",":
+                at = _spaces_past(text, at + 1)
+        if not _blank_rest(text[at + 1:]):
+            raise _Unsure
+        if result:
+            self.unlocated = True
+        result.marks = _sealed(marks)
+        return result
 
     def dropped(self, read: Callable, *args):
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
@@ -666,7 +725,7 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
     data, k = reader.node(0, cols[0], texts[0], root_path, -1)
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
-    if data.__class__ is YMap and not reader.problems and not reader.dropped_any and not reader.over_lines:
+    if data.__class__ is YMap and not reader.problems and not reader.dropped_any and not reader.unlocated:
         data.__class__ = BlockMap  # the tree is the text's, key for key
     doc = Document(0, data, nums[0], end_line, reader.problems)
     if cols[0] == 0 and isinstance(data, YMap):

@@ -129,5 +129,39 @@ def test_a_repeat_lint_of_one_small_file_loads_no_yaml_library(monkeypatch, tmp_
 
 def test_yaml_is_imported_for_what_the_block_reader_leaves(tmp_path):
     flow = tmp_path / "flow.yaml"
-    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n")
+    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, labels: {a: b}}\n")
     assert loads(("yaml",), "lint", "--no-config", str(flow)) == ["yaml"]
+
+
+def test_a_config_map_of_flow_mappings_loads_no_yaml_library(tmp_path):
+    """`metadata: {name: settings, namespace: team}`: a flow mapping of scalars on one line is
+    read by the block reader (startup.py's ConfigMap)."""
+    flow = tmp_path / "flow.yaml"
+    flow.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: team}\ndata: {mode: fast}\n")
+    assert loads(("yaml", "draguard.sources.libyaml"), "lint", "--no-config", str(flow)) == []
+
+
+def test_a_lint_of_valid_objects_loads_neither_the_schema_validator_nor_shutil_nor_textwrap(tmp_path):
+    """The example's objects fit their schemas, which facts.schema_fit answers without
+    jsonschema_rs (whose module imports email.utils, socket, calendar...); argparse's help
+    width is read without shutil (cli._Parser); the rules' examples are indented without
+    textwrap. An object that does not fit loads jsonschema_rs, to word the errors."""
+    assert loads(("jsonschema_rs", "email.utils", "shutil", "textwrap"), "lint", "--no-config",
+                 "examples/dra-inference/inference.yaml") == []
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labelz: {}\n")
+    assert loads(("jsonschema_rs",), "lint", "--no-config", str(wrong)) == ["jsonschema_rs"]
+
+
+@pytest.mark.parametrize("columns", [None, "50", "0", "wide"])
+def test_help_is_as_wide_as_shutil_says(monkeypatch, columns):
+    import shutil
+
+    from draguard.cli import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
+from draguard.core import atomic
 from draguard.core.atomic import WriteError, write_atomic
 
 
@@ -42,3 +45,28 @@ def test_a_device_is_written_through_never_replaced(tmp_path):
     reader.join(5)
     assert read == ["report\n"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_temporary_file_is_made_as_mkstemp_makes_it_without_importing_tempfile(tmp_path):
+    """Private while written, named as fix.files knows a draguard's temporary file, and made
+    without tempfile (which brings shutil and random)."""
+    probe = ("import os, re, stat, sys\nfrom draguard.core.atomic import atomic_writer\n"
+             "from draguard.fix.files import _TEMPORARY\n"
+             f"with atomic_writer({str(tmp_path / 'out.txt')!r}):\n"
+             f"    [name] = os.listdir({str(tmp_path)!r})\n"
+             f"    mode = os.stat(os.path.join({str(tmp_path)!r}, name)).st_mode\n"
+             "    print(bool(_TEMPORARY.fullmatch(name)), oct(stat.S_IMODE(mode)))\n"
+             "print('tempfile' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "0o600", "False"]
+    assert (tmp_path / "out.txt").exists() and os.listdir(tmp_path) == ["out.txt"]
+
+
+def test_a_temporary_name_taken_is_passed_over(tmp_path, monkeypatch):
+    draws = iter([b"\0\0\0\1", b"\0\0\0\1", b"\0\0\0\2"])
+    monkeypatch.setattr(os, "urandom", lambda size: next(draws))
+    first = atomic._created_beside(str(tmp_path), "p-")
+    second = atomic._created_beside(str(tmp_path), "p-")
+    for fd, _ in (first, second):
+        os.close(fd)
+    assert [os.path.basename(name) for _, name in (first, second)] == ["p-00000001", "p-00000002"]

@@ -5,6 +5,8 @@ whatever the number of parts; a suppression on an object judged in another part 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -370,3 +372,24 @@ def test_each_part_is_sent_the_other_parts_shipped_objects_not_its_own():
     assert judged == [[[], ["part 1"] * 3, ["part 2"] * 3],
                       [["part 0"] * 3, [], ["part 2"] * 3],
                       [["part 0"] * 3, ["part 1"] * 3, []]]
+
+
+PARTS_PROBE = """import io, contextlib, sys
+from draguard.engine import parallel
+parallel.MIN_BYTES_PER_JOB = 1
+split, splits = parallel._judged_in_parts, []
+parallel._judged_in_parts = lambda *args: splits.append(len(args[0])) or split(*args)
+from draguard.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    main(sys.argv[1:])
+print(splits, "multiprocessing" in sys.modules)
+"""
+
+
+def test_a_lint_in_parts_does_not_import_multiprocessing():
+    """Its parts are forked and answer over pipes (engine.forked): multiprocessing's import
+    (its connection module brings socket, selectors, threading, subprocess and tempfile) was
+    part of the serial start before the fork."""
+    done = subprocess.run([sys.executable, "-c", PARTS_PROBE, "lint", "--no-config", "--jobs", "2", str(CORPUS)],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[2] False"

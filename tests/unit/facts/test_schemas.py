@@ -26,6 +26,12 @@ BAD = [
 ]
 
 
+def cleared() -> None:
+    """No kind's schema nor validator kept in this process."""
+    schemas.bundled_schema.cache_clear()
+    schemas.validator_for.cache_clear()
+
+
 def registry_validator(kube_version: str, api_version: str, kind: str, strict: bool):
     """The way draguard compiled schemas before: the kind's own file against a registry of
     the whole definitions file."""
@@ -44,7 +50,7 @@ def described(validator, data) -> list:
 @pytest.mark.parametrize("strict", [True, False])
 @pytest.mark.parametrize("api_version,kind,data", BAD, ids=[kind for _, kind, _ in BAD])
 def test_bundled_schema_finds_what_the_registry_finds(api_version, kind, data, strict):
-    schemas.validator_for.cache_clear()
+    cleared()
     ours = schemas.validator_for(DEFAULT_KUBE_VERSION, api_version, kind, strict)
     theirs = registry_validator(DEFAULT_KUBE_VERSION, api_version, kind, strict)
     found = described(ours, data)
@@ -53,11 +59,11 @@ def test_bundled_schema_finds_what_the_registry_finds(api_version, kind, data, s
 
 def test_a_warm_cache_does_not_read_the_definitions(monkeypatch, tmp_path):
     monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path))
-    schemas.validator_for.cache_clear()
+    cleared()
     schemas._definitions.cache_clear()
     assert schemas.validator_for(DEFAULT_KUBE_VERSION, "v1", "Pod") is not None  # cold: bundled and stored
     assert schemas._definitions.cache_info().misses == 1
-    schemas.validator_for.cache_clear()
+    cleared()
     schemas._definitions.cache_clear()
     validator = schemas.validator_for(DEFAULT_KUBE_VERSION, "v1", "Pod")
     assert schemas._definitions.cache_info().misses == 0
@@ -67,7 +73,7 @@ def test_a_warm_cache_does_not_read_the_definitions(monkeypatch, tmp_path):
 def test_the_bundle_keeps_a_property_named_description():
     """Descriptions are left out of the bundle, but a schema property that is named
     `description` (JSONSchemaProps.description, in a CRD) is a field, and is still checked."""
-    schemas.validator_for.cache_clear()
+    cleared()
     crd = schemas.validator_for(DEFAULT_KUBE_VERSION, "apiextensions.k8s.io/v1", "CustomResourceDefinition")
     data = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "a.b.c"},
             "spec": {"group": "b.c", "names": {"kind": "A", "plural": "as"}, "scope": "Namespaced",
@@ -76,3 +82,22 @@ def test_the_bundle_keeps_a_property_named_description():
     assert crd.is_valid(data)
     data["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"] = 5
     assert not crd.is_valid(data)
+
+
+VALID_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}
+
+
+def test_a_process_first_objects_are_checked_without_compiling_a_validator(monkeypatch):
+    """facts.schema_fit answers for the first FIT_IN_PYTHON objects of a process: a valid one
+    compiles no validator; past them, or where an object does not fit, the compiled
+    validator judges and words the errors."""
+    cleared()
+    monkeypatch.setattr(schemas._Fitted, "count", 0)
+    assert list(schemas.schema_errors(VALID_POD, DEFAULT_KUBE_VERSION, "v1", "Pod")) == []
+    assert schemas.validator_for.cache_info().currsize == 0
+    assert [e.message for e in schemas.schema_errors(BAD[0][2], DEFAULT_KUBE_VERSION, "v1", "Pod")]
+    assert schemas.validator_for.cache_info().currsize == 1
+    cleared()
+    monkeypatch.setattr(schemas._Fitted, "count", schemas.FIT_IN_PYTHON)
+    assert list(schemas.schema_errors(VALID_POD, DEFAULT_KUBE_VERSION, "v1", "Pod")) == []
+    assert schemas.validator_for.cache_info().currsize == 1

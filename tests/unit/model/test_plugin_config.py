@@ -73,19 +73,34 @@ def test_a_config_with_an_alias_is_refused():
 
 def test_a_config_without_an_alias_is_read_by_the_c_loader(monkeypatch):
     """The pure-Python loader, needed only to refuse aliases, is used only where one may be."""
+    import yaml
+
+    safe, no_aliases = plugin_config._loaders()
     loaders = []
-    load = plugin_config.yaml.load
-    monkeypatch.setattr(plugin_config.yaml, "load", lambda text, Loader: loaders.append(Loader) or load(text, Loader))
-    assert plugin_config._config(CONFIG) == plugin_config.mapping(load(CONFIG, Loader=plugin_config._NoAliases))
+    load = yaml.load
+    monkeypatch.setattr(yaml, "load", lambda text, Loader: loaders.append(Loader) or load(text, Loader))
+    assert plugin_config._config(CONFIG) == plugin_config.mapping(load(CONFIG, Loader=no_aliases))
     assert plugin_config._config(ALIASED) == {}
-    assert loaders == [getattr(plugin_config.yaml, "CSafeLoader", plugin_config.yaml.SafeLoader),
-                       plugin_config._NoAliases]
+    assert loaders == [getattr(yaml, "CSafeLoader", yaml.SafeLoader), no_aliases] == [safe, no_aliases]
 
 
 def test_both_loaders_read_the_same_configs():
+    import yaml
+
+    safe, no_aliases = plugin_config._loaders()
     texts = [CONFIG, CONFIG.replace("4", "'4'"), CONFIG.replace("4", "0o7"), CONFIG + "flags: {migStrategy: none}\n",
              CONFIG.replace("replicas: 4", "replicas: 4\n      renameByDefault: yes"), "sharing: [1, 2]\n",
              "sharing:\n  mps: {resources: [{name: nvidia.com/gpu, replicas: 1e3}]}\n"]
     for text in texts:
-        assert plugin_config.yaml.load(text, Loader=plugin_config._SAFE) == \
-            plugin_config.yaml.load(text, Loader=plugin_config._NoAliases), text
+        assert yaml.load(text, Loader=safe) == yaml.load(text, Loader=no_aliases), text
+
+
+def test_a_config_map_without_a_sharing_config_does_not_import_yaml():
+    """PyYAML is imported at the first value that may hold a config (16 to 25 ms of a lint)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom draguard.model.plugin_config import _config\n"
+             "print(_config('mode: fast'), 'yaml' in sys.modules, bool(_config(sys.argv[1])), 'yaml' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe, CONFIG], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["{}", "False", "True", "True"]

@@ -37,3 +37,12 @@ def test_passing_example_is_clean(rule, lint_json, tmp_path):
     report = lint_json(textwrap.dedent(rule.compliant), "--kube-version", rule.examples_target, "--profile", "strict",
                        *_inventory(rule, tmp_path))
     assert report["findings"] == []
+
+
+@pytest.mark.parametrize("text", ["a\n", "a\n\n  \nb\n", "x", "", "  deep:\n    - y\n\tz\n", "a\r\nb\n"])
+def test_the_examples_are_indented_as_textwrap_indents(text):
+    import textwrap
+
+    from draguard.rules import examples
+
+    assert examples._at(text, 4) == textwrap.indent(text, "    ")

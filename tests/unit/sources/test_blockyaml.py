@@ -122,6 +122,14 @@ CASES = {
                                  "e:\n  f: [a, # c\n    # between\n    b]  # after\n",
     "flow sequences over lines it leaves": "a: [x,\ny]\n---\nb: [x\n  , y]\n---\nc: [x\n  y]\n---\nd: [x,\n  y\n  ]\n"
                                            "---\ne: ['x\n  y']\n---\nf: [x,\n  [y]]\n---\ng: [\n  x,\n]\n---\nh: [x,\n",
+    "plain scalars after : or ?": "a: :8080\nb: ?x\nc: :x # c\ne: :x\n  y\nf:\n- :z\n- ?q\ng: :#x\nh: -:x\n",
+    ": or ? and a space": "a: : x\n---\nb: ? x\n---\nc: :\n---\n- :\n---\nd: ?\n---\ne: ::\n",
+    "flow mappings on one line": "a: {name: x, namespace: 'y', n: 1}\nb: {p: \"q r\", s: -1, t: ~, u: on}  # c\nc:\n"
+                                 "- {name: gpu, image: x}\n- {}\nd: {a: b, }\ne: { x: 1 }\nf: {'k:': \"v,}\"}\n",
+    "flow mappings it leaves": "a: {b}\n---\na: {b: }\n---\na: {b: [1]}\n---\na: {b: {c: d}}\n---\na: {b: c, b: d}\n---\n"
+                               "a: {b: c\n  , d: e}\n---\na: {b:c}\n---\na: {b: c: d}\n---\na: {b: c # x}\n---\n"
+                               "a: {'b': c}x\n---\na: {? b: c}\n---\na: {<<: c}\n---\na: {b: 'c'd}\n---\na: {b: c,,}\n---\n"
+                               "a: {, b: c}\n---\na: {b: c}}\n---\na: {\n  b: c}\n---\na: {b: &x c}\n",
     "flow, anchors, tags, block scalars": "a: [1, 2]\nb: &x {c: 1}\nd: *x\ne: !!str 1\nf: |\n  t\n",
     "tabs": "a:\t1\nb: 2\n",
     "? keys and directives": "? a\n: b\n",
@@ -152,13 +160,17 @@ def test_the_reader_reads_what_it_claims_and_leaves_the_rest():
     assert _same(CASES["zero-indented sequences"]) == []
     assert _same(CASES["quoted over lines"]) == []
     assert _same(CASES["resolved scalars"]) == []
+    assert _same(CASES["plain scalars after : or ?"]) == []  # `value: :8080`, as libyaml reads it
+    assert _same(CASES["flow mappings on one line"]) == []  # `metadata: {name: web}`
+    for text in CASES["flow mappings it leaves"].split("---\n"):
+        assert _same(text)[:1] == [text]  # left whole (twice where a syntax error stops libyaml)
     assert _same("a: [\"sh\", \"-c\", 1]\nb: [x, y,]\nc: [ ]\n") == []
     assert _same(CASES["flow sequences over lines"]) == []
     left = _same(CASES["flow sequences over lines it leaves"])
     assert all(any(f"\n{key}: [" in "\n" + text for text in left) for key in "abcdefgh")  # every document
     assert _same(CASES["flow, anchors, tags, block scalars"]) == [CASES["flow, anchors, tags, block scalars"]]
     # a document left to libyaml costs only itself: the others are read here
-    assert _same("a: 1\n---\nb: {x: 1}\n---\nc: 3\n") == ["---\nb: {x: 1}\n"]
+    assert _same("a: 1\n---\nb: {x: [1]}\n---\nc: 3\n") == ["---\nb: {x: [1]}\n"]
 
 
 def test_limits_are_refused_as_libyaml_refuses_them():
@@ -284,6 +296,19 @@ def _stream(draw, hostile: bool) -> str:
 @given(text=_stream(hostile=True))
 def test_generated_yaml_parses_the_same(text):
     _same(text)
+
+
+_ENTRY = st.tuples(st.sampled_from(_WORDS + _HOSTILE), st.sampled_from(_WORDS + _HOSTILE),
+                   st.sampled_from(["plain", "plain", "single", "double"]), st.sampled_from(["plain", "single", "double"]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(_ENTRY, max_size=4), space=st.sampled_from(["", " ", "  "]), trailing=st.sampled_from(["", ","]),
+       comment=st.sampled_from(["", " # c", "#c"]), item=st.booleans())
+def test_generated_flow_mappings_parse_the_same(entries, space, trailing, comment, item):
+    inner = ", ".join(f"{_quote(key, ks)}: {_quote(value, vs)}" for key, value, ks, vs in entries)
+    flow = f"{{{space}{inner}{trailing if entries else ''}{space}}}{comment}"
+    _same(f"a:\n- {flow}\n- x\n" if item else f"a: {flow}\nb: 1\n")
 
 
 @pytest.mark.fuzz
