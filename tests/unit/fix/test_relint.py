@@ -157,3 +157,58 @@ def test_objects_without_a_usable_name_are_compared_with_one_another():
     dirty.add(_loaded(before), _loaded(after))
     assert {key for key in dirty.named if key[0] == "Pod"} == set()  # 5 == 5.0: the pod did not change
     assert any(key[0] == "ConfigMap" for key in dirty.named)
+
+
+def _two_workloads(annotated: bool):
+    """A file of two Deployments held in memory, as fix.run holds it between rounds, the
+    first changed by a round (its grace period), the second the very data read; and what a
+    Relinter judged the second round (the documents) and found."""
+    from draguard.core.fixes import apply_edits, set_value
+    from draguard.fix.relint import Relinter
+    from draguard.fix.splice import parse
+    from draguard.sources.yamlpos import positioned, remembering_parses
+
+    second = WORKLOAD % {"name": "b", "grace": 5}
+    if annotated:
+        second = second.replace("namespace: team-a}", "namespace: team-a, annotations: {team: b}}", 1)
+    f = FileText("two.yaml", WORKLOAD % {"name": "a", "grace": 5} + "---\n" + second)
+    judged: list = []
+    with remembering_parses():
+        relinter = Relinter(Config(), None, lambda rule: True)
+        relinter.lint([f])
+        read = parse(f.text).documents
+        grace = ("spec", "template", "spec", "terminationGracePeriodSeconds")
+        f.documents = [positioned(apply_edits(read[0], [set_value(grace, 120)])[0]), read[1]]
+        original = Relinter._judge
+
+        def recorded(self, only, displays, rules, found=None, notes=False):
+            judged.extend(m.document for m in self.parsed["two.yaml"][2] if only(m))
+            return original(self, only, displays, rules, found, notes)
+        Relinter._judge = recorded  # type: ignore[method-assign]
+        try:
+            found = relinter.lint([f])[0].findings
+        finally:
+            Relinter._judge = original  # type: ignore[method-assign]
+        fresh = Relinter(Config(), None, lambda rule: True).lint([f])[0].findings
+    return judged, found, fresh
+
+
+def _listed(findings):
+    return [(f.rule, f.location.file, f.location.line, f.location.column, f.message) for f in findings]
+
+
+def test_a_round_judges_again_only_the_documents_it_changed_and_the_others_keep_their_findings():
+    """The second Deployment, the very data read, is not judged again; its findings (the
+    short grace period, kept) stand beside the first's new ones, in a fresh lint's order."""
+    judged, found, fresh = _two_workloads(annotated=False)
+    assert judged == [0]
+    assert any(f.rule == "teardown-grace-period" and f.location.document == 1 for f in found)
+    assert _listed(found) == _listed(fresh)
+
+
+def test_a_file_holding_annotations_is_judged_again_whole():
+    """A suppression annotation on one object hides what another's judging places on it: a
+    file with annotations is judged again whole, as before."""
+    judged, found, fresh = _two_workloads(annotated=True)
+    assert judged == [0, 1]
+    assert _listed(found) == _listed(fresh)
