@@ -1,9 +1,8 @@
 """Linting again after each round of fixes, without paying for what did not change: a text
-that did not change is not parsed again, and only the objects that changed, or whose judging
-looked up one a change touched, are judged again (every object stays in the set for the
-rules that read others; a document no fix touched keeps its object and its findings), and
-only by the rules whose fixes the run may apply: the others judge every file once, when no
-fix is left.
+that did not change is not parsed again, and only the files that changed, or that hold an
+object whose judging looked up one a change touched, are judged again (every object stays in
+the set for the rules that read others), and only by the rules whose fixes the run may apply:
+the others judge every file once, when no fix is left.
 
 What each object's judging looked up is recorded by the object set (model.objectset: a claim
 or template by name, the budgets or pod templates of a namespace, a ConfigMap, the HPAs, a
@@ -50,8 +49,6 @@ class Relinter:
         #: and display -> the identities (model.objectset.identity) its objects had in any round
         self.looked: dict[str, set] | None = None
         self.seen: dict[str, set] = {}
-        #: the objects (by id) the last read made anew for a file read before: to be judged again
-        self.fresh: set[int] = set()
 
     def track(self) -> None:
         """Keep what every judging looked up, and every object read, by file (looked, seen)."""
@@ -75,54 +72,26 @@ class Relinter:
             self._judge(None, {s.display for s in everything.sources}, self.fixing)
             self.first = False
         elif changed:
-            reached = [m for m, keys in self.reads.values() if dirty.reaches(keys)]
-            again = changed | {m.source.display for m in reached}
+            again = changed | {m.source.display for m, keys in self.reads.values() if dirty.reaches(keys)}
             again &= self.parsed.keys()  # the renders are judged once: no fix is written into them
-            judged = self._judged_again(again, self.fresh | {id(m) for m in reached})
-            self._judge(lambda m: id(m) in judged, again, self.fixing)
+            self._judge(lambda m: m.source.display in again, again, self.fixing)
         return self._merged(self.found), list_items
-
-    def _judged_again(self, again: set, wanted: set) -> set:
-        """The objects of the files `again` to judge again (by id): those `wanted` (made anew
-        by this round's read, or whose judging looked up what it changed) and any not judged
-        yet (read from a text settled since); the others are kept with their findings. Every
-        object of a file where a kept one could be judged otherwise: a file holding annotations
-        (a suppression on one object hides the findings placed on it by another's judging), or
-        a finding placed off the object that was judged."""
-        judged: set[int] = set()
-        reads = self.reads
-        for display in again:
-            manifests = self.parsed[display][2]
-            findings, suppressed = self.found.get(display, ((), ()))
-            whole = any(m.annotations for m in manifests) or any(
-                f.location.file != display or f.location.document != f.judged.document
-                for f in (*findings, *suppressed))
-            judged.update(id(m) for m in manifests if whole or id(m) in wanted or id(m) not in reads)
-        return judged
 
     def read(self, files) -> tuple[set, "Dirty"]:
         """Parse the files whose state changed since they were last read: (their displays, what
         the changes touch)."""
         changed, dirty = set(), Dirty()
-        self.fresh = set()
         for f in files:
             state = f.state
             cached = self.parsed.get(f.display)
             if cached is None or not _same(cached[0], state):
                 part = _read(f)
-                if cached is None:
-                    manifests = [Manifest.from_entry(e) for e in part.entries]
-                else:
+                if cached is not None:
                     changed.add(f.display)
                     dirty.add(cached[1], part)
-                    manifests = _kept(cached[2], part.entries)
-                    earlier = {id(m) for m in cached[2]}
-                    self.fresh.update(id(m) for m in manifests if id(m) not in earlier)
-                    ours = {id(m) for m in manifests}
                     for manifest in cached[2]:
-                        if id(manifest) not in ours:
-                            self.reads.pop(id(manifest), None)
-                self.parsed[f.display] = (state, part, manifests)
+                        self.reads.pop(id(manifest), None)
+                self.parsed[f.display] = (state, part, [Manifest.from_entry(e) for e in part.entries])
                 if self.looked is not None:
                     self.seen.setdefault(f.display, set()).update(identity(e.data) for e in part.entries)
         return changed, dirty
@@ -175,9 +144,8 @@ class Relinter:
     def _judge(self, only, displays: set, rules, found: dict | None = None, notes: bool = False) -> None:
         """Lint the run's objects with the `rules` the predicate lets through, judging what
         `only` lets through, and keep the findings of `displays` in `found` (the fixing
-        rules' by default) in place of their earlier ones, but for the objects of those files
-        that `only` leaves out, which keep theirs; with `notes`, the run's own findings too
-        (under None)."""
+        rules' by default) in place of their earlier ones; with `notes`, the run's own
+        findings too (under None)."""
         found = self.found if found is None else found
         unjudged = self.unjudged
         judged = (lambda m: id(m) not in unjudged and (only is None or only(m))) if unjudged else only
@@ -191,25 +159,12 @@ class Relinter:
                 for manifest, keys in looked.values():
                     if keys:
                         self.looked.setdefault(manifest.source.display, set()).update(keys)
-        kept: set = set()
         for display in [*displays, None]:
-            earlier = found.get(display)
-            if only is None or earlier is None or display is None:
-                found[display] = ([], [])
-                continue
-            held = {id(m) for m in self.parsed[display][2] if not only(m)}  # not judged now: their findings stay
-            found[display] = ([f for f in earlier[0] if id(f.judged) in held],
-                              [f for f in earlier[1] if id(f.judged) in held])
-            if held:
-                kept.add(display)
+            found[display] = ([], [])
         for index, findings in enumerate((result.findings, result.suppressed)):
             for finding in findings:  # by the file judged, which may not be the file it is placed in
                 judged = finding.judged
                 found[judged.source.display if isinstance(judged, Manifest) else None][index].append(finding)
-        for display in kept:  # in the order judging the whole file gives: by place, then by the object's
-            order = {id(m): k for k, m in enumerate(self.parsed[display][2])}
-            for group in found[display]:
-                group.sort(key=lambda f: (f.sort_key(), order[id(f.judged)]))
 
     def _merged(self, *tables: dict) -> LintResult:
         """One result of the findings kept in `tables` (by file: (findings, suppressed))."""
@@ -228,19 +183,6 @@ def _read(f) -> Loaded:
     else:
         load_text(Source(f.display, f.text), part)
     return part
-
-
-def _kept(earlier: list[Manifest], entries: list) -> list[Manifest]:
-    """The objects of a file read again: the earlier object where an entry holds the very
-    data it held at the same document (a document no fix of the round touched: fix.run keeps
-    it as it was), else one made of the entry. A kept object keeps what its judging looked
-    up, and its findings stand (Relinter.lint judges it again only where a change reaches)."""
-    by_document = {m.document: m for m in earlier if m.item is None and m.reread is None}
-    made = []
-    for entry in entries:
-        old = by_document.get(entry.document) if entry.item is None and entry.reread is None else None
-        made.append(old if old is not None and old.data is entry.data else Manifest.from_entry(entry))
-    return made
 
 
 def _same(before, now) -> bool:
