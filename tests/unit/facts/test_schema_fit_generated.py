@@ -84,7 +84,7 @@ def test_the_examples_hold_several_kinds():
     assert len(_kinds()) >= 5
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(_changed())
 def test_fits_only_what_jsonschema_rs_finds_valid(case):
     api_version, kind, data, strict = case
