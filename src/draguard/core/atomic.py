@@ -86,7 +86,7 @@ def _created_beside(directory: str, prefix: str) -> tuple[int, str]:
     random characters in `directory`, as tempfile.mkstemp makes it: without importing tempfile,
     which brings shutil (with bz2 and lzma) and random, about 9 ms of a run that writes its
     report to a file, after everything else is done."""
-    for _ in range(100):  # tempfile's TMP_MAX
+    for _ in range(100):  # tempfile tries os.TMP_MAX (238,328): 100 of 2**32 names all taken is no real case
         name = os.path.join(directory, prefix + os.urandom(4).hex())
         try:
             return os.open(name, _CREATE, 0o600), name

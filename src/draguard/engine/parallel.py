@@ -349,8 +349,11 @@ def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
         judged = [here.judge([[], *shared[1:]]), *(_answer(ours) for _, ours in workers)]
     finally:
         _MAKE = None
-        for pid, ours in workers:
+        # every channel closed before any wait: a part forked later holds a copy of the ends
+        # to those forked before it, which then never read an end while it waits for its own
+        for _, ours in workers:
             ours.close()
+        for pid, _ in workers:
             os.waitpid(pid, 0)
     return read, judged
 

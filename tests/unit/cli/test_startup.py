@@ -165,3 +165,28 @@ def test_help_is_as_wide_as_shutil_says(monkeypatch, columns):
         monkeypatch.setenv("COLUMNS", columns)
     assert terminal_columns() == shutil.get_terminal_size().columns
 
+
+
+@pytest.mark.parametrize("columns", [None, "-5", "0", "1", "7", " 120 ", "1_00", "100000", "9" * 40, "wide", ""])
+@pytest.mark.parametrize("stdout", ["captured", "none"])
+def test_help_is_written_as_argparse_writes_it_whatever_columns_says(monkeypatch, columns, stdout):
+    """`--help` (every command's parser) with $COLUMNS junk, zero, negative, tiny, huge, and no
+    terminal (or no standard output at all): the text argparse's own formatter makes, no crash."""
+    import argparse
+
+    from draguard import cli
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    if stdout == "none":
+        monkeypatch.setattr(sys, "__stdout__", None)
+    def helps() -> list[str]:
+        parser = cli._parser()
+        commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+        return [parser.format_help(), *(each.format_help() for action in commands for each in action.choices.values())]
+
+    ours = helps()
+    monkeypatch.setattr(cli._Parser, "_get_formatter", argparse.ArgumentParser._get_formatter)
+    assert len(ours) > 5 and ours == helps()

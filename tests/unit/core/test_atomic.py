@@ -70,3 +70,42 @@ def test_a_temporary_name_taken_is_passed_over(tmp_path, monkeypatch):
     for fd, _ in (first, second):
         os.close(fd)
     assert [os.path.basename(name) for _, name in (first, second)] == ["p-00000001", "p-00000002"]
+
+
+def test_every_temporary_name_taken_is_a_write_error_after_a_hundred_tries(tmp_path, monkeypatch):
+    (tmp_path / f"{atomic.TEMPORARY_PREFIX}{os.getpid()}-00000001").write_text("someone else's")
+    tries = []
+    monkeypatch.setattr(os, "urandom", lambda size: tries.append(size) or b"\0\0\0\1")
+    with pytest.raises(WriteError, match="cannot write .*out.txt: No usable temporary file name found"):
+        write_atomic(str(tmp_path / "out.txt"), "x")
+    assert len(tries) == 100
+    assert sorted(os.listdir(tmp_path)) == [f"{atomic.TEMPORARY_PREFIX}{os.getpid()}-00000001"]
+
+
+def test_a_link_planted_at_the_temporary_name_is_passed_over_not_followed(tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.write_text("kept")
+    planted = f"{atomic.TEMPORARY_PREFIX}{os.getpid()}-00000001"
+    (tmp_path / planted).symlink_to(elsewhere)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    draws = iter([b"\0\0\0\1", b"\0\0\0\2"])
+    monkeypatch.setattr(os, "urandom", lambda size: next(draws))
+    write_atomic(str(tmp_path / "out.txt"), "new")
+    assert elsewhere.read_text() == "kept" and (tmp_path / planted).is_symlink()
+    assert (tmp_path / "out.txt").read_text() == "new"
+    assert sorted(os.listdir(tmp_path)) == sorted(["dangling", "elsewhere", "out.txt", planted])
+
+
+def test_a_writer_killed_mid_write_leaves_the_target_whole_and_its_temporary_file_to_be_removed(tmp_path):
+    from draguard.fix.files import remove_stale
+
+    target = tmp_path / "out.txt"
+    target.write_text("before")
+    killed = ("import os, signal\nfrom draguard.core.atomic import atomic_writer\n"
+              f"with atomic_writer({str(target)!r}) as handle:\n"
+              "    handle.write('half'); handle.flush(); os.kill(os.getpid(), signal.SIGKILL)\n")
+    assert subprocess.run([sys.executable, "-c", killed]).returncode == -9
+    assert target.read_text() == "before"
+    [temporary] = [name for name in os.listdir(tmp_path) if name != "out.txt"]
+    assert remove_stale([str(tmp_path)]) == [str(tmp_path / temporary)]
+    assert os.listdir(tmp_path) == ["out.txt"]

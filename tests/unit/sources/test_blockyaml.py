@@ -337,3 +337,35 @@ def test_a_texts_characters_are_judged_as_str_isprintable_judges_them():
         for text in (chr(code), f"kind: Pod\nmetadata:\n  name: a{chr(code)}b\n", f"{chr(code)}\n" * 3):
             assert _line_safe(text) == text.replace("\n", "").isprintable(), hex(code)
     assert _line_safe("") and _line_safe("a: b\n") and not _line_safe("a:\tb\n") and not _line_safe("a: b\r\n")
+
+
+#: pieces of a one-line flow mapping, hostile ones among them: quotes with escapes, commas and
+#: colons, ':' and '?' with and without a space, empty values, anchors, aliases, tags, nested
+#: collections, comments, tabs, non-ASCII text
+_FLOW_PIECES = ["a", "b", "key", "é", "1", "1.0", "true", "~", "null", ":80", "?a", "a:b", "-", "x y",
+                ": ", ":", ", ", ",", " ", "\t", "? ", "?", "'a, b'", "'it''s'", "\"a: b\"", "\"\\t\\u00e9\\n\"",
+                "\"\\\"q\"", "\"\\ud800\"", "&x ", "*x", "!!str ", "!!str a", "[1]", "{}", "{a: 1}", " #c", "#c", "\"", "'"]
+
+
+#: a key's or a value's pieces: mostly what the block reader reads, else any
+_FLOW_WORD = st.one_of(st.sampled_from(["a", "key", "é", "1", "true", "~", ":80", "?a", "'a, b'", "\"a: b\"", "'it''s'",
+                                        "\"\\t\\u00e9\""]), st.sampled_from(_FLOW_PIECES))
+_FLOW_ENTRY = st.tuples(st.lists(_FLOW_WORD, min_size=1, max_size=2), st.sampled_from([": ", ":", " : ", ":\t", ": \t", ""]),
+                        st.lists(_FLOW_WORD, max_size=2)).map(lambda e: "".join(e[0]) + e[1] + "".join(e[2]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(_FLOW_ENTRY, max_size=4), comma=st.sampled_from([", ", ",", " ,", ",\t"]),
+       trailing=st.sampled_from(["", ",", ", "]), tail=st.sampled_from(["", " # c", "  ", "\t", " x"]), item=st.booleans())
+def test_generated_flow_mapping_pieces_parse_as_libyaml_parses_them(entries, comma, trailing, tail, item):
+    """Whatever the block reader makes of a one-line flow mapping, libyaml's path makes (values,
+    types, positions, problems): read alike, or left to it."""
+    flow = "{" + comma.join(entries) + trailing + "}" + tail
+    _same(f"a:\n- {flow}\n- x\n" if item else f"a: {flow}\nb: 1\n")
+
+
+@settings(max_examples=200, deadline=None)
+@given(start=st.sampled_from([":", "?", "::", "?:", ":?"]), rest=st.sampled_from(["", "8080", "a b", " a", "\t", ":", "#c", " #c", "-"]),
+       key=st.booleans())
+def test_generated_scalars_starting_with_a_colon_or_question_mark_parse_as_libyaml_parses_them(start, rest, key):
+    _same(f"{start}{rest}: 1\n" if key else f"a: {start}{rest}\nb:\n- {start}{rest}\n")
