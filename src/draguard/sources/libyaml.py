@@ -21,7 +21,8 @@ from sys import intern as _intern
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from .resolver import MERGE, STR, value_of
+from ..core.excerpt import bounded
+from .resolver import MERGE, STR, tag_of, value_of
 from .yamlpos import _PAIR, _QUAD, Document, Limits, Mark, ParseProblem, Paths, YMap, YSeq, _sealed, _short
 
 try:  # the C loader is a hard requirement for speed, but never for correctness
@@ -54,10 +55,20 @@ def _scalar(node: ScalarNode):
         return node.value
     try:
         return value_of(node.tag, node.value)
-    except ValueError:  # past Python's 4,300 digits: far past any integer the API server reads
-        mark = node.start_mark
-        raise BuildError("syntax", f"integer of {len(node.value)} characters: out of range",
-                         (mark.line + 1, mark.column + 1)) from None
+    except (ValueError, KeyError, IndexError):
+        raise _unreadable(node) from None
+
+
+def _unreadable(node: ScalarNode) -> BuildError:
+    """Why a scalar has no value of its tag: an integer past Python's 4,300 digits (far past
+    any the API server reads), or an explicit tag on a text not of its form (`!!int abc`,
+    `!!bool maybe`, `!!float ""`), where PyYAML's constructor raises a bare ValueError,
+    KeyError or IndexError."""
+    mark = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if tag_of(node.value) == node.tag:
+        return BuildError("syntax", f"integer of {len(node.value)} characters: out of range", mark)
+    short = node.tag.rsplit(":", 1)[-1]
+    return BuildError("syntax", bounded(f"!!{short} {node.value!r} is not a YAML 1.1 {short}"), mark)
 
 
 class BuildError(Exception):

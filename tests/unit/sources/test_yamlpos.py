@@ -1,3 +1,5 @@
+import pytest
+
 from draguard.sources.yamlpos import Limits, YMap, YSeq, mark_of, parse_stream
 
 
@@ -94,3 +96,17 @@ def test_an_integer_past_pythons_digits_refuses_its_document_not_the_run():
     assert docs[0].data == {"a": 1} and docs[1].data is None
     assert (problems[0].kind, problems[0].line, problems[0].column) == ("syntax", 3, 4)
     assert "5000 characters" in problems[0].message
+
+
+@pytest.mark.parametrize("tagged, named", [
+    ("!!int", "!!int ''"), ("!!int abc", "!!int 'abc'"), ("!!int 0x", "!!int '0x'"),
+    ("!!float ''", "!!float ''"), ("!!float x", "!!float 'x'"), ("!!bool maybe", "!!bool 'maybe'"),
+    ("{x: !!int }", "!!int ''"),
+])
+def test_an_explicit_tag_on_a_text_not_of_its_form_refuses_its_document_at_the_scalar(tagged, named):
+    """PyYAML's constructor raises a bare IndexError, ValueError or KeyError for these: they
+    were an internal error that lost the whole run."""
+    docs, problems = parse_stream("a: 1\n---\nb: " + tagged + "\n")
+    assert docs[0].data == {"a": 1} and docs[1].data is None
+    assert (problems[0].kind, problems[0].line) == ("syntax", 3)
+    assert problems[0].message.startswith(f"{named} is not a YAML 1.1 ")
