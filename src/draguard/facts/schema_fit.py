@@ -33,7 +33,7 @@ def fits(schema: dict, data: object) -> bool:
     its `$defs`); False where it is not, or where this module is not sure."""
     try:
         return _fits(schema, data, schema.get("$defs") or {})
-    except _Unsure:
+    except (_Unsure, RecursionError):  # nested past Python's stack (a recursive schema: CRDs)
         return False
 
 

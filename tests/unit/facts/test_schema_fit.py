@@ -136,3 +136,19 @@ def test_a_keyword_not_listed_is_left_to_jsonschema_rs():
     assert fits({"type": "string"}, "a")
     assert not fits({"type": "string", "minLength": 2}, "a")
     assert not fits({"$ref": "#/$defs/a", "$defs": {}}, "a")
+
+
+def test_an_object_nested_past_pythons_stack_is_left_to_the_validator():
+    """The webhook's JSON reader takes nesting near Python's own limit, and a CRD's schema is
+    recursive (JSONSchemaProps): 600 levels were a RecursionError out of `fits`."""
+    schema = schemas.bundled_schema(DEFAULT_KUBE_VERSION, "apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    assert schema is not None
+    inner: dict = {"type": "string"}
+    for _ in range(600):
+        inner = {"type": "object", "properties": {"a": inner}}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "xs.example.com"},
+           "spec": {"group": "example.com", "names": {"kind": "X", "plural": "xs"}, "scope": "Namespaced",
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "schema": {"openAPIV3Schema": inner}}]}}
+    assert fits(schema, crd) is False
