@@ -143,11 +143,8 @@ def validator_for(kube_version: str, api_version: str, kind: str, strict: bool =
 #: much less than checking all of them so
 FIT_IN_PYTHON = 16
 
-
-class _Fitted:
-    """The objects checked in Python so far in this process."""
-
-    count = 0
+#: the objects checked in Python so far in this process
+_fitted_in_python = 0
 
 
 class SchemaError(NamedTuple):
@@ -168,11 +165,12 @@ def schema_errors(data: dict, kube_version: str, api_version: str, kind: str,
                   strict: bool = True) -> Iterator[SchemaError]:
     """The schema errors of a built-in object of a kind the release serves (none for others:
     custom resources, versions it does not serve), first to last."""
-    if _Fitted.count < FIT_IN_PYTHON:
+    global _fitted_in_python
+    if _fitted_in_python < FIT_IN_PYTHON:
         schema = bundled_schema(kube_version, api_version, kind, strict)
         if schema is None:
             return
-        _Fitted.count += 1
+        _fitted_in_python += 1
         if fits(schema, data):
             return
     validator = validator_for(kube_version, api_version, kind, strict)

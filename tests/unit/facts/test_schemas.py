@@ -92,12 +92,14 @@ def test_a_process_first_objects_are_checked_without_compiling_a_validator(monke
     compiles no validator; past them, or where an object does not fit, the compiled
     validator judges and words the errors."""
     cleared()
-    monkeypatch.setattr(schemas._Fitted, "count", 0)
+    monkeypatch.setattr(schemas, "_fitted_in_python", 0)
     assert list(schemas.schema_errors(VALID_POD, DEFAULT_KUBE_VERSION, "v1", "Pod")) == []
     assert schemas.validator_for.cache_info().currsize == 0
     assert [e.message for e in schemas.schema_errors(BAD[0][2], DEFAULT_KUBE_VERSION, "v1", "Pod")]
     assert schemas.validator_for.cache_info().currsize == 1
     cleared()
-    monkeypatch.setattr(schemas._Fitted, "count", schemas.FIT_IN_PYTHON)
+    monkeypatch.setattr(schemas, "_fitted_in_python", schemas.FIT_IN_PYTHON - 1)
+    assert list(schemas.schema_errors(VALID_POD, DEFAULT_KUBE_VERSION, "v1", "Pod")) == []
+    assert schemas.validator_for.cache_info().currsize == 0  # the last of the budget
     assert list(schemas.schema_errors(VALID_POD, DEFAULT_KUBE_VERSION, "v1", "Pod")) == []
     assert schemas.validator_for.cache_info().currsize == 1
