@@ -330,11 +330,14 @@ def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
     this: fix.parallel)."""
     global _MAKE
     # here: importing it (with pickle) cost a one-file lint 3 to 7 ms
+    from ..facts.schemas import import_validators
     from .forked import fork
 
     # every rule module imported once, here, for the forked processes to inherit: each imported
-    # those of the kinds it met (0.07 s CPU a process; a run this large meets nearly all of them)
+    # those of the kinds it met (0.07 s CPU a process; a run this large meets nearly all of them);
+    # and the schemas' validators, which every part of a run this large compiles
     load_catalog()
+    import_validators()
     _MAKE = make
     workers = []
     try:

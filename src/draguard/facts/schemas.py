@@ -13,6 +13,7 @@ import math
 import os
 import re
 from functools import lru_cache
+from importlib import import_module
 from importlib.util import find_spec
 from typing import Iterator, NamedTuple
 
@@ -135,6 +136,15 @@ def validator_for(kube_version: str, api_version: str, kind: str, strict: bool =
     import jsonschema_rs
 
     return jsonschema_rs.validator_for(schema)
+
+
+def import_validators() -> None:
+    """Import jsonschema_rs now, in a process about to fork parts that each judge hundreds of
+    objects (engine.parallel.in_parts): its compiled module loads `email.utils` (with socket,
+    urllib.parse, ipaddress, calendar, random) as it initialises, 16-18 ms of CPU that every
+    part paid again after the fork, and the forked processes share the modules imported
+    before it."""
+    import_module("jsonschema_rs")
 
 
 #: how many objects a process checks with facts.schema_fit before it leaves them all to the

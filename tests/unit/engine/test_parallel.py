@@ -393,3 +393,30 @@ def test_a_lint_in_parts_does_not_import_multiprocessing():
     done = subprocess.run([sys.executable, "-c", PARTS_PROBE, "lint", "--no-config", "--jobs", "2", str(CORPUS)],
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[2] False"
+
+
+INHERITED_PROBE = """import sys
+from types import SimpleNamespace
+from draguard.engine import parallel
+
+class Probe:
+    def __init__(self, index):
+        pass
+
+    def read(self):
+        return SimpleNamespace(shared=[], imported="jsonschema_rs" in sys.modules)
+
+    def judge(self, shared):
+        return None
+
+imported_before = "jsonschema_rs" in sys.modules
+read, _ = parallel.in_parts(2, Probe)
+print(imported_before, [part.imported for part in read])
+"""
+
+
+def test_the_parts_inherit_the_schema_validators_module():
+    """jsonschema_rs (with the email.utils its module loads) is imported once before the
+    parts are forked, not again in each part (facts.schemas.import_validators)."""
+    done = subprocess.run([sys.executable, "-c", INHERITED_PROBE], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False [True, True]"
