@@ -166,12 +166,13 @@ def value_at(tree, path: tuple):
     return tree
 
 
-def tree_node(value, at: _Text):
-    """The located node of a collection of the tree (one found by value_at), made from its
-    own mark alone; None for a scalar or nothing."""
-    if value.__class__ is YSeq:
-        return _Sequence(value, at, *value.mark)
-    return LocatedMapping(value, at, *value.mark) if isinstance(value, YMap) else None
+def tree_node(value, root):
+    """The located node of a collection of `root`'s tree (one found by value_at), made from
+    its own mark alone; None for a scalar or nothing."""
+    if value.__class__ is not YSeq and not isinstance(value, YMap):
+        return None
+    line, column = _PAIR.unpack_from(value.marks)
+    return (_Sequence if value.__class__ is YSeq else LocatedMapping)(value, root.at, line, column)
 
 
 def first_key_column(mapping) -> int:

@@ -388,7 +388,7 @@ class _Document:
         if self.tree is None:
             node = self.node(path)
             return node if isinstance(node, (MappingNode, SequenceNode)) else None
-        return tree_node(value_at(self.tree, path), self.root.at)
+        return tree_node(value_at(self.tree, path), self.root)
 
     def node(self, path: tuple):
         if not path:
