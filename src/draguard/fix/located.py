@@ -152,6 +152,38 @@ def last_node(node):
         return _node(value, at, line, column, indent, False)
 
 
+def value_at(tree, path: tuple):
+    """The value at `path` of a block-read tree, None where there is none or it is null (as
+    spans.child finds entries, level by level): read without a located node for each level,
+    which made each mapping's entry list, a key node, a value node and an entry."""
+    for part in path:
+        if isinstance(tree, YMap) and isinstance(part, str):
+            tree = tree.get(part)
+        elif tree.__class__ is YSeq and isinstance(part, int) and 0 <= part < len(tree):
+            tree = tree[part]
+        else:
+            return None
+    return tree
+
+
+def tree_node(value, root):
+    """The located node of a collection of `root`'s tree (one found by value_at), made from
+    its own mark alone; None for a scalar or nothing."""
+    if value.__class__ is not YSeq and not isinstance(value, YMap):
+        return None
+    line, column = _PAIR.unpack_from(value.marks)
+    return (_Sequence if value.__class__ is YSeq else LocatedMapping)(value, root.at, line, column)
+
+
+def first_key_column(mapping) -> int:
+    """The 0-based column of a mapping node's first key (where new keys go); of a located
+    one, that key alone made and checked to be at its place in the text (its entry list
+    and value node not made)."""
+    if mapping.__class__ is LocatedMapping:
+        return _key(mapping.tree, 0, mapping.at).start_mark.column
+    return mapping.value[0][0].start_mark.column
+
+
 def _key(mapping, index: int, at: _Text) -> "_Key":
     """The key node of a mapping's entry `index` alone."""
     line, column = _PAIR.unpack_from(mapping.marks, _PAIR.size + index * _QUAD.size)

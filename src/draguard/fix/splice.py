@@ -36,7 +36,8 @@ from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
 from ..sources.spans import Entry, child, content_end, document_node, scalar_text
 from ..sources.yamlpos import has_directive, parse_stream_remembered
 from .block_yaml import block_yaml
-from .located import LocatedMapping, Unlocated, indentation_step, last_node, located_root, sequences_indented
+from .located import (LocatedMapping, Unlocated, first_key_column, indentation_step, last_node, located_root,
+                      sequences_indented, tree_node, value_at)
 
 
 class NotSpliceable(Exception):
@@ -320,7 +321,7 @@ def _creating_sets(doc: "_Document", edits: list) -> list:
     creating = None  # the mapping out[-1] creates
     for edit in edits:
         parent = edit.path[:-1]
-        if edit.op is Op.SET and parent and isinstance(edit.path[-1], str) and _absent(doc.node(parent)):
+        if edit.op is Op.SET and parent and isinstance(edit.path[-1], str) and doc.absent(parent):
             if creating == parent:
                 out[-1] = Edit(Op.SET, parent, {**out[-1].value, edit.path[-1]: edit.value})
             else:
@@ -351,6 +352,7 @@ class _Document:
     def __init__(self, text: str, index: int, style: TextStyle, tree=None):
         self.text, self.newline, self.json_file = text, style.newline, style.json
         self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
+        self.tree = tree
         if tree is not None:
             self.root = located_root(tree, text)
             return  # the block reader reads no alias
@@ -367,13 +369,26 @@ class _Document:
         if not path:
             return None
         if path not in self.entries:
-            parent, part = self.node(path[:-1]), path[-1]
+            parent, part = self.collection(path[:-1]), path[-1]
             if parent.__class__ is LocatedMapping and isinstance(part, str):
                 found = parent.entry(part)  # one entry made, not the mapping's
                 self.entries[path] = Entry(*found, parent.flow_style) if found is not None else None
             else:
                 self.entries[path] = child(parent, part) if parent is not None else None
         return self.entries[path]
+
+    def absent(self, path: tuple) -> bool:
+        """Whether nothing, or null, is at `path`: read from the tree where there is one."""
+        return value_at(self.tree, path) is None if self.tree is not None else _absent(self.node(path))
+
+    def collection(self, path: tuple):
+        """The node of the collection at `path` (None for anything else), found from the tree
+        where there is one without locating the path to it: through the located nodes, each
+        level made its mapping's entry list, a key node, a value node and an entry."""
+        if self.tree is None:
+            node = self.node(path)
+            return node if isinstance(node, (MappingNode, SequenceNode)) else None
+        return tree_node(value_at(self.tree, path), self.root)
 
     def node(self, path: tuple):
         if not path:
@@ -589,21 +604,21 @@ def _absent(node) -> bool:
 def _set(doc: _Document, path: tuple, value) -> Replacement:
     if not path or not isinstance(path[-1], (str, int)):
         raise NotSpliceable("a set needs a key")
-    entry = doc.entry(path)
+    entry, key = doc.entry(path), path[-1]
     if entry is not None:
-        return _replace_entry(doc, entry, path[-1], value)
-    parent, key = doc.node(path[:-1]), path[-1]
-    if parent is None or _is_null(parent):
+        return _replace_entry(doc, entry, key, value)
+    if doc.absent(path[:-1]):
         if not isinstance(key, str) or not path[:-1]:
             raise NotSpliceable("cannot create a list item by index")
         return _set(doc, path[:-1], {key: value})
+    parent = doc.collection(path[:-1])
     if not isinstance(parent, MappingNode) or not isinstance(key, str):
         raise NotSpliceable("the parent is not a mapping")
     if parent.flow_style:
         at = _flow_end(doc, parent, "}")
         separator = ", " if parent.value else ""
         return Replacement(at, at, f"{separator}{doc.scalar(key)}: {doc.flow(value)}")
-    return doc.insert_after(parent, parent.value[0][0].start_mark.column, {key: value})
+    return doc.insert_after(parent, first_key_column(parent), {key: value})
 
 
 def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
@@ -623,9 +638,9 @@ def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
 
 
 def _append(doc: _Document, path: tuple, item) -> Replacement:
-    node = doc.node(path)
-    if node is None or _is_null(node):
+    if doc.absent(path):
         return _set(doc, path, [item])
+    node = doc.collection(path)
     if not isinstance(node, SequenceNode):
         raise NotSpliceable("appending to something that is not a list")
     if node.flow_style:
@@ -647,7 +662,7 @@ def _flow_end(doc: _Document, node, close: str) -> int:
 
 
 def _remove(doc: _Document, path: tuple, keeps_parent: bool = False) -> Replacement:
-    parent, entry = doc.node(path[:-1]), doc.entry(path)
+    parent, entry = doc.collection(path[:-1]), doc.entry(path)
     if entry is None or parent is None:
         raise NotSpliceable("removing what is not there")
     if len(parent.value) == 1 and path[:-1] and not keeps_parent:  # the collection becomes empty: [] or {}, not null
