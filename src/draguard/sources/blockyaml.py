@@ -75,7 +75,7 @@ _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or ke
 #: of those, the two that start a plain scalar where no space follows (`value: :8080`): in block
 #: context, as `-` does (PyYAML's Scanner.check_plain, libyaml's yaml_parser_fetch_next_token)
 _FIRST_IF_FOLLOWED = frozenset("?:")
-#: what ends a plain scalar of a flow mapping here (or stops this reader: `#`, a nested collection)
+#: what ends a plain scalar in flow context here (or stops this reader: `#`, a nested collection)
 _FLOW_ENDS = frozenset(":,{}[]#")
 
 
@@ -213,9 +213,10 @@ def _spaces_past(text: str, at: int) -> int:
     return at
 
 
-def _flow_scalar(text: str, at: int) -> tuple[str, bool, int]:
-    """(its text, quoted, the offset of what follows it past spaces: `:`, `,` or `}`) of a
-    scalar of a flow mapping at offset `at`, a quoted one decoded."""
+def _flow_scalar(text: str, at: int, ends: str) -> tuple[str, bool, int]:
+    """(its text, quoted, the offset of what follows it past spaces: one of `ends`) of a
+    scalar in flow context at offset `at` (an item of a flow sequence, a key or value of a
+    flow mapping), a quoted one decoded; _Unsure where anything else follows it on its line."""
     first = text[at]
     if first == "'" or first == '"':
         value, rest = _one_line(text[at:])
@@ -226,10 +227,10 @@ def _flow_scalar(text: str, at: int) -> tuple[str, bool, int]:
             end += 1
         value, quoted = text[at:end].rstrip(" "), False
         if not value or first in _NOT_FIRST or (first == "-" and value[1:2] == " "):
-            raise _Unsure
+            raise _Unsure  # an empty item, an indicator
     end = _spaces_past(text, end)
-    if text[end] not in ":,}":
-        raise _Unsure  # a comment, a nested collection, a quote closed mid-scalar
+    if text[end] not in ends:
+        raise _Unsure  # a comment, a nested collection, a pair in a sequence, a quote closed mid-scalar
     return value, quoted, end
 
 
@@ -380,26 +381,10 @@ class _Reader:
             if first == "]":
                 end = at
                 break
-            if first == "'" or first == '"':
-                value, rest = _one_line(text[at:])
-                end = size - len(rest)
-                value = _short(value)
-            else:
-                end = at
-                while end < size and text[end] not in ",]":
-                    end += 1
-                item = text[at:end].rstrip(" ")
-                if not item or first in _NOT_FIRST or (first == "-" and item[1:2] == " ") or any(
-                        mark in item for mark in ":#[]{}"):
-                    raise _Unsure  # a pair, a comment, a nested collection, an empty item
-                value = _plain(item)
-            result.append(value)
+            item, quoted, end = _flow_scalar(text, at, ",]")
+            result.append(_short(item) if quoted else _plain(item))
             marks += (here, col + at + 1)
             self.count += 1
-            while end < size and text[end] == " ":
-                end += 1
-            if end >= size or text[end] not in ",]":
-                raise _Unsure  # an item over lines, or a comma on the next line
             if text[end] == "]":
                 break
             at = end + 1
@@ -418,11 +403,11 @@ class _Reader:
         here, at = line + self.offset, _spaces_past(text, 1)
         while text[at] != "}":
             key_at = at
-            key, quoted, at = _flow_scalar(text, at)
+            key, quoted, at = _flow_scalar(text, at, ":,}")
             if text[at:at + 2] != ": " or len(key) > 1000 or not quoted and (key == "<<" or " #" in key):
                 raise _Unsure
             value_at = _spaces_past(text, at + 2)
-            value, quoted, at = _flow_scalar(text, value_at)
+            value, quoted, at = _flow_scalar(text, value_at, ":,}")
             if text[at] == ":" or key in result:
                 raise _Unsure  # `{a: b: c}`; a repeated key, which libyaml's path says with its positions
             result[intern(key)] = _short(value) if quoted else _plain(value)
