@@ -29,7 +29,8 @@ from ..core.cached import kept
 from ..core.patterns import Lazy
 
 from .resolver import FLOAT, INT, STR, tag_of, value_of
-from .yamlpos import BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _sealed, _short, has_directive
+from .yamlpos import (DEFAULT_LIMITS, BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _sealed, _short,
+                      has_directive)
 
 #: what libyaml's path reads on its own: a generator of a slice's documents that adds its
 #: problems to the list given and returns True where a syntax error ended the stream
@@ -643,6 +644,21 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
                 yield doc
         start, first_line = end, first_line + part.count("\n")
     return False
+
+
+def read_whole(text: str) -> list[Document] | None:
+    """The documents of `text` where this reader reads every one itself, None where it would
+    leave any to libyaml: what a caller that would otherwise load the text with PyYAML
+    (model.plugin_config) reads without importing it."""
+    try:
+        return list(documents(text, [], DEFAULT_LIMITS, (), 0, Paths(), _left))
+    except _Unsure:
+        return None
+
+
+def _left(*reading) -> Generator[Document, None, bool]:
+    """read_whole's fallback: a document left to libyaml ends the reading."""
+    raise _Unsure
 
 
 def _by_libyaml(libyaml: Fallback, part: str, start: int, first_line: int, limits: Limits, root_path: tuple,
