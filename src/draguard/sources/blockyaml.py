@@ -227,8 +227,8 @@ def _flow_scalar(text: str, at: int, ends: str) -> tuple[str, bool, int]:
         while end < len(text) and text[end] not in _FLOW_ENDS:
             end += 1
         value, quoted = text[at:end].rstrip(" "), False
-        if not value or first in _NOT_FIRST or (first == "-" and value[1:2] == " "):
-            raise _Unsure  # an empty item, an indicator
+        if not value or first in _NOT_FIRST or (first == "-" and text[at + 1:at + 2] in ("", " ")):
+            raise _Unsure  # an empty item, an indicator (`- `: a block entry, libyaml's error here)
     end = _spaces_past(text, end)
     if text[end] not in ends:
         raise _Unsure  # a comment, a nested collection, a pair in a sequence, a quote closed mid-scalar

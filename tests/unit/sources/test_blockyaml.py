@@ -147,6 +147,7 @@ CASES = {
     "long key": "k" * 1100 + ": 1\n",
     "control character": "a: \x07\n",
     "document marker inside a quoted scalar": "a: 'x\n---\n  y'\n",
+    "a block entry in a flow collection": "a: [- ,a]\nb: [a, - ]\nc: {x: - ,y: 1}\nd: [-, -x]\ne: {x: -}\n",
 }
 
 
