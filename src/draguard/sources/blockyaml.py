@@ -29,7 +29,8 @@ from ..core.cached import kept
 from ..core.patterns import Lazy
 
 from .resolver import FLOAT, INT, STR, tag_of, value_of
-from .yamlpos import BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _sealed, _short, has_directive
+from .yamlpos import (DEFAULT_LIMITS, BlockMap, Document, Limits, ParseProblem, Paths, YMap, YSeq, _sealed, _short,
+                      has_directive)
 
 #: what libyaml's path reads on its own: a generator of a slice's documents that adds its
 #: problems to the list given and returns True where a syntax error ended the stream
@@ -75,7 +76,7 @@ _NOT_FIRST = frozenset("[]{}#&*!|>'\"%@`,?:")  # indicators a plain scalar or ke
 #: of those, the two that start a plain scalar where no space follows (`value: :8080`): in block
 #: context, as `-` does (PyYAML's Scanner.check_plain, libyaml's yaml_parser_fetch_next_token)
 _FIRST_IF_FOLLOWED = frozenset("?:")
-#: what ends a plain scalar of a flow mapping here (or stops this reader: `#`, a nested collection)
+#: what ends a plain scalar in flow context here (or stops this reader: `#`, a nested collection)
 _FLOW_ENDS = frozenset(":,{}[]#")
 
 
@@ -213,9 +214,10 @@ def _spaces_past(text: str, at: int) -> int:
     return at
 
 
-def _flow_scalar(text: str, at: int) -> tuple[str, bool, int]:
-    """(its text, quoted, the offset of what follows it past spaces: `:`, `,` or `}`) of a
-    scalar of a flow mapping at offset `at`, a quoted one decoded."""
+def _flow_scalar(text: str, at: int, ends: str) -> tuple[str, bool, int]:
+    """(its text, quoted, the offset of what follows it past spaces: one of `ends`) of a
+    scalar in flow context at offset `at` (an item of a flow sequence, a key or value of a
+    flow mapping), a quoted one decoded; _Unsure where anything else follows it on its line."""
     first = text[at]
     if first == "'" or first == '"':
         value, rest = _one_line(text[at:])
@@ -225,11 +227,11 @@ def _flow_scalar(text: str, at: int) -> tuple[str, bool, int]:
         while end < len(text) and text[end] not in _FLOW_ENDS:
             end += 1
         value, quoted = text[at:end].rstrip(" "), False
-        if not value or first in _NOT_FIRST or (first == "-" and value[1:2] == " "):
-            raise _Unsure
+        if not value or first in _NOT_FIRST or (first == "-" and text[at + 1:at + 2] in ("", " ")):
+            raise _Unsure  # an empty item, an indicator (`- `: a block entry, libyaml's error here)
     end = _spaces_past(text, end)
-    if text[end] not in ":,}":
-        raise _Unsure  # a comment, a nested collection, a quote closed mid-scalar
+    if text[end] not in ends:
+        raise _Unsure  # a comment, a nested collection, a pair in a sequence, a quote closed mid-scalar
     return value, quoted, end
 
 
@@ -380,26 +382,10 @@ class _Reader:
             if first == "]":
                 end = at
                 break
-            if first == "'" or first == '"':
-                value, rest = _one_line(text[at:])
-                end = size - len(rest)
-                value = _short(value)
-            else:
-                end = at
-                while end < size and text[end] not in ",]":
-                    end += 1
-                item = text[at:end].rstrip(" ")
-                if not item or first in _NOT_FIRST or (first == "-" and item[1:2] == " ") or any(
-                        mark in item for mark in ":#[]{}"):
-                    raise _Unsure  # a pair, a comment, a nested collection, an empty item
-                value = _plain(item)
-            result.append(value)
+            item, quoted, end = _flow_scalar(text, at, ",]")
+            result.append(_short(item) if quoted else _plain(item))
             marks += (here, col + at + 1)
             self.count += 1
-            while end < size and text[end] == " ":
-                end += 1
-            if end >= size or text[end] not in ",]":
-                raise _Unsure  # an item over lines, or a comma on the next line
             if text[end] == "]":
                 break
             at = end + 1
@@ -418,11 +404,11 @@ class _Reader:
         here, at = line + self.offset, _spaces_past(text, 1)
         while text[at] != "}":
             key_at = at
-            key, quoted, at = _flow_scalar(text, at)
+            key, quoted, at = _flow_scalar(text, at, ":,}")
             if text[at:at + 2] != ": " or len(key) > 1000 or not quoted and (key == "<<" or " #" in key):
                 raise _Unsure
             value_at = _spaces_past(text, at + 2)
-            value, quoted, at = _flow_scalar(text, value_at)
+            value, quoted, at = _flow_scalar(text, value_at, ":,}")
             if text[at] == ":" or key in result:
                 raise _Unsure  # `{a: b: c}`; a repeated key, which libyaml's path says with its positions
             result[intern(key)] = _short(value) if quoted else _plain(value)
@@ -658,6 +644,21 @@ def documents(text: str, problems: list[ParseProblem], limits: Limits, root_path
                 yield doc
         start, first_line = end, first_line + part.count("\n")
     return False
+
+
+def read_whole(text: str) -> list[Document] | None:
+    """The documents of `text` where this reader reads every one itself, None where it would
+    leave any to libyaml: what a caller that would otherwise load the text with PyYAML
+    (model.plugin_config) reads without importing it."""
+    try:
+        return list(documents(text, [], DEFAULT_LIMITS, (), 0, Paths(), _left))
+    except _Unsure:
+        return None
+
+
+def _left(*reading) -> Generator[Document, None, bool]:
+    """read_whole's fallback: a document left to libyaml ends the reading."""
+    raise _Unsure
 
 
 def _by_libyaml(libyaml: Fallback, part: str, start: int, first_line: int, limits: Limits, root_path: tuple,

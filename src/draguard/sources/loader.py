@@ -202,8 +202,11 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
         if unit.kind == "stdin":
             raw = (stdin or sys.stdin.buffer).read(limits.max_file_bytes + 1)
         else:
-            with open(unit.path, "rb") as handle:
-                raw = _bounded(handle, limits.max_file_bytes + 1)
+            descriptor = os.open(unit.path, os.O_RDONLY)
+            try:
+                raw = _bounded(descriptor, limits.max_file_bytes + 1)
+            finally:
+                os.close(descriptor)
     except OSError as exc:
         loaded.problems.append(Problem(YAML_SYNTAX, f"cannot read: {exc.strerror or exc}", Location(unit.display)))
         loaded.refused.append(unit.display)
@@ -233,17 +236,27 @@ def _read(unit: Unit, loaded: Loaded, limits: Limits, stdin) -> str | None:
     return text
 
 
-def _bounded(handle, most: int) -> bytes:
-    """At most `most` bytes of an open file, asked for in the size the file says it has
-    (fstat) plus one: a read of `most` bytes makes a buffer of that size (32 MiB) for every
-    file, and for 8,500 small files that took a second and a half the CPU of reading them.
-    A file that grew since is read on up to `most`; one that says no size (a pipe, /proc)
-    is read as before."""
-    size = os.fstat(handle.fileno()).st_size
-    if not 0 < size < most:
-        return handle.read(most)
-    raw = handle.read(size + 1)
-    return raw if len(raw) <= size else raw + handle.read(most - len(raw))
+#: what a read asks for past the size a file says it has: a file that grew since, or one that
+#: says none (a pipe, /proc)
+_MORE = 1 << 16
+
+
+def _bounded(descriptor: int, most: int) -> bytes:
+    """At most `most` bytes of an open file, read with os.read: a buffered file object per
+    file was 45% of the CPU of reading 8,500 small files (0.11 s against 0.07 s). Asked for
+    in the size the file says it has (fstat) plus one: a read of `most` bytes makes a buffer
+    of that size (32 MiB) for every file, and for 8,500 small files that took a second and
+    a half the CPU of reading them. A file that grew since, or one that says no size, is
+    read on in pieces up to `most`."""
+    size = os.fstat(descriptor).st_size
+    want = size + 1 if 0 < size < most else _MORE
+    chunks: list[bytes] = []
+    got = 0
+    while got < most and (chunk := os.read(descriptor, min(want, most - got))):
+        chunks.append(chunk)
+        got += len(chunk)
+        want = _MORE
+    return b"".join(chunks)
 
 
 def load_text(source: Source, loaded: Loaded, limits: Limits = DEFAULT_LIMITS, locate=None) -> None:

@@ -4,6 +4,11 @@ and each question walked every ConfigMap of the set)."""
 
 from __future__ import annotations
 
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from draguard.core.config import Config
 from draguard.engine.run import Inputs, Run
 from draguard.model import plugin_config
@@ -79,9 +84,17 @@ def test_a_config_without_an_alias_is_read_by_the_c_loader(monkeypatch):
     loaders = []
     load = yaml.load
     monkeypatch.setattr(yaml, "load", lambda text, Loader: loaders.append(Loader) or load(text, Loader))
-    assert plugin_config._config(CONFIG) == plugin_config.mapping(load(CONFIG, Loader=no_aliases))
+    tagged = CONFIG.replace("4", "!!int 4")  # a tag: left to libyaml by the block reader
+    assert plugin_config._config(tagged) == plugin_config.mapping(load(tagged, Loader=no_aliases))
     assert plugin_config._config(ALIASED) == {}
     assert loaders == [getattr(yaml, "CSafeLoader", yaml.SafeLoader), no_aliases] == [safe, no_aliases]
+
+
+def test_a_block_style_config_is_read_without_pyyaml(monkeypatch):
+    monkeypatch.setitem(sys.modules, "yaml", None)  # importing it fails
+    assert plugin_config._config(CONFIG) == {"version": "v1", "sharing": {"timeSlicing": {
+        "resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}}}
+    assert plugin_config._config(CONFIG + "---\n" + CONFIG) == {}  # two documents: no config, as to PyYAML
 
 
 def test_both_loaders_read_the_same_configs():
@@ -95,12 +108,60 @@ def test_both_loaders_read_the_same_configs():
         assert yaml.load(text, Loader=safe) == yaml.load(text, Loader=no_aliases), text
 
 
-def test_a_config_map_without_a_sharing_config_does_not_import_yaml():
-    """PyYAML is imported at the first value that may hold a config (16 to 25 ms of a lint)."""
+def test_pyyaml_is_imported_only_for_a_config_the_block_reader_leaves():
+    """PyYAML is imported at the first value that holds a config the block reader does not read
+    whole (16 to 25 ms of a lint)."""
     import subprocess
-    import sys
 
     probe = ("import sys\nfrom draguard.model.plugin_config import _config\n"
-             "print(_config('mode: fast'), 'yaml' in sys.modules, bool(_config(sys.argv[1])), 'yaml' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", probe, CONFIG], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["{}", "False", "True", "True"]
+             "print(_config('mode: fast'), bool(_config(sys.argv[1])), 'yaml' in sys.modules,"
+             " bool(_config(sys.argv[2])), 'yaml' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe, CONFIG, ALIASED], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["{}", "True", "False", "False", "True"]
+
+
+#: scalars where PyYAML's safe loader and the block reader's resolver might part: YAML 1.1's
+#: numbers and booleans, timestamps (a date to PyYAML), `=` and `<<` (no constructor), quotes
+_WORDS = ["4", "'4'", '"4"', "0x4", "0o7", "010", "1_0", "1:30", "4.0", "1e3", ".inf", "yes", "on", "~", "null", "",
+          "nvidia.com/gpu", "2001-12-14", "2001-12-14 21:59:43.10 -5", "'2001-12-14'", "=", "<<", "a=b", "x y",
+          "{}", "[]", "[a, 2]", "{name: a, replicas: 2}", "&a 4", "*a", "!!str 4", "|\n        4"]
+_KEYS = ["name", "'name'", "replicas", '"replicas"', "yes", "1", "~", "2001-12-14", "<<"]
+
+
+@st.composite
+def _configs(draw) -> str:
+    """A device plugin config with scalars, keys and layouts the two readers may differ on:
+    each resource a name and a replica count (mostly ones that share), and maybe another key."""
+    name, replicas = st.sampled_from(["nvidia.com/gpu"] * 8 + _WORDS), st.sampled_from(["4", "0x4", "1:30"] * 4 + _WORDS)
+    entries = []
+    for _ in range(draw(st.integers(0, 3))):
+        lines = [f"{draw(st.sampled_from(_KEYS[:2]))}: {draw(name)}", f"{draw(st.sampled_from(_KEYS[2:4]))}: {draw(replicas)}"]
+        if draw(st.booleans()):
+            lines.append(f"{draw(st.sampled_from(_KEYS))}: {draw(st.sampled_from(_WORDS))}")
+        entries.append("    - " + "\n      ".join(draw(st.permutations(lines))))
+    strategy = draw(st.sampled_from(["timeSlicing", "mps"]))
+    text = f"version: v1\nsharing:\n  {strategy}:\n    resources:\n" + "\n".join(entries) + "\n"
+    if draw(st.integers(0, 4)) == 0:
+        text += draw(st.sampled_from(["---\n", "...\n", "# end\n", "--- x\n", "flags: {a: 2001-01-01}\n"]))
+    return text
+
+
+def _shared(text: str) -> list[tuple]:
+    config_map = Manifest.from_data({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "plugin"},
+                                     "data": {"config.yaml": text}})
+    return [(s.key, s.strategy, s.resource, s.replicas, s.offset) for s in plugin_config.shared_resources(config_map)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_configs())
+def test_generated_configs_share_what_pyyamls_safe_loader_reads(text):
+    """Whichever reads a config (the block reader, else PyYAML), the resources it shares are
+    those of PyYAML's reading. (The keys PyYAML reads as other than text, `yes` or `1`, are
+    text to the block reader; no str key, the only ones looked up, differs.)"""
+    read_whole = plugin_config.read_whole
+    plugin_config.read_whole = lambda text: None  # PyYAML only, as before the block reader
+    try:
+        expected = _shared(text)
+    finally:
+        plugin_config.read_whole = read_whole
+    assert _shared(text) == expected, text

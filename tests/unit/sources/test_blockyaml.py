@@ -147,6 +147,7 @@ CASES = {
     "long key": "k" * 1100 + ": 1\n",
     "control character": "a: \x07\n",
     "document marker inside a quoted scalar": "a: 'x\n---\n  y'\n",
+    "a block entry in a flow collection": "a: [- ,a]\nb: [a, - ]\nc: {x: - ,y: 1}\nd: [-, -x]\ne: {x: -}\n",
 }
 
 
@@ -369,3 +370,14 @@ def test_generated_flow_mapping_pieces_parse_as_libyaml_parses_them(entries, com
        key=st.booleans())
 def test_generated_scalars_starting_with_a_colon_or_question_mark_parse_as_libyaml_parses_them(start, rest, key):
     _same(f"{start}{rest}: 1\n" if key else f"a: {start}{rest}\nb:\n- {start}{rest}\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(st.lists(_FLOW_WORD, min_size=1, max_size=2).map("".join), max_size=4),
+       comma=st.sampled_from([", ", ",", " ,", ",\t", ",\n  "]), trailing=st.sampled_from(["", ",", ", "]),
+       tail=st.sampled_from(["", " # c", "  ", "\t", " x"]), item=st.booleans())
+def test_generated_flow_sequence_pieces_parse_as_libyaml_parses_them(items, comma, trailing, tail, item):
+    """A flow sequence's items are read by the flow mapping's scalar reader (_flow_scalar)
+    up to `,` or `]`: whatever the block reader makes of them, over lines too, libyaml's path makes."""
+    flow = "[" + comma.join(items) + trailing + "]" + tail
+    _same(f"a:\n- {flow}\n- x\n" if item else f"a: {flow}\nb: 1\n")

@@ -360,21 +360,25 @@ def test_a_kustomize_component_is_said_not_built(tmp_path, monkeypatch):
 
 
 def test_a_file_is_read_in_a_buffer_of_its_own_size(tmp_path, monkeypatch):
-    """A read asks for the file's size and one more, not the limit (32 MiB a file)."""
+    """A read asks for the file's size and one more, not the limit (32 MiB a file), with no
+    buffered file object: the one read more says the file ends."""
     path = write(tmp_path, "pod.yaml", POD.format(name="web"))
     asked: list[int] = []
-    real_open = open
-
-    class Counted(io.BufferedReader):
-        def read(self, size=-1):
-            asked.append(size)
-            return super().read(size)
-
-    monkeypatch.setattr("builtins.open", lambda file, mode="r", *a, **k: Counted(real_open(file, "rb", buffering=0))
-                        if file == str(path) and mode == "rb" else real_open(file, mode, *a, **k))
+    read = os.read
+    monkeypatch.setattr(loader.os, "read", lambda fd, size: asked.append(size) or read(fd, size))
+    monkeypatch.setattr("builtins.open", None)  # no file object
     loaded = load_units(expand([str(path)]))
     assert [m.name for m in manifests(loaded)] == ["web"]
-    assert asked == [path.stat().st_size + 1]
+    assert asked == [path.stat().st_size + 1, loader._MORE]
+
+
+def test_a_file_that_cannot_be_read_is_said_so(tmp_path):
+    folder = tmp_path / "pod.yaml"
+    folder.mkdir()
+    loaded = loader.Loaded()
+    assert loader._read(loader.Unit("file", str(folder), "pod.yaml"), loaded, loader.DEFAULT_LIMITS, None) is None
+    assert [(p.message, p.location.file) for p in loaded.problems] == [("cannot read: Is a directory", "pod.yaml")]
+    assert loaded.refused == ["pod.yaml"]
 
 
 @pytest.mark.parametrize("said", [0, 10, 99])
