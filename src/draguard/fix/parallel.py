@@ -49,6 +49,15 @@ from .relint import Relinter
 from .run import Choice, FileText, FixRun, Left, fix_texts, fixed_with
 
 
+#: the size of this process's part against another's (engine.parallel.cut), fix's own: lint's
+#: PARENT_SHARE (1.1) weighs what lint's other parts pay more (their imports, the findings
+#: pickled); fix pays those about alike per byte, and the parent's part, 52% of the bytes,
+#: was the slower: CPU of the parent's part against the other's, from the fork (fix --diff of
+#: the 20,196-object tree, two runs each, load 6-7): 1.08x-1.13x at 1.1, 0.95x-1.02x at 1.0;
+#: 1.02x-1.06x at 1.03, a little over 1.0: the other part also pickles its answer (0.14 s)
+PARENT_SHARE = 1.03
+
+
 def fix_texts_jobs(files: list[FileText], config: Config, choice: Choice, context: Loaded | None,
                    reference: Loaded | None, jobs: int, diffs: bool = False) -> FixRun:
     """`fix.run.fix_texts` with the files fixed in up to `jobs` processes; the same result.
@@ -68,15 +77,6 @@ def fix_texts_jobs(files: list[FileText], config: Config, choice: Choice, contex
         finally:
             _RUN = None
         return _joined(files, shares, config, choice, read, fixed, diffs)
-
-
-#: the size of this process's part against another's (engine.parallel.cut), fix's own: lint's
-#: PARENT_SHARE (1.1) weighs what lint's other parts pay more (their imports, the findings
-#: pickled); fix pays those about alike per byte, and the parent's part, 52% of the bytes,
-#: was the slower: CPU of the parent's part against the other's, from the fork (fix --diff of
-#: the 20,196-object tree, two runs each, load 6-7): 1.08x-1.13x at 1.1, 0.95x-1.02x at 1.0.
-#: A little over 1.0: the other part also pickles its answer (0.14 s)
-PARENT_SHARE = 1.03
 
 
 @dataclass(frozen=True)
