@@ -154,6 +154,8 @@ def test_large_bodies_held_open_take_no_more_memory_than_the_body_budget(webhook
                     pushed = True
                 except (ssl.SSLWantWriteError, BlockingIOError):
                     continue
+                except (ssl.SSLEOFError, ConnectionError):  # its deadline (5-10 s from accept) passed on a loaded machine
+                    unsent[sock] = 0
                 if not unsent[sock]:
                     del unsent[sock]
             if not pushed:
