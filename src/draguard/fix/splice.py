@@ -137,7 +137,22 @@ def splice_fixes(text: str, planned: list[tuple[int, tuple]], lines: list,
     `trees`: document -> its block-read root (yamlpos.BlockMap), where the caller holds it:
     its fixes are located on it (fix.located), not on the document composed again, unless it
     cannot say where something is."""
-    starts = _document_starts(text, lines, {document for document, _ in planned})
+    return _spliced_on_what_locates(text, planned, _document_starts(text, lines, {d for d, _ in planned}), trees)
+
+
+def splice_document(text: str, edits: tuple, tree=None) -> tuple[str, list]:
+    """splice_fixes of one fix on `text`, one document alone from its first line (an HTML
+    report splices each finding's document cut out of its file): the piece of the text the
+    document is, which _document_starts looks for, is the whole text. `tree`: its block-read
+    root, where the caller holds it. (A report's 4,403 fixes spliced with no edits: 51 ms
+    against splice_fixes' 58 ms at the least of 30 rounds in turn, in one process.)"""
+    starts = {} if has_directive(text) else {0: (0, 0, len(text))}
+    return _spliced_on_what_locates(text, [(0, edits)], starts, {0: tree} if tree is not None else None)
+
+
+def _spliced_on_what_locates(text: str, planned: list, starts: dict, trees: dict | None) -> tuple[str, list]:
+    """splice_fixes from the documents' starts: located on the trees where they say where
+    everything is, else on the documents composed again, else one edit after another."""
     style = TextStyle.of(text)
     if trees:
         try:
@@ -732,4 +747,4 @@ def _add_documents(doc: _Document, values: list) -> Replacement:
 
 
 __all__ = ["apply_fix", "apply_fixes", "Changes", "NotSpliceable", "EditError", "fixed_documents", "parse",
-           "splice_fixes", "verified"]
+           "splice_document", "splice_fixes", "verified"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import cache
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.finding import Finding
 from ..core.fixes import EditError
@@ -17,6 +17,9 @@ from ..fix.located import block_root
 from .lines import SourceLines
 from .pieces import each, made_in_part, shown
 from .prose import sentence
+
+if TYPE_CHECKING:
+    from ..sources.yamlpos import BlockMap
 
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d1d1f;max-width:80rem}
@@ -139,7 +142,7 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
         return ""
     start, end, line = span
     try:
-        fixed, steps = splice.splice_fixes(text[start:end], [(0, fix.edits)], [1], _block_read(f, line))
+        fixed, steps = splice.splice_document(text[start:end], fix.edits, _block_read(f, line))
     except (splice.NotSpliceable, EditError):
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in fix.edits)
     return hunks.splice_diff(f.file, text, start, end, fixed, steps, line)
@@ -155,8 +158,8 @@ def _splicing():
     return splice, hunks
 
 
-def _block_read(f: Finding, line: int) -> dict | None:
-    """{0: the block-read root of the finding's document} where the object judged is that
+def _block_read(f: Finding, line: int) -> BlockMap | None:
+    """The block-read root of the finding's document where the object judged is that
     document, its tree held and read by sources.blockyaml from the file's own lines (no
     chart's or List's positions, no tree let go and parsed again), starting on `line`: the
     splice locates the fix on it (fix.located) instead of composing the document again."""
@@ -165,8 +168,7 @@ def _block_read(f: Finding, line: int) -> dict | None:
             or judged.item is not None or judged.document != f.location.document \
             or judged.source.display != f.file:
         return None
-    tree = block_root(judged.data, line)
-    return {0: tree} if tree is not None else None
+    return block_root(judged.data, line)
 
 
 _ADD, _DEL, _END = '<span class="add">', '<span class="del">', "</span>"

@@ -13,7 +13,7 @@ import pytest
 
 from draguard.core.fixes import Edit, EditError, Op
 from draguard.fix.files import unified_diff
-from draguard.fix.hunks import _lines_end_with_newline, regions, splice_diff
+from draguard.fix.hunks import _other_breaks, regions, splice_diff
 from draguard.fix.splice import NotSpliceable, splice_fixes
 from support.generated import random_value
 
@@ -181,16 +181,16 @@ def test_the_regions_of_random_steps_rebuild_the_new_text_from_the_old():
 
 
 #: the regular expression `unified` searched both texts with before: a line break other than
-#: "\n" and "\r\n", or a last line without "\n"
-_LINE_WITHOUT_NEWLINE = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]|[^\n]\Z")
+#: "\n" and "\r\n"
+_OTHER_BREAK = re.compile(r"\r(?!\n)|[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-def test_a_text_whose_lines_all_end_with_a_newline_is_told_as_the_regular_expression_told_it():
+def test_a_text_with_other_line_breaks_is_told_as_the_regular_expression_told_it():
     rnd = random.Random(41)
     alphabet = ["a", " ", "\n", "\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\u2028",
                 "\u2029", "é", "\t"]
     texts = ["", "\n", "a", "a\n", "\r", "\r\n", "a\r\nb\n", "a\rb\n", "\u2028\n", "é\n", "\x1f\n"]
     texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))) for _ in range(20_000)]
-    told = [_lines_end_with_newline(text) for text in texts]
-    assert told == [_LINE_WITHOUT_NEWLINE.search(text) is None for text in texts]
+    told = [_other_breaks(text) for text in texts]
+    assert told == [_OTHER_BREAK.search(text) is not None for text in texts]
     assert 0 < sum(told) < len(texts)  # both answers met

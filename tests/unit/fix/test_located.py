@@ -201,6 +201,27 @@ def test_the_located_splice_is_the_composed_one_on_generated_documents(monkeypat
     assert located >= 1400 and spliced >= 600 and verified >= 0.9 * spliced, (located, unlocated, spliced, verified)
 
 
+def _either(splicing, *args):
+    try:
+        return splicing(*args)
+    except (NotSpliceable, EditError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def test_a_document_alone_is_spliced_as_splice_fixes_splices_it():
+    """splice.splice_document (the HTML report's: one fix on one document cut out of its file)
+    gives what splice_fixes gives that piece, its tree held or not, and with a `%` directive
+    (no piece found: the document composed from the text's start)."""
+    spliced = 0
+    for piece, tree, planned in _cases(43, 300):
+        for text in (piece, "%YAML 1.2\n---\n" + piece):
+            for held in (tree, None):
+                found = _either(splice.splice_document, text, planned[0][1], held)
+                assert found == _either(splice_fixes, text, planned, [1], {0: held} if held is not None else None)
+                spliced += isinstance(found[1], list)
+    assert spliced > 400  # not vacuous: half were spliced (596 of 1,200)
+
+
 def test_a_tree_that_is_not_its_texts_is_not_located_on():
     """A key of the tree not at its place in the text (a tree of another text): the splice
     composes the document and gives the composed answer."""
