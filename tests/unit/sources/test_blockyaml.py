@@ -148,6 +148,7 @@ CASES = {
     "control character": "a: \x07\n",
     "document marker inside a quoted scalar": "a: 'x\n---\n  y'\n",
     "a block entry in a flow collection": "a: [- ,a]\nb: [a, - ]\nc: {x: - ,y: 1}\nd: [-, -x]\ne: {x: -}\n",
+    "a block entry as a value": "a: -\nb:\n  c: -\n  d: -\n    e\n",
 }
 
 
