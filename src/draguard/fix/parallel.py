@@ -49,6 +49,15 @@ from .relint import Relinter
 from .run import Choice, FileText, FixRun, Left, fix_texts, fixed_with
 
 
+#: the size of this process's part against another's (engine.parallel.cut), fix's own: lint's
+#: PARENT_SHARE (1.1) weighs what lint's other parts pay more (their imports, the findings
+#: pickled); fix pays those about alike per byte, and the parent's part, 52% of the bytes,
+#: was the slower: CPU of the parent's part against the other's, from the fork (fix --diff of
+#: the 20,196-object tree, two runs each, load 6-7): 1.08x-1.13x at 1.1, 0.95x-1.02x at 1.0;
+#: 1.02x-1.06x at 1.03, a little over 1.0: the other part also pickles its answer (0.14 s)
+PARENT_SHARE = 1.03
+
+
 def fix_texts_jobs(files: list[FileText], config: Config, choice: Choice, context: Loaded | None,
                    reference: Loaded | None, jobs: int, diffs: bool = False) -> FixRun:
     """`fix.run.fix_texts` with the files fixed in up to `jobs` processes; the same result.
@@ -57,7 +66,7 @@ def fix_texts_jobs(files: list[FileText], config: Config, choice: Choice, contex
     if jobs <= 1 or rendered or reference is not None or not hasattr(os, "fork") or \
             any(f.display == "-" for f in files):
         return fix_texts(files, config, choice, context, reference)
-    shares = cut(files, [len(f.text) for f in files], jobs)
+    shares = cut(files, [len(f.text) for f in files], jobs, share=PARENT_SHARE)
     if len(shares) <= 1:
         return fix_texts(files, config, choice, context, reference)
     global _RUN

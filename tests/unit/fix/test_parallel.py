@@ -264,3 +264,24 @@ def test_small_runs_and_stdin_stay_in_one_process(cli, monkeypatch):
     monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
     result = cli("fix", "--no-config", "--unsafe-fixes", "--diff", "--jobs", "4", CORPUS, "-", stdin=LEGACY_POD)
     assert result.code == 1 and "resourceClaimTemplateName" in result.out
+
+
+def test_this_process_s_part_is_about_the_size_of_another_s(monkeypatch):
+    """fix cuts with its own share (fix.parallel.PARENT_SHARE), not lint's 1.1: a part of fix
+    costs about alike per byte wherever it runs, and lint's larger first part left this
+    process's part the slower. 100 files of one size: 51 here, not lint's 53."""
+    from draguard.core.config import Config
+    from draguard.fix.run import Choice, FileText
+
+    class Cut(Exception):
+        pass
+
+    def stop(count, make):
+        raise Cut([len(share) for share in fix_parallel._RUN.shares])
+
+    monkeypatch.setattr(parallel, "MIN_BYTES_PER_JOB", 1)
+    monkeypatch.setattr(fix_parallel, "in_parts", stop)
+    files = [FileText(f"{n:03}.yaml", LEGACY_POD) for n in range(100)]
+    with pytest.raises(Cut) as cut:
+        fix_parallel.fix_texts_jobs(files, Config(), Choice(), None, None, 2)
+    assert cut.value.args[0] == [51, 49]
