@@ -143,8 +143,12 @@ def import_validators() -> None:
     objects (engine.parallel.in_parts): its compiled module loads `email.utils` (with socket,
     urllib.parse, ipaddress, calendar, random) as it initialises, 16-18 ms of CPU that every
     part paid again after the fork, and the forked processes share the modules imported
-    before it."""
-    import_module("jsonschema_rs")
+    before it. Where it cannot be imported, the part that asks for a validator says so (as
+    before this import): a run that compiles none (custom resources only) ends as it did."""
+    try:
+        import_module("jsonschema_rs")
+    except Exception:  # noqa: BLE001 - whatever its import raises is raised again where it is needed
+        pass
 
 
 #: how many objects a process checks with facts.schema_fit before it leaves them all to the

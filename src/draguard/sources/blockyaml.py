@@ -281,8 +281,8 @@ class _Reader:
         if text[-1] == ":" or text.find(": ") >= 0:
             return None, False, k
         if (first in _NOT_FIRST and (first not in _FIRST_IF_FOLLOWED or text[1:2] in ("", " "))) or \
-                (first == "-" and text[1:2] == " "):
-            raise _Unsure
+                (first == "-" and text[1:2] in ("", " ")):
+            raise _Unsure  # `-` then a space or the line's end: a block entry, libyaml's error here
         value, after = self.plain(k, text, indent)
         return value, True, after
 
@@ -493,7 +493,7 @@ class _Reader:
                 key = intern(key)
                 first = rest[0]
                 if (":" in rest or "#" in rest or first in not_first or rest[-1] == " " or
-                        (first == "-" and rest[1:2] == " ") or (k + 1 < n and cols[k + 1] > col)):
+                        (first == "-" and rest[1:2] in ("", " ")) or (k + 1 < n and cols[k + 1] > col)):
                     value, vmark, drop, k = self.value(k, key, rest, path, line, col + colon + 2, col)
                 else:
                     value = plain.get(rest, plain)

@@ -420,3 +420,16 @@ def test_the_parts_inherit_the_schema_validators_module():
     parts are forked, not again in each part (facts.schemas.import_validators)."""
     done = subprocess.run([sys.executable, "-c", INHERITED_PROBE], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False [True, True]"
+
+
+def test_parts_are_forked_where_the_schema_validators_module_cannot_be_imported(tmp_path):
+    """A jsonschema_rs that fails to import does not end a run in parts before they start:
+    one that asks for no validator (custom resources only) ends as it did before the module
+    was imported ahead of the fork; the base (2cf025a) ended the same way."""
+    broken = tmp_path / "jsonschema_rs"
+    broken.mkdir()
+    (broken / "__init__.py").write_text('raise ImportError("broken for this test")\n')
+    path = os.pathsep.join([str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])
+    done = subprocess.run([sys.executable, "-c", INHERITED_PROBE], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": path})
+    assert (done.returncode, done.stdout.strip()) == (0, "False [False, False]"), done.stderr

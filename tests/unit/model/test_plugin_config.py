@@ -165,3 +165,67 @@ def test_generated_configs_share_what_pyyamls_safe_loader_reads(text):
     finally:
         plugin_config.read_whole = read_whole
     assert _shared(text) == expected, text
+
+
+#: scalars of YAML 1.1 and 1.2 forms where a resolver may part from PyYAML's safe loader, and
+#: indicators where a reader may take a scalar for text (`-`, `?`, `#`, flow collections)
+_SCALARS = ["4", "'4'", '"4"', "4.0", "4.5", "1e3", "1.0e+3", "1.", ".5", "+1", "-1", "0", "00", "09", "010", "0o7", "-0o7",
+            "0x4", "+0x1", "0x_1", "0b101", "1_000", "1__0", "_1", "1_", "1:30", "190:20:30", "1:60", "1,000", ".inf",
+            "-.Inf", ".NaN", "~", "null", "Null", "NULL", "", "yes", "Yes", "NO", "no", "on", "On", "off", "OFF", "y",
+            "n", "true", "True", "TRUE", "tRue", "nvidia.com/gpu", "a b", "'a''b'", '"a\\tb"', '"\\x41"', "x:y", "-",
+            "-x", "- x", "?", "? x", "a #b", "4 # c", "{name: nvidia.com/gpu, replicas: 2}", "[a, 2]", "[a, ]", "{a: -}",
+            "[-]", "{'k': v}", "[a, [b]]", "{a}", "[a b, c]"]
+#: what the block reader leaves to PyYAML (or _config does): a timestamp, `=`, `<<`, anchors,
+#: aliases, tags, block scalars
+_LEFT = ["2001-12-14", "=", "<<", "&a 4", "*a", "!!str 4", "!!int 4", "|\n        4", ">-\n        4"]
+#: a resource's keys; none PyYAML reads as other than text (`1`, `yes`), which the block reader
+#: keeps as text: a difference in the data no lookup sees (shared_resources asks str keys alone)
+_RESOURCE_KEYS = ["name", "replicas", "'name'", '"replicas"', "renameByDefault", "failRequestsGreaterThanOne",
+                  "devices", "<<", "? replicas", "replicas ", "'1'", "yes please"]
+_STRATEGY_KEYS = ["timeSlicing", "mps"] * 4 + ["'mps'", '"timeSlicing"']
+
+
+@st.composite
+def _hostile_configs(draw) -> str:
+    """A device plugin config written every way a tenant might: the scalars above as values
+    and flags, repeated and quoted keys, merge keys, anchors, comments, sequences indented or
+    not, flow resources, other documents before or after it, a BOM, CRLF, tabs."""
+    scalar, indent = st.sampled_from(_SCALARS * 4 + _LEFT), draw(st.sampled_from(["    ", "", "  "]))
+    lines = ["version: v1", draw(st.sampled_from(["sharing:"] * 6 + ["'sharing':", "sharing: # c", "sharing: &s"])),
+             f"  {draw(st.sampled_from(_STRATEGY_KEYS))}:"]
+    for flag in draw(st.lists(st.sampled_from(["renameByDefault", "failRequestsGreaterThanOne", "resources"]), max_size=2)):
+        lines.append(f"    {flag}: {draw(scalar)}")
+    lines.append("    resources:" + draw(st.sampled_from([""] * 6 + [" # c", " []"])))
+    for _ in range(draw(st.integers(0, 3))):
+        if draw(st.integers(0, 5)) == 0:
+            lines.append(f"{indent}- {draw(scalar)}")
+            continue
+        pairs = [f"{draw(st.sampled_from(_RESOURCE_KEYS[:2] * 8 + _RESOURCE_KEYS))}: {draw(scalar)}"
+                 for _ in range(draw(st.integers(1, 4)))]
+        lines.append(f"{indent}- " + f"\n{indent}  ".join(pairs))
+        if draw(st.integers(0, 6)) == 0:
+            lines.append(draw(st.sampled_from(["# c", "", f"{indent}  # c", "  ", "    x: 1"])))
+    text = "\n".join(lines) + "\n"
+    text = draw(st.sampled_from([""] * 8 + ["---\n", "# c\n", "--- # c\n", "%YAML 1.1\n---\n", "\n", "a: 1\n---\n"])) + text
+    text += draw(st.sampled_from([""] * 8 + ["---\n", "...\n", "--- x\n", "---\n...\n", "...\n---\n", "sharing: 1\n",
+                                  "version: v2\n", "<<: {version: v3}\n", "flags: {a: 2001-01-01}\n"]))
+    change = draw(st.sampled_from([None] * 16 + [("\n", "\r\n"), ("  ", "\t"), (": ", ":\t")]))
+    text = text if change is None else text.replace(change[0], change[1], 1 if change[0] != "\n" else -1)
+    return draw(st.sampled_from([""] * 16 + ["\ufeff"])) + text
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_hostile_configs())
+def test_hostile_configs_are_read_as_pyyamls_safe_loader_reads_them(text):
+    """Whatever the block reader reads of a config is what PyYAML's safe loader reads (the
+    values, their types, which key of a repeated one is kept; no config where the loader
+    refuses the text), so every rule that asks which GPUs a config shares
+    (shared_resources) hears what it heard before the block reader read configs."""
+    read_whole = plugin_config.read_whole
+    plugin_config.read_whole = lambda text: None  # PyYAML only, as before the block reader
+    try:
+        expected, shared = plugin_config._config(text), _shared(text)
+    finally:
+        plugin_config.read_whole = read_whole
+    assert repr(plugin_config._config(text)) == repr(expected), text  # repr: a NaN is not equal to itself
+    assert _shared(text) == shared, text

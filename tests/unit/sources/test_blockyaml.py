@@ -148,6 +148,7 @@ CASES = {
     "control character": "a: \x07\n",
     "document marker inside a quoted scalar": "a: 'x\n---\n  y'\n",
     "a block entry in a flow collection": "a: [- ,a]\nb: [a, - ]\nc: {x: - ,y: 1}\nd: [-, -x]\ne: {x: -}\n",
+    "a block entry as a value": "a: -\nb:\n  c: -\n  d: -\n    e\n",
 }
 
 
@@ -381,3 +382,24 @@ def test_generated_flow_sequence_pieces_parse_as_libyaml_parses_them(items, comm
     up to `,` or `]`: whatever the block reader makes of them, over lines too, libyaml's path makes."""
     flow = "[" + comma.join(items) + trailing + "]" + tail
     _same(f"a:\n- {flow}\n- x\n" if item else f"a: {flow}\nb: 1\n")
+
+
+#: a flow collection, nested: sequences and mappings of the pieces above, with `:` `?` `-` `#`
+#: `,` at odd places, empty items, trailing commas and breaks between items
+_FLOW_COLLECTION = st.recursive(
+    _FLOW_WORD | st.sampled_from(["-", "- ", "-x", "? a", "a #b", "'a\n  b'", "\"\\x41\\\\\"", ""]),
+    lambda inner: st.one_of(
+        st.tuples(st.lists(inner, max_size=3), st.sampled_from([", ", ",", " ,", ",\n  ", "\n  ,"]),
+                  st.sampled_from(["", ",", ", ", ",,"])).map(lambda s: "[" + s[1].join(s[0]) + s[2] + "]"),
+        st.tuples(st.lists(st.tuples(_FLOW_WORD, st.sampled_from([": ", ":", " : ", ":\n  "]), inner), max_size=3),
+                  st.sampled_from([", ", ",", ",\n  "]), st.sampled_from(["", ","]))
+        .map(lambda s: "{" + s[1].join(k + c + v for k, c, v in s[0]) + s[2] + "}")),
+    max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(flow=_FLOW_COLLECTION, tail=st.sampled_from(["", " # c", "  ", " x", ","]), where=st.sampled_from(range(3)))
+def test_generated_nested_flow_collections_parse_as_libyaml_parses_them(flow, tail, where):
+    """Whatever the block reader makes of a flow collection (nested ones, over lines, with
+    indicators and empty items anywhere), libyaml's path makes: read alike, or left to it."""
+    _same((f"a: {flow}{tail}\nb: 1\n", f"a:\n- {flow}{tail}\n- x\n", f"a:\n  b: {flow}{tail}\n  c: 2\n")[where])
