@@ -117,16 +117,15 @@ def _shares(units: list[Unit], jobs: int) -> list[list[Unit]]:
 
 
 def cut(items: list[_Item], sizes: list[int], jobs: int, folders: list[str] | None = None,
-        share: float | None = None) -> list[list[_Item]]:
+        share: float = PARENT_SHARE) -> list[list[_Item]]:
     """`items` cut into up to `jobs` runs of consecutive items of about the same size (at
     least MIN_BYTES_PER_JOB each), the first (this process's) `share` of the others' (lint's
-    PARENT_SHARE by default); each cut moved to the nearest change of folder (`folders`: each
+    PARENT_SHARE unless given); each cut moved to the nearest change of folder (`folders`: each
     item's) within FOLDER_SLACK of a part's size."""
     total = sum(sizes)
     count = min(jobs, total // MIN_BYTES_PER_JOB)
     if count <= 1:
         return [items]
-    share = PARENT_SHARE if share is None else share
     weight = count - 1 + share
     ends = [total * (n + share) / weight for n in range(count - 1)]  # where each share would end, in bytes
     starts = [0]  # where each share starts
