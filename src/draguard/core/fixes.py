@@ -61,12 +61,21 @@ class Edit(Value):
         self.value = value
 
     def as_json(self) -> dict[str, object]:
-        out: dict[str, object] = {"op": str(self.op)}
-        if self.op is not Op.ADD_DOCUMENT:
-            out["path"] = format_path(self.path)
-        if self.op is not Op.REMOVE:
-            out["value"] = self.value
-        return out
+        return _edit_json(self.op.value, self.path, self.value)
+
+
+def _edit_json(op: str, path: Path, value: object) -> dict[str, object]:
+    """An edit as the reports write it, from its op's text, path and value (Edit.as_json, and
+    Fix.as_json from the edits as held)."""
+    out: dict[str, object] = {"op": op}
+    if op != _ADD_DOCUMENT:
+        out["path"] = format_path(path)
+    if op != _REMOVE:
+        out["value"] = value
+    return out
+
+
+_ADD_DOCUMENT, _REMOVE = Op.ADD_DOCUMENT.value, Op.REMOVE.value
 
 
 def set_value(path: Iterable[str | int], value: object) -> Edit:
@@ -155,8 +164,12 @@ class Fix:
         return (self.title, self.applicability, held) if isinstance(held, bytes) else None
 
     def as_json(self) -> dict[str, object]:
-        return {"title": self.title, "applicability": str(self.applicability),
-                "edits": [e.as_json() for e in self.edits]}
+        """The fix as the reports write it; edits held as plain data are written from it, not
+        made into Edit objects first (a third of a migration fix's 24 us)."""
+        held = self._edits
+        edits = [e.as_json() for e in held] if isinstance(held, tuple) else \
+            [_edit_json(*recipe) for recipe in marshal.loads(held)]
+        return {"title": self.title, "applicability": str(self.applicability), "edits": edits}
 
 
 class NoFix(Exception):

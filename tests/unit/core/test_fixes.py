@@ -75,3 +75,14 @@ def test_a_fix_keeps_values_marshal_cannot_hold_as_given():
     node = document.data["a"]
     fix = Fix("move it", Applicability.SAFE, (set_value(("c",), node),))
     assert fix.edits[0].value is node and fix.edits[0].value.key_mark("b") == (2, 3)
+
+
+def test_a_fix_held_as_plain_data_is_written_without_making_its_edits(monkeypatch):
+    from draguard.core import fixes as module
+
+    fix = Fix("migrate", Applicability.UNSAFE, [add_document({"kind": "ResourceClaimTemplate"}),
+                                                 set_value(("spec", "x"), [1]), remove(("a", 0)),
+                                                 append(("spec", "claims"), {"name": "gpu"})])
+    expected = {"title": "migrate", "applicability": "unsafe", "edits": [e.as_json() for e in fix.edits]}
+    monkeypatch.setattr(module, "Edit", None)  # made from the held data, they would fail
+    assert fix.as_json() == expected
