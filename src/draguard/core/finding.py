@@ -152,12 +152,13 @@ class Finding(Record):
         return (self.file, self.line, self.column, self.rule, self.message)
 
     def as_json(self) -> dict[str, object]:
-        return self.json_with(self.fix.as_json() if self.fix else None, self.obj.as_json())
+        return {**self.json_fields(), "object": self.obj.as_json(), "fix": self.fix.as_json() if self.fix else None}
 
-    def json_with(self, fix: object, obj: object) -> dict[str, object]:
-        """`as_json` with `fix` and `obj` in the fix's and the object's places: the JSON
-        report gives their texts, each encoded once for all the findings whose fix or object
-        is the same (report.json_report)."""
+    def json_fields(self) -> dict[str, object]:
+        """`as_json` up to its object and fix, each a leaf (a string, a number or null): the
+        JSON report encodes these by one call, and places the object's and the fix's texts
+        after them, each encoded once for all the findings whose object or fix is the same
+        (report.json_report)."""
         location = self.location
         return {
             "rule": self.rule,
@@ -170,8 +171,6 @@ class Finding(Record):
             "column": location.column,
             "document": location.document,
             "path": location.dotted,
-            "object": obj,
-            "fix": fix,
         }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any, cast
 
@@ -56,13 +56,14 @@ _LEAVES = _c_encoder("\0", ": ")
 @lru_cache(maxsize=1024)
 def _template(keys: tuple[Hashable, ...], inner: str, here: str) -> str:
     """A mapping with these keys at this depth, with a %s for each value."""
-    lines = [_key_text(key) + ": %s" for key in keys]
+    lines = [_key_text(key).replace("%", "%%") + ": %s" for key in keys]
     return "{\n" + inner + (",\n" + inner).join(lines) + "\n" + here + "}"
 
 
+@lru_cache(maxsize=1024, typed=True)  # typed: True and 1 are equal keys, written "true" and "1"
 def _key_text(key: Hashable) -> str:
-    """A mapping's key as the C encoder writes it, ready for a %-template."""
-    return _LEAVES({key: 0})[1:-4].replace("%", "%%")
+    """A mapping's key as the C encoder writes it."""
+    return _LEAVES({key: 0})[1:-4]
 
 
 def _text(value: object, step: str, here: str) -> str:
@@ -156,7 +157,7 @@ def _skeleton(shape: Iterator[object], step: str, here: str) -> str:
         return "%s"
     inner = here + step
     if isinstance(token, tuple):  # a mapping's keys
-        items = [_key_text(key) + ": " + _skeleton(shape, step, inner) for key in token]
+        items = [_key_text(key).replace("%", "%%") + ": " + _skeleton(shape, step, inner) for key in token]
         return "{\n" + inner + (",\n" + inner).join(items) + "\n" + here + "}"
     items = [_skeleton(shape, step, inner) for _ in range(cast(int, token))]  # a list's length
     return "[\n" + inner + (",\n" + inner).join(items) + "\n" + here + "]"
@@ -166,6 +167,18 @@ def _skeleton(shape: Iterator[object], step: str, here: str) -> str:
 #: shapes (the fixes of each rule), while their leaves differ (a migrated pod's claim's name)
 _SHAPES: dict[tuple[tuple[object, ...], str, str], str] = {}
 _SHAPES_HELD = 1024
+
+
+def mapping(leaves: dict[str, object], placed: Iterable[tuple[str, str]], *, indent: int = 2, level: int = 0) -> str:
+    """`dumps` of the mapping of `leaves` (at least one; every value a leaf: a string, a number,
+    a boolean or null) followed by the keys and texts `placed`, each text already encoded as it reads one
+    level down: the leaves by one C call, with no walk of the mapping (a report's finding: 12
+    keys, its object's and fix's texts shared with other findings)."""
+    here = " " * indent * level
+    inner = here + " " * indent
+    encoder = _BY_INDENT.get(inner) or _by_indent(inner)
+    tail = "".join([",\n" + inner + _key_text(key) + ": " + text for key, text in placed])
+    return "{\n" + inner + encoder(leaves)[1:-1] + tail + "\n" + here + "}"
 
 
 def dumps(value: object, *, indent: int = 2, level: int = 0) -> str:

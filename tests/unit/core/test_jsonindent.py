@@ -94,3 +94,16 @@ def test_a_nested_value_has_its_leaves_encoded_by_one_call_once_its_shape_is_kno
     monkeypatch.setattr(jsonindent, "_LEAVES", lambda value: calls.append(value) or leaves(value))
     assert jsonindent.dumps(fix("second"), level=3) == jsonindent.dumps(fix("first"), level=3).replace("first", "second")
     assert len(calls) == 2
+
+
+@pytest.mark.parametrize("level", [0, 2])
+def test_a_mapping_of_leaves_with_texts_placed_after_them_reads_as_json_dumps_writes_it_whole(level):
+    """report.json_report's finding: its leaves by one call, its object's and fix's texts after them."""
+    leaves = {"rule": "r%s", "line": 3, "help": None, "%d": 1.5, "ok": True, "quote": 'a "b" \n é'}
+    placed = {"object": {"kind": "Pod", "name": "%s"}, "fix": None, "edits": [{"op": "set", "value": [1, {}]}]}
+    texts = [(key, jsonindent.dumps(value, level=level + 1)) for key, value in placed.items()]
+    expected = json.dumps({"a": [{**leaves, **placed}]} if level else {**leaves, **placed}, indent=2,
+                          ensure_ascii=False)
+    written = jsonindent.mapping(leaves, texts, level=level)
+    assert (written if not level else '{\n  "a": [\n    ' + written + "\n  ]\n}") == expected
+
