@@ -55,9 +55,29 @@ _LEAVES = _c_encoder("\0", ": ")
 
 @lru_cache(maxsize=1024)
 def _template(keys: tuple[Hashable, ...], inner: str, here: str) -> str:
-    """A mapping with these keys at this depth, with a %s for each value."""
-    lines = [_key_text(key).replace("%", "%%") + ": %s" for key in keys]
+    """A mapping with these keys (_shape_keys') at this depth, with a %s for each value."""
+    lines = [text.replace("%", "%%") + ": %s" for text in _key_texts(keys)]
     return "{\n" + inner + (",\n" + inner).join(lines) + "\n" + here + "}"
+
+
+#: the first item of a mapping's keys held as the texts written for them (_shape_keys)
+_WRITTEN = object()
+
+
+def _shape_keys(mapping: Iterable[Hashable]) -> tuple[Hashable, ...]:
+    """A mapping's keys as a cache of templates (_template, _SHAPES) holds them: the keys
+    where all are strings, else _WRITTEN and the texts the encoder writes for them. True, 1
+    and 1.0 are one key to a cache but are written "true", "1" and "1.0", so a mapping keyed
+    by one took another's template (a YAML `on:` key is True)."""
+    keys = tuple(mapping)
+    if all(type(key) is str for key in keys):
+        return keys
+    return (_WRITTEN, *map(_key_text, keys))
+
+
+def _key_texts(keys: tuple[Hashable, ...]) -> Iterable[str]:
+    """The texts written for `_shape_keys`' keys."""
+    return cast("tuple[str, ...]", keys[1:]) if keys[:1] == (_WRITTEN,) else map(_key_text, keys)
 
 
 @lru_cache(maxsize=1024, typed=True)  # typed: True and 1 are equal keys, written "true" and "1"
@@ -92,7 +112,7 @@ def _text(value: object, step: str, here: str) -> str:
     for index, text in placed.items():
         leaves[index] = text
     if is_dict:
-        return _template(tuple(value), inner, here) % tuple(leaves)
+        return _template(_shape_keys(value), inner, here) % tuple(leaves)
     return "[\n" + inner + (",\n" + inner).join(leaves) + "\n" + here + "]"
 
 
@@ -128,7 +148,7 @@ def _flatten(value: Any, shape: list[object], leaves: list[object], placed: list
     the order they are written) and its leaves, added to `shape` and `leaves`; a text encoded
     already (Encoded) is a leaf whose text is `placed` as it is, by its index among the leaves."""
     if isinstance(value, dict):
-        shape.append(tuple(value))
+        shape.append(_shape_keys(value))
         items = value.values()
     else:
         shape.append(len(value))
@@ -157,7 +177,7 @@ def _skeleton(shape: Iterator[object], step: str, here: str) -> str:
         return "%s"
     inner = here + step
     if isinstance(token, tuple):  # a mapping's keys
-        items = [_key_text(key).replace("%", "%%") + ": " + _skeleton(shape, step, inner) for key in token]
+        items = [text.replace("%", "%%") + ": " + _skeleton(shape, step, inner) for text in _key_texts(token)]
         return "{\n" + inner + (",\n" + inner).join(items) + "\n" + here + "}"
     items = [_skeleton(shape, step, inner) for _ in range(cast(int, token))]  # a list's length
     return "[\n" + inner + (",\n" + inner).join(items) + "\n" + here + "]"

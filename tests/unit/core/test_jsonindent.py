@@ -96,6 +96,20 @@ def test_a_nested_value_has_its_leaves_encoded_by_one_call_once_its_shape_is_kno
     assert len(calls) == 2
 
 
+def test_keys_equal_to_a_cache_but_written_apart_keep_their_own_texts():
+    """True, 1 and 1.0 are one key to a dict of templates but are written "true", "1" and
+    "1.0" (a YAML `on:` key is True): each mapping of one shape is written with its own keys,
+    one after another in a process and side by side in one value, nested or with texts placed."""
+    keys = [1, True, 1.0, "1", None, "null", False, 0, "\"1\""]
+    for key in keys:
+        for value in ({key: {"a": [1]}}, [{key: "x"}, {"k": [key]}]):
+            assert jsonindent.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+        placed = {key: jsonindent.Encoded("[]"), "b": 2}
+        assert jsonindent.dumps(placed) == json.dumps({key: [], "b": 2}, indent=2, ensure_ascii=False)
+    side_by_side = [{key: {"a": [1]}} for key in keys]
+    assert jsonindent.dumps(side_by_side) == json.dumps(side_by_side, indent=2, ensure_ascii=False)
+
+
 @pytest.mark.parametrize("level", [0, 2])
 def test_a_mapping_of_leaves_with_texts_placed_after_them_reads_as_json_dumps_writes_it_whole(level):
     """report.json_report's finding: its leaves by one call, its object's and fix's texts after them."""
