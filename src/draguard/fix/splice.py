@@ -467,11 +467,7 @@ class _Document:
         return rest == "" or rest.startswith("#")
 
     def block(self, value, indent: int) -> str:
-        """`value` (a one-key mapping or a list) in block style, every line indented by
-        `indent` except the first (which goes where the caller's cursor is)."""
-        dumped = self.dump(value)
-        lines = dumped.rstrip("\n").split("\n")
-        return self.newline.join([lines[0]] + [" " * indent + line for line in lines[1:]]) + self.newline
+        return block_text(value, indent, self.indented_sequences, self.indent_step, self.newline)
 
     def dump(self, value) -> str:
         """Block YAML in the document's sequence style."""
@@ -599,6 +595,14 @@ def _block_yaml(value, indented_sequences: bool, indent: int = 2) -> str:
                                allow_unicode=True, width=1 << 30, indent=indent)
         kept(_DUMPED, key, dumped, 4096)
     return dumped
+
+
+def block_text(value, indent: int, indented_sequences: bool, step: int, newline: str) -> str:
+    """`value` (a one-key mapping or a list) in block style, every line indented by `indent`
+    except the first (which goes where the caller's cursor is): what a block insertion writes,
+    here and in fix.added_keys."""
+    lines = _block_yaml(value, indented_sequences, step).rstrip("\n").split("\n")
+    return newline.join([lines[0]] + [" " * indent + line for line in lines[1:]]) + newline
 
 
 def _flow(value) -> str:

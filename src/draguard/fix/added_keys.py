@@ -1,0 +1,130 @@
+"""The diff of a fix that only adds keys, written straight from the edit and the document's
+block-read tree, for the HTML report (report.html._fix_diff): no document located for a
+splice, no fixed text, no comparison of texts.
+
+Such a fix (a `set` of a key that is not there, under a block mapping that is, with any
+mappings missing along the path created, or sets of keys into one such new mapping: 3,026
+of the 2,125-file tree's 4,403 fixes) is one
+insertion of whole lines, and its diff is those lines with the original's around them. What
+is written is what fix.splice writes for it (`_set`, `_Document.insert_after`): the lines go
+after the mapping's last line (fix.located finds it from the tree), at its first key's
+column, the block written by splice.block_text in the document's sequence style and
+indentation step; a last line without a line break gets one. As fix.hunks.changes places
+added lines, the run moves down past the old lines equal to its first (difflib's placement).
+
+Anything else is declined (None) and goes the general way (splice.splice_document, then
+hunks.splice_diff): several edits (but sets of keys into one mapping that is not there,
+which the splice joins into one set), another edit than a set, a key that is there (even as
+null), a parent that is not a non-empty block mapping, an index along the created path, no
+tree (a JSON or flow document, one the block reader did not read), a `%` directive, a text
+with CR or another line break than "\\n", whatever fix.located cannot place for certain.
+tests/unit/fix/test_added_keys.py holds it to the general path on generated documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..core.fixes import Op
+from ..sources.spans import content_end
+from ..sources.yamlpos import YMap, has_directive
+from .hunks import Change, _context_end, _context_start, _moved_down, _other_breaks, unified
+from .located import (Unlocated, first_key_column, indentation_step, last_node, located_root, sequences_indented,
+                      tree_node, value_at)
+from .splice import block_text
+
+
+def added_key_diff(display: str, text: str, start: int, end: int, line: int, edits: tuple, tree) -> str | None:
+    """The diff of `edits` on the document `text[start:end]` (whose first line is line `line`
+    of `text`, its block-read root `tree`) when they only add a key; None otherwise."""
+    if tree is None or _odd(text):
+        return None
+    one = _one_set(edits, tree)
+    if one is None:
+        return None
+    path, value = one
+    depth = len(path) - 1
+    while (parent := value_at(tree, path[:depth])) is None:  # absent or null: created with the key (splice._set)
+        depth -= 1
+    if not isinstance(parent, YMap) or not parent or path[depth] in parent \
+            or not all(isinstance(part, str) for part in path[depth:]):
+        return None  # a set into something else than a block mapping, or of a key there: the general way
+    for key in reversed(path[depth + 1:]):
+        value = {key: value}
+    try:
+        found = _insertion(text[start:end], tree, parent, {path[depth]: value})
+    except Unlocated:
+        return None
+    if found is None:
+        return None
+    at, removed, added = found
+    return _diff(display, text, start + at, removed, added, line + text.count("\n", start, start + at))
+
+
+def _one_set(edits: tuple, tree) -> tuple[tuple, object] | None:
+    """The one set `edits` are to the splice, (its path, its value): a set of a key; or sets
+    of keys into one mapping that is not there, which splice._creating_sets joins into one set
+    of that mapping (the keys in the edits' order, a key set twice where it was set first, as
+    a dict takes them). None for anything else."""
+    if not edits or any(edit.op is not Op.SET or not edit.path or not isinstance(edit.path[-1], str)
+                        for edit in edits):
+        return None
+    if len(edits) == 1:
+        return edits[0].path, edits[0].value
+    parent = edits[0].path[:-1]
+    if not parent or any(edit.path[:-1] != parent for edit in edits) or value_at(tree, parent) is not None:
+        return None
+    return parent, {edit.path[-1]: edit.value for edit in edits}
+
+
+#: the document read last: (its tree, its text, its root located, its sequence style, its
+#: indentation step); a document's fixes come one after another
+_last: list = [None, None, None, False, 2]
+
+
+def _insertion(segment: str, tree, parent, entry: dict) -> tuple[int, list[str], list[str]] | None:
+    """Where in `segment` the lines change when `entry` goes into the block mapping `parent`
+    of `tree`: (that index, the lines taken out, the lines put there); None where `segment`
+    has a `%` directive (the general way composes it) or the lines a break of another kind."""
+    last = _last
+    if last[0] is not tree or last[1] != segment:
+        if has_directive(segment):
+            return None
+        root: Any = located_root(tree, segment)  # a LocatedMapping
+        last[:] = tree, segment, root, sequences_indented(root), indentation_step(root)
+    _, _, root, indented, step = last
+    node = tree_node(parent, root)
+    column = first_key_column(node)
+    found = segment.find("\n", content_end(last_node(node), segment))
+    written = " " * column + block_text(entry, column, indented, step, "\n")
+    if "\r" in written or _other_breaks(written):
+        return None
+    lines = written.splitlines(True)
+    if found < 0:  # the document's last line, without a line break: written again with one
+        at = segment.rfind("\n") + 1
+        return at, [segment[at:]], [segment[at:] + "\n"] + lines
+    return found + 1, [], lines
+
+
+def _diff(display: str, text: str, at: int, removed: list[str], added: list[str], number: int) -> str:
+    """The unified diff of the lines at `at` of `text` (a line start, on line `number`)
+    replaced: `removed` by `added`; lines only added moved down past the old lines equal to
+    their first, as fix.hunks.changes moves them."""
+    if not removed:
+        moved, added = _moved_down(text, at, added, False, len(text))
+        number += text.count("\n", at, moved)
+        at = moved
+    before = _context_start(text, at)
+    shown = text.count("\n", before, at)
+    old = text[before:_context_end(text, at)]
+    return unified(display, old, [Change(shown, removed, added)], number - shown, checked=True)
+
+
+_checked: list = [None, False]  # the text looked at last, and whether it had CR or another break
+
+
+def _odd(text: str) -> bool:
+    """Whether `text` has a CR or a line break other than "\\n" (a file's findings come
+    together: looked for once a file)."""
+    if _checked[0] is not text:
+        _checked[:] = text, "\r" in text or _other_breaks(text)
+    return _checked[1]
