@@ -190,3 +190,21 @@ def test_help_is_written_as_argparse_writes_it_whatever_columns_says(monkeypatch
     ours = helps()
     monkeypatch.setattr(cli._Parser, "_get_formatter", argparse.ArgumentParser._get_formatter)
     assert len(ours) > 5 and ours == helps()
+
+
+def test_a_repeat_lint_on_the_built_in_inventory_does_not_load_the_device_model(monkeypatch, tmp_path):
+    """A slice's names published twice (rules.cel) and the claim the scheduler would make for
+    a pod's served extended resources (rules.satisfiability, judged by its requests alone) are
+    judged without dra.devices, whose dataclasses each part of a `lint --jobs` run imported
+    again (about 10 ms). The first run computes the built-in inventory's answers (with the
+    allocator, which reads the device model); a repeat reads them from the per-user cache."""
+    from draguard.rules.cel import _TWICE_SLICE
+    from tests.unit.rules.test_unsatisfiable_truth import EXTENDED
+
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "slice.yaml").write_text(_TWICE_SLICE)
+    (tmp_path / "pod.yaml").write_text(EXTENDED.format(count=64))
+    for name in ("slice.yaml", "pod.yaml"):
+        loads((), "lint", "--no-config", str(tmp_path / name))
+        assert loads(("draguard.dra.devices",), "lint", "--no-config", str(tmp_path / name)) == []
+
