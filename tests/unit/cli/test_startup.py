@@ -208,3 +208,12 @@ def test_a_repeat_lint_on_the_built_in_inventory_does_not_load_the_device_model(
         loads((), "lint", "--no-config", str(tmp_path / name))
         assert loads(("draguard.dra.devices",), "lint", "--no-config", str(tmp_path / name)) == []
 
+
+def test_the_rule_catalog_a_run_in_parts_loads_before_forking_makes_no_dataclass():
+    """engine.parallel.in_parts imports every rule module before it forks the parts; the
+    live cluster's records (model.live, which the cluster rules import) are written by hand,
+    so that serial start does not import `dataclasses` (with inspect, ast, dis and tokenize)."""
+    probe = ("import sys\nfrom draguard.rules.registry import load_catalog\nload_catalog()\n"
+             "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ast.literal_eval(done.stdout) == []
