@@ -1,7 +1,7 @@
 """Names a device publishes twice: bare and as '<driver>/name'. Its own module, not the device
 model's (dra.devices): the rule that reports them (rules.cel device-name-twice) judges every
-ResourceSlice of a lint, and importing the device model for it (its dataclasses, about 10 ms)
-was paid again by each part of a `lint --jobs` run."""
+ResourceSlice of a lint, and importing the device model for it (its eight dataclasses: 6 ms
+of CPU after the rule modules) was paid again by each part of a `lint --jobs` run."""
 
 from __future__ import annotations
 

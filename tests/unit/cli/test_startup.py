@@ -196,7 +196,7 @@ def test_a_repeat_lint_on_the_built_in_inventory_does_not_load_the_device_model(
     """A slice's names published twice (rules.cel) and the claim the scheduler would make for
     a pod's served extended resources (rules.satisfiability, judged by its requests alone) are
     judged without dra.devices, whose dataclasses each part of a `lint --jobs` run imported
-    again (about 10 ms). The first run computes the built-in inventory's answers (with the
+    again (6 ms of CPU). The first run computes the built-in inventory's answers (with the
     allocator, which reads the device model); a repeat reads them from the per-user cache."""
     from draguard.rules.cel import _TWICE_SLICE
     from tests.unit.rules.test_unsatisfiable_truth import EXTENDED
