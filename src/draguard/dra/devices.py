@@ -17,6 +17,7 @@ from ..model.claims import requests_of
 from ..model.classes import allocated_selectors
 from ..model.pods import items, mapping, mappings
 from .nodeselector import NodeSelectorError, parse_node_selector
+from .published import published_twice
 from ..core.quantity import QuantityError, canonical_form, parse_quantity, parse_quantity_form
 
 #: kind: 'string', 'int', 'bool' or 'version', or a list of them (DRAListTypeAttributes):
@@ -348,12 +349,6 @@ def _parsed_attributes(raw: dict, driver: str) -> tuple[dict, int]:
         if domain == driver:
             written += 1
     return out, written
-
-
-def published_twice(raw: dict, driver: str) -> list[str]:
-    """The names of a device's attributes or capacities (`raw`) published both bare and as
-    '<driver>/name': one name to a selector (rules.cel device-name-twice reports them)."""
-    return [k for k in raw if isinstance(k, str) and "/" not in k and f"{driver}/{k}" in raw]
 
 
 def _capacity(raw: dict, driver: str) -> tuple[dict, dict]:

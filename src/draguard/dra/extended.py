@@ -29,15 +29,25 @@ def special_claim(pod_spec: dict, served: dict, name: str = "extended-resources"
     """The claim kube-scheduler makes for the pod's extended resources that a DeviceClass
     serves (`served`: resource name -> class), on a node whose allocatable lacks them; None
     when the pod asks for none."""
+    made = special_claim_object(pod_spec, served, name, namespace)
+    if made is None:
+        return None
+    from .devices import claim_from  # the device model: only for a pod that asks for a served resource
+
+    return claim_from(made)
+
+
+def special_claim_object(pod_spec: dict, served: dict, name: str = "extended-resources",
+                         namespace: str | None = None) -> Manifest | None:
+    """`special_claim` as the ResourceClaim object, before the device model reads it: a lint
+    judged on the built-in inventory reads only its requests (model.claims.requests_of)."""
     asked = {resource for c in _containers(pod_spec) for resource in served_resources(c, served)}
     requests = special_claim_requests(pod_spec, asked, served) if asked else []
     if not requests:
         return None
-    from .devices import claim_from  # the device model: only for a pod that asks for a served resource
-
-    return claim_from(Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-                                          "metadata": {"name": name, "namespace": namespace},
-                                          "spec": {"devices": {"requests": requests}}}))
+    return Manifest.from_data({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                               "metadata": {"name": name, "namespace": namespace},
+                               "spec": {"devices": {"requests": requests}}})
 
 
 def served_resources(container: dict, served: dict) -> list[str]:

@@ -6,7 +6,6 @@ Every index is built on first use; the objects never change within one audit."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
 from typing import Iterable
@@ -16,6 +15,7 @@ from .manifest import Manifest
 from .objectset import ObjectSet
 from .pods import generated_claims_of, mapping, mappings, text
 from .values import Yaml, YamlMap
+from ..core.value import Record, Value, Viewed
 
 #: The annotations and finalizer upstream's resourceclaim controller and scheduler write.
 POD_CLAIM_NAME = "resource.kubernetes.io/pod-claim-name"  # a claim generated from a pod's template
@@ -37,12 +37,14 @@ def timestamp(value: Yaml) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
-@dataclass(frozen=True)
-class AllocatedDevice:
+class AllocatedDevice(Value):
     """One result of a claim's status.allocation."""
 
-    claim: Manifest
-    result: YamlMap
+    __slots__ = ("claim", "result")
+
+    def __init__(self, claim: Manifest, result: YamlMap) -> None:
+        self.claim = claim
+        self.result = result
 
     @property
     def device_id(self) -> DeviceId:
@@ -73,23 +75,29 @@ def reserved_for(claim: Manifest) -> list[YamlMap]:
     return mappings(mapping(claim.data.get("status")).get("reservedFor"))
 
 
-@dataclass
-class PublishedDevice:
-    slice: Manifest
-    device: YamlMap
+class PublishedDevice(Record):
+    """One device of a ResourceSlice, with the slice."""
+
+    __slots__ = ("slice", "device")
+
+    def __init__(self, slice: Manifest, device: YamlMap) -> None:
+        self.slice = slice
+        self.device = device
 
     @property
     def name(self) -> str:
         return text(self.device.get("name"))
 
 
-@dataclass
-class ClusterView:
+class ClusterView(Viewed):
     """The snapshot's objects with their joins; `now` is the capture time."""
 
-    objects: ObjectSet
-    now: datetime
-    unreadable: list[str] = field(default_factory=list)  # resources the snapshot could not read
+    __slots__ = ("objects", "now", "unreadable")
+
+    def __init__(self, objects: ObjectSet, now: datetime, unreadable: list[str] | None = None) -> None:
+        self.objects = objects
+        self.now = now
+        self.unreadable = [] if unreadable is None else unreadable  # resources the snapshot could not read
 
     def _of(self, group: str, kind: str) -> list[Manifest]:
         return [m for m in self.objects if m.kind == kind and m.group == group]

@@ -16,6 +16,7 @@ from ..facts.shipped import attributes_version, driver_attributes, latest_driver
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, DEVICE_CLASS_TARGETS, RESOURCE_GROUP, device_requests
 from ..dra.gpuclasses import class_drivers
+from ..dra.published import published_twice
 from ..model.classes import class_selectors
 from ..model.pods import mapping, mappings
 from ..model.manifest import edit_path
@@ -279,8 +280,6 @@ class DeviceNameTwice(Rule):
     compliant = _TWICE_SLICE.replace("      model: {string: A100}\n", "")
 
     def check(self, obj: Manifest, ctx: Context) -> Iterator[Finding]:
-        from ..dra.devices import published_twice  # the device model loads the CEL engine: not at start-up
-
         driver = obj.spec.get("driver")
         if not isinstance(driver, str):
             return

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 # allocator and the CEL engine still load only for claims (cel.summary compiles a selector not seen before)
 from ..cel.summary import all_compile
 from ..core.finding import Finding, Severity
-from ..dra.extended import asks_served, served_resources, special_claim
+from ..dra.extended import asks_served, served_resources, special_claim_object
 from ..facts.gates import gate_enabled
 from ..model.claims import CLAIM_TARGETS, device_requests, requests_of
 from ..dra.gpuclasses import is_gpu_class
@@ -102,7 +102,7 @@ class RequestUnsatisfiable(Rule):
         if not served or not gate_enabled("DRAExtendedResource", ctx.kube_version, ctx.config.feature_gates):
             return  # no DeviceClass serves an extended resource: the scheduler makes no claim
         for site in pod_sites(obj):
-            claim = special_claim(site.spec, served, f"{obj.name}-extended-resources", obj.namespace) \
+            claim = special_claim_object(site.spec, served, f"{obj.name}-extended-resources", obj.namespace) \
                 if site.path is not None and any(asks_served(c.resources, served) for c in site.containers) else None
             if claim is None:
                 continue
@@ -110,13 +110,17 @@ class RequestUnsatisfiable(Rule):
             resources = mapping(container.container.get("resources"))
             where = (mapping(resources.get("requests")) if name in mapping(resources.get("requests"))
                      else mapping(resources.get("limits")), name)
-            yield from self._judge(obj, ctx, claim, {}, where)
+            if ctx.judges_builtin:  # only what each request selects counts, as for a claim: no device model
+                yield from self._against_builtin(obj, ctx, requests_of(claim), ctx.builtin_funnel, {}, where)
+                continue
+            from ..dra.devices import claim_from
+
+            yield from self._judge(obj, ctx, claim_from(claim), {}, where)
 
     def _judge(self, obj: Manifest, ctx: Context, claim: Claim, sites: dict[str, DeviceRequest],
                where: Where | None = None) -> Iterator[Finding]:
-        if ctx.judges_builtin:
-            yield from self._against_builtin(obj, ctx, claim.requests, ctx.builtin_funnel, sites, where)
-            return
+        """`claim` judged on the target (the built-in inventory judges requests alone: the callers'
+        own branch, without the device model)."""
         target = ctx.satisfiability
         if target.is_builtin:  # the caller's (the webhook's), built once
             yield from self._against_builtin(obj, ctx, claim.requests, target.explain, sites, where)

@@ -190,3 +190,30 @@ def test_help_is_written_as_argparse_writes_it_whatever_columns_says(monkeypatch
     ours = helps()
     monkeypatch.setattr(cli._Parser, "_get_formatter", argparse.ArgumentParser._get_formatter)
     assert len(ours) > 5 and ours == helps()
+
+
+def test_a_repeat_lint_on_the_built_in_inventory_does_not_load_the_device_model(monkeypatch, tmp_path):
+    """A slice's names published twice (rules.cel) and the claim the scheduler would make for
+    a pod's served extended resources (rules.satisfiability, judged by its requests alone) are
+    judged without dra.devices, whose dataclasses each part of a `lint --jobs` run imported
+    again (6 ms of CPU). The first run computes the built-in inventory's answers (with the
+    allocator, which reads the device model); a repeat reads them from the per-user cache."""
+    from draguard.rules.cel import _TWICE_SLICE
+    from tests.unit.rules.test_unsatisfiable_truth import EXTENDED
+
+    monkeypatch.setenv("DRAGUARD_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "slice.yaml").write_text(_TWICE_SLICE)
+    (tmp_path / "pod.yaml").write_text(EXTENDED.format(count=64))
+    for name in ("slice.yaml", "pod.yaml"):
+        loads((), "lint", "--no-config", str(tmp_path / name))
+        assert loads(("draguard.dra.devices",), "lint", "--no-config", str(tmp_path / name)) == []
+
+
+def test_the_rule_catalog_a_run_in_parts_loads_before_forking_makes_no_dataclass():
+    """engine.parallel.in_parts imports every rule module before it forks the parts; the
+    live cluster's records (model.live, which the cluster rules import) are written by hand,
+    so that serial start does not import `dataclasses` (with inspect, ast, dis and tokenize)."""
+    probe = ("import sys\nfrom draguard.rules.registry import load_catalog\nload_catalog()\n"
+             "print(sorted(m for m in ('dataclasses', 'inspect') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ast.literal_eval(done.stdout) == []

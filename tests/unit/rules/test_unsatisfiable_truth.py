@@ -165,12 +165,12 @@ def test_a_pods_extended_resources_are_judged_through_the_schedulers_claim(tmp_p
 def test_a_pod_that_asks_for_no_served_resource_builds_no_schedulers_claim(tmp_path, lint_json, monkeypatch):
     """Only a pod asking (in limits or requests, in any container) for a resource that a
     DeviceClass serves has a claim built for it; the others are not looked at again."""
-    from draguard.rules import satisfiability  # the rule's own name for dra.extended.special_claim
+    from draguard.rules import satisfiability  # the rule's own name for dra.extended.special_claim_object
 
     asked = []
-    special_claim = satisfiability.special_claim
-    monkeypatch.setattr(satisfiability, "special_claim",
-                        lambda spec, *a, **k: asked.append(spec) or special_claim(spec, *a, **k))
+    special_claim_object = satisfiability.special_claim_object
+    monkeypatch.setattr(satisfiability, "special_claim_object",
+                        lambda spec, *a, **k: asked.append(spec) or special_claim_object(spec, *a, **k))
     inventory = _inventory(tmp_path, {"a": 2})
     others = "".join(f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: o{i}}}\nspec:\n  initContainers:\n"
                      f"  - {{name: i, image: x, resources: {{requests: {{cpu: '1'}}}}}}\n  containers:\n"
