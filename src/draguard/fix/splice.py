@@ -369,6 +369,7 @@ class _Document:
         self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
         self.tree = tree
         self.values: dict[tuple, object] = {}  # path -> the tree's value there (value_at), walked once a path
+        self.lasts: dict[int, object] = {}  # id of a collection's tree -> its last node (located.last_node)
         if tree is not None:
             self.root = located_root(tree, text)
             return  # the block reader reads no alias
@@ -462,8 +463,9 @@ class _Document:
 
     def content_end(self, node) -> int:
         """Where `node`'s last token ends (spans.content_end); below a located collection,
-        from the node the tree says is its last (fix.located.last_node)."""
-        return content_end(last_node(node), self.text)
+        from the node the tree says is its last (fix.located.last_node), each collection's
+        found once for the document (the document's tree holds the trees `lasts` names)."""
+        return content_end(last_node(node, self.lasts), self.text)
 
     def after_line(self, index: int) -> int:
         """The index just past the line break of the line holding `index` (or the text's end)."""

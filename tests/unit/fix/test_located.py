@@ -441,3 +441,19 @@ def test_a_migrations_paths_are_each_walked_once(monkeypatch):
     monkeypatch.setattr(splice, "value_at", walking)
     assert splice_document(POD, planned[0][1], tree) == expected
     assert walked and len(walked) == len(set(walked)), walked
+
+
+def test_a_collections_last_node_is_found_once_for_walks_that_pass_it():
+    """The root's last node found first is the one a later walk from a collection on the way
+    returns, not made again (the walks of a migration pass the same collections); a walk
+    from a collection off that way finds its own, and both end where composing ends them."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    root, composed = located_root(tree, POD), yaml.compose(POD)
+    known: dict = {}
+    last = located.last_node(root, known)
+    resources = located.tree_node(value_at(tree, ("spec", "containers", 0, "resources")), root)
+    assert located.last_node(resources, known) is last
+    assert content_end(last, POD) == content_end(composed, POD)
+    metadata = located.tree_node(value_at(tree, ("metadata",)), root)
+    assert located.last_node(metadata, known) is not last
+    assert content_end(located.last_node(metadata, known), POD) == POD.index("trainer") + len("trainer")
