@@ -369,6 +369,7 @@ class _Document:
         self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
         self.tree = tree
         self.values: dict[tuple, object] = {}  # path -> the tree's value there (value_at), walked once a path
+        self.collections: dict[tuple, object] = {}  # path -> the located collection there (or None)
         self.lasts: dict[int, object] = {}  # id of a collection's tree -> its last node (located.last_node)
         if tree is not None:
             self.root = located_root(tree, text)
@@ -405,7 +406,10 @@ class _Document:
         if self.tree is None:
             node = self.node(path)
             return node if isinstance(node, (MappingNode, SequenceNode)) else None
-        return tree_node(self.tree_value(path), self.root)
+        nodes = self.collections
+        if path not in nodes:  # one node a path: what it makes when read (its entries) serves every edit
+            nodes[path] = tree_node(self.tree_value(path), self.root)
+        return nodes[path]
 
     def tree_value(self, path: tuple):
         """value_at of the tree, each path walked once for the document: a migration asks

@@ -425,7 +425,8 @@ def test_a_key_added_and_an_item_appended_make_no_entry_list(monkeypatch):
 def test_a_migrations_paths_are_each_walked_once(monkeypatch):
     """A legacy migration (a limit removed, claims appended, a key set, a document added)
     asks about the same parents again and again (whether absent, then the collection; an
-    entry's parent): each path of the tree is walked once for the document, the same text."""
+    entry's parent): each path of the tree is walked once for the document, and each
+    collection's node made once, the same text."""
     tree = parse_stream_remembered(POD)[0][0].data
     planned = [(0, (remove(("spec", "containers", 0, "resources", "limits")),
                     append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
@@ -438,9 +439,17 @@ def test_a_migrations_paths_are_each_walked_once(monkeypatch):
     def walking(tree, path):
         walked.append(path)
         return value_at(tree, path)
+    made: list = []
+
+    def making(value, root):
+        if value is not None:
+            made.append(id(value))
+        return located.tree_node(value, root)
     monkeypatch.setattr(splice, "value_at", walking)
+    monkeypatch.setattr(splice, "tree_node", making)
     assert splice_document(POD, planned[0][1], tree) == expected
     assert walked and len(walked) == len(set(walked)), walked
+    assert made and len(made) == len(set(made)), made
 
 
 def test_a_collections_last_node_is_found_once_for_walks_that_pass_it():
