@@ -125,16 +125,27 @@ def indentation_step(root: LocatedMapping) -> int:
     return 2
 
 
-def last_node(node):
+def last_node(node, known: dict | None = None):
     """The node below `node` that spans.content_end stops on (the last entry's value, then
     its last, while they are block collections), made from the tree alone: content_end read
-    through the located nodes made a key, a node and an entry list for each level."""
+    through the located nodes made a key, a node and an entry list for each level.
+    `known`: id of a collection's tree -> its last node, filled for each collection the walk
+    passes and read where a walk meets one (the caller keeps it while the trees live): a
+    migration asks for the end of the collections it inserts after and of the root, and
+    those walks pass the same collections (the pod spec below the root, the limits below
+    the resources)."""
     if node.__class__ is not LocatedMapping and node.__class__ is not _Sequence or node.flow_style \
             or not node.tree:
         return node
     tree, at = node.tree, node.at
     line, column = node.place
+    passed: list[int] = []
     while True:
+        if known is not None:
+            found = known.get(id(tree))
+            if found is not None:
+                break
+            passed.append(id(tree))
         indent = column - 1  # the block the last entry is in
         if tree.__class__ is YSeq:
             line, column = _PAIR.unpack_from(tree.marks, _PAIR.size * len(tree))
@@ -149,7 +160,11 @@ def last_node(node):
                 and not at.text.startswith("[", at.mark(line, column).index):
             tree = value
             continue
-        return _node(value, at, line, column, indent, False)
+        found = _node(value, at, line, column, indent, False)
+        break
+    if known is not None:
+        known.update(dict.fromkeys(passed, found))
+    return found
 
 
 def value_at(tree, path: tuple):

@@ -368,6 +368,9 @@ class _Document:
         self.text, self.newline, self.json_file = text, style.newline, style.json
         self.entries: dict[tuple, Entry | None] = {}  # path -> entry: the edits of a document share their parents
         self.tree = tree
+        self.values: dict[tuple, object] = {}  # path -> the tree's value there (value_at), walked once a path
+        self.collections: dict[tuple, object] = {}  # path -> the located collection there (or None)
+        self.lasts: dict[int, object] = {}  # id of a collection's tree -> its last node (located.last_node)
         if tree is not None:
             self.root = located_root(tree, text)
             return  # the block reader reads no alias
@@ -394,7 +397,7 @@ class _Document:
 
     def absent(self, path: tuple) -> bool:
         """Whether nothing, or null, is at `path`: read from the tree where there is one."""
-        return value_at(self.tree, path) is None if self.tree is not None else _absent(self.node(path))
+        return self.tree_value(path) is None if self.tree is not None else _absent(self.node(path))
 
     def collection(self, path: tuple):
         """The node of the collection at `path` (None for anything else), found from the tree
@@ -403,7 +406,20 @@ class _Document:
         if self.tree is None:
             node = self.node(path)
             return node if isinstance(node, (MappingNode, SequenceNode)) else None
-        return tree_node(value_at(self.tree, path), self.root)
+        nodes = self.collections
+        if path not in nodes:  # one node a path: what it makes when read (its entries) serves every edit
+            nodes[path] = tree_node(self.tree_value(path), self.root)
+        return nodes[path]
+
+    def tree_value(self, path: tuple):
+        """value_at of the tree, each path walked once for the document: a migration asks
+        about the same parents again and again (whether absent, then the collection; the
+        sets grouped, then each set; an entry's parent), ten walks a fix where three do."""
+        values = self.values
+        if path in values:
+            return values[path]
+        found = values[path] = value_at(self.tree, path)
+        return found
 
     def node(self, path: tuple):
         if not path:
@@ -451,8 +467,9 @@ class _Document:
 
     def content_end(self, node) -> int:
         """Where `node`'s last token ends (spans.content_end); below a located collection,
-        from the node the tree says is its last (fix.located.last_node)."""
-        return content_end(last_node(node), self.text)
+        from the node the tree says is its last (fix.located.last_node), each collection's
+        found once for the document (the document's tree holds the trees `lasts` names)."""
+        return content_end(last_node(node, self.lasts), self.text)
 
     def after_line(self, index: int) -> int:
         """The index just past the line break of the line holding `index` (or the text's end)."""

@@ -18,9 +18,9 @@ import yaml
 
 import draguard.fix.located as located
 import draguard.fix.splice as splice
-from draguard.core.fixes import EditError, append, remove, set_value
-from draguard.fix.located import Unlocated, located_root
-from draguard.fix.splice import NotSpliceable, TextStyle, fixed_documents, parse, splice_fixes
+from draguard.core.fixes import EditError, add_document, append, remove, set_value
+from draguard.fix.located import Unlocated, located_root, value_at
+from draguard.fix.splice import NotSpliceable, TextStyle, fixed_documents, parse, splice_document, splice_fixes
 from draguard.sources.spans import content_end
 from draguard.sources.yamlpos import BlockMap, YMap, parse_stream_remembered
 from support.generated import random_value
@@ -420,3 +420,49 @@ def test_a_key_added_and_an_item_appended_make_no_entry_list(monkeypatch):
     monkeypatch.setattr(located, "_Items", _making)
     assert splice._spliced(POD, planned, {0: (0, 0, len(POD))}, TextStyle.of(POD), True, {0: tree}) == expected
     assert "    lifecycle:\n      preStop:\n        sleep:\n          seconds: 10\n" in expected[0]
+
+
+def test_a_migrations_paths_are_each_walked_once(monkeypatch):
+    """A legacy migration (a limit removed, claims appended, a key set, a document added)
+    asks about the same parents again and again (whether absent, then the collection; an
+    entry's parent): each path of the tree is walked once for the document, and each
+    collection's node made once, the same text."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    planned = [(0, (remove(("spec", "containers", 0, "resources", "limits")),
+                    append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
+                    append(("spec", "resourceClaims"), {"name": "gpu", "resourceClaimTemplateName": "t"}),
+                    set_value(("spec", "nodeSelector", "gpu.product"), "T4"),
+                    add_document({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate"})))]
+    expected = splice_fixes(POD, planned, [1])
+    walked: list = []
+
+    def walking(tree, path):
+        walked.append(path)
+        return value_at(tree, path)
+    made: list = []
+
+    def making(value, root):
+        if value is not None:
+            made.append(id(value))
+        return located.tree_node(value, root)
+    monkeypatch.setattr(splice, "value_at", walking)
+    monkeypatch.setattr(splice, "tree_node", making)
+    assert splice_document(POD, planned[0][1], tree) == expected
+    assert walked and len(walked) == len(set(walked)), walked
+    assert made and len(made) == len(set(made)), made
+
+
+def test_a_collections_last_node_is_found_once_for_walks_that_pass_it():
+    """The root's last node found first is the one a later walk from a collection on the way
+    returns, not made again (the walks of a migration pass the same collections); a walk
+    from a collection off that way finds its own, and both end where composing ends them."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    root, composed = located_root(tree, POD), yaml.compose(POD)
+    known: dict = {}
+    last = located.last_node(root, known)
+    resources = located.tree_node(value_at(tree, ("spec", "containers", 0, "resources")), root)
+    assert located.last_node(resources, known) is last
+    assert content_end(last, POD) == content_end(composed, POD)
+    metadata = located.tree_node(value_at(tree, ("metadata",)), root)
+    assert located.last_node(metadata, known) is not last
+    assert content_end(located.last_node(metadata, known), POD) == POD.index("trainer") + len("trainer")
