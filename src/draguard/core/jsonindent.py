@@ -80,9 +80,15 @@ def _key_texts(keys: tuple[Hashable, ...]) -> Iterable[str]:
     return cast("tuple[str, ...]", keys[1:]) if keys[:1] == (_WRITTEN,) else map(_key_text, keys)
 
 
-@lru_cache(maxsize=1024, typed=True)  # typed: True and 1 are equal keys, written "true" and "1"
 def _key_text(key: Hashable) -> str:
-    """A mapping's key as the C encoder writes it."""
+    """A mapping's key as the C encoder writes it: remembered by its value and type (True and
+    1 are equal keys, written "true" and "1"), but for a float: 0.0 and -0.0 are equal and of
+    one type, written "0.0" and "-0.0"."""
+    return _encoded_key(key) if not isinstance(key, float) else _encoded_key.__wrapped__(key)
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _encoded_key(key: Hashable) -> str:
     return _LEAVES({key: 0})[1:-4]
 
 

@@ -98,9 +98,10 @@ def test_a_nested_value_has_its_leaves_encoded_by_one_call_once_its_shape_is_kno
 
 def test_keys_equal_to_a_cache_but_written_apart_keep_their_own_texts():
     """True, 1 and 1.0 are one key to a dict of templates but are written "true", "1" and
-    "1.0" (a YAML `on:` key is True): each mapping of one shape is written with its own keys,
-    one after another in a process and side by side in one value, nested or with texts placed."""
-    keys = [1, True, 1.0, "1", None, "null", False, 0, "\"1\""]
+    "1.0" (a YAML `on:` key is True), as 0.0 and -0.0 (of one type) are written "0.0" and
+    "-0.0": each mapping of one shape is written with its own keys, one after another in a
+    process and side by side in one value, nested or with texts placed."""
+    keys = [1, True, 1.0, "1", None, "null", False, 0, "\"1\"", 0.0, -0.0]
     for key in keys:
         for value in ({key: {"a": [1]}}, [{key: "x"}, {"k": [key]}]):
             assert jsonindent.dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
