@@ -85,9 +85,18 @@ def parse_quantity(text: object, trim: bool = True) -> Fraction:
     return parse_quantity_form(text, trim)[0]
 
 
-@lru_cache(maxsize=4096)
 def parse_quantity_form(text: object, trim: bool = True) -> tuple[Fraction, Form]:
-    """(value, form): the value as parse_quantity, the form as ParseQuantity stores it."""
+    """(value, form): the value as parse_quantity, the form as ParseQuantity stores it.
+    Remembered by the text and its type (1.0 and True are one key to an untyped cache, but
+    1.0 is a quantity and True is refused), but for a value no cache can hold (a YAML
+    sequence or mapping where a quantity goes: refused too, not a TypeError)."""
+    if text.__hash__ is None:
+        return _parsed_form.__wrapped__(text, trim)
+    return _parsed_form(text, trim)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _parsed_form(text: object, trim: bool) -> tuple[Fraction, Form]:
     if isinstance(text, bool):
         raise QuantityError(f"{_EXPECTED}, got {text!r}")
     if isinstance(text, int):

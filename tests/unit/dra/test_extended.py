@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from draguard.core.quantity import QuantityError, parse_quantity_form
 from draguard.dra.extended import is_extended_resource, special_claim_requests
 from draguard.model.extended_resources import ClassRef, resolver
 
@@ -69,6 +70,19 @@ def test_a_sidecar_covers_an_earlier_init_container_and_zero_or_fractions_ask_no
     spec = _pod([_container({GPU: "500m"})], [_container({GPU: 1}), _container({GPU: 2}, "Always")])
     assert _requests(spec, [GPU], CLASS) == [_req("container-1-request-0", "class", 2)]
     assert _requests(_pod([_container({GPU: 0})]), [GPU], CLASS) == []
+
+
+def test_a_quantity_written_as_a_sequence_or_mapping_asks_nothing():
+    """Not a quantity (the API server refuses such a pod): no request, as for "x", and not
+    a TypeError from the parse's cache that ended request-unsatisfiable on the pod (an
+    internal-error finding, the base's too); True is refused after 1.0, one key to an untyped
+    cache, was read (1.0 read as a quantity first, True was read as 1)."""
+    for odd in ([1], {"count": 1}, "x"):
+        spec = _pod([{"name": "c", "resources": {"limits": {GPU: odd}}}, _container({GPU: 1})])
+        assert _requests(spec, [GPU], CLASS) == [_req("container-1-request-0", "class", 1)]
+    assert parse_quantity_form(1.0)[0] == 1
+    with pytest.raises(QuantityError):
+        parse_quantity_form(True)
 
 
 def test_the_newest_class_serves_a_resource_then_the_lower_name_and_every_class_its_implicit_name():
