@@ -127,10 +127,11 @@ def child(node, part) -> Entry | None:
 
 
 def scalar_text(value) -> str | None:
-    """`value` as one YAML scalar token (None for collections)."""
+    """`value` as one YAML scalar token (None for collections): remembered by its value and
+    type, but for a float (0.0 and -0.0 are equal and of one type, written apart)."""
     if isinstance(value, (dict, list)):
         return None
-    return _scalar_token(value)
+    return _scalar_token(value) if not isinstance(value, float) else _scalar_token.__wrapped__(value)
 
 
 @lru_cache(maxsize=4096, typed=True)  # typed: 1, 1.0 and True are equal keys otherwise

@@ -3,7 +3,7 @@
 import pytest
 
 from draguard.core.fixes import append, remove, set_value
-from draguard.sources.spans import locate, text_replacement
+from draguard.sources.spans import locate, scalar_text, text_replacement
 
 TEXT = """\
 # leading comment
@@ -83,3 +83,11 @@ def test_removing_a_block_entry_removes_its_lines():
 ])
 def test_edits_without_an_exact_region_are_declined(edit):
     assert text_replacement(TEXT, 1, edit) is None
+
+
+def test_equal_scalars_written_apart_keep_their_own_tokens():
+    """The tokens are remembered by value: 1, 1.0 and True are equal keys, and so are 0.0 and
+    -0.0, of one type; each is written as YAML writes it, whichever was asked first."""
+    for first, second, written in ((0.0, -0.0, "-0.0"), (-0.0, 0.0, "0.0"), (1, True, "true"), (True, 1.0, "1.0")):
+        scalar_text(first)
+        assert scalar_text(second) == written
