@@ -26,7 +26,7 @@ from draguard.fix.splice import NotSpliceable, splice_document
 from draguard.report import html
 from draguard.sources.yamlpos import parse_stream_remembered
 
-from .test_located import NAMES, STRINGS, _collections, _document, _value
+from .test_located import NAMES, STRINGS, _collections, _cuts, _document, _value
 
 
 def _file(rnd: random.Random) -> str:
@@ -44,15 +44,10 @@ def _documents(text: str):
     """(start, end, first line, tree) of each block-read document, cut out as the HTML report
     cuts it (report.lines.SourceLines.document_span) and given the tree it gives
     (report.html._block_read: fix.located.block_root)."""
-    documents, _ = parse_stream_remembered(text)
-    starts = [0]
-    for line in text.split("\n"):
-        starts.append(starts[-1] + len(line) + 1)
-    cuts = [starts[d.start_line - 1] for d in documents] + [len(text)]
-    for k, document in enumerate(documents):
+    for start, end, document in _cuts(text):
         tree = block_root(document.data, document.start_line)
         if tree is not None:
-            yield cuts[k], cuts[k + 1], document.start_line, tree
+            yield start, end, document.start_line, tree
 
 
 def _key_added(rnd: random.Random, tree) -> tuple:

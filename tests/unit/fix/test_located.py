@@ -140,17 +140,22 @@ def _stream(rnd: random.Random) -> str:
     return text if rnd.random() < 0.85 else text.rstrip("\n")
 
 
-def _pieces(text: str):
-    """(piece, tree) of each block-read document, cut out as the HTML report cuts it: from the
-    line its content starts on to the next one's (report.lines.SourceLines.document_span)."""
-    documents, problems = parse_stream_remembered(text)
+def _cuts(text: str):
+    """(start, end, document) of each document read, cut out as the HTML report cuts it: from
+    the line its content starts on to the next one's (report.lines.SourceLines.document_span)."""
+    documents, _ = parse_stream_remembered(text)
     starts = [0]
     for line in text.split("\n"):
         starts.append(starts[-1] + len(line) + 1)
     cuts = [starts[d.start_line - 1] for d in documents] + [len(text)]
-    for k, document in enumerate(documents):
+    return [(cuts[k], cuts[k + 1], document) for k, document in enumerate(documents)]
+
+
+def _pieces(text: str):
+    """(piece, tree) of each block-read document (_cuts)."""
+    for start, end, document in _cuts(text):
         if document.data.__class__ is BlockMap:
-            yield text[cuts[k]:cuts[k + 1]], document.data
+            yield text[start:end], document.data
 
 
 def _outcome(piece: str, planned: list, trees: dict | None):
