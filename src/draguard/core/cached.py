@@ -1,4 +1,5 @@
-"""A computed-once attribute for read-only views, and the bounded tables that memos keep.
+"""A computed-once attribute for read-only views, the bounded tables that memos keep, and the
+memo of a function of a value read from the input.
 
 `functools.cached_property` takes a lock on every first access up to Python 3.11, which cost
 more than the views it cached (the model builds hundreds of thousands of them on a large
@@ -8,6 +9,7 @@ instance's `__dict__`, where later reads find it without calling this descriptor
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache, wraps
 from typing import Any, Generic, TypeVar, overload
 
 _View = TypeVar("_View")
@@ -22,6 +24,26 @@ def kept(table: dict[Any, Any], key: Any, value: _Value, limit: int) -> _Value:
         table.clear()
     table[key] = value
     return value
+
+
+def by_value(maxsize: int) -> Callable[[Callable[..., _Value]], Callable[..., _Value]]:
+    """functools.lru_cache for a function whose first argument is a value read from the input
+    and whose answer depends on how that value is written: remembered by the value and its
+    type (True, 1 and 1.0 are one key to a dict, written apart), never for a float (0.0 and
+    -0.0 are equal and of one type, written apart), and answered without the memo for a value
+    no dict can hold (a list where a scalar goes: the function's own answer, not a TypeError)."""
+    def remember(function: Callable[..., _Value]) -> Callable[..., _Value]:
+        remembered = lru_cache(maxsize=maxsize, typed=True)(function)
+
+        @wraps(function)
+        def answer(value: Any, *rest: Any, **named: Any) -> _Value:
+            if value.__class__ is str or not (isinstance(value, float) or value.__hash__ is None):
+                return remembered(value, *rest, **named)  # strings, most values read, asked first
+            return function(value, *rest, **named)
+
+        return answer
+
+    return remember
 
 
 class cached(Generic[_View, _Value]):  # noqa: N801 - used like `property`

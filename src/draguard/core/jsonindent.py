@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Any, cast
 
-from .cached import kept
+from .cached import by_value, kept
 
 _CONTAINERS = (dict, list, tuple)
 #: the types whose every value is a leaf as the C encoder writes it (subclasses are looked at one by one)
@@ -80,15 +80,9 @@ def _key_texts(keys: tuple[Hashable, ...]) -> Iterable[str]:
     return cast("tuple[str, ...]", keys[1:]) if keys[:1] == (_WRITTEN,) else map(_key_text, keys)
 
 
+@by_value(maxsize=1024)
 def _key_text(key: Hashable) -> str:
-    """A mapping's key as the C encoder writes it: remembered by its value and type (True and
-    1 are equal keys, written "true" and "1"), but for a float: 0.0 and -0.0 are equal and of
-    one type, written "0.0" and "-0.0"."""
-    return _encoded_key(key) if not isinstance(key, float) else _encoded_key.__wrapped__(key)
-
-
-@lru_cache(maxsize=1024, typed=True)
-def _encoded_key(key: Hashable) -> str:
+    """A mapping's key as the C encoder writes it."""
     return _LEAVES({key: 0})[1:-4]
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from functools import lru_cache
 
+from .cached import by_value
 from .patterns import Lazy
 from .value import Value
 
@@ -85,18 +85,9 @@ def parse_quantity(text: object, trim: bool = True) -> Fraction:
     return parse_quantity_form(text, trim)[0]
 
 
+@by_value(maxsize=4096)  # 1.0 is a quantity and True is refused; a YAML list is refused too
 def parse_quantity_form(text: object, trim: bool = True) -> tuple[Fraction, Form]:
-    """(value, form): the value as parse_quantity, the form as ParseQuantity stores it.
-    Remembered by the text and its type (1.0 and True are one key to an untyped cache, but
-    1.0 is a quantity and True is refused), but for a value no cache can hold (a YAML
-    sequence or mapping where a quantity goes: refused too, not a TypeError)."""
-    if text.__hash__ is None:
-        return _parsed_form.__wrapped__(text, trim)
-    return _parsed_form(text, trim)
-
-
-@lru_cache(maxsize=4096, typed=True)
-def _parsed_form(text: object, trim: bool) -> tuple[Fraction, Form]:
+    """(value, form): the value as parse_quantity, the form as ParseQuantity stores it."""
     if isinstance(text, bool):
         raise QuantityError(f"{_EXPECTED}, got {text!r}")
     if isinstance(text, int):
@@ -201,7 +192,7 @@ class Quantity(Value):
         return self.kept if self.kept is not None else canonical_text(self.value, self.format)
 
 
-@lru_cache(maxsize=4096)
+@by_value(maxsize=4096)
 def parse_quantity_text(text: object) -> Quantity:
     """ParseQuantity as far as String() reads it (a YAML number is the JSON number's text)."""
     if isinstance(text, int) and not isinstance(text, bool):

@@ -9,11 +9,11 @@ the edit to a careful rewrite, or does not offer it as a text change)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from ..core.cached import by_value
 from ..core.fixes import Edit, Op
 from .libyaml import Loader
 
@@ -127,14 +127,13 @@ def child(node, part) -> Entry | None:
 
 
 def scalar_text(value) -> str | None:
-    """`value` as one YAML scalar token (None for collections): remembered by its value and
-    type, but for a float (0.0 and -0.0 are equal and of one type, written apart)."""
+    """`value` as one YAML scalar token (None for collections)."""
     if isinstance(value, (dict, list)):
         return None
-    return _scalar_token(value) if not isinstance(value, float) else _scalar_token.__wrapped__(value)
+    return _scalar_token(value)
 
 
-@lru_cache(maxsize=4096, typed=True)  # typed: 1, 1.0 and True are equal keys otherwise
+@by_value(maxsize=4096)
 def _scalar_token(value) -> str:
     dumped = yaml.safe_dump(value, width=1 << 30, allow_unicode=True)
     return dumped.removesuffix("...\n").rstrip("\n")

@@ -174,3 +174,14 @@ def test_allocate_shows_shares_and_says_when_capacity_is_what_is_missing(tmp_pat
     assert done.code == 1
     assert "t/a: allocated on n: gpu=p/gpu-0 (share: memory 30Gi)" in done.out
     assert "capacity left for what it asks: 0; nothing left after capacity left for what it asks" in done.out
+
+
+def test_a_capacity_written_as_true_or_a_list_is_refused_whatever_was_read_before():
+    """parse_quantity_text is remembered by value and type: `true` read after `1` (one key to
+    an untyped memo) was read as 1, and a list was a TypeError rather than a refusal."""
+    from draguard.core.quantity import QuantityError
+
+    assert str(parse_quantity_text(1)) == "1"
+    for odd in (True, [1], {"value": 1}):
+        with pytest.raises(QuantityError):
+            parse_quantity_text(odd)
