@@ -120,22 +120,34 @@ def _address_space(mib: int) -> Callable[[], None]:
     return limit
 
 
-def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1) -> list[Runs]:
-    """Each command `warmup` times uncounted, then all of them in turn `runs` times."""
+def in_turn(commands: list[Command], runs: int = RUNS, warmup: int = 1, settle: float = 0.0) -> list[Runs]:
+    """Each command `warmup` times uncounted, then all of them in turn `runs` times. With
+    `settle`, the machine idles that many seconds before every run, whichever command: on a
+    virtual machine a process that starts right after half a minute of full load runs slower
+    (docs/performance.md, "The fourteenth round measured in a quiet spell": the same lint took
+    1.265 s after a 30 s busy loop against 1.078 s), so a short command timed after a long one
+    pays the long one's load unless both start from rest."""
     if runs < 1:
         raise SystemExit("--runs must be at least 1")
     results = [Runs(c) for c in commands]
     for _ in range(warmup):
         for command in commands:
+            _rest(settle)
             once(command)
     for _ in range(runs):
         for result in results:
+            _rest(settle)
             result.loads.append(os.getloadavg()[0])
             wall, peak, cpu = once(result.command)
             result.walls.append(wall)
             result.peaks.append(peak)
             result.cpus.append(cpu)
     return results
+
+
+def _rest(seconds: float) -> None:
+    if seconds > 0:
+        time.sleep(seconds)
 
 
 def ratio(a: Runs, b: Runs, cpu: bool = False) -> str:

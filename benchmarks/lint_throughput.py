@@ -5,7 +5,9 @@ floor: reading and parsing, nothing checked), in turn, with peak memory.
 
 `--vs-checkov` also times checkov's Kubernetes framework against `draguard lint` on a smaller
 tree, both as whole processes in turn, both writing JSON; checkov is installed once into a
-cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step).
+cached virtualenv (~/.cache/draguard/bench/checkov, printed as a setup step). Each of those
+runs, either side, starts after `--settle` seconds idle: on this project's virtual machines a
+process started right after half a minute of full load (checkov's run) takes ~17% more CPU.
 
     python benchmarks/lint_throughput.py [--objects 20000] [--runs 5] [--tree DIR] [--jobs N ...]
                                          [--format json] [--vs-checkov] [--checkov-objects 4000] [--baseline-src OTHER/src]
@@ -45,6 +47,8 @@ for name in sorted(str(p) for p in pathlib.Path(sys.argv[1]).rglob("*.y*ml")):
         for _ in yaml.load_all(handle.read().decode("utf-8-sig"), Loader=yaml.CSafeLoader):
             pass
 """
+#: seconds idle before each run of the checkov comparison (--settle)
+SETTLE = 20.0
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "draguard" / "bench"
 
 
@@ -131,6 +135,8 @@ def main() -> int:
                         help="the report every `draguard lint` writes (json: the -f json report)")
     parser.add_argument("--vs-checkov", action="store_true")
     parser.add_argument("--checkov-objects", type=int, default=4_000)
+    parser.add_argument("--settle", type=float, default=SETTLE, metavar="SECONDS",
+                        help="idle before each run of the checkov comparison, either side (default %(default)g)")
     parser.add_argument("--baseline-src", metavar="DIR", help="also time `draguard lint` from this src, in turn")
     parser.add_argument("--formats", nargs="*", default=[], metavar="F",
                         help="also time `lint -f F` for each F and give its ratio to `-f text`")
@@ -164,12 +170,13 @@ def main() -> int:
             build(small, args.checkov_objects)
             small_objects = count_objects(small)[0]
             binary = checkov()
-            print(f"checkov tree: {small_objects:,} objects ({small})")
+            print(f"checkov tree: {small_objects:,} objects ({small}); each run, either side, "
+                  f"after {args.settle:g} s idle (a run right after checkov's load runs slower)")
             theirs, ours = in_turn([
                 Command("checkov -d --framework kubernetes", [str(binary), "-d", str(small), "--framework", "kubernetes",
                                                               "--quiet", "--compact", "-o", "json"], ok=(0, 1)),
                 Command("draguard lint -f json", draguard("lint", "--no-config", "-f", "json", "-o", report, str(small)),
-                        ok=(0, 1))], args.runs)
+                        ok=(0, 1))], args.runs, settle=args.settle)
             figure(theirs.command.name, f"{theirs.describe()}  {small_objects / theirs.wall:,.0f} objects/s")
             figure(ours.command.name, f"{ours.describe()}  {small_objects / ours.wall:,.0f} objects/s")
             figure("  checkov / draguard", ratio(theirs, ours), ">= 30x")

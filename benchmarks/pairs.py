@@ -21,6 +21,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                        help="idle before each run, either command (after a long command, a short one runs slower)")
     parser.add_argument("--vs", required=True, metavar="COMMAND_B", help="the baseline, one string split as a shell would")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND_A ...")
     args = parser.parse_args(argv)
@@ -30,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     a = Command("A", a_argv, ANY_EXIT)
     b = Command("B", shlex.split(args.vs), ANY_EXIT)
     header(args.runs)
-    ran_a, ran_b = in_turn([a, b], args.runs, args.warmup)
+    ran_a, ran_b = in_turn([a, b], args.runs, args.warmup, args.settle)
     figure("A " + shlex.join(a_argv)[:60], ran_a.describe())
     figure("B " + args.vs[:60], ran_b.describe())
     figure("A/B wall, pair by pair", ratio(ran_a, ran_b))

@@ -35,6 +35,20 @@ def test_a_setup_step_runs_before_each_run_untimed(tmp_path):
     assert log.read_text() == "sA" * 3
 
 
+def test_with_settle_every_run_starts_after_the_same_idle(tmp_path, monkeypatch):
+    """A short command timed after a long one pays the long one's load on a virtual machine;
+    `settle` gives each run, whichever command, the same idle before it."""
+    log = tmp_path / "log"
+    slept = []
+    monkeypatch.setattr(_measure.time, "sleep", lambda s: (slept.append(s), log.open("a").write("z")))
+    a, b = _measure.Command("A", appending(log, "A")), _measure.Command("B", appending(log, "B"))
+    _measure.in_turn([a, b], runs=2, settle=7.5)
+    assert log.read_text() == "zAzB" * 3 and slept == [7.5] * 6
+    slept.clear()
+    _measure.in_turn([a, b], runs=1)
+    assert slept == []  # none by default
+
+
 def test_a_failing_command_stops_the_benchmark(tmp_path):
     with pytest.raises(SystemExit, match="exit 3"):
         _measure.in_turn([_measure.Command("A", appending(tmp_path / "log", "A", code=3))], runs=1)
