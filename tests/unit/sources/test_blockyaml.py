@@ -403,3 +403,33 @@ def test_generated_nested_flow_collections_parse_as_libyaml_parses_them(flow, ta
     """Whatever the block reader makes of a flow collection (nested ones, over lines, with
     indicators and empty items anywhere), libyaml's path makes: read alike, or left to it."""
     _same((f"a: {flow}{tail}\nb: 1\n", f"a:\n- {flow}{tail}\n- x\n", f"a:\n  b: {flow}{tail}\n  c: 2\n")[where])
+
+
+#: lines the reader remembers by their text (blockyaml._LINES, _ITEMS) once read alone: scalars
+#: plain, quoted, spaced, with comments, and lines it must not remember (collections, `key:`)
+_MAPPING_LINES = ["a: 1", "b: x y", "c: \"q: r\"", "d: 'it''s' # c", "e: x # c", "f:   spaced", "\"g h\": 1",
+                  "'i': \"j\"", "k: [1, 2]", "l: {}", "m:", "n: -1", "o: \"x\\ty\""]
+_ITEM_LINES = ["- bash", "- -c", "- \"x y\"", "- 'a' # c", "-   spaced", "- 1", "-", "- [a]", "- k: v", "- - x",
+               "- x # c", "- \"q\\n\""]
+#: what follows a line on the next one, indented past it: a plain scalar's continuation, a
+#: nested node, a comment, an error
+_BELOW = ["x", "y: 1", "- z", "# c", "'q'", "p: 'r'"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.booleans(), data=st.data(), at=st.integers(0, 5), below=st.sampled_from(_BELOW),
+       step=st.integers(1, 3), offset=st.integers(0, 2))
+def test_lines_met_again_in_another_place_parse_as_libyaml_parses_them(items, data, at, below, step, offset):
+    """A line read before is answered from the reader's tables (its key, value and the value's
+    column): met again with a line indented past it after it, and at another column, it must
+    read as libyaml reads it (a continuation, a nested node, an error), and still here where
+    libyaml finds nothing wrong (a plain scalar's continuation is no reason to leave it)."""
+    lines = data.draw(st.lists(st.sampled_from(_ITEM_LINES if items else _MAPPING_LINES), min_size=1, max_size=6))
+    at = min(at, len(lines) - 1)
+    first = "\n".join("  " + line for line in lines)
+    again = "\n".join(["    " + line for line in lines[:at + 1]] + [" " * (4 + step) + below]
+                      + ["    " + line for line in lines[at + 1:]])
+    text = f"top:\n{first}\n---\ntop:\n{again}\n---\ntop:\n{first}\n"
+    left = _same(text, line_offset=offset)
+    if not _libyaml(text)[1]:
+        assert left == []
