@@ -251,7 +251,7 @@ class _Reader:
         self.nums, self.cols, self.texts = nums, cols, texts
         self.n = len(texts)
         self.max_depth = limits.max_depth
-        self.paths, self.shared = paths, paths.shared
+        self.shared = paths.sharing()
         self.offset = line_offset
         self.count = 0
         self.problems: list[ParseProblem] = []
@@ -359,7 +359,7 @@ class _Reader:
             raise _Unsure  # libyaml's path refuses it, with its message
         self.count += 1
         result = cls()
-        result.path = self.shared(path)
+        result.path = self.shared(path, path)
         return result, [line + self.offset, col + 1]
 
     def flow(self, k: int, text: str, path: tuple, line: int, col: int, indent: int):
@@ -430,7 +430,7 @@ class _Reader:
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
         it, sharing no path and saying no problem of it."""
         shared, problems = self.shared, len(self.problems)
-        self.shared, self.dropped_any = Paths().shared, True
+        self.shared, self.dropped_any = Paths().sharing(), True
         try:
             return read(*args)
         finally:
@@ -462,7 +462,7 @@ class _Reader:
         if len(path) >= self.max_depth:
             raise _Unsure  # libyaml's path refuses it, with its message
         result = YMap()  # collection(), inline: a call fewer for each of a tree's mappings
-        result.path = self.shared(path)
+        result.path = self.shared(path, path)
         here = nums[k] + offset  # the entry's line as positions count it
         marks = [here, col + 1]
         count = 1  # nodes read here, added to self.count once
@@ -568,7 +568,7 @@ class _Reader:
         if len(path) >= self.max_depth:
             raise _Unsure  # libyaml's path refuses it, with its message
         result = YSeq()  # collection(), inline, as in mapping()
-        result.path = self.shared(path)
+        result.path = self.shared(path, path)
         here = nums[k] + offset  # the item's line as positions count it
         marks = [here, col + 1]
         count = 1  # nodes read here, added to self.count once

@@ -195,6 +195,18 @@ def test_paths_are_shared_across_documents():
     assert documents[0].data["spec"].path is documents[1].data["spec"].path
 
 
+def test_the_table_of_paths_is_bounded_between_documents():
+    """The block reader shares paths through the table's own setdefault (Paths.sharing), bounded
+    once a document: a stream of many documents of distinct paths leaves it at the bound
+    and one document's paths at most, and paths met within a document are still shared."""
+    paths = Paths()
+    text = "".join(f"---\nk{i}:\n  a:\n    b: 1\n  c:\n  - d: 2\n" for i in range(3000))
+    documents, _ = parse_stream(text, paths=paths)
+    assert len(documents) == 3000 and len(paths.seen) <= Paths._SIZE + 4
+    documents, _ = parse_stream("a:\n  b:\n  - c: 1\n  - c: 2\nd:\n  b:\n  - c: 3\n", paths=paths)
+    assert documents[0].data["a"].path is paths.shared(("a",)) and documents[0].data["a"]["b"][1].path == ("a", "b", 1)
+
+
 # generated block YAML: the constructs the reader reads, the ones it must leave to libyaml,
 # and broken ones (both must say the same problem)
 _WORDS = ["a", "name", "nvidia.com/gpu", "on", "yes", "No", "010", "0o7", "0x1F", "0x", "1_000", "1:30", "1e3",
