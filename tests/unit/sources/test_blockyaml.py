@@ -445,3 +445,31 @@ def test_lines_met_again_in_another_place_parse_as_libyaml_parses_them(items, da
     left = _same(text, line_offset=offset)
     if not _libyaml(text)[1]:
         assert left == []
+
+
+#: pieces of a double-quoted scalar's escapes: the common ones replaced as text, a backslash
+#: escaped (after which they may not be), ones the pattern decodes, ones libyaml refuses
+_ESCAPE_PIECES = ["\\n", "\\\"", "\\ ", "\\t", "\\\\", "\\x41", "\\u00e9", "\\U0001F600", "\\x4", "\\/", "\\0", "\\e",
+                  "\\N", "\\", "a", "n", " ", "\"", "t"]
+
+
+def _pattern_decoded(text: str) -> str | None:
+    try:
+        return blockyaml._ESCAPE.sub(blockyaml._escaped, text)
+    except blockyaml._Unsure:
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_ESCAPE_PIECES), max_size=8), more=st.lists(st.sampled_from(_ESCAPE_PIECES), max_size=4))
+def test_escapes_decode_as_the_pattern_decodes_them_and_as_libyaml_does(pieces, more):
+    """_unescape replaces the common escapes as text where no escaped backslash is: it says
+    what the pattern alone says of any line (its value, or unsure), and a double-quoted
+    scalar over lines of such pieces reads as libyaml reads it."""
+    text = "".join(pieces)
+    try:
+        decoded = blockyaml._unescape(text)
+    except blockyaml._Unsure:
+        decoded = None
+    assert decoded == _pattern_decoded(text), text
+    _same(f"a: \"x{text}\n  {''.join(more)}y\"\nb: 1\n")
