@@ -65,9 +65,9 @@ _PLAIN_SIZE = 4096
 #: The API server stores no object past 1.5 MiB (etcd's request limit), so manifests are
 #: smaller; a List is split into its items before either reader sees it (sources.lists)
 LARGEST_PART = 1 << 20
-#: the common lines by their text from the key on: `key: value` of a plain scalar (key,
-#: value, the value's column past the key's) and `key:` with its value below (key, None, 0);
-#: bounded like _PLAIN
+#: the common lines by their text from the key on: `key: value` of a scalar alone on the
+#: line (key, value, the value's column past the key's: plain, quoted, a comment after it) and
+#: `key:` with its value below (key, None, 0); bounded like _PLAIN
 _LINES: dict[str, tuple[str, object, int]] = {}
 #: sequence items' lines of a scalar alone (`- bash`) by their text: (value, the value's column
 #: past the dash's); bounded like _PLAIN
