@@ -65,10 +65,13 @@ _PLAIN_SIZE = 4096
 #: The API server stores no object past 1.5 MiB (etcd's request limit), so manifests are
 #: smaller; a List is split into its items before either reader sees it (sources.lists)
 LARGEST_PART = 1 << 20
-#: the common lines by their text from the key on: `key: value` of a plain scalar (key,
-#: value, the value's column past the key's) and `key:` with its value below (key, None, 0);
-#: bounded like _PLAIN
+#: the common lines by their text from the key on: `key: value` of a scalar alone on the
+#: line (key, value, the value's column past the key's: plain, quoted, a comment after it) and
+#: `key:` with its value below (key, None, 0); bounded like _PLAIN
 _LINES: dict[str, tuple[str, object, int]] = {}
+#: sequence items' lines of a scalar alone (`- bash`) by their text: (value, the value's column
+#: past the dash's); bounded like _PLAIN
+_ITEMS: dict[str, tuple[object, int]] = {}
 #: first characters after which the safe resolver can only answer str (yaml.resolver's
 #: implicit resolvers are keyed by first character; '' resolves to null)
 _MAYBE_TYPED = frozenset("-+.0123456789yYnNtTfFoO~<=")
@@ -118,10 +121,24 @@ def _escaped(match: re.Match[str]) -> str:
     return hit
 
 
+#: the escapes of nearly every double-quoted scalar over lines (yaml.safe_dump's: a line break,
+#: a quote, a space kept at a line's start, a tab), replaced as text before the pattern reads
+#: the rest: a call of _escaped for each was a tenth of reading such scalars
+_COMMON_ESCAPES = tuple(("\\" + code, _ESCAPES[code]) for code in 'n" t')
+
+
 def _unescape(text: str) -> str:
-    """A double-quoted scalar's line with its escapes decoded."""
+    """A double-quoted scalar's line with its escapes decoded. Where no `\\\\` is in it, every
+    backslash starts an escape of two characters that overlaps no other, and no value
+    replaced holds a backslash: the common ones are replaced whole, the pattern decodes what
+    is left."""
     if "\\" not in text:
         return text
+    if "\\\\" not in text:
+        for escape, value in _COMMON_ESCAPES:
+            text = text.replace(escape, value)
+        if "\\" not in text:
+            return text
     return _ESCAPE.sub(_escaped, text)
 
 
@@ -248,7 +265,7 @@ class _Reader:
         self.nums, self.cols, self.texts = nums, cols, texts
         self.n = len(texts)
         self.max_depth = limits.max_depth
-        self.paths, self.shared = paths, paths.shared
+        self.shared = paths.sharing()
         self.offset = line_offset
         self.count = 0
         self.problems: list[ParseProblem] = []
@@ -356,7 +373,7 @@ class _Reader:
             raise _Unsure  # libyaml's path refuses it, with its message
         self.count += 1
         result = cls()
-        result.path = self.shared(path)
+        result.path = self.shared(path, path)
         return result, [line + self.offset, col + 1]
 
     def flow(self, k: int, text: str, path: tuple, line: int, col: int, indent: int):
@@ -427,7 +444,7 @@ class _Reader:
         """A live object's managedFields: read (it must parse), then dropped as yamlpos drops
         it, sharing no path and saying no problem of it."""
         shared, problems = self.shared, len(self.problems)
-        self.shared, self.dropped_any = Paths().shared, True
+        self.shared, self.dropped_any = Paths().sharing(), True
         try:
             return read(*args)
         finally:
@@ -435,55 +452,47 @@ class _Reader:
             del self.problems[problems:]
 
     def value(self, k: int, key: str, text: str, path: tuple, line: int, col: int, indent: int):
-        """(value, its mark, dropped, next content line) of a value starting on its key's line."""
-        vmark = (line + self.offset, col + 1)
+        """(value, dropped, next content line) of a value starting on its key's line at `col`."""
         if text[0] == "[" or text[0] == "{":
             sub = path + (key,)
             if key == "managedFields" and path[-1:] == ("metadata",) and text[0] == "[":
-                return None, vmark, True, self.dropped(self.flow, k, text, sub, line, col, indent)[1]
+                return None, True, self.dropped(self.flow, k, text, sub, line, col, indent)[1]
             value, k = self.flow(k, text, sub, line, col, indent)
-            return value, vmark, False, k
+            return value, False, k
         value, alone, after = self.scalar(k, text, indent)
         if not alone:
             raise _Unsure  # `a: b: c`
         self.count += 1
-        return value, vmark, False, after
-
-    def opened(self, k: int, col: int, line: int, colon: int, key: str, path: tuple):
-        """A key with nothing after it: (the text of the node below it or None, the value's
-        mark, dropped, next content line), the node read already where it is dropped."""
-        cols, texts = self.cols, self.texts
-        if k < self.n and (cols[k] > col or (cols[k] == col and _entry(texts[k]))):
-            nested = texts[k]
-            vmark = (self.nums[k] + self.offset, cols[k] + 1)
-            if key == "managedFields" and path[-1:] == ("metadata",) and _entry(nested):
-                return None, vmark, True, self.dropped(self.node, k, cols[k], nested, path + (key,), col)[1]
-            return nested, vmark, False, k
-        self.count += 1
-        return None, (line + self.offset, colon + 2), False, k
+        if after == k + 1:  # a scalar alone on its key's line (`image: "x"`): the line is met again
+            kept(_LINES, self.texts[k], (key, value, col + 1 - indent), _PLAIN_SIZE)
+        return value, False, after
 
     def mapping(self, k: int, col: int, text: str, path: tuple):
+        """(the block mapping whose first key starts `text` at column `col` of line `k`, next
+        content line). Each entry is a line met before (`_LINES`), a `key: value` of a plain
+        scalar, a `key:` with its value below, or what `key` and `value` read; a key with
+        nothing after it on its line is followed here (its node below, or null), not in a call."""
         nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
-        line = nums[k]
         if len(path) >= self.max_depth:
             raise _Unsure  # libyaml's path refuses it, with its message
         result = YMap()  # collection(), inline: a call fewer for each of a tree's mappings
-        result.path = self.shared(path)
-        marks = [line + offset, col + 1]
+        result.path = self.shared(path, path)
+        here = nums[k] + offset  # the entry's line as positions count it
+        marks = [here, col + 1]
         count = 1  # nodes read here, added to self.count once
         plain, not_first, known = _PLAIN, _NOT_FIRST, _LINES
         while True:
-            nested = None
+            # each entry gives its key and either its value, read, with the value's column
+            # (1-based) and `k` past it, or `colon` (0-based) where nothing follows the key
             hit = known.get(text)
             if hit is not None and (not hit[2] or not (k + 1 < n and cols[k + 1] > col)):
-                key, value, after = hit  # a line met before: `key: value` (`kind: Pod`, ...), or `key:`
-                if after:
+                key, value, at = hit  # a line met before: `key: value` (`kind: Pod`, ...), or `key:`
+                k += 1
+                if at:
                     count += 1
-                    vmark, drop = (line + offset, col + after), False
-                    k += 1
+                    vcol, colon, drop = col + at, 0, False
                 else:
-                    nested, vmark, drop, k = self.opened(k + 1, col, line, col + len(key), key, path)
-                colon = 0
+                    colon = col + len(key)
             elif 0 < (colon := text.find(": ")) <= 1000 and text[0] not in not_first and text[colon - 1] != " " and \
                     text[colon + 2:colon + 3] not in ("", " ", "#"):
                 key = text[:colon]  # the common line, `key: value`
@@ -492,9 +501,10 @@ class _Reader:
                     raise _Unsure
                 key = intern(key)
                 first = rest[0]
+                vcol = col + colon + 3
                 if (":" in rest or "#" in rest or first in not_first or rest[-1] == " " or
                         (first == "-" and rest[1:2] in ("", " ")) or (k + 1 < n and cols[k + 1] > col)):
-                    value, vmark, drop, k = self.value(k, key, rest, path, line, col + colon + 2, col)
+                    value, drop, k = self.value(k, key, rest, path, here - offset, vcol - 1, col)
                 else:
                     value = plain.get(rest, plain)
                     if value is plain:
@@ -503,8 +513,9 @@ class _Reader:
                         known.clear()
                     known[text] = (key, value, colon + 3)
                     count += 1
-                    vmark, drop = (line + offset, col + colon + 3), False
+                    drop = False
                     k += 1
+                colon = 0
             elif colon < 0 and text[-1] == ":" and text[0] not in not_first and text[-2:-1] != " " and \
                     len(text) <= 1000 and "#" not in text and text != "-:":
                 key = intern(text[:-1])  # `key:`, its value on the lines below
@@ -514,25 +525,37 @@ class _Reader:
                     known.clear()
                 known[text] = (key, None, 0)
                 value = None
-                nested, vmark, drop, k = self.opened(k + 1, col, line, col + len(key), key, path)
+                k += 1
+                colon = col + len(key)
             else:
                 key, colon, rest = self.key(text, col)
                 value_text = rest.lstrip(" ")
                 if value_text and value_text[0] != "#":
-                    value, vmark, drop, k = self.value(k, key, value_text, path, line,
-                                                       colon + 1 + len(rest) - len(value_text), col)
+                    vcol = colon + 2 + len(rest) - len(value_text)
+                    value, drop, k = self.value(k, key, value_text, path, here - offset, vcol - 1, col)
+                    colon = 0
                 else:
                     value = None
-                    nested, vmark, drop, k = self.opened(k + 1, col, line, colon, key, path)
+                    k += 1
+            nested = None
+            if colon:  # nothing after the key: its node starts the next line, or it is null
+                if k < n and (cols[k] > col or (cols[k] == col and texts[k][0] == "-" and texts[k][1:2] in ("", " "))):
+                    nested, vline, vcol, drop = texts[k], nums[k] + offset, cols[k] + 1, False
+                    if key == "managedFields" and path[-1:] == ("metadata",) and _entry(nested):
+                        drop, k = True, self.dropped(self.node, k, cols[k], nested, path + (key,), col)[1]
+                else:
+                    count += 1
+                    vline, vcol, drop = here, colon + 2, False
+            else:
+                vline = here
             if not drop:
-                quad = (line + offset, col + 1) + vmark
                 if key in result:
                     again = 2 + 4 * list(result).index(key)
-                    self.problems.append(ParseProblem("duplicate-key", f"mapping key {key!r} already defined", line,
-                                                      col + 1, earlier=(marks[again], marks[again + 1])))
-                    marks[again:again + 4] = quad
+                    self.problems.append(ParseProblem("duplicate-key", f"mapping key {key!r} already defined",
+                                                      here - offset, col + 1, earlier=(marks[again], marks[again + 1])))
+                    marks[again:again + 4] = (here, col + 1, vline, vcol)
                 else:
-                    marks += quad
+                    marks += (here, col + 1, vline, vcol)
                 if nested is not None:
                     if nested[0] == "-" and nested[1:2] in ("", " "):
                         value, k = self.sequence(k, cols[k], nested, path + (key,))
@@ -546,55 +569,63 @@ class _Reader:
             text = texts[k]
             if cols[k] > col or (text[0] == "-" and text[1:2] in ("", " ")):
                 raise _Unsure  # a sequence where a key should be
-            line = nums[k]
+            here = nums[k] + offset
         result.marks = _sealed(marks)
         self.count += count
         return result, k
 
     def sequence(self, k: int, col: int, text: str, path: tuple):
+        """(the block sequence whose first `- ` starts `text` at column `col` of line `k`, next
+        content line). An item line met before that held a scalar alone (`- bash`, `- -c`:
+        `_ITEMS`) is answered from it, as `mapping` answers a `key: value` line."""
         nums, cols, texts, n, offset = self.nums, self.cols, self.texts, self.n, self.offset
-        line = nums[k]
         if len(path) >= self.max_depth:
             raise _Unsure  # libyaml's path refuses it, with its message
         result = YSeq()  # collection(), inline, as in mapping()
-        result.path = self.shared(path)
-        marks = [line + offset, col + 1]
-        self.count += 1
-        index = 0
+        result.path = self.shared(path, path)
+        here = nums[k] + offset  # the item's line as positions count it
+        marks = [here, col + 1]
+        count = 1  # nodes read here, added to self.count once
+        known = _ITEMS
         while True:
-            item = text[1:].lstrip(" ")
-            if item and item[0] != "#":
+            hit = known.get(text)
+            if hit is not None and not (k + 1 < n and cols[k + 1] > col):
+                value, at = hit
+                marks += (here, col + at)
+                count += 1
+                k += 1
+            elif (item := text[1:].lstrip(" ")) and item[0] != "#":
                 icol = col + len(text) - len(item)
-                marks += (line + offset, icol + 1)
+                marks += (here, icol + 1)
                 if item[0] == "[" or item[0] == "{":
-                    value, k = self.flow(k, item, path + (index,), line, icol, col)
-                    result.append(value)
+                    value, k = self.flow(k, item, path + (len(result),), here - offset, icol, col)
                 elif item[0] not in _NOT_FIRST and (item[-1] == ":" or ": " in item) and item[1:2] != " ":
-                    value, k = self.mapping(k, icol, item, path + (index,))  # `- key: value`
-                    result.append(value)
+                    value, k = self.mapping(k, icol, item, path + (len(result),))  # `- key: value`
                 else:
-                    value, k = self.node(k, icol, item, path + (index,), col)
-                    result.append(value)
+                    value, after = self.node(k, icol, item, path + (len(result),), col)
+                    if after == k + 1 and value.__class__ is not YMap and value.__class__ is not YSeq:
+                        kept(known, text, (value, icol - col + 1), _PLAIN_SIZE)  # a scalar alone on its line
+                    k = after
             elif k + 1 < n and cols[k + 1] > col:
                 k += 1
                 marks += (nums[k] + offset, cols[k] + 1)
-                value, k = self.node(k, cols[k], texts[k], path + (index,), col)
-                result.append(value)
+                value, k = self.node(k, cols[k], texts[k], path + (len(result),), col)
             else:
                 k += 1
-                marks += (line + offset, col + 2)
-                result.append(None)
-                self.count += 1
-            index += 1
+                marks += (here, col + 2)
+                value = None
+                count += 1
+            result.append(value)
             if k >= n or cols[k] < col:
                 break
             text = texts[k]
             if cols[k] > col:
                 raise _Unsure
-            if not _entry(text):
+            if not (text[0] == "-" and text[1:2] in ("", " ")):
                 break  # a key of the mapping this sequence is the value of, at its column
-            line = nums[k]
+            here = nums[k] + offset
         result.marks = _sealed(marks)
+        self.count += count
         return result, k
 
 

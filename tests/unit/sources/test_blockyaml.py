@@ -195,6 +195,18 @@ def test_paths_are_shared_across_documents():
     assert documents[0].data["spec"].path is documents[1].data["spec"].path
 
 
+def test_the_table_of_paths_is_bounded_between_documents():
+    """The block reader shares paths through the table's own setdefault (Paths.sharing), bounded
+    once a document: a stream of many documents of distinct paths leaves it at the bound
+    and one document's paths at most, and paths met within a document are still shared."""
+    paths = Paths()
+    text = "".join(f"---\nk{i}:\n  a:\n    b: 1\n  c:\n  - d: 2\n" for i in range(3000))
+    documents, _ = parse_stream(text, paths=paths)
+    assert len(documents) == 3000 and len(paths.seen) <= Paths._SIZE + 4
+    documents, _ = parse_stream("a:\n  b:\n  - c: 1\n  - c: 2\nd:\n  b:\n  - c: 3\n", paths=paths)
+    assert documents[0].data["a"].path is paths.shared(("a",)) and documents[0].data["a"]["b"][1].path == ("a", "b", 1)
+
+
 # generated block YAML: the constructs the reader reads, the ones it must leave to libyaml,
 # and broken ones (both must say the same problem)
 _WORDS = ["a", "name", "nvidia.com/gpu", "on", "yes", "No", "010", "0o7", "0x1F", "0x", "1_000", "1:30", "1e3",
@@ -403,3 +415,61 @@ def test_generated_nested_flow_collections_parse_as_libyaml_parses_them(flow, ta
     """Whatever the block reader makes of a flow collection (nested ones, over lines, with
     indicators and empty items anywhere), libyaml's path makes: read alike, or left to it."""
     _same((f"a: {flow}{tail}\nb: 1\n", f"a:\n- {flow}{tail}\n- x\n", f"a:\n  b: {flow}{tail}\n  c: 2\n")[where])
+
+
+#: lines the reader remembers by their text (blockyaml._LINES, _ITEMS) once read alone: scalars
+#: plain, quoted, spaced, with comments, and lines it must not remember (collections, `key:`)
+_MAPPING_LINES = ["a: 1", "b: x y", "c: \"q: r\"", "d: 'it''s' # c", "e: x # c", "f:   spaced", "\"g h\": 1",
+                  "'i': \"j\"", "k: [1, 2]", "l: {}", "m:", "n: -1", "o: \"x\\ty\""]
+_ITEM_LINES = ["- bash", "- -c", "- \"x y\"", "- 'a' # c", "-   spaced", "- 1", "-", "- [a]", "- k: v", "- - x",
+               "- x # c", "- \"q\\n\""]
+#: what follows a line on the next one, indented past it: a plain scalar's continuation, a
+#: nested node, a comment, an error
+_BELOW = ["x", "y: 1", "- z", "# c", "'q'", "p: 'r'"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.booleans(), data=st.data(), at=st.integers(0, 5), below=st.sampled_from(_BELOW),
+       step=st.integers(1, 3), offset=st.integers(0, 2))
+def test_lines_met_again_in_another_place_parse_as_libyaml_parses_them(items, data, at, below, step, offset):
+    """A line read before is answered from the reader's tables (its key, value and the value's
+    column): met again with a line indented past it after it, and at another column, it must
+    read as libyaml reads it (a continuation, a nested node, an error), and still here where
+    libyaml finds nothing wrong (a plain scalar's continuation is no reason to leave it)."""
+    lines = data.draw(st.lists(st.sampled_from(_ITEM_LINES if items else _MAPPING_LINES), min_size=1, max_size=6))
+    at = min(at, len(lines) - 1)
+    first = "\n".join("  " + line for line in lines)
+    again = "\n".join(["    " + line for line in lines[:at + 1]] + [" " * (4 + step) + below]
+                      + ["    " + line for line in lines[at + 1:]])
+    text = f"top:\n{first}\n---\ntop:\n{again}\n---\ntop:\n{first}\n"
+    left = _same(text, line_offset=offset)
+    if not _libyaml(text)[1]:
+        assert left == []
+
+
+#: pieces of a double-quoted scalar's escapes: the common ones replaced as text, a backslash
+#: escaped (after which they may not be), ones the pattern decodes, ones libyaml refuses
+_ESCAPE_PIECES = ["\\n", "\\\"", "\\ ", "\\t", "\\\\", "\\x41", "\\u00e9", "\\U0001F600", "\\x4", "\\/", "\\0", "\\e",
+                  "\\N", "\\", "a", "n", " ", "\"", "t"]
+
+
+def _pattern_decoded(text: str) -> str | None:
+    try:
+        return blockyaml._ESCAPE.sub(blockyaml._escaped, text)
+    except blockyaml._Unsure:
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_ESCAPE_PIECES), max_size=8), more=st.lists(st.sampled_from(_ESCAPE_PIECES), max_size=4))
+def test_escapes_decode_as_the_pattern_decodes_them_and_as_libyaml_does(pieces, more):
+    """_unescape replaces the common escapes as text where no escaped backslash is: it says
+    what the pattern alone says of any line (its value, or unsure), and a double-quoted
+    scalar over lines of such pieces reads as libyaml reads it."""
+    text = "".join(pieces)
+    try:
+        decoded = blockyaml._unescape(text)
+    except blockyaml._Unsure:
+        decoded = None
+    assert decoded == _pattern_decoded(text), text
+    _same(f"a: \"x{text}\n  {''.join(more)}y\"\nb: 1\n")
