@@ -78,7 +78,10 @@ def let_end(pid: int) -> None:
 def reap() -> None:
     """Wait for every process handed to `let_end`: none is left a zombie past it."""
     while _ENDING:
-        os.waitpid(_ENDING.pop(), 0)
+        try:
+            os.waitpid(_ENDING.pop(), 0)
+        except ChildProcessError:
+            pass  # waited for already (os.wait elsewhere in the process)
 
 
 atexit.register(reap)
