@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     tree_shaped = whole_process and args.command in TREE_SHAPED
     if tree_shaped:
         gc.disable()
+    args.ends_process = tree_shaped
     status = _run(module, args)
     if tree_shaped:
         ended(status)
@@ -167,6 +168,20 @@ def program() -> int:
     status = main(whole_process=True)
     gc.freeze()
     return status
+
+
+#: what a command that ends the process itself (ended) leaves to go with the process
+#: (left_to_the_end)
+_LEFT: list[object] = []
+
+
+def left_to_the_end(args: argparse.Namespace, value: object) -> None:
+    """Keep `value` to the end of the process, where the command ends it (main's
+    `whole_process`), so that it is not freed object by object as the command returns: a
+    lint's result (its findings, its report's pieces, the trees its findings point into) took
+    5-6 ms of CPU after a 4,158-object report was written, while nothing else ran."""
+    if args.ends_process:
+        _LEFT.append(value)
 
 
 def ended(status: int) -> None:
