@@ -33,6 +33,10 @@ class Channel:
         self._out = writing
 
     def send(self, message: object) -> None:
+        """Write `message`, after what this process printed before it: the other process,
+        once it holds the message, is never overtaken by that output (a part's process
+        ends after its parent has gone on: let_end)."""
+        _flush_standard_streams()
         chunks = _Chunks(self._out)
         try:
             pickle.Pickler(chunks, pickle.HIGHEST_PROTOCOL).dump(message)

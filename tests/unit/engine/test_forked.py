@@ -8,6 +8,7 @@ import fcntl
 import os
 import pickle
 import select
+import sys
 
 import pytest
 
@@ -124,5 +125,27 @@ def test_the_pipes_hold_a_mebibyte_each_way():
     child.send("ping")
     assert child.recv() == ("echo", "ping")  # the other way: the reply's pipe
     assert fcntl.fcntl(child._in.fileno(), fcntl.F_GETPIPE_SZ) == PIPE_BYTES
+    child.close()
+    os.waitpid(pid, 0)
+
+
+def _print_answer_and_wait(parent) -> None:
+    sys.stdout = open(_PRINTED[1], "w", closefd=False)  # block-buffered: flushed when asked
+    print("printed before the answer")
+    parent.send("answer")
+    parent.recv()  # still running: its output is not flushed by its end
+
+
+_PRINTED = os.pipe()
+
+
+def test_what_a_process_printed_before_a_message_is_written_before_it():
+    """A part's process ends after its parent has gone on (let_end): what it printed before
+    its answer must not come after what the parent writes next."""
+    pid, child = fork(_print_answer_and_wait)
+    assert child.recv() == "answer"
+    os.set_blocking(_PRINTED[0], False)
+    assert os.read(_PRINTED[0], 1000) == b"printed before the answer\n"
+    child.send("done")
     child.close()
     os.waitpid(pid, 0)
