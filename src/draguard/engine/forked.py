@@ -6,9 +6,10 @@ before any part began. A message is written as it is pickled, frame by frame (th
 64 KiB frames, each a chunk with its length before it), and read back as its chunks arrive:
 the other process unpickles the first frames while the last are being made, where
 multiprocessing's Connection pickles a message whole before writing any of it (a part's
-answer, 5 MB of a 4,158-object lint, took 35-45 ms to pickle and 25-35 ms to read back,
-one after the other, while the other core waited). A message that cannot be pickled is
-dropped: what was written of it is marked so, and the reader skips it."""
+answer, 6.6 MB of a 4,158-object lint, took 32-50 ms of CPU to pickle and 22-34 ms to read
+back, one after the other, while the other core waited; timelines at load 3). A message
+that cannot be pickled is dropped: what was written of it is marked so, and the reader
+skips it."""
 
 from __future__ import annotations
 
@@ -171,7 +172,7 @@ PIPE_BYTES = 1 << 20
 def _widened(pipe: tuple[int, int]) -> tuple[int, int]:
     """`pipe` made to hold PIPE_BYTES (Linux; elsewhere, or past the user's limit, as it is):
     the writer gets that far ahead before it waits for the reader, where with a pipe's 64 KiB
-    the two processes took turns at each frame of a message (a 5 MB answer: 80 turns; it
+    the two processes took turns at each frame of a message (a 6.6 MB answer: 100 turns; it
     crossed in 61-73 ms against 92-96 ms, medians of 7, load 2.8)."""
     try:
         import fcntl
