@@ -18,7 +18,7 @@ import os
 import pickle
 import struct
 import sys
-from typing import Callable
+from typing import BinaryIO, Callable
 
 #: forked processes that have answered, their channels closed, not yet waited for (reap)
 _ENDING: list[int] = []
@@ -101,7 +101,7 @@ class _Message:
 
     __slots__ = ("_stream", "_left")
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: BinaryIO) -> None:
         self._stream = stream
         self._left = 0  # bytes of the chunk being read not read yet
 
