@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
     tree_shaped = whole_process and args.command in TREE_SHAPED
     if tree_shaped:
         gc.disable()
+    args.ends_process = tree_shaped
     status = _run(module, args)
     if tree_shaped:
         ended(status)
@@ -169,6 +170,20 @@ def program() -> int:
     return status
 
 
+#: what a command that ends the process itself (ended) leaves to go with the process
+#: (left_to_the_end)
+_LEFT: list[object] = []
+
+
+def left_to_the_end(args: argparse.Namespace, value: object) -> None:
+    """Keep `value` to the end of the process, where the command ends it (main's
+    `whole_process`), so that it is not freed object by object as the command returns: a
+    lint's result (its findings, its report's pieces, the trees its findings point into) took
+    5-6 ms of CPU after a 4,158-object report was written, while nothing else ran."""
+    if args.ends_process:
+        _LEFT.append(value)
+
+
 def ended(status: int) -> None:
     """End the process now with `status`, its output flushed: a lint or a fix has written
     everything (its report and files closed, its parts joined), and what the interpreter
@@ -182,4 +197,7 @@ def ended(status: int) -> None:
         sys.stderr.flush()
     except (OSError, ValueError):
         return
+    forked = sys.modules.get("draguard.engine.forked")  # imported where the run was cut into parts
+    if forked is not None:
+        forked.reap()  # their processes, still giving their memory back as the report was written
     os._exit(status)

@@ -10,6 +10,7 @@ from ..core.errors import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
 from ..core.versions import DEFAULT_KUBE_VERSION, SUPPORTED_KUBE_VERSIONS
 from ..report import FORMAT_NAMES
 from ..sources.discover import DEFAULT_INCLUDE
+from . import left_to_the_end
 
 
 def arguments(name, parser) -> None:
@@ -242,6 +243,7 @@ def run(args) -> int:
                 handle.writelines(pieces)
         else:
             sys.stdout.writelines(pieces)
+    left_to_the_end(args, result)
     if said_empty(result, args):
         return EXIT_ERROR
     if said_incomplete(result):

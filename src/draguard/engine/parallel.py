@@ -332,7 +332,7 @@ def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
     global _MAKE
     # here: importing it (with pickle) cost a one-file lint 3 to 7 ms
     from ..facts.schemas import import_validators
-    from .forked import fork
+    from .forked import fork, let_end
 
     # every rule module imported once, here, for the forked processes to inherit: each imported
     # those of the kinds it met (0.07 s CPU a process; a run this large meets nearly all of them);
@@ -358,7 +358,7 @@ def in_parts(count: int, make: Callable[[int], Any]) -> tuple[list, list]:
         for _, ours in workers:
             ours.close()
         for pid, _ in workers:
-            os.waitpid(pid, 0)
+            let_end(pid)  # not waited for here: it ends while this process joins and writes the report
     return read, judged
 
 

@@ -168,6 +168,29 @@ def test_a_whole_process_lint_ends_the_process_itself_once_its_output_is_flushed
     assert statuses == [(1, True)]
 
 
+
+def test_a_whole_process_lint_leaves_its_result_to_go_with_the_process(monkeypatch, tmp_path):
+    """Its findings and the trees they point into are not freed one by one as the command
+    returns (cli.left_to_the_end); a lint in a process that goes on keeps nothing."""
+    from draguard import cli
+    from draguard.engine.result import LintResult
+
+    _ending(monkeypatch)
+    monkeypatch.setattr(cli, "_LEFT", [])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    was = gc.isenabled()
+    try:
+        with pytest.raises(_Ended):
+            main(["lint", str(bad), "--no-config"], whole_process=True)
+    finally:
+        if was:
+            gc.enable()
+    (left,) = cli._LEFT
+    assert isinstance(left, LintResult) and left.findings
+    assert main(["lint", str(bad), "--no-config"]) == 1
+    assert len(cli._LEFT) == 1
+
 def test_a_lint_whose_output_cannot_be_flushed_returns_its_status(monkeypatch, tmp_path):
     statuses = _ending(monkeypatch)
 

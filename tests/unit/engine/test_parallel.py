@@ -5,6 +5,7 @@ whatever the number of parts; a suppression on an object judged in another part 
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 
@@ -12,7 +13,7 @@ import pytest
 
 from draguard.core.config import Config
 from draguard.core.finding import Finding, Severity
-from draguard.engine import parallel
+from draguard.engine import forked, parallel
 from draguard.report import FORMAT_NAMES, chunk_renderer, piece_renderer
 from draguard.model.manifest import Manifest
 from draguard.sources.discover import Unit
@@ -433,3 +434,42 @@ def test_parts_are_forked_where_the_schema_validators_module_cannot_be_imported(
     done = subprocess.run([sys.executable, "-c", INHERITED_PROBE], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": path})
     assert (done.returncode, done.stdout.strip()) == (0, "False [False, False]"), done.stderr
+
+
+class _SlowToEnd:
+    """A part of in_parts whose process, once it has answered, cannot end before this process
+    writes to `_LET_GO`."""
+
+    def __init__(self, index: int):
+        self.index = index
+
+    def read(self) -> _Shipped:
+        return _Shipped(self.index)
+
+    def judge(self, shared: list[list[str]]) -> int:
+        if self.index:  # in the forked process only
+            end = os._exit
+
+            def end_when_let_go(status: int) -> None:
+                select.select([_LET_GO[0]], [], [], 10)
+                end(status)
+
+            os._exit = end_when_let_go
+        return self.index
+
+
+_LET_GO = os.pipe()
+
+
+def test_a_part_that_answered_is_not_waited_for_until_reaped():
+    """The parent joins the parts and writes the report while a part's process gives its
+    memory back (engine.forked.let_end); reap() waits for it, as the process ends."""
+    _, judged = parallel.in_parts(2, _SlowToEnd)
+    assert judged == [0, 1]
+    (pid,) = forked._ENDING
+    assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # still there: in_parts came back without it
+    os.write(_LET_GO[1], b"x")
+    forked.reap()
+    assert forked._ENDING == []
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # waited for: no zombie left

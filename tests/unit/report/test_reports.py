@@ -264,6 +264,35 @@ def test_json_parts_shared_by_findings_are_encoded_once_and_only_for_the_same_pa
     assert json_report.render(result) == whole + "\n"
 
 
+
+@pytest.mark.parametrize("count", range(8))
+def test_the_json_report_s_findings_written_in_batches_are_json_dumps_list(monkeypatch, count):
+    """report.json_report writes its findings in texts of _BATCH items: none, part of one,
+    one whole and more, as json.dumps(indent=2) writes the list; the summary counts each
+    severity and rule."""
+    from draguard.core.finding import Finding, ObjectRef, Severity
+    from draguard.core.fixes import Applicability, Fix, set_value
+    from draguard.core.location import Location
+    from draguard.engine.result import LintResult
+    from draguard.report import json_report
+
+    monkeypatch.setattr(json_report, "_BATCH", 3)
+    severities = [Severity.ERROR, Severity.INFO, Severity.WARNING, Severity.ERROR]
+    findings = [Finding(f"rule-{n % 3}", "rollout", severities[n % 4], f"m{n}",
+                        Location("f.yaml", n + 1, 1, ("spec",), 0), ObjectRef("v1", "Pod", "ns", f"p{n}"),
+                        fix=Fix("t", Applicability.SAFE, [set_value(("spec", "x"), n)]) if n % 2 else None)
+                for n in range(count)]
+    result = LintResult(findings, findings[:count // 2], Config(), objects=count)
+    for suppressed in (False, True):
+        whole = json.dumps(json_report.document(result, show_suppressed=suppressed), indent=2, ensure_ascii=False)
+        assert json_report.render(result, show_suppressed=suppressed) == whole + "\n"
+    summary = result.summary()
+    assert (summary["errors"], summary["warnings"], summary["info"]) == \
+        tuple(sum(1 for f in findings if f.severity is s) for s in (Severity.ERROR, Severity.WARNING, Severity.INFO))
+    assert summary["byRule"] == {f"rule-{r}": len(range(r, count, 3)) for r in range(3) if r < count}
+    assert list(summary["byRule"]) == sorted(summary["byRule"])
+    assert summary["fixable"] == count // 2 and summary["total"] == count and summary["suppressed"] == count // 2
+
 GRACE_POD = """\
 apiVersion: resource.k8s.io/v1
 kind: ResourceClaimTemplate
