@@ -1,8 +1,8 @@
 """A self-contained HTML report: no script and no external resource, one file to attach to a
 ticket or publish from CI. It has the summary by severity, tables by category, rule and file,
 and each finding with its source excerpt and its fix as a diff (the real `draguard fix`
-splice on the finding's own document, or the edits when they do not splice alone). The
-styles are meant for the simulate and audit reports too."""
+splice on the finding's own document, or the edits when they do not splice alone). Its
+styles (report.page_style) are the simulate and audit reports' too."""
 
 from __future__ import annotations
 
@@ -13,25 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.finding import Finding
 from ..core.fixes import EditError
+# imported with the report, so by a `lint --jobs` run before its parts fork: imported on the
+# first fix, each part imported them again (20-30 ms of CPU a process)
+from ..fix import added_keys, hunks, splice
 from ..fix.located import block_root
 from .lines import SourceLines
+from .page_style import STYLE
 from .pieces import each, made_in_part, shown
 from .prose import sentence
 
 if TYPE_CHECKING:
     from ..sources.yamlpos import BlockMap
-
-STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem;color:#1d1d1f;max-width:80rem}
-h1{font-size:1.6rem;margin:0 0 .3rem} h2{font-size:1.2rem;margin:2rem 0 .6rem;border-bottom:1px solid #ddd}
-.counts span{display:inline-block;margin-right:1rem;padding:.2rem .6rem;border-radius:.3rem;font-weight:600}
-.error{background:#fde2e1;color:#8a1c14} .warning{background:#fff1cc;color:#7a5600} .info{background:#dff1fb;color:#0b5574}
-table{border-collapse:collapse;margin:.4rem 0 1rem} td,th{padding:.25rem .7rem;border-bottom:1px solid #eee;text-align:left}
-.finding{border:1px solid #e3e3e3;border-radius:.4rem;padding:.7rem 1rem;margin:.8rem 0}
-.finding .where{font-family:ui-monospace,Menlo,monospace;color:#555} .sev{font-size:.8rem;padding:.1rem .4rem;border-radius:.2rem}
-pre{background:#f6f8fa;padding:.6rem;border-radius:.3rem;overflow-x:auto;font-size:12.5px}
-pre .add{color:#116329} pre .del{color:#82071e} .muted{color:#777}
-"""
 
 
 def pieces(findings, suppressed, sources, *, show_suppressed: bool = False, **_):
@@ -137,7 +129,6 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     shown, not written: `draguard fix` verifies what it writes. A fix that only adds a key
     (most of them) has its diff written straight from the edit and the tree instead
     (fix.added_keys), the same bytes."""
-    splice, hunks, added_keys = _splicing()
     text, document, fix = lines.text(f.file), f.location.document, f.fix
     span = lines.document_span(f.file, document) if text is not None and document is not None else None
     if span is None or text is None or fix is None:
@@ -152,16 +143,6 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     except (splice.NotSpliceable, EditError):
         return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in fix.edits)
     return hunks.splice_diff(f.file, text, start, end, fixed, steps, line)
-
-
-@cache
-def _splicing():
-    """fix.splice, fix.hunks and fix.added_keys, imported on a report's first fix (a report
-    without one loads none), once: three relative imports in each fix's diff cost 56 ms of
-    the 2,125-file tree's 4,403 (13 us a fix, at load 4)."""
-    from ..fix import added_keys, hunks, splice
-
-    return splice, hunks, added_keys
 
 
 def _block_read(f: Finding, line: int) -> BlockMap | None:

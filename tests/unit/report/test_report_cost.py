@@ -7,6 +7,8 @@ is rendered, which does not depend on the machine's speed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -137,8 +139,8 @@ def test_the_json_report_makes_each_objects_data_once_for_all_its_findings(monke
 
 
 def test_the_html_reports_fix_diffs_import_nothing_once_a_fix(monkeypatch):
-    """The splice and the diff are imported on the report's first fix, not in each fix's
-    diff (a relative import cost 13 us a fix at load 4)."""
+    """The splice and the diff are imported with the report, not in each fix's diff (a
+    relative import cost 13 us a fix at load 4)."""
     import builtins
 
     result = lint_text("many.yaml", _stream(), Config())
@@ -169,3 +171,29 @@ def test_the_html_report_makes_what_findings_share_once(monkeypatch):
     monkeypatch.setattr(html, "sentence", lambda text: calls.append(text) or sentence(text))
     assert html.render(result) == whole
     assert sorted(calls) == sorted(said)
+
+
+FIX_MODULES_PROBE = ("import importlib, sys\nimportlib.import_module(sys.argv[1])\n"
+                     "print(' '.join(sorted(m for m in sys.modules if m.startswith('draguard.fix'))))")
+
+
+def _fix_modules_of(module: str) -> set[str]:
+    """The modules of draguard.fix a fresh interpreter holds once it has imported `module`."""
+    done = subprocess.run([sys.executable, "-c", FIX_MODULES_PROBE, module], capture_output=True, text=True,
+                          check=True)
+    return set(done.stdout.split())
+
+
+def test_the_html_report_brings_its_fix_diffs_modules_before_a_run_forks():
+    """report.html imports the splice, the diff and the key adds' path with itself, and `lint
+    --jobs` imports the report's module before it forks its parts (report.piece_renderer), so
+    the parts inherit them: imported on each part's first fix, they cost every part 20-30 ms."""
+    assert {"draguard.fix.splice", "draguard.fix.hunks", "draguard.fix.added_keys"} <= \
+        _fix_modules_of("draguard.report.html")
+
+
+@pytest.mark.parametrize("module", ["draguard.report.simulate_html", "draguard.report.audit_html"])
+def test_the_simulate_and_audit_pages_import_no_fix_module(module):
+    """They share the lint page's styles (report.page_style), not its fix diffs."""
+    assert _fix_modules_of(module) == set()
+
