@@ -135,13 +135,14 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
         return ""
     start, end, line = span
     tree = _block_read(f, line)
-    diff = added_keys.added_key_diff(f.file, text, start, end, line, fix.edits, tree)
+    edits = fix.edits  # unpacked each time it is read (core.fixes.Fix)
+    diff = added_keys.added_key_diff(f.file, text, start, end, line, edits, tree)
     if diff is not None:
         return diff
     try:
-        fixed, steps = splice.splice_document(text[start:end], fix.edits, tree)
+        fixed, steps = splice.splice_document(text[start:end], edits, tree)
     except (splice.NotSpliceable, EditError):
-        return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in fix.edits)
+        return "".join(f"{edit.op} {'.'.join(map(str, edit.path))}\n" for edit in edits)
     return hunks.splice_diff(f.file, text, start, end, fixed, steps, line)
 
 

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from draguard.core.config import Config
+from draguard.core.fixes import Fix
 from draguard.engine.lint import lint_text
 from draguard.report import html, junit, sarif
 from draguard.report.prose import sentence
@@ -196,4 +197,17 @@ def test_the_html_report_brings_its_fix_diffs_modules_before_a_run_forks():
 def test_the_simulate_and_audit_pages_import_no_fix_module(module):
     """They share the lint page's styles (report.page_style), not its fix diffs."""
     assert _fix_modules_of(module) == set()
+
+
+def test_a_fixs_edits_are_unpacked_once_for_its_diff(monkeypatch):
+    """Fix.edits unpacks the held edits each time it is read: a fix the key adds' path
+    declines is read once for both paths (the pods' flow-style limits: the general path)."""
+    result = lint_text("many.yaml", _stream(), Config())
+    fixes = sum(f.fix is not None for f in result.findings)
+    reads: list[Fix] = []
+    edits = Fix.edits
+    monkeypatch.setattr(Fix, "edits", property(lambda fix: reads.append(fix) or edits.fget(fix)))
+    page = html.render(result)
+    assert page.count('<span class="add">') >= DOCUMENTS
+    assert len(reads) == fixes
 
