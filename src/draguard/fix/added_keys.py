@@ -1,6 +1,6 @@
 """The diff of a fix that only adds keys, written straight from the edit and the document's
-block-read tree, for the HTML report (report.html._fix_diff): no document located for a
-splice, no fixed text, no comparison of texts.
+block-read tree, for the HTML report (report.html._fix_diff): no splice, no fixed text, no
+comparison of texts.
 
 Such a fix (a `set` of a key that is not there, under a block mapping that is, with any
 mappings missing along the path created, or sets of keys into one such new mapping: 3,026
@@ -8,8 +8,9 @@ of the 2,125-file tree's 4,403 fixes) is one
 insertion of whole lines, and its diff is those lines with the original's around them. What
 is written is what fix.splice writes for it (`_set`, `_Document.insert_after`): the lines go
 after the mapping's last line (fix.located finds it from the tree), at its first key's
-column, the block written by splice.block_text in the document's sequence style and
-indentation step; a last line without a line break gets one. As fix.hunks.changes places
+column, the block written in the document's sequence style and indentation step, on the
+document the splice located (splice._located: the general way's, for a document with fixes
+of both kinds); a last line without a line break gets one. As fix.hunks.changes places
 added lines, the run moves down past the old lines equal to its first (difflib's placement).
 
 Anything else is declined (None) and goes the general way (splice.splice_document, then
@@ -22,15 +23,11 @@ tests/unit/fix/test_added_keys.py holds it to the general path on generated docu
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.fixes import Op
-from ..sources.spans import content_end
 from ..sources.yamlpos import YMap, has_directive
 from .hunks import Change, _context_end, _context_start, _moved_down, _other_breaks, unified
-from .located import (Unlocated, first_key_column, indentation_step, last_node, located_root, sequences_indented,
-                      tree_node, value_at)
-from .splice import block_text
+from .located import Unlocated, first_key_column, tree_node, value_at
+from .splice import TextStyle, _located
 
 
 def added_key_diff(display: str, text: str, start: int, end: int, line: int, edits: tuple, tree) -> str | None:
@@ -76,26 +73,25 @@ def _one_set(edits: tuple, tree) -> tuple[tuple, object] | None:
     return parent, {edit.path[-1]: edit.value for edit in edits}
 
 
-#: the document read last: (its tree, its text, its root located, its sequence style, its
-#: indentation step); a document's fixes come one after another
-_last: list = [None, None, None, False, 2]
+#: the texts this path takes are written with "\n" (_odd declines the others) and are no JSON
+#: (a block-read root is a block mapping): the style the splice finds for them (TextStyle.of)
+_STYLE = TextStyle("\n", False)
 
 
 def _insertion(segment: str, tree, parent, entry: dict) -> tuple[int, list[str], list[str]] | None:
     """Where in `segment` the lines change when `entry` goes into the block mapping `parent`
     of `tree`: (that index, the lines taken out, the lines put there); None where `segment`
-    has a `%` directive (the general way composes it) or the lines a break of another kind."""
-    last = _last
-    if last[0] is not tree or last[1] != segment:
-        if has_directive(segment):
-            return None
-        root: Any = located_root(tree, segment)  # a LocatedMapping
-        last[:] = tree, segment, root, sequences_indented(root), indentation_step(root)
-    _, _, root, indented, step = last
-    node = tree_node(parent, root)
+    has a `%` directive (the general way composes it) or the lines a break of another kind.
+    The document is the splice's (splice._located keeps the last one): a document's fixes,
+    these and the general way's, locate its root, walk it for its style and find its
+    collections' ends once."""
+    if has_directive(segment):
+        return None
+    doc = _located(segment, _STYLE, tree)
+    node = tree_node(parent, doc.root)
     column = first_key_column(node)
-    found = segment.find("\n", content_end(last_node(node), segment))
-    written = " " * column + block_text(entry, column, indented, step, "\n")
+    found = segment.find("\n", doc.content_end(node))
+    written = " " * column + doc.block(entry, column)
     if "\r" in written or _other_breaks(written):
         return None
     lines = written.splitlines(True)

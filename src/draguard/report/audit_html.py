@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 
 from .audit import _where
-from .html import STYLE
+from .page_style import STYLE
 from .prose import sentence
 
 _CELL, _PER_ROW = 14, 50

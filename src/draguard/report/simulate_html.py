@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .html import STYLE
+from .page_style import STYLE
 
 _PHASES = ("Pending", "Starting", "Running", "Succeeded", "Terminating")
 _COLOURS = {"Pending": "#d9822b", "Starting": "#8e6fd0", "Running": "#2f9e44", "Succeeded": "#868e96",

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import draguard.fix.added_keys as added_keys
+import draguard.fix.located as located
 from draguard.core.fixes import EditError, append, remove, set_value
 from draguard.fix.added_keys import added_key_diff
 from draguard.fix.hunks import splice_diff
@@ -183,3 +184,17 @@ def test_the_report_writes_keys_added_directly(monkeypatch):
     monkeypatch.setattr("draguard.fix.splice.splice_document", None)
     assert html._fix_diff(finding, lines) == expected  # type: ignore[arg-type]
     assert "+  a:\n+    b: 1\n+    c: 2\n" in expected
+
+
+def test_a_documents_fixes_of_both_kinds_locate_it_once(monkeypatch):
+    """A key add and a fix that goes the general way on one document share the splice's
+    located document (splice._located keeps the last): its root is located once, and its
+    style and its collections' ends are found once for both."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    located_texts: list = []
+    real = located._Text.__init__
+    monkeypatch.setattr(located._Text, "__init__", lambda self, *args: located_texts.append(args) or real(self, *args))
+    added = added_key_diff("f.yaml", POD, 0, len(POD), 1, (set_value(("spec", "a"), 1),), tree)
+    fixed, _ = splice_document(POD, (remove(("spec", "image")),), tree)
+    assert added is not None and "+  a: 1\n" in added and "image" not in fixed
+    assert len(located_texts) == 1

@@ -7,12 +7,15 @@ is rendered, which does not depend on the machine's speed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from draguard.core.config import Config
+from draguard.core.fixes import Fix
 from draguard.engine.lint import lint_text
-from draguard.report import html, junit, sarif
+from draguard.report import chunk_renderer, html, junit, sarif
 from draguard.report.prose import sentence
 from draguard.sources import libyaml
 
@@ -137,8 +140,8 @@ def test_the_json_report_makes_each_objects_data_once_for_all_its_findings(monke
 
 
 def test_the_html_reports_fix_diffs_import_nothing_once_a_fix(monkeypatch):
-    """The splice and the diff are imported on the report's first fix, not in each fix's
-    diff (a relative import cost 13 us a fix at load 4)."""
+    """The splice and the diff are imported with the report, not in each fix's diff (a
+    relative import cost 13 us a fix at load 4)."""
     import builtins
 
     result = lint_text("many.yaml", _stream(), Config())
@@ -169,3 +172,57 @@ def test_the_html_report_makes_what_findings_share_once(monkeypatch):
     monkeypatch.setattr(html, "sentence", lambda text: calls.append(text) or sentence(text))
     assert html.render(result) == whole
     assert sorted(calls) == sorted(said)
+
+
+FIX_MODULES_PROBE = ("import importlib, sys\nimportlib.import_module(sys.argv[1])\n"
+                     "print(' '.join(sorted(m for m in sys.modules if m.startswith('draguard.fix'))))")
+
+
+def _fix_modules_of(module: str) -> set[str]:
+    """The modules of draguard.fix a fresh interpreter holds once it has imported `module`."""
+    done = subprocess.run([sys.executable, "-c", FIX_MODULES_PROBE, module], capture_output=True, text=True,
+                          check=True)
+    return set(done.stdout.split())
+
+
+def test_the_html_report_brings_its_fix_diffs_modules_before_a_run_forks():
+    """report.html imports the splice, the diff and the key adds' path with itself, and `lint
+    --jobs` imports the report's module before it forks its parts (report.piece_renderer), so
+    the parts inherit them: imported on each part's first fix, they cost every part 20-30 ms."""
+    assert {"draguard.fix.splice", "draguard.fix.hunks", "draguard.fix.added_keys"} <= \
+        _fix_modules_of("draguard.report.html")
+
+
+@pytest.mark.parametrize("module", ["draguard.report.simulate_html", "draguard.report.audit_html"])
+def test_the_simulate_and_audit_pages_import_no_fix_module(module):
+    """They share the lint page's styles (report.page_style), not its fix diffs."""
+    assert _fix_modules_of(module) == set()
+
+
+def test_a_fixs_edits_are_unpacked_once_for_its_diff(monkeypatch):
+    """Fix.edits unpacks the held edits each time it is read: a fix the key adds' path
+    declines is read once for both paths (the pods' flow-style limits: the general path)."""
+    result = lint_text("many.yaml", _stream(), Config())
+    fixes = sum(f.fix is not None for f in result.findings)
+    reads: list[Fix] = []
+    edits = Fix.edits
+    monkeypatch.setattr(Fix, "edits", property(lambda fix: reads.append(fix) or edits.fget(fix)))
+    page = html.render(result)
+    assert page.count('<span class="add">') >= DOCUMENTS
+    assert len(reads) == fixes
+
+
+def test_the_html_page_is_written_in_runs_of_sections(monkeypatch):
+    """`lint -f html` writes the page as it comes, a run of findings' sections at a time,
+    not joined whole first; joined, the runs are the page, and a page without findings
+    says so."""
+    result = lint_text("many.yaml", _stream(), Config())
+    monkeypatch.setattr(html, "SECTIONS_A_RUN", 7)
+    written = list(chunk_renderer("html")(result))
+    findings = len(result.findings)
+    assert len(written) == 2 + -(-findings // 7)  # the head, the runs, the end
+    assert "".join(written) == html.render(result)
+    assert [run.count('<div class="finding">') for run in written[1:-1]] == [7] * (findings // 7) + \
+        ([findings % 7] if findings % 7 else [])
+    empty = lint_text("ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n", Config())
+    assert list(chunk_renderer("html")(empty))[1:] == ['<p class="muted">No findings.</p>\n', "</body></html>\n"]
