@@ -103,3 +103,23 @@ def test_a_value_written_again_is_remembered(monkeypatch):
     assert splice._block_yaml(value, True, 2) == "resources:\n  claims:\n    - name: gpu\n"
     assert splice._block_yaml({"a": 1.5}, False, 2) == splice._block_yaml({"a": 1.5}, False, 2) == "a: 1.5\n"
     assert len(written) == 3
+
+
+def test_a_flow_value_written_again_is_remembered(monkeypatch):
+    """A value set into a flow mapping (`rayStartParams: {}`) in workload after workload is
+    dumped once, and kept apart from the same value written as a block."""
+    import draguard.fix.splice as splice
+
+    dumped: list = []
+    real = yaml.dump
+
+    def counted(value, **kwargs):
+        dumped.append(value)
+        return real(value, **kwargs)
+    monkeypatch.setattr(splice.yaml, "dump", counted)
+    monkeypatch.setattr(splice, "_DUMPED", {})
+    assert splice._flow("4") == splice._flow("4") == "'4'"
+    assert splice._flow(4) == "4"
+    assert splice._flow({"a": [1, "b"]}) == splice._flow({"a": [1, "b"]}) == "{a: [1, b]}"
+    assert splice._block_yaml({"a": [1, "b"]}, False, 2) == "a:\n- 1\n- b\n"
+    assert dumped == ["4", 4, {"a": [1, "b"]}]
