@@ -162,7 +162,7 @@ def last_node(node, known: dict | None = None):
             continue
         found = _node(value, at, line, column, indent, False)
         break
-    if known is not None:
+    if passed and known is not None:  # none passed: the walk began at a collection known
         known.update(dict.fromkeys(passed, found))
     return found
 

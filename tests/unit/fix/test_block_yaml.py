@@ -18,6 +18,11 @@ _NAMES = st.one_of(
     st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._/-]{0,12}", fullmatch=True),
     st.sampled_from(["1", "0x1F", "1.5", "true", "No", "on", "null", "~", "1_000", "12:30", "2024-01-01",
                      "a b", "a: b", "-x", "", "#c", "'q'", "é", "x" * 130, ".inf", "<<", "="]),
+    # values with spaces, quotes, brackets and the indicators `:` and `#` (a CEL selector's
+    # characters), written plain as values where the emitter writes them so
+    st.from_regex(r"[A-Za-z0-9][ -~]{0,16}", fullmatch=True),
+    st.sampled_from(["device.attributes['gpu.nvidia.com'].profile == '1g.5gb'", "a:", "a: b", "a :b", "a #b",
+                     "a#b", "a b ", "a  b", "yes no", "1 2", "x" * 140 + " y", "a\tb", "a [b]", "a, b"]),
 )
 _SCALARS = st.one_of(_NAMES, st.integers(-10**20, 10**20), st.booleans(), st.none(), st.floats(allow_nan=False))
 _VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=4),
@@ -60,7 +65,7 @@ def test_a_fix_value_is_written_here():
 
 
 @pytest.mark.parametrize("value", [{}, [], {"a": {}}, {"a": [[1]]}, {"a": 1.5}, {"a": "1"}, {"a": "yes"},
-                                   {"a": "x y"}, {1: "a"}, {"a": "line\nbreak"}, "scalar"])
+                                   {"a": "x: y"}, {"a": "x #y"}, {"a b": 1}, {1: "a"}, {"a": "line\nbreak"}, "scalar"])
 def test_left_to_pyyaml(value):
     assert block_yaml(value, False, 2) is None
 
@@ -68,6 +73,16 @@ def test_left_to_pyyaml(value):
 @pytest.mark.parametrize("indent", [1, 10])
 def test_indents_the_emitter_does_not_take(indent):
     assert block_yaml({"a": 1}, False, indent) is None
+
+
+def test_a_cel_selector_is_written_here():
+    """legacy-gpu-resource's claim template for a MIG profile holds a CEL selector, a string
+    with spaces and quotes that the emitter writes plain: written here too."""
+    template = {"name": "mig", "exactly": {"deviceClassName": "mig.nvidia.com", "selectors": [
+        {"cel": {"expression": "device.attributes['gpu.nvidia.com'].profile == '1g.5gb'"}}]}}
+    for indented in (False, True):
+        written = block_yaml({"requests": [template]}, indented, 2)
+        assert written is not None and written == _pyyaml({"requests": [template]}, indented, 2)
 
 
 def test_a_value_written_again_is_remembered(monkeypatch):
@@ -88,3 +103,23 @@ def test_a_value_written_again_is_remembered(monkeypatch):
     assert splice._block_yaml(value, True, 2) == "resources:\n  claims:\n    - name: gpu\n"
     assert splice._block_yaml({"a": 1.5}, False, 2) == splice._block_yaml({"a": 1.5}, False, 2) == "a: 1.5\n"
     assert len(written) == 3
+
+
+def test_a_flow_value_written_again_is_remembered(monkeypatch):
+    """A value set into a flow mapping (`rayStartParams: {}`) in workload after workload is
+    dumped once, and kept apart from the same value written as a block."""
+    import draguard.fix.splice as splice
+
+    dumped: list = []
+    real = yaml.dump
+
+    def counted(value, **kwargs):
+        dumped.append(value)
+        return real(value, **kwargs)
+    monkeypatch.setattr(splice.yaml, "dump", counted)
+    monkeypatch.setattr(splice, "_DUMPED", {})
+    assert splice._flow("4") == splice._flow("4") == "'4'"
+    assert splice._flow(4) == "4"
+    assert splice._flow({"a": [1, "b"]}) == splice._flow({"a": [1, "b"]}) == "{a: [1, b]}"
+    assert splice._block_yaml({"a": [1, "b"]}, False, 2) == "a:\n- 1\n- b\n"
+    assert dumped == ["4", 4, {"a": [1, "b"]}]
