@@ -153,20 +153,11 @@ def _ending(monkeypatch):
 
 def test_a_whole_process_lint_ends_the_process_itself_once_its_output_is_flushed(monkeypatch, tmp_path):
     statuses = _ending(monkeypatch)
-    bad = tmp_path / "bad.yaml"
-    bad.write_text(BAD)
-    was = gc.isenabled()
-    try:
-        with pytest.raises(_Ended):
-            main(["lint", str(bad), "--no-config"], whole_process=True)
-    finally:
-        if was:
-            gc.enable()
+    bad = _lint_ended(tmp_path)
     assert statuses == [(1, True)]
     assert main(["rules", "-f", "json"], whole_process=True) == 0  # not a lint or a fix: it returns
     assert main(["lint", str(bad), "--no-config"]) == 1  # main() in a process that goes on returns too
     assert statuses == [(1, True)]
-
 
 
 def test_a_whole_process_lint_leaves_its_result_to_go_with_the_process(monkeypatch, tmp_path):
@@ -177,6 +168,16 @@ def test_a_whole_process_lint_leaves_its_result_to_go_with_the_process(monkeypat
 
     _ending(monkeypatch)
     monkeypatch.setattr(cli, "_LEFT", [])
+    bad = _lint_ended(tmp_path)
+    (left,) = cli._LEFT
+    assert isinstance(left, LintResult) and left.findings
+    assert main(["lint", str(bad), "--no-config"]) == 1
+    assert len(cli._LEFT) == 1
+
+
+def _lint_ended(tmp_path):
+    """A whole-process lint of a file with a finding, run to its end (_ending's os._exit);
+    the collector it turns off turned on again. The file linted."""
     bad = tmp_path / "bad.yaml"
     bad.write_text(BAD)
     was = gc.isenabled()
@@ -186,10 +187,8 @@ def test_a_whole_process_lint_leaves_its_result_to_go_with_the_process(monkeypat
     finally:
         if was:
             gc.enable()
-    (left,) = cli._LEFT
-    assert isinstance(left, LintResult) and left.findings
-    assert main(["lint", str(bad), "--no-config"]) == 1
-    assert len(cli._LEFT) == 1
+    return bad
+
 
 def test_a_lint_whose_output_cannot_be_flushed_returns_its_status(monkeypatch, tmp_path):
     statuses = _ending(monkeypatch)
