@@ -447,6 +447,19 @@ def test_lines_met_again_in_another_place_parse_as_libyaml_parses_them(items, da
         assert left == []
 
 
+@pytest.mark.parametrize("opening", ['key: "a', "key: 'a", '- "a', "- 'a", '- "a\\'])
+def test_a_quoted_scalar_going_on_over_a_line_starting_with_a_hash_is_not_remembered(opening):
+    """A quoted scalar's line after its first may start with `#` (the scalar's, not a
+    comment): that line is no content line, so the next content line is the next one, as
+    after a scalar alone on its line. Remembered, the opening line was read again as the
+    first text's scalar in the next (`a #x` for `a #y`), or where libyaml finds the quote
+    unclosed (a `#` line that closes no quote)."""
+    quote = opening[2] if opening[0] == "-" else opening[5]
+    after = "- 1" if opening[0] == "-" else "z: 1"
+    for rest in (f"#x{quote}", f"#y{quote}", "#c"):
+        _same(f"top:\n  {opening}\n   {rest}\n  {after}\n")
+
+
 #: pieces of a double-quoted scalar's escapes: the common ones replaced as text, a backslash
 #: escaped (after which they may not be), ones the pattern decodes, ones libyaml refuses
 _ESCAPE_PIECES = ["\\n", "\\\"", "\\ ", "\\t", "\\\\", "\\x41", "\\u00e9", "\\U0001F600", "\\x4", "\\/", "\\0", "\\e",
