@@ -764,6 +764,7 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
         raise _Unsure  # refused by libyaml's path, unbuilt
     reader = _Reader(body, base, nums, cols, texts, limits, paths, line_offset)
     data, k = reader.node(0, cols[0], texts[0], root_path, -1)
+    paths.bounded()  # what the document's paths hold past the bound is its tree's alone
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
     if data.__class__ is YMap and not reader.problems and not reader.dropped_any and not reader.unlocated:

@@ -207,6 +207,16 @@ def test_the_table_of_paths_is_bounded_between_documents():
     assert documents[0].data["a"].path is paths.shared(("a",)) and documents[0].data["a"]["b"][1].path == ("a", "b", 1)
 
 
+def test_the_table_of_paths_is_bounded_at_a_documents_end():
+    """A document of more distinct paths than the table's bound leaves it at the bound, not
+    holding them all past its tree (sources.reread's table lives as long as the process), as
+    libyaml's builder leaves it."""
+    paths = Paths()
+    text = "spec:\n  containers:\n" + "".join(f"  - name: c{i}\n    env:\n    - name: X\n" for i in range(3000))
+    documents, _ = parse_stream(text, paths=paths)
+    assert len(documents[0].data["spec"]["containers"]) == 3000 and len(paths.seen) <= Paths._SIZE
+
+
 # generated block YAML: the constructs the reader reads, the ones it must leave to libyaml,
 # and broken ones (both must say the same problem)
 _WORDS = ["a", "name", "nvidia.com/gpu", "on", "yes", "No", "010", "0o7", "0x1F", "0x", "1_000", "1:30", "1e3",
