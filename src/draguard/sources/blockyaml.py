@@ -211,6 +211,14 @@ def _one_line(text: str) -> tuple[str, str]:
     return _decoded(text[1:end], text[0] == '"'), text[end + 1:]
 
 
+def _ends_on_its_line(text: str) -> bool:
+    """Whether the scalar starting `text` ends on its line. A quoted one may go on over lines
+    that are no content line (one whose text starts with `#` is the scalar's, not a comment),
+    so that the next content line being the next one does not tell: such a line is not
+    remembered by its text (`_LINES`, `_ITEMS`)."""
+    return (text[0] != '"' and text[0] != "'") or closing(text, text[0]) >= 0
+
+
 def _blank_rest(rest: str) -> bool:
     """Nothing but spaces and a comment after a scalar or marker."""
     stripped = rest.lstrip(" ")
@@ -463,7 +471,7 @@ class _Reader:
         if not alone:
             raise _Unsure  # `a: b: c`
         self.count += 1
-        if after == k + 1:  # a scalar alone on its key's line (`image: "x"`): the line is met again
+        if after == k + 1 and _ends_on_its_line(text):  # a scalar alone on its key's line (`image: "x"`)
             kept(_LINES, self.texts[k], (key, value, col + 1 - indent), _PLAIN_SIZE)
         return value, False, after
 
@@ -603,7 +611,8 @@ class _Reader:
                     value, k = self.mapping(k, icol, item, path + (len(result),))  # `- key: value`
                 else:
                     value, after = self.node(k, icol, item, path + (len(result),), col)
-                    if after == k + 1 and value.__class__ is not YMap and value.__class__ is not YSeq:
+                    if after == k + 1 and value.__class__ is not YMap and value.__class__ is not YSeq and \
+                            _ends_on_its_line(item):
                         kept(known, text, (value, icol - col + 1), _PLAIN_SIZE)  # a scalar alone on its line
                     k = after
             elif k + 1 < n and cols[k + 1] > col:
@@ -755,6 +764,7 @@ def _document(part: str, lines: list[str], start: int, first_line: int, ended: b
         raise _Unsure  # refused by libyaml's path, unbuilt
     reader = _Reader(body, base, nums, cols, texts, limits, paths, line_offset)
     data, k = reader.node(0, cols[0], texts[0], root_path, -1)
+    paths.bounded()  # what the document's paths hold past the bound is its tree's alone
     if k < reader.n or data.__class__ not in (YMap, YSeq) or reader.count > limits.max_nodes:
         raise _Unsure  # lines after the root; a root scalar (its end is its own); a refusal
     if data.__class__ is YMap and not reader.problems and not reader.dropped_any and not reader.unlocated:

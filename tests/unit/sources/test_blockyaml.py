@@ -207,6 +207,16 @@ def test_the_table_of_paths_is_bounded_between_documents():
     assert documents[0].data["a"].path is paths.shared(("a",)) and documents[0].data["a"]["b"][1].path == ("a", "b", 1)
 
 
+def test_the_table_of_paths_is_bounded_at_a_documents_end():
+    """A document of more distinct paths than the table's bound leaves it at the bound, not
+    holding them all past its tree (sources.reread's table lives as long as the process), as
+    libyaml's builder leaves it."""
+    paths = Paths()
+    text = "spec:\n  containers:\n" + "".join(f"  - name: c{i}\n    env:\n    - name: X\n" for i in range(3000))
+    documents, _ = parse_stream(text, paths=paths)
+    assert len(documents[0].data["spec"]["containers"]) == 3000 and len(paths.seen) <= Paths._SIZE
+
+
 # generated block YAML: the constructs the reader reads, the ones it must leave to libyaml,
 # and broken ones (both must say the same problem)
 _WORDS = ["a", "name", "nvidia.com/gpu", "on", "yes", "No", "010", "0o7", "0x1F", "0x", "1_000", "1:30", "1e3",
@@ -445,6 +455,19 @@ def test_lines_met_again_in_another_place_parse_as_libyaml_parses_them(items, da
     left = _same(text, line_offset=offset)
     if not _libyaml(text)[1]:
         assert left == []
+
+
+@pytest.mark.parametrize("opening", ['key: "a', "key: 'a", '- "a', "- 'a", '- "a\\'])
+def test_a_quoted_scalar_going_on_over_a_line_starting_with_a_hash_is_not_remembered(opening):
+    """A quoted scalar's line after its first may start with `#` (the scalar's, not a
+    comment): that line is no content line, so the next content line is the next one, as
+    after a scalar alone on its line. Remembered, the opening line was read again as the
+    first text's scalar in the next (`a #x` for `a #y`), or where libyaml finds the quote
+    unclosed (a `#` line that closes no quote)."""
+    quote = opening[2] if opening[0] == "-" else opening[5]
+    after = "- 1" if opening[0] == "-" else "z: 1"
+    for rest in (f"#x{quote}", f"#y{quote}", "#c"):
+        _same(f"top:\n  {opening}\n   {rest}\n  {after}\n")
 
 
 #: pieces of a double-quoted scalar's escapes: the common ones replaced as text, a backslash
