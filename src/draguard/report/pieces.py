@@ -13,6 +13,7 @@ report is byte for byte that of one process (tests/unit/engine/test_parallel.py)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from typing import Any
 
 #: piece(finding, suppressed) -> its text in the report (a format's own shape of it)
@@ -41,3 +42,17 @@ def each(result, shown: Iterable[tuple[Any, bool]], piece: Piece) -> Iterator[An
     for finding, suppressed in shown:
         made = held.of(finding, suppressed) if held is not None else None
         yield piece(finding, suppressed) if made is None else made
+
+
+#: pieces a report joins into one text before writing it (in_runs): about 300-400 KB of findings
+PIECES_A_RUN = 256
+
+
+def in_runs(pieces: Iterable[str]) -> Iterator[list[str]]:
+    """`pieces` in lists of PIECES_A_RUN (the last shorter; none for none), for a report to join a
+    run by one call and write it as it comes: a text per piece cost a copy and a write call
+    each, and the page joined whole a copy of the whole report (the JSON report's 6,371 items:
+    21 ms against 12; the HTML page of /tmp/t2125: 13-24 ms against 6)."""
+    pieces = iter(pieces)
+    while run := list(islice(pieces, PIECES_A_RUN)):
+        yield run

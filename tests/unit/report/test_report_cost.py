@@ -15,7 +15,7 @@ import pytest
 from draguard.core.config import Config
 from draguard.core.fixes import Fix
 from draguard.engine.lint import lint_text
-from draguard.report import chunk_renderer, html, junit, sarif
+from draguard.report import chunk_renderer, html, junit, pieces, sarif
 from draguard.report.prose import sentence
 from draguard.sources import libyaml
 
@@ -217,7 +217,7 @@ def test_the_html_page_is_written_in_runs_of_sections(monkeypatch):
     not joined whole first; joined, the runs are the page, and a page without findings
     says so."""
     result = lint_text("many.yaml", _stream(), Config())
-    monkeypatch.setattr(html, "SECTIONS_A_RUN", 7)
+    monkeypatch.setattr(pieces, "PIECES_A_RUN", 7)
     written = list(chunk_renderer("html")(result))
     findings = len(result.findings)
     assert len(written) == 2 + -(-findings // 7)  # the head, the runs, the end

@@ -267,16 +267,16 @@ def test_json_parts_shared_by_findings_are_encoded_once_and_only_for_the_same_pa
 
 @pytest.mark.parametrize("count", range(8))
 def test_the_json_report_s_findings_written_in_batches_are_json_dumps_list(monkeypatch, count):
-    """report.json_report writes its findings in texts of _BATCH items: none, part of one,
-    one whole and more, as json.dumps(indent=2) writes the list; the summary counts each
+    """report.json_report writes its findings in runs of items (report.pieces.in_runs):
+    none, part of one, one whole and more, as json.dumps(indent=2) writes the list; the summary counts each
     severity and rule."""
     from draguard.core.finding import Finding, ObjectRef, Severity
     from draguard.core.fixes import Applicability, Fix, set_value
     from draguard.core.location import Location
     from draguard.engine.result import LintResult
-    from draguard.report import json_report
+    from draguard.report import json_report, pieces
 
-    monkeypatch.setattr(json_report, "_BATCH", 3)
+    monkeypatch.setattr(pieces, "PIECES_A_RUN", 3)
     severities = [Severity.ERROR, Severity.INFO, Severity.WARNING, Severity.ERROR]
     findings = [Finding(f"rule-{n % 3}", "rollout", severities[n % 4], f"m{n}",
                         Location("f.yaml", n + 1, 1, ("spec",), 0), ObjectRef("v1", "Pod", "ns", f"p{n}"),
