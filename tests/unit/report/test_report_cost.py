@@ -217,12 +217,15 @@ def test_the_html_page_is_written_in_runs_of_sections(monkeypatch):
     not joined whole first; joined, the runs are the page, and a page without findings
     says so."""
     result = lint_text("many.yaml", _stream(), Config())
-    monkeypatch.setattr(pieces, "PIECES_A_RUN", 7)
+    monkeypatch.setattr(pieces, "RUN_CHARS", 4000)
     written = list(chunk_renderer("html")(result))
-    findings = len(result.findings)
-    assert len(written) == 2 + -(-findings // 7)  # the head, the runs, the end
     assert "".join(written) == html.render(result)
-    assert [run.count('<div class="finding">') for run in written[1:-1]] == [7] * (findings // 7) + \
-        ([findings % 7] if findings % 7 else [])
+    runs = written[1:-1]  # the head, the runs, the end
+    sections = [run.count('<div class="finding">') for run in runs]
+    assert sum(sections) == len(result.findings) and len(runs) > 3 and min(sections) >= 1
+    for run, count in zip(runs, sections):  # each reaches the bound with its last section, not before it
+        before_last = run.rindex('<div class="finding">') - (count - 1)  # less the line breaks
+        assert before_last < 4000
+        assert len(run) - count >= 4000 or run is runs[-1]
     empty = lint_text("ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n", Config())
     assert list(chunk_renderer("html")(empty))[1:] == ['<p class="muted">No findings.</p>\n', "</body></html>\n"]

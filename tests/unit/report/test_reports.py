@@ -265,6 +265,18 @@ def test_json_parts_shared_by_findings_are_encoded_once_and_only_for_the_same_pa
 
 
 
+def test_pieces_are_joined_in_runs_of_a_bounded_size(monkeypatch):
+    """report.pieces.in_runs ends a run with the piece that brings it to RUN_CHARS: many small
+    pieces share a run, a large one is a run of its own, nothing is lost or reordered."""
+    from draguard.report import pieces
+
+    monkeypatch.setattr(pieces, "RUN_CHARS", 10)
+    texts = ["abc", "de", "fgh", "ij", "k" * 25, "l", "mn", "o" * 9, "p"]
+    runs = list(pieces.in_runs(texts))
+    assert runs == [["abc", "de", "fgh", "ij"], ["k" * 25], ["l", "mn", "o" * 9], ["p"]]
+    assert list(pieces.in_runs([])) == [] and list(pieces.in_runs(iter(["x"]))) == [["x"]]
+
+
 @pytest.mark.parametrize("count", range(8))
 def test_the_json_report_s_findings_written_in_batches_are_json_dumps_list(monkeypatch, count):
     """report.json_report writes its findings in runs of items (report.pieces.in_runs):
@@ -276,7 +288,7 @@ def test_the_json_report_s_findings_written_in_batches_are_json_dumps_list(monke
     from draguard.engine.result import LintResult
     from draguard.report import json_report, pieces
 
-    monkeypatch.setattr(pieces, "PIECES_A_RUN", 3)
+    monkeypatch.setattr(pieces, "RUN_CHARS", 700)  # an item is 200-300 characters: runs of 3 or so
     severities = [Severity.ERROR, Severity.INFO, Severity.WARNING, Severity.ERROR]
     findings = [Finding(f"rule-{n % 3}", "rollout", severities[n % 4], f"m{n}",
                         Location("f.yaml", n + 1, 1, ("spec",), 0), ObjectRef("v1", "Pod", "ns", f"p{n}"),
