@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from itertools import groupby
 
 from ..core.finding import Finding, Severity
 from .lines import SourceLines
-from .pieces import each, made_in_part, shown
+from .pieces import each, in_runs, made_in_part, shown
 from .prose import printable, sentence
 
 _COLOURS = {Severity.ERROR: "31", Severity.WARNING: "33", Severity.INFO: "36"}
@@ -89,22 +90,34 @@ def pieces(findings, suppressed, sources, *, colour: bool = False, show_suppress
     return made_in_part(findings, suppressed, sources, _Piece(sources, colour), show_suppressed)
 
 
-def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> str:
+def chunks(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> Iterator[str]:
+    """The text of `render` in runs of lines (report.pieces.in_runs), for the caller to write as
+    they come: joined whole, the report was held three times over at the end of a run (its
+    lines, their join, the join with its last line break): a 5 MB one-line List's 17,963
+    findings took the process's peak from 80 to 167 MB, twice the JSON report's."""
     paint = _Paint(colour)
     findings = shown(result, show_suppressed)
     if show_suppressed:
         findings.sort(key=lambda pair: pair[0].sort_key())
-    out: list[str] = []
-    texts = each(result, findings, _Piece(result.sources, colour))
+    for run in in_runs(_lines(result, findings, paint, _Piece(result.sources, colour))):
+        yield "\n".join(run) + "\n"
+
+
+def render(result, *, colour: bool = False, show_suppressed: bool = False, **_) -> str:
+    return "".join(chunks(result, colour=colour, show_suppressed=show_suppressed))
+
+
+def _lines(result, findings: list, paint: _Paint, piece: _Piece) -> Iterator[str]:
+    """The report's lines: each file's name, its findings' texts and a blank line, then the
+    summary."""
+    texts = each(result, findings, piece)
     for file, group in groupby(findings, key=lambda pair: pair[0].file):
-        out.append(paint(printable(file), "1;4"))
-        out.extend(next(texts) for _ in group)
-        out.append("")
+        yield paint(printable(file), "1;4")
+        for _ in group:
+            yield next(texts)
+        yield ""
     s = result.summary()
     fixable = f", {s['fixable']} fixable" if s["fixable"] else ""
     refused = f" ({s['refused']} refused)" if s["refused"] else ""
-    out.append(
-        f"{s['objects']} objects in {s['files']} files{refused}: {s['errors']} errors, {s['warnings']} warnings, "
-        f"{s['info']} info, {s['suppressed']} suppressed{fixable}"
-    )
-    return "\n".join(out) + "\n"
+    yield (f"{s['objects']} objects in {s['files']} files{refused}: {s['errors']} errors, {s['warnings']} warnings, "
+           f"{s['info']} info, {s['suppressed']} suppressed{fixable}")

@@ -15,7 +15,7 @@ import pytest
 from draguard.core.config import Config
 from draguard.core.fixes import Fix
 from draguard.engine.lint import lint_text
-from draguard.report import chunk_renderer, html, junit, pieces, sarif
+from draguard.report import chunk_renderer, html, junit, pieces, sarif, text
 from draguard.report.prose import sentence
 from draguard.sources import libyaml
 
@@ -229,3 +229,17 @@ def test_the_html_page_is_written_in_runs_of_sections(monkeypatch):
         assert len(run) - count >= 4000 or run is runs[-1]
     empty = lint_text("ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n", Config())
     assert list(chunk_renderer("html")(empty))[1:] == ['<p class="muted">No findings.</p>\n', "</body></html>\n"]
+
+
+def test_the_text_report_is_written_in_runs_of_lines(monkeypatch):
+    """`lint -f text` writes its report as it comes, a run of lines at a time (report.pieces.
+    in_runs), not joined whole first (three copies of the report at the end of a run); joined,
+    the runs are the report: each file's name, its findings, a blank line, the summary."""
+    result = lint_text("many.yaml", _stream(), Config())
+    monkeypatch.setattr(pieces, "RUN_CHARS", 2000)
+    written = list(chunk_renderer("text")(result))
+    whole = text.render(result)
+    assert "".join(written) == whole and len(written) > 3
+    assert all(run.endswith("\n") and len(run) < 3000 for run in written)  # a finding's text is under 1,000
+    lines = whole.split("\n")
+    assert lines[0] == "many.yaml" and lines[-2].startswith(f"{DOCUMENTS} objects in 1 files")
