@@ -112,26 +112,47 @@ def _insert(pieces: list[tuple[int, int]], start: int, inserted: int) -> None:
 
 
 def changes(old: str, new: str, replaced: list[tuple[int, int, int, int]]) -> list[Change]:
-    """The changed lines of each replaced region (`regions`) of `old`, giving `new`: the
+    """The changed lines of each replaced region (`regions`) of `old`, giving `new`
+    (written_changes of what `new` has in each region)."""
+    return written_changes(old, [(old_start, old_end, new[new_start:new_end])
+                                 for old_start, old_end, new_start, new_end in replaced])
+
+
+def written_changes(old: str, replaced: list[tuple[int, int, str]]) -> list[Change]:
+    """The changed lines of each region of `old` replaced, (its start, its end, what is written
+    there), in text order (one may start where the one before ends: they are one): the
     region's whole lines (regions that share a line are one), less the lines it keeps at its
     start and end; a run only added or only taken out moved down past the old lines equal to
     its first, as a comparison of the texts places it."""
-    widened: list[tuple[int, int, int, int]] = []
-    for old_start, old_end, new_start, new_end in replaced:
-        left = old_start - (old.rfind("\n", 0, old_start) + 1)
-        tail = 0
-        if not (_line_start(old, old_end) and _line_start(new, new_end)):
+    joined: list[tuple[int, int, str]] = []
+    for old_start, old_end, written in replaced:
+        if joined and joined[-1][1] == old_start:
+            joined[-1] = (joined[-1][0], old_end, joined[-1][2] + written)
+        else:
+            joined.append((old_start, old_end, written))
+    widened: list[list] = []  # [start, end, the regions in it]: whole lines of `old`
+    for region in joined:
+        old_start, old_end, written = region
+        end = old_end
+        if not (_line_start(old, old_end) and (written[-1:] == "\n" if written else _line_start(old, old_start))):
             found = old.find("\n", old_end)
-            tail = (len(old) if found < 0 else found + 1) - old_end
-        region = (old_start - left, old_end + tail, new_start - left, new_end + tail)
-        if widened and region[0] <= widened[-1][1]:  # on a line of the one before, or right after it
-            region = (widened[-1][0], region[1], widened[-1][2], region[3])
-            widened.pop()
-        widened.append(region)
+            end = len(old) if found < 0 else found + 1
+        start = old.rfind("\n", 0, old_start) + 1
+        if widened and start <= widened[-1][1]:  # on a line of the one before, or right after it
+            widened[-1][1] = end
+            widened[-1][2].append(region)
+        else:
+            widened.append([start, end, [region]])
     out: list[Change] = []
     line, counted = 0, 0
-    for index, (old_start, old_end, new_start, new_end) in enumerate(widened):
-        removed, added = old[old_start:old_end].splitlines(True), new[new_start:new_end].splitlines(True)
+    for index, (old_start, old_end, regions_in) in enumerate(widened):
+        pieces: list[str] = []
+        at = old_start
+        for start, end, written in regions_in:
+            pieces += (old[at:start], written)
+            at = end
+        pieces.append(old[at:old_end])
+        removed, added = old[old_start:old_end].splitlines(True), "".join(pieces).splitlines(True)
         head, tail = shared_ends(removed, added)
         start = old_start + sum(map(len, removed[:head]))
         removed, added = removed[head:len(removed) - tail], added[head:len(added) - tail]
@@ -259,23 +280,46 @@ def steps_diff(display: str, old: str, new: str, steps: list[tuple[int, int, int
 def splice_diff(display: str, text: str, start: int, end: int, fixed: str, steps: list, line: int) -> str:
     """The diff of replacing `text[start:end]` (which starts on line `line`) by `fixed`, the
     splice that made it recording `steps` (fix.splice.splice_fixes) in that piece: written from
-    the steps on the piece and the lines around it (3, more where a run moved down past the
-    piece's end needs them); compared by files.unified_diff where the steps do not say (a
+    the steps (written_diff); compared by files.unified_diff where the steps do not say (a
     text with line breaks other than "\n")."""
     found = regions(steps, end - start)
+    if found is None or _other_breaks(fixed):
+        before, after = _context_start(text, start), _context_end(text, end)
+        return _compared_texts(display, text, start, end, fixed, line, before, after)
+    diff = written_diff(display, text, start, end, [(a, b, fixed[c:d]) for a, b, c, d in found], line, fixed)
+    assert diff is not None  # `fixed` given: compared where the lines around have other breaks
+    return diff
+
+
+def written_diff(display: str, text: str, start: int, end: int, replaced: list[tuple[int, int, str]], line: int,
+                 fixed: str | None = None) -> str | None:
+    """The diff of the regions of the piece `text[start:end]` (which starts on line `line`)
+    replaced, each (its start, its end, what is written there) in the piece, in text order,
+    none with a line break other than "\n" in what it writes: written from them on
+    the piece and the lines around it (3, more where a run moved down past the piece's end
+    needs them). Where those lines have another line break: compared by files.unified_diff
+    when the caller gives the fixed piece, `fixed`, else None."""
     before, after = _context_start(text, start), _context_end(text, end)
     first = line - text.count("\n", before, start)
+    offset = start - before
     while True:
-        old, new = text[before:after], text[before:start] + fixed + text[end:after]
-        if found is None or _other_breaks(old) or _other_breaks(fixed):
-            from .files import unified_diff  # imported where it is used (fix.files imports this module)
-
-            return unified_diff(display, old, new, first)
-        offset = start - before
-        made = changes(old, new, [(a + offset, b + offset, c + offset, d + offset) for a, b, c, d in found])
+        old = text[before:after]
+        if _other_breaks(old):
+            return None if fixed is None else _compared_texts(display, text, start, end, fixed, line, before, after)
+        made = written_changes(old, [(a + offset, b + offset, written) for a, b, written in replaced])
         if after == len(text) or not made or _end(made[-1]) + _CONTEXT <= old.count("\n"):
             return unified(display, old, made, first, checked=True)
         after = _context_end(text, after)  # the last run moved down to the lines around: 3 more
+
+
+def _compared_texts(display: str, text: str, start: int, end: int, fixed: str, line: int, before: int,
+                    after: int) -> str:
+    """The diff of `text[before:after]` with its piece `text[start:end]` (on line `line`)
+    replaced by `fixed`, by comparing the two texts."""
+    from .files import unified_diff  # imported where it is used (fix.files imports this module)
+
+    return unified_diff(display, text[before:after], text[before:start] + fixed + text[end:after],
+                        line - text.count("\n", before, start))
 
 
 def _other_breaks(text: str) -> bool:

@@ -298,15 +298,24 @@ def _splice_fix(segment: str, base: int, document: int, edits, style: TextStyle,
 
 def _splice_together(segment: str, base: int, document: int, fixes: list, style: TextStyle, steps: list,
                      tree=None) -> str:
-    """One document's fixes located on one composition of it and applied from the last
-    replacement to the first, so that none moves another. Insertions at one point (after the
-    last line of nested collections) go deepest first, then in edit order, and before lines
-    replaced or removed from that point on; the documents the fixes add go after the
-    document (a later fix's first, as apply_edits orders them), after anything else inserted
-    there. NotSpliceable when two replacements overlap, or when an edit needs what an earlier
-    one makes (the caller then splices one by one). `segment`, `base`, `document`: as for
-    _splice_fix; `tree`: the document's block-read root, to locate the edits on."""
+    """One document's fixes located on one composition of it (`together`) and applied from
+    the last replacement to the first, so that none moves another. `segment`, `base`,
+    `document`: as for _splice_fix; `tree`: the document's block-read root, to locate the
+    edits on."""
     doc = _Document(segment, document, style) if tree is None else _located(segment, style, tree)
+    for replacement in reversed(together(doc, fixes)):
+        steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
+        segment = replacement.apply(segment)
+    return segment
+
+
+def together(doc: "_Document", fixes: list) -> list[Replacement]:
+    """The replacements of a document's fixes, in text order: insertions at one point (after
+    the last line of nested collections) deepest first, then in edit order, and before lines
+    replaced or removed from that point on; the documents the fixes add after the document
+    (a later fix's first, as apply_edits orders them), after anything else inserted there.
+    NotSpliceable when two replacements overlap, or when an edit needs what an earlier one
+    makes (the caller then splices one by one)."""
     found: list[Replacement] = []
     added: list = []  # the documents the fixes add, in order
     for edits in fixes:
@@ -320,13 +329,11 @@ def _splice_together(segment: str, base: int, document: int, fixes: list, style:
     if added:
         found.append(_add_documents(doc, added))
     found.sort(key=lambda r: (r.start, r.end, r.last, -r.column))
+    text = doc.text
     for a, b in zip(found, found[1:]):  # at one point, only whole lines: insertions, then one region
-        if b.start < a.end or b.start == a.start and a.start != 0 and segment[a.start - 1] != "\n":
+        if b.start < a.end or b.start == a.start and a.start != 0 and text[a.start - 1] != "\n":
             raise NotSpliceable("two edits meet")
-    for replacement in reversed(found):
-        steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
-        segment = replacement.apply(segment)
-    return segment
+    return found
 
 
 def _filled(path: tuple, edits: list) -> bool:

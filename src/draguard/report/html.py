@@ -16,7 +16,7 @@ from ..core.finding import Finding
 from ..core.fixes import EditError
 # imported with the report, so by a `lint --jobs` run before its parts fork: imported on the
 # first fix, each part imported them again (20-30 ms of CPU a process)
-from ..fix import added_keys, hunks, splice
+from ..fix import added_keys, hunks, located_diff, splice
 from ..fix.located import block_root
 from .lines import SourceLines
 from .page_style import STYLE
@@ -141,7 +141,8 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     large file, and comparing the texts again cost more than the rest of the report. It is
     shown, not written: `draguard fix` verifies what it writes. A fix that only adds a key
     (most of them) has its diff written straight from the edit and the tree instead
-    (fix.added_keys), the same bytes."""
+    (fix.added_keys), and most others from the splice's replacements on the tree
+    (fix.located_diff): the same bytes."""
     text, document, fix = lines.text(f.file), f.location.document, f.fix
     span = lines.document_span(f.file, document) if text is not None and document is not None else None
     if span is None or text is None or fix is None:
@@ -150,6 +151,8 @@ def _fix_diff(f: Finding, lines: SourceLines) -> str:
     tree = _block_read(f, line)
     edits = fix.edits  # unpacked each time it is read (core.fixes.Fix)
     diff = added_keys.added_key_diff(f.file, text, start, end, line, edits, tree)
+    if diff is None:
+        diff = located_diff.located_diff(f.file, text, start, end, line, edits, tree)
     if diff is not None:
         return diff
     try:

@@ -10,10 +10,12 @@ import random
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from draguard.core.fixes import Edit, EditError, Op
 from draguard.fix.files import unified_diff
-from draguard.fix.hunks import _other_breaks, regions, splice_diff
+from draguard.fix.hunks import _other_breaks, changes, regions, splice_diff, written_changes
 from draguard.fix.splice import NotSpliceable, splice_fixes
 from support.generated import random_value
 
@@ -194,3 +196,23 @@ def test_a_text_with_other_line_breaks_is_told_as_the_regular_expression_told_it
     told = [_other_breaks(text) for text in texts]
     assert told == [_OTHER_BREAK.search(text) is not None for text in texts]
     assert 0 < sum(told) < len(texts)  # both answers met
+
+
+_PIECES = ["a: 1\n", "  b: [x]\n", "\n", "  - c\n", "d", "y\n", ", z"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=10), st.data())
+def test_the_changes_written_from_replacements_are_the_changes_of_their_text(pieces, data):
+    """written_changes of replacements in text order (some where the one before ends, some
+    mid-line, some writing no line break) are hunks.changes of the text they make, found
+    from the steps that make it (the splice's way, the last replacement first)."""
+    old = "".join(pieces)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(old)), max_size=6)))
+    replaced = [(start, end, data.draw(st.sampled_from(["", "y\n", "q: 2\n  - r\n", ", z"])))
+                for start, end in zip(cuts[::2], cuts[1::2])]
+    new, steps = old, []
+    for start, end, written in reversed(replaced):
+        new = new[:start] + written + new[end:]
+        steps.append((start, end - start, len(written)))
+    assert written_changes(old, replaced) == changes(old, new, regions(steps, len(old)))

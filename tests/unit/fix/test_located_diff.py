@@ -1,0 +1,167 @@
+"""fix.located_diff: the diff of a fix located on its document's tree, written from the
+splice's replacements, is the general path's (splice.splice_document, then
+hunks.splice_diff) byte for byte: on generated streams (test_added_keys' files: test_located's
+documents with comment and blank lines after them, several a file, a last line with or
+without its line break) and generated migrations (rules/legacy.py's shapes: documents added,
+items appended to lists there or not, keys and items removed, whole collections emptied,
+keys set; several edits at one point), and on every fix of the corpus, the examples and the
+rule fixtures; what it declines goes the general way in the report."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from draguard.core.fixes import add_document, append, remove, set_value
+from draguard.engine import lint_paths
+from draguard.engine.config_file import load_config
+from draguard.fix.located_diff import located_diff
+from draguard.report import html
+from draguard.report.lines import SourceLines
+from draguard.sources.yamlpos import parse_stream_remembered
+from support.paths import CORPUS, EXAMPLES, ROOT
+
+from .test_added_keys import _documents, _file, _general
+from .test_located import NAMES, STRINGS, _collections, _value
+
+TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t-gpu"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+
+
+def _entries(data, path: tuple = ()):
+    """The path of every entry and item in `data`, outermost first."""
+    if isinstance(data, (dict, list)):
+        for key, value in (data.items() if isinstance(data, dict) else enumerate(data)):
+            yield path + (key,)
+            yield from _entries(value, path + (key,))
+
+
+def _migration(rnd: random.Random, tree) -> tuple:
+    """A fix of rules/legacy.py's shapes on the document: a document added (often), items
+    appended to lists there or not (claims), entries there removed (a limit, a whole
+    `limits`, a list item), now and then a key set or something not there removed; in any
+    order (the splice orders them)."""
+    mappings = [p for p in _collections(tree) if isinstance(_at(tree, p), dict)]
+    lists = [p for p in _collections(tree) if isinstance(_at(tree, p), list)]
+    entries = list(_entries(tree))
+    edits = []
+    if rnd.random() < 0.7:
+        edits.append(add_document(dict(TEMPLATE, metadata={"name": rnd.choice(NAMES)})))
+    for _ in range(rnd.choice([0, 1, 2, 2, 3])):
+        if lists and rnd.random() < 0.4:
+            path = rnd.choice(lists)
+        else:
+            path = rnd.choice(mappings) + (rnd.choice(NAMES),) * rnd.choice([1, 1, 2])
+        edits.append(append(path, rnd.choice([{"name": rnd.choice(NAMES)}, _value(rnd, 2), rnd.choice(STRINGS)])))
+    for _ in range(rnd.choice([0, 1, 1, 2])):
+        if entries and rnd.random() < 0.9:
+            edits.append(remove(rnd.choice(entries)))
+        else:
+            edits.append(remove(rnd.choice(mappings) + (rnd.choice(NAMES),)))
+    if rnd.random() < 0.2:
+        edits.append(set_value(rnd.choice(mappings) + (rnd.choice(NAMES),), rnd.choice(STRINGS + [1, None])))
+    rnd.shuffle(edits)
+    return tuple(edits)
+
+
+def _at(data, path: tuple):
+    for part in path:
+        data = data[part]
+    return data
+
+
+def _answered(rnd: random.Random, count: int) -> tuple[int, int]:
+    """(migrations written directly, tried), each answer held to the general path's."""
+    direct = tried = 0
+    while tried < count:
+        text = _file(rnd)
+        for start, end, line, tree in _documents(text):
+            edits = _migration(rnd, tree)
+            found = located_diff("f.yaml", text, start, end, line, edits, tree)
+            tried += 1
+            if found is not None:
+                direct += 1
+                assert found == _general(text, start, end, line, edits, tree), (text, start, edits)
+    return direct, tried
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.randoms(use_true_random=False))
+def test_the_located_diff_is_the_general_paths_on_generated_migrations(rnd):
+    _answered(rnd, 3)
+
+
+def test_most_generated_migrations_are_written_directly():
+    """Not vacuous: the direct path answers most generated migrations (the others: an edit
+    that does not fit the data, two edits that meet)."""
+    direct, tried = _answered(random.Random(14), 3000)
+    assert direct >= tried // 2, direct
+
+
+@pytest.mark.parametrize("tree", [CORPUS, EXAMPLES, *sorted((ROOT / "tests" / "rules").glob("*/"))],
+                         ids=lambda path: path.name)
+def test_every_fix_of_the_corpus_and_the_fixtures_is_the_general_paths(tree):
+    result = lint_paths([str(tree)], load_config(None))
+    lines = SourceLines(result.sources)
+    for finding in result.findings:
+        text, document = lines.text(finding.file), finding.location.document
+        span = lines.document_span(finding.file, document) if finding.fix and text is not None \
+            and document is not None else None
+        if span is None:
+            continue
+        start, end, line = span
+        edits, tree_read = finding.fix.edits, html._block_read(finding, line)
+        found = located_diff(finding.file, text, start, end, line, edits, tree_read)
+        if found is not None:
+            general = _general(text, start, end, line, edits, tree_read)
+            assert found == general.replace("f.yaml", finding.file.lstrip("/")), (finding.file, edits)
+
+
+POD = ("kind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    resources:\n      limits:\n"
+       "        nvidia.com/gpu: 1\n        memory: 1Gi\n")
+MIGRATION = (add_document(TEMPLATE), append(("spec", "resourceClaims"), {"name": "gpu"}),
+             append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),
+             remove(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")))
+
+
+def _shown(monkeypatch, text: str, edits: tuple) -> str:
+    """What report.html._fix_diff shows for `edits` on the document `text` (POD's tree)."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    start = 0 if text.startswith("%") else text.index("kind")
+    finding = SimpleNamespace(file="f.yaml", location=SimpleNamespace(document=0), fix=SimpleNamespace(edits=edits))
+    lines = SimpleNamespace(text=lambda _: text, document_span=lambda *_: (start, len(text), 1 + text.count("\n", 0, start)))
+    monkeypatch.setattr(html, "_block_read", lambda *_: tree)
+    return html._fix_diff(finding, lines)  # type: ignore[arg-type]
+
+
+def test_the_report_writes_a_migration_from_its_replacements(monkeypatch):
+    """report.html._fix_diff answers a legacy pod's migration from fix.located_diff, not the
+    splice's fixed text."""
+    tree = parse_stream_remembered(POD)[0][0].data
+    expected = _general(POD, 0, len(POD), 1, MIGRATION, tree)
+    monkeypatch.setattr("draguard.fix.splice.splice_document", None)
+    assert _shown(monkeypatch, POD, MIGRATION) == expected
+    assert "-        nvidia.com/gpu: 1\n" in expected and "+      claims:\n+      - name: gpu\n" in expected
+    assert "+---\n+apiVersion: resource.k8s.io/v1\n" in expected
+
+
+@pytest.mark.parametrize("text, edits", [
+    (POD.replace("\n", "\r\n"), MIGRATION),  # CRLF
+    (POD.replace("name: p", "name: p\x0c"), MIGRATION),  # another line break
+    ("%YAML 1.1\n---\n" + POD, MIGRATION),  # a directive in the document's text
+    (POD, (remove(("spec", "containers", 0, "resources", "limits")),  # two edits that meet: one at a time
+           remove(("spec", "containers", 0, "resources", "limits", "memory")))),
+    (POD, (append(("spec", "containers", 0, "name"), "b"),)),  # not spliceable: the edits as text
+])
+def test_what_it_declines_goes_the_general_way(monkeypatch, text, edits):
+    start = 0 if text.startswith("%") else text.index("kind")
+    tree = parse_stream_remembered(POD)[0][0].data
+    line = 1 + text.count("\n", 0, start)
+    assert located_diff("f.yaml", text, start, len(text), line, edits, tree) is None
+    general = _general(text, start, len(text), line, edits, tree)
+    assert _shown(monkeypatch, text, edits) == (general if general is not None else
+                                                "".join(f"{e.op} {'.'.join(map(str, e.path))}\n" for e in edits))
