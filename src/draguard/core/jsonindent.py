@@ -201,7 +201,7 @@ def mapping(leaves: dict[str, object], placed: Iterable[tuple[str, str]], *, ind
     return "{\n" + inner + encoder(leaves)[1:-1] + tail + "\n" + here + "}"
 
 
-def rows(items: list[dict], *, indent: int = 2, level: int = 0) -> str:
+def rows(items: list[dict[Any, Any]], *, indent: int = 2, level: int = 0) -> str:
     """`dumps` of a list of mappings that have the same keys and only leaves (a 40,000-pod
     rollout's timeline: 240,000 records): every leaf by one C call, placed in one template
     made once for the list, instead of a call and a walk for each mapping. Any other list
