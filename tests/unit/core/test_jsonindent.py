@@ -123,7 +123,6 @@ def test_a_mapping_of_leaves_with_texts_placed_after_them_reads_as_json_dumps_wr
     assert (written if not level else '{\n  "a": [\n    ' + written + "\n  ]\n}") == expected
 
 
-
 RECORD = {"time": 0.5, "what": "scheduled %s", "pod": "llm-2-1\0", "detail": "gpu-0 é"}
 ROWS = [[], [RECORD], [RECORD, {**RECORD, "time": NAN, "pod": None, "detail": True}] * 3, [{1: "int", INF: 2.5}] * 2,
         [{"a": 1}, {"b": 2}], [{"a": 1, "b": 2}, {"b": 2, "a": 1}], [{"a": 1}, {"a": 1, "b": 2}], [{"a": [1]}], [{}],
