@@ -105,9 +105,12 @@ def _parsed(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namesp
 
 
 #: commands whose runs hold trees that reference counting frees (manifests, findings, fixed
-#: texts): they run with the cyclic collector paused to their end (see program()); the
-#: others (servers, watches, simulations) keep it
-TREE_SHAPED = {"lint", "fix"}
+#: texts; a simulation's inventory, pods and timeline): they run with the cyclic collector
+#: paused to their end (see program()); the others (servers, watches) keep it. A simulation
+#: paused it only while it read the inventory and while its world ran: enabled again between
+#: and after them, its full passes walked the millions of objects a 40,000-pod rollout holds
+#: to its end, while the timeline was shifted and the report written (measured)
+TREE_SHAPED = {"lint", "fix", "simulate"}
 
 
 def main(argv: list[str] | None = None, *, whole_process: bool = False) -> int:
@@ -160,11 +163,11 @@ def program() -> int:
     """The `draguard` process: main(), after which the interpreter's last full garbage
     collections would walk every object the run made only to free memory the process hands
     back as it ends (1.5 s after a 5,000-object fix, 2 s after a 20,000-object lint,
-    measured); the objects are frozen out of them. lint and fix run with the collector
-    paused from their start: re-enabled after the run's paused sections (core.collector),
-    the first collection walked every object the run still held before its report was
-    written, 2 s of a 20,000-object fix (measured); and they end the process themselves
-    (ended). Not for main() in a process that goes on."""
+    measured); the objects are frozen out of them. lint, fix and simulate run with the
+    collector paused from their start: re-enabled after the run's paused sections
+    (core.collector), the first collection walked every object the run still held before its
+    report was written, 2 s of a 20,000-object fix (measured); and they end the process
+    themselves (ended). Not for main() in a process that goes on."""
     status = main(whole_process=True)
     gc.freeze()
     return status
@@ -185,13 +188,13 @@ def left_to_the_end(args: argparse.Namespace, value: object) -> None:
 
 
 def ended(status: int) -> None:
-    """End the process now with `status`, its output flushed: a lint or a fix has written
-    everything (its report and files closed, its parts joined), and what the interpreter
-    would do next is free, one by one, every object its modules still hold (the caches, the
-    tables of lines met), 31-47 ms of a 4,158-object lint's wall time at load 4 (measured),
-    before the memory is handed back whole. mypy ends its runs this way (mypy.util.hard_exit,
-    its `--fast-exit`). Where the output cannot be flushed (a reader that left), it returns,
-    and the interpreter ends the process as it would have."""
+    """End the process now with `status`, its output flushed: a lint, a fix or a simulation
+    has written everything (its report and files closed, its parts joined), and what the
+    interpreter would do next is free, one by one, every object its modules still hold (the
+    caches, the tables of lines met), 31-47 ms of a 4,158-object lint's wall time at load 4
+    (measured), before the memory is handed back whole. mypy ends its runs this way
+    (mypy.util.hard_exit, its `--fast-exit`). Where the output cannot be flushed (a reader
+    that left), it returns, and the interpreter ends the process as it would have."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -201,6 +201,22 @@ def mapping(leaves: dict[str, object], placed: Iterable[tuple[str, str]], *, ind
     return "{\n" + inner + encoder(leaves)[1:-1] + tail + "\n" + here + "}"
 
 
+def rows(items: list[dict[Any, Any]], *, indent: int = 2, level: int = 0) -> str:
+    """`dumps` of a list of mappings that have the same keys and only leaves (a 40,000-pod
+    rollout's timeline: 240,000 records): every leaf by one C call, placed in one template
+    made once for the list, instead of a call and a walk for each mapping. Any other list
+    goes to `dumps`."""
+    keys = tuple(items[0]) if items else ()
+    leaves = [value for item in items for value in item.values()]
+    if not keys or not {*map(type, leaves)} <= _LEAF_TYPES or any(tuple(item) != keys for item in items):
+        return dumps(items, indent=indent, level=level)
+    here = " " * indent * level
+    inner = here + " " * indent
+    one = _template(_shape_keys(keys), inner + " " * indent, inner)
+    texts = _LEAVES(leaves)[1:-1].split("\0")
+    return "[\n" + inner + (",\n" + inner).join([one] * len(items)) % tuple(texts) + "\n" + here + "]"
+
+
 def dumps(value: object, *, indent: int = 2, level: int = 0) -> str:
     """The text of json.dumps(value, indent=indent, ensure_ascii=False), as it reads `level`
     levels down a document (its first line already indented there)."""

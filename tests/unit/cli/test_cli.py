@@ -175,6 +175,27 @@ def test_a_whole_process_lint_leaves_its_result_to_go_with_the_process(monkeypat
     assert len(cli._LEFT) == 1
 
 
+def test_a_whole_process_simulation_runs_with_the_collector_paused_and_ends_the_process(monkeypatch):
+    """Its inventory and world live to the end: enabled again after their paused sections,
+    the collector's full passes walked them while the report was written."""
+    from draguard.cli import simulate as command
+
+    statuses = _ending(monkeypatch)
+    rules = ROOT / "tests" / "rules" / "rollout-deadlock"
+    collecting = []
+    report = command._report
+    monkeypatch.setattr(command, "_report", lambda *args: collecting.append(gc.isenabled()) or report(*args))
+    was = gc.isenabled()
+    try:
+        with pytest.raises(_Ended):
+            main(["simulate", "rollout", str(rules / "fail.yaml"), "--inventory", str(rules / "inventory.yaml"),
+                  "--no-config"], whole_process=True)
+    finally:
+        if was:
+            gc.enable()
+    assert collecting == [False] and statuses == [(1, True)]
+
+
 def _lint_ended(tmp_path):
     """A whole-process lint of a file with a finding, run to its end (_ending's os._exit);
     the collector it turns off turned on again. The file linted."""

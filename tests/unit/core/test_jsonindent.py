@@ -122,3 +122,25 @@ def test_a_mapping_of_leaves_with_texts_placed_after_them_reads_as_json_dumps_wr
     written = jsonindent.mapping(leaves, texts, level=level)
     assert (written if not level else '{\n  "a": [\n    ' + written + "\n  ]\n}") == expected
 
+
+RECORD = {"time": 0.5, "what": "scheduled %s", "pod": "llm-2-1\0", "detail": "gpu-0 é"}
+ROWS = [[], [RECORD], [RECORD, {**RECORD, "time": NAN, "pod": None, "detail": True}] * 3, [{1: "int", INF: 2.5}] * 2,
+        [{"a": 1}, {"b": 2}], [{"a": 1, "b": 2}, {"b": 2, "a": 1}], [{"a": 1}, {"a": 1, "b": 2}], [{"a": [1]}], [{}],
+        [{"a": _Text("sub")}], [{"%s": 1, "b": None}]]
+
+
+@pytest.mark.parametrize("indent", [2, 4])
+@pytest.mark.parametrize("rows", ROWS, ids=range(len(ROWS)))
+def test_rows_of_one_shape_or_not_read_as_json_dumps_writes_them(rows, indent):
+    assert jsonindent.rows(rows, indent=indent) == json.dumps(rows, indent=indent, ensure_ascii=False)
+    nested = json.dumps({"a": rows}, indent=indent, ensure_ascii=False)
+    assert nested == "{\n" + " " * indent + '"a": ' + jsonindent.rows(rows, indent=indent, level=1) + "\n}"
+
+
+def test_rows_of_one_shape_have_their_leaves_encoded_by_one_call(monkeypatch):
+    calls = []
+    encode = jsonindent._LEAVES
+    jsonindent.rows([RECORD])  # the keys' texts and the record's template, made once
+    monkeypatch.setattr(jsonindent, "_LEAVES", lambda value: calls.append(value) or encode(value))
+    assert jsonindent.rows([RECORD] * 1000) == json.dumps([RECORD] * 1000, indent=2, ensure_ascii=False)
+    assert len(calls) == 1
