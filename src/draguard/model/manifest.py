@@ -97,6 +97,19 @@ class Manifest:
             self._read_identity()
             return getattr(self, name)
 
+    def __getstate__(self) -> tuple[None, dict[str, object]]:
+        """Its fields that are set, read past `__getattr__`: pickle and copy read each slot by
+        getattr, so a re-read object that let its tree go (release) parsed it again only to
+        send it, where its attribute dict sent none (`lint --jobs` sends a part's shipped
+        objects before their rules are done: they hold their trees then)."""
+        state: dict[str, object] = {}
+        for name in self.__slots__:
+            try:
+                state[name] = object.__getattribute__(self, name)
+            except AttributeError:
+                pass  # unset: a tree let go, a ref not made yet
+        return None, state
+
     def release(self) -> None:
         """Its own rules are done with it: a re-read object (sources.reread) lets its tree go,
         parsed again if another object's rule reads it later. The positioned trees of a

@@ -1,7 +1,9 @@
 """sources.reread: a text past Limits.tree_bytes holds no trees; each object is parsed again
 from the text when read, and must be exactly what the load parsed (data, positions, paths)."""
 
+import copy
 import json
+import pickle
 
 import pytest
 
@@ -122,6 +124,22 @@ def test_a_manifest_of_a_large_text_parses_its_tree_when_read_and_lets_it_go_whe
     assert pod.location(container, "name") == where  # a part kept by another reader still places
     assert pod.data is not first and pod.data == first
     assert pod.location(pod.data["spec"]["containers"][0], "name") == where
+
+
+def test_a_manifest_that_let_its_tree_go_is_pickled_and_copied_without_it():
+    """Pickled (a `lint --jobs` part's shipped objects) or copied, an object that let its tree
+    go sends none and parses none: pickle reads every slot by getattr, which parsed the tree
+    again (`__getattr__`) only to send it; the copy parses it when read."""
+    manifests = [Manifest.from_entry(entry) for entry in _loaded(STREAM, SHED).entries]
+    pod = manifests[1]
+    assert pod.name == "merged"
+    ObjectSet(manifests).done(pod)
+    copies = [pickle.loads(pickle.dumps(pod, pickle.HIGHEST_PROTOCOL)), copy.copy(pod)]
+    assert not any(_holds(each, "data") for each in (pod, *copies))
+    for copied in copies:
+        assert (copied.name, copied.ref, copied.is_live) == ("merged", pod.ref, False)
+        assert copied.location(copied.data["spec"]["containers"][0], "name") == \
+            pod.location(pod.data["spec"]["containers"][0], "name")
 
 
 def test_only_a_reader_that_asks_sheds_trees():
