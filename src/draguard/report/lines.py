@@ -3,6 +3,10 @@ rendered findings map to, the config file)."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import overload
+
 from ..sources.yamlpos import has_directive
 
 
@@ -10,12 +14,12 @@ class SourceLines:
     def __init__(self, sources):
         self._by_name = {s.display: s for s in sources if not s.rendered_by}
         self._read: dict[str, list[str] | None] = {}
-        self._recent: dict[str, list[str]] = {}  # _split's, the least recent first
+        self._recent: dict[str, Sequence[str]] = {}  # _split's, the least recent first
         self._nodes: dict[str, list] = {}
         self._starts: dict[str, list[tuple[int, int]]] = {}
         self._composed: tuple = (None, None)  # ((file, document), what document() gave)
 
-    def _lines(self, file: str) -> list[str] | None:
+    def _lines(self, file: str) -> Sequence[str] | None:
         source = self._by_name.get(file)
         if source is not None:
             return source.lines if source.has_lines else self._split(file, source)
@@ -27,14 +31,14 @@ class SourceLines:
                 self._read[file] = None
         return self._read[file]
 
-    def _split(self, file: str, source) -> list[str]:
-        """The lines of a loaded source whose lines nothing kept (Source.split_lines), held
+    def _split(self, file: str, source) -> Sequence[str]:
+        """The lines of a loaded source whose lines nothing kept (lines_of), held
         here for the last few files asked: a report asks file by file (its findings come
         sorted), and the lines of every file kept to the end were the 20k tree's 600,000
         strings (40 MiB) at the run's peak."""
         lines = self._recent.pop(file, None)
         if lines is None:
-            lines = source.split_lines()
+            lines = lines_of(source.whole_text())
             if len(self._recent) >= _RECENT_FILES:
                 del self._recent[next(iter(self._recent))]
         self._recent[file] = lines  # the latest last
@@ -117,6 +121,63 @@ class SourceLines:
 
 #: the loaded sources whose lines SourceLines holds at once (_split)
 _RECENT_FILES = 8
+
+
+def lines_of(text: str) -> Sequence[str]:
+    """`text.splitlines()`; for a large text, the same lines cut from it a block at a time as
+    they are asked for (_CutOnDemand)."""
+    return text.splitlines() if len(text) <= ON_DEMAND_CHARS else _CutOnDemand(text)
+
+
+#: a text longer than this has its lines cut on demand (lines_of)
+ON_DEMAND_CHARS = 1 << 20
+#: about the text of each block _CutOnDemand splits at once
+BLOCK_CHARS = 1 << 16
+
+
+class _CutOnDemand(Sequence[str]):
+    """The lines of a large text as `str.splitlines` gives them, each block of about
+    BLOCK_CHARS (ending after a line feed, which always ends a line) split when a line of it
+    is asked for, the last block's kept: a report asks in order. The lines of a 5 MB stream
+    of pods split whole were 170,000 strings, about 20 MB held to the report's end."""
+
+    __slots__ = ("_text", "_starts", "_before", "_block", "_block_lines")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._starts = [0]  # where each block starts, and the text's end
+        self._before = [0]  # the lines before each block, and in all
+        start = 0
+        while start < len(text):
+            end = text.find("\n", start + BLOCK_CHARS)
+            end = len(text) if end < 0 else end + 1
+            self._starts.append(end)
+            self._before.append(self._before[-1] + len(text[start:end].splitlines()))
+            start = end
+        self._block = -1
+        self._block_lines: list[str] = []
+
+    def __len__(self) -> int:
+        return self._before[-1]
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        block = bisect_right(self._before, index) - 1
+        if block != self._block:
+            self._block, self._block_lines = block, \
+                self._text[self._starts[block]:self._starts[block + 1]].splitlines()
+        return self._block_lines[index - self._before[block]]
 
 
 def _line_starts(text: str, lines: tuple[int, ...]) -> list[int]:

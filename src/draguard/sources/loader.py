@@ -85,9 +85,12 @@ class Source(Record):
         self._lines = None
 
     def split_lines(self) -> list[str]:
-        """The text's lines as `lines` has them, split again and not kept: a report that
-        reads each file's once (report.lines) holds only the file it is at."""
-        return (self.text if self.window is None else self.window.text()).splitlines()
+        """The text's lines as `lines` has them, split again and not kept."""
+        return self.whole_text().splitlines()
+
+    def whole_text(self) -> str:
+        """Its text; an item of a List's cut from the List's (its `window`)."""
+        return self.text if self.window is None else self.window.text()
 
 
 class Entry(Record):
