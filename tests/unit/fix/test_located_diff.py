@@ -25,7 +25,7 @@ from draguard.report.lines import SourceLines
 from draguard.sources.yamlpos import parse_stream_remembered
 from support.paths import CORPUS, EXAMPLES, ROOT
 
-from .test_added_keys import _documents, _file, _general
+from .test_added_keys import _general, answered
 from .test_located import NAMES, STRINGS, _collections, _value
 
 TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t-gpu"},
@@ -74,31 +74,16 @@ def _at(data, path: tuple):
     return data
 
 
-def _answered(rnd: random.Random, count: int) -> tuple[int, int]:
-    """(migrations written directly, tried), each answer held to the general path's."""
-    direct = tried = 0
-    while tried < count:
-        text = _file(rnd)
-        for start, end, line, tree in _documents(text):
-            edits = _migration(rnd, tree)
-            found = located_diff("f.yaml", text, start, end, line, edits, tree)
-            tried += 1
-            if found is not None:
-                direct += 1
-                assert found == _general(text, start, end, line, edits, tree), (text, start, edits)
-    return direct, tried
-
-
 @settings(max_examples=100, deadline=None)
 @given(st.randoms(use_true_random=False))
 def test_the_located_diff_is_the_general_paths_on_generated_migrations(rnd):
-    _answered(rnd, 3)
+    answered(rnd, 3, _migration, located_diff)
 
 
 def test_most_generated_migrations_are_written_directly():
     """Not vacuous: the direct path answers most generated migrations (the others: an edit
     that does not fit the data, two edits that meet)."""
-    direct, tried = _answered(random.Random(14), 3000)
+    direct, tried = answered(random.Random(14), 3000, _migration, located_diff)
     assert direct >= tried // 2, direct
 
 
