@@ -9,7 +9,7 @@ insertion of whole lines, and its diff is those lines with the original's around
 is written is what fix.splice writes for it (`_set`, `_Document.insert_after`): the lines go
 after the mapping's last line (fix.located finds it from the tree), at its first key's
 column, the block written in the document's sequence style and indentation step, on the
-document the splice located (splice._located: the general way's, for a document with fixes
+document the splice located (splice.located_document: the general way's, for a document with fixes
 of both kinds); a last line without a line break gets one. As fix.hunks.changes places
 added lines, the run moves down past the old lines equal to its first (difflib's placement).
 
@@ -25,15 +25,15 @@ from __future__ import annotations
 
 from ..core.fixes import Op
 from ..sources.yamlpos import YMap, has_directive
-from .hunks import Change, _context_end, _context_start, _moved_down, _other_breaks, unified
+from .hunks import Change, _context_end, _context_start, _moved_down, other_breaks, unified
 from .located import Unlocated, first_key_column, tree_node, value_at
-from .splice import TextStyle, _located
+from .splice import TextStyle, located_document
 
 
 def added_key_diff(display: str, text: str, start: int, end: int, line: int, edits: tuple, tree) -> str | None:
     """The diff of `edits` on the document `text[start:end]` (whose first line is line `line`
     of `text`, its block-read root `tree`) when they only add a key; None otherwise."""
-    if tree is None or _odd(text):
+    if tree is None or odd_breaks(text):
         return None
     one = _one_set(edits, tree)
     if one is None:
@@ -73,26 +73,26 @@ def _one_set(edits: tuple, tree) -> tuple[tuple, object] | None:
     return parent, {edit.path[-1]: edit.value for edit in edits}
 
 
-#: the texts this path takes are written with "\n" (_odd declines the others) and are no JSON
+#: the texts this path takes are written with "\n" (odd_breaks declines the others) and are no JSON
 #: (a block-read root is a block mapping): the style the splice finds for them (TextStyle.of)
-_STYLE = TextStyle("\n", False)
+BLOCK_STYLE = TextStyle("\n", False)
 
 
 def _insertion(segment: str, tree, parent, entry: dict) -> tuple[int, list[str], list[str]] | None:
     """Where in `segment` the lines change when `entry` goes into the block mapping `parent`
     of `tree`: (that index, the lines taken out, the lines put there); None where `segment`
     has a `%` directive (the general way composes it) or the lines a break of another kind.
-    The document is the splice's (splice._located keeps the last one): a document's fixes,
+    The document is the splice's (splice.located_document keeps the last one): a document's fixes,
     these and the general way's, locate its root, walk it for its style and find its
     collections' ends once."""
     if has_directive(segment):
         return None
-    doc = _located(segment, _STYLE, tree)
+    doc = located_document(segment, BLOCK_STYLE, tree)
     node = tree_node(parent, doc.root)
     column = first_key_column(node)
     found = segment.find("\n", doc.content_end(node))
     written = " " * column + doc.block(entry, column)
-    if "\r" in written or _other_breaks(written):
+    if "\r" in written or other_breaks(written):
         return None
     lines = written.splitlines(True)
     if found < 0:  # the document's last line, without a line break: written again with one
@@ -118,9 +118,9 @@ def _diff(display: str, text: str, at: int, removed: list[str], added: list[str]
 _checked: list = [None, False]  # the text looked at last, and whether it had CR or another break
 
 
-def _odd(text: str) -> bool:
+def odd_breaks(text: str) -> bool:
     """Whether `text` has a CR or a line break other than "\\n" (a file's findings come
     together: looked for once a file)."""
     if _checked[0] is not text:
-        _checked[:] = text, "\r" in text or _other_breaks(text)
+        _checked[:] = text, "\r" in text or other_breaks(text)
     return _checked[1]

@@ -212,7 +212,7 @@ def _compared(line: int, removed: list[str], added: list[str]) -> list[Change]:
 def unified(display: str, old: str, found: list[Change], first_line: int = 1, checked: bool = False) -> str:
     """The changes to `old` as `diff -u` writes them (difflib's header and ranges), its lines
     numbered from `first_line`; `checked`: the caller found no line break other than "\n" and
-    "\r\n" in `old` and the new text (`_other_breaks`), not to be looked for again. Each run
+    "\r\n" in `old` and the new text (`other_breaks`), not to be looked for again. Each run
     of context, removed or added lines is one string, its mark joined in front of every line
     (`_marked`), not written line by line; a line without a final "\n" is marked in its run.
     (A report's 4,403 diffs: 113 ms against 127 ms at the least of 20 rounds, in turn in one
@@ -240,7 +240,7 @@ def unified(display: str, old: str, found: list[Change], first_line: int = 1, ch
         group = [change] if change is not None else []
     head = f"--- a/{name}\n+++ b/{name}\n"
     if (not old or old[-1] == "\n") and all(c.added[-1][-1:] == "\n" for c in found if c.added) and (
-            checked or not _other_breaks(old) and not _other_breaks("".join(line for c in found for line in c.added))):
+            checked or not other_breaks(old) and not other_breaks("".join(line for c in found for line in c.added))):
         return head + "".join(out)  # every line ends with "\n" (without other breaks only a text's last may not)
     return head + "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                           for run in out for line in run.splitlines(True))
@@ -270,7 +270,7 @@ def steps_diff(display: str, old: str, new: str, steps: list[tuple[int, int, int
     every round's, in order), written from them; compared by files.unified_diff where the
     steps do not say (none recorded, or a text with line breaks other than "\n")."""
     found = regions(steps, len(old)) if steps else None
-    if found is None or _other_breaks(old) or _other_breaks(new):
+    if found is None or other_breaks(old) or other_breaks(new):
         from .files import unified_diff
 
         return unified_diff(display, old, new)
@@ -283,7 +283,7 @@ def splice_diff(display: str, text: str, start: int, end: int, fixed: str, steps
     the steps (written_diff); compared by files.unified_diff where the steps do not say (a
     text with line breaks other than "\n")."""
     found = regions(steps, end - start)
-    if found is None or _other_breaks(fixed):
+    if found is None or other_breaks(fixed):
         before, after = _context_start(text, start), _context_end(text, end)
         return _compared_texts(display, text, start, end, fixed, line, before, after)
     diff = written_diff(display, text, start, end, [(a, b, fixed[c:d]) for a, b, c, d in found], line, fixed)
@@ -304,7 +304,7 @@ def written_diff(display: str, text: str, start: int, end: int, replaced: list[t
     offset = start - before
     while True:
         old = text[before:after]
-        if _other_breaks(old):
+        if other_breaks(old):
             return None if fixed is None else _compared_texts(display, text, start, end, fixed, line, before, after)
         made = written_changes(old, [(a + offset, b + offset, written) for a, b, written in replaced])
         if after == len(text) or not made or _end(made[-1]) + _CONTEXT <= old.count("\n"):
@@ -322,7 +322,7 @@ def _compared_texts(display: str, text: str, start: int, end: int, fixed: str, l
                         line - text.count("\n", before, start))
 
 
-def _other_breaks(text: str) -> bool:
+def other_breaks(text: str) -> bool:
     """Whether `text` has a line break other than "\n" and "\r\n" (a lone CR, VT, FF, FS, GS,
     RS; NEL, LS, PS): each character tested by `in`, written out (a regular expression scanned
     the text 20 times slower, and a generator over the five cost more than the five scans)."""

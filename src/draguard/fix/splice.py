@@ -302,7 +302,7 @@ def _splice_together(segment: str, base: int, document: int, fixes: list, style:
     the last replacement to the first, so that none moves another. `segment`, `base`,
     `document`: as for _splice_fix; `tree`: the document's block-read root, to locate the
     edits on."""
-    doc = _Document(segment, document, style) if tree is None else _located(segment, style, tree)
+    doc = _Document(segment, document, style) if tree is None else located_document(segment, style, tree)
     for replacement in reversed(together(doc, fixes)):
         steps.append((base + replacement.start, replacement.end - replacement.start, len(replacement.text)))
         segment = replacement.apply(segment)
@@ -539,7 +539,7 @@ class _Document:
 _last_located: list = [None, None, None, None]
 
 
-def _located(text: str, style: TextStyle, tree) -> _Document:
+def located_document(text: str, style: TextStyle, tree) -> _Document:
     """The _Document of `text`, the document alone, on its block-read tree; the last one is
     kept: the fixes of one document come one after another (an HTML report splices each
     finding's alone: 4,403 fixes on 2,176 documents of the 2,125-file tree), and what the

@@ -194,7 +194,7 @@ def test_the_report_writes_keys_added_directly(monkeypatch):
 
 def test_a_documents_fixes_of_both_kinds_locate_it_once(monkeypatch):
     """A key add and a fix that goes the general way on one document share the splice's
-    located document (splice._located keeps the last): its root is located once, and its
+    located document (splice.located_document keeps the last): its root is located once, and its
     style and its collections' ends are found once for both."""
     tree = parse_stream_remembered(POD)[0][0].data
     located_texts: list = []

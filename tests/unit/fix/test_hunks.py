@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from draguard.core.fixes import Edit, EditError, Op
 from draguard.fix.files import unified_diff
-from draguard.fix.hunks import _other_breaks, changes, regions, splice_diff, written_changes
+from draguard.fix.hunks import other_breaks, changes, regions, splice_diff, written_changes
 from draguard.fix.splice import NotSpliceable, splice_fixes
 from support.generated import random_value
 
@@ -193,7 +193,7 @@ def test_a_text_with_other_line_breaks_is_told_as_the_regular_expression_told_it
                 "\u2029", "é", "\t"]
     texts = ["", "\n", "a", "a\n", "\r", "\r\n", "a\r\nb\n", "a\rb\n", "\u2028\n", "é\n", "\x1f\n"]
     texts += ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))) for _ in range(20_000)]
-    told = [_other_breaks(text) for text in texts]
+    told = [other_breaks(text) for text in texts]
     assert told == [_OTHER_BREAK.search(text) is not None for text in texts]
     assert 0 < sum(told) < len(texts)  # both answers met
 
