@@ -375,7 +375,7 @@ class _Key(_Quoted, ScalarNode):
     def end_mark(self) -> Mark:
         start = self.start_mark
         style = self.style
-        end = _scalar_end(self.at.text, start.index, style, 0, False) if style else start.index + len(self.value)
+        end = scalar_end(self.at.text, start.index, style, 0, False) if style else start.index + len(self.value)
         return Mark(end, start.line, start.column + end - start.index)
 
 
@@ -396,10 +396,10 @@ class _Scalar(_Quoted, ScalarNode):  # type: ignore[misc]  # start_mark made whe
 
     @cached
     def end_mark(self) -> Mark:
-        return self.at.mark_at(_scalar_end(self.at.text, self.start_mark.index, self.style, self.indent, self.flow))
+        return self.at.mark_at(scalar_end(self.at.text, self.start_mark.index, self.style, self.indent, self.flow))
 
 
-def _scalar_end(text: str, start: int, style: str, indent: int, flow: bool) -> int:
+def scalar_end(text: str, start: int, style: str, indent: int, flow: bool) -> int:
     """Where the scalar starting at `start` ends, as libyaml's scanner ends its token."""
     line_end = text.find("\n", start)
     line_end = len(text) if line_end < 0 else line_end

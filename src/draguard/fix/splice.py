@@ -309,25 +309,26 @@ def _splice_together(segment: str, base: int, document: int, fixes: list, style:
     return segment
 
 
-def together(doc: "_Document", fixes: list) -> list[Replacement]:
+def together(doc: "_Document", fixes: list, written=None, documents=None) -> list[Replacement]:
     """The replacements of a document's fixes, in text order: insertions at one point (after
     the last line of nested collections) deepest first, then in edit order, and before lines
     replaced or removed from that point on; the documents the fixes add after the document
     (a later fix's first, as apply_edits orders them), after anything else inserted there.
     NotSpliceable when two replacements overlap, or when an edit needs what an earlier one
-    makes (the caller then splices one by one)."""
+    makes (the caller then splices one by one). `written`, `documents`: what writes an edit's
+    replacement and the added documents' (`spliced`'s and `_add_documents`' arguments;
+    fix.located_diff passes its own, read from the tree's marks)."""
+    written, documents = written or spliced, documents or _add_documents
     found: list[Replacement] = []
     added: list = []  # the documents the fixes add, in order
     for edits in fixes:
         ordered = application_order(edits)
         for edit in _creating_sets(doc, ordered):
-            if edit.op is Op.REMOVE:  # a collection the fix adds to is not emptied by removing its last entry
-                found.append(_remove(doc, edit.path, keeps_parent=_filled(edit.path[:-1], ordered)))
-            elif edit.op is not Op.ADD_DOCUMENT:
-                found.append(_splice(doc, edit))
+            if edit.op is not Op.ADD_DOCUMENT:
+                found.append(written(doc, edit, ordered))
         added[:0] = [edit.value for edit in ordered if edit.op is Op.ADD_DOCUMENT]
     if added:
-        found.append(_add_documents(doc, added))
+        found.append(documents(doc, added))
     found.sort(key=lambda r: (r.start, r.end, r.last, -r.column))
     text = doc.text
     for a, b in zip(found, found[1:]):  # at one point, only whole lines: insertions, then one region
@@ -336,7 +337,16 @@ def together(doc: "_Document", fixes: list) -> list[Replacement]:
     return found
 
 
-def _filled(path: tuple, edits: list) -> bool:
+def spliced(doc: "_Document", edit: Edit, ordered: list) -> Replacement:
+    """The replacement of one of a fix's edits (not an added document), the fix's edits
+    `ordered` as applied: a collection the fix adds to is not emptied by removing its last
+    entry."""
+    if edit.op is Op.REMOVE:
+        return _remove(doc, edit.path, keeps_parent=filled(edit.path[:-1], ordered))
+    return _splice(doc, edit)
+
+
+def filled(path: tuple, edits: list) -> bool:
     """Whether an edit of `edits` other than a removal writes below `path` (asked of a
     removal's parent only: the set of every such edit's parents, made for each fix, was
     about 5 us of a migration's)."""
@@ -516,12 +526,13 @@ class _Document:
         """`value` in flow style: JSON in a JSON document."""
         return json.dumps(value, ensure_ascii=False) if self.json else _flow(value)
 
-    def scalar(self, value, old=None) -> str | None:
+    def scalar(self, value, style: str | None = None) -> str | None:
         """`value` as one scalar token (None for collections and strings of several lines), a
-        string quoted as the scalar it replaces was (double quotes in a JSON document)."""
+        string quoted as the scalar it replaces was, `style` its quote (double quotes in a JSON
+        document)."""
         if isinstance(value, (dict, list)) or isinstance(value, str) and "\n" in value.rstrip("\n") and not self.json:
             return None  # several lines: written as a block (a literal), on lines of their own
-        style = "\"" if self.json else getattr(old, "style", None)
+        style = "\"" if self.json else style
         if isinstance(value, str) and style == "\"":
             return json.dumps(value, ensure_ascii=False)
         if isinstance(value, str) and style == "'" and "\n" not in value:
@@ -686,7 +697,7 @@ def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
     """Replace an existing entry's value: the scalar token alone when both are scalars, the
     value's text in flow style inside flow collections, else the entry's lines."""
     old, key_node = entry.value_node, entry.key_node  # their marks read, not spans.Entry's spans of both ends
-    new_scalar = doc.scalar(value, old)
+    new_scalar = doc.scalar(value, getattr(old, "style", None))
     if isinstance(old, ScalarNode) and new_scalar is not None and not (old.value == "" and old.style is None):
         return Replacement(old.start_mark.index, old.end_mark.index, new_scalar)
     if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and key_node is not None
@@ -786,7 +797,11 @@ def _add_documents(doc: _Document, values: list) -> Replacement:
     if doc.json_file:
         names = ", ".join(f"{v.get('kind')} '{(v.get('metadata') or {}).get('name')}'" for v in values)
         raise NotSpliceable(f"a JSON file holds JSON values only: write {names} to a file of its own")
-    at = doc.after_line(doc.content_end(doc.root))
+    return documents_after(doc, doc.after_line(doc.content_end(doc.root)), values)
+
+
+def documents_after(doc: _Document, at: int, values: list) -> Replacement:
+    """New documents after `doc`, whose last token ends on the line before `at`."""
     while at < len(doc.text) and _INDENTED_COMMENT.match(doc.text, at, at + 256):
         at = doc.after_line(at)  # indented comments after the last line still belong to the document
     prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline

@@ -1,11 +1,13 @@
-"""fix.located_diff: the diff of a fix located on its document's tree, written from the
-splice's replacements, is the general path's (splice.splice_document, then
-hunks.splice_diff) byte for byte: on generated streams (test_added_keys' files: test_located's
-documents with comment and blank lines after them, several a file, a last line with or
-without its line break) and generated migrations (rules/legacy.py's shapes: documents added,
-items appended to lists there or not, keys and items removed, whole collections emptied,
-keys set; several edits at one point), and on every fix of the corpus, the examples and the
-rule fixtures; what it declines goes the general way in the report."""
+"""fix.located_diff: the diff of a fix located on its document's tree, written from its
+replacements (a migration's edits read from the tree's marks), is the general path's
+(splice.splice_document, then hunks.splice_diff) byte for byte: on generated streams
+(test_added_keys' files: test_located's documents with comment and blank lines after them,
+several a file, a last line with or without its line break) and generated migrations
+(rules/legacy.py's shapes: documents added, items appended to lists there or not, keys and
+items removed, a sequence item's first key removed, whole collections emptied, keys set where
+there are none or over a scalar, into `{}` too; several edits at one point), and on every fix
+of the corpus, the examples and the rule fixtures; each shape read from the marks is answered
+without splice's writers; what it declines goes the general way in the report."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ import random
 from types import SimpleNamespace
 
 import pytest
+
+import draguard.fix.located_diff as located_diff_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +68,9 @@ def _migration(rnd: random.Random, tree) -> tuple:
             edits.append(remove(rnd.choice(mappings) + (rnd.choice(NAMES),)))
     if rnd.random() < 0.2:
         edits.append(set_value(rnd.choice(mappings) + (rnd.choice(NAMES),), rnd.choice(STRINGS + [1, None])))
+    scalars = [path for path in entries if not isinstance(_at(tree, path), (dict, list))]
+    if scalars and rnd.random() < 0.3:  # a scalar there replaced (an apiVersion moved on)
+        edits.append(set_value(rnd.choice(scalars), rnd.choice(STRINGS + [1, True, None, _value(rnd, 2)])))
     rnd.shuffle(edits)
     return tuple(edits)
 
@@ -80,11 +87,24 @@ def test_the_located_diff_is_the_general_paths_on_generated_migrations(rnd):
     answered(rnd, 3, _migration, located_diff)
 
 
-def test_most_generated_migrations_are_written_directly():
+def test_most_generated_migrations_are_written_directly(monkeypatch):
     """Not vacuous: the direct path answers most generated migrations (the others: an edit
-    that does not fit the data, two edits that meet)."""
-    direct, tried = answered(random.Random(14), 3000, _migration, located_diff)
+    that does not fit the data, two edits that meet), most of them with every edit read from
+    the tree's marks (splice's writers not asked)."""
+    asked, from_marks = [], []
+    spliced = located_diff_module.spliced
+    monkeypatch.setattr(located_diff_module, "spliced", lambda *args: asked.append(args) or spliced(*args))
+
+    def counted(*args):
+        before = len(asked)
+        found = located_diff(*args)
+        if found is not None and len(asked) == before:
+            from_marks.append(args)
+        return found
+
+    direct, tried = answered(random.Random(14), 3000, _migration, counted)
     assert direct >= tried // 2, direct
+    assert len(from_marks) >= direct // 2, (len(from_marks), direct)
 
 
 @pytest.mark.parametrize("tree", [CORPUS, EXAMPLES, *sorted((ROOT / "tests" / "rules").glob("*/"))],
@@ -150,3 +170,27 @@ def test_what_it_declines_goes_the_general_way(monkeypatch, text, edits):
     general = _general(text, start, len(text), line, edits, tree)
     assert _shown(monkeypatch, text, edits) == (general if general is not None else
                                                 "".join(f"{e.op} {'.'.join(map(str, e.path))}\n" for e in edits))
+
+
+@pytest.mark.parametrize("edits", [
+    (remove(("spec", "containers", 0, "resources", "limits", "nvidia.com/gpu")),),  # a key of a mapping
+    (remove(("spec", "containers", 0, "resources")),),  # a key and the mappings below it
+    (remove(("spec", "containers", 1)),),  # a sequence item
+    (remove(("spec", "containers", 0, "name")),),  # a sequence item's first key
+    (append(("spec", "containers"), {"name": "d"}),),  # to a block sequence there
+    (append(("spec", "containers", 0, "resources", "claims"), {"name": "gpu"}),),  # with its key
+    (set_value(("spec", "nodeSelector", "gpu"), "a100"),),  # a key where there is none
+    (set_value(("spec", "containers", 1, "args", "a"), 1),),  # into `{}`
+    (set_value(("apiVersion",), "v2"), set_value(("spec", "containers", 1, "image"), "it's")),  # scalars there
+    (add_document(TEMPLATE),),
+    MIGRATION,
+])
+def test_each_migration_shape_is_read_from_the_marks(monkeypatch, edits):
+    """Each edit of a migration's shape is written from the tree's marks, not by splice's
+    writers, and is the general path's diff."""
+    text = (POD + "  - name: e\n    image: 'i'\n    args: {}\n    command: [sh, -c]\n  nodeSelector:\n"
+            "    zone: a  # the zone\n")
+    tree = parse_stream_remembered(text)[0][0].data
+    monkeypatch.setattr(located_diff_module, "spliced", None)
+    found = located_diff("f.yaml", text, 0, len(text), 1, edits, tree)
+    assert found is not None and found == _general(text, 0, len(text), 1, edits, tree)
