@@ -207,33 +207,32 @@ def _end(doc, value, line: int, column: int, indent: int) -> int:
     at, text = doc.root.at, doc.text
     passed: list[int] = []
     while True:
-        if value.__class__ is YSeq:
+        kind = value.__class__
+        if kind is not YSeq and not isinstance(value, YMap):
+            end = _scalar(at, line, column, indent, False)
+            break
+        end = ends.get(id(value))
+        if end is not None:
+            break
+        if kind is YSeq:
             start = at.mark(line, column).index
-            if not value or text.startswith("[", start):  # a flow sequence: to its `]`
-                if not text.startswith("[", start):
-                    raise Unlocated("where a block sequence ends")
+            if text.startswith("[", start):  # a flow sequence (of scalars): to its `]`
                 end = start + 1
                 if value:
                     item_line, item_column = _PAIR.unpack_from(value.marks, _PAIR.size * len(value))
                     end = _scalar(at, item_line, item_column, column - 1, True)
                 end = text.index("]", end) + 1
                 break
-            found = ends.get(id(value))
-            if found is not None:
-                end = found
-                break
+            if not value:
+                raise Unlocated("where a block sequence ends")
             passed.append(id(value))
             indent = column - 1
             line, column = _PAIR.unpack_from(value.marks, _PAIR.size * len(value))
             value = value[-1]
-        elif isinstance(value, YMap):
-            if not value:  # `{}`
-                end = at.mark(line, column).index + 2
-                break
-            found = ends.get(id(value))
-            if found is not None:
-                end = found
-                break
+        elif not value:  # `{}`
+            end = at.mark(line, column).index + 2
+            break
+        else:
             passed.append(id(value))
             key = next(reversed(value))
             if key.__class__ is not str:
@@ -241,9 +240,6 @@ def _end(doc, value, line: int, column: int, indent: int) -> int:
             indent = column - 1
             _, _, line, column = _QUAD.unpack_from(value.marks, _PAIR.size + (len(value) - 1) * _QUAD.size)
             value = value[key]
-        else:
-            end = _scalar(at, line, column, indent, False)
-            break
     for known in passed:
         ends[known] = end
     return end

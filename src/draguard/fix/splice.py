@@ -322,7 +322,7 @@ def together(doc: "_Document", fixes: list, written=None, documents=None) -> lis
     found: list[Replacement] = []
     added: list = []  # the documents the fixes add, in order
     for edits in fixes:
-        ordered = application_order(edits)
+        ordered = _removals_last(edits)
         for edit in _creating_sets(doc, ordered):
             if edit.op is not Op.ADD_DOCUMENT:
                 found.append(written(doc, edit, ordered))
@@ -335,6 +335,14 @@ def together(doc: "_Document", fixes: list, written=None, documents=None) -> lis
         if b.start < a.end or b.start == a.start and a.start != 0 and text[a.start - 1] != "\n":
             raise NotSpliceable("two edits meet")
     return found
+
+
+def _removals_last(edits: tuple) -> list[Edit]:
+    """A fix's edits as core.fixes.application_order puts them, but for the removals' order:
+    it sorts them (the highest index first, so that no removal renumbers an item another
+    names), and here each is located on the document as read and two that meet raise, so
+    their order changes no replacement (that sort was 8 us of a migration's together)."""
+    return [edit for edit in edits if edit.op is not Op.REMOVE] + [edit for edit in edits if edit.op is Op.REMOVE]
 
 
 def spliced(doc: "_Document", edit: Edit, ordered: list) -> Replacement:
