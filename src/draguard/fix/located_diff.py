@@ -17,11 +17,11 @@ is the replacement splice writes for it (`splice._remove`, `_append`, `_set`,
 the walks to their ends that splice's writers make (fix.located: the last entry's value,
 then its last, while they are block collections: `_end`, each collection's end found once a
 document). Any other edit is splice's (`splice.spliced`, on the same document: of the
-2,125-file tree's 1,343 answered, the 17 that empty a mapping). Declined (None), for the general way: no tree, a text with CR or another line
-break than "\\n" (its style is not the one used here), a `%` directive, what the tree does not
-say for certain (Unlocated) and what the splice does not do together (NotSpliceable: it then
-composes the document, or splices one edit at a time). tests/unit/fix/test_located_diff.py
-holds it to the general path."""
+2,125-file tree's 1,343 answered, the 17 that empty a mapping). Declined (None), for the
+general way: no tree, a text with CR or another line break than "\\n" (its style is not the
+one used here), a `%` directive, what the tree does not say for certain (Unlocated) and what
+the splice does not do together (NotSpliceable: it then composes the document, or splices
+one edit at a time). tests/unit/fix/test_located_diff.py holds it to the general path."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def _removed(doc, path: tuple, ordered: list) -> Replacement | None:
         first, mark = _key_start(at, key, kl, kc), ""
         last = _end(doc, parent[key], line, first_column, column - 1)
         if len(parent) > 1 and text[text.rfind("\n", 0, first) + 1:first].strip() == "-":
-            return _first_key_removed(at, parent, index, kc)
+            return _first_key_removed(at, parent, index, first)
     elif parent.__class__ is YSeq and key.__class__ is int and 0 <= key < len(parent):
         line, column = _PAIR.unpack_from(parent.marks)
         if text.startswith("[", at.mark(line, column).index):
@@ -99,15 +99,16 @@ def _removed(doc, path: tuple, ordered: list) -> Replacement | None:
     return Replacement(start, doc.after_line(last), "")
 
 
-def _first_key_removed(at, mapping, index: int, column: int) -> Replacement | None:
-    """The first key of a sequence item (`- deviceClassName: x`): from it to the next key,
-    which moves up onto the dash's line (splice._remove_first_key)."""
+def _first_key_removed(at, mapping, index: int, first: int) -> Replacement | None:
+    """The first key of a sequence item (`- deviceClassName: x`, the key `index` of `mapping`,
+    at `first`): from it to the next key, which moves up onto the dash's line
+    (splice._remove_first_key)."""
     if index + 1 >= len(mapping):
         return None
+    column = _QUAD.unpack_from(mapping.marks, _PAIR.size + index * _QUAD.size)[1]
     next_line, next_column = _QUAD.unpack_from(mapping.marks, _PAIR.size + (index + 1) * _QUAD.size)[:2]
     if next_column != column:
         return None
-    first = at.mark(*_QUAD.unpack_from(mapping.marks, _PAIR.size + index * _QUAD.size)[:2]).index
     return Replacement(first, _key_start(at, next(islice(mapping, index + 1, None)), next_line, next_column), "")
 
 
@@ -167,7 +168,7 @@ def _inserted(doc, collection, line: int, column: int, indent: int, value) -> Re
     """A block entry or item after the last line of the tree's `collection` at (`line`,
     `column`), at 0-based column `indent` (splice._Document.insert_after)."""
     at = doc.after_line(_end(doc, collection, line, column, 0))
-    prefix = "" if at == 0 or doc.text[at - 1] == "\n" else "\n"
+    prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline
     return Replacement(at, at, prefix + " " * indent + doc.block(value, indent), indent)
 
 
