@@ -150,10 +150,11 @@ def located_content_end(node, text: str, known: dict | None = None) -> int:
     passed: list[int] = []
     while True:
         if known is not None:
-            end = known.get(id(tree))
+            ident = id(tree)
+            end = known.get(ident)
             if end is not None:
                 break
-            passed.append(id(tree))
+            passed.append(ident)
         indent = column - 1  # the block the last entry is in
         if tree.__class__ is YSeq:
             line, column = _PAIR.unpack_from(tree.marks, _PAIR.size * len(tree))
@@ -164,9 +165,11 @@ def located_content_end(node, text: str, known: dict | None = None) -> int:
                 raise Unlocated("a key that is not a string")
             _, _, line, column = _QUAD.unpack_from(tree.marks, _PAIR.size + (len(tree) - 1) * _QUAD.size)
             value = tree[key]
-        index = at.index(line, column)
-        if value.__class__ is YMap and value or value.__class__ is YSeq and value \
-                and not at.text.startswith("[", index):
+        if value.__class__ is YMap and value:
+            tree = value
+            continue
+        index = at.index(line, column)  # a mapping's place is not read: a block one has no `{`
+        if value.__class__ is YSeq and value and not at.text.startswith("[", index):
             tree = value
             continue
         if value.__class__ is YMap or value.__class__ is YSeq:  # `{}`, `[]`, a flow sequence
