@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
-from itertools import accumulate, islice
+from itertools import accumulate
 from typing import Any
 
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.cached import cached
 from ..sources.blockyaml import closing
+from ..sources.spans import content_end
 from ..sources.yamlpos import _PAIR, _QUAD, BlockMap, YMap, YSeq
 
 _STR, _NULL = "tag:yaml.org,2002:str", "tag:yaml.org,2002:null"
@@ -56,12 +57,16 @@ class _Text:
         # texts break lines at "\n" only)
         self.starts = [0, *accumulate(map(len, (text + "\n").splitlines(True)))]
 
-    def mark(self, line: int, column: int) -> Mark:
-        """The tree's 1-based (line, column) in the text."""
+    def index(self, line: int, column: int) -> int:
+        """The index in the text of the tree's 1-based (line, column)."""
         local = line - self.first
         if not 0 <= local < len(self.starts) - 1:
             raise Unlocated("a position outside the document's text")
-        return Mark(self.starts[local] + column - 1, local, column - 1)
+        return self.starts[local] + column - 1
+
+    def mark(self, line: int, column: int) -> Mark:
+        """The tree's 1-based (line, column) in the text."""
+        return Mark(self.index(line, column), line - self.first, column - 1)
 
     def mark_at(self, index: int) -> Mark:
         """The mark of an index of the text."""
@@ -88,17 +93,18 @@ def located_root(tree, text: str) -> MappingNode:
 def sequences_indented(root: LocatedMapping) -> bool:
     """fix.splice._Document.indented_sequences of a located document, read from its tree in
     the same order (the first block sequence under a key decides): walked on the located
-    nodes, it made a key and a node for every entry of the mappings it passed."""
+    nodes, it made a key and a node for every entry of the mappings it passed; the key it
+    reads is checked at its place with no node made (_key_column)."""
     tree, at = root.tree, root.at
     stack: list = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, YMap):
-            for index, value in enumerate(node.values()):
+            for index, (key, value) in enumerate(node.items()):
                 if value.__class__ is YSeq and value:
-                    _, _, vl, vc = _QUAD.unpack_from(node.marks, _PAIR.size + index * _QUAD.size)
-                    if not at.text.startswith("[", at.mark(vl, vc).index):  # a block sequence
-                        return vc > _key(node, index, at).start_mark.column + 1  # its first dash
+                    kl, kc, vl, vc = _QUAD.unpack_from(node.marks, _PAIR.size + index * _QUAD.size)
+                    if not at.text.startswith("[", at.index(vl, vc)):  # a block sequence
+                        return vc > _key_column(key, at, kl, kc) + 1  # its first dash
                 stack.append(value)
         elif node.__class__ is YSeq:
             stack.extend(node)
@@ -114,9 +120,10 @@ def indentation_step(root: LocatedMapping) -> int:
     while stack:
         node = stack.pop()
         if isinstance(node, YMap):
-            for index, value in enumerate(node.values()):
+            for index, (key, value) in enumerate(node.items()):
                 if value.__class__ is YMap and value:
-                    step = _key(value, 0, at).start_mark.column - _key(node, index, at).start_mark.column
+                    step = _key_column(next(iter(value)), at, *_PAIR.unpack_from(value.marks, _PAIR.size)) \
+                        - _key_column(key, at, *_PAIR.unpack_from(node.marks, _PAIR.size + index * _QUAD.size))
                     if 2 <= step <= 9:
                         return step
                 stack.append(value)
@@ -125,27 +132,29 @@ def indentation_step(root: LocatedMapping) -> int:
     return 2
 
 
-def last_node(node, known: dict | None = None):
-    """The node below `node` that spans.content_end stops on (the last entry's value, then
-    its last, while they are block collections), made from the tree alone: content_end read
-    through the located nodes made a key, a node and an entry list for each level.
-    `known`: id of a collection's tree -> its last node, filled for each collection the walk
-    passes and read where a walk meets one (the caller keeps it while the trees live): a
-    migration asks for the end of the collections it inserts after and of the root, and
-    those walks pass the same collections (the pod spec below the root, the limits below
+def located_content_end(node, text: str, known: dict | None = None) -> int:
+    """spans.content_end of `node` in its document's `text`; below a located block collection
+    read from the tree alone (the last entry's value, then its last, while they are block
+    collections; that value's end found in the text), without a node for each level (the
+    located nodes made a key, a node and an entry list for each) nor one for a scalar at the
+    end. `known`: id of a collection's tree -> its content's end, filled for each collection
+    the walk passes and read where a walk meets one (the caller keeps it while the trees
+    live): a migration asks for the end of the collections it inserts after and of the root,
+    and those walks pass the same collections (the pod spec below the root, the limits below
     the resources)."""
     if node.__class__ is not LocatedMapping and node.__class__ is not _Sequence or node.flow_style \
             or not node.tree:
-        return node
+        return content_end(node, text)
     tree, at = node.tree, node.at
     line, column = node.place
     passed: list[int] = []
     while True:
         if known is not None:
-            found = known.get(id(tree))
-            if found is not None:
+            ident = id(tree)
+            end = known.get(ident)
+            if end is not None:
                 break
-            passed.append(id(tree))
+            passed.append(ident)
         indent = column - 1  # the block the last entry is in
         if tree.__class__ is YSeq:
             line, column = _PAIR.unpack_from(tree.marks, _PAIR.size * len(tree))
@@ -156,15 +165,21 @@ def last_node(node, known: dict | None = None):
                 raise Unlocated("a key that is not a string")
             _, _, line, column = _QUAD.unpack_from(tree.marks, _PAIR.size + (len(tree) - 1) * _QUAD.size)
             value = tree[key]
-        if value.__class__ is YMap and value or value.__class__ is YSeq and value \
-                and not at.text.startswith("[", at.mark(line, column).index):
+        if value.__class__ is YMap and value:
             tree = value
             continue
-        found = _node(value, at, line, column, indent, False)
+        index = at.index(line, column)  # a mapping's place is not read: a block one has no `{`
+        if value.__class__ is YSeq and value and not at.text.startswith("[", index):
+            tree = value
+            continue
+        if value.__class__ is YMap or value.__class__ is YSeq:  # `{}`, `[]`, a flow sequence
+            end = _node(value, at, line, column, indent, False).end_mark.index
+        else:
+            end = _scalar_end(at.text, index, _quoting(at.text, index), indent, False)
         break
     if passed and known is not None:  # none passed: the walk began at a collection known
-        known.update(dict.fromkeys(passed, found))
-    return found
+        known.update(dict.fromkeys(passed, end))
+    return end
 
 
 def value_at(tree, path: tuple):
@@ -195,14 +210,29 @@ def first_key_column(mapping) -> int:
     one, that key alone made and checked to be at its place in the text (its entry list
     and value node not made)."""
     if mapping.__class__ is LocatedMapping:
-        return _key(mapping.tree, 0, mapping.at).start_mark.column
+        tree = mapping.tree
+        return _key_column(next(iter(tree)), mapping.at, *_PAIR.unpack_from(tree.marks, _PAIR.size))
     return mapping.value[0][0].start_mark.column
 
 
-def _key(mapping, index: int, at: _Text) -> "_Key":
-    """The key node of a mapping's entry `index` alone."""
-    line, column = _PAIR.unpack_from(mapping.marks, _PAIR.size + index * _QUAD.size)
-    return _Key(next(islice(mapping, index, None)), at, line, column)
+def _key_column(key, at: _Text, line: int, column: int) -> int:
+    """The 0-based column of a key the tree places at its 1-based (`line`, `column`), checked
+    to be at that place in the text (a tree of another text is not located on), read with
+    no node made for it."""
+    if not isinstance(key, str):
+        raise Unlocated("a key that is not a string")
+    index, text = at.index(line, column), at.text
+    if not (text.startswith(key, index) and text.startswith(":", index + len(key))) \
+            and text[index:index + 1] not in ("'", '"'):
+        raise Unlocated("the tree's key is not at its place in the text")
+    return column - 1
+
+
+def _quoting(text: str, index: int) -> str:
+    """A scalar token's quoting, read from its first character at `index`: `'`, `"`, or ""
+    (plain)."""
+    first = text[index:index + 1]
+    return first if first == "'" or first == '"' else ""
 
 
 def _node(value, at: _Text, line: int, column: int, indent: int, flow: bool):
@@ -347,8 +377,7 @@ class _Quoted(_Placed):
 
     @cached
     def style(self) -> str:
-        first = self.at.text[self.start_mark.index:self.start_mark.index + 1]
-        return first if first == "'" or first == '"' else ""
+        return _quoting(self.at.text, self.start_mark.index)
 
 
 class _Key(_Quoted, ScalarNode):
@@ -363,13 +392,9 @@ class _Key(_Quoted, ScalarNode):
 
     @cached
     def start_mark(self) -> Mark:
-        """Its place, where the text has it (a tree of another text is not located on)."""
-        mark = self.at.mark(*self.place)
-        text, key = self.at.text, self.value
-        plain = text.startswith(key, mark.index) and text.startswith(":", mark.index + len(key))
-        if not plain and text[mark.index:mark.index + 1] not in ("'", '"'):
-            raise Unlocated("the tree's key is not at its place in the text")
-        return mark
+        """Its place, where the text has it (_key_column)."""
+        _key_column(self.value, self.at, *self.place)
+        return self.at.mark(*self.place)
 
     @cached
     def end_mark(self) -> Mark:

@@ -32,11 +32,11 @@ except ImportError:  # pragma: no cover - exercised only on PyYAML builds withou
 
 from ..core.cached import cached, kept
 from ..core.fixes import Edit, EditError, Op, application_order, apply_edits
-from ..sources.spans import Entry, child, content_end, document_node, scalar_text
+from ..sources.spans import Entry, child, document_node, scalar_text
 from ..sources.yamlpos import has_directive, parse_stream_remembered
 from .block_yaml import block_yaml
-from .located import (LocatedMapping, Unlocated, first_key_column, indentation_step, last_node, located_root,
-                      sequences_indented, tree_node, value_at)
+from .located import (LocatedMapping, Unlocated, first_key_column, indentation_step, located_content_end,
+                      located_root, sequences_indented, tree_node, value_at)
 
 
 class NotSpliceable(Exception):
@@ -404,7 +404,7 @@ class _Document:
         self.tree = tree
         self.values: dict[tuple, object] = {}  # path -> the tree's value there (value_at), walked once a path
         self.collections: dict[tuple, object] = {}  # path -> the located collection there (or None)
-        self.lasts: dict[int, object] = {}  # id of a collection's tree -> its last node (located.last_node)
+        self.lasts: dict[int, int] = {}  # id of a collection's tree -> its content's end (located_content_end)
         if tree is not None:
             self.root = located_root(tree, text)
             return  # the block reader reads no alias
@@ -501,9 +501,9 @@ class _Document:
 
     def content_end(self, node) -> int:
         """Where `node`'s last token ends (spans.content_end); below a located collection,
-        from the node the tree says is its last (fix.located.last_node), each collection's
-        found once for the document (the document's tree holds the trees `lasts` names)."""
-        return content_end(last_node(node, self.lasts), self.text)
+        read from the tree (fix.located.located_content_end), each collection's found once for
+        the document (the document's tree holds the trees `lasts` names)."""
+        return located_content_end(node, self.text, self.lasts)
 
     def after_line(self, index: int) -> int:
         """The index just past the line break of the line holding `index` (or the text's end)."""

@@ -8,27 +8,34 @@ the edit to a careful rewrite, or does not offer it as a text change)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from ..core.cached import by_value
 from ..core.fixes import Edit, Op
+from ..core.value import Value
 from .libyaml import Loader
 
-
-@dataclass(frozen=True)
-class Point:
-    index: int  # character offset into the text
-    line: int  # 1-based
-    column: int  # 1-based, in characters
+# Records (core.value), not frozen dataclasses: this module is imported with the HTML report
+# and fix, and `dataclasses` (with `inspect`, `ast`, `dis` and `tokenize` under it) was about
+# 14 ms of CPU of such a process that nothing else of it imports.
 
 
-@dataclass(frozen=True)
-class Span:
-    start: Point
-    end: Point  # exclusive
+class Point(Value):
+    __slots__ = ("index", "line", "column")
+
+    def __init__(self, index: int, line: int, column: int):
+        self.index = index  # character offset into the text
+        self.line = line  # 1-based
+        self.column = column  # 1-based, in characters
+
+
+class Span(Value):
+    __slots__ = ("start", "end")
+
+    def __init__(self, start: Point, end: Point):
+        self.start = start
+        self.end = end  # exclusive
 
 
 class Entry:
@@ -50,10 +57,11 @@ class Entry:
         return _span(self.value_node)
 
 
-@dataclass(frozen=True)
-class Replacement:
-    span: Span
-    text: str
+class Replacement(Value):
+    __slots__ = ("span", "text")
+
+    def __init__(self, span: Span, text: str):
+        self.span, self.text = span, text
 
 
 def _point(mark) -> Point:

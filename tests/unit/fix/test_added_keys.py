@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import draguard.fix.added_keys as added_keys
 import draguard.fix.located as located
+import draguard.fix.splice as splice
 from draguard.core.fixes import EditError, append, remove, set_value
 from draguard.fix.added_keys import added_key_diff
 from draguard.fix.hunks import splice_diff
@@ -204,3 +205,22 @@ def test_a_documents_fixes_of_both_kinds_locate_it_once(monkeypatch):
     fixed, _ = splice_document(POD, (remove(("spec", "image")),), tree)
     assert added is not None and "+  a: 1\n" in added and "image" not in fixed
     assert len(located_texts) == 1
+
+
+def test_the_lines_of_a_key_add_are_written_once_for_its_entry_column_and_style(monkeypatch):
+    """A block the same entry writes at the same column in a document of the same style is
+    written once (_lines_written): the same hooks and grace periods go into every workload;
+    another column writes it again."""
+    monkeypatch.setattr(added_keys, "_WRITTEN", {})
+    written: list = []
+    real = splice.block_text
+    monkeypatch.setattr(splice, "block_text", lambda *args: written.append(args) or real(*args))
+    edits = (set_value(("spec", "a"), {"b": 1}),)
+    job = POD.replace("kind: Pod", "kind: Job").replace("image: i", "image: j")
+    for text in (POD, job):
+        tree = parse_stream_remembered(text)[0][0].data
+        assert "+  a:\n+    b: 1\n" in added_key_diff("f.yaml", text, 0, len(text), 1, edits, tree)
+    assert len(written) == 1
+    at_root = added_key_diff("f.yaml", job, 0, len(job), 1, (set_value(("a",), {"b": 1}),),
+                             parse_stream_remembered(job)[0][0].data)
+    assert "+a:\n+  b: 1\n" in at_root and len(written) == 2

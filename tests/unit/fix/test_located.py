@@ -457,17 +457,25 @@ def test_a_migrations_paths_are_each_walked_once(monkeypatch):
     assert made and len(made) == len(set(made)), made
 
 
-def test_a_collections_last_node_is_found_once_for_walks_that_pass_it():
-    """The root's last node found first is the one a later walk from a collection on the way
-    returns, not made again (the walks of a migration pass the same collections); a walk
-    from a collection off that way finds its own, and both end where composing ends them."""
+def test_a_collections_content_end_is_found_once_for_walks_that_pass_it(monkeypatch):
+    """The root's content end found first is what a later walk from a collection on the way
+    reads, not found in the text again (the walks of a migration pass the same collections);
+    a walk from a collection off that way finds its own, and both end where composing ends
+    them."""
     tree = parse_stream_remembered(POD)[0][0].data
     root, composed = located_root(tree, POD), yaml.compose(POD)
+    ends: list = []
+
+    def scalar_end(*args):
+        ends.append(args[1])
+        return located_scalar_end(*args)
+    located_scalar_end = located._scalar_end
+    monkeypatch.setattr(located, "_scalar_end", scalar_end)
     known: dict = {}
-    last = located.last_node(root, known)
+    assert located.located_content_end(root, POD, known) == content_end(composed, POD)
     resources = located.tree_node(value_at(tree, ("spec", "containers", 0, "resources")), root)
-    assert located.last_node(resources, known) is last
-    assert content_end(last, POD) == content_end(composed, POD)
+    assert located.located_content_end(resources, POD, known) == content_end(composed, POD)
+    assert len(ends) == 1
     metadata = located.tree_node(value_at(tree, ("metadata",)), root)
-    assert located.last_node(metadata, known) is not last
-    assert content_end(located.last_node(metadata, known), POD) == POD.index("trainer") + len("trainer")
+    assert located.located_content_end(metadata, POD, known) == POD.index("trainer") + len("trainer")
+    assert len(ends) == 2
