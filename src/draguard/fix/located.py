@@ -134,50 +134,52 @@ def indentation_step(root: LocatedMapping) -> int:
 
 def located_content_end(node, text: str, known: dict | None = None) -> int:
     """spans.content_end of `node` in its document's `text`; below a located block collection
-    read from the tree alone (the last entry's value, then its last, while they are block
-    collections; that value's end found in the text), without a node for each level (the
-    located nodes made a key, a node and an entry list for each) nor one for a scalar at the
-    end. `known`: id of a collection's tree -> its content's end, filled for each collection
-    the walk passes and read where a walk meets one (the caller keeps it while the trees
-    live): a migration asks for the end of the collections it inserts after and of the root,
-    and those walks pass the same collections (the pod spec below the root, the limits below
-    the resources)."""
+    read from the tree alone (tree_end), without a node for each level."""
     if node.__class__ is not LocatedMapping and node.__class__ is not _Sequence or node.flow_style \
             or not node.tree:
         return content_end(node, text)
-    tree, at = node.tree, node.at
-    line, column = node.place
+    return tree_end(node.tree, node.at, *node.place, 0, known)
+
+
+def tree_end(value, at: _Text, line: int, column: int, indent: int, known: dict | None = None) -> int:
+    """Where the last token of the tree's `value` at its 1-based (`line`, `column`) ends, as
+    spans.content_end ends its node: the last entry's value, then its last, while they are
+    block collections, and that value's end found in the text, with no node made for a level
+    (the located nodes made a key, a node and an entry list for each) nor for a scalar at the
+    end. `indent`: the 0-based column of the block `value` is in (a plain scalar goes on over
+    the lines indented past it). `known`: id of a collection's tree -> its end, filled for each
+    collection the walk passes and read where a walk meets one (the caller keeps it while the
+    trees live): a migration asks for the ends of the collections it inserts after and of the
+    root, and those walks pass the same collections (the pod spec below the root, the limits
+    below the resources)."""
     passed: list[int] = []
+    text = at.text
     while True:
+        kind = value.__class__
+        if kind is not YSeq and not isinstance(value, YMap):
+            index = at.index(line, column)
+            end = scalar_end(text, index, _quoting(text, index), indent, False)
+            break
         if known is not None:
-            ident = id(tree)
-            end = known.get(ident)
+            end = known.get(id(value))
             if end is not None:
                 break
-            passed.append(ident)
-        indent = column - 1  # the block the last entry is in
-        if tree.__class__ is YSeq:
-            line, column = _PAIR.unpack_from(tree.marks, _PAIR.size * len(tree))
-            value = tree[-1]
-        else:
-            key = next(reversed(tree))
-            if not isinstance(key, str):
-                raise Unlocated("a key that is not a string")
-            _, _, line, column = _QUAD.unpack_from(tree.marks, _PAIR.size + (len(tree) - 1) * _QUAD.size)
-            value = tree[key]
-        if value.__class__ is YMap and value:
-            tree = value
+        if value and (kind is not YSeq or not text.startswith("[", at.index(line, column))):
+            passed.append(id(value))  # a block collection: its last entry's value, or its last item
+            indent = column - 1
+            if kind is YSeq:
+                line, column = _PAIR.unpack_from(value.marks, _PAIR.size * len(value))
+                value = value[-1]
+            else:  # a mapping's place is not read: a block one has no `{`
+                key = next(reversed(value))
+                if not isinstance(key, str):
+                    raise Unlocated("a key that is not a string")
+                _, _, line, column = _QUAD.unpack_from(value.marks, _PAIR.size + (len(value) - 1) * _QUAD.size)
+                value = value[key]
             continue
-        index = at.index(line, column)  # a mapping's place is not read: a block one has no `{`
-        if value.__class__ is YSeq and value and not at.text.startswith("[", index):
-            tree = value
-            continue
-        if value.__class__ is YMap or value.__class__ is YSeq:  # `{}`, `[]`, a flow sequence
-            end = _node(value, at, line, column, indent, False).end_mark.index
-        else:
-            end = _scalar_end(at.text, index, _quoting(at.text, index), indent, False)
+        end = _node(value, at, line, column, indent, False).end_mark.index  # `{}`, `[]`, a flow sequence
         break
-    if passed and known is not None:  # none passed: the walk began at a collection known
+    if passed and known is not None:
         known.update(dict.fromkeys(passed, end))
     return end
 
@@ -217,15 +219,22 @@ def first_key_column(mapping) -> int:
 
 def _key_column(key, at: _Text, line: int, column: int) -> int:
     """The 0-based column of a key the tree places at its 1-based (`line`, `column`), checked
-    to be at that place in the text (a tree of another text is not located on), read with
-    no node made for it."""
+    to be at that place in the text (key_index)."""
+    key_index(key, at, line, column)
+    return column - 1
+
+
+def key_index(key, at: _Text, line: int, column: int) -> int:
+    """Where in the text a key the tree places at its 1-based (`line`, `column`) starts,
+    checked to be at that place (a tree of another text is not located on), read with no
+    node made for it."""
     if not isinstance(key, str):
         raise Unlocated("a key that is not a string")
     index, text = at.index(line, column), at.text
     if not (text.startswith(key, index) and text.startswith(":", index + len(key))) \
             and text[index:index + 1] not in ("'", '"'):
         raise Unlocated("the tree's key is not at its place in the text")
-    return column - 1
+    return index
 
 
 def _quoting(text: str, index: int) -> str:

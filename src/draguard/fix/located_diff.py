@@ -31,7 +31,7 @@ from ..core.fixes import Op
 from ..sources.yamlpos import _PAIR, _QUAD, YMap, YSeq, has_directive
 from .added_keys import BLOCK_STYLE, odd_breaks
 from .hunks import other_breaks, written_diff
-from .located import Unlocated, scalar_end
+from .located import Unlocated, key_index, scalar_end, tree_end
 from .splice import NotSpliceable, Replacement, documents_after, filled, located_document, spliced, together
 
 
@@ -78,7 +78,7 @@ def _removed(doc, path: tuple, ordered: list) -> Replacement | None:
         index = list(parent).index(key)
         _, column = _PAIR.unpack_from(parent.marks)
         kl, kc, line, first_column = _QUAD.unpack_from(parent.marks, _PAIR.size + index * _QUAD.size)
-        first, mark = _key_start(at, key, kl, kc), ""
+        first, mark = key_index(key, at, kl, kc), ""
         last = _end(doc, parent[key], line, first_column, column - 1)
         if len(parent) > 1 and text[text.rfind("\n", 0, first) + 1:first].strip() == "-":
             return _first_key_removed(at, parent, index, first)
@@ -109,7 +109,7 @@ def _first_key_removed(at, mapping, index: int, first: int) -> Replacement | Non
     next_line, next_column = _QUAD.unpack_from(mapping.marks, _PAIR.size + (index + 1) * _QUAD.size)[:2]
     if next_column != column:
         return None
-    return Replacement(first, _key_start(at, next(islice(mapping, index + 1, None)), next_line, next_column), "")
+    return Replacement(first, key_index(next(islice(mapping, index + 1, None)), at, next_line, next_column), "")
 
 
 def _appended(doc, path: tuple, item) -> Replacement | None:
@@ -160,16 +160,14 @@ def _added(doc, parent, key: str, value) -> Replacement | None:
         return Replacement(at, at, f"{doc.scalar(key)}: {doc.flow(value)}")
     line, column = _PAIR.unpack_from(parent.marks)
     kl, kc = _PAIR.unpack_from(parent.marks, _PAIR.size)
-    _key_start(doc.root.at, next(iter(parent)), kl, kc)
+    key_index(next(iter(parent)), doc.root.at, kl, kc)
     return _inserted(doc, parent, line, column, kc - 1, {key: value})
 
 
 def _inserted(doc, collection, line: int, column: int, indent: int, value) -> Replacement:
     """A block entry or item after the last line of the tree's `collection` at (`line`,
     `column`), at 0-based column `indent` (splice._Document.insert_after)."""
-    at = doc.after_line(_end(doc, collection, line, column, 0))
-    prefix = "" if at == 0 or doc.text[at - 1] == "\n" else doc.newline
-    return Replacement(at, at, prefix + " " * indent + doc.block(value, indent), indent)
+    return doc.inserted_after(_end(doc, collection, line, column, 0), indent, value)
 
 
 def _documents(doc, values: list) -> Replacement:
@@ -179,75 +177,7 @@ def _documents(doc, values: list) -> Replacement:
     return documents_after(doc, doc.after_line(_end(doc, tree, line, column, 0)), values)
 
 
-def _key_start(at, key, line: int, column: int) -> int:
-    """Where the tree's key at (`line`, `column`) starts in the text, checked to be there
-    (located._Key.start_mark)."""
-    if key.__class__ is not str:
-        raise Unlocated("a key that is not a string")
-    index, text = at.mark(line, column).index, at.text
-    if not (text.startswith(key, index) and text.startswith(":", index + len(key))) \
-            and text[index:index + 1] not in ("'", '"'):
-        raise Unlocated("the tree's key is not at its place in the text")
-    return index
-
-
-#: the document whose collections' ends were found last, and those ends (id of a collection's
-#: tree -> where its last token ends)
-_ends: list = [None, {}]
-
-
 def _end(doc, value, line: int, column: int, indent: int) -> int:
-    """Where the last token of the tree's `value` at (`line`, `column`) ends (spans.content_end
-    of its located node, located.last_node: the last entry's value, then its last, while they
-    are block collections); `indent`: the 0-based column of the block `value` is in (a plain
-    scalar goes on over the lines indented past it). Each collection's end is found once a
-    document: a migration asks for the ends of collections one inside the other."""
-    if _ends[0] is not doc:
-        _ends[:] = doc, {}
-    ends = _ends[1]
-    at, text = doc.root.at, doc.text
-    passed: list[int] = []
-    while True:
-        kind = value.__class__
-        if kind is not YSeq and not isinstance(value, YMap):
-            end = _scalar(at, line, column, indent, False)
-            break
-        end = ends.get(id(value))
-        if end is not None:
-            break
-        if kind is YSeq:
-            start = at.mark(line, column).index
-            if text.startswith("[", start):  # a flow sequence (of scalars): to its `]`
-                end = start + 1
-                if value:
-                    item_line, item_column = _PAIR.unpack_from(value.marks, _PAIR.size * len(value))
-                    end = _scalar(at, item_line, item_column, column - 1, True)
-                end = text.index("]", end) + 1
-                break
-            if not value:
-                raise Unlocated("where a block sequence ends")
-            passed.append(id(value))
-            indent = column - 1
-            line, column = _PAIR.unpack_from(value.marks, _PAIR.size * len(value))
-            value = value[-1]
-        elif not value:  # `{}`
-            end = at.mark(line, column).index + 2
-            break
-        else:
-            passed.append(id(value))
-            key = next(reversed(value))
-            if key.__class__ is not str:
-                raise Unlocated("a key that is not a string")
-            indent = column - 1
-            _, _, line, column = _QUAD.unpack_from(value.marks, _PAIR.size + (len(value) - 1) * _QUAD.size)
-            value = value[key]
-    for known in passed:
-        ends[known] = end
-    return end
-
-
-def _scalar(at, line: int, column: int, indent: int, flow: bool) -> int:
-    """Where the scalar at (`line`, `column`) ends (located._Scalar.end_mark)."""
-    start, text = at.mark(line, column).index, at.text
-    style = text[start:start + 1]
-    return scalar_end(text, start, style if style == "'" or style == '"' else "", indent, flow)
+    """Where the last token of the tree's `value` at (`line`, `column`) ends (located.tree_end),
+    each collection's end found once a document (its `lasts`, which splice's writers read too)."""
+    return tree_end(value, doc.root.at, line, column, indent, doc.lasts)

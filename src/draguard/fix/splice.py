@@ -549,7 +549,11 @@ class _Document:
 
     def insert_after(self, node, column: int, value) -> Replacement:
         """A block entry or item inserted on a new line after `node`'s last line, at `column`."""
-        at = self.after_line(self.content_end(node))
+        return self.inserted_after(self.content_end(node), column, value)
+
+    def inserted_after(self, end: int, column: int, value) -> Replacement:
+        """A block entry or item inserted on a new line after the line holding `end`, at `column`."""
+        at = self.after_line(end)
         prefix = "" if at == 0 or self.text[at - 1] == "\n" else self.newline
         return Replacement(at, at, prefix + " " * column + self.block(value, column), column)
 

@@ -469,8 +469,8 @@ def test_a_collections_content_end_is_found_once_for_walks_that_pass_it(monkeypa
     def scalar_end(*args):
         ends.append(args[1])
         return located_scalar_end(*args)
-    located_scalar_end = located._scalar_end
-    monkeypatch.setattr(located, "_scalar_end", scalar_end)
+    located_scalar_end = located.scalar_end
+    monkeypatch.setattr(located, "scalar_end", scalar_end)
     known: dict = {}
     assert located.located_content_end(root, POD, known) == content_end(composed, POD)
     resources = located.tree_node(value_at(tree, ("spec", "containers", 0, "resources")), root)
