@@ -161,8 +161,9 @@ def tree_end(value, at: _Text, line: int, column: int, indent: int, known: dict 
             end = scalar_end(text, index, _quoting(text, index), indent, False)
             break
         if known is not None:
-            end = known.get(id(value))
-            if end is not None:
+            found = known.get(id(value))
+            if found is not None:
+                end = found
                 break
         if value and (kind is not YSeq or not text.startswith("[", at.index(line, column))):
             passed.append(id(value))  # a block collection: its last entry's value, or its last item
