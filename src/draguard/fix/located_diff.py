@@ -128,7 +128,8 @@ def _appended(doc, path: tuple, item) -> Replacement | None:
 
 def _set(doc, parent, key: str, value) -> Replacement | None:
     """`key` set to `value` under the block mapping `parent` of the tree: added where it is
-    not there, a scalar there replaced by one (splice._set, _replace_entry)."""
+    not there, a scalar there replaced by one (splice._set, _replace_entry; not an empty one,
+    which has no token to replace: `key:x` would be one plain scalar)."""
     if not isinstance(parent, YMap) or not parent or key not in parent:
         return _added(doc, parent, key, value)
     found = parent[key]
@@ -141,10 +142,11 @@ def _set(doc, parent, key: str, value) -> Replacement | None:
     start = at.mark(line, value_column).index
     style = at.text[start:start + 1]
     style = style if style == "'" or style == '"' else ""
+    end = scalar_end(at.text, start, style, column - 1, False)
     written = doc.scalar(value, style)
-    if written is None:
+    if written is None or end == start:  # an empty value (`key:`): its line written again, by splice
         return None
-    return Replacement(start, scalar_end(at.text, start, style, column - 1, False), written)
+    return Replacement(start, end, written)
 
 
 def _added(doc, parent, key: str, value) -> Replacement | None:

@@ -706,11 +706,13 @@ def _set(doc: _Document, path: tuple, value) -> Replacement:
 
 
 def _replace_entry(doc: _Document, entry, key, value) -> Replacement:
-    """Replace an existing entry's value: the scalar token alone when both are scalars, the
-    value's text in flow style inside flow collections, else the entry's lines."""
+    """Replace an existing entry's value: the scalar token alone when both are scalars (not an
+    empty one, `key:`, plain: libyaml and fix.located give it the style "", not None, and the
+    token written at its place made `key:x`, one plain scalar), the value's text in flow style
+    inside flow collections, else the entry's lines."""
     old, key_node = entry.value_node, entry.key_node  # their marks read, not spans.Entry's spans of both ends
     new_scalar = doc.scalar(value, getattr(old, "style", None))
-    if isinstance(old, ScalarNode) and new_scalar is not None and not (old.value == "" and old.style is None):
+    if isinstance(old, ScalarNode) and new_scalar is not None and not (old.value == "" and not old.style):
         return Replacement(old.start_mark.index, old.end_mark.index, new_scalar)
     if entry.flow or (isinstance(old, (MappingNode, SequenceNode)) and old.flow_style and key_node is not None
                       and not doc.ends_line(old.end_mark.index)):

@@ -194,3 +194,16 @@ def test_each_migration_shape_is_read_from_the_marks(monkeypatch, edits):
     monkeypatch.setattr(located_diff_module, "spliced", None)
     found = located_diff("f.yaml", text, 0, len(text), 1, edits, tree)
     assert found is not None and found == _general(text, 0, len(text), 1, edits, tree)
+
+
+@pytest.mark.parametrize("text", ["kind: Pod\nspec:\n  restartPolicy:\n  image: i\n",
+                                  "kind: Pod\nspec:\n  image: i\n  restartPolicy:   # unset\n"])
+def test_a_set_over_an_empty_value_writes_its_entrys_line(text):
+    """An empty value (`key:`) set: its entry's line written again, as composing the document
+    writes it, not the new token at its place (`restartPolicy:Never`, one plain scalar)."""
+    tree = parse_stream_remembered(text)[0][0].data
+    edits = (set_value(("spec", "restartPolicy"), "Never"),)
+    found = located_diff("f.yaml", text, 0, len(text), 1, edits, tree)
+    assert found is not None and found == _general(text, 0, len(text), 1, edits, tree)
+    assert found == _general(text, 0, len(text), 1, edits, None)
+    assert "\n+  restartPolicy: Never\n" in found

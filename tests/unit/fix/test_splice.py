@@ -299,6 +299,19 @@ def test_a_replaced_string_keeps_its_quotes():
     assert after == "a: \"v1\"\nb: 'it''s'\nc: w\n"
 
 
+@pytest.mark.parametrize("text, path, fixed", [
+    ("a:\n  b:\n  c: 1\n", ("a", "b"), "a:\n  b: x\n  c: 1\n"),
+    ("a:\n  b:   # none yet\n", ("a", "b"), "a:\n  b: x\n"),
+    ("a:\n- b:\n  c: 1\n", ("a", 0, "b"), "a:\n- b: x\n  c: 1\n"),
+    ("a:\n  b: ''\n", ("a", "b"), "a:\n  b: 'x'\n"),  # quoted: its token replaced
+])
+def test_an_empty_value_is_replaced_by_its_entrys_line(text, path, fixed):
+    """An empty value (`key:`) has no token to replace: written at its place, the new one made
+    `key:x`, one plain scalar, which no splice verified (a rollout fix of `maxUnavailable:`
+    was left unchanged)."""
+    assert fix(text, set_value(path, "x")) == fixed
+
+
 @pytest.mark.parametrize("text", [
     "a: &r {x: 1}\nb: *r\nc: {d: 1}\n",
     "base: &b {x: 1}\nc:\n  <<: *b\n  y: 2\n",
