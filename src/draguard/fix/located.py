@@ -158,7 +158,7 @@ def tree_end(value, at: _Text, line: int, column: int, indent: int, known: dict 
         kind = value.__class__
         if kind is not YSeq and not isinstance(value, YMap):
             index = at.index(line, column)
-            end = scalar_end(text, index, _quoting(text, index), indent, False)
+            end = scalar_end(text, index, quoting(text, index), indent, False)
             break
         if known is not None:
             found = known.get(id(value))
@@ -238,7 +238,7 @@ def key_index(key, at: _Text, line: int, column: int) -> int:
     return index
 
 
-def _quoting(text: str, index: int) -> str:
+def quoting(text: str, index: int) -> str:
     """A scalar token's quoting, read from its first character at `index`: `'`, `"`, or ""
     (plain)."""
     first = text[index:index + 1]
@@ -387,7 +387,7 @@ class _Quoted(_Placed):
 
     @cached
     def style(self) -> str:
-        return _quoting(self.at.text, self.start_mark.index)
+        return quoting(self.at.text, self.start_mark.index)
 
 
 class _Key(_Quoted, ScalarNode):
@@ -402,8 +402,8 @@ class _Key(_Quoted, ScalarNode):
 
     @cached
     def start_mark(self) -> Mark:
-        """Its place, where the text has it (_key_column)."""
-        _key_column(self.value, self.at, *self.place)
+        """Its place, where the text has it (key_index)."""
+        key_index(self.value, self.at, *self.place)
         return self.at.mark(*self.place)
 
     @cached

@@ -31,7 +31,7 @@ from ..core.fixes import Op
 from ..sources.yamlpos import _PAIR, _QUAD, YMap, YSeq, has_directive
 from .added_keys import BLOCK_STYLE, odd_breaks
 from .hunks import other_breaks, written_diff
-from .located import Unlocated, key_index, scalar_end, tree_end
+from .located import Unlocated, key_index, quoting, scalar_end, tree_end
 from .splice import NotSpliceable, Replacement, documents_after, filled, located_document, spliced, together
 
 
@@ -84,10 +84,10 @@ def _removed(doc, path: tuple, ordered: list) -> Replacement | None:
             return _first_key_removed(at, parent, index, first)
     elif parent.__class__ is YSeq and key.__class__ is int and 0 <= key < len(parent):
         line, column = _PAIR.unpack_from(parent.marks)
-        if text.startswith("[", at.mark(line, column).index):
+        if text.startswith("[", at.index(line, column)):
             return None
         item_line, item_column = _PAIR.unpack_from(parent.marks, _PAIR.size * (key + 1))
-        first, mark = at.mark(item_line, item_column).index, "-"
+        first, mark = at.index(item_line, item_column), "-"
         last = _end(doc, parent[key], item_line, item_column, column - 1)
     else:
         return None
@@ -118,7 +118,7 @@ def _appended(doc, path: tuple, item) -> Replacement | None:
     found = doc.tree_value(path)
     if found.__class__ is YSeq and found:
         line, column = _PAIR.unpack_from(found.marks)
-        if doc.text.startswith("[", doc.root.at.mark(line, column).index):
+        if doc.text.startswith("[", doc.root.at.index(line, column)):
             return None
         return _inserted(doc, found, line, column, column - 1, [item])
     if found is None and path and path[-1].__class__ is str:
@@ -139,9 +139,8 @@ def _set(doc, parent, key: str, value) -> Replacement | None:
     index = list(parent).index(key)
     _, column = _PAIR.unpack_from(parent.marks)
     line, value_column = _QUAD.unpack_from(parent.marks, _PAIR.size + index * _QUAD.size)[2:]
-    start = at.mark(line, value_column).index
-    style = at.text[start:start + 1]
-    style = style if style == "'" or style == '"' else ""
+    start = at.index(line, value_column)
+    style = quoting(at.text, start)
     end = scalar_end(at.text, start, style, column - 1, False)
     written = doc.scalar(value, style)
     if written is None or end == start:  # an empty value (`key:`): its line written again, by splice
@@ -156,7 +155,7 @@ def _added(doc, parent, key: str, value) -> Replacement | None:
     if not isinstance(parent, YMap) or key in parent:
         return None
     if not parent:  # `{}` (the block reader reads no other flow mapping)
-        at = doc.root.at.mark(*_PAIR.unpack_from(parent.marks)).index + 1
+        at = doc.root.at.index(*_PAIR.unpack_from(parent.marks)) + 1
         if doc.text[at:at + 1] != "}":
             return None
         return Replacement(at, at, f"{doc.scalar(key)}: {doc.flow(value)}")
